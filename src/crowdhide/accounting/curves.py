@@ -1,0 +1,240 @@
+"""Privacy curves δ(ε) and the exact curve of a pair of discrete distributions.
+
+A *privacy curve* of a mechanism M under a neighbouring relation is the function
+
+    δ(ε) = sup over neighbouring (x, x') of H_{e^ε}(M(x) || M(x')),
+    H_a(P || Q) = Σ_o max(0, P(o) − a Q(o)),
+
+the hockey-stick divergence (Balle, Barthe, Gaboardi 2018). It is non-increasing and convex
+in ``e^ε``, so ε(δ) is well defined as the smallest ε with δ(ε) <= δ.
+
+:class:`DiscretePairCurve` computes it exactly for one neighbouring pair given as
+log-probability arrays. It is the ground truth that every amplification bound in crowdhide
+is tested against.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+from scipy.optimize import brentq
+
+from crowdhide._validation import check_probability, check_real
+from crowdhide.accounting._logmath import log1mexp, logsumexp
+from crowdhide.accounting.guarantee import DpGuarantee
+
+__all__ = ["DiscretePairCurve", "PrivacyCurve"]
+
+# log δ is clamped to this value where δ = 0, so that root finding sees finite numbers; it is
+# far below log(1e-300) ≈ −690.8, the smallest δ crowdhide accepts.
+_LOG_ZERO = -1.0e4
+
+
+class PrivacyCurve(abc.ABC):
+    """A privacy curve: ``delta(epsilon)`` and its inverse ``epsilon(delta)``.
+
+    Subclasses implement :meth:`log_delta`; they may override :meth:`epsilon` when the
+    inverse has a faster or more accurate form. Every value is an *upper bound* on the true
+    curve of the mechanism it describes unless the subclass says it is exact.
+    """
+
+    @abc.abstractmethod
+    def log_delta(self, epsilon: float) -> float:
+        """Return ``log δ(ε)`` (``-inf`` when δ(ε) = 0)."""
+
+    def epsilon_upper_hint(self) -> float:
+        """An ε at which δ(ε) is as small as it gets (used to bracket :meth:`epsilon`)."""
+        return 64.0
+
+    def delta(self, epsilon: float) -> float:
+        """Return δ(ε).
+
+        Parameters
+        ----------
+        epsilon
+            ε >= 0.
+        """
+        eps = check_real("epsilon", epsilon, low=0.0)
+        return float(math.exp(self.log_delta(eps)))
+
+    def epsilon(self, delta: float) -> float:
+        """Return the smallest ε (to 1e-12 relative) with δ(ε) <= ``delta``.
+
+        The returned ε always satisfies δ(ε) <= ``delta`` (the root is taken from the safe
+        side), so it is a valid guarantee. Returns ``inf`` when no finite ε achieves
+        ``delta``.
+
+        Parameters
+        ----------
+        delta
+            Target δ, ``0 < delta < 1``; values down to 1e-300 are handled in log space.
+        """
+        target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
+        if self.log_delta(0.0) <= target:
+            return 0.0
+        hi = self.epsilon_upper_hint()
+        while self.log_delta(hi) > target:
+            if hi > 1e6:
+                return math.inf
+            hi *= 2.0
+        return _safe_root(self.log_delta, target, 0.0, hi)
+
+    def guarantee(self, delta: float) -> DpGuarantee:
+        """Return the :class:`DpGuarantee` ``(epsilon(delta), delta)``."""
+        return DpGuarantee(epsilon=self.epsilon(delta), delta=delta)
+
+
+def _safe_root(
+    log_delta: Callable[[float], float], target: float, lo: float, hi: float, *, xtol: float = 1e-13
+) -> float:
+    """Root of ``log_delta(ε) = target`` in [lo, hi], returned from the side δ <= target."""
+
+    def gap(eps: float) -> float:
+        return max(log_delta(eps), _LOG_ZERO) - target
+
+    root = float(brentq(gap, lo, hi, xtol=xtol, rtol=4 * np.finfo(float).eps, maxiter=500))
+    step = max(xtol, abs(root) * 1e-14)
+    while gap(root) > 0.0 and root < hi:
+        root = min(hi, root + step)
+        step *= 2.0
+    return root
+
+
+class DiscretePairCurve(PrivacyCurve):
+    """Exact privacy curve of one neighbouring pair of discrete distributions.
+
+    ``δ(ε) = max(H_{e^ε}(P || Q), H_{e^ε}(Q || P))``, evaluated term by term in log space as
+    ``Σ_{L(o) > ε} P(o) (1 − e^{ε − L(o)})`` with ``L = ln P − ln Q``, so it stays accurate for
+    δ down to 1e-300 and needs no cancellation between large partial sums.
+
+    Parameters
+    ----------
+    log_p, log_q
+        Log-probabilities of the two distributions on a common finite support (``-inf`` for
+        impossible outcomes). Each must sum to 1 within 1e-9 (in probability).
+    symmetric
+        If True (default) the curve is the maximum over both directions, as the DP definition
+        requires for an unordered neighbouring pair; if False only ``H(P || Q)`` is used.
+
+    Examples
+    --------
+    Binary randomized response with ε0 = ln 3 is exactly ln(3)-DP:
+
+    >>> import numpy as np
+    >>> rr = DiscretePairCurve(np.log([0.75, 0.25]), np.log([0.25, 0.75]))
+    >>> round(rr.epsilon(1e-12), 9) == round(float(np.log(3)), 9)
+    True
+    >>> rr.delta(0.0)
+    0.5
+    """
+
+    def __init__(
+        self, log_p: npt.ArrayLike, log_q: npt.ArrayLike, *, symmetric: bool = True
+    ) -> None:
+        lp = np.asarray(log_p, dtype=np.float64).ravel()
+        lq = np.asarray(log_q, dtype=np.float64).ravel()
+        if lp.shape != lq.shape:
+            raise ValueError(
+                f"log_p and log_q must have the same length, got {lp.size} and {lq.size}"
+            )
+        if lp.size == 0:
+            raise ValueError("log_p must not be empty, got an empty array")
+        for name, arr in (("log_p", lp), ("log_q", lq)):
+            if np.isnan(arr).any() or (arr == np.inf).any():
+                raise ValueError(f"{name} must contain log-probabilities, got NaN or +inf")
+            if (arr > 1e-12).any():
+                raise ValueError(f"{name} must be <= 0 (log-probabilities), got {arr.max()!r}")
+            total = float(logsumexp(arr))
+            if abs(total) > 1e-9:
+                raise ValueError(
+                    f"{name} must describe a distribution (sum of probabilities 1), "
+                    f"got sum {math.exp(total)!r}"
+                )
+        keep = (lp > -np.inf) | (lq > -np.inf)
+        self._log_p, self._log_q = lp[keep], lq[keep]
+        self._symmetric = bool(symmetric)
+        self._forward = _OneDirection(lp[keep], lq[keep])
+        self._backward = _OneDirection(lq[keep], lp[keep]) if symmetric else None
+
+    @classmethod
+    def from_probabilities(
+        cls, p: npt.ArrayLike, q: npt.ArrayLike, *, symmetric: bool = True
+    ) -> DiscretePairCurve:
+        """Build the curve from probability arrays instead of log-probabilities."""
+        with np.errstate(divide="ignore"):
+            return cls(
+                np.log(np.asarray(p, dtype=float)),
+                np.log(np.asarray(q, dtype=float)),
+                symmetric=symmetric,
+            )
+
+    def support_log_probabilities(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """The pair ``(log_p, log_q)`` on the common support (outcomes impossible under both
+        distributions removed)."""
+        return self._log_p.copy(), self._log_q.copy()
+
+    @property
+    def symmetric(self) -> bool:
+        """Whether both directions are taken into account."""
+        return self._symmetric
+
+    def directions(self) -> tuple[_OneDirection, ...]:
+        """The one-directional divergences this curve is the maximum of."""
+        if self._backward is None:
+            return (self._forward,)
+        return (self._forward, self._backward)
+
+    def log_delta(self, epsilon: float) -> float:
+        return max(d.log_delta(epsilon) for d in self.directions())
+
+    def log_delta_forward(self, epsilon: float) -> float:
+        """``log H_{e^ε}(P || Q)`` only."""
+        return self._forward.log_delta(epsilon)
+
+    def epsilon_upper_hint(self) -> float:
+        return max(max(d.max_finite_loss, 0.0) for d in self.directions()) + 1e-9
+
+    def epsilon(self, delta: float) -> float:
+        target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
+        if any(d.log_infinite_mass > target for d in self.directions()):
+            return math.inf
+        if self.log_delta(0.0) <= target:
+            return 0.0
+        return _safe_root(self.log_delta, target, 0.0, self.epsilon_upper_hint())
+
+    @property
+    def max_loss(self) -> float:
+        """The largest privacy loss |ln P/Q| over the support (``inf`` if supports differ)."""
+        return max(d.max_loss for d in self.directions())
+
+
+class _OneDirection:
+    """``H_{e^ε}(P || Q)`` with outcomes sorted by decreasing privacy loss."""
+
+    __slots__ = ("_log_p", "_loss", "log_infinite_mass", "max_finite_loss", "max_loss")
+
+    def __init__(self, log_p: npt.NDArray[np.float64], log_q: npt.NDArray[np.float64]) -> None:
+        with np.errstate(invalid="ignore"):
+            loss = log_p - log_q
+        loss = np.where(log_p == -np.inf, -np.inf, loss)
+        infinite = loss == np.inf
+        self.log_infinite_mass = float(logsumexp(log_p[infinite])) if infinite.any() else -np.inf
+        finite = ~infinite & (loss > 0.0)
+        order = np.argsort(-loss[finite], kind="stable")
+        self._loss = np.ascontiguousarray(loss[finite][order])
+        self._log_p = np.ascontiguousarray(log_p[finite][order])
+        self.max_finite_loss = float(self._loss[0]) if self._loss.size else 0.0
+        self.max_loss = math.inf if infinite.any() else self.max_finite_loss
+
+    def log_delta(self, epsilon: float) -> float:
+        # Only outcomes with loss > ε contribute; they form a prefix of the sorted arrays.
+        active = int(np.searchsorted(-self._loss, -epsilon, side="left"))
+        if active == 0:
+            return self.log_infinite_mass
+        terms = self._log_p[:active] + log1mexp(epsilon - self._loss[:active])
+        finite_part = float(logsumexp(terms))
+        return float(np.logaddexp(finite_part, self.log_infinite_mass))

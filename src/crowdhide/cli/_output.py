@@ -1,0 +1,108 @@
+"""Output helpers shared by every command: ``--json`` or a rich table."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+
+__all__ = ["JsonFlag", "emit", "jsonable"]
+
+#: The ``--json`` flag every command takes: ``as_json: JsonFlag = False``.
+JsonFlag = Annotated[
+    bool, typer.Option("--json", help="Print JSON (one object or a list) instead of a table.")
+]
+
+
+def jsonable(value: Any) -> Any:
+    """Convert numpy scalars/arrays, paths and non-finite floats into JSON-safe values.
+
+    Non-finite floats (``inf``, ``nan``) become ``None``: JSON has no infinity, and every
+    record that can hold one also has a ``valid`` flag or a note saying why.
+
+    Examples
+    --------
+    >>> jsonable({"eps": float("inf"), "n": np.int64(3), "xs": np.array([0.5])})
+    {'eps': None, 'n': 3, 'xs': [0.5]}
+    """
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return [jsonable(v) for v in value.tolist()]
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, bool | int | float | str) or value is None:
+        return value
+    return str(value)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        if value != 0.0 and (abs(value) < 1e-4 or abs(value) >= 1e6):
+            return f"{value:.6g}"
+        return f"{value:.6f}".rstrip("0").rstrip(".") if value != int(value) else f"{value:g}"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "-"
+    return str(value)
+
+
+def emit(
+    records: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+    *,
+    as_json: bool,
+    title: str | None = None,
+    columns: Sequence[str] | None = None,
+    notes: Sequence[str] = (),
+) -> None:
+    """Print ``records`` as JSON (object or list, unchanged shape) or as a rich table.
+
+    Parameters
+    ----------
+    records
+        One record (printed as a two-column key/value table) or a list of records (one row
+        each).
+    as_json
+        Print JSON instead of a table.
+    title
+        Table title.
+    columns
+        Columns to show in the table (default: every key of the first record). JSON always
+        carries every key.
+    notes
+        Extra lines printed under the table (not in JSON).
+    """
+    if as_json:
+        typer.echo(json.dumps(jsonable(records), indent=2, allow_nan=False))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=title, show_lines=False)
+    if isinstance(records, Mapping):
+        table.add_column("quantity", style="bold")
+        table.add_column("value", justify="right")
+        for key in columns or list(records):
+            table.add_row(key, _cell(records[key]))
+    else:
+        rows = list(records)
+        keys = list(columns) if columns else (list(rows[0]) if rows else [])
+        for key in keys:
+            table.add_column(key, justify="right")
+        for row in rows:
+            table.add_row(*[_cell(row.get(k)) for k in keys])
+    console.print(table)
+    for line in notes:
+        console.print(line)

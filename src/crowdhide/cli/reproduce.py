@@ -1,0 +1,53 @@
+"""``crowdhide reproduce NAME``: figure and table reproductions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from crowdhide.cli._output import JsonFlag, emit
+
+__all__ = ["register"]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``reproduce`` command to ``app``."""
+
+    @app.command("reproduce")
+    def reproduce(
+        name: Annotated[str, typer.Argument(help="Experiment name, or 'list' to list them.")],
+        out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("results"),
+        seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+        quick: Annotated[
+            bool, typer.Option("--quick", help="Reduced-size run (minutes → seconds).")
+        ] = False,
+        as_json: JsonFlag = False,
+    ) -> None:
+        """Reproduce a paper's figure or table: writes CSV/JSON + PNG and compares."""
+        from crowdhide.experiments._registry import discover, run_experiment
+
+        if name == "list":
+            rows = [{"name": e.name, "summary": e.summary} for e in discover().values()]
+            emit(rows, as_json=as_json, title="Reproducible experiments")
+            return
+        result = run_experiment(name, out / name, seed=seed, quick=quick)
+        record = {
+            "experiment": name,
+            "out": str(out / name),
+            "seed": seed,
+            "quick": quick,
+            "files": [str(f) for f in result.files],
+            "comparison": list(result.comparison),
+            "data": result.data,
+        }
+        if as_json:
+            emit(record, as_json=True)
+            return
+        emit(
+            [{"file": str(f)} for f in result.files],
+            as_json=False,
+            title=f"{name}: files written",
+            notes=list(result.comparison),
+        )
