@@ -323,9 +323,21 @@ def test_sigma_zero_floor_and_impossibility() -> None:
 def test_trivial_cases() -> None:
     assert scrambler_epsilon(targets=1, sigma=0.0, n=5, dummies=0, delta=1e-5).epsilon == 0.0
     assert scrambler_epsilon(targets=5, sigma=1.0, n=5, dummies=0, delta=1e-5).epsilon == 0.0
-    huge = scrambler_epsilon(targets=20, sigma=0.5, n=10**9, dummies=0, delta=1e-300)
-    assert math.isfinite(huge.epsilon)
-    assert huge.valid
+    big = scrambler_epsilon(
+        targets=20, sigma=0.5, n=10**6, dummies=0, delta=1e-10, method="hoeffding"
+    )
+    assert math.isfinite(big.epsilon)
+    assert big.valid
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("n", "delta"), [(10**9, 1e-300), (10**9, 1e-4), (10**6, 1e-10)])
+def test_huge_n_and_tiny_delta_stay_finite_and_valid(n: int, delta: float) -> None:
+    for method in ("best", "lemma2-exact", "bennett"):
+        r = scrambler_epsilon(targets=20, sigma=0.5, n=n, dummies=0, delta=delta, method=method)
+        assert r.valid
+        assert math.isfinite(r.epsilon)
+        assert 0.0 <= r.epsilon <= sampling_epsilon(targets=20, sigma=0.5)
 
 
 # ----------------------------------------------------------------- capped scrambler

@@ -129,15 +129,23 @@ def _lemma2_weights(n: int, gamma: float, log_tail: float, max_components: int =
     whole bucket weight. The concentration bounds are decreasing in N as well.
     """
     lo, hi, omitted = binomial_window(n - 1, gamma, log_tail)
-    m = np.arange(lo, hi + 1, dtype=np.int64)
-    with np.errstate(divide="ignore"):
-        log_w = binom.logpmf(m, n - 1, gamma) if n > 1 else np.zeros(1)
-    log_w = np.asarray(log_w, dtype=float)
-    if m.size > max_components:
-        edges = np.linspace(0, m.size, max_components + 1).astype(np.int64)
-        starts = edges[:-1][np.diff(edges) > 0]
-        log_w = np.logaddexp.reduceat(log_w, starts)
-        m = m[starts]
+    if hi - lo + 1 <= max_components:
+        m = np.arange(lo, hi + 1, dtype=np.int64)
+        with np.errstate(divide="ignore"):
+            log_w = binom.logpmf(m, n - 1, gamma) if n > 1 else np.zeros(1)
+        log_w = np.asarray(log_w, dtype=float)
+    else:
+        # Bucket masses from CDF differences (upper tail from the survival function, so
+        # that tiny tail buckets keep their relative precision).
+        edges = np.unique(np.linspace(lo, hi + 1, max_components + 1).astype(np.int64))
+        m = edges[:-1]
+        upper = edges[1:] - 1
+        mean = (n - 1) * gamma
+        with np.errstate(divide="ignore"):
+            low_side = binom.cdf(upper, n - 1, gamma) - binom.cdf(m - 1, n - 1, gamma)
+            high_side = binom.sf(m - 1, n - 1, gamma) - binom.sf(upper, n - 1, gamma)
+            mass = np.where(upper < mean, low_side, high_side)
+            log_w = np.log(np.maximum(mass, 0.0))
     return _Weights(m=m, log_w=log_w, omitted=omitted)
 
 

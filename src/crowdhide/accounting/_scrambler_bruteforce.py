@@ -76,19 +76,29 @@ def count_distribution(
     size = (total + 1) ** targets
     if size > MAX_CELLS:
         raise ValueError(f"instance too large for brute force: {size} cells > {MAX_CELLS}")
-    arr = np.zeros((total + 1,) * targets)
-    arr[(0,) * targets] = 1.0
-    for t in inputs:
-        new = np.zeros_like(arr)
-        for j in range(targets):
-            p = sigma / targets + (1.0 - sigma if j == t else 0.0)
+    base = total + 1
+    # Flat C-order layout: one more message at target j moves mass by stride_j = base^(T−1−j)
+    # (counts never exceed ``total``, so no carry into the next axis can occur).
+    strides = [base ** (targets - 1 - j) for j in range(targets)]
+    flat = np.zeros(base**targets)
+    flat[0] = 1.0
+
+    def add_ball(arr: FloatArray, probs: list[float]) -> FloatArray:
+        out = np.zeros_like(arr)
+        for stride, p in zip(strides, probs, strict=True):
             if p > 0:
-                new += p * _shift(arr, j)
-        arr = new
+                out[stride:] += p * arr[:-stride]
+        return out
+
+    for t in inputs:
+        flat = add_ball(
+            flat, [sigma / targets + (1.0 - sigma if j == t else 0.0) for j in range(targets)]
+        )
     if cap is None:
         for _ in range(dummies):
-            arr = sum((_shift(arr, j) for j in range(targets)), np.zeros_like(arr)) / targets
-        return arr
+            flat = add_ball(flat, [1.0 / targets] * targets)
+        return flat.reshape((base,) * targets)
+    arr = flat.reshape((base,) * targets)
     grids = np.indices(arr.shape)
     for _ in range(dummies):
         open_targets = [grids[j] < cap for j in range(targets)]
