@@ -522,3 +522,47 @@ def test_other_validation() -> None:
         calibrate_countermeasures(targets=5, epsilon=0.0, delta=1e-3)
     with pytest.raises(ValueError, match="max_channels"):
         calibrate_countermeasures(targets=5, epsilon=1.0, delta=1e-3, max_channels=0)
+
+
+# ----------------------------------------------------------------- pair lower bound
+
+
+@pytest.mark.parametrize(
+    ("T", "sigma", "n", "d"),
+    [
+        pytest.param(4, 0.2, 20, 20, marks=pytest.mark.slow),
+        (3, 0.3, 5, 2),
+        (5, 0.3, 4, 3),
+        (4, 0.0, 3, 6),
+        (4, 0.4, 8, 5),
+    ],
+)
+def test_third_target_pair_matches_brute_force(T: int, sigma: float, n: int, d: int) -> None:
+    pair = bounds.ThirdTargetPair(targets=T, sigma=sigma, n=n, dummies=d)
+    assert pair.total_mass == pytest.approx(1.0, abs=1e-12)
+    p, q = brute.pair_distributions(targets=T, sigma=sigma, common=[2] * (n - 1), dummies=d)
+    curve = DiscretePairCurve.from_probabilities(p, q)
+    for eps in (0.0, *EPS_GRID):
+        assert pair.delta(eps) == pytest.approx(curve.delta(eps), rel=1e-9, abs=1e-14)
+
+
+@pytest.mark.parametrize(("T", "sigma", "n", "d"), [c for c in SMALL if c[0] >= 3])
+def test_lower_bound_below_exact_below_certificates(T: int, sigma: float, n: int, d: int) -> None:
+    for eps in EPS_GRID:
+        lower = scrambler_delta(
+            targets=T, sigma=sigma, n=n, dummies=d, epsilon=eps, method="lower-bound"
+        )
+        exact = scrambler_delta(targets=T, sigma=sigma, n=n, dummies=d, epsilon=eps, method="exact")
+        lemma2 = scrambler_delta(
+            targets=T, sigma=sigma, n=n, dummies=d, epsilon=eps, method="lemma2-exact"
+        )
+        assert not lower.valid
+        assert lower.delta <= exact.delta + 1e-12 <= lemma2.delta + 2e-12
+
+
+def test_lower_bound_sandwich_at_large_size() -> None:
+    kw = {"targets": 20, "sigma": 0.2, "n": 600, "dummies": 1000, "delta": 1e-4}
+    lower = scrambler_epsilon(method="lower-bound", **kw)  # type: ignore[arg-type]
+    upper = scrambler_epsilon(method="lemma2-exact", **kw)  # type: ignore[arg-type]
+    assert lower.epsilon <= upper.epsilon
+    assert upper.epsilon - lower.epsilon < 0.01  # lemma2-exact is nearly tight here

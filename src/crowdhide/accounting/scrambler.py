@@ -27,6 +27,8 @@ method                 kind        what it is
 ``montecarlo``         estimate    Algorithm 2 (R samples), with a confidence interval
 ``bennett-published``  NOT valid   Lemma 3 as printed (extra factor ``1/(aN)``); figures only
 ``theorem3-published`` NOT valid   Theorem 3 (capped) as printed; understates ε (note §4.2)
+``lower-bound``        lower bound exact δ of one neighbouring pair (n − 1 common messages at a
+                                   third target): the true ε is at least this (T >= 3)
 =====================  ==========  ==========================================================
 
 ``best`` is the smallest ε among the certificates that apply. Everything is in convention U.
@@ -87,6 +89,7 @@ UNCAPPED_METHODS: tuple[str, ...] = (
     "local",
     "montecarlo",
     "bennett-published",
+    "lower-bound",
 )
 #: Evaluators of the capped scrambler Ã_σ^{n,d}.
 CAPPED_METHODS: tuple[str, ...] = ("exact", "exact-pure", "local", "theorem3-published")
@@ -477,6 +480,23 @@ def _uncapped_epsilon(
         if method == "bennett-published":
             return _finish(min(eps, eps0), method=method, note=note, valid=False, **kw)
         return _finish(eps, method=method, note=note, **kw)
+    if method == "lower-bound":
+        if T < 3:
+            return _finish(math.inf, method=method, valid=False, note="needs targets >= 3", **kw)
+        pair = bounds.ThirdTargetPair(targets=T, sigma=s, n=n, dummies=d, log_tail=log_tail)
+
+        def log_pair(e: float) -> float:
+            v = pair.delta(e)
+            return math.log(v) if v > 0 else -math.inf
+
+        return _finish(
+            min(_monotone_search(log_pair, log_target, hi), eps0),
+            method=method,
+            valid=False,
+            note="LOWER bound: exact ε(δ) of one neighbouring pair (n−1 common messages at a "
+            "third target); the true ε lies between this and lemma2-exact",
+            **kw,
+        )
     if method == "montecarlo":
         mc = bounds.MonteCarloLemma2(targets=T, sigma=s, n=n, dummies=d, samples=samples, rng=rng)
 
@@ -755,6 +775,13 @@ def scrambler_delta(
             if m == "bennett-published":
                 return result(value, m, "printed Lemma 3: NOT a valid bound", False)
             return result(value, m)
+        if m == "lower-bound":
+            if T < 3:
+                return result(0.0, m, "needs targets >= 3", False)
+            pair = bounds.ThirdTargetPair(targets=T, sigma=s, n=nn, dummies=d)
+            return result(
+                pair.delta(eps), m, "LOWER bound: exact δ of one neighbouring pair", False
+            )
         if m == "montecarlo":
             mc = bounds.MonteCarloLemma2(
                 targets=T,
