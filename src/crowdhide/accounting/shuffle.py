@@ -74,6 +74,7 @@ __all__ = [
     "ShuffleResult",
     "calibrate_eps0",
     "calibrate_n",
+    "epsilon_vs_n",
     "krr_shuffle_curve",
     "shuffle_bound_curve",
     "shuffle_delta",
@@ -155,20 +156,20 @@ class _NotApplicableError(ValueError):
 def _erlingsson_log_delta(eps: float, eps0: float, n: int) -> float:
     """δ = exp(−n (ε / (12 ε0))²), Erlingsson et al. (SODA 2019), inverted."""
     if eps0 > 0.5 or n < 1000:
-        raise _NotApplicableError("erlingsson2019 needs eps0 <= 0.5 and n >= 1000")
+        raise _NotApplicableError("needs eps0 <= 0.5, n >= 1000")
     if eps >= eps0:
         return -math.inf
     log_delta = -n * (eps / (12.0 * eps0)) ** 2
     if log_delta > math.log(0.01):
-        raise _NotApplicableError("erlingsson2019 needs delta <= 0.01 (epsilon too small here)")
+        raise _NotApplicableError("needs delta <= 0.01")
     return log_delta
 
 
 def _erlingsson_epsilon(delta: float, eps0: float, n: int) -> float:
     if eps0 > 0.5 or n < 1000:
-        raise _NotApplicableError("erlingsson2019 needs eps0 <= 0.5 and n >= 1000")
+        raise _NotApplicableError("needs eps0 <= 0.5, n >= 1000")
     if delta > 0.01:
-        raise _NotApplicableError("erlingsson2019 needs delta <= 0.01")
+        raise _NotApplicableError("needs delta <= 0.01")
     return min(12.0 * eps0 * math.sqrt(-math.log(delta) / n), eps0)
 
 
@@ -233,8 +234,7 @@ def _fmt21_closed_epsilon(delta: float, eps0: float, n: int) -> float:
     log4d = math.log(4.0 / delta)
     if eps0 > math.log(n / (16.0 * log4d)):
         raise _NotApplicableError(
-            "feldman2021_closed needs eps0 <= ln(n / (16 ln(4/delta)))"
-            f" = {math.log(n / (16.0 * log4d)):.4g}"
+            f"needs eps0 <= ln(n/(16 ln(4/delta))) = {math.log(n / (16.0 * log4d)):.4g}"
         )
     a = 8.0 * math.sqrt(math.exp(eps0) * log4d / n)
     c = 8.0 * math.exp(eps0) / n
@@ -251,7 +251,7 @@ def _fmt21_closed_log_delta(eps: float, eps0: float, n: int) -> float:
     # Validity: ln(4/δ) <= n e^{-ε0}/16  <=>  log δ >= ln 4 − n e^{−ε0}/16.
     log_min = math.log(4.0) - n * math.exp(-eps0) / 16.0
     if log_min >= 0.0:
-        raise _NotApplicableError("feldman2021_closed needs n > 16 e^eps0 ln 4")
+        raise _NotApplicableError("needs n > 16 e^eps0 ln 4")
 
     def eps_at(log_delta: float) -> float:
         return _fmt21_closed_epsilon(math.exp(log_delta), eps0, n)
@@ -390,7 +390,7 @@ def shuffle_bound_curve(*, bound: str, eps0: float, n: int, k: int | None = None
 def _curve(name: str, eps0: float, n: int, k: int | None) -> PrivacyCurve:
     if name == "erlingsson2019":
         if eps0 > 0.5 or n < 1000:
-            raise _NotApplicableError("erlingsson2019 needs eps0 <= 0.5 and n >= 1000")
+            raise _NotApplicableError("needs eps0 <= 0.5, n >= 1000")
         return _FunctionCurve(lambda e: _erlingsson_log_delta(e, eps0, n), eps0)
     if name == "balle2019_hoeffding":
         return _FunctionCurve(lambda e: _hoeffding_log_delta(e, eps0, n, k), eps0)
@@ -398,7 +398,7 @@ def _curve(name: str, eps0: float, n: int, k: int | None) -> PrivacyCurve:
         return _FunctionCurve(lambda e: _bennett_log_delta(e, eps0, n, k), eps0)
     if name == "feldman2021_closed":
         if math.log(4.0) - n * math.exp(-eps0) / 16.0 >= 0.0:
-            raise _NotApplicableError("feldman2021_closed needs n > 16 e^eps0 ln 4")
+            raise _NotApplicableError("needs n > 16 e^eps0 ln 4")
         return _FunctionCurve(lambda e: _fmt21_closed_log_delta(e, eps0, n), eps0)
     if name == "feldman2021":
         beta = math.exp(-eps0)
@@ -410,28 +410,20 @@ def _curve(name: str, eps0: float, n: int, k: int | None) -> PrivacyCurve:
         if k is None:
             raise _NotApplicableError(f"{name} is for k-ary randomized response: give k")
         if name == "exact" and n > EXHAUSTIVE_MAX_N:
-            raise _NotApplicableError(
-                f"exact (worst case over all datasets) is enumerated only for"
-                f" n <= {EXHAUSTIVE_MAX_N}; see krr_lower and feldman2023"
-            )
+            raise _NotApplicableError(f"enumerated only for n <= {EXHAUSTIVE_MAX_N}")
         if name == "krr_lower" and n > KRR_LOWER_MAX_N:
-            raise _NotApplicableError(f"krr_lower is computed for n <= {KRR_LOWER_MAX_N}")
+            raise _NotApplicableError(f"computed only for n <= {KRR_LOWER_MAX_N}")
         return KrrShuffleCurve(eps0=eps0, n=n, k=k, exhaustive=name == "exact")
     raise ValueError(f"unknown bound {name!r}")  # pragma: no cover - checked before
 
 
 def _note_for(name: str, k: int | None) -> str:
     if name == "feldman2023" and k is None:
-        return (
-            "certificate only for randomizers with R(x)+R(x') <= (e^eps0+1) R(v) "
-            "(e.g. k-RR: pass k); not for every eps0-LDP randomizer"
-        )
+        return "not a certificate for every eps0-LDP randomizer (give k)"
     if name == "krr_lower":
-        return (
-            "lower bound: exact curve of the canonical datasets (others on a third value / on x')"
-        )
+        return "lower bound (canonical datasets)"
     if name == "exact":
-        return "exact worst case over all datasets (exhaustive enumeration)"
+        return "exhaustive worst case"
     return ""
 
 
@@ -675,3 +667,77 @@ def calibrate_n(
         else:
             lo = mid
     return shuffle_epsilon(eps0=e0, n=hi, delta=d, k=kk, bound=name)
+
+
+#: ``epsilon_vs_n`` evaluates ``krr_lower`` only up to this n (it costs seconds per point
+#: beyond); larger n are left out of its curve.
+PLOT_KRR_LOWER_MAX_N = 20_000
+
+
+def epsilon_vs_n(
+    *,
+    eps0: float,
+    delta: float,
+    k: int | None = None,
+    n_min: int = 100,
+    n_max: int = 10**7,
+    points: int = 16,
+    out: Any = None,
+) -> dict[str, Any]:
+    """ε against n for every bound (``nan`` where a bound does not apply); optional PNG.
+
+    Returns ``{"n": [...], "epsilon": {bound: [...]}, "valid": {bound: [...]}}``.
+
+    Examples
+    --------
+    >>> d = epsilon_vs_n(eps0=1.0, delta=1e-6, n_min=1000, n_max=10_000, points=2)
+    >>> d["n"], round(d["epsilon"]["feldman2021"][1], 4)
+    ([1000, 10000], 0.0523)
+    """
+    e0, lo, kk = _check_inputs(eps0, n_min, k)
+    _, hi, _ = _check_inputs(eps0, n_max, k)
+    d = check_probability("delta", delta, allow_zero=False, allow_one=False)
+    count = check_int("points", points, low=2, high=200)
+    if hi <= lo:
+        raise ValueError(f"n_max must be > n_min, got n_min={n_min!r}, n_max={n_max!r}")
+    grid = sorted({round(x) for x in np.geomspace(lo, hi, count)})
+    series: dict[str, list[float]] = {}
+    valid: dict[str, list[bool]] = {}
+    for name in _applicable(kk):
+        eps_list, ok_list = [], []
+        for n in grid:
+            if name == "krr_lower" and n > PLOT_KRR_LOWER_MAX_N:
+                eps_list.append(math.nan)
+                ok_list.append(False)
+                continue
+            r = _one_epsilon(name, e0, n, d, kk)
+            eps_list.append(r.epsilon if r.valid else math.nan)
+            ok_list.append(r.valid)
+        series[name], valid[name] = eps_list, ok_list
+    if out is not None:
+        _plot(grid, series, title=f"eps0={e0:g}, delta={d:g}, k={kk or 'any'}", out=out)
+    return {"n": grid, "epsilon": series, "valid": valid}
+
+
+def _plot(grid: list[int], series: dict[str, list[float]], *, title: str, out: Any) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for name, values in series.items():
+        if all(math.isnan(v) for v in values):
+            continue
+        style = "--" if name == "krr_lower" else "-"
+        ax.plot(grid, values, style, marker="o", markersize=3, label=name)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("n (users)")
+    ax.set_ylabel("epsilon after shuffling")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
