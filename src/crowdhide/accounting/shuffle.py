@@ -69,6 +69,7 @@ from crowdhide.accounting.curves import PrivacyCurve
 
 __all__ = [
     "EXHAUSTIVE_MAX_N",
+    "KrrShuffleCurve",
     "KRR_LOWER_MAX_N",
     "SHUFFLE_BOUNDS",
     "ShuffleResult",
