@@ -22,7 +22,7 @@ EPS0S = (0.3, 1.0, 2.5)
 EPSILONS = (0.0, 0.05, 0.2, 0.5, 1.0, 2.0)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _exact(n: int, k: int, eps0: float) -> KrrShuffleCurve:
     return krr_shuffle_curve(eps0=eps0, n=n, k=k)
 

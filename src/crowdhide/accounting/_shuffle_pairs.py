@@ -11,6 +11,7 @@ Notation: ``e = e^{ε0}``, ``E = e^{ε}``; k-RR keeps the true value with probab
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -66,8 +67,28 @@ def _clone_excess(m: npt.NDArray[np.int64], tau: float) -> tuple[FloatArray, Flo
     first = 0.5 * m * _sf(a_star - 1, m - 1)  # Σ_{a >= a*} a Bin(a; m, 1/2)
     second = theta * _sf(a_star, m)
     value = np.maximum(first - second, 0.0)
-    error = _BDTRC_RTOL * (first + second) + 1e-300
+    # bdtrc underflows below ~1e-308: each tail is then off by at most that, times m.
+    error = _BDTRC_RTOL * (first + second) + m * 1e-307
     return value, error
+
+
+@functools.lru_cache(maxsize=64)
+def _clone_weights(
+    n: int, beta: float, log_tail: float
+) -> tuple[npt.NDArray[np.int64], FloatArray, float]:
+    """Clone counts to evaluate and their log-weights (independent of ε, hence cached)."""
+    win = binom_window(n - 1, beta, log_tail)
+    counts = np.arange(win.lo, win.hi + 1, dtype=np.int64)
+    log_w = win.log_pmf
+    if counts.size > MAX_CLONE_POINTS:
+        # Blocks of equal width; evaluate at each block's smallest count (upper bound).
+        width = -(-counts.size // MAX_CLONE_POINTS)
+        starts = np.arange(0, counts.size, width)
+        log_w = np.logaddexp.reduceat(log_w, starts)
+        counts = counts[starts]
+    counts.setflags(write=False)
+    log_w.setflags(write=False)
+    return counts, log_w, win.log_tail
 
 
 def clone_pair_log_delta(n: int, eps0: float, beta: float, eps: float, log_tail: float) -> float:
@@ -82,25 +103,16 @@ def clone_pair_log_delta(n: int, eps0: float, beta: float, eps: float, log_tail:
     """
     if eps >= eps0:
         return -math.inf
-    e, big = math.exp(eps0), math.exp(eps)
+    big = math.exp(eps)
     g = -math.expm1(-eps0) / (1.0 + math.exp(-eps0)) * (1.0 + big)  # (e-1)(1+E)/(e+1)
     tau = math.expm1(eps + eps0) / (math.expm1(eps0) * (1.0 + big))
-    win = binom_window(n - 1, beta, log_tail)
-    counts = np.arange(win.lo, win.hi + 1, dtype=np.int64)
-    log_w = win.log_pmf
-    if counts.size > MAX_CLONE_POINTS:
-        # Blocks of equal width; evaluate at each block's smallest count (upper bound).
-        width = -(-counts.size // MAX_CLONE_POINTS)
-        starts = np.arange(0, counts.size, width)
-        log_w = np.logaddexp.reduceat(log_w, starts)
-        counts = counts[starts]
+    counts, log_w, log_outside = _clone_weights(n, beta, log_tail)
     m = counts + 1
     excess, err = _clone_excess(m, tau)
     with np.errstate(divide="ignore"):
         log_inner = np.log(excess + err) + math.log(2.0 * g) - np.log(m.astype(np.float64))
-    del e
     body = float(logsumexp(log_w + log_inner))
-    return float(np.logaddexp(body, win.log_tail))
+    return float(np.logaddexp(body, log_outside))
 
 
 def _krr_params(k: int, eps0: float) -> tuple[float, float, float]:

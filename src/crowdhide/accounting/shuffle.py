@@ -69,9 +69,9 @@ from crowdhide.accounting.curves import PrivacyCurve
 
 __all__ = [
     "EXHAUSTIVE_MAX_N",
-    "KrrShuffleCurve",
     "KRR_LOWER_MAX_N",
     "SHUFFLE_BOUNDS",
+    "KrrShuffleCurve",
     "ShuffleResult",
     "calibrate_eps0",
     "calibrate_n",
@@ -230,9 +230,11 @@ def _bennett_log_delta(eps: float, eps0: float, n: int, k: int | None) -> float:
     return min(value, 0.0)
 
 
-def _fmt21_closed_epsilon(delta: float, eps0: float, n: int) -> float:
-    """FMT21 closed form with ln(4/δ) (authors' code form)."""
-    log4d = math.log(4.0 / delta)
+def _fmt21_closed_epsilon(
+    delta: float, eps0: float, n: int, *, log_delta: float | None = None
+) -> float:
+    """FMT21 closed form with ln(4/δ) (authors' code form); ``log_delta`` overrides δ."""
+    log4d = math.log(4.0) - (math.log(delta) if log_delta is None else log_delta)
     if eps0 > math.log(n / (16.0 * log4d)):
         raise _NotApplicableError(
             f"needs eps0 <= ln(n/(16 ln(4/delta))) = {math.log(n / (16.0 * log4d)):.4g}"
@@ -255,7 +257,7 @@ def _fmt21_closed_log_delta(eps: float, eps0: float, n: int) -> float:
         raise _NotApplicableError("needs n > 16 e^eps0 ln 4")
 
     def eps_at(log_delta: float) -> float:
-        return _fmt21_closed_epsilon(math.exp(log_delta), eps0, n)
+        return _fmt21_closed_epsilon(0.0, eps0, n, log_delta=log_delta)
 
     lo, hi = max(log_min, -800.0), -1e-12
     if eps_at(hi) > eps:
@@ -279,21 +281,31 @@ def _fmt21_closed_log_delta(eps: float, eps0: float, n: int) -> float:
 
 class _AdaptiveCurve(PrivacyCurve):
     """A curve from ``fn(eps, log_tail)``: summation windows are widened until the tail
-    bound added to δ is negligible (< e^{-25} relative), so small δ stay tight."""
+    bound added to δ is negligible (< e^{-25} relative), so small δ stay tight. While
+    solving for ε at a target δ the windows never need tails below ``δ e^{-40}``: a value
+    computed with them that is below the target is a valid answer."""
 
     def __init__(self, fn: Callable[[float, float], float], eps0: float) -> None:
         self._fn = fn
         self._eps0 = eps0
+        self._max_l = 2000.0
+        self._start_l = 40.0
 
     def log_delta(self, epsilon: float) -> float:
-        big_l = 40.0
+        big_l = min(self._start_l, self._max_l)
         value = self._fn(epsilon, -big_l)
-        for _ in range(6):
-            if value == -math.inf or value > -big_l + 25.0 or big_l >= 2000.0:
-                break
-            big_l = min(-value + 40.0, 2000.0)
+        while value > -math.inf and value <= -big_l + 25.0 and big_l < self._max_l:
+            big_l = min(max(-value + 40.0, 2.0 * big_l), self._max_l)
             value = self._fn(epsilon, -big_l)
         return min(value, 0.0)
+
+    def epsilon(self, delta: float) -> float:
+        target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
+        self._max_l = self._start_l = max(min(2000.0, -target + 40.0), 40.0)
+        try:
+            return super().epsilon(delta)
+        finally:
+            self._max_l, self._start_l = 2000.0, 40.0
 
     def epsilon_upper_hint(self) -> float:
         return self._eps0
