@@ -705,7 +705,7 @@ def epsilon_vs_n(
     --------
     >>> d = epsilon_vs_n(eps0=1.0, delta=1e-6, n_min=1000, n_max=10_000, points=2)
     >>> d["n"], round(d["epsilon"]["feldman2021"][1], 4)
-    ([1000, 10000], 0.0523)
+    ([1000, 10000], 0.053)
     """
     e0, lo, kk = _check_inputs(eps0, n_min, k)
     _, hi, _ = _check_inputs(eps0, n_max, k)
