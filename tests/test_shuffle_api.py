@@ -35,7 +35,7 @@ def test_result_is_frozen_and_serialisable() -> None:
 def test_all_lists_every_applicable_bound() -> None:
     generic = shuffle_epsilon_all(eps0=1.0, n=1000, delta=1e-6)
     assert [r.bound for r in generic] == [
-        b for b in SHUFFLE_BOUNDS if b not in ("exact", "krr_lower")
+        b for b in SHUFFLE_BOUNDS if b not in ("krr_clone", "exact", "krr_lower")
     ]
     krr = shuffle_epsilon_all(eps0=1.0, n=10, delta=1e-6, k=3)
     assert [r.bound for r in krr] == list(SHUFFLE_BOUNDS)
@@ -154,6 +154,7 @@ def test_epsilon_vs_n_grid() -> None:
         ({"bound": 3}, TypeError, "bound"),
         ({"bound": "exact"}, ValueError, "needs k"),
         ({"bound": "krr_lower"}, ValueError, "needs k"),
+        ({"bound": "krr_clone"}, ValueError, "needs k"),
     ],
 )
 def test_invalid_inputs(kwargs: dict[str, Any], exc: type[Exception], match: str) -> None:
@@ -220,13 +221,13 @@ def test_range_generic_bounds(n: int, eps0: float) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n", [1, 5, 100, 5_000])
+@pytest.mark.parametrize("n", [1, 5, 300])
 @pytest.mark.parametrize("eps0", [0.01, 2.0, 20.0])
 def test_range_krr_bounds(n: int, eps0: float) -> None:
     for k in (2, 5):
         for delta in (1e-300, 1e-6, 0.9):
             rows = [
                 shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound=b)
-                for b in ("exact", "krr_lower")
+                for b in ("krr_clone", "exact", "krr_lower")
             ]
             _finite_results(rows)

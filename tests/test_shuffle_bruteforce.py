@@ -120,7 +120,7 @@ def test_worst_dataset_depends_on_epsilon() -> None:
 # Every upper bound dominates the exact worst case
 
 
-UPPER = ("balle2019_hoeffding", "balle2019_bennett", "feldman2021", "feldman2023")
+UPPER = ("balle2019_hoeffding", "balle2019_bennett", "feldman2021", "feldman2023", "krr_clone")
 
 
 def _violations(
@@ -140,8 +140,8 @@ def _violations(
 def _named(name: str, generic: bool) -> Callable[[int, int, float, float], float]:
     def upper(n: int, k: int, e0: float, eps: float) -> float:
         kk = None if generic else k
-        if name == "feldman2023" and generic:
-            kk = k  # generic feldman2023 is not a certificate; test it as k-RR bound
+        if name in ("feldman2023", "krr_clone") and generic:
+            kk = k  # k-RR-only certificates: tested with k
         return shuffle_bound_curve(bound=name, eps0=e0, n=n, k=kk).delta(eps)
 
     return upper

@@ -90,6 +90,17 @@ def test_krr4_all_others_on_third_value() -> None:
     assert 0.38887 < eps < 0.3895
 
 
+def test_krr4_certificate_brackets_the_truth() -> None:
+    """krr_clone (certificate) vs krr_lower (lower bound) at the 4-RR anchor and n = 1e4."""
+    cert = eps_of("krr_clone", math.log(13), 1000, 1e-4, k=4)
+    assert 0.388951 <= cert <= 0.4220  # 0.4220: FMT23 Thm 5.1 k-RR pair (DPBayes)
+    assert cert == pytest.approx(0.39049, abs=2e-5)
+    low = eps_of("krr_lower", 2.0, 10_000, 1e-6, k=4)
+    up = eps_of("krr_clone", 2.0, 10_000, 1e-6, k=4)
+    assert low <= up <= low * 1.001
+    assert up < eps_of("feldman2023", 2.0, 10_000, 1e-6, k=4)
+
+
 # Anchor item 6: n=5000, eps0=0.4, delta=1e-6.
 @pytest.mark.parametrize(
     ("bound", "k", "expected", "tol"),

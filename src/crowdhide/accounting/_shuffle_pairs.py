@@ -20,6 +20,7 @@ import numpy.typing as npt
 from scipy.special import betainc, logsumexp
 
 from crowdhide.accounting._binomtail import (
+    _log_tail_vec,
     binom_window,
     gammaln_table,
     row_log_excess_above,
@@ -278,3 +279,86 @@ def krr_config_count(n: int, k: int) -> int:
         for j, l_count in itertools.product(range(n), range(n))
         if l_count <= min(j, n - 1 - j) and not (k == 2 and n - 1 - j - l_count > 0)
     )
+
+
+def krr_clone_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float) -> float:
+    """``log δ(ε)`` of the k-RR clone reduction: a certificate for shuffled k-RR.
+
+    Every other user's report law decomposes as ``K(v) = 2r · (K(x) + K(x'))/2 + (1 − 2r) R_v``
+    with ``r = q/(p+q) = 1/(e+1)`` and ``R_v >= 0`` for *every* value v (for v = x it is
+    ``((1−r)K(x) − rK(x'))/(1−2r)``, for v = x' symmetric, for a third value it puts no mass
+    on x, x'). Revealing which users are "clones" and the residual reports (independent of
+    the target's value) can only help the adversary, so the divergence of
+    ``(C, histogram of the target's and the C clones' reports)`` bounds δ for every dataset,
+    ``C ~ Bin(n−1, 2r)`` — the FMT23 decomposition, but keeping the clones' k-RR noise
+    (each clone reports from ``π = (K(x) + K(x'))/2``).
+
+    With ``m = C + 1``, counts ``a, b`` of x, x', ``s = a + b``, ``μ = (p+q)/2`` and
+    ``κ = (e−1)/(e+1)``: ``P(a, b | x, C) = Mult_m(a, b) (m − κ s + 2κ a)/m`` where
+    ``Mult_m`` has cell probabilities ``(μ, μ, 1 − 2μ)``; so
+    ``δ = Σ_C Bin(C) Σ_s Bin(s; m, 2μ) (2κ(1+E)/m) E[(A − θ)_+]``, ``A ~ Bin(s, 1/2)``,
+    ``θ = (2κE s + (E−1)(m − κ s))/(2κ(1+E))``; the pair is symmetric in (a, b).
+    """
+    if eps >= eps0:
+        return -math.inf
+    p, q, _ = _krr_params(k, eps0)
+    big = math.exp(eps)
+    mu2 = p + q  # 2μ: probability that a clone reports x or x'
+    kappa = math.tanh(eps0 / 2.0)  # (e-1)/(e+1)
+    c_win = binom_window(n - 1, 2.0 * q / (p + q), log_tail)
+    cs = c_win.values
+    ms = cs + 1.0
+    table = gammaln_table(n + 3)
+    # Rows: every s that is plausible for some C in the window.
+    half = (
+        math.ceil(
+            -log_tail / 3.0
+            + math.sqrt(log_tail**2 / 9.0 - 2.0 * ms[-1] * mu2 * (1 - mu2) * log_tail)
+        )
+        + 1
+    )
+    s_lo = max(0, math.floor(mu2 * ms[0]) - half)
+    s_hi = min(int(ms[-1]), math.ceil(mu2 * ms[-1]) + half)
+    s_all = np.arange(s_lo, s_hi + 1, dtype=np.float64)
+    mi = ms.astype(np.int64)
+    log_scale_c = c_win.log_pmf - np.log(ms)
+    parts = []
+    probe = row_windows(s_all[-1:], 0.5, log_tail, table).values.shape[1]
+    chunk = max(1, _CHUNK_CELLS // (probe + cs.size))
+    for start in range(0, s_all.size, chunk):
+        s = s_all[start : start + chunk]
+        si = s.astype(np.int64)[:, None]
+        valid = si <= mi[None, :]
+        if mu2 >= 1.0:  # k = 2: every clone reports x or x'
+            log_bin_s = np.where(si == mi[None, :], 0.0, -np.inf)
+        else:
+            log_bin_s = np.where(
+                valid,
+                table[mi + 1][None, :]
+                - table[si + 1]
+                - table[np.maximum(mi[None, :] - si, 0) + 1]
+                + s[:, None] * math.log(mu2)
+                + (ms[None, :] - s[:, None]) * math.log1p(-mu2),
+                -np.inf,
+            )
+        weight = log_bin_s + log_scale_c[None, :]
+        a_rows = row_windows(s, 0.5, log_tail, table)
+        theta = (
+            2.0 * kappa * big * s[:, None] + math.expm1(eps) * (ms[None, :] - kappa * s[:, None])
+        ) / (2.0 * kappa * (1.0 + big))
+        excess = row_log_excess_above(a_rows, theta, s)
+        inner = rowwise_logsumexp(weight + excess)
+        outside = row_log_outside(a_rows, s) + rowwise_logsumexp(weight)
+        parts.append(np.logaddexp(inner, outside))
+    total = float(logsumexp(np.concatenate(parts))) + math.log(2.0 * kappa * (1.0 + big))
+    # Mass outside the windows: each outcome contributes at most P(.|x) <= (1+κ) Mult <= 2 Mult.
+    if mu2 >= 1.0:
+        s_tail = np.where((ms < s_lo) | (ms > s_hi), 0.0, -np.inf)
+    else:
+        s_tail = np.logaddexp(
+            _log_tail_vec(ms, mu2, np.full(ms.shape, s_lo - 1.0), upper=False),
+            _log_tail_vec(ms, mu2, np.full(ms.shape, s_hi + 1.0), upper=True),
+        )
+    outside_mass = np.logaddexp(float(logsumexp(c_win.log_pmf + s_tail)), c_win.log_tail)
+    total = float(np.logaddexp(total, outside_mass + math.log(2.0)))
+    return total + _GAMMALN_SLACK * n
