@@ -724,7 +724,7 @@ def calibrate_n(
     return shuffle_epsilon(eps0=e0, n=hi, delta=d, k=kk, bound=name)
 
 
-#: ``epsilon_vs_n`` evaluates ``krr_lower`` only up to this n (it costs seconds per point
+#: ``epsilon_vs_n`` evaluates ``krr_lower`` and ``krr_clone`` only up to this n (it costs seconds per point
 #: beyond); larger n are left out of its curve.
 PLOT_KRR_LOWER_MAX_N = 20_000
 
@@ -761,7 +761,7 @@ def epsilon_vs_n(
     for name in _applicable(kk):
         eps_list, ok_list = [], []
         for n in grid:
-            if name == "krr_lower" and n > PLOT_KRR_LOWER_MAX_N:
+            if name in ("krr_lower", "krr_clone") and n > PLOT_KRR_LOWER_MAX_N:
                 eps_list.append(math.nan)
                 ok_list.append(False)
                 continue
