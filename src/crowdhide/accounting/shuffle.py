@@ -724,8 +724,8 @@ def calibrate_n(
     return shuffle_epsilon(eps0=e0, n=hi, delta=d, k=kk, bound=name)
 
 
-#: ``epsilon_vs_n`` evaluates ``krr_lower`` and ``krr_clone`` only up to this n (it costs seconds per point
-#: beyond); larger n are left out of its curve.
+#: ``epsilon_vs_n`` evaluates ``krr_lower`` and ``krr_clone`` only up to this n (they cost
+#: seconds per point beyond); larger n are left out of their curves.
 PLOT_KRR_LOWER_MAX_N = 20_000
 
 
