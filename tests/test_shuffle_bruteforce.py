@@ -193,3 +193,24 @@ def test_lower_bound_is_below_exact() -> None:
         lower = shuffle_bound_curve(bound="krr_lower", eps0=e0, n=n, k=k)
         for eps in EPSILONS:
             assert lower.delta(eps) <= exact.delta(eps) + 1e-12
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", [2, 4])
+@pytest.mark.parametrize("eps0", [0.3, 1.0, 3.0])
+def test_upper_bounds_dominate_lower_bound_at_large_n(k: int, eps0: float) -> None:
+    """At n = 2000 (beyond brute force) every certificate must stay above krr_lower, the
+    exact curve of actual datasets (closed forms included where valid)."""
+    n = 2000
+    lower = shuffle_bound_curve(bound="krr_lower", eps0=eps0, n=n, k=k)
+    names = (*UPPER, "feldman2021_closed")
+    for eps in (0.01, 0.05, 0.1, 0.2, 0.5):
+        if eps >= eps0:
+            continue
+        truth = lower.delta(eps)
+        for name in names:
+            kk = None if name in ("balle2019_hoeffding", "balle2019_bennett") else k
+            for kk_try in {kk, k}:
+                bound = shuffle_delta(eps0=eps0, n=n, epsilon=eps, k=kk_try, bound=name)
+                if bound.valid:
+                    assert bound.delta >= truth - 1e-15, (name, kk_try, eps, bound.delta, truth)
