@@ -62,8 +62,8 @@ def test_delta_json_and_table(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_calibrate_eps0_and_n(capsys: pytest.CaptureFixture[str]) -> None:
-    base = ("shuffle", "calibrate", "--epsilon", "0.5", "--delta", "1e-6", "--k", "2")
-    result = run_cli(capsys, *base, "--n", "10000", "--json")
+    base = ("shuffle", "calibrate", "--epsilon", "0.5", "--delta", "1e-6")
+    result = run_cli(capsys, *base, "--n", "50000", "--k", "2", "--json")
     assert result.code == 0, result.err
     data = result.json()
     assert data["solved_for"] == "eps0"

@@ -57,7 +57,7 @@ Examples
 >>> r = shuffle_epsilon(eps0=4.0, n=100_000, delta=1e-6, bound="feldman2021")
 >>> round(r.epsilon, 4), r.valid
 (0.1698, True)
->>> best = shuffle_epsilon(eps0=2.0, n=10_000, delta=1e-6, k=4)
+>>> best = shuffle_epsilon(eps0=2.0, n=100_000, delta=1e-6, k=4)
 >>> best.bound, best.valid
 ('feldman2023', True)
 """
@@ -647,7 +647,7 @@ def calibrate_eps0(
 
     Examples
     --------
-    >>> r = calibrate_eps0(epsilon=0.5, delta=1e-6, n=10_000, k=2)
+    >>> r = calibrate_eps0(epsilon=0.5, delta=1e-6, n=50_000, k=2)
     >>> r.eps0 > 2.0 and r.epsilon <= 0.5
     True
     """
@@ -693,8 +693,8 @@ def calibrate_n(
 
     Examples
     --------
-    >>> r = calibrate_n(epsilon=0.5, delta=1e-6, eps0=2.0, k=4)
-    >>> r.epsilon <= 0.5, shuffle_epsilon(eps0=2.0, n=r.n - 1, delta=1e-6, k=4).epsilon > 0.5
+    >>> r = calibrate_n(epsilon=0.5, delta=1e-6, eps0=2.0)
+    >>> r.epsilon <= 0.5, shuffle_epsilon(eps0=2.0, n=r.n - 1, delta=1e-6).epsilon > 0.5
     (True, True)
     """
     target = check_real("epsilon", epsilon, low=0.0, low_open=True)
