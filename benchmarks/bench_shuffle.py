@@ -55,7 +55,7 @@ def main() -> None:
     parser.add_argument("--delta", type=float, default=1e-6)
     args = parser.parse_args()
     ns = [10**2, 10**4, 10**6, 10**9] if args.quick else [10**e for e in range(2, 10)]
-    console = Console()
+    console = Console(width=170)
 
     table = Table(title=f"time per query (eps0={args.eps0}, k={args.k}, delta={args.delta:g})")
     table.add_column("bound")
