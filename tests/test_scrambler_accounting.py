@@ -397,18 +397,29 @@ def test_capped_best_and_all() -> None:
 
 
 def test_generic_kary_rr_reduces_to_sampling() -> None:
-    class KaryRandomizedResponse:  # stand-in with the agreed mechanisms API
-        def __init__(self, k: int, eps0: float) -> None:
-            self.k, self.eps0 = k, eps0
-            self.blanket_probability = k / (math.exp(eps0) + k - 1)
+    from crowdhide.mechanisms import BinaryRandomizedResponse, KaryRandomizedResponse
 
-    rr = KaryRandomizedResponse(20, 3.0)
+    rr = KaryRandomizedResponse(k=20, eps0=3.0)
     r = generic_scrambler_epsilon(randomizer=rr, n=500, dummies=50, delta=1e-4)
     direct = scrambler_epsilon(
         targets=20, sigma=rr.blanket_probability, n=500, dummies=50, delta=1e-4
     )
     assert r.epsilon == pytest.approx(direct.epsilon)
     assert sampling_epsilon(targets=20, sigma=rr.blanket_probability) == pytest.approx(3.0)
+    binary = generic_scrambler_epsilon(
+        randomizer=BinaryRandomizedResponse(eps0=1.0), n=1000, dummies=10, delta=1e-6
+    )
+    assert binary.valid
+    assert binary.epsilon < 1.0
+
+
+def test_generic_randomizer_without_blanket_needs_gamma() -> None:
+    from crowdhide.mechanisms import LaplaceMechanism
+
+    with pytest.raises(TypeError, match="blanket_probability"):
+        generic_scrambler_epsilon(
+            randomizer=LaplaceMechanism(eps0=1.0, sensitivity=1.0), n=10, dummies=0, delta=1e-3
+        )
 
 
 def test_generic_bounds_dominate_exact_for_kary_rr() -> None:
@@ -558,6 +569,16 @@ def test_lower_bound_below_exact_below_certificates(T: int, sigma: float, n: int
         )
         assert not lower.valid
         assert lower.delta <= exact.delta + 1e-12 <= lemma2.delta + 2e-12
+
+
+def test_lower_bound_keeps_the_sigma_zero_floor() -> None:
+    # With σ = 0 the pair has δ(ε) >= P[no dummy hits t'] = (1 − 1/T)^d for every ε.
+    pair = bounds.ThirdTargetPair(targets=20, sigma=0.0, n=500, dummies=50)
+    assert pair.delta(38.0) >= (1 - 1 / 20) ** 50 * (1 - 1e-9)
+    r = scrambler_epsilon(
+        targets=20, sigma=0.0, n=500, dummies=50, delta=1e-4, method="lower-bound"
+    )
+    assert math.isinf(r.epsilon)
 
 
 def test_lower_bound_sandwich_at_large_size() -> None:

@@ -567,8 +567,9 @@ class ThirdTargetPair:
         sigma, T = self.sigma, self.targets
         k = self._k
         q = sigma * (1 - em) * self._ratio / ((1 - sigma) * T)
-        theta = (em * k - q) / (1 + em)
-        j = np.floor(theta).astype(np.int64)
+        # j = floor((e^ε k − q)/(1 + e^ε)) = k − ceil((k + q)/(1 + e^ε)), written so that
+        # a tiny positive gap is not rounded away when e^ε is huge.
+        j = k - np.ceil((k + q) / (1 + em)).astype(np.int64)
         first = (q - em * k) * self._sf_lookup(k, j)
         km1 = np.maximum(k - 1, 0)
         second = (1 + em) * (k / 2.0) * self._sf_lookup(km1, j - 1)

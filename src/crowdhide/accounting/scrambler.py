@@ -865,17 +865,17 @@ def generic_scrambler_epsilon(
     d = check_int("dummies", dummies, low=0)
     dl = check_probability("delta", delta, allow_zero=False, allow_one=False)
     if randomizer is not None:
+        if not hasattr(randomizer, "eps0") or not hasattr(randomizer, "blanket_probability"):
+            raise TypeError(
+                "randomizer must expose eps0 and blanket_probability (else pass eps0 and "
+                f"gamma), got {type(randomizer).__name__}"
+            )
         e0 = check_real("eps0", randomizer.eps0, low=0.0)
-        g = check_probability("gamma", randomizer.blanket_probability)
-        k = getattr(randomizer, "k", None)
-        if type(randomizer).__name__ == "KaryRandomizedResponse" and k is not None:
+        g = check_probability("gamma", randomizer.blanket_probability, allow_zero=False)
+        if _is_kary_rr(randomizer):
+            # k-RR is the sampling randomizer with T = k and σ = γ: full T-ary analysis.
             return scrambler_epsilon(
-                targets=int(k),
-                sigma=g,
-                n=nn,
-                dummies=d,
-                delta=dl,
-                method="best" if method in ("best",) else method,
+                targets=int(randomizer.k), sigma=g, n=nn, dummies=d, delta=dl, method=method
             )
     else:
         if eps0 is None or gamma is None:
@@ -914,6 +914,19 @@ def generic_scrambler_epsilon(
     if method != "best":
         return run(method)
     return min((run(m) for m in ("bennett", "hoeffding", "local")), key=lambda r: r.epsilon)
+
+
+def _is_kary_rr(randomizer: Any) -> bool:
+    """Whether ``randomizer`` behaves as k-ary randomized response (duck-typed)."""
+    k = getattr(randomizer, "k", None)
+    keep = getattr(randomizer, "keep_probability", None)
+    other = getattr(randomizer, "other_probability", None)
+    if not isinstance(k, int) or keep is None or other is None:
+        return False
+    return bool(
+        math.isclose(keep + (k - 1) * other, 1.0, rel_tol=1e-9)
+        and math.isclose(math.log(keep) - math.log(other), randomizer.eps0, rel_tol=1e-9)
+    )
 
 
 # --------------------------------------------------------------------------- costs
