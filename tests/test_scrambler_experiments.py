@@ -32,6 +32,7 @@ def test_simulator_matches_exact_distribution() -> None:
     assert 0.5 * np.abs(empirical - exact).sum() < 0.01
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["seed000-fig3", "seed000-fig5"])
 def test_reproductions_quick(tmp_path: Path, name: str) -> None:
     result = run_experiment(name, tmp_path / name, seed=0, quick=True)
@@ -42,6 +43,7 @@ def test_reproductions_quick(tmp_path: Path, name: str) -> None:
     assert result.comparison
 
 
+@pytest.mark.slow
 def test_fig7_quick_values_match_note(tmp_path: Path) -> None:
     result = run_experiment("seed000-fig7", tmp_path, seed=0, quick=True)
     for f in result.files:

@@ -102,6 +102,8 @@ CERTIFICATE_METHODS: frozenset[str] = frozenset(
 _BRUTE_FORCE_BUDGET = 4.0e8
 #: Search ceiling for ε when σ = 0 (no finite local ε0).
 _EPS_CEILING = 60.0
+#: Largest n + d for the third-target pair lower bound (its arrays grow like (n + d) · m).
+_PAIR_MAX_MESSAGES = 30_000
 _LOG_ZERO = -1.0e4
 
 
@@ -481,8 +483,14 @@ def _uncapped_epsilon(
             return _finish(min(eps, eps0), method=method, note=note, valid=False, **kw)
         return _finish(eps, method=method, note=note, **kw)
     if method == "lower-bound":
-        if T < 3:
-            return _finish(math.inf, method=method, valid=False, note="needs targets >= 3", **kw)
+        if T < 3 or n + d > _PAIR_MAX_MESSAGES:
+            return _finish(
+                math.inf,
+                method=method,
+                valid=False,
+                note=f"unavailable: needs targets >= 3 and n + d <= {_PAIR_MAX_MESSAGES}",
+                **kw,
+            )
         pair = bounds.ThirdTargetPair(targets=T, sigma=s, n=n, dummies=d, log_tail=log_tail)
 
         def log_pair(e: float) -> float:
@@ -776,8 +784,13 @@ def scrambler_delta(
                 return result(value, m, "printed Lemma 3: NOT a valid bound", False)
             return result(value, m)
         if m == "lower-bound":
-            if T < 3:
-                return result(0.0, m, "needs targets >= 3", False)
+            if T < 3 or nn + d > _PAIR_MAX_MESSAGES:
+                return result(
+                    0.0,
+                    m,
+                    f"unavailable: needs targets >= 3 and n + d <= {_PAIR_MAX_MESSAGES}",
+                    False,
+                )
             pair = bounds.ThirdTargetPair(targets=T, sigma=s, n=nn, dummies=d)
             return result(
                 pair.delta(eps), m, "LOWER bound: exact δ of one neighbouring pair", False
