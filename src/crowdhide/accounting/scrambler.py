@@ -1238,7 +1238,10 @@ def calibrate_countermeasures(
                 break
     # Scrambler scheme: large n first (cheapest overhead for a given privacy), so that the
     # first solutions found prune the rest.
-    for n in sorted(_N_GRID, reverse=True):
+    n_grid = set(_N_GRID)
+    if mc is not None and mc - T >= 1:
+        n_grid.add(int(mc - T))  # the largest scrambler the channel budget allows
+    for n in sorted(n_grid, reverse=True):
         if mc is not None and n + T > mc:
             continue
         for s in _SIGMA_GRID:
