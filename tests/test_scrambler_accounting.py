@@ -591,3 +591,60 @@ def test_lower_bound_sandwich_at_large_size() -> None:
     upper = scrambler_epsilon(method="lemma2-exact", **kw)  # type: ignore[arg-type]
     assert lower.epsilon <= upper.epsilon
     assert upper.epsilon - lower.epsilon < 0.01  # lemma2-exact is nearly tight here
+
+
+def _naive_output_law(
+    T: int, sigma: float, inputs: tuple[int, ...], d: int, cap: int | None
+) -> dict[tuple[int, ...], float]:
+    """Enumerate every realisation message by message (no symmetry, no array shifts)."""
+    law: dict[tuple[int, ...], float] = {(0,) * T: 1.0}
+    for t in inputs:
+        new: dict[tuple[int, ...], float] = {}
+        for counts, pr in law.items():
+            for j in range(T):
+                pj = sigma / T + (1 - sigma if j == t else 0.0)
+                key = tuple(c + (i == j) for i, c in enumerate(counts))
+                new[key] = new.get(key, 0.0) + pr * pj
+        law = new
+    for _ in range(d):
+        new = {}
+        for counts, pr in law.items():
+            open_targets = [j for j in range(T) if cap is None or counts[j] < cap]
+            for j in open_targets:
+                key = tuple(c + (i == j) for i, c in enumerate(counts))
+                new[key] = new.get(key, 0.0) + pr / len(open_targets)
+        law = new
+    return law
+
+
+@pytest.mark.parametrize(
+    ("T", "sigma", "n", "d", "cap"), [(3, 0.3, 3, 2, False), (3, 0.4, 3, 2, True)]
+)
+def test_exact_against_naive_enumeration_of_all_ordered_inputs(
+    T: int, sigma: float, n: int, d: int, cap: bool
+) -> None:
+    from itertools import product
+
+    eps_values = (0.2, 0.7, 1.5)
+    worst = np.zeros(len(eps_values))
+    worst_pure = 0.0
+    for common in product(range(T), repeat=n - 1):
+        for t, t2 in product(range(T), repeat=2):
+            if t == t2:
+                continue
+            p_law = _naive_output_law(T, sigma, (*common, t), d, n if cap else None)
+            q_law = _naive_output_law(T, sigma, (*common, t2), d, n if cap else None)
+            keys = sorted(set(p_law) | set(q_law))
+            p = np.array([p_law.get(k, 0.0) for k in keys])
+            q = np.array([q_law.get(k, 0.0) for k in keys])
+            for i, e in enumerate(eps_values):
+                worst[i] = max(worst[i], float(np.maximum(p - math.exp(e) * q, 0).sum()))
+            worst_pure = max(worst_pure, float(np.max(np.abs(np.log(p) - np.log(q)))))
+    for i, e in enumerate(eps_values):
+        r = scrambler_delta(
+            targets=T, sigma=sigma, n=n, dummies=d, epsilon=e, method="exact", capped=cap
+        )
+        assert r.delta == pytest.approx(worst[i], abs=1e-12)
+    if cap:
+        got = capped_exact_pure_epsilon(targets=T, sigma=sigma, n=n, dummies=d)
+        assert got == pytest.approx(worst_pure, rel=1e-9)
