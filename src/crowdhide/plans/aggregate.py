@@ -414,15 +414,15 @@ def compare(
     ref = {key(r): r for r in reference}
     missing = [k for k in ref if k not in ours]
     extra = [k for k in ours if k not in ref]
-    max_abs = 0.0
-    max_rel = 0.0
+    max_abs = dict.fromkeys((a.label for a in query.aggregates), 0.0)
+    max_rel = dict.fromkeys((a.label for a in query.aggregates), 0.0)
     for k, r in ref.items():
         if k not in ours:
             continue
         for agg in query.aggregates:
             a, b = float(ours[k][agg.label]), float(r[agg.label])
-            max_abs = max(max_abs, abs(a - b))
-            max_rel = max(max_rel, abs(a - b) / max(abs(b), 1e-300))
+            max_abs[agg.label] = max(max_abs[agg.label], abs(a - b))
+            max_rel[agg.label] = max(max_rel[agg.label], abs(a - b) / max(abs(b), 1e-300))
     return {
         "groups": len(ref),
         "groups_missing": len(missing),
