@@ -136,7 +136,7 @@ def parse_spec(raw: Mapping[str, Any], *, base: Path | None = None) -> RunSpec:
     >>> spec = parse_spec({"query": {"kind": "kmeans", "k": 3}, "privacy": {"epsilon": 1}})
     >>> spec.query.kind, spec.query.k, spec.epsilon, spec.delta
     ('kmeans', 3, 1.0, 0.0001)
-    >>> parse_spec({"privacy": {"epsilon": -1}})
+    >>> parse_spec({"query": {"kind": "kmeans"}, "privacy": {"epsilon": -1}})
     Traceback (most recent call last):
     ...
     ValueError: privacy.epsilon must be > 0.0, got -1
