@@ -361,7 +361,8 @@ def _scramble(
     out_dst = np.concatenate([fwd, dummy_dst])
     out_pay = np.concatenate([payload, np.full(count * d, -1, dtype=np.int64)])
     # Shuffle: a uniformly random order within each scrambler.
-    perm = np.lexsort((np.asarray(rng.random(out_src.shape[0])), out_src))
+    # (scrambler index + uniform key) sorts by scrambler, then uniformly within each one.
+    perm = np.argsort(out_src + rng.random(out_src.shape[0]))
     out_src, out_dst, out_pay = out_src[perm], out_dst[perm], out_pay[perm]
     starts = np.searchsorted(out_src, np.arange(count))
     order = np.arange(out_src.shape[0]) - starts[out_src]
