@@ -93,7 +93,7 @@ def main() -> None:
             r = json.loads(out.stdout)
             rows.append(r)
             print(
-                f"{r['sources']:>10} {str(r['scramblers']):>10} {r['messages']:>12,} "
+                f"{r['sources']:>10} {r['scramblers']!s:>10} {r['messages']:>12,} "
                 f"{r['execute_s']:>10.2f} {r['messages_per_s']:>12,.0f} {r['peak_rss_mb']:>9.0f}"
             )
     target = [r for r in rows if r["sources"] == 10**6 and r["scramblers"]]
