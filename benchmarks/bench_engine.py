@@ -74,7 +74,8 @@ def main() -> None:
     env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
     rows = []
     print(
-        f"{'S':>10} {'scramblers':>10} {'messages':>12} {'execute s':>10} {'msg/s':>12} {'peak MB':>9}"
+        f"{'S':>10} {'scramblers':>10} {'messages':>12} {'execute s':>10} "
+        f"{'msg/s':>12} {'peak MB':>9}"
     )
     for size in sizes:
         for protected in (False, True):
@@ -109,7 +110,8 @@ def main() -> None:
         a, b = prot[0], prot[-1]
         growth = (b["execute_s"] / a["execute_s"]) / (b["sources"] / a["sources"])
         print(
-            f"time growth / source growth from S={a['sources']:.0e} to {b['sources']:.0e}: {growth:.2f} (1 = linear)"
+            f"time growth / source growth from S={a['sources']:.0e} to {b['sources']:.0e}: "
+            f"{growth:.2f} (1 = linear)"
         )
 
 
