@@ -1,0 +1,61 @@
+"""Reproductions seed000-fig8 / seed000-fig9 (quick mode) and the K-means utility."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from crowdhide.engine import execute
+from crowdhide.experiments._registry import run_experiment
+from crowdhide.plans import protect
+from crowdhide.plans.data import load_kmeans_data, synth_kmeans
+from crowdhide.plans.kmeans import kmeans_plan, nearest, rand_index
+
+
+@pytest.mark.parametrize("name", ["seed000-fig8", "seed000-fig9"])
+def test_reproductions_write_files_and_compare(tmp_path: Path, name: str) -> None:
+    result = run_experiment(name, tmp_path, seed=0, quick=True)
+    assert all(Path(f).exists() for f in result.files)
+    assert any(str(f).endswith(".png") for f in result.files)
+    assert result.comparison[0].startswith("accountant:")
+
+
+def test_fig8_engine_check_matches_the_cost_formula(tmp_path: Path) -> None:
+    result = run_experiment("seed000-fig8", tmp_path, seed=0, quick=True)
+    check = result.data["engine_check"]
+    assert check["messages_measured"] == check["messages_formula"]
+    assert abs(check["real_used"] - check["real_expected"]) < 5 * np.sqrt(check["real_expected"])
+
+
+def test_rand_index_matches_pair_counting() -> None:
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(0, 3, 40), rng.integers(0, 4, 40)
+    agree = sum((a[i] == a[j]) == (b[i] == b[j]) for i in range(40) for j in range(i + 1, 40))
+    assert rand_index(a, b) == pytest.approx(agree / (40 * 39 / 2))
+    with pytest.raises(ValueError, match="equal length"):
+        rand_index([0, 1], [0])
+
+
+def test_kmeans_with_high_sampling_keeps_utility() -> None:
+    X, y = synth_kmeans(rows=3000, dim=8, clusters=5, rng=1)
+    setup = kmeans_plan(X, k=5, iterations=6, rng=2)
+    plain = execute(setup.plan, rng=0)
+    safe = execute(protect(setup.plan, sigma=0.9, per_scrambler=100, dummies=20), rng=0)
+    ri_plain = rand_index(y, nearest(X, setup.centroids(plain.states["R"])))
+    ri_safe = rand_index(y, nearest(X, setup.centroids(safe.states["R"])))
+    assert ri_safe > 0.8 * ri_plain
+    assert len(safe.routes) == len(plain.routes)
+    with pytest.raises(ValueError, match="at least k=5 rows"):
+        kmeans_plan(X[:3], k=5, iterations=1)
+
+
+def test_kmeans_data_fallbacks(tmp_path: Path) -> None:
+    synthetic = load_kmeans_data(source="synthetic", rows=100, rng=0)
+    assert synthetic.source == "synthetic"
+    assert synthetic.train.shape[0] == 100
+    with pytest.raises(FileNotFoundError):
+        load_kmeans_data(source="mnist", mnist_dir=tmp_path)
+    auto = load_kmeans_data(source="auto", mnist_dir=tmp_path, rows=50, rng=0)
+    assert auto.source in ("digits", "synthetic")
