@@ -187,3 +187,32 @@ def test_certify_uses_the_smallest_partition() -> None:
     assert cert.epsilon == pytest.approx(1 / 50)
     with pytest.raises(ValueError, match=re.escape("delta must be <= 1.0")):
         certify(plan, delta=2.0)
+
+
+@pytest.mark.parametrize("eps", [0.3, 0.8, 2.0])
+def test_branch_and_bound_matches_exhaustive_search(eps: float) -> None:
+    from crowdhide.plans.planner import DEFAULT_DS, DEFAULT_NS, DEFAULT_SIGMAS
+
+    acct = ToyScramblerAccountant()
+    limits = Constraints(max_channels=400, max_overhead=12.0)
+    choice = choose_countermeasures(
+        sources=8000, targets=20, epsilon=eps, delta=1e-5, constraints=limits, accountant=acct
+    )
+    best = math.inf
+    for sigma in DEFAULT_SIGMAS:
+        for d in range(20):
+            if local_sampling_epsilon(targets=20, sigma=sigma, dummies=d) <= eps:
+                c = route_costs(sources=8000, targets=20, sigma=sigma, local_dummies=d)
+                if c.overhead <= 12.0:
+                    best = min(best, c.load_at_fixed_utility)
+        for n in DEFAULT_NS:
+            for d in DEFAULT_DS:
+                c = route_costs(sources=8000, targets=20, sigma=sigma, n=n, dummies=d)
+                if n + 20 > 400 or c.overhead > 12.0:
+                    continue
+                if (
+                    acct.scrambled_delta(targets=20, sigma=sigma, n=n, dummies=d, epsilon=eps)
+                    <= 1e-5
+                ):
+                    best = min(best, c.load_at_fixed_utility)
+    assert choice.costs.load_at_fixed_utility == pytest.approx(best)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from crowdhide._validation import check_int, check_probability, check_real
-from crowdhide.plans.model import Cluster, ExecutionPlan, data_clusters_per_path, theorem1
+from crowdhide.plans.model import Cluster, ExecutionPlan, theorem1
 
 __all__ = [
     "ClusterCertificate",
@@ -277,7 +277,14 @@ def certify(
     """
     total_delta = check_real("delta", delta, low=0.0, high=1.0)
     acct: CountermeasureAccountant = accountant if accountant is not None else default_accountant()
-    k = max(1, data_clusters_per_path(plan))
+    # Only scrambler clusters spend δ (the local randomizer is pure ε-DP): split δ evenly
+    # over the largest number of them on one data path.
+    scrambled = {
+        c.name
+        for c in plan.clusters()
+        if c.data_dependent and c.route is not None and _has_scramblers(plan, c.route)
+    }
+    k = max(1, max((sum(n in scrambled for n in p.clusters) for p in plan.data_paths()), default=0))
     per_delta = total_delta / k
     certificates: list[ClusterCertificate] = []
     notes: list[str] = []
@@ -304,6 +311,11 @@ def certify(
         paths=paths,
         notes=tuple(dict.fromkeys(notes)),
     )
+
+
+def _has_scramblers(plan: ExecutionPlan, route: str) -> bool:
+    protection = plan.route(route).protection
+    return protection is not None and protection.scrambler is not None
 
 
 def _certify_cluster(

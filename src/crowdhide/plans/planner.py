@@ -245,6 +245,7 @@ def choose_countermeasures(
         return CountermeasureChoice(
             0.0, 0, None, 0, 0.0, 0.0, "data-independent", route_costs(sources=S, targets=T), 0
         )
+    grid: list[tuple[float, int, list[int]]] = []
     for sigma in sigmas:
         s = check_probability("sigma", sigma, allow_one=False)
         # Local randomizer: the fewest flooding dummies reaching eps (Theorem 2).
@@ -258,40 +259,45 @@ def choose_countermeasures(
                         CountermeasureChoice(s, dl, None, 0, e, 0.0, "theorem2", costs, 0)
                     )
                 break
-        if s == 0.0 and not any(d > 0 for d in ds):
-            continue
         for n in ns:
             if n > S or (limits.max_channels is not None and n + T > limits.max_channels):
                 continue
             feasible = [
                 d
-                for d in ds
+                for d in sorted(ds)
                 if _fits(route_costs(sources=S, targets=T, sigma=s, n=n, dummies=d), limits, S)
             ]
-            if not feasible:
-                continue
+            if feasible and not (s == 0.0 and feasible[-1] == 0):
+                grid.append((s, n, feasible))
+
+    def cost(s: float, n: int, d: int) -> float:
+        return route_costs(sources=S, targets=T, sigma=s, n=n, dummies=d).load_at_fixed_utility
+
+    # Branch and bound: visit (σ, n) by their cheapest cost; the cost grows with d, so only
+    # the d that would beat the best option so far are worth certifying.
+    grid.sort(key=lambda item: cost(item[0], item[1], item[2][0]))
+    for s, n, feasible in grid:
+        bound = min((_rank(o)[0] for o in options), default=math.inf)
+        cheaper = [d for d in feasible if cost(s, n, d) < bound]
+        if not cheaper:
+            continue
+        checked += 1
+        if acct.scrambled_delta(targets=T, sigma=s, n=n, dummies=cheaper[-1], epsilon=eps) > dlt:
+            continue
+        lo, hi = 0, len(cheaper) - 1  # δ is non-increasing in d: bisect the grid
+        while lo < hi:
+            mid = (lo + hi) // 2
             checked += 1
             if (
-                acct.scrambled_delta(targets=T, sigma=s, n=n, dummies=feasible[-1], epsilon=eps)
-                > dlt
+                acct.scrambled_delta(targets=T, sigma=s, n=n, dummies=cheaper[mid], epsilon=eps)
+                <= dlt
             ):
-                continue
-            lo, hi = 0, len(feasible) - 1  # δ is non-increasing in d: bisect the grid
-            while lo < hi:
-                mid = (lo + hi) // 2
-                checked += 1
-                if (
-                    acct.scrambled_delta(
-                        targets=T, sigma=s, n=n, dummies=feasible[mid], epsilon=eps
-                    )
-                    <= dlt
-                ):
-                    hi = mid
-                else:
-                    lo = mid + 1
-            d = feasible[lo]
-            costs = route_costs(sources=S, targets=T, sigma=s, n=n, dummies=d)
-            options.append(CountermeasureChoice(s, 0, n, d, eps, dlt, "scrambler", costs, 0))
+                hi = mid
+            else:
+                lo = mid + 1
+        d = cheaper[lo]
+        costs = route_costs(sources=S, targets=T, sigma=s, n=n, dummies=d)
+        options.append(CountermeasureChoice(s, 0, n, d, eps, dlt, "scrambler", costs, 0))
     if not options:
         raise ValueError(
             f"no countermeasure reaches (epsilon={eps:g}, delta={dlt:g}) per cluster for "
