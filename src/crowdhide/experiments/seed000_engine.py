@@ -231,6 +231,13 @@ def _fig8(out_dir: Path, quick: bool) -> ExperimentResult:
         f"{eps[len(ds) // 2]:.3f}, eps(d={ds[-1]})={eps[-1]:.3f} "
         f"(paper: eps decreases with d, first dummies matter most)",
     ]
+    mid = len(ds) // 2
+    early = (eps[0] - eps[mid]) / max(ds[mid] - ds[0], 1)
+    late = (eps[mid] - eps[-1]) / max(ds[-1] - ds[mid], 1)
+    lines.append(
+        f"8a eps gain per dummy: {early:.4f} for the first {ds[mid]} dummies vs {late:.4f} "
+        f"after -> {'holds' if early > late else 'differs'} (first dummies matter most)"
+    )
     good = [r for r in rows if r["panel"] == "8a" and r["epsilon"] <= 1.0]
     if good:
         best = min(good, key=lambda r: r["network_load"])
