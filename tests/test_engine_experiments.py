@@ -59,3 +59,25 @@ def test_kmeans_data_fallbacks(tmp_path: Path) -> None:
         load_kmeans_data(source="mnist", mnist_dir=tmp_path)
     auto = load_kmeans_data(source="auto", mnist_dir=tmp_path, rows=50, rng=0)
     assert auto.source in ("digits", "synthetic")
+
+
+def test_kmeans_centroids_relayed_through_the_scramblers() -> None:
+    X, y = synth_kmeans(rows=1000, dim=4, clusters=3, rng=0)
+    setup = kmeans_plan(X, k=3, iterations=3, rng=0, relay_per=100)
+    plan = protect(setup.plan, sigma=0.5, per_scrambler=100, dummies=10)
+    run = execute(plan, rng=0)
+    src, dst = run.transcript.between("relay@0", "src@1")
+    assert sorted(dst.tolist()) == list(range(1000))
+    assert np.array_equal(src, dst // 100)  # each relay serves its own n sources
+    src, dst = run.transcript.between("centroids@0", "relay@0")
+    assert len(src) == 3 * 10  # K centroids to each of the S/n relays
+    relay = [c for c in plan.clusters() if c.sender.startswith("relay@")]
+    assert relay and not any(c.data_dependent for c in relay)
+    assert rand_index(y, nearest(X, setup.centroids(run.states["R"]))) > 0.7
+    from crowdhide.plans import PlanBuilder
+
+    b = PlanBuilder().sources("S", {"a": np.arange(4)})
+    b.compute("C", size=2, process=lambda inbox, rng: {})
+    b.route("S", "C", kind="fanout")
+    with pytest.raises(ValueError, match="fanout needs at least as many receivers"):
+        b.build()

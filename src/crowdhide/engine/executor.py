@@ -271,6 +271,12 @@ def _emit(
     if route.kind == "fixed":
         send(index * receivers // senders, index, index, np.full(senders, base, dtype=np.int64))
         return 1
+    if route.kind == "fanout":
+        recv = np.arange(receivers, dtype=np.int64)
+        src = recv * senders // receivers
+        within = recv - np.searchsorted(src, src)  # rank among the sender's messages
+        send(recv, src, src, base + within)
+        return -(-receivers // senders)
     if route.kind == "broadcast":
         dst = np.tile(np.arange(receivers, dtype=np.int64), senders)
         send(dst, np.repeat(index, receivers), np.repeat(index, receivers), base + dst)

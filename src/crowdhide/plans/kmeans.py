@@ -5,7 +5,10 @@ Each iteration ``i`` has a logical source group ``src@i`` (the same devices, dev
 compute node of that centroid in ``centroids@i`` (one compute node per centroid per
 iteration, a data route). Each compute node averages the real tuples it receives (keeping
 its previous centroid when it receives none), forwards it to its successor in iteration
-``i+1`` and broadcasts it back to the sources. The last iteration reports to ``R``.
+``i+1`` and sends it back to the sources — directly (broadcast), or, with ``relay_per=n``,
+through ``⌈S/n⌉`` relay nodes (the scramblers, Section V-A: "sent back to all scrambler
+nodes which propagate them back to the source nodes they interact with"), each relaying
+the K centroids in one message to its n sources. The last iteration reports to ``R``.
 Utility is the Rand index of the final centroids on held-out labelled points.
 """
 
@@ -89,11 +92,13 @@ def kmeans_plan(
     k: int,
     iterations: int,
     rng: np.random.Generator | int | None = None,
+    relay_per: int | None = None,
 ) -> KmeansSetup:
     """Build the unrolled K-means plan over ``points`` (one point per source).
 
     Initial centroids are ``k`` distinct training points drawn with ``rng`` (the paper's
-    "K random points").
+    "K random points"). ``relay_per`` (n) sends the centroids back through ``⌈S/n⌉`` relay
+    nodes (the scramblers' devices) instead of a direct broadcast.
 
     Examples
     --------
@@ -119,12 +124,24 @@ def kmeans_plan(
         b.sources(f"src@{i}", {"x": X}, device="S", process=_source_process(i, initial, X))
         b.compute(f"centroids@{i}", size=K, process=_centroid_process(i, initial))
     b.result("R", process=lambda inbox, rng: dict(inbox.only(f"centroids@{I - 1}->R").sender_state))
+    relays = (
+        None if relay_per is None else -(-X.shape[0] // check_int("relay_per", relay_per, low=1))
+    )
+    for i in range(I - 1):
+        if relays is not None:
+            b.compute(f"relay@{i}", size=relays, process=_relay_process(i))
     for i in range(I):
         name = f"src@{i}->centroids@{i}"
         b.route(f"src@{i}", f"centroids@{i}", by=_by_nearest, name=name, message_size=size)
         routes.append(name)
         if i + 1 < I:
-            b.route(f"centroids@{i}", f"src@{i + 1}", kind="broadcast", message_size=size)
+            if relays is None:
+                b.route(f"centroids@{i}", f"src@{i + 1}", kind="broadcast", message_size=size)
+            else:
+                b.route(f"centroids@{i}", f"relay@{i}", kind="broadcast", message_size=size)
+                b.route(
+                    f"relay@{i}", f"src@{i + 1}", kind="fanout", message_size=K * (size - 16) + 16
+                )
             b.route(f"centroids@{i}", f"centroids@{i + 1}", kind="fixed", message_size=size)
     b.route(f"centroids@{I - 1}", "R", kind="fixed", message_size=size)
     return KmeansSetup(plan=b.build(), k=K, iterations=I, initial=initial, routes=tuple(routes))
@@ -140,10 +157,18 @@ def _source_process(i: int, initial: FloatArray, points: FloatArray) -> Any:
             centroids = initial
         else:
             # Every source received every centroid (broadcast): read them once.
-            centroids = np.asarray(
-                inbox.only(f"centroids@{i - 1}->src@{i}").sender_state["centroid"], dtype=np.float32
-            )
+            delivery = next(d for d in inbox if d.route.endswith(f"->src@{i}"))
+            centroids = np.asarray(delivery.sender_state["centroid"], dtype=np.float32)
         return {"nearest": nearest(points, centroids)}
+
+    return process
+
+
+def _relay_process(i: int) -> Any:
+    def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
+        delivery = inbox.only(f"centroids@{i}->relay@{i}")
+        # Every relay received every centroid; it forwards all K in one message per source.
+        return {"centroid": np.asarray(delivery.sender_state["centroid"])}
 
     return process
 

@@ -8,7 +8,9 @@ sends exactly one message per route, of a fixed size, to a node of its receiver 
 * ``"data"`` — the target is chosen by a routing function of the sender's data (the
   data-dependent communication the paper protects);
 * ``"fixed"`` — sender ``i`` of ``S`` talks to receiver ``⌊i·R/S⌋`` (data-independent);
-* ``"broadcast"`` — every sender talks to every receiver (data-independent).
+* ``"broadcast"`` — every sender talks to every receiver (data-independent);
+* ``"fanout"`` — the inverse of ``"fixed"``: receiver ``i`` of ``R`` hears from sender
+  ``⌊i·S/R⌋`` (data-independent; e.g. scramblers relaying centroids to their sources).
 
 Definitions of the paper (Section II) map onto this as follows.
 
@@ -65,10 +67,10 @@ ProcessFunction = Callable[["Inbox", np.random.Generator], State]
 #: ``by(state) -> targets``: one target index per sender node, vectorized over nodes.
 RoutingFunction = Callable[[State], npt.NDArray[np.integer[Any]]]
 
-RouteKind = Literal["data", "fixed", "broadcast"]
+RouteKind = Literal["data", "fixed", "broadcast", "fanout"]
 GroupRole = Literal["source", "compute", "result", "scrambler"]
 _ROLES = ("source", "compute", "result", "scrambler")
-_KINDS = ("data", "fixed", "broadcast")
+_KINDS = ("data", "fixed", "broadcast", "fanout")
 
 
 @dataclass(frozen=True)
@@ -214,7 +216,7 @@ class Route:
     sender, receiver
         Group names.
     kind
-        ``"data"``, ``"fixed"`` or ``"broadcast"`` (module docstring).
+        ``"data"``, ``"fixed"``, ``"broadcast"`` or ``"fanout"`` (module docstring).
     by
         Routing function of a data route: ``by(sender_state) -> target indices`` in
         ``[0, receiver.size)``, one per sender node, vectorized.
@@ -345,6 +347,10 @@ class ExecutionPlan:
                     raise ValueError(
                         f"routes[{route.name}].{end} must name a group, got {getattr(route, end)!r}"
                     )
+            if route.kind == "fanout" and by_name[route.receiver].size < by_name[route.sender].size:
+                raise ValueError(
+                    f"routes[{route.name}]: a fanout needs at least as many receivers as senders"
+                )
             if route.sender == route.receiver:
                 raise ValueError(f"routes[{route.name}] must not loop on group {route.sender!r}")
             protection = route.protection
@@ -632,7 +638,7 @@ class PlanBuilder:
         name: str | None = None,
         message_size: int = 64,
     ) -> PlanBuilder:
-        """Add a route; ``by`` makes it a data route, else ``kind`` ("fixed"/"broadcast")."""
+        """Add a route; ``by`` makes it a data route, else ``kind`` (fixed/broadcast/fanout)."""
         resolved: RouteKind = kind or ("data" if by is not None else "fixed")
         self._routes.append(
             Route(

@@ -64,6 +64,7 @@ class Prepared:
     table: dict[str, npt.NDArray[Any]] | None = field(default=None, repr=False)
     kmeans: KmeansData | None = field(default=None, repr=False)
     data_source: str = ""
+    unprotected: ExecutionPlan | None = field(default=None, repr=False)
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready description of plan, clusters, parameters and certificate."""
@@ -165,45 +166,72 @@ def prepare(
             km.train, k=spec.query.k, iterations=spec.query.iterations, rng=spec.seed
         )
     tick("plan countermeasures", 0, 1)
-    plan = setup.plan
-    choices: dict[str, CountermeasureChoice] = {}
-    k = max(1, data_clusters_per_path(plan))
+    unprotected = setup.plan
     if spec.fixed is not None:
         f = spec.fixed
-        for route in plan.routes:
-            if route.kind != "data":
-                continue
-            S = plan.group(route.sender).size
-            T = plan.group(route.receiver).size
-            if T > 1:
-                plan = protect(
-                    plan,
-                    route=route.name,
-                    sigma=f.sigma,
-                    local_dummies=f.local_dummies,
-                    per_scrambler=f.n,
-                    dummies=f.d,
-                    cap=f.cap,
-                )
-            costs = route_costs(
-                sources=S,
-                targets=T,
-                sigma=f.sigma,
-                n=f.n,
-                dummies=f.d,
-                local_dummies=min(f.local_dummies, T - 1),
-            )
-            choices[route.name] = CountermeasureChoice(
-                f.sigma, f.local_dummies, f.n, f.d, math.nan, math.nan, "fixed", costs, 0
-            )
+        if isinstance(setup, KmeansSetup) and f.n is not None:
+            setup = _relayed(setup, km, spec, f.n)
+        choice = CountermeasureChoice(
+            f.sigma,
+            f.local_dummies,
+            f.n,
+            f.d,
+            math.nan,
+            math.nan,
+            "fixed",
+            route_costs(sources=1, targets=1),
+            0,
+        )
+        choices = {
+            r.name: choice
+            for r in setup.plan.routes
+            if r.kind == "data" and setup.plan.group(r.receiver).size > 1
+        }
     else:
         assert spec.epsilon is not None
-        plan, choices = plan_protection(
-            plan,
+        _, choices = plan_protection(
+            setup.plan,
             epsilon=spec.epsilon,
             delta=spec.delta,
             constraints=spec.constraints,
             accountant=acct,
+        )
+        first = next(iter(choices.values()), None)
+        if isinstance(setup, KmeansSetup) and first is not None and first.n is not None:
+            setup = _relayed(setup, km, spec, first.n)
+    plan = setup.plan
+    for name, choice in list(choices.items()):
+        route = plan.route(name)
+        S = plan.group(route.sender).size
+        T = plan.group(route.receiver).size
+        if T > 1:
+            plan = protect(
+                plan,
+                route=name,
+                sigma=choice.sigma,
+                local_dummies=choice.local_dummies,
+                per_scrambler=choice.n,
+                dummies=choice.d,
+                cap=spec.fixed.cap if spec.fixed is not None else False,
+            )
+        costs = route_costs(
+            sources=S,
+            targets=T,
+            sigma=choice.sigma,
+            n=choice.n,
+            dummies=choice.d,
+            local_dummies=min(choice.local_dummies, T - 1),
+        )
+        choices[name] = CountermeasureChoice(
+            choice.sigma,
+            choice.local_dummies,
+            choice.n,
+            choice.d,
+            choice.epsilon_cluster,
+            choice.delta_cluster,
+            choice.method,
+            costs,
+            choice.candidates,
         )
     tick("plan countermeasures", 1, 1)
     tick("certify", 0, 1)
@@ -224,15 +252,26 @@ def prepare(
                 choice.candidates,
             )
     tick("certify", 1, 1)
-    del k
-    return Prepared(spec, setup, plan, choices, certificate, table, km, source)
+    return Prepared(spec, setup, plan, choices, certificate, table, km, source, unprotected)
+
+
+def _relayed(setup: KmeansSetup, km: KmeansData | None, spec: RunSpec, n: int) -> KmeansSetup:
+    """Rebuild the K-means plan with centroids relayed through the scramblers' devices."""
+    assert km is not None
+    return kmeans_plan(km.train, k=setup.k, iterations=setup.iterations, rng=spec.seed, relay_per=n)
 
 
 def _unprotected_messages(plan: ExecutionPlan) -> int:
     total = 0
     for route in plan.routes:
         senders = plan.group(route.sender).size
-        total += senders * (plan.group(route.receiver).size if route.kind == "broadcast" else 1)
+        receivers = plan.group(route.receiver).size
+        if route.kind == "broadcast":
+            total += senders * receivers
+        elif route.kind == "fanout":
+            total += receivers
+        else:
+            total += senders
     return total
 
 
@@ -483,12 +522,17 @@ def run_spec(
         files["result"] = str(out / "centroids.npy")
     tick("exact answer and utility", 1, 1)
     transcript = run.transcript
-    unprotected = _unprotected_messages(prepared.setup.plan)
+    unprotected = _unprotected_messages(prepared.unprotected or prepared.setup.plan)
+    data_routes = [
+        r.name for r in prepared.plan.routes if r.kind == "data" and r.name in run.routes
+    ]
     report["costs"] = {
         "messages": len(transcript),
         "unprotected_messages": unprotected,
         "added_messages": len(transcript) - unprotected,
         "overhead": len(transcript) / unprotected,
+        "data_route_overhead": sum(run.routes[r].messages for r in data_routes)
+        / max(1, sum(run.routes[r].senders for r in data_routes)),
         "bytes": transcript.bytes_on_wire,
         "max_channels_per_node": _channels(transcript),
         "dummies": {k: v.dummies for k, v in run.routes.items() if v.dummies},
