@@ -72,7 +72,8 @@ def test_kmeans_centroids_relayed_through_the_scramblers() -> None:
     src, dst = run.transcript.between("centroids@0", "relay@0")
     assert len(src) == 3 * 10  # K centroids to each of the S/n relays
     relay = [c for c in plan.clusters() if c.sender.startswith("relay@")]
-    assert relay and not any(c.data_dependent for c in relay)
+    assert relay
+    assert not any(c.data_dependent for c in relay)
     assert rand_index(y, nearest(X, setup.centroids(run.states["R"]))) > 0.7
     from crowdhide.plans import PlanBuilder
 
