@@ -58,12 +58,20 @@ def test_sampling_keeps_the_attack_within_the_certified_bound(sigma: float) -> N
     assert success > _bayes_bound(cert.epsilon / 2, 0.0) + 4 * se
 
 
-def test_scramblers_keep_an_informed_attack_within_the_certified_bound() -> None:
+@pytest.mark.parametrize("accountant", ["local-bound", "scrambler"])
+def test_scramblers_keep_an_informed_attack_within_the_certified_bound(accountant: str) -> None:
     # The observer knows every other user's group and sees each scrambler's output counts.
+    if accountant == "scrambler":
+        pytest.importorskip("crowdhide.accounting.scrambler")
+        from crowdhide.plans.certify import ScramblerModuleAccountant
+
+        acct: object = ScramblerModuleAccountant()
+    else:
+        acct = LocalBoundAccountant()
     n, d, sigma = 20, 10, 0.3
     true = np.random.default_rng(2).integers(0, T, size=S)
     plan = protect(_plan(true), sigma=sigma, per_scrambler=n, dummies=d)
-    cert = certify(plan, delta=1e-4, accountant=LocalBoundAccountant())
+    cert = certify(plan, delta=1e-4, accountant=acct)  # type: ignore[arg-type]
     run = execute(plan, rng=2)
     src, dst = run.transcript.between("S->C#scramblers", "C")
     observed = np.zeros((S // n, T))
