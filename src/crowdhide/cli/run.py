@@ -43,7 +43,13 @@ def _print(report: dict[str, Any]) -> None:
     privacy = report["privacy"]
     if isinstance(report["result"], list):
         rows = report["result"]
-        emit(rows[:40], as_json=False, title=f"{report['name']}: query result (first 40 rows)")
+        columns = list(dict.fromkeys(k for row in rows for k in row))
+        emit(
+            rows[:40],
+            as_json=False,
+            title=f"{report['name']}: query result (first 40 rows)",
+            columns=columns,
+        )
     else:
         emit(report["result"], as_json=False, title=f"{report['name']}: query result")
     emit(_flat(report["utility"]), as_json=False, title="utility (vs DuckDB exact answer)")
