@@ -43,7 +43,8 @@ def _print(report: dict[str, Any]) -> None:
     privacy = report["privacy"]
     if isinstance(report["result"], list):
         rows = report["result"]
-        columns = list(dict.fromkeys(k for row in rows for k in row))
+        keys = list(dict.fromkeys(k for row in rows for k in row))
+        columns = [k for k in keys if "(" not in k] + [k for k in keys if "(" in k]
         emit(
             rows[:40],
             as_json=False,
