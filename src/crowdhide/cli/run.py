@@ -42,13 +42,25 @@ def register(app: typer.Typer) -> None:
 def _print(report: dict[str, Any]) -> None:
     privacy = report["privacy"]
     if isinstance(report["result"], list):
-        rows = report["result"]
-        keys = list(dict.fromkeys(k for row in rows for k in row))
-        columns = [k for k in keys if "(" not in k] + [k for k in keys if "(" in k]
+        keys = list(dict.fromkeys(k for row in report["result"] for k in row))
+        groups = [k for k in keys if "(" not in k]
+        aggregates = [k for k in keys if "(" in k]
+
+        def key(row: dict[str, Any]) -> tuple[Any, ...]:
+            return tuple(row.get(k) for k in groups)
+
+        exact = {key(r): r for r in report["exact"]}
+        rows = []
+        for row in report["result"]:
+            merged = dict(row)
+            for agg in aggregates:
+                merged[f"exact {agg}"] = exact.get(key(row), {}).get(agg)
+            rows.append(merged)
+        columns = groups + [c for a in aggregates for c in (a, f"exact {a}")]
         emit(
             rows[:40],
             as_json=False,
-            title=f"{report['name']}: query result (first 40 rows)",
+            title=f"{report['name']}: query result vs DuckDB's exact answer (first 40 rows)",
             columns=columns,
         )
     else:
