@@ -203,3 +203,52 @@ def test_execution_is_reproducible_under_a_seed() -> None:
     a, b = execute(plan, rng=11), execute(plan, rng=11)
     assert np.array_equal(a.transcript.target, b.transcript.target)
     assert np.array_equal(a.transcript.order, b.transcript.order)
+
+
+def test_declared_domains_strings_and_count_of_a_text_column() -> None:
+    table = {
+        "city": np.array(["lyon", "paris", "paris", "nice"], dtype=object),
+        "note": np.array(["a", "b", "c", "d"], dtype=object),
+        "x": np.array([1.0, 2.0, 3.0, 4.0]),
+    }
+    q = AggregateQuery.from_sql("SELECT city, COUNT(note), SUM(x) FROM T GROUP BY city")
+    setup = aggregate_plan(
+        table, q, compute_nodes=2, domains={"city": ["lyon", "nice", "paris", "rome"]}
+    )
+    assert setup.plan.group("C0").size == 2
+    run = execute(setup.plan, rng=0)
+    rows = {r["city"]: r for r in setup.result_rows(run.states["R"])}
+    assert rows["paris"]["count(note)"] == 2.0
+    assert rows["paris"]["sum(x)"] == 5.0
+    assert compare(list(rows.values()), exact_answer(table, q), q)["groups_missing"] == 0
+    with pytest.raises(ValueError, match="values outside its declared domain"):
+        aggregate_plan(table, q, compute_nodes=2, domains={"city": ["lyon", "paris"]})
+    with pytest.raises(ValueError, match="must be numeric"):
+        aggregate_plan(
+            table,
+            AggregateQuery.from_sql("SELECT city, SUM(note) FROM T GROUP BY city"),
+            compute_nodes=2,
+        )
+    with pytest.raises(ValueError, match="no column"):
+        aggregate_plan(
+            table,
+            AggregateQuery.from_sql("SELECT age, SUM(x) FROM T GROUP BY age"),
+            compute_nodes=2,
+        )
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("SELECT A, AVG(I) FROM D WHERE I > 3 GROUP BY A", "WHERE/HAVING"),
+        ("SELECT A, MEDIAN(I) FROM D GROUP BY A", "count/sum/avg/min/max"),
+        ("SELECT A, B, AVG(I) FROM D GROUP BY A", "outside GROUP BY"),
+        ("SELECT A, COUNT(DISTINCT I) FROM D GROUP BY A", "DISTINCT"),
+        ("SELECT AVG(I) FROM D", "GROUP BY at least one column"),
+        ("SELECT A FROM D GROUP BY A", "at least one aggregate"),
+        ("SELECT 1; SELECT 2", "single SELECT"),
+    ],
+)
+def test_unsupported_sql_is_a_clear_error(sql: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        AggregateQuery.from_sql(sql)

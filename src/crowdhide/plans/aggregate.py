@@ -148,6 +148,15 @@ class AggregateQuery:
         """Columns aggregated."""
         return tuple(dict.fromkeys(a.column for a in self.aggregates if a.column is not None))
 
+    @property
+    def numeric_columns(self) -> tuple[str, ...]:
+        """Columns of sum/avg/min/max (count(col) needs no values: columns have no NULLs)."""
+        return tuple(
+            dict.fromkeys(
+                a.column for a in self.aggregates if a.column is not None and a.function != "count"
+            )
+        )
+
 
 def _column(expression: Mapping[str, Any]) -> str:
     if expression.get("class") != "COLUMN_REF":
@@ -277,7 +286,7 @@ def aggregate_plan(
         raise ValueError(
             f"data has no column(s) {missing} used by query.sql (columns: {sorted(table)})"
         )
-    for column in query.value_columns:
+    for column in query.numeric_columns:
         values = np.asarray(table[column])
         if not np.issubdtype(values.dtype, np.number):
             raise ValueError(
@@ -286,7 +295,7 @@ def aggregate_plan(
         if np.isnan(values.astype(np.float64)).any():
             raise ValueError(f"data column {column!r} has missing values")
     rows = len(next(iter(table.values())))
-    source: dict[str, npt.NDArray[Any]] = {c: np.asarray(table[c]) for c in query.value_columns}
+    source: dict[str, npt.NDArray[Any]] = {c: np.asarray(table[c]) for c in query.numeric_columns}
     all_domains: list[tuple[npt.NDArray[Any], ...]] = []
     builder = PlanBuilder()
     routes: list[str] = []
@@ -334,7 +343,7 @@ def _compute_process(g: int, query: AggregateQuery, route: str) -> Any:
             "key": unique,
             "count": np.bincount(inverse, minlength=len(unique)),
         }
-        for column in query.value_columns:
+        for column in query.numeric_columns:
             values = delivery.gather(column).astype(np.float64)
             out[f"sum:{column}"] = np.bincount(inverse, weights=values, minlength=len(unique))
             low = np.full(len(unique), np.inf)
