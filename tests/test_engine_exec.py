@@ -252,3 +252,47 @@ def test_declared_domains_strings_and_count_of_a_text_column() -> None:
 def test_unsupported_sql_is_a_clear_error(sql: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         AggregateQuery.from_sql(sql)
+
+
+class _ListBackend:
+    """A minimal independent implementation of the backend contract (four methods)."""
+
+    name = "list"
+
+    def open(self, groups):  # type: ignore[no-untyped-def]
+        self.groups, self.mail, self.log = dict(groups), {}, []
+
+    def send(self, batch):  # type: ignore[no-untyped-def]
+        self.mail.setdefault(batch.receiver, []).append(batch)
+        self.log.append(batch)
+
+    def receive(self, group):  # type: ignore[no-untyped-def]
+        return self.mail.pop(group, [])
+
+    def transcript(self) -> Transcript:
+        def col(f, dtype):  # type: ignore[no-untyped-def]
+            return np.concatenate([f(b) for b in self.log]).astype(dtype)
+
+        return Transcript(
+            round=col(lambda b: np.full(len(b), b.round), np.int16),
+            source=col(lambda b: b.src + self.groups[b.sender][0], np.int32),
+            target=col(lambda b: b.dst + self.groups[b.receiver][0], np.int32),
+            size=col(lambda b: np.full(len(b), b.size), np.int32),
+            order=col(lambda b: b.order, np.int32),
+            groups=self.groups,
+        )
+
+
+def test_backend_contract_is_enough_for_another_backend() -> None:
+    from crowdhide.engine import Backend
+
+    table = synth_aggregate(rows=2000, attributes=2, intervals=5, rng=0)
+    setup = aggregate_plan(table, AggregateQuery.from_sql(SQL), compute_nodes=4)
+    plan = protect(setup.plan, sigma=0.2, per_scrambler=50, dummies=10)
+    backend = _ListBackend()
+    assert isinstance(backend, Backend)
+    ours = execute(plan, rng=4, backend=backend)
+    local = execute(plan, rng=4)
+    assert setup.result_rows(ours.states["R"]) == setup.result_rows(local.states["R"])
+    for field in ("round", "source", "target", "size", "order"):
+        assert np.array_equal(getattr(ours.transcript, field), getattr(local.transcript, field))
