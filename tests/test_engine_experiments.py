@@ -90,3 +90,16 @@ def test_kmeans_centroids_relayed_through_the_scramblers() -> None:
     b.route("S", "C", kind="fanout")
     with pytest.raises(ValueError, match="fanout needs at least as many receivers"):
         b.build()
+
+
+@pytest.mark.slow
+def test_kmeans_rand_index_at_sigma_09_is_close_to_no_sampling() -> None:
+    # Section V-B: "the proportion of correctly clustered tuples for high sampling rates
+    # (sigma = 0.9) is very close to that obtained when we do not sample" (MNIST, I = 10).
+    data = load_kmeans_data(rng=0)
+    setup = kmeans_plan(data.train, k=10, iterations=10, rng=0, relay_per=500)
+    plain = execute(kmeans_plan(data.train, k=10, iterations=10, rng=0).plan, rng=0)
+    safe = execute(protect(setup.plan, sigma=0.9, per_scrambler=500, dummies=50), rng=0)
+    ri_plain = rand_index(data.test_labels, nearest(data.test, setup.centroids(plain.states["R"])))
+    ri_safe = rand_index(data.test_labels, nearest(data.test, setup.centroids(safe.states["R"])))
+    assert abs(ri_safe - ri_plain) < 0.02
