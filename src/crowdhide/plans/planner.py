@@ -58,7 +58,8 @@ class Constraints:
     Parameters
     ----------
     max_channels
-        Secure channels per device (a scrambler opens n + T).
+        Secure channels per device and route (a scrambler opens n + T, a flooding source
+        d + 1).
     max_overhead
         Messages of a protected route / messages of the unprotected route (>= 1).
     max_consents
@@ -100,6 +101,7 @@ class RouteCosts:
     overhead: float
     scramblers: int
     channels_per_scrambler: int
+    channels_per_source: int
     channels_per_target: int
     expected_used: float
     extra_consents: int
@@ -151,6 +153,7 @@ def route_costs(
         overhead=messages / S,
         scramblers=scramblers,
         channels_per_scrambler=per_scrambler,
+        channels_per_source=dl + 1 if n is None else 1,
         channels_per_target=per_target,
         expected_used=S * keep,
         extra_consents=math.ceil(S / keep - 1e-9) - S,
@@ -189,7 +192,7 @@ def _fits(costs: RouteCosts, constraints: Constraints, sources: int) -> bool:
         return False
     return not (
         constraints.max_channels is not None
-        and costs.channels_per_scrambler > constraints.max_channels
+        and max(costs.channels_per_scrambler, costs.channels_per_source) > constraints.max_channels
     )
 
 
