@@ -25,6 +25,17 @@ def test_fig8_writes_files_and_compares(fig8: ExperimentResult) -> None:
     assert fig8.comparison[0].startswith("accountant:")
 
 
+def test_fig8_matches_the_seed_note_reference_values(fig8: ExperimentResult) -> None:
+    if not fig8.comparison[0].startswith("accountant: scrambler"):
+        pytest.skip("needs the scrambler accountant")
+    checks = [line for line in fig8.comparison if line.startswith("seed note")]
+    assert len(checks) == 5
+    for line in checks:
+        ours = float(line.split("eps=")[1].split()[0])
+        ref = float(line.split(" vs ")[1].split()[0])
+        assert abs(ours - ref) < 2e-4, line
+
+
 def test_fig9_writes_files_and_compares(tmp_path: Path) -> None:
     result = run_experiment("seed000-fig9", tmp_path, seed=0, quick=True)
     assert any(str(f).endswith(".png") for f in result.files)
