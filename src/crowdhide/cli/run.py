@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
     def run(
         plan_file: Annotated[Path, typer.Argument(help="PLAN.toml (data, query, privacy).")],
         out: Annotated[
-            Path | None, typer.Option("--out", help="Output directory (default: runs/<name>).")
+            Path | None, typer.Option("--out", help="Output directory (default: results/<name>).")
         ] = None,
         as_json: JsonFlag = False,
     ) -> None:
@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
         from crowdhide.plans.spec import load_spec
 
         spec = load_spec(plan_file)
-        out_dir = out if out is not None else Path("runs") / spec.name
+        out_dir = out if out is not None else Path("results") / spec.name
         with stage_progress(not as_json) as progress:
             report = run_spec(spec, out_dir, progress=progress)
         report["inputs"] = {"plan": str(plan_file), "out": str(out_dir)}
