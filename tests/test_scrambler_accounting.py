@@ -333,11 +333,15 @@ def test_trivial_cases() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize(("n", "delta"), [(10**9, 1e-300), (10**9, 1e-4), (10**6, 1e-10)])
 def test_huge_n_and_tiny_delta_stay_finite_and_valid(n: int, delta: float) -> None:
-    for method in ("best", "lemma2-exact", "bennett"):
-        r = scrambler_epsilon(targets=20, sigma=0.5, n=n, dummies=0, delta=delta, method=method)
-        assert r.valid
-        assert math.isfinite(r.epsilon)
-        assert 0.0 <= r.epsilon <= sampling_epsilon(targets=20, sigma=0.5)
+    r = scrambler_epsilon(targets=20, sigma=0.5, n=n, dummies=0, delta=delta)
+    assert r.valid
+    assert math.isfinite(r.epsilon)
+    assert 0.0 <= r.epsilon <= sampling_epsilon(targets=20, sigma=0.5)
+    lower = scrambler_epsilon(
+        targets=20, sigma=0.5, n=n, dummies=0, delta=delta, method="lower-bound"
+    )
+    assert not lower.valid
+    assert lower.epsilon <= r.epsilon or "unavailable" in lower.note
 
 
 # ----------------------------------------------------------------- capped scrambler
@@ -397,18 +401,29 @@ def test_capped_best_and_all() -> None:
 
 
 def test_generic_kary_rr_reduces_to_sampling() -> None:
-    class KaryRandomizedResponse:  # stand-in with the agreed mechanisms API
-        def __init__(self, k: int, eps0: float) -> None:
-            self.k, self.eps0 = k, eps0
-            self.blanket_probability = k / (math.exp(eps0) + k - 1)
+    from crowdhide.mechanisms import BinaryRandomizedResponse, KaryRandomizedResponse
 
-    rr = KaryRandomizedResponse(20, 3.0)
+    rr = KaryRandomizedResponse(k=20, eps0=3.0)
     r = generic_scrambler_epsilon(randomizer=rr, n=500, dummies=50, delta=1e-4)
     direct = scrambler_epsilon(
         targets=20, sigma=rr.blanket_probability, n=500, dummies=50, delta=1e-4
     )
     assert r.epsilon == pytest.approx(direct.epsilon)
     assert sampling_epsilon(targets=20, sigma=rr.blanket_probability) == pytest.approx(3.0)
+    binary = generic_scrambler_epsilon(
+        randomizer=BinaryRandomizedResponse(eps0=1.0), n=1000, dummies=10, delta=1e-6
+    )
+    assert binary.valid
+    assert binary.epsilon < 1.0
+
+
+def test_generic_randomizer_without_blanket_needs_gamma() -> None:
+    from crowdhide.mechanisms import LaplaceMechanism
+
+    with pytest.raises(TypeError, match="blanket_probability"):
+        generic_scrambler_epsilon(
+            randomizer=LaplaceMechanism(eps0=1.0, sensitivity=1.0), n=10, dummies=0, delta=1e-3
+        )
 
 
 def test_generic_bounds_dominate_exact_for_kary_rr() -> None:
@@ -522,3 +537,114 @@ def test_other_validation() -> None:
         calibrate_countermeasures(targets=5, epsilon=0.0, delta=1e-3)
     with pytest.raises(ValueError, match="max_channels"):
         calibrate_countermeasures(targets=5, epsilon=1.0, delta=1e-3, max_channels=0)
+
+
+# ----------------------------------------------------------------- pair lower bound
+
+
+@pytest.mark.parametrize(
+    ("T", "sigma", "n", "d"),
+    [
+        pytest.param(4, 0.2, 20, 20, marks=pytest.mark.slow),
+        (3, 0.3, 5, 2),
+        (5, 0.3, 4, 3),
+        (4, 0.0, 3, 6),
+        (4, 0.4, 8, 5),
+    ],
+)
+def test_third_target_pair_matches_brute_force(T: int, sigma: float, n: int, d: int) -> None:
+    pair = bounds.ThirdTargetPair(targets=T, sigma=sigma, n=n, dummies=d)
+    assert pair.total_mass == pytest.approx(1.0, abs=1e-12)
+    p, q = brute.pair_distributions(targets=T, sigma=sigma, common=[2] * (n - 1), dummies=d)
+    curve = DiscretePairCurve.from_probabilities(p, q)
+    for eps in (0.0, *EPS_GRID):
+        assert pair.delta(eps) == pytest.approx(curve.delta(eps), rel=1e-9, abs=1e-14)
+
+
+@pytest.mark.parametrize(("T", "sigma", "n", "d"), [c for c in SMALL if c[0] >= 3])
+def test_lower_bound_below_exact_below_certificates(T: int, sigma: float, n: int, d: int) -> None:
+    for eps in EPS_GRID:
+        lower = scrambler_delta(
+            targets=T, sigma=sigma, n=n, dummies=d, epsilon=eps, method="lower-bound"
+        )
+        exact = scrambler_delta(targets=T, sigma=sigma, n=n, dummies=d, epsilon=eps, method="exact")
+        lemma2 = scrambler_delta(
+            targets=T, sigma=sigma, n=n, dummies=d, epsilon=eps, method="lemma2-exact"
+        )
+        assert not lower.valid
+        assert lower.delta <= exact.delta + 1e-12 <= lemma2.delta + 2e-12
+
+
+def test_lower_bound_keeps_the_sigma_zero_floor() -> None:
+    # With σ = 0 the pair has δ(ε) >= P[no dummy hits t'] = (1 − 1/T)^d for every ε.
+    pair = bounds.ThirdTargetPair(targets=20, sigma=0.0, n=500, dummies=50)
+    assert pair.delta(38.0) >= (1 - 1 / 20) ** 50 * (1 - 1e-9)
+    r = scrambler_epsilon(
+        targets=20, sigma=0.0, n=500, dummies=50, delta=1e-4, method="lower-bound"
+    )
+    assert math.isinf(r.epsilon)
+
+
+def test_lower_bound_sandwich_at_large_size() -> None:
+    kw = {"targets": 20, "sigma": 0.2, "n": 600, "dummies": 1000, "delta": 1e-4}
+    lower = scrambler_epsilon(method="lower-bound", **kw)  # type: ignore[arg-type]
+    upper = scrambler_epsilon(method="lemma2-exact", **kw)  # type: ignore[arg-type]
+    assert lower.epsilon <= upper.epsilon
+    assert upper.epsilon - lower.epsilon < 0.01  # lemma2-exact is nearly tight here
+
+
+def _naive_output_law(
+    T: int, sigma: float, inputs: tuple[int, ...], d: int, cap: int | None
+) -> dict[tuple[int, ...], float]:
+    """Enumerate every realisation message by message (no symmetry, no array shifts)."""
+    law: dict[tuple[int, ...], float] = {(0,) * T: 1.0}
+    for t in inputs:
+        new: dict[tuple[int, ...], float] = {}
+        for counts, pr in law.items():
+            for j in range(T):
+                pj = sigma / T + (1 - sigma if j == t else 0.0)
+                key = tuple(c + (i == j) for i, c in enumerate(counts))
+                new[key] = new.get(key, 0.0) + pr * pj
+        law = new
+    for _ in range(d):
+        new = {}
+        for counts, pr in law.items():
+            open_targets = [j for j in range(T) if cap is None or counts[j] < cap]
+            for j in open_targets:
+                key = tuple(c + (i == j) for i, c in enumerate(counts))
+                new[key] = new.get(key, 0.0) + pr / len(open_targets)
+        law = new
+    return law
+
+
+@pytest.mark.parametrize(
+    ("T", "sigma", "n", "d", "cap"), [(3, 0.3, 3, 2, False), (3, 0.4, 3, 2, True)]
+)
+def test_exact_against_naive_enumeration_of_all_ordered_inputs(
+    T: int, sigma: float, n: int, d: int, cap: bool
+) -> None:
+    from itertools import product
+
+    eps_values = (0.2, 0.7, 1.5)
+    worst = np.zeros(len(eps_values))
+    worst_pure = 0.0
+    for common in product(range(T), repeat=n - 1):
+        for t, t2 in product(range(T), repeat=2):
+            if t == t2:
+                continue
+            p_law = _naive_output_law(T, sigma, (*common, t), d, n if cap else None)
+            q_law = _naive_output_law(T, sigma, (*common, t2), d, n if cap else None)
+            keys = sorted(set(p_law) | set(q_law))
+            p = np.array([p_law.get(k, 0.0) for k in keys])
+            q = np.array([q_law.get(k, 0.0) for k in keys])
+            for i, e in enumerate(eps_values):
+                worst[i] = max(worst[i], float(np.maximum(p - math.exp(e) * q, 0).sum()))
+            worst_pure = max(worst_pure, float(np.max(np.abs(np.log(p) - np.log(q)))))
+    for i, e in enumerate(eps_values):
+        r = scrambler_delta(
+            targets=T, sigma=sigma, n=n, dummies=d, epsilon=e, method="exact", capped=cap
+        )
+        assert r.delta == pytest.approx(worst[i], abs=1e-12)
+    if cap:
+        got = capped_exact_pure_epsilon(targets=T, sigma=sigma, n=n, dummies=d)
+        assert got == pytest.approx(worst_pure, rel=1e-9)

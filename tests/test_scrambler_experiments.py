@@ -32,7 +32,8 @@ def test_simulator_matches_exact_distribution() -> None:
     assert 0.5 * np.abs(empirical - exact).sum() < 0.01
 
 
-@pytest.mark.parametrize("name", ["seed000-fig3", "seed000-fig5", "seed000-fig7"])
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["seed000-fig3", "seed000-fig5"])
 def test_reproductions_quick(tmp_path: Path, name: str) -> None:
     result = run_experiment(name, tmp_path / name, seed=0, quick=True)
     assert result.files
@@ -42,8 +43,11 @@ def test_reproductions_quick(tmp_path: Path, name: str) -> None:
     assert result.comparison
 
 
+@pytest.mark.slow
 def test_fig7_quick_values_match_note(tmp_path: Path) -> None:
     result = run_experiment("seed000-fig7", tmp_path, seed=0, quick=True)
+    for f in result.files:
+        assert f.stat().st_size > 0
     rows = {(r["sigma"], r["n"], r["dummies"]): r for r in result.data["rows"]}
     assert rows[(0.2, 100, 50)]["lemma2-exact"] == pytest.approx(2.3268, abs=1e-4)
     assert rows[(0.2, 100, 1000)]["bennett"] == pytest.approx(0.6488, abs=2e-4)

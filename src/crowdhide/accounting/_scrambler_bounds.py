@@ -454,3 +454,135 @@ class MonteCarloLemma2:
         est = float(np.sum(self._w * mean))
         se = float(math.sqrt(np.sum(self._w**2 * var / self.samples)))
         return est, se
+
+
+class ThirdTargetPair:
+    """Exact δ(ε) of ONE neighbouring pair of the uncapped scrambler: a LOWER bound.
+
+    The pair: the n − 1 common messages all have a third target (target 2), the differing
+    message goes to t = 0 or t' = 1 (T >= 3). Exhaustive searches show this pair is the worst
+    case for small ε but not for large ε, so its δ(ε) is a lower bound on the scrambler's
+    privacy curve (the true ε(δ) is at least the ε this pair needs).
+
+    With ``m ~ Bin(n−1, σ)`` blanket messages among the common ones, the output (c0, c1, c2,
+    rest) has ``P_D = Σ_m w_m M_N(u_m)[σ + (1−σ)T c0/N]`` (``N = m + d + 1`` uniform balls,
+    ``u_m = c − (n−1−m)e_2``); the T − 3 other targets factor out as ``(T−3)^r / r!`` and the
+    split of ``k = c0 + c1`` is Binomial(k, ½), so every (k, c2) state costs O(1) per ε.
+    States whose probability is below ``exp(log_tail)`` are dropped and their mass added.
+    """
+
+    def __init__(
+        self, *, targets: int, sigma: float, n: int, dummies: int, log_tail: float = -60.0
+    ) -> None:
+        if targets < 3:
+            raise ValueError(f"targets must be >= 3 for a third-target pair, got {targets}")
+        T, K = targets, n + dummies
+        self.sigma, self.targets = sigma, T
+        weights = _lemma2_weights(n, sigma, min(log_tail, -40.0), max_components=10**9)
+        m = weights.m
+        N = (m + dummies + 1).astype(float)
+        c2 = np.arange(K + 1)
+        shift = c2[:, None] - (n - 1 - m[None, :])  # blanket+dummy balls at target 2
+        with np.errstate(invalid="ignore"):
+            log_g = (
+                weights.log_w[None, :]
+                + gammaln(N + 1)[None, :]
+                - (N * math.log(T))[None, :]
+                - gammaln(np.maximum(shift, 0) + 1.0)
+            )
+        log_g = np.where(shift >= 0, log_g, -np.inf)
+        s0 = _row_logsumexp(log_g)
+        s1 = _row_logsumexp(log_g - np.log(N)[None, :])
+        J = (K - c2).astype(float)
+        with np.errstate(divide="ignore"):
+            log_sig = math.log(sigma) if sigma > 0 else -np.inf
+            log_mass_c2 = np.logaddexp(
+                J * math.log(T - 1) - gammaln(J + 1) + log_sig + s0,
+                math.log((1 - sigma) * T)
+                + s1
+                + np.log(np.maximum(J, 1e-300))
+                + (J - 1) * math.log(T - 1)
+                - gammaln(J + 1),
+            )
+        log_mass_c2 = np.where(J > 0, log_mass_c2, np.logaddexp(log_sig + s0, -np.inf))
+        keep_c2 = np.nonzero(log_mass_c2 >= log_tail - 10.0)[0]
+        omitted = weights.omitted + _sum_exp(log_mass_c2[log_mass_c2 < log_tail - 10.0])
+        ks, cs = [], []
+        for c in keep_c2:
+            k = np.arange(K - c + 1)
+            ks.append(k)
+            cs.append(np.full(k.size, c))
+        k_all = np.concatenate(ks)
+        c_all = np.concatenate(cs)
+        r_all = (K - c_all - k_all).astype(float)
+        base = (
+            xlogy(r_all, T - 3.0)
+            - gammaln(r_all + 1)
+            - gammaln(k_all + 1.0)
+            + k_all * math.log(2.0)
+        )
+        with np.errstate(divide="ignore"):
+            log_mass = base + np.logaddexp(
+                log_sig + s0[c_all],
+                math.log((1 - sigma) * T) + s1[c_all] + np.log(np.maximum(k_all, 1e-300) / 2),
+            )
+        log_mass = np.where(k_all > 0, log_mass, base + log_sig + s0[c_all])
+        keep = log_mass >= log_tail
+        self._omitted = omitted + _sum_exp(log_mass[~keep])
+        self._k = k_all[keep].astype(np.int64)
+        self._log_coef = base[keep] + math.log((1 - sigma) * T) + s1[c_all[keep]]
+        with np.errstate(over="ignore"):
+            self._ratio = np.exp(s0[c_all[keep]] - s1[c_all[keep]])  # Σ G / Σ G/N
+        self.total_mass = _sum_exp(log_mass)  # 1 up to rounding (tested)
+        # Survival tables of Bin(k, ½) for the k values in use (scipy beyond 3000).
+        k_max = int(self._k.max()) if self._k.size else 0
+        self._k_max = k_max
+        self._sf: FloatArray | None = None
+        if k_max > 3000:
+            return
+        kk = np.arange(k_max + 1)
+        with np.errstate(invalid="ignore"):
+            log_pmf = (
+                gammaln(kk + 1.0)[:, None]
+                - gammaln(kk + 1.0)[None, :]
+                - gammaln(np.maximum(kk[:, None] - kk[None, :], 0) + 1.0)
+                - kk[:, None] * math.log(2.0)
+            )
+        log_pmf = np.where(kk[None, :] <= kk[:, None], log_pmf, -np.inf)
+        pmf = np.exp(log_pmf)
+        # sf[k, j] = P(Bin(k, ½) > j) for j = −1..k_max (column 0 is j = −1).
+        tail = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]
+        self._sf = np.concatenate([tail, np.zeros((k_max + 1, 1))], axis=1)
+
+    def _sf_lookup(self, k: IntArray, j: IntArray) -> FloatArray:
+        if self._sf is None:
+            return np.asarray(binom.sf(j, k, 0.5), dtype=float)
+        col = np.clip(j + 1, 0, self._k_max + 1)
+        return np.where(j < 0, 1.0, np.where(j >= k, 0.0, self._sf[k, col]))
+
+    def delta(self, epsilon: float) -> float:
+        """Exact δ(ε) of the pair (both directions coincide by symmetry), minus nothing:
+        the dropped mass is NOT added, so this stays a lower bound."""
+        em = math.exp(epsilon)
+        sigma, T = self.sigma, self.targets
+        k = self._k
+        q = sigma * (1 - em) * self._ratio / ((1 - sigma) * T)
+        # j = floor((e^ε k − q)/(1 + e^ε)) = k − ceil((k + q)/(1 + e^ε)), written so that
+        # a tiny positive gap is not rounded away when e^ε is huge.
+        j = k - np.ceil((k + q) / (1 + em)).astype(np.int64)
+        first = (q - em * k) * self._sf_lookup(k, j)
+        km1 = np.maximum(k - 1, 0)
+        second = (1 + em) * (k / 2.0) * self._sf_lookup(km1, j - 1)
+        second = np.where(k > 0, second, 0.0)
+        value = np.maximum(first + second, 0.0)
+        with np.errstate(divide="ignore"):
+            return max(0.0, min(1.0, _sum_exp(self._log_coef + np.log(value))))
+
+
+def _row_logsumexp(a: FloatArray) -> FloatArray:
+    top = np.max(a, axis=1)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.where(
+            np.isfinite(top), safe + np.log(np.sum(np.exp(a - safe[:, None]), axis=1)), -np.inf
+        )

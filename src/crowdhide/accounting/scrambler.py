@@ -27,6 +27,8 @@ method                 kind        what it is
 ``montecarlo``         estimate    Algorithm 2 (R samples), with a confidence interval
 ``bennett-published``  NOT valid   Lemma 3 as printed (extra factor ``1/(aN)``); figures only
 ``theorem3-published`` NOT valid   Theorem 3 (capped) as printed; understates ε (note §4.2)
+``lower-bound``        lower bound exact δ of one neighbouring pair (n − 1 common messages at a
+                                   third target): the true ε is at least this (T >= 3)
 =====================  ==========  ==========================================================
 
 ``best`` is the smallest ε among the certificates that apply. Everything is in convention U.
@@ -87,6 +89,7 @@ UNCAPPED_METHODS: tuple[str, ...] = (
     "local",
     "montecarlo",
     "bennett-published",
+    "lower-bound",
 )
 #: Evaluators of the capped scrambler Ã_σ^{n,d}.
 CAPPED_METHODS: tuple[str, ...] = ("exact", "exact-pure", "local", "theorem3-published")
@@ -99,6 +102,8 @@ CERTIFICATE_METHODS: frozenset[str] = frozenset(
 _BRUTE_FORCE_BUDGET = 4.0e8
 #: Search ceiling for ε when σ = 0 (no finite local ε0).
 _EPS_CEILING = 60.0
+#: Largest n + d for the third-target pair lower bound (its arrays grow like (n + d) · m).
+_PAIR_MAX_MESSAGES = 30_000
 _LOG_ZERO = -1.0e4
 
 
@@ -477,6 +482,29 @@ def _uncapped_epsilon(
         if method == "bennett-published":
             return _finish(min(eps, eps0), method=method, note=note, valid=False, **kw)
         return _finish(eps, method=method, note=note, **kw)
+    if method == "lower-bound":
+        if T < 3 or n + d > _PAIR_MAX_MESSAGES:
+            return _finish(
+                math.inf,
+                method=method,
+                valid=False,
+                note=f"unavailable: needs targets >= 3 and n + d <= {_PAIR_MAX_MESSAGES}",
+                **kw,
+            )
+        pair = bounds.ThirdTargetPair(targets=T, sigma=s, n=n, dummies=d, log_tail=log_tail)
+
+        def log_pair(e: float) -> float:
+            v = pair.delta(e)
+            return math.log(v) if v > 0 else -math.inf
+
+        return _finish(
+            min(_monotone_search(log_pair, log_target, hi), eps0),
+            method=method,
+            valid=False,
+            note="LOWER bound: exact ε(δ) of one neighbouring pair (n−1 common messages at a "
+            "third target); the true ε lies between this and lemma2-exact",
+            **kw,
+        )
     if method == "montecarlo":
         mc = bounds.MonteCarloLemma2(targets=T, sigma=s, n=n, dummies=d, samples=samples, rng=rng)
 
@@ -755,6 +783,18 @@ def scrambler_delta(
             if m == "bennett-published":
                 return result(value, m, "printed Lemma 3: NOT a valid bound", False)
             return result(value, m)
+        if m == "lower-bound":
+            if T < 3 or nn + d > _PAIR_MAX_MESSAGES:
+                return result(
+                    0.0,
+                    m,
+                    f"unavailable: needs targets >= 3 and n + d <= {_PAIR_MAX_MESSAGES}",
+                    False,
+                )
+            pair = bounds.ThirdTargetPair(targets=T, sigma=s, n=nn, dummies=d)
+            return result(
+                pair.delta(eps), m, "LOWER bound: exact δ of one neighbouring pair", False
+            )
         if m == "montecarlo":
             mc = bounds.MonteCarloLemma2(
                 targets=T,
@@ -838,17 +878,17 @@ def generic_scrambler_epsilon(
     d = check_int("dummies", dummies, low=0)
     dl = check_probability("delta", delta, allow_zero=False, allow_one=False)
     if randomizer is not None:
+        if not hasattr(randomizer, "eps0") or not hasattr(randomizer, "blanket_probability"):
+            raise TypeError(
+                "randomizer must expose eps0 and blanket_probability (else pass eps0 and "
+                f"gamma), got {type(randomizer).__name__}"
+            )
         e0 = check_real("eps0", randomizer.eps0, low=0.0)
-        g = check_probability("gamma", randomizer.blanket_probability)
-        k = getattr(randomizer, "k", None)
-        if type(randomizer).__name__ == "KaryRandomizedResponse" and k is not None:
+        g = check_probability("gamma", randomizer.blanket_probability, allow_zero=False)
+        if _is_kary_rr(randomizer):
+            # k-RR is the sampling randomizer with T = k and σ = γ: full T-ary analysis.
             return scrambler_epsilon(
-                targets=int(k),
-                sigma=g,
-                n=nn,
-                dummies=d,
-                delta=dl,
-                method="best" if method in ("best",) else method,
+                targets=int(randomizer.k), sigma=g, n=nn, dummies=d, delta=dl, method=method
             )
     else:
         if eps0 is None or gamma is None:
@@ -887,6 +927,19 @@ def generic_scrambler_epsilon(
     if method != "best":
         return run(method)
     return min((run(m) for m in ("bennett", "hoeffding", "local")), key=lambda r: r.epsilon)
+
+
+def _is_kary_rr(randomizer: Any) -> bool:
+    """Whether ``randomizer`` behaves as k-ary randomized response (duck-typed)."""
+    k = getattr(randomizer, "k", None)
+    keep = getattr(randomizer, "keep_probability", None)
+    other = getattr(randomizer, "other_probability", None)
+    if not isinstance(k, int) or keep is None or other is None:
+        return False
+    return bool(
+        math.isclose(keep + (k - 1) * other, 1.0, rel_tol=1e-9)
+        and math.isclose(math.log(keep) - math.log(other), randomizer.eps0, rel_tol=1e-9)
+    )
 
 
 # --------------------------------------------------------------------------- costs
@@ -1185,7 +1238,10 @@ def calibrate_countermeasures(
                 break
     # Scrambler scheme: large n first (cheapest overhead for a given privacy), so that the
     # first solutions found prune the rest.
-    for n in sorted(_N_GRID, reverse=True):
+    n_grid = set(_N_GRID)
+    if mc is not None and mc - T >= 1:
+        n_grid.add(int(mc - T))  # the largest scrambler the channel budget allows
+    for n in sorted(n_grid, reverse=True):
         if mc is not None and n + T > mc:
             continue
         for s in _SIGMA_GRID:
