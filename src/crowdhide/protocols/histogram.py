@@ -39,10 +39,12 @@ from crowdhide.protocols.shuffler import Shuffler
 
 __all__ = [
     "ESTIMATORS",
+    "HistogramEstimates",
     "HistogramRun",
     "central_gaussian_histogram",
     "krr_histogram_estimate",
     "run_histogram",
+    "simulate_histogram",
 ]
 
 ESTIMATORS = ("debias", "inversion")
@@ -219,3 +221,59 @@ def inversion_matches_closed_form(counts: npt.ArrayLike, krr: KaryRandomizedResp
     generic = inversion_histogram_estimate(counts, krr.channel())
     fast = krr_histogram_estimate(counts, krr, estimator="inversion")
     return bool(np.allclose(generic, fast, atol=1e-10))
+
+
+@dataclass(frozen=True)
+class HistogramEstimates:
+    """Every estimate of one simulated run (for utility studies)."""
+
+    truth: npt.NDArray[np.float64]
+    shuffle_raw: npt.NDArray[np.float64]
+    shuffle_debiased: npt.NDArray[np.float64]
+    shuffle_inversion: npt.NDArray[np.float64]
+    central_raw: npt.NDArray[np.float64]
+    central_projected: npt.NDArray[np.float64]
+
+    def tvds(self) -> dict[str, float]:
+        """TVD of every estimate to the truth."""
+        return {
+            name: total_variation_distance(getattr(self, name), self.truth)
+            for name in (
+                "shuffle_raw",
+                "shuffle_debiased",
+                "shuffle_inversion",
+                "central_raw",
+                "central_projected",
+            )
+        }
+
+
+def simulate_histogram(
+    categories: npt.ArrayLike,
+    *,
+    k: int,
+    eps0: float,
+    epsilon: float,
+    delta: float,
+    rng: Any = None,
+) -> HistogramEstimates:
+    """One run of the shuffled k-RR pipeline at a given ε0 and of the central Gaussian at
+    (ε, δ), returning every estimate (no calibration, no certificate: the caller has them)."""
+    kk = check_int("k", k, low=2)
+    values = as_category_array("categories", categories, k=kk).ravel()
+    gen = as_rng(rng)
+    krr = KaryRandomizedResponse(k=kk, eps0=eps0)
+    shuffler = Shuffler()
+    shuffler.submit(krr.randomize(values, rng=gen))
+    counts = np.bincount(shuffler.release().messages, minlength=kk)
+    true_counts = np.bincount(values, minlength=kk)
+    central = central_gaussian_histogram(true_counts, epsilon=epsilon, delta=delta, rng=gen)
+    debiased = krr.estimate_frequencies(counts)
+    return HistogramEstimates(
+        truth=true_counts / values.size,
+        shuffle_raw=counts / values.size,
+        shuffle_debiased=debiased,
+        shuffle_inversion=project_to_simplex(debiased),
+        central_raw=central.raw,
+        central_projected=central.projected,
+    )
