@@ -69,11 +69,14 @@ def test_central_gaussian_uses_analytic_sigma_with_sqrt2_sensitivity() -> None:
 
 @needs_accountant
 @pytest.mark.parametrize(("n", "k", "eps0"), [(3, 3, 1.0), (4, 3, 2.0), (4, 2, 1.5)])
-def test_accountant_curve_bounds_the_enumerated_histogram(n: int, k: int, eps0: float) -> None:
-    curve = _accountant.krr_curve(eps0=eps0, n=n, k=k)
+def test_accountant_certificate_bounds_the_enumerated_histogram(
+    n: int, k: int, eps0: float
+) -> None:
+    curve = _accountant.krr_lower_curve(eps0=eps0, n=n, k=k)  # exhaustive for n <= 14
     for eps in (0.0, 0.2, 0.5, 1.0):
         exact = krr_histogram_worst_delta(n, k, eps0, eps)
-        assert curve.delta(eps) >= exact - 1e-12
+        certificate, _ = _accountant.krr_delta_certificate(eps0=eps0, n=n, k=k, epsilon=eps)
+        assert certificate >= exact - 1e-12
         assert curve.delta(eps) == pytest.approx(exact, abs=1e-9)
 
 

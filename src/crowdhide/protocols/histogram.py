@@ -1,7 +1,7 @@
 """Shuffled k-RR histograms (Biswas et al., seed 003) against the central Gaussian.
 
-Each user reports its category through k-RR with the largest ε0 for which the shuffled
-reports are (ε, δ)-DP by the exact worst-case curve (shared accountant); the shuffler
+Each user reports its category through k-RR with the largest ε0 for which the shared shuffle
+accountant certifies the shuffled reports (ε, δ)-DP (its tightest valid upper bound); the shuffler
 permutes the n reports; the analyzer counts them and estimates the distribution with
 
 * ``"debias"`` — the unbiased k-RR estimator (can be negative), or
@@ -192,9 +192,9 @@ def run_histogram(
         local = _accountant.calibrate_krr_eps0(epsilon=eps, delta=d, n=n, k=kk)
     else:
         local = check_real("eps0", eps0, low=0.0, low_open=True)
-    certified = min(_accountant.krr_curve(eps0=local, n=n, k=kk).epsilon(d), local)
+    certified, bound = _accountant.certify_krr(eps0=local, n=n, k=kk, delta=d)
     certificate = Certificate(
-        epsilon=certified, delta=d, bound="exact shuffled k-RR", target_epsilon=eps, eps0=local
+        epsilon=min(certified, local), delta=d, bound=bound, target_epsilon=eps, eps0=local
     )
     krr = KaryRandomizedResponse(k=kk, eps0=local)
     shuffler = Shuffler()

@@ -7,12 +7,12 @@
   ``(1/r) · (Σ y − p N/2)/(1 − p)`` (N = n·r, p = λ/n), rescaled to the original units.
   Privacy: the single shuffle is a post-processing of r separately shuffled bit sums (Lemma
   3.6), and the encoder's randomness is a mixture (joint convexity), so the protocol is at
-  least as private as the r-fold composition of the exact shuffled binary-RR curve. The
-  per-bit budget is chosen by the better of basic and advanced composition.
+  least as private as the r-fold composition of the certified shuffled binary-RR guarantee.
+  The per-bit budget is chosen by the better of basic and advanced composition.
 * **Single-message blanket** protocol of Balle, Bell, Gascón, Nissim (CRYPTO 2019, §4):
   each user rounds ``u·m`` at random to ``x̄ ∈ {0 … m}`` and sends it through (m+1)-ary
-  randomized response; the analyzer debiases ``Σ y/m``. Privacy: exact shuffled k-RR curve
-  with k = m + 1.
+  randomized response; the analyzer debiases ``Σ y/m``. Privacy: the shared accountant's
+  certificate for shuffled k-RR with k = m + 1.
 
 Both report the estimate, its standard error (exact for the given data up to the realized
 rounding), and the certificate; the number of messages r (multi) or levels m (single) is
@@ -138,8 +138,8 @@ def _multi_parameters(
         raise ValueError(f"calibration must be 'exact' or 'paper', got {calibration!r}")
     eps0 = eps0_from_lambda(n=n, lam=lam)
     if _accountant.shuffle_accountant_available():
-        per_bit = _accountant.krr_curve(eps0=eps0, n=n, k=2).epsilon(budget.delta)
-        bound = "exact shuffled binary RR, composed"
+        per_bit, bound = _accountant.certify_krr(eps0=eps0, n=n, k=2, delta=budget.delta)
+        bound += ", composed over bit positions"
     else:
         per_bit = corollary47_epsilon(n=n, lam=lam, delta=budget.delta)
         bound = "paper Cor. 4.7, composed"
@@ -343,11 +343,11 @@ def run_single_message_sum(
     assert best is not None
     _, m, eps0 = best
     krr = KaryRandomizedResponse(k=m + 1, eps0=eps0)
-    certified = _accountant.krr_curve(eps0=eps0, n=n, k=m + 1).epsilon(d)
+    certified, bound = _accountant.certify_krr(eps0=eps0, n=n, k=m + 1, delta=d)
     certificate = Certificate(
         epsilon=min(certified, eps0),
         delta=d,
-        bound="exact shuffled k-RR",
+        bound=bound,
         target_epsilon=eps,
         eps0=eps0,
     )
