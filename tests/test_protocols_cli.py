@@ -250,7 +250,8 @@ def test_exact_bit_sum_cli(capsys: pytest.CaptureFixture[str], bits_file: Path) 
         "--json",
     )
     assert result.code == 0, result.err
-    assert result.json()["bound"] == "exact shuffled binary RR"
+    assert result.json()["bound"].startswith("shuffle accountant: ")
+    assert result.json()["valid"] is True
 
 
 @pytest.mark.parametrize(
@@ -271,6 +272,7 @@ def test_reproductions_quick(capsys: pytest.CaptureFixture[str], tmp_path: Path,
 
 
 @needs_accountant
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["seed003-fig2", "seed003-gowalla"])
 def test_utility_reproductions_quick(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str

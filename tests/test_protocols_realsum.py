@@ -104,17 +104,27 @@ def test_paper_calibrated_real_sum_runs_end_to_end() -> None:
 
 
 @needs_accountant
-def test_exact_real_sum_chooses_messages_and_is_certified() -> None:
+def test_exact_real_sum_is_certified() -> None:
+    x = np.random.default_rng(6).random(20_000)
+    run = run_real_sum(x, lower=0, upper=1, epsilon=1.0, delta=1e-6, messages=2, rng=7)
+    assert run.certificate.valid
+    assert run.messages == 40_000
+    assert abs(run.error) < 6 * run.std_error
+
+
+@needs_accountant
+@pytest.mark.slow
+def test_exact_real_sum_chooses_messages() -> None:
     x = np.random.default_rng(6).random(20_000)
     run = run_real_sum(x, lower=0, upper=1, epsilon=1.0, delta=1e-6, rng=7)
     assert run.certificate.valid
-    assert abs(run.error) < 6 * run.std_error
+    assert run.parameters["messages_per_user"] in (1, 2, 4, 8, 16, 32, 64)
 
 
 @needs_accountant
 def test_exact_single_message_sum_is_certified() -> None:
     x = np.random.default_rng(8).random(20_000)
-    run = run_single_message_sum(x, lower=0, upper=1, epsilon=1.0, delta=1e-6, rng=9)
+    run = run_single_message_sum(x, lower=0, upper=1, epsilon=1.0, delta=1e-6, levels=8, rng=9)
     assert run.certificate.valid
     assert run.messages == 20_000
     assert abs(run.error) < 6 * run.std_error

@@ -31,6 +31,7 @@ Everything is evaluated in log space (``gammaln`` binomials, ``logsumexp`` over 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -57,10 +58,12 @@ def _log_binom(n: int, j: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
     return out
 
 
+@lru_cache(maxsize=64)
 def _terms(
     eps0: float, k: int, n: int, n_x0: int
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """``log P0(s)``, correct ``v_s`` and printed ``v'_s`` for s = 0 … n."""
+    """``log P0(s)``, correct ``v_s`` and printed ``v'_s`` for s = 0 … n (ε-independent, so
+    cached across ε; the returned arrays are read-only)."""
     log_e0k2 = float(np.logaddexp(eps0, math.log(k - 2))) if k > 2 else eps0  # log(e^ε0+k−2)
     log_e0k1 = float(np.logaddexp(eps0, math.log(k - 1)))  # log(e^ε0 + k − 1)
     log_k1 = eps0 + log_e0k2 - math.log(k - 1)  # log κ1
@@ -89,6 +92,8 @@ def _terms(
     s_flat = s[:, 0].astype(np.float64)
     log_k3 = n_x0 * math.log(k - 1) + (n - n_x0 - s_flat) * log_e0k2 - n * log_e0k1
     log_p0 = log_k3 + np.logaddexp(log_k2 + log_t, log_gap + log_b)
+    for arr in (log_p0, v, v_printed):
+        arr.flags.writeable = False
     return log_p0, v, v_printed
 
 
