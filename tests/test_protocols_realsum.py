@@ -104,6 +104,7 @@ def test_paper_calibrated_real_sum_runs_end_to_end() -> None:
 
 
 @needs_accountant
+@pytest.mark.slow
 def test_exact_real_sum_is_certified() -> None:
     x = np.random.default_rng(6).random(20_000)
     run = run_real_sum(x, lower=0, upper=1, epsilon=1.0, delta=1e-6, messages=2, rng=7)
@@ -122,6 +123,7 @@ def test_exact_real_sum_chooses_messages() -> None:
 
 
 @needs_accountant
+@pytest.mark.slow
 def test_exact_single_message_sum_is_certified() -> None:
     x = np.random.default_rng(8).random(20_000)
     run = run_single_message_sum(x, lower=0, upper=1, epsilon=1.0, delta=1e-6, levels=8, rng=9)
