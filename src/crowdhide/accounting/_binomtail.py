@@ -1,0 +1,334 @@
+"""Binomial windows, rigorous tail bounds and expected excesses in log space (internal).
+
+Every shuffle accountant of :mod:`crowdhide.accounting.shuffle` reduces to sums of the form
+``Σ_j Bin(j; N, p) f(j)`` where only a window of ``j`` of width ``O(√N)`` matters. This module
+provides
+
+* :func:`binom_window` — the window ``[lo, hi]`` whose two tails each have probability at
+  most ``e^{-L}`` (Chernoff–Hoeffding bound ``P(X >= t) <= exp(-N KL(t/N || p))``, a rigorous
+  bound, not an approximation), with the log-pmf on the window;
+* :class:`ExcessTable` — ``E[(X − θ)_+]`` and ``E[(θ − X)_+]`` for ``X ~ Bin(N, p)`` and many
+  thresholds θ, from suffix/prefix sums of positive terms only (no cancellation), in log space.
+
+The log-pmf on the window is built from the exact ratio recurrence
+``pmf(j+1)/pmf(j) = (N − j) p / ((j + 1)(1 − p))`` starting at the mode and normalised to sum
+to one over the window. Normalising can only *increase* each weight (the true window mass is
+``<= 1``), which keeps every δ computed from these weights an upper bound up to rounding; the
+rounding error of the recurrence is ``O(window · 1e-16)`` relative.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy.special import gammaln, logsumexp, xlog1py, xlogy
+
+__all__ = ["ExcessTable", "Window", "binom_window", "log_chernoff_tail"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def _kl(x: float, p: float) -> float:
+    """``KL(Ber(x) || Ber(p))`` in nats (``inf`` outside the support)."""
+    if p <= 0.0:
+        return 0.0 if x <= 0.0 else math.inf
+    if p >= 1.0:
+        return 0.0 if x >= 1.0 else math.inf
+    return float(xlogy(x, x / p) + xlog1py(1.0 - x, -x) - xlog1py(1.0 - x, -p))
+
+
+def log_chernoff_tail(n: int, p: float, t: float, *, upper: bool) -> float:
+    """Log of a rigorous bound on ``P(X >= t)`` (``upper``) or ``P(X <= t)``, X ~ Bin(n, p)."""
+    if n == 0:
+        return 0.0 if (t <= 0 if upper else t >= 0) else -math.inf
+    x = t / n
+    if upper:
+        if x <= p:
+            return 0.0
+        if x > 1.0:
+            return -math.inf
+    else:
+        if x >= p:
+            return 0.0
+        if x < 0.0:
+            return -math.inf
+    return -n * _kl(x, p)
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """Integers ``lo..hi`` of Bin(n, p) with their log-pmf and a bound on the outside mass."""
+
+    n: int
+    p: float
+    lo: int
+    log_pmf: FloatArray
+    log_tail: float  # log of a bound on P(X < lo) + P(X > hi)
+
+    @property
+    def hi(self) -> int:
+        return self.lo + self.log_pmf.size - 1
+
+    @property
+    def values(self) -> FloatArray:
+        return np.arange(self.lo, self.hi + 1, dtype=np.float64)
+
+
+def _edge(n: int, p: float, log_tail: float, *, upper: bool) -> int:
+    """Smallest ``hi`` (upper) / largest ``lo`` with Chernoff tail beyond it <= e^log_tail."""
+    mean = n * p
+    if upper:
+        lo_t, hi_t = math.floor(mean), n + 1
+        # find smallest t in [lo_t, n+1] with bound(X >= t) <= target
+        while hi_t - lo_t > 1:
+            mid = (lo_t + hi_t) // 2
+            if log_chernoff_tail(n, p, mid, upper=True) <= log_tail:
+                hi_t = mid
+            else:
+                lo_t = mid
+        return min(hi_t - 1, n)
+    lo_t, hi_t = -1, math.ceil(mean)
+    while hi_t - lo_t > 1:
+        mid = (lo_t + hi_t) // 2
+        if log_chernoff_tail(n, p, mid, upper=False) <= log_tail:
+            lo_t = mid
+        else:
+            hi_t = mid
+    return max(lo_t + 1, 0)
+
+
+def binom_window(n: int, p: float, log_tail: float) -> Window:
+    """The window of Bin(n, p) outside which each tail has mass ``<= e^{log_tail}``.
+
+    Examples
+    --------
+    >>> w = binom_window(100, 0.5, -30.0)
+    >>> 0 < w.lo < 50 < w.hi < 100
+    True
+    >>> abs(float(np.exp(w.log_pmf).sum()) - 1.0) < 1e-12
+    True
+    """
+    if n == 0 or p <= 0.0:
+        return Window(n, p, 0, np.zeros(1), -math.inf)
+    if p >= 1.0:
+        return Window(n, p, n, np.zeros(1), -math.inf)
+    lo = _edge(n, p, log_tail, upper=False)
+    hi = _edge(n, p, log_tail, upper=True)
+    tail_lo = log_chernoff_tail(n, p, lo - 1, upper=False) if lo > 0 else -math.inf
+    tail_hi = log_chernoff_tail(n, p, hi + 1, upper=True) if hi < n else -math.inf
+    js = np.arange(lo, hi + 1, dtype=np.float64)
+    mode = min(max(math.floor((n + 1) * p), lo), hi) - lo
+    # log pmf(j+1) - log pmf(j) for j = lo..hi-1
+    steps = np.log((n - js[:-1]) / (js[:-1] + 1.0)) + (math.log(p) - math.log1p(-p))
+    rel = np.empty(js.size)
+    rel[mode] = 0.0
+    rel[mode + 1 :] = np.cumsum(steps[mode:])
+    rel[:mode] = -np.cumsum(steps[:mode][::-1])[::-1]
+    log_pmf = rel - float(logsumexp(rel))
+    return Window(n, p, lo, log_pmf, float(np.logaddexp(tail_lo, tail_hi)))
+
+
+def _log_accum_reverse(x: FloatArray) -> FloatArray:
+    """``out[i] = log Σ_{j >= i} exp(x[j])``."""
+    return np.logaddexp.accumulate(x[::-1])[::-1]
+
+
+class ExcessTable:
+    """``E[(X − θ)_+]`` and ``E[(θ − X)_+]`` for X ~ Bin(n, p), many θ, in log space.
+
+    Uses ``E[(X − θ)_+] = (a − θ) P(X >= a) + Σ_{j > a} P(X >= j)`` with ``a`` the smallest
+    integer above θ, so every quantity is a sum of positive terms. Contributions from outside
+    the window are bounded by ``tail_mass × (n − θ)`` (resp. ``θ``) and *added*, so the result
+    is an upper bound.
+
+    Examples
+    --------
+    >>> t = ExcessTable(binom_window(10, 0.3, -60.0))
+    >>> xs = np.arange(11); pmf = np.exp(gammaln(11) - gammaln(xs + 1) - gammaln(11 - xs)
+    ...     + xs * np.log(0.3) + (10 - xs) * np.log(0.7))
+    >>> exact = float((pmf * np.maximum(xs - 2.5, 0)).sum())
+    >>> abs(float(np.exp(t.log_above(np.array([2.5]))[0])) - exact) < 1e-12
+    True
+    """
+
+    def __init__(self, window: Window) -> None:
+        self.w = window
+        lp = window.log_pmf
+        self._log_sf = _log_accum_reverse(lp)  # P(X >= lo + i) within window
+        self._log_ss = np.append(_log_accum_reverse(self._log_sf)[1:], -np.inf)
+        # Σ_{j > lo+i} P(X >= j) = Σ_{i' > i} sf[i']
+        self._log_cdf = np.logaddexp.accumulate(lp)  # P(X <= lo + i)
+        self._log_cs = np.insert(np.logaddexp.accumulate(self._log_cdf)[:-1], 0, -np.inf)
+        # Σ_{j < lo+i} P(X <= j) = Σ_{i' < i} cdf[i']
+
+    def log_above(self, theta: FloatArray) -> FloatArray:
+        """``log E[(X − θ)_+]`` (upper bound) for each θ."""
+        w = self.w
+        theta = np.asarray(theta, dtype=np.float64)
+        a = np.floor(theta) + 1.0  # smallest integer > θ
+        idx = np.clip(a - w.lo, 0, w.log_pmf.size).astype(np.int64)
+        inside = idx < w.log_pmf.size
+        safe = np.minimum(idx, w.log_pmf.size - 1)
+        start = w.lo + safe.astype(np.float64)
+        with np.errstate(divide="ignore"):
+            head = np.log(np.maximum(start - theta, 0.0)) + self._log_sf[safe]
+        val = np.where(inside, np.logaddexp(head, self._log_ss[safe]), -np.inf)
+        if w.log_tail > -np.inf:
+            with np.errstate(divide="ignore"):
+                extra = w.log_tail + np.log(np.maximum(w.n - theta, 0.0))
+            val = np.logaddexp(val, extra)
+        return np.asarray(val, dtype=np.float64)
+
+    def log_below(self, theta: FloatArray) -> FloatArray:
+        """``log E[(θ − X)_+]`` (upper bound) for each θ."""
+        w = self.w
+        theta = np.asarray(theta, dtype=np.float64)
+        b = np.ceil(theta) - 1.0  # largest integer < θ
+        idx = np.clip(b - w.lo, -1, w.log_pmf.size - 1).astype(np.int64)
+        inside = idx >= 0
+        safe = np.maximum(idx, 0)
+        end = w.lo + safe.astype(np.float64)
+        with np.errstate(divide="ignore"):
+            head = np.log(np.maximum(theta - end, 0.0)) + self._log_cdf[safe]
+        val = np.where(inside, np.logaddexp(head, self._log_cs[safe]), -np.inf)
+        if w.log_tail > -np.inf:
+            with np.errstate(divide="ignore"):
+                extra = w.log_tail + np.log(np.maximum(theta, 0.0))
+            val = np.logaddexp(val, extra)
+        return np.asarray(val, dtype=np.float64)
+
+
+def log_binom_pmf(k: npt.ArrayLike, n: float, p: float) -> FloatArray:
+    """Log-pmf of Bin(n, p) by ``gammaln`` (for small n and tests)."""
+    kk = np.asarray(k, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (
+            gammaln(n + 1.0)
+            - gammaln(kk + 1.0)
+            - gammaln(n - kk + 1.0)
+            + xlogy(kk, p)
+            + xlog1py(n - kk, -p)
+        )
+    return np.where((kk < 0) | (kk > n), -np.inf, out)
+
+
+def _log_tail_vec(n: FloatArray, p: float, t: FloatArray, *, upper: bool) -> FloatArray:
+    """Vectorized :func:`log_chernoff_tail` (n > 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = np.clip(t / np.maximum(n, 1.0), 0.0, 1.0)
+        kl = xlogy(x, x / p) + xlog1py(1.0 - x, -x) - xlog1py(1.0 - x, -p)
+    out = -n * kl
+    if upper:
+        out = np.where(t <= n * p, 0.0, out)
+        out = np.where(t > n, -np.inf, out)
+    else:
+        out = np.where(t >= n * p, 0.0, out)
+        out = np.where(t < 0, -np.inf, out)
+    return np.asarray(out, dtype=np.float64)
+
+
+@dataclass(frozen=True, slots=True)
+class RowWindows:
+    """For each row r, integers ``lo[r] + 0..width-1`` of Bin(n[r], p) (entries outside
+    ``0..n[r]`` have log-pmf ``-inf``) and a bound on the mass outside the window."""
+
+    lo: FloatArray
+    values: FloatArray
+    log_pmf: FloatArray
+    log_tail: FloatArray
+
+
+def row_windows(n: FloatArray, p: float, log_tail: float, gammaln_table: FloatArray) -> RowWindows:
+    """Bernstein-sized windows of Bin(n[r], p) for many rows at once (see :class:`RowWindows`).
+
+    The half-width ``t = L/3 + sqrt(L²/9 + 2 n p(1−p) L)`` makes each Bernstein tail
+    ``<= e^{-L}``; the reported tail is the (tighter) Chernoff bound at the actual edges.
+    ``gammaln_table[j] = gammaln(j)`` must cover ``max(n) + 2``.
+    """
+    n = np.asarray(n, dtype=np.float64)
+    big_l = -log_tail
+    var = float(n.max()) * p * (1.0 - p)
+    half = math.ceil(big_l / 3.0 + math.sqrt(big_l**2 / 9.0 + 2.0 * var * big_l)) + 1
+    width = 2 * half + 1
+    lo = np.floor(n * p) - half
+    vals = lo[:, None] + np.arange(width, dtype=np.float64)[None, :]
+    inside = (vals >= 0) & (vals <= n[:, None])
+    vi = np.where(inside, vals, 0.0).astype(np.int64)
+    ni = n.astype(np.int64)[:, None]
+    if p <= 0.0 or p >= 1.0:
+        target = 0.0 if p <= 0.0 else n[:, None]
+        log_pmf = np.where(vals == target, 0.0, -np.inf)
+        return RowWindows(lo, vals, log_pmf, np.full(n.shape, -np.inf))
+    log_pmf = (
+        gammaln_table[ni + 1]
+        - gammaln_table[vi + 1]
+        - gammaln_table[np.maximum(ni - vi, 0) + 1]
+        + vals * math.log(p)
+        + (n[:, None] - vals) * math.log1p(-p)
+    )
+    log_pmf = np.where(inside, log_pmf, -np.inf)
+    tail = np.logaddexp(
+        _log_tail_vec(n, p, lo - 1.0, upper=False),
+        _log_tail_vec(n, p, lo + width, upper=True),
+    )
+    return RowWindows(lo, vals, log_pmf, tail)
+
+
+def row_log_excess_above(rows: RowWindows, theta: FloatArray, n: FloatArray) -> FloatArray:
+    """``log`` of the in-window part of ``E[(X_r − θ[r, i])_+]`` for a matrix of thresholds,
+    one row per window row (add :func:`row_log_outside` for the rest).
+
+    Uses ``E[(X − θ)_+] = (a − θ) P(X >= a) + Σ_{j > a} P(X >= j)`` (positive terms only).
+    The suffix sums are taken in linear space relative to each row's largest needed pmf
+    value; terms that underflow there (relative size < 1e-300) are replaced by a bound, so
+    the result stays an upper bound.
+    """
+    lp = rows.log_pmf
+    width = lp.shape[1]
+    a = np.floor(theta) + 1.0
+    idx = np.clip(a - rows.lo[:, None], 0, width).astype(np.int64)
+    first = np.minimum(idx.min(axis=1), width - 1)  # leftmost column needed per row
+    cols = np.arange(width)[None, :]
+    used = cols >= first[:, None]
+    masked = np.where(used, lp, -np.inf)
+    shift = masked.max(axis=1)
+    shift = np.where(np.isfinite(shift), shift, 0.0)
+    rel = np.exp(masked - shift[:, None])
+    sf = np.flip(np.cumsum(np.flip(rel, axis=1), axis=1), axis=1)
+    ss = np.flip(np.cumsum(np.flip(sf, axis=1), axis=1), axis=1)
+    ss = np.concatenate([ss[:, 1:], np.zeros((lp.shape[0], 1))], axis=1)
+    floor = width * 1e-300
+    inside = idx < width
+    safe = np.minimum(idx, width - 1)
+    start = rows.lo[:, None] + safe
+    sf_at = np.take_along_axis(sf, safe, axis=1) + floor
+    ss_at = np.take_along_axis(ss, safe, axis=1) + width * floor
+    body = (np.maximum(start - theta, 0.0) * sf_at + ss_at) * inside
+    with np.errstate(divide="ignore"):
+        return np.asarray(np.log(body) + shift[:, None], dtype=np.float64)
+
+
+def row_log_outside(rows: RowWindows, n: FloatArray) -> FloatArray:
+    """Per row, log of a bound on the part of ``E[(X − θ)_+]`` from outside the window
+    (``tail mass × n``), valid for every θ >= 0."""
+    with np.errstate(divide="ignore"):
+        return np.asarray(rows.log_tail + np.log(np.maximum(n, 1.0)), dtype=np.float64)
+
+
+def rowwise_logsumexp(x: FloatArray) -> FloatArray:
+    """``log Σ_j exp(x[r, j])`` per row (rows of ``-inf`` give ``-inf``)."""
+    m = x.max(axis=1)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.exp(x - m[:, None]).sum(axis=1)) + m
+    return np.asarray(out, dtype=np.float64)
+
+
+def gammaln_table(size: int) -> FloatArray:
+    """``gammaln(j)`` for ``j = 0..size-1`` (``gammaln(0) = inf`` is never used)."""
+    table = gammaln(np.arange(size, dtype=np.float64))
+    table[0] = 0.0
+    return np.asarray(table, dtype=np.float64)

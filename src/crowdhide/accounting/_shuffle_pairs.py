@@ -1,0 +1,364 @@
+"""Hockey-stick divergences of the reduced pairs behind the shuffle bounds (internal).
+
+All functions return ``log δ(ε)`` as an *upper bound* on the exact divergence of the stated
+pair: tails outside the summation windows are bounded rigorously and added (see
+:mod:`crowdhide.accounting._binomtail`), and a bound on floating-point error is added where a
+difference of two tail probabilities is taken.
+
+Notation: ``e = e^{ε0}``, ``E = e^{ε}``; k-RR keeps the true value with probability
+``p = e/(e+k−1)`` and reports each other value with probability ``q = 1/(e+k−1)``.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+
+import numpy as np
+import numpy.typing as npt
+from scipy.special import betainc, logsumexp
+
+from crowdhide.accounting._binomtail import (
+    _log_tail_vec,
+    binom_window,
+    gammaln_table,
+    row_log_excess_above,
+    row_log_outside,
+    row_windows,
+    rowwise_logsumexp,
+)
+from crowdhide.accounting.curves import DiscretePairCurve
+
+__all__ = [
+    "clone_pair_log_delta",
+    "krr_config_curves",
+    "krr_same_log_delta",
+    "krr_third_log_delta",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Above this many distinct clone counts the clone pairs are evaluated on blocks of counts,
+#: using that the conditional divergence is non-increasing in the count (adding a clone is a
+#: post-processing applied to both distributions); the block's smallest count is used, so the
+#: result stays an upper bound.
+MAX_CLONE_POINTS = 1500
+#: For very wide windows (clone-count standard deviation above ``_WIDE_SD``) the conditional
+#: divergence changes so slowly with the count that fewer blocks lose < 1e-4 relative in δ.
+_WIDE_SD, _WIDE_POINTS = 3000.0, 200
+#: Relative accuracy assumed for the incomplete beta function (Boost, ~1e-15 in practice).
+_BETAINC_RTOL = 5e-14
+#: Slack added to log δ per user for the rounding of ``gammaln`` tables (absolute error
+#: ~1e-16 · |gammaln(n)| per term, i.e. well below 1e-15 · n in log space).
+_GAMMALN_SLACK = 1e-15
+#: Largest n for the exact k-RR pair computations (work and memory grow like n).
+KRR_EXACT_MAX_N = 5_000_000
+
+
+def _sf(k: npt.NDArray[np.int64], m: npt.NDArray[np.int64]) -> FloatArray:
+    """``P(Bin(m, 1/2) >= k)`` elementwise (1 for k <= 0, 0 for k > m).
+
+    Uses the regularized incomplete beta ``I_{1/2}(k, m − k + 1)`` (Boost, accurate to a few
+    ulps). Note: ``scipy.special.bdtrc`` (Cephes) is wrong by far more than that for
+    m ~ 1e9 (it returns 0.84 for P(Bin(949979994, 1/2) >= m/2)), so it is not used.
+    """
+    kf = k.astype(np.float64)
+    mf = m.astype(np.float64)
+    inside = (k >= 1) & (k <= m)
+    a = np.where(inside, kf, 1.0)
+    b = np.where(inside, mf - kf + 1.0, 1.0)
+    out = np.asarray(betainc(a, b, 0.5), dtype=np.float64)
+    return np.where(k <= 0, 1.0, np.where(k > m, 0.0, out))
+
+
+def _clone_excess(m: npt.NDArray[np.int64], tau: float) -> tuple[FloatArray, FloatArray]:
+    """``E[(A − mτ)_+]`` for A ~ Bin(m, 1/2), and a bound on its rounding error."""
+    theta = m * tau
+    a_star = np.floor(theta).astype(np.int64) + 1
+    first = 0.5 * m * _sf(a_star - 1, m - 1)  # Σ_{a >= a*} a Bin(a; m, 1/2)
+    second = theta * _sf(a_star, m)
+    value = np.maximum(first - second, 0.0)
+    # betainc underflows below ~1e-308: each tail is then off by at most that, times m.
+    error = _BETAINC_RTOL * (first + second) + m * 1e-307
+    return value, error
+
+
+@functools.lru_cache(maxsize=64)
+def _clone_weights(
+    n: int, beta: float, log_tail: float
+) -> tuple[npt.NDArray[np.int64], FloatArray, float]:
+    """Clone counts to evaluate and their log-weights (independent of ε, hence cached)."""
+    win = binom_window(n - 1, beta, log_tail)
+    counts = np.arange(win.lo, win.hi + 1, dtype=np.int64)
+    log_w = win.log_pmf
+    points = MAX_CLONE_POINTS
+    if math.sqrt((n - 1) * beta * (1.0 - beta)) > _WIDE_SD:
+        points = _WIDE_POINTS
+    if counts.size > points:
+        # Blocks of equal width; evaluate at each block's smallest count (upper bound).
+        width = -(-counts.size // points)
+        starts = np.arange(0, counts.size, width)
+        log_w = np.logaddexp.reduceat(log_w, starts)
+        counts = counts[starts]
+    counts.setflags(write=False)
+    log_w.setflags(write=False)
+    return counts, log_w, win.log_tail
+
+
+def clone_pair_log_delta(n: int, eps0: float, beta: float, eps: float, log_tail: float) -> float:
+    """``log`` of the divergence of the clone pair of Feldman, McMillan & Talwar.
+
+    ``C ~ Bin(n−1, β)``, ``A | C ~ Bin(C, 1/2)``; ``P = α·(A+1, C−A) + (1−α)·(A, C−A+1)`` and
+    ``Q`` the same with the two components swapped, ``α = e^{ε0}/(e^{ε0}+1)``. FMT21 uses
+    ``β = e^{−ε0}``, FMT23 ``β = 2/(e^{ε0}+1)``. The pair is symmetric under swapping the
+    coordinates, so one direction suffices. With ``m = C + 1``,
+    ``P_C(a) − e^ε Q_C(a) = Bin(a; m, 1/2) (2 g/m) (a − mτ)`` where
+    ``g = (e−1)(1+E)/(e+1)`` and ``τ = (eE − 1)/((e−1)(1+E))``.
+    """
+    if eps >= eps0:
+        return -math.inf
+    big = math.exp(eps)
+    g = -math.expm1(-eps0) / (1.0 + math.exp(-eps0)) * (1.0 + big)  # (e-1)(1+E)/(e+1)
+    tau = math.expm1(eps + eps0) / (math.expm1(eps0) * (1.0 + big))
+    counts, log_w, log_outside = _clone_weights(n, beta, log_tail)
+    m = counts + 1
+    excess, err = _clone_excess(m, tau)
+    with np.errstate(divide="ignore"):
+        log_inner = np.log(excess + err) + math.log(2.0 * g) - np.log(m.astype(np.float64))
+    body = float(logsumexp(log_w + log_inner))
+    return float(np.logaddexp(body, log_outside))
+
+
+def _krr_params(k: int, eps0: float) -> tuple[float, float, float]:
+    denom = math.exp(eps0) + k - 1.0
+    return math.exp(eps0) / denom, 1.0 / denom, math.exp(eps0)
+
+
+_CHUNK_CELLS = 400_000  # cells per vectorized chunk (a few MB per array)
+
+
+def krr_third_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float) -> float:
+    """Exact ``log δ(ε)`` of shuffled k-RR (k >= 3) when all other users hold one value z ∉ {x, x'}.
+
+    With ``h`` the output histogram, ``a, b, c`` its counts of x, x', z and ``Mult_n`` the
+    multinomial law of n reports with probabilities ``(q, q, p, q, ...)``,
+    ``P(h | x) = Mult_n(h) (W + (e−1) a)/n`` with ``W = n − c(1 − 1/e)`` (and ``b`` for x').
+    Hence ``δ(ε) = (1/n) Σ_{s,c} Bin(s; n, 2q) Bin(c; n−s, p/(1−2q)) (e−1)(1+E)
+    E[(A − θ)_+]``, ``A ~ Bin(s, 1/2)``, ``θ = (V/(e−1) + E s)/(1+E)``, ``V = (E−1) W``;
+    the pair is symmetric (swap a and b), so one direction suffices. Work is
+    ``O(√n · √n)`` cells, vectorized in chunks of s.
+    """
+    if eps >= eps0:
+        return -math.inf
+    p, q, e = _krr_params(k, eps0)
+    big = math.exp(eps)
+    em1 = math.expm1(eps0)
+    shrink = -math.expm1(-eps0)  # 1 − 1/e
+    p_z = min(p / (1.0 - 2.0 * q), 1.0) if k > 3 else 1.0
+    s_win = binom_window(n, 2.0 * q, log_tail)
+    s_all = s_win.values
+    table = gammaln_table(n + 3)
+    parts = []
+    extras = []
+    probe_a = row_windows(s_all[-1:], 0.5, log_tail, table).values.shape[1]
+    probe_c = row_windows(n - s_all[:1], p_z, log_tail, table).values.shape[1]
+    chunk = max(1, _CHUNK_CELLS // (probe_a + probe_c))
+    for start in range(0, s_all.size, chunk):
+        s = s_all[start : start + chunk]
+        a_rows = row_windows(s, 0.5, log_tail, table)
+        c_rows = row_windows(n - s, p_z, log_tail, table)
+        cs = c_rows.values
+        theta = (math.expm1(eps) * (n - cs * shrink) / em1 + big * s[:, None]) / (1.0 + big)
+        excess = row_log_excess_above(a_rows, theta, s)
+        inner = rowwise_logsumexp(c_rows.log_pmf + excess)
+        parts.append(np.logaddexp(inner, row_log_outside(a_rows, s)))
+        extras.append(c_rows.log_tail)
+    log_parts = np.concatenate(parts)
+    scale = math.log(em1) + math.log1p(big) - math.log(n)
+    total = float(logsumexp(s_win.log_pmf + log_parts)) + scale
+    # Outside mass: each output contributes at most P(h | x) <= e·Mult_n(h).
+    c_tail = float(logsumexp(s_win.log_pmf + np.concatenate(extras)))
+    for extra in (s_win.log_tail, c_tail):
+        total = float(np.logaddexp(total, extra + math.log(e)))
+    return total + _GAMMALN_SLACK * n
+
+
+def krr_same_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float) -> float:
+    """Exact ``log δ(ε)`` of shuffled k-RR when all other users hold x' (both directions).
+
+    With ``a, b`` the counts of x and x' and ``Mult_n`` the law of n reports with probabilities
+    ``(q, p, q, ...)``: ``P(h | x') = Mult_n(h)`` and
+    ``P(h | x) = Mult_n(h) (n − b(1 − 1/e) + (e−1) a)/n``; ``b ~ Bin(n, p)`` and
+    ``a | b ~ Bin(n − b, 1/(k−1))``.
+    """
+    if eps >= eps0:
+        return -math.inf
+    p, _q, e = _krr_params(k, eps0)
+    big = math.exp(eps)
+    em1 = math.expm1(eps0)
+    shrink = -math.expm1(-eps0)
+    b_win = binom_window(n, p, log_tail)
+    b_all = b_win.values
+    table = gammaln_table(n + 3)
+    fwd_parts, bwd_parts = [], []
+    probe = row_windows(n - b_all[:1], 1.0 / (k - 1), log_tail, table).values.shape[1]
+    chunk = max(1, _CHUNK_CELLS // probe)
+    for start in range(0, b_all.size, chunk):
+        b = b_all[start : start + chunk]
+        rows = row_windows(n - b, 1.0 / (k - 1), log_tail, table)
+        w = n - b * shrink
+        theta_f = ((big * n - w) / em1)[:, None]
+        theta_b = ((n / big - w) / em1)[:, None]
+        a = rows.values
+        with np.errstate(divide="ignore"):
+            up = np.log(np.maximum(a - theta_f, 0.0))
+            down = np.log(np.maximum(theta_b - a, 0.0))
+            f_extra = rows.log_tail + np.log(np.maximum((n - b) - theta_f[:, 0], 0.0))
+            b_extra = rows.log_tail + np.log(np.maximum(theta_b[:, 0], 0.0))
+        fwd_parts.append(np.logaddexp(rowwise_logsumexp(rows.log_pmf + up), f_extra))
+        bwd_parts.append(np.logaddexp(rowwise_logsumexp(rows.log_pmf + down), b_extra))
+    log_scale = math.log(em1) - math.log(n)
+    forward = float(logsumexp(b_win.log_pmf + np.concatenate(fwd_parts))) + log_scale
+    backward = float(logsumexp(b_win.log_pmf + np.concatenate(bwd_parts))) + log_scale + eps
+    total = max(forward, backward)
+    return float(np.logaddexp(total, b_win.log_tail + math.log(e))) + _GAMMALN_SLACK * n
+
+
+def _group_step(arr: FloatArray, probs: tuple[float, float, float, float]) -> FloatArray:
+    """Add one report with category probabilities (x, x', z, rest) to a count array."""
+    out = arr * probs[3]
+    out[1:, :, :] += arr[:-1, :, :] * probs[0]
+    out[:, 1:, :] += arr[:, :-1, :] * probs[1]
+    out[:, :, 1:] += arr[:, :, :-1] * probs[2]
+    return out
+
+
+def krr_config_curves(
+    n: int, k: int, eps0: float
+) -> list[tuple[tuple[int, int, int], DiscretePairCurve]]:
+    """Exact curves of shuffled k-RR for every dataset class of the other ``n − 1`` users.
+
+    A class is ``(j, l, m)``: j others hold x, l hold x', m hold third values (for k-RR only
+    the counts of x, x' and one third value z matter; putting all third values on one z is
+    without loss of generality — verified by exhaustive enumeration in the tests). Classes
+    ``(j, l, m)`` and ``(l, j, m)`` give the same symmetric curve, so ``l <= j``.
+    The output statistic is the count triple (x, x', z) of the histogram, a sufficient
+    statistic (the remaining k − 3 values are exchangeable under every class).
+    """
+    p, q, _ = _krr_params(k, eps0)
+    rest = max(k - 3, 0) * q
+    on_x = (p, q, q if k >= 3 else 0.0, rest)
+    on_y = (q, p, q if k >= 3 else 0.0, rest)
+    on_z = (q, q, p, rest)
+    out: list[tuple[tuple[int, int, int], DiscretePairCurve]] = []
+    size = n + 1
+    for j in range(n):
+        for l_count in range(min(j, n - 1 - j) + 1):
+            m = n - 1 - j - l_count
+            if k == 2 and m > 0:
+                continue
+            arr = np.zeros((size, size, size))
+            arr[0, 0, 0] = 1.0
+            for probs, count in ((on_x, j), (on_y, l_count), (on_z, m)):
+                for _ in range(count):
+                    arr = _group_step(arr, probs)
+            pa = _group_step(arr, on_x).ravel()
+            qa = _group_step(arr, on_y).ravel()
+            keep = (pa > 0) | (qa > 0)
+            total_p, total_q = pa[keep].sum(), qa[keep].sum()
+            curve = DiscretePairCurve.from_probabilities(pa[keep] / total_p, qa[keep] / total_q)
+            out.append(((j, l_count, m), curve))
+    return out
+
+
+def krr_config_count(n: int, k: int) -> int:
+    """Number of dataset classes enumerated by :func:`krr_config_curves`."""
+    return sum(
+        1
+        for j, l_count in itertools.product(range(n), range(n))
+        if l_count <= min(j, n - 1 - j) and not (k == 2 and n - 1 - j - l_count > 0)
+    )
+
+
+def krr_clone_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float) -> float:
+    """``log δ(ε)`` of the k-RR clone reduction: a certificate for shuffled k-RR.
+
+    Every other user's report law decomposes as ``K(v) = 2r · (K(x) + K(x'))/2 + (1 − 2r) R_v``
+    with ``r = q/(p+q) = 1/(e+1)`` and ``R_v >= 0`` for *every* value v (for v = x it is
+    ``((1−r)K(x) − rK(x'))/(1−2r)``, for v = x' symmetric, for a third value it puts no mass
+    on x, x'). Revealing which users are "clones" and the residual reports (independent of
+    the target's value) can only help the adversary, so the divergence of
+    ``(C, histogram of the target's and the C clones' reports)`` bounds δ for every dataset,
+    ``C ~ Bin(n−1, 2r)`` — the FMT23 decomposition, but keeping the clones' k-RR noise
+    (each clone reports from ``π = (K(x) + K(x'))/2``).
+
+    With ``m = C + 1``, counts ``a, b`` of x, x', ``s = a + b``, ``μ = (p+q)/2`` and
+    ``κ = (e−1)/(e+1)``: ``P(a, b | x, C) = Mult_m(a, b) (m − κ s + 2κ a)/m`` where
+    ``Mult_m`` has cell probabilities ``(μ, μ, 1 − 2μ)``; so
+    ``δ = Σ_C Bin(C) Σ_s Bin(s; m, 2μ) (2κ(1+E)/m) E[(A − θ)_+]``, ``A ~ Bin(s, 1/2)``,
+    ``θ = (2κE s + (E−1)(m − κ s))/(2κ(1+E))``; the pair is symmetric in (a, b).
+    """
+    if eps >= eps0:
+        return -math.inf
+    p, q, _ = _krr_params(k, eps0)
+    big = math.exp(eps)
+    mu2 = p + q  # 2μ: probability that a clone reports x or x'
+    kappa = math.tanh(eps0 / 2.0)  # (e-1)/(e+1)
+    c_win = binom_window(n - 1, 2.0 * q / (p + q), log_tail)
+    cs = c_win.values
+    ms = cs + 1.0
+    table = gammaln_table(n + 3)
+    # Rows: every s that is plausible for some C in the window.
+    half = (
+        math.ceil(
+            -log_tail / 3.0
+            + math.sqrt(log_tail**2 / 9.0 - 2.0 * ms[-1] * mu2 * (1 - mu2) * log_tail)
+        )
+        + 1
+    )
+    s_lo = max(0, math.floor(mu2 * ms[0]) - half)
+    s_hi = min(int(ms[-1]), math.ceil(mu2 * ms[-1]) + half)
+    s_all = np.arange(s_lo, s_hi + 1, dtype=np.float64)
+    mi = ms.astype(np.int64)
+    log_scale_c = c_win.log_pmf - np.log(ms)
+    parts = []
+    probe = row_windows(s_all[-1:], 0.5, log_tail, table).values.shape[1]
+    chunk = max(1, _CHUNK_CELLS // (probe + cs.size))
+    for start in range(0, s_all.size, chunk):
+        s = s_all[start : start + chunk]
+        si = s.astype(np.int64)[:, None]
+        valid = si <= mi[None, :]
+        if mu2 >= 1.0:  # k = 2: every clone reports x or x'
+            log_bin_s = np.where(si == mi[None, :], 0.0, -np.inf)
+        else:
+            log_bin_s = np.where(
+                valid,
+                table[mi + 1][None, :]
+                - table[si + 1]
+                - table[np.maximum(mi[None, :] - si, 0) + 1]
+                + s[:, None] * math.log(mu2)
+                + (ms[None, :] - s[:, None]) * math.log1p(-mu2),
+                -np.inf,
+            )
+        weight = log_bin_s + log_scale_c[None, :]
+        a_rows = row_windows(s, 0.5, log_tail, table)
+        theta = (
+            2.0 * kappa * big * s[:, None] + math.expm1(eps) * (ms[None, :] - kappa * s[:, None])
+        ) / (2.0 * kappa * (1.0 + big))
+        excess = row_log_excess_above(a_rows, theta, s)
+        inner = rowwise_logsumexp(weight + excess)
+        outside = row_log_outside(a_rows, s) + rowwise_logsumexp(weight)
+        parts.append(np.logaddexp(inner, outside))
+    total = float(logsumexp(np.concatenate(parts))) + math.log(2.0 * kappa * (1.0 + big))
+    # Mass outside the windows: each outcome contributes at most P(.|x) <= (1+κ) Mult <= 2 Mult.
+    if mu2 >= 1.0:
+        s_tail = np.where((ms < s_lo) | (ms > s_hi), 0.0, -np.inf)
+    else:
+        s_tail = np.logaddexp(
+            _log_tail_vec(ms, mu2, np.full(ms.shape, s_lo - 1.0), upper=False),
+            _log_tail_vec(ms, mu2, np.full(ms.shape, s_hi + 1.0), upper=True),
+        )
+    outside_mass = np.logaddexp(float(logsumexp(c_win.log_pmf + s_tail)), c_win.log_tail)
+    total = float(np.logaddexp(total, outside_mass + math.log(2.0)))
+    return total + _GAMMALN_SLACK * n

@@ -1,0 +1,201 @@
+"""``crowdhide shuffle``: privacy amplification by shuffling (epsilon, delta, calibrate, plot)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from crowdhide.cli._output import JsonFlag, emit
+
+__all__ = ["register"]
+
+_COLUMNS = ["bound", "kind", "valid", "epsilon", "delta", "note"]
+
+Eps0 = Annotated[float, typer.Option("--eps0", help="Local DP level of each user (> 0).")]
+Users = Annotated[int, typer.Option("--n", help="Number of users shuffled together.")]
+DomainK = Annotated[
+    int | None,
+    typer.Option("--k", help="k-ary randomized response domain size (omit: any eps0-LDP)."),
+]
+BoundName = Annotated[str, typer.Option("--bound", help="Bound name, 'best' (default) or 'all'.")]
+
+
+def _clean(record: dict[str, Any]) -> dict[str, Any]:
+    """NaN (bound not applicable) becomes None: '-' in tables, null in JSON."""
+    return {key: None if isinstance(v, float) and math.isnan(v) else v for key, v in record.items()}
+
+
+def _records(results: list[Any]) -> list[dict[str, Any]]:
+    return [_clean(r.to_dict()) for r in results]
+
+
+def _run_all(fn: Any, names: tuple[str, ...], as_json: bool, **kwargs: Any) -> list[Any]:
+    """Evaluate every bound, with a progress bar on stderr for the table output."""
+    from crowdhide.accounting.shuffle import _applicable
+
+    todo = [b for b in names if b in _applicable(kwargs.get("k"))]
+    if as_json:
+        return [fn(bound=b, **kwargs) for b in todo]
+    from rich.console import Console
+    from rich.progress import Progress
+
+    out = []
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("bounds", total=len(todo))
+        for b in todo:
+            progress.update(task, description=b)
+            out.append(fn(bound=b, **kwargs))
+            progress.advance(task)
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``shuffle`` commands to ``app``."""
+    shuffle = typer.Typer(
+        name="shuffle",
+        help="Privacy amplification by shuffling: (eps, delta) of n shuffled eps0-LDP reports.",
+        no_args_is_help=True,
+    )
+    app.add_typer(shuffle, name="shuffle")
+
+    @shuffle.command("epsilon")
+    def epsilon_cmd(
+        eps0: Eps0,
+        n: Users,
+        delta: Annotated[float, typer.Option("--delta", help="Target delta, 0 < delta < 1.")],
+        k: DomainK = None,
+        bound: BoundName = "best",
+        as_json: JsonFlag = False,
+    ) -> None:
+        """Epsilon after shuffling at a given delta."""
+        from crowdhide.accounting.shuffle import SHUFFLE_BOUNDS, shuffle_epsilon
+
+        if bound == "all":
+            shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound="feldman2021")  # validates
+            results = _run_all(
+                shuffle_epsilon, SHUFFLE_BOUNDS, as_json, eps0=eps0, n=n, delta=delta, k=k
+            )
+            emit(
+                _records(results),
+                as_json=as_json,
+                title=f"epsilon at delta={delta:g}, eps0={eps0:g}, n={n}, k={k or 'any'}",
+                columns=_COLUMNS,
+                notes=_table_notes(results, "epsilon"),
+            )
+            return
+        result = shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound=bound)
+        emit(_clean(result.to_dict()), as_json=as_json, title="shuffle epsilon")
+
+    @shuffle.command("delta")
+    def delta_cmd(
+        eps0: Eps0,
+        n: Users,
+        epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon >= 0.")],
+        k: DomainK = None,
+        bound: BoundName = "best",
+        as_json: JsonFlag = False,
+    ) -> None:
+        """Delta after shuffling at a given epsilon."""
+        from crowdhide.accounting.shuffle import SHUFFLE_BOUNDS, shuffle_delta
+
+        if bound == "all":
+            shuffle_delta(eps0=eps0, n=n, epsilon=epsilon, k=k, bound="feldman2021")
+            results = _run_all(
+                shuffle_delta, SHUFFLE_BOUNDS, as_json, eps0=eps0, n=n, epsilon=epsilon, k=k
+            )
+            emit(
+                _records(results),
+                as_json=as_json,
+                title=f"delta at epsilon={epsilon:g}, eps0={eps0:g}, n={n}, k={k or 'any'}",
+                columns=_COLUMNS,
+                notes=_table_notes(results, "delta"),
+            )
+            return
+        result = shuffle_delta(eps0=eps0, n=n, epsilon=epsilon, k=k, bound=bound)
+        emit(_clean(result.to_dict()), as_json=as_json, title="shuffle delta")
+
+    @shuffle.command("calibrate")
+    def calibrate_cmd(
+        epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon > 0.")],
+        delta: Annotated[float, typer.Option("--delta", help="Target delta, 0 < delta < 1.")],
+        n: Annotated[
+            int | None, typer.Option("--n", help="Number of users (-> largest eps0).")
+        ] = None,
+        eps0: Annotated[
+            float | None,
+            typer.Option("--eps0", help="Local eps0 instead of --n (-> smallest n)."),
+        ] = None,
+        k: DomainK = None,
+        as_json: JsonFlag = False,
+    ) -> None:
+        """Largest eps0 for a target (epsilon, delta, n) — or smallest n given --eps0."""
+        from crowdhide.accounting.shuffle import calibrate_eps0, calibrate_n
+
+        if (n is None) == (eps0 is None):
+            raise ValueError("give exactly one of --n (calibrate eps0) or --eps0 (calibrate n)")
+        if n is not None:
+            result = calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k)
+            solved = "eps0"
+        else:
+            assert eps0 is not None
+            result = calibrate_n(epsilon=epsilon, delta=delta, eps0=eps0, k=k)
+            solved = "n"
+        record = {
+            "solved_for": solved,
+            "target_epsilon": epsilon,
+            "target_delta": delta,
+            **_clean(result.to_dict()),
+        }
+        emit(record, as_json=as_json, title=f"calibrated {solved}")
+
+    @shuffle.command("plot")
+    def plot_cmd(
+        eps0: Eps0,
+        delta: Annotated[float, typer.Option("--delta", help="Target delta, 0 < delta < 1.")],
+        out: Annotated[Path, typer.Option("--out", help="PNG file to write.")],
+        k: DomainK = None,
+        n_min: Annotated[int, typer.Option("--n-min", help="Smallest n.")] = 100,
+        n_max: Annotated[int, typer.Option("--n-max", help="Largest n.")] = 10**7,
+        points: Annotated[int, typer.Option("--points", help="Points per curve.")] = 16,
+        as_json: JsonFlag = False,
+    ) -> None:
+        """Plot epsilon against n for every bound (PNG)."""
+        from crowdhide.accounting.shuffle import epsilon_vs_n
+
+        data = epsilon_vs_n(
+            eps0=eps0, delta=delta, k=k, n_min=n_min, n_max=n_max, points=points, out=out
+        )
+        record = {"out": str(out), "eps0": eps0, "delta": delta, "k": k, **data}
+        if as_json:
+            emit(record, as_json=True)
+            return
+        rows = [
+            {"bound": name, **{f"n={n}": v for n, v in zip(data["n"], vals, strict=True)}}
+            for name, vals in data["epsilon"].items()
+        ]
+        emit(
+            [
+                {"bound": r["bound"], "points": sum(1 for v in r.values() if _finite(v))}
+                for r in rows
+            ],
+            as_json=False,
+            title=f"wrote {out}",
+        )
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def _table_notes(results: list[Any], key: str) -> list[str]:
+    certs = [r for r in results if r.is_certificate and _finite(getattr(r, key))]
+    if not certs:
+        return []
+    best = min(certs, key=lambda r: getattr(r, key))
+    return [
+        f"best valid upper bound: {best.bound} ({key} = {getattr(best, key):.6g}); "
+        "kind 'lower' rows are lower bounds, not guarantees."
+    ]

@@ -1,0 +1,233 @@
+"""Public API of crowdhide.accounting.shuffle: validation, validity flags, best, calibration,
+numerical range (no NaN/inf for 1 <= n <= 1e9, 0.01 <= eps0 <= 20, 1e-300 <= delta < 1)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import pytest
+
+from crowdhide.accounting.shuffle import (
+    SHUFFLE_BOUNDS,
+    ShuffleResult,
+    calibrate_eps0,
+    calibrate_n,
+    epsilon_vs_n,
+    krr_shuffle_curve,
+    shuffle_bound_curve,
+    shuffle_delta,
+    shuffle_delta_all,
+    shuffle_epsilon,
+    shuffle_epsilon_all,
+)
+
+
+def test_result_is_frozen_and_serialisable() -> None:
+    r = shuffle_epsilon(eps0=1.0, n=1000, delta=1e-6)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.epsilon = 0.0  # type: ignore[misc]
+    d = r.to_dict()
+    assert {"epsilon", "delta", "bound", "valid", "eps0", "n", "k", "note", "kind"} <= set(d)
+
+
+def test_all_lists_every_applicable_bound() -> None:
+    generic = shuffle_epsilon_all(eps0=1.0, n=1000, delta=1e-6)
+    assert [r.bound for r in generic] == [
+        b for b in SHUFFLE_BOUNDS if b not in ("krr_clone", "exact", "krr_lower")
+    ]
+    krr = shuffle_epsilon_all(eps0=1.0, n=10, delta=1e-6, k=3)
+    assert [r.bound for r in krr] == list(SHUFFLE_BOUNDS)
+    assert {r.bound: r.kind for r in krr}["krr_lower"] == "lower"
+    assert {r.bound: r.kind for r in krr}["exact"] == "exact"
+
+
+def test_best_is_smallest_valid_certificate() -> None:
+    for k in (None, 2, 4):
+        rows = shuffle_epsilon_all(eps0=2.0, n=300, delta=1e-6, k=k)
+        best = shuffle_epsilon(eps0=2.0, n=300, delta=1e-6, k=k)
+        certs = [r.epsilon for r in rows if r.is_certificate]
+        assert best.epsilon == min(certs)
+        assert best.is_certificate
+
+
+def test_best_uses_exact_for_small_n() -> None:
+    best = shuffle_epsilon(eps0=1.0, n=10, delta=1e-3, k=3)
+    assert best.bound == "exact"
+
+
+def test_invalid_bounds_are_flagged_not_raised() -> None:
+    r = shuffle_epsilon(eps0=2.0, n=100, delta=1e-6, bound="erlingsson2019")
+    assert not r.valid
+    assert math.isnan(r.epsilon)
+    assert "eps0 <= 0.5" in r.note
+    r = shuffle_epsilon(eps0=2.0, n=1000, delta=1e-6, bound="feldman2023")
+    assert not r.valid
+    assert "give k" in r.note
+    assert shuffle_epsilon(eps0=2.0, n=1000, delta=1e-6, k=2, bound="feldman2023").valid
+    r = shuffle_epsilon(eps0=2.0, n=100, delta=1e-6, k=2, bound="exact")
+    assert not r.valid
+    assert "n <= 14" in r.note
+    r = shuffle_delta(eps0=0.4, n=2000, epsilon=0.01, bound="erlingsson2019")
+    assert not r.valid
+    assert "delta <= 0.01" in r.note
+
+
+def test_delta_and_epsilon_are_consistent() -> None:
+    for bound in ("balle2019_bennett", "feldman2021", "feldman2021_closed"):
+        r = shuffle_epsilon(eps0=1.0, n=20_000, delta=1e-7, bound=bound)
+        d = shuffle_delta(eps0=1.0, n=20_000, epsilon=r.epsilon, bound=bound)
+        # Both are upper bounds; at this n the clone counts are evaluated on blocks whose
+        # width depends on the summation window, so they may differ slightly.
+        assert d.delta <= 1e-7 * (1 + 1e-3)
+        d_less = shuffle_delta(eps0=1.0, n=20_000, epsilon=r.epsilon * 0.999, bound=bound)
+        assert d_less.delta > 1e-7
+
+
+def test_epsilon_is_capped_at_eps0_and_delta_zero_beyond() -> None:
+    r = shuffle_epsilon(eps0=0.5, n=2, delta=1e-12)
+    assert r.epsilon <= 0.5
+    assert shuffle_delta(eps0=0.5, n=5, epsilon=0.5).delta == 0.0
+    assert all(
+        (r.delta == 0.0) or not r.valid for r in shuffle_delta_all(eps0=1.0, n=50, epsilon=1.0)
+    )
+
+
+def test_monotone_in_n_and_eps0() -> None:
+    eps_n = [shuffle_epsilon(eps0=1.0, n=n, delta=1e-6, k=2).epsilon for n in (100, 1000, 10**4)]
+    assert eps_n[0] > eps_n[1] > eps_n[2]
+    eps_e = [shuffle_epsilon(eps0=e, n=5000, delta=1e-6).epsilon for e in (0.5, 1.0, 2.0)]
+    assert eps_e[0] < eps_e[1] < eps_e[2]
+
+
+def test_calibrate_eps0() -> None:
+    r = calibrate_eps0(epsilon=0.2, delta=1e-6, n=50_000, k=2)
+    assert r.epsilon <= 0.2
+    assert r.is_certificate
+    worse = shuffle_epsilon(eps0=r.eps0 * 1.001, n=50_000, delta=1e-6, k=2)
+    assert worse.epsilon > 0.2
+    # eps0 = epsilon is always achievable
+    tiny = calibrate_eps0(epsilon=0.3, delta=1e-6, n=2)
+    assert tiny.eps0 >= 0.3
+
+
+def test_calibrate_n() -> None:
+    r = calibrate_n(epsilon=0.3, delta=1e-6, eps0=1.5)
+    assert r.epsilon <= 0.3
+    assert shuffle_epsilon(eps0=1.5, n=r.n - 1, delta=1e-6).epsilon > 0.3
+    with pytest.raises(ValueError, match="no n"):
+        calibrate_n(epsilon=1e-5, delta=1e-300, eps0=20.0)
+
+
+def test_krr_curve_kinds() -> None:
+    assert krr_shuffle_curve(eps0=1.0, n=8, k=3).is_certificate
+    assert not krr_shuffle_curve(eps0=1.0, n=100, k=3).is_certificate
+    with pytest.raises(ValueError, match="n must be <="):
+        krr_shuffle_curve(eps0=1.0, n=10**8, k=3)
+
+
+def test_epsilon_vs_n_grid() -> None:
+    d = epsilon_vs_n(eps0=1.0, delta=1e-6, k=3, n_min=10, n_max=1000, points=3)
+    assert d["n"] == [10, 100, 1000]
+    assert set(d["epsilon"]) == set(SHUFFLE_BOUNDS)
+    assert d["valid"]["exact"] == [True, False, False]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"eps0": 0.0}, ValueError, "eps0"),
+        ({"eps0": -1.0}, ValueError, "eps0"),
+        ({"eps0": float("nan")}, ValueError, "eps0"),
+        ({"eps0": 100.0}, ValueError, "eps0"),
+        ({"eps0": "1"}, TypeError, "eps0"),
+        ({"n": 0}, ValueError, "n must"),
+        ({"n": 2.5}, TypeError, "n must"),
+        ({"n": 10**10}, ValueError, "n must"),
+        ({"delta": 0.0}, ValueError, "delta"),
+        ({"delta": 1.0}, ValueError, "delta"),
+        ({"delta": -1e-3}, ValueError, "delta"),
+        ({"k": 1}, ValueError, "k must"),
+        ({"k": 2.5}, TypeError, "k must"),
+        ({"bound": "nope"}, ValueError, "bound must be one of"),
+        ({"bound": 3}, TypeError, "bound"),
+        ({"bound": "exact"}, ValueError, "needs k"),
+        ({"bound": "krr_lower"}, ValueError, "needs k"),
+        ({"bound": "krr_clone"}, ValueError, "needs k"),
+    ],
+)
+def test_invalid_inputs(kwargs: dict[str, Any], exc: type[Exception], match: str) -> None:
+    args: dict[str, Any] = {"eps0": 1.0, "n": 100, "delta": 1e-6, **kwargs}
+    with pytest.raises(exc, match=match):
+        shuffle_epsilon(**args)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: shuffle_delta(eps0=1.0, n=10, epsilon=-0.1), "epsilon"),
+        (lambda: shuffle_delta_all(eps0=1.0, n=10, epsilon=float("inf")), "epsilon"),
+        (lambda: calibrate_eps0(epsilon=0.0, delta=1e-6, n=10), "epsilon"),
+        (lambda: calibrate_n(epsilon=1.0, delta=2.0, eps0=1.0), "delta"),
+        (lambda: shuffle_bound_curve(bound="best", eps0=1.0, n=10), "bound"),
+        (lambda: shuffle_bound_curve(bound="exact", eps0=1.0, n=100, k=2), "n <= 14"),
+        (lambda: epsilon_vs_n(eps0=1.0, delta=1e-6, n_min=100, n_max=10), "n_max"),
+        (lambda: epsilon_vs_n(eps0=1.0, delta=1e-6, points=1), "points"),
+    ],
+)
+def test_invalid_inputs_other_functions(call: Any, match: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
+
+
+def _finite_results(rows: list[ShuffleResult]) -> None:
+    for r in rows:
+        if r.valid:
+            assert math.isfinite(r.epsilon), r
+            assert r.epsilon >= 0.0, r
+            assert 0.0 <= r.delta <= 1.0, r
+
+
+GENERIC = SHUFFLE_BOUNDS[:6]
+
+
+def _eps_rows(eps0: float, n: int, delta: float, k: int | None) -> list[ShuffleResult]:
+    return [shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound=b) for b in GENERIC]
+
+
+def _delta_rows(eps0: float, n: int, eps: float, k: int | None) -> list[ShuffleResult]:
+    return [shuffle_delta(eps0=eps0, n=n, epsilon=eps, k=k, bound=b) for b in GENERIC]
+
+
+@pytest.mark.parametrize("n", [1, 1000, 10**9])
+@pytest.mark.parametrize("eps0", [0.01, 20.0])
+def test_range_generic_bounds_fast(n: int, eps0: float) -> None:
+    for delta in (1e-300, 0.5):
+        _finite_results(_eps_rows(eps0, n, delta, 2))
+    for eps in (0.0, eps0 / 2):
+        _finite_results(_delta_rows(eps0, n, eps, None))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [1, 2, 10, 1000, 10**5, 10**7, 10**9])
+@pytest.mark.parametrize("eps0", [0.01, 0.5, 3.0, 20.0])
+def test_range_generic_bounds(n: int, eps0: float) -> None:
+    for delta in (1e-300, 1e-50, 1e-6, 0.9):
+        _finite_results(_eps_rows(eps0, n, delta, 3))
+        _finite_results(_eps_rows(eps0, n, delta, None))
+    for eps in (0.0, 1e-4, eps0 / 2):
+        _finite_results(_delta_rows(eps0, n, eps, 3))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [1, 5, 60])
+@pytest.mark.parametrize("eps0", [0.01, 2.0, 20.0])
+def test_range_krr_bounds(n: int, eps0: float) -> None:
+    for k in (2, 5):
+        for delta in (1e-300, 1e-6, 0.9):
+            rows = [
+                shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound=b)
+                for b in ("krr_clone", "exact", "krr_lower")
+            ]
+            _finite_results(rows)
