@@ -338,7 +338,8 @@ def run_single_message_sum(
     )
     best: tuple[float, int, float] | None = None
     for m in candidates:
-        eps0 = _accountant.calibrate_krr_eps0(epsilon=eps, delta=d, n=n, k=m + 1)
+        # The search uses the fast certificates; the chosen m is recalibrated with the best.
+        eps0 = _accountant.calibrate_krr_eps0(epsilon=eps, delta=d, n=n, k=m + 1, fast=True)
         gamma = KaryRandomizedResponse(k=m + 1, eps0=eps0).blanket_probability
         sd = _single_predicted_sd(n, m, gamma)
         if best is None or sd < best[0]:
@@ -347,6 +348,7 @@ def run_single_message_sum(
             break  # past the minimum of the (unimodal) predicted error
     assert best is not None
     _, m, eps0 = best
+    eps0 = max(eps0, _accountant.calibrate_krr_eps0(epsilon=eps, delta=d, n=n, k=m + 1))
     krr = KaryRandomizedResponse(k=m + 1, eps0=eps0)
     certified, bound = _accountant.certify_krr(eps0=eps0, n=n, k=m + 1, delta=d)
     certificate = Certificate(
