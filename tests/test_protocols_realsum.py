@@ -158,3 +158,52 @@ def test_zero_messages_is_rejected() -> None:
 def test_non_numeric_values_are_rejected() -> None:
     with pytest.raises(TypeError, match=r"values must be a numeric array"):
         run_real_sum(["a", "b"], lower=0, upper=1, epsilon=1.0, delta=1e-6)
+
+
+def _single_message_hist_law(
+    level_laws: list[dict[int, float]], m: int, eps0: float
+) -> dict[tuple[int, ...], float]:
+    """Exact law of the report histogram when user i's rounded level has law level_laws[i]."""
+    import itertools
+
+    k = m + 1
+    e = math.exp(eps0)
+    p, q = e / (e + k - 1), 1 / (e + k - 1)
+    law: dict[tuple[int, ...], float] = {}
+    for reports in itertools.product(range(k), repeat=len(level_laws)):
+        prob = 1.0
+        for y, levels in zip(reports, level_laws, strict=True):
+            prob *= sum(w * (p if y == v else q) for v, w in levels.items())
+        h = tuple(np.bincount(reports, minlength=k).tolist())
+        law[h] = law.get(h, 0.0) + prob
+    return law
+
+
+def _rounding_law(x: float, m: int) -> dict[int, float]:
+    lo = math.floor(x * m)
+    frac = x * m - lo
+    return {lo: 1 - frac, min(lo + 1, m): frac} if frac > 0 else {lo: 1.0}
+
+
+@needs_accountant
+@pytest.mark.parametrize(("target", "neighbour"), [(0.0, 1.0), (0.3, 0.9), (0.5, 0.0)])
+def test_single_message_privacy_by_enumeration(target: float, neighbour: float) -> None:
+    # n = 3 users, m = 2 levels (3-RR), rounding included: every multiset of the others'
+    # values on a grid, both neighbours enumerated exactly; the certificate must cover them.
+    from crowdhide.accounting import DiscretePairCurve
+
+    n, m, eps0 = 3, 2, 1.5
+    grid = (0.0, 0.25, 0.5, 1.0)
+    for eps in (0.0, 0.3, 0.8):
+        certificate, _ = _accountant.krr_delta_certificate(eps0=eps0, n=n, k=m + 1, epsilon=eps)
+        worst = 0.0
+        for others in ((a, b) for i, a in enumerate(grid) for b in grid[i:]):
+            laws = [_rounding_law(v, m) for v in others]
+            p = _single_message_hist_law([_rounding_law(target, m), *laws], m, eps0)
+            q = _single_message_hist_law([_rounding_law(neighbour, m), *laws], m, eps0)
+            keys = sorted(set(p) | set(q))
+            curve = DiscretePairCurve.from_probabilities(
+                [p.get(h, 0.0) for h in keys], [q.get(h, 0.0) for h in keys]
+            )
+            worst = max(worst, curve.delta(eps))
+        assert worst <= certificate + 1e-12
