@@ -28,7 +28,6 @@ from crowdhide._validation import as_rng, check_int, check_probability, check_re
 from crowdhide.mechanisms import (
     GaussianMechanism,
     KaryRandomizedResponse,
-    inversion_histogram_estimate,
     project_to_simplex,
     total_variation_distance,
 )
@@ -214,13 +213,6 @@ def run_histogram(
         messages=batch.count,
         central=central,
     )
-
-
-def inversion_matches_closed_form(counts: npt.ArrayLike, krr: KaryRandomizedResponse) -> bool:
-    """Check (used in tests) that the O(k) path equals the generic matrix inversion."""
-    generic = inversion_histogram_estimate(counts, krr.channel())
-    fast = krr_histogram_estimate(counts, krr, estimator="inversion")
-    return bool(np.allclose(generic, fast, atol=1e-10))
 
 
 @dataclass(frozen=True)
