@@ -52,8 +52,9 @@ __all__ = [
     "unary_encode",
 ]
 
-#: Largest number of messages a single run materializes (memory: ~9 bytes per message).
-MAX_MESSAGES = 200_000_000
+#: Largest number of messages a single run materializes: the CSPRNG shuffle needs ~25 bytes
+#: per message at its peak (keys, permutation, tie check), ~1.25 GB here.
+MAX_MESSAGES = 50_000_000
 
 
 def randomized_rounding(
