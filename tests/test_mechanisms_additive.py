@@ -128,7 +128,14 @@ def test_gaussian_delta_matches_quadrature(sigma: float, eps: float) -> None:
     )
 
 
-@pytest.mark.parametrize(("eps", "delta"), [(0.5, 1e-6), (1.0, 1e-5), (3.0, 1e-8)])
+@pytest.mark.parametrize(
+    ("eps", "delta"),
+    [
+        (0.5, 1e-6),
+        pytest.param(1.0, 1e-5, marks=pytest.mark.slow),
+        pytest.param(3.0, 1e-8, marks=pytest.mark.slow),
+    ],
+)
 def test_gaussian_delta_matches_dp_accounting_pld(eps: float, delta: float) -> None:
     from dp_accounting.pld import privacy_loss_distribution as pld
 

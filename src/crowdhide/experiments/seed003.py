@@ -1,0 +1,465 @@
+"""Seed 003 (Biswas, Jung, Palamidessi): shuffled k-RR bound and histogram utility.
+
+* ``seed003-table2`` — Table II: the paper's δ̂ (eq. (6), published ``v'_s``) reproduced,
+  side by side with the corrected formula, with a rigorous lower bound on the true δ of
+  shuffled k-RR (the exact divergence of the x0-count — a post-processing of the histogram —
+  maximized over n_x0) and with the shared accountant's certificate (smallest valid upper
+  bound) for the same (n, k, ε0, ε). Published values below the lower bound are flagged:
+  they are not privacy guarantees.
+* ``seed003-fig1`` — Fig. 1: δ̂ over (ε, ε0) (n = 100, k = 10, n_x0 = 80), published vs
+  corrected.
+* ``seed003-fig2`` — Fig. 2: TVD vs n on the synthetic N(0, 2) data (k = 15) for the raw
+  shuffled histogram, shuffle+INV and the central Gaussian, all at the same (ε, δ) certified
+  by the exact curve (the paper's ε = ε0 = 4 setting is inconsistent, see the note §0.4).
+* ``seed003-gowalla`` — the utility gap between shuffle+INV and the central Gaussian on the
+  Gowalla San Francisco and Paris grids at ε ∈ {0.5, 1, 2}, δ = 1e-6.
+
+The exact curve and the ε0 calibration come from the shared shuffle accountant; the
+experiments that need it say so clearly when it is missing.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from crowdhide.experiments._registry import ExperimentResult, experiment
+from crowdhide.protocols import _accountant
+from crowdhide.protocols.biswas import biswas_log_delta
+from crowdhide.protocols.data import as_categories, load_column
+from crowdhide.protocols.histogram import simulate_histogram
+
+__all__ = ["run_fig1", "run_fig2", "run_gowalla", "run_table2"]
+
+TABLE2_EPS0 = 0.49
+TABLE2_EPSILONS = (0.01, 0.1, 0.2, 0.3, 0.4)
+#: Seed 003 Table II as published: n -> (Erlingsson [11], Balle [10], Feldman [12], "our δ").
+TABLE2_PUBLISHED: dict[int, tuple[tuple[float, float, float, float], ...]] = {
+    100: (
+        (0.999, 0.996, 0.984, 1.18e-14),
+        (0.97, 0.68, 0.2, 1.26e-28),
+        (0.89, 0.22, 1.78e-3, 2.69e-43),
+        (0.77, 0.03, 6.580e-7, 1.39e-57),
+        (0.62, 2.2e-3, 1.02e-11, 9.46e-73),
+    ),
+    1000: (
+        (0.997, 0.963, 0.853, 6.66e-58),
+        (0.75, 0.02, 2.02e-7, 3.82e-93),
+        (0.32, 4.06e-7, 1.66e-27, 6.02e-143),
+        (0.08, 4.17e-15, 5.60e-61, 4.46e-207),
+        (0.01, 2.73e-26, 7.69e-108, 3.61e-292),
+    ),
+}
+#: k and n_x0 are not stated in the paper; k = 10, n_x0 = 0.8 n reproduces the n = 100 row
+#: (seed 003 note §4.6); the n = 1000 row is not reproduced by any tried n_x0.
+TABLE2_K = 10
+TABLE2_NX0 = {100: 80, 1000: 800}
+
+
+def _log10(log_value: float) -> float:
+    return log_value / math.log(10.0) if log_value > -math.inf else -math.inf
+
+
+def _fmt(log10_value: float) -> str:
+    if log10_value == -math.inf:
+        return "0"
+    if not math.isfinite(log10_value):
+        return "n/a"
+    mantissa_exp = math.floor(log10_value)
+    return f"{10 ** (log10_value - mantissa_exp):.3g}e{mantissa_exp:+d}"
+
+
+def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("-inf" if value < 0 else "inf")
+    return value
+
+
+def _write_json(path: Path, payload: Any) -> None:
+    path.write_text(json.dumps(_clean(payload), indent=2))
+
+
+@experiment("seed003-table2", "Biswas et al. Table II: published δ̂ vs corrected vs exact k-RR")
+def run_table2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
+    exact_available = _accountant.shuffle_accountant_available()
+    rows: list[dict[str, Any]] = []
+    for n, published_rows in TABLE2_PUBLISHED.items():
+        # Rigorous lower bound on the worst-case δ: the x0-count is a post-processing of the
+        # histogram, so its exact divergence for any dataset pair is <= the true δ; we take the
+        # max over a set of n_x0 (all of them for n = 100).
+        if quick:
+            nx0_grid: Sequence[int] = sorted({0, 1, n - 2, n - 1, TABLE2_NX0[n]})
+        elif n <= 200:
+            nx0_grid = range(n)
+        else:
+            nx0_grid = sorted({*range(11), *range(n - 11, n), 100, 500, TABLE2_NX0[n]})
+        for eps, published in zip(TABLE2_EPSILONS, published_rows, strict=True):
+            nx0 = TABLE2_NX0[n]
+            log_pub, log_cor = (
+                biswas_log_delta(
+                    epsilon=eps, eps0=TABLE2_EPS0, n=n, k=TABLE2_K, n_x0=nx0, published=flag
+                )
+                for flag in (True, False)
+            )
+            log_lower = max(
+                biswas_log_delta(
+                    epsilon=eps, eps0=TABLE2_EPS0, n=n, k=TABLE2_K, n_x0=j, published=False
+                )
+                for j in nx0_grid
+            )
+            if exact_available:
+                cert_delta, cert_bound = _accountant.krr_delta_certificate(
+                    eps0=TABLE2_EPS0, n=n, k=TABLE2_K, epsilon=eps
+                )
+            else:
+                cert_delta, cert_bound = math.nan, "n/a"
+            erlingsson = math.exp(-n * (eps / (12 * TABLE2_EPS0)) ** 2)
+            row: dict[str, Any] = {
+                "n": n,
+                "epsilon": eps,
+                "k": TABLE2_K,
+                "n_x0": nx0,
+                "paper_erlingsson": published[0],
+                "erlingsson_formula": erlingsson,
+                "paper_balle": published[1],
+                "paper_feldman": published[2],
+                "paper_our_delta": published[3],
+                "log10_published_formula": _log10(log_pub),
+                "log10_corrected_x0_count": _log10(log_cor),
+                "log10_lower_bound": _log10(log_lower),
+                "certificate_delta": cert_delta,
+                "certificate_bound": cert_bound,
+            }
+            row["reproduced"] = abs(row["log10_published_formula"] - math.log10(published[3])) < (
+                math.log10(1.015)
+            )
+            row["published_below_exact"] = bool(math.log10(published[3]) < row["log10_lower_bound"])
+            rows.append(row)
+    csv_path = out_dir / "seed003_table2.csv"
+    _write_csv(csv_path, rows)
+    json_path = out_dir / "seed003_table2.json"
+    _write_json(json_path, rows)
+    png_path = out_dir / "seed003_table2.png"
+    _plot_table2(rows, png_path)
+    comparison = [
+        "n     eps   paper 'our delta'  published formula  corrected x0-count  true-delta lower"
+        "  certificate (upper bound)",
+    ]
+    for r in rows:
+        comparison.append(
+            f"{r['n']:<5} {r['epsilon']:<5} {r['paper_our_delta']:<18.3g} "
+            f"{_fmt(r['log10_published_formula']):<18} {_fmt(r['log10_corrected_x0_count']):<19} "
+            f"{_fmt(r['log10_lower_bound']):<17} {r['certificate_delta']:.3g} "
+            f"({r['certificate_bound']})"
+            + ("  <- published BELOW the truth" if r["published_below_exact"] else "")
+        )
+    reproduced = sum(1 for r in rows if r["reproduced"])
+    comparison.append(
+        f"published formula reproduces {reproduced}/{len(rows)} 'our delta' cells within 1.5% "
+        "(n=100 row with k=10, n_x0=80; the n=1000 row's k and n_x0 are unknown)"
+    )
+    below = sum(1 for r in rows if r["published_below_exact"])
+    comparison.append(
+        f"{below}/{len(rows)} published values are below a rigorous lower bound on the true "
+        "delta of shuffled 10-RR (exact x0-count divergence, max over n_x0): seed 003's "
+        "delta-hat is NOT a privacy certificate; utility comparisons use the accountant's "
+        "certificates"
+    )
+    if not exact_available:
+        comparison.append("certificates skipped: crowdhide.accounting.shuffle not available")
+    return ExperimentResult(
+        files=(csv_path, json_path, png_path), comparison=tuple(comparison), data={"rows": rows}
+    )
+
+
+def _plot_table2(rows: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, n in zip(axes, (100, 1000), strict=True):
+        sub = [r for r in rows if r["n"] == n]
+        eps = [r["epsilon"] for r in sub]
+        ax.plot(eps, [math.log10(r["paper_our_delta"]) for r in sub], "o-", label="paper")
+        ax.plot(eps, [r["log10_published_formula"] for r in sub], "x--", label="published formula")
+        ax.plot(eps, [r["log10_corrected_x0_count"] for r in sub], "s-", label="corrected")
+        ax.plot(eps, [r["log10_lower_bound"] for r in sub], "^-", label="lower bound on true δ")
+        ax.plot(
+            eps,
+            [math.log10(max(r["certificate_delta"], 1e-320)) for r in sub],
+            "v:",
+            label="certificate (best valid bound)",
+        )
+        ax.set_title(f"Table II, n = {n}, ε0 = 0.49, k = 10")
+        ax.set_xlabel("ε")
+        ax.set_ylabel("log10 δ")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+@experiment("seed003-fig1", "Biswas et al. Fig. 1: δ̂ over (ε, ε0), published vs corrected")
+def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
+    size = 6 if quick else 15
+    epsilons = np.linspace(0.1, 3.0, size)
+    eps0s = np.linspace(0.1, 3.0, size)
+    rows = []
+    grids = {
+        "published": np.full((size, size), -np.inf),
+        "corrected": np.full((size, size), -np.inf),
+    }
+    for i, e0 in enumerate(eps0s):
+        for j, e in enumerate(epsilons):
+            row: dict[str, Any] = {"eps0": float(e0), "epsilon": float(e)}
+            for name in grids:
+                value = _log10(
+                    biswas_log_delta(
+                        epsilon=float(e),
+                        eps0=float(e0),
+                        k=10,
+                        n=100,
+                        n_x0=80,
+                        published=name == "published",
+                    )
+                )
+                grids[name][i, j] = value
+                row[f"log10_{name}"] = value
+            rows.append(row)
+    csv_path = out_dir / "seed003_fig1.csv"
+    _write_csv(csv_path, rows)
+    png_path = out_dir / "seed003_fig1.png"
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, (name, grid) in zip(axes, grids.items(), strict=True):
+        shown = np.where(np.isfinite(grid), grid, np.nan)
+        image = ax.imshow(
+            shown,
+            origin="lower",
+            aspect="auto",
+            extent=(epsilons[0], epsilons[-1], eps0s[0], eps0s[-1]),
+            cmap="viridis",
+        )
+        ax.set_title(f"log10 δ̂ ({name}); white: δ = 0 (ε >= ε0)")
+        ax.set_xlabel("ε")
+        ax.set_ylabel("ε0")
+        fig.colorbar(image, ax=ax)
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=120)
+    plt.close(fig)
+    finite = np.isfinite(grids["published"]) & np.isfinite(grids["corrected"])
+    gap = float(np.max(grids["corrected"][finite] - grids["published"][finite]))
+    monotone_eps = bool(
+        np.all(np.diff(np.nan_to_num(grids["corrected"], neginf=-1e9), axis=1) <= 1e-9)
+    )
+    comparison = (
+        "Fig. 1 (n=100, k=10, n_x0=80): delta decreases in eps and increases in eps0 (caption); "
+        f"corrected surface monotone in eps: {monotone_eps}",
+        f"largest gap corrected vs published: {gap:.1f} orders of magnitude (published too small)",
+        "delta = 0 exactly for eps >= eps0 in both versions",
+    )
+    return ExperimentResult(files=(csv_path, png_path), comparison=comparison, data={"gap": gap})
+
+
+def _need_accountant(name: str) -> None:
+    if not _accountant.shuffle_accountant_available():
+        raise ValueError(
+            f"{name} needs the exact shuffle accountant (crowdhide.accounting.shuffle), which is "
+            "not available in this build"
+        )
+
+
+def _utility_study(
+    values: np.ndarray,
+    *,
+    k: int,
+    epsilon: float,
+    delta: float,
+    runs: int,
+    rng: np.random.Generator,
+) -> dict[str, Any]:
+    """Calibrate once, certify once, then ``runs`` simulations; mean/sd of every TVD."""
+    n = int(values.size)
+    eps0 = _accountant.calibrate_krr_eps0(epsilon=epsilon, delta=delta, n=n, k=k)
+    certified = min(_accountant.certify_krr(eps0=eps0, n=n, k=k, delta=delta)[0], eps0)
+    tvds: dict[str, list[float]] = {}
+    for _ in range(runs):
+        result = simulate_histogram(values, k=k, eps0=eps0, epsilon=epsilon, delta=delta, rng=rng)
+        for name, value in result.tvds().items():
+            tvds.setdefault(name, []).append(value)
+    summary: dict[str, Any] = {
+        "n": n,
+        "k": k,
+        "epsilon": epsilon,
+        "delta": delta,
+        "eps0": eps0,
+        "certified_epsilon": certified,
+        "runs": runs,
+    }
+    for name, values_list in tvds.items():
+        arr = np.array(values_list)
+        summary[f"tvd_{name}_mean"] = float(arr.mean())
+        summary[f"tvd_{name}_sd"] = float(arr.std(ddof=1)) if arr.size > 1 else 0.0
+    summary["gap_inversion_vs_central_projected"] = (
+        summary["tvd_shuffle_inversion_mean"] / summary["tvd_central_projected_mean"]
+    )
+    summary["gap_inversion_vs_central_raw"] = (
+        summary["tvd_shuffle_inversion_mean"] / summary["tvd_central_raw_mean"]
+    )
+    return summary
+
+
+@experiment("seed003-fig2", "Biswas et al. Fig. 2: TVD vs n on synthetic data, shuffle vs central")
+def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
+    _need_accountant("seed003-fig2")
+    epsilon, delta = 1.0, 1e-6
+    ns = (1_000, 10_000) if quick else (1_000, 3_000, 10_000, 30_000, 100_000)
+    runs = 2 if quick else 10
+    pool = as_categories(load_column("builtin:synthetic", column="category")).values
+    rows = []
+    for n in ns:
+        values = rng.choice(pool, size=n, replace=n > pool.size)
+        rows.append(_utility_study(values, k=15, epsilon=epsilon, delta=delta, runs=runs, rng=rng))
+    csv_path = out_dir / "seed003_fig2.csv"
+    _write_csv(csv_path, rows)
+    png_path = out_dir / "seed003_fig2.png"
+    _plot_utility(rows, png_path, title=f"synthetic N(0,2), k = 15, ε = {epsilon}, δ = {delta}")
+    comparison = [
+        f"n={r['n']}: TVD shuffle {r['tvd_shuffle_raw_mean']:.4f}, shuffle+INV "
+        f"{r['tvd_shuffle_inversion_mean']:.4f}, central Gaussian {r['tvd_central_raw_mean']:.4f} "
+        f"(projected {r['tvd_central_projected_mean']:.4f}); eps0={r['eps0']:.3f}"
+        for r in rows
+    ]
+    comparison.append(
+        "paper (eps = eps0 = 4, inconsistent): shuffle+INV beats raw shuffle, the Gaussian is "
+        "slightly better than shuffle+INV; here the same ordering is checked at a consistent "
+        "(eps, delta) certified by the exact curve"
+    )
+    return ExperimentResult(
+        files=(csv_path, png_path), comparison=tuple(comparison), data={"rows": rows}
+    )
+
+
+def _plot_utility(rows: list[dict[str, Any]], path: Path, *, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ns = [r["n"] for r in rows]
+    for key, label in (
+        ("shuffle_raw", "shuffle (raw k-RR histogram)"),
+        ("shuffle_inversion", "shuffle+INV"),
+        ("central_raw", "central Gaussian H/n"),
+        ("central_projected", "central Gaussian, projected"),
+    ):
+        ax.errorbar(
+            ns,
+            [r[f"tvd_{key}_mean"] for r in rows],
+            yerr=[r[f"tvd_{key}_sd"] for r in rows],
+            marker="o",
+            label=label,
+            capsize=3,
+        )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("n")
+    ax.set_ylabel("total-variation distance")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+@experiment("seed003-gowalla", "Gowalla SF/Paris: shuffle+INV vs central Gaussian at ε ∈ {0.5,1,2}")
+def run_gowalla(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
+    _need_accountant("seed003-gowalla")
+    delta = 1e-6
+    epsilons = (0.5, 1.0, 2.0)
+    runs = 2 if quick else 10
+    rows = []
+    notes = []
+    for city in ("gowalla-sf", "gowalla-paris"):
+        column = load_column(f"builtin:{city}", column="cell")
+        if column.note:
+            notes.append(column.note)
+        cats = as_categories(column)
+        values = cats.values
+        if quick:
+            values = rng.choice(values, size=min(values.size, 5_000), replace=False)
+        for eps in epsilons:
+            summary = _utility_study(values, k=cats.k, epsilon=eps, delta=delta, runs=runs, rng=rng)
+            rows.append({"dataset": city, **summary})
+    csv_path = out_dir / "seed003_gowalla.csv"
+    _write_csv(csv_path, rows)
+    json_path = out_dir / "seed003_gowalla.json"
+    _write_json(json_path, rows)
+    png_path = out_dir / "seed003_gowalla.png"
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, city in zip(axes, ("gowalla-sf", "gowalla-paris"), strict=True):
+        sub = [r for r in rows if r["dataset"] == city]
+        eps_axis = [r["epsilon"] for r in sub]
+        for key, label in (
+            ("shuffle_inversion", "shuffle+INV (exact calibration)"),
+            ("central_projected", "central Gaussian, projected"),
+            ("central_raw", "central Gaussian H/n"),
+        ):
+            ax.errorbar(
+                eps_axis,
+                [r[f"tvd_{key}_mean"] for r in sub],
+                yerr=[r[f"tvd_{key}_sd"] for r in sub],
+                marker="o",
+                capsize=3,
+                label=label,
+            )
+        ax.set_title(f"{city}, n = {sub[0]['n']}, k = {sub[0]['k']}, δ = {delta}")
+        ax.set_xlabel("ε")
+        ax.set_ylabel("TVD")
+        ax.set_yscale("log")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=120)
+    plt.close(fig)
+    comparison = [
+        f"{r['dataset']} n={r['n']} k={r['k']} eps={r['epsilon']}: eps0={r['eps0']:.3f}, TVD "
+        f"shuffle+INV {r['tvd_shuffle_inversion_mean']:.4f}±{r['tvd_shuffle_inversion_sd']:.4f}, "
+        f"central {r['tvd_central_projected_mean']:.4f}±{r['tvd_central_projected_sd']:.4f} "
+        f"(projected) / {r['tvd_central_raw_mean']:.4f} (raw); gap "
+        f"{r['gap_inversion_vs_central_projected']:.2f}x"
+        for r in rows
+    ]
+    return ExperimentResult(
+        files=(csv_path, json_path, png_path),
+        comparison=tuple(comparison + notes),
+        data={"rows": rows},
+    )

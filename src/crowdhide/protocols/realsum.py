@@ -1,0 +1,378 @@
+"""Shuffled sums of bounded reals.
+
+* **Multi-message** protocol of Cheu et al. (EUROCRYPT 2019, Algorithms 5–6): each user maps
+  ``x ∈ [lower, upper]`` to ``u = (x − lower)/(upper − lower) ∈ [0, 1]``, rounds ``u·r`` at
+  random to ``x̄ ∈ {⌊ur⌋, ⌈ur⌉}`` (unbiased), and sends the r bits ``1^{x̄} 0^{r − x̄}``, each
+  through the bit-sum randomizer R⁰_λ; all n·r bits go through one shuffle. Analyzer:
+  ``(1/r) · (Σ y − p N/2)/(1 − p)`` (N = n·r, p = λ/n), rescaled to the original units.
+  Privacy: the single shuffle is a post-processing of r separately shuffled bit sums (Lemma
+  3.6), and the encoder's randomness is a mixture (joint convexity), so the protocol is at
+  least as private as the r-fold composition of the certified shuffled binary-RR guarantee.
+  The per-bit budget is chosen by the better of basic and advanced composition.
+* **Single-message blanket** protocol of Balle, Bell, Gascón, Nissim (CRYPTO 2019, §4):
+  each user rounds ``u·m`` at random to ``x̄ ∈ {0 … m}`` and sends it through (m+1)-ary
+  randomized response; the analyzer debiases ``Σ y/m``. Privacy: the shared accountant's
+  certificate for shuffled k-RR with k = m + 1.
+
+Both report the estimate, its standard error (exact for the given data up to the realized
+rounding), and the certificate; the number of messages r (multi) or levels m (single) is
+chosen to minimize the predicted error unless given.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from crowdhide._validation import as_rng, check_int, check_probability, check_real
+from crowdhide.accounting import DpGuarantee, advanced_composition
+from crowdhide.mechanisms import KaryRandomizedResponse
+from crowdhide.mechanisms._common import as_real_array
+from crowdhide.protocols import _accountant
+from crowdhide.protocols.bitsum import (
+    BitSumRandomizer,
+    corollary47_epsilon,
+    eps0_from_lambda,
+    lambda_from_eps0,
+    lemma48_lambda,
+)
+from crowdhide.protocols.results import Certificate, SumRun, central_sum_baseline
+from crowdhide.protocols.shuffler import Shuffler
+
+__all__ = [
+    "MAX_MESSAGES",
+    "randomized_rounding",
+    "run_real_sum",
+    "run_single_message_sum",
+    "simulate_real_sum",
+    "simulate_single_message_sum",
+    "unary_encode",
+]
+
+#: Largest number of messages a single run materializes: the CSPRNG shuffle needs ~25 bytes
+#: per message at its peak (keys, permutation, tie check), ~1.25 GB here.
+MAX_MESSAGES = 50_000_000
+
+
+def randomized_rounding(
+    values: npt.ArrayLike, *, levels: int, rng: Any = None
+) -> npt.NDArray[np.int64]:
+    """Round ``u·levels`` (u ∈ [0, 1]) to ``⌊u·levels⌋ + Bernoulli(frac)``: unbiased.
+
+    Examples
+    --------
+    >>> randomized_rounding([0.0, 1.0, 0.5], levels=4, rng=0).tolist()
+    [0, 4, 2]
+    """
+    u = as_real_array("values", values)
+    m = check_int("levels", levels, low=1)
+    if u.size and (u.min() < 0.0 or u.max() > 1.0):
+        raise ValueError(f"values must lie in [0, 1], got range [{u.min()!r}, {u.max()!r}]")
+    scaled = u * m
+    base = np.floor(scaled)
+    frac = np.clip(scaled - base, 0.0, 1.0)
+    up = as_rng(rng).random(u.shape) < frac
+    return np.minimum(base.astype(np.int64) + up, m)
+
+
+def unary_encode(levels_used: npt.ArrayLike, *, r: int) -> npt.NDArray[np.uint8]:
+    """Rows ``1^{x̄} 0^{r − x̄}`` for each ``x̄ ∈ {0 … r}`` (Algorithm 5's output).
+
+    Examples
+    --------
+    >>> unary_encode([0, 2, 3], r=3).tolist()
+    [[0, 0, 0], [1, 1, 0], [1, 1, 1]]
+    """
+    x = np.asarray(levels_used, dtype=np.int64)
+    rr = check_int("r", r, low=1)
+    return (np.arange(rr)[None, :] < x[:, None]).astype(np.uint8)
+
+
+def _to_unit(values: npt.ArrayLike, lower: float, upper: float) -> npt.NDArray[np.float64]:
+    lo, hi = check_real("lower", lower), check_real("upper", upper)
+    if not hi > lo:
+        raise ValueError(f"upper must be > lower, got lower={lo!r}, upper={hi!r}")
+    x = as_real_array("values", values).ravel()
+    if x.size and (x.min() < lo or x.max() > hi):
+        raise ValueError(
+            f"values must lie in the declared bounds [{lo:g}, {hi:g}], got range "
+            f"[{x.min():g}, {x.max():g}]"
+        )
+    return np.clip((x - lo) / (hi - lo), 0.0, 1.0)
+
+
+# ---- multi-message (Cheu et al.) ------------------------------------------------------------
+
+
+def _per_bit_budget(epsilon: float, delta: float, r: int) -> tuple[DpGuarantee, bool]:
+    """Per-bit (ε_b, δ_b) whose r-fold composition is (ε, δ): the larger ε_b of basic
+    composition (ε/r, δ/r) and advanced composition (δ' = δ/2, δ_b = δ/(2r)). The flag says
+    whether advanced composition was used."""
+    basic = DpGuarantee(epsilon=epsilon / r, delta=delta / r)
+    if r == 1:
+        return basic, False
+    slack = delta / 2.0
+    lo, hi = 0.0, epsilon
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        total = advanced_composition(epsilon=mid, delta=0.0, count=r, delta_slack=slack)
+        lo, hi = (mid, hi) if total.epsilon <= epsilon else (lo, mid)
+    advanced = DpGuarantee(epsilon=lo, delta=delta / (2.0 * r))
+    if advanced.epsilon > basic.epsilon:
+        return advanced, True
+    return basic, False
+
+
+def _multi_parameters(
+    *, n: int, r: int, epsilon: float, delta: float, calibration: str
+) -> tuple[float, Certificate]:
+    budget, use_advanced = _per_bit_budget(epsilon, delta, r)
+    if calibration == "exact":
+        eps0 = _accountant.calibrate_krr_eps0(epsilon=budget.epsilon, delta=budget.delta, n=n, k=2)
+        lam = lambda_from_eps0(n=n, eps0=eps0)
+    elif calibration == "paper":
+        lam = lemma48_lambda(n=n, epsilon=budget.epsilon, delta=budget.delta)
+    else:
+        raise ValueError(f"calibration must be 'exact' or 'paper', got {calibration!r}")
+    eps0 = eps0_from_lambda(n=n, lam=lam)
+    if _accountant.shuffle_accountant_available():
+        per_bit, bound = _accountant.certify_krr(eps0=eps0, n=n, k=2, delta=budget.delta)
+        bound += ", composed over bit positions"
+    else:
+        per_bit = corollary47_epsilon(n=n, lam=lam, delta=budget.delta)
+        bound = "paper Cor. 4.7, composed"
+    per_bit = min(per_bit, eps0)
+    if r == 1:
+        certified = DpGuarantee(epsilon=per_bit, delta=budget.delta)
+    elif use_advanced:
+        certified = advanced_composition(
+            epsilon=per_bit, delta=budget.delta, count=r, delta_slack=delta / 2.0
+        )
+    else:
+        certified = DpGuarantee(epsilon=r * per_bit, delta=min(1.0, r * budget.delta))
+    return lam, Certificate(
+        epsilon=certified.epsilon,
+        delta=certified.delta,
+        bound=bound,
+        target_epsilon=epsilon,
+        eps0=eps0,
+    )
+
+
+def simulate_real_sum(
+    unit_values: npt.ArrayLike, *, r: int, lam: float, rng: Any = None
+) -> tuple[float, float, int]:
+    """Run the multi-message protocol with given (r, λ) on values in [0, 1].
+
+    Returns ``(estimate of Σu, its standard error, number of messages)``. The standard error
+    is exact for the data up to the rounding part, which uses the realized fractions
+    ``f(1 − f)`` of ``u·r``.
+    """
+    u = as_real_array("unit_values", unit_values).ravel()
+    n = check_int("number of users", u.size, low=2)
+    rr = check_int("r", r, low=1)
+    if n * rr > MAX_MESSAGES:
+        raise ValueError(f"messages * n must be <= {MAX_MESSAGES}, got {n * rr}")
+    randomizer = BitSumRandomizer(n=n, lam=lam)
+    rounded = randomized_rounding(u, levels=rr, rng=rng)
+    shuffler = Shuffler()
+    shuffler.submit(randomizer.randomize(unary_encode(rounded, r=rr).ravel(), rng=rng))
+    batch = shuffler.release()
+    p = randomizer.replace_probability
+    ones = float(np.count_nonzero(batch.messages))
+    estimate = (ones - p * batch.count / 2.0) / (1.0 - p) / rr
+    frac = u * rr - np.floor(u * rr)
+    noise_var = batch.count * (p / 2) * (1 - p / 2) / (1 - p) ** 2
+    sd = math.sqrt(noise_var + float(np.sum(frac * (1 - frac)))) / rr
+    return estimate, sd, batch.count
+
+
+def _multi_predicted_sd(n: int, r: int, lam: float) -> float:
+    p = lam / n
+    noise = n * r * (p / 2) * (1 - p / 2) / (1 - p) ** 2
+    rounding = n / 4.0  # Σ f(1 − f) <= n/4, in units of x̄
+    return math.sqrt(noise + rounding) / r
+
+
+def run_real_sum(
+    values: npt.ArrayLike,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: float,
+    delta: float,
+    messages: int | None = None,
+    calibration: str = "exact",
+    rng: Any = None,
+) -> SumRun:
+    """Cheu et al.'s multi-message real-sum protocol, end to end.
+
+    Parameters
+    ----------
+    values
+        One real value per user, inside ``[lower, upper]`` (checked, never clipped here).
+    lower, upper
+        Declared, data-independent bounds.
+    epsilon, delta
+        Target guarantee.
+    messages
+        Messages per user r (= rounding precision); default: the r among 1, 2, 4, …, 64
+        with the smallest predicted standard error (searched upwards, stopping once the
+        prediction is 5 % past its minimum — each candidate costs one calibration).
+    calibration
+        ``"exact"`` (shared accountant) or ``"paper"`` (Lemma 4.8 per bit).
+    rng
+        Randomness of the users' randomizers (the shuffler uses the OS CSPRNG).
+    """
+    u = _to_unit(values, lower, upper)
+    n = check_int("number of users", u.size, low=2)
+    eps = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    d = check_probability("delta", delta, allow_zero=False, allow_one=False)
+    gen = as_rng(rng)
+    if messages is None:
+        best: tuple[float, int, float, Certificate] | None = None
+        for r_try in (1, 2, 4, 8, 16, 32, 64):
+            if n * r_try > MAX_MESSAGES:
+                break
+            try:
+                lam_try, cert_try = _multi_parameters(
+                    n=n, r=r_try, epsilon=eps, delta=d, calibration=calibration
+                )
+            except ValueError:
+                continue  # e.g. outside Lemma 4.8's range for this r
+            sd = _multi_predicted_sd(n, r_try, lam_try)
+            if best is None or sd < best[0]:
+                best = (sd, r_try, lam_try, cert_try)
+            elif sd > 1.05 * best[0]:
+                break  # the predicted error is unimodal in r: stop past the minimum
+        if best is None:
+            raise ValueError(
+                f"no feasible number of messages for n={n}, epsilon={eps}, delta={d} with "
+                f"calibration={calibration!r}"
+            )
+        _, r, lam, certificate = best
+    else:
+        r = check_int("messages", messages, low=1)
+        if n * r > MAX_MESSAGES:
+            raise ValueError(f"messages * n must be <= {MAX_MESSAGES}, got {n * r}")
+        lam, certificate = _multi_parameters(
+            n=n, r=r, epsilon=eps, delta=d, calibration=calibration
+        )
+    unit_estimate, sd_unit, message_count = simulate_real_sum(u, r=r, lam=lam, rng=gen)
+    scale = float(upper) - float(lower)
+    exact = float(as_real_array("values", values).sum())
+    central = central_sum_baseline(exact=exact, sensitivity=scale, epsilon=eps, delta=d, rng=gen)
+    return SumRun(
+        protocol="real",
+        n=n,
+        estimate=unit_estimate * scale + n * float(lower),
+        exact=exact,
+        std_error=sd_unit * scale,
+        certificate=certificate,
+        messages=message_count,
+        central=central,
+        parameters={"calibration": calibration, "messages_per_user": r, "lambda": lam},
+    )
+
+
+# ---- single message (Balle et al. privacy blanket) -------------------------------------------
+
+
+def simulate_single_message_sum(
+    unit_values: npt.ArrayLike, *, levels: int, eps0: float, rng: Any = None
+) -> tuple[float, float, int]:
+    """Run the single-message protocol with m = ``levels`` and (m+1)-RR at ``eps0``.
+
+    Returns ``(estimate of Σu, its standard error, number of messages)``. Unbiased:
+    ``E[y/m] = (1 − γ) x̄/m + γ/2`` and ``E[x̄/m] = u``.
+    """
+    u = as_real_array("unit_values", unit_values).ravel()
+    m = check_int("levels", levels, low=1)
+    krr = KaryRandomizedResponse(k=m + 1, eps0=eps0)
+    gamma = krr.blanket_probability
+    rounded = randomized_rounding(u, levels=m, rng=rng)
+    shuffler = Shuffler()
+    shuffler.submit(krr.randomize(rounded, rng=rng))
+    batch = shuffler.release()
+    total = float(batch.messages.sum()) / m
+    estimate = (total - u.size * gamma / 2.0) / (1.0 - gamma)
+    # Var(y/m | x̄) = γ(m+2)/(12m) + γ(1−γ)(x̄/m − ½)², plus (1−γ)² times the rounding variance.
+    frac = u * m - np.floor(u * m)
+    centred = rounded / m - 0.5
+    var = float(np.sum(gamma * (m + 2) / (12.0 * m) + gamma * (1 - gamma) * centred**2))
+    var += (1 - gamma) ** 2 * float(np.sum(frac * (1 - frac))) / m**2
+    return estimate, math.sqrt(var) / (1 - gamma), batch.count
+
+
+def _single_predicted_sd(n: int, m: int, gamma: float) -> float:
+    per_user = (1 - gamma) / (4.0 * m * m) + gamma * (m + 2) / (12.0 * m) + gamma * (1 - gamma) / 4
+    return math.sqrt(n * per_user) / (1 - gamma)
+
+
+def run_single_message_sum(
+    values: npt.ArrayLike,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: float,
+    delta: float,
+    levels: int | None = None,
+    rng: Any = None,
+) -> SumRun:
+    """Balle et al.'s single-message real sum (randomized rounding + (m+1)-ary RR).
+
+    ``levels`` m: rounding precision; default: the m among 1, 2, 4, …, 256 with the smallest
+    predicted standard error after exact calibration of ε0 for k = m + 1.
+    """
+    u = _to_unit(values, lower, upper)
+    n = check_int("number of users", u.size, low=2)
+    eps = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    d = check_probability("delta", delta, allow_zero=False, allow_one=False)
+    gen = as_rng(rng)
+    candidates = (
+        (1, 2, 4, 8, 16, 32, 64, 128, 256)
+        if levels is None
+        else (check_int("levels", levels, low=1),)
+    )
+    best: tuple[float, int, float] | None = None
+    for m in candidates:
+        # The search uses the fast certificates; the chosen m is recalibrated with the best.
+        eps0 = _accountant.calibrate_krr_eps0(epsilon=eps, delta=d, n=n, k=m + 1, fast=True)
+        gamma = KaryRandomizedResponse(k=m + 1, eps0=eps0).blanket_probability
+        sd = _single_predicted_sd(n, m, gamma)
+        if best is None or sd < best[0]:
+            best = (sd, m, eps0)
+        elif sd > 1.05 * best[0]:
+            break  # past the minimum of the (unimodal) predicted error
+    assert best is not None
+    _, m, eps0 = best
+    eps0 = max(eps0, _accountant.calibrate_krr_eps0(epsilon=eps, delta=d, n=n, k=m + 1))
+    krr = KaryRandomizedResponse(k=m + 1, eps0=eps0)
+    certified, bound = _accountant.certify_krr(eps0=eps0, n=n, k=m + 1, delta=d)
+    certificate = Certificate(
+        epsilon=min(certified, eps0),
+        delta=d,
+        bound=bound,
+        target_epsilon=eps,
+        eps0=eps0,
+    )
+    unit_estimate, sd_unit, message_count = simulate_single_message_sum(
+        u, levels=m, eps0=eps0, rng=gen
+    )
+    scale = float(upper) - float(lower)
+    exact = float(as_real_array("values", values).sum())
+    central = central_sum_baseline(exact=exact, sensitivity=scale, epsilon=eps, delta=d, rng=gen)
+    return SumRun(
+        protocol="single",
+        n=n,
+        estimate=unit_estimate * scale + n * float(lower),
+        exact=exact,
+        std_error=sd_unit * scale,
+        certificate=certificate,
+        messages=message_count,
+        central=central,
+        parameters={"levels": m, "blanket_probability": krr.blanket_probability},
+    )
