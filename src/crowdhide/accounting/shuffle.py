@@ -293,7 +293,7 @@ def _fmt21_closed_log_delta(eps: float, eps0: float, n: int) -> float:
 
 class _AdaptiveCurve(PrivacyCurve):
     """A curve from ``fn(eps, log_tail)``: summation windows are widened until the tail
-    bound added to δ is negligible (< e^{-25} relative), so small δ stay tight. While
+    bound added to δ is negligible (< e^{-14} ≈ 1e-6 relative), so small δ stay tight. While
     solving for ε at a target δ the windows never need tails below ``δ e^{-40}``: a value
     computed with them that is below the target is a valid answer."""
 
@@ -306,8 +306,8 @@ class _AdaptiveCurve(PrivacyCurve):
     def log_delta(self, epsilon: float) -> float:
         big_l = min(self._start_l, self._max_l)
         value = self._fn(epsilon, -big_l)
-        while value > -math.inf and value <= -big_l + 25.0 and big_l < self._max_l:
-            big_l = min(max(-value + 40.0, 2.0 * big_l), self._max_l)
+        while value > -math.inf and value <= -big_l + 14.0 and big_l < self._max_l:
+            big_l = min(max(-value + 30.0, 2.0 * big_l), self._max_l)
             value = self._fn(epsilon, -big_l)
         return min(value, 0.0)
 
