@@ -95,7 +95,7 @@ def test_epsilon_is_capped_at_eps0_and_delta_zero_beyond() -> None:
 
 
 def test_monotone_in_n_and_eps0() -> None:
-    eps_n = [shuffle_epsilon(eps0=1.0, n=n, delta=1e-6, k=2).epsilon for n in (100, 1000, 10**4)]
+    eps_n = [shuffle_epsilon(eps0=1.0, n=n, delta=1e-6).epsilon for n in (100, 1000, 10**4)]
     assert eps_n[0] > eps_n[1] > eps_n[2]
     eps_e = [shuffle_epsilon(eps0=e, n=5000, delta=1e-6).epsilon for e in (0.5, 1.0, 2.0)]
     assert eps_e[0] < eps_e[1] < eps_e[2]

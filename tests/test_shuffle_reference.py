@@ -90,6 +90,7 @@ def test_krr4_all_others_on_third_value() -> None:
     assert 0.38887 < eps < 0.3895
 
 
+@pytest.mark.slow
 def test_krr4_certificate_brackets_the_truth() -> None:
     """krr_clone (certificate) vs krr_lower (lower bound) at the 4-RR anchor and n = 1e4."""
     cert = eps_of("krr_clone", math.log(13), 1000, 1e-4, k=4)
