@@ -1,0 +1,456 @@
+"""δ(ε) evaluators of the uncapped scrambler A_σ^{n,d} (internal).
+
+All formulas follow seed 000 (Ladjel et al.), Section IV and Appendix E, in convention U
+(with probability σ a source picks a target uniformly among all T targets), corrected as in
+the technical note ``notes/seeds/000.md`` §4.5–4.12:
+
+* Lemma 2 (first form, valid for σ = 0 too)::
+
+      δ(ε) <= Σ_{m=0}^{n−1} Bin(m; n−1, σ) · E[Σ_{i=1}^{m+d+1} L_i]_+ / (m + d + 1)
+
+  with ``L = σ(1 − e^ε) + (1 − σ) T (1[W = t] − e^ε 1[W = t'])``, ``W`` uniform (Eq. 2).
+* ``E[Σ_{i=1}^N L_i]_+`` exactly: ``Σ L_i = Nσ(1−e^ε) + (1−σ)T(A − e^ε B)`` with
+  ``A ~ Bin(N, 1/T)`` and ``B | A ~ Bin(N − A, 1/(T−1))``; conditioning on A gives
+  ``E[(α_A − βB)_+ | A] = α_A F_{M,p}(k*) − β M p F_{M−1,p}(k* − 1)`` (note §4.5).
+* Hoeffding (Theorem 4 with the sign fixed, a = e^ε − 1) and Bennett (Lemma 3 re-derived;
+  the printed form has a spurious factor 1/(aN) and is *not* a valid bound).
+
+Binomial weights are truncated to a window; the mass outside the window is bounded
+rigorously (``E[Σ L]_+ <= N · max L``), so every value returned here is an upper bound.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy.special import gammaln, xlog1py, xlogy
+from scipy.stats import binom
+
+__all__ = [
+    "Lemma2Exact",
+    "MonteCarloLemma2",
+    "bennett_delta",
+    "bennett_published_delta",
+    "binomial_window",
+    "generic_bennett_delta",
+    "generic_hoeffding_delta",
+    "hoeffding_delta",
+    "lemma5_constants",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: Relative safety margin added to exact sums to absorb floating-point rounding.
+_ROUNDING_MARGIN = 1e-9
+#: Largest CDF lookup table (cells) built by :class:`Lemma2Exact`.
+_MAX_TABLE = 4_000_000
+#: Target size of the flattened (m, A) grid of :class:`Lemma2Exact`.
+_MAX_ENTRIES = 300_000
+
+
+def binomial_window(n: int, p: float, log_tail: float) -> tuple[int, int, float]:
+    """Smallest index window ``[lo, hi]`` of ``Bin(n, p)`` whose two tails each have mass
+    at most about ``exp(log_tail)``; returns ``(lo, hi, exact mass outside)``."""
+    if n <= 0 or p <= 0.0:
+        return 0, 0, 0.0
+    if p >= 1.0:
+        return n, n, 0.0
+    tail = math.exp(max(log_tail, -690.0))  # ppf is unreliable for subnormal q
+    lo = int(binom.ppf(tail, n, p))
+    # binom.isf is unreliable for large n; use the lower quantile of n − X ~ Bin(n, 1 − p).
+    hi = n - int(binom.ppf(tail, n, 1.0 - p)) + 1
+    lo, hi = max(lo - 1, 0), min(hi + 1, n)
+    outside = (float(binom.cdf(lo - 1, n, p)) if lo > 0 else 0.0) + float(binom.sf(hi, n, p))
+    return lo, hi, outside
+
+
+def _sum_exp(log_terms: FloatArray) -> float:
+    """``Σ exp(log_terms)`` without overflow (shift by the maximum); 0 for no terms."""
+    if log_terms.size == 0:
+        return 0.0
+    top = float(np.max(log_terms))
+    if top == -np.inf:
+        return 0.0
+    return float(math.exp(top) * np.sum(np.exp(log_terms - top)))
+
+
+def _binomial_windows(
+    n: IntArray, p: float, log_tail: float
+) -> tuple[IntArray, IntArray, FloatArray]:
+    """Vectorised :func:`binomial_window` over an array of trial counts ``n``."""
+    n = np.asarray(n, dtype=np.int64)
+    if p >= 1.0:
+        return n.copy(), n.copy(), np.zeros(n.size)
+    tail = math.exp(max(log_tail, -690.0))
+    lo = np.maximum(binom.ppf(tail, n, p).astype(np.int64) - 1, 0)
+    hi = np.minimum(n - binom.ppf(tail, n, 1.0 - p).astype(np.int64) + 2, n)
+    outside = np.where(lo > 0, binom.cdf(lo - 1, n, p), 0.0) + binom.sf(hi, n, p)
+    return lo, hi, np.asarray(outside, dtype=float)
+
+
+def lemma5_constants(
+    targets: int, sigma: float, epsilon: FloatArray | float
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """``(a, b_paper, b_plus_paper, c)`` of Lemma 5 / Theorem 4 (sign fixed: a = e^ε − 1).
+
+    ``b_paper = (1−σ)T(1+e^ε) − 2σ(1−e^ε)`` (the printed range, valid but loose),
+    ``b_plus_paper = (1−σ)T − σ(1−e^ε)`` (valid upper bound on L) and
+    ``c = E[L²] = σ(2−σ)(1−e^ε)² + (1−σ)² T (1+e^{2ε})``.
+    """
+    eps = np.asarray(epsilon, dtype=float)
+    a = np.expm1(eps)
+    T = float(targets)
+    b = (1 - sigma) * T * (1 + np.exp(eps)) + 2 * sigma * a
+    b_plus = (1 - sigma) * T + sigma * a
+    c = sigma * (2 - sigma) * a**2 + (1 - sigma) ** 2 * T * (1 + np.exp(2 * eps))
+    return a, b, b_plus, c
+
+
+@dataclass(frozen=True)
+class _Weights:
+    """Truncated Lemma-2 mixture weights ``Bin(m; n−1, γ)`` and the omitted mass."""
+
+    m: IntArray
+    log_w: FloatArray
+    omitted: float
+
+
+def _lemma2_weights(n: int, gamma: float, log_tail: float, max_components: int = 4096) -> _Weights:
+    """Mixture weights of Lemma 2, merged into at most ``max_components`` buckets.
+
+    Merging is sound: each Lemma 2 term ``E[Σ_{i=1}^N L_i]_+ / N`` is the hockey-stick
+    divergence between the laws of ``{W_1..W_{N−1}, Y}`` and ``{W_1..W_{N−1}, Y'}`` (W
+    blanket samples), which cannot increase when one more independent W is added
+    (post-processing). So a bucket of m values is bounded by its smallest m, given the
+    whole bucket weight. The concentration bounds are decreasing in N as well.
+    """
+    lo, hi, omitted = binomial_window(n - 1, gamma, log_tail)
+    if hi - lo + 1 <= max_components:
+        m = np.arange(lo, hi + 1, dtype=np.int64)
+        with np.errstate(divide="ignore"):
+            log_w = binom.logpmf(m, n - 1, gamma) if n > 1 else np.zeros(1)
+        log_w = np.asarray(log_w, dtype=float)
+    else:
+        # Bucket masses from CDF differences (upper tail from the survival function, so
+        # that tiny tail buckets keep their relative precision).
+        edges = np.unique(np.linspace(lo, hi + 1, max_components + 1).astype(np.int64))
+        m = edges[:-1]
+        upper = edges[1:] - 1
+        mean = (n - 1) * gamma
+        with np.errstate(divide="ignore"):
+            low_side = binom.cdf(upper, n - 1, gamma) - binom.cdf(m - 1, n - 1, gamma)
+            high_side = binom.sf(m - 1, n - 1, gamma) - binom.sf(upper, n - 1, gamma)
+            mass = np.where(upper < mean, low_side, high_side)
+            log_w = np.log(np.maximum(mass, 0.0))
+    return _Weights(m=m, log_w=log_w, omitted=omitted)
+
+
+def _phi(u: FloatArray) -> FloatArray:
+    """``φ(u) = (1 + u) log(1 + u) − u`` without cancellation for small u."""
+    u = np.asarray(u, dtype=float)
+    small = np.abs(u) < 1e-4
+    series = u**2 / 2 - u**3 / 6 + u**4 / 12
+    with np.errstate(invalid="ignore"):
+        direct = (1 + u) * np.log1p(u) - u
+    return np.where(small, series, direct)
+
+
+def _mix_concentration(
+    weights: _Weights, dummies: int, log_e_bound: FloatArray, b_plus_max: FloatArray
+) -> FloatArray:
+    """Lemma 2 sum for bounds given as ``log E[Σ_{i=1}^N L_i]_+ <= log_e_bound[ε, N]``.
+
+    ``log_e_bound`` has shape (n_eps, n_m); the omitted binomial mass adds ``b_+`` each.
+    """
+    N = (weights.m + dummies + 1).astype(float)
+    terms = weights.log_w[None, :] - np.log(N)[None, :] + log_e_bound
+    total = np.array([_sum_exp(row) for row in terms])
+    return np.asarray(total + weights.omitted * np.maximum(b_plus_max, 0.0), dtype=float)
+
+
+def hoeffding_delta(
+    *,
+    targets: int,
+    sigma: float,
+    n: int,
+    dummies: int,
+    epsilon: FloatArray,
+    log_tail: float = -60.0,
+) -> FloatArray:
+    """Theorem 4 with the sign fixed (a = e^ε − 1) and the paper's b; valid upper bound."""
+    eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
+    a, b, b_plus, _ = lemma5_constants(targets, sigma, eps)
+    weights = _lemma2_weights(n, sigma, log_tail)
+    N = (weights.m + dummies + 1).astype(float)
+    log_e = np.log(b**2 / (4 * a))[:, None] - 2 * N[None, :] * (a**2 / b**2)[:, None]
+    return np.minimum(_mix_concentration(weights, dummies, log_e, b_plus), 1.0)
+
+
+def _bennett_core(
+    weights: _Weights,
+    dummies: int,
+    a: FloatArray,
+    b_plus: FloatArray,
+    c: FloatArray,
+    *,
+    published: bool,
+) -> FloatArray:
+    N = (weights.m + dummies + 1).astype(float)
+    u = a * b_plus / c
+    log1pu = np.log1p(u)
+    log_e = (
+        np.log(b_plus / log1pu)[:, None]
+        - (N[None, :] * (c / b_plus**2)[:, None]) * _phi(u)[:, None]
+    )
+    if published:
+        # The printed Lemma 3 carries an extra 1/(a N): NOT a valid bound (note §4.6).
+        log_e = log_e - np.log(a)[:, None] - np.log(N)[None, :]
+    return _mix_concentration(weights, dummies, log_e, b_plus)
+
+
+def bennett_delta(
+    *,
+    targets: int,
+    sigma: float,
+    n: int,
+    dummies: int,
+    epsilon: FloatArray,
+    log_tail: float = -60.0,
+) -> FloatArray:
+    """Lemma 2 + Bennett, re-derived (valid upper bound).
+
+    ``E[Σ_{i=1}^N L_i]_+ <= b_+ / log(1 + a b_+/c) · exp(−(N c / b_+²) φ(a b_+/c))`` with
+    ``b_+ = (1−σ)T − σ(1−e^ε)`` (Lemma 5) and ``c = E[L²]``.
+    """
+    eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
+    a, _, b_plus, c = lemma5_constants(targets, sigma, eps)
+    weights = _lemma2_weights(n, sigma, log_tail)
+    out = _bennett_core(weights, dummies, a, b_plus, c, published=False)
+    # L is at most (1−σ)T + σ(1−e^ε); where that is <= 0 the sum is never positive.
+    true_max = (1 - sigma) * targets - sigma * a
+    return np.where(true_max <= 0, 0.0, np.minimum(out, 1.0))
+
+
+def bennett_published_delta(
+    *,
+    targets: int,
+    sigma: float,
+    n: int,
+    dummies: int,
+    epsilon: FloatArray,
+    log_tail: float = -60.0,
+) -> FloatArray:
+    """Lemma 2 + Bennett **as printed** in the paper (Lemma 3): NOT a valid bound.
+
+    Kept only to reproduce the paper's figures; the brute-force tests show it can be below
+    the true δ of the scrambler.
+    """
+    eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
+    a, _, b_plus, c = lemma5_constants(targets, sigma, eps)
+    weights = _lemma2_weights(n, sigma, log_tail)
+    out = _bennett_core(weights, dummies, a, b_plus, c, published=True)
+    true_max = (1 - sigma) * targets - sigma * a
+    return np.where(true_max <= 0, 0.0, np.minimum(out, 1.0))
+
+
+def generic_hoeffding_delta(
+    *, eps0: float, gamma: float, n: int, dummies: int, epsilon: FloatArray, log_tail: float = -60.0
+) -> FloatArray:
+    """Theorem 5 (sign fixed): any ε0-LDP randomizer with blanket probability γ.
+
+    ``b = γ(1 + e^ε)(e^{ε0} − e^{−ε0})`` from Lemma 4 item 2; dummies must be drawn from
+    the randomizer's blanket distribution (Remark 2).
+    """
+    eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
+    a = np.expm1(eps)
+    b = gamma * (1 + np.exp(eps)) * (math.exp(eps0) - math.exp(-eps0))
+    b_plus = gamma * math.exp(eps0) * (1 - np.exp(eps - 2 * eps0))
+    weights = _lemma2_weights(n, gamma, log_tail)
+    N = (weights.m + dummies + 1).astype(float)
+    log_e = np.log(b**2 / (4 * a))[:, None] - 2 * N[None, :] * (a**2 / b**2)[:, None]
+    out = _mix_concentration(weights, dummies, log_e, np.maximum(b_plus, 0.0))
+    return np.where(b_plus <= 0, 0.0, np.minimum(out, 1.0))
+
+
+def generic_bennett_delta(
+    *, eps0: float, gamma: float, n: int, dummies: int, epsilon: FloatArray, log_tail: float = -60.0
+) -> FloatArray:
+    """Lemma 2 + Bennett with Lemma 4's constants (generic ε0-LDP randomizer)."""
+    eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
+    a = np.expm1(eps)
+    b_plus = gamma * math.exp(eps0) * (1 - np.exp(eps - 2 * eps0))
+    c = gamma * math.exp(eps0) * (np.exp(2 * eps) + 1) - 2 * gamma**2 * np.exp(eps - 2 * eps0)
+    weights = _lemma2_weights(n, gamma, log_tail)
+    safe_b = np.where(b_plus > 0, b_plus, 1.0)
+    out = _bennett_core(weights, dummies, a, safe_b, c, published=False)
+    return np.where(b_plus <= 0, 0.0, np.minimum(out, 1.0))
+
+
+class Lemma2Exact:
+    """Lemma 2 with ``E[Σ L_i]_+`` computed exactly (no Monte Carlo); a valid upper bound.
+
+    The binomial windows are fixed at construction (they do not depend on ε); the mass they
+    omit is bounded by ``max L`` per unit of weight, so :meth:`delta` is always an upper
+    bound, tight to about ``exp(log_tail)``.
+    """
+
+    def __init__(
+        self, *, targets: int, sigma: float, n: int, dummies: int, log_tail: float = -60.0
+    ) -> None:
+        self.targets, self.sigma, self.n, self.dummies = targets, sigma, n, dummies
+        T = targets
+        # Keep the flattened (m, A) grid bounded: merge mixture components first, then
+        # (for astronomically large n) coarsen the truncation, whose omitted mass is
+        # still accounted for, so the result stays an upper bound.
+        while True:
+            a_width = 2.0 * math.sqrt(2.0 * -log_tail * (n * sigma + dummies + 1) / T) + 3.0
+            components = int(min(4096, max(8, _MAX_ENTRIES // a_width)))
+            weights = _lemma2_weights(n, sigma, log_tail, components)
+            N_m = weights.m + dummies + 1
+            lo, hi, outside = _binomial_windows(N_m, 1.0 / T, log_tail)
+            sizes = hi - lo + 1
+            if int(sizes.sum()) <= 2 * _MAX_ENTRIES or log_tail >= -25.0:
+                break
+            log_tail = min(log_tail + 20.0, -25.0)
+        m_index = np.repeat(np.arange(N_m.size), sizes)
+        offsets = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        a_vals = lo[m_index] + offsets
+        N = N_m[m_index]
+        omitted = weights.omitted + float(np.sum(np.exp(weights.log_w) * outside))
+        self._N = N.astype(float)
+        self._A = a_vals.astype(float)
+        log_w = weights.log_w[m_index]
+        self._log_coef = log_w + binom.logpmf(a_vals, N, 1.0 / T) - np.log(self._N)
+        self._M = self._N - self._A
+        self._omitted = omitted
+        self._cdf: FloatArray | None = None
+        self._calls = 0
+
+    def _build_tables(self) -> None:
+        """CDF tables of Bin(M, 1/(T−1)) for every M (and M − 1) in use, up to the largest
+        threshold k* <= A that can occur; afterwards every δ(ε) is a table lookup."""
+        T = self.targets
+        p = 1.0 / (T - 1) if T > 1 else 1.0
+        M_int = self._M.astype(np.int64)
+        rows = np.unique(np.concatenate([M_int, np.maximum(M_int - 1, 0)]))
+        k_max = int(self._A.max()) if self._A.size else 0
+        self._k_max = k_max
+        if rows.size * (k_max + 1) > _MAX_TABLE:
+            return  # too large for tables: delta() falls back to scipy's binomial CDF
+        j = np.arange(k_max + 1)
+        diff = rows[:, None] - j[None, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_pmf = (
+                gammaln(rows + 1.0)[:, None]
+                - gammaln(j + 1.0)[None, :]
+                - gammaln(np.maximum(diff, 0) + 1.0)
+                + xlogy(j, p)[None, :]
+                + xlog1py(np.maximum(diff, 0), -p)
+            )
+        log_pmf = np.where(diff < 0, -np.inf, log_pmf)
+        self._cdf = np.minimum(np.cumsum(np.exp(log_pmf), axis=1), 1.0)
+        self._row_M = np.searchsorted(rows, M_int)
+        self._row_M1 = np.searchsorted(rows, np.maximum(M_int - 1, 0))
+
+    def delta(self, epsilon: float) -> float:
+        """Upper bound on δ(ε) (Lemma 2, exact expectation)."""
+        T, sigma = self.targets, self.sigma
+        if T <= 1 or sigma >= 1.0:
+            return 0.0
+        em = math.exp(epsilon)
+        l_max = (1 - sigma) * T + sigma * (1 - em)
+        if l_max <= 0:
+            return 0.0
+        p = 1.0 / (T - 1)
+        alpha = self._N * sigma * (1 - em) + (1 - sigma) * T * self._A
+        beta = (1 - sigma) * T * em
+        self._calls += 1
+        if self._calls == 2:  # one-off evaluations do not pay for the tables
+            self._build_tables()
+        k_star = np.floor(alpha / beta)
+        M = self._M
+        if self._cdf is not None:
+            k_star = np.clip(k_star, -1, self._k_max).astype(np.int64)
+            cdf_k = np.where(k_star >= 0, self._cdf[self._row_M, np.maximum(k_star, 0)], 0.0)
+            cdf_k1 = np.where(k_star >= 1, self._cdf[self._row_M1, np.maximum(k_star - 1, 0)], 0.0)
+        else:
+            cdf_k = binom.cdf(k_star, M, p)
+            cdf_k1 = binom.cdf(k_star - 1, np.maximum(M - 1, 0), p)
+        first = alpha * cdf_k
+        second = beta * M * p * cdf_k1
+        cond = np.where(alpha > 0, np.maximum(first - second, 0.0), 0.0)
+        with np.errstate(divide="ignore"):
+            log_terms = self._log_coef + np.log(cond)
+        total = _sum_exp(log_terms)
+        return min(1.0, total * (1 + _ROUNDING_MARGIN) + self._omitted * l_max)
+
+
+def expected_positive_sum(*, count: int, targets: int, sigma: float, epsilon: float) -> float:
+    """``E[Σ_{i=1}^{count} L_i]_+`` exactly (note §4.5), for tests and documentation.
+
+    Examples
+    --------
+    >>> round(expected_positive_sum(count=10, targets=20, sigma=0.2, epsilon=1.0), 6)
+    4.190062
+    """
+    T = targets
+    em = math.exp(epsilon)
+    a_vals = np.arange(count + 1, dtype=float)
+    pa = binom.pmf(a_vals, count, 1.0 / T)
+    alpha = count * sigma * (1 - em) + (1 - sigma) * T * a_vals
+    beta = (1 - sigma) * T * em
+    M = count - a_vals
+    p = 1.0 / (T - 1) if T > 1 else 1.0
+    k_star = np.floor(alpha / beta)
+    first = alpha * binom.cdf(k_star, M, p)
+    second = beta * M * p * binom.cdf(k_star - 1, np.maximum(M - 1, 0), p)
+    cond = np.where(alpha > 0, np.maximum(first - second, 0.0), 0.0)
+    return float(np.sum(pa * cond))
+
+
+class MonteCarloLemma2:
+    """Algorithm 2: Monte-Carlo estimate of the Lemma 2 sum (an ESTIMATE, not a bound).
+
+    ``samples`` draws of ``(A, B)`` per mixture component (the paper uses R = 5000), reused
+    for every ε (common random numbers, so the estimate is monotone in ε). :meth:`delta`
+    returns the estimate and its standard error.
+    """
+
+    def __init__(
+        self,
+        *,
+        targets: int,
+        sigma: float,
+        n: int,
+        dummies: int,
+        samples: int,
+        rng: np.random.Generator,
+    ) -> None:
+        self.targets, self.sigma = targets, sigma
+        weights = _lemma2_weights(n, sigma, math.log(1e-12))
+        N = weights.m + dummies + 1
+        T = targets
+        pvals = [1.0 / T, 1.0 / T, max(0.0, 1.0 - 2.0 / T)] if T > 2 else [0.5, 0.5, 0.0]
+        draws = rng.multinomial(N[:, None], pvals, size=(N.size, samples))
+        self._A = draws[..., 0].astype(float)
+        self._B = draws[..., 1].astype(float)
+        self._N = N.astype(float)
+        self._w = np.exp(weights.log_w)
+        self._omitted = weights.omitted
+        self.samples = samples
+
+    def delta(self, epsilon: float) -> tuple[float, float]:
+        """``(estimate, standard error)`` of the Lemma 2 sum at ε."""
+        T, sigma = self.targets, self.sigma
+        em = math.exp(epsilon)
+        total = self._N[:, None] * sigma * (1 - em) + (1 - sigma) * T * (self._A - em * self._B)
+        pos = np.maximum(total, 0.0) / self._N[:, None]
+        mean = pos.mean(axis=1)
+        var = pos.var(axis=1, ddof=1) if self.samples > 1 else np.zeros_like(mean)
+        est = float(np.sum(self._w * mean))
+        se = float(math.sqrt(np.sum(self._w**2 * var / self.samples)))
+        return est, se

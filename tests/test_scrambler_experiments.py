@@ -1,0 +1,58 @@
+"""Seed 000 reproductions (quick mode) and the vectorised scrambler simulator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from crowdhide.accounting import _scrambler_bruteforce as brute
+from crowdhide.experiments._registry import run_experiment
+from crowdhide.experiments.seed000 import simulate_scrambler_counts
+
+
+def test_simulator_matches_exact_distribution() -> None:
+    T, sigma, d = 3, 0.3, 2
+    inputs = [2, 2, 0]
+    counts = simulate_scrambler_counts(
+        targets=T,
+        sigma=sigma,
+        inputs=inputs,
+        dummies=d,
+        runs=400_000,
+        rng=np.random.default_rng(1),
+        chunk=100_000,
+    )
+    exact = brute.count_distribution(targets=T, sigma=sigma, inputs=inputs, dummies=d).ravel()
+    empirical = counts / counts.sum()
+    assert counts.sum() == 400_000
+    assert np.all(counts[exact == 0] == 0)
+    # Total variation of 400k samples over <= 28 outputs: well below 0.01.
+    assert 0.5 * np.abs(empirical - exact).sum() < 0.01
+
+
+@pytest.mark.parametrize("name", ["seed000-fig3", "seed000-fig5", "seed000-fig7"])
+def test_reproductions_quick(tmp_path: Path, name: str) -> None:
+    result = run_experiment(name, tmp_path / name, seed=0, quick=True)
+    assert result.files
+    for f in result.files:
+        assert f.exists()
+        assert f.stat().st_size > 0
+    assert result.comparison
+
+
+def test_fig7_quick_values_match_note(tmp_path: Path) -> None:
+    result = run_experiment("seed000-fig7", tmp_path, seed=0, quick=True)
+    rows = {(r["sigma"], r["n"], r["dummies"]): r for r in result.data["rows"]}
+    assert rows[(0.2, 100, 50)]["lemma2-exact"] == pytest.approx(2.3268, abs=1e-4)
+    assert rows[(0.2, 100, 1000)]["bennett"] == pytest.approx(0.6488, abs=2e-4)
+    assert rows[(0.2, 100, 1000)]["bennett-published"] == pytest.approx(0.2680, abs=2e-4)
+    assert any("overstates privacy" in line for line in result.comparison)
+
+
+@pytest.mark.slow
+def test_fig6_quick(tmp_path: Path) -> None:
+    result = run_experiment("seed000-fig6", tmp_path, seed=0, quick=True)
+    assert result.data["runs"] == 800_000
+    assert any("12341" in line for line in result.comparison)
