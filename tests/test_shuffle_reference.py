@@ -170,3 +170,15 @@ def test_seed003_k_rr_itself_for_one_user() -> None:
         c = 1.0 / (math.exp(1.0) + k - 1)
         got = krr_shuffle_curve(eps0=1.0, n=1, k=k).delta(0.4)
         assert got == pytest.approx(c * (math.exp(1.0) - math.exp(0.4)), abs=1e-14)
+
+
+@pytest.mark.parametrize("n", [10, 500])
+def test_krr_clone_is_feldman2023_for_binary_rr_and_tighter_beyond(n: int) -> None:
+    """For k = 2 the clones' reports are fair coins, so the k-RR clone pair *is* the FMT23
+    pair; for k >= 3 it is a post-processing of the FMT23 pair, hence never larger."""
+    for eps in (0.0, 0.1, 0.3):
+        two = shuffle_bound_curve(bound="krr_clone", eps0=1.0, n=n, k=2).delta(eps)
+        fmt = shuffle_bound_curve(bound="feldman2023", eps0=1.0, n=n, k=2).delta(eps)
+        assert two == pytest.approx(fmt, rel=1e-6)
+        four = shuffle_bound_curve(bound="krr_clone", eps0=1.0, n=n, k=4).delta(eps)
+        assert four <= fmt * (1 + 1e-9)
