@@ -73,7 +73,7 @@ import numpy as np
 
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting import _shuffle_pairs as pairs
-from crowdhide.accounting.curves import PrivacyCurve
+from crowdhide.accounting.curves import PrivacyCurve, _safe_root
 
 __all__ = [
     "EXHAUSTIVE_MAX_N",
@@ -291,6 +291,17 @@ def _fmt21_closed_log_delta(eps: float, eps0: float, n: int) -> float:
 # Curves
 
 
+def _solve_epsilon(curve: PrivacyCurve, log_target: float, eps0: float) -> float:
+    """Smallest ε (to 1e-10 ε0) with ``log δ(ε) <= log_target``, from the safe side.
+
+    Every shuffle curve has δ(ε0) = 0, so ``[0, ε0]`` brackets the root; the coarser
+    tolerance than :meth:`PrivacyCurve.epsilon` saves evaluations of the O(n) curves.
+    """
+    if curve.log_delta(0.0) <= log_target:
+        return 0.0
+    return _safe_root(curve.log_delta, log_target, 0.0, eps0, xtol=max(1e-13, 1e-10 * eps0))
+
+
 class _AdaptiveCurve(PrivacyCurve):
     """A curve from ``fn(eps, log_tail)``: summation windows are widened until the tail
     bound added to δ is negligible (< e^{-14} ≈ 1e-6 relative), so small δ stay tight. While
@@ -322,7 +333,7 @@ class _AdaptiveCurve(PrivacyCurve):
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
         self.solving_for(target)
         try:
-            return super().epsilon(delta)
+            return _solve_epsilon(self, target, self._eps0)
         finally:
             self.solving_for(None)
 
@@ -380,7 +391,7 @@ class KrrShuffleCurve(PrivacyCurve):
         for member in adaptive:
             member.solving_for(target)
         try:
-            return super().epsilon(delta)
+            return _solve_epsilon(self, target, self.eps0)
         finally:
             for member in adaptive:
                 member.solving_for(None)
