@@ -210,7 +210,7 @@ def test_range_generic_bounds_fast(n: int, eps0: float) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n", [1, 2, 10, 1000, 10**5, 10**7, 10**9])
+@pytest.mark.parametrize("n", [1, 10, 1000, 10**6, 10**9])
 @pytest.mark.parametrize("eps0", [0.01, 0.5, 3.0, 20.0])
 def test_range_generic_bounds(n: int, eps0: float) -> None:
     for delta in (1e-300, 1e-50, 1e-6, 0.9):

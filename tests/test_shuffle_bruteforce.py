@@ -197,7 +197,7 @@ def test_lower_bound_is_below_exact() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("k", [2, 4])
-@pytest.mark.parametrize("eps0", [0.3, 1.0, 3.0])
+@pytest.mark.parametrize("eps0", [0.3, 3.0])
 def test_upper_bounds_dominate_lower_bound_at_large_n(k: int, eps0: float) -> None:
     """At n = 2000 (beyond brute force) every certificate must stay above krr_lower, the
     exact curve of actual datasets (closed forms included where valid)."""
