@@ -231,3 +231,11 @@ def test_range_krr_bounds(n: int, eps0: float) -> None:
                 for b in ("krr_clone", "exact", "krr_lower")
             ]
             _finite_results(rows)
+
+
+def test_all_skips_linear_time_krr_curves_at_large_n() -> None:
+    rows = {r.bound: r for r in shuffle_epsilon_all(eps0=1.0, n=300_000, delta=1e-6, k=4)}
+    for name in ("krr_clone", "krr_lower"):
+        assert not rows[name].valid
+        assert "request bound" in rows[name].note
+    assert rows["feldman2023"].valid

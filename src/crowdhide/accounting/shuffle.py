@@ -76,6 +76,7 @@ from crowdhide.accounting import _shuffle_pairs as pairs
 from crowdhide.accounting.curves import PrivacyCurve, _safe_root
 
 __all__ = [
+    "ALL_KRR_MAX_N",
     "EXHAUSTIVE_MAX_N",
     "KRR_CLONE_BEST_MAX_N",
     "KRR_LOWER_MAX_N",
@@ -111,6 +112,9 @@ EXHAUSTIVE_MAX_N = 14
 KRR_LOWER_MAX_N = pairs.KRR_EXACT_MAX_N
 #: ``best`` evaluates ``krr_clone`` (O(n) work per δ) only up to this n; larger n: by name.
 KRR_CLONE_BEST_MAX_N = 20_000
+#: ``*_all`` evaluate the O(n) k-RR curves only up to this n (seconds to minutes beyond);
+#: larger n report them as skipped — ask for them by name.
+ALL_KRR_MAX_N = 200_000
 _MAX_N = 10**9
 _MAX_EPS0 = 50.0
 _MAX_K = 10**6
@@ -560,7 +564,10 @@ def shuffle_epsilon_all(
     """
     e0, nn, kk = _check_inputs(eps0, n, k)
     d = check_probability("delta", delta, allow_zero=False, allow_one=False)
-    return [_one_epsilon(name, e0, nn, d, kk) for name in _applicable(kk)]
+    return [
+        _skipped(name, e0, nn, kk, delta=d) or _one_epsilon(name, e0, nn, d, kk)
+        for name in _applicable(kk)
+    ]
 
 
 def shuffle_delta_all(
@@ -569,7 +576,28 @@ def shuffle_delta_all(
     """δ at ``epsilon`` from every applicable bound (see :func:`shuffle_epsilon_all`)."""
     e0, nn, kk = _check_inputs(eps0, n, k)
     eps = check_real("epsilon", epsilon, low=0.0)
-    return [_one_delta(name, e0, nn, eps, kk) for name in _applicable(kk)]
+    return [
+        _skipped(name, e0, nn, kk, epsilon=eps) or _one_delta(name, e0, nn, eps, kk)
+        for name in _applicable(kk)
+    ]
+
+
+def _skipped(
+    name: str,
+    eps0: float,
+    n: int,
+    k: int | None,
+    *,
+    delta: float = math.nan,
+    epsilon: float = math.nan,
+) -> ShuffleResult | None:
+    """The O(n) k-RR curves are left out of ``*_all`` for n > ALL_KRR_MAX_N."""
+    if name in ("krr_clone", "krr_lower") and ALL_KRR_MAX_N < n <= KRR_LOWER_MAX_N:
+        note = f"skipped for n > {ALL_KRR_MAX_N} (O(n) work): request bound={name!r}"
+        return ShuffleResult(
+            epsilon, delta, name, False, eps0, n, k, note, _KIND.get(name, "upper")
+        )
+    return None
 
 
 def _pick_best(results: list[ShuffleResult], key: str) -> ShuffleResult:
