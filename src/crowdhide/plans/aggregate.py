@@ -1,0 +1,441 @@
+"""The Aggregate query of seed 000 (Section II-A, Example 1): SQL with GROUPING SETS.
+
+DuckDB parses the SQL (``json_serialize_sql``) and computes the exact central answer; the
+decentralized plan sends each tuple once per grouping set to the compute node owning its
+group (the domain of each grouping set is split into C contiguous parts), the compute
+nodes aggregate the real tuples they receive, and report to the result node.
+
+Supported: ``SELECT <grouping columns>, <aggregates> FROM <table> GROUP BY GROUPING SETS
+((..), (..))`` (or a plain ``GROUP BY a, b``) with ``count(*)``, ``count(col)``,
+``sum``, ``avg``, ``min``, ``max`` of columns.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from crowdhide._validation import check_int
+from crowdhide.engine.messages import Inbox
+from crowdhide.plans.model import ExecutionPlan, PlanBuilder
+
+__all__ = [
+    "Aggregate",
+    "AggregateQuery",
+    "AggregateSetup",
+    "aggregate_plan",
+    "compare",
+    "exact_answer",
+    "run_sql",
+]
+
+_FUNCTIONS = {
+    "count_star": "count",
+    "count": "count",
+    "sum": "sum",
+    "avg": "avg",
+    "min": "min",
+    "max": "max",
+}
+Table = Mapping[str, npt.NDArray[Any]]
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """One aggregate of the select list: ``function(column)`` (column ``None`` for count(*))."""
+
+    function: str
+    column: str | None
+
+    @property
+    def label(self) -> str:
+        """SQL-like label, e.g. ``avg(insulin)``."""
+        return f"{self.function}({self.column or '*'})"
+
+    def sql(self) -> str:
+        """The aggregate as DuckDB SQL (double for avg/sum so the comparison is exact)."""
+        if self.column is None:
+            return "count(*)"
+        return f'{self.function}("{self.column}")'
+
+
+@dataclass(frozen=True)
+class AggregateQuery:
+    """A parsed GROUPING SETS query.
+
+    Examples
+    --------
+    >>> q = AggregateQuery.from_sql(
+    ...     "SELECT A, B, AVG(I) FROM D GROUP BY GROUPING SETS ((A), (B))")
+    >>> q.table, q.grouping_sets, [a.label for a in q.aggregates]
+    ('D', (('A',), ('B',)), ['avg(I)'])
+    >>> AggregateQuery.from_sql("SELEC A")
+    Traceback (most recent call last):
+    ...
+    ValueError: query.sql does not parse: syntax error at or near "SELEC"
+    """
+
+    sql: str
+    table: str
+    grouping_sets: tuple[tuple[str, ...], ...]
+    aggregates: tuple[Aggregate, ...]
+
+    @classmethod
+    def from_sql(cls, sql: str) -> AggregateQuery:
+        """Parse ``sql`` with DuckDB; raise ``ValueError`` naming ``query.sql`` otherwise."""
+        import duckdb
+
+        if not isinstance(sql, str) or not sql.strip():
+            raise ValueError(f"query.sql must be a non-empty SQL string, got {sql!r}")
+        con = duckdb.connect()
+        try:
+            raw = con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()
+        finally:
+            con.close()
+        tree: dict[str, Any] = (
+            json.loads(raw[0]) if raw else {"error": True, "error_message": "empty"}
+        )
+        if tree.get("error"):
+            raise ValueError(f"query.sql does not parse: {tree.get('error_message')}")
+        statements = tree["statements"]
+        if len(statements) != 1 or statements[0]["node"].get("type") != "SELECT_NODE":
+            raise ValueError("query.sql must be a single SELECT statement")
+        node = statements[0]["node"]
+        source = node.get("from_table") or {}
+        if source.get("type") != "BASE_TABLE":
+            raise ValueError("query.sql must select FROM one table")
+        if node.get("where_clause") or node.get("having"):
+            raise ValueError("query.sql: WHERE/HAVING are not supported in the decentralized plan")
+        columns = [_column(e) for e in node.get("group_expressions", [])]
+        sets = tuple(tuple(columns[i] for i in s) for s in node.get("group_sets", []))
+        if not sets or any(not s for s in sets):
+            raise ValueError("query.sql must GROUP BY at least one column in every grouping set")
+        aggregates: list[Aggregate] = []
+        for item in node["select_list"]:
+            if item["class"] == "COLUMN_REF":
+                if _column(item) not in columns:
+                    raise ValueError(f"query.sql selects {_column(item)!r} outside GROUP BY")
+                continue
+            if item["class"] != "FUNCTION" or item["function_name"] not in _FUNCTIONS:
+                raise ValueError(
+                    "query.sql aggregates must be count/sum/avg/min/max, got "
+                    f"{item.get('function_name', item['class'])!r}"
+                )
+            if item.get("distinct"):
+                raise ValueError("query.sql: DISTINCT aggregates are not supported")
+            args = item["arguments"]
+            column = (
+                None if item["function_name"] == "count_star" else _column(args[0]["expression"])
+            )
+            aggregates.append(Aggregate(_FUNCTIONS[item["function_name"]], column))
+        if not aggregates:
+            raise ValueError("query.sql must compute at least one aggregate")
+        return cls(
+            sql=sql,
+            table=str(source["table_name"]),
+            grouping_sets=sets,
+            aggregates=tuple(aggregates),
+        )
+
+    @property
+    def value_columns(self) -> tuple[str, ...]:
+        """Columns aggregated."""
+        return tuple(dict.fromkeys(a.column for a in self.aggregates if a.column is not None))
+
+    @property
+    def numeric_columns(self) -> tuple[str, ...]:
+        """Columns of sum/avg/min/max (count(col) needs no values: columns have no NULLs)."""
+        return tuple(
+            dict.fromkeys(
+                a.column for a in self.aggregates if a.column is not None and a.function != "count"
+            )
+        )
+
+
+def _column(expression: Mapping[str, Any]) -> str:
+    if expression.get("class") != "COLUMN_REF":
+        raise ValueError("query.sql may group and aggregate plain columns only")
+    return str(expression["column_names"][-1])
+
+
+@dataclass(frozen=True)
+class AggregateSetup:
+    """The decentralized plan of a query plus what is needed to read its result.
+
+    Attributes
+    ----------
+    plan
+        Unprotected plan: sources, one compute group ``C<g>`` per grouping set, result R.
+    query
+        The parsed query.
+    domains
+        Per grouping set: the sorted domain of each of its columns.
+    routes
+        Data route name per grouping set.
+    """
+
+    plan: ExecutionPlan
+    query: AggregateQuery
+    domains: tuple[tuple[npt.NDArray[Any], ...], ...]
+    routes: tuple[str, ...]
+
+    def result_rows(self, result_state: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Rows ``{grouping_set, <columns>, <aggregates>}`` of the result node's state."""
+        rows: list[dict[str, Any]] = []
+        for g, columns in enumerate(self.query.grouping_sets):
+            part = result_state[f"set{g}"]
+            keys = part["key"]
+            values = _decode(keys, self.domains[g])
+            for i in range(len(keys)):
+                row: dict[str, Any] = {"grouping_set": g}
+                for c, column in enumerate(columns):
+                    row[column] = _plain(values[c][i])
+                for agg in self.query.aggregates:
+                    row[agg.label] = _final(agg, part, i)
+                rows.append(row)
+        return rows
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _final(agg: Aggregate, part: Mapping[str, Any], i: int) -> float:
+    count = float(part["count"][i])
+    if agg.function == "count":
+        return count
+    column = agg.column
+    if agg.function == "sum":
+        return float(part[f"sum:{column}"][i])
+    if agg.function == "avg":
+        return float(part[f"sum:{column}"][i]) / count
+    return float(part[f"{agg.function}:{column}"][i])
+
+
+def _decode(
+    keys: npt.NDArray[np.int64], domains: Sequence[npt.NDArray[Any]]
+) -> list[npt.NDArray[Any]]:
+    out: list[npt.NDArray[Any]] = []
+    rest = keys.copy()
+    for domain in reversed(domains):
+        out.append(domain[rest % len(domain)])
+        rest = rest // len(domain)
+    return out[::-1]
+
+
+def _encode(
+    table: Table, columns: Sequence[str], domains: Sequence[npt.NDArray[Any]]
+) -> npt.NDArray[np.int64]:
+    key = np.zeros(len(next(iter(table.values()))), dtype=np.int64)
+    for column, domain in zip(columns, domains, strict=True):
+        values = table[column]
+        code = np.searchsorted(domain, values)
+        code = np.clip(code, 0, len(domain) - 1)
+        if not np.array_equal(domain[code], values):
+            raise ValueError(f"data column {column!r} has values outside its declared domain")
+        key = key * len(domain) + code
+    return key
+
+
+def aggregate_plan(
+    table: Table,
+    query: AggregateQuery,
+    *,
+    compute_nodes: int,
+    domains: Mapping[str, Sequence[Any]] | None = None,
+    message_size: int = 64,
+) -> AggregateSetup:
+    """Build the decentralized plan of ``query`` over ``table`` (one tuple per source).
+
+    Parameters
+    ----------
+    table
+        Column arrays of equal length.
+    query
+        Parsed query.
+    compute_nodes
+        C: compute nodes per grouping set; the grouping domain (mixed-radix codes of its
+        columns) is split into C contiguous parts (fewer if the domain is smaller).
+    domains
+        Public domain of each grouping column. Missing ones are read from the data (then
+        the domain itself is assumed public, as in the paper).
+    message_size
+        Bytes per message on the wire.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = {"A": np.array([1, 2, 2, 3]), "I": np.array([1.0, 2.0, 4.0, 8.0])}
+    >>> q = AggregateQuery.from_sql("SELECT A, AVG(I) FROM D GROUP BY A")
+    >>> setup = aggregate_plan(t, q, compute_nodes=2)
+    >>> from crowdhide.engine import execute
+    >>> run = execute(setup.plan, rng=0)
+    >>> [(r["A"], r["avg(I)"]) for r in setup.result_rows(run.states["R"])]
+    [(1, 1.0), (2, 3.0), (3, 8.0)]
+    """
+    C = check_int("query.compute_nodes", compute_nodes, low=1)
+    needed = {c for s in query.grouping_sets for c in s} | set(query.value_columns)
+    missing = sorted(needed - set(table))
+    if missing:
+        raise ValueError(
+            f"data has no column(s) {missing} used by query.sql (columns: {sorted(table)})"
+        )
+    for column in query.numeric_columns:
+        values = np.asarray(table[column])
+        if not np.issubdtype(values.dtype, np.number):
+            raise ValueError(
+                f"data column {column!r} must be numeric to aggregate, got {values.dtype}"
+            )
+        if np.isnan(values.astype(np.float64)).any():
+            raise ValueError(f"data column {column!r} has missing values")
+    rows = len(next(iter(table.values())))
+    source: dict[str, npt.NDArray[Any]] = {c: np.asarray(table[c]) for c in query.numeric_columns}
+    all_domains: list[tuple[npt.NDArray[Any], ...]] = []
+    builder = PlanBuilder()
+    routes: list[str] = []
+    sizes: list[int] = []
+    for g, columns in enumerate(query.grouping_sets):
+        doms = tuple(
+            np.unique(np.asarray(domains[c] if domains and c in domains else table[c]))
+            for c in columns
+        )
+        all_domains.append(doms)
+        keys = _encode(table, columns, doms)
+        universe = math.prod(len(d) for d in doms)
+        nodes = min(C, universe)
+        source[f"__key{g}"] = keys
+        source[f"__node{g}"] = keys * nodes // universe
+        sizes.append(nodes)
+    builder.sources("S", source)
+    for g, nodes in enumerate(sizes):
+        builder.compute(f"C{g}", size=nodes, process=_compute_process(g, query, f"S->C{g}"))
+    builder.result("R", process=_result_process(len(sizes)))
+    for g in range(len(sizes)):
+        builder.route("S", f"C{g}", by=_router(g), message_size=message_size)
+        routes.append(f"S->C{g}")
+    for g in range(len(sizes)):
+        builder.route(f"C{g}", "R", kind="fixed", message_size=message_size)
+    del rows
+    return AggregateSetup(
+        plan=builder.build(), query=query, domains=tuple(all_domains), routes=tuple(routes)
+    )
+
+
+def _router(g: int) -> Any:
+    def by(state: Mapping[str, npt.NDArray[Any]]) -> npt.NDArray[np.int64]:
+        return np.asarray(state[f"__node{g}"], dtype=np.int64)
+
+    return by
+
+
+def _compute_process(g: int, query: AggregateQuery, route: str) -> Any:
+    def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
+        delivery = inbox.only(route)
+        keys = delivery.gather(f"__key{g}")
+        unique, inverse = np.unique(keys, return_inverse=True)
+        out: dict[str, npt.NDArray[Any]] = {
+            "key": unique,
+            "count": np.bincount(inverse, minlength=len(unique)),
+        }
+        for column in query.numeric_columns:
+            values = delivery.gather(column).astype(np.float64)
+            out[f"sum:{column}"] = np.bincount(inverse, weights=values, minlength=len(unique))
+            low = np.full(len(unique), np.inf)
+            high = np.full(len(unique), -np.inf)
+            np.minimum.at(low, inverse, values)
+            np.maximum.at(high, inverse, values)
+            out[f"min:{column}"] = low
+            out[f"max:{column}"] = high
+        return out
+
+    return process
+
+
+def _result_process(sets: int) -> Any:
+    def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, Any]:
+        return {f"set{g}": dict(inbox.only(f"C{g}->R").sender_state) for g in range(sets)}
+
+    return process
+
+
+def exact_answer(
+    table: Table, query: AggregateQuery, *, masks: Sequence[npt.NDArray[np.bool_]] | None = None
+) -> list[dict[str, Any]]:
+    """The central answer computed by DuckDB, in :meth:`AggregateSetup.result_rows` form.
+
+    With ``masks`` (one boolean mask over rows per grouping set) each grouping set is
+    answered on the masked rows only — the tuples a decentralized run actually used.
+    """
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        rows: list[dict[str, Any]] = []
+        aggs = ", ".join(a.sql() for a in query.aggregates)
+        for g, columns in enumerate(query.grouping_sets):
+            data = {c: np.asarray(table[c]) for c in set(columns) | set(query.value_columns)}
+            if masks is not None:
+                data = {c: v[masks[g]] for c, v in data.items()}
+            con.register("t", data)
+            cols = ", ".join(f'"{c}"' for c in columns)
+            sql = f"SELECT {cols}, {aggs} FROM t GROUP BY {cols} ORDER BY {cols}"
+            for record in con.execute(sql).fetchall():
+                row: dict[str, Any] = {"grouping_set": g}
+                for c, column in enumerate(columns):
+                    row[column] = record[c]
+                for a, agg in enumerate(query.aggregates):
+                    row[agg.label] = float(record[len(columns) + a])
+                rows.append(row)
+            con.unregister("t")
+        return rows
+    finally:
+        con.close()
+
+
+def run_sql(table: Table, query: AggregateQuery) -> list[tuple[Any, ...]]:
+    """Run the user's SQL verbatim in DuckDB (the table registered under its name)."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        con.register(query.table, {k: np.asarray(v) for k, v in table.items()})
+        return list(con.execute(query.sql).fetchall())
+    finally:
+        con.close()
+
+
+def compare(
+    rows: Sequence[Mapping[str, Any]], reference: Sequence[Mapping[str, Any]], query: AggregateQuery
+) -> dict[str, Any]:
+    """Per-group comparison of two answers: groups missing, max abs/relative error."""
+
+    def key(r: Mapping[str, Any]) -> tuple[Any, ...]:
+        g = int(r["grouping_set"])
+        return (g, *[r[c] for c in query.grouping_sets[g]])
+
+    ours = {key(r): r for r in rows}
+    ref = {key(r): r for r in reference}
+    missing = [k for k in ref if k not in ours]
+    extra = [k for k in ours if k not in ref]
+    max_abs = dict.fromkeys((a.label for a in query.aggregates), 0.0)
+    max_rel = dict.fromkeys((a.label for a in query.aggregates), 0.0)
+    for k, r in ref.items():
+        if k not in ours:
+            continue
+        for agg in query.aggregates:
+            a, b = float(ours[k][agg.label]), float(r[agg.label])
+            max_abs[agg.label] = max(max_abs[agg.label], abs(a - b))
+            max_rel[agg.label] = max(max_rel[agg.label], abs(a - b) / max(abs(b), 1e-300))
+    return {
+        "groups": len(ref),
+        "groups_missing": len(missing),
+        "groups_extra": len(extra),
+        "max_abs_error": max_abs,
+        "max_rel_error": max_rel,
+    }

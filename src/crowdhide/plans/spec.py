@@ -1,0 +1,265 @@
+"""``PLAN.toml``: what to run (data, query, privacy target, constraints or fixed σ, n, d).
+
+Example (``examples/diabetes.toml``)::
+
+    name = "diabetes"
+
+    [data]
+    generator = "diabetes"      # or path = "file.csv" / "file.parquet"
+    rows = 20000
+    seed = 7
+
+    [query]
+    kind = "aggregate"
+    sql = "SELECT age_range, bmi, AVG(insulin) FROM D GROUP BY GROUPING SETS ((age_range), (bmi))"
+    compute_nodes = 10
+
+    [privacy]
+    epsilon = 2.0
+    delta = 1e-4
+
+    [constraints]
+    max_channels = 300
+
+Sections and keys are checked; an unknown or invalid key raises ``ValueError`` naming it
+(``privacy.epsilon must be > 0.0, got -1``).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from crowdhide._validation import check_bool, check_int, check_probability, check_real
+from crowdhide.plans.planner import Constraints
+
+__all__ = ["DataSpec", "FixedCountermeasures", "QuerySpec", "RunSpec", "load_spec", "parse_spec"]
+
+_SECTIONS = {
+    "data": {
+        "path",
+        "generator",
+        "rows",
+        "distribution",
+        "skew",
+        "attributes",
+        "intervals",
+        "seed",
+        "mnist_dir",
+        "test_rows",
+    },
+    "query": {"kind", "sql", "compute_nodes", "k", "iterations", "domains"},
+    "privacy": {"epsilon", "delta"},
+    "constraints": {"max_channels", "max_overhead", "max_consents"},
+    "countermeasures": {"sigma", "n", "d", "local_dummies", "cap"},
+    "run": {"seed", "message_size", "plots", "transcript_csv_max_rows"},
+}
+_AGG_GENERATORS = ("diabetes", "aggregate")
+_KMEANS_GENERATORS = ("auto", "mnist", "digits", "synthetic")
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """``[data]``: a file (``path``) or a generator with its parameters."""
+
+    path: Path | None
+    generator: str | None
+    rows: int
+    distribution: str
+    skew: float
+    attributes: int
+    intervals: int
+    seed: int
+    mnist_dir: Path | None
+
+
+@dataclass(frozen=True)
+class QuerySpec:
+    """``[query]``: ``kind = "aggregate"`` (sql, compute_nodes) or ``"kmeans"`` (k, iterations)."""
+
+    kind: str
+    sql: str | None
+    compute_nodes: int
+    k: int
+    iterations: int
+    domains: Mapping[str, list[Any]] | None
+
+
+@dataclass(frozen=True)
+class FixedCountermeasures:
+    """``[countermeasures]``: fixed σ, n, d (skip the planner)."""
+
+    sigma: float
+    n: int | None
+    d: int
+    local_dummies: int
+    cap: bool
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """A parsed ``PLAN.toml``."""
+
+    name: str
+    data: DataSpec
+    query: QuerySpec
+    epsilon: float | None
+    delta: float
+    constraints: Constraints
+    fixed: FixedCountermeasures | None
+    seed: int
+    message_size: int
+    plots: bool
+    transcript_csv_max_rows: int
+
+
+def _section(raw: Mapping[str, Any], name: str) -> dict[str, Any]:
+    value = raw.get(name, {})
+    if not isinstance(value, Mapping):
+        raise ValueError(f"[{name}] must be a table, got {value!r}")
+    unknown = sorted(set(value) - _SECTIONS[name])
+    if unknown:
+        raise ValueError(
+            f"{name}.{unknown[0]} is not a known key (known: {sorted(_SECTIONS[name])})"
+        )
+    return dict(value)
+
+
+def parse_spec(raw: Mapping[str, Any], *, base: Path | None = None) -> RunSpec:
+    """Validate a TOML document (already parsed) into a :class:`RunSpec`.
+
+    Examples
+    --------
+    >>> spec = parse_spec({"query": {"kind": "kmeans", "k": 3}, "privacy": {"epsilon": 1}})
+    >>> spec.query.kind, spec.query.k, spec.epsilon, spec.delta
+    ('kmeans', 3, 1.0, 0.0001)
+    >>> parse_spec({"query": {"kind": "kmeans"}, "privacy": {"epsilon": -1}})
+    Traceback (most recent call last):
+    ...
+    ValueError: privacy.epsilon must be > 0.0, got -1
+    """
+    unknown = sorted(set(raw) - set(_SECTIONS) - {"name"})
+    if unknown:
+        raise ValueError(f"{unknown[0]} is not a known section (known: name, {sorted(_SECTIONS)})")
+    name = raw.get("name", "plan")
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a string, got {name!r}")
+    data = _section(raw, "data")
+    query = _section(raw, "query")
+    privacy = _section(raw, "privacy")
+    limits = _section(raw, "constraints")
+    fixed = _section(raw, "countermeasures")
+    run = _section(raw, "run")
+
+    kind = query.get("kind", "aggregate")
+    if kind not in ("aggregate", "kmeans"):
+        raise ValueError(f"query.kind must be 'aggregate' or 'kmeans', got {kind!r}")
+    sql = query.get("sql")
+    if kind == "aggregate" and not isinstance(sql, str):
+        raise ValueError(f"query.sql must be an SQL string for kind='aggregate', got {sql!r}")
+    domains = query.get("domains")
+    if domains is not None and not (
+        isinstance(domains, Mapping) and all(isinstance(v, list) for v in domains.values())
+    ):
+        raise ValueError(f"query.domains must map columns to lists of values, got {domains!r}")
+
+    path = data.get("path")
+    if path is not None and not isinstance(path, str):
+        raise ValueError(f"data.path must be a string, got {path!r}")
+    resolved = (
+        None
+        if path is None
+        else (base / path if base and not Path(path).is_absolute() else Path(path))
+    )
+    generator = data.get("generator")
+    allowed = _AGG_GENERATORS if kind == "aggregate" else _KMEANS_GENERATORS
+    if path is None:
+        generator = generator or allowed[0]
+        if generator not in allowed:
+            raise ValueError(
+                f"data.generator must be one of {allowed} for {kind}, got {generator!r}"
+            )
+    elif generator is not None:
+        raise ValueError("data.path and data.generator are exclusive")
+    if kind == "kmeans" and path is not None:
+        raise ValueError("data.path is not supported for kind='kmeans' (use data.generator)")
+    distribution = data.get("distribution", "uniform")
+    if distribution not in ("uniform", "skewed"):
+        raise ValueError(f"data.distribution must be 'uniform' or 'skewed', got {distribution!r}")
+    mnist_dir = data.get("mnist_dir")
+    data_spec = DataSpec(
+        path=resolved,
+        generator=generator,
+        rows=check_int("data.rows", data.get("rows", 10_000), low=1),
+        distribution=distribution,
+        skew=check_real("data.skew", data.get("skew", 1.0), low=0.0),
+        attributes=check_int("data.attributes", data.get("attributes", 4), low=1),
+        intervals=check_int("data.intervals", data.get("intervals", 20), low=1),
+        seed=check_int("data.seed", data.get("seed", 0), low=0),
+        mnist_dir=None if mnist_dir is None else Path(str(mnist_dir)),
+    )
+    query_spec = QuerySpec(
+        kind=kind,
+        sql=sql,
+        compute_nodes=check_int("query.compute_nodes", query.get("compute_nodes", 20), low=1),
+        k=check_int("query.k", query.get("k", 10), low=1),
+        iterations=check_int("query.iterations", query.get("iterations", 10), low=1),
+        domains=domains,
+    )
+    epsilon = privacy.get("epsilon")
+    eps = (
+        None if epsilon is None else check_real("privacy.epsilon", epsilon, low=0.0, low_open=True)
+    )
+    delta = check_probability("privacy.delta", privacy.get("delta", 1e-4), allow_one=False)
+    fixed_spec = None
+    if fixed:
+        n = fixed.get("n")
+        fixed_spec = FixedCountermeasures(
+            sigma=check_probability(
+                "countermeasures.sigma", fixed.get("sigma", 0.0), allow_one=False
+            ),
+            n=None if n is None else check_int("countermeasures.n", n, low=1),
+            d=check_int("countermeasures.d", fixed.get("d", 0), low=0),
+            local_dummies=check_int(
+                "countermeasures.local_dummies", fixed.get("local_dummies", 0), low=0
+            ),
+            cap=check_bool("countermeasures.cap", fixed.get("cap", False)),
+        )
+        if fixed_spec.n is None and fixed_spec.d:
+            raise ValueError("countermeasures.d needs countermeasures.n (scramblers)")
+    elif eps is None:
+        raise ValueError("privacy.epsilon is required unless [countermeasures] fixes sigma, n, d")
+    return RunSpec(
+        name=name,
+        data=data_spec,
+        query=query_spec,
+        epsilon=eps,
+        delta=delta,
+        constraints=Constraints(
+            max_channels=limits.get("max_channels"),
+            max_overhead=limits.get("max_overhead"),
+            max_consents=limits.get("max_consents"),
+        ),
+        fixed=fixed_spec,
+        seed=check_int("run.seed", run.get("seed", 0), low=0),
+        message_size=check_int("run.message_size", run.get("message_size", 64), low=1),
+        plots=check_bool("run.plots", run.get("plots", True)),
+        transcript_csv_max_rows=check_int(
+            "run.transcript_csv_max_rows", run.get("transcript_csv_max_rows", 500_000), low=0
+        ),
+    )
+
+
+def load_spec(path: Path | str) -> RunSpec:
+    """Read and validate a ``PLAN.toml`` file (paths inside are relative to it)."""
+    file = Path(path)
+    if not file.exists():
+        raise FileNotFoundError(2, "No such file or directory", str(file))
+    try:
+        raw = tomllib.loads(file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{file}: invalid TOML: {exc}") from None
+    return parse_spec(raw, base=file.parent)
