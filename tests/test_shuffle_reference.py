@@ -182,3 +182,19 @@ def test_krr_clone_is_feldman2023_for_binary_rr_and_tighter_beyond(n: int) -> No
         assert two == pytest.approx(fmt, rel=1e-6)
         four = shuffle_bound_curve(bound="krr_clone", eps0=1.0, n=n, k=4).delta(eps)
         assert four <= fmt * (1 + 1e-9)
+
+
+def test_clone_blocks_are_conservative(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Evaluating clone counts on blocks (large n) never lowers δ: the conditional
+    divergence is non-increasing in the clone count (adding a clone post-processes both)."""
+    beta = 2.0 / (math.exp(1.0) + 1.0)
+    exact = [pairs.clone_pair_log_delta(20_000, 1.0, beta, e, -40.0) for e in (0.02, 0.05)]
+    monkeypatch.setattr(pairs, "MAX_CLONE_POINTS", 50)
+    pairs._clone_weights.cache_clear()
+    try:
+        blocked = [pairs.clone_pair_log_delta(20_000, 1.0, beta, e, -40.0) for e in (0.02, 0.05)]
+    finally:
+        pairs._clone_weights.cache_clear()
+    for b, x in zip(blocked, exact, strict=True):
+        assert b >= x
+        assert b - x < 0.5  # blocks of ~25 counts: loose but same order
