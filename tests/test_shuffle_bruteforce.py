@@ -240,3 +240,17 @@ def test_bruteforce_matches_simulated_mechanism_channel(k: int, eps0: float) -> 
     law = histogram_law([0, 1, 1], k, eps0).reshape((4,) * k)
     exact = float(law.sum(axis=tuple(range(1, k)))[1])
     assert abs(freq - exact) < 5 * math.sqrt(exact * (1 - exact) / 20_000)
+
+
+def test_public_dataset_curves_match_bruteforce() -> None:
+    from crowdhide.accounting.shuffle import krr_dataset_curve
+
+    for others, values in (("third", [2] * 5), ("same", [1] * 5)):
+        truth = pair_curve(values, 4, 1.2)
+        curve = krr_dataset_curve(eps0=1.2, n=6, k=4, others=others)
+        for eps in (0.0, 0.1, 0.6):
+            assert curve.delta(eps) == pytest.approx(truth.delta(eps), abs=1e-12)
+    with pytest.raises(ValueError, match="others"):
+        krr_dataset_curve(eps0=1.0, n=5, k=4, others="mixed")
+    with pytest.raises(ValueError, match="k >= 3"):
+        krr_dataset_curve(eps0=1.0, n=5, k=2, others="third")

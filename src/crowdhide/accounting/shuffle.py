@@ -86,6 +86,7 @@ __all__ = [
     "calibrate_eps0",
     "calibrate_n",
     "epsilon_vs_n",
+    "krr_dataset_curve",
     "krr_shuffle_curve",
     "shuffle_bound_curve",
     "shuffle_delta",
@@ -674,6 +675,35 @@ def krr_shuffle_curve(*, eps0: float, n: int, k: int) -> KrrShuffleCurve:
     if nn > KRR_LOWER_MAX_N:
         raise ValueError(f"n must be <= {KRR_LOWER_MAX_N} for the k-RR curve, got {n!r}")
     return KrrShuffleCurve(eps0=e0, n=nn, k=kk, exhaustive=nn <= EXHAUSTIVE_MAX_N)
+
+
+def krr_dataset_curve(*, eps0: float, n: int, k: int, others: str) -> PrivacyCurve:
+    """Exact curve (both directions) of shuffled k-RR for one canonical dataset.
+
+    ``others="third"``: the other n − 1 users all hold one value z ∉ {x, x'} (k >= 3);
+    ``others="same"``: they all hold x' (equivalently x). Exact for that dataset (windows'
+    tails are bounded and added, so it is an upper bound for the dataset within ~1e-6
+    relative), hence a lower bound on the worst case over datasets. Useful to check
+    per-dataset results such as the x0-count δ of Biswas et al. (seed 003), which can never
+    exceed the full-histogram curve of the same dataset.
+
+    Examples
+    --------
+    >>> c = krr_dataset_curve(eps0=math.log(13), n=1000, k=4, others="same")
+    >>> round(c.epsilon(1e-4), 5)
+    0.30038
+    """
+    e0, nn, kk = _check_inputs(eps0, n, k)
+    if kk is None:  # pragma: no cover - typed as int
+        raise TypeError("k must be an integer, got None")
+    if others not in ("third", "same"):
+        raise ValueError(f"others must be 'third' or 'same', got {others!r}")
+    if others == "third" and kk < 3:
+        raise ValueError(f"others='third' needs k >= 3, got k={k!r}")
+    if nn > KRR_LOWER_MAX_N:
+        raise ValueError(f"n must be <= {KRR_LOWER_MAX_N} for the k-RR curve, got {n!r}")
+    fn = pairs.krr_third_log_delta if others == "third" else pairs.krr_same_log_delta
+    return _AdaptiveCurve(lambda e, t: fn(nn, kk, e0, e, t), e0)
 
 
 def calibrate_eps0(
