@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import resource
 import time
 import tracemalloc
 
@@ -111,6 +112,21 @@ def main() -> None:
         tracemalloc.stop()
         mem.add_row(name, f"{math.exp(value):.4g}", _fmt(t), f"{peak / 2**20:.0f} MiB")  # type: ignore[arg-type]
     console.print(mem)
+
+    # `exact` (exhaustive worst case over every dataset) exists only for n <= 14.
+    ex = Table(title="exact (exhaustive worst case over all datasets)")
+    for col in ("n", "k", "eps(delta) query", "epsilon"):
+        ex.add_column(col, justify="right")
+    for n_small in (8, EXHAUSTIVE_MAX_N):
+        t, res = _time(
+            lambda n_small=n_small: shuffle_epsilon(
+                eps0=args.eps0, n=n_small, delta=1e-3, k=args.k, bound="exact"
+            )
+        )
+        ex.add_row(str(n_small), str(args.k), _fmt(t), f"{res.epsilon:.6g}")  # type: ignore[attr-defined]
+    console.print(ex)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    console.print(f"peak resident memory of this benchmark process: {rss:.0f} MiB")
 
 
 if __name__ == "__main__":

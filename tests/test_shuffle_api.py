@@ -95,7 +95,7 @@ def test_epsilon_is_capped_at_eps0_and_delta_zero_beyond() -> None:
 
 
 def test_monotone_in_n_and_eps0() -> None:
-    eps_n = [shuffle_epsilon(eps0=1.0, n=n, delta=1e-6, k=2).epsilon for n in (100, 1000, 10**4)]
+    eps_n = [shuffle_epsilon(eps0=1.0, n=n, delta=1e-6).epsilon for n in (100, 1000, 10**4)]
     assert eps_n[0] > eps_n[1] > eps_n[2]
     eps_e = [shuffle_epsilon(eps0=e, n=5000, delta=1e-6).epsilon for e in (0.5, 1.0, 2.0)]
     assert eps_e[0] < eps_e[1] < eps_e[2]
@@ -210,7 +210,7 @@ def test_range_generic_bounds_fast(n: int, eps0: float) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n", [1, 2, 10, 1000, 10**5, 10**7, 10**9])
+@pytest.mark.parametrize("n", [1, 10, 1000, 10**6, 10**9])
 @pytest.mark.parametrize("eps0", [0.01, 0.5, 3.0, 20.0])
 def test_range_generic_bounds(n: int, eps0: float) -> None:
     for delta in (1e-300, 1e-50, 1e-6, 0.9):
@@ -231,3 +231,11 @@ def test_range_krr_bounds(n: int, eps0: float) -> None:
                 for b in ("krr_clone", "exact", "krr_lower")
             ]
             _finite_results(rows)
+
+
+def test_all_skips_linear_time_krr_curves_at_large_n() -> None:
+    rows = {r.bound: r for r in shuffle_epsilon_all(eps0=1.0, n=300_000, delta=1e-6, k=4)}
+    for name in ("krr_clone", "krr_lower"):
+        assert not rows[name].valid
+        assert "request bound" in rows[name].note
+    assert rows["feldman2023"].valid

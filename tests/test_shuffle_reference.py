@@ -90,6 +90,7 @@ def test_krr4_all_others_on_third_value() -> None:
     assert 0.38887 < eps < 0.3895
 
 
+@pytest.mark.slow
 def test_krr4_certificate_brackets_the_truth() -> None:
     """krr_clone (certificate) vs krr_lower (lower bound) at the 4-RR anchor and n = 1e4."""
     cert = eps_of("krr_clone", math.log(13), 1000, 1e-4, k=4)
@@ -169,3 +170,31 @@ def test_seed003_k_rr_itself_for_one_user() -> None:
         c = 1.0 / (math.exp(1.0) + k - 1)
         got = krr_shuffle_curve(eps0=1.0, n=1, k=k).delta(0.4)
         assert got == pytest.approx(c * (math.exp(1.0) - math.exp(0.4)), abs=1e-14)
+
+
+@pytest.mark.parametrize("n", [10, 500])
+def test_krr_clone_is_feldman2023_for_binary_rr_and_tighter_beyond(n: int) -> None:
+    """For k = 2 the clones' reports are fair coins, so the k-RR clone pair *is* the FMT23
+    pair; for k >= 3 it is a post-processing of the FMT23 pair, hence never larger."""
+    for eps in (0.0, 0.1, 0.3):
+        two = shuffle_bound_curve(bound="krr_clone", eps0=1.0, n=n, k=2).delta(eps)
+        fmt = shuffle_bound_curve(bound="feldman2023", eps0=1.0, n=n, k=2).delta(eps)
+        assert two == pytest.approx(fmt, rel=1e-6)
+        four = shuffle_bound_curve(bound="krr_clone", eps0=1.0, n=n, k=4).delta(eps)
+        assert four <= fmt * (1 + 1e-9)
+
+
+def test_clone_blocks_are_conservative(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Evaluating clone counts on blocks (large n) never lowers δ: the conditional
+    divergence is non-increasing in the clone count (adding a clone post-processes both)."""
+    beta = 2.0 / (math.exp(1.0) + 1.0)
+    exact = [pairs.clone_pair_log_delta(20_000, 1.0, beta, e, -40.0) for e in (0.02, 0.05)]
+    monkeypatch.setattr(pairs, "MAX_CLONE_POINTS", 50)
+    pairs._clone_weights.cache_clear()
+    try:
+        blocked = [pairs.clone_pair_log_delta(20_000, 1.0, beta, e, -40.0) for e in (0.02, 0.05)]
+    finally:
+        pairs._clone_weights.cache_clear()
+    for b, x in zip(blocked, exact, strict=True):
+        assert b >= x
+        assert b - x < 0.5  # blocks of ~25 counts: loose but same order

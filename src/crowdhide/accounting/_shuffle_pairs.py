@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import betainc, logsumexp
+from scipy.special import betainc, betaincc, logsumexp
 
 from crowdhide.accounting._binomtail import (
     _log_tail_vec,
@@ -184,13 +184,50 @@ def krr_third_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float
     return total + _GAMMALN_SLACK * n
 
 
+def _sf_p(k: FloatArray, n: FloatArray, p: float) -> FloatArray:
+    """``P(Bin(n, p) >= k)`` elementwise via the regularized incomplete beta function."""
+    inside = (k >= 1) & (k <= n)
+    a = np.where(inside, k, 1.0)
+    b = np.where(inside, n - k + 1.0, 1.0)
+    out = np.asarray(betainc(a, b, p), dtype=np.float64)
+    return np.where(k <= 0, 1.0, np.where(k > n, 0.0, out))
+
+
+def _cdf_p(k: FloatArray, n: FloatArray, p: float) -> FloatArray:
+    """``P(Bin(n, p) <= k)`` elementwise."""
+    inside = (k >= 0) & (k <= n - 1)
+    a = np.where(inside, k + 1.0, 1.0)
+    b = np.where(inside, n - k, 1.0)
+    out = np.asarray(betaincc(a, b, p), dtype=np.float64)
+    return np.where(k < 0, 0.0, np.where(k >= n, 1.0, out))
+
+
+def _excess_p(theta: FloatArray, n: FloatArray, p: float, *, above: bool) -> FloatArray:
+    """``E[(A − θ)_+]`` (``above``) or ``E[(θ − A)_+]`` for A ~ Bin(n, p), plus a bound on
+    the rounding error of the difference of tail probabilities (so an upper bound)."""
+    mean = n * p
+    if above:
+        a_star = np.floor(theta) + 1.0
+        first = mean * _sf_p(a_star - 1.0, n - 1.0, p)
+        second = theta * _sf_p(a_star, n, p)
+        value = first - second
+    else:
+        b_star = np.ceil(theta) - 1.0
+        first = theta * _cdf_p(b_star, n, p)
+        second = mean * _cdf_p(b_star - 1.0, n - 1.0, p)
+        value = first - second
+    error = _BETAINC_RTOL * (np.abs(first) + np.abs(second)) + (n + np.abs(theta)) * 1e-307
+    return np.asarray(np.maximum(value, 0.0) + error, dtype=np.float64)
+
+
 def krr_same_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float) -> float:
     """Exact ``log δ(ε)`` of shuffled k-RR when all other users hold x' (both directions).
 
     With ``a, b`` the counts of x and x' and ``Mult_n`` the law of n reports with probabilities
     ``(q, p, q, ...)``: ``P(h | x') = Mult_n(h)`` and
     ``P(h | x) = Mult_n(h) (n − b(1 − 1/e) + (e−1) a)/n``; ``b ~ Bin(n, p)`` and
-    ``a | b ~ Bin(n − b, 1/(k−1))``.
+    ``a | b ~ Bin(n − b, 1/(k−1))``. The inner expectations are differences of binomial
+    tails (incomplete beta), so the work is ``O(√n)``.
     """
     if eps >= eps0:
         return -math.inf
@@ -199,30 +236,23 @@ def krr_same_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float)
     em1 = math.expm1(eps0)
     shrink = -math.expm1(-eps0)
     b_win = binom_window(n, p, log_tail)
-    b_all = b_win.values
-    table = gammaln_table(n + 3)
-    fwd_parts, bwd_parts = [], []
-    probe = row_windows(n - b_all[:1], 1.0 / (k - 1), log_tail, table).values.shape[1]
-    chunk = max(1, _CHUNK_CELLS // probe)
-    for start in range(0, b_all.size, chunk):
-        b = b_all[start : start + chunk]
-        rows = row_windows(n - b, 1.0 / (k - 1), log_tail, table)
-        w = n - b * shrink
-        theta_f = ((big * n - w) / em1)[:, None]
-        theta_b = ((n / big - w) / em1)[:, None]
-        a = rows.values
-        with np.errstate(divide="ignore"):
-            up = np.log(np.maximum(a - theta_f, 0.0))
-            down = np.log(np.maximum(theta_b - a, 0.0))
-            f_extra = rows.log_tail + np.log(np.maximum((n - b) - theta_f[:, 0], 0.0))
-            b_extra = rows.log_tail + np.log(np.maximum(theta_b[:, 0], 0.0))
-        fwd_parts.append(np.logaddexp(rowwise_logsumexp(rows.log_pmf + up), f_extra))
-        bwd_parts.append(np.logaddexp(rowwise_logsumexp(rows.log_pmf + down), b_extra))
-    log_scale = math.log(em1) - math.log(n)
-    forward = float(logsumexp(b_win.log_pmf + np.concatenate(fwd_parts))) + log_scale
-    backward = float(logsumexp(b_win.log_pmf + np.concatenate(bwd_parts))) + log_scale + eps
+    b = b_win.values
+    rest = n - b
+    w = n - b * shrink
+    theta_f = (big * n - w) / em1
+    theta_b = (n / big - w) / em1
+    if k == 2:  # a = n − b exactly
+        fwd = np.maximum(rest - theta_f, 0.0)
+        bwd = np.maximum(theta_b - rest, 0.0)
+    else:
+        fwd = _excess_p(theta_f, rest, 1.0 / (k - 1), above=True)
+        bwd = _excess_p(theta_b, rest, 1.0 / (k - 1), above=False)
+    with np.errstate(divide="ignore"):
+        log_scale = math.log(em1) - math.log(n)
+        forward = float(logsumexp(b_win.log_pmf + np.log(fwd))) + log_scale
+        backward = float(logsumexp(b_win.log_pmf + np.log(bwd))) + log_scale + eps
     total = max(forward, backward)
-    return float(np.logaddexp(total, b_win.log_tail + math.log(e))) + _GAMMALN_SLACK * n
+    return float(np.logaddexp(total, b_win.log_tail + math.log(e)))
 
 
 def _group_step(arr: FloatArray, probs: tuple[float, float, float, float]) -> FloatArray:

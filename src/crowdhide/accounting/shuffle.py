@@ -73,9 +73,10 @@ import numpy as np
 
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting import _shuffle_pairs as pairs
-from crowdhide.accounting.curves import PrivacyCurve
+from crowdhide.accounting.curves import PrivacyCurve, _safe_root
 
 __all__ = [
+    "ALL_KRR_MAX_N",
     "EXHAUSTIVE_MAX_N",
     "KRR_CLONE_BEST_MAX_N",
     "KRR_LOWER_MAX_N",
@@ -85,6 +86,7 @@ __all__ = [
     "calibrate_eps0",
     "calibrate_n",
     "epsilon_vs_n",
+    "krr_dataset_curve",
     "krr_shuffle_curve",
     "shuffle_bound_curve",
     "shuffle_delta",
@@ -111,6 +113,9 @@ EXHAUSTIVE_MAX_N = 14
 KRR_LOWER_MAX_N = pairs.KRR_EXACT_MAX_N
 #: ``best`` evaluates ``krr_clone`` (O(n) work per δ) only up to this n; larger n: by name.
 KRR_CLONE_BEST_MAX_N = 20_000
+#: ``*_all`` evaluate the O(n) k-RR curves only up to this n (seconds to minutes beyond);
+#: larger n report them as skipped — ask for them by name.
+ALL_KRR_MAX_N = 200_000
 _MAX_N = 10**9
 _MAX_EPS0 = 50.0
 _MAX_K = 10**6
@@ -291,9 +296,20 @@ def _fmt21_closed_log_delta(eps: float, eps0: float, n: int) -> float:
 # Curves
 
 
+def _solve_epsilon(curve: PrivacyCurve, log_target: float, eps0: float) -> float:
+    """Smallest ε (to 1e-10 ε0) with ``log δ(ε) <= log_target``, from the safe side.
+
+    Every shuffle curve has δ(ε0) = 0, so ``[0, ε0]`` brackets the root; the coarser
+    tolerance than :meth:`PrivacyCurve.epsilon` saves evaluations of the O(n) curves.
+    """
+    if curve.log_delta(0.0) <= log_target:
+        return 0.0
+    return _safe_root(curve.log_delta, log_target, 0.0, eps0, xtol=max(1e-13, 1e-10 * eps0))
+
+
 class _AdaptiveCurve(PrivacyCurve):
     """A curve from ``fn(eps, log_tail)``: summation windows are widened until the tail
-    bound added to δ is negligible (< e^{-25} relative), so small δ stay tight. While
+    bound added to δ is negligible (< e^{-14} ≈ 1e-6 relative), so small δ stay tight. While
     solving for ε at a target δ the windows never need tails below ``δ e^{-40}``: a value
     computed with them that is below the target is a valid answer."""
 
@@ -306,8 +322,8 @@ class _AdaptiveCurve(PrivacyCurve):
     def log_delta(self, epsilon: float) -> float:
         big_l = min(self._start_l, self._max_l)
         value = self._fn(epsilon, -big_l)
-        while value > -math.inf and value <= -big_l + 25.0 and big_l < self._max_l:
-            big_l = min(max(-value + 40.0, 2.0 * big_l), self._max_l)
+        while value > -math.inf and value <= -big_l + 14.0 and big_l < self._max_l:
+            big_l = min(max(-value + 30.0, 2.0 * big_l), self._max_l)
             value = self._fn(epsilon, -big_l)
         return min(value, 0.0)
 
@@ -322,7 +338,7 @@ class _AdaptiveCurve(PrivacyCurve):
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
         self.solving_for(target)
         try:
-            return super().epsilon(delta)
+            return _solve_epsilon(self, target, self._eps0)
         finally:
             self.solving_for(None)
 
@@ -380,7 +396,7 @@ class KrrShuffleCurve(PrivacyCurve):
         for member in adaptive:
             member.solving_for(target)
         try:
-            return super().epsilon(delta)
+            return _solve_epsilon(self, target, self.eps0)
         finally:
             for member in adaptive:
                 member.solving_for(None)
@@ -549,7 +565,10 @@ def shuffle_epsilon_all(
     """
     e0, nn, kk = _check_inputs(eps0, n, k)
     d = check_probability("delta", delta, allow_zero=False, allow_one=False)
-    return [_one_epsilon(name, e0, nn, d, kk) for name in _applicable(kk)]
+    return [
+        _skipped(name, e0, nn, kk, delta=d) or _one_epsilon(name, e0, nn, d, kk)
+        for name in _applicable(kk)
+    ]
 
 
 def shuffle_delta_all(
@@ -558,7 +577,28 @@ def shuffle_delta_all(
     """δ at ``epsilon`` from every applicable bound (see :func:`shuffle_epsilon_all`)."""
     e0, nn, kk = _check_inputs(eps0, n, k)
     eps = check_real("epsilon", epsilon, low=0.0)
-    return [_one_delta(name, e0, nn, eps, kk) for name in _applicable(kk)]
+    return [
+        _skipped(name, e0, nn, kk, epsilon=eps) or _one_delta(name, e0, nn, eps, kk)
+        for name in _applicable(kk)
+    ]
+
+
+def _skipped(
+    name: str,
+    eps0: float,
+    n: int,
+    k: int | None,
+    *,
+    delta: float = math.nan,
+    epsilon: float = math.nan,
+) -> ShuffleResult | None:
+    """The O(n) k-RR curves are left out of ``*_all`` for n > ALL_KRR_MAX_N."""
+    if name in ("krr_clone", "krr_lower") and ALL_KRR_MAX_N < n <= KRR_LOWER_MAX_N:
+        note = f"skipped for n > {ALL_KRR_MAX_N} (O(n) work): request bound={name!r}"
+        return ShuffleResult(
+            epsilon, delta, name, False, eps0, n, k, note, _KIND.get(name, "upper")
+        )
+    return None
 
 
 def _pick_best(results: list[ShuffleResult], key: str) -> ShuffleResult:
@@ -635,6 +675,35 @@ def krr_shuffle_curve(*, eps0: float, n: int, k: int) -> KrrShuffleCurve:
     if nn > KRR_LOWER_MAX_N:
         raise ValueError(f"n must be <= {KRR_LOWER_MAX_N} for the k-RR curve, got {n!r}")
     return KrrShuffleCurve(eps0=e0, n=nn, k=kk, exhaustive=nn <= EXHAUSTIVE_MAX_N)
+
+
+def krr_dataset_curve(*, eps0: float, n: int, k: int, others: str) -> PrivacyCurve:
+    """Exact curve (both directions) of shuffled k-RR for one canonical dataset.
+
+    ``others="third"``: the other n − 1 users all hold one value z ∉ {x, x'} (k >= 3);
+    ``others="same"``: they all hold x' (equivalently x). Exact for that dataset (windows'
+    tails are bounded and added, so it is an upper bound for the dataset within ~1e-6
+    relative), hence a lower bound on the worst case over datasets. Useful to check
+    per-dataset results such as the x0-count δ of Biswas et al. (seed 003), which can never
+    exceed the full-histogram curve of the same dataset.
+
+    Examples
+    --------
+    >>> c = krr_dataset_curve(eps0=math.log(13), n=1000, k=4, others="same")
+    >>> round(c.epsilon(1e-4), 5)
+    0.30038
+    """
+    e0, nn, kk = _check_inputs(eps0, n, k)
+    if kk is None:  # pragma: no cover - typed as int
+        raise TypeError("k must be an integer, got None")
+    if others not in ("third", "same"):
+        raise ValueError(f"others must be 'third' or 'same', got {others!r}")
+    if others == "third" and kk < 3:
+        raise ValueError(f"others='third' needs k >= 3, got k={k!r}")
+    if nn > KRR_LOWER_MAX_N:
+        raise ValueError(f"n must be <= {KRR_LOWER_MAX_N} for the k-RR curve, got {n!r}")
+    fn = pairs.krr_third_log_delta if others == "third" else pairs.krr_same_log_delta
+    return _AdaptiveCurve(lambda e, t: fn(nn, kk, e0, e, t), e0)
 
 
 def calibrate_eps0(

@@ -34,11 +34,17 @@ def _records(results: list[Any]) -> list[dict[str, Any]]:
 
 def _run_all(fn: Any, names: tuple[str, ...], as_json: bool, **kwargs: Any) -> list[Any]:
     """Evaluate every bound, with a progress bar on stderr for the table output."""
-    from crowdhide.accounting.shuffle import _applicable
+    from crowdhide.accounting.shuffle import _applicable, _skipped
 
     todo = [b for b in names if b in _applicable(kwargs.get("k"))]
+    extra = {key: kwargs[key] for key in ("delta", "epsilon") if key in kwargs}
+
+    def one(bound: str) -> Any:
+        skipped = _skipped(bound, kwargs["eps0"], kwargs["n"], kwargs.get("k"), **extra)
+        return skipped or fn(bound=bound, **kwargs)
+
     if as_json:
-        return [fn(bound=b, **kwargs) for b in todo]
+        return [one(b) for b in todo]
     from rich.console import Console
     from rich.progress import Progress
 
@@ -47,7 +53,7 @@ def _run_all(fn: Any, names: tuple[str, ...], as_json: bool, **kwargs: Any) -> l
         task = progress.add_task("bounds", total=len(todo))
         for b in todo:
             progress.update(task, description=b)
-            out.append(fn(bound=b, **kwargs))
+            out.append(one(b))
             progress.advance(task)
     return out
 
