@@ -112,7 +112,8 @@ def test_worst_dataset_depends_on_epsilon() -> None:
     assert value > max(third, same) * 1.01
     # ...so the canonical-pair curve is a strict lower bound there, and `exact` is not.
     lower = shuffle_bound_curve(bound="krr_lower", eps0=0.3, n=4, k=4).delta(0.2)
-    assert lower == pytest.approx(max(third, same), abs=1e-12)
+    assert lower <= max(third, same)
+    assert lower == pytest.approx(max(third, same), rel=2e-5)
     assert krr_shuffle_curve(eps0=0.3, n=4, k=4).delta(0.2) == pytest.approx(value, abs=1e-12)
 
 
