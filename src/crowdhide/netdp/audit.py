@@ -1,0 +1,794 @@
+"""Empirical per-pair accounting on a realised walk (Fig. 1b / Fig. 3 of Cyffers & Bellet).
+
+Fix a realised walk on the complete graph with a hidden path. What observer v (or a coalition
+C) learns about user u ∉ C is the sequence of token increments between its receipts. Cut the
+walk at v's receipts: cycle i has length ``m_i`` and contains ``r_i = m_i − 1`` contributions
+of other users (plus v's own, which v knows). Given what v sees, those ``r_i`` holders are
+i.i.d. uniform over the ``n − c`` non-observers, so u appears ``J_i ~ B(r_i, 1/(n − c))`` times,
+independently across cycles. Hence the loss of every pair (u, v) depends only on v's cycle
+lengths: all ``n − 1`` pairs ``(·, v)`` share one composition, and cycles of equal length share
+one curve (they are grouped with counts).
+
+Per-cycle certificate (subsampling with replacement, Balle, Barthe, Gaboardi 2018, Thm 10,
+*including* the group-privacy terms the paper drops, notes §9.10): with
+``η = 1 − (1 − p)^r`` and ``e^{ε'} = 1 + η (e^ε − 1)``,
+``δ_cycle(ε') <= Σ_{j>=1} P(J = j) δ_{M,j}(ε)``, where ``δ_{M,j}`` is the exact privacy profile of
+the cycle aggregate with j of u's records changed: for Gaussian sums the Gaussian profile with
+sensitivity ``jΔ`` and noise ``σ √r``; for k-RR histograms the exact profile of j independent
+k-RR outputs (shuffling inside the cycle is not credited — a valid but looser bound).
+
+Each cycle is turned into an (ε_i, δ_i) guarantee at a per-cycle δ budget, and the cycles are
+composed *optimally* for those guarantees: exact composition of the worst (ε_i, δ_i) pairs (a
+privacy-loss distribution, like ``compose_curves`` of :class:`DpGuarantee` parts, which the
+tests use to validate it), vectorized over all observers with FFTs on a common loss lattice
+(losses rounded up, so the result stays an upper bound). Heterogeneous advanced composition
+(Kairouz et al. 2015) of the same (ε_i, δ_i) is reported for comparison.
+
+Local-DP baseline: v sees every contribution of u: exact composition of u's contributions
+(Gaussian: closed form; k-RR: grouped ``compose_curves``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+from scipy import optimize, special, stats
+
+from crowdhide._validation import as_rng, check_int, check_probability, check_real
+from crowdhide.accounting import DiscretePairCurve, compose_curves
+from crowdhide.accounting._logmath import log1mexp
+from crowdhide.netdp.walks import complete_walk, visit_index
+
+__all__ = [
+    "AuditResult",
+    "CycleMechanism",
+    "LatticePld",
+    "audit_walk",
+    "authors_fig1b_losses",
+    "compose_lattice_plds",
+    "cycle_epsilons",
+    "cycle_log_delta",
+    "cycle_profile",
+    "gaussian_epsilon",
+    "gaussian_log_delta",
+    "krr_group_log_delta",
+    "lattice_pld_from_profile",
+    "sample_audit",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+def gaussian_log_delta(epsilon: npt.ArrayLike, mu: npt.ArrayLike) -> FloatArray:
+    """Exact log δ(ε) of the Gaussian mechanism with shift ``μ`` (sensitivity/σ), vectorized.
+
+    ``δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)`` (Balle & Wang 2018); ``μ = 0`` gives −inf.
+
+    Examples
+    --------
+    >>> round(float(np.exp(gaussian_log_delta(0.0, 1.0))), 6)  # TV of N(0,1), N(1,1)
+    0.382925
+    """
+    eps = np.asarray(epsilon, dtype=np.float64)
+    m = np.asarray(mu, dtype=np.float64)
+    eps, m = np.broadcast_arrays(eps, m)
+    out = np.full(eps.shape, -np.inf)
+    live = m > 0
+    if np.any(live):
+        e, mm = eps[live], m[live]
+        la = special.log_ndtr(mm / 2 - e / mm)
+        lb = special.log_ndtr(-mm / 2 - e / mm)
+        diff = np.minimum(e + lb - la, 0.0)
+        with np.errstate(divide="ignore"):
+            out[live] = la + log1mexp(diff)
+    return out
+
+
+def gaussian_epsilon(*, mu: float, delta: float) -> float:
+    """Smallest ε with Gaussian δ(ε) <= δ for shift μ (exact).
+
+    Examples
+    --------
+    >>> round(gaussian_epsilon(mu=1.0, delta=1e-5), 4)
+    4.3772
+    """
+    m = check_real("mu", mu, low=0.0)
+    d = check_probability("delta", delta, allow_zero=False, allow_one=False)
+    if m == 0.0:
+        return 0.0
+    target = math.log(d)
+    if float(gaussian_log_delta(0.0, m)) <= target:
+        return 0.0
+    hi = 1.0
+    while float(gaussian_log_delta(hi, m)) > target:
+        hi *= 2.0
+    root = float(
+        optimize.brentq(lambda e: float(gaussian_log_delta(e, m)) - target, 0.0, hi, xtol=1e-13)
+    )
+    while float(gaussian_log_delta(root, m)) > target:
+        root += 1e-12 * max(1.0, root)
+    return root
+
+
+def krr_group_log_delta(epsilon: float, *, eps0: float, domain_size: int, group: int) -> float:
+    """Exact log δ(ε) of ``group`` independent k-RR outputs, inputs all changed (a → b).
+
+    The privacy loss is ``ε0 (A − B)`` with ``(A, B, rest)`` multinomial with probabilities
+    ``(p, q, 1 − p − q)`` (p = keep, q = other), so δ is a finite sum (exact, log space).
+
+    Examples
+    --------
+    >>> round(math.exp(krr_group_log_delta(0.0, eps0=math.log(3), domain_size=2, group=1)), 6)
+    0.5
+    """
+    j = check_int("group", group, low=0)
+    if j == 0:
+        return -math.inf
+    e0 = float(eps0)
+    size = int(domain_size)
+    log_norm = math.log(math.exp(e0) + size - 1)
+    lp, lq = e0 - log_norm, -log_norm
+    lrest = math.log(max(size - 2, 0)) - log_norm if size > 2 else -math.inf
+    a = np.arange(j + 1)[:, None]
+    b = np.arange(j + 1)[None, :]
+    valid = a + b <= j
+    rest = np.where(valid, j - a - b, 0)
+    with np.errstate(invalid="ignore"):
+        log_mult = (
+            special.gammaln(j + 1)
+            - special.gammaln(a + 1)
+            - special.gammaln(b + 1)
+            - special.gammaln(rest + 1)
+        )
+        log_p = log_mult + a * lp + b * lq + np.where(rest > 0, rest * lrest, 0.0)
+    loss = e0 * (a - b)
+    active = valid & (loss > epsilon)
+    if not np.any(active):
+        return -math.inf
+    terms = log_p[active] + log1mexp(epsilon - loss[active])
+    return float(special.logsumexp(terms))
+
+
+@dataclass(frozen=True)
+class CycleMechanism:
+    """What one contribution is, for per-cycle accounting.
+
+    Attributes
+    ----------
+    kind
+        ``"gaussian"`` (real sum, Alg. 3) or ``"krr"`` (histogram, Alg. 5).
+    noise_multiplier
+        Gaussian: σ/Δ (noise std per contribution over the sensitivity).
+    eps0
+        k-RR: local ε0.
+    domain_size
+        k-RR: L.
+    """
+
+    kind: Literal["gaussian", "krr"]
+    noise_multiplier: float = 0.0
+    eps0: float = 0.0
+    domain_size: int = 2
+
+    def __post_init__(self) -> None:
+        if self.kind == "gaussian":
+            check_real("noise_multiplier", self.noise_multiplier, low=0.0, low_open=True)
+        elif self.kind == "krr":
+            check_real("eps0", self.eps0, low=0.0, low_open=True)
+            check_int("domain_size", self.domain_size, low=2)
+        else:
+            raise ValueError(f"kind must be 'gaussian' or 'krr', got {self.kind!r}")
+
+    def local_epsilon(self, *, contributions: int, delta: float) -> float:
+        """Exact local-DP ε of ``contributions`` contributions of one user at δ."""
+        c = check_int("contributions", contributions, low=0)
+        if c == 0:
+            return 0.0
+        if self.kind == "gaussian":
+            return gaussian_epsilon(mu=math.sqrt(c) / self.noise_multiplier, delta=delta)
+        return _krr_composed_epsilon(self.eps0, self.domain_size, c, delta)
+
+
+def _krr_composed_epsilon(eps0: float, size: int, count: int, delta: float) -> float:
+    p = math.exp(eps0) / (math.exp(eps0) + size - 1)
+    q = 1.0 / (math.exp(eps0) + size - 1)
+    rest = 1.0 - p - q
+    probs_p = [p, q] + ([rest] if size > 2 else [])
+    probs_q = [q, p] + ([rest] if size > 2 else [])
+    curve = DiscretePairCurve.from_probabilities(probs_p, probs_q)
+    return compose_curves([(curve, count)]).epsilon(delta)
+
+
+def _binomial_weights(r: int, p: float) -> tuple[IntArray, FloatArray, float]:
+    """j >= 1 with log P(J = j) for J ~ B(r, p), truncated; returns the dropped tail mass."""
+    mean = r * p
+    jmax = int(min(r, math.ceil(mean + 14.0 * math.sqrt(mean + 1.0) + 40.0)))
+    j = np.arange(1, jmax + 1)
+    logw = stats.binom.logpmf(j, r, p)
+    tail = float(stats.binom.sf(jmax, r, p)) if jmax < r else 0.0
+    return j, logw, tail
+
+
+def cycle_log_delta(
+    epsilon: float, *, intermediates: int, p: float, mechanism: CycleMechanism
+) -> float:
+    """log δ_cycle(ε') of one cycle with ``intermediates`` other contributions (Thm 10 form).
+
+    ``p`` is the probability that a given intermediate holder is u (``1/(n − c)``).
+    """
+    r = int(intermediates)
+    if r <= 0:
+        return -math.inf
+    log_keep = r * math.log1p(-p)
+    log_eta = float(log1mexp(log_keep))
+    # base ε with e^{ε'} = 1 + η (e^ε − 1)
+    eps_base = float(np.log1p(np.expm1(epsilon) / math.exp(log_eta)))
+    j, logw, tail = _binomial_weights(r, p)
+    if mechanism.kind == "gaussian":
+        mu = j / (mechanism.noise_multiplier * math.sqrt(r))
+        group = gaussian_log_delta(eps_base, mu)
+    else:
+        group = np.array(
+            [
+                krr_group_log_delta(
+                    eps_base, eps0=mechanism.eps0, domain_size=mechanism.domain_size, group=int(g)
+                )
+                for g in j
+            ]
+        )
+    value = float(special.logsumexp(logw + group)) if j.size else -math.inf
+    if tail > 0:
+        value = float(np.logaddexp(value, math.log(tail)))
+    return value
+
+
+def cycle_epsilons(
+    intermediates: npt.ArrayLike, *, p: float, mechanism: CycleMechanism, cycle_delta: float
+) -> FloatArray:
+    """Per-cycle ε' (smallest with δ_cycle(ε') <= ``cycle_delta``) for each distinct length.
+
+    Examples
+    --------
+    >>> mech = CycleMechanism(kind="gaussian", noise_multiplier=10.0)
+    >>> e = cycle_epsilons([0, 5, 50], p=1 / 99, mechanism=mech, cycle_delta=1e-9)
+    >>> float(e[0]), bool(0 < e[1] < e[2] < 1)
+    (0.0, True)
+    """
+    r_all = np.asarray(intermediates, dtype=np.int64)
+    d = check_probability("cycle_delta", cycle_delta, allow_zero=False, allow_one=False)
+    target = math.log(d)
+    out = np.zeros(r_all.shape, dtype=np.float64)
+    for idx, r_value in np.ndenumerate(r_all):
+        r = int(r_value)
+
+        def gap(e: float, r: int = r) -> float:
+            return cycle_log_delta(e, intermediates=r, p=p, mechanism=mechanism) - target
+
+        if r <= 0 or gap(0.0) <= 0:
+            continue
+        hi = 0.01
+        while gap(hi) > 0:
+            hi *= 2.0
+            if hi > 1e4:
+                out[idx] = math.inf
+                break
+        else:
+            root = float(optimize.brentq(gap, 0.0, hi, xtol=1e-12, rtol=1e-10))
+            while gap(root) > 0:
+                root += 1e-12 + 1e-10 * root
+            out[idx] = root
+    return out
+
+
+def cycle_profile(
+    epsilons: npt.ArrayLike, *, intermediates: int, p: float, mechanism: CycleMechanism
+) -> FloatArray:
+    """δ_cycle(ε') at many ε' >= 0 for one cycle (vectorized :func:`cycle_log_delta`)."""
+    e = np.asarray(epsilons, dtype=np.float64)
+    r = int(intermediates)
+    if r <= 0:
+        return np.zeros_like(e)
+    log_eta = float(log1mexp(r * math.log1p(-p)))
+    eps_base = np.log1p(np.expm1(e) / math.exp(log_eta))
+    j, logw, tail = _binomial_weights(r, p)
+    if mechanism.kind == "gaussian":
+        mu = j / (mechanism.noise_multiplier * math.sqrt(r))
+        group = gaussian_log_delta(eps_base[:, None], mu[None, :])
+    else:
+        group = np.array(
+            [
+                [
+                    krr_group_log_delta(
+                        float(b),
+                        eps0=mechanism.eps0,
+                        domain_size=mechanism.domain_size,
+                        group=int(g),
+                    )
+                    for g in j
+                ]
+                for b in eps_base
+            ]
+        )
+    value = special.logsumexp(logw[None, :] + group, axis=1)
+    return np.asarray(np.minimum(np.exp(value) + tail, 1.0), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class LatticePld:
+    """A privacy-loss distribution on the lattice ``k h`` (k in [−K, K]) plus mass at +inf.
+
+    Built from a symmetric privacy profile by "connecting the dots" (Doroshenko et al. 2022):
+    its hockey-stick curve equals the profile at lattice points and lies above it in between
+    (the profile is convex in e^ε), so it dominates the mechanism under composition.
+    """
+
+    step: float
+    masses: FloatArray  # P(L = k h), k = −K..K
+    infinite: float
+
+    @property
+    def half_width(self) -> int:
+        """K."""
+        return (self.masses.size - 1) // 2
+
+    def log_delta(self, epsilon: float) -> float:
+        """log δ(ε) of this PLD (for checks)."""
+        k = np.arange(-self.half_width, self.half_width + 1)
+        losses = k * self.step
+        act = losses > epsilon
+        val = float(np.sum(self.masses[act] * -np.expm1(epsilon - losses[act]))) + self.infinite
+        return math.log(val) if val > 0 else -math.inf
+
+
+def lattice_pld_from_profile(profile: FloatArray, *, step: float) -> LatticePld:
+    """Dominating lattice PLD of a symmetric profile given at ε = 0, h, …, K h.
+
+    ``profile[K]`` is taken as the mass at +inf (conservative). Negative masses (a profile that
+    is not exactly convex after numerical evaluation) are clipped and the shortfall is added
+    to the +inf mass, so the result still dominates the profile at every lattice point.
+    """
+    d = np.minimum(np.asarray(profile, dtype=np.float64), 1.0)
+    big_k = d.size - 1
+    inf_mass = float(d[-1])
+    finite = np.maximum(d - inf_mass, 0.0)
+    k_neg = np.arange(1, big_k + 1)
+    # extension to ε < 0 of the finite part: δ(−ε) = 1 − e^{−ε} + e^{−ε} δ(ε) for the pair
+    # with total mass (1 − inf); written for the full profile then the inf part removed.
+    full_neg = -np.expm1(-k_neg * step) + np.exp(-k_neg * step) * d[1:]
+    fin_neg = np.maximum(full_neg - inf_mass, 0.0)
+    ext = np.concatenate([fin_neg[::-1], finite])  # ε = −K h … K h
+    ext = np.append(ext, 0.0)  # beyond the window: finite part is 0
+    scale = -math.expm1(-step)
+    g = (ext[:-1] - ext[1:]) / scale  # g_j for j = −K … K
+    masses = np.empty(2 * big_k + 1)
+    masses[1:] = g[:-1] - math.exp(-step) * g[1:]  # a_{j+1} = g_j − e^{−h} g_{j+1}
+    masses = np.maximum(masses, 0.0)
+    masses[0] = 0.0
+    masses[0] = max(0.0, 1.0 - inf_mass - float(masses.sum()))
+    pld = LatticePld(step=step, masses=masses, infinite=inf_mass)
+    # domination check at lattice points; top up the inf mass by any shortfall
+    k = np.arange(-big_k, big_k + 1)
+    losses = k * step
+    tail1 = np.cumsum(masses[::-1])[::-1]
+    tail2 = np.cumsum((masses * np.exp(-(losses - losses[-1])))[::-1])[::-1]
+    t1 = np.append(tail1[1:], 0.0)[big_k:]
+    t2 = np.append(tail2[1:], 0.0)[big_k:]
+    achieved = t1 - np.exp(losses[big_k:] - losses[-1]) * t2 + inf_mass
+    shortfall = float(np.max(d - achieved))
+    if shortfall > 0:
+        pld = LatticePld(step=step, masses=masses, infinite=min(1.0, inf_mass + shortfall))
+    return pld
+
+
+def compose_lattice_plds(
+    counts: npt.ArrayLike, plds: list[LatticePld], *, delta: float, chunk: int = 128
+) -> FloatArray:
+    """ε at ``delta`` of the composition, for each row v, of ``counts[v, b]`` copies of
+    ``plds[b]`` (all on the same lattice). FFT on a window around 0; the mass that can alias
+    is bounded by a Chernoff bound with the exact moment generating function and added to δ.
+
+    Examples
+    --------
+    >>> prof = np.exp(gaussian_log_delta(np.arange(0, 400) * 0.01, 0.1))
+    >>> pld = lattice_pld_from_profile(prof, step=0.01)
+    >>> eps = compose_lattice_plds([[100]], [pld], delta=1e-5)
+    >>> exact = gaussian_epsilon(mu=1.0, delta=1e-5)   # 100 Gaussians of shift 0.1
+    >>> bool(exact <= eps[0] < exact + 0.05)
+    True
+    """
+    c = np.asarray(counts, dtype=np.float64)
+    d = check_probability("delta", delta, allow_zero=False, allow_one=False)
+    if c.ndim != 2 or c.shape[1] != len(plds):
+        raise ValueError(f"counts must have shape (observers, {len(plds)}), got {c.shape}")
+    out = np.zeros(c.shape[0])
+    if not plds:
+        return out
+    step = plds[0].step
+    if any(abs(q.step - step) > 1e-15 * step for q in plds):
+        raise ValueError("plds must share one lattice step")
+    log_keep_b = np.array([math.log1p(-min(q.infinite, 1.0 - 1e-16)) for q in plds])
+    log_keep = c @ log_keep_b
+    spent = -np.expm1(log_keep)
+    half_b = np.array([q.half_width for q in plds])
+    norm_masses = [q.masses / max(1.0 - q.infinite, 1e-300) for q in plds]
+    ks = [np.arange(-h, h + 1) for h in half_b]
+    mean_b = np.array([float(np.sum(m * k)) for m, k in zip(norm_masses, ks, strict=True)])
+    var_b = np.array([float(np.sum(m * k**2)) for m, k in zip(norm_masses, ks, strict=True)])
+    var_b = np.maximum(var_b - mean_b**2, 0.0)
+    mean = c @ mean_b
+    sd = np.sqrt(c @ var_b)
+    support = c @ half_b
+    for start in range(0, c.shape[0], chunk):
+        rows = slice(start, min(start + chunk, c.shape[0]))
+        need = np.minimum(support[rows], np.abs(mean[rows]) + 16.0 * sd[rows] + 2.0)
+        need = np.maximum(need, half_b.max())
+        size = 1 << int(math.ceil(math.log2(2.0 * float(need.max()) + 4.0)))
+        log_phi = np.empty((len(plds), size // 2 + 1), dtype=np.complex128)
+        for b, (m, k) in enumerate(zip(norm_masses, ks, strict=True)):
+            ring = np.zeros(size)
+            np.add.at(ring, k % size, m)
+            with np.errstate(divide="ignore"):
+                log_phi[b] = np.log(np.fft.rfft(ring))
+        used = c[rows] > 0
+        cols = used.any(axis=0)
+        spectrum = np.exp(
+            c[rows][:, cols] @ np.where(np.isfinite(log_phi[cols]), log_phi[cols], -800.0)
+        )
+        pmf = np.maximum(np.fft.irfft(spectrum, n=size, axis=1), 0.0)
+        pmf = np.fft.fftshift(pmf, axes=1)
+        losses = (np.arange(size) - size // 2) * step
+        ref = losses[-1]
+        tail1 = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]
+        tail2 = np.cumsum((pmf * np.exp(ref - losses))[:, ::-1], axis=1)[:, ::-1]
+        t1 = np.concatenate([tail1[:, 1:], np.zeros((tail1.shape[0], 1))], axis=1)
+        t2 = np.concatenate([tail2[:, 1:], np.zeros((tail2.shape[0], 1))], axis=1)
+        hockey = np.maximum(t1 - np.exp(losses - ref)[None, :] * t2, 0.0) + size * 1e-15
+        alias = _alias_bound(c[rows], norm_masses, ks, size // 2 - 1)
+        alias = np.where(support[rows] < size // 2, 0.0, alias)
+        keep = np.exp(log_keep[rows])
+        total = spent[rows][:, None] + keep[:, None] * (hockey + alias[:, None])
+        ok = (total <= d) & (losses >= 0)[None, :]
+        first = np.where(ok.any(axis=1), ok.argmax(axis=1), -1)
+        out[rows] = np.where(first >= 0, np.maximum(losses[np.maximum(first, 0)], 0.0), math.inf)
+    return out
+
+
+def _log_mgf(masses: FloatArray, k: IntArray, lam: float) -> float:
+    pos = masses > 0
+    if not pos.any():
+        return 0.0
+    return float(special.logsumexp(lam * k[pos] + np.log(masses[pos])))
+
+
+def _alias_bound(
+    counts: FloatArray, masses: list[FloatArray], ks: list[IntArray], edge: int
+) -> FloatArray:
+    """Chernoff bound on ``P(X > edge) + P(X < −edge)`` with the exact per-bin MGFs."""
+    total = np.zeros(counts.shape[0])
+    for sign in (1.0, -1.0):
+        best = np.ones(counts.shape[0])
+        for lam in np.logspace(-5.0, 0.5, 28):
+            log_m = np.array(
+                [_log_mgf(m, k, sign * float(lam)) for m, k in zip(masses, ks, strict=True)]
+            )
+            best = np.minimum(best, np.exp(np.minimum(counts @ log_m - float(lam) * edge, 0.0)))
+        total += best
+    return np.minimum(total, 1.0)
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Per-pair accounting of a realised walk.
+
+    Attributes
+    ----------
+    n, steps, colluders
+        Walk size and coalition size (observers are single users when 1).
+    delta
+        Target δ of every per-pair guarantee.
+    observer_epsilon
+        ε of every observer v (shared by all pairs (u, v), u ≠ v) — optimal composition.
+    observer_epsilon_advanced
+        Same cycles, heterogeneous advanced composition (comparison).
+    local_epsilon
+        Local-DP ε of every user u (v sees all of u's contributions).
+    summary
+        Mean / worst / best over ordered pairs for each of the three.
+    details
+        Parameters and timings.
+    """
+
+    n: int
+    steps: int
+    colluders: int
+    delta: float
+    observer_epsilon: FloatArray
+    observer_epsilon_advanced: FloatArray
+    local_epsilon: FloatArray
+    summary: dict[str, float]
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def _summary(values: FloatArray, prefix: str) -> dict[str, float]:
+    return {
+        f"{prefix}_mean": float(np.mean(values)),
+        f"{prefix}_worst": float(np.max(values)),
+        f"{prefix}_best": float(np.min(values)),
+    }
+
+
+def _group_lengths(distinct: IntArray, ratio: float) -> IntArray:
+    """Group ids for intermediate counts: exact below 64, geometric bins of ``ratio`` above."""
+    r = np.maximum(distinct, 1).astype(np.float64)
+    geo = np.floor(np.log(r / 64.0) / math.log1p(ratio)).astype(np.int64) + 64
+    return np.where(distinct < 64, distinct, geo)
+
+
+def audit_walk(
+    holders: npt.ArrayLike,
+    *,
+    n: int,
+    mechanism: CycleMechanism,
+    delta: float,
+    colluders: int = 1,
+    resolution: int = 8,
+    group_ratio: float = 0.05,
+) -> AuditResult:
+    """Per-pair network-DP accounting of a realised walk (hidden path, time counter known).
+
+    Parameters
+    ----------
+    holders
+        The walk (``holders[t]`` holds the token at step t).
+    n
+        Number of users.
+    mechanism
+        The per-contribution randomizer.
+    delta
+        δ of the reported per-pair guarantees.
+    colluders
+        c: observers are the n coalitions ``{v, v+1, …, v+c−1 mod n}`` acting as one node
+        (Definition 2); the protected user is any u outside the coalition.
+    resolution
+        Lattice steps per typical per-cycle loss (larger = tighter and slower).
+    group_ratio
+        Cycle lengths above 64 are grouped in geometric bins of this relative width; a group's
+        curve is the pointwise maximum of the curves at its smallest, middle and largest
+        length (a numerical envelope: the curve varies smoothly with the length).
+
+    Examples
+    --------
+    >>> walk = complete_walk(n=50, steps=5000, rng=0)
+    >>> mech = CycleMechanism(kind="gaussian", noise_multiplier=20.0)
+    >>> res = audit_walk(walk, n=50, mechanism=mech, delta=1e-6)
+    >>> bool(res.summary["network_worst"] < res.summary["local_best"])
+    True
+    """
+    h_arr = np.asarray(holders, dtype=np.int64)
+    n = check_int("n", n, low=2)
+    d = check_probability("delta", delta, allow_zero=False, allow_one=False)
+    c = check_int("colluders", colluders, low=1, high=n - 1)
+    res = check_int("resolution", resolution, low=1)
+    ratio = check_real("group_ratio", group_ratio, low=0.0, low_open=True)
+    idx = visit_index(h_arr, n=n)
+    if c == 1:
+        owner, m = idx.cycle_lengths()
+    else:
+        member_of = np.repeat(np.arange(n, dtype=np.int64), idx.counts())
+        owner, m = _coalition_cycles(member_of, idx.times, n, c)
+    r = m - 1
+    p = 1.0 / (n - c)
+    distinct, inverse = np.unique(r, return_inverse=True)
+    gid_distinct = _group_lengths(distinct, ratio)
+    groups, group_of_distinct = np.unique(gid_distinct, return_inverse=True)
+    reps: list[list[int]] = []
+    for g in range(groups.size):
+        members = distinct[group_of_distinct == g]
+        picks = {int(members[0]), int(members[-1]), int(members[members.size // 2])}
+        reps.append(sorted(x for x in picks if x > 0))
+    tv = np.array(
+        [
+            max(
+                (
+                    float(cycle_profile([0.0], intermediates=x, p=p, mechanism=mechanism)[0])
+                    for x in rp
+                ),
+                default=0.0,
+            )
+            for rp in reps
+        ]
+    )
+    live = tv > 0
+    step = 2.5 * float(np.median(tv[live])) / res if live.any() else 1.0
+    plds: list[LatticePld] = []
+    for g, rp in enumerate(reps):
+        if not live[g]:
+            plds.append(LatticePld(step=step, masses=np.array([0.0, 1.0, 0.0]), infinite=0.0))
+            continue
+        size = 32
+        while True:
+            grid = np.arange(size + 1) * step
+            prof = np.max(
+                [cycle_profile(grid, intermediates=x, p=p, mechanism=mechanism) for x in rp], axis=0
+            )
+            if prof[-1] < 1e-30 or size > 2**16:
+                break
+            size *= 2
+        plds.append(lattice_pld_from_profile(prof, step=step))
+    counts_matrix = np.zeros((n, groups.size))
+    np.add.at(counts_matrix, (owner, group_of_distinct[inverse]), 1.0)
+    network = compose_lattice_plds(counts_matrix, plds, delta=d)
+    # comparison: each cycle as an (ε, δ_c) point, heterogeneous advanced composition
+    n_cycles = np.bincount(owner, minlength=n)
+    cd = d / (4.0 * max(int(n_cycles.max()), 1))
+    eps_group = np.array(
+        [
+            max(
+                (
+                    float(cycle_epsilons([x], p=p, mechanism=mechanism, cycle_delta=cd)[0])
+                    for x in rp
+                ),
+                default=0.0,
+            )
+            for rp in reps
+        ]
+    )
+    eps_cycle = eps_group[group_of_distinct[inverse]]
+    sum_eps = np.bincount(owner, weights=eps_cycle, minlength=n).astype(np.float64)
+    sum_sq = np.bincount(owner, weights=eps_cycle**2, minlength=n).astype(np.float64)
+    drift = np.bincount(owner, weights=eps_cycle * np.tanh(eps_cycle / 2), minlength=n).astype(
+        np.float64
+    )
+    spent = -np.expm1(n_cycles * math.log1p(-cd))
+    slack = np.maximum(d - spent, 1e-300)
+    advanced = np.where(n_cycles > 0, _kov_vec(sum_eps, sum_sq, drift, slack), 0.0)
+    contributions = idx.counts()
+    local = np.zeros(n)
+    for value in np.unique(contributions):
+        local[contributions == value] = mechanism.local_epsilon(contributions=int(value), delta=d)
+    summary = {
+        **_summary(network, "network"),
+        **_summary(advanced, "network_advanced"),
+        **_summary(local, "local"),
+    }
+    return AuditResult(
+        n=n,
+        steps=int(h_arr.size),
+        colluders=c,
+        delta=d,
+        observer_epsilon=network,
+        observer_epsilon_advanced=advanced,
+        local_epsilon=local,
+        summary=summary,
+        details={
+            "lattice_step": step,
+            "curve_groups": int(groups.size),
+            "distinct_cycle_lengths": int(distinct.size),
+            "cycle_delta": cd,
+        },
+    )
+
+
+def _kov_vec(
+    sum_eps: FloatArray, sum_sq: FloatArray, drift: FloatArray, slack: FloatArray
+) -> FloatArray:
+    a = drift + np.sqrt(2.0 * sum_sq * np.log(1.0 / slack))
+    b = drift + np.sqrt(2.0 * sum_sq * np.log(math.e + np.sqrt(sum_sq) / slack))
+    return np.minimum(sum_eps, np.minimum(a, b))
+
+
+def _coalition_cycles(
+    member_of: IntArray, times: IntArray, n: int, c: int
+) -> tuple[IntArray, IntArray]:
+    """Cycle lengths of the n coalitions {g, …, g+c−1 mod n} (union of visit times)."""
+    owners = []
+    lengths = []
+    for shift in range(c):
+        owners.append((member_of - shift) % n)
+        lengths.append(times)
+    group = np.concatenate(owners)
+    t = np.concatenate(lengths)
+    order = np.lexsort((t, group))
+    g_sorted, t_sorted = group[order], t[order]
+    prev = np.r_[0, t_sorted[:-1]]
+    first = np.r_[True, g_sorted[1:] != g_sorted[:-1]]
+    prev[first] = 0
+    return g_sorted, t_sorted - prev
+
+
+def sample_audit(
+    *,
+    n: int,
+    steps: int,
+    mechanism: CycleMechanism,
+    delta: float,
+    rng: object = None,
+    colluders: int = 1,
+    resolution: int = 8,
+) -> AuditResult:
+    """Sample a complete-graph walk with ``rng`` and run :func:`audit_walk` on it."""
+    walk = complete_walk(n=n, steps=steps, rng=as_rng(rng))
+    return audit_walk(
+        walk, n=n, mechanism=mechanism, delta=delta, colluders=colluders, resolution=resolution
+    )
+
+
+def authors_fig1b_losses(
+    holders: npt.ArrayLike, *, n: int, eps0: float, delta: float
+) -> tuple[FloatArray, FloatArray]:
+    """Per-pair losses exactly as the authors' Fig. 1b code computes them (reproduction only).
+
+    Known peers (a cycle is *flagged* once for the previous holder and once for the user v sent
+    the token to at its previous visit, both initialised to user 0), cycle lengths counted from
+    the last visit (initialised to step 0, no cap), per-cycle ε = Eq. 10 with ``ε0/√m``
+    (flag 0), ``ε0/√m`` (flag 1), ``2ε0/√m`` (flag >= 2), Kairouz composition with
+    ``δ̃ = k δ``; LDP: advanced composition over each user's contributions. Not a certificate
+    (Eq. 10's δ and the flagged cases are not justified); returns ``(pair_losses, local)`` with
+    ``pair_losses[v, u]`` (diagonal NaN).
+
+    The walk is taken as ``holders[0] = 0`` followed by ``T − 1`` uniform steps, as in the
+    code; pass ``np.r_[0, complete_walk(...)]``.
+    """
+    h = np.asarray(holders, dtype=np.int64)
+    n = check_int("n", n, low=2)
+    e0 = check_real("eps0", eps0, low=0.0, low_open=True)
+    d = check_probability("delta", delta, allow_zero=False, allow_one=False)
+    steps = h.size
+    last_time = np.zeros(n, dtype=np.int64)
+    last_send = np.zeros(n, dtype=np.int64)
+    observer = h[1:]
+    times = np.arange(1, steps)
+    prev_holder = h[:-1]
+    # vectorized "last time" and "last send": process in time order with per-user arrays
+    m = np.empty(steps - 1, dtype=np.int64)
+    sendto = np.empty(steps - 1, dtype=np.int64)
+    for i in range(1, steps):  # O(T) scalar loop; only used for small reproductions
+        v = h[i]
+        m[i - 1] = i - last_time[v]
+        sendto[i - 1] = last_send[v]
+        last_send[h[i - 1]] = v
+        last_time[v] = i
+    mass = e0 / np.sqrt(m)
+    sub = np.log1p(-np.expm1(m * math.log1p(-1.0 / n)) * np.expm1(mass))
+    base_sum = np.bincount(observer, weights=sub, minlength=n)
+    base_sq = np.bincount(observer, weights=sub**2, minlength=n)
+    base_drift = np.bincount(observer, weights=sub * np.tanh(sub / 2), minlength=n)
+    k = np.bincount(observer, minlength=n).astype(np.float64)
+    s = np.tile(base_sum[:, None], (1, n))
+    sq = np.tile(base_sq[:, None], (1, n))
+    dr = np.tile(base_drift[:, None], (1, n))
+    flags = np.zeros((steps - 1, 0))
+    del flags
+    # flag counts per (cycle, partner): partner = sendto and partner = prev_holder
+    cyc = np.arange(steps - 1)
+    partners = np.concatenate([sendto, prev_holder])
+    cyc2 = np.concatenate([cyc, cyc])
+    key = cyc2 * n + partners
+    uniq, cnt = np.unique(key, return_counts=True)
+    cyc_u = uniq // n
+    part_u = uniq % n
+    flagged_eps = np.where(cnt == 1, mass[cyc_u], 2 * mass[cyc_u])
+    old = sub[cyc_u]
+    obs_u = observer[cyc_u]
+    np.add.at(s, (obs_u, part_u), flagged_eps - old)
+    np.add.at(sq, (obs_u, part_u), flagged_eps**2 - old**2)
+    np.add.at(dr, (obs_u, part_u), flagged_eps * np.tanh(flagged_eps / 2) - old * np.tanh(old / 2))
+    new_delta = np.maximum(k * d, 1e-300)[:, None]
+    use_log = math.e + np.sqrt(sq) / new_delta > 1.0 / new_delta
+    second = np.where(
+        use_log,
+        np.sqrt(2 * sq * np.log(1 / new_delta)),
+        np.sqrt(2 * sq * np.log(math.e + np.sqrt(sq) / new_delta)),
+    )
+    total = np.minimum(dr + second, s)
+    total = np.where(k[:, None] > 0, total, 0.0)
+    np.fill_diagonal(total, np.nan)
+    contrib = np.bincount(h[1:], minlength=n)  # the code counts receipts (relation_eps[v][0])
+    local = np.sqrt(2 * contrib * math.log(1 / d)) * e0 + contrib * e0 * math.expm1(e0)
+    del times
+    return total, local
