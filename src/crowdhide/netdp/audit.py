@@ -205,13 +205,17 @@ def _krr_composed_epsilon(eps0: float, size: int, count: int, delta: float) -> f
 
 
 def _binomial_weights(r: int, p: float) -> tuple[IntArray, FloatArray, float]:
-    """j >= 1 with log P(J = j) for J ~ B(r, p), truncated; returns the dropped tail mass."""
+    """j >= 1 with log P(J = j) for J ~ B(r, p); terms below e^{-75} and the upper tail are
+    dropped and their total mass returned (it is added to δ, conservatively)."""
     mean = r * p
-    jmax = int(min(r, math.ceil(mean + 14.0 * math.sqrt(mean + 1.0) + 40.0)))
+    jmax = int(min(r, math.ceil(mean + 10.0 * math.sqrt(mean) + 20.0)))
     j = np.arange(1, jmax + 1)
     logw = stats.binom.logpmf(j, r, p)
     tail = float(stats.binom.sf(jmax, r, p)) if jmax < r else 0.0
-    return j, logw, tail
+    small = logw < -75.0
+    if small.any():
+        tail += float(np.exp(special.logsumexp(logw[small])))
+    return j[~small], logw[~small], tail
 
 
 def cycle_log_delta(
@@ -423,6 +427,7 @@ def compose_lattice_plds(
     mean = c @ mean_b
     sd = np.sqrt(c @ var_b)
     support = c @ half_b
+    mgf_table = _log_mgf_table(norm_masses, ks)
     for start in range(0, c.shape[0], chunk):
         rows = slice(start, min(start + chunk, c.shape[0]))
         need = np.minimum(support[rows], np.abs(mean[rows]) + 16.0 * sd[rows] + 2.0)
@@ -448,7 +453,7 @@ def compose_lattice_plds(
         t1 = np.concatenate([tail1[:, 1:], np.zeros((tail1.shape[0], 1))], axis=1)
         t2 = np.concatenate([tail2[:, 1:], np.zeros((tail2.shape[0], 1))], axis=1)
         hockey = np.maximum(t1 - np.exp(losses - ref)[None, :] * t2, 0.0) + size * 1e-15
-        alias = _alias_bound(c[rows], norm_masses, ks, size // 2 - 1)
+        alias = _alias_bound(c[rows], mgf_table, size // 2 - 1)
         alias = np.where(support[rows] < size // 2, 0.0, alias)
         keep = np.exp(log_keep[rows])
         total = spent[rows][:, None] + keep[:, None] * (hockey + alias[:, None])
@@ -465,20 +470,30 @@ def _log_mgf(masses: FloatArray, k: IntArray, lam: float) -> float:
     return float(special.logsumexp(lam * k[pos] + np.log(masses[pos])))
 
 
-def _alias_bound(
-    counts: FloatArray, masses: list[FloatArray], ks: list[IntArray], edge: int
-) -> FloatArray:
+_LAMBDAS = np.logspace(-5.0, 0.5, 28)
+
+
+def _log_mgf_table(masses: list[FloatArray], ks: list[IntArray]) -> FloatArray:
+    """log E[e^{±λX_b}] for every bin b and every λ of ``_LAMBDAS``: shape (2, Λ, bins)."""
+    table = np.zeros((2, _LAMBDAS.size, len(masses)))
+    for b, (m, k) in enumerate(zip(masses, ks, strict=True)):
+        pos = m > 0
+        if not pos.any():
+            continue
+        log_m = np.log(m[pos])
+        for i, sign in enumerate((1.0, -1.0)):
+            expo = sign * _LAMBDAS[:, None] * k[pos][None, :] + log_m[None, :]
+            table[i, :, b] = special.logsumexp(expo, axis=1)
+    return table
+
+
+def _alias_bound(counts: FloatArray, table: FloatArray, edge: int) -> FloatArray:
     """Chernoff bound on ``P(X > edge) + P(X < −edge)`` with the exact per-bin MGFs."""
     total = np.zeros(counts.shape[0])
-    for sign in (1.0, -1.0):
-        best = np.ones(counts.shape[0])
-        for lam in np.logspace(-5.0, 0.5, 28):
-            log_m = np.array(
-                [_log_mgf(m, k, sign * float(lam)) for m, k in zip(masses, ks, strict=True)]
-            )
-            best = np.minimum(best, np.exp(np.minimum(counts @ log_m - float(lam) * edge, 0.0)))
-        total += best
-    return np.minimum(total, 1.0)
+    for i in range(2):
+        exponents = counts @ table[i].T - _LAMBDAS[None, :] * edge  # (rows, Λ)
+        total += np.exp(np.minimum(exponents.min(axis=1), 0.0))
+    return np.asarray(np.minimum(total, 1.0), dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -520,6 +535,18 @@ def _summary(values: FloatArray, prefix: str) -> dict[str, float]:
         f"{prefix}_worst": float(np.max(values)),
         f"{prefix}_best": float(np.min(values)),
     }
+
+
+def _pld_epsilon(pld: LatticePld, delta: float) -> float:
+    """Smallest lattice ε >= 0 with δ(ε) <= delta for one lattice PLD."""
+    k = np.arange(-pld.half_width, pld.half_width + 1)
+    losses = k * pld.step
+    m = pld.masses
+    tail1 = np.append(np.cumsum(m[::-1])[::-1][1:], 0.0)
+    tail2 = np.append(np.cumsum((m * np.exp(losses[-1] - losses))[::-1])[::-1][1:], 0.0)
+    hockey = tail1 - np.exp(losses - losses[-1]) * tail2 + pld.infinite
+    ok = (hockey <= delta) & (losses >= 0)
+    return float(losses[ok.argmax()]) if ok.any() else math.inf
 
 
 def _group_lengths(distinct: IntArray, ratio: float) -> IntArray:
@@ -610,13 +637,14 @@ def audit_walk(
         if not live[g]:
             plds.append(LatticePld(step=step, masses=np.array([0.0, 1.0, 0.0]), infinite=0.0))
             continue
-        size = 32
+        size = 1 << max(5, int(math.ceil(math.log2(120.0 * tv[g] / float(np.median(tv[live]))))))
         while True:
             grid = np.arange(size + 1) * step
             prof = np.max(
                 [cycle_profile(grid, intermediates=x, p=p, mechanism=mechanism) for x in rp], axis=0
             )
-            if prof[-1] < 1e-30 or size > 2**16:
+            stalled = prof[-1] >= 0.5 * prof[size // 2]  # only the constant tail is left
+            if prof[-1] < 1e-30 or stalled or size > 2**16:
                 break
             size *= 2
         plds.append(lattice_pld_from_profile(prof, step=step))
@@ -626,18 +654,7 @@ def audit_walk(
     # comparison: each cycle as an (ε, δ_c) point, heterogeneous advanced composition
     n_cycles = np.bincount(owner, minlength=n)
     cd = d / (4.0 * max(int(n_cycles.max()), 1))
-    eps_group = np.array(
-        [
-            max(
-                (
-                    float(cycle_epsilons([x], p=p, mechanism=mechanism, cycle_delta=cd)[0])
-                    for x in rp
-                ),
-                default=0.0,
-            )
-            for rp in reps
-        ]
-    )
+    eps_group = np.array([_pld_epsilon(q, cd) for q in plds])
     eps_cycle = eps_group[group_of_distinct[inverse]]
     sum_eps = np.bincount(owner, weights=eps_cycle, minlength=n).astype(np.float64)
     sum_sq = np.bincount(owner, weights=eps_cycle**2, minlength=n).astype(np.float64)
