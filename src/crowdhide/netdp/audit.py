@@ -154,6 +154,30 @@ def krr_group_log_delta(epsilon: float, *, eps0: float, domain_size: int, group:
     return float(special.logsumexp(terms))
 
 
+def _krr_group_profile(eps: FloatArray, eps0: float, size: int, j: int) -> FloatArray:
+    """Vectorized :func:`krr_group_log_delta` over ε."""
+    log_norm = math.log(math.exp(eps0) + size - 1)
+    lp, lq = eps0 - log_norm, -log_norm
+    lrest = math.log(size - 2) - log_norm if size > 2 else -math.inf
+    a = np.arange(j + 1)[:, None]
+    b = np.arange(j + 1)[None, :]
+    valid = (a + b <= j) & ((a + b == j) | (size > 2))
+    rest = np.where(valid, j - a - b, 0)
+    log_mult = (
+        special.gammaln(j + 1)
+        - special.gammaln(a + 1)
+        - special.gammaln(b + 1)
+        - special.gammaln(rest + 1)
+    )
+    with np.errstate(invalid="ignore"):
+        log_p = (log_mult + a * lp + b * lq + np.where(rest > 0, rest * lrest, 0.0))[valid]
+    loss = (eps0 * (a - b) * np.ones_like(rest))[valid]
+    diff = np.minimum(eps[:, None] - loss[None, :], 0.0)
+    with np.errstate(divide="ignore"):
+        terms = np.where(loss[None, :] > eps[:, None], log_p[None, :] + log1mexp(diff), -np.inf)
+    return np.asarray(special.logsumexp(terms, axis=1), dtype=np.float64)
+
+
 @dataclass(frozen=True)
 class CycleMechanism:
     """What one contribution is, for per-cycle accounting.
@@ -304,19 +328,16 @@ def cycle_profile(
         mu = j / (mechanism.noise_multiplier * math.sqrt(r))
         group = gaussian_log_delta(eps_base[:, None], mu[None, :])
     else:
-        group = np.array(
-            [
+        group = (
+            np.stack(
                 [
-                    krr_group_log_delta(
-                        float(b),
-                        eps0=mechanism.eps0,
-                        domain_size=mechanism.domain_size,
-                        group=int(g),
-                    )
+                    _krr_group_profile(eps_base, mechanism.eps0, mechanism.domain_size, int(g))
                     for g in j
-                ]
-                for b in eps_base
-            ]
+                ],
+                axis=1,
+            )
+            if j.size
+            else np.zeros((e.size, 0))
         )
     value = special.logsumexp(logw[None, :] + group, axis=1)
     return np.asarray(np.minimum(np.exp(value) + tail, 1.0), dtype=np.float64)
@@ -432,7 +453,7 @@ def compose_lattice_plds(
         rows = slice(start, min(start + chunk, c.shape[0]))
         need = np.minimum(support[rows], np.abs(mean[rows]) + 16.0 * sd[rows] + 2.0)
         need = np.maximum(need, half_b.max())
-        size = 1 << int(math.ceil(math.log2(2.0 * float(need.max()) + 4.0)))
+        size = 1 << math.ceil(math.log2(2.0 * float(need.max()) + 4.0))
         log_phi = np.empty((len(plds), size // 2 + 1), dtype=np.complex128)
         for b, (m, k) in enumerate(zip(norm_masses, ks, strict=True)):
             ring = np.zeros(size)
@@ -637,7 +658,7 @@ def audit_walk(
         if not live[g]:
             plds.append(LatticePld(step=step, masses=np.array([0.0, 1.0, 0.0]), infinite=0.0))
             continue
-        size = 1 << max(5, int(math.ceil(math.log2(120.0 * tv[g] / float(np.median(tv[live]))))))
+        size = 1 << max(5, math.ceil(math.log2(120.0 * tv[g] / float(np.median(tv[live])))))
         while True:
             grid = np.arange(size + 1) * step
             prof = np.max(
