@@ -411,11 +411,17 @@ def lattice_pld_from_profile(profile: FloatArray, *, step: float) -> LatticePld:
 
 
 def compose_lattice_plds(
-    counts: npt.ArrayLike, plds: list[LatticePld], *, delta: float, chunk: int = 128
+    counts: npt.ArrayLike, plds: list[LatticePld], *, delta: float, chunk: int = 256
 ) -> FloatArray:
     """ε at ``delta`` of the composition, for each row v, of ``counts[v, b]`` copies of
-    ``plds[b]`` (all on the same lattice). FFT on a window around 0; the mass that can alias
-    is bounded by a Chernoff bound with the exact moment generating function and added to δ.
+    ``plds[b]`` (all on the same lattice).
+
+    The composed PLD is computed by FFT on one window of ±W lattice steps, W = 12 standard
+    deviations of the widest row (plus its mean). Per-bin mass above the window is moved to
+    +inf and mass below it to the window's lowest point (both pessimistic); the mass of the
+    composition that can alias is bounded by a Chernoff bound with the exact moment generating
+    functions and added to δ. The spectra of the bins are computed once; each row costs one
+    row of a matrix product, one complex exponential and one inverse FFT.
 
     Examples
     --------
@@ -436,51 +442,66 @@ def compose_lattice_plds(
     step = plds[0].step
     if any(abs(q.step - step) > 1e-15 * step for q in plds):
         raise ValueError("plds must share one lattice step")
-    log_keep_b = np.array([math.log1p(-min(q.infinite, 1.0 - 1e-16)) for q in plds])
-    log_keep = c @ log_keep_b
-    spent = -np.expm1(log_keep)
-    half_b = np.array([q.half_width for q in plds])
-    norm_masses = [q.masses / max(1.0 - q.infinite, 1e-300) for q in plds]
-    ks = [np.arange(-h, h + 1) for h in half_b]
-    mean_b = np.array([float(np.sum(m * k)) for m, k in zip(norm_masses, ks, strict=True)])
-    var_b = np.array([float(np.sum(m * k**2)) for m, k in zip(norm_masses, ks, strict=True)])
+    ks_full = [np.arange(-q.half_width, q.half_width + 1) for q in plds]
+    mean_b = np.array([float(np.sum(q.masses * k)) for q, k in zip(plds, ks_full, strict=True)])
+    var_b = np.array([float(np.sum(q.masses * k**2)) for q, k in zip(plds, ks_full, strict=True)])
     var_b = np.maximum(var_b - mean_b**2, 0.0)
-    mean = c @ mean_b
-    sd = np.sqrt(c @ var_b)
-    support = c @ half_b
+    width = float(np.max(np.abs(c @ mean_b) + 12.0 * np.sqrt(c @ var_b))) + 4.0
+    size = 1 << max(6, math.ceil(math.log2(2.0 * width + 4.0)))
+    half = size // 2 - 1
+    # truncate every bin into [−half, half]: above -> +inf, below -> lowest point
+    infinite = np.empty(len(plds))
+    norm_masses: list[FloatArray] = []
+    ks: list[IntArray] = []
+    for b, (q, k) in enumerate(zip(plds, ks_full, strict=True)):
+        m = q.masses.copy()
+        # per-bin cut at ±30 sd (mass above -> +inf, below -> the cut): keeps the moment
+        # generating functions of the alias bound finite-tailed; pessimistic both ways
+        sd_b = math.sqrt(var_b[b])
+        upper = min(half, math.ceil(mean_b[b] + 30.0 * sd_b + 2.0))
+        lower = max(-half, math.floor(mean_b[b] - 30.0 * sd_b - 2.0))
+        above = k > upper
+        below = k < lower
+        inf_b = min(1.0, q.infinite + float(m[above].sum()))
+        inside = ~above & ~below
+        m_in, k_in = m[inside], k[inside]
+        if below.any():
+            m_in[0] += float(m[below].sum())  # k_in[0] == lower
+        infinite[b] = inf_b
+        norm_masses.append(m_in / max(1.0 - inf_b, 1e-300))
+        ks.append(k_in)
+    log_keep = c @ np.log1p(-np.minimum(infinite, 1.0 - 1e-16))
+    spent = -np.expm1(log_keep)
+    support = c @ np.array([int(np.max(np.abs(k))) if k.size else 0 for k in ks])
+    log_phi = np.empty((len(plds), size // 2 + 1), dtype=np.complex128)
+    for b, (m, k) in enumerate(zip(norm_masses, ks, strict=True)):
+        ring = np.zeros(size)
+        np.add.at(ring, k % size, m)
+        with np.errstate(divide="ignore"):
+            log_phi[b] = np.log(np.fft.rfft(ring))
+    log_phi = np.where(np.isfinite(log_phi), log_phi, -800.0)
     mgf_table = _log_mgf_table(norm_masses, ks)
+    losses = (np.arange(size // 2, size) - size // 2) * step  # ε >= 0 only
+    ref = losses[-1]
+    up = np.exp(ref - losses)
+    down = np.exp(losses - ref)
     for start in range(0, c.shape[0], chunk):
         rows = slice(start, min(start + chunk, c.shape[0]))
-        need = np.minimum(support[rows], np.abs(mean[rows]) + 16.0 * sd[rows] + 2.0)
-        need = np.maximum(need, half_b.max())
-        size = 1 << math.ceil(math.log2(2.0 * float(need.max()) + 4.0))
-        log_phi = np.empty((len(plds), size // 2 + 1), dtype=np.complex128)
-        for b, (m, k) in enumerate(zip(norm_masses, ks, strict=True)):
-            ring = np.zeros(size)
-            np.add.at(ring, k % size, m)
-            with np.errstate(divide="ignore"):
-                log_phi[b] = np.log(np.fft.rfft(ring))
-        used = c[rows] > 0
-        cols = used.any(axis=0)
-        spectrum = np.exp(
-            c[rows][:, cols] @ np.where(np.isfinite(log_phi[cols]), log_phi[cols], -800.0)
-        )
-        pmf = np.maximum(np.fft.irfft(spectrum, n=size, axis=1), 0.0)
-        pmf = np.fft.fftshift(pmf, axes=1)
-        losses = (np.arange(size) - size // 2) * step
-        ref = losses[-1]
+        spectrum = np.exp(c[rows] @ log_phi)
+        pmf = np.fft.irfft(spectrum, n=size, axis=1)[:, : size // 2]  # losses 0 … (size/2−1)h
+        pmf = np.maximum(pmf, 0.0)
         tail1 = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]
-        tail2 = np.cumsum((pmf * np.exp(ref - losses))[:, ::-1], axis=1)[:, ::-1]
+        tail2 = np.cumsum((pmf * up)[:, ::-1], axis=1)[:, ::-1]
         t1 = np.concatenate([tail1[:, 1:], np.zeros((tail1.shape[0], 1))], axis=1)
         t2 = np.concatenate([tail2[:, 1:], np.zeros((tail2.shape[0], 1))], axis=1)
-        hockey = np.maximum(t1 - np.exp(losses - ref)[None, :] * t2, 0.0) + size * 1e-15
-        alias = _alias_bound(c[rows], mgf_table, size // 2 - 1)
-        alias = np.where(support[rows] < size // 2, 0.0, alias)
+        hockey = np.maximum(t1 - down[None, :] * t2, 0.0) + size * 1e-15
+        alias = _alias_bound(c[rows], mgf_table, half)
+        alias = np.where(support[rows] <= half, 0.0, alias)
         keep = np.exp(log_keep[rows])
         total = spent[rows][:, None] + keep[:, None] * (hockey + alias[:, None])
-        ok = (total <= d) & (losses >= 0)[None, :]
+        ok = total <= d
         first = np.where(ok.any(axis=1), ok.argmax(axis=1), -1)
-        out[rows] = np.where(first >= 0, np.maximum(losses[np.maximum(first, 0)], 0.0), math.inf)
+        out[rows] = np.where(first >= 0, losses[np.maximum(first, 0)], math.inf)
     return out
 
 
@@ -584,7 +605,7 @@ def audit_walk(
     mechanism: CycleMechanism,
     delta: float,
     colluders: int = 1,
-    resolution: int = 8,
+    resolution: int = 4,
     group_ratio: float = 0.05,
 ) -> AuditResult:
     """Per-pair network-DP accounting of a realised walk (hidden path, time counter known).
@@ -641,13 +662,9 @@ def audit_walk(
         reps.append(sorted(x for x in picks if x > 0))
     tv = np.array(
         [
-            max(
-                (
-                    float(cycle_profile([0.0], intermediates=x, p=p, mechanism=mechanism)[0])
-                    for x in rp
-                ),
-                default=0.0,
-            )
+            float(cycle_profile([0.0], intermediates=rp[len(rp) // 2], p=p, mechanism=mechanism)[0])
+            if rp
+            else 0.0
             for rp in reps
         ]
     )
@@ -658,7 +675,7 @@ def audit_walk(
         if not live[g]:
             plds.append(LatticePld(step=step, masses=np.array([0.0, 1.0, 0.0]), infinite=0.0))
             continue
-        size = 1 << max(5, math.ceil(math.log2(120.0 * tv[g] / float(np.median(tv[live])))))
+        size = 1 << max(5, math.ceil(math.log2(16.0 * res * tv[g] / float(np.median(tv[live])))))
         while True:
             grid = np.arange(size + 1) * step
             prof = np.max(
@@ -747,7 +764,7 @@ def sample_audit(
     delta: float,
     rng: object = None,
     colluders: int = 1,
-    resolution: int = 8,
+    resolution: int = 4,
 ) -> AuditResult:
     """Sample a complete-graph walk with ``rng`` and run :func:`audit_walk` on it."""
     walk = complete_walk(n=n, steps=steps, rng=as_rng(rng))
