@@ -152,6 +152,18 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     )
 
 
+def _gaussian_mu_for(epsilon: float, delta: float) -> float:
+    """Largest Gaussian shift μ whose exact ε at δ is <= epsilon."""
+    from scipy.optimize import brentq
+
+    from crowdhide.netdp.audit import gaussian_epsilon
+
+    mu = float(brentq(lambda m: gaussian_epsilon(mu=m, delta=delta) - epsilon, 1e-6, 100.0))
+    while gaussian_epsilon(mu=mu, delta=delta) > epsilon:
+        mu *= 1 - 1e-12
+    return mu
+
+
 def load_houses(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, str]:
     """Binarized California housing (OpenML "houses"-style) or a synthetic stand-in.
 
@@ -203,8 +215,11 @@ def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     curves: dict[str, Any] = {}
     for eps in (10.0, 1.0):
         code = g.code_sigmas(n=n, steps=steps, epsilon=eps, delta=delta, lipschitz=lip)
+        # local DP, user level: v sees all <= cap contributions of u, each a Gaussian with
+        # sensitivity 2L -> exact composition is Gaussian with shift sqrt(cap) 2L / sigma
+        mu = _gaussian_mu_for(eps, delta)
         sigmas = {
-            "local": code["local"] * 2.0,  # sensitivity 2L (the code uses L)
+            "local": math.sqrt(cap) * 2.0 * lip / mu,
             "network": g.sgd_calibrate_sigma(
                 n=n, contributions=cap, epsilon=eps, delta=delta, lipschitz=lip
             ),
