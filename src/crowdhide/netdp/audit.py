@@ -632,9 +632,9 @@ def audit_walk(
 
     Examples
     --------
-    >>> walk = complete_walk(n=50, steps=5000, rng=0)
+    >>> walk = complete_walk(n=20, steps=1000, rng=0)
     >>> mech = CycleMechanism(kind="gaussian", noise_multiplier=20.0)
-    >>> res = audit_walk(walk, n=50, mechanism=mech, delta=1e-6)
+    >>> res = audit_walk(walk, n=20, mechanism=mech, delta=1e-6)
     >>> bool(res.summary["network_worst"] < res.summary["local_best"])
     True
     """
