@@ -468,7 +468,7 @@ def test_cli_epsilon_calibrate_audit(capsys: pytest.CaptureFixture[str]) -> None
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["seed001-fig1", "seed001-fig2"])
+@pytest.mark.parametrize("name", ["seed001-fig1", "seed001-fig2", "seed001-fig3"])
 def test_experiments_quick(tmp_path, name: str) -> None:  # type: ignore[no-untyped-def]
     from crowdhide.experiments._registry import run_experiment
 

@@ -178,6 +178,34 @@ def _krr_group_profile(eps: FloatArray, eps0: float, size: int, j: int) -> Float
     return np.asarray(special.logsumexp(terms, axis=1), dtype=np.float64)
 
 
+def _krr_cycle_profile(
+    eps_base: FloatArray, mechanism: CycleMechanism, j: IntArray, logw: FloatArray, tail: float
+) -> FloatArray:
+    """Σ_j w_j δ_{M,j}(ε) for k-RR, via the pmf of D = #a − #b (loss ε0 D) mixed over j."""
+    e0, size = mechanism.eps0, mechanism.domain_size
+    norm = math.exp(e0) + size - 1
+    p_a, p_b = math.exp(e0) / norm, 1.0 / norm
+    p_rest = 1.0 - p_a - p_b
+    jmax = int(j.max()) if j.size else 0
+    weights = np.zeros(jmax + 1)
+    weights[j] = np.exp(logw)
+    pmf = np.zeros(2 * jmax + 1)  # D in [−jmax, jmax], index D + jmax
+    pmf[jmax] = 1.0
+    mix = np.zeros_like(pmf)
+    for count in range(1, jmax + 1):
+        nxt = pmf * p_rest
+        nxt[1:] += pmf[:-1] * p_a
+        nxt[:-1] += pmf[1:] * p_b
+        pmf = nxt
+        if weights[count] > 0:
+            mix += weights[count] * pmf
+    loss = e0 * np.arange(-jmax, jmax + 1)
+    act = loss[None, :] > eps_base[:, None]
+    terms = mix[None, :] * -np.expm1(np.minimum(eps_base[:, None] - loss[None, :], 0.0))
+    value = np.sum(np.where(act, terms, 0.0), axis=1) + tail
+    return np.asarray(np.minimum(value, 1.0), dtype=np.float64)
+
+
 @dataclass(frozen=True)
 class CycleMechanism:
     """What one contribution is, for per-cycle accounting.
@@ -328,17 +356,7 @@ def cycle_profile(
         mu = j / (mechanism.noise_multiplier * math.sqrt(r))
         group = gaussian_log_delta(eps_base[:, None], mu[None, :])
     else:
-        group = (
-            np.stack(
-                [
-                    _krr_group_profile(eps_base, mechanism.eps0, mechanism.domain_size, int(g))
-                    for g in j
-                ],
-                axis=1,
-            )
-            if j.size
-            else np.zeros((e.size, 0))
-        )
+        return _krr_cycle_profile(eps_base, mechanism, j, logw, tail)
     value = special.logsumexp(logw[None, :] + group, axis=1)
     return np.asarray(np.minimum(np.exp(value) + tail, 1.0), dtype=np.float64)
 
