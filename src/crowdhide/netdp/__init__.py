@@ -25,7 +25,14 @@ from crowdhide.netdp.protocols import (
     ring_noise_additions,
     ring_sum,
 )
-from crowdhide.netdp.views import Transcript, View, check_coalition, coalition_view, user_view
+from crowdhide.netdp.views import (
+    Transcript,
+    View,
+    check_coalition,
+    coalition_view,
+    network_dp_curve,
+    user_view,
+)
 from crowdhide.netdp.walks import (
     VisitIndex,
     complete_walk,
@@ -51,6 +58,7 @@ __all__ = [
     "debias_histogram",
     "debias_published",
     "logistic_gradients",
+    "network_dp_curve",
     "ring_histogram",
     "ring_noise_additions",
     "ring_sum",

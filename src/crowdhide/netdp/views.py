@@ -18,15 +18,23 @@ The final token is *not* broadcast: a user only sees what it receives and sends.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_bool, check_int
+from crowdhide.accounting import DiscretePairCurve
 
-__all__ = ["Transcript", "View", "check_coalition", "coalition_view", "user_view"]
+__all__ = [
+    "Transcript",
+    "View",
+    "check_coalition",
+    "coalition_view",
+    "network_dp_curve",
+    "user_view",
+]
 
 
 @dataclass(frozen=True)
@@ -180,3 +188,25 @@ def coalition_view(
 def user_view(transcript: Transcript, user: int, *, known_peers: bool | None = None) -> View:
     """The view ``O_v`` of a single user (Eq. 1); see :func:`coalition_view`."""
     return coalition_view(transcript, [user], known_peers=known_peers)
+
+
+def network_dp_curve(
+    view_d: Mapping[Hashable, float], view_d_prime: Mapping[Hashable, float]
+) -> DiscretePairCurve:
+    """Exact privacy curve of one (u, v) pair from the two distributions of v's view.
+
+    Definition 1 (network DP) asks, for every pair u ≠ v and every ``D ~_u D'``, that the
+    distributions of ``O_v(A(D))`` and ``O_v(A(D'))`` be (ε, δ)-close; given both as
+    ``{view: probability}`` (e.g. enumerated by brute force on a tiny graph), this returns the
+    exact curve δ(ε) (both directions). For a coalition pass the coalition's view (Def. 2).
+
+    Examples
+    --------
+    >>> curve = network_dp_curve({"a": 0.75, "b": 0.25}, {"a": 0.25, "b": 0.75})
+    >>> round(curve.epsilon(1e-9), 6) == round(float(np.log(3)), 6)
+    True
+    """
+    keys = sorted(set(view_d) | set(view_d_prime), key=repr)
+    p = np.array([float(view_d.get(k, 0.0)) for k in keys])
+    q = np.array([float(view_d_prime.get(k, 0.0)) for k in keys])
+    return DiscretePairCurve.from_probabilities(p, q)
