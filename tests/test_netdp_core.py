@@ -523,3 +523,17 @@ def test_fig2_data_fallback(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None: 
     assert "synthetic stand-in" in source
     assert "not found" in source
     assert np.allclose(np.linalg.norm(x, axis=1), 1.0)
+
+
+def test_fft_composition_matches_grouped_compose_curves() -> None:
+    from crowdhide.netdp.audit import observer_epsilon_reference
+
+    walk = complete_walk(n=12, steps=240, rng=7)
+    mech = CycleMechanism(kind="gaussian", noise_multiplier=5.0)
+    res = audit_walk(walk, n=12, mechanism=mech, delta=1e-6)
+    step = res.details["lattice_step"]
+    for v in (0, 5):
+        ref = observer_epsilon_reference(
+            walk, n=12, observer=v, mechanism=mech, delta=1e-6, step=step
+        )
+        assert res.observer_epsilon[v] == pytest.approx(ref, abs=3 * step + 1e-3)

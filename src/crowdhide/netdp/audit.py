@@ -57,6 +57,8 @@ __all__ = [
     "gaussian_log_delta",
     "krr_group_log_delta",
     "lattice_pld_from_profile",
+    "lattice_pld_to_pair",
+    "observer_epsilon_reference",
     "sample_audit",
 ]
 
@@ -391,41 +393,35 @@ class LatticePld:
 def lattice_pld_from_profile(profile: FloatArray, *, step: float) -> LatticePld:
     """Dominating lattice PLD of a symmetric profile given at ε = 0, h, …, K h.
 
-    ``profile[K]`` is taken as the mass at +inf (conservative). Negative masses (a profile that
-    is not exactly convex after numerical evaluation) are clipped and the shortfall is added
-    to the +inf mass, so the result still dominates the profile at every lattice point.
+    "Connect the dots" (Doroshenko et al. 2022) on the positive side:
+    ``a_{j+1} = g_j − e^{−h} g_{j+1}`` with ``g_j = (δ_j − δ_{j+1})/(1 − e^{−h})``, so that the
+    PLD's δ equals the profile at every lattice point (and lies above it in between, the
+    profile being convex in e^ε). The negative side is the mirror image imposed by symmetry,
+    ``a_{−k} = a_k e^{−k h}`` (computed this way it is numerically exact), and the remaining
+    mass sits at 0. ``profile[K]`` becomes the mass at +inf (conservative). Negative masses
+    from round-off are clipped and any resulting shortfall is added to the +inf mass, so the
+    result still dominates the profile at every lattice point.
     """
     d = np.minimum(np.asarray(profile, dtype=np.float64), 1.0)
     big_k = d.size - 1
     inf_mass = float(d[-1])
-    finite = np.maximum(d - inf_mass, 0.0)
-    k_neg = np.arange(1, big_k + 1)
-    # extension to ε < 0 of the finite part: δ(−ε) = 1 − e^{−ε} + e^{−ε} δ(ε) for the pair
-    # with total mass (1 − inf); written for the full profile then the inf part removed.
-    full_neg = -np.expm1(-k_neg * step) + np.exp(-k_neg * step) * d[1:]
-    fin_neg = np.maximum(full_neg - inf_mass, 0.0)
-    ext = np.concatenate([fin_neg[::-1], finite])  # ε = −K h … K h
-    ext = np.append(ext, 0.0)  # beyond the window: finite part is 0
+    finite = np.append(np.maximum(d - inf_mass, 0.0), 0.0)  # δ_j − inf for j = 0..K, then 0
     scale = -math.expm1(-step)
-    g = (ext[:-1] - ext[1:]) / scale  # g_j for j = −K … K
-    masses = np.empty(2 * big_k + 1)
-    masses[1:] = g[:-1] - math.exp(-step) * g[1:]  # a_{j+1} = g_j − e^{−h} g_{j+1}
-    masses = np.maximum(masses, 0.0)
-    masses[0] = 0.0
-    masses[0] = max(0.0, 1.0 - inf_mass - float(masses.sum()))
-    pld = LatticePld(step=step, masses=masses, infinite=inf_mass)
-    # domination check at lattice points; top up the inf mass by any shortfall
-    k = np.arange(-big_k, big_k + 1)
-    losses = k * step
+    g = (finite[:-1] - finite[1:]) / scale  # g_j, j = 0..K
+    g = np.append(g, 0.0)
+    positive = np.maximum(g[:-1] - math.exp(-step) * g[1:], 0.0)[:big_k]  # a_1..a_K
+    k_pos = np.arange(1, big_k + 1)
+    negative = positive * np.exp(-k_pos * step)  # a_{−k}
+    zero = max(0.0, 1.0 - inf_mass - float(positive.sum() + negative.sum()))
+    masses = np.concatenate([negative[::-1], [zero], positive])
+    losses = np.arange(-big_k, big_k + 1) * step
     tail1 = np.cumsum(masses[::-1])[::-1]
-    tail2 = np.cumsum((masses * np.exp(-(losses - losses[-1])))[::-1])[::-1]
+    tail2 = np.cumsum((masses * np.exp(losses[-1] - losses))[::-1])[::-1]
     t1 = np.append(tail1[1:], 0.0)[big_k:]
     t2 = np.append(tail2[1:], 0.0)[big_k:]
     achieved = t1 - np.exp(losses[big_k:] - losses[-1]) * t2 + inf_mass
-    shortfall = float(np.max(d - achieved))
-    if shortfall > 0:
-        pld = LatticePld(step=step, masses=masses, infinite=min(1.0, inf_mass + shortfall))
-    return pld
+    shortfall = max(0.0, float(np.max(d - achieved)))
+    return LatticePld(step=step, masses=masses, infinite=min(1.0, inf_mass + shortfall))
 
 
 def compose_lattice_plds(
@@ -865,3 +861,56 @@ def authors_fig1b_losses(
     local = np.sqrt(2 * contrib * math.log(1 / d)) * e0 + contrib * e0 * math.expm1(e0)
     del times
     return total, local
+
+
+def lattice_pld_to_pair(pld: LatticePld) -> DiscretePairCurve:
+    """A discrete pair (P, Q) whose privacy-loss distribution is ``pld``.
+
+    P puts ``masses[k]`` on outcome k (loss k h) and the +inf mass on an outcome Q cannot
+    produce; Q is its mirror image (the lattice PLD is symmetric,
+    ``a_{−k} = a_k e^{−kh}``). Used to compose with :func:`crowdhide.accounting.compose_curves`.
+    """
+    # symmetric pair: Q is P mirrored (Q(k) = P(−k)), plus each side's outcome the other
+    # cannot produce (mass ``infinite``)
+    p = np.append(pld.masses, [pld.infinite, 0.0])
+    q = np.append(pld.masses[::-1], [0.0, pld.infinite])
+    return DiscretePairCurve.from_probabilities(p / p.sum(), q / q.sum())
+
+
+def observer_epsilon_reference(
+    holders: npt.ArrayLike,
+    *,
+    n: int,
+    observer: int,
+    mechanism: CycleMechanism,
+    delta: float,
+    step: float,
+) -> float:
+    """ε of every pair (·, ``observer``) by grouped ``compose_curves`` (reference path).
+
+    Same per-cycle certificates as :func:`audit_walk` (one lattice PLD per distinct cycle
+    length, no grouping of lengths), composed with ``compose_curves([(curve, count), ...])``
+    — cycles of equal length are one part with a count. Slow (one dp_accounting composition
+    per observer); used to cross-check the vectorized FFT composition.
+    """
+    v = check_int("observer", observer, low=0, high=check_int("n", n, low=2) - 1)
+    idx = visit_index(np.asarray(holders, dtype=np.int64), n=n)
+    owner, m = idx.cycle_lengths()
+    r = m[owner == v] - 1
+    r = r[r > 0]
+    if r.size == 0:
+        return 0.0
+    lengths, counts = np.unique(r, return_counts=True)
+    parts = []
+    for length, count in zip(lengths, counts, strict=True):
+        size = 64
+        while True:
+            grid = np.arange(size + 1) * step
+            prof = cycle_profile(
+                grid, intermediates=int(length), p=1.0 / (n - 1), mechanism=mechanism
+            )
+            if prof[-1] < 1e-30 or size > 2**15:
+                break
+            size *= 2
+        parts.append((lattice_pld_to_pair(lattice_pld_from_profile(prof, step=step)), int(count)))
+    return compose_curves(parts, value_discretization_interval=step / 4).epsilon(delta)
