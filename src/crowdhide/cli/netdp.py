@@ -173,14 +173,27 @@ def register(app: typer.Typer) -> None:
         if topology != "complete":
             raise ValueError(f"audit supports --topology complete, got {topology!r}")
         sigma = classic_gaussian_sigma(epsilon=eps0, delta=delta)
-        res = sample_audit(
-            n=n,
-            steps=steps,
-            delta=delta,
-            rng=seed,
-            colluders=colluders,
-            mechanism=CycleMechanism(kind="gaussian", noise_multiplier=sigma),
-        )
+        if not as_json:
+            from rich.console import Console
+
+            with Console(stderr=True).status("sampling the walk and composing per-pair losses"):
+                res = sample_audit(
+                    n=n,
+                    steps=steps,
+                    delta=delta,
+                    rng=seed,
+                    colluders=colluders,
+                    mechanism=CycleMechanism(kind="gaussian", noise_multiplier=sigma),
+                )
+        else:
+            res = sample_audit(
+                n=n,
+                steps=steps,
+                delta=delta,
+                rng=seed,
+                colluders=colluders,
+                mechanism=CycleMechanism(kind="gaussian", noise_multiplier=sigma),
+            )
         record = {
             "topology": topology,
             "n": n,
