@@ -537,3 +537,36 @@ def test_fft_composition_matches_grouped_compose_curves() -> None:
             walk, n=12, observer=v, mechanism=mech, delta=1e-6, step=step
         )
         assert res.observer_epsilon[v] == pytest.approx(ref, abs=3 * step + 1e-3)
+
+
+def test_known_peers_accountant_bounds_brute_force() -> None:
+    from crowdhide.netdp import network_dp_curve
+    from crowdhide.netdp.audit import audit_walk_known_peers
+
+    eps0 = 1.0
+    # v = 0 receives at steps 4 and 8; cycle 1 = [2, 1, 2] (last known), cycle 2 = [1, 2, 1]
+    # (first and last known: both u = 1); hidden: cycle 1 positions 0-1, cycle 2 position 1
+    walk = np.array([2, 1, 2, 0, 1, 2, 1, 0])
+
+    def views(x_u: int) -> dict[tuple[int, int], float]:
+        out: dict[tuple[int, int], float] = {}
+        for hid in itertools.product([1, 2], repeat=3):
+            holders = [hid[0], hid[1], 2, 1, hid[2], 1]
+            for outs in itertools.product([0, 1], repeat=6):
+                prob = 0.5**3
+                for h, o in zip(holders, outs, strict=True):
+                    p1 = _rr_one(x_u if h == 1 else 1, eps0)
+                    prob *= p1 if o == 1 else 1 - p1
+                key = (sum(outs[:3]), sum(outs[3:]))
+                out[key] = out.get(key, 0.0) + prob
+        return out
+
+    brute = network_dp_curve(views(0), views(1)).epsilon(1e-3)
+    res = audit_walk_known_peers(
+        walk, n=3, mechanism=CycleMechanism(kind="krr", eps0=eps0), delta=1e-3
+    )
+    pairs = res.details["adjacent_pairs"]
+    row = pairs[(pairs[:, 0] == 0) & (pairs[:, 1] == 1)]
+    assert row.shape[0] == 1
+    assert brute > 1.0
+    assert row[0, 2] >= brute - 1e-9

@@ -48,6 +48,7 @@ __all__ = [
     "CycleMechanism",
     "LatticePld",
     "audit_walk",
+    "audit_walk_known_peers",
     "authors_fig1b_losses",
     "compose_lattice_plds",
     "cycle_epsilons",
@@ -344,16 +345,39 @@ def cycle_epsilons(
 
 
 def cycle_profile(
-    epsilons: npt.ArrayLike, *, intermediates: int, p: float, mechanism: CycleMechanism
+    epsilons: npt.ArrayLike,
+    *,
+    intermediates: int,
+    p: float,
+    mechanism: CycleMechanism,
+    hidden: int | None = None,
+    certain: int = 0,
 ) -> FloatArray:
-    """δ_cycle(ε') at many ε' >= 0 for one cycle (vectorized :func:`cycle_log_delta`)."""
+    """δ_cycle(ε') at many ε' >= 0 for one cycle (vectorized :func:`cycle_log_delta`).
+
+    ``intermediates`` r other contributions (all adding noise); ``hidden`` of them (default
+    r) are by users unknown to the observer, each u with probability p; ``certain`` positions
+    are known to be u's (known peers, App. G). With ``certain = 0`` the subsampling bound
+    (Thm 10) applies; otherwise u participates surely and the bound is the mixture
+    ``Σ_j P(B(hidden, p) = j) δ_{M, certain + j}(ε)`` (joint convexity).
+    """
     e = np.asarray(epsilons, dtype=np.float64)
     r = int(intermediates)
-    if r <= 0:
+    h = r if hidden is None else int(hidden)
+    f = int(certain)
+    if r <= 0 or (h <= 0 and f == 0):
         return np.zeros_like(e)
-    log_eta = float(log1mexp(r * math.log1p(-p)))
-    eps_base = np.log1p(np.expm1(e) / math.exp(log_eta))
-    j, logw, tail = _binomial_weights(r, p)
+    if f == 0:
+        log_eta = float(log1mexp(h * math.log1p(-p)))
+        eps_base = np.log1p(np.expm1(e) / math.exp(log_eta))
+        j, logw, tail = _binomial_weights(h, p)
+    else:
+        eps_base = e
+        j, logw, tail = (
+            _binomial_weights(h, p) if h > 0 else (np.zeros(0, dtype=np.int64), np.zeros(0), 0.0)
+        )
+        j = np.r_[0, j] + f
+        logw = np.r_[h * math.log1p(-p), logw]
     if mechanism.kind == "gaussian":
         mu = j / (mechanism.noise_multiplier * math.sqrt(r))
         group = gaussian_log_delta(eps_base[:, None], mu[None, :])
@@ -914,3 +938,158 @@ def observer_epsilon_reference(
             size *= 2
         parts.append((lattice_pld_to_pair(lattice_pld_from_profile(prof, step=step)), int(count)))
     return compose_curves(parts, value_discretization_interval=step / 4).epsilon(delta)
+
+
+def audit_walk_known_peers(
+    holders: npt.ArrayLike,
+    *,
+    n: int,
+    mechanism: CycleMechanism,
+    delta: float,
+    resolution: int = 4,
+    group_ratio: float = 0.05,
+) -> AuditResult:
+    """Per-pair accounting when peers are known (Eq. 1's view, App. G), realised walk.
+
+    In each cycle v knows who sent it the token (the last intermediate) and to whom it sent
+    the token at its previous visit (the first intermediate, except in the first cycle). For
+    the pair (u, v), a cycle where u holds ``f`` of these known positions costs the mixture
+    ``Σ_j P(B(hidden, p) = j) δ_{M, f + j}`` (no subsampling credit for the sure
+    participations); a cycle where u holds none keeps the subsampling bound over the
+    ``hidden`` unknown positions. Pairs never adjacent share v's base composition; each
+    adjacent pair (O(T) of them) gets its own row, so this is meant for moderate n.
+    ``observer_epsilon`` is v's base value; ``details["adjacent_pairs"]`` holds
+    ``(v, u, ε)`` of the adjacent pairs; the summary covers all ordered pairs.
+
+    Examples
+    --------
+    >>> walk = complete_walk(n=15, steps=600, rng=1)
+    >>> mech = CycleMechanism(kind="gaussian", noise_multiplier=20.0)
+    >>> hidden = audit_walk(walk, n=15, mechanism=mech, delta=1e-6)
+    >>> known = audit_walk_known_peers(walk, n=15, mechanism=mech, delta=1e-6)
+    >>> bool(known.summary["network_worst"] >= hidden.summary["network_worst"])
+    True
+    """
+    h_arr = np.asarray(holders, dtype=np.int64)
+    n = check_int("n", n, low=3)
+    d = check_probability("delta", delta, allow_zero=False, allow_one=False)
+    res = check_int("resolution", resolution, low=1)
+    ratio = check_real("group_ratio", group_ratio, low=0.0, low_open=True)
+    idx = visit_index(h_arr, n=n)
+    owner, m = idx.cycle_lengths()
+    end = idx.times  # 1-based receipt times
+    start = end - m  # previous receipt (0 for the first cycle)
+    r = m - 1
+    live = r >= 1
+    owner, r, end, start = owner[live], r[live], end[live], start[live]
+    kp = 1 + ((r >= 2) & (start > 0)).astype(np.int64)
+    r - kp
+    p = 1.0 / (n - 1)
+    group = _group_lengths(r, ratio)
+    # known entries: (cycle, user)
+    cyc = np.arange(r.size)
+    last_u = h_arr[end - 2]
+    two = kp == 2
+    ent_c = np.concatenate([cyc, cyc[two]])
+    ent_u = np.concatenate([last_u, h_arr[start[two]]])
+    key = ent_c * n + ent_u
+    ukey, f_count = np.unique(key, return_counts=True)
+    e_cyc, e_u = ukey // n, ukey % n
+    # bins: (group, kp, f)
+    base_keys = np.stack([group, kp, np.zeros_like(kp)], axis=1)
+    adj_keys = np.stack([group[e_cyc], kp[e_cyc], f_count], axis=1)
+    all_keys, inv = np.unique(np.concatenate([base_keys, adj_keys]), axis=0, return_inverse=True)
+    inv = inv.ravel()
+    base_bin, adj_bin = inv[: r.size], inv[r.size :]
+    reps: list[list[int]] = []
+    for b in range(all_keys.shape[0]):
+        members = np.unique(r[(group == all_keys[b, 0]) & (kp == all_keys[b, 1])])
+        picks = {int(members[0]), int(members[-1]), int(members[members.size // 2])}
+        reps.append(sorted(picks))
+
+    def profile(b: int, grid: FloatArray) -> FloatArray:
+        k_known, f = int(all_keys[b, 1]), int(all_keys[b, 2])
+        return np.asarray(
+            np.max(
+                [
+                    cycle_profile(
+                        grid,
+                        intermediates=x,
+                        p=p,
+                        mechanism=mechanism,
+                        hidden=x - k_known,
+                        certain=f,
+                    )
+                    for x in reps[b]
+                ],
+                axis=0,
+            ),
+            dtype=np.float64,
+        )
+
+    tv = np.array([float(profile(b, np.zeros(1))[0]) for b in range(all_keys.shape[0])])
+    base_tv = tv[np.unique(base_bin)]
+    ref_tv = float(np.median(base_tv[base_tv > 0])) if (base_tv > 0).any() else 1.0
+    step = 2.5 * ref_tv / res
+    plds: list[LatticePld] = []
+    for b in range(all_keys.shape[0]):
+        if tv[b] <= 0:
+            plds.append(LatticePld(step=step, masses=np.array([0.0, 1.0, 0.0]), infinite=0.0))
+            continue
+        size = 1 << max(5, math.ceil(math.log2(16.0 * res * tv[b] / ref_tv)))
+        while True:
+            prof = profile(b, np.arange(size + 1, dtype=np.float64) * step)
+            stalled = prof[-1] >= 0.5 * prof[size // 2]
+            if prof[-1] < 1e-30 or stalled or size > 2**16:
+                break
+            size *= 2
+        plds.append(lattice_pld_from_profile(prof, step=step))
+    n_bins = all_keys.shape[0]
+    base_counts = np.zeros((n, n_bins))
+    np.add.at(base_counts, (owner, base_bin), 1.0)
+    pair_key = owner[e_cyc] * n + e_u
+    pairs, pair_row = np.unique(pair_key, return_inverse=True)
+    pair_counts = base_counts[pairs // n].copy()
+    np.add.at(pair_counts, (pair_row, base_bin[e_cyc]), -1.0)
+    np.add.at(pair_counts, (pair_row, adj_bin), 1.0)
+    eps_all = compose_lattice_plds(np.vstack([base_counts, pair_counts]), plds, delta=d)
+    base_eps, pair_eps = eps_all[:n], eps_all[n:]
+    adjacent_per_v = np.bincount(pairs // n, minlength=n)
+    plain_pairs = (n - 1) - adjacent_per_v
+    total_pairs = n * (n - 1)
+    mean = (float(np.sum(base_eps * plain_pairs)) + float(pair_eps.sum())) / total_pairs
+    has_plain = plain_pairs > 0
+    worst = max(
+        float(base_eps[has_plain].max()) if has_plain.any() else 0.0,
+        float(pair_eps.max()) if pair_eps.size else 0.0,
+    )
+    best = min(
+        float(base_eps[has_plain].min()) if has_plain.any() else math.inf,
+        float(pair_eps.min()) if pair_eps.size else math.inf,
+    )
+    contributions = idx.counts()
+    local = np.zeros(n)
+    for value in np.unique(contributions):
+        local[contributions == value] = mechanism.local_epsilon(contributions=int(value), delta=d)
+    summary = {
+        "network_mean": mean,
+        "network_worst": worst,
+        "network_best": best,
+        **_summary(local, "local"),
+    }
+    return AuditResult(
+        n=n,
+        steps=int(h_arr.size),
+        colluders=1,
+        delta=d,
+        observer_epsilon=base_eps,
+        observer_epsilon_advanced=np.full(n, np.nan),
+        local_epsilon=local,
+        summary=summary,
+        details={
+            "lattice_step": step,
+            "curve_groups": n_bins,
+            "adjacent_pairs": np.stack([pairs // n, pairs % n, pair_eps], axis=1),
+            "known_peers": True,
+        },
+    )
