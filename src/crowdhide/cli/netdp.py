@@ -164,6 +164,9 @@ def register(app: typer.Typer) -> None:
         delta: Annotated[float, typer.Option("--delta", help="delta.")],
         seed: Annotated[int, typer.Option("--seed", help="Walk seed.")] = 0,
         colluders: Annotated[int, typer.Option("--colluders", help="Coalition size c.")] = 1,
+        known_peers: Annotated[
+            bool, typer.Option("--known-peers", help="Senders/receivers visible (App. G).")
+        ] = False,
         as_json: JsonFlag = False,
     ) -> None:
         """Per-pair losses on a sampled walk (Gaussian sums, σ classic-calibrated to eps0)."""
@@ -183,6 +186,7 @@ def register(app: typer.Typer) -> None:
                     delta=delta,
                     rng=seed,
                     colluders=colluders,
+                    known_peers=known_peers,
                     mechanism=CycleMechanism(kind="gaussian", noise_multiplier=sigma),
                 )
         else:
@@ -192,6 +196,7 @@ def register(app: typer.Typer) -> None:
                 delta=delta,
                 rng=seed,
                 colluders=colluders,
+                known_peers=known_peers,
                 mechanism=CycleMechanism(kind="gaussian", noise_multiplier=sigma),
             )
         record = {
@@ -202,6 +207,7 @@ def register(app: typer.Typer) -> None:
             "delta": delta,
             "seed": seed,
             "colluders": colluders,
+            "known_peers": known_peers,
             "sigma_over_sensitivity": sigma,
             **res.summary,
         }

@@ -803,9 +803,17 @@ def sample_audit(
     rng: object = None,
     colluders: int = 1,
     resolution: int = 4,
+    known_peers: bool = False,
 ) -> AuditResult:
-    """Sample a complete-graph walk with ``rng`` and run :func:`audit_walk` on it."""
+    """Sample a complete-graph walk with ``rng`` and audit it (:func:`audit_walk`, or
+    :func:`audit_walk_known_peers` when ``known_peers``; then ``colluders`` must be 1)."""
     walk = complete_walk(n=n, steps=steps, rng=as_rng(rng))
+    if known_peers:
+        if colluders != 1:
+            raise ValueError(f"colluders must be 1 with known_peers, got {colluders}")
+        return audit_walk_known_peers(
+            walk, n=n, mechanism=mechanism, delta=delta, resolution=resolution
+        )
     return audit_walk(
         walk, n=n, mechanism=mechanism, delta=delta, colluders=colluders, resolution=resolution
     )
