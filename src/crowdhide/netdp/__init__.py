@@ -1,0 +1,68 @@
+"""Network differential privacy for token walks (Cyffers & Bellet, AISTATS 2022).
+
+Users pass a token on a graph (a public ring or a hidden random walk on the complete graph);
+each user sees only the token values it receives and sends. This package provides
+
+* :mod:`~crowdhide.netdp.walks` — vectorized walks and visit/cycle indexes;
+* :mod:`~crowdhide.netdp.views` — transcripts, user and coalition views;
+* :mod:`~crowdhide.netdp.protocols` — Alg. 1-5 with transcripts;
+* :mod:`~crowdhide.netdp.guarantees` — Theorems 1-4, 6, Lemmas 1-2, Proposition 1 (corrected
+  forms, published forms under explicit names), baselines, σ calibration;
+* :mod:`~crowdhide.netdp.audit` — per-pair accounting on a realised walk.
+"""
+
+from crowdhide.netdp.protocols import (
+    HistogramRun,
+    SgdRun,
+    SumRun,
+    complete_histogram,
+    complete_sgd,
+    complete_sum,
+    debias_histogram,
+    debias_published,
+    logistic_gradients,
+    ring_histogram,
+    ring_noise_additions,
+    ring_sum,
+)
+from crowdhide.netdp.views import (
+    Transcript,
+    View,
+    check_coalition,
+    coalition_view,
+    network_dp_curve,
+    user_view,
+)
+from crowdhide.netdp.walks import (
+    VisitIndex,
+    complete_walk,
+    contribution_rank,
+    ring_walk,
+    visit_index,
+)
+
+__all__ = [
+    "HistogramRun",
+    "SgdRun",
+    "SumRun",
+    "Transcript",
+    "View",
+    "VisitIndex",
+    "check_coalition",
+    "coalition_view",
+    "complete_histogram",
+    "complete_sgd",
+    "complete_sum",
+    "complete_walk",
+    "contribution_rank",
+    "debias_histogram",
+    "debias_published",
+    "logistic_gradients",
+    "network_dp_curve",
+    "ring_histogram",
+    "ring_noise_additions",
+    "ring_sum",
+    "ring_walk",
+    "user_view",
+    "visit_index",
+]

@@ -1,0 +1,653 @@
+"""Token protocols of Cyffers & Bellet (2022), vectorized, with transcripts.
+
+* :func:`ring_sum` — Alg. 1 (noise once every n−1 hops) and the distributed-noise variant of
+  Remark 1;
+* :func:`ring_histogram` — Alg. 2 (L-ary randomized response, γn initial random items);
+* :func:`complete_sum` — Alg. 3 (random walk on the complete graph, every contribution
+  perturbed);
+* :func:`complete_histogram` — Alg. 5;
+* :func:`complete_sgd` — Alg. 4 (projected noisy SGD on the token) for the logistic loss, with
+  the contribution cap and the "noise-only" fallback of Section 5.2.
+
+Corrections implemented (notes §9): the histogram debiasing counts the blanket items
+(``(τ_l − γ N_items/L − N_uniform/L)/(1 − γ)``, the published ``(τ_l − γ/L)/(1 − γ)`` is
+:func:`debias_published`, biased); Alg. 1 adds noise ⌈Kn/(n−1)⌉ times (not ⌊·⌋); the
+distributed variant uses σ/√(n−1) per user so each cycle keeps a full σ of hiding noise (the
+published σ/√n is ``noise="distributed_published"``).
+
+Contributions are independent of the token for sums and histograms, so the whole walk is
+simulated at once (``cumsum`` of the increments); SGD is sequential in t and is vectorized over
+independent runs instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from crowdhide._validation import as_rng, check_int, check_probability, check_real
+from crowdhide.netdp._noise import gaussian_noise, laplace_noise
+from crowdhide.netdp.views import Transcript
+from crowdhide.netdp.walks import complete_walk, contribution_rank, ring_walk
+
+__all__ = [
+    "HistogramRun",
+    "SgdRun",
+    "SumRun",
+    "complete_histogram",
+    "complete_sgd",
+    "complete_sum",
+    "debias_histogram",
+    "debias_published",
+    "logistic_gradients",
+    "ring_histogram",
+    "ring_noise_additions",
+    "ring_sum",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class SumRun:
+    """Result of a real-summation protocol.
+
+    Attributes
+    ----------
+    estimate
+        The final token (unbiased estimate of ``target``).
+    target
+        Sum of the contributions actually made.
+    noise_std
+        Standard deviation of ``estimate − target`` implied by the noise that was added.
+    noise_additions
+        Number of noisy steps.
+    fake_contributions
+        Steps where a capped user added noise only.
+    transcript
+        The messages (``None`` if ``record=False``).
+    """
+
+    estimate: float
+    target: float
+    noise_std: float
+    noise_additions: int
+    fake_contributions: int
+    transcript: Transcript | None
+
+
+@dataclass(frozen=True)
+class HistogramRun:
+    """Result of a histogram protocol.
+
+    Attributes
+    ----------
+    estimate
+        Unbiased estimate of ``target`` (corrected debiasing).
+    target
+        True histogram of the contributions actually made.
+    raw
+        The final token (counts of randomized items, including blanket items).
+    gamma
+        Blanket probability of the randomizer.
+    randomized_items
+        Number of items passed through RR_γ.
+    uniform_items
+        Number of purely random items (initialisation of Alg. 2, noise-only fallback).
+    transcript
+        The messages (``None`` if ``record=False``).
+    """
+
+    estimate: FloatArray
+    target: FloatArray
+    raw: FloatArray
+    gamma: float
+    randomized_items: int
+    uniform_items: int
+    transcript: Transcript | None
+
+
+@dataclass(frozen=True)
+class SgdRun:
+    """Result of :func:`complete_sgd` (``runs`` independent walks).
+
+    Attributes
+    ----------
+    models
+        Final iterates, shape ``(runs, d)``.
+    history_steps
+        Steps at which ``history`` was recorded.
+    history
+        Iterates at those steps, shape ``(len(history_steps), runs, d)``.
+    contributions
+        Real (gradient) contributions per run.
+    fake_contributions
+        Noise-only (or forwarded) steps per run.
+    transcript
+        Messages of run 0 (``None`` unless ``record=True``).
+    """
+
+    models: FloatArray
+    history_steps: IntArray
+    history: FloatArray
+    contributions: IntArray
+    fake_contributions: IntArray
+    transcript: Transcript | None = field(default=None)
+
+
+def _noise(
+    mechanism: str, rng: np.random.Generator, std: float | FloatArray, size: int | tuple[int, ...]
+) -> FloatArray:
+    if mechanism == "gaussian":
+        return gaussian_noise(rng, std, size)
+    if mechanism == "laplace":
+        return laplace_noise(rng, std, size)
+    raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got {mechanism!r}")
+
+
+def ring_noise_additions(*, n: int, rounds: int) -> int:
+    """Number of noisy steps of Alg. 1: ⌈Kn/(n−1)⌉ (the paper's ⌊·⌋ is wrong, notes §9.5).
+
+    Examples
+    --------
+    >>> [ring_noise_additions(n=n, rounds=k) for n, k in [(3, 1), (10, 3), (100, 10), (5, 4)]]
+    [2, 4, 11, 5]
+    """
+    n = check_int("n", n, low=2)
+    k = check_int("rounds", rounds, low=1)
+    return -(-(k * n) // (n - 1))
+
+
+def _as_stream(values: npt.ArrayLike, n: int | None, name: str) -> FloatArray:
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[0] < 1:
+        raise ValueError(f"{name} must have shape (n,) or (n, K), got {np.shape(values)}")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name} must have one row per user (n={n}), got {arr.shape[0]}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite")
+    return arr
+
+
+def ring_sum(
+    *,
+    values: npt.ArrayLike,
+    sigma: float,
+    rng: object = None,
+    mechanism: Literal["gaussian", "laplace"] = "gaussian",
+    noise: Literal["every_n_minus_1", "distributed", "distributed_published"] = "every_n_minus_1",
+    record: bool = True,
+) -> SumRun:
+    """Private real summation on the directed ring (Alg. 1 / Remark 1).
+
+    Parameters
+    ----------
+    values
+        Contributions, shape ``(K, n)``: ``values[k, u]`` is ``x_u^{k+1}``.
+    sigma
+        σ_loc, the noise std that makes one contribution (ε, δ)-LDP.
+    rng
+        Generator or seed.
+    mechanism
+        Noise distribution.
+    noise
+        ``"every_n_minus_1"`` (Alg. 1: σ_loc at steps 0, n−1, 2(n−1), …), ``"distributed"``
+        (Remark 1 corrected: σ_loc for the first contribution, σ_loc/√(n−1) for all others, so
+        the n−1 other users of a lap add a full σ_loc² of variance) or
+        ``"distributed_published"`` (σ_loc/√n as printed: only (n−1)/n of σ_loc² per lap).
+    record
+        Keep the transcript.
+
+    Examples
+    --------
+    >>> run = ring_sum(values=np.ones((3, 10)), sigma=1.0, rng=0)
+    >>> run.target, run.noise_additions, round(run.noise_std ** 2, 6)
+    (30.0, 4, 4.0)
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim != 2 or x.shape[1] < 2:
+        raise ValueError(f"values must have shape (K, n) with n >= 2, got {x.shape}")
+    if not np.isfinite(x).all():
+        raise ValueError("values must be finite")
+    rounds, n = x.shape
+    s = check_real("sigma", sigma, low=0.0)
+    gen = as_rng(rng)
+    steps = rounds * n
+    if noise == "every_n_minus_1":
+        std = np.where(np.arange(steps) % (n - 1) == 0, s, 0.0)
+    elif noise in ("distributed", "distributed_published"):
+        per_user = s / math.sqrt(n - 1 if noise == "distributed" else n)
+        std = np.full(steps, per_user)
+        std[0] = s
+    else:
+        raise ValueError(
+            "noise must be 'every_n_minus_1', 'distributed' or 'distributed_published', "
+            f"got {noise!r}"
+        )
+    increments = x.ravel() + _noise(mechanism, gen, std, steps)
+    tokens = np.cumsum(increments)
+    transcript = None
+    if record:
+        received = np.r_[0.0, tokens[:-1]]
+        transcript = Transcript(
+            n=n,
+            holders=ring_walk(n=n, rounds=rounds),
+            received=received,
+            final=np.asarray(tokens[-1]),
+            topology="ring",
+        )
+    return SumRun(
+        estimate=float(tokens[-1]),
+        target=float(math.fsum(x.ravel())),
+        noise_std=float(math.sqrt(float(np.sum(std**2)))),
+        noise_additions=int(np.count_nonzero(std)),
+        fake_contributions=0,
+        transcript=transcript,
+    )
+
+
+def _randomize_items(
+    items: IntArray, *, domain_size: int, gamma: float, rng: np.random.Generator
+) -> IntArray:
+    """RR_γ: keep the item with probability 1 − γ, else replace it by a uniform item."""
+    blanket = rng.random(items.size) < gamma
+    out = items.copy()
+    out[blanket] = rng.integers(0, domain_size, int(blanket.sum()))
+    return out
+
+
+def debias_histogram(
+    raw: npt.ArrayLike, *, gamma: float, randomized_items: int, uniform_items: int = 0
+) -> FloatArray:
+    """Unbiased counts from a token of RR_γ items (corrected debiasing, notes §9.2).
+
+    ``E[τ_l] = (1 − γ) h_l + γ N/L + N_u/L`` with N randomized and ``N_u`` uniform items, so
+    ``ĥ_l = (τ_l − γ N/L − N_u/L)/(1 − γ)``.
+
+    Examples
+    --------
+    >>> debias_histogram([6.0, 4.0], gamma=0.5, randomized_items=8, uniform_items=2).tolist()
+    [6.0, 2.0]
+    """
+    t = np.asarray(raw, dtype=np.float64)
+    g = check_probability("gamma", gamma, allow_one=False)
+    n_items = check_int("randomized_items", randomized_items, low=0)
+    n_uniform = check_int("uniform_items", uniform_items, low=0)
+    size = t.shape[-1]
+    return np.asarray((t - g * n_items / size - n_uniform / size) / (1.0 - g), dtype=np.float64)
+
+
+def debias_published(raw: npt.ArrayLike, *, gamma: float) -> FloatArray:
+    """The debiasing printed in Alg. 2 and 5, ``(τ_l − γ/L)/(1 − γ)`` — **biased for counts**.
+
+    Kept only to show the defect (notes §9.2); use :func:`debias_histogram`.
+    """
+    t = np.asarray(raw, dtype=np.float64)
+    g = check_probability("gamma", gamma, allow_one=False)
+    return np.asarray((t - g / t.shape[-1]) / (1.0 - g), dtype=np.float64)
+
+
+def _check_items(values: npt.ArrayLike, domain_size: int, name: str) -> IntArray:
+    arr = np.asarray(values)
+    if (
+        arr.size
+        and not np.issubdtype(arr.dtype, np.integer)
+        and (not np.all(np.isfinite(arr)) or not np.all(np.asarray(arr, float) % 1 == 0))
+    ):
+        raise TypeError(f"{name} must contain integers in [0, L), got dtype {arr.dtype}")
+    items = arr.astype(np.int64)
+    if items.size and (items.min() < 0 or items.max() >= domain_size):
+        raise ValueError(
+            f"{name} must lie in [0, domain_size) = [0, {domain_size}), "
+            f"got {items.min()}..{items.max()}"
+        )
+    return items
+
+
+def _histogram_tokens(
+    start: FloatArray, outputs: IntArray, domain_size: int, record: bool
+) -> tuple[FloatArray, FloatArray | None]:
+    final = start + np.bincount(outputs, minlength=domain_size).astype(np.float64)
+    if not record:
+        return final, None
+    onehot = np.zeros((outputs.size, domain_size), dtype=np.float64)
+    onehot[np.arange(outputs.size), outputs] = 1.0
+    received = start + np.cumsum(onehot, axis=0) - onehot
+    return final, received
+
+
+def ring_histogram(
+    *,
+    values: npt.ArrayLike,
+    domain_size: int,
+    gamma: float,
+    rng: object = None,
+    record: bool = True,
+) -> HistogramRun:
+    """Private histogram on the ring (Alg. 2), values indexed ``0..L−1``.
+
+    The token starts with ⌈γn⌉ uniform items (rounding up is conservative for privacy) and
+    every contribution goes through RR_γ. The estimate uses the corrected debiasing
+    ``(τ_l − γKn/L − ⌈γn⌉/L)/(1 − γ)``.
+
+    Examples
+    --------
+    >>> run = ring_histogram(values=np.zeros((2, 5), int), domain_size=3, gamma=0.0, rng=0)
+    >>> run.estimate.tolist(), run.uniform_items
+    ([10.0, 0.0, 0.0], 0)
+    """
+    size = check_int("domain_size", domain_size, low=2)
+    g = check_probability("gamma", gamma, allow_one=False)
+    items = _check_items(values, size, "values")
+    if items.ndim != 2 or items.shape[1] < 2:
+        raise ValueError(f"values must have shape (K, n) with n >= 2, got {items.shape}")
+    rounds, n = items.shape
+    gen = as_rng(rng)
+    n_init = math.ceil(g * n - 1e-12)
+    start = np.bincount(gen.integers(0, size, n_init), minlength=size).astype(np.float64)
+    outputs = _randomize_items(items.ravel(), domain_size=size, gamma=g, rng=gen)
+    final, received = _histogram_tokens(start, outputs, size, record)
+    transcript = None
+    if received is not None:
+        transcript = Transcript(
+            n=n,
+            holders=ring_walk(n=n, rounds=rounds),
+            received=received,
+            final=final,
+            topology="ring",
+        )
+    return HistogramRun(
+        estimate=debias_histogram(
+            final, gamma=g, randomized_items=items.size, uniform_items=n_init
+        ),
+        target=np.bincount(items.ravel(), minlength=size).astype(np.float64),
+        raw=final,
+        gamma=g,
+        randomized_items=int(items.size),
+        uniform_items=n_init,
+        transcript=transcript,
+    )
+
+
+def _walk_contributions(
+    n: int, steps: int, stream_length: int, cap: int | None, gen: np.random.Generator
+) -> tuple[IntArray, IntArray, npt.NDArray[np.bool_]]:
+    holders = complete_walk(n=n, steps=steps, rng=gen)
+    rank = contribution_rank(holders)
+    limit = stream_length if cap is None else min(stream_length, cap)
+    return holders, rank, rank < limit
+
+
+def complete_sum(
+    *,
+    values: npt.ArrayLike,
+    steps: int,
+    sigma: float,
+    rng: object = None,
+    cap: int | None = None,
+    over_cap: Literal["noise", "forward"] = "noise",
+    mechanism: Literal["gaussian", "laplace"] = "gaussian",
+    record: bool = True,
+) -> SumRun:
+    """Private summation on the complete graph (Alg. 3).
+
+    Parameters
+    ----------
+    values
+        ``(n,)`` (same value at every visit) or ``(n, K)`` (``values[u, k]`` is u's
+        (k+1)-th contribution).
+    steps
+        Walk length T.
+    sigma
+        σ_loc added to every contribution.
+    cap
+        Maximum number of contributions per user (Section 5.2); also implied by a stream
+        of length K. Past it the holder adds noise only (``over_cap="noise"``, required by
+        network DP since other users rely on that noise) or just forwards (``"forward"``).
+
+    Examples
+    --------
+    >>> run = complete_sum(values=np.ones(4), steps=100, sigma=0.0, rng=1)
+    >>> run.estimate == run.target == 100.0
+    True
+    """
+    x = _as_stream(values, None, "values")
+    n = x.shape[0]
+    if n < 2:
+        raise ValueError(f"values must describe at least n=2 users, got {n}")
+    t = check_int("steps", steps, low=1)
+    s = check_real("sigma", sigma, low=0.0)
+    if cap is not None:
+        cap = check_int("cap", cap, low=0)
+    if over_cap not in ("noise", "forward"):
+        raise ValueError(f"over_cap must be 'noise' or 'forward', got {over_cap!r}")
+    gen = as_rng(rng)
+    stream = t if np.ndim(values) == 1 else x.shape[1]
+    holders, rank, real = _walk_contributions(n, t, stream, cap, gen)
+    contrib = np.where(real, x[holders, np.minimum(rank, x.shape[1] - 1)], 0.0)
+    noisy = np.ones(t, dtype=bool) if over_cap == "noise" else real
+    increments = contrib + np.where(noisy, _noise(mechanism, gen, s, t), 0.0)
+    tokens = np.cumsum(increments)
+    transcript = None
+    if record:
+        transcript = Transcript(
+            n=n,
+            holders=holders,
+            received=np.r_[0.0, tokens[:-1]],
+            final=np.asarray(tokens[-1]),
+            topology="complete",
+        )
+    n_noisy = int(noisy.sum()) if s > 0 else 0
+    return SumRun(
+        estimate=float(tokens[-1]),
+        target=float(math.fsum(contrib)),
+        noise_std=s * math.sqrt(n_noisy),
+        noise_additions=n_noisy,
+        fake_contributions=int((~real & noisy).sum()),
+        transcript=transcript,
+    )
+
+
+def complete_histogram(
+    *,
+    values: npt.ArrayLike,
+    domain_size: int,
+    steps: int,
+    gamma: float,
+    rng: object = None,
+    cap: int | None = None,
+    over_cap: Literal["noise", "forward"] = "noise",
+    record: bool = True,
+) -> HistogramRun:
+    """Private histogram on the complete graph (Alg. 5), values indexed ``0..L−1``.
+
+    Over the cap a holder adds a uniform random item ("noise only") or forwards. The estimate
+    uses the corrected debiasing ``(τ_l − γN/L − N_u/L)/(1 − γ)``.
+
+    Examples
+    --------
+    >>> run = complete_histogram(values=np.zeros(3, int), domain_size=2, steps=50, gamma=0.0,
+    ...                          rng=0)
+    >>> run.estimate.tolist()
+    [50.0, 0.0]
+    """
+    size = check_int("domain_size", domain_size, low=2)
+    g = check_probability("gamma", gamma, allow_one=False)
+    items = _check_items(values, size, "values")
+    if items.ndim == 1:
+        items = items[:, None]
+    if items.ndim != 2 or items.shape[0] < 2:
+        raise ValueError(f"values must have shape (n,) or (n, K) with n >= 2, got {items.shape}")
+    n = items.shape[0]
+    t = check_int("steps", steps, low=1)
+    if cap is not None:
+        cap = check_int("cap", cap, low=0)
+    if over_cap not in ("noise", "forward"):
+        raise ValueError(f"over_cap must be 'noise' or 'forward', got {over_cap!r}")
+    gen = as_rng(rng)
+    stream = t if np.ndim(values) == 1 else items.shape[1]
+    holders, rank, real = _walk_contributions(n, t, stream, cap, gen)
+    true_items = items[holders, np.minimum(rank, items.shape[1] - 1)]
+    outputs = _randomize_items(true_items, domain_size=size, gamma=g, rng=gen)
+    uniform = ~real & (over_cap == "noise")
+    outputs = np.where(uniform, gen.integers(0, size, t), outputs)
+    kept = real | uniform
+    final, received = _histogram_tokens(np.zeros(size), outputs[kept], size, False)
+    transcript = None
+    if record:
+        onehot = np.zeros((t, size))
+        onehot[np.flatnonzero(kept), outputs[kept]] = 1.0
+        received = np.cumsum(onehot, axis=0) - onehot
+        transcript = Transcript(
+            n=n, holders=holders, received=received, final=final, topology="complete"
+        )
+    n_real = int(real.sum())
+    n_uniform = int(uniform.sum())
+    return HistogramRun(
+        estimate=debias_histogram(final, gamma=g, randomized_items=n_real, uniform_items=n_uniform),
+        target=np.bincount(true_items[real], minlength=size).astype(np.float64),
+        raw=final,
+        gamma=g,
+        randomized_items=n_real,
+        uniform_items=n_uniform,
+        transcript=transcript,
+    )
+
+
+GradientFunction = Callable[[FloatArray, IntArray], FloatArray]
+
+
+def logistic_gradients(features: npt.ArrayLike, labels: npt.ArrayLike) -> GradientFunction:
+    """Gradient oracle of ``f(w; D_u) = (1/|D_u|) Σ ln(1 + exp(−y wᵀx))`` (Section 5.2).
+
+    ``features`` has shape ``(n, b, d)`` (b points per user), ``labels`` shape ``(n, b)`` in
+    {−1, +1}. The returned function maps models ``(R, d)`` and users ``(R,)`` to gradients.
+    """
+    x = np.asarray(features, dtype=np.float64)
+    y = np.asarray(labels, dtype=np.float64)
+    if x.ndim != 3 or y.shape != x.shape[:2]:
+        raise ValueError(f"features must be (n, b, d) and labels (n, b), got {x.shape}, {y.shape}")
+    if not np.isin(y, (-1.0, 1.0)).all():
+        raise ValueError("labels must be -1 or +1")
+
+    def gradient(models: FloatArray, users: IntArray) -> FloatArray:
+        xb = x[users]  # (R, b, d)
+        yb = y[users]  # (R, b)
+        margin = yb * np.einsum("rbd,rd->rb", xb, models)
+        weight = -yb * 0.5 * (1.0 - np.tanh(0.5 * margin))  # −y σ(−margin), overflow-free
+        return np.asarray(np.einsum("rb,rbd->rd", weight, xb) / xb.shape[1], dtype=np.float64)
+
+    return gradient
+
+
+def complete_sgd(
+    *,
+    gradient: GradientFunction,
+    n: int,
+    dim: int,
+    steps: int,
+    sigma: float,
+    step_size: float | Callable[[int], float],
+    rng: object = None,
+    runs: int = 1,
+    cap: int | None = None,
+    over_cap: Literal["noise", "forward"] = "noise",
+    clip: float | None = None,
+    radius: float | None = None,
+    record_every: int = 0,
+    record: bool = False,
+) -> SgdRun:
+    """Private SGD on the complete graph (Alg. 4), vectorized over ``runs`` walks.
+
+    At step t the holder u computes ``g = clip(∇f(τ; D_u))`` (clipping to norm ``clip``
+    enforces the Lipschitz constant the privacy analysis assumes), then
+    ``τ ← Π_W(τ − η_t (g + Z))``, ``Z ~ N(0, σ² I_d)``, where Π_W projects on the ball of
+    ``radius`` (W = ℝ^d if None). Past the contribution ``cap`` the holder adds noise only
+    (``over_cap="noise"``, network DP) or forwards the token (``"forward"``, local DP).
+
+    Examples
+    --------
+    >>> grad = logistic_gradients(np.ones((3, 2, 1)), np.ones((3, 2)))
+    >>> out = complete_sgd(gradient=grad, n=3, dim=1, steps=200, sigma=0.0, step_size=1.0,
+    ...                    rng=0)
+    >>> bool(out.models[0, 0] > 2.0)
+    True
+    """
+    n = check_int("n", n, low=2)
+    d = check_int("dim", dim, low=1)
+    t_total = check_int("steps", steps, low=1)
+    s = check_real("sigma", sigma, low=0.0)
+    r = check_int("runs", runs, low=1)
+    every = check_int("record_every", record_every, low=0)
+    if cap is not None:
+        cap = check_int("cap", cap, low=0)
+    if over_cap not in ("noise", "forward"):
+        raise ValueError(f"over_cap must be 'noise' or 'forward', got {over_cap!r}")
+    clip_norm = None if clip is None else check_real("clip", clip, low=0.0, low_open=True)
+    rad = None if radius is None else check_real("radius", radius, low=0.0, low_open=True)
+    if callable(step_size):
+        eta_of: Callable[[int], float] = step_size
+    else:
+        eta = check_real("step_size", step_size, low=0.0, low_open=True)
+
+        def eta_of(_: int) -> float:
+            return eta
+
+    gen = as_rng(rng)
+    holders = gen.integers(0, n, size=(t_total, r))
+    counts = np.zeros((r, n), dtype=np.int64)
+    w = np.zeros((r, d))
+    history_steps: list[int] = []
+    history: list[FloatArray] = []
+    received = np.empty((t_total, d)) if record else None
+    real_total = np.zeros(r, dtype=np.int64)
+    fake_total = np.zeros(r, dtype=np.int64)
+    rows = np.arange(r)
+    for t in range(t_total):
+        users = holders[t]
+        if received is not None:
+            received[t] = w[0]
+        real = np.ones(r, dtype=bool) if cap is None else counts[rows, users] < cap
+        counts[rows, users] += 1
+        g = gradient(w, users)
+        if clip_norm is not None:
+            norm = np.linalg.norm(g, axis=1, keepdims=True)
+            g = g * np.minimum(1.0, clip_norm / np.maximum(norm, 1e-300))
+        g = np.where(real[:, None], g, 0.0)
+        z = gaussian_noise(gen, s, (r, d)) if s > 0 else np.zeros((r, d))
+        active = real | (over_cap == "noise")
+        step = np.where(active[:, None], g + z, 0.0)
+        w = w - eta_of(t + 1) * step
+        if rad is not None:
+            norm = np.linalg.norm(w, axis=1, keepdims=True)
+            w = w * np.minimum(1.0, rad / np.maximum(norm, 1e-300))
+        real_total += real
+        fake_total += ~real
+        if every and ((t + 1) % every == 0 or t + 1 == t_total):
+            history_steps.append(t + 1)
+            history.append(w.copy())
+    transcript = None
+    if received is not None:
+        transcript = Transcript(
+            n=n,
+            holders=holders[:, 0].astype(np.int64),
+            received=received,
+            final=w[0].copy(),
+            topology="complete",
+        )
+    return SgdRun(
+        models=w,
+        history_steps=np.asarray(history_steps, dtype=np.int64),
+        history=np.asarray(history) if history else np.empty((0, r, d)),
+        contributions=real_total,
+        fake_contributions=fake_total,
+        transcript=transcript,
+    )
