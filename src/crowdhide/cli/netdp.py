@@ -167,29 +167,34 @@ def register(app: typer.Typer) -> None:
         known_peers: Annotated[
             bool, typer.Option("--known-peers", help="Senders/receivers visible (App. G).")
         ] = False,
+        group_ratio: Annotated[
+            float,
+            typer.Option(
+                "--group-ratio",
+                help="0 (default): a certificate per cycle length. >0: group lengths above 64 "
+                "in bins of this relative width (faster numerical envelope, not a proof).",
+            ),
+        ] = 0.0,
         as_json: JsonFlag = False,
     ) -> None:
         """Per-pair losses on a sampled walk (Gaussian sums, σ classic-calibrated to eps0)."""
+        import contextlib
+
         from crowdhide.netdp._noise import classic_gaussian_sigma
         from crowdhide.netdp.audit import CycleMechanism, sample_audit
 
         if topology != "complete":
             raise ValueError(f"audit supports --topology complete, got {topology!r}")
         sigma = classic_gaussian_sigma(epsilon=eps0, delta=delta)
-        if not as_json:
+        if as_json:
+            progress: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
+        else:
             from rich.console import Console
 
-            with Console(stderr=True).status("sampling the walk and composing per-pair losses"):
-                res = sample_audit(
-                    n=n,
-                    steps=steps,
-                    delta=delta,
-                    rng=seed,
-                    colluders=colluders,
-                    known_peers=known_peers,
-                    mechanism=CycleMechanism(kind="gaussian", noise_multiplier=sigma),
-                )
-        else:
+            progress = Console(stderr=True).status(
+                "sampling the walk and composing per-pair losses"
+            )
+        with progress:
             res = sample_audit(
                 n=n,
                 steps=steps,
@@ -197,6 +202,7 @@ def register(app: typer.Typer) -> None:
                 rng=seed,
                 colluders=colluders,
                 known_peers=known_peers,
+                group_ratio=group_ratio,
                 mechanism=CycleMechanism(kind="gaussian", noise_multiplier=sigma),
             )
         record = {
@@ -208,6 +214,8 @@ def register(app: typer.Typer) -> None:
             "seed": seed,
             "colluders": colluders,
             "known_peers": known_peers,
+            "group_ratio": group_ratio,
+            "length_grouping": res.details.get("length_grouping", "exact"),
             "sigma_over_sensitivity": sigma,
             **res.summary,
         }

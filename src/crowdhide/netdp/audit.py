@@ -630,7 +630,10 @@ def _pld_epsilon(pld: LatticePld, delta: float) -> float:
 
 
 def _group_lengths(distinct: IntArray, ratio: float) -> IntArray:
-    """Group ids for intermediate counts: exact below 64, geometric bins of ``ratio`` above."""
+    """Group ids for intermediate counts: exact below 64, geometric bins of ``ratio`` above
+    (every count its own group when ``ratio`` is 0)."""
+    if ratio == 0.0:
+        return distinct
     r = np.maximum(distinct, 1).astype(np.float64)
     geo = np.floor(np.log(r / 64.0) / math.log1p(ratio)).astype(np.int64) + 64
     return np.where(distinct < 64, distinct, geo)
@@ -644,7 +647,7 @@ def audit_walk(
     delta: float,
     colluders: int = 1,
     resolution: int = 4,
-    group_ratio: float = 0.05,
+    group_ratio: float = 0.0,
 ) -> AuditResult:
     """Per-pair network-DP accounting of a realised walk (hidden path, time counter known).
 
@@ -664,9 +667,13 @@ def audit_walk(
     resolution
         Lattice steps per typical per-cycle loss (larger = tighter and slower).
     group_ratio
-        Cycle lengths above 64 are grouped in geometric bins of this relative width; a group's
-        curve is the pointwise maximum of the curves at its smallest, middle and largest
-        length (a numerical envelope: the curve varies smoothly with the length).
+        0 (default): every cycle length gets its own certificate — the result is a
+        certificate. > 0: lengths above 64 are grouped in geometric bins of this relative
+        width and a group's curve is the pointwise maximum of the curves at its smallest,
+        middle and largest length. That is a *numerical envelope*, not a proof (the per-cycle
+        loss is not monotone in the length; at n = 1000, T = 1e5 the 5 % envelope's mean ε
+        was 0.06% below the exact one), traded for ~10x speed on large walks; results then
+        carry ``details["length_grouping"] = "envelope"``.
 
     Examples
     --------
@@ -681,7 +688,7 @@ def audit_walk(
     d = check_probability("delta", delta, allow_zero=False, allow_one=False)
     c = check_int("colluders", colluders, low=1, high=n - 1)
     res = check_int("resolution", resolution, low=1)
-    ratio = check_real("group_ratio", group_ratio, low=0.0, low_open=True)
+    ratio = check_real("group_ratio", group_ratio, low=0.0)
     idx = visit_index(h_arr, n=n)
     if c == 1:
         owner, m = idx.cycle_lengths()
@@ -763,6 +770,7 @@ def audit_walk(
             "curve_groups": int(groups.size),
             "distinct_cycle_lengths": int(distinct.size),
             "cycle_delta": cd,
+            "length_grouping": "exact" if ratio == 0.0 else "envelope",
         },
     )
 
@@ -804,6 +812,7 @@ def sample_audit(
     colluders: int = 1,
     resolution: int = 4,
     known_peers: bool = False,
+    group_ratio: float = 0.0,
 ) -> AuditResult:
     """Sample a complete-graph walk with ``rng`` and audit it (:func:`audit_walk`, or
     :func:`audit_walk_known_peers` when ``known_peers``; then ``colluders`` must be 1)."""
@@ -812,10 +821,21 @@ def sample_audit(
         if colluders != 1:
             raise ValueError(f"colluders must be 1 with known_peers, got {colluders}")
         return audit_walk_known_peers(
-            walk, n=n, mechanism=mechanism, delta=delta, resolution=resolution
+            walk,
+            n=n,
+            mechanism=mechanism,
+            delta=delta,
+            resolution=resolution,
+            group_ratio=group_ratio,
         )
     return audit_walk(
-        walk, n=n, mechanism=mechanism, delta=delta, colluders=colluders, resolution=resolution
+        walk,
+        n=n,
+        mechanism=mechanism,
+        delta=delta,
+        colluders=colluders,
+        resolution=resolution,
+        group_ratio=group_ratio,
     )
 
 
@@ -955,7 +975,7 @@ def audit_walk_known_peers(
     mechanism: CycleMechanism,
     delta: float,
     resolution: int = 4,
-    group_ratio: float = 0.05,
+    group_ratio: float = 0.0,
 ) -> AuditResult:
     """Per-pair accounting when peers are known (Eq. 1's view, App. G), realised walk.
 
@@ -982,7 +1002,7 @@ def audit_walk_known_peers(
     n = check_int("n", n, low=3)
     d = check_probability("delta", delta, allow_zero=False, allow_one=False)
     res = check_int("resolution", resolution, low=1)
-    ratio = check_real("group_ratio", group_ratio, low=0.0, low_open=True)
+    ratio = check_real("group_ratio", group_ratio, low=0.0)
     idx = visit_index(h_arr, n=n)
     owner, m = idx.cycle_lengths()
     end = idx.times  # 1-based receipt times
@@ -1099,5 +1119,6 @@ def audit_walk_known_peers(
             "curve_groups": n_bins,
             "adjacent_pairs": np.stack([pairs // n, pairs % n, pair_eps], axis=1),
             "known_peers": True,
+            "length_grouping": "exact" if ratio == 0.0 else "envelope",
         },
     )
