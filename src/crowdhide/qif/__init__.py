@@ -1,0 +1,1 @@
+"""Quantitative information flow (QIF): what an uninformed or an informed adversary learns."""
