@@ -425,9 +425,9 @@ def _multinomial_grid(count: int, probs: FloatArray) -> FloatArray:
     k = probs.size
     idx = np.indices((count + 1,) * k).reshape(k, -1)
     on = idx.sum(axis=0) == count
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         logp = np.log(probs)
-    terms = np.where(idx > 0, idx * logp[:, None], 0.0)
+        terms = np.where(idx > 0, idx * logp[:, None], 0.0)
     log_pmf = gammaln(count + 1.0) - gammaln(idx + 1.0).sum(axis=0) + terms.sum(axis=0)
     grid = np.where(on, np.exp(log_pmf), 0.0)
     return grid.reshape((count + 1,) * k)
@@ -692,9 +692,13 @@ def shuffled_krr_capacity(
         value: float | Fraction = unshuffled
         log_value, method = log_unshuffled, "closed form (kp)^n"
     elif channel == "shuffle":
-        count = math.comb(n + k - 1, k - 1) if n + k < 10**6 else None
         log_value = float(gammaln(n + k) - gammaln(k) - gammaln(n + 1))
-        value = Fraction(count) if exact and count is not None else _safe_exp(log_value)
+        if log_value < 700.0:
+            count = math.comb(n + k - 1, k - 1)
+            value = Fraction(count) if exact else float(count)
+            log_value = math.log(count)
+        else:
+            value = math.inf
         method = "number of histograms C(n+k-1, k-1)"
     elif k == 2 and not exact:
         value = _binary_capacity_sum(n, float(p))
