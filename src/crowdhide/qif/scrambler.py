@@ -132,7 +132,7 @@ def scrambler_local_epsilon(*, targets: int, sigma: Any) -> float:
     Examples
     --------
     >>> round(scrambler_local_epsilon(targets=20, sigma=0.9), 6)
-    0.81093
+    1.170071
     """
     targets, sigma, _, _ = _check(targets, sigma, 1, 0)
     if sigma == 0:
