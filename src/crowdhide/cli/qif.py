@@ -7,7 +7,7 @@ source's target behind a scrambler cluster). See ``docs/qif.md``.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
@@ -17,7 +17,7 @@ from crowdhide.cli._output import JsonFlag, emit
 __all__ = ["register"]
 
 
-class ChannelName(str, Enum):
+class ChannelName(StrEnum):
     """Channels of the shuffle model."""
 
     krr = "krr"
@@ -26,7 +26,7 @@ class ChannelName(str, Enum):
     shuffle_krr = "shuffle+krr"
 
 
-class AdversaryName(str, Enum):
+class AdversaryName(StrEnum):
     """Adversaries: uniform prior, or knowing everyone but the target."""
 
     uninformed = "uninformed"
