@@ -225,3 +225,35 @@ def test_order_and_size_validation() -> None:
         shuffled_krr_channel(n=2, k=2, eps0=1.0, order="sideways")
     with pytest.raises(ValueError, match="limit"):
         shuffle_channel(n=13, k=2)
+
+
+def test_mechanisms_randomizers_as_channels() -> None:
+    from crowdhide.mechanisms import (
+        BinaryRandomizedResponse,
+        KaryRandomizedResponse,
+        LaplaceMechanism,
+    )
+    from crowdhide.qif.channels import shuffled_product_channel
+    from crowdhide.qif.shuffle import uninformed_vulnerability
+
+    kary = local_randomizer_channel(KaryRandomizedResponse(k=3, eps0=1.0))
+    assert kary.equals(krr_channel(k=3, eps0=1.0))
+    binary = local_randomizer_channel(BinaryRandomizedResponse(eps0=math.log(3)))
+    assert binary.equals(krr_channel(k=2, keep_probability=0.75))
+    with pytest.raises(TypeError, match="finite output set"):
+        local_randomizer_channel(LaplaceMechanism(eps0=1.0, sensitivity=1.0))
+    # The generic shuffled channel of the mechanism equals N S^r and gives the closed form.
+    ns = shuffled_product_channel(kary, n=3)
+    assert np.allclose(ns.matrix, shuffled_krr_channel(n=3, k=3, eps0=1.0, reduced=True).matrix)
+    labels = ns.inputs
+    v = posterior_vulnerability(Prior.uniform(labels), ns, Gain.single_target(labels))
+    assert v == pytest.approx(uninformed_vulnerability(n=3, k=3, eps0=1.0).vulnerability)
+
+
+def test_shuffled_product_channel_exact() -> None:
+    local = krr_channel(k=2, keep_probability=P34)
+    from crowdhide.qif.channels import shuffled_product_channel
+
+    assert shuffled_product_channel(local, n=3).equals(
+        shuffled_krr_channel(n=3, k=2, keep_probability=P34, reduced=True)
+    )

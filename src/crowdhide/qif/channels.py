@@ -58,6 +58,7 @@ __all__ = [
     "reduced_shuffle_channel",
     "shuffle_channel",
     "shuffled_krr_channel",
+    "shuffled_product_channel",
 ]
 
 #: Orders of the cascade of k-RR and shuffle: noise first (``NS``) or shuffle first (``SN``).
@@ -267,6 +268,36 @@ def reduced_product_channel(local: Channel, *, n: int) -> Channel:
     return Channel(
         mat, inputs=[tuple(int(v) for v in h) for h in h_in], outputs=out_labels, atol=1e-7
     )
+
+
+def shuffled_product_channel(local: Channel, *, n: int) -> Channel:
+    """``local^{⊗n}`` followed by the reduced shuffle: datasets → output histograms.
+
+    Works for any finite local randomizer (e.g. :func:`local_randomizer_channel` of a
+    ``crowdhide.mechanisms`` object); rows are computed once per input histogram, so only the
+    ``k_in^n × |H_out|`` result is built, never a ``k^n × k^n`` matrix.
+    """
+    n = check_int("n", n, low=1)
+    data = datasets(n=n, k=local.n_inputs)
+    h_out = histograms(n=n, k=local.n_outputs)
+    check_size(
+        f"the shuffled product channel ({data.shape[0]} x {h_out.shape[0]})",
+        data.shape[0] * h_out.shape[0],
+    )
+    out_labels = [tuple(int(v) for v in h) for h in h_out]
+    index = {h: j for j, h in enumerate(out_labels)}
+    exact = local.exact
+    mat: Any = np.empty((data.shape[0], len(out_labels)), dtype=object if exact else float)
+    mat[...] = Fraction(0) if exact else 0.0
+    cache: dict[tuple[int, ...], dict[tuple[int, ...], Any]] = {}
+    for i, h in enumerate(dataset_histograms(data, k=local.n_inputs)):
+        key = tuple(int(v) for v in h)
+        if key not in cache:
+            cache[key] = output_histogram_distribution(local.matrix, list(key))
+        for out, w in cache[key].items():
+            mat[i, index[out]] = w
+    inputs = [tuple(local.inputs[int(v)] for v in row) for row in data]
+    return Channel(mat, inputs=inputs, outputs=out_labels, atol=1e-7)
 
 
 def reduced_krr_channel(
