@@ -398,3 +398,9 @@ def test_float_brute_force_grid(n: int, k: int) -> None:
             hist = tuple(others.count(u) for u in range(k))
             fast = informed_vulnerability(n=n, k=k, keep_probability=p, others=hist).vulnerability
             assert fast == pytest.approx(brute_informed(ns, others, k), abs=1e-12)
+
+
+def test_general_k_huge_n_is_refused_not_hung() -> None:
+    with pytest.raises(ValueError, match="too large for the exact max-load"):
+        shuffle_vulnerability(n=10**9, k=3)
+    assert 1 / 3 < gaussian_shuffle_vulnerability(n=10**9, k=3) < 0.34
