@@ -215,3 +215,48 @@ def test_data_processing_check_can_fail() -> None:
     noisy = Channel([[0.5, 0.5], [0.5, 0.5]])
     identity = Channel(np.eye(2))
     assert posterior_vulnerability(pi, identity) > posterior_vulnerability(pi, noisy) + 0.4
+
+
+def test_hyper_test_vector_of_the_note() -> None:
+    # notes §5: n = 2, k = 2, p = 3/4, N S^r, uniform prior on (aa, ab, ba, bb).
+    from crowdhide.qif.channels import shuffled_krr_channel
+
+    ns = shuffled_krr_channel(n=2, k=2, keep_probability=Fr(3, 4), reduced=True)
+    h = hyper(Prior.uniform(ns.inputs, exact=True), ns)
+    assert h.outer.tolist() == [Fr(1, 4), Fr(1, 2), Fr(1, 4)]
+    assert h.inners.T.tolist() == [
+        [Fr(9, 16), Fr(3, 16), Fr(3, 16), Fr(1, 16)],
+        [Fr(3, 16), Fr(5, 16), Fr(5, 16), Fr(3, 16)],
+        [Fr(1, 16), Fr(3, 16), Fr(3, 16), Fr(9, 16)],
+    ]
+    assert h.posterior_vulnerability(Gain.single_target(ns.inputs)) == Fr(5, 8)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_intro_example_same_epsilon_different_uninformed_leakage(n: int) -> None:
+    # Paper intro (notes §2.7): M1 reports the last bit through RR(p); M2 does the same if
+    # the XOR of the other bits is 0 and inverts the probabilities otherwise. Both are
+    # exactly ln 3-DP at p = 3/4; the uninformed adversary learns nothing from M2.
+    import itertools
+
+    p = Fr(3, 4)
+    data = list(itertools.product((0, 1), repeat=n))
+
+    def row(x: tuple[int, ...], xor: bool) -> list[Fr]:
+        keep = p if not (xor and sum(x[:-1]) % 2) else 1 - p
+        return [keep, 1 - keep] if x[-1] == 0 else [1 - keep, keep]
+
+    m1 = Channel([row(x, False) for x in data], inputs=data)
+    m2 = Channel([row(x, True) for x in data], inputs=data)
+    last = Gain.single_target(data, target=n - 1)
+    uniform = Prior.uniform(data, exact=True)
+    assert posterior_vulnerability(uniform, m1, last) == Fr(3, 4)
+    assert posterior_vulnerability(uniform, m2, last) == Fr(1, 2)
+    # All-but-one adversary (knows the other bits): both give p.
+    for others in itertools.product((0, 1), repeat=n - 1):
+        support = [(*others, v) for v in (0, 1)]
+        rows = [data.index(x) for x in support]
+        gain = Gain.single_target(support, target=n - 1)
+        for m in (m1, m2):
+            sub = Channel(m.matrix[rows], inputs=support)
+            assert posterior_vulnerability(Prior.uniform(support, exact=True), sub, gain) == p

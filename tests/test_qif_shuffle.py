@@ -9,6 +9,8 @@ from fractions import Fraction as Fr
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crowdhide.qif.channels import (
     krr_dataset_channel,
@@ -404,3 +406,24 @@ def test_general_k_huge_n_is_refused_not_hung() -> None:
     with pytest.raises(ValueError, match="too large for the exact max-load"):
         shuffle_vulnerability(n=10**9, k=3)
     assert 1 / 3 < gaussian_shuffle_vulnerability(n=10**9, k=3) < 0.34
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(1, 4),
+    k=st.integers(2, 3),
+    p_num=st.integers(0, 6),
+    others_seed=st.integers(0, 10**6),
+)
+def test_property_fast_equals_explicit(n: int, k: int, p_num: int, others_seed: int) -> None:
+    p = Fr(1, k) + (1 - Fr(1, k)) * Fr(p_num, 6)
+    ns = shuffled_krr_channel(n=n, k=k, keep_probability=p, reduced=True)
+    assert uninformed_vulnerability(n=n, k=k, keep_probability=float(p)).vulnerability == (
+        pytest.approx(float(brute_uninformed(ns)), abs=1e-12)
+    )
+    rng = np.random.default_rng(others_seed)
+    others = tuple(int(v) for v in rng.integers(0, k, size=n - 1))
+    hist = tuple(others.count(u) for u in range(k))
+    fast = informed_vulnerability(n=n, k=k, keep_probability=float(p), others=hist)
+    assert fast.vulnerability == pytest.approx(float(brute_informed(ns, others, k)), abs=1e-12)

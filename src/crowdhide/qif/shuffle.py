@@ -429,7 +429,8 @@ def _multinomial_grid(count: int, probs: FloatArray) -> FloatArray:
         logp = np.log(probs)
         terms = np.where(idx > 0, idx * logp[:, None], 0.0)
     log_pmf = gammaln(count + 1.0) - gammaln(idx + 1.0).sum(axis=0) + terms.sum(axis=0)
-    grid = np.where(on, np.exp(log_pmf), 0.0)
+    grid = np.zeros(idx.shape[1])
+    grid[on] = np.exp(log_pmf[on])  # off the simplex the "pmf" is meaningless (may overflow)
     return grid.reshape((count + 1,) * k)
 
 
