@@ -427,3 +427,18 @@ def test_property_fast_equals_explicit(n: int, k: int, p_num: int, others_seed: 
     hist = tuple(others.count(u) for u in range(k))
     fast = informed_vulnerability(n=n, k=k, keep_probability=float(p), others=hist)
     assert fast.vulnerability == pytest.approx(float(brute_informed(ns, others, k)), abs=1e-12)
+
+
+def test_capacity_size_guard() -> None:
+    with pytest.raises(ValueError, match="limit"):
+        shuffled_krr_capacity(n=60, k=3, eps0=1.0)
+    with pytest.raises(ValueError, match="limit"):
+        shuffled_krr_capacity(n=20_000, k=2, eps0=1.0)
+
+
+def test_capacity_extremes() -> None:
+    # No noise: the shuffle's capacity (number of histograms); pure noise: no leakage.
+    assert shuffled_krr_capacity(n=3, k=2, eps0=math.inf).capacity == pytest.approx(4.0)
+    assert shuffled_krr_capacity(n=3, k=2, eps0=0.0).capacity == pytest.approx(1.0)
+    assert shuffled_krr_capacity(n=4, k=3, eps0=math.inf).capacity == pytest.approx(15.0)
+    assert shuffled_krr_capacity(n=4, k=3, eps0=0.0).capacity == pytest.approx(1.0)

@@ -7,6 +7,8 @@ source's target behind a scrambler cluster). See ``docs/qif.md``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -88,6 +90,18 @@ def _flatten(record: dict[str, Any]) -> dict[str, Any]:
     return flat
 
 
+@contextmanager
+def _working(as_json: bool, what: str) -> Iterator[None]:
+    """A spinner on stderr while computing (not with ``--json``)."""
+    if as_json:
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(what):
+        yield
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``qif`` command group to ``app``."""
     qif_app = typer.Typer(
@@ -111,19 +125,20 @@ def register(app: typer.Typer) -> None:
         """Single-target Bayes vulnerability (guess one user's value) and its leakage."""
         from crowdhide.qif.shuffle import informed_vulnerability, uninformed_vulnerability
 
-        if adversary is AdversaryName.uninformed:
-            if others is not None:
-                raise ValueError("others is only used with --adversary informed")
-            result = uninformed_vulnerability(n=n, k=k, channel=channel.value, eps0=eps0)
-        else:
-            result = informed_vulnerability(
-                n=n,
-                k=k,
-                channel=channel.value,
-                eps0=eps0,
-                others=_parse_histogram(others),
-                others_value=others_value,
-            )
+        if adversary is AdversaryName.uninformed and others is not None:
+            raise ValueError("others is only used with --adversary informed")
+        with _working(as_json, "computing the vulnerability..."):
+            if adversary is AdversaryName.uninformed:
+                result = uninformed_vulnerability(n=n, k=k, channel=channel.value, eps0=eps0)
+            else:
+                result = informed_vulnerability(
+                    n=n,
+                    k=k,
+                    channel=channel.value,
+                    eps0=eps0,
+                    others=_parse_histogram(others),
+                    others_value=others_value,
+                )
         record = result.as_record()
         if as_json:
             emit(record, as_json=True)
@@ -145,7 +160,8 @@ def register(app: typer.Typer) -> None:
         """Multiplicative Bayes capacity on whole datasets (max leakage over all priors)."""
         from crowdhide.qif.shuffle import shuffled_krr_capacity
 
-        result = shuffled_krr_capacity(n=n, k=k, channel=channel.value, eps0=eps0)
+        with _working(as_json, "computing the capacity..."):
+            result = shuffled_krr_capacity(n=n, k=k, channel=channel.value, eps0=eps0)
         record = result.as_record()
         emit(
             record,
@@ -173,15 +189,16 @@ def register(app: typer.Typer) -> None:
 
         if adversary is AdversaryName.uninformed and others is not None:
             raise ValueError("others is only used with --adversary informed")
-        result = scrambler_vulnerability(
-            targets=targets,
-            sigma=sigma,
-            n=n,
-            dummies=dummies,
-            adversary=adversary.value,
-            others=_parse_histogram(others),
-            others_value=others_value,
-        )
+        with _working(as_json, "computing the vulnerability..."):
+            result = scrambler_vulnerability(
+                targets=targets,
+                sigma=sigma,
+                n=n,
+                dummies=dummies,
+                adversary=adversary.value,
+                others=_parse_histogram(others),
+                others_value=others_value,
+            )
         record = result.as_record()
         if as_json:
             emit(record, as_json=True)
