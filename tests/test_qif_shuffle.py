@@ -431,9 +431,18 @@ def test_property_fast_equals_explicit(n: int, k: int, p_num: int, others_seed: 
 
 def test_capacity_size_guard() -> None:
     with pytest.raises(ValueError, match="limit"):
-        shuffled_krr_capacity(n=60, k=3, eps0=1.0)
+        shuffled_krr_capacity(n=150, k=3, eps0=1.0)
+    with pytest.raises(ValueError, match="limit"):
+        shuffled_krr_capacity(n=40, k=3, keep_probability=Fr(1, 2))
     with pytest.raises(ValueError, match="limit"):
         shuffled_krr_capacity(n=20_000, k=2, eps0=1.0)
+
+
+def test_general_capacity_dp_matches_exact_reduced_channel() -> None:
+    for n, k, p in [(3, 3, Fr(3, 4)), (6, 4, Fr(1, 2)), (4, 5, Fr(1, 3)), (5, 3, Fr(9, 10))]:
+        exact = shuffled_krr_capacity(n=n, k=k, keep_probability=p).capacity
+        fast = shuffled_krr_capacity(n=n, k=k, keep_probability=float(p)).capacity
+        assert fast == pytest.approx(float(exact), abs=1e-12)
 
 
 def test_capacity_extremes() -> None:

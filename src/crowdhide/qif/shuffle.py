@@ -691,6 +691,46 @@ def _binary_capacity_sum(n: int, p: float) -> float:
     return float(np.clip(best, 0.0, None).sum())
 
 
+def _general_capacity_sum(n: int, k: int, p: float) -> float:
+    """``Σ_h max_g N^r[g, h]`` for general ``k`` (floats), rows built level by level.
+
+    The output law of input histogram ``g`` is that of ``g − e_v`` convolved with row ``v``
+    of ``K`` (one more user holding ``v``). Laws are dense arrays over the first ``k − 1``
+    output counts (the last one is implied), all histograms of one level at once.
+    """
+    from crowdhide.qif.combinatorics import histograms
+
+    width = (n + 1) ** (k - 1)
+    size = math.comb(n + k - 1, k - 1)
+    check_size(f"the reduced k-RR channel rows (n={n}, k={k})", size * width, limit=1 << 25)
+    q = (1.0 - p) / (k - 1)
+    shape = (n + 1,) * (k - 1)
+    laws = np.zeros((1, *shape))
+    laws[(0,) * k] = 1.0  # level 0: the empty histogram, output (0, ..., 0)
+    index: dict[tuple[int, ...], int] = {(0,) * k: 0}
+    for level in range(1, n + 1):
+        hists = histograms(n=level, k=k)
+        first = np.argmax(hists > 0, axis=1)  # the value of the added user
+        parents = hists.copy()
+        parents[np.arange(len(hists)), first] -= 1
+        old = laws[[index[tuple(int(v) for v in g)] for g in parents]]
+        row_prob = np.where(np.arange(k)[None, :] == first[:, None], p, q)  # (|H|, k)
+        new = old * row_prob[:, k - 1].reshape(-1, *([1] * (k - 1)))
+        for u in range(k - 1):
+            shifted = np.zeros_like(old)
+            dst = [slice(None)] + [
+                slice(1, None) if ax == u else slice(None) for ax in range(k - 1)
+            ]
+            src = [slice(None)] + [
+                slice(None, -1) if ax == u else slice(None) for ax in range(k - 1)
+            ]
+            shifted[tuple(dst)] = old[tuple(src)]
+            new += shifted * row_prob[:, u].reshape(-1, *([1] * (k - 1)))
+        laws = new
+        index = {tuple(int(v) for v in g): i for i, g in enumerate(hists)}
+    return float(laws.max(axis=0).sum())
+
+
 def shuffled_krr_capacity(
     *,
     n: int,
@@ -734,21 +774,24 @@ def shuffled_krr_capacity(
     elif k == 2 and not exact:
         value = _binary_capacity_sum(n, float(p))
         log_value, method = math.log(value), "binomial convolutions (k = 2)"
+    elif not exact:
+        value = _general_capacity_sum(n, k, float(p))
+        log_value, method = math.log(value), "reduced channel N^r, level-by-level DP"
     else:
         from crowdhide.qif.channels import reduced_krr_channel
         from crowdhide.qif.core import bayes_capacity
 
         size = math.comb(n + k - 1, k - 1)
-        # The reduced channel is built by a pure-Python DP: ~|H|^2 · n · k steps.
+        # Exact mode builds N^r by a pure-Python DP: ~|H|^2 · n · k steps.
         check_size(
-            f"the reduced k-RR channel for the capacity (n={n}, k={k}, {size} histograms)",
+            f"the exact reduced k-RR channel (n={n}, k={k}, {size} histograms)",
             size * size * n * k,
             limit=30_000_000,
         )
         reduced = reduced_krr_channel(n=n, k=k, keep_probability=p)
         value = bayes_capacity(reduced)
         log_value = math.log(value)
-        method = "reduced channel N^r (histograms)"
+        method = "exact reduced channel N^r (fractions)"
     return CapacityResult(
         capacity=value,
         log_capacity=float(log_value),
