@@ -451,3 +451,8 @@ def test_capacity_extremes() -> None:
     assert shuffled_krr_capacity(n=3, k=2, eps0=0.0).capacity == pytest.approx(1.0)
     assert shuffled_krr_capacity(n=4, k=3, eps0=math.inf).capacity == pytest.approx(15.0)
     assert shuffled_krr_capacity(n=4, k=3, eps0=0.0).capacity == pytest.approx(1.0)
+
+
+def test_exact_informed_size_guard() -> None:
+    with pytest.raises(ValueError, match="exact"):
+        informed_vulnerability(n=2000, k=3, keep_probability=Fr(1, 2))

@@ -463,6 +463,12 @@ def _exact_sum(k: int, p: Fraction, others: tuple[int, ...], dummies: int) -> Fr
     """Exact (Fraction) ``Σ_h max_v P(Z = h − e_v)`` by dynamic programming on histograms."""
     from crowdhide.qif.channels import output_histogram_distribution
 
+    total = sum(others) + dummies
+    check_size(
+        f"the exact (Fraction) informed computation (n-1+d={total}, k={k})",
+        math.comb(total + k - 1, k - 1) * max(total, 1) * k,
+        limit=20_000_000,
+    )
     q = (1 - p) / (k - 1)
     rows = [[p if u == v else q for u in range(k)] for v in range(k)]
     rows.append([Fraction(1, k)] * k)  # dummies: uniform
