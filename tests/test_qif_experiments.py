@@ -9,7 +9,11 @@ import pytest
 from crowdhide.experiments._registry import run_experiment
 
 NAMES = [
-    pytest.param(f"seed004-fig{i}", marks=() if i == 3 else pytest.mark.slow) for i in range(2, 8)
+    *(
+        pytest.param(f"seed004-fig{i}", marks=() if i == 3 else pytest.mark.slow)
+        for i in range(2, 8)
+    ),
+    pytest.param("qif-scrambler", marks=pytest.mark.slow),
 ]
 
 
