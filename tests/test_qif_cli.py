@@ -141,3 +141,14 @@ def test_bad_input_exits_2_with_one_line(
     assert res.code == 2
     assert res.err.count("\n") == 1
     assert "Traceback" not in res.err
+
+
+def test_n_accepts_scientific_notation(capsys: pytest.CaptureFixture[str]) -> None:
+    res = run_cli(
+        capsys, "qif", "vulnerability", "--k", "2", "--n", "1e9", "--channel", "shuffle", "--json"
+    )
+    assert res.code == 0
+    assert res.json()["n"] == 10**9
+    res = run_cli(capsys, "qif", "vulnerability", "--k", "2", "--n", "2.5", "--eps0", "1")
+    assert res.code == 2
+    assert "n must be an integer" in res.err

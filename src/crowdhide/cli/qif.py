@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
+from crowdhide._validation import check_int
 from crowdhide.cli._output import JsonFlag, emit
 
 __all__ = ["register"]
@@ -36,7 +37,10 @@ class AdversaryName(StrEnum):
 
 
 KOpt = Annotated[int, typer.Option("--k", help="Number of values k (>= 2).")]
-NOpt = Annotated[int, typer.Option("--n", help="Number of users n (>= 1).")]
+NOpt = Annotated[
+    float,
+    typer.Option("--n", metavar="<int>", help="Number of users n (>= 1; 1e9 accepted)."),
+]
 Eps0Opt = Annotated[
     float | None,
     typer.Option("--eps0", help="Local epsilon of k-RR (not needed for --channel shuffle)."),
@@ -129,10 +133,12 @@ def register(app: typer.Typer) -> None:
             raise ValueError("others is only used with --adversary informed")
         with _working(as_json, "computing the vulnerability..."):
             if adversary is AdversaryName.uninformed:
-                result = uninformed_vulnerability(n=n, k=k, channel=channel.value, eps0=eps0)
+                result = uninformed_vulnerability(
+                    n=check_int("n", n, low=1), k=k, channel=channel.value, eps0=eps0
+                )
             else:
                 result = informed_vulnerability(
-                    n=n,
+                    n=check_int("n", n, low=1),
                     k=k,
                     channel=channel.value,
                     eps0=eps0,
@@ -161,7 +167,9 @@ def register(app: typer.Typer) -> None:
         from crowdhide.qif.shuffle import shuffled_krr_capacity
 
         with _working(as_json, "computing the capacity..."):
-            result = shuffled_krr_capacity(n=n, k=k, channel=channel.value, eps0=eps0)
+            result = shuffled_krr_capacity(
+                n=check_int("n", n, low=1), k=k, channel=channel.value, eps0=eps0
+            )
         record = result.as_record()
         emit(
             record,
@@ -177,7 +185,9 @@ def register(app: typer.Typer) -> None:
     def scrambler(
         targets: Annotated[int, typer.Option("--targets", help="Number of targets T (>= 2).")],
         sigma: Annotated[float, typer.Option("--sigma", help="Sampling probability in [0, 1].")],
-        n: Annotated[int, typer.Option("--n", help="Sources per scrambler (>= 1).")],
+        n: Annotated[
+            float, typer.Option("--n", metavar="<int>", help="Sources per scrambler (>= 1).")
+        ],
         dummies: Annotated[int, typer.Option("--dummies", help="Dummies added (>= 0).")] = 0,
         adversary: AdversaryOpt = AdversaryName.uninformed,
         others_value: OthersValueOpt = 0,
@@ -193,7 +203,7 @@ def register(app: typer.Typer) -> None:
             result = scrambler_vulnerability(
                 targets=targets,
                 sigma=sigma,
-                n=n,
+                n=check_int("n", n, low=1),
                 dummies=dummies,
                 adversary=adversary.value,
                 others=_parse_histogram(others),
