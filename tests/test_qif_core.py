@@ -260,3 +260,25 @@ def test_intro_example_same_epsilon_different_uninformed_leakage(n: int) -> None
         for m in (m1, m2):
             sub = Channel(m.matrix[rows], inputs=support)
             assert posterior_vulnerability(Prior.uniform(support, exact=True), sub, gain) == p
+
+
+def test_refinement_characterization() -> None:
+    from crowdhide.qif.channels import krr_dataset_channel, shuffle_channel, shuffled_krr_channel
+    from crowdhide.qif.core import refines
+
+    rng = np.random.default_rng(5)
+    c = Channel(rng.dirichlet(np.ones(4), size=3))
+    r = Channel(rng.dirichlet(np.ones(2), size=4))
+    assert refines(c, c @ r)
+    # Thm 4 in action on the shuffle model: NS = N·S = S·N refines both N and S ...
+    n_only = krr_dataset_channel(n=2, k=2, eps0=1.0)
+    s_only = shuffle_channel(n=2, k=2)
+    ns = shuffled_krr_channel(n=2, k=2, eps0=1.0)
+    assert refines(n_only, ns)
+    assert refines(s_only, ns)
+    # ... but neither N nor S is a post-processing of NS, nor of each other.
+    assert not refines(ns, n_only)
+    assert not refines(ns, s_only)
+    assert not refines(s_only, n_only)
+    with pytest.raises(ValueError, match="same inputs"):
+        refines(c, Channel(np.eye(2)))

@@ -34,6 +34,7 @@ from crowdhide.qif.core import (
     multiplicative_leakage,
     posterior_vulnerability,
     prior_vulnerability,
+    refines,
 )
 from crowdhide.qif.scrambler import ScramblerVulnerability, scrambler_vulnerability
 from crowdhide.qif.shuffle import (
@@ -66,6 +67,7 @@ __all__ = [
     "posterior_vulnerability",
     "prior_vulnerability",
     "reduced_krr_channel",
+    "refines",
     "reduced_shuffle_channel",
     "scrambler_vulnerability",
     "shuffle_channel",

@@ -58,6 +58,7 @@ __all__ = [
     "multiplicative_leakage",
     "posterior_vulnerability",
     "prior_vulnerability",
+    "refines",
 ]
 
 Number = float | Fraction
@@ -560,3 +561,43 @@ def hyper(prior: Prior, channel: Channel) -> HyperDistribution:
         outputs=tuple(tuple(channel.outputs[y] for y in idx) for idx in groups.values()),
         labels=prior.labels,
     )
+
+
+def refines(first: Channel, second: Channel, *, atol: float = 1e-9) -> bool:
+    """Whether ``second`` refines ``first`` (``first ⊑ second``): ``second = first · R``.
+
+    By Thm 4 of seed 004 (refinement characterization), this holds iff ``second`` leaks no
+    more than ``first`` for every prior and every gain function. Decided by a feasibility
+    linear program for a row-stochastic ``R`` (``scipy.optimize.linprog``, floats, equality
+    within ``atol``).
+
+    Examples
+    --------
+    >>> noisy = Channel([[0.75, 0.25], [0.25, 0.75]])
+    >>> perfect = Channel([[1.0, 0.0], [0.0, 1.0]])
+    >>> refines(perfect, noisy), refines(noisy, perfect)
+    (True, False)
+    """
+    from scipy.optimize import linprog
+
+    if first.inputs != second.inputs:
+        raise ValueError("refines needs two channels on the same inputs, in the same order")
+    c = first.matrix.astype(np.float64)
+    d = second.matrix.astype(np.float64)
+    ny, nz = c.shape[1], d.shape[1]
+    # Unknowns: R flattened row-major (ny × nz). Constraints: C R = D and R 1 = 1.
+    a_flow = np.kron(c, np.eye(nz))  # (nx·nz) × (ny·nz)
+    a_rows = np.kron(np.eye(ny), np.ones((1, nz)))
+    a_eq = np.vstack([a_flow, a_rows])
+    b_eq = np.concatenate([d.ravel(), np.ones(ny)])
+    # Minimise the total slack of |C R − D| to tolerate round-off: write C R − D = s⁺ − s⁻.
+    n_flow = a_flow.shape[0]
+    slack = np.vstack([np.hstack([np.eye(n_flow), -np.eye(n_flow)]), np.zeros((ny, 2 * n_flow))])
+    result = linprog(
+        c=np.concatenate([np.zeros(ny * nz), np.ones(2 * n_flow)]),
+        A_eq=np.hstack([a_eq, -slack]),
+        b_eq=b_eq,
+        bounds=(0, None),
+        method="highs",
+    )
+    return bool(result.status == 0 and result.fun <= atol * max(1, n_flow))
