@@ -152,3 +152,32 @@ def test_n_accepts_scientific_notation(capsys: pytest.CaptureFixture[str]) -> No
     res = run_cli(capsys, "qif", "vulnerability", "--k", "2", "--n", "2.5", "--eps0", "1")
     assert res.code == 2
     assert "n must be an integer" in res.err
+
+
+def test_capacity_record_has_vulnerability_and_leakage(capsys: pytest.CaptureFixture[str]) -> None:
+    res = run_cli(
+        capsys, "qif", "capacity", "--k", "2", "--n", "2", "--eps0", repr(math.log(3)), "--json"
+    )
+    data = res.json()
+    assert data["prior_vulnerability"] == pytest.approx(0.25)
+    assert data["vulnerability"] == pytest.approx(1.75 / 4)  # Σ_y max_x π_x C[x, y]
+    assert data["leakage"]["multiplicative"] == pytest.approx(1.75)
+    assert data["leakage"]["additive"] == pytest.approx(0.75 / 4)
+    res = run_cli(
+        capsys,
+        "qif",
+        "capacity",
+        "--k",
+        "2",
+        "--n",
+        "1e9",
+        "--channel",
+        "krr",
+        "--eps0",
+        "1",
+        "--json",
+    )
+    data = res.json()
+    assert data["capacity"] is None  # overflows a float: JSON null, log given
+    assert math.isfinite(data["log_capacity"])
+    assert math.isfinite(data["log_vulnerability"])

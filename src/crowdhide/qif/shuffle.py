@@ -622,6 +622,8 @@ class CapacityResult:
     priors (reached at the uniform prior on the ``k^n`` datasets); ``log_capacity`` is its
     natural log (always finite; ``capacity`` is ``inf`` only if it exceeds ``1e308``).
     ``unshuffled_log_capacity`` is ``n ln(kp)``, the capacity of k-RR alone, for comparison.
+    The record also gives the whole-dataset Bayes vulnerabilities and leakages at the uniform
+    prior (which reaches the capacity), with their logs.
     """
 
     capacity: float | Fraction
@@ -638,7 +640,18 @@ class CapacityResult:
 
     def as_record(self) -> dict[str, Any]:
         """JSON-ready record (inputs echoed)."""
+        # At the uniform prior on the k^n datasets (the prior reaching the capacity):
+        # V(π) = k^{-n} and V[π ▷ C] = capacity · k^{-n}; logs never underflow.
+        log_prior = -self.n * math.log(self.k)
+        log_post = self.log_capacity + log_prior
+        prior = math.exp(log_prior)
+        post = math.exp(log_post)
         return {
+            "vulnerability": post,
+            "log_vulnerability": log_post,
+            "prior_vulnerability": prior,
+            "log_prior_vulnerability": log_prior,
+            "leakage": {"multiplicative": float(self.capacity), "additive": post - prior},
             "capacity": float(self.capacity),
             "log_capacity": self.log_capacity,
             "log2_capacity": self.log_capacity / math.log(2.0),
