@@ -44,7 +44,12 @@ from crowdhide._validation import check_int, check_probability
 from crowdhide.qif.channels import output_histogram_distribution
 from crowdhide.qif.combinatorics import check_size, dataset_histograms, datasets, histograms
 from crowdhide.qif.core import Channel
-from crowdhide.qif.shuffle import ADVERSARIES, informed_sum, shuffle_vulnerability
+from crowdhide.qif.shuffle import (
+    ADVERSARIES,
+    informed_sum,
+    others_histogram,
+    shuffle_vulnerability,
+)
 
 __all__ = [
     "ScramblerVulnerability",
@@ -189,9 +194,7 @@ def scrambler_vulnerability(
         value = q + (p - q) * v_s
         method = "q + (p-q) V[S](n+d, T)"
     else:
-        from crowdhide.qif.shuffle import _others_histogram
-
-        hist = _others_histogram(others, others_value, n, targets)
+        hist = others_histogram(others, others_value, n, targets)
         total, method = informed_sum(k=targets, keep_probability=p, others=hist, dummies=dummies)
         value = q + (p - q) * total / targets
     prior: float | Fraction = Fraction(1, targets) if exact else 1.0 / targets

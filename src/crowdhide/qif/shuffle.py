@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -59,6 +59,7 @@ __all__ = [
     "gaussian_shuffle_vulnerability",
     "informed_sum",
     "informed_vulnerability",
+    "others_histogram",
     "shuffle_vulnerability",
     "shuffled_krr_capacity",
     "uninformed_vulnerability",
@@ -356,9 +357,19 @@ def uninformed_vulnerability(
 # ----------------------------------------------------------------------------- informed
 
 
-def _others_histogram(
+def others_histogram(
     others: Sequence[int] | None, others_value: int, n: int, k: int
 ) -> tuple[int, ...]:
+    """The informed adversary's knowledge as a histogram of the other ``n − 1`` values.
+
+    ``others`` (``k`` counts summing to ``n − 1``) wins; otherwise all others hold
+    ``others_value``.
+
+    Examples
+    --------
+    >>> others_histogram(None, 2, 5, 3)
+    (0, 0, 4)
+    """
     if others is None:
         value = check_int("others_value", others_value, low=0, high=k - 1)
         hist = [0] * k
@@ -535,7 +546,7 @@ def informed_vulnerability(
     k = check_int("k", k, low=2)
     channel = _channel_name(channel)
     p, echoed, note = _noise(channel, k, eps0, keep_probability)
-    hist = _others_histogram(others, others_value, n, k)
+    hist = others_histogram(others, others_value, n, k)
     common = {
         "n": n,
         "k": k,
@@ -636,7 +647,6 @@ class CapacityResult:
     eps0: float | None
     keep_probability: float | Fraction
     method: str
-    notes: tuple[str, ...] = field(default=())
 
     def as_record(self) -> dict[str, Any]:
         """JSON-ready record (inputs echoed)."""
