@@ -14,7 +14,14 @@ from scipy.stats import chisquare
 from crowdhide.engine import execute
 from crowdhide.plans import PlanBuilder
 from crowdhide.plans.model import theorem1
-from crowdhide.protocols import _accountant, engine_plan, run_bit_sum, run_histogram
+from crowdhide.protocols import (
+    _accountant,
+    engine_plan,
+    run_bit_sum,
+    run_histogram,
+    run_real_sum,
+    run_single_message_sum,
+)
 from crowdhide.protocols.engine_plan import (
     ANALYZER,
     SHUFFLER,
@@ -99,6 +106,53 @@ def test_bit_sum_engine_equals_direct_path(calibration: str) -> None:
     assert engine.messages == direct.messages == 4_000
     other = run_bit_sum(bits, epsilon=1.0, delta=1e-6, calibration=calibration, rng=4, engine=True)
     assert other.estimate != direct.estimate
+
+
+@pytest.mark.usefixtures("fixed_certificate")
+def test_real_sums_engine_equal_direct_path() -> None:
+    values = np.random.default_rng(2).random(3_000) * 10
+    kwargs: dict[str, Any] = {"lower": 0.0, "upper": 10.0, "epsilon": 1.0, "delta": 1e-6}
+    direct = run_real_sum(values, messages=4, rng=5, **kwargs)
+    engine = run_real_sum(values, messages=4, rng=5, engine=True, **kwargs)
+    assert engine.estimate == direct.estimate
+    assert engine.std_error == direct.std_error
+    assert engine.messages == direct.messages == 12_000
+    assert engine.traffic is not None
+    assert engine.traffic["users_to_shuffler"] == engine.traffic["shuffler_to_analyzer"] == 12_000
+    direct = run_single_message_sum(values, levels=8, rng=5, **kwargs)
+    engine = run_single_message_sum(values, levels=8, rng=5, engine=True, **kwargs)
+    assert engine.estimate == direct.estimate
+    assert engine.messages == direct.messages == 3_000
+
+
+def test_multi_message_users_are_shuffled_individually() -> None:
+    # User i sends (i, i + 100): the analyzer gets all 2n messages, and a user's two
+    # messages are not kept together (they would be adjacent in every run otherwise).
+    n = 40
+    run = run_on_engine(
+        {"id": np.arange(n)},
+        randomize=lambda users: np.stack([users["id"], users["id"] + 100], axis=1),
+        analyze=lambda received: {"messages": received.copy()},
+        messages_per_user=2,
+        shuffle_rng=0,
+    )
+    received = np.asarray(run.result["messages"])
+    assert received.shape == (2 * n,)
+    assert sorted(received.tolist()) == [*range(n), *range(100, 100 + n)]
+    position = np.empty(200, dtype=np.int64)
+    position[received] = np.arange(2 * n)
+    gaps = np.abs(position[np.arange(n) + 100] - position[np.arange(n)])
+    assert np.count_nonzero(gaps == 1) < n // 4
+    assert run.users_to_shuffler == run.shuffler_to_analyzer == 2 * n
+    src, _ = run.transcript.between(USERS, SHUFFLER)
+    np.testing.assert_array_equal(np.bincount(src, minlength=n), np.full(n, 2))
+    with pytest.raises(ValueError, match="2 messages per user"):
+        run_on_engine(
+            {"id": np.arange(3)},
+            randomize=lambda users: users["id"],
+            analyze=lambda received: {},
+            messages_per_user=2,
+        )
 
 
 def test_engine_analyzer_sees_the_users_multiset() -> None:
@@ -308,15 +362,25 @@ def test_cli_bit_sum_engine_table(capsys: pytest.CaptureFixture[str], tmp_path: 
     assert "users_to_shuffler" in result.out
 
 
-def test_cli_engine_rejects_other_sum_protocols(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+@pytest.mark.usefixtures("fixed_certificate")
+@pytest.mark.parametrize("protocol", ["real", "single"])
+def test_cli_real_sums_on_the_engine(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, protocol: str
 ) -> None:
     path = tmp_path / "x.csv"
-    path.write_text("x\n0.1\n0.5\n0.7\n")
-    args = ("protocol", "sum", "--data", str(path), "--column", "x", "--protocol", "real")
-    result = run_cli(capsys, *args, "--epsilon", "1", "--delta", "1e-6", "--engine")
-    assert result.code == 2
-    assert "--engine supports --protocol bits only" in result.err
+    path.write_text("x\n" + "\n".join(f"{(i % 10) / 10}" for i in range(1_000)) + "\n")
+    args = ("protocol", "sum", "--data", str(path), "--column", "x", "--protocol", protocol)
+    args += ("--epsilon", "1", "--delta", "1e-6", "--seed", "2", "--json")
+    if protocol == "real":
+        args += ("--messages", "3")
+    direct = run_cli(capsys, *args)
+    engine = run_cli(capsys, *args, "--engine")
+    assert direct.code == engine.code == 0, engine.err
+    d, e = direct.json(), engine.json()
+    assert e["estimate"] == d["estimate"]
+    assert e["engine"] is True
+    per_user = 3 if protocol == "real" else 1
+    assert e["users_to_shuffler"] == e["shuffler_to_analyzer"] == 1_000 * per_user
 
 
 @needs_accountant

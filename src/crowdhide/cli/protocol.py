@@ -105,8 +105,6 @@ def register(app: typer.Typer) -> None:
 
         if protocol not in ("bits", "real", "single"):
             raise ValueError(f"protocol must be one of bits, real, single, got {protocol!r}")
-        if engine and protocol != "bits":
-            raise ValueError(f"--engine supports --protocol bits only, got {protocol!r}")
         column_data = load_column(data, column=column)
         notes = [column_data.note] if column_data.note else []
         if protocol == "bits":
@@ -148,6 +146,7 @@ def register(app: typer.Typer) -> None:
                         messages=messages,
                         calibration=calibration,
                         rng=seed,
+                        engine=engine,
                     ),
                 )
             else:
@@ -157,7 +156,13 @@ def register(app: typer.Typer) -> None:
                     not as_json,
                     "single-message real sum",
                     lambda: run_single_message_sum(
-                        bounded.values, lower=lo, upper=hi, epsilon=epsilon, delta=delta, rng=seed
+                        bounded.values,
+                        lower=lo,
+                        upper=hi,
+                        epsilon=epsilon,
+                        delta=delta,
+                        rng=seed,
+                        engine=engine,
                     ),
                 )
         record: dict[str, Any] = {

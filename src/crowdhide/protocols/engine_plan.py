@@ -5,7 +5,9 @@ Bittau et al., SOSP 2017) as a three-stage plan of :mod:`crowdhide.plans`:
 
 * ``users`` — one source node per user; its program runs the protocol's local randomizer on
   the user's own tuple and sends the report (route ``users->shuffler``, kind ``fixed``: every
-  user talks to the one shuffler, independently of the data);
+  user talks to the one shuffler, independently of the data). Multi-message protocols
+  (``messages_per_user = r > 1``, e.g. Cheu et al.'s real sum) send r messages per user on
+  the routes ``users->shuffler#0 … #r−1``, which the shuffler permutes *individually*;
 * ``shuffler`` — one compute node; it collects its inbox, permutes it with the CSPRNG
   permutation of :func:`~crowdhide.protocols.shuffler.shuffle_messages` and forwards the
   permuted multiset (route ``shuffler->analyzer``, kind ``stream``: one message per report);
@@ -42,6 +44,7 @@ __all__ = [
     "EngineRun",
     "run_on_engine",
     "shuffle_plan",
+    "user_routes",
 ]
 
 USERS = "users"
@@ -85,8 +88,12 @@ class EngineRun:
 
     @property
     def users_to_shuffler(self) -> int:
-        """Messages on the users → shuffler hop."""
-        return self.execution.routes[USERS_TO_SHUFFLER].messages
+        """Messages on the users → shuffler hop (all r routes of a multi-message protocol)."""
+        return sum(
+            stats.messages
+            for name, stats in self.execution.routes.items()
+            if name.split("#")[0] == USERS_TO_SHUFFLER
+        )
 
     @property
     def shuffler_to_analyzer(self) -> int:
@@ -103,6 +110,13 @@ class EngineRun:
         }
 
 
+def user_routes(messages_per_user: int) -> tuple[str, ...]:
+    """Names of the users → shuffler routes for ``messages_per_user`` messages per user."""
+    if messages_per_user == 1:
+        return (USERS_TO_SHUFFLER,)
+    return tuple(f"{USERS_TO_SHUFFLER}#{j}" for j in range(messages_per_user))
+
+
 def shuffle_plan(
     users: Mapping[str, npt.ArrayLike],
     *,
@@ -110,6 +124,7 @@ def shuffle_plan(
     analyze: Analyzer,
     shuffle_rng: Any = None,
     message_size: int = DEFAULT_MESSAGE_SIZE,
+    messages_per_user: int = 1,
 ) -> ExecutionPlan:
     """The plan users → shuffler → analyzer (module docstring).
 
@@ -130,6 +145,10 @@ def shuffle_plan(
         reproducible permutation, for simulations only.
     message_size
         Bytes of one report on the wire (the same for every message of a hop).
+    messages_per_user
+        r: with r > 1, ``randomize`` returns an ``(n, r)`` array (column j is every user's
+        j-th message), each user sends r messages and the shuffler permutes all n·r of them
+        individually (the analyzer receives a flat array of n·r messages).
 
     Examples
     --------
@@ -145,6 +164,8 @@ def shuffle_plan(
     [False, False, False]
     """
     size = check_int("message_size", message_size, low=1)
+    per_user = check_int("messages_per_user", messages_per_user, low=1)
+    routes = user_routes(per_user)
     permutation_rng = None if shuffle_rng is None else as_rng(shuffle_rng)
     columns = {name: np.asarray(values) for name, values in users.items()}
 
@@ -155,10 +176,22 @@ def shuffle_plan(
             raise ValueError(
                 f"randomize must return one report per user ({count}), got shape {reports.shape}"
             )
-        return {REPORT: reports}
+        if per_user == 1:
+            return {REPORT: reports}
+        if reports.shape[1:] != (per_user,):
+            raise ValueError(
+                f"randomize must return {per_user} messages per user, shape ({count}, "
+                f"{per_user}), got shape {reports.shape}"
+            )
+        return {f"{REPORT}#{j}": reports[:, j] for j in range(per_user)}
 
     def shuffler_program(inbox: Inbox, rng: np.random.Generator) -> State:
-        collected = inbox.only(USERS_TO_SHUFFLER).gather(REPORT)
+        if per_user == 1:
+            collected = inbox.only(USERS_TO_SHUFFLER).gather(REPORT)
+        else:
+            collected = np.concatenate(
+                [inbox.only(route).gather(f"{REPORT}#{j}") for j, route in enumerate(routes)]
+            )
         return {REPORT: shuffle_messages(collected, rng=permutation_rng).messages}
 
     def analyzer_program(inbox: Inbox, rng: np.random.Generator) -> State:
@@ -168,7 +201,8 @@ def shuffle_plan(
     builder.sources(USERS, columns, process=user_program)
     builder.compute(SHUFFLER, size=1, process=shuffler_program)
     builder.result(ANALYZER, process=analyzer_program)
-    builder.route(USERS, SHUFFLER, kind="fixed", message_size=size)
+    for route in routes:
+        builder.route(USERS, SHUFFLER, kind="fixed", name=route, message_size=size)
     builder.route(SHUFFLER, ANALYZER, kind="stream", message_size=size)
     return builder.build()
 
@@ -180,6 +214,7 @@ def run_on_engine(
     analyze: Analyzer,
     shuffle_rng: Any = None,
     message_size: int = DEFAULT_MESSAGE_SIZE,
+    messages_per_user: int = 1,
     backend: Backend | None = None,
 ) -> EngineRun:
     """Build :func:`shuffle_plan` and execute it; the analyzer's state is the result.
@@ -206,6 +241,7 @@ def run_on_engine(
         analyze=analyze,
         shuffle_rng=shuffle_rng,
         message_size=message_size,
+        messages_per_user=messages_per_user,
     )
     execution = execute(plan, rng=0, backend=backend)
     return EngineRun(
