@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import chisquare
 
 from crowdhide.engine import execute
-from crowdhide.plans import PlanBuilder
+from crowdhide.plans import PlanBuilder, protect
 from crowdhide.plans.model import theorem1
 from crowdhide.protocols import (
     _accountant,
@@ -291,6 +291,33 @@ def test_stream_route_forwards_one_message_per_row() -> None:
     run = execute(_stream_plan(1).build(), rng=0)
     assert run.states["R"]["got"].tolist() == [0, 1, 2]
     assert run.routes["M->R"].messages == 3
+
+
+def test_stream_route_after_a_protected_data_route_keeps_the_invariants() -> None:
+    # Scramblers, dummies and random send orders on the data route are unchanged by a
+    # downstream stream hop: dummies are dropped before the compute functions run, and the
+    # stream carries only the aggregate's rows.
+    b = PlanBuilder()
+    b.sources("S", {"g": np.arange(100) % 4})
+    b.compute(
+        "C",
+        size=4,
+        process=lambda inbox, rng: {"n": np.bincount(inbox.only("S->C").target, minlength=4)},
+    )
+    b.compute("A", size=1, process=lambda inbox, rng: {"count": inbox.only("C->A").gather("n")})
+    b.result("R", process=lambda inbox, rng: {"got": inbox.only("A->R").gather("count")})
+    b.route("S", "C", by=lambda s: s["g"])
+    b.route("C", "A", kind="fixed")
+    b.route("A", "R", kind="stream")
+    plan = protect(b.build(), sigma=0.5, per_scrambler=10, dummies=5)
+    run = execute(plan, rng=0)
+    stats = run.routes["S->C"]
+    assert stats.messages == 100 + 100 + 10 * 5
+    assert stats.dummies == stats.messages - 100 - stats.real_delivered
+    assert int(run.states["R"]["got"].sum()) == stats.real_delivered
+    assert run.routes["A->R"].messages == 4
+    assert run.routes["A->R"].dummies == 0
+    assert len(run.transcript) == stats.messages + 4 + 4
 
 
 def test_stream_route_needs_a_single_sender() -> None:
