@@ -3,7 +3,9 @@
 Run: ``PYTHONPATH=src python benchmarks/bench_protocols.py [--quick]``.
 
 For each protocol and n the table shows the wall time of the data path (users' randomizers →
-CSPRNG shuffler → analyzer/estimator) and, separately, of the one-off ε0 calibration and
+CSPRNG shuffler → analyzer/estimator), the same data path run as the plan users → shuffler →
+analyzer on the engine (``crowdhide.protocols.engine_plan.run_on_engine``: transcript of both
+hops included), and, separately, the one-off ε0 calibration and
 certificate with the tight shuffle accountant (when present). Target (issue 6): 10^7 users
 through shuffled k-RR (k = 100) with the inversion estimator in <= 10 s on 2 cores.
 """
@@ -21,6 +23,7 @@ import numpy as np
 from crowdhide.mechanisms import KaryRandomizedResponse, project_to_simplex
 from crowdhide.protocols import _accountant
 from crowdhide.protocols.bitsum import BitSumRandomizer, bitsum_estimate
+from crowdhide.protocols.engine_plan import run_on_engine
 from crowdhide.protocols.realsum import simulate_real_sum, simulate_single_message_sum
 from crowdhide.protocols.shuffler import Shuffler
 
@@ -47,11 +50,24 @@ def bench_histogram(n: int, rng: np.random.Generator, k: int = 100) -> dict[str,
         counts = np.bincount(shuffler.release().messages, minlength=k)
         return project_to_simplex(krr.estimate_frequencies(counts))
 
+    def on_engine() -> Any:
+        return run_on_engine(
+            {"category": values},
+            randomize=lambda users: krr.randomize(users["category"], rng=rng),
+            analyze=lambda reports: {
+                "estimate": project_to_simplex(
+                    krr.estimate_frequencies(np.bincount(reports, minlength=k))
+                )
+            },
+        )
+
     elapsed, _ = _timed(pipeline)
+    engine_s, _ = _timed(on_engine)
     return {
         "protocol": f"histogram k-RR k={k} +inversion",
         "n": n,
         "data_s": elapsed,
+        "engine_s": engine_s,
         "calibration_s": calib,
         "eps0": eps0,
     }
@@ -69,11 +85,32 @@ def bench_bits(n: int, rng: np.random.Generator) -> dict[str, Any]:
             ones=float(np.count_nonzero(batch.messages)), messages=batch.count, n=n, lam=lam
         )
 
+    def on_engine() -> Any:
+        randomizer = BitSumRandomizer(n=n, lam=lam)
+        return run_on_engine(
+            {"bit": bits},
+            randomize=lambda users: randomizer.randomize(users["bit"], rng=rng),
+            analyze=lambda reports: {
+                "estimate": np.array(
+                    [
+                        bitsum_estimate(
+                            ones=float(np.count_nonzero(reports)),
+                            messages=int(reports.shape[0]),
+                            n=n,
+                            lam=lam,
+                        )
+                    ]
+                )
+            },
+        )
+
     elapsed, _ = _timed(pipeline)
+    engine_s, _ = _timed(on_engine)
     return {
         "protocol": "bit sum",
         "n": n,
         "data_s": elapsed,
+        "engine_s": engine_s,
         "calibration_s": math.nan,
         "eps0": math.log(2 * n / lam - 1),
     }
@@ -81,11 +118,14 @@ def bench_bits(n: int, rng: np.random.Generator) -> dict[str, Any]:
 
 def bench_real(n: int, rng: np.random.Generator, r: int = 4) -> dict[str, Any]:
     u = rng.random(n)
-    elapsed, _ = _timed(lambda: simulate_real_sum(u, r=r, lam=min(4000.0, n / 3), rng=rng))
+    lam = min(4000.0, n / 3)
+    elapsed, _ = _timed(lambda: simulate_real_sum(u, r=r, lam=lam, rng=rng))
+    engine_s, _ = _timed(lambda: simulate_real_sum(u, r=r, lam=lam, rng=rng, engine=True))
     return {
         "protocol": f"real sum, {r} msgs/user",
         "n": n,
         "data_s": elapsed,
+        "engine_s": engine_s,
         "calibration_s": math.nan,
         "eps0": math.nan,
     }
@@ -94,10 +134,14 @@ def bench_real(n: int, rng: np.random.Generator, r: int = 4) -> dict[str, Any]:
 def bench_single(n: int, rng: np.random.Generator, m: int = 16) -> dict[str, Any]:
     u = rng.random(n)
     elapsed, _ = _timed(lambda: simulate_single_message_sum(u, levels=m, eps0=3.0, rng=rng))
+    engine_s, _ = _timed(
+        lambda: simulate_single_message_sum(u, levels=m, eps0=3.0, rng=rng, engine=True)
+    )
     return {
         "protocol": f"single-message sum, m={m}",
         "n": n,
         "data_s": elapsed,
+        "engine_s": engine_s,
         "calibration_s": math.nan,
         "eps0": 3.0,
     }
@@ -114,25 +158,27 @@ def main() -> None:
         for n in ns:
             rows.append(bench(n, rng))
     print(
-        f"{'protocol':<34} {'n':>10} {'data path [s]':>14} {'users/s':>12} {'calibration [s]':>16}"
+        f"{'protocol':<34} {'n':>10} {'data path [s]':>14} {'users/s':>12} "
+        f"{'engine [s]':>11} {'calibration [s]':>16}"
     )
     for row in rows:
         rate = row["n"] / row["data_s"]
         calib = "n/a" if math.isnan(row["calibration_s"]) else f"{row['calibration_s']:.3f}"
+        engine = "n/a" if math.isnan(row["engine_s"]) else f"{row['engine_s']:.3f}"
         print(
             f"{row['protocol']:<34} {row['n']:>10.0e} {row['data_s']:>14.3f} {rate:>12.3g} "
-            f"{calib:>16}"
+            f"{engine:>11} {calib:>16}"
         )
     target = [r for r in rows if r["n"] == 10**7 and r["protocol"].startswith("histogram")]
     if target:
-        total = target[0]["data_s"] + (
-            0.0 if math.isnan(target[0]["calibration_s"]) else target[0]["calibration_s"]
-        )
-        status = "met" if total <= 10.0 else "NOT met"
-        print(
-            f"\ntarget: 1e7 users, shuffled k-RR k=100 + inversion <= 10 s: {total:.2f} s "
-            f"(data path {target[0]['data_s']:.2f} s + calibration) -> {status}"
-        )
+        calib = 0.0 if math.isnan(target[0]["calibration_s"]) else target[0]["calibration_s"]
+        for label, key in (("direct", "data_s"), ("engine", "engine_s")):
+            total = target[0][key] + calib
+            status = "met" if total <= 10.0 else "NOT met"
+            print(
+                f"target ({label}): 1e7 users, shuffled k-RR k=100 + inversion <= 10 s: "
+                f"{total:.2f} s (data path {target[0][key]:.2f} s + calibration) -> {status}"
+            )
 
 
 if __name__ == "__main__":

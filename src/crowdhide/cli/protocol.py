@@ -25,6 +25,14 @@ DataOption = Annotated[
 ColumnOption = Annotated[str, typer.Option("--column", help="Column name (or 0-based index).")]
 EpsilonOption = Annotated[float, typer.Option("--epsilon", help="Target ε of the shuffled view.")]
 DeltaOption = Annotated[float, typer.Option("--delta", help="Target δ.")]
+EngineFlag = Annotated[
+    bool,
+    typer.Option(
+        "--engine",
+        help="Run users -> shuffler -> analyzer as a plan on the engine (transcript, per-hop "
+        "message counts); same estimate as the direct path for the same seed.",
+    ),
+]
 SeedOption = Annotated[
     int | None, typer.Option("--seed", help="Seed of the users' randomizers (shuffle: CSPRNG).")
 ]
@@ -88,6 +96,7 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--clip", help="Clip values outside the bounds (reported).")
         ] = False,
         seed: SeedOption = None,
+        engine: EngineFlag = False,
         as_json: JsonFlag = False,
     ) -> None:
         """Private sum of a column: estimate, exact answer, error, certificate, central model."""
@@ -106,7 +115,12 @@ def register(app: typer.Typer) -> None:
                 not as_json,
                 "bit sum",
                 lambda: run_bit_sum(
-                    bits, epsilon=epsilon, delta=delta, calibration=calibration, rng=seed
+                    bits,
+                    epsilon=epsilon,
+                    delta=delta,
+                    calibration=calibration,
+                    rng=seed,
+                    engine=engine,
                 ),
             )
             lo, hi = 0.0, 1.0
@@ -132,6 +146,7 @@ def register(app: typer.Typer) -> None:
                         messages=messages,
                         calibration=calibration,
                         rng=seed,
+                        engine=engine,
                     ),
                 )
             else:
@@ -141,7 +156,13 @@ def register(app: typer.Typer) -> None:
                     not as_json,
                     "single-message real sum",
                     lambda: run_single_message_sum(
-                        bounded.values, lower=lo, upper=hi, epsilon=epsilon, delta=delta, rng=seed
+                        bounded.values,
+                        lower=lo,
+                        upper=hi,
+                        epsilon=epsilon,
+                        delta=delta,
+                        rng=seed,
+                        engine=engine,
                     ),
                 )
         record: dict[str, Any] = {
@@ -182,6 +203,8 @@ def register(app: typer.Typer) -> None:
             "central_mechanism",
             "central_error",
         ]
+        if engine:
+            columns += ["users_to_shuffler", "shuffler_to_analyzer", "bytes_on_wire"]
         emit(
             record,
             as_json=False,
@@ -203,6 +226,7 @@ def register(app: typer.Typer) -> None:
             str, typer.Option("--estimator", help="inversion (projected) | debias (unbiased).")
         ] = "inversion",
         seed: SeedOption = None,
+        engine: EngineFlag = False,
         as_json: JsonFlag = False,
     ) -> None:
         """Private histogram by shuffled k-RR, with the central Gaussian at the same (ε, δ)."""
@@ -221,6 +245,7 @@ def register(app: typer.Typer) -> None:
                 delta=delta,
                 estimator=estimator,
                 rng=seed,
+                engine=engine,
             ),
         )
         record: dict[str, Any] = {
@@ -256,6 +281,8 @@ def register(app: typer.Typer) -> None:
             "central_tvd",
             "central_projected_tvd",
         ]
+        if engine:
+            columns += ["users_to_shuffler", "shuffler_to_analyzer", "bytes_on_wire"]
         emit(
             record,
             as_json=False,

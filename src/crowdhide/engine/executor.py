@@ -15,6 +15,10 @@ Countermeasures (seed 000, Sections III–IV) are applied while emitting a data 
   Definition 1's edge labels do not reveal the real message;
 * scramblers: sources send to scrambler ``⌊i/n⌋`` (independent of the data), which adds
   ``d`` dummies (uniform over T, or capped at ``n`` per target) and shuffles.
+
+A ``stream`` route sends one message per row of its (single) sender's state, in row order:
+the messages carry row indices of that state, so a receiver of a shuffler's stream sees the
+permuted rows and nothing of the shuffler's own inbox.
 """
 
 from __future__ import annotations
@@ -233,6 +237,17 @@ def _targets(route: Route, state: State, senders: int, receivers: int) -> IntArr
     return raw.astype(np.int64)
 
 
+def _stream_rows(route: Route, state: State) -> int:
+    """Number of messages of a stream route: the common length of the sender's columns."""
+    lengths = {name: len(np.asarray(column)) for name, column in state.items()}
+    if not lengths or len(set(lengths.values())) != 1:
+        raise ValueError(
+            f"routes[{route.name}] is a stream: the state of {route.sender!r} must be "
+            f"non-empty columns of equal length (one row per message), got lengths {lengths}"
+        )
+    return next(iter(lengths.values()))
+
+
 def _emit(
     route: Route,
     plan: ExecutionPlan,
@@ -277,6 +292,16 @@ def _emit(
         within = recv - np.searchsorted(src, src)  # rank among the sender's messages
         send(recv, src, src, base + within)
         return -(-receivers // senders)
+    if route.kind == "stream":
+        rows = _stream_rows(route, state)
+        position = np.arange(rows, dtype=np.int64)
+        send(
+            position * receivers // max(rows, 1),
+            np.zeros(rows, dtype=np.int64),
+            position,
+            base + position,
+        )
+        return rows
     if route.kind == "broadcast":
         dst = np.tile(np.arange(receivers, dtype=np.int64), senders)
         send(dst, np.repeat(index, receivers), np.repeat(index, receivers), base + dst)

@@ -10,7 +10,11 @@ sends exactly one message per route, of a fixed size, to a node of its receiver 
 * ``"fixed"`` — sender ``i`` of ``S`` talks to receiver ``⌊i·R/S⌋`` (data-independent);
 * ``"broadcast"`` — every sender talks to every receiver (data-independent);
 * ``"fanout"`` — the inverse of ``"fixed"``: receiver ``i`` of ``R`` hears from sender
-  ``⌊i·S/R⌋`` (data-independent; e.g. scramblers relaying centroids to their sources).
+  ``⌊i·S/R⌋`` (data-independent; e.g. scramblers relaying centroids to their sources);
+* ``"stream"`` — a single sender node forwards a *batch*: one message per row of its state
+  (all its columns have the same length m), row ``j`` to receiver ``⌊j·R/m⌋``, with send
+  order ``j`` (e.g. a shuffler forwarding the permuted multiset to the analyzer). The only
+  thing the traffic shows is m, which the sender's inbox size already shows.
 
 Definitions of the paper (Section II) map onto this as follows.
 
@@ -67,10 +71,10 @@ ProcessFunction = Callable[["Inbox", np.random.Generator], State]
 #: ``by(state) -> targets``: one target index per sender node, vectorized over nodes.
 RoutingFunction = Callable[[State], npt.NDArray[np.integer[Any]]]
 
-RouteKind = Literal["data", "fixed", "broadcast", "fanout"]
+RouteKind = Literal["data", "fixed", "broadcast", "fanout", "stream"]
 GroupRole = Literal["source", "compute", "result", "scrambler"]
 _ROLES = ("source", "compute", "result", "scrambler")
-_KINDS = ("data", "fixed", "broadcast", "fanout")
+_KINDS = ("data", "fixed", "broadcast", "fanout", "stream")
 
 
 @dataclass(frozen=True)
@@ -216,7 +220,8 @@ class Route:
     sender, receiver
         Group names.
     kind
-        ``"data"``, ``"fixed"``, ``"broadcast"`` or ``"fanout"`` (module docstring).
+        ``"data"``, ``"fixed"``, ``"broadcast"``, ``"fanout"`` or ``"stream"`` (module
+        docstring).
     by
         Routing function of a data route: ``by(sender_state) -> target indices`` in
         ``[0, receiver.size)``, one per sender node, vectorized.
@@ -350,6 +355,11 @@ class ExecutionPlan:
             if route.kind == "fanout" and by_name[route.receiver].size < by_name[route.sender].size:
                 raise ValueError(
                     f"routes[{route.name}]: a fanout needs at least as many receivers as senders"
+                )
+            if route.kind == "stream" and by_name[route.sender].size != 1:
+                raise ValueError(
+                    f"routes[{route.name}]: a stream is sent by a single node, got sender group "
+                    f"{route.sender!r} of size {by_name[route.sender].size}"
                 )
             if route.sender == route.receiver:
                 raise ValueError(f"routes[{route.name}] must not loop on group {route.sender!r}")
@@ -638,7 +648,8 @@ class PlanBuilder:
         name: str | None = None,
         message_size: int = 64,
     ) -> PlanBuilder:
-        """Add a route; ``by`` makes it a data route, else ``kind`` (fixed/broadcast/fanout)."""
+        """Add a route; ``by`` makes it a data route, else ``kind`` (fixed, broadcast, fanout,
+        stream)."""
         resolved: RouteKind = kind or ("data" if by is not None else "fixed")
         self._routes.append(
             Route(

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide._validation import as_rng, check_int, check_probability, check_real
+from crowdhide._validation import as_rng, check_bool, check_int, check_probability, check_real
 from crowdhide.mechanisms import BinaryRandomizedResponse
 from crowdhide.mechanisms._common import as_category_array
 from crowdhide.protocols import _accountant
@@ -252,22 +252,47 @@ def run_bit_sum(
     delta: float,
     calibration: str = "exact",
     rng: Any = None,
+    engine: bool = False,
 ) -> SumRun:
     """Run the shuffled bit-sum protocol end to end on one bit per user.
 
     The randomizers use ``rng``; the shuffler always uses the OS CSPRNG (the estimate does
-    not depend on the permutation, so runs stay reproducible).
+    not depend on the permutation, so runs stay reproducible). With ``engine=True`` the
+    protocol runs as the plan users → shuffler → analyzer on the engine
+    (:func:`crowdhide.protocols.engine_plan.run_on_engine`), the analyzer's program computes
+    the estimate, and the run carries the per-hop ``traffic``; the reports and the estimate
+    are the same as on the direct path for the same ``rng``.
     """
     vals = as_category_array("bits", bits, k=2).ravel()
     n = check_int("number of users", vals.size, low=2)
     gen = as_rng(rng)
     lam, certificate = calibrate_bit_sum(n=n, epsilon=epsilon, delta=delta, calibration=calibration)
     randomizer = BitSumRandomizer(n=n, lam=lam)
-    shuffler = Shuffler()
-    shuffler.submit(randomizer.randomize(vals, rng=gen))
-    batch = shuffler.release()
-    ones = float(np.count_nonzero(batch.messages))
-    estimate = bitsum_estimate(ones=ones, messages=batch.count, n=n, lam=lam)
+    traffic: dict[str, Any] | None = None
+    if check_bool("engine", engine):
+        from crowdhide.protocols.engine_plan import run_on_engine
+
+        def analyze(reports: npt.NDArray[Any]) -> dict[str, npt.NDArray[Any]]:
+            received = int(reports.shape[0])
+            ones = float(np.count_nonzero(reports))
+            value = bitsum_estimate(ones=ones, messages=received, n=n, lam=lam)
+            return {"estimate": np.array([value]), "messages": np.array([received])}
+
+        run = run_on_engine(
+            {"bit": vals},
+            randomize=lambda users: randomizer.randomize(users["bit"], rng=gen),
+            analyze=analyze,
+        )
+        estimate = float(run.result["estimate"][0])
+        messages = run.users_to_shuffler
+        traffic = run.traffic()
+    else:
+        shuffler = Shuffler()
+        shuffler.submit(randomizer.randomize(vals, rng=gen))
+        batch = shuffler.release()
+        ones = float(np.count_nonzero(batch.messages))
+        estimate = bitsum_estimate(ones=ones, messages=batch.count, n=n, lam=lam)
+        messages = batch.count
     exact = float(vals.sum())
     central = central_sum_baseline(
         exact=exact, sensitivity=1.0, epsilon=epsilon, delta=delta, rng=gen
@@ -285,7 +310,7 @@ def run_bit_sum(
         exact=exact,
         std_error=math.sqrt(bitsum_variance(n=n, lam=lam)),
         certificate=certificate,
-        messages=batch.count,
+        messages=messages,
         central=central,
         parameters={
             "calibration": calibration,
@@ -294,4 +319,5 @@ def run_bit_sum(
             "error_bound_95": bitsum_error_bound(n=n, lam=lam, beta=0.05),
         },
         notes=tuple(notes),
+        traffic=traffic,
     )

@@ -24,7 +24,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide._validation import as_rng, check_int, check_probability, check_real
+from crowdhide._validation import (
+    as_rng,
+    check_bool,
+    check_int,
+    check_probability,
+    check_real,
+)
 from crowdhide.mechanisms import (
     GaussianMechanism,
     KaryRandomizedResponse,
@@ -33,7 +39,7 @@ from crowdhide.mechanisms import (
 )
 from crowdhide.mechanisms._common import as_category_array
 from crowdhide.protocols import _accountant
-from crowdhide.protocols.results import Certificate
+from crowdhide.protocols.results import Certificate, traffic_record
 from crowdhide.protocols.shuffler import Shuffler
 
 __all__ = [
@@ -99,6 +105,7 @@ class HistogramRun:
     certificate: Certificate
     messages: int
     central: CentralHistogram
+    traffic: dict[str, Any] | None = None
 
     @property
     def tvd(self) -> float:
@@ -145,6 +152,7 @@ class HistogramRun:
             "central_tvd": self.central_tvd,
             "central_projected_tvd": self.central_projected_tvd,
             "central_max_value_error": float(central_per_value.max()),
+            **traffic_record(self.traffic),
             "estimate": self.estimate,
             "truth": self.truth,
         }
@@ -159,6 +167,7 @@ def run_histogram(
     estimator: str = "inversion",
     eps0: float | None = None,
     rng: Any = None,
+    engine: bool = False,
 ) -> HistogramRun:
     """Shuffled k-RR histogram, end to end, with the central Gaussian at the same (ε, δ).
 
@@ -178,6 +187,11 @@ def run_histogram(
     rng
         Randomness of the users' randomizers and of the central noise (the shuffler uses the
         OS CSPRNG).
+    engine
+        Run users → shuffler → analyzer as a plan on the engine
+        (:func:`crowdhide.protocols.engine_plan.run_on_engine`): the estimator runs in the
+        analyzer's program on the shuffler's output and the run carries the per-hop
+        ``traffic``. Same reports and estimate as the direct path for the same ``rng``.
     """
     kk = check_int("k", k, low=2)
     values = as_category_array("categories", categories, k=kk).ravel()
@@ -196,11 +210,29 @@ def run_histogram(
         epsilon=min(certified, local), delta=d, bound=bound, target_epsilon=eps, eps0=local
     )
     krr = KaryRandomizedResponse(k=kk, eps0=local)
-    shuffler = Shuffler()
-    shuffler.submit(krr.randomize(values, rng=gen))
-    batch = shuffler.release()
-    counts = np.bincount(batch.messages, minlength=kk)
-    estimate = krr_histogram_estimate(counts, krr, estimator=estimator)
+    traffic: dict[str, Any] | None = None
+    if check_bool("engine", engine):
+        from crowdhide.protocols.engine_plan import run_on_engine
+
+        def analyze(reports: npt.NDArray[Any]) -> dict[str, npt.NDArray[Any]]:
+            counts = np.bincount(reports, minlength=kk)
+            return {"estimate": krr_histogram_estimate(counts, krr, estimator=estimator)}
+
+        run = run_on_engine(
+            {"category": values},
+            randomize=lambda users: krr.randomize(users["category"], rng=gen),
+            analyze=analyze,
+        )
+        estimate = np.asarray(run.result["estimate"], dtype=np.float64)
+        messages = run.users_to_shuffler
+        traffic = run.traffic()
+    else:
+        shuffler = Shuffler()
+        shuffler.submit(krr.randomize(values, rng=gen))
+        batch = shuffler.release()
+        counts = np.bincount(batch.messages, minlength=kk)
+        estimate = krr_histogram_estimate(counts, krr, estimator=estimator)
+        messages = batch.count
     true_counts = np.bincount(values, minlength=kk)
     central = central_gaussian_histogram(true_counts, epsilon=eps, delta=d, rng=gen)
     return HistogramRun(
@@ -210,8 +242,9 @@ def run_histogram(
         estimate=estimate,
         truth=true_counts / n,
         certificate=certificate,
-        messages=batch.count,
+        messages=messages,
         central=central,
+        traffic=traffic,
     )
 
 

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide._validation import as_rng, check_int, check_probability, check_real
+from crowdhide._validation import as_rng, check_bool, check_int, check_probability, check_real
 from crowdhide.accounting import DpGuarantee, advanced_composition
 from crowdhide.mechanisms import KaryRandomizedResponse
 from crowdhide.mechanisms._common import as_real_array
@@ -163,31 +163,66 @@ def _multi_parameters(
 
 
 def simulate_real_sum(
-    unit_values: npt.ArrayLike, *, r: int, lam: float, rng: Any = None
+    unit_values: npt.ArrayLike, *, r: int, lam: float, rng: Any = None, engine: bool = False
 ) -> tuple[float, float, int]:
     """Run the multi-message protocol with given (r, λ) on values in [0, 1].
 
     Returns ``(estimate of Σu, its standard error, number of messages)``. The standard error
     is exact for the data up to the rounding part, which uses the realized fractions
-    ``f(1 − f)`` of ``u·r``.
+    ``f(1 − f)`` of ``u·r``. ``engine=True`` runs it as users → shuffler → analyzer on the
+    engine (same result for the same ``rng``).
     """
+    estimate, sd, count, _ = _real_sum_data_path(
+        unit_values, r=r, lam=lam, rng=rng, engine=check_bool("engine", engine)
+    )
+    return estimate, sd, count
+
+
+def _real_sum_data_path(
+    unit_values: npt.ArrayLike, *, r: int, lam: float, rng: Any, engine: bool
+) -> tuple[float, float, int, dict[str, Any] | None]:
+    """:func:`simulate_real_sum`, directly or on the engine (then also the traffic)."""
     u = as_real_array("unit_values", unit_values).ravel()
     n = check_int("number of users", u.size, low=2)
     rr = check_int("r", r, low=1)
     if n * rr > MAX_MESSAGES:
         raise ValueError(f"messages * n must be <= {MAX_MESSAGES}, got {n * rr}")
+    gen = as_rng(rng)
     randomizer = BitSumRandomizer(n=n, lam=lam)
-    rounded = randomized_rounding(u, levels=rr, rng=rng)
-    shuffler = Shuffler()
-    shuffler.submit(randomizer.randomize(unary_encode(rounded, r=rr).ravel(), rng=rng))
-    batch = shuffler.release()
     p = randomizer.replace_probability
-    ones = float(np.count_nonzero(batch.messages))
-    estimate = (ones - p * batch.count / 2.0) / (1.0 - p) / rr
+
+    def randomize(unit: npt.NDArray[np.float64]) -> npt.NDArray[np.uint8]:
+        rounded = randomized_rounding(unit, levels=rr, rng=gen)
+        bits = randomizer.randomize(unary_encode(rounded, r=rr).ravel(), rng=gen)
+        return bits.reshape(unit.size, rr)  # row i: user i's r messages
+
+    def analyze(messages: npt.NDArray[Any]) -> dict[str, npt.NDArray[Any]]:
+        count = int(messages.shape[0])
+        ones = float(np.count_nonzero(messages))
+        value = (ones - p * count / 2.0) / (1.0 - p) / rr
+        return {"estimate": np.array([value]), "messages": np.array([count])}
+
+    traffic: dict[str, Any] | None = None
+    if engine:
+        from crowdhide.protocols.engine_plan import run_on_engine
+
+        run = run_on_engine(
+            {"unit": u},
+            randomize=lambda users: randomize(users["unit"]),
+            analyze=analyze,
+            messages_per_user=rr,
+        )
+        result = run.result
+        traffic = run.traffic()
+    else:
+        shuffler = Shuffler()
+        shuffler.submit(randomize(u).ravel())
+        result = analyze(shuffler.release().messages)
+    count = int(result["messages"][0])
     frac = u * rr - np.floor(u * rr)
-    noise_var = batch.count * (p / 2) * (1 - p / 2) / (1 - p) ** 2
+    noise_var = count * (p / 2) * (1 - p / 2) / (1 - p) ** 2
     sd = math.sqrt(noise_var + float(np.sum(frac * (1 - frac)))) / rr
-    return estimate, sd, batch.count
+    return float(result["estimate"][0]), sd, count, traffic
 
 
 def _multi_predicted_sd(n: int, r: int, lam: float) -> float:
@@ -207,6 +242,7 @@ def run_real_sum(
     messages: int | None = None,
     calibration: str = "exact",
     rng: Any = None,
+    engine: bool = False,
 ) -> SumRun:
     """Cheu et al.'s multi-message real-sum protocol, end to end.
 
@@ -226,7 +262,13 @@ def run_real_sum(
         ``"exact"`` (shared accountant) or ``"paper"`` (Lemma 4.8 per bit).
     rng
         Randomness of the users' randomizers (the shuffler uses the OS CSPRNG).
+    engine
+        Run users → shuffler → analyzer on the engine
+        (:func:`crowdhide.protocols.engine_plan.run_on_engine`, r messages per user shuffled
+        individually); same estimate as the direct path for the same ``rng``, plus the
+        per-hop ``traffic``.
     """
+    use_engine = check_bool("engine", engine)
     u = _to_unit(values, lower, upper)
     n = check_int("number of users", u.size, low=2)
     eps = check_real("epsilon", epsilon, low=0.0, low_open=True)
@@ -261,7 +303,9 @@ def run_real_sum(
         lam, certificate = _multi_parameters(
             n=n, r=r, epsilon=eps, delta=d, calibration=calibration
         )
-    unit_estimate, sd_unit, message_count = simulate_real_sum(u, r=r, lam=lam, rng=gen)
+    unit_estimate, sd_unit, message_count, traffic = _real_sum_data_path(
+        u, r=r, lam=lam, rng=gen, engine=use_engine
+    )
     scale = float(upper) - float(lower)
     exact = float(as_real_array("values", values).sum())
     central = central_sum_baseline(exact=exact, sensitivity=scale, epsilon=eps, delta=d, rng=gen)
@@ -275,6 +319,7 @@ def run_real_sum(
         messages=message_count,
         central=central,
         parameters={"calibration": calibration, "messages_per_user": r, "lambda": lam},
+        traffic=traffic,
     )
 
 
@@ -282,29 +327,63 @@ def run_real_sum(
 
 
 def simulate_single_message_sum(
-    unit_values: npt.ArrayLike, *, levels: int, eps0: float, rng: Any = None
+    unit_values: npt.ArrayLike,
+    *,
+    levels: int,
+    eps0: float,
+    rng: Any = None,
+    engine: bool = False,
 ) -> tuple[float, float, int]:
     """Run the single-message protocol with m = ``levels`` and (m+1)-RR at ``eps0``.
 
     Returns ``(estimate of Σu, its standard error, number of messages)``. Unbiased:
-    ``E[y/m] = (1 − γ) x̄/m + γ/2`` and ``E[x̄/m] = u``.
+    ``E[y/m] = (1 − γ) x̄/m + γ/2`` and ``E[x̄/m] = u``. ``engine=True`` runs it as
+    users → shuffler → analyzer on the engine (same result for the same ``rng``).
     """
+    estimate, sd, count, _ = _single_sum_data_path(
+        unit_values, levels=levels, eps0=eps0, rng=rng, engine=check_bool("engine", engine)
+    )
+    return estimate, sd, count
+
+
+def _single_sum_data_path(
+    unit_values: npt.ArrayLike, *, levels: int, eps0: float, rng: Any, engine: bool
+) -> tuple[float, float, int, dict[str, Any] | None]:
+    """:func:`simulate_single_message_sum`, directly or on the engine (then the traffic)."""
     u = as_real_array("unit_values", unit_values).ravel()
     m = check_int("levels", levels, low=1)
+    gen = as_rng(rng)
     krr = KaryRandomizedResponse(k=m + 1, eps0=eps0)
     gamma = krr.blanket_probability
-    rounded = randomized_rounding(u, levels=m, rng=rng)
-    shuffler = Shuffler()
-    shuffler.submit(krr.randomize(rounded, rng=rng))
-    batch = shuffler.release()
-    total = float(batch.messages.sum()) / m
-    estimate = (total - u.size * gamma / 2.0) / (1.0 - gamma)
+    rounded = randomized_rounding(u, levels=m, rng=gen)
+
+    def analyze(messages: npt.NDArray[Any]) -> dict[str, npt.NDArray[Any]]:
+        total = float(messages.sum()) / m
+        value = (total - messages.shape[0] * gamma / 2.0) / (1.0 - gamma)
+        return {"estimate": np.array([value]), "messages": np.array([messages.shape[0]])}
+
+    traffic: dict[str, Any] | None = None
+    if engine:
+        from crowdhide.protocols.engine_plan import run_on_engine
+
+        run = run_on_engine(
+            {"level": rounded},
+            randomize=lambda users: krr.randomize(users["level"], rng=gen),
+            analyze=analyze,
+        )
+        result = run.result
+        traffic = run.traffic()
+    else:
+        shuffler = Shuffler()
+        shuffler.submit(krr.randomize(rounded, rng=gen))
+        result = analyze(shuffler.release().messages)
     # Var(y/m | x̄) = γ(m+2)/(12m) + γ(1−γ)(x̄/m − ½)², plus (1−γ)² times the rounding variance.
     frac = u * m - np.floor(u * m)
     centred = rounded / m - 0.5
     var = float(np.sum(gamma * (m + 2) / (12.0 * m) + gamma * (1 - gamma) * centred**2))
     var += (1 - gamma) ** 2 * float(np.sum(frac * (1 - frac))) / m**2
-    return estimate, math.sqrt(var) / (1 - gamma), batch.count
+    sd = math.sqrt(var) / (1 - gamma)
+    return float(result["estimate"][0]), sd, int(result["messages"][0]), traffic
 
 
 def _single_predicted_sd(n: int, m: int, gamma: float) -> float:
@@ -321,12 +400,16 @@ def run_single_message_sum(
     delta: float,
     levels: int | None = None,
     rng: Any = None,
+    engine: bool = False,
 ) -> SumRun:
     """Balle et al.'s single-message real sum (randomized rounding + (m+1)-ary RR).
 
     ``levels`` m: rounding precision; default: the m among 1, 2, 4, …, 256 with the smallest
-    predicted standard error after exact calibration of ε0 for k = m + 1.
+    predicted standard error after exact calibration of ε0 for k = m + 1. ``engine=True``:
+    run users → shuffler → analyzer on the engine (same estimate for the same ``rng``, plus
+    the per-hop ``traffic``).
     """
+    use_engine = check_bool("engine", engine)
     u = _to_unit(values, lower, upper)
     n = check_int("number of users", u.size, low=2)
     eps = check_real("epsilon", epsilon, low=0.0, low_open=True)
@@ -359,8 +442,8 @@ def run_single_message_sum(
         target_epsilon=eps,
         eps0=eps0,
     )
-    unit_estimate, sd_unit, message_count = simulate_single_message_sum(
-        u, levels=m, eps0=eps0, rng=gen
+    unit_estimate, sd_unit, message_count, traffic = _single_sum_data_path(
+        u, levels=m, eps0=eps0, rng=gen, engine=use_engine
     )
     scale = float(upper) - float(lower)
     exact = float(as_real_array("values", values).sum())
@@ -375,4 +458,5 @@ def run_single_message_sum(
         messages=message_count,
         central=central,
         parameters={"levels": m, "blanket_probability": krr.blanket_probability},
+        traffic=traffic,
     )

@@ -11,7 +11,14 @@ import numpy as np
 from crowdhide._validation import as_rng, check_probability, check_real
 from crowdhide.mechanisms import GaussianMechanism, LaplaceMechanism
 
-__all__ = ["CentralBaseline", "Certificate", "SumRun", "central_sum_baseline"]
+__all__ = [
+    "TRAFFIC_KEYS",
+    "CentralBaseline",
+    "Certificate",
+    "SumRun",
+    "central_sum_baseline",
+    "traffic_record",
+]
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,7 @@ class SumRun:
     central: CentralBaseline
     parameters: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    traffic: dict[str, Any] | None = None
 
     @property
     def error(self) -> float:
@@ -123,5 +131,18 @@ class SumRun:
             "central_estimate": self.central.estimate,
             "central_error": self.central.error,
             "central_std_error": self.central.std_error,
+            **traffic_record(self.traffic),
             **{f"param_{k}": v for k, v in self.parameters.items()},
         }
+
+
+#: Keys of :func:`traffic_record` (stable: ``None`` when the run did not use the engine).
+TRAFFIC_KEYS = ("users_to_shuffler", "shuffler_to_analyzer", "bytes_on_wire", "secure_shuffle")
+
+
+def traffic_record(traffic: dict[str, Any] | None) -> dict[str, Any]:
+    """``engine`` flag and per-hop message counts of a run (see
+    :meth:`crowdhide.protocols.engine_plan.EngineRun.traffic`)."""
+    record: dict[str, Any] = {"engine": traffic is not None}
+    record.update({key: None if traffic is None else traffic[key] for key in TRAFFIC_KEYS})
+    return record
