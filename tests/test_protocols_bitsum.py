@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 
-from crowdhide.protocols import _accountant
 from crowdhide.protocols.bitsum import (
     BitSumRandomizer,
     bitsum_error_bound,
@@ -24,11 +23,6 @@ from tests.protocol_bruteforce import (
     bitsum_pair,
     bitsum_worst_delta,
     shuffled_view_pair,
-)
-
-needs_accountant = pytest.mark.skipif(
-    not _accountant.shuffle_accountant_available(),
-    reason="crowdhide.accounting.shuffle not merged yet",
 )
 
 
@@ -157,7 +151,6 @@ def test_paper_calibration_runs_end_to_end_and_is_certified() -> None:
     assert {"estimate", "exact", "error", "epsilon", "delta", "bound", "valid"} <= set(record)
 
 
-@needs_accountant
 def test_exact_calibration_beats_the_paper_lambda() -> None:
     # Seed 002 note §5(c): at n = 1e4, ε = 1, δ = 1e-6 the exact curve of the worst
     # canonical dataset needs λ >= 67.43 (a lower bound on any valid λ); the paper uses 972.9.
@@ -168,7 +161,6 @@ def test_exact_calibration_beats_the_paper_lambda() -> None:
     assert cert.epsilon <= 1.0
 
 
-@needs_accountant
 @pytest.mark.parametrize("n", [20, 60])
 def test_exact_calibration_is_sound_by_enumeration(n: int) -> None:
     lam, cert = calibrate_bit_sum(n=n, epsilon=1.0, delta=1e-3, calibration="exact")

@@ -6,13 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from crowdhide.protocols import _accountant
 from tests.cli_helpers import run_cli
-
-needs_accountant = pytest.mark.skipif(
-    not _accountant.shuffle_accountant_available(),
-    reason="crowdhide.accounting.shuffle not merged yet",
-)
 
 
 @pytest.fixture
@@ -207,7 +201,6 @@ def test_unknown_protocol_is_exit_2(capsys: pytest.CaptureFixture[str], bits_fil
     assert "protocol must be one of bits, real, single" in result.err
 
 
-@needs_accountant
 def test_histogram_json(capsys: pytest.CaptureFixture[str]) -> None:
     result = run_cli(
         capsys,
@@ -233,7 +226,6 @@ def test_histogram_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert min(record["estimate"]) >= 0.0
 
 
-@needs_accountant
 def test_exact_bit_sum_cli(capsys: pytest.CaptureFixture[str], bits_file: Path) -> None:
     result = run_cli(
         capsys,
@@ -271,7 +263,6 @@ def test_reproductions_quick(capsys: pytest.CaptureFixture[str], tmp_path: Path,
         assert Path(file).is_file()
 
 
-@needs_accountant
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["seed003-fig2", "seed003-gowalla"])
 def test_utility_reproductions_quick(

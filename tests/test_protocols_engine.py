@@ -35,11 +35,6 @@ from crowdhide.protocols.results import TRAFFIC_KEYS
 from crowdhide.protocols.shuffler import ShuffledBatch
 from tests.cli_helpers import run_cli
 
-needs_accountant = pytest.mark.skipif(
-    not _accountant.shuffle_accountant_available(),
-    reason="crowdhide.accounting.shuffle not merged yet",
-)
-
 
 @pytest.fixture
 def fixed_certificate(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,7 +43,6 @@ def fixed_certificate(monkeypatch: pytest.MonkeyPatch) -> None:
     The runners then use ε0 = 2 and a placeholder certificate; the reports, the shuffler
     and the estimators are the real ones.
     """
-    monkeypatch.setattr(_accountant, "shuffle_accountant_available", lambda: True)
     monkeypatch.setattr(_accountant, "calibrate_krr_eps0", lambda **kw: 2.0)
     monkeypatch.setattr(_accountant, "certify_krr", lambda **kw: (1.0, "test placeholder"))
 
@@ -410,7 +404,6 @@ def test_cli_real_sums_on_the_engine(
     assert e["users_to_shuffler"] == e["shuffler_to_analyzer"] == 1_000 * per_user
 
 
-@needs_accountant
 def test_engine_run_with_the_real_accountant_is_certified() -> None:
     values = np.arange(2_000) % 4
     run = run_histogram(values, k=4, epsilon=1.0, delta=1e-6, eps0=2.0, rng=0, engine=True)

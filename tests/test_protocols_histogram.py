@@ -21,11 +21,6 @@ from crowdhide.protocols.histogram import (
 )
 from tests.protocol_bruteforce import krr_histogram_worst_delta
 
-needs_accountant = pytest.mark.skipif(
-    not _accountant.shuffle_accountant_available(),
-    reason="crowdhide.accounting.shuffle not merged yet",
-)
-
 
 @pytest.mark.parametrize(("k", "eps0"), [(3, 0.5), (15, 2.0), (100, 4.0)])
 def test_closed_form_inversion_equals_generic_inversion(k: int, eps0: float) -> None:
@@ -72,7 +67,6 @@ def test_central_gaussian_uses_analytic_sigma_with_sqrt2_sensitivity() -> None:
     assert central.raw.shape == (3,)
 
 
-@needs_accountant
 @pytest.mark.parametrize(("n", "k", "eps0"), [(3, 3, 1.0), (4, 3, 2.0), (4, 2, 1.5)])
 def test_accountant_certificate_bounds_the_enumerated_histogram(
     n: int, k: int, eps0: float
@@ -85,7 +79,6 @@ def test_accountant_certificate_bounds_the_enumerated_histogram(
         assert curve.delta(eps) == pytest.approx(exact, abs=1e-9)
 
 
-@needs_accountant
 def test_run_histogram_is_certified() -> None:
     values = np.random.default_rng(4).integers(0, 20, size=50_000)
     run = run_histogram(values, k=20, epsilon=1.0, delta=1e-6, rng=5)

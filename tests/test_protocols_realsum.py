@@ -20,11 +20,6 @@ from crowdhide.protocols.realsum import (
 )
 from tests.protocol_bruteforce import bitsum_worst_delta, realsum_worst_delta
 
-needs_accountant = pytest.mark.skipif(
-    not _accountant.shuffle_accountant_available(),
-    reason="crowdhide.accounting.shuffle not merged yet",
-)
-
 
 def test_randomized_rounding_is_unbiased_and_exact_at_grid_points() -> None:
     u = np.array([0.0, 0.3, 0.37, 1.0])
@@ -103,7 +98,6 @@ def test_paper_calibrated_real_sum_runs_end_to_end() -> None:
     assert run.parameters["messages_per_user"] == 1
 
 
-@needs_accountant
 @pytest.mark.slow
 def test_exact_real_sum_is_certified() -> None:
     x = np.random.default_rng(6).random(20_000)
@@ -113,7 +107,6 @@ def test_exact_real_sum_is_certified() -> None:
     assert abs(run.error) < 6 * run.std_error
 
 
-@needs_accountant
 @pytest.mark.slow
 def test_exact_real_sum_chooses_messages() -> None:
     x = np.random.default_rng(6).random(20_000)
@@ -122,7 +115,6 @@ def test_exact_real_sum_chooses_messages() -> None:
     assert run.parameters["messages_per_user"] in (1, 2, 4, 8, 16, 32, 64)
 
 
-@needs_accountant
 @pytest.mark.slow
 def test_exact_single_message_sum_is_certified() -> None:
     x = np.random.default_rng(8).random(20_000)
@@ -185,7 +177,6 @@ def _rounding_law(x: float, m: int) -> dict[int, float]:
     return {lo: 1 - frac, min(lo + 1, m): frac} if frac > 0 else {lo: 1.0}
 
 
-@needs_accountant
 @pytest.mark.parametrize(("target", "neighbour"), [(0.0, 1.0), (0.3, 0.9), (0.5, 0.0)])
 def test_single_message_privacy_by_enumeration(target: float, neighbour: float) -> None:
     # n = 3 users, m = 2 levels (3-RR), rounding included: every multiset of the others'

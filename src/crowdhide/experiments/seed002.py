@@ -3,7 +3,7 @@
 Compares, at (ε, δ = 1e-6), the standard deviation of the bit-sum estimate with
 
 * the paper's Lemma 4.8 λ,
-* the exact smallest λ (tight shuffle accountant), when available,
+* the exact smallest λ (tight shuffle accountant),
 * local randomized response at ε (no shuffler): ``√(n e^ε)/(e^ε − 1)``,
 * the central Laplace mechanism: ``√2/ε``,
 
@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from crowdhide.experiments._registry import ExperimentResult, experiment
-from crowdhide.protocols import _accountant
 from crowdhide.protocols.bitsum import (
     BitSumRandomizer,
     bitsum_estimate,
@@ -51,7 +50,6 @@ def run_error(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experi
     delta = 1e-6
     ns = [10_000, 100_000] if quick else [10_000, 30_000, 100_000, 300_000, 1_000_000]
     epsilons = [1.0, 0.5]
-    exact_available = _accountant.shuffle_accountant_available()
     rows: list[dict[str, Any]] = []
     for eps in epsilons:
         for n in ns:
@@ -63,34 +61,21 @@ def run_error(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experi
             except ValueError:
                 row["lambda_paper"] = math.nan
                 row["sd_paper"] = math.nan
-            if exact_available:
-                lam_exact, cert = calibrate_bit_sum(
-                    n=n, epsilon=eps, delta=delta, calibration="exact"
-                )
-                row["lambda_exact"] = lam_exact
-                row["sd_exact"] = math.sqrt(bitsum_variance(n=n, lam=lam_exact))
-                row["certified_epsilon_exact"] = cert.epsilon
-                lam_sim = lam_exact
-            else:
-                row["lambda_exact"] = math.nan
-                row["sd_exact"] = math.nan
-                row["certified_epsilon_exact"] = math.nan
-                lam_sim = row["lambda_paper"]
+            lam_exact, cert = calibrate_bit_sum(n=n, epsilon=eps, delta=delta, calibration="exact")
+            row["lambda_exact"] = lam_exact
+            row["sd_exact"] = math.sqrt(bitsum_variance(n=n, lam=lam_exact))
+            row["certified_epsilon_exact"] = cert.epsilon
             row["sd_local_rr"] = math.sqrt(n * math.exp(eps)) / math.expm1(eps)
             row["sd_central_laplace"] = math.sqrt(2.0) / eps
-            if math.isfinite(lam_sim):
-                bits = (rng.random(n) < 0.3).astype(np.int64)
-                reports = BitSumRandomizer(n=n, lam=lam_sim).randomize(bits, rng=rng)
-                est = bitsum_estimate(ones=float(reports.sum()), messages=n, n=n, lam=lam_sim)
-                row["simulated_error"] = est - float(bits.sum())
-            else:
-                row["simulated_error"] = math.nan
+            bits = (rng.random(n) < 0.3).astype(np.int64)
+            reports = BitSumRandomizer(n=n, lam=lam_exact).randomize(bits, rng=rng)
+            est = bitsum_estimate(ones=float(reports.sum()), messages=n, n=n, lam=lam_exact)
+            row["simulated_error"] = est - float(bits.sum())
             rows.append(row)
 
     # Real sums on [0, 1] (ε = 1): multi-message (Cheu et al.) and single-message blanket
     # (Balle et al.) runs, with their standard errors, against the central Laplace √2/ε.
     real_rows: list[dict[str, Any]] = []
-    calibration = "exact" if exact_available else "paper"
     for n in ns[:2] if quick else ns[:4]:
         values = rng.beta(2.0, 5.0, size=n)
         for messages in (1, 4) if quick else (1, 4, 16):
@@ -102,18 +87,17 @@ def run_error(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experi
                     epsilon=1.0,
                     delta=delta,
                     messages=messages,
-                    calibration=calibration,
+                    calibration="exact",
                     rng=rng,
                 )
             except ValueError:
                 continue  # outside Lemma 4.8's range
             real_rows.append(_real_row("multi", n, messages, run))
-        if exact_available:
-            for levels in (4, 16) if quick else (4, 16, 64):
-                run = run_single_message_sum(
-                    values, lower=0.0, upper=1.0, epsilon=1.0, delta=delta, levels=levels, rng=rng
-                )
-                real_rows.append(_real_row("single", n, levels, run))
+        for levels in (4, 16) if quick else (4, 16, 64):
+            run = run_single_message_sum(
+                values, lower=0.0, upper=1.0, epsilon=1.0, delta=delta, levels=levels, rng=rng
+            )
+            real_rows.append(_real_row("single", n, levels, run))
 
     csv_path = out_dir / "seed002_error.csv"
     with csv_path.open("w", newline="") as handle:
@@ -149,7 +133,7 @@ def run_error(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experi
             )
     for (n, eps), lam_ref in NOTE_EXACT_LAMBDA.items():
         match = [r for r in rows if r["n"] == n and r["epsilon"] == eps]
-        if match and exact_available:
+        if match:
             r = match[0]
             comparison.append(
                 f"n={n:.0e} eps={eps}: exact lambda {r['lambda_exact']:.2f} (note {lam_ref}); "
@@ -162,8 +146,6 @@ def run_error(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experi
             f"{r['std_error']:.1f}, error {r['error']:+.1f}, certified eps {r['epsilon']:.3f} "
             f"({r['bound']}); central Laplace std {math.sqrt(2):.2f}"
         )
-    if not exact_available:
-        comparison.append("exact calibration skipped: crowdhide.accounting.shuffle not available")
     files = (csv_path, json_path, png_path) + ((real_path,) if real_rows else ())
     return ExperimentResult(
         files=files,

@@ -14,8 +14,7 @@
 * ``seed003-gowalla`` — the utility gap between shuffle+INV and the central Gaussian on the
   Gowalla San Francisco and Paris grids at ε ∈ {0.5, 1, 2}, δ = 1e-6.
 
-The exact curve and the ε0 calibration come from the shared shuffle accountant; the
-experiments that need it say so clearly when it is missing.
+The exact curve and the ε0 calibration come from the shared shuffle accountant.
 """
 
 from __future__ import annotations
@@ -98,7 +97,6 @@ def _write_json(path: Path, payload: Any) -> None:
 
 @experiment("seed003-table2", "Biswas et al. Table II: published δ̂ vs corrected vs exact k-RR")
 def run_table2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
-    exact_available = _accountant.shuffle_accountant_available()
     rows: list[dict[str, Any]] = []
     for n, published_rows in TABLE2_PUBLISHED.items():
         # Rigorous lower bound on the worst-case δ: the x0-count is a post-processing of the
@@ -124,12 +122,9 @@ def run_table2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
                 )
                 for j in nx0_grid
             )
-            if exact_available:
-                cert_delta, cert_bound = _accountant.krr_delta_certificate(
-                    eps0=TABLE2_EPS0, n=n, k=TABLE2_K, epsilon=eps
-                )
-            else:
-                cert_delta, cert_bound = math.nan, "n/a"
+            cert_delta, cert_bound = _accountant.krr_delta_certificate(
+                eps0=TABLE2_EPS0, n=n, k=TABLE2_K, epsilon=eps
+            )
             erlingsson = math.exp(-n * (eps / (12 * TABLE2_EPS0)) ** 2)
             row: dict[str, Any] = {
                 "n": n,
@@ -182,8 +177,6 @@ def run_table2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
         "delta-hat is NOT a privacy certificate; utility comparisons use the accountant's "
         "certificates"
     )
-    if not exact_available:
-        comparison.append("certificates skipped: crowdhide.accounting.shuffle not available")
     return ExperimentResult(
         files=(csv_path, json_path, png_path), comparison=tuple(comparison), data={"rows": rows}
     )
@@ -284,14 +277,6 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     return ExperimentResult(files=(csv_path, png_path), comparison=comparison, data={"gap": gap})
 
 
-def _need_accountant(name: str) -> None:
-    if not _accountant.shuffle_accountant_available():
-        raise ValueError(
-            f"{name} needs the exact shuffle accountant (crowdhide.accounting.shuffle), which is "
-            "not available in this build"
-        )
-
-
 def _utility_study(
     values: np.ndarray,
     *,
@@ -334,7 +319,6 @@ def _utility_study(
 
 @experiment("seed003-fig2", "Biswas et al. Fig. 2: TVD vs n on synthetic data, shuffle vs central")
 def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
-    _need_accountant("seed003-fig2")
     epsilon, delta = 1.0, 1e-6
     ns = (1_000, 10_000) if quick else (1_000, 3_000, 10_000, 30_000, 100_000)
     runs = 2 if quick else 10
@@ -398,7 +382,6 @@ def _plot_utility(rows: list[dict[str, Any]], path: Path, *, title: str) -> None
 
 @experiment("seed003-gowalla", "Gowalla SF/Paris: shuffle+INV vs central Gaussian at ε ∈ {0.5,1,2}")
 def run_gowalla(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
-    _need_accountant("seed003-gowalla")
     delta = 1e-6
     epsilons = (0.5, 1.0, 2.0)
     runs = 2 if quick else 10

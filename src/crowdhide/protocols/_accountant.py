@@ -7,45 +7,22 @@ exact curves of the canonical datasets (``krr_shuffle_curve`` for large n) are a
 bound on the worst case; they are used only for side-by-side comparisons (e.g. to show that a
 published value is below the truth), never as certificates.
 
-This module is the only place that imports the accountant, so that a build without it fails
-with one clear message.
+This module is the only place where the protocols call the accountant, so that their
+calibration and certification policy (which bounds, when the cheap ones suffice) lives in one
+adapter.
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-
 from crowdhide.accounting import PrivacyCurve
+from crowdhide.accounting import shuffle as accountant
 
 __all__ = [
     "calibrate_krr_eps0",
     "certify_krr",
     "krr_delta_certificate",
     "krr_lower_curve",
-    "shuffle_accountant_available",
 ]
-
-_MISSING = (
-    "exact calibration needs the tight shuffle accountant crowdhide.accounting.shuffle, which "
-    "is not part of this build; use calibration='paper' (bit and real sums) instead"
-)
-
-
-def _module() -> ModuleType:
-    try:
-        return importlib.import_module("crowdhide.accounting.shuffle")
-    except ModuleNotFoundError as exc:
-        raise ValueError(_MISSING) from exc
-
-
-def shuffle_accountant_available() -> bool:
-    """Whether ``crowdhide.accounting.shuffle`` can be imported."""
-    try:
-        _module()
-    except ValueError:
-        return False
-    return True
 
 
 #: Certificates for k-RR that are cheap to evaluate at every n. The accountant's k-RR clone
@@ -54,8 +31,8 @@ def shuffle_accountant_available() -> bool:
 FAST_BOUNDS = ("feldman2023", "balle2019_bennett")
 
 
-def _use_fast(module: ModuleType, n: int, k: int, fast: bool) -> bool:
-    return fast or (k == 2 and n > int(getattr(module, "EXHAUSTIVE_MAX_N", 0)))
+def _use_fast(n: int, k: int, fast: bool) -> bool:
+    return fast or (k == 2 and n > accountant.EXHAUSTIVE_MAX_N)
 
 
 def calibrate_krr_eps0(
@@ -67,20 +44,21 @@ def calibrate_krr_eps0(
     and when ``fast`` is set: then the largest ε0 certified by any of :data:`FAST_BOUNDS`
     (valid certificates for k-RR, slightly looser than ``best`` for k >= 3).
     """
-    module = _module()
-    if _use_fast(module, n, k, fast):
+    if _use_fast(n, k, fast):
         found: list[float] = []
         for bound in FAST_BOUNDS:
             try:
-                result = module.calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k, bound=bound)
+                result = accountant.calibrate_eps0(
+                    epsilon=epsilon, delta=delta, n=n, k=k, bound=bound
+                )
             except ValueError:
                 continue
             if result.is_certificate:
                 found.append(float(result.eps0))
         if found:
             return max(found)
-    result = module.calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k)
-    return float(getattr(result, "eps0", result))
+    result = accountant.calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k)
+    return float(result.eps0)
 
 
 def certify_krr(
@@ -91,10 +69,9 @@ def certify_krr(
     The smallest ε among valid certificates: the accountant's ``best``, or — for binary RR
     beyond the exhaustive range and with ``fast`` — among :data:`FAST_BOUNDS`.
     """
-    module = _module()
-    if _use_fast(module, n, k, fast):
+    if _use_fast(n, k, fast):
         results = [
-            module.shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound=bound)
+            accountant.shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound=bound)
             for bound in FAST_BOUNDS
         ]
         certs = [r for r in results if r.is_certificate and r.epsilon == r.epsilon]
@@ -102,7 +79,7 @@ def certify_krr(
             raise ValueError(f"no valid bound certifies eps0={eps0!r}, n={n!r}, k={k!r}")
         result = min(certs, key=lambda r: r.epsilon)
     else:
-        result = module.shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound="best")
+        result = accountant.shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound="best")
         if not result.is_certificate:
             raise ValueError(f"no valid bound certifies eps0={eps0!r}, n={n!r}, k={k!r}")
     return float(result.epsilon), f"shuffle accountant: {result.bound}"
@@ -110,12 +87,12 @@ def certify_krr(
 
 def krr_delta_certificate(*, eps0: float, n: int, k: int, epsilon: float) -> tuple[float, str]:
     """Certified δ at ``epsilon`` (smallest valid upper bound): ``(delta, bound name)``."""
-    result = _module().shuffle_delta(eps0=eps0, n=n, epsilon=epsilon, k=k, bound="best")
+    result = accountant.shuffle_delta(eps0=eps0, n=n, epsilon=epsilon, k=k, bound="best")
     return float(result.delta), str(result.bound)
 
 
 def krr_lower_curve(*, eps0: float, n: int, k: int) -> PrivacyCurve:
     """``krr_shuffle_curve``: exact worst case for tiny n, else exact curves of the canonical
     datasets (a lower bound on the worst case — not a certificate)."""
-    curve: PrivacyCurve = _module().krr_shuffle_curve(eps0=eps0, n=n, k=k)
+    curve: PrivacyCurve = accountant.krr_shuffle_curve(eps0=eps0, n=n, k=k)
     return curve

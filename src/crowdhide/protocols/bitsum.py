@@ -19,7 +19,7 @@ Parameter choice (formulas reconstructed in ``shared/notes/seeds/002.md``; natur
 
 The shuffled view is a uniformly random arrangement of the multiset of bits, so its privacy is
 exactly that of the count Σ y (Cheu et al. Claim 4.3); crowdhide certifies every run with the
-shared accountant's best valid bound when it is present.
+shared accountant's best valid bound.
 """
 
 from __future__ import annotations
@@ -221,8 +221,7 @@ def calibrate_bit_sum(
 
     ``calibration="exact"``: smallest λ whose shuffled binary RR is certified (ε, δ)-DP by the
     shared accountant (its tightest valid upper bound). ``"paper"``: Lemma 4.8's λ. In both
-    cases the certificate is the accountant's best valid bound at that λ when it is
-    available, otherwise the paper's Corollary 4.7 value.
+    cases the certificate is the accountant's best valid bound at that λ.
     """
     nn = check_int("n", n, low=2)
     eps = check_real("epsilon", epsilon, low=0.0, low_open=True)
@@ -235,11 +234,7 @@ def calibrate_bit_sum(
     else:
         raise ValueError(f"calibration must be 'exact' or 'paper', got {calibration!r}")
     eps0 = eps0_from_lambda(n=nn, lam=lam)
-    if _accountant.shuffle_accountant_available():
-        certified, bound = _accountant.certify_krr(eps0=eps0, n=nn, k=2, delta=d)
-    else:
-        certified = corollary47_epsilon(n=nn, lam=lam, delta=d)
-        bound = "paper Cor. 4.7"
+    certified, bound = _accountant.certify_krr(eps0=eps0, n=nn, k=2, delta=d)
     return lam, Certificate(
         epsilon=min(certified, eps0), delta=d, bound=bound, target_epsilon=eps, eps0=eps0
     )

@@ -34,7 +34,6 @@ from crowdhide.mechanisms._common import as_real_array
 from crowdhide.protocols import _accountant
 from crowdhide.protocols.bitsum import (
     BitSumRandomizer,
-    corollary47_epsilon,
     eps0_from_lambda,
     lambda_from_eps0,
     lemma48_lambda,
@@ -138,12 +137,8 @@ def _multi_parameters(
     else:
         raise ValueError(f"calibration must be 'exact' or 'paper', got {calibration!r}")
     eps0 = eps0_from_lambda(n=n, lam=lam)
-    if _accountant.shuffle_accountant_available():
-        per_bit, bound = _accountant.certify_krr(eps0=eps0, n=n, k=2, delta=budget.delta)
-        bound += ", composed over bit positions"
-    else:
-        per_bit = corollary47_epsilon(n=n, lam=lam, delta=budget.delta)
-        bound = "paper Cor. 4.7, composed"
+    per_bit, bound = _accountant.certify_krr(eps0=eps0, n=n, k=2, delta=budget.delta)
+    bound += ", composed over bit positions"
     per_bit = min(per_bit, eps0)
     if r == 1:
         certified = DpGuarantee(epsilon=per_bit, delta=budget.delta)

@@ -31,7 +31,7 @@ class Certificate:
         The certified guarantee: the mechanism is (epsilon, delta)-DP (an upper bound on the
         true curve at ``delta``).
     bound
-        How it was obtained (e.g. ``"exact shuffled k-RR"``, ``"paper Cor. 4.7"``).
+        How it was obtained (e.g. ``"shuffle accountant: feldman2023"``).
     target_epsilon
         The ε asked for.
     eps0
