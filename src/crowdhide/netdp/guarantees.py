@@ -269,6 +269,20 @@ def theorem2(
     )
 
 
+def _compose_cycles(
+    *, eps_cycle: float, cycles: float, slack: float, eps0: float, form: Form
+) -> float:
+    """Advanced composition of the per-cycle ε over ``cycles`` cycles (Theorems 3 and 6).
+
+    ``corrected``: :func:`compose_advanced`. ``published``: the paper's mis-transcribed drift
+    term ``√k ε0 (e^{ε_c} − 1)`` in place of ``k ε_c (e^{ε_c} − 1)`` (kept to reproduce it).
+    """
+    if form == "corrected":
+        return compose_advanced(epsilon=eps_cycle, count=cycles, delta_slack=slack)
+    first = math.sqrt(2.0 * cycles * math.log(1.0 / slack)) * eps_cycle
+    return first + math.sqrt(cycles) * eps0 * math.expm1(eps_cycle)
+
+
 def _cycles(visits: float, steps: int, n_eff: float, integer: bool) -> float:
     if integer:
         return float(math.ceil(visits - 1e-12) - 1 + math.floor(steps / n_eff) + 1)
@@ -326,11 +340,7 @@ def theorem3(
     if per_cycle not in ("paper", "sharp"):
         raise ValueError(f"per_cycle must be 'paper' or 'sharp', got {per_cycle!r}")
     eps_c = const * e0 / math.sqrt(n_eff)
-    first = math.sqrt(2.0 * k * math.log(1.0 / slack)) * eps_c
-    if form == "corrected":
-        eps = min(first + k * eps_c * math.expm1(eps_c), k * eps_c)
-    else:
-        eps = first + math.sqrt(k) * e0 * math.expm1(eps_c)
+    eps = _compose_cycles(eps_cycle=eps_c, cycles=k, slack=slack, eps0=e0, form=form)
     violations = [] if e0 < 1.0 else ["eps0 < 1"]
     if method == "code":
         violations.append("visit bound from the authors' code is not a valid bound")
@@ -395,11 +405,7 @@ def theorem6(
     k = _cycles(nv, t, n_eff, integer_cycles)
     const = THEOREM6_CONSTANT if form == "corrected" else 21.0
     eps_c = const * math.sqrt(math.log(4.0 / d0) / n_eff) * e0
-    first = math.sqrt(2.0 * k * math.log(1.0 / slack)) * eps_c
-    if form == "corrected":
-        eps = min(first + k * eps_c * math.expm1(eps_c), k * eps_c)
-    else:
-        eps = first + math.sqrt(k) * e0 * math.expm1(eps_c)
+    eps = _compose_cycles(eps_cycle=eps_c, cycles=k, slack=slack, eps0=e0, form=form)
     violations = []
     if not e0 <= 1.0:
         violations.append("eps0 <= 1")
