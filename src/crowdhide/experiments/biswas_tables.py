@@ -331,17 +331,22 @@ def _short(dataset: str) -> str:
     )
 
 
+def _e(value: float) -> str:
+    """Compact scientific notation: 1.2e-3."""
+    return f"{value:.1e}".replace("e-0", "e-").replace("e+0", "e")
+
+
 def _individual_lines(rows: list[dict[str, Any]]) -> list[str]:
-    lines = ["data     x0   paper G/INV     d_x0   | here G ± sd      INV ± sd      INV@eps0=4"]
+    lines = ["data     x0   paper G/INV     d_x0 | here G ± sd     INV ± sd       INV@eps0=4"]
     for r in rows:
         deltas = (
             f"{fmt_log10(r['log10_delta_x0_printed'])}/{fmt_log10(r['log10_delta_x0_corrected'])}"
         )
         lines.append(
-            f"{_short(r['dataset']):<8} {r['x0']:<4} {r['paper_gaussian']:.0e}/"
-            f"{r['paper_shuffle_inv']:.0e} {deltas:<6} | {r['gaussian_mean']:.1e}±"
-            f"{r['gaussian_sd']:.0e} {r['shuffle_inv_mean']:.1e}±{r['shuffle_inv_sd']:.0e} "
-            f"{r['shuffle_inv_eps0_4_mean']:.1e}"
+            f"{_short(r['dataset']):<8} {r['x0']:<4} {_e(r['paper_gaussian'])}/"
+            f"{_e(r['paper_shuffle_inv'])} {deltas:<4} | {_e(r['gaussian_mean'])}±"
+            f"{_e(r['gaussian_sd'])} {_e(r['shuffle_inv_mean'])}±{_e(r['shuffle_inv_sd'])} "
+            f"{_e(r['shuffle_inv_eps0_4_mean'])}"
         )
     lines.append(
         "d_x0 = the paper's delta for that x0, printed formula/corrected (both 0: eps = eps0); "
