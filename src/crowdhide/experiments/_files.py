@@ -75,7 +75,7 @@ class Progress(Protocol):
     """What :func:`progress` yields: ``advance(text)`` after each step."""
 
     def advance(self, text: str = "") -> None:
-        """Mark one step done; ``text`` describes the next one."""
+        """Mark one step done; ``text`` says which."""
 
 
 class _Silent:

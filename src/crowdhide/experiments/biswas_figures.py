@@ -330,8 +330,8 @@ def run_fig6_7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
                 notes.append(city.note)
             for eps in FIG67_EPSILONS:
                 for n in grids[name]:
-                    bar.advance(f"{name} eps={eps:g} n={n:,}")
                     records.append(_tvd_runs(city, n, eps, runs, rng, quick))
+                    bar.advance(f"{name} eps={eps:g} n={n:,} done")
     files = [
         write_csv(out_dir / "seed003_fig6_7.csv", [_flat(r) for r in records]),
         write_json(out_dir / "seed003_fig6_7.json", records),

@@ -387,10 +387,10 @@ def _individual_experiment(
     settings: list[str] = []
     with progress(name, 2 * len(studies)) as bar:
         for dataset, values, k, paper, offset in studies:
-            bar.advance(f"{dataset}: calibrating eps0")
             setting = certified_setting(n=values.size, k=k, epsilon=UTILITY_EPSILON, fast=fast)
-            bar.advance(f"{dataset}: {runs} runs")
+            bar.advance(f"{dataset}: eps0 calibrated")
             sims = _simulate(values, setting, runs, rng)
+            bar.advance(f"{dataset}: {runs} runs done")
             rows += _individual_rows(
                 dataset, values, setting, paper, label_offset=offset, sims=sims
             )
