@@ -19,8 +19,6 @@ The exact curve and the ε0 calibration come from the shared shuffle accountant.
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from crowdhide.experiments._files import fmt_log10 as _fmt
+from crowdhide.experiments._files import log10_of_log as _log10
+from crowdhide.experiments._files import write_csv as _write_csv
+from crowdhide.experiments._files import write_json as _write_json
 from crowdhide.experiments._registry import ExperimentResult, experiment
 from crowdhide.protocols import _accountant
 from crowdhide.protocols.biswas import biswas_log_delta
@@ -59,40 +61,6 @@ TABLE2_PUBLISHED: dict[int, tuple[tuple[float, float, float, float], ...]] = {
 #: (seed 003 note §4.6); the n = 1000 row is not reproduced by any tried n_x0.
 TABLE2_K = 10
 TABLE2_NX0 = {100: 80, 1000: 800}
-
-
-def _log10(log_value: float) -> float:
-    return log_value / math.log(10.0) if log_value > -math.inf else -math.inf
-
-
-def _fmt(log10_value: float) -> str:
-    if log10_value == -math.inf:
-        return "0"
-    if not math.isfinite(log10_value):
-        return "n/a"
-    mantissa_exp = math.floor(log10_value)
-    return f"{10 ** (log10_value - mantissa_exp):.3g}e{mantissa_exp:+d}"
-
-
-def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None if math.isnan(value) else ("-inf" if value < 0 else "inf")
-    return value
-
-
-def _write_json(path: Path, payload: Any) -> None:
-    path.write_text(json.dumps(_clean(payload), indent=2))
 
 
 @experiment("seed003-table2", "Biswas et al. Table II: published δ̂ vs corrected vs exact k-RR")

@@ -48,11 +48,13 @@ __all__ = [
     "BoundedValues",
     "Categories",
     "DataColumn",
+    "GowallaPoints",
     "as_bits",
     "as_bounded",
     "as_categories",
     "data_dir",
     "load_column",
+    "load_gowalla_points",
 ]
 
 BUILTIN_DATASETS = ("adult", "gowalla-sf", "gowalla-paris", "synthetic")
@@ -79,6 +81,15 @@ ADULT_COLUMNS = (
 GOWALLA_GRIDS = {
     "gowalla-sf": ("gowalla_sf_grid.csv.gz", 17, 24),
     "gowalla-paris": ("gowalla_paris_grid.csv.gz", 12, 16),
+}
+#: Bounding boxes of seed 003 §V-D: (south, north, west, east) in degrees.
+GOWALLA_BOXES = {
+    "gowalla-sf": (37.7228, 37.7946, -122.5153, -122.3789),
+    "gowalla-paris": (48.8286, 48.8798, 2.2855, 2.3909),
+}
+_GOWALLA_POINT_FILES = {
+    "gowalla-sf": "gowalla_sf_latlon.csv.gz",
+    "gowalla-paris": "gowalla_paris_latlon.csv.gz",
 }
 _GOWALLA_ROWS = {"gowalla-sf": 123_026, "gowalla-paris": 10_079}
 _SYNTHETIC_ROWS = 100_000
@@ -311,6 +322,43 @@ def _load_gowalla(name: str, column: str, source: str) -> DataColumn:
         )
     table = {"cell": grid[:, 0] * cols + grid[:, 1], "i": grid[:, 0], "j": grid[:, 1]}
     return _pick(table, column, source, note, domains)
+
+
+@dataclass(frozen=True)
+class GowallaPoints:
+    """Check-in coordinates of one Gowalla city (degrees), with the seed-003 box.
+
+    ``note`` is set when the points are a synthetic stand-in (real file absent).
+    """
+
+    latitude: npt.NDArray[np.float64]
+    longitude: npt.NDArray[np.float64]
+    box: tuple[float, float, float, float]
+    note: str | None = None
+
+
+def load_gowalla_points(name: str) -> GowallaPoints:
+    """Latitude/longitude of every check-in of ``gowalla-sf`` or ``gowalla-paris``.
+
+    Without the data directory, the stand-in places one point uniformly inside the cell of
+    every row of the grid stand-in (cells counted from the north and east edges, as in the
+    grid files), so maps and grid histograms agree with the stand-in cells.
+    """
+    if name not in GOWALLA_BOXES:
+        raise ValueError(f"name must be one of {', '.join(GOWALLA_BOXES)}, got {name!r}")
+    box = GOWALLA_BOXES[name]
+    path = data_dir() / "gowalla" / _GOWALLA_POINT_FILES[name]
+    if path.is_file():
+        points = np.loadtxt(path, delimiter=",", dtype=np.float64, ndmin=2)
+        return GowallaPoints(latitude=points[:, 0], longitude=points[:, 1], box=box)
+    cells = _load_gowalla(name, "i", f"builtin:{name}")
+    cols = _load_gowalla(name, "j", f"builtin:{name}").values
+    _, rows_n, cols_n = GOWALLA_GRIDS[name]
+    south, north, west, east = box
+    rng = np.random.default_rng(rows_n * cols_n + 1)
+    lat = north - (cells.values + rng.random(cells.n)) * (north - south) / rows_n
+    lon = east - (cols + rng.random(cells.n)) * (east - west) / cols_n
+    return GowallaPoints(latitude=lat, longitude=lon, box=box, note=cells.note)
 
 
 # ---- conversions -------------------------------------------------------------------------

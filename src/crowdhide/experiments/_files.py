@@ -1,0 +1,113 @@
+"""Output helpers shared by the reproductions (internal): CSV/JSON writers, log-scale
+formatting, and a progress display on stderr."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import math
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+__all__ = ["Progress", "fmt_log10", "log10_of_log", "progress", "write_csv", "write_json"]
+
+
+def log10_of_log(log_value: float) -> float:
+    """``log10`` of a value given by its natural log (``-inf`` stays ``-inf``).
+
+    Examples
+    --------
+    >>> log10_of_log(math.log(1e-300))
+    -300.0
+    """
+    return log_value / math.log(10.0) if log_value > -math.inf else -math.inf
+
+
+def fmt_log10(log10_value: float) -> str:
+    """A value given by its ``log10`` as ``m.mme±x`` (``"0"`` for ``-inf``), so values below
+    the smallest double (1e-308) print as well.
+
+    Examples
+    --------
+    >>> fmt_log10(-351.75), fmt_log10(-math.inf)
+    ('1.78e-352', '0')
+    """
+    if log10_value == -math.inf:
+        return "0"
+    if not math.isfinite(log10_value):
+        return "n/a"
+    exponent = math.floor(log10_value)
+    mantissa = 10 ** (log10_value - exponent)
+    if round(mantissa, 2) >= 10.0:  # 9.999 would print as 10e-x
+        mantissa, exponent = mantissa / 10.0, exponent + 1
+    return f"{mantissa:.3g}e{exponent:+d}"
+
+
+def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
+    """Write ``rows`` (dicts with the same keys) as CSV; returns ``path``."""
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("-inf" if value < 0 else "inf")
+    return value
+
+
+def write_json(path: Path, payload: Any) -> Path:
+    """Write ``payload`` as JSON (non-finite floats as ``"inf"``/``"-inf"``/null)."""
+    path.write_text(json.dumps(_clean(payload), indent=2))
+    return path
+
+
+class Progress(Protocol):
+    """What :func:`progress` yields: ``advance(text)`` after each step."""
+
+    def advance(self, text: str = "") -> None:
+        """Mark one step done; ``text`` says which."""
+
+
+class _Silent:
+    def advance(self, text: str = "") -> None:
+        return None
+
+
+class _RichSteps:
+    def __init__(self, bar: Any, task: Any) -> None:
+        self._bar, self._task = bar, task
+
+    def advance(self, text: str = "") -> None:
+        self._bar.update(self._task, advance=1, description=text or None)
+
+
+@contextlib.contextmanager
+def progress(label: str, total: int) -> Iterator[Progress]:
+    """A progress bar on stderr (rich) with ``total`` steps, shown only on a terminal so that
+    captured output and logs stay clean."""
+    if not sys.stderr.isatty():
+        yield _Silent()
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as RichProgress
+
+    with RichProgress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        yield _RichSteps(bar, bar.add_task(label, total=total))
