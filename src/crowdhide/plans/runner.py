@@ -42,10 +42,12 @@ from crowdhide.plans.data import (
     synth_aggregate,
     synth_diabetes,
 )
+from crowdhide.plans.estimates import estimate_rows, inclusion_probabilities, write_answer
 from crowdhide.plans.kmeans import KmeansSetup, kmeans_plan, nearest, rand_index
 from crowdhide.plans.model import ExecutionPlan, data_clusters_per_path, protect
 from crowdhide.plans.planner import CountermeasureChoice, plan_protection, route_costs
 from crowdhide.plans.spec import RunSpec
+from crowdhide.plans.traffic import traffic_per_node
 
 __all__ = ["Prepared", "prepare", "run_spec", "tradeoff_curve"]
 
@@ -361,7 +363,7 @@ def _plots(
             accountant=accountant,
         )
         series: dict[Any, list[dict[str, Any]]] = {n: [r for r in rows if r["n"] == n] for n in ns}
-        label = "n"
+        label = "sources per scrambler n"
     else:
         rows = []
         for dl in range(T):
@@ -384,6 +386,12 @@ def _plots(
             )
         series = {"local": rows}
         label = "local flooding"
+    # The plan's ε is this route's cluster ε plus the other clusters of the path (Theorem
+    # 1), so the curve is shifted by the others' certified ε and the chosen point is the
+    # certificate itself.
+    others = _other_clusters_epsilon(prepared, route.name)
+    for r in rows:
+        r["epsilon"] = r.get("epsilon_cluster", r["epsilon"] / k) + others
     files: list[Path] = []
     for key, xlabel, name in (
         (
@@ -404,7 +412,7 @@ def _plots(
                 [p[key] for p in finite],
                 [p["epsilon"] for p in finite],
                 marker="o",
-                label=f"{label}={n}" if label == "n" else label,
+                label=f"{label}={n}" if label != "local flooding" else label,
             )
         chosen = [
             r
@@ -415,16 +423,20 @@ def _plots(
         if chosen and math.isfinite(chosen[0]["epsilon"]):
             ax.scatter(
                 [chosen[0][key]],
-                [chosen[0]["epsilon"]],
+                [prepared.certificate.epsilon],
                 s=120,
                 facecolors="none",
                 edgecolors="red",
-                label="chosen",
+                label=f"chosen: certified ε={prepared.certificate.epsilon:.3g}",
                 zorder=5,
             )
         ax.set_xlabel(xlabel)
-        ax.set_ylabel(f"ε of the plan (δ={prepared.spec.delta:g}, {k} clusters/path)")
-        ax.set_title(f"{prepared.spec.name}: σ={sigma:g}, T={T}, S={S}")
+        ax.set_ylabel(f"privacy loss ε of the plan (δ={prepared.spec.delta:g})")
+        ax.set_title(
+            f"{prepared.spec.name}: {route.name}, sampling σ={sigma:g}\n"
+            f"{S} sources → {T} compute nodes",
+            fontsize=10,
+        )
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()
@@ -433,6 +445,14 @@ def _plots(
         plt.close(fig)
         files.append(path)
     return files, rows
+
+
+def _other_clusters_epsilon(prepared: Prepared, route: str) -> float:
+    """Certified ε of the plan minus that of ``route``'s cluster (0 when it is alone)."""
+    mine = [c.epsilon for c in prepared.certificate.clusters if c.route == route]
+    if not mine or not math.isfinite(prepared.certificate.epsilon):
+        return 0.0
+    return max(0.0, prepared.certificate.epsilon - max(mine))
 
 
 def _write_rows(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
@@ -484,8 +504,17 @@ def run_spec(
         masks = [run.used.get(r, np.zeros(_rows(prepared), dtype=bool)) for r in setup.routes]
         on_used = exact_answer(prepared.table, setup.query, masks=masks)
         verbatim = run_sql(prepared.table, setup.query)
+        pis = inclusion_probabilities(prepared.plan, setup.routes)
+        estimates = estimate_rows(setup, run.states["R"], pis)
         report["result"] = rows
         report["exact"] = exact
+        report["estimates"] = estimates
+        report["inclusion_probability"] = pis
+        report["traffic"] = traffic_per_node(setup.plan, run.transcript, setup.routes)
+        report["route_names"] = {
+            r: "sources → compute nodes for " + ", ".join(setup.query.grouping_sets[g])
+            for g, r in enumerate(setup.routes)
+        }
         report["utility"] = {
             "tuples": _rows(prepared),
             "tuples_used_per_grouping_set": [int(m.sum()) for m in masks],
@@ -493,8 +522,9 @@ def run_spec(
             "vs_duckdb_on_used_tuples": compare(rows, on_used, setup.query),
             "duckdb_rows_of_original_sql": len(verbatim),
         }
-        files["result"] = str(_write_rows(out / "result.csv", rows))
-        files["exact"] = str(_write_rows(out / "exact.csv", exact))
+        files["result"] = str(write_answer(out / "result.csv", estimates, setup.query))
+        files["exact"] = str(write_answer(out / "exact.csv", exact, setup.query))
+        files["estimates"] = str(_write_rows(out / "estimates.csv", estimates))
     else:
         assert prepared.kmeans is not None
         km_setup = prepared.setup
