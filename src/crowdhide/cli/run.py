@@ -22,16 +22,47 @@ def register(app: typer.Typer) -> None:
         out: Annotated[
             Path | None, typer.Option("--out", help="Output directory (default: results/<name>).")
         ] = None,
+        ledger: Annotated[
+            Path | None,
+            typer.Option("--ledger", help="Privacy ledger (JSON): record this run's certificate."),
+        ] = None,
+        budget_epsilon: Annotated[
+            float | None,
+            typer.Option("--budget-epsilon", help="Budget ε of the population (with --ledger)."),
+        ] = None,
+        budget_delta: Annotated[
+            float | None,
+            typer.Option("--budget-delta", help="Budget δ of the population (with --ledger)."),
+        ] = None,
+        population: Annotated[
+            str | None,
+            typer.Option("--population", help="Ledger key (default: the data file/generator)."),
+        ] = None,
         as_json: JsonFlag = False,
     ) -> None:
-        """Run a decentralized query with DP countermeasures; write result, transcript, plots."""
+        """Run a decentralized query with DP countermeasures; write result, transcript, plots.
+
+        With --ledger the run is charged to its population before anything is sent and
+        refused (exit 2) if the composed budget would be exceeded.
+        """
+        from crowdhide.cli._budget import budget_hook
         from crowdhide.plans.runner import run_spec
         from crowdhide.plans.spec import load_spec
 
         spec = load_spec(plan_file)
         out_dir = out if out is not None else Path("results") / spec.name
-        with stage_progress(not as_json) as progress:
-            report = run_spec(spec, out_dir, progress=progress)
+        with (
+            budget_hook(
+                spec,
+                ledger=ledger,
+                budget_epsilon=budget_epsilon,
+                budget_delta=budget_delta,
+                population=population,
+                plan_file=plan_file,
+            ) as before_send,
+            stage_progress(not as_json) as progress,
+        ):
+            report = run_spec(spec, out_dir, progress=progress, before_send=before_send)
         from crowdhide.report.html import write_html
 
         report["files"]["html"] = str(write_html(report, out_dir))

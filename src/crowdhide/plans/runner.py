@@ -474,14 +474,21 @@ def run_spec(
     *,
     accountant: CountermeasureAccountant | None = None,
     progress: Progress | None = None,
+    before_send: Callable[[Prepared], None] | None = None,
 ) -> dict[str, Any]:
-    """Prepare, execute, compare with the exact answer, write files; return the report."""
+    """Prepare, execute, compare with the exact answer, write files; return the report.
+
+    ``before_send(prepared)`` runs once the plan is certified and before any message is
+    sent (a privacy-budget check raises there to refuse the run).
+    """
     from crowdhide.cli._output import jsonable
 
     acct = accountant if accountant is not None else default_accountant()
     tick = progress or (lambda stage, done, total: None)
     started = time.perf_counter()
     prepared = prepare(spec, accountant=acct, progress=progress)
+    if before_send is not None:
+        before_send(prepared)
     prepared_at = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

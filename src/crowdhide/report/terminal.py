@@ -21,7 +21,7 @@ from crowdhide.report.words import (
     route_words,
 )
 
-__all__ = ["fit_panels", "render_run"]
+__all__ = ["fit_panels", "render_ledger", "render_run"]
 
 Console = Any  # rich.console.Console (imported lazily: CLI start-up path)
 
@@ -86,7 +86,7 @@ def _table(
                 headers[i],
                 justify="left" if i < keys or i in wrap else "right",
                 no_wrap=not text,
-                overflow="fold" if text else "ignore",
+                overflow="fold",
                 min_width=None if text else widths[i],
                 max_width=widths[i] if text else None,
             )
@@ -295,3 +295,32 @@ def _flat(record: Any, prefix: str = "") -> dict[str, Any]:
         else:
             out[name] = value
     return out
+
+
+def render_ledger(rows: Sequence[Mapping[str, Any]], console: Console) -> None:
+    """Print ``crowdhide ledger show``: spent privacy per population."""
+    table = [
+        [
+            str(r["population"]),
+            str(r["runs"]),
+            fmt_num(r["epsilon_spent"]),
+            f"{r['at_delta']:.2g}",
+            str(r["method"]),
+            fmt_num(r["budget_epsilon"]),
+            fmt_num(r["epsilon_left"]),
+        ]
+        for r in rows
+    ]
+    _table(
+        console,
+        "Privacy spent per population (all recorded runs composed)",
+        ["population", "runs", "ε spent", "at δ", "how\ncomposed", "budget\nε", "ε left"],
+        table,
+        wrap=(0,),
+    )
+    console.print(
+        "how composed: pld = optimal composition of the recorded (ε, δ) certificates, computed "
+        "on privacy-loss distributions; advanced / basic = composition theorems (the smallest "
+        "valid ε is shown)",
+        overflow="fold",
+    )
