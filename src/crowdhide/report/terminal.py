@@ -239,6 +239,18 @@ def _privacy(report: Mapping[str, Any], console: Console) -> None:
         wrap=(0,),
     )
     console.print(path_meaning(privacy["epsilon"], privacy["delta"]), overflow="fold")
+    if target.get("epsilon") is not None and not (
+        privacy["epsilon"] is not None
+        and privacy["epsilon"] <= target["epsilon"] * (1 + 1e-9)
+        and privacy["delta"] <= target["delta"] * (1 + 1e-9)
+    ):
+        console.print(
+            f"TARGET NOT MET: certified ε = {fmt_num(privacy['epsilon'])}, δ = "
+            f"{privacy['delta']:.2g} is weaker than the target ε = {fmt_num(target['epsilon'])},"
+            f" δ = {target['delta']:.2g}",
+            style="bold red",
+            overflow="fold",
+        )
     hops = [
         [
             cluster_words(c, names, counter),

@@ -50,11 +50,16 @@ def fmt_num(value: Any) -> str:
     --------
     >>> fmt_num(65.66260268), fmt_num(1.930201882), fmt_num(123456.7), fmt_num(float("inf"))
     ('65.66', '1.930', '123,457', '∞')
+    >>> fmt_num(784)
+    '784'
+
     """
     if value is None:
         return "-"
     if isinstance(value, bool | str):
         return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
     x = float(value)
     if math.isnan(x):
         return "-"
