@@ -42,7 +42,7 @@ def test_fits_width_and_never_cuts(small_run: tuple[dict[str, Any], Path], width
 def test_captions_and_plain_names(small_run: tuple[dict[str, Any], Path]) -> None:
     report, _ = small_run
     text = _render(report, 80)
-    assert "full-population estimate" in text
+    assert "full-population estimates" in text
     assert "sources → compute nodes for age_range (sampling σ" in text
     assert "What the protection costs" in text
     # Paper terms only next to plain words.

@@ -433,8 +433,8 @@ def _plots(
         ax.set_xlabel(xlabel)
         ax.set_ylabel(f"privacy loss ε of the plan (δ={prepared.spec.delta:g})")
         ax.set_title(
-            f"{prepared.spec.name}: {route.name}, sampling σ={sigma:g}\n"
-            f"{S} sources → {T} compute nodes",
+            f"{prepared.spec.name}: {_route_label(prepared, route.name)}\n"
+            f"{S:,} sources, {T} compute nodes, sampling σ={sigma:g}",
             fontsize=10,
         )
         ax.grid(alpha=0.3)
@@ -445,6 +445,15 @@ def _plots(
         plt.close(fig)
         files.append(path)
     return files, rows
+
+
+def _route_label(prepared: Prepared, route: str) -> str:
+    """Plain name of a data route: ``sources → compute nodes for age_range``."""
+    setup = prepared.setup
+    if isinstance(setup, AggregateSetup) and route in setup.routes:
+        columns = setup.query.grouping_sets[setup.routes.index(route)]
+        return "sources → compute nodes for " + ", ".join(columns)
+    return route.replace("->", " → ")
 
 
 def _other_clusters_epsilon(prepared: Prepared, route: str) -> float:
@@ -518,10 +527,7 @@ def run_spec(
         report["estimates"] = estimates
         report["inclusion_probability"] = pis
         report["traffic"] = traffic_per_node(setup.plan, run.transcript, setup.routes)
-        report["route_names"] = {
-            r: "sources → compute nodes for " + ", ".join(setup.query.grouping_sets[g])
-            for g, r in enumerate(setup.routes)
-        }
+        report["route_names"] = {r: _route_label(prepared, r) for r in setup.routes}
         report["utility"] = {
             "tuples": _rows(prepared),
             "tuples_used_per_grouping_set": [int(m.sum()) for m in masks],

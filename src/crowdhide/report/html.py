@@ -20,6 +20,7 @@ from crowdhide.report.words import (
     fmt_count,
     fmt_interval,
     fmt_num,
+    group_words,
     path_meaning,
     route_words,
 )
@@ -200,7 +201,7 @@ def _costs_section(report: Mapping[str, Any]) -> str:
             (f"extra users for the same accuracy: {route_words(route, names)}", fmt_count(extra))
         )
     for group, peers in c.get("max_channels_per_node", {}).items():
-        pairs.append((f"most peers of one node of {group.replace('#', ' ')}", fmt_count(peers)))
+        pairs.append((f"most peers of one node: {group_words(group, report)}", fmt_count(peers)))
     rows = "".join(
         f"<tr><td class='k'>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in pairs
     )

@@ -17,6 +17,7 @@ from crowdhide.report.words import (
     fmt_count,
     fmt_interval,
     fmt_num,
+    group_words,
     path_meaning,
     route_words,
 )
@@ -34,7 +35,7 @@ def fit_panels(widths: Sequence[int], keys: int, width: int) -> list[list[int]]:
 
     Examples
     --------
-    >>> fit_panels([5, 10, 10, 10], keys=1, width=30)
+    >>> fit_panels([5, 10, 10, 10], keys=1, width=40)
     [[1, 2], [3]]
     """
     base = 1 + sum(w + 3 for w in widths[:keys])
@@ -171,10 +172,15 @@ def _answer(report: Mapping[str, Any], console: Console) -> None:
         p = list(pi.values())[g] if len(pi) > g else 1.0
         _table(
             console,
-            f"{' / '.join(keys)}: full-population estimate from {fmt_count(used[g])} of "
-            f"{fmt_count(total)} tuples (each kept with prob. {p:.3g}) vs exact",
+            f"By {' / '.join(keys)}: full-population estimates from {fmt_count(used[g])} of "
+            f"{fmt_count(total)} tuples, vs exact",
             headers,
             table,
+        )
+        console.print(
+            f"(sampling kept each tuple with probability {p:.3g}: counts and sums are "
+            f"divided by it; 95 % intervals; exact = DuckDB on all tuples)",
+            overflow="fold",
         )
     _accuracy(report, console, aggregates)
 
@@ -283,10 +289,7 @@ def _costs(report: Mapping[str, Any], console: Console) -> None:
         ("bytes on the wire", fmt_count(costs["bytes"])),
     ]
     for group, peers in costs.get("max_channels_per_node", {}).items():
-        label = group.replace("#scramblers", "")
-        if "#scramblers" in group:
-            label = f"scramblers of {route_words(label, names)}"
-        pairs.append((f"most peers of one node: {label}", fmt_count(peers)))
+        pairs.append((f"most peers of one node: {group_words(group, report)}", fmt_count(peers)))
     for route, extra in costs.get("extra_consents_for_same_utility", {}).items():
         pairs.append(
             (f"extra users for the same accuracy: {route_words(route, names)}", fmt_count(extra))

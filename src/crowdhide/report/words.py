@@ -12,6 +12,7 @@ __all__ = [
     "fmt_count",
     "fmt_interval",
     "fmt_num",
+    "group_words",
     "path_meaning",
     "route_words",
 ]
@@ -91,6 +92,36 @@ def fmt_interval(low: Any, high: Any, fmt: Callable[[Any], str] = fmt_num) -> st
 def route_words(route: str, names: Mapping[str, str]) -> str:
     """Plain name of a route (``sources → compute nodes for age_range``), else ``A → B``."""
     return names.get(route, route.replace("->", " → "))
+
+
+def group_words(group: str, report: Mapping[str, Any]) -> str:
+    """Plain name of a node group of the run's plan (paper name in parentheses).
+
+    Examples
+    --------
+    >>> report = {"routes": [{"route": "S->C0", "sender": "S", "receiver": "C0",
+    ...                       "kind": "data"}],
+    ...           "route_names": {"S->C0": "sources → compute nodes for age"}}
+    >>> for g in ("S", "C0", "S->C0#scramblers", "R"):
+    ...     print(group_words(g, report))
+    user devices (S)
+    compute nodes for age (C0)
+    scramblers of sources → compute nodes for age
+    result node (R)
+    """
+    names = report.get("route_names", {})
+    if group.endswith("#scramblers"):
+        return "scramblers of " + route_words(group.removesuffix("#scramblers"), names)
+    for r in report.get("routes", []):
+        if r.get("kind") != "data":
+            continue
+        if r["sender"] == group:
+            return f"user devices ({group})"
+        if r["receiver"] == group and r["route"] in names:
+            return f"{names[r['route']].split('→ ', 1)[-1]} ({group})"
+    if group == "R":
+        return "result node (R)"
+    return group
 
 
 def cluster_words(
