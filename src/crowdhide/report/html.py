@@ -29,20 +29,21 @@ __all__ = ["render_html", "write_html"]
 
 _CSS = """
 body{font-family:system-ui,-apple-system,'DejaVu Sans',sans-serif;margin:2em auto;
-max-width:1100px;color:#1d2330;background:#fff;line-height:1.45;padding:0 1em}
+max-width:1240px;color:#1d2330;background:#fff;line-height:1.45;padding:0 1em}
 h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.25em;margin-top:1.6em;
 border-bottom:2px solid #d8dde6;padding-bottom:.2em}
 .lead{color:#4a5568}.big{font-size:1.4em;font-weight:600}
-table{border-collapse:collapse;margin:.6em 0;font-size:.92em}
-th,td{border:1px solid #d8dde6;padding:.25em .6em;text-align:right;vertical-align:top;
-white-space:nowrap}td.k{white-space:normal}
+table{border-collapse:collapse;margin:.6em 0;font-size:.88em}
+th,td{border:1px solid #d8dde6;padding:.25em .5em;text-align:right;vertical-align:top;
+white-space:nowrap}td.k,th{white-space:normal}
 th{background:#f1f4f9}td.k,th.k{text-align:left}caption{text-align:left;
 font-weight:600;padding:.3em 0;color:#2d3748}
 .cards{display:flex;flex-wrap:wrap;gap:1em}.card{border:1px solid #d8dde6;
 border-radius:8px;padding:.8em 1.1em;background:#f8fafc;min-width:12em}
 .ok{color:#1f7a3a}.bad{color:#b42318}img{max-width:100%;border:1px solid #e2e8f0}
 .figs{display:flex;flex-wrap:wrap;gap:1em}.figs figure{margin:0;flex:1 1 480px}
-figcaption{font-size:.9em;color:#4a5568}
+figcaption{font-size:.9em;color:#4a5568}.figs figure.wide{flex-basis:100%}
+.scroll{overflow-x:auto;max-width:100%}
 """
 
 
@@ -152,7 +153,8 @@ def _result_section(report: Mapping[str, Any]) -> str:
             f"(each kept with probability {pi:.3g})"
         )
         out.append(
-            f"<table><caption>{html.escape(caption)}</caption>{''.join(head)}{''.join(body)}</table>"
+            f"<div class='scroll'><table><caption>{html.escape(caption)}</caption>"
+            f"{''.join(head)}{''.join(body)}</table></div>"
         )
     return "\n".join(out)
 
@@ -229,7 +231,7 @@ def _figures(report: Mapping[str, Any], out_dir: Path) -> str:
     if traffic:
         png = _traffic_png(traffic, report.get("route_names", {}))
         out.append(
-            f"<figure><img alt='messages per compute node' src='{_data_uri(png)}'>"
+            f"<figure class='wide'><img alt='messages per compute node' src='{_data_uri(png)}'>"
             "<figcaption>What an observer sees: messages received by each compute node. "
             "Without countermeasures the bars are the data's histogram; with them, dummies "
             "and sampling flatten it.</figcaption></figure>"
@@ -255,8 +257,12 @@ def _traffic_png(traffic: Sequence[Mapping[str, Any]], names: Mapping[str, str])
     import matplotlib.pyplot as plt
     import numpy as np
 
-    fig, axes = plt.subplots(1, len(traffic), figsize=(5.2 * len(traffic), 3.8), squeeze=False)
-    for ax, t in zip(axes[0], traffic, strict=True):
+    cols = min(2, len(traffic))
+    rows = -(-len(traffic) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 3.6 * rows), squeeze=False)
+    for ax in axes.ravel()[len(traffic) :]:
+        ax.set_visible(False)
+    for ax, t in zip(axes.ravel(), traffic, strict=False):
         x = np.arange(len(t["unprotected"]))
         ax.bar(x - 0.2, t["unprotected"], width=0.4, label="without countermeasures")
         ax.bar(x + 0.2, t["protected"], width=0.4, label="with countermeasures")
@@ -264,6 +270,8 @@ def _traffic_png(traffic: Sequence[Mapping[str, Any]], names: Mapping[str, str])
         ax.set_ylabel("messages received")
         ax.set_title(route_words(str(t["route"]), names), fontsize=9, wrap=True)
         ax.set_xticks(x)
+        # Head room so the legend never hides a bar.
+        ax.set_ylim(0, 1.3 * max([1, *t["unprotected"], *t["protected"]]))
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
