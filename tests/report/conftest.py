@@ -24,7 +24,7 @@ SMALL_DIABETES = {
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
     out = tmp_path_factory.mktemp("run")
     report = run_spec(parse_spec(SMALL_DIABETES), out)

@@ -228,8 +228,13 @@ def _data_uri(png: bytes) -> str:
 def _figures(report: Mapping[str, Any], out_dir: Path) -> str:
     out = ["<h2>Pictures</h2><div class='figs'>"]
     traffic = report.get("traffic")
+    png = b""
     if traffic:
-        png = _traffic_png(traffic, report.get("route_names", {}))
+        try:
+            png = _traffic_png(traffic, report.get("route_names", {}))
+        except ImportError:  # matplotlib is the optional `plot` extra
+            out.append("<p>Pictures need matplotlib (pip install 'crowdhide[plot]').</p>")
+    if png:
         out.append(
             f"<figure class='wide'><img alt='messages per compute node' src='{_data_uri(png)}'>"
             "<figcaption>What an observer sees: messages received by each compute node. "
