@@ -56,7 +56,7 @@ def test_run_table_output_and_plots(tmp_path: Path, capsys: pytest.CaptureFixtur
     plan = _write(tmp_path, SMALL.replace("plots = false", "plots = true"))
     res = run_cli(capsys, "run", str(plan), "--out", str(tmp_path / "o"))
     assert res.code == 0, res.err
-    assert "end-to-end privacy per data path" in res.out
+    assert "Privacy guarantee of each data path" in res.out
     assert (tmp_path / "o" / "privacy_vs_network_load.png").exists()
     assert (tmp_path / "o" / "privacy_vs_individual_load.png").exists()
 

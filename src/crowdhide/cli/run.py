@@ -22,16 +22,50 @@ def register(app: typer.Typer) -> None:
         out: Annotated[
             Path | None, typer.Option("--out", help="Output directory (default: results/<name>).")
         ] = None,
+        ledger: Annotated[
+            Path | None,
+            typer.Option("--ledger", help="Privacy ledger (JSON): record this run's certificate."),
+        ] = None,
+        budget_epsilon: Annotated[
+            float | None,
+            typer.Option("--budget-epsilon", help="Budget ε of the population (with --ledger)."),
+        ] = None,
+        budget_delta: Annotated[
+            float | None,
+            typer.Option("--budget-delta", help="Budget δ of the population (with --ledger)."),
+        ] = None,
+        population: Annotated[
+            str | None,
+            typer.Option("--population", help="Ledger key (default: the data file/generator)."),
+        ] = None,
         as_json: JsonFlag = False,
     ) -> None:
-        """Run a decentralized query with DP countermeasures; write result, transcript, plots."""
+        """Run a decentralized query with DP countermeasures; write result, transcript, plots.
+
+        With --ledger the run is charged to its population before anything is sent and
+        refused (exit 2) if the composed budget would be exceeded.
+        """
+        from crowdhide.cli._budget import budget_hook
         from crowdhide.plans.runner import run_spec
         from crowdhide.plans.spec import load_spec
 
         spec = load_spec(plan_file)
         out_dir = out if out is not None else Path("results") / spec.name
-        with stage_progress(not as_json) as progress:
-            report = run_spec(spec, out_dir, progress=progress)
+        with (
+            budget_hook(
+                spec,
+                ledger=ledger,
+                budget_epsilon=budget_epsilon,
+                budget_delta=budget_delta,
+                population=population,
+                plan_file=plan_file,
+            ) as before_send,
+            stage_progress(not as_json) as progress,
+        ):
+            report = run_spec(spec, out_dir, progress=progress, before_send=before_send)
+        from crowdhide.report.html import write_html
+
+        report["files"]["html"] = str(write_html(report, out_dir))
         report["inputs"] = {"plan": str(plan_file), "out": str(out_dir)}
         if as_json:
             emit(report, as_json=True)
@@ -40,80 +74,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _print(report: dict[str, Any]) -> None:
-    privacy = report["privacy"]
-    if isinstance(report["result"], list):
-        keys = list(dict.fromkeys(k for row in report["result"] for k in row))
-        groups = [k for k in keys if "(" not in k]
-        aggregates = [k for k in keys if "(" in k]
+    from rich.console import Console
 
-        def key(row: dict[str, Any]) -> tuple[Any, ...]:
-            return tuple(row.get(k) for k in groups)
+    from crowdhide.report.terminal import render_run
 
-        exact = {key(r): r for r in report["exact"]}
-        rows = []
-        for row in report["result"]:
-            merged = dict(row)
-            for agg in aggregates:
-                merged[f"exact {agg}"] = exact.get(key(row), {}).get(agg)
-            rows.append(merged)
-        columns = groups + [c for a in aggregates for c in (a, f"exact {a}")]
-        emit(
-            rows[:40],
-            as_json=False,
-            title=f"{report['name']}: query result vs DuckDB's exact answer (first 40 rows)",
-            columns=columns,
-        )
-    else:
-        emit(report["result"], as_json=False, title=f"{report['name']}: query result")
-    emit(_flat(report["utility"]), as_json=False, title="utility (vs DuckDB exact answer)")
-    emit(
-        [
-            {
-                "origin": p["origin"],
-                "epsilon": p["epsilon"],
-                "delta": p["delta"],
-                "clusters": len(p["clusters"]),
-            }
-            for p in privacy["paths"]
-        ],
-        as_json=False,
-        title=f"end-to-end privacy per data path (Theorem 1, accountant: {privacy['accountant']})",
-    )
-    emit(
-        [c for c in privacy["clusters"] if c["method"] != "data-independent"],
-        as_json=False,
-        title="per-cluster certificates (data-dependent clusters)",
-        columns=["cluster", "targets", "parallel_clusters", "epsilon", "delta", "method"],
-        notes=list(privacy["notes"]),
-    )
-    emit(
-        [
-            {"route": k, **{x: v[x] for x in ("sigma", "local_dummies", "n", "d")}}
-            for k, v in report["countermeasures"].items()
-        ],
-        as_json=False,
-        title=f"countermeasures ({report['mode']})",
-    )
-    emit(_flat(report["costs"]), as_json=False, title="costs")
-    emit(
-        report["files"],
-        as_json=False,
-        title="files written",
-        notes=[
-            f"total {report['timings']['total_s']:.2f} s "
-            f"(execute {report['timings']['execute_s']:.2f} s)"
-        ],
-    )
-
-
-def _flat(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in record.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            out.update(_flat(value, prefix=f"{name}."))
-        elif isinstance(value, list):
-            out[name] = ", ".join(str(v) for v in value)
-        else:
-            out[name] = value
-    return out
+    render_run(report, Console())

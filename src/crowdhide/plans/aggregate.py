@@ -85,6 +85,9 @@ class AggregateQuery:
     table: str
     grouping_sets: tuple[tuple[str, ...], ...]
     aggregates: tuple[Aggregate, ...]
+    #: Output columns in the order of the SQL's select list (grouping columns by name,
+    #: aggregates by :attr:`Aggregate.label`); empty when built by hand.
+    select: tuple[str, ...] = ()
 
     @classmethod
     def from_sql(cls, sql: str) -> AggregateQuery:
@@ -117,10 +120,12 @@ class AggregateQuery:
         if not sets or any(not s for s in sets):
             raise ValueError("query.sql must GROUP BY at least one column in every grouping set")
         aggregates: list[Aggregate] = []
+        select: list[str] = []
         for item in node["select_list"]:
             if item["class"] == "COLUMN_REF":
                 if _column(item) not in columns:
                     raise ValueError(f"query.sql selects {_column(item)!r} outside GROUP BY")
+                select.append(_column(item))
                 continue
             if item["class"] != "FUNCTION" or item["function_name"] not in _FUNCTIONS:
                 raise ValueError(
@@ -134,6 +139,7 @@ class AggregateQuery:
                 None if item["function_name"] == "count_star" else _column(args[0]["expression"])
             )
             aggregates.append(Aggregate(_FUNCTIONS[item["function_name"]], column))
+            select.append(aggregates[-1].label)
         if not aggregates:
             raise ValueError("query.sql must compute at least one aggregate")
         return cls(
@@ -141,6 +147,7 @@ class AggregateQuery:
             table=str(source["table_name"]),
             grouping_sets=sets,
             aggregates=tuple(aggregates),
+            select=tuple(select),
         )
 
     @property
@@ -346,6 +353,10 @@ def _compute_process(g: int, query: AggregateQuery, route: str) -> Any:
         for column in query.numeric_columns:
             values = delivery.gather(column).astype(np.float64)
             out[f"sum:{column}"] = np.bincount(inverse, weights=values, minlength=len(unique))
+            # Squares too: the estimates' variance (crowdhide.plans.estimates) needs them.
+            out[f"sumsq:{column}"] = np.bincount(
+                inverse, weights=values * values, minlength=len(unique)
+            )
             low = np.full(len(unique), np.inf)
             high = np.full(len(unique), -np.inf)
             np.minimum.at(low, inverse, values)

@@ -42,10 +42,12 @@ from crowdhide.plans.data import (
     synth_aggregate,
     synth_diabetes,
 )
+from crowdhide.plans.estimates import estimate_rows, inclusion_probabilities, write_answer
 from crowdhide.plans.kmeans import KmeansSetup, kmeans_plan, nearest, rand_index
 from crowdhide.plans.model import ExecutionPlan, data_clusters_per_path, protect
 from crowdhide.plans.planner import CountermeasureChoice, plan_protection, route_costs
 from crowdhide.plans.spec import RunSpec
+from crowdhide.plans.traffic import traffic_per_node
 
 __all__ = ["Prepared", "prepare", "run_spec", "tradeoff_curve"]
 
@@ -361,7 +363,7 @@ def _plots(
             accountant=accountant,
         )
         series: dict[Any, list[dict[str, Any]]] = {n: [r for r in rows if r["n"] == n] for n in ns}
-        label = "n"
+        label = "sources per scrambler n"
     else:
         rows = []
         for dl in range(T):
@@ -384,6 +386,12 @@ def _plots(
             )
         series = {"local": rows}
         label = "local flooding"
+    # The plan's ε is this route's cluster ε plus the other clusters of the path (Theorem
+    # 1), so the curve is shifted by the others' certified ε and the chosen point is the
+    # certificate itself.
+    others = _other_clusters_epsilon(prepared, route.name)
+    for r in rows:
+        r["epsilon"] = r.get("epsilon_cluster", r["epsilon"] / k) + others
     files: list[Path] = []
     for key, xlabel, name in (
         (
@@ -404,7 +412,7 @@ def _plots(
                 [p[key] for p in finite],
                 [p["epsilon"] for p in finite],
                 marker="o",
-                label=f"{label}={n}" if label == "n" else label,
+                label=f"{label}={n}" if label != "local flooding" else label,
             )
         chosen = [
             r
@@ -415,16 +423,20 @@ def _plots(
         if chosen and math.isfinite(chosen[0]["epsilon"]):
             ax.scatter(
                 [chosen[0][key]],
-                [chosen[0]["epsilon"]],
+                [prepared.certificate.epsilon],
                 s=120,
                 facecolors="none",
                 edgecolors="red",
-                label="chosen",
+                label=f"chosen: certified ε={prepared.certificate.epsilon:.3g}",
                 zorder=5,
             )
         ax.set_xlabel(xlabel)
-        ax.set_ylabel(f"ε of the plan (δ={prepared.spec.delta:g}, {k} clusters/path)")
-        ax.set_title(f"{prepared.spec.name}: σ={sigma:g}, T={T}, S={S}")
+        ax.set_ylabel(f"privacy loss ε of the plan (δ={prepared.spec.delta:g})")
+        ax.set_title(
+            f"{prepared.spec.name}: {_route_label(prepared, route.name)}\n"
+            f"{S:,} sources, {T} compute nodes, sampling σ={sigma:g}",
+            fontsize=10,
+        )
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()
@@ -433,6 +445,23 @@ def _plots(
         plt.close(fig)
         files.append(path)
     return files, rows
+
+
+def _route_label(prepared: Prepared, route: str) -> str:
+    """Plain name of a data route: ``sources → compute nodes for age_range``."""
+    setup = prepared.setup
+    if isinstance(setup, AggregateSetup) and route in setup.routes:
+        columns = setup.query.grouping_sets[setup.routes.index(route)]
+        return "sources → compute nodes for " + ", ".join(columns)
+    return route.replace("->", " → ")
+
+
+def _other_clusters_epsilon(prepared: Prepared, route: str) -> float:
+    """Certified ε of the plan minus that of ``route``'s cluster (0 when it is alone)."""
+    mine = [c.epsilon for c in prepared.certificate.clusters if c.route == route]
+    if not mine or not math.isfinite(prepared.certificate.epsilon):
+        return 0.0
+    return max(0.0, prepared.certificate.epsilon - max(mine))
 
 
 def _write_rows(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
@@ -454,14 +483,21 @@ def run_spec(
     *,
     accountant: CountermeasureAccountant | None = None,
     progress: Progress | None = None,
+    before_send: Callable[[Prepared], None] | None = None,
 ) -> dict[str, Any]:
-    """Prepare, execute, compare with the exact answer, write files; return the report."""
+    """Prepare, execute, compare with the exact answer, write files; return the report.
+
+    ``before_send(prepared)`` runs once the plan is certified and before any message is
+    sent (a privacy-budget check raises there to refuse the run).
+    """
     from crowdhide.cli._output import jsonable
 
     acct = accountant if accountant is not None else default_accountant()
     tick = progress or (lambda stage, done, total: None)
     started = time.perf_counter()
     prepared = prepare(spec, accountant=acct, progress=progress)
+    if before_send is not None:
+        before_send(prepared)
     prepared_at = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -484,8 +520,14 @@ def run_spec(
         masks = [run.used.get(r, np.zeros(_rows(prepared), dtype=bool)) for r in setup.routes]
         on_used = exact_answer(prepared.table, setup.query, masks=masks)
         verbatim = run_sql(prepared.table, setup.query)
+        pis = inclusion_probabilities(prepared.plan, setup.routes)
+        estimates = estimate_rows(setup, run.states["R"], pis)
         report["result"] = rows
         report["exact"] = exact
+        report["estimates"] = estimates
+        report["inclusion_probability"] = pis
+        report["traffic"] = traffic_per_node(setup.plan, run.transcript, setup.routes)
+        report["route_names"] = {r: _route_label(prepared, r) for r in setup.routes}
         report["utility"] = {
             "tuples": _rows(prepared),
             "tuples_used_per_grouping_set": [int(m.sum()) for m in masks],
@@ -493,8 +535,9 @@ def run_spec(
             "vs_duckdb_on_used_tuples": compare(rows, on_used, setup.query),
             "duckdb_rows_of_original_sql": len(verbatim),
         }
-        files["result"] = str(_write_rows(out / "result.csv", rows))
-        files["exact"] = str(_write_rows(out / "exact.csv", exact))
+        files["result"] = str(write_answer(out / "result.csv", estimates, setup.query))
+        files["exact"] = str(write_answer(out / "exact.csv", exact, setup.query))
+        files["estimates"] = str(_write_rows(out / "estimates.csv", estimates))
     else:
         assert prepared.kmeans is not None
         km_setup = prepared.setup

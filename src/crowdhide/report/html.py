@@ -1,0 +1,286 @@
+"""A self-contained HTML page per run (``report.html``): inline CSS, images as data URIs.
+
+It shows the result against DuckDB's exact answer with 95 % intervals, the privacy
+certificate of each data path and what it means in words, the costs, the privacy/load
+trade-off plot of the run, and the communication pattern an observer sees (messages per
+compute node with and without countermeasures). Nothing is loaded from the network.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from crowdhide.report.words import (
+    cluster_words,
+    fmt_count,
+    fmt_interval,
+    fmt_num,
+    group_words,
+    path_meaning,
+    route_words,
+)
+
+__all__ = ["render_html", "write_html"]
+
+_CSS = """
+body{font-family:system-ui,-apple-system,'DejaVu Sans',sans-serif;margin:2em auto;
+max-width:1240px;color:#1d2330;background:#fff;line-height:1.45;padding:0 1em}
+h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.25em;margin-top:1.6em;
+border-bottom:2px solid #d8dde6;padding-bottom:.2em}
+.lead{color:#4a5568}.big{font-size:1.4em;font-weight:600}
+table{border-collapse:collapse;margin:.6em 0;font-size:.88em}
+th,td{border:1px solid #d8dde6;padding:.25em .5em;text-align:right;vertical-align:top;
+white-space:nowrap}td.k,th{white-space:normal}
+th{background:#f1f4f9}td.k,th.k{text-align:left}caption{text-align:left;
+font-weight:600;padding:.3em 0;color:#2d3748}
+.cards{display:flex;flex-wrap:wrap;gap:1em}.card{border:1px solid #d8dde6;
+border-radius:8px;padding:.8em 1.1em;background:#f8fafc;min-width:12em}
+.ok{color:#1f7a3a}.bad{color:#b42318}img{max-width:100%;border:1px solid #e2e8f0}
+.figs{display:flex;flex-wrap:wrap;gap:1em}.figs figure{margin:0;flex:1 1 480px}
+figcaption{font-size:.9em;color:#4a5568}.figs figure.wide{flex-basis:100%}
+.scroll{overflow-x:auto;max-width:100%}
+"""
+
+
+def write_html(report: Mapping[str, Any], out_dir: Path) -> Path:
+    """Write ``report.html`` into ``out_dir`` and return its path."""
+    path = Path(out_dir) / "report.html"
+    path.write_text(render_html(report, Path(out_dir)), encoding="utf-8")
+    return path
+
+
+def render_html(report: Mapping[str, Any], out_dir: Path) -> str:
+    """The page as a string (images of ``out_dir`` embedded)."""
+    e = html.escape
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>crowdhide run: {e(str(report['name']))}</title><style>{_CSS}</style></head><body>",
+        f"<h1>Run report: {e(str(report['name']))}</h1>",
+        f"<p class='lead'>{e(_query_text(report))}</p>",
+        _summary(report),
+    ]
+    if "estimates" in report:
+        parts.append(_result_section(report))
+    else:
+        parts.append(_kv_table("Result", report["result"]))
+        parts.append(_kv_table("Utility", report["utility"]))
+    parts.append(_privacy_section(report))
+    parts.append(_costs_section(report))
+    parts.append(_figures(report, out_dir))
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _query_text(report: Mapping[str, Any]) -> str:
+    q = report.get("query", {})
+    data = report.get("data", {})
+    what = q.get("sql") or f"K-means, k={q.get('k')}, {q.get('iterations')} iterations"
+    return f"{what} — data: {data.get('source', '?')}, {fmt_count(data.get('rows'))} tuples"
+
+
+def _summary(report: Mapping[str, Any]) -> str:
+    p = report["privacy"]
+    t = report.get("target", {})
+    c = report["costs"]
+    met = t.get("epsilon") is None or (
+        p["epsilon"] is not None and p["epsilon"] <= t["epsilon"] * (1 + 1e-9)
+    )
+    verdict = (
+        "<span class='ok'>target met</span>" if met else "<span class='bad'>target NOT met</span>"
+    )
+    goal = f"target ε ≤ {fmt_num(t.get('epsilon'))}" if t.get("epsilon") is not None else ""
+    return (
+        "<div class='cards'>"
+        f"<div class='card'>privacy of the traffic<div class='big' id='epsilon'>ε = "
+        f"{fmt_num(p['epsilon'])}</div>δ = {p['delta']:.2g}; {html.escape(goal)} {verdict}</div>"
+        f"<div class='card'>network load<div class='big'>{c['overhead']:.2f} ×</div>"
+        f"{fmt_count(c['messages'])} messages instead of {fmt_count(c['unprotected_messages'])}"
+        "</div></div>"
+    )
+
+
+def _result_section(report: Mapping[str, Any]) -> str:
+    rows = report["estimates"]
+    exact = report["exact"]
+    aggregates = [a for a in report["result"][0] if "(" in a] if report["result"] else []
+    used = report["utility"]["tuples_used_per_grouping_set"]
+    total = report["utility"]["tuples"]
+    pis = list(report.get("inclusion_probability", {}).values())
+    out = [
+        "<h2>Result vs exact answer</h2>",
+        "<p>Counts and sums are estimates of the full-population answer: target sampling "
+        "keeps each tuple with a known probability, so the raw counts of the tuples that "
+        "reached the compute nodes are scaled up by its inverse. Intervals are 95 %. "
+        "<em>exact</em> is DuckDB on all tuples. Min and max are those of the tuples used "
+        "(they cannot be corrected for sampling).</p>",
+    ]
+    sets = sorted({int(r["grouping_set"]) for r in exact})
+    for g in sets:
+        theirs = [r for r in exact if r["grouping_set"] == g]
+        keys = [k for k in theirs[0] if k != "grouping_set" and "(" not in k]
+        by_key = {tuple(r.get(k) for k in keys): r for r in rows if r["grouping_set"] == g}
+        head = ["<tr>", f"<th class='k'>{html.escape(' / '.join(keys))}</th><th>tuples used</th>"]
+        for a in aggregates:
+            if a.split("(")[0] in ("min", "max"):
+                head.append(f"<th>{html.escape(a)} of used</th><th>exact</th>")
+            else:
+                head.append(
+                    f"<th>{html.escape(a)} estimate</th><th>95 % interval</th><th>exact</th>"
+                )
+        head.append("</tr>")
+        body = []
+        for ref in theirs:
+            key = tuple(ref.get(k) for k in keys)
+            est = by_key.get(key, {})
+            cells = [f"<td class='k'>{html.escape(' / '.join(str(v).strip() for v in key))}</td>"]
+            cells.append(f"<td>{fmt_count(est.get('tuples_used', 0))}</td>")
+            for a in aggregates:
+                fmt = fmt_count if a.startswith("count") else fmt_num
+                cells.append(f"<td>{fmt(est.get(a))}</td>")
+                if a.split("(")[0] not in ("min", "max"):
+                    interval = fmt_interval(est.get(f"{a} low"), est.get(f"{a} high"), fmt)
+                    cells.append(f"<td>{interval}</td>")
+                cells.append(f"<td>{fmt(ref[a])}</td>")
+            body.append("<tr>" + "".join(cells) + "</tr>")
+        pi = pis[g] if g < len(pis) else 1.0
+        caption = (
+            f"{' / '.join(keys)}: from {fmt_count(used[g])} of {fmt_count(total)} tuples "
+            f"(each kept with probability {pi:.3g})"
+        )
+        out.append(
+            f"<div class='scroll'><table><caption>{html.escape(caption)}</caption>"
+            f"{''.join(head)}{''.join(body)}</table></div>"
+        )
+    return "\n".join(out)
+
+
+def _privacy_section(report: Mapping[str, Any]) -> str:
+    privacy = report["privacy"]
+    names = report.get("route_names", {})
+    counter = report.get("countermeasures", {})
+    out = ["<h2>Privacy certificate</h2>", "<table><caption>Per data path</caption>"]
+    out.append(
+        "<tr><th class='k'>data path</th><th>ε</th><th>δ</th><th class='k'>meaning</th></tr>"
+    )
+    for p in privacy["paths"]:
+        out.append(
+            f"<tr><td class='k'>a user's tuple ({html.escape(p['origin'])}) through "
+            f"{len(p['clusters'])} steps</td><td>{fmt_num(p['epsilon'])}</td>"
+            f"<td>{p['delta']:.2g}</td><td class='k'>"
+            f"{html.escape(path_meaning(p['epsilon'], p['delta']))}</td></tr>"
+        )
+    out.append("</table><table><caption>Per data-dependent hop</caption>")
+    out.append("<tr><th class='k'>hop (countermeasures; certificate)</th><th>ε</th><th>δ</th></tr>")
+    for c in privacy["clusters"]:
+        if c["method"] == "data-independent":
+            continue
+        out.append(
+            f"<tr><td class='k'>{html.escape(cluster_words(c, names, counter))}</td>"
+            f"<td>{fmt_num(c['epsilon'])}</td><td>{c['delta']:.2g}</td></tr>"
+        )
+    out.append("</table>")
+    out += [f"<p>Note: {html.escape(n)}</p>" for n in privacy.get("notes", [])]
+    return "\n".join(out)
+
+
+def _costs_section(report: Mapping[str, Any]) -> str:
+    c = report["costs"]
+    names = report.get("route_names", {})
+    pairs: list[tuple[str, str]] = [
+        ("messages sent", fmt_count(c["messages"])),
+        ("messages without countermeasures", fmt_count(c["unprotected_messages"])),
+        ("messages added for privacy", fmt_count(c["added_messages"])),
+        ("network load (× unprotected)", f"{c['overhead']:.2f}"),
+        ("bytes on the wire", fmt_count(c["bytes"])),
+    ]
+    for route, extra in c.get("extra_consents_for_same_utility", {}).items():
+        pairs.append(
+            (f"extra users for the same accuracy: {route_words(route, names)}", fmt_count(extra))
+        )
+    for group, peers in c.get("max_channels_per_node", {}).items():
+        pairs.append((f"most peers of one node: {group_words(group, report)}", fmt_count(peers)))
+    rows = "".join(
+        f"<tr><td class='k'>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in pairs
+    )
+    return f"<h2>Costs</h2><table><caption>What the protection costs</caption>{rows}</table>"
+
+
+def _kv_table(title: str, record: Any) -> str:
+    items = record.items() if isinstance(record, Mapping) else [("value", record)]
+    cells = []
+    for k, v in items:
+        text = fmt_num(v) if isinstance(v, float | int) else str(v)
+        cells.append(
+            f"<tr><td class='k'>{html.escape(str(k))}</td><td>{html.escape(text)}</td></tr>"
+        )
+    return f"<h2>{html.escape(title)}</h2><table>{''.join(cells)}</table>"
+
+
+def _data_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def _figures(report: Mapping[str, Any], out_dir: Path) -> str:
+    out = ["<h2>Pictures</h2><div class='figs'>"]
+    traffic = report.get("traffic")
+    png = b""
+    if traffic:
+        try:
+            png = _traffic_png(traffic, report.get("route_names", {}))
+        except ImportError:  # matplotlib is the optional `plot` extra
+            out.append("<p>Pictures need matplotlib (pip install 'crowdhide[plot]').</p>")
+    if png:
+        out.append(
+            f"<figure class='wide'><img alt='messages per compute node' src='{_data_uri(png)}'>"
+            "<figcaption>What an observer sees: messages received by each compute node. "
+            "Without countermeasures the bars are the data's histogram; with them, dummies "
+            "and sampling flatten it.</figcaption></figure>"
+        )
+    for name, caption in (
+        ("privacy_vs_network_load.png", "Privacy against network load around the chosen setting."),
+        ("privacy_vs_individual_load.png", "Privacy against the peers one node must talk to."),
+    ):
+        path = Path(out_dir) / name
+        if path.exists():
+            out.append(
+                f"<figure><img alt='{html.escape(caption)}' src='{_data_uri(path.read_bytes())}'>"
+                f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+            )
+    out.append("</div>")
+    return "\n".join(out)
+
+
+def _traffic_png(traffic: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    cols = min(2, len(traffic))
+    rows = -(-len(traffic) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 3.6 * rows), squeeze=False)
+    for ax in axes.ravel()[len(traffic) :]:
+        ax.set_visible(False)
+    for ax, t in zip(axes.ravel(), traffic, strict=False):
+        x = np.arange(len(t["unprotected"]))
+        ax.bar(x - 0.2, t["unprotected"], width=0.4, label="without countermeasures")
+        ax.bar(x + 0.2, t["protected"], width=0.4, label="with countermeasures")
+        ax.set_xlabel("compute node")
+        ax.set_ylabel("messages received")
+        ax.set_title(route_words(str(t["route"]), names), fontsize=9, wrap=True)
+        ax.set_xticks(x)
+        # Head room so the legend never hides a bar.
+        ax.set_ylim(0, 1.3 * max([1, *t["unprotected"], *t["protected"]]))
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
+    plt.close(fig)
+    return buffer.getvalue()

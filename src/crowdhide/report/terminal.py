@@ -1,0 +1,341 @@
+"""The run report in a terminal of any width (80 columns and up): nothing is ever cut.
+
+Tables too wide for the terminal are split into panels of columns that each repeat the
+key column (the way wide data frames are printed), text cells wrap at word boundaries and
+numbers never do. Every table is preceded by a one-line caption in plain words; paper
+terms appear only in parentheses next to a plain name.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from crowdhide.report.words import (
+    cluster_words,
+    fmt_count,
+    fmt_interval,
+    fmt_num,
+    group_words,
+    path_meaning,
+    route_words,
+)
+
+__all__ = ["fit_panels", "render_ledger", "render_run"]
+
+Console = Any  # rich.console.Console (imported lazily: CLI start-up path)
+
+
+def fit_panels(widths: Sequence[int], keys: int, width: int) -> list[list[int]]:
+    """Split columns ``keys..`` into panels that fit ``width`` with the key columns repeated.
+
+    A rich table with the default box takes ``Σ (w + 3) + 1`` characters (one space of
+    padding each side and one border per column).
+
+    Examples
+    --------
+    >>> fit_panels([5, 10, 10, 10], keys=1, width=40)
+    [[1, 2], [3]]
+    """
+    base = 1 + sum(w + 3 for w in widths[:keys])
+    panels: list[list[int]] = []
+    current: list[int] = []
+    used = base
+    for i in range(keys, len(widths)):
+        need = widths[i] + 3
+        if current and used + need > width:
+            panels.append(current)
+            current, used = [], base
+        current.append(i)
+        used += need
+    if current:
+        panels.append(current)
+    return panels
+
+
+def _table(
+    console: Console,
+    caption: str,
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    keys: int = 1,
+    wrap: Sequence[int] = (),
+) -> None:
+    """Print ``rows`` under ``caption``; columns in ``wrap`` are text that may wrap."""
+    from rich.table import Table
+
+    widths = [
+        max([len(line) for line in h.split("\n")] + [len(r[i]) for r in rows])
+        for i, h in enumerate(headers)
+    ]
+    limit = max(20, console.width)
+    # Wrapping text columns give up width, the widest first, until the table fits.
+    for i in sorted(wrap, key=lambda j: -widths[j]):
+        excess = sum(w + 3 for w in widths) + 1 - limit
+        if excess > 0:
+            widths[i] = max(12, widths[i] - excess)
+    console.print(caption, style="bold", overflow="fold")
+    for panel in fit_panels(widths, keys, limit):
+        table = Table(show_header=True, header_style="bold", pad_edge=True)
+        for i in [*range(keys), *panel]:
+            text = i in wrap or (
+                i < keys and widths[i] < len(max((r[i] for r in rows), key=len, default=""))
+            )
+            table.add_column(
+                headers[i],
+                justify="left" if i < keys or i in wrap else "right",
+                no_wrap=not text,
+                overflow="fold",
+                min_width=None if text else widths[i],
+                max_width=widths[i] if text else None,
+            )
+        for r in rows:
+            table.add_row(*[r[i] for i in [*range(keys), *panel]])
+        console.print(table)
+
+
+def _pairs(
+    console: Console, caption: str, pairs: Sequence[tuple[str, str]], *, text: bool = False
+) -> None:
+    """Two columns, what / value; ``text`` values (paths) may wrap too."""
+    _table(
+        console, caption, ["what", "value"], [list(p) for p in pairs], wrap=(0, 1) if text else (0,)
+    )
+
+
+def render_run(report: Mapping[str, Any], console: Console) -> None:
+    """Print the report of ``crowdhide run`` (the dict :func:`run_spec` returns)."""
+    if "estimates" in report:
+        _answer(report, console)
+    else:
+        _pairs(
+            console,
+            f"{report['name']}: result",
+            [(k, fmt_num(v)) for k, v in _flat(report["result"]).items()],
+        )
+        _pairs(
+            console,
+            "How useful the result is (vs. the same computation without protection)",
+            [(k, fmt_num(v)) for k, v in _flat(report["utility"]).items()],
+        )
+    _privacy(report, console)
+    _costs(report, console)
+    files = report.get("files", {})
+    _pairs(console, "Files written", [(k, str(v)) for k, v in files.items()], text=True)
+    t = report.get("timings", {})
+    if t:
+        console.print(f"total {t['total_s']:.2f} s (execution {t['execute_s']:.2f} s)")
+
+
+def _answer(report: Mapping[str, Any], console: Console) -> None:
+    """One table per grouping set: estimate, 95 % interval and exact value per aggregate."""
+    rows = report["estimates"]
+    exact = report["exact"]
+    aggregates = [a for a in report["result"][0] if "(" in a] if report["result"] else []
+    total = report["utility"]["tuples"]
+    used = report["utility"]["tuples_used_per_grouping_set"]
+    sets = sorted({int(r["grouping_set"]) for r in exact} | {int(r["grouping_set"]) for r in rows})
+    for g in sets:
+        mine = [r for r in rows if r["grouping_set"] == g]
+        theirs = [r for r in exact if r["grouping_set"] == g]
+        keys = [k for k in theirs[0] if k != "grouping_set" and "(" not in k] if theirs else []
+        by_key = {tuple(r.get(k) for k in keys): r for r in mine}
+        headers = [" / ".join(keys), "tuples\nused"]
+        for a in aggregates:
+            kind = a.split("(")[0]
+            if kind in ("min", "max"):
+                headers += [f"{a}\nof used", f"{a}\nexact"]
+            else:
+                headers += [f"{a}\nestimate", f"{a}\n95 % interval", f"{a}\nexact"]
+        table: list[list[str]] = []
+        for ref in theirs:
+            key = tuple(ref.get(k) for k in keys)
+            est = by_key.get(key)
+            cells = [" / ".join(str(v).strip() for v in key)]
+            cells.append(fmt_count(est["tuples_used"]) if est else "0")
+            for a in aggregates:
+                kind = a.split("(")[0]
+                fmt = fmt_count if kind == "count" else fmt_num
+                value = est.get(a) if est else None
+                if kind not in ("min", "max"):
+                    cells.append(fmt(value) if est else "-")
+                    cells.append(
+                        fmt_interval(est[f"{a} low"], est[f"{a} high"], fmt) if est else "-"
+                    )
+                else:
+                    cells.append(fmt(value) if est else "-")
+                cells.append(fmt(ref[a]))
+            table.append(cells)
+        pi = report.get("inclusion_probability", {})
+        p = list(pi.values())[g] if len(pi) > g else 1.0
+        _table(
+            console,
+            f"By {' / '.join(keys)}: full-population estimates from {fmt_count(used[g])} of "
+            f"{fmt_count(total)} tuples, vs exact",
+            headers,
+            table,
+        )
+        console.print(
+            f"(sampling kept each tuple with probability {p:.3g}: counts and sums are "
+            f"divided by it; 95 % intervals; exact = DuckDB on all tuples)",
+            overflow="fold",
+        )
+    _accuracy(report, console, aggregates)
+
+
+def _accuracy(report: Mapping[str, Any], console: Console, aggregates: Sequence[str]) -> None:
+    rows = report["estimates"]
+    exact = report["exact"]
+    cover: list[tuple[str, str]] = []
+    for a in aggregates:
+        if a.split("(")[0] in ("min", "max"):
+            continue
+        inside = total = 0
+        worst = 0.0
+        for ref in exact:
+            keys = [k for k in ref if k != "grouping_set" and "(" not in k]
+            match = [
+                r
+                for r in rows
+                if r["grouping_set"] == ref["grouping_set"]
+                and all(r.get(k) == ref[k] for k in keys)
+            ]
+            total += 1
+            if not match:
+                continue
+            est = match[0]
+            inside += int(est[f"{a} low"] <= ref[a] <= est[f"{a} high"])
+            if math.isfinite(est[a]) and ref[a]:
+                worst = max(worst, abs(est[a] - ref[a]) / abs(ref[a]))
+        cover.append(
+            (f"{a}: groups whose exact value is inside the 95 % interval", f"{inside} of {total}")
+        )
+        cover.append((f"{a}: largest relative error of the estimate", f"{100 * worst:.1f} %"))
+    on_used = report["utility"].get("vs_duckdb_on_used_tuples", {})
+    err = max(on_used.get("max_abs_error", {0: 0.0}).values(), default=0.0)
+    cover.append(("check: raw result vs DuckDB on exactly the tuples used", f"error {err:.2g}"))
+    _pairs(console, "How close the estimates are to the exact answer", cover)
+
+
+def _privacy(report: Mapping[str, Any], console: Console) -> None:
+    privacy = report["privacy"]
+    target = report.get("target", {})
+    names = report.get("route_names", {})
+    counter = report.get("countermeasures", {})
+    rows = [
+        [
+            f"a user's tuple ({p['origin']}) through the {len(p['clusters'])} steps of the plan",
+            fmt_num(p["epsilon"]),
+            f"{p['delta']:.2g}",
+        ]
+        for p in privacy["paths"]
+    ]
+    goal = (
+        f"target ε ≤ {fmt_num(target['epsilon'])}, δ ≤ {target['delta']:.2g}"
+        if target.get("epsilon") is not None
+        else "no target"
+    )
+    _table(
+        console,
+        f"Privacy guarantee of each data path ({goal})",
+        ["data path", "ε", "δ"],
+        rows,
+        wrap=(0,),
+    )
+    console.print(path_meaning(privacy["epsilon"], privacy["delta"]), overflow="fold")
+    if target.get("epsilon") is not None and not (
+        privacy["epsilon"] is not None
+        and privacy["epsilon"] <= target["epsilon"] * (1 + 1e-9)
+        and privacy["delta"] <= target["delta"] * (1 + 1e-9)
+    ):
+        console.print(
+            f"TARGET NOT MET: certified ε = {fmt_num(privacy['epsilon'])}, δ = "
+            f"{privacy['delta']:.2g} is weaker than the target ε = {fmt_num(target['epsilon'])},"
+            f" δ = {target['delta']:.2g}",
+            style="bold red",
+            overflow="fold",
+        )
+    hops = [
+        [
+            cluster_words(c, names, counter),
+            fmt_num(c["epsilon"]),
+            f"{c['delta']:.2g}",
+        ]
+        for c in privacy["clusters"]
+        if c["method"] != "data-independent"
+    ]
+    if hops:
+        _table(
+            console,
+            "What each data-dependent hop reveals (ε, δ of that hop alone)",
+            ["hop (countermeasures, certificate)", "ε", "δ"],
+            hops,
+            wrap=(0,),
+        )
+    for note in privacy.get("notes", []):
+        console.print(f"note: {note}", overflow="fold")
+
+
+def _costs(report: Mapping[str, Any], console: Console) -> None:
+    costs = report["costs"]
+    names = report.get("route_names", {})
+    pairs = [
+        ("messages sent", fmt_count(costs["messages"])),
+        ("messages without countermeasures", fmt_count(costs["unprotected_messages"])),
+        ("messages added for privacy", fmt_count(costs["added_messages"])),
+        ("network load (× unprotected)", f"{costs['overhead']:.2f}"),
+        ("bytes on the wire", fmt_count(costs["bytes"])),
+    ]
+    for group, peers in costs.get("max_channels_per_node", {}).items():
+        pairs.append((f"most peers of one node: {group_words(group, report)}", fmt_count(peers)))
+    for route, extra in costs.get("extra_consents_for_same_utility", {}).items():
+        pairs.append(
+            (f"extra users for the same accuracy: {route_words(route, names)}", fmt_count(extra))
+        )
+    _pairs(console, "What the protection costs", pairs)
+
+
+def _flat(record: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(record, Mapping):
+        return {prefix or "value": record}
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(_flat(value, prefix=f"{name}."))
+        elif isinstance(value, list):
+            out[name] = ", ".join(str(v) for v in value)
+        else:
+            out[name] = value
+    return out
+
+
+def render_ledger(rows: Sequence[Mapping[str, Any]], console: Console) -> None:
+    """Print ``crowdhide ledger show``: spent privacy per population."""
+    table = [
+        [
+            str(r["population"]),
+            str(r["runs"]),
+            fmt_num(r["epsilon_spent"]),
+            f"{r['at_delta']:.2g}",
+            str(r["method"]),
+            fmt_num(r["budget_epsilon"]),
+            fmt_num(r["epsilon_left"]),
+        ]
+        for r in rows
+    ]
+    _table(
+        console,
+        "Privacy spent per population (all recorded runs composed)",
+        ["population", "runs", "ε spent", "at δ", "how\ncomposed", "budget\nε", "ε left"],
+        table,
+        wrap=(0,),
+    )
+    console.print(
+        "how composed: pld = optimal composition of the recorded (ε, δ) certificates, computed "
+        "on privacy-loss distributions; advanced / basic = composition theorems (the smallest "
+        "valid ε is shown)",
+        overflow="fold",
+    )

@@ -1,0 +1,164 @@
+"""Plain words and number formats shared by the terminal and the HTML report."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = [
+    "METHODS",
+    "cluster_words",
+    "fmt_count",
+    "fmt_interval",
+    "fmt_num",
+    "group_words",
+    "path_meaning",
+    "route_words",
+]
+
+#: Certificate methods in plain words (paper names in parentheses).
+METHODS = {
+    "lemma2-exact": "scrambler bound (Lemma 2, exact E)",
+    "lemma2-bennett": "scrambler bound (Lemma 2, Bennett)",
+    "lemma2-hoeffding": "scrambler bound (Lemma 2, Hoeffding)",
+    "theorem2": "sampling + flooding bound (Theorem 2)",
+    "local-randomizer": "each message locally randomized (local bound)",
+    "unprotected": "unprotected: destinations reveal the data",
+    "data-independent": "destinations do not depend on the data",
+}
+
+
+def fmt_count(value: Any) -> str:
+    """A count with thousands separators (``-`` for missing).
+
+    Examples
+    --------
+    >>> fmt_count(10771.4), fmt_count(None)
+    ('10,771', '-')
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, float) and math.isinf(value):
+        return "∞" if value > 0 else "-∞"
+    return f"{round(float(value)):,}"
+
+
+def fmt_num(value: Any) -> str:
+    """A measurement: 4 significant digits, thousands separators, never scientific below 1e9.
+
+    Examples
+    --------
+    >>> fmt_num(65.66260268), fmt_num(1.930201882), fmt_num(123456.7), fmt_num(float("inf"))
+    ('65.66', '1.930', '123,457', '∞')
+    >>> fmt_num(784)
+    '784'
+
+    """
+    if value is None:
+        return "-"
+    if isinstance(value, bool | str):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    x = float(value)
+    if math.isnan(x):
+        return "-"
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    if x == 0:
+        return "0"
+    if abs(x) >= 1e9 or abs(x) < 1e-3:
+        return f"{x:.3e}"
+    digits = max(0, 3 - math.floor(math.log10(abs(x))))
+    return f"{x:,.{digits}f}"
+
+
+def fmt_interval(low: Any, high: Any, fmt: Callable[[Any], str] = fmt_num) -> str:
+    """``low – high`` (``-`` when undefined).
+
+    Examples
+    --------
+    >>> fmt_interval(2757.0, 2852.0, fmt_count)
+    '2,757 – 2,852'
+    """
+    if low is None or high is None:
+        return "-"
+    if isinstance(low, float) and isinstance(high, float) and (math.isnan(low) or math.isnan(high)):
+        return "-"
+    return f"{fmt(low)} – {fmt(high)}"
+
+
+def route_words(route: str, names: Mapping[str, str]) -> str:
+    """Plain name of a route (``sources → compute nodes for age_range``), else ``A → B``."""
+    return names.get(route, route.replace("->", " → "))
+
+
+def group_words(group: str, report: Mapping[str, Any]) -> str:
+    """Plain name of a node group of the run's plan (paper name in parentheses).
+
+    Examples
+    --------
+    >>> report = {"routes": [{"route": "S->C0", "sender": "S", "receiver": "C0",
+    ...                       "kind": "data"}],
+    ...           "route_names": {"S->C0": "sources → compute nodes for age"}}
+    >>> for g in ("S", "C0", "S->C0#scramblers", "R"):
+    ...     print(group_words(g, report))
+    user devices (S)
+    compute nodes for age (C0)
+    scramblers of sources → compute nodes for age
+    result node (R)
+    """
+    names = report.get("route_names", {})
+    if group.endswith("#scramblers"):
+        return "scramblers of " + route_words(group.removesuffix("#scramblers"), names)
+    for r in report.get("routes", []):
+        if r.get("kind") != "data":
+            continue
+        if r["sender"] == group:
+            return f"user devices ({group})"
+        if r["receiver"] == group and r["route"] in names:
+            return f"{names[r['route']].split('→ ', 1)[-1]} ({group})"
+    if group == "R":
+        return "result node (R)"
+    return group
+
+
+def cluster_words(
+    cluster: Mapping[str, Any], names: Mapping[str, str], counter: Mapping[str, Any]
+) -> str:
+    """A hop in words with its countermeasures and certificate in parentheses."""
+    route = cluster.get("route")
+    plain = route_words(route, names) if route else str(cluster["cluster"])
+    parts: list[str] = []
+    choice = counter.get(route) if route else None
+    if choice:
+        if choice.get("sigma"):
+            parts.append(f"sampling σ = {choice['sigma']:g}")
+        if choice.get("n"):
+            scramblers = choice.get("costs", {}).get("scramblers")
+            of = f"{scramblers} scramblers of " if scramblers else "scramblers of "
+            parts.append(f"{of}{choice['n']} sources, {choice['d']} dummies each")
+        elif choice.get("local_dummies"):
+            parts.append(f"{choice['local_dummies']} dummies per source (flooding)")
+    parts.append(f"{cluster['targets']} destinations")
+    method = METHODS.get(str(cluster["method"]), str(cluster["method"]))
+    return f"{plain} ({', '.join(parts)}; {method})"
+
+
+def path_meaning(epsilon: float | None, delta: float) -> str:
+    """What an (ε, δ) certificate of the traffic means, in one or two sentences.
+
+    Examples
+    --------
+    >>> print(path_meaning(float("inf"), 0.0))
+    The traffic is not protected: where a person's messages go reveals their data.
+    """
+    if epsilon is None or not math.isfinite(epsilon):
+        return "The traffic is not protected: where a person's messages go reveals their data."
+    return (
+        f"In words: from all the traffic (who sends how many messages to whom), an observer's "
+        f"odds on any guess about one person change by at most a factor e^ε = "
+        f"{math.exp(min(epsilon, 700.0)):.3g} whether that person's tuple is in the data or "
+        f"not, except with probability δ = {delta:.2g}."
+    )

@@ -1,0 +1,20 @@
+"""The trade-off plot's chosen point is the certified ε of the run."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def test_chosen_point_is_the_certificate(small_run: tuple[dict[str, Any], Path]) -> None:
+    report, out = small_run
+    route = next(iter(report["countermeasures"]))
+    choice = report["countermeasures"][route]
+    with (out / "tradeoff.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    chosen = [r for r in rows if r["n"] == str(choice["n"]) and r["d"] == str(choice["d"])]
+    assert len(chosen) == 1
+    assert float(chosen[0]["epsilon"]) == pytest.approx(report["privacy"]["epsilon"], rel=1e-9)
