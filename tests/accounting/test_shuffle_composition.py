@@ -252,3 +252,10 @@ def test_invalid_inputs_name_the_option(kwargs: dict[str, object], message: str)
 def test_too_large_pair_is_refused_clearly() -> None:
     with pytest.raises(ValueError, match="too large for composition"):
         composed_shuffle_epsilon(eps0=0.5, n=10**9, delta=1e-6, sample_rate=0.5)
+
+
+def test_tiny_delta_falls_back_to_basic_composition_without_warnings() -> None:
+    r = composed_shuffle_epsilon(eps0=1.0, n=10_000, delta=1e-300, rounds=3, k=2)
+    assert r.epsilon == 3.0  # each round is ε0-DP (substitute): basic composition
+    ok = composed_shuffle_epsilon(eps0=1.0, n=10_000, delta=1e-12, rounds=3, k=2)
+    assert 0.0 < ok.epsilon < 0.2

@@ -92,6 +92,8 @@ RELATIONS: tuple[str, ...] = ("substitute", "add_remove")
 MAX_PAIR_POINTS = 4_000_000
 #: Without subsampling, at most this many distinct clone counts (blocks beyond).
 _MAX_CLONE_ROWS = 600
+#: Widest window of the x-type count per total (the pair supports n·β up to about 4e6).
+_MAX_ROW_WIDTH = 20_001
 #: With subsampling, at most this many blocks of the revealed residual count.
 _MAX_S_BLOCKS = 60
 _MAX_ROUNDS = 10**6
@@ -176,15 +178,18 @@ def _counts_pair(
     outside the windows."""
     win = binom_window(candidates, rate, log_tail)
     clones, log_w = win.values, win.log_pmf
+    # row_windows' width (Bernstein half-width at the largest total), checked before allocating
+    big_l = -log_tail
+    half = big_l / 3.0 + math.sqrt(big_l**2 / 9.0 + 0.5 * (float(clones[-1]) + 1.0) * big_l) + 2.0
+    if 2.0 * half + 1.0 > _MAX_ROW_WIDTH:
+        raise ValueError(f"count windows of width {2.0 * half + 1.0:.3g}")
     present_only = gamma >= 1.0 and relation == "substitute"
     if present_only:  # the count reveals C; fewer clones dominate (blocks take the smallest)
-        clones, log_w = _blocks(log_w, clones, _MAX_CLONE_ROWS, take="first")
+        rows_max = max(1, min(_MAX_CLONE_ROWS, int(MAX_PAIR_POINTS // (2.0 * half + 1.0))))
+        clones, log_w = _blocks(log_w, clones, rows_max, take="first")
         totals = clones + 1.0
     else:
         totals = np.unique(np.concatenate([clones, clones + 1.0]))
-    # row_windows' width (Bernstein half-width at the largest total), checked before allocating
-    big_l = -log_tail
-    half = big_l / 3.0 + math.sqrt(big_l**2 / 9.0 + 0.5 * float(totals.max()) * big_l) + 2.0
     if totals.size * (2.0 * half + 1.0) > MAX_PAIR_POINTS:
         raise ValueError(f"about {totals.size * (2.0 * half + 1.0):.3g} outcomes")
     table = gammaln_table(int(totals.max()) + 3)
@@ -279,15 +284,15 @@ def clone_pair_distributions(
 def _with_rest(
     log_p: FloatArray, log_q: FloatArray, log_bound: float
 ) -> tuple[FloatArray, FloatArray]:
-    """Append the two infinite-loss outcomes: each side's missing mass (``1 − Σ``, never less
-    than the rigorous bound ``e^{log_bound}`` on what the windows left out)."""
+    """Append the two infinite-loss outcomes, each with the rigorous bound ``e^{log_bound}``
+    on the mass the windows left out."""
     keep = np.isfinite(log_p) | np.isfinite(log_q)
     log_p, log_q = log_p[keep], log_q[keep]
     out_p: list[float] = []
-    for arr in (log_p, log_q):
-        total = float(np.logaddexp.reduce(arr))
-        missing = -math.expm1(total) if total < 0.0 else 0.0
-        out_p.append(math.log(max(missing, 0.0) + math.exp(log_bound) + 1e-300))
+    for _ in range(2):
+        # Only the rigorous bound: ``1 − Σ`` of ~1e5 rounded terms is noise near 1e-13 and
+        # would put a floor under δ.
+        out_p.append(log_bound)
     # No renormalisation: a total mass above one by the (tiny) bound only adds to δ.
     lp = np.concatenate([log_p, [out_p[0], -np.inf]])
     lq = np.concatenate([log_q, [-np.inf, out_p[1]]])
@@ -353,8 +358,10 @@ def _validity(name: str, k: int | None) -> tuple[bool, str]:
 
 
 def _log_tail_for(delta: float) -> float:
-    """Windows' tail: far below the δ asked for (the outside mass is added to δ)."""
-    return min(-50.0, math.log(delta) - 30.0)
+    """Windows' tail: far below the δ asked for (the outside mass is added to δ), but not
+    beyond e^-120: dp_accounting truncates composed tails near 1e-15 anyway (pessimistically),
+    so far smaller δ fall back to the basic-composition cap."""
+    return max(-120.0, min(-50.0, math.log(delta) - 30.0))
 
 
 def composed_shuffle_epsilon(
