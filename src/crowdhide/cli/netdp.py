@@ -171,11 +171,11 @@ def register(app: typer.Typer) -> None:
             float,
             typer.Option(
                 "--group-ratio",
-                help="0: a certificate per cycle length. >0 (default 0.01): lengths above 64 "
+                help="0: a certificate per cycle length. >0 (default 0.003): lengths above 64 "
                 "share geometric bins of this relative width, each bin certified by a profile "
                 "dominating all its lengths (still a certificate; faster, slightly looser).",
             ),
-        ] = 0.01,
+        ] = 0.003,
         as_json: JsonFlag = False,
     ) -> None:
         """Per-pair losses on a sampled walk (Gaussian sums, σ classic-calibrated to eps0)."""
