@@ -5,8 +5,9 @@ Target (issues 5 and 15): certified all-pairs accounting for n = 1e4, T = 1e6 in
 (and <= 4 GB).
 
 Every timed mode is a certificate. ``--ratio R ...`` (default 0.003 and 0.01) groups cycle
-lengths above 64 in geometric bins of relative width R, each bin certified by a profile that dominates every
-length in it (participation of the longest, noise of the shortest); ``--exact`` also times
+lengths above 64 in geometric bins of relative width R, each bin certified by a profile that
+dominates every length in it (participation of the longest, noise of the shortest);
+``--exact`` also times
 ``group_ratio=0`` (one certificate per distinct cycle length, ~50 000 lengths at n = 1e4 —
 minutes, and several GB) and prints the grouped ε relative to it. Peak memory is
 ``ru_maxrss`` of this process; for a clean figure per mode run one mode per process or use
