@@ -259,3 +259,21 @@ def test_tiny_delta_falls_back_to_basic_composition_without_warnings() -> None:
     assert r.epsilon == 3.0  # each round is ε0-DP (substitute): basic composition
     ok = composed_shuffle_epsilon(eps0=1.0, n=10_000, delta=1e-12, rounds=3, k=2)
     assert 0.0 < ok.epsilon < 0.2
+
+
+@pytest.mark.slow
+def test_default_grid_shrinks_with_rounds() -> None:
+    kwargs: dict[str, object] = {
+        "eps0": 3.0,
+        "n": 100_000,
+        "delta": 1e-5,
+        "rounds": 1000,
+        "sample_rate": 0.01,
+        "k": 2,
+    }
+    auto = composed_shuffle_epsilon(**kwargs)  # type: ignore[arg-type]
+    coarse = composed_shuffle_epsilon(**kwargs, value_discretization_interval=1e-4)  # type: ignore[arg-type]
+    assert auto.discretization == pytest.approx(1e-5)
+    lower = _optimistic_epsilon("substitute", 1000, 1e-5, 1e-5)
+    # both grids cost up to a step per round (1e-2 in total at 1000 rounds): within 6 %
+    assert lower <= auto.epsilon <= 1.06 * lower < coarse.epsilon

@@ -47,8 +47,8 @@ FMT23 pair): n = 1e4, ε0 = 4: δ(0.1) = 0.009209, 0.02177, 0.03288, 0.04279 for
 ε(1e-6) = 0.4109, 0.5910, 0.7327, 0.8541; n = 1e5, γ = 0.01, ε0 = 3, δ = 1e-5: ε = 0.005113 …
 5.114 (substitute) and 0.005011 … 5.021 (add/remove) for 10 … 10^4 rounds — those grow
 exactly like ``rounds × 5.12e-4`` (one grid step per round, a discretisation artifact) and are
-3x below even a lower bound of the pair's composition at 10 rounds; here: 0.01551 … 1.149
-(substitute), 0.01150 … 0.9865 (add/remove).
+3x below even a lower bound of the pair's composition at 10 rounds; here: 0.01551 … 0.6793
+(substitute), 0.01150 … 0.4963 (add/remove), default grids.
 
 Examples
 --------
@@ -357,6 +357,13 @@ def _validity(name: str, k: int | None) -> tuple[bool, str]:
     return True, ""
 
 
+def _interval_for(rounds: int, value: float | None) -> float:
+    """The loss grid: given, or ``1e-2/rounds`` clipped to [2e-6, 1e-4]."""
+    if value is None:
+        return min(1e-4, max(2e-6, 1e-2 / rounds))
+    return check_real("value_discretization_interval", value, low=0.0, low_open=True)
+
+
 def _log_tail_for(delta: float) -> float:
     """Windows' tail: far below the δ asked for (the outside mass is added to δ), but not
     beyond e^-120: dp_accounting truncates composed tails near 1e-15 anyway (pessimistically),
@@ -374,7 +381,7 @@ def composed_shuffle_epsilon(
     k: int | None = None,
     relation: str = "substitute",
     pair: str = "best",
-    value_discretization_interval: float = 1e-4,
+    value_discretization_interval: float | None = None,
 ) -> ComposedShuffleResult:
     """ε at ``delta`` of ``rounds`` composed shuffles of n ε0-LDP reports (each round with
     Poisson sampling of users at ``sample_rate``).
@@ -394,7 +401,9 @@ def composed_shuffle_epsilon(
     pair
         ``"best"``, ``"feldman2021"`` or ``"feldman2023"``.
     value_discretization_interval
-        Loss grid of the PLD (smaller: tighter and slower).
+        Loss grid of the PLD (smaller: tighter and slower). Default: ``1e-2/rounds`` clipped
+        to ``[2e-6, 1e-4]`` — pessimistic rounding costs up to one grid step per round, so a
+        fixed 1e-4 grid is 60 % looser at 1e4 rounds (n = 1e5, γ = 0.01, ε0 = 3).
 
     Examples
     --------
@@ -406,6 +415,7 @@ def composed_shuffle_epsilon(
         eps0, n, k, rounds, sample_rate, relation, pair
     )
     d = check_probability("delta", delta, allow_zero=False, allow_one=False)
+    interval = _interval_for(count, value_discretization_interval)
     pld = shuffle_pld(
         eps0=e0,
         n=nn,
@@ -414,16 +424,14 @@ def composed_shuffle_epsilon(
         sample_rate=gamma,
         relation=rel,
         pair=name,
-        value_discretization_interval=value_discretization_interval,
+        value_discretization_interval=interval,
         log_tail=_log_tail_for(d),
     )
     valid, note = _validity(name, kk)
     eps = pld.epsilon(d)
     if rel == "substitute":  # each round is ε0-DP for a changed value: basic composition caps ε
         eps = min(eps, count * e0)
-    return ComposedShuffleResult(
-        eps, d, count, gamma, rel, name, valid, e0, nn, kk, value_discretization_interval, note
-    )
+    return ComposedShuffleResult(eps, d, count, gamma, rel, name, valid, e0, nn, kk, interval, note)
 
 
 def composed_shuffle_delta(
@@ -436,7 +444,7 @@ def composed_shuffle_delta(
     k: int | None = None,
     relation: str = "substitute",
     pair: str = "best",
-    value_discretization_interval: float = 1e-4,
+    value_discretization_interval: float | None = None,
 ) -> ComposedShuffleResult:
     """δ at ``epsilon`` of ``rounds`` composed shuffles (see :func:`composed_shuffle_epsilon`).
 
@@ -451,6 +459,7 @@ def composed_shuffle_delta(
         eps0, n, k, rounds, sample_rate, relation, pair
     )
     eps = check_real("epsilon", epsilon, low=0.0)
+    interval = _interval_for(count, value_discretization_interval)
     pld = shuffle_pld(
         eps0=e0,
         n=nn,
@@ -459,11 +468,11 @@ def composed_shuffle_delta(
         sample_rate=gamma,
         relation=rel,
         pair=name,
-        value_discretization_interval=value_discretization_interval,
+        value_discretization_interval=interval,
     )
     valid, note = _validity(name, kk)
     capped = rel == "substitute" and eps >= count * e0
     delta = 0.0 if capped else min(pld.delta(eps), 1.0)
     return ComposedShuffleResult(
-        eps, delta, count, gamma, rel, name, valid, e0, nn, kk, value_discretization_interval, note
+        eps, delta, count, gamma, rel, name, valid, e0, nn, kk, interval, note
     )
