@@ -21,6 +21,28 @@ DomainK = Annotated[
     typer.Option("--k", help="k-ary randomized response domain size (omit: any eps0-LDP)."),
 ]
 BoundName = Annotated[str, typer.Option("--bound", help="Bound name, 'best' (default) or 'all'.")]
+Rounds = Annotated[
+    int, typer.Option("--rounds", help="Shuffled rounds composed by PLD (default 1).")
+]
+SampleRate = Annotated[
+    float,
+    typer.Option("--sample-rate", help="Poisson sampling rate of users per round (default 1)."),
+]
+Relation = Annotated[
+    str, typer.Option("--relation", help="With --rounds/--sample-rate: substitute|add_remove.")
+]
+
+
+def _composed(fn: str, bound: str, **kwargs: Any) -> dict[str, Any]:
+    """``--rounds`` / ``--sample-rate``: the PLD composition of the clone pair."""
+    from crowdhide.accounting import shuffle_composition as sc
+
+    if bound not in ("best", *sc.CLONE_PAIRS):
+        raise ValueError(
+            f"--bound must be best or one of {', '.join(sc.CLONE_PAIRS)} with --rounds or "
+            f"--sample-rate, got {bound!r}"
+        )
+    return _clean(getattr(sc, fn)(pair=bound, **kwargs).to_dict())
 
 
 def _clean(record: dict[str, Any]) -> dict[str, Any]:
@@ -75,10 +97,27 @@ def register(app: typer.Typer) -> None:
         k: DomainK = None,
         bound: BoundName = "best",
         as_json: JsonFlag = False,
+        rounds: Rounds = 1,
+        sample_rate: SampleRate = 1.0,
+        relation: Relation = "substitute",
     ) -> None:
         """Epsilon after shuffling at a given delta."""
         from crowdhide.accounting.shuffle import SHUFFLE_BOUNDS, shuffle_epsilon
 
+        if (rounds, sample_rate, relation) != (1, 1.0, "substitute"):
+            record = _composed(
+                "composed_shuffle_epsilon",
+                bound,
+                eps0=eps0,
+                n=n,
+                delta=delta,
+                k=k,
+                rounds=rounds,
+                sample_rate=sample_rate,
+                relation=relation,
+            )
+            emit(record, as_json=as_json, title="composed shuffle epsilon")
+            return
         if bound == "all":
             shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound="feldman2021")  # validates
             results = _run_all(
@@ -103,10 +142,27 @@ def register(app: typer.Typer) -> None:
         k: DomainK = None,
         bound: BoundName = "best",
         as_json: JsonFlag = False,
+        rounds: Rounds = 1,
+        sample_rate: SampleRate = 1.0,
+        relation: Relation = "substitute",
     ) -> None:
         """Delta after shuffling at a given epsilon."""
         from crowdhide.accounting.shuffle import SHUFFLE_BOUNDS, shuffle_delta
 
+        if (rounds, sample_rate, relation) != (1, 1.0, "substitute"):
+            record = _composed(
+                "composed_shuffle_delta",
+                bound,
+                eps0=eps0,
+                n=n,
+                epsilon=epsilon,
+                k=k,
+                rounds=rounds,
+                sample_rate=sample_rate,
+                relation=relation,
+            )
+            emit(record, as_json=as_json, title="composed shuffle delta")
+            return
         if bound == "all":
             shuffle_delta(eps0=eps0, n=n, epsilon=epsilon, k=k, bound="feldman2021")
             results = _run_all(

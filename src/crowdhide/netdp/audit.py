@@ -36,10 +36,11 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, special, stats
+from scipy import optimize, sparse, special
 
 from crowdhide._validation import as_rng, check_int, check_probability, check_real
 from crowdhide.accounting import DiscretePairCurve, compose_curves
+from crowdhide.accounting._binomtail import rowwise_logsumexp
 from crowdhide.accounting._logmath import log1mexp
 from crowdhide.netdp.walks import complete_walk, visit_index
 
@@ -265,11 +266,21 @@ def _binomial_weights(r: int, p: float) -> tuple[IntArray, FloatArray, float]:
     mean = r * p
     jmax = int(min(r, math.ceil(mean + 10.0 * math.sqrt(mean) + 20.0)))
     j = np.arange(1, jmax + 1)
-    logw = stats.binom.logpmf(j, r, p)
-    tail = float(stats.binom.sf(jmax, r, p)) if jmax < r else 0.0
+    # log-pmf by gammaln (much cheaper per call than scipy.stats); its rounding (relative
+    # ~1e-16 |gammaln(r)|) is covered by inflating the weights by 1e-9 relative.
+    logw = (
+        special.gammaln(r + 1.0)
+        - special.gammaln(j + 1.0)
+        - special.gammaln(r - j + 1.0)
+        + j * math.log(p)
+        + (r - j) * math.log1p(-p)
+        + 1e-9
+    )
+    # P(J > jmax) = I_p(jmax + 1, r − jmax) (Boost's incomplete beta, accurate in the tail)
+    tail = float(special.betainc(jmax + 1.0, r - jmax, p)) * (1.0 + 1e-9) if jmax < r else 0.0
     small = logw < -75.0
     if small.any():
-        tail += float(np.exp(special.logsumexp(logw[small])))
+        tail += float(np.exp(logw[small]).sum())  # each term < e^-75: no overflow
     return j[~small], logw[~small], tail
 
 
@@ -352,6 +363,7 @@ def cycle_profile(
     mechanism: CycleMechanism,
     hidden: int | None = None,
     certain: int = 0,
+    noise_terms: int | None = None,
 ) -> FloatArray:
     """δ_cycle(ε') at many ε' >= 0 for one cycle (vectorized :func:`cycle_log_delta`).
 
@@ -360,13 +372,24 @@ def cycle_profile(
     are known to be u's (known peers, App. G). With ``certain = 0`` the subsampling bound
     (Thm 10) applies; otherwise u participates surely and the bound is the mixture
     ``Σ_j P(B(hidden, p) = j) δ_{M, certain + j}(ε)`` (joint convexity).
+
+    ``noise_terms`` (default r, Gaussian only) sets the noise of the cycle sum to
+    ``σ √noise_terms``. With ``noise_terms = r_min`` and ``intermediates = r_max`` the result
+    bounds the profile of *every* cycle length r in ``[r_min, r_max]``: the Gaussian profile
+    grows as the noise shrinks; ``η = 1 − (1 − p)^r`` grows with r, which lowers the base ε of
+    Thm 10 where the profile is larger; and ``B(r, p)`` grows stochastically with r while
+    ``δ_{M,j}`` grows with j (group privacy) and vanishes at j = 0 — so all three changes only
+    raise the bound (tested against the per-length profiles).
     """
     e = np.asarray(epsilons, dtype=np.float64)
     r = int(intermediates)
     h = r if hidden is None else int(hidden)
     f = int(certain)
+    noise = r if noise_terms is None else int(noise_terms)
     if r <= 0 or (h <= 0 and f == 0):
         return np.zeros_like(e)
+    if not 1 <= noise <= r:
+        raise ValueError(f"noise_terms must be in [1, intermediates={r}], got {noise_terms!r}")
     if f == 0:
         log_eta = float(log1mexp(h * math.log1p(-p)))
         eps_base = np.log1p(np.expm1(e) / math.exp(log_eta))
@@ -379,12 +402,13 @@ def cycle_profile(
         j = np.r_[0, j] + f
         logw = np.r_[h * math.log1p(-p), logw]
     if mechanism.kind == "gaussian":
-        mu = j / (mechanism.noise_multiplier * math.sqrt(r))
+        mu = j / (mechanism.noise_multiplier * math.sqrt(noise))
         group = gaussian_log_delta(eps_base[:, None], mu[None, :])
     else:
         return _krr_cycle_profile(eps_base, mechanism, j, logw, tail)
-    value = special.logsumexp(logw[None, :] + group, axis=1)
-    return np.asarray(np.minimum(np.exp(value) + tail, 1.0), dtype=np.float64)
+    # linear-space sum: terms below ~1e-300 underflow to 0, far below what the lattice uses
+    value = np.exp(logw[None, :] + group).sum(axis=1)
+    return np.asarray(np.minimum(value + tail, 1.0), dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -449,10 +473,14 @@ def lattice_pld_from_profile(profile: FloatArray, *, step: float) -> LatticePld:
 
 
 def compose_lattice_plds(
-    counts: npt.ArrayLike, plds: list[LatticePld], *, delta: float, chunk: int = 256
+    counts: npt.ArrayLike | sparse.spmatrix,
+    plds: list[LatticePld],
+    *,
+    delta: float,
+    chunk: int = 256,
 ) -> FloatArray:
     """ε at ``delta`` of the composition, for each row v, of ``counts[v, b]`` copies of
-    ``plds[b]`` (all on the same lattice).
+    ``plds[b]`` (all on the same lattice; ``counts`` dense or scipy-sparse).
 
     The composed PLD is computed by FFT on one window of ±W lattice steps, W = 12 standard
     deviations of the widest row (plus its mean). Per-bin mass above the window is moved to
@@ -470,10 +498,14 @@ def compose_lattice_plds(
     >>> bool(exact <= eps[0] < exact + 0.05)
     True
     """
-    c = np.asarray(counts, dtype=np.float64)
     d = check_probability("delta", delta, allow_zero=False, allow_one=False)
-    if c.ndim != 2 or c.shape[1] != len(plds):
-        raise ValueError(f"counts must have shape (observers, {len(plds)}), got {c.shape}")
+    dense = None if sparse.issparse(counts) else np.asarray(counts, dtype=np.float64)
+    shape = counts.shape if dense is None else dense.shape  # type: ignore[union-attr]
+    if len(shape) != 2 or shape[1] != len(plds):
+        raise ValueError(f"counts must have shape (observers, {len(plds)}), got {shape}")
+    # Sparse rows: an observer has few cycle groups out of many, and the products below cost
+    # O(non-zeros) instead of O(observers × groups).
+    c = sparse.csr_matrix(counts if dense is None else dense, dtype=np.float64)
     out = np.zeros(c.shape[0])
     if not plds:
         return out
@@ -563,7 +595,7 @@ def _log_mgf_table(masses: list[FloatArray], ks: list[IntArray]) -> FloatArray:
         log_m = np.log(m[pos])
         for i, sign in enumerate((1.0, -1.0)):
             expo = sign * _LAMBDAS[:, None] * k[pos][None, :] + log_m[None, :]
-            table[i, :, b] = special.logsumexp(expo, axis=1)
+            table[i, :, b] = rowwise_logsumexp(expo)
     return table
 
 
@@ -629,6 +661,52 @@ def _pld_epsilon(pld: LatticePld, delta: float) -> float:
     return float(losses[ok.argmax()]) if ok.any() else math.inf
 
 
+def _weighted_median(values: FloatArray, weights: FloatArray) -> float:
+    order = np.argsort(values)
+    cum = np.cumsum(weights[order])
+    return float(values[order][np.searchsorted(cum, 0.5 * cum[-1])])
+
+
+def _profile_plds(
+    specs: list[dict[str, int] | None],
+    weights: FloatArray,
+    *,
+    p: float,
+    mechanism: CycleMechanism,
+    resolution: int,
+) -> tuple[float, list[LatticePld]]:
+    """Dominating lattice PLDs of per-cycle profiles (``cycle_profile(**spec)``; None: no loss).
+
+    The lattice step is 2.5/resolution times the cycle-weighted median total variation. Each
+    profile is evaluated on ``0, h, …`` and extended (new points only) until it falls below
+    1e-30 or only its constant tail is left; the last value becomes mass at +inf.
+    """
+
+    def prof(spec: dict[str, int], grid: npt.ArrayLike) -> FloatArray:
+        return cycle_profile(grid, p=p, mechanism=mechanism, **spec)
+
+    tv = np.array([float(prof(sp, np.zeros(1))[0]) if sp else 0.0 for sp in specs])
+    live = tv > 0
+    ref = _weighted_median(tv[live], weights[live]) if live.any() else 1.0
+    step = 2.5 * ref / resolution
+    plds: list[LatticePld] = []
+    for b, spec in enumerate(specs):
+        if spec is None or not live[b]:
+            plds.append(LatticePld(step=step, masses=np.array([0.0, 1.0, 0.0]), infinite=0.0))
+            continue
+        size = 1 << max(5, math.ceil(math.log2(16.0 * resolution * tv[b] / ref)))
+        values = prof(spec, np.arange(size + 1) * step)
+        while True:
+            stalled = values[-1] >= 0.5 * values[size // 2]  # only the constant tail is left
+            if values[-1] < 1e-30 or stalled or size > 2**16:
+                break
+            extra = prof(spec, np.arange(size + 1, 2 * size + 1) * step)
+            values = np.concatenate([values, extra])
+            size *= 2
+        plds.append(lattice_pld_from_profile(values, step=step))
+    return step, plds
+
+
 def _group_lengths(distinct: IntArray, ratio: float) -> IntArray:
     """Group ids for intermediate counts: exact below 64, geometric bins of ``ratio`` above
     (every count its own group when ``ratio`` is 0)."""
@@ -667,13 +745,14 @@ def audit_walk(
     resolution
         Lattice steps per typical per-cycle loss (larger = tighter and slower).
     group_ratio
-        0 (default): every cycle length gets its own certificate — the result is a
-        certificate. > 0: lengths above 64 are grouped in geometric bins of this relative
-        width and a group's curve is the pointwise maximum of the curves at its smallest,
-        middle and largest length. That is a *numerical envelope*, not a proof (the per-cycle
-        loss is not monotone in the length; at n = 1000, T = 1e5 the 5 % envelope's mean ε
-        was 0.06% below the exact one), traded for ~10x speed on large walks; results then
-        carry ``details["length_grouping"] = "envelope"``.
+        0 (default): every distinct cycle length gets its own certificate. > 0: lengths above
+        64 are grouped in geometric bins of this relative width, and a bin is certified by
+        the profile with the participation of its largest length and the noise of its
+        smallest (:func:`cycle_profile` with ``noise_terms``), which dominates the profile of
+        every length in the bin — so the result is still a certificate, slightly looser
+        (n = 1000, T = 1e5: mean ε +0.09 % at 0.002, +0.7 % at 0.01, +3.9 % at 0.05) and much
+        faster on long walks (n = 1e4, T = 1e6: 812 bins at 0.01 instead of 51 370 lengths).
+        Results carry ``details["length_grouping"]`` (``"exact"`` or ``"dominating"``).
 
     Examples
     --------
@@ -700,45 +779,28 @@ def audit_walk(
     distinct, inverse = np.unique(r, return_inverse=True)
     gid_distinct = _group_lengths(distinct, ratio)
     groups, group_of_distinct = np.unique(gid_distinct, return_inverse=True)
-    reps: list[list[int]] = []
-    for g in range(groups.size):
-        members = distinct[group_of_distinct == g]
-        picks = {int(members[0]), int(members[-1]), int(members[members.size // 2])}
-        reps.append(sorted(x for x in picks if x > 0))
-    tv = np.array(
-        [
-            float(cycle_profile([0.0], intermediates=rp[len(rp) // 2], p=p, mechanism=mechanism)[0])
-            if rp
-            else 0.0
-            for rp in reps
-        ]
+    cycle_group = group_of_distinct[inverse]
+    r_min = np.full(groups.size, np.iinfo(np.int64).max)
+    np.minimum.at(r_min, group_of_distinct, distinct)
+    r_max = np.zeros(groups.size, dtype=np.int64)
+    np.maximum.at(r_max, group_of_distinct, distinct)
+    # Each group's profile dominates every length in it (participation of its largest length,
+    # noise of its smallest): the per-pair results are certificates for any group_ratio.
+    specs = [
+        {"intermediates": int(hi), "noise_terms": max(int(lo), 1)} if hi > 0 else None
+        for lo, hi in zip(r_min, r_max, strict=True)
+    ]
+    weights = np.bincount(cycle_group, minlength=groups.size).astype(np.float64)
+    step, plds = _profile_plds(specs, weights, p=p, mechanism=mechanism, resolution=res)
+    counts_matrix = sparse.csr_matrix(
+        (np.ones(owner.size), (owner, cycle_group)), shape=(n, groups.size)
     )
-    live = tv > 0
-    step = 2.5 * float(np.median(tv[live])) / res if live.any() else 1.0
-    plds: list[LatticePld] = []
-    for g, rp in enumerate(reps):
-        if not live[g]:
-            plds.append(LatticePld(step=step, masses=np.array([0.0, 1.0, 0.0]), infinite=0.0))
-            continue
-        size = 1 << max(5, math.ceil(math.log2(16.0 * res * tv[g] / float(np.median(tv[live])))))
-        while True:
-            grid = np.arange(size + 1) * step
-            prof = np.max(
-                [cycle_profile(grid, intermediates=x, p=p, mechanism=mechanism) for x in rp], axis=0
-            )
-            stalled = prof[-1] >= 0.5 * prof[size // 2]  # only the constant tail is left
-            if prof[-1] < 1e-30 or stalled or size > 2**16:
-                break
-            size *= 2
-        plds.append(lattice_pld_from_profile(prof, step=step))
-    counts_matrix = np.zeros((n, groups.size))
-    np.add.at(counts_matrix, (owner, group_of_distinct[inverse]), 1.0)
     network = compose_lattice_plds(counts_matrix, plds, delta=d)
     # comparison: each cycle as an (ε, δ_c) point, heterogeneous advanced composition
     n_cycles = np.bincount(owner, minlength=n)
     cd = d / (4.0 * max(int(n_cycles.max()), 1))
     eps_group = np.array([_pld_epsilon(q, cd) for q in plds])
-    eps_cycle = eps_group[group_of_distinct[inverse]]
+    eps_cycle = eps_group[cycle_group]
     sum_eps = np.bincount(owner, weights=eps_cycle, minlength=n).astype(np.float64)
     sum_sq = np.bincount(owner, weights=eps_cycle**2, minlength=n).astype(np.float64)
     drift = np.bincount(owner, weights=eps_cycle * np.tanh(eps_cycle / 2), minlength=n).astype(
@@ -770,7 +832,7 @@ def audit_walk(
             "curve_groups": int(groups.size),
             "distinct_cycle_lengths": int(distinct.size),
             "cycle_delta": cd,
-            "length_grouping": "exact" if ratio == 0.0 else "envelope",
+            "length_grouping": "exact" if ratio == 0.0 else "dominating",
         },
     )
 
@@ -1029,49 +1091,23 @@ def audit_walk_known_peers(
     all_keys, inv = np.unique(np.concatenate([base_keys, adj_keys]), axis=0, return_inverse=True)
     inv = inv.ravel()
     base_bin, adj_bin = inv[: r.size], inv[r.size :]
-    reps: list[list[int]] = []
+    # Dominating profile per bin: largest length (participation), smallest (noise).
+    specs: list[dict[str, int] | None] = []
     for b in range(all_keys.shape[0]):
-        members = np.unique(r[(group == all_keys[b, 0]) & (kp == all_keys[b, 1])])
-        picks = {int(members[0]), int(members[-1]), int(members[members.size // 2])}
-        reps.append(sorted(picks))
-
-    def profile(b: int, grid: FloatArray) -> FloatArray:
-        k_known, f = int(all_keys[b, 1]), int(all_keys[b, 2])
-        return np.asarray(
-            np.max(
-                [
-                    cycle_profile(
-                        grid,
-                        intermediates=x,
-                        p=p,
-                        mechanism=mechanism,
-                        hidden=x - k_known,
-                        certain=f,
-                    )
-                    for x in reps[b]
-                ],
-                axis=0,
-            ),
-            dtype=np.float64,
+        members = r[(group == all_keys[b, 0]) & (kp == all_keys[b, 1])]
+        lo, hi, k_known = int(members.min()), int(members.max()), int(all_keys[b, 1])
+        specs.append(
+            {
+                "intermediates": hi,
+                "hidden": hi - k_known,
+                "certain": int(all_keys[b, 2]),
+                "noise_terms": lo,
+            }
         )
-
-    tv = np.array([float(profile(b, np.zeros(1))[0]) for b in range(all_keys.shape[0])])
-    base_tv = tv[np.unique(base_bin)]
-    ref_tv = float(np.median(base_tv[base_tv > 0])) if (base_tv > 0).any() else 1.0
-    step = 2.5 * ref_tv / res
-    plds: list[LatticePld] = []
-    for b in range(all_keys.shape[0]):
-        if tv[b] <= 0:
-            plds.append(LatticePld(step=step, masses=np.array([0.0, 1.0, 0.0]), infinite=0.0))
-            continue
-        size = 1 << max(5, math.ceil(math.log2(16.0 * res * tv[b] / ref_tv)))
-        while True:
-            prof = profile(b, np.arange(size + 1, dtype=np.float64) * step)
-            stalled = prof[-1] >= 0.5 * prof[size // 2]
-            if prof[-1] < 1e-30 or stalled or size > 2**16:
-                break
-            size *= 2
-        plds.append(lattice_pld_from_profile(prof, step=step))
+    weights = np.bincount(np.concatenate([base_bin, adj_bin]), minlength=all_keys.shape[0])
+    step, plds = _profile_plds(
+        specs, weights.astype(np.float64), p=p, mechanism=mechanism, resolution=res
+    )
     n_bins = all_keys.shape[0]
     base_counts = np.zeros((n, n_bins))
     np.add.at(base_counts, (owner, base_bin), 1.0)
@@ -1119,6 +1155,6 @@ def audit_walk_known_peers(
             "curve_groups": n_bins,
             "adjacent_pairs": np.stack([pairs // n, pairs % n, pair_eps], axis=1),
             "known_peers": True,
-            "length_grouping": "exact" if ratio == 0.0 else "envelope",
+            "length_grouping": "exact" if ratio == 0.0 else "dominating",
         },
     )

@@ -1,0 +1,279 @@
+"""Composed and subsampled shuffle certificates (``accounting.shuffle_composition``).
+
+Soundness: for tiny n the exact law of the shuffled (optionally Poisson-subsampled) k-RR
+output is enumerated for *every* dataset of the other users; the exact composition of
+``rounds`` rounds (exact convolution of the privacy losses, no grid) must stay below the
+certificate at every ε of a grid. The same enumeration one round further exceeds the
+certificate somewhere, so the comparison is sharp enough to catch a missing round or a
+wrong sampling rate.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from crowdhide.accounting.shuffle import shuffle_delta
+from crowdhide.accounting.shuffle_composition import (
+    clone_pair_distributions,
+    composed_shuffle_delta,
+    composed_shuffle_epsilon,
+    shuffle_pld,
+)
+
+
+def _law(values: list[int], k: int, eps0: float, gamma: float) -> dict[tuple[int, ...], float]:
+    """Exact law of the histogram of the sampled users' k-RR reports (absent users: nothing)."""
+    e = math.exp(eps0)
+    p, q = e / (e + k - 1), 1.0 / (e + k - 1)
+    law: dict[tuple[int, ...], float] = {(0,) * k: 1.0}
+    for v in values:
+        new: dict[tuple[int, ...], float] = {}
+        for hist, mass in law.items():
+            if gamma < 1.0:
+                new[hist] = new.get(hist, 0.0) + mass * (1.0 - gamma)
+            for y in range(k):
+                h2 = list(hist)
+                h2[y] += 1
+                key = tuple(h2)
+                new[key] = new.get(key, 0.0) + mass * gamma * (p if y == v else q)
+        law = new
+    return law
+
+
+def _loss_list(
+    others: tuple[int, ...], k: int, eps0: float, gamma: float, relation: str
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(losses, P-probabilities) of both directions of one neighbouring pair."""
+    law_x = _law([*others, 0], k, eps0, gamma)
+    if relation == "substitute":
+        law_y = _law([*others, 1], k, eps0, gamma)
+    else:  # the target is removed
+        law_y = _law(list(others), k, eps0, gamma)
+    keys = sorted(set(law_x) | set(law_y))
+    px = np.array([law_x.get(h, 0.0) for h in keys])
+    py = np.array([law_y.get(h, 0.0) for h in keys])
+    out = []
+    for a, b in ((px, py), (py, px)):
+        live = a > 0
+        with np.errstate(divide="ignore"):
+            loss = np.log(a[live]) - np.log(b[live])
+        out.append((loss, a[live]))
+    return out
+
+
+def _composed_delta(loss: np.ndarray, prob: np.ndarray, rounds: int, eps: np.ndarray) -> np.ndarray:
+    """Exact δ(ε) of the ``rounds``-fold product (losses added, probabilities multiplied)."""
+    tot_l, tot_p = np.zeros(1), np.ones(1)
+    for _ in range(rounds):
+        tot_l = (tot_l[:, None] + loss[None, :]).ravel()
+        tot_p = (tot_p[:, None] * prob[None, :]).ravel()
+    inf = np.isinf(tot_l)
+    finite_part = np.sum(
+        np.where(
+            tot_l[None, ~inf] > eps[:, None],
+            tot_p[None, ~inf] * -np.expm1(np.minimum(eps[:, None] - tot_l[None, ~inf], 0.0)),
+            0.0,
+        ),
+        axis=1,
+    )
+    return np.asarray(finite_part + tot_p[inf].sum())
+
+
+def _exact_worst(
+    n: int, k: int, eps0: float, gamma: float, relation: str, rounds: int, eps: np.ndarray
+) -> np.ndarray:
+    worst = np.zeros(eps.size)
+    for others in itertools.combinations_with_replacement(range(k), n - 1):
+        for loss, prob in _loss_list(others, k, eps0, gamma, relation):
+            worst = np.maximum(worst, _composed_delta(loss, prob, rounds, eps))
+    return worst
+
+
+GRID = np.linspace(0.0, 3.0, 31)
+
+
+@pytest.mark.parametrize(
+    ("n", "k", "eps0", "gamma", "relation", "rounds"),
+    [
+        (4, 2, 1.0, 1.0, "substitute", 2),
+        (5, 2, 2.0, 1.0, "substitute", 3),
+        (4, 3, 1.5, 1.0, "substitute", 2),
+        (5, 2, 1.0, 0.5, "substitute", 2),
+        (4, 3, 2.0, 0.3, "substitute", 2),
+        (5, 2, 1.0, 0.5, "add_remove", 2),
+        (4, 2, 2.0, 0.3, "add_remove", 3),
+    ],
+)
+def test_composed_certificate_above_exact_enumeration(
+    n: int, k: int, eps0: float, gamma: float, relation: str, rounds: int
+) -> None:
+    exact = _exact_worst(n, k, eps0, gamma, relation, rounds, GRID)
+    pld = shuffle_pld(
+        eps0=eps0,
+        n=n,
+        k=k,
+        rounds=rounds,
+        sample_rate=gamma,
+        relation=relation,
+        value_discretization_interval=1e-3,
+    )
+    cert = np.array([pld.delta(float(e)) for e in GRID])
+    assert np.all(cert >= exact - 1e-12), (
+        GRID[cert < exact],
+        cert[cert < exact],
+        exact[cert < exact],
+    )
+    # sharpness: one more round of the exact mechanism exceeds this certificate somewhere
+    more = _exact_worst(n, k, eps0, gamma, relation, rounds + 1, GRID)
+    assert np.any(more > cert + 1e-6)
+
+
+def test_result_api_and_single_round_matches_shuffle_delta() -> None:
+    one = composed_shuffle_delta(eps0=4.0, n=10_000, epsilon=0.1, k=2)
+    exact_pair = shuffle_delta(eps0=4.0, n=10_000, epsilon=0.1, k=2, bound="feldman2023").delta
+    # pessimistic grid: at or above the exact divergence of the pair, within 0.2 %
+    assert exact_pair <= one.delta <= exact_pair * 1.002
+    assert one.valid
+    assert one.is_certificate
+    assert one.to_dict()["rounds"] == 1
+    generic = composed_shuffle_epsilon(eps0=4.0, n=10_000, delta=1e-6, rounds=2)
+    assert generic.pair == "feldman2021"
+    assert generic.valid
+    forced = composed_shuffle_epsilon(eps0=4.0, n=10_000, delta=1e-6, pair="feldman2023")
+    assert not forced.valid
+    assert "give k" in forced.note
+
+
+# Anchors (shared notes, accounting.md items 3 and 4): n = 1e4, ε0 = 4, FMT23 pair.
+# dp_accounting on the pair (grid 1e-4, pessimistic) and Koskela et al.'s PLD (Fig. 1).
+@pytest.mark.parametrize(
+    ("rounds", "dp_accounting", "koskela"),
+    [
+        (1, 0.0092175, 0.009209),
+        (2, 0.021798, 0.02177),
+        (3, 0.032922, 0.03288),
+        (4, 0.042848, 0.04279),
+    ],
+)
+def test_anchor_delta_at_eps_01(rounds: int, dp_accounting: float, koskela: float) -> None:
+    r = composed_shuffle_delta(eps0=4.0, n=10_000, epsilon=0.1, rounds=rounds, k=2)
+    assert r.delta == pytest.approx(dp_accounting, rel=2e-4)
+    assert koskela <= r.delta <= koskela * 1.003
+
+
+@pytest.mark.parametrize(
+    ("rounds", "reference"), [(1, 0.4109), (2, 0.5910), (3, 0.7327), (4, 0.8541)]
+)
+def test_anchor_epsilon_at_delta_1e6(rounds: int, reference: float) -> None:
+    r = composed_shuffle_epsilon(eps0=4.0, n=10_000, delta=1e-6, rounds=rounds, k=2)
+    assert r.epsilon == pytest.approx(reference, abs=1e-4)
+
+
+def _optimistic_epsilon(relation: str, rounds: int, delta: float, step: float) -> float:
+    """Lower bound for the composition of the same pair: losses rounded *down*, windows'
+    outside mass dropped (dp_accounting's optimistic PMF)."""
+    from dp_accounting.pld import pld_pmf
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    lp, lq = clone_pair_distributions(eps0=3.0, n=100_000, sample_rate=0.01, relation=relation)
+    lp, lq = lp[:-2], lq[:-2]
+
+    def pmf(a: np.ndarray, b: np.ndarray) -> object:
+        live = np.isfinite(a) & np.isfinite(b)
+        idx = np.floor((a[live] - b[live]) / step).astype(np.int64)
+        mass = np.bincount(idx - idx.min(), weights=np.exp(a[live]))
+        nz = np.nonzero(mass)[0]
+        table = {int(i + idx.min()): float(mass[i]) for i in nz}
+        return pld_pmf.create_pmf(table, step, 0.0, pessimistic_estimate=False)
+
+    pld = pld_lib.PrivacyLossDistribution(pmf(lp, lq), pmf(lq, lp))
+    return float(pld.self_compose(rounds).get_epsilon_for_delta(delta))
+
+
+# Anchor item 8 (Poisson 0.01, n = 1e5, ε0 = 3, δ = 1e-5): Koskela et al.'s Fig. 3 values grow
+# exactly linearly, ε ≈ 5.12e-4 · rounds (= rounds × one grid step 2L/n_x), a discretisation
+# artifact: at 10 rounds they are 3x *below* even an optimistic (lower-bound) composition of
+# the same pair, so they cannot be reproduced by a certificate. The certified values here are
+# checked against that lower bound instead (within 1 % at 10 rounds on a 1e-5 grid; the default
+# 1e-4 grid's pessimistic rounding costs up to one step per round, about 5 % here).
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("relation", "rounds", "anchor", "ours"),
+    [
+        ("substitute", 10, 0.005113, 0.015506),
+        ("substitute", 100, 0.05122, 0.058888),
+        ("add_remove", 10, 0.005011, 0.011497),
+        ("add_remove", 100, 0.05020, 0.044382),
+    ],
+)
+def test_anchor_subsampled_shuffle(relation: str, rounds: int, anchor: float, ours: float) -> None:
+    r = composed_shuffle_epsilon(
+        eps0=3.0, n=100_000, delta=1e-5, rounds=rounds, sample_rate=0.01, k=2, relation=relation
+    )
+    assert r.epsilon == pytest.approx(ours, rel=1e-3)
+    lower = _optimistic_epsilon(relation, rounds, 1e-5, 1e-5)
+    assert lower <= r.epsilon
+    assert anchor < lower or r.epsilon < anchor  # the anchor is below the pair or above us
+    if rounds == 10:
+        assert anchor < lower
+        fine = composed_shuffle_epsilon(
+            eps0=3.0,
+            n=100_000,
+            delta=1e-5,
+            rounds=rounds,
+            sample_rate=0.01,
+            k=2,
+            relation=relation,
+            value_discretization_interval=1e-5,
+        )
+        assert lower <= fine.epsilon <= 1.01 * lower
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"rounds": 0}, "rounds"),
+        ({"sample_rate": 0.0}, "sample_rate"),
+        ({"sample_rate": 1.5}, "sample_rate"),
+        ({"relation": "replace"}, "relation"),
+        ({"pair": "erlingsson2019"}, "pair"),
+    ],
+)
+def test_invalid_inputs_name_the_option(kwargs: dict[str, object], message: str) -> None:
+    base: dict[str, object] = {"eps0": 1.0, "n": 100, "delta": 1e-6}
+    with pytest.raises(ValueError, match=message):
+        composed_shuffle_epsilon(**{**base, **kwargs})  # type: ignore[arg-type]
+
+
+def test_too_large_pair_is_refused_clearly() -> None:
+    with pytest.raises(ValueError, match="too large for composition"):
+        composed_shuffle_epsilon(eps0=0.5, n=10**9, delta=1e-6, sample_rate=0.5)
+
+
+def test_tiny_delta_falls_back_to_basic_composition_without_warnings() -> None:
+    r = composed_shuffle_epsilon(eps0=1.0, n=10_000, delta=1e-300, rounds=3, k=2)
+    assert r.epsilon == 3.0  # each round is ε0-DP (substitute): basic composition
+    ok = composed_shuffle_epsilon(eps0=1.0, n=10_000, delta=1e-12, rounds=3, k=2)
+    assert 0.0 < ok.epsilon < 0.2
+
+
+@pytest.mark.slow
+def test_default_grid_shrinks_with_rounds() -> None:
+    kwargs: dict[str, object] = {
+        "eps0": 3.0,
+        "n": 100_000,
+        "delta": 1e-5,
+        "rounds": 1000,
+        "sample_rate": 0.01,
+        "k": 2,
+    }
+    auto = composed_shuffle_epsilon(**kwargs)  # type: ignore[arg-type]
+    coarse = composed_shuffle_epsilon(**kwargs, value_discretization_interval=1e-4)  # type: ignore[arg-type]
+    assert auto.discretization == pytest.approx(1e-5)
+    lower = _optimistic_epsilon("substitute", 1000, 1e-5, 1e-5)
+    # both grids cost up to a step per round (1e-2 in total at 1000 rounds): within 6 %
+    assert lower <= auto.epsilon <= 1.06 * lower < coarse.epsilon

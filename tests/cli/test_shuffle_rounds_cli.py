@@ -1,0 +1,48 @@
+"""``crowdhide shuffle epsilon|delta --rounds/--sample-rate/--relation``."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cli_helpers import run_cli
+
+BASE = ("--eps0", "4", "--n", "10000", "--k", "2")
+
+
+def test_epsilon_rounds_json_matches_anchor(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run_cli(
+        capsys, "shuffle", "epsilon", *BASE, "--delta", "1e-6", "--rounds", "2", "--json"
+    )
+    assert result.code == 0, result.err
+    record = result.json()
+    assert record["epsilon"] == pytest.approx(0.5910, abs=1e-4)
+    assert record["rounds"] == 2
+    assert record["pair"] == "feldman2023"
+    assert record["valid"] is True
+
+
+def test_delta_subsampled_table(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("shuffle", "delta", *BASE, "--epsilon", "0.5", "--sample-rate", "0.1")
+    result = run_cli(capsys, *args, "--relation", "add_remove")
+    assert result.code == 0, result.err
+    assert "add_remove" in result.out
+    assert "composed shuffle delta" in result.out
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (("--rounds", "0"), "rounds"),
+        (("--sample-rate", "1.5"), "sample_rate"),
+        (("--relation", "replace"), "relation"),
+        (("--rounds", "2", "--bound", "exact"), "--bound"),
+    ],
+)
+def test_invalid_options_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], extra: tuple[str, ...], needle: str
+) -> None:
+    result = run_cli(capsys, "shuffle", "epsilon", *BASE, "--delta", "1e-6", *extra)
+    assert result.code == 2
+    assert needle in result.err
+    assert "Traceback" not in result.err
+    assert len(result.err.strip().splitlines()) == 1
