@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
+
 from crowdhide._validation import check_probability, check_real
 from crowdhide.accounting._logmath import log1mexp, logsumexp
 from crowdhide.accounting.guarantee import DpGuarantee
@@ -87,9 +88,16 @@ class PrivacyCurve(abc.ABC):
 
 
 def _safe_root(
-    log_delta: Callable[[float], float], target: float, lo: float, hi: float, *, xtol: float = 1e-13
+    log_delta: Callable[[float], float],
+    target: float,
+    lo: float,
+    hi: float,
+    *,
+    xtol: float = 1e-13,
+    lower_side: bool = False,
 ) -> float:
-    """Root of ``log_delta(ε) = target`` in [lo, hi], returned from the side δ <= target.
+    """Root of ``log_delta(ε) = target`` in [lo, hi], returned from the side δ <= target
+    (or, with ``lower_side``, from the side δ > target: for lower bounds on ε).
 
     ``log_delta`` is non-increasing; the bracket must satisfy ``log_delta(lo) > target``.
     Illinois-modified regula falsi with a bisection step whenever the bracket does not shrink
@@ -134,7 +142,7 @@ def _safe_root(
             else:
                 hi, g_hi = mid, gm
             side = 0
-    return hi
+    return lo if lower_side else hi
 
 
 class DiscretePairCurve(PrivacyCurve):

@@ -34,17 +34,16 @@ def _records(results: list[Any]) -> list[dict[str, Any]]:
 
 def _run_all(fn: Any, names: tuple[str, ...], as_json: bool, **kwargs: Any) -> list[Any]:
     """Evaluate every bound, with a progress bar on stderr for the table output."""
-    from crowdhide.accounting.shuffle import _applicable, _skipped
+    from crowdhide.accounting.shuffle import _applicable, _with_lower
 
     todo = [b for b in names if b in _applicable(kwargs.get("k"))]
     extra = {key: kwargs[key] for key in ("delta", "epsilon") if key in kwargs}
 
     def one(bound: str) -> Any:
-        skipped = _skipped(bound, kwargs["eps0"], kwargs["n"], kwargs.get("k"), **extra)
-        return skipped or fn(bound=bound, **kwargs)
+        return fn(bound=bound, lower=False, **kwargs)
 
     if as_json:
-        return [one(b) for b in todo]
+        return _with_lower([one(b) for b in todo], **extra)
     from rich.console import Console
     from rich.progress import Progress
 
@@ -55,7 +54,7 @@ def _run_all(fn: Any, names: tuple[str, ...], as_json: bool, **kwargs: Any) -> l
             progress.update(task, description=b)
             out.append(one(b))
             progress.advance(task)
-    return out
+    return _with_lower(out, **extra)
 
 
 def register(app: typer.Typer) -> None:
@@ -80,7 +79,7 @@ def register(app: typer.Typer) -> None:
         from crowdhide.accounting.shuffle import SHUFFLE_BOUNDS, shuffle_epsilon
 
         if bound == "all":
-            shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound="feldman2021")  # validates
+            shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound="erlingsson2019", lower=False)
             results = _run_all(
                 shuffle_epsilon, SHUFFLE_BOUNDS, as_json, eps0=eps0, n=n, delta=delta, k=k
             )
@@ -108,7 +107,7 @@ def register(app: typer.Typer) -> None:
         from crowdhide.accounting.shuffle import SHUFFLE_BOUNDS, shuffle_delta
 
         if bound == "all":
-            shuffle_delta(eps0=eps0, n=n, epsilon=epsilon, k=k, bound="feldman2021")
+            shuffle_delta(eps0=eps0, n=n, epsilon=epsilon, k=k, bound="erlingsson2019", lower=False)
             results = _run_all(
                 shuffle_delta, SHUFFLE_BOUNDS, as_json, eps0=eps0, n=n, epsilon=epsilon, k=k
             )
@@ -201,7 +200,14 @@ def _table_notes(results: list[Any], key: str) -> list[str]:
     if not certs:
         return []
     best = min(certs, key=lambda r: getattr(r, key))
-    return [
+    notes = [
         f"best valid upper bound: {best.bound} ({key} = {getattr(best, key):.6g}); "
         "kind 'lower' rows are lower bounds, not guarantees."
     ]
+    low = getattr(best, f"{key}_lower")
+    if _finite(low) and low > 0.0:
+        notes.append(
+            f"the truth lies in [{low:.6g}, {getattr(best, key):.6g}] "
+            f"({best.lower_bound}; certificate / lower bound = {getattr(best, key) / low:.4g})"
+        )
+    return notes
