@@ -172,12 +172,10 @@ def _split(lo: FloatArray, hi: FloatArray, points: int) -> tuple[FloatArray, Flo
 
 @functools.lru_cache(maxsize=32)
 def _clone_layout(
-    n: int, k: int, eps0: float, log_tail: float, c_points: int, s_points: int
+    n: int, rho: float, mu2: float, log_tail: float, c_points: int, s_points: int
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, float]:
-    """ε-independent part of :func:`krr_clone_fast_log_delta` (cached)."""
-    e = math.exp(eps0)
-    mu2 = (e + 1.0) / (e + k - 1.0)  # p + q: a clone reports x or x'
-    win = binom_window(n - 1, 2.0 / (e + 1.0), log_tail)
+    """ε-independent part of :func:`clone_noise_log_delta` (cached)."""
+    win = binom_window(n - 1, rho, log_tail)
     counts = np.arange(win.lo, win.hi + 1, dtype=np.float64)
     log_w = win.log_pmf
     # Blocks only as fine as needed: a relative change η/L of the count moves log h by about
@@ -222,16 +220,46 @@ def krr_clone_fast_log_delta(
 ) -> float:
     """Upper bound on ``log δ(ε)`` of the ``krr_clone`` pair with blocked sums (any n).
 
-    With at most ``c_points`` clone counts and ``s_points`` blocks of s per count the work is
-    ``O(c_points · s_points)`` incomplete-beta evaluations, independent of n; where the
-    windows are narrower than the blocks every count is evaluated exactly.
+    k-RR is :func:`clone_noise_log_delta` with ``κ = tanh(ε0/2)``, informative-report
+    probability ``(e+1)/(e+k−1)`` and clone probability ``2/(e+1)``.
     """
-    if eps >= eps0:
+    e = math.exp(eps0)
+    return clone_noise_log_delta(
+        n,
+        math.tanh(eps0 / 2.0),
+        (e + 1.0) / (e + k - 1.0),
+        2.0 / (e + 1.0),
+        eps,
+        log_tail,
+        c_points=c_points,
+        s_points=s_points,
+    )
+
+
+def clone_noise_log_delta(
+    n: int,
+    kappa: float,
+    mu2: float,
+    rho: float,
+    eps: float,
+    log_tail: float,
+    *,
+    c_points: int = CLONE_POINTS,
+    s_points: int = S_POINTS,
+) -> float:
+    """Upper bound on ``log δ(ε)`` of the clone pair with noisy clones, blocked (any n).
+
+    Each of the other n − 1 users is a clone with probability ``rho``; a clone reports from
+    ``π = (P0 + P1)/2``, under which a report is informative (``D = (P0 − P1)/(P0 + P1) =
+    ±κ``, each sign equally likely) with probability ``mu2`` and uninformative (``D = 0``)
+    otherwise. With at most ``c_points`` clone counts and ``s_points`` blocks of informative
+    counts the work is O(c_points · s_points) incomplete-beta calls, independent of n.
+    """
+    if eps >= 2.0 * math.atanh(kappa):
         return -math.inf
     m, log_w, s_start, s_end, log_mass, log_out, c_tail = _clone_layout(
-        n, k, eps0, log_tail, c_points, s_points
+        n, rho, mu2, log_tail, c_points, s_points
     )
-    kappa = math.tanh(eps0 / 2.0)
     # Given m units, H(κ s/m, s) = (2κ(1+E)/m) E[(A_s − s/2 − c_m)_+] with c_m free of s: the
     # expectation is non-decreasing in s (adding a fair ±1/2 step is a mean-zero spread), so a
     # block of s is bounded by its largest s.
@@ -248,23 +276,21 @@ def krr_clone_fast_log_delta(
 
 @functools.lru_cache(maxsize=32)
 def _third_layout(
-    n: int, k: int, eps0: float, points: int
+    n: int, p: float, q: float, nu: float, points: int
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-    """ε-independent part of :func:`krr_third_marginal_lower_log_delta` (cached): block
+    """ε-independent part of :func:`third_marginal_lower_log_delta` (cached): block
     starts/ends of s, their masses (rounded down) and λ at each block's start."""
-    e = math.exp(eps0)
-    p, q = e / (e + k - 1.0), 1.0 / (e + k - 1.0)
     nn = np.array([float(n - 1)])
-    lo, hi = _window_edges(nn, 2.0 * q, 40.0)  # dropping mass only lowers a lower bound
+    lo, hi = _window_edges(nn, nu, 40.0)  # dropping mass only lowers a lower bound
     start, end = _split(lo, hi + 1.0, points)  # s = D + T ranges one further
     start, end = start[0], end[0]
     keep = (start <= end) & (end >= 1.0)
     start, end = np.maximum(start[keep], 1.0), end[keep]
     # P(s in [a, b]) = (p+q) P(D in [a-1, b-1]) + (1-p-q) P(D in [a, b]), rounded down.
     n_arr = np.full(start.shape, float(n - 1))
-    mass = (p + q) * block_masses(n_arr, 2.0 * q, start - 1.0, end - 1.0, upper=False)
-    mass = mass + (1.0 - p - q) * block_masses(n_arr, 2.0 * q, start, end, upper=False)
-    rho = (n - start) / start * (2.0 * q / (1.0 - 2.0 * q))
+    mass = (p + q) * block_masses(n_arr, nu, start - 1.0, end - 1.0, upper=False)
+    mass = mass + (1.0 - p - q) * block_masses(n_arr, nu, start, end, upper=False)
+    rho = (n - start) / start * (nu / (1.0 - nu))
     lam = (p - q) / ((p + q) + (1.0 - p - q) * rho)
     return start, end, mass * (1.0 - 1e-12), lam * (1.0 - 1e-12)
 
@@ -284,9 +310,21 @@ def krr_third_marginal_lower_log_delta(
     """
     if k < 3:
         raise ValueError(f"k must be >= 3 for a third value, got {k!r}")
+    e = math.exp(eps0)
+    p, q = e / (e + k - 1.0), 1.0 / (e + k - 1.0)
+    return third_marginal_lower_log_delta(n, p, q, 2.0 * q, eps0, eps, points=points)
+
+
+def third_marginal_lower_log_delta(
+    n: int, p: float, q: float, nu: float, eps0: float, eps: float, *, points: int = 256
+) -> float:
+    """Lower bound on ``log δ(ε)`` from the counts of informative reports (``D = +κ`` and
+    ``D = −κ``) when the other users hold a value whose reports are informative with
+    probability ``nu`` (each sign ``nu/2``) and the target's are ``+κ`` / ``−κ`` with
+    probability ``p`` / ``q`` (k-RR: ``p, q`` keep/other probabilities, ``nu = 2q``)."""
     if eps >= eps0:
         return -math.inf
-    _, end, mass, lam = _third_layout(n, k, eps0, points)
+    _, end, mass, lam = _third_layout(n, p, q, nu, points)
     h = alpha_pair_h(end, lam, eps, upper=False)
     with np.errstate(divide="ignore"):
         return float(logsumexp(np.log(mass) + np.log(h)))
@@ -366,7 +404,9 @@ def binary_rr_worst_log_delta(n: int, eps0: float, eps: float, log_tail: float) 
 
 
 @functools.lru_cache(maxsize=16)
-def _binary_same_layout(n: int, eps0: float, points: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+def _binary_same_layout(
+    n: int, eps0: float, points: int
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Blocks of ``b ~ Bin(n, p)`` (the count of x' when the others all hold x') over a window
     wide enough for δ down to 1e-300, with their masses rounded down."""
     e = math.exp(eps0)

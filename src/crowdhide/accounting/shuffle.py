@@ -704,6 +704,7 @@ BOUNDS: dict[str, ShuffleBound] = {
         ShuffleBound(
             "krr_clone", "upper", "crowdhide k-RR clone reduction (docs/shuffle.md)", "krr",
             _krr_clone_curve,
+            in_best=lambda e0, n, k: k != 2,  # k = 2: the same curve as feldman2023
         ),
         ShuffleBound(
             "exact", "exact", "exhaustive enumeration of datasets", "krr", _exact_curve,
