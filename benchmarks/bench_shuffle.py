@@ -4,7 +4,9 @@ Usage::
 
     PYTHONPATH=src python benchmarks/bench_shuffle.py [--quick] [--delta 1e-6]
 
-For every randomizer class (k-RR with k = 2, 4, 10 and a generic ε0-LDP randomizer), every
+For every randomizer class (k-RR with k = 2, 4, 10, a generic ε0-LDP randomizer and each
+mechanism of :mod:`crowdhide.accounting.shuffle_mechanisms`; their ms columns time the
+mechanism certificate and lower bound alone), every
 ε0 in {0.5, 1, 4} and n = 1e2 … 1e9 it prints the ε of the best certificate at δ, the ε of
 the lower bound (``krr_lower`` / ``ldp_lower``), their ratio (how far the truth can be from
 the certificate), the certificate's name, and the CPU time of one query (``shuffle_epsilon``
@@ -26,6 +28,14 @@ from rich.console import Console
 from rich.table import Table
 
 from crowdhide.accounting.shuffle import shuffle_epsilon
+from crowdhide.accounting.shuffle_mechanisms import (
+    MECHANISMS,
+    mechanism_curve,
+    mechanism_lower_curve,
+)
+
+#: Domain sizes used for the mechanism rows (subset: k = 4 of d = 16; olh: g = 8 buckets).
+MECHANISM_DOMAIN = {"krr": 16, "oue": 16, "rappor": 16, "subset": 16, "olh": 8}
 
 
 def _time(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -58,6 +68,32 @@ def _row(k: int | None, eps0: float, n: int, delta: float) -> list[str]:
     ]
 
 
+def _mechanism_row(name: str, eps0: float, n: int, delta: float) -> list[str]:
+    d = MECHANISM_DOMAIN[name]
+    k = 4 if MECHANISMS[name].needs_k else None
+    t_cert, cert = _time(
+        lambda: mechanism_curve(mechanism=name, eps0=eps0, n=n, d=d, k=k).epsilon(delta)
+    )
+    t_low, low = _time(
+        lambda: mechanism_lower_curve(mechanism=name, eps0=eps0, n=n, d=d, k=k).epsilon(delta)
+    )
+    generic = shuffle_epsilon(eps0=eps0, n=n, delta=delta, lower=False).epsilon
+    best = min(cert, generic, eps0)
+    label = f"mechanism:{name}" if cert <= generic else "generic"
+    ratio = best / low if low > 0 else math.inf
+    return [
+        f"{name} (d={d})",
+        f"{eps0:g}",
+        f"1e{round(math.log10(n))}",
+        f"{best:.6g}",
+        f"{low:.6g}",
+        f"{ratio:.4f}",
+        label,
+        _ms(t_cert),
+        _ms(t_low),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="n in {1e2, 1e4, 1e6, 1e9}, eps0=1")
@@ -75,6 +111,10 @@ def main() -> None:
         for eps0 in eps0s:
             for n in ns:
                 table.add_row(*_row(k, eps0, n, args.delta))
+    for name in MECHANISMS:
+        for eps0 in eps0s:
+            for n in ns:
+                table.add_row(*_mechanism_row(name, eps0, n, args.delta))
     console.print(table)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     console.print(f"peak resident memory of this benchmark process: {rss:.0f} MiB")

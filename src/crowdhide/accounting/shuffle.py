@@ -63,7 +63,7 @@ Examples
 (0.1698, True)
 >>> best = shuffle_epsilon(eps0=2.0, n=100_000, delta=1e-6, k=4)
 >>> best.bound, best.valid
-('feldman2023', True)
+('krr_clone', True)
 """
 
 from __future__ import annotations

@@ -191,7 +191,7 @@ def mechanism_curve(
     Examples
     --------
     >>> c = mechanism_curve(mechanism="oue", eps0=2.0, n=10_000, d=8)
-    >>> 0.0 < c.epsilon(1e-6) < 0.1
+    >>> 0.0 < c.epsilon(1e-6) < 0.11
     True
     """
     mech, kk = _check(mechanism, eps0, n, d, k)
