@@ -830,20 +830,6 @@ def shuffle_delta_all(
     return _with_lower(rows, epsilon=eps)
 
 
-def _skipped(
-    name: str,
-    eps0: float,
-    n: int,
-    k: int | None,
-    *,
-    delta: float = math.nan,
-    epsilon: float = math.nan,
-) -> ShuffleResult | None:
-    """Bounds left out of ``*_all`` (none since every k-RR curve is O(1) in n; kept for the
-    CLI's progress loop)."""
-    return None
-
-
 def _pick_best(results: list[ShuffleResult], key: str) -> ShuffleResult:
     certs = [r for r in results if r.is_certificate and not math.isnan(getattr(r, key))]
     if not certs:  # pragma: no cover - feldman2021 always applies
@@ -1059,11 +1045,6 @@ def calibrate_n(
     return shuffle_epsilon(eps0=e0, n=hi, delta=d, k=kk, bound=name)
 
 
-#: ``epsilon_vs_n`` evaluates ``krr_lower`` and ``krr_clone`` only up to this n (they cost
-#: seconds per point beyond); larger n are left out of their curves.
-PLOT_KRR_LOWER_MAX_N = _MAX_N
-
-
 def epsilon_vs_n(
     *,
     eps0: float,
@@ -1096,10 +1077,6 @@ def epsilon_vs_n(
     for name in _applicable(kk):
         eps_list, ok_list = [], []
         for n in grid:
-            if name in ("krr_lower", "krr_clone") and n > PLOT_KRR_LOWER_MAX_N:
-                eps_list.append(math.nan)
-                ok_list.append(False)
-                continue
             r = _one_epsilon(name, e0, n, d, kk)
             eps_list.append(r.epsilon if r.valid else math.nan)
             ok_list.append(r.valid)
