@@ -21,20 +21,6 @@ DomainK = Annotated[
     typer.Option("--k", help="k-ary randomized response domain size (omit: any eps0-LDP)."),
 ]
 BoundName = Annotated[str, typer.Option("--bound", help="Bound name, 'best' (default) or 'all'.")]
-MechanismName = Annotated[
-    str | None,
-    typer.Option("--mechanism", help="krr, oue, rappor, subset or olh (needs --d; subset --k)."),
-]
-DomainD = Annotated[int | None, typer.Option("--d", help="Domain size for --mechanism.")]
-
-
-def _mechanism(fn: str, name: str, d: int | None, **kwargs: Any) -> Any:
-    """Answer for ``--mechanism``: its certificate vs the generic ones, with a lower bound."""
-    from crowdhide.accounting import shuffle_mechanisms
-
-    if d is None:
-        raise ValueError(f"--mechanism {name} needs --d (the domain size), got none")
-    return getattr(shuffle_mechanisms, fn)(mechanism=name, d=d, **kwargs)
 
 
 def _clean(record: dict[str, Any]) -> dict[str, Any]:
@@ -71,6 +57,22 @@ def _run_all(fn: Any, names: tuple[str, ...], as_json: bool, **kwargs: Any) -> l
     return _with_lower(out, **extra)
 
 
+MechanismName = Annotated[
+    str | None,
+    typer.Option("--mechanism", help="krr, oue, rappor, subset or olh (needs --d; subset --k)."),
+]
+DomainD = Annotated[int | None, typer.Option("--d", help="Domain size for --mechanism.")]
+
+
+def _mechanism(fn: str, name: str, d: int | None, **kwargs: Any) -> Any:
+    """Answer for ``--mechanism``: its certificate vs the generic ones, with a lower bound."""
+    from crowdhide.accounting import shuffle_mechanisms
+
+    if d is None:
+        raise ValueError(f"--mechanism {name} needs --d (the domain size), got none")
+    return getattr(shuffle_mechanisms, fn)(mechanism=name, d=d, **kwargs)
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``shuffle`` commands to ``app``."""
     shuffle = typer.Typer(
@@ -85,21 +87,21 @@ def register(app: typer.Typer) -> None:
         eps0: Eps0,
         n: Users,
         delta: Annotated[float, typer.Option("--delta", help="Target delta, 0 < delta < 1.")],
+        mechanism: MechanismName = None,
+        d: DomainD = None,
         k: DomainK = None,
         bound: BoundName = "best",
         as_json: JsonFlag = False,
-        mechanism: MechanismName = None,
-        d: DomainD = None,
     ) -> None:
         """Epsilon after shuffling at a given delta."""
-        from crowdhide.accounting.shuffle import SHUFFLE_BOUNDS, shuffle_epsilon
-
         if mechanism is not None:
             res = _mechanism("mechanism_epsilon", mechanism, d, eps0=eps0, n=n, delta=delta, k=k)
             emit(_clean(res.to_dict()), as_json=as_json, title=f"shuffle epsilon ({mechanism})")
             return
+        from crowdhide.accounting.shuffle import SHUFFLE_BOUNDS, shuffle_epsilon
+
         if bound == "all":
-            shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound="erlingsson2019", lower=False)
+            shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound="feldman2021")  # validates
             results = _run_all(
                 shuffle_epsilon, SHUFFLE_BOUNDS, as_json, eps0=eps0, n=n, delta=delta, k=k
             )
@@ -119,21 +121,21 @@ def register(app: typer.Typer) -> None:
         eps0: Eps0,
         n: Users,
         epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon >= 0.")],
+        mechanism: MechanismName = None,
+        d: DomainD = None,
         k: DomainK = None,
         bound: BoundName = "best",
         as_json: JsonFlag = False,
-        mechanism: MechanismName = None,
-        d: DomainD = None,
     ) -> None:
         """Delta after shuffling at a given epsilon."""
-        from crowdhide.accounting.shuffle import SHUFFLE_BOUNDS, shuffle_delta
-
         if mechanism is not None:
             res = _mechanism("mechanism_delta", mechanism, d, eps0=eps0, n=n, epsilon=epsilon, k=k)
             emit(_clean(res.to_dict()), as_json=as_json, title=f"shuffle delta ({mechanism})")
             return
+        from crowdhide.accounting.shuffle import SHUFFLE_BOUNDS, shuffle_delta
+
         if bound == "all":
-            shuffle_delta(eps0=eps0, n=n, epsilon=epsilon, k=k, bound="erlingsson2019", lower=False)
+            shuffle_delta(eps0=eps0, n=n, epsilon=epsilon, k=k, bound="feldman2021")
             results = _run_all(
                 shuffle_delta, SHUFFLE_BOUNDS, as_json, eps0=eps0, n=n, epsilon=epsilon, k=k
             )
