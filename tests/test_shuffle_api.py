@@ -196,12 +196,23 @@ def _finite_results(rows: list[ShuffleResult]) -> None:
 GENERIC = SHUFFLE_BOUNDS[:6]
 
 
+def _lower(k: int | None) -> str:
+    return "krr_lower" if k is not None else "ldp_lower"
+
+
 def _eps_rows(eps0: float, n: int, delta: float, k: int | None) -> list[ShuffleResult]:
-    return [shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound=b) for b in GENERIC]
+    # The lower bound is evaluated once as its own row (not attached to every row).
+    return [
+        shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound=b, lower=False)
+        for b in (*GENERIC, _lower(k))
+    ]
 
 
 def _delta_rows(eps0: float, n: int, eps: float, k: int | None) -> list[ShuffleResult]:
-    return [shuffle_delta(eps0=eps0, n=n, epsilon=eps, k=k, bound=b) for b in GENERIC]
+    return [
+        shuffle_delta(eps0=eps0, n=n, epsilon=eps, k=k, bound=b, lower=False)
+        for b in (*GENERIC, _lower(k))
+    ]
 
 
 @pytest.mark.parametrize("n", [1, 1000, 10**9])
