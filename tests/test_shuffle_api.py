@@ -37,8 +37,9 @@ def test_all_lists_every_applicable_bound() -> None:
     assert [r.bound for r in generic] == [
         b for b in SHUFFLE_BOUNDS if b not in ("krr_clone", "exact", "krr_lower")
     ]
+    assert {r.bound: r.kind for r in generic}["ldp_lower"] == "lower"
     krr = shuffle_epsilon_all(eps0=1.0, n=10, delta=1e-6, k=3)
-    assert [r.bound for r in krr] == list(SHUFFLE_BOUNDS)
+    assert [r.bound for r in krr] == [b for b in SHUFFLE_BOUNDS if b != "ldp_lower"]
     assert {r.bound: r.kind for r in krr}["krr_lower"] == "lower"
     assert {r.bound: r.kind for r in krr}["exact"] == "exact"
 
@@ -66,9 +67,12 @@ def test_invalid_bounds_are_flagged_not_raised() -> None:
     assert not r.valid
     assert "give k" in r.note
     assert shuffle_epsilon(eps0=2.0, n=1000, delta=1e-6, k=2, bound="feldman2023").valid
-    r = shuffle_epsilon(eps0=2.0, n=100, delta=1e-6, k=2, bound="exact")
+    r = shuffle_epsilon(eps0=2.0, n=100, delta=1e-6, k=3, bound="exact")
     assert not r.valid
     assert "n <= 14" in r.note
+    r = shuffle_epsilon(eps0=2.0, n=3000, delta=1e-6, k=2, bound="exact")
+    assert not r.valid
+    assert "n <= 2500" in r.note
     r = shuffle_delta(eps0=0.4, n=2000, epsilon=0.01, bound="erlingsson2019")
     assert not r.valid
     assert "delta <= 0.01" in r.note
@@ -130,7 +134,7 @@ def test_krr_curve_kinds() -> None:
 def test_epsilon_vs_n_grid() -> None:
     d = epsilon_vs_n(eps0=1.0, delta=1e-6, k=3, n_min=10, n_max=1000, points=3)
     assert d["n"] == [10, 100, 1000]
-    assert set(d["epsilon"]) == set(SHUFFLE_BOUNDS)
+    assert set(d["epsilon"]) == set(SHUFFLE_BOUNDS) - {"ldp_lower"}
     assert d["valid"]["exact"] == [True, False, False]
 
 
@@ -171,7 +175,7 @@ def test_invalid_inputs(kwargs: dict[str, Any], exc: type[Exception], match: str
         (lambda: calibrate_eps0(epsilon=0.0, delta=1e-6, n=10), "epsilon"),
         (lambda: calibrate_n(epsilon=1.0, delta=2.0, eps0=1.0), "delta"),
         (lambda: shuffle_bound_curve(bound="best", eps0=1.0, n=10), "bound"),
-        (lambda: shuffle_bound_curve(bound="exact", eps0=1.0, n=100, k=2), "n <= 14"),
+        (lambda: shuffle_bound_curve(bound="exact", eps0=1.0, n=100, k=3), "n <= 14"),
         (lambda: epsilon_vs_n(eps0=1.0, delta=1e-6, n_min=100, n_max=10), "n_max"),
         (lambda: epsilon_vs_n(eps0=1.0, delta=1e-6, points=1), "points"),
     ],
@@ -192,12 +196,23 @@ def _finite_results(rows: list[ShuffleResult]) -> None:
 GENERIC = SHUFFLE_BOUNDS[:6]
 
 
+def _lower(k: int | None) -> str:
+    return "krr_lower" if k is not None else "ldp_lower"
+
+
 def _eps_rows(eps0: float, n: int, delta: float, k: int | None) -> list[ShuffleResult]:
-    return [shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound=b) for b in GENERIC]
+    # The lower bound is evaluated once as its own row (not attached to every row).
+    return [
+        shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound=b, lower=False)
+        for b in (*GENERIC, _lower(k))
+    ]
 
 
 def _delta_rows(eps0: float, n: int, eps: float, k: int | None) -> list[ShuffleResult]:
-    return [shuffle_delta(eps0=eps0, n=n, epsilon=eps, k=k, bound=b) for b in GENERIC]
+    return [
+        shuffle_delta(eps0=eps0, n=n, epsilon=eps, k=k, bound=b, lower=False)
+        for b in (*GENERIC, _lower(k))
+    ]
 
 
 @pytest.mark.parametrize("n", [1, 1000, 10**9])
@@ -233,9 +248,9 @@ def test_range_krr_bounds(n: int, eps0: float) -> None:
             _finite_results(rows)
 
 
-def test_all_skips_linear_time_krr_curves_at_large_n() -> None:
+def test_all_evaluates_krr_curves_at_large_n() -> None:
     rows = {r.bound: r for r in shuffle_epsilon_all(eps0=1.0, n=300_000, delta=1e-6, k=4)}
-    for name in ("krr_clone", "krr_lower"):
-        assert not rows[name].valid
-        assert "request bound" in rows[name].note
-    assert rows["feldman2023"].valid
+    assert rows["krr_clone"].valid
+    assert rows["krr_lower"].valid
+    assert rows["krr_lower"].epsilon <= rows["krr_clone"].epsilon <= rows["feldman2023"].epsilon
+    assert all(r.epsilon_lower == rows["krr_lower"].epsilon for r in rows.values())

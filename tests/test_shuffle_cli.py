@@ -32,9 +32,11 @@ def test_epsilon_json_all(capsys: pytest.CaptureFixture[str]) -> None:
     assert result.code == 0, result.err
     rows = result.json()
     assert isinstance(rows, list)
-    assert len(rows) == 6
+    assert len(rows) == 7
     for row in rows:
         assert {"epsilon", "delta", "bound", "valid", "eps0", "n", "k"} <= set(row)
+        assert row["lower_bound"] == "ldp_lower"
+        assert 0.0 < row["epsilon_lower"] <= rows[4]["epsilon"]  # below feldman2021
         assert row["n"] == 5000
         assert row["eps0"] == 1.0
         assert row["k"] is None

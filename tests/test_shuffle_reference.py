@@ -17,7 +17,7 @@ from crowdhide.accounting.shuffle import (
 
 
 def eps_of(bound: str, eps0: float, n: int, delta: float, k: int | None = None) -> float:
-    r = shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound=bound)
+    r = shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound=bound, lower=False)
     assert r.valid, r.note
     return r.epsilon
 
@@ -95,10 +95,11 @@ def test_krr4_certificate_brackets_the_truth() -> None:
     """krr_clone (certificate) vs krr_lower (lower bound) at the 4-RR anchor and n = 1e4."""
     cert = eps_of("krr_clone", math.log(13), 1000, 1e-4, k=4)
     assert 0.388951 <= cert <= 0.4220  # 0.4220: FMT23 Thm 5.1 k-RR pair (DPBayes)
-    assert cert == pytest.approx(0.39049, abs=2e-5)
+    # 0.39049 is the unblocked O(n) sum; the blocked evaluation (any n) is <= 0.5 % above it.
+    assert 0.39049 - 2e-5 <= cert <= 0.39049 * 1.005
     low = eps_of("krr_lower", 2.0, 10_000, 1e-6, k=4)
     up = eps_of("krr_clone", 2.0, 10_000, 1e-6, k=4)
-    assert low <= up <= low * 1.001
+    assert low <= up <= low * 1.005
     assert up < eps_of("feldman2023", 2.0, 10_000, 1e-6, k=4)
 
 

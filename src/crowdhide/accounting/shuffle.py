@@ -36,20 +36,24 @@ Bounds (:data:`SHUFFLE_BOUNDS`) and what they promise
     ``r = 1/(e^{ε0}+1)`` and ``R_v >= 0`` for every value v; revealing who is a clone and
     the residual reports gives the exact divergence of ``(C, histogram of the target's and
     the clones' k-RR reports)``, ``C ~ Bin(n−1, 2r)`` — FMT23's decomposition without
-    discarding the clones' k-RR noise. O(n) work; ``best`` uses it up to
-    :data:`KRR_CLONE_BEST_MAX_N`. Typically within 0.1–0.5 % of ``krr_lower``.
+    discarding the clones' k-RR noise. Evaluated on rigorous blocks of clone counts and of
+    reports on {x, x'} (:mod:`crowdhide.accounting._krr_fast`): O(1) work in n, within
+    ~0.1–0.5 % in ε of the unblocked sum. For k = 2 it is the FMT23 pair.
 ``exact``
     k-RR / binary RR only: the exact worst-case curve, ``max`` over *every* dataset of the
     other users of the exact hockey-stick divergence of the two output-histogram
-    distributions. Computed by exhaustive enumeration of dataset classes for
-    ``n <= EXHAUSTIVE_MAX_N``; outside that range it is reported ``valid=False``.
-    The worst dataset depends on ε (others all on one third value for small ε, all on x'
-    near ε0, mixed datasets at very small n), so no single "worst pair" exists.
+    distributions: exhaustive enumeration of dataset classes for ``n <= EXHAUSTIVE_MAX_N``,
+    and for k = 2 all n datasets, each exactly, for ``n <= BINARY_EXACT_MAX_N``; outside
+    that range it is reported ``valid=False``. The worst dataset depends on ε, so no single
+    "worst pair" exists.
 ``krr_lower``
-    k-RR only: exact curves of the two canonical datasets (all others on one third value z,
-    all others on x'), maximised; a *lower bound* on the true curve (``kind="lower"``), exact
-    for those datasets, computed in ``O(n)`` work for n up to :data:`KRR_LOWER_MAX_N`.
+    k-RR only: a rigorous *lower bound* (``kind="lower"``) from canonical datasets (all
+    others on one third value z; all others on x'), O(1) in n beyond n = 1000.
+``ldp_lower``
+    Without ``k``: a lower bound over all ε0-LDP randomizers (3-RR and binary RR are such
+    randomizers).
 
+Every answer also carries the lower bound's ε or δ (``epsilon_lower`` / ``delta_lower``).
 ``best`` is the smallest valid upper bound (``kind`` "upper" or "exact").
 
 Examples
@@ -59,7 +63,7 @@ Examples
 (0.1698, True)
 >>> best = shuffle_epsilon(eps0=2.0, n=100_000, delta=1e-6, k=4)
 >>> best.bound, best.valid
-('feldman2023', True)
+('krr_clone', True)
 """
 
 from __future__ import annotations
@@ -72,16 +76,20 @@ from typing import Any
 import numpy as np
 
 from crowdhide._validation import check_int, check_probability, check_real
+from crowdhide.accounting import _krr_fast
 from crowdhide.accounting import _shuffle_pairs as pairs
 from crowdhide.accounting.curves import PrivacyCurve, _safe_root
 
 __all__ = [
     "ALL_KRR_MAX_N",
+    "BINARY_EXACT_MAX_N",
+    "BOUNDS",
     "EXHAUSTIVE_MAX_N",
     "KRR_CLONE_BEST_MAX_N",
     "KRR_LOWER_MAX_N",
     "SHUFFLE_BOUNDS",
     "KrrShuffleCurve",
+    "ShuffleBound",
     "ShuffleResult",
     "calibrate_eps0",
     "calibrate_n",
@@ -106,18 +114,31 @@ SHUFFLE_BOUNDS: tuple[str, ...] = (
     "krr_clone",
     "exact",
     "krr_lower",
+    "ldp_lower",
 )
-#: Largest n for the exhaustive worst case over datasets (``exact``).
+#: Largest n for the exhaustive worst case over datasets (``exact``, k >= 3).
 EXHAUSTIVE_MAX_N = 14
-#: Largest n for the canonical-dataset curves (``krr_lower``) and ``krr_clone``.
-KRR_LOWER_MAX_N = pairs.KRR_EXACT_MAX_N
-#: ``best`` evaluates ``krr_clone`` (O(n) work per δ) only up to this n; larger n: by name.
-KRR_CLONE_BEST_MAX_N = 20_000
-#: ``*_all`` evaluate the O(n) k-RR curves only up to this n (seconds to minutes beyond);
-#: larger n report them as skipped — ask for them by name.
-ALL_KRR_MAX_N = 200_000
+#: Largest n for ``exact`` with k = 2 (binary RR: all n datasets, each exactly).
+BINARY_EXACT_MAX_N = _krr_fast.BINARY_EXACT_MAX_N
 _MAX_N = 10**9
+#: Largest n for the exact canonical-dataset curves (:func:`krr_shuffle_curve`,
+#: :func:`krr_dataset_curve`: O(n) work).
+KRR_LOWER_MAX_N = pairs.KRR_EXACT_MAX_N
+#: ``best`` uses ``krr_clone`` at every n (blocked sums: O(1) work in n since issue 15).
+KRR_CLONE_BEST_MAX_N = _MAX_N
+#: ``*_all`` evaluate every k-RR bound at every n (kept for compatibility).
+ALL_KRR_MAX_N = _MAX_N
+#: ``krr_lower`` adds the "all others on x'" dataset (O(√n) incomplete-beta calls per δ) for
+#: k >= 3 only up to this n; the third-value dataset (O(1) in n) always counts.
+KRR_SAME_LOWER_MAX_N = 100_000
+#: ``krr_lower`` uses the full exact canonical-dataset curves (O(n) cells) up to this n.
+KRR_FULL_LOWER_MAX_N = 1000
 _MAX_EPS0 = 50.0
+#: Relative margin by which every reported δ is rounded away from the truth (up for
+#: certificates, down for lower bounds) and every ε is solved at a target δ moved the same
+#: way. The exact computations (``exact``, clone pairs at n = 1, k-RR at ε = 0) match the
+#: truth to ~1e-14 relative; without a margin float error could put them below it.
+_ROUNDING_MARGIN = 1e-9
 _MAX_K = 10**6
 
 
@@ -141,6 +162,11 @@ class ShuffleResult:
         Why a bound does not apply, or how the number was obtained.
     kind
         ``"upper"`` (a certificate), ``"exact"`` (certificate and tight) or ``"lower"``.
+    epsilon_lower, delta_lower
+        The lower bound's ε (for an ε query) or δ (for a δ query): the truth for the worst
+        dataset lies between it and the certificate (``nan`` when not computed).
+    lower_bound
+        Name of that lower bound (``krr_lower`` with ``k``, ``ldp_lower`` without).
     """
 
     epsilon: float
@@ -152,6 +178,9 @@ class ShuffleResult:
     k: int | None
     note: str = ""
     kind: str = "upper"
+    epsilon_lower: float = math.nan
+    delta_lower: float = math.nan
+    lower_bound: str = ""
 
     @property
     def is_certificate(self) -> bool:
@@ -389,6 +418,11 @@ class KrrShuffleCurve(PrivacyCurve):
                 )
 
     @property
+    def members(self) -> list[PrivacyCurve]:
+        """The per-dataset (class) curves this curve is the maximum of."""
+        return list(self._members)
+
+    @property
     def is_certificate(self) -> bool:
         """Whether :meth:`delta` is a valid upper bound (exhaustive worst case)."""
         return self.exhaustive
@@ -422,6 +456,88 @@ class KrrShuffleCurve(PrivacyCurve):
         return self.eps0
 
 
+class _LowerCurve(PrivacyCurve):
+    """Maximum of rigorous lower bounds ``log δ(ε)``; ε(δ) from the *lower* side, so the
+    returned ε satisfies δ_lower(ε) >= δ: the true curve needs at least that ε."""
+
+    def __init__(
+        self,
+        members: list[Callable[[float], float]],
+        eps0: float,
+        adaptive: list[_AdaptiveCurve] | None = None,
+    ) -> None:
+        self._members = members
+        self._eps0 = eps0
+        # Adaptive curves inside the members: put into solving mode while solving ε(δ).
+        self._adaptive = list(adaptive or [])
+        self._adaptive += [m.curve for m in members if isinstance(m, _SameLower)]
+
+    def log_delta(self, epsilon: float) -> float:
+        if epsilon >= self._eps0:
+            return -math.inf
+        return min(max(m(epsilon) for m in self._members), 0.0)
+
+    def epsilon(self, delta: float) -> float:
+        target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
+        for curve in self._adaptive:
+            curve.solving_for(target)
+        try:
+            if self.log_delta(0.0) <= target:
+                return 0.0
+            xtol = max(1e-13, 1e-10 * self._eps0)
+            return _safe_root(self.log_delta, target, 0.0, self._eps0, xtol=xtol, lower_side=True)
+        finally:
+            for curve in self._adaptive:
+                curve.solving_for(None)
+
+    def epsilon_upper_hint(self) -> float:
+        return self._eps0
+
+
+class _SameLower:
+    """Lower bound from the exact "all others on x'" curve: that evaluator is an upper bound
+    for its dataset within 1e-5 relative plus an underflow floor, removed as in
+    :class:`KrrShuffleCurve`."""
+
+    def __init__(self, eps0: float, n: int, k: int) -> None:
+        self.curve = _AdaptiveCurve(lambda e, t: pairs.krr_same_log_delta(n, k, eps0, e, t), eps0)
+
+    def __call__(self, eps: float) -> float:
+        value = self.curve.log_delta(eps)
+        if value < _LOWER_BOUND_FLOOR_LOG:
+            return -math.inf
+        return value + _LOWER_BOUND_RELATIVE_SLACK_LOG
+
+
+def _krr_lower_curve(eps0: float, n: int, k: int) -> PrivacyCurve:
+    """``krr_lower``: for n <= KRR_FULL_LOWER_MAX_N the exact curves of both canonical datasets
+    (O(n) cells); beyond, the exact counts (x, x') of the third-value dataset (k >= 3, O(1)
+    in n) and the exact "all others on x'" dataset (k = 2, or n <= KRR_SAME_LOWER_MAX_N)."""
+    members: list[Callable[[float], float]] = []
+    adaptive: list[_AdaptiveCurve] = []
+    if n <= KRR_FULL_LOWER_MAX_N:
+        canonical = KrrShuffleCurve(eps0=eps0, n=n, k=k, exhaustive=False)
+        members.append(canonical.log_delta)
+        adaptive += [c for c in canonical.members if isinstance(c, _AdaptiveCurve)]
+    if k >= 3:
+        members.append(lambda e: _krr_fast.krr_third_marginal_lower_log_delta(n, k, eps0, e))
+    if n > KRR_FULL_LOWER_MAX_N and k == 2:
+        members.append(lambda e: _krr_fast.binary_same_lower_log_delta(n, eps0, e))
+    elif n > KRR_FULL_LOWER_MAX_N and n <= KRR_SAME_LOWER_MAX_N:
+        members.append(_SameLower(eps0, n, k))
+    return _LowerCurve(members, eps0, adaptive)
+
+
+def _ldp_lower_curve(eps0: float, n: int) -> PrivacyCurve:
+    """``ldp_lower``: 3-RR (others on a third value) and binary RR (others on x') are ε0-LDP
+    randomizers, so their exact datasets bound the worst case over all ε0-LDP randomizers."""
+    members: list[Callable[[float], float]] = [
+        lambda e: _krr_fast.krr_third_marginal_lower_log_delta(n, 3, eps0, e),
+        lambda e: _krr_fast.binary_same_lower_log_delta(n, eps0, e),
+    ]
+    return _LowerCurve(members, eps0)
+
+
 def _check_inputs(eps0: Any, n: Any, k: Any) -> tuple[float, int, int | None]:
     e0 = check_real("eps0", eps0, low=0.0, low_open=True, high=_MAX_EPS0)
     nn = check_int("n", n, low=1, high=_MAX_N)
@@ -436,9 +552,6 @@ def _check_bound(bound: Any, *, allow_best: bool = True) -> str:
     if bound not in names:
         raise ValueError(f"bound must be one of {', '.join(names)}; got {bound!r}")
     return bound
-
-
-_KIND = {"exact": "exact", "krr_lower": "lower"}
 
 
 def shuffle_bound_curve(*, bound: str, eps0: float, n: int, k: int | None = None) -> PrivacyCurve:
@@ -458,115 +571,239 @@ def shuffle_bound_curve(*, bound: str, eps0: float, n: int, k: int | None = None
     e0, nn, kk = _check_inputs(eps0, n, k)
     name = _check_bound(bound, allow_best=False)
     try:
-        return _curve(name, e0, nn, kk)
+        return BOUNDS[name].curve(e0, nn, kk)
     except _NotApplicableError as exc:
         raise ValueError(str(exc)) from None
 
 
-def _curve(name: str, eps0: float, n: int, k: int | None) -> PrivacyCurve:
-    if name == "erlingsson2019":
-        if eps0 > 0.5 or n < 1000:
-            raise _NotApplicableError("needs eps0 <= 0.5, n >= 1000")
-        return _FunctionCurve(lambda e: _erlingsson_log_delta(e, eps0, n), eps0)
-    if name == "balle2019_hoeffding":
-        return _FunctionCurve(lambda e: _hoeffding_log_delta(e, eps0, n, k), eps0)
-    if name == "balle2019_bennett":
-        return _FunctionCurve(lambda e: _bennett_log_delta(e, eps0, n, k), eps0)
-    if name == "feldman2021_closed":
-        if math.log(4.0) - n * math.exp(-eps0) / 16.0 >= 0.0:
-            raise _NotApplicableError("needs n > 16 e^eps0 ln 4")
-        return _FunctionCurve(lambda e: _fmt21_closed_log_delta(e, eps0, n), eps0)
-    if name == "feldman2021":
-        beta = math.exp(-eps0)
+# --------------------------------------------------------------------------------------
+# The registry of bounds
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleBound:
+    """One shuffle bound: what it is, where it comes from, when it applies.
+
+    ``scope`` is ``"any"`` (any ε0-LDP randomizer, and k-RR), ``"krr"`` (needs ``k``) or
+    ``"generic"`` (only without ``k``: a lower bound over *all* ε0-LDP randomizers is not one
+    for k-RR). ``build(eps0, n, k)`` returns the curve or raises ``_NotApplicableError``
+    naming the violated condition; ``solve(delta, eps0, n)`` is an optional closed-form ε.
+    """
+
+    name: str
+    kind: str
+    citation: str
+    scope: str
+    build: Callable[[float, int, int | None], PrivacyCurve]
+    solve: Callable[[float, float, int], float] | None = None
+    certificate_without_k: bool = True
+    note: str = ""
+    in_best: Callable[[float, int, int | None], bool] = lambda eps0, n, k: True
+
+    def applies_to(self, k: int | None) -> bool:
+        """Whether the bound is listed for this randomizer class."""
+        return {"any": True, "krr": k is not None, "generic": k is None}[self.scope]
+
+    def valid_for(self, k: int | None) -> bool:
+        """Whether its numbers mean what ``kind`` says for this randomizer class."""
+        return self.certificate_without_k or k is not None
+
+    def note_for(self, k: int | None) -> str:
+        if not self.valid_for(k):
+            return "not a certificate for every eps0-LDP randomizer (give k)"
+        return self.note
+
+    def curve(self, eps0: float, n: int, k: int | None) -> PrivacyCurve:
+        if self.scope == "krr" and k is None:
+            raise _NotApplicableError(f"{self.name} is for k-ary randomized response: give k")
+        return self.build(eps0, n, k)
+
+
+def _erlingsson_curve(eps0: float, n: int, k: int | None) -> PrivacyCurve:
+    if eps0 > 0.5 or n < 1000:
+        raise _NotApplicableError("needs eps0 <= 0.5, n >= 1000")
+    return _FunctionCurve(lambda e: _erlingsson_log_delta(e, eps0, n), eps0)
+
+
+def _fmt21_closed_curve(eps0: float, n: int, k: int | None) -> PrivacyCurve:
+    if math.log(4.0) - n * math.exp(-eps0) / 16.0 >= 0.0:
+        raise _NotApplicableError("needs n > 16 e^eps0 ln 4")
+    return _FunctionCurve(lambda e: _fmt21_closed_log_delta(e, eps0, n), eps0)
+
+
+def _clone_curve(beta_of: Callable[[float], float]) -> Callable[..., PrivacyCurve]:
+    def build(eps0: float, n: int, k: int | None) -> PrivacyCurve:
+        beta = beta_of(eps0)
         return _AdaptiveCurve(lambda e, t: pairs.clone_pair_log_delta(n, eps0, beta, e, t), eps0)
-    if name == "feldman2023":
-        beta = 2.0 / (math.exp(eps0) + 1.0)
-        return _AdaptiveCurve(lambda e, t: pairs.clone_pair_log_delta(n, eps0, beta, e, t), eps0)
-    if name == "krr_clone":
-        if k is None:
-            raise _NotApplicableError("krr_clone is for k-ary randomized response: give k")
-        if n > KRR_LOWER_MAX_N:
-            raise _NotApplicableError(f"computed only for n <= {KRR_LOWER_MAX_N}")
-        kk = k
-        return _AdaptiveCurve(lambda e, t: pairs.krr_clone_log_delta(n, kk, eps0, e, t), eps0)
-    if name in ("exact", "krr_lower"):
-        if k is None:
-            raise _NotApplicableError(f"{name} is for k-ary randomized response: give k")
-        if name == "exact" and n > EXHAUSTIVE_MAX_N:
-            raise _NotApplicableError(f"enumerated only for n <= {EXHAUSTIVE_MAX_N}")
-        if name == "krr_lower" and n > KRR_LOWER_MAX_N:
-            raise _NotApplicableError(f"computed only for n <= {KRR_LOWER_MAX_N}")
-        return KrrShuffleCurve(eps0=eps0, n=n, k=k, exhaustive=name == "exact")
-    raise ValueError(f"unknown bound {name!r}")  # pragma: no cover - checked before
+
+    return build
 
 
-def _note_for(name: str, k: int | None) -> str:
-    if name == "feldman2023" and k is None:
-        return "not a certificate for every eps0-LDP randomizer (give k)"
-    if name == "krr_lower":
-        return "lower bound (canonical datasets)"
-    if name == "exact":
-        return "exhaustive worst case"
-    return ""
+def _krr_clone_curve(eps0: float, n: int, k: int | None) -> PrivacyCurve:
+    kk = int(k or 2)
+    if kk == 2:  # every clone reports x or x': the k-RR clone pair is the FMT23 pair
+        return _clone_curve(lambda e0: 2.0 / (math.exp(e0) + 1.0))(eps0, n, k)
+    return _AdaptiveCurve(lambda e, t: _krr_fast.krr_clone_fast_log_delta(n, kk, eps0, e, t), eps0)
 
 
-def _validity(name: str, k: int | None) -> bool:
-    return not (name == "feldman2023" and k is None)
+def _exact_curve(eps0: float, n: int, k: int | None) -> PrivacyCurve:
+    if k == 2:  # binary RR: n datasets, each an exact count law (O(n · window) per δ)
+        if n > BINARY_EXACT_MAX_N:
+            raise _NotApplicableError(f"computed only for n <= {BINARY_EXACT_MAX_N} (k = 2)")
+        return _AdaptiveCurve(lambda e, t: _krr_fast.binary_rr_worst_log_delta(n, eps0, e, t), eps0)
+    if n > EXHAUSTIVE_MAX_N:
+        raise _NotApplicableError(f"enumerated only for n <= {EXHAUSTIVE_MAX_N}")
+    return KrrShuffleCurve(eps0=eps0, n=n, k=int(k or 2), exhaustive=True)
+
+
+def _exact_in_best(eps0: float, n: int, k: int | None) -> bool:
+    return n <= (BINARY_EXACT_MAX_N if k == 2 else EXHAUSTIVE_MAX_N)
+
+
+def _blanket(fn: Callable[..., float]) -> Callable[..., PrivacyCurve]:
+    def build(eps0: float, n: int, k: int | None) -> PrivacyCurve:
+        return _FunctionCurve(lambda e: fn(e, eps0, n, k), eps0)
+
+    return build
+
+
+_FMT23_NOTE = "; ".join(
+    ["Feldman, McMillan, Talwar (SODA 2023) clone pair", "needs R(x)+R(x') <= (e^eps0+1) R(v)"]
+)
+#: Every bound crowdhide knows, in listing order.
+BOUNDS: dict[str, ShuffleBound] = {
+    b.name: b
+    for b in (
+        ShuffleBound(
+            "erlingsson2019", "upper", "Erlingsson et al., SODA 2019", "any",
+            _erlingsson_curve, solve=lambda d, e0, n: _erlingsson_epsilon(d, e0, n),
+            in_best=lambda e0, n, k: e0 <= 0.5 and n >= 1000,
+        ),
+        ShuffleBound(
+            "balle2019_hoeffding", "upper", "Balle, Bell, Gascon, Nissim, CRYPTO 2019", "any",
+            _blanket(_hoeffding_log_delta),
+        ),
+        ShuffleBound(
+            "balle2019_bennett", "upper", "Balle, Bell, Gascon, Nissim, CRYPTO 2019", "any",
+            _blanket(_bennett_log_delta),
+        ),
+        ShuffleBound(
+            "feldman2021_closed", "upper", "Feldman, McMillan, Talwar, FOCS 2021 (closed form)",
+            "any", _fmt21_closed_curve, solve=lambda d, e0, n: _fmt21_closed_epsilon(d, e0, n),
+        ),
+        ShuffleBound(
+            "feldman2021", "upper", "Feldman, McMillan, Talwar, FOCS 2021", "any",
+            _clone_curve(lambda e0: math.exp(-e0)),
+            # With k the FMT23 pair (more clones, same mixture) is a post-processing of it.
+            in_best=lambda e0, n, k: k is None,
+        ),
+        ShuffleBound(
+            "feldman2023", "upper", _FMT23_NOTE, "any",
+            _clone_curve(lambda e0: 2.0 / (math.exp(e0) + 1.0)), certificate_without_k=False,
+            # k >= 3: krr_clone is a post-processing of this pair (>= 24 % tighter in ε
+            # even at ε0 -> 0), so best skips it there for speed.
+            in_best=lambda e0, n, k: k == 2,
+        ),
+        ShuffleBound(
+            "krr_clone", "upper", "crowdhide k-RR clone reduction (docs/shuffle.md)", "krr",
+            _krr_clone_curve,
+            in_best=lambda e0, n, k: k != 2,  # k = 2: the same curve as feldman2023
+        ),
+        ShuffleBound(
+            "exact", "exact", "exhaustive enumeration of datasets", "krr", _exact_curve,
+            note="exhaustive worst case", in_best=_exact_in_best,
+        ),
+        ShuffleBound(
+            "krr_lower", "lower", "canonical k-RR datasets (docs/shuffle.md)", "krr",
+            lambda e0, n, k: _krr_lower_curve(e0, n, int(k or 2)),
+            note="lower bound (canonical datasets)",
+        ),
+        ShuffleBound(
+            "ldp_lower", "lower", "3-RR and binary RR are eps0-LDP (docs/shuffle.md)", "generic",
+            lambda e0, n, k: _ldp_lower_curve(e0, n),
+            note="lower bound over all eps0-LDP randomizers (3-RR / binary RR datasets)",
+        ),
+    )
+}  # fmt: skip
 
 
 def _one_epsilon(name: str, eps0: float, n: int, delta: float, k: int | None) -> ShuffleResult:
-    kind = _KIND.get(name, "upper")
-    base = ShuffleResult(math.nan, delta, name, False, eps0, n, k, "", kind)
+    entry = BOUNDS[name]
+    base = ShuffleResult(math.nan, delta, name, False, eps0, n, k, "", entry.kind)
+    # Pessimistic rounding (issue 15): solve at a target a relative _ROUNDING_MARGIN on the
+    # safe side, so a computed δ off by that much can never make the answer unsafe.
+    lower = entry.kind == "lower"
+    target = delta * (1.0 + _ROUNDING_MARGIN if lower else 1.0 - _ROUNDING_MARGIN)
     try:
-        if name == "erlingsson2019":
-            eps = _erlingsson_epsilon(delta, eps0, n)
-        elif name == "feldman2021_closed":
-            eps = _fmt21_closed_epsilon(delta, eps0, n)
+        if entry.solve is not None:
+            eps = entry.solve(target, eps0, n)
         else:
-            eps = _curve(name, eps0, n, k).epsilon(delta)
+            eps = entry.curve(eps0, n, k).epsilon(min(target, 1.0 - 1e-16))
     except _NotApplicableError as exc:
         return replace(base, note=str(exc))
     eps = min(eps, eps0)
-    return replace(base, epsilon=eps, valid=_validity(name, k), note=_note_for(name, k))
+    return replace(base, epsilon=eps, valid=entry.valid_for(k), note=entry.note_for(k))
 
 
 def _one_delta(name: str, eps0: float, n: int, eps: float, k: int | None) -> ShuffleResult:
-    kind = _KIND.get(name, "upper")
-    base = ShuffleResult(eps, math.nan, name, False, eps0, n, k, "", kind)
+    entry = BOUNDS[name]
+    base = ShuffleResult(eps, math.nan, name, False, eps0, n, k, "", entry.kind)
     try:
-        delta = 0.0 if eps >= eps0 else _curve(name, eps0, n, k).delta(eps)
+        delta = 0.0 if eps >= eps0 else entry.curve(eps0, n, k).delta(eps)
     except _NotApplicableError as exc:
         return replace(base, note=str(exc))
-    return replace(base, delta=delta, valid=_validity(name, k), note=_note_for(name, k))
-
-
-_KRR_ONLY = ("krr_clone", "exact", "krr_lower")
+    scale = 1.0 - _ROUNDING_MARGIN if entry.kind == "lower" else 1.0 + _ROUNDING_MARGIN
+    delta = min(delta * scale, 1.0)
+    return replace(base, delta=delta, valid=entry.valid_for(k), note=entry.note_for(k))
 
 
 def _applicable(k: int | None) -> tuple[str, ...]:
-    if k is None:
-        return tuple(b for b in SHUFFLE_BOUNDS if b not in _KRR_ONLY)
-    return SHUFFLE_BOUNDS
+    return tuple(name for name, b in BOUNDS.items() if b.applies_to(k))
 
 
 def _upper_candidates(eps0: float, n: int, k: int | None) -> tuple[str, ...]:
     """Bounds worth evaluating for ``best`` (certificates that can apply)."""
-    names = [b for b in _applicable(k) if b != "krr_lower"]
-    if k is None:
-        names.remove("feldman2023")
-    if "exact" in names and n > EXHAUSTIVE_MAX_N:
-        names.remove("exact")
-    if "krr_clone" in names and n > KRR_CLONE_BEST_MAX_N:
-        names.remove("krr_clone")
-    if eps0 > 0.5 or n < 1000:
-        names.remove("erlingsson2019")
-    return tuple(names)
+    return tuple(
+        name
+        for name in _applicable(k)
+        if BOUNDS[name].kind != "lower" and BOUNDS[name].valid_for(k)
+        and BOUNDS[name].in_best(eps0, n, k)
+    )  # fmt: skip
+
+
+def _lower_name(k: int | None) -> str:
+    return "krr_lower" if k is not None else "ldp_lower"
+
+
+def _with_lower(
+    results: list[ShuffleResult], *, delta: float | None = None, epsilon: float | None = None
+) -> list[ShuffleResult]:
+    """Attach the lower bound (ε at ``delta`` or δ at ``epsilon``) to every result."""
+    if not results:
+        return results
+    first = results[0]
+    name = _lower_name(first.k)
+    if delta is not None:
+        low = next((r for r in results if r.bound == name), None)
+        low = low or _one_epsilon(name, first.eps0, first.n, delta, first.k)
+        return [
+            replace(r, epsilon_lower=low.epsilon, lower_bound=name) if low.valid else r
+            for r in results
+        ]
+    assert epsilon is not None
+    low = next((r for r in results if r.bound == name), None)
+    low = low or _one_delta(name, first.eps0, first.n, epsilon, first.k)
+    return [
+        replace(r, delta_lower=low.delta, lower_bound=name) if low.valid else r for r in results
+    ]
 
 
 def shuffle_epsilon_all(
     *, eps0: float, n: int, delta: float, k: int | None = None
 ) -> list[ShuffleResult]:
     """ε at ``delta`` from every applicable bound (invalid ones with ``valid=False``).
+
+    Every result carries the lower bound's ε in ``epsilon_lower``.
 
     Parameters
     ----------
@@ -582,10 +819,8 @@ def shuffle_epsilon_all(
     """
     e0, nn, kk = _check_inputs(eps0, n, k)
     d = check_probability("delta", delta, allow_zero=False, allow_one=False)
-    return [
-        _skipped(name, e0, nn, kk, delta=d) or _one_epsilon(name, e0, nn, d, kk)
-        for name in _applicable(kk)
-    ]
+    rows = [_one_epsilon(name, e0, nn, d, kk) for name in _applicable(kk)]
+    return _with_lower(rows, delta=d)
 
 
 def shuffle_delta_all(
@@ -594,66 +829,68 @@ def shuffle_delta_all(
     """δ at ``epsilon`` from every applicable bound (see :func:`shuffle_epsilon_all`)."""
     e0, nn, kk = _check_inputs(eps0, n, k)
     eps = check_real("epsilon", epsilon, low=0.0)
-    return [
-        _skipped(name, e0, nn, kk, epsilon=eps) or _one_delta(name, e0, nn, eps, kk)
-        for name in _applicable(kk)
-    ]
-
-
-def _skipped(
-    name: str,
-    eps0: float,
-    n: int,
-    k: int | None,
-    *,
-    delta: float = math.nan,
-    epsilon: float = math.nan,
-) -> ShuffleResult | None:
-    """The O(n) k-RR curves are left out of ``*_all`` for n > ALL_KRR_MAX_N."""
-    if name in ("krr_clone", "krr_lower") and ALL_KRR_MAX_N < n <= KRR_LOWER_MAX_N:
-        note = f"skipped for n > {ALL_KRR_MAX_N} (O(n) work): request bound={name!r}"
-        return ShuffleResult(
-            epsilon, delta, name, False, eps0, n, k, note, _KIND.get(name, "upper")
-        )
-    return None
+    rows = [_one_delta(name, e0, nn, eps, kk) for name in _applicable(kk)]
+    return _with_lower(rows, epsilon=eps)
 
 
 def _pick_best(results: list[ShuffleResult], key: str) -> ShuffleResult:
     certs = [r for r in results if r.is_certificate and not math.isnan(getattr(r, key))]
     if not certs:  # pragma: no cover - feldman2021 always applies
         raise ValueError("no valid bound applies to these parameters")
-    return min(certs, key=lambda r: (getattr(r, key), SHUFFLE_BOUNDS.index(r.bound)))
+    order = list(BOUNDS)
+    return min(certs, key=lambda r: (getattr(r, key), order.index(r.bound)))
+
+
+def _check_named(name: str, k: int | None) -> None:
+    if name != "best" and BOUNDS[name].scope == "krr" and k is None:
+        raise ValueError(f"bound {name!r} needs k (k-ary randomized response)")
 
 
 def shuffle_epsilon(
-    *, eps0: float, n: int, delta: float, k: int | None = None, bound: str = "best"
+    *,
+    eps0: float,
+    n: int,
+    delta: float,
+    k: int | None = None,
+    bound: str = "best",
+    lower: bool = True,
 ) -> ShuffleResult:
     """ε of n shuffled ε0-LDP reports at ``delta`` from one bound (default: the best).
 
     ``bound="best"`` returns the smallest ε among valid certificates. A named bound whose
-    conditions fail is returned with ``valid=False`` and a note (no exception).
+    conditions fail is returned with ``valid=False`` and a note (no exception). With
+    ``lower`` (default) the result also carries ``epsilon_lower``, the ε of the lower bound
+    (``krr_lower`` with ``k``, ``ldp_lower`` without): the truth lies in between.
 
     Examples
     --------
     >>> r = shuffle_epsilon(eps0=1.0, n=10_000, delta=1e-6, k=2, bound="feldman2023")
-    >>> round(r.epsilon, 5)
-    0.04321
+    >>> round(r.epsilon, 5), r.epsilon_lower <= r.epsilon
+    (0.04321, True)
     """
     name = _check_bound(bound)
     e0, nn, kk = _check_inputs(eps0, n, k)
     d = check_probability("delta", delta, allow_zero=False, allow_one=False)
+    _check_named(name, kk)
     if name != "best":
-        if name in _KRR_ONLY and kk is None:
-            raise ValueError(f"bound {name!r} needs k (k-ary randomized response)")
-        return _one_epsilon(name, e0, nn, d, kk)
-    results = [_one_epsilon(b, e0, nn, d, kk) for b in _upper_candidates(e0, nn, kk)]
-    return _pick_best(results, "epsilon")
+        result = _one_epsilon(name, e0, nn, d, kk)
+    else:
+        rows = [_one_epsilon(b, e0, nn, d, kk) for b in _upper_candidates(e0, nn, kk)]
+        result = _pick_best(rows, "epsilon")
+    return _with_lower([result], delta=d)[0] if lower else result
 
 
 def shuffle_delta(
-    *, eps0: float, n: int, epsilon: float, k: int | None = None, bound: str = "best"
+    *,
+    eps0: float,
+    n: int,
+    epsilon: float,
+    k: int | None = None,
+    bound: str = "best",
+    lower: bool = True,
 ) -> ShuffleResult:
-    """δ of n shuffled ε0-LDP reports at ``epsilon`` (see :func:`shuffle_epsilon`).
+    """δ of n shuffled ε0-LDP reports at ``epsilon`` (see :func:`shuffle_epsilon`); with
+    ``lower`` the result carries ``delta_lower``.
 
     Examples
     --------
@@ -663,12 +900,13 @@ def shuffle_delta(
     name = _check_bound(bound)
     e0, nn, kk = _check_inputs(eps0, n, k)
     eps = check_real("epsilon", epsilon, low=0.0)
+    _check_named(name, kk)
     if name != "best":
-        if name in _KRR_ONLY and kk is None:
-            raise ValueError(f"bound {name!r} needs k (k-ary randomized response)")
-        return _one_delta(name, e0, nn, eps, kk)
-    results = [_one_delta(b, e0, nn, eps, kk) for b in _upper_candidates(e0, nn, kk)]
-    return _pick_best(results, "delta")
+        result = _one_delta(name, e0, nn, eps, kk)
+    else:
+        rows = [_one_delta(b, e0, nn, eps, kk) for b in _upper_candidates(e0, nn, kk)]
+        result = _pick_best(rows, "delta")
+    return _with_lower([result], epsilon=eps)[0] if lower else result
 
 
 def krr_shuffle_curve(*, eps0: float, n: int, k: int) -> KrrShuffleCurve:
@@ -742,8 +980,8 @@ def calibrate_eps0(
     _, nn, kk = _check_inputs(1.0, n, k)
     name = _check_bound(bound)
 
-    def achieved(e0: float) -> ShuffleResult:
-        return shuffle_epsilon(eps0=e0, n=nn, delta=d, k=kk, bound=name)
+    def achieved(e0: float, lower: bool = False) -> ShuffleResult:
+        return shuffle_epsilon(eps0=e0, n=nn, delta=d, k=kk, bound=name, lower=lower)
 
     def ok(r: ShuffleResult) -> bool:
         return r.is_certificate and r.epsilon <= target
@@ -756,7 +994,7 @@ def calibrate_eps0(
     hi = min(2.0 * target + 1.0, _MAX_EPS0)
     while ok(achieved(hi)):
         if hi >= _MAX_EPS0:
-            return achieved(hi)
+            return achieved(hi, lower=True)
         lo, hi = hi, min(2.0 * hi, _MAX_EPS0)
     while hi - lo > 1e-6 * lo:
         mid = 0.5 * (lo + hi)
@@ -764,7 +1002,7 @@ def calibrate_eps0(
             lo = mid
         else:
             hi = mid
-    return achieved(lo)
+    return achieved(lo, lower=True)
 
 
 def calibrate_n(
@@ -789,7 +1027,7 @@ def calibrate_n(
     name = _check_bound(bound)
 
     def ok(m: int) -> bool:
-        r = shuffle_epsilon(eps0=e0, n=m, delta=d, k=kk, bound=name)
+        r = shuffle_epsilon(eps0=e0, n=m, delta=d, k=kk, bound=name, lower=False)
         return r.is_certificate and r.epsilon <= target
 
     if ok(1):
@@ -808,11 +1046,6 @@ def calibrate_n(
         else:
             lo = mid
     return shuffle_epsilon(eps0=e0, n=hi, delta=d, k=kk, bound=name)
-
-
-#: ``epsilon_vs_n`` evaluates ``krr_lower`` and ``krr_clone`` only up to this n (they cost
-#: seconds per point beyond); larger n are left out of their curves.
-PLOT_KRR_LOWER_MAX_N = 20_000
 
 
 def epsilon_vs_n(
@@ -847,10 +1080,6 @@ def epsilon_vs_n(
     for name in _applicable(kk):
         eps_list, ok_list = [], []
         for n in grid:
-            if name in ("krr_lower", "krr_clone") and n > PLOT_KRR_LOWER_MAX_N:
-                eps_list.append(math.nan)
-                ok_list.append(False)
-                continue
             r = _one_epsilon(name, e0, n, d, kk)
             eps_list.append(r.epsilon if r.valid else math.nan)
             ok_list.append(r.valid)

@@ -71,7 +71,7 @@ def certify_krr(
     """
     if _use_fast(n, k, fast):
         results = [
-            accountant.shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound=bound)
+            accountant.shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound=bound, lower=False)
             for bound in FAST_BOUNDS
         ]
         certs = [r for r in results if r.is_certificate and r.epsilon == r.epsilon]
@@ -79,7 +79,9 @@ def certify_krr(
             raise ValueError(f"no valid bound certifies eps0={eps0!r}, n={n!r}, k={k!r}")
         result = min(certs, key=lambda r: r.epsilon)
     else:
-        result = accountant.shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound="best")
+        result = accountant.shuffle_epsilon(
+            eps0=eps0, n=n, delta=delta, k=k, bound="best", lower=False
+        )
         if not result.is_certificate:
             raise ValueError(f"no valid bound certifies eps0={eps0!r}, n={n!r}, k={k!r}")
     return float(result.epsilon), f"shuffle accountant: {result.bound}"
@@ -87,7 +89,9 @@ def certify_krr(
 
 def krr_delta_certificate(*, eps0: float, n: int, k: int, epsilon: float) -> tuple[float, str]:
     """Certified δ at ``epsilon`` (smallest valid upper bound): ``(delta, bound name)``."""
-    result = accountant.shuffle_delta(eps0=eps0, n=n, epsilon=epsilon, k=k, bound="best")
+    result = accountant.shuffle_delta(
+        eps0=eps0, n=n, epsilon=epsilon, k=k, bound="best", lower=False
+    )
     return float(result.delta), str(result.bound)
 
 
