@@ -23,6 +23,18 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option("--out", help="Output directory (default: results/<name>).")
         ] = None,
         as_json: JsonFlag = False,
+        backend: Annotated[
+            str | None,
+            typer.Option("--backend", help="local | ray (default: [run] backend, else local)."),
+        ] = None,
+        shards: Annotated[
+            int | None,
+            typer.Option("--shards", help="Shards (Ray: actors, ~1 per core). Same result."),
+        ] = None,
+        address: Annotated[
+            str | None,
+            typer.Option("--address", help="Existing Ray cluster (HOST:PORT); default: local."),
+        ] = None,
     ) -> None:
         """Run a decentralized query with DP countermeasures; write result, transcript, plots."""
         from crowdhide.plans.runner import run_spec
@@ -31,7 +43,9 @@ def register(app: typer.Typer) -> None:
         spec = load_spec(plan_file)
         out_dir = out if out is not None else Path("results") / spec.name
         with stage_progress(not as_json) as progress:
-            report = run_spec(spec, out_dir, progress=progress)
+            report = run_spec(
+                spec, out_dir, progress=progress, backend=backend, shards=shards, address=address
+            )
         report["inputs"] = {"plan": str(plan_file), "out": str(out_dir)}
         if as_json:
             emit(report, as_json=True)

@@ -195,9 +195,14 @@ def make_backend(name: str, *, address: str | None = None) -> Backend:
             raise ValueError(f"address applies to backend 'ray' only, got {address!r}")
         return LocalBackend()
     if name == "ray":
-        from crowdhide.engine.ray_backend import RayBackend
-
-        return RayBackend(address=address)
+        try:
+            from crowdhide.engine.ray_backend import RayBackend
+        except ImportError as exc:
+            raise ImportError(
+                f"backend 'ray' needs the ray extra: pip install 'crowdhide[ray]' ({exc})"
+            ) from None
+        backend: Backend = RayBackend(address=address)
+        return backend
     raise ValueError(f"backend must be 'local' or 'ray', got {name!r}")
 
 

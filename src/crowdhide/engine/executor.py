@@ -140,7 +140,7 @@ def execute(
     Examples
     --------
     >>> import numpy as np
-    >>> from crowdhide.plans import PlanBuilder, protect
+    >>> from crowdhide.engine.plan import PlanBuilder, protect
     >>> b = PlanBuilder()
     >>> _ = b.sources("S", {"g": np.arange(100) % 4})
     >>> _ = b.compute("C", size=4, process=lambda inbox, rng: {
