@@ -41,6 +41,11 @@ class _Shard:
         self.peers: list[Any] = []
         self.mail: dict[tuple[str, int], list[Any]] = defaultdict(list)
 
+    def peak_rss_mb(self) -> float:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
     def connect(self, peers: list[Any]) -> int:
         self.peers = peers
         return len(peers)
@@ -120,6 +125,8 @@ class RayBackend:
         self.object_store_memory = object_store_memory
         self._actors: list[Any] = []
         self._started = False
+        #: Peak resident memory of each actor (MB), measured when the run closes.
+        self.worker_peak_rss_mb: list[float] = []
 
     def open(self, job: Job) -> None:
         if not ray.is_initialized():
@@ -143,6 +150,11 @@ class RayBackend:
         return [report for reports, _ in results for report in reports]
 
     def close(self) -> None:
+        if self._actors:
+            try:
+                self.worker_peak_rss_mb = ray.get([a.peak_rss_mb.remote() for a in self._actors])
+            except ray.exceptions.RayError:
+                self.worker_peak_rss_mb = []
         for actor in self._actors:
             ray.kill(actor)
         self._actors = []
