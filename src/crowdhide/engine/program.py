@@ -50,7 +50,7 @@ from crowdhide.engine.plan import ExecutionPlan, NodeGroup, Route, State
 
 __all__ = ["BlockResult", "block_rng", "inbox_of", "split", "step"]
 
-IntArray = npt.NDArray[np.int64]
+IntArray = npt.NDArray[np.integer[Any]]
 
 
 def block_rng(seed: int, round: int, group: str, block: int) -> np.random.Generator:

@@ -228,7 +228,7 @@ def _centroid_process(i: int, initial: FloatArray) -> Any:
 
 
 def _sums_by_node(
-    node: npt.NDArray[np.int64], x: FloatArray, size: int
+    node: npt.NDArray[np.integer[Any]], x: FloatArray, size: int
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Per-node sums and counts of the points, in float64 and a fixed summation order.
 
