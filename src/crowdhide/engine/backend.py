@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 #: Nodes per block: the unit of execution, of memory and of counter-based randomness.
-DEFAULT_BLOCK_SIZE = 1 << 16
+DEFAULT_BLOCK_SIZE = 1 << 14
 
 
 @dataclass(frozen=True)
