@@ -2,10 +2,11 @@
 
 Each :class:`_Shard` actor owns the blocks ``i`` with ``i mod shards`` equal to its index, for
 every group. To run a group the driver calls every actor once; an actor runs its blocks
-(:func:`crowdhide.engine.program.step`), keeps parts addressed to its own blocks in memory,
-``ray.put``\\ s the others and hands their references straight to the owning actor
-(``deliver``), so message batches never travel through the driver; the driver receives the
-observer's view (:class:`~crowdhide.engine.backend.BlockReport`) only.
+(:func:`crowdhide.engine.program.step`), ``ray.put``\\ s every emitted part (the store spills
+to disk when full) and hands the references straight to the actor owning the receiver block
+(``deliver``; it keeps those of its own blocks), so message batches never travel through
+the driver; the driver receives the observer's view
+(:class:`~crowdhide.engine.backend.BlockReport`) only.
 
 By default Ray is started on this machine with its node address 127.0.0.1, no dashboard,
 usage statistics off, ``num_cpus`` = shards and a modest object store; ``address`` joins an
@@ -39,7 +40,7 @@ class _Shard:
         self.index = index
         self.offsets = job.plan.node_offsets()
         self.peers: list[Any] = []
-        self.mail: dict[tuple[str, int], list[Any]] = defaultdict(list)
+        self.mail: dict[tuple[str, int], list[Any]] = defaultdict(list)  # ObjectRefs
 
     def peak_rss_mb(self) -> float:
         import resource
@@ -62,18 +63,19 @@ class _Shard:
         reports: list[BlockReport] = []
 
         def post(receiver: str, block: int, part: MessageBatch) -> None:
+            # Even parts for this shard's own blocks wait in the object store (which spills
+            # to disk when full), so an actor's heap follows its block, not its inbox.
+            ref = ray.put(part)
             owner = job.shard_of(block)
             if owner == self.index:
-                self.mail[(receiver, block)].append(part)
+                self.mail[(receiver, block)].append(ref)
             else:
-                acks.append(self.peers[owner].deliver.remote(receiver, block, [ray.put(part)]))
+                acks.append(self.peers[owner].deliver.remote(receiver, block, [ref]))
 
         for block in job.blocks(group)[self.index :: job.shards]:
-            pending = self.mail.pop((group, block.index), [])
-            refs = [p for p in pending if isinstance(p, ray.ObjectRef)]
-            fetched = ray.get(refs) if refs else []
-            inbox = [p for p in pending if not isinstance(p, ray.ObjectRef)] + list(fetched)
-            del pending, refs, fetched
+            refs = self.mail.pop((group, block.index), [])
+            inbox = list(ray.get(refs)) if refs else []
+            del refs
             result = step(job.plan, block, inbox, seed=job.seed)
             del inbox
             deliver(job, result.batches, post)
