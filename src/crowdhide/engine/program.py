@@ -293,7 +293,6 @@ def _emit(
     """One route's batch from ``block``; return it, messages per sender node, dummies."""
     senders = plan.group(route.sender).size
     receivers = plan.group(route.receiver).size
-    index = np.arange(block.start, block.stop, dtype=np.int64)
 
     def batch(
         dst: IntArray,
@@ -328,6 +327,20 @@ def _emit(
             f"routes[{route.name}] is a stream: the state of {route.sender!r} must be "
             "non-empty columns of equal length (one row per message), got lengths {}"
         )
+    return _emit_rows(route, state, block, senders, receivers, base, batch)
+
+
+def _emit_rows(
+    route: Route,
+    state: State,
+    block: Block,
+    senders: int,
+    receivers: int,
+    base: int,
+    batch: Any,
+) -> tuple[MessageBatch, int, int]:
+    """A data-independent route: each message carries its sender node's rows."""
+    index = np.arange(block.start, block.stop, dtype=np.int64)
     columns, owner = _table(route, state, block)
     if route.kind == "stream":
         rows = len(owner)
