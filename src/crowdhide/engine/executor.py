@@ -191,19 +191,22 @@ def execute(
     done = 0
     transport.open(job)
     try:
+        together = getattr(transport, "run_groups", None)
         for names in rounds.values():
-            batch = getattr(transport, "run_groups", None)
-            reports = (
-                batch(names)
-                if batch is not None
-                else [r for name in names for r in transport.run_group(name)]
-            )
-            for name in names:  # groups of one round exchange nothing: any order is fine
-                mine = [r for r in reports if r.block.group == name]
+            # Groups of one round exchange nothing: run them together when the backend can;
+            # otherwise one by one, folding each group's reports before the next one runs.
+            reports = together(names) if together is not None else None
+            for name in names:
+                mine = (
+                    transport.run_group(name)
+                    if reports is None
+                    else [r for r in reports if r.block.group == name]
+                )
                 collector.add(sorted(mine, key=lambda r: r.block.index))
                 done += 1
                 if progress is not None:
                     progress(done, len(order), name)
+            del reports
     finally:
         transport.close()
     return collector.finish(getattr(transport, "name", type(transport).__name__))
