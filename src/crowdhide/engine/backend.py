@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import os
 import pickle
-import shutil
+import tempfile
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import IO, Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -151,13 +151,14 @@ class LocalBackend:
 
     def __init__(self, *, memory_budget: int = 1 << 29) -> None:
         self._job: Job | None = None
-        self._mail: dict[tuple[str, int], list[MessageBatch | str]] = defaultdict(list)
+        self._mail: dict[tuple[str, int], list[MessageBatch | int]] = defaultdict(list)
         self._offsets: dict[str, int] = {}
         #: Bytes of undelivered batches kept in memory; beyond, parts wait on disk.
         self.memory_budget = check_int("memory_budget", memory_budget, low=0)
         self._held = 0
-        self._spill: str | None = None
-        self._spilled = 0
+        # One anonymous (already unlinked) file per receiving group: nothing is left on disk
+        # whatever ends the process, and a group's file is released once the group has run.
+        self._spill: dict[str, IO[bytes]] = {}
 
     def open(self, job: Job) -> None:
         self._job = job
@@ -172,11 +173,14 @@ class LocalBackend:
         reports = []
         for shard in range(job.shards):
             for block in (b for b in blocks if job.shard_of(b.index, group) == shard):
-                inbox = [self._load(p) for p in self._mail.pop((group, block.index), [])]
+                inbox = [self._load(group, p) for p in self._mail.pop((group, block.index), [])]
                 result = step(job.plan, block, inbox, seed=job.seed)
                 del inbox
                 deliver(job, result.batches, self._post)
                 reports.append(report_of(job, result, self._offsets))
+        spilled = self._spill.pop(group, None)
+        if spilled is not None:
+            spilled.close()
         return reports
 
     def _post(self, receiver: str, block: int, part: MessageBatch) -> None:
@@ -185,32 +189,31 @@ class LocalBackend:
             self._held += size
             self._mail[(receiver, block)].append(part)
             return
-        import tempfile
+        handle = self._spill.get(receiver)
+        if handle is None:
+            # closed once ``receiver`` has run (or by close())
+            handle = tempfile.TemporaryFile(prefix="crowdhide-mail-")  # noqa: SIM115
+            self._spill[receiver] = handle
+        offset = handle.seek(0, os.SEEK_END)
+        pickle.dump(part, handle, protocol=5)  # read back once, by this backend only
+        self._mail[(receiver, block)].append(offset)
 
-        if self._spill is None:
-            self._spill = tempfile.mkdtemp(prefix="crowdhide-mail-")
-        path = os.path.join(self._spill, f"{self._spilled}.pickle")
-        self._spilled += 1
-        with open(path, "wb") as handle:  # our own temporary file, read back once below
-            pickle.dump(part, handle, protocol=5)
-        self._mail[(receiver, block)].append(path)
-
-    def _load(self, part: MessageBatch | str) -> MessageBatch:
+    def _load(self, group: str, part: MessageBatch | int) -> MessageBatch:
         if isinstance(part, MessageBatch):
             self._held -= _nbytes(part)
             return part
-        with open(part, "rb") as handle:
-            batch: MessageBatch = pickle.load(handle)  # written by _post of this backend
-        os.unlink(part)
+        handle = self._spill[group]
+        handle.seek(part)
+        batch: MessageBatch = pickle.load(handle)  # written by _post of this backend
         return batch
 
     def close(self) -> None:
         self._mail.clear()
         self._held = 0
         self._job = None
-        if self._spill is not None:
-            shutil.rmtree(self._spill, ignore_errors=True)
-            self._spill = None
+        for handle in self._spill.values():
+            handle.close()
+        self._spill.clear()
 
 
 def _nbytes(batch: MessageBatch) -> int:

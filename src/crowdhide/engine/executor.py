@@ -18,7 +18,6 @@ same for any backend and any number of shards, given the seed and the block size
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -297,15 +296,14 @@ _COLUMNS = (
 
 class TrafficSink:
     """The observer's transcript, accumulated in order; beyond ``limit`` bytes in memory it
-    is appended to files (unlinked once mapped), and the final columns are read-only
-    memory maps, so a run's peak memory does not grow with its message count."""
+    is appended to anonymous files, and the final columns are read-only memory maps of
+    them, so a run's peak memory does not grow with its message count."""
 
     def __init__(self, limit: int = 1 << 26) -> None:
         self.limit = limit
         self.parts: list[tuple[int, int, Any, Any, Any]] = []
         self.held = 0
         self.count = 0
-        self.directory: str | None = None
         self.files: dict[str, Any] = {}
 
     def add(self, parts: Any) -> None:
@@ -335,29 +333,27 @@ class TrafficSink:
     def _flush(self) -> None:
         import tempfile
 
-        if self.directory is None:
-            self.directory = tempfile.mkdtemp(prefix="crowdhide-transcript-")
-            self.files = {
-                name: open(os.path.join(self.directory, name), "wb")  # noqa: SIM115
-                for name, _ in _COLUMNS
-            }
+        if not self.files:
+            # Anonymous (already unlinked) files: nothing is left behind whatever ends the run;
+            # they are closed in transcript(), once mapped.
+            for name, _ in _COLUMNS:
+                self.files[name] = tempfile.TemporaryFile(prefix="crowdhide-")  # noqa: SIM115
         for (name, _), values in zip(_COLUMNS, self._columns(), strict=True):
             self.files[name].write(values.tobytes())
 
     def transcript(self, groups: Mapping[str, tuple[int, int]]) -> Transcript:
         """The transcript of everything added (in memory, or memory-mapped from disk)."""
-        if self.directory is None:
+        if not self.files:
             columns = self._columns()
         else:
             self._flush()
             columns = []
             for name, dtype in _COLUMNS:
-                self.files[name].close()
-                path = os.path.join(self.directory, name)
-                columns.append(np.memmap(path, dtype=dtype, mode="r", shape=(self.count,)))
-                os.unlink(path)  # the mapping stays valid; the space is freed with it
-            os.rmdir(self.directory)
-            self.directory = None
+                handle = self.files.pop(name)
+                handle.flush()
+                # The map keeps the data; closing the file object frees nothing yet.
+                columns.append(np.memmap(handle, dtype=dtype, mode="r", shape=(self.count,)))
+                handle.close()
         return Transcript(
             round=columns[0],
             source=columns[1],
