@@ -39,6 +39,18 @@ def register(app: typer.Typer) -> None:
             typer.Option("--population", help="Ledger key (default: the data file/generator)."),
         ] = None,
         as_json: JsonFlag = False,
+        backend: Annotated[
+            str | None,
+            typer.Option("--backend", help="local | ray (default: [run] backend, else local)."),
+        ] = None,
+        shards: Annotated[
+            int | None,
+            typer.Option("--shards", help="Shards (Ray: actors, ~1 per core). Same result."),
+        ] = None,
+        address: Annotated[
+            str | None,
+            typer.Option("--address", help="Existing Ray cluster (HOST:PORT); default: local."),
+        ] = None,
     ) -> None:
         """Run a decentralized query with DP countermeasures; write result, transcript, plots.
 
@@ -62,7 +74,15 @@ def register(app: typer.Typer) -> None:
             ) as before_send,
             stage_progress(not as_json) as progress,
         ):
-            report = run_spec(spec, out_dir, progress=progress, before_send=before_send)
+            report = run_spec(
+                spec,
+                out_dir,
+                progress=progress,
+                before_send=before_send,
+                backend=backend,
+                shards=shards,
+                address=address,
+            )
         from crowdhide.report.html import write_html
 
         report["files"]["html"] = str(write_html(report, out_dir))

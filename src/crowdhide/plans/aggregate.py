@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_int
-from crowdhide.engine.messages import Inbox
+from crowdhide.engine.messages import NODE, Inbox
 from crowdhide.plans.model import ExecutionPlan, PlanBuilder
 
 __all__ = [
@@ -307,6 +307,7 @@ def aggregate_plan(
     builder = PlanBuilder()
     routes: list[str] = []
     sizes: list[int] = []
+    universes: list[int] = []
     for g, columns in enumerate(query.grouping_sets):
         doms = tuple(
             np.unique(np.asarray(domains[c] if domains and c in domains else table[c]))
@@ -316,15 +317,24 @@ def aggregate_plan(
         keys = _encode(table, columns, doms)
         universe = math.prod(len(d) for d in doms)
         nodes = min(C, universe)
-        source[f"__key{g}"] = keys
-        source[f"__node{g}"] = keys * nodes // universe
+        # The smallest integer type holding the mixed-radix code (memory follows the data).
+        source[f"__key{g}"] = keys.astype(np.min_scalar_type(max(universe - 1, 0)))
         sizes.append(nodes)
+        universes.append(universe)
     builder.sources("S", source)
     for g, nodes in enumerate(sizes):
-        builder.compute(f"C{g}", size=nodes, process=_compute_process(g, query, f"S->C{g}"))
+        builder.compute(
+            f"C{g}", size=nodes, process=_compute_process(g, query, f"S->C{g}", universes[g])
+        )
     builder.result("R", process=_result_process(len(sizes)))
     for g in range(len(sizes)):
-        builder.route("S", f"C{g}", by=_router(g), message_size=message_size)
+        builder.route(
+            "S",
+            f"C{g}",
+            by=_router(g, sizes[g], universes[g]),
+            message_size=message_size,
+            columns=(f"__key{g}", *query.numeric_columns),
+        )
         routes.append(f"S->C{g}")
     for g in range(len(sizes)):
         builder.route(f"C{g}", "R", kind="fixed", message_size=message_size)
@@ -334,35 +344,54 @@ def aggregate_plan(
     )
 
 
-def _router(g: int) -> Any:
+def _router(g: int, nodes: int, universe: int) -> Any:
+    """Compute node owning a key: the key domain is cut into ``nodes`` contiguous parts."""
+
     def by(state: Mapping[str, npt.NDArray[Any]]) -> npt.NDArray[np.int64]:
-        return np.asarray(state[f"__node{g}"], dtype=np.int64)
+        return np.asarray(state[f"__key{g}"], dtype=np.int64) * nodes // universe
 
     return by
 
 
-def _compute_process(g: int, query: AggregateQuery, route: str) -> Any:
+def _compute_process(g: int, query: AggregateQuery, route: str, universe: int) -> Any:
     def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
         delivery = inbox.only(route)
         keys = delivery.gather(f"__key{g}")
-        unique, inverse = np.unique(keys, return_inverse=True)
+        present: npt.NDArray[np.intp]
+        owner: npt.NDArray[np.integer[Any]]
+        if universe <= 4 * len(keys) + (1 << 20):
+            # Codes are < universe: aggregate by code directly (no sort of the messages).
+            slot = keys.astype(np.intp)
+            size = universe
+            counts = np.bincount(slot, minlength=size)
+            present = np.flatnonzero(counts)
+            node = np.zeros(size, dtype=np.int64)
+            node[slot] = delivery.target  # all messages of one key went to one node
+            key, owner = present, node[present]
+        else:
+            key, index, slot = np.unique(keys, return_index=True, return_inverse=True)
+            size = len(key)
+            counts = np.bincount(slot, minlength=size)
+            present = np.arange(size)
+            owner = delivery.target[index]
         out: dict[str, npt.NDArray[Any]] = {
-            "key": unique,
-            "count": np.bincount(inverse, minlength=len(unique)),
+            NODE: owner,  # each key's partial aggregate stays at its node
+            "key": np.asarray(key, dtype=np.int64),
+            "count": counts[present],
         }
         for column in query.numeric_columns:
             values = delivery.gather(column).astype(np.float64)
-            out[f"sum:{column}"] = np.bincount(inverse, weights=values, minlength=len(unique))
+            out[f"sum:{column}"] = np.bincount(slot, weights=values, minlength=size)[present]
             # Squares too: the estimates' variance (crowdhide.plans.estimates) needs them.
-            out[f"sumsq:{column}"] = np.bincount(
-                inverse, weights=values * values, minlength=len(unique)
-            )
-            low = np.full(len(unique), np.inf)
-            high = np.full(len(unique), -np.inf)
-            np.minimum.at(low, inverse, values)
-            np.maximum.at(high, inverse, values)
-            out[f"min:{column}"] = low
-            out[f"max:{column}"] = high
+            out[f"sumsq:{column}"] = np.bincount(slot, weights=values * values, minlength=size)[
+                present
+            ]
+            low = np.full(size, np.inf)
+            high = np.full(size, -np.inf)
+            np.minimum.at(low, slot, values)
+            np.maximum.at(high, slot, values)
+            out[f"min:{column}"] = low[present]
+            out[f"max:{column}"] = high[present]
         return out
 
     return process
@@ -370,7 +399,11 @@ def _compute_process(g: int, query: AggregateQuery, route: str) -> Any:
 
 def _result_process(sets: int) -> Any:
     def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, Any]:
-        return {f"set{g}": dict(inbox.only(f"C{g}->R").sender_state) for g in range(sets)}
+        out: dict[str, Any] = {}
+        for g in range(sets):
+            delivery = inbox.only(f"C{g}->R")
+            out[f"set{g}"] = {name: delivery.gather(name) for name in delivery.columns}
+        return out
 
     return process
 

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide._json import jsonable
+from crowdhide._validation import check_int
 from crowdhide.engine import Execution, Transcript, execute
 from crowdhide.plans.aggregate import (
     AggregateQuery,
@@ -46,7 +48,7 @@ from crowdhide.plans.estimates import estimate_rows, inclusion_probabilities, wr
 from crowdhide.plans.kmeans import KmeansSetup, kmeans_plan, nearest, rand_index
 from crowdhide.plans.model import ExecutionPlan, data_clusters_per_path, protect
 from crowdhide.plans.planner import CountermeasureChoice, plan_protection, route_costs
-from crowdhide.plans.spec import RunSpec
+from crowdhide.plans.spec import RunSpec, check_backend
 from crowdhide.plans.traffic import traffic_per_node
 
 __all__ = ["Prepared", "prepare", "run_spec", "tradeoff_curve"]
@@ -477,6 +479,18 @@ def _write_rows(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
     return path
 
 
+def _execution_choice(
+    spec: RunSpec, backend: str | None, shards: int | None, address: str | None
+) -> tuple[str, int, str | None]:
+    """Backend, shards and Ray address: the arguments, else ``[run]`` of the plan file."""
+    backend_name = spec.backend if backend is None else check_backend(backend)
+    shard_count = spec.shards if shards is None else check_int("shards", shards, low=1)
+    ray_address = spec.address if address is None else address
+    if ray_address is not None and backend_name != "ray":
+        raise ValueError(f"address applies to backend 'ray' only, got {ray_address!r}")
+    return backend_name, shard_count, ray_address
+
+
 def run_spec(
     spec: RunSpec,
     out_dir: Path,
@@ -484,14 +498,18 @@ def run_spec(
     accountant: CountermeasureAccountant | None = None,
     progress: Progress | None = None,
     before_send: Callable[[Prepared], None] | None = None,
+    backend: str | None = None,
+    shards: int | None = None,
+    address: str | None = None,
 ) -> dict[str, Any]:
     """Prepare, execute, compare with the exact answer, write files; return the report.
 
+    ``backend`` (``"local"`` or ``"ray"``), ``shards`` and ``address`` override ``[run]``
+    of the plan file; the result does not depend on them (same seed, same output).
     ``before_send(prepared)`` runs once the plan is certified and before any message is
     sent (a privacy-budget check raises there to refuse the run).
     """
-    from crowdhide.cli._output import jsonable
-
+    backend_name, shard_count, ray_address = _execution_choice(spec, backend, shards, address)
     acct = accountant if accountant is not None else default_accountant()
     tick = progress or (lambda stage, done, total: None)
     started = time.perf_counter()
@@ -505,11 +523,22 @@ def run_spec(
     run: Execution = execute(
         prepared.plan,
         rng=spec.seed,
+        backend=backend_name,
+        shards=shard_count,
+        address=ray_address,
+        block_size=spec.block_size,
         progress=lambda done, total, name: tick("execute", done, total),
     )
     executed_at = time.perf_counter()
     del groups
     report = prepared.summary()
+    report["execution"] = {
+        "backend": run.backend,
+        "shards": run.shards,
+        "address": ray_address,
+        "block_size": run.block_size,
+        "seed": run.seed,
+    }
     files: dict[str, str] = {}
     tick("exact answer and utility", 0, 1)
     if isinstance(prepared.setup, AggregateSetup):
