@@ -22,21 +22,48 @@ def register(app: typer.Typer) -> None:
         out: Annotated[
             Path | None, typer.Option("--out", help="Output directory (default: results/<name>).")
         ] = None,
+        backend: Annotated[
+            str, typer.Option("--backend", help="local | tls (node-host processes, mutual TLS).")
+        ] = "local",
+        hosts: Annotated[int, typer.Option("--hosts", help="tls: node-host processes.")] = 3,
+        on_missing: Annotated[
+            str, typer.Option("--on-missing", help="tls: fail | report lost contributions.")
+        ] = "fail",
+        pki: Annotated[
+            Path | None, typer.Option("--pki", help="tls: directory from `crowdhide net pki`.")
+        ] = None,
         as_json: JsonFlag = False,
     ) -> None:
         """Run a decentralized query with DP countermeasures; write result, transcript, plots."""
         from crowdhide.plans.runner import run_spec
         from crowdhide.plans.spec import load_spec
 
+        network = _network(backend, hosts, on_missing, pki)
         spec = load_spec(plan_file)
         out_dir = out if out is not None else Path("results") / spec.name
         with stage_progress(not as_json) as progress:
-            report = run_spec(spec, out_dir, progress=progress)
+            report = run_spec(spec, out_dir, progress=progress, network=network)
         report["inputs"] = {"plan": str(plan_file), "out": str(out_dir)}
         if as_json:
             emit(report, as_json=True)
             return
         _print(report)
+
+
+def _network(
+    backend: str, hosts: int, on_missing: str, pki: Path | None
+) -> dict[str, Any] | None:
+    if backend not in ("local", "tls"):
+        raise ValueError(f"--backend must be 'local' or 'tls', got {backend!r}")
+    if on_missing not in ("fail", "report"):
+        raise ValueError(f"--on-missing must be 'fail' or 'report', got {on_missing!r}")
+    if not 1 <= hosts <= 256:
+        raise ValueError(f"--hosts must be in [1, 256], got {hosts}")
+    if backend == "local":
+        return None
+    if pki is not None and not (pki / "ca.pem").is_file():
+        raise ValueError(f"--pki must be a directory written by `crowdhide net pki`, got {pki}")
+    return {"hosts": hosts, "on_missing": on_missing, "pki": pki}
 
 
 def _print(report: dict[str, Any]) -> None:
@@ -95,6 +122,8 @@ def _print(report: dict[str, Any]) -> None:
         title=f"countermeasures ({report['mode']})",
     )
     emit(_flat(report["costs"]), as_json=False, title="costs")
+    if "network" in report:
+        emit(_flat(report["network"]), as_json=False, title="network (tls backend)")
     emit(
         report["files"],
         as_json=False,

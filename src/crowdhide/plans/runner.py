@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -448,14 +448,46 @@ def _write_rows(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
     return path
 
 
+def _execute(
+    plan: ExecutionPlan, seed: int, network: Mapping[str, Any] | None, tick: Any
+) -> tuple[Execution, dict[str, Any] | None]:
+    """Execute on the local backend, or on node-host processes over mutual TLS."""
+
+    def step(done: int, total: int, name: str) -> None:
+        tick("execute", done, total)
+
+    if network is None:
+        return execute(plan, rng=seed, progress=step), None
+    from crowdhide.net.backend import TlsBackend
+
+    options = dict(network)
+    options.setdefault("frame_size", max(128, *(r.message_size for r in plan.routes)))
+    with TlsBackend.for_plan(plan, **options) as backend:
+        run = execute(plan, rng=seed, progress=step, backend=backend)
+        record = {
+            "backend": "tls",
+            "hosts": backend.hosts,
+            "frame_bytes": backend.frame,
+            "frames": len(run.transcript),
+            "tls_record_bytes": backend.frame + 22,
+            **backend.missing.to_dict(),
+        }
+    return run, record
+
+
 def run_spec(
     spec: RunSpec,
     out_dir: Path,
     *,
     accountant: CountermeasureAccountant | None = None,
     progress: Progress | None = None,
+    network: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Prepare, execute, compare with the exact answer, write files; return the report."""
+    """Prepare, execute, compare with the exact answer, write files; return the report.
+
+    ``network`` (e.g. ``{"hosts": 3, "on_missing": "report"}``) runs the plan on the ``tls``
+    backend (:class:`crowdhide.net.backend.TlsBackend`) instead of the local one.
+    """
     from crowdhide.cli._output import jsonable
 
     acct = accountant if accountant is not None else default_accountant()
@@ -466,14 +498,12 @@ def run_spec(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     groups = len(prepared.plan.groups)
-    run: Execution = execute(
-        prepared.plan,
-        rng=spec.seed,
-        progress=lambda done, total, name: tick("execute", done, total),
-    )
+    run, net_record = _execute(prepared.plan, spec.seed, network, tick)
     executed_at = time.perf_counter()
     del groups
     report = prepared.summary()
+    if net_record is not None:
+        report["network"] = net_record
     files: dict[str, str] = {}
     tick("exact answer and utility", 0, 1)
     if isinstance(prepared.setup, AggregateSetup):
