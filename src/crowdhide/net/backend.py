@@ -232,6 +232,7 @@ class TlsBackend:
         self._epoch = 0
         self._bid = 0
         self._wire: IntArray | None = None
+        self.ports: dict[int, int] = {}
 
     @classmethod
     def for_plan(cls, plan: Any, **options: Any) -> TlsBackend:
@@ -293,7 +294,7 @@ class TlsBackend:
             # Launch all first: the hosts start (import, bind) in parallel.
             self._procs.append(self._launch("crowdhide.net.host", cfg, f"host{h}"))
         hellos = [self._hello(child) for child in self._procs]
-        ports = {h: m["port"] for h, m in enumerate(hellos)}
+        ports = self.ports = {h: m["port"] for h, m in enumerate(hellos)}
         publics = {h: m["public"] for h, m in enumerate(hellos)}
         addresses = {(a, b): ports[b] for a in range(self.hosts) for b in range(self.hosts)}
         if self.observe:
@@ -346,7 +347,10 @@ class TlsBackend:
                 proc.wait(5.0)
         for stream in (proc.stdin, proc.stdout):
             if stream is not None:
-                stream.close()
+                try:
+                    stream.close()
+                except OSError:  # unflushed bytes for a killed child
+                    pass
         child.alive = False
 
     def close(self) -> None:

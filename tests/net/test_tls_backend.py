@@ -1,0 +1,170 @@
+"""The tls backend: same results as local, refusals, equal-length records, faults, cleanup."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+import socket
+import ssl
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from crowdhide.engine import execute
+from crowdhide.net import frames as fr
+from crowdhide.net.backend import MissingContributions, TlsBackend
+from crowdhide.net.pki import make_pki, write_host_cert
+from tests.net.conftest import SOURCES, assert_all_gone, small_plan
+
+pytestmark = pytest.mark.net
+
+
+@pytest.mark.parametrize("protected", [False, True])
+def test_same_execution_as_local_backend(backends, protected: bool) -> None:
+    plan = small_plan(protected=protected)
+    local = execute(plan, rng=3)
+    backend = backends(plan, hosts=3)
+    run = execute(plan, rng=3, backend=backend)
+    pids, ports = backend.pids, list(backend.ports.values())
+    stats = backend.host_stats()
+    backend.close()
+    np.testing.assert_array_equal(run.states["C"]["count"], local.states["C"]["count"])
+    assert run.routes == local.routes
+    for route, mask in local.used.items():
+        np.testing.assert_array_equal(run.used[route], mask)
+    for column in ("round", "source", "target", "size", "order"):
+        np.testing.assert_array_equal(
+            getattr(run.transcript, column), getattr(local.transcript, column)
+        )
+    # Every message, dummies included, crossed a TLS link as one frame.
+    assert sum(s["stats"]["frames_in"] for s in stats.values()) == len(local.transcript)
+    assert not backend.missing
+    assert_all_gone(pids, ports)
+
+
+def test_every_record_after_the_handshake_has_the_frame_length(backends) -> None:
+    plan = small_plan(protected=True)
+    backend = backends(plan, hosts=2, observe=True, frame_size=160)
+    run = execute(plan, rng=1, backend=backend)
+    stats = backend.host_stats()
+    records = backend.wire().records
+    backend.close()
+    length = 160 + 17  # TLS 1.3: frame + content type byte + 16-byte tag
+    seen = 0
+    for a in range(2):
+        for b in range(2):
+            link = records[(records[:, 0] == a) & (records[:, 1] == b)]
+            assert np.unique(link[:, 2]).size == 1  # one connection per ordered host pair
+            for direction, written in ((0, stats[a]["written"][b]), (1, stats[b]["written_in"][a])):
+                app = link[(link[:, 3] == direction) & (link[:, 4] == 23), 5]
+                first = int(np.argmax(app == length))
+                assert app[first] == length
+                # Only the encrypted handshake precedes the first frame (server: extensions,
+                # certificate request, certificate, verify, finished; client: 3); then all equal.
+                assert first <= 5
+                assert (app[first:] == length).all()
+                assert app[first:].size == written  # one record per frame, none merged or split
+                seen += written
+    # Welcome + END per link and direction, ACK per epoch; the rest are the messages.
+    assert seen > len(run.transcript) > SOURCES
+
+
+def _rogue(port: int, cert: Path | None, key: Path | None, claim: int) -> bytes:
+    """Connect like a host would, send a welcome and data frames; return what came back."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+    if cert is not None:
+        ctx.load_cert_chain(cert, key)
+    frame = fr.pack_control(fr.WELCOME, batch=0, count=fr.WELCOME_MAGIC, origin=claim, size=128)
+    data = fr.HEADER.pack(fr.DATA, fr.PLAIN, 1, claim, 0, 0, 0) + bytes(112)
+    got = b""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+            with ctx.wrap_socket(raw) as tls:
+                tls.sendall(frame)
+                for _ in range(20):
+                    tls.sendall(data)
+                while len(got) < 128:
+                    chunk = tls.recv(4096)
+                    if not chunk:
+                        break
+                    got += chunk
+    except (ssl.SSLError, OSError):
+        pass
+    return got
+
+
+def test_peers_without_valid_credentials_are_refused(backends, tmp_path: Path) -> None:
+    pki = tmp_path / "pki"
+    make_pki(hosts=2, out=pki)
+    make_pki(hosts=2, out=tmp_path / "other")
+    now = dt.datetime.now(dt.timezone.utc)
+    expired = write_host_cert(
+        pki, "host1", out=tmp_path / "expired",
+        not_before=now - dt.timedelta(days=10), not_after=now - dt.timedelta(days=1),
+    )
+    stranger = write_host_cert(pki, "host9", out=tmp_path / "stranger")
+    plan = small_plan(protected=False)
+    backend = backends(plan, hosts=2, pki=pki)
+    backend.open({g.name: (plan.node_offsets()[g.name], g.size) for g in plan.groups})
+    port = backend.ports[0]
+    cases = {
+        "other CA": (tmp_path / "other" / "host1.pem", tmp_path / "other" / "host1.key", 1),
+        "no certificate": (None, None, 1),
+        "expired": (expired.cert, expired.key, 1),
+        "CA-signed, wrong host name": (stranger.cert, stranger.key, 1),
+    }
+    for name, (cert, key, claim) in cases.items():
+        assert _rogue(port, cert, key, claim) == b"", name
+    stats = backend.host_stats()[0]["stats"]
+    assert stats["frames_in"] == 0  # nothing any refused peer sent was delivered
+    assert stats["refused"] == 1  # the wrong-name peer got past TLS and was refused by name
+    # A genuine host certificate passes the same checks, and its frames count (can fail).
+    assert len(_rogue(port, pki / "host1.pem", pki / "host1.key", 1)) == 128
+    assert backend.host_stats()[0]["stats"]["frames_in"] == 20
+
+
+def _killer(backend: TlsBackend, host: int):
+    def progress(done: int, total: int, group: str) -> None:
+        if group == "S":  # sources emitted; frames leave at the next barrier
+            os.kill(backend.pids[host], signal.SIGKILL)
+            backend._procs[host].proc.wait(10)
+
+    return progress
+
+
+@pytest.mark.parametrize("protected", [False, True])
+def test_sigkill_of_a_host_reports_exactly_its_sources(backends, protected: bool) -> None:
+    plan = small_plan(protected=protected)
+    local = execute(plan, rng=5)
+    backend = backends(plan, hosts=3, on_missing="report", deadline=5.0)
+    run = execute(plan, rng=5, backend=backend, progress=_killer(backend, 0))
+    pids, ports = backend.pids, list(backend.ports.values())
+    report = backend.missing
+    lo, hi = backend.map.block(0)  # host 0 serves sources [lo, hi)
+    backend.close()
+    assert hi < SOURCES and report.dead_hosts == (0,)
+    killed = np.zeros(SOURCES, dtype=bool)
+    killed[lo:hi] = True
+    used = local.used["S->C"]
+    np.testing.assert_array_equal(report.contributions["S->C"], np.flatnonzero(used & killed))
+    np.testing.assert_array_equal(run.used["S->C"], used & ~killed)
+    g = np.arange(SOURCES) % 4
+    np.testing.assert_array_equal(
+        run.states["C"]["count"], np.bincount(g[used & ~killed], minlength=4)
+    )
+    assert_all_gone(pids, ports)
+
+
+def test_sigkill_fails_the_run_by_default(backends) -> None:
+    plan = small_plan(protected=False)
+    backend = backends(plan, hosts=3, deadline=5.0)
+    with pytest.raises(MissingContributions, match="messages lost"):
+        execute(plan, rng=0, backend=backend, progress=_killer(backend, 1))
+    pids, ports = backend.pids, list(backend.ports.values())
+    backend.close()
+    assert_all_gone(pids, ports)
