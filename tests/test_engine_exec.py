@@ -255,32 +255,33 @@ def test_unsupported_sql_is_a_clear_error(sql: str, message: str) -> None:
 
 
 class _ListBackend:
-    """A minimal independent implementation of the backend contract (four methods)."""
+    """A minimal independent implementation of the backend contract (three methods):
+    blocks run in reverse order and every batch travels as flat arrays (a frame)."""
 
     name = "list"
 
-    def open(self, groups):  # type: ignore[no-untyped-def]
-        self.groups, self.mail, self.log = dict(groups), {}, []
+    def open(self, job):  # type: ignore[no-untyped-def]
+        self.job, self.mail = job, {}
+        self.offsets = job.plan.node_offsets()
 
-    def send(self, batch):  # type: ignore[no-untyped-def]
-        self.mail.setdefault(batch.receiver, []).append(batch)
-        self.log.append(batch)
+    def run_group(self, group):  # type: ignore[no-untyped-def]
+        from crowdhide.engine import MessageBatch, split, step
+        from crowdhide.engine.backend import report_of
 
-    def receive(self, group):  # type: ignore[no-untyped-def]
-        return self.mail.pop(group, [])
+        reports = []
+        for block in reversed(self.job.blocks(group)):
+            frames = self.mail.pop((group, block.index), [])
+            inbox = [MessageBatch.from_arrays(f) for f in reversed(frames)]
+            result = step(self.job.plan, block, inbox, seed=self.job.seed)
+            for batch in result.batches:
+                size = self.job.plan.group(batch.receiver).size
+                for index, part in split(batch, size, self.job.block_size):
+                    self.mail.setdefault((batch.receiver, index), []).append(part.to_arrays())
+            reports.append(report_of(self.job, result, self.offsets))
+        return reports
 
-    def transcript(self) -> Transcript:
-        def col(f, dtype):  # type: ignore[no-untyped-def]
-            return np.concatenate([f(b) for b in self.log]).astype(dtype)
-
-        return Transcript(
-            round=col(lambda b: np.full(len(b), b.round), np.int16),
-            source=col(lambda b: b.src + self.groups[b.sender][0], np.int32),
-            target=col(lambda b: b.dst + self.groups[b.receiver][0], np.int32),
-            size=col(lambda b: np.full(len(b), b.size), np.int32),
-            order=col(lambda b: b.order, np.int32),
-            groups=self.groups,
-        )
+    def close(self):  # type: ignore[no-untyped-def]
+        self.mail = {}
 
 
 def test_backend_contract_is_enough_for_another_backend() -> None:
@@ -291,8 +292,8 @@ def test_backend_contract_is_enough_for_another_backend() -> None:
     plan = protect(setup.plan, sigma=0.2, per_scrambler=50, dummies=10)
     backend = _ListBackend()
     assert isinstance(backend, Backend)
-    ours = execute(plan, rng=4, backend=backend)
-    local = execute(plan, rng=4)
+    ours = execute(plan, rng=4, backend=backend, block_size=300)
+    local = execute(plan, rng=4, block_size=300)
     assert setup.result_rows(ours.states["R"]) == setup.result_rows(local.states["R"])
     for field in ("round", "source", "target", "size", "order"):
         assert np.array_equal(getattr(ours.transcript, field), getattr(local.transcript, field))

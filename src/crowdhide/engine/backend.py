@@ -1,114 +1,206 @@
-"""The backend contract and the embedded local backend.
+"""The backend contract, and the embedded streaming local backend.
 
-A backend is the transport between node groups. The executor
-(:func:`crowdhide.engine.execute`) computes every group's messages as numpy arrays and asks
-the backend to move them; the backend records what a network observer sees. The contract
-is four methods, so a sharded Ray backend (one actor per core owning blocks of node ids)
-or a real-network backend (TLS, fixed-size frames) can be added without touching plans:
+The driver (:func:`crowdhide.engine.execute`) walks the plan's groups in round order and asks
+the backend to run each group: ``run_group(group)`` executes the group's program on every
+block of its nodes (:func:`crowdhide.engine.program.step`), moves the emitted batches to
+the shards owning their receiver blocks (:func:`crowdhide.engine.program.split`) and
+returns one :class:`BlockReport` per block — the observer's view of what the block sent,
+message counters and (if asked) the block's state. The contract is three methods:
 
-* ``open(groups)`` — the node-id layout ``{group: (first id, size)}``;
-* ``send(batch)`` — ship one :class:`~crowdhide.engine.messages.MessageBatch`;
-* ``receive(group)`` — every batch addressed to ``group`` since the last call;
-* ``transcript()`` — the observer's view so far.
+* ``open(job)`` — a :class:`Job`: plan, seed, block size, number of shards, states to keep;
+* ``run_group(group)`` — run every block of ``group``; return their reports;
+* ``close()`` — release workers (idempotent).
+
+A backend owns where blocks live and how batches travel; it never changes what a block
+computes, so every backend gives the same result and transcript for the same seed and
+block size. Block ``i`` of a group lives on shard ``i mod shards``.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
-from typing import Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide.engine.messages import MessageBatch, Transcript
+from crowdhide._validation import check_int
+from crowdhide.engine.messages import Block, MessageBatch
+from crowdhide.engine.plan import ExecutionPlan, State
+from crowdhide.engine.program import BlockResult, split, step
 
-__all__ = ["Backend", "LocalBackend"]
+__all__ = [
+    "DEFAULT_BLOCK_SIZE",
+    "Backend",
+    "BlockReport",
+    "Job",
+    "LocalBackend",
+    "make_backend",
+    "report_of",
+]
+
+#: Nodes per block: the unit of execution, of memory and of counter-based randomness.
+DEFAULT_BLOCK_SIZE = 1 << 16
+
+
+@dataclass(frozen=True)
+class Job:
+    """One run: the plan, its seed, the block size, shards and the groups whose state to keep."""
+
+    plan: ExecutionPlan = field(repr=False)
+    seed: int
+    block_size: int = DEFAULT_BLOCK_SIZE
+    shards: int = 1
+    keep: frozenset[str] = frozenset()
+
+    def blocks(self, group: str) -> tuple[Block, ...]:
+        """The blocks of ``group``."""
+        return Block.cut(group, size=self.plan.group(group).size, block_size=self.block_size)
+
+    def shard_of(self, block: int) -> int:
+        """Shard owning block ``block`` of any group."""
+        return block % self.shards
+
+
+@dataclass(frozen=True)
+class BlockReport:
+    """What the driver learns from one block: traffic, counters, and the kept state.
+
+    ``traffic`` holds one tuple ``(round, size, source ids, target ids, order)`` per emitted
+    batch, ids global (plan-wide), as the network observer sees them.
+    """
+
+    block: Block
+    traffic: tuple[
+        tuple[int, int, npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]], ...
+    ] = field(repr=False)
+    stats: Mapping[str, Mapping[str, int]]
+    used: Mapping[str, npt.NDArray[np.int64]] = field(repr=False)
+    state: State | None = field(default=None, repr=False)
+
+
+def report_of(job: Job, result: BlockResult, offsets: Mapping[str, int]) -> BlockReport:
+    """The :class:`BlockReport` of a block's :class:`~crowdhide.engine.program.BlockResult`."""
+    traffic = tuple(
+        (
+            b.round,
+            b.size,
+            (b.src + offsets[b.sender]).astype(np.int32),
+            (b.dst + offsets[b.receiver]).astype(np.int32),
+            b.order.astype(np.int32),
+        )
+        for b in result.batches
+    )
+    keep = result.block.group in job.keep
+    return BlockReport(
+        result.block, traffic, result.stats, result.used, result.state if keep else None
+    )
 
 
 @runtime_checkable
 class Backend(Protocol):
-    """Transport between node groups (see the module docstring)."""
+    """Executes blocks and moves batches (see the module docstring)."""
 
     name: str
 
-    def open(self, groups: Mapping[str, tuple[int, int]]) -> None:
-        """Start a run with the given node-id layout."""
+    def open(self, job: Job) -> None:
+        """Start a run."""
 
-    def send(self, batch: MessageBatch) -> None:
-        """Ship ``batch``."""
+    def run_group(self, group: str) -> list[BlockReport]:
+        """Run every block of ``group``; return their reports (any order)."""
 
-    def receive(self, group: str) -> list[MessageBatch]:
-        """Batches delivered to ``group`` (each returned once)."""
-
-    def transcript(self) -> Transcript:
-        """The observer's transcript of everything sent since :meth:`open`."""
+    def close(self) -> None:
+        """Release resources; idempotent."""
 
 
 class LocalBackend:
-    """In-process backend: batches stay numpy arrays; the transcript is kept compactly.
+    """In-process streaming backend: one block in memory at a time, batches stay numpy.
+
+    Shards are processed one after another (shard-major order), which changes nothing in
+    the result; peak memory follows the block size and the inboxes of the group being run.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from crowdhide.engine.messages import MessageBatch
-    >>> b = LocalBackend()
-    >>> b.open({"S": (0, 2), "C": (2, 3)})
-    >>> one = np.array([0, 1])
-    >>> b.send(MessageBatch("r", 0, "S", "C", one, np.array([2, 0]), 0 * one, 64, "S", one))
-    >>> [len(x) for x in b.receive("C")], b.transcript().target.tolist()
-    ([2], [4, 2])
+    >>> from crowdhide.engine.plan import PlanBuilder
+    >>> b = PlanBuilder().sources("S", {"g": np.arange(10) % 2})
+    >>> _ = b.compute("C", size=2, process=lambda inbox, rng: {})
+    >>> _ = b.route("S", "C", by=lambda s: s["g"])
+    >>> backend = LocalBackend()
+    >>> backend.open(Job(b.build(), seed=0, block_size=4, shards=2))
+    >>> [r.block.index for r in backend.run_group("S")]
+    [0, 2, 1]
+    >>> backend.close()
     """
 
     name = "local"
 
     def __init__(self) -> None:
-        self._groups: dict[str, tuple[int, int]] = {}
-        self._mail: dict[str, list[MessageBatch]] = defaultdict(list)
-        self._parts: list[tuple[npt.NDArray[np.generic], ...]] = []
+        self._job: Job | None = None
+        self._mail: dict[tuple[str, int], list[MessageBatch]] = defaultdict(list)
+        self._offsets: dict[str, int] = {}
 
-    def open(self, groups: Mapping[str, tuple[int, int]]) -> None:
-        self._groups = dict(groups)
+    def open(self, job: Job) -> None:
+        self._job = job
         self._mail.clear()
-        self._parts.clear()
+        self._offsets = job.plan.node_offsets()
 
-    def send(self, batch: MessageBatch) -> None:
-        if batch.receiver not in self._groups or batch.sender not in self._groups:
-            raise ValueError(f"batch of route {batch.route!r} names an unknown group")
-        first_s, size_s = self._groups[batch.sender]
-        first_r, size_r = self._groups[batch.receiver]
-        if len(batch) and (
-            batch.dst.min() < 0 or batch.dst.max() >= size_r or batch.src.max() >= size_s
-        ):
-            raise ValueError(f"batch of route {batch.route!r} addresses a node outside its group")
-        count = len(batch)
-        self._parts.append(
-            (
-                np.full(count, batch.round, dtype=np.int16),
-                (batch.src + first_s).astype(np.int32),
-                (batch.dst + first_r).astype(np.int32),
-                np.full(count, batch.size, dtype=np.int32),
-                batch.order.astype(np.int32),
-            )
-        )
-        self._mail[batch.receiver].append(batch)
+    def run_group(self, group: str) -> list[BlockReport]:
+        job = self._job
+        if job is None:
+            raise RuntimeError("LocalBackend.run_group called before open()")
+        blocks = job.blocks(group)
+        reports = []
+        for shard in range(job.shards):
+            for block in blocks[shard :: job.shards]:
+                inbox = self._mail.pop((group, block.index), [])
+                result = step(job.plan, block, inbox, seed=job.seed)
+                del inbox
+                deliver(job, result.batches, self._post)
+                reports.append(report_of(job, result, self._offsets))
+        return reports
 
-    def receive(self, group: str) -> list[MessageBatch]:
-        return self._mail.pop(group, [])
+    def _post(self, receiver: str, block: int, part: MessageBatch) -> None:
+        self._mail[(receiver, block)].append(part)
 
-    def transcript(self) -> Transcript:
-        if self._parts:
-            columns = [np.concatenate(c) for c in zip(*self._parts, strict=True)]
-            self._parts = [tuple(columns)]
-        else:
-            columns = [
-                np.zeros(0, dtype=t) for t in (np.int16, np.int32, np.int32, np.int32, np.int32)
-            ]
-        return Transcript(
-            round=columns[0],
-            source=columns[1],
-            target=columns[2],
-            size=columns[3],
-            order=columns[4],
-            groups=dict(self._groups),
-        )
+    def close(self) -> None:
+        self._mail.clear()
+        self._job = None
+
+
+def deliver(job: Job, batches: Sequence[MessageBatch], post: Any) -> None:
+    """Split ``batches`` by receiver block and hand each part to ``post(group, block, part)``."""
+    for batch in batches:
+        size = job.plan.group(batch.receiver).size
+        for index, part in split(batch, size, job.block_size):
+            post(batch.receiver, index, part)
+
+
+def make_backend(name: str, *, address: str | None = None) -> Backend:
+    """A backend by name: ``"local"`` or ``"ray"`` (``address``: an existing Ray cluster).
+
+    Examples
+    --------
+    >>> make_backend("local").name
+    'local'
+    >>> make_backend("spark")
+    Traceback (most recent call last):
+    ...
+    ValueError: backend must be 'local' or 'ray', got 'spark'
+    """
+    if name == "local":
+        if address is not None:
+            raise ValueError(f"address applies to backend 'ray' only, got {address!r}")
+        return LocalBackend()
+    if name == "ray":
+        from crowdhide.engine.ray_backend import RayBackend
+
+        return RayBackend(address=address)
+    raise ValueError(f"backend must be 'local' or 'ray', got {name!r}")
+
+
+def check_shards(shards: Any) -> int:
+    """Validate a shard count (>= 1)."""
+    return check_int("shards", shards, low=1)

@@ -1,43 +1,43 @@
-"""Vectorized superstep execution of an :class:`~crowdhide.plans.model.ExecutionPlan`.
+"""Sharded execution of an :class:`~crowdhide.engine.plan.ExecutionPlan`.
 
-Groups run in rounds (their level in the plan DAG). In its round a group (1) receives the
-batches addressed to it, (2) drops dummies (a target recognises them inside the decrypted
-payload) and runs its compute function, (3) emits one batch per route. All per-message
-work is numpy on whole arrays; no Python object is created per message.
+Groups run in rounds (their level in the plan DAG). In its round a group's program runs on
+every block of its nodes (:mod:`crowdhide.engine.program`): the block receives the batches
+addressed to it, drops dummies (a target recognises them inside the decrypted payload),
+runs the program on its own state and inbox, and emits one batch per route, carrying the
+route's declared columns. All per-message work is numpy on whole arrays.
 
-Countermeasures (seed 000, Sections III–IV) are applied while emitting a data route:
+Countermeasures (seed 000, Sections III–IV) are part of the source and scrambler programs:
+target sampling σ (convention U, footnote 5), local flooding with ``d`` dummies to distinct
+other targets, uniformly random send-order labels (Definition 1's edge labels), and
+scramblers ``⌊i/n⌋`` adding ``d`` dummies and shuffling (Algorithm 1).
 
-* target sampling σ (convention U): with probability σ the source draws a target uniformly
-  among all T; the real message goes out when the draw equals the true target (footnote
-  5), a dummy otherwise;
-* local flooding: ``d`` dummies to distinct targets other than the first one;
-* send order: every node's messages of one route get a uniformly random order label, so
-  Definition 1's edge labels do not reveal the real message;
-* scramblers: sources send to scrambler ``⌊i/n⌋`` (independent of the data), which adds
-  ``d`` dummies (uniform over T, or capped at ``n`` per target) and shuffles.
-
-A ``stream`` route sends one message per row of its (single) sender's state, in row order:
-the messages carry row indices of that state, so a receiver of a shuffler's stream sees the
-permuted rows and nothing of the shuffler's own inbox.
+Randomness is counter-based (Philox keyed by ``(seed, round, group, block)``), and blocks
+order their inboxes canonically, so the states, the transcript and every counter are the
+same for any backend and any number of shards, given the seed and the block size.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide._validation import as_rng
-from crowdhide.engine.backend import Backend, LocalBackend
-from crowdhide.engine.messages import Delivery, Inbox, MessageBatch, Transcript
-from crowdhide.plans.model import ExecutionPlan, NodeGroup, Route, State
+from crowdhide._validation import check_bool, check_int
+from crowdhide.engine.backend import (
+    DEFAULT_BLOCK_SIZE,
+    Backend,
+    BlockReport,
+    Job,
+    make_backend,
+)
+from crowdhide.engine.messages import Transcript
+from crowdhide.engine.plan import ExecutionPlan, State
 
-__all__ = ["Execution", "RouteStats", "execute"]
+__all__ = ["Execution", "RouteStats", "execute", "seed_of"]
 
-IntArray = npt.NDArray[np.int64]
 ProgressCallback = Callable[[int, int, str], None]
 
 
@@ -70,7 +70,7 @@ class Execution:
     Attributes
     ----------
     states
-        Final state of every group.
+        Final state of every kept group (all non-source groups by default), blocks joined.
     transcript
         The observer's transcript.
     routes
@@ -78,31 +78,62 @@ class Execution:
     used
         By data route: boolean mask over sender nodes whose real message was delivered
         (the tuples the result used).
+    backend, shards, block_size, seed
+        How the run was executed (the result depends on ``seed`` and ``block_size`` only).
     """
 
     states: Mapping[str, State] = field(repr=False)
     transcript: Transcript = field(repr=False)
     routes: Mapping[str, RouteStats]
     used: Mapping[str, npt.NDArray[np.bool_]] = field(repr=False)
+    backend: str = "local"
+    shards: int = 1
+    block_size: int = DEFAULT_BLOCK_SIZE
+    seed: int = 0
+
+
+def seed_of(rng: np.random.Generator | int | None) -> int:
+    """The integer seed of a run: ``rng`` itself, a draw from a Generator, or fresh entropy."""
+    if rng is None:
+        return int(np.random.SeedSequence().generate_state(2, np.uint32).view(np.uint64)[0] >> 1)
+    if isinstance(rng, np.random.Generator):
+        return int(rng.integers(0, 2**63 - 1))
+    return check_int("seed", rng, low=0)
 
 
 def execute(
     plan: ExecutionPlan,
     *,
     rng: np.random.Generator | int | None = None,
-    backend: Backend | None = None,
+    backend: Backend | str | None = None,
+    shards: int = 1,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    address: str | None = None,
+    keep: Collection[str] | None = None,
+    keep_sources: bool = False,
     progress: ProgressCallback | None = None,
 ) -> Execution:
-    """Run ``plan`` round by round on ``backend`` (default :class:`LocalBackend`).
+    """Run ``plan`` round by round on ``backend`` (default: the local streaming backend).
 
     Parameters
     ----------
     plan
         A validated plan (possibly transformed by :func:`crowdhide.plans.protect`).
     rng
-        Randomness of sampling, dummies, shuffles and send orders.
+        Seed (int >= 0) of the counter-based randomness; a Generator contributes one draw;
+        ``None`` draws fresh entropy.
     backend
-        Transport; records the transcript.
+        A :class:`~crowdhide.engine.backend.Backend`, or ``"local"`` / ``"ray"``.
+    shards
+        Shards (Ray: actors, about one per core); never changes the result.
+    block_size
+        Nodes per block (unit of execution and of randomness; part of the seed's meaning).
+    address
+        Ray only: address of an existing cluster (default: start Ray on this machine).
+    keep
+        Groups whose final state to return (default: every non-source group).
+    keep_sources
+        Also return the states of source groups (memory grows with the population).
     progress
         ``progress(done, total, group)`` called after each group.
 
@@ -123,293 +154,126 @@ def execute(
     True
     >>> len(safe.transcript) == 100 + 100 + 10 * 5
     True
+    >>> three = execute(protect(b.build(), sigma=0.5, per_scrambler=10, dummies=5), rng=0,
+    ...                 shards=3, block_size=16)
+    >>> sixteen = execute(protect(b.build(), sigma=0.5, per_scrambler=10, dummies=5), rng=0,
+    ...                   block_size=16)
+    >>> bool((three.transcript.target == sixteen.transcript.target).all())
+    True
     """
-    generator = as_rng(rng)
-    transport: Backend = backend if backend is not None else LocalBackend()
-    offsets = plan.node_offsets()
-    transport.open({g.name: (offsets[g.name], g.size) for g in plan.groups})
-    levels = plan.levels()
-    states: dict[str, State] = {}
+    seed = seed_of(rng)
+    count = check_int("shards", shards, low=1)
+    size = check_int("block_size", block_size, low=1)
+    if keep is None:
+        kept = {
+            g.name
+            for g in plan.groups
+            if g.role != "source" or check_bool("keep_sources", keep_sources)
+        }
+    else:
+        kept = set(keep)
+    transport: Backend
+    if backend is None or isinstance(backend, str):
+        transport = make_backend(backend or "local", address=address)
+    else:
+        transport = backend
+    job = Job(plan=plan, seed=seed, block_size=size, shards=count, keep=frozenset(kept))
+    order = plan.topological_groups()
+    collected: list[tuple[int, list[BlockReport]]] = []
+    transport.open(job)
+    try:
+        for done, group in enumerate(order, start=1):
+            reports = sorted(transport.run_group(group.name), key=lambda r: r.block.index)
+            collected.append((done, reports))
+            if progress is not None:
+                progress(done, len(order), group.name)
+    finally:
+        transport.close()
+    return _assemble(job, collected, getattr(transport, "name", type(transport).__name__))
+
+
+def _assemble(job: Job, collected: list[tuple[int, list[BlockReport]]], name: str) -> Execution:
+    plan = job.plan
     stats: dict[str, dict[str, int]] = {}
     used: dict[str, npt.NDArray[np.bool_]] = {}
-    order = plan.topological_groups()
-    scrambled_by = {
-        r.protection.scrambler.group: r
-        for r in plan.routes
-        if r.protection is not None and r.protection.scrambler is not None
-    }
-    for done, group in enumerate(order, start=1):
-        batches = transport.receive(group.name)
-        if group.role == "scrambler":
-            route = scrambled_by[group.name]
-            _scramble(route, plan, group, batches, levels[group.name], generator, transport, stats)
-            states[group.name] = {}
-        else:
-            inbox = _inbox(batches, states, stats, used, plan)
-            states[group.name] = _run_group(group, inbox, generator)
-            base = 0
-            for route in plan.routes_from(group.name):
-                base += _emit(
-                    route,
-                    plan,
-                    states[group.name],
-                    levels[group.name],
-                    base,
-                    generator,
-                    transport,
-                    stats,
-                )
-        if progress is not None:
-            progress(done, len(order), group.name)
-    route_stats = {
-        name: RouteStats(
-            messages=s["messages"],
+    parts: list[Any] = []
+    states: dict[str, State] = {}
+    data_routes = {r.name: r for r in plan.routes if r.kind == "data"}
+    for _, reports in collected:
+        for report in reports:
+            for route, record in report.stats.items():
+                total = stats.setdefault(route, {})
+                for key, value in record.items():
+                    total[key] = total.get(key, 0) + value
+            for route, origins in report.used.items():
+                if route in data_routes:
+                    size = plan.group(data_routes[route].sender).size
+                    mask = used.setdefault(route, np.zeros(size, dtype=bool))
+                    mask[origins] = True
+            parts.extend(report.traffic)
+        kept = [r for r in reports if r.state is not None]
+        if kept:
+            states[reports[0].block.group] = _join([r.state for r in kept if r.state is not None])
+    for declared in plan.routes:  # senders = the whole sender group, even with no traffic
+        stats.setdefault(declared.name, {})["senders"] = plan.group(declared.sender).size
+    routes = {
+        route: RouteStats(
+            messages=s.get("messages", 0),
             real_delivered=s.get("real_delivered", 0),
-            dummies=s["dummies"],
+            dummies=s.get("dummies", 0),
             senders=s["senders"],
         )
-        for name, s in stats.items()
+        for route, s in stats.items()
+        if route in {r.name for r in plan.routes}
     }
+    offsets = plan.node_offsets()
     return Execution(
-        states=states, transcript=transport.transcript(), routes=route_stats, used=used
+        states=states,
+        transcript=_transcript(parts, {g.name: (offsets[g.name], g.size) for g in plan.groups}),
+        routes=routes,
+        used=used,
+        backend=name,
+        shards=job.shards,
+        block_size=job.block_size,
+        seed=job.seed,
     )
 
 
-def _run_group(group: NodeGroup, inbox: Inbox, rng: np.random.Generator) -> State:
-    if group.role == "source":
-        data = dict(group.data or {})
-        if group.process is not None:
-            data.update(group.process(inbox, rng))
-        return data
-    assert group.process is not None  # validated by ExecutionPlan
-    state = group.process(inbox, rng)
-    if not isinstance(state, Mapping):
-        raise TypeError(
-            f"groups[{group.name}].process must return a mapping of arrays, "
-            f"got {type(state).__name__}"
-        )
-    return state
-
-
-def _inbox(
-    batches: list[MessageBatch],
-    states: Mapping[str, State],
-    stats: dict[str, dict[str, int]],
-    used: dict[str, npt.NDArray[np.bool_]],
-    plan: ExecutionPlan,
-) -> Inbox:
-    deliveries = []
-    for batch in batches:
-        real = batch.real  # the target decrypts and discards dummies here
-        target = batch.dst[real]
-        payload = batch.payload[real]
-        deliveries.append(
-            Delivery(
-                route=batch.route, target=target, payload=payload, sender_state=states[batch.origin]
+def _join(states: list[State]) -> State:
+    """One group's state from its blocks' states (columns concatenated in block order)."""
+    if len(states) == 1:
+        return states[0]
+    names = list(states[0])
+    joined: dict[str, Any] = {}
+    for name in names:
+        values = [s[name] for s in states]
+        if not all(isinstance(v, np.ndarray) and v.ndim >= 1 for v in values):
+            raise TypeError(
+                f"state column {name!r} of a multi-block group must be an array to join blocks"
             )
-        )
-        stats[batch.route]["real_delivered"] = stats[batch.route].get("real_delivered", 0) + len(
-            target
-        )
-        if plan.route(batch.route).kind == "data":
-            mask = used.setdefault(batch.route, np.zeros(plan.group(batch.origin).size, dtype=bool))
-            mask[payload] = True
-    return Inbox(tuple(deliveries))
+        joined[name] = np.concatenate(values)
+    return joined
 
 
-def _targets(route: Route, state: State, senders: int, receivers: int) -> IntArray:
-    assert route.by is not None
-    raw = np.asarray(route.by(state))
-    if raw.shape != (senders,):
-        raise ValueError(
-            f"routes[{route.name}].by must return one target per sender ({senders},), "
-            f"got shape {raw.shape}"
-        )
-    if not np.issubdtype(raw.dtype, np.integer):
-        raise TypeError(
-            f"routes[{route.name}].by must return integer targets, got dtype {raw.dtype}"
-        )
-    if senders and (raw.min() < 0 or raw.max() >= receivers):
-        raise ValueError(
-            f"routes[{route.name}].by must return targets in [0, {receivers}), "
-            f"got range [{raw.min()}, {raw.max()}]"
-        )
-    return raw.astype(np.int64)
-
-
-def _stream_rows(route: Route, state: State) -> int:
-    """Number of messages of a stream route: the common length of the sender's columns."""
-    lengths = {name: len(np.asarray(column)) for name, column in state.items()}
-    if not lengths or len(set(lengths.values())) != 1:
-        raise ValueError(
-            f"routes[{route.name}] is a stream: the state of {route.sender!r} must be "
-            f"non-empty columns of equal length (one row per message), got lengths {lengths}"
-        )
-    return next(iter(lengths.values()))
-
-
-def _emit(
-    route: Route,
-    plan: ExecutionPlan,
-    state: State,
-    level: int,
-    base: int,
-    rng: np.random.Generator,
-    transport: Backend,
-    stats: dict[str, dict[str, int]],
-) -> int:
-    """Send one route's messages; return the number of messages per sender node."""
-    senders = plan.group(route.sender).size
-    receivers = plan.group(route.receiver).size
-    index = np.arange(senders, dtype=np.int64)
-    record = stats.setdefault(route.name, {"messages": 0, "dummies": 0, "senders": senders})
-
-    def send(dst: IntArray, src: IntArray, payload: IntArray, order: IntArray, **kw: Any) -> None:
-        receiver = kw.pop("receiver", route.receiver)
-        forward = kw.pop("forward", None)
-        batch = MessageBatch(
-            route=route.name,
-            round=level,
-            sender=route.sender,
-            receiver=receiver,
-            src=src,
-            dst=dst,
-            order=order,
-            size=route.message_size,
-            origin=route.sender,
-            payload=payload,
-            forward=forward,
-        )
-        transport.send(batch)
-        record["messages"] += len(batch)
-
-    if route.kind == "fixed":
-        send(index * receivers // senders, index, index, np.full(senders, base, dtype=np.int64))
-        return 1
-    if route.kind == "fanout":
-        recv = np.arange(receivers, dtype=np.int64)
-        src = recv * senders // receivers
-        within = recv - np.searchsorted(src, src)  # rank among the sender's messages
-        send(recv, src, src, base + within)
-        return -(-receivers // senders)
-    if route.kind == "stream":
-        rows = _stream_rows(route, state)
-        position = np.arange(rows, dtype=np.int64)
-        send(
-            position * receivers // max(rows, 1),
-            np.zeros(rows, dtype=np.int64),
-            position,
-            base + position,
-        )
-        return rows
-    if route.kind == "broadcast":
-        dst = np.tile(np.arange(receivers, dtype=np.int64), senders)
-        send(dst, np.repeat(index, receivers), np.repeat(index, receivers), base + dst)
-        return receivers
-    true_target = _targets(route, state, senders, receivers)
-    protection = route.protection
-    if protection is None or protection.sigma == 0.0:
-        final = true_target
-    else:
-        sampled = rng.random(senders) < protection.sigma
-        drawn = rng.integers(0, receivers, size=senders)
-        final = np.where(sampled, drawn, true_target)
-    payload = np.where(final == true_target, index, -1)
-    record["dummies"] += int(np.count_nonzero(payload < 0))
-    layer = protection.scrambler if protection is not None else None
-    if layer is not None:
-        scrambler = index // min(layer.per_scrambler, senders)
-        send(
-            scrambler,
-            index,
-            payload,
-            np.full(senders, base, dtype=np.int64),
-            receiver=layer.group,
-            forward=final,
-        )
-        return 1
-    flood = protection.local_dummies if protection is not None else 0
-    if flood == 0:
-        send(final, index, payload, np.full(senders, base, dtype=np.int64))
-        return 1
-    # d distinct dummy targets other than the first message's target, via random keys.
-    keys = rng.random((senders, receivers), dtype=np.float32)
-    keys[index, final] = 2.0
-    extra = np.argpartition(keys, flood - 1, axis=1)[:, :flood]
-    dst = np.concatenate([final[:, None], extra], axis=1).ravel()
-    src = np.repeat(index, flood + 1)
-    pay = np.concatenate(
-        [payload[:, None], np.full((senders, flood), -1, dtype=np.int64)], axis=1
-    ).ravel()
-    labels = np.argsort(rng.random((senders, flood + 1)), axis=1).ravel()
-    record["dummies"] += senders * flood
-    send(dst.astype(np.int64), src, pay, base + labels.astype(np.int64))
-    return flood + 1
-
-
-def _scramble(
-    route: Route,
-    plan: ExecutionPlan,
-    group: NodeGroup,
-    batches: list[MessageBatch],
-    level: int,
-    rng: np.random.Generator,
-    transport: Backend,
-    stats: dict[str, dict[str, int]],
-) -> None:
-    """Algorithm 1 for every scrambler of ``group`` at once, then the shuffled forward hop."""
-    assert route.protection is not None
-    assert route.protection.scrambler is not None
-    layer = route.protection.scrambler
-    targets = plan.group(route.receiver).size
-    count = group.size
-    src = np.concatenate([b.src for b in batches]) if batches else np.zeros(0, dtype=np.int64)
-    scr = np.concatenate([b.dst for b in batches]) if batches else np.zeros(0, dtype=np.int64)
-    fwd = np.concatenate([b.forward for b in batches if b.forward is not None]) if batches else src
-    payload = np.concatenate([b.payload for b in batches]) if batches else src
-    del src
-    d = layer.dummies
-    if layer.cap:
-        inputs = np.bincount(scr, minlength=count)
-        counts = np.zeros((count, targets), dtype=np.int64)
-        np.add.at(counts, (scr, fwd), 1)
-        placed = np.empty((count, d), dtype=np.int64)
-        for j in range(d):
-            allowed = counts < inputs[:, None]
-            if not allowed.any(axis=1).all():
-                raise ValueError(
-                    f"capped scrambler cannot place dummy {j + 1}: n + d > n*T "
-                    f"(n={layer.per_scrambler}, d={d}, T={targets})"
-                )
-            keys = np.where(allowed, rng.random((count, targets)), -1.0)
-            choice = np.argmax(keys, axis=1)
-            counts[np.arange(count), choice] += 1
-            placed[:, j] = choice
-        dummy_dst: IntArray = placed.ravel()
-    else:
-        dummy_dst = rng.integers(0, targets, size=count * d)
-    out_src = np.concatenate([scr, np.repeat(np.arange(count, dtype=np.int64), d)])
-    out_dst = np.concatenate([fwd, dummy_dst])
-    out_pay = np.concatenate([payload, np.full(count * d, -1, dtype=np.int64)])
-    # Shuffle: a uniformly random order within each scrambler.
-    # (scrambler index + uniform key) sorts by scrambler, then uniformly within each one.
-    perm = np.argsort(out_src + rng.random(out_src.shape[0]))
-    out_src, out_dst, out_pay = out_src[perm], out_dst[perm], out_pay[perm]
-    starts = np.searchsorted(out_src, np.arange(count))
-    order = np.arange(out_src.shape[0]) - starts[out_src]
-    record = stats[route.name]
-    record["dummies"] += count * d
-    batch = MessageBatch(
-        route=route.name,
-        round=level,
-        sender=group.name,
-        receiver=route.receiver,
-        src=out_src,
-        dst=out_dst,
-        order=order,
-        size=route.message_size,
-        origin=route.sender,
-        payload=out_pay,
+def _transcript(parts: list[Any], groups: Mapping[str, tuple[int, int]]) -> Transcript:
+    lengths = [len(p[2]) for p in parts]
+    total = sum(lengths)
+    round_ = np.empty(total, dtype=np.int16)
+    size = np.empty(total, dtype=np.int32)
+    columns = [np.empty(total, dtype=np.int32) for _ in range(3)]
+    at = 0
+    for (r, s, src, dst, order), n in zip(parts, lengths, strict=True):
+        round_[at : at + n] = r
+        size[at : at + n] = s
+        for column, values in zip(columns, (src, dst, order), strict=True):
+            column[at : at + n] = values
+        at += n
+    parts.clear()
+    return Transcript(
+        round=round_,
+        source=columns[0],
+        target=columns[1],
+        size=size,
+        order=columns[2],
+        groups=dict(groups),
     )
-    transport.send(batch)
-    record["messages"] += len(batch)

@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_int
-from crowdhide.engine.messages import Inbox
+from crowdhide.engine.messages import NODE, Inbox
 from crowdhide.plans.model import ExecutionPlan, PlanBuilder
 
 __all__ = [
@@ -317,7 +317,13 @@ def aggregate_plan(
         builder.compute(f"C{g}", size=nodes, process=_compute_process(g, query, f"S->C{g}"))
     builder.result("R", process=_result_process(len(sizes)))
     for g in range(len(sizes)):
-        builder.route("S", f"C{g}", by=_router(g), message_size=message_size)
+        builder.route(
+            "S",
+            f"C{g}",
+            by=_router(g),
+            message_size=message_size,
+            columns=(f"__key{g}", *query.numeric_columns),
+        )
         routes.append(f"S->C{g}")
     for g in range(len(sizes)):
         builder.route(f"C{g}", "R", kind="fixed", message_size=message_size)
@@ -338,8 +344,9 @@ def _compute_process(g: int, query: AggregateQuery, route: str) -> Any:
     def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
         delivery = inbox.only(route)
         keys = delivery.gather(f"__key{g}")
-        unique, inverse = np.unique(keys, return_inverse=True)
+        unique, index, inverse = np.unique(keys, return_index=True, return_inverse=True)
         out: dict[str, npt.NDArray[Any]] = {
+            NODE: delivery.target[index],  # each key's partial aggregate stays at its node
             "key": unique,
             "count": np.bincount(inverse, minlength=len(unique)),
         }
@@ -359,7 +366,11 @@ def _compute_process(g: int, query: AggregateQuery, route: str) -> Any:
 
 def _result_process(sets: int) -> Any:
     def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, Any]:
-        return {f"set{g}": dict(inbox.only(f"C{g}->R").sender_state) for g in range(sets)}
+        out: dict[str, Any] = {}
+        for g in range(sets):
+            delivery = inbox.only(f"C{g}->R")
+            out[f"set{g}"] = {name: delivery.gather(name) for name in delivery.columns}
+        return out
 
     return process
 

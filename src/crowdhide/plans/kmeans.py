@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_int
-from crowdhide.engine.messages import Inbox
+from crowdhide.engine.messages import NODE, Delivery, Inbox
 from crowdhide.plans.model import ExecutionPlan, PlanBuilder
 
 __all__ = ["KmeansSetup", "kmeans_plan", "nearest", "rand_index"]
@@ -121,9 +121,9 @@ def kmeans_plan(
     b = PlanBuilder()
     routes: list[str] = []
     for i in range(I):
-        b.sources(f"src@{i}", {"x": X}, device="S", process=_source_process(i, initial, X))
+        b.sources(f"src@{i}", {"x": X}, device="S", process=_source_process(i, initial))
         b.compute(f"centroids@{i}", size=K, process=_centroid_process(i, initial))
-    b.result("R", process=lambda inbox, rng: dict(inbox.only(f"centroids@{I - 1}->R").sender_state))
+    b.result("R", process=_result_process(I - 1))
     relays = (
         None if relay_per is None else -(-X.shape[0] // check_int("relay_per", relay_per, low=1))
     )
@@ -132,7 +132,14 @@ def kmeans_plan(
             b.compute(f"relay@{i}", size=relays, process=_relay_process(i))
     for i in range(I):
         name = f"src@{i}->centroids@{i}"
-        b.route(f"src@{i}", f"centroids@{i}", by=_by_nearest, name=name, message_size=size)
+        b.route(
+            f"src@{i}",
+            f"centroids@{i}",
+            by=_by_nearest,
+            name=name,
+            message_size=size,
+            columns=("x",),
+        )
         routes.append(name)
         if i + 1 < I:
             if relays is None:
@@ -151,46 +158,81 @@ def _by_nearest(state: Mapping[str, npt.NDArray[Any]]) -> npt.NDArray[np.int64]:
     return np.asarray(state["nearest"], dtype=np.int64)
 
 
-def _source_process(i: int, initial: FloatArray, points: FloatArray) -> Any:
+def _source_process(i: int, initial: FloatArray) -> Any:
     def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
+        assert inbox.state is not None
+        assert inbox.block is not None
+        points = np.asarray(inbox.state["x"], dtype=np.float32)
         if i == 0:
-            centroids = initial
-        else:
-            # Every source received every centroid (broadcast): read them once.
-            delivery = next(d for d in inbox if d.route.endswith(f"->src@{i}"))
-            centroids = np.asarray(delivery.sender_state["centroid"], dtype=np.float32)
-        return {"nearest": nearest(points, centroids)}
+            return {"nearest": nearest(points, initial)}
+        delivery = next(d for d in inbox if d.route.endswith(f"->src@{i}"))
+        out = np.zeros(inbox.block.size, dtype=np.int64)
+        # Each source uses the centroids it received; messages carrying the same rows (one
+        # broadcast, or one relay's message) are evaluated together.
+        for rows, nodes in _received_sets(delivery, "centroid"):
+            local = nodes - inbox.block.start
+            out[local] = nearest(points[local], rows)
+        return {"nearest": out}
 
     return process
 
 
+def _received_sets(
+    delivery: Delivery, column: str
+) -> list[tuple[FloatArray, npt.NDArray[np.int64]]]:
+    """``[(rows, receiving nodes)]``: the centroid set each node received, deduplicated."""
+    table = np.asarray(delivery.columns[column], dtype=np.float32)
+    if delivery.count is None:  # one row per message: every centroid node broadcast its row
+        sources, first = np.unique(delivery.source, return_index=True)
+        del sources
+        return [(table[delivery.first[first]], np.unique(delivery.target))]
+    sets = []
+    for start in np.unique(delivery.first).tolist():
+        mine = delivery.first == start
+        count = int(delivery.count[mine][0])
+        sets.append((table[start : start + count], delivery.target[mine]))
+    return sets
+
+
 def _relay_process(i: int) -> Any:
     def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
+        assert inbox.block is not None
         delivery = inbox.only(f"centroids@{i}->relay@{i}")
         # Every relay received every centroid; it forwards all K in one message per source.
-        return {"centroid": np.asarray(delivery.sender_state["centroid"])}
+        ((rows, _),) = _received_sets(delivery, "centroid")
+        nodes = np.arange(inbox.block.start, inbox.block.stop, dtype=np.int64)
+        return {NODE: np.repeat(nodes, rows.shape[0]), "centroid": np.tile(rows, (len(nodes), 1))}
 
     return process
 
 
 def _centroid_process(i: int, initial: FloatArray) -> Any:
     def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
-        previous = (
-            initial
-            if i == 0
-            else np.asarray(
-                inbox.only(f"centroids@{i - 1}->centroids@{i}").sender_state["centroid"]
-            )
-        )
+        assert inbox.block is not None
+        start, size = inbox.block.start, inbox.block.size
+        if i == 0:
+            previous = initial[start : start + size]
+        else:
+            back = inbox.only(f"centroids@{i - 1}->centroids@{i}")
+            previous = np.empty((size, initial.shape[1]), dtype=np.float32)
+            previous[back.target - start] = back.gather("centroid")
         delivery = inbox.only(f"src@{i}->centroids@{i}")
-        K = previous.shape[0]
         x = delivery.gather("x")
-        onehot = (delivery.target[None, :] == np.arange(K)[:, None]).astype(np.float32)
+        onehot = ((delivery.target - start)[None, :] == np.arange(size)[:, None]).astype(np.float32)
         sums = onehot @ x
         counts = onehot.sum(axis=1)
         centroid = np.where(
             counts[:, None] > 0, sums / np.maximum(counts, 1.0)[:, None], previous
         ).astype(np.float32)
         return {"centroid": centroid, "count": counts.astype(np.int64)}
+
+    return process
+
+
+def _result_process(last: int) -> Any:
+    def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
+        delivery = inbox.only(f"centroids@{last}->R")
+        order = np.argsort(delivery.source, kind="stable")
+        return {name: delivery.gather(name)[order] for name in ("centroid", "count")}
 
     return process

@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_int
-from crowdhide.engine import Backend, Execution, Inbox, Transcript, execute
+from crowdhide.engine import DEFAULT_BLOCK_SIZE, Backend, Execution, Inbox, Transcript, execute
 from crowdhide.plans.model import ExecutionPlan, PlanBuilder, State
 from crowdhide.protocols.shuffler import shuffle_messages
 
@@ -170,8 +170,10 @@ def shuffle_plan(
     columns = {name: np.asarray(values) for name, values in users.items()}
 
     def user_program(inbox: Inbox, rng: np.random.Generator) -> State:
-        reports = np.asarray(randomize(columns))
-        count = next(iter(columns.values())).shape[0]
+        assert inbox.state is not None
+        mine = dict(inbox.state)  # this block's users only
+        reports = np.asarray(randomize(mine))
+        count = next(iter(mine.values())).shape[0]
         if reports.ndim == 0 or reports.shape[0] != count:
             raise ValueError(
                 f"randomize must return one report per user ({count}), got shape {reports.shape}"
@@ -201,8 +203,11 @@ def shuffle_plan(
     builder.sources(USERS, columns, process=user_program)
     builder.compute(SHUFFLER, size=1, process=shuffler_program)
     builder.result(ANALYZER, process=analyzer_program)
-    for route in routes:
-        builder.route(USERS, SHUFFLER, kind="fixed", name=route, message_size=size)
+    for j, route in enumerate(routes):
+        column = REPORT if per_user == 1 else f"{REPORT}#{j}"
+        builder.route(
+            USERS, SHUFFLER, kind="fixed", name=route, message_size=size, columns=(column,)
+        )
     builder.route(SHUFFLER, ANALYZER, kind="stream", message_size=size)
     return builder.build()
 
@@ -243,7 +248,12 @@ def run_on_engine(
         message_size=message_size,
         messages_per_user=messages_per_user,
     )
-    execution = execute(plan, rng=0, backend=backend)
+    # ``randomize`` draws from the protocol's own generator: keep the users in one block so
+    # it is called once, in the same order as on the direct path.
+    users_count = plan.group(USERS).size
+    execution = execute(
+        plan, rng=0, backend=backend, block_size=max(DEFAULT_BLOCK_SIZE, users_count)
+    )
     return EngineRun(
         result=execution.states[ANALYZER], execution=execution, secure=shuffle_rng is None
     )

@@ -1,0 +1,815 @@
+"""Executable plan model of seed 000 (Ladjel et al.): nodes, plans, clusters, Theorem 1.
+
+The model lives in the engine package (``crowdhide.plans.model`` re-exports it) so that the
+engine depends on nothing above it; :mod:`crowdhide.plans` builds queries on top of it.
+
+A plan is described at the level of *node groups*: a group is a set of nodes that run the
+same program (the S source nodes, the C compute nodes of one grouping set, the result
+node, a layer of scramblers). A :class:`Route` says that every node of its sender group
+sends exactly one message per route, of a fixed size, to a node of its receiver group:
+
+* ``"data"`` — the target is chosen by a routing function of the sender's data (the
+  data-dependent communication the paper protects);
+* ``"fixed"`` — sender ``i`` of ``S`` talks to receiver ``⌊i·R/S⌋`` (data-independent);
+* ``"broadcast"`` — every sender talks to every receiver (data-independent);
+* ``"fanout"`` — the inverse of ``"fixed"``: receiver ``i`` of ``R`` hears from sender
+  ``⌊i·S/R⌋`` (data-independent; e.g. scramblers relaying centroids to their sources);
+* ``"stream"`` — a single sender node forwards a *batch*: one message per row of its state
+  (all its columns have the same length m), row ``j`` to receiver ``⌊j·R/m⌋``, with send
+  order ``j`` (e.g. a shuffler forwarding the permuted multiset to the analyzer). The only
+  thing the traffic shows is m, which the sender's inbox size already shows.
+
+Definitions of the paper (Section II) map onto this as follows.
+
+* **Simple node (Def. 3)**: a node whose change of one input tuple changes at most one of
+  its output messages. A node with several routes is *not* simple; :func:`decompose`
+  splits it into one logical simple node per route (they share the physical device and
+  are told apart by the send-order label, the route's slot).
+* **Cluster (Def. 4)**: simple nodes with the same set of potential targets and disjoint
+  data. Each (group, route) pair gives the logical nodes ``group/route``; with a scrambler
+  layer of ``k`` scramblers the sources of scrambler ``i`` plus scrambler ``i`` form one of
+  ``k`` parallel clusters (Section IV-A). A group without routes (the result node) is a
+  cluster of its own that sends nothing.
+* **Theorem 1**: for a plan whose clusters are (ε_i, δ_i)-DP, the plan is (ε, δ)-DP with
+  ε (resp. δ) the largest sum of ε_i (resp. δ_i) over the clusters touched by one data
+  path. A *data path* is what one tuple can influence: starting at a data-holding node it
+  follows routes downstream and includes every logical node of the same device (the
+  unrolled iterations of K-means, Remark 1). The paper prints ``n ∈ p`` under the sum; it
+  must be ``ν ∈ p`` (seed note §2.6).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from crowdhide._validation import check_bool, check_int, check_probability
+
+if TYPE_CHECKING:
+    from crowdhide.engine.messages import Inbox
+
+__all__ = [
+    "Cluster",
+    "DataPath",
+    "ExecutionPlan",
+    "NodeGroup",
+    "PlanBuilder",
+    "Protection",
+    "Route",
+    "RouteKind",
+    "ScramblerLayer",
+    "State",
+]
+
+#: Per-group state: named numpy arrays (for sources: one row per node; for compute nodes:
+#: whatever the compute function returns).
+State = Mapping[str, npt.NDArray[Any]]
+#: ``process(inbox, rng) -> state`` for compute and result groups.
+ProcessFunction = Callable[["Inbox", np.random.Generator], State]
+#: ``by(state) -> targets``: one target index per sender node, vectorized over nodes.
+RoutingFunction = Callable[[State], npt.NDArray[np.integer[Any]]]
+
+RouteKind = Literal["data", "fixed", "broadcast", "fanout", "stream"]
+GroupRole = Literal["source", "compute", "result", "scrambler"]
+_ROLES = ("source", "compute", "result", "scrambler")
+_KINDS = ("data", "fixed", "broadcast", "fanout", "stream")
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """A set of ``size`` nodes running the same program.
+
+    Parameters
+    ----------
+    name
+        Unique name in the plan.
+    size
+        Number of nodes (>= 1).
+    role
+        ``"source"`` (each node holds one tuple), ``"compute"``, ``"result"`` or
+        ``"scrambler"`` (added by :func:`crowdhide.plans.protect`).
+    device
+        Physical device group. Logical groups with the same device run on the same
+        devices and see the same data (default: the group's own name).
+    data
+        Sources: the tuples, one row per node (named columns of equal length ``size``).
+        Sources whose ``process`` is set derive their state from ``data`` and their inbox.
+    process
+        Compute/result groups (and iterative sources): ``process(inbox, rng) -> state``.
+    """
+
+    name: str
+    size: int
+    role: GroupRole
+    device: str | None = None
+    data: State | None = field(default=None, repr=False, compare=False)
+    process: ProcessFunction | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"group name must be a non-empty string, got {self.name!r}")
+        object.__setattr__(self, "size", check_int(f"groups[{self.name}].size", self.size, low=1))
+        if self.role not in _ROLES:
+            raise ValueError(f"groups[{self.name}].role must be one of {_ROLES}, got {self.role!r}")
+        if self.role == "source" and self.data is None:
+            raise ValueError(f"groups[{self.name}].data is required for a source group")
+        if self.data is not None:
+            for column, values in self.data.items():
+                if len(values) != self.size:
+                    raise ValueError(
+                        f"groups[{self.name}].data[{column!r}] must have {self.size} rows "
+                        f"(one per node), got {len(values)}"
+                    )
+
+    @property
+    def physical(self) -> str:
+        """The device group this logical group runs on."""
+        return self.device or self.name
+
+    @property
+    def holds_data(self) -> bool:
+        """Whether each node holds (disjoint) user data."""
+        return self.role == "source"
+
+
+@dataclass(frozen=True)
+class ScramblerLayer:
+    """Scramblers inserted on a data route (Section IV-A, Algorithm 1).
+
+    Parameters
+    ----------
+    per_scrambler
+        ``n``: sources per scrambler, assigned by index (data-independent). When ``n`` does
+        not divide S the last scrambler gets the remainder and is certified with its own n.
+    dummies
+        ``d``: dummies added by each scrambler, uniform over all targets (uncapped) or
+        Algorithm 1's capped variant.
+    cap
+        Capped variant ``S̃_d`` (at most ``n`` messages per target). Its only certificate
+        here is the local-randomizer one (Theorem 3 is not a certified bound).
+    group
+        Name of the scrambler group in the transformed plan.
+    """
+
+    per_scrambler: int
+    dummies: int
+    cap: bool = False
+    group: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "per_scrambler", check_int("per_scrambler (n)", self.per_scrambler, low=1)
+        )
+        object.__setattr__(self, "dummies", check_int("dummies (d)", self.dummies, low=0))
+        object.__setattr__(self, "cap", check_bool("cap", self.cap))
+
+    def scrambler_count(self, sources: int) -> int:
+        """Number of scramblers for ``sources`` senders: ``⌈S/n⌉``."""
+        return -(-sources // self.per_scrambler)
+
+    def partition_sizes(self, sources: int) -> tuple[int, ...]:
+        """Distinct partition sizes (n, and the remainder when n does not divide S)."""
+        n = min(self.per_scrambler, sources)
+        rest = sources % n
+        return (n,) if rest == 0 else tuple(sorted({n, rest}))
+
+
+@dataclass(frozen=True)
+class Protection:
+    """Countermeasures applied to one data route.
+
+    Parameters
+    ----------
+    sigma
+        Target sampling rate σ (convention U of the paper: with probability σ the source
+        picks a target uniformly among *all* T targets; the real message is sent when the
+        draw equals the true target, footnote 5).
+    local_dummies
+        Flooding at the source (Section III-A): d extra dummies to distinct other targets,
+        ``0 <= d <= T-1``. Not combined with scramblers.
+    scrambler
+        Optional scrambler layer.
+    """
+
+    sigma: float = 0.0
+    local_dummies: int = 0
+    scrambler: ScramblerLayer | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", check_probability("sigma", self.sigma))
+        object.__setattr__(
+            self, "local_dummies", check_int("local_dummies", self.local_dummies, low=0)
+        )
+        if self.scrambler is not None and self.local_dummies:
+            raise ValueError(
+                "local_dummies must be 0 when scramblers are used (the scramblers add the "
+                f"dummies), got {self.local_dummies}"
+            )
+
+
+@dataclass(frozen=True)
+class Route:
+    """Every node of ``sender`` sends one message per route to a node of ``receiver``.
+
+    Parameters
+    ----------
+    name
+        Unique name in the plan.
+    sender, receiver
+        Group names.
+    kind
+        ``"data"``, ``"fixed"``, ``"broadcast"``, ``"fanout"`` or ``"stream"`` (module
+        docstring).
+    by
+        Routing function of a data route: ``by(sender_state) -> target indices`` in
+        ``[0, receiver.size)``, one per sender node, vectorized.
+    message_size
+        Bytes on the wire, the same for every message of the route (real or dummy).
+    protection
+        Countermeasures (data routes only).
+    columns
+        Columns of the sender's state a message carries (its encrypted payload); ``None``
+        carries every column. A receiver sees these columns and nothing else of the sender.
+    """
+
+    name: str
+    sender: str
+    receiver: str
+    kind: RouteKind
+    by: RoutingFunction | None = field(default=None, repr=False, compare=False)
+    message_size: int = 64
+    protection: Protection | None = None
+    columns: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.columns is not None:
+            if isinstance(self.columns, str) or not all(
+                isinstance(c, str) and c for c in self.columns
+            ):
+                raise ValueError(
+                    f"routes[{self.name}].columns must be a sequence of column names, "
+                    f"got {self.columns!r}"
+                )
+            object.__setattr__(self, "columns", tuple(self.columns))
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"route name must be a non-empty string, got {self.name!r}")
+        if self.kind not in _KINDS:
+            raise ValueError(f"routes[{self.name}].kind must be one of {_KINDS}, got {self.kind!r}")
+        if self.kind == "data" and self.by is None:
+            raise ValueError(
+                f"routes[{self.name}].by (routing function) is required for a data route"
+            )
+        if self.kind != "data" and self.protection is not None:
+            raise ValueError(
+                f"routes[{self.name}].protection applies to data routes only (kind={self.kind!r})"
+            )
+        object.__setattr__(
+            self,
+            "message_size",
+            check_int(f"routes[{self.name}].message_size", self.message_size, low=1),
+        )
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A cluster of Definition 4 (or ``count`` identical parallel ones).
+
+    Attributes
+    ----------
+    name
+        ``"<group>/<route>"`` for the logical senders of one route; the group name for a
+        group that sends nothing.
+    route
+        The route whose messages the cluster sends (``None`` for sink groups).
+    members
+        Logical groups in the cluster (senders, and the scrambler layer when present).
+    targets
+        T, the size of the common set of potential targets (1 for data-independent routes:
+        each logical node has a single potential target).
+    count
+        Number of parallel clusters (the scramblers of a layer; disjoint data).
+    partition_sizes
+        Sources per parallel cluster (distinct values) for a scrambler layer.
+    data_dependent
+        Whether the target depends on data (a data route with T > 1).
+    adaptive
+        Whether the routing depends on values computed from other users' data (e.g.
+        K-means centroids). Theorem 1 then holds for the communication pattern given those
+        values, as in Section V-B; they are not themselves protected.
+    """
+
+    name: str
+    sender: str
+    route: str | None
+    members: tuple[str, ...]
+    targets: int
+    count: int = 1
+    partition_sizes: tuple[int, ...] = ()
+    data_dependent: bool = False
+    adaptive: bool = False
+
+
+@dataclass(frozen=True)
+class DataPath:
+    """The clusters one tuple of ``origin`` can influence (Theorem 1)."""
+
+    origin: str
+    clusters: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ExecutionPlan:
+    """A validated execution plan: node groups and routes forming a DAG.
+
+    Examples
+    --------
+    Example 1/2/4 of the paper: sources send to two compute sets, which report to R.
+
+    >>> import numpy as np
+    >>> b = PlanBuilder()
+    >>> _ = b.sources("S", {"a": np.array([0, 1, 2]), "b": np.array([1, 1, 0])})
+    >>> _ = b.compute("C1", size=3, process=lambda inbox, rng: {})
+    >>> _ = b.compute("C2", size=2, process=lambda inbox, rng: {})
+    >>> _ = b.result("R", process=lambda inbox, rng: {})
+    >>> _ = b.route("S", "C1", by=lambda s: s["a"], name="s1")
+    >>> _ = b.route("S", "C2", by=lambda s: s["b"], name="s2")
+    >>> _ = b.route("C1", "R", kind="fixed")
+    >>> _ = b.route("C2", "R", kind="fixed")
+    >>> plan = b.build()
+    >>> [c.name for c in plan.clusters()]
+    ['S/s1', 'S/s2', 'C1/C1->R', 'C2/C2->R', 'R']
+    >>> plan.data_paths()[0].clusters
+    ('S/s1', 'S/s2', 'C1/C1->R', 'C2/C2->R', 'R')
+    """
+
+    groups: tuple[NodeGroup, ...]
+    routes: tuple[Route, ...]
+
+    def __post_init__(self) -> None:
+        names = [g.name for g in self.groups]
+        duplicate = {n for n in names if names.count(n) > 1}
+        if duplicate:
+            raise ValueError(f"group names must be unique, got duplicates {sorted(duplicate)}")
+        route_names = [r.name for r in self.routes]
+        duplicate = {n for n in route_names if route_names.count(n) > 1}
+        if duplicate:
+            raise ValueError(f"route names must be unique, got duplicates {sorted(duplicate)}")
+        if not any(g.holds_data for g in self.groups):
+            raise ValueError("a plan needs at least one source group (role='source')")
+        by_name = {g.name: g for g in self.groups}
+        for route in self.routes:
+            for end in ("sender", "receiver"):
+                if getattr(route, end) not in by_name:
+                    raise ValueError(
+                        f"routes[{route.name}].{end} must name a group, got {getattr(route, end)!r}"
+                    )
+            if route.kind == "fanout" and by_name[route.receiver].size < by_name[route.sender].size:
+                raise ValueError(
+                    f"routes[{route.name}]: a fanout needs at least as many receivers as senders"
+                )
+            if route.kind == "stream" and by_name[route.sender].size != 1:
+                raise ValueError(
+                    f"routes[{route.name}]: a stream is sent by a single node, got sender group "
+                    f"{route.sender!r} of size {by_name[route.sender].size}"
+                )
+            if route.sender == route.receiver:
+                raise ValueError(f"routes[{route.name}] must not loop on group {route.sender!r}")
+            protection = route.protection
+            if protection is not None:
+                targets = by_name[route.receiver].size
+                if protection.local_dummies > targets - 1:
+                    raise ValueError(
+                        f"routes[{route.name}].protection.local_dummies must be <= T-1 = "
+                        f"{targets - 1}, got {protection.local_dummies}"
+                    )
+                layer = protection.scrambler
+                if layer is not None:
+                    if layer.group not in by_name or by_name[layer.group].role != "scrambler":
+                        raise ValueError(
+                            f"routes[{route.name}].protection.scrambler.group must name a "
+                            f"scrambler group, got {layer.group!r}"
+                        )
+                    expected = layer.scrambler_count(by_name[route.sender].size)
+                    if by_name[layer.group].size != expected:
+                        raise ValueError(
+                            f"groups[{layer.group}].size must be ceil(S/n) = {expected}, "
+                            f"got {by_name[layer.group].size}"
+                        )
+        for group in self.groups:
+            if group.role in ("compute", "result") and group.process is None:
+                raise ValueError(
+                    f"groups[{group.name}].process is required for role {group.role!r}"
+                )
+        self.levels()  # raises on cycles
+
+    # -- structure -------------------------------------------------------------------------
+
+    def group(self, name: str) -> NodeGroup:
+        """The group called ``name``."""
+        for group in self.groups:
+            if group.name == name:
+                return group
+        raise KeyError(f"no group named {name!r}")
+
+    def route(self, name: str) -> Route:
+        """The route called ``name``."""
+        for route in self.routes:
+            if route.name == name:
+                return route
+        raise KeyError(f"no route named {name!r}")
+
+    def routes_from(self, group: str) -> tuple[Route, ...]:
+        """Routes sent by ``group``, in slot (send-order) order."""
+        return tuple(r for r in self.routes if r.sender == group)
+
+    def wire_edges(self) -> list[tuple[str, str]]:
+        """Group-level edges on the wire (a scrambled route is sender→scrambler→receiver)."""
+        edges: list[tuple[str, str]] = []
+        for route in self.routes:
+            layer = route.protection.scrambler if route.protection else None
+            if layer is None:
+                edges.append((route.sender, route.receiver))
+            else:
+                edges += [(route.sender, layer.group), (layer.group, route.receiver)]
+        return edges
+
+    def levels(self) -> dict[str, int]:
+        """Superstep (round) of each group: its longest distance from a root on the wire."""
+        names = [g.name for g in self.groups]
+        edges = self.wire_edges()
+        indegree = dict.fromkeys(names, 0)
+        for _, dst in edges:
+            indegree[dst] += 1
+        level = dict.fromkeys(names, 0)
+        ready = [n for n in names if indegree[n] == 0]
+        seen = 0
+        while ready:
+            node = ready.pop(0)
+            seen += 1
+            for src, dst in edges:
+                if src == node:
+                    level[dst] = max(level[dst], level[node] + 1)
+                    indegree[dst] -= 1
+                    if indegree[dst] == 0:
+                        ready.append(dst)
+        if seen != len(names):
+            cyclic = sorted(n for n in names if indegree[n] > 0)
+            raise ValueError(
+                "routes must form an acyclic plan (unroll iterations, Remark 1); "
+                f"cycle through {cyclic}"
+            )
+        return level
+
+    def topological_groups(self) -> list[NodeGroup]:
+        """Groups sorted by level (stable in declaration order)."""
+        level = self.levels()
+        return sorted(self.groups, key=lambda g: level[g.name])
+
+    def node_offsets(self) -> dict[str, int]:
+        """Global node id of the first node of each group (ids are contiguous per group)."""
+        offsets: dict[str, int] = {}
+        total = 0
+        for group in self.groups:
+            offsets[group.name] = total
+            total += group.size
+        return offsets
+
+    def is_simple(self, group: str) -> bool:
+        """Definition 3: a node with more than one route is not simple (it is split)."""
+        return len(self.routes_from(group)) <= 1
+
+    # -- clusters and paths ----------------------------------------------------------------
+
+    def _adaptive_groups(self) -> set[str]:
+        """Data groups whose routing may depend on values computed from others' data."""
+        adaptive: set[str] = set()
+        for route in self.routes:
+            if self.group(route.receiver).holds_data and not self.group(route.sender).holds_data:
+                adaptive.add(route.receiver)
+        return adaptive
+
+    def clusters(self) -> list[Cluster]:
+        """Automatic decomposition into clusters (Definition 4), splitting non-simple nodes."""
+        adaptive = self._adaptive_groups()
+        clusters: list[Cluster] = []
+        for group in self.groups:
+            if group.role == "scrambler":
+                continue  # part of the cluster of the route it serves
+            routes = self.routes_from(group.name)
+            if not routes:
+                clusters.append(
+                    Cluster(
+                        name=group.name,
+                        sender=group.name,
+                        route=None,
+                        members=(group.name,),
+                        targets=1,
+                    )
+                )
+                continue
+            for route in routes:
+                targets = self.group(route.receiver).size if route.kind == "data" else 1
+                layer = route.protection.scrambler if route.protection else None
+                members: tuple[str, ...] = (f"{group.name}/{route.name}",)
+                count, sizes = 1, tuple[int, ...]()
+                if layer is not None:
+                    members += (layer.group,)
+                    count = layer.scrambler_count(group.size)
+                    sizes = layer.partition_sizes(group.size)
+                clusters.append(
+                    Cluster(
+                        name=f"{group.name}/{route.name}",
+                        sender=group.name,
+                        route=route.name,
+                        members=members,
+                        targets=targets,
+                        count=count,
+                        partition_sizes=sizes,
+                        data_dependent=route.kind == "data" and targets > 1,
+                        adaptive=route.kind == "data" and group.name in adaptive,
+                    )
+                )
+        return clusters
+
+    def data_paths(self) -> list[DataPath]:
+        """One data path per data-holding device: every cluster one tuple can influence."""
+        cluster_of_group: dict[str, list[str]] = {}
+        for cluster in self.clusters():
+            cluster_of_group.setdefault(cluster.sender, []).append(cluster.name)
+        order = [g.name for g in self.groups]
+        paths: list[DataPath] = []
+        devices = sorted(
+            {g.physical for g in self.groups if g.holds_data},
+            key=lambda d: min(order.index(g.name) for g in self.groups if g.physical == d),
+        )
+        for device in devices:
+            reached = {g.name for g in self.groups if g.physical == device and g.holds_data}
+            frontier = list(reached)
+            while frontier:
+                node = frontier.pop()
+                for src, dst in self.wire_edges():
+                    if src == node and dst not in reached:
+                        reached.add(dst)
+                        frontier.append(dst)
+            names = [c for g in order if g in reached for c in cluster_of_group.get(g, [])]
+            paths.append(DataPath(origin=device, clusters=tuple(names)))
+        return paths
+
+    def with_route(self, route: Route, *, extra_groups: Sequence[NodeGroup] = ()) -> ExecutionPlan:
+        """A copy with ``route`` replaced (same name) and ``extra_groups`` appended."""
+        routes = tuple(route if r.name == route.name else r for r in self.routes)
+        return ExecutionPlan(groups=self.groups + tuple(extra_groups), routes=routes)
+
+    def describe(self) -> list[dict[str, Any]]:
+        """One record per route: sender, receiver, kind, T, messages per sender, protection."""
+        records: list[dict[str, Any]] = []
+        for route in self.routes:
+            p = route.protection
+            layer = p.scrambler if p else None
+            records.append(
+                {
+                    "route": route.name,
+                    "sender": route.sender,
+                    "receiver": route.receiver,
+                    "kind": route.kind,
+                    "senders": self.group(route.sender).size,
+                    "targets": self.group(route.receiver).size,
+                    "message_size": route.message_size,
+                    "sigma": p.sigma if p else None,
+                    "local_dummies": p.local_dummies if p else None,
+                    "n": layer.per_scrambler if layer else None,
+                    "d": layer.dummies if layer else None,
+                    "scramblers": self.group(layer.group).size if layer else None,
+                }
+            )
+        return records
+
+
+class PlanBuilder:
+    """Build a custom plan: sources, compute functions and routing functions.
+
+    Routing functions are vectorized: ``by(state)`` receives the sender group's state (for
+    sources, their data columns) and returns one target index per sender node. Compute
+    functions receive an :class:`~crowdhide.engine.messages.Inbox` holding only real
+    messages (dummies are discarded by the target) and return their state.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> b = PlanBuilder()
+    >>> _ = b.sources("users", {"x": np.array([0.5, 1.5, 1.7])})
+    >>> _ = b.compute("bins", size=2, process=lambda inbox, rng: {
+    ...     "count": np.bincount(inbox.only("users->bins").target, minlength=2)})
+    >>> _ = b.route("users", "bins", by=lambda s: (s["x"] >= 1).astype(int))
+    >>> plan = b.build()
+    >>> [(c.name, c.targets, c.data_dependent) for c in plan.clusters()]
+    [('users/users->bins', 2, True), ('bins', 1, False)]
+    """
+
+    def __init__(self) -> None:
+        self._groups: list[NodeGroup] = []
+        self._routes: list[Route] = []
+
+    def sources(
+        self,
+        name: str,
+        data: State,
+        *,
+        device: str | None = None,
+        process: ProcessFunction | None = None,
+    ) -> PlanBuilder:
+        """Add ``len(data)`` source nodes, one tuple each (columns of equal length)."""
+        if not isinstance(data, Mapping) or not data:
+            raise ValueError(f"groups[{name}].data must be a non-empty mapping of columns")
+        sizes = {len(np.asarray(v)) for v in data.values()}
+        if len(sizes) != 1:
+            raise ValueError(
+                f"groups[{name}].data columns must have equal lengths, got {sorted(sizes)}"
+            )
+        columns = {k: np.asarray(v) for k, v in data.items()}
+        self._groups.append(
+            NodeGroup(
+                name=name,
+                size=sizes.pop(),
+                role="source",
+                device=device,
+                data=columns,
+                process=process,
+            )
+        )
+        return self
+
+    def compute(self, name: str, *, size: int, process: ProcessFunction) -> PlanBuilder:
+        """Add ``size`` compute nodes running ``process(inbox, rng) -> state``."""
+        self._groups.append(NodeGroup(name=name, size=size, role="compute", process=process))
+        return self
+
+    def result(self, name: str, *, process: ProcessFunction) -> PlanBuilder:
+        """Add the result node."""
+        self._groups.append(NodeGroup(name=name, size=1, role="result", process=process))
+        return self
+
+    def route(
+        self,
+        sender: str,
+        receiver: str,
+        *,
+        by: RoutingFunction | None = None,
+        kind: RouteKind | None = None,
+        name: str | None = None,
+        message_size: int = 64,
+        columns: tuple[str, ...] | None = None,
+    ) -> PlanBuilder:
+        """Add a route; ``by`` makes it a data route, else ``kind`` (fixed, broadcast, fanout,
+        stream). ``columns``: the sender's columns a message carries (default: all)."""
+        resolved: RouteKind = kind or ("data" if by is not None else "fixed")
+        self._routes.append(
+            Route(
+                name=name or f"{sender}->{receiver}",
+                sender=sender,
+                receiver=receiver,
+                kind=resolved,
+                by=by,
+                message_size=message_size,
+                columns=columns,
+            )
+        )
+        return self
+
+    def build(self) -> ExecutionPlan:
+        """Validate and return the plan."""
+        return ExecutionPlan(groups=tuple(self._groups), routes=tuple(self._routes))
+
+
+def protect(
+    plan: ExecutionPlan,
+    *,
+    route: str | None = None,
+    sigma: float = 0.0,
+    local_dummies: int = 0,
+    per_scrambler: int | None = None,
+    dummies: int = 0,
+    cap: bool = False,
+) -> ExecutionPlan:
+    """Apply countermeasures to one data route (or all of them): a plan transformation.
+
+    Target sampling σ and flooding happen at the sources; with ``per_scrambler`` (n) a
+    layer of ``⌈S/n⌉`` scramblers, assigned by source index (independently of the data),
+    is inserted; each adds ``dummies`` (d) and shuffles (Algorithm 1). The engine sends
+    every node's messages in a random order so edge labels do not reveal the real one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> b = PlanBuilder()
+    >>> _ = b.sources("S", {"g": np.arange(10) % 4})
+    >>> _ = b.compute("C", size=4, process=lambda inbox, rng: {})
+    >>> _ = b.route("S", "C", by=lambda s: s["g"])
+    >>> safe = protect(b.build(), sigma=0.2, per_scrambler=4, dummies=3)
+    >>> c = safe.clusters()[0]
+    >>> (c.name, c.count, c.partition_sizes, c.members)
+    ('S/S->C', 3, (2, 4), ('S/S->C', 'S->C#scramblers'))
+    """
+    names = [r.name for r in plan.routes if r.kind == "data"] if route is None else [route]
+    if route is not None:
+        found = plan.route(route)
+        if found.kind != "data":
+            raise ValueError(f"route must name a data route, got {route!r} (kind={found.kind!r})")
+    if not names:
+        raise ValueError("plan has no data route to protect")
+    result = plan
+    for name in names:
+        current = result.route(name)
+        if current.protection is not None:
+            raise ValueError(f"routes[{name}] is already protected")
+        extra: list[NodeGroup] = []
+        layer = None
+        if per_scrambler is not None:
+            layer = ScramblerLayer(
+                per_scrambler=per_scrambler, dummies=dummies, cap=cap, group=f"{name}#scramblers"
+            )
+            senders = result.group(current.sender)
+            extra.append(
+                NodeGroup(
+                    name=layer.group,
+                    size=layer.scrambler_count(senders.size),
+                    role="scrambler",
+                )
+            )
+        elif dummies:
+            raise ValueError("dummies (d) need a scrambler layer: set per_scrambler (n)")
+        protection = Protection(sigma=sigma, local_dummies=local_dummies, scrambler=layer)
+        result = result.with_route(replace(current, protection=protection), extra_groups=extra)
+    return result
+
+
+def theorem1(
+    plan: ExecutionPlan, per_cluster: Mapping[str, tuple[float, float]]
+) -> tuple[float, float, list[tuple[DataPath, float, float]]]:
+    """Theorem 1: ε, δ as the largest sums along a data path of the clusters' (ε_i, δ_i).
+
+    Parameters
+    ----------
+    plan
+        The plan.
+    per_cluster
+        ``{cluster name: (ε_i, δ_i)}``; parallel clusters of a scrambler layer are given
+        once, as their maximum (parallel composition). Missing clusters count as (0, 0)
+        only if they are not data-dependent; a missing data-dependent cluster is an error.
+
+    Returns
+    -------
+    (ε, δ, [(path, ε_path, δ_path), ...])
+
+    Examples
+    --------
+    Example 5 of the paper: two source clusters on one data path add up.
+
+    >>> import numpy as np
+    >>> b = PlanBuilder()
+    >>> _ = b.sources("S", {"a": np.array([0, 1]), "b": np.array([1, 0])})
+    >>> _ = b.compute("C1", size=2, process=lambda i, r: {})
+    >>> _ = b.compute("C2", size=2, process=lambda i, r: {})
+    >>> _ = b.route("S", "C1", by=lambda s: s["a"], name="s1")
+    >>> _ = b.route("S", "C2", by=lambda s: s["b"], name="s2")
+    >>> eps, delta, _ = theorem1(b.build(), {"S/s1": (0.5, 1e-6), "S/s2": (0.25, 1e-6)})
+    >>> (eps, delta)
+    (0.75, 2e-06)
+    """
+    known = {c.name: c for c in plan.clusters()}
+    for name in per_cluster:
+        if name not in known:
+            raise ValueError(f"per_cluster names an unknown cluster {name!r}")
+    rows: list[tuple[DataPath, float, float]] = []
+    for path in plan.data_paths():
+        eps_sum = 0.0
+        delta_sum = 0.0
+        for name in path.clusters:
+            if name in per_cluster:
+                eps_i, delta_i = per_cluster[name]
+            elif known[name].data_dependent:
+                raise ValueError(f"per_cluster is missing data-dependent cluster {name!r}")
+            else:
+                eps_i, delta_i = 0.0, 0.0
+            eps_sum += eps_i
+            delta_sum += delta_i
+        rows.append((path, eps_sum, min(1.0, delta_sum)))
+    eps = max((r[1] for r in rows), default=0.0)
+    delta = max((r[2] for r in rows), default=0.0)
+    if math.isnan(eps):
+        raise ValueError("per-cluster epsilons must not be NaN")
+    return eps, delta, rows
+
+
+def data_clusters_per_path(plan: ExecutionPlan) -> int:
+    """Largest number of data-dependent clusters on one data path (δ budget split)."""
+    known = {c.name: c for c in plan.clusters()}
+    return max(
+        (sum(1 for c in p.clusters if known[c].data_dependent) for p in plan.data_paths()),
+        default=0,
+    )

@@ -1,0 +1,508 @@
+"""Node programs: one group's behaviour on one block of its nodes, where the block lives.
+
+:func:`step` is everything a host needs to execute a block — the plan, the block, the block's
+own tuples (sources), the batches addressed to it and the run's ``seed``; it returns the
+block's state and the batches it emits. :func:`split` cuts an emitted batch into the parts
+addressed to each receiver block. Every backend (the local streaming one, Ray actors, TLS
+host processes) is a loop over these two functions plus a transport; the result does not
+depend on which backend, how many shards, or in which order blocks ran, because
+
+* randomness is counter-based: :func:`block_rng` is a Philox stream keyed by
+  ``(seed, round, group, block)``;
+* a block orders its inbox canonically (by route, then sender block), see :func:`inbox_of`.
+
+Group programs (seed 000 and the shuffle model):
+
+* **source** (``role="source"``): its tuples, optionally ``process(inbox, rng)`` (e.g. a
+  K-means assignment), then per data route target sampling σ (convention U), local
+  flooding with ``d`` dummies to distinct other targets, random send-order labels, or the
+  first hop to scrambler ``⌊i/n⌋``;
+* **scrambler**: collects its inbox (it cannot tell dummies), adds ``d`` dummies (uniform
+  or capped, Algorithm 1), shuffles, forwards;
+* **compute / result**: ``process(inbox, rng) -> state`` on the real messages only
+  (dummies are recognised inside the decrypted payload and dropped by the receiver).
+
+Row ownership of a state (which node sends which rows on ``fixed``/``broadcast``/``fanout``
+routes): a :data:`~crowdhide.engine.messages.NODE` column if present; else one row per node
+when every column has the block's length; else all rows belong to a single-node block.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from crowdhide.engine.messages import (
+    NODE,
+    ORIGIN,
+    Block,
+    BlockState,
+    Inbox,
+    MessageBatch,
+    merge_deliveries,
+)
+from crowdhide.engine.plan import ExecutionPlan, NodeGroup, Route, State
+
+__all__ = ["BlockResult", "block_rng", "inbox_of", "split", "step"]
+
+IntArray = npt.NDArray[np.int64]
+
+
+def block_rng(seed: int, round: int, group: str, block: int) -> np.random.Generator:
+    """Counter-based generator of one block: Philox keyed by ``(seed, round, group, block)``.
+
+    Examples
+    --------
+    >>> a = block_rng(7, 2, "S", 3).integers(0, 1000, 3)
+    >>> b = block_rng(7, 2, "S", 3).integers(0, 1000, 3)
+    >>> bool((a == b).all()), bool((a == block_rng(7, 2, "S", 4).integers(0, 1000, 3)).all())
+    (True, False)
+    """
+    key = np.random.SeedSequence([seed, round, zlib.crc32(group.encode("utf-8")), block])
+    return np.random.Generator(np.random.Philox(key))
+
+
+@dataclass(frozen=True)
+class BlockResult:
+    """What one block produced: its state, its outgoing batches and its counters.
+
+    ``stats`` maps a route to ``{"messages", "dummies", "senders"}`` (sent here) and
+    ``real_delivered`` (received here); ``used`` maps a data route to the origin nodes of the
+    real messages this block received.
+    """
+
+    block: Block
+    state: State = field(repr=False)
+    batches: tuple[MessageBatch, ...] = field(repr=False)
+    stats: Mapping[str, Mapping[str, int]]
+    used: Mapping[str, IntArray] = field(repr=False)
+
+
+def inbox_of(
+    plan: ExecutionPlan, group: str, batches: Sequence[MessageBatch]
+) -> list[MessageBatch]:
+    """Batches in canonical order: by route (plan order), then sender block."""
+    rank = {r.name: i for i, r in enumerate(plan.routes)}
+    return sorted(batches, key=lambda b: (rank[b.route], b.sender != group, b.block))
+
+
+def split(
+    batch: MessageBatch, receiver_size: int, block_size: int
+) -> list[tuple[int, MessageBatch]]:
+    """The parts of ``batch`` addressed to each receiver block: ``[(block index, part)]``."""
+    if len(batch) == 0:
+        return []
+    if batch.dst.min() < 0 or batch.dst.max() >= receiver_size:
+        raise ValueError(f"batch of route {batch.route!r} addresses a node outside its group")
+    which = batch.dst // block_size
+    first, last = int(which.min()), int(which.max())
+    if first == last:
+        return [(first, batch)]
+    return [(b, batch.select(which == b)) for b in np.unique(which).tolist()]
+
+
+def step(
+    plan: ExecutionPlan,
+    block: Block,
+    batches: Sequence[MessageBatch],
+    *,
+    seed: int,
+    data: Mapping[str, npt.NDArray[Any]] | None = None,
+) -> BlockResult:
+    """Run the program of ``block.group`` on ``block``.
+
+    Parameters
+    ----------
+    plan
+        The plan (programs and routes; only ``block``'s group is executed).
+    block
+        The nodes to run.
+    batches
+        Every batch (or part) addressed to the block's nodes, in any order.
+    seed
+        The run's seed (counter-based randomness).
+    data
+        Sources: the block's tuples (rows ``block.start .. block.stop-1``); default: sliced
+        from the plan.
+    """
+    group = plan.group(block.group)
+    level = plan.levels()[group.name]
+    rng = block_rng(seed, level, group.name, block.index)
+    ordered = inbox_of(plan, group.name, batches)
+    stats: dict[str, dict[str, int]] = {}
+    if group.role == "scrambler":
+        route = next(
+            r
+            for r in plan.routes
+            if r.protection is not None
+            and r.protection.scrambler is not None
+            and r.protection.scrambler.group == group.name
+        )
+        out = _scramble(route, plan, block, ordered, level, rng)
+        stats[route.name] = {"messages": len(out), "dummies": block.size * _layer(route).dummies}
+        return BlockResult(block, {}, (out,), stats, {})
+    inbox, used = _receive(plan, group, block, ordered, data, stats)
+    state = _run(group, inbox, rng)
+    emitted: list[MessageBatch] = []
+    base = 0
+    for route in plan.routes_from(group.name):
+        batch, per_sender, dummies = _emit(route, plan, state, block, level, base, rng)
+        base += per_sender
+        emitted.append(batch)
+        record = stats.setdefault(route.name, {})
+        record["messages"] = record.get("messages", 0) + len(batch)
+        record["dummies"] = record.get("dummies", 0) + dummies
+        record["senders"] = block.size
+    return BlockResult(block, state, tuple(emitted), stats, used)
+
+
+def _layer(route: Route) -> Any:
+    assert route.protection is not None
+    assert route.protection.scrambler is not None
+    return route.protection.scrambler
+
+
+def _receive(
+    plan: ExecutionPlan,
+    group: NodeGroup,
+    block: Block,
+    batches: Sequence[MessageBatch],
+    data: Mapping[str, npt.NDArray[Any]] | None,
+    stats: dict[str, dict[str, int]],
+) -> tuple[Inbox, dict[str, IntArray]]:
+    by_route: dict[str, list[MessageBatch]] = {}
+    for batch in batches:
+        if batch.receiver != group.name:
+            raise ValueError(f"batch of route {batch.route!r} is not addressed to {group.name!r}")
+        by_route.setdefault(batch.route, []).append(batch)
+    deliveries = []
+    used: dict[str, IntArray] = {}
+    for route, parts in by_route.items():
+        delivery = merge_deliveries(route, parts)
+        deliveries.append(delivery)
+        stats.setdefault(route, {})["real_delivered"] = len(delivery)
+        if ORIGIN in delivery.columns:
+            used[route] = delivery.origin
+    columns: Mapping[str, npt.NDArray[Any]] = {}
+    if group.data is not None:
+        columns = (
+            data
+            if data is not None
+            else {k: np.asarray(v)[block.start : block.stop] for k, v in group.data.items()}
+        )
+    return Inbox(tuple(deliveries), block, BlockState(columns, block)), used
+
+
+def _run(group: NodeGroup, inbox: Inbox, rng: np.random.Generator) -> State:
+    if group.role == "source":
+        assert inbox.state is not None
+        state = dict(inbox.state)
+        if group.process is not None:
+            state.update(_checked(group, group.process(inbox, rng)))
+        return state
+    assert group.process is not None  # validated by ExecutionPlan
+    return _checked(group, group.process(inbox, rng))
+
+
+def _checked(group: NodeGroup, state: Any) -> State:
+    if not isinstance(state, Mapping):
+        raise TypeError(
+            f"groups[{group.name}].process must return a mapping of arrays, "
+            f"got {type(state).__name__}"
+        )
+    return state
+
+
+def _targets(route: Route, state: State, senders: int, receivers: int) -> IntArray:
+    assert route.by is not None
+    raw = np.asarray(route.by(state))
+    if raw.shape != (senders,):
+        raise ValueError(
+            f"routes[{route.name}].by must return one target per sender ({senders},), "
+            f"got shape {raw.shape}"
+        )
+    if not np.issubdtype(raw.dtype, np.integer):
+        raise TypeError(
+            f"routes[{route.name}].by must return integer targets, got dtype {raw.dtype}"
+        )
+    if senders and (raw.min() < 0 or raw.max() >= receivers):
+        raise ValueError(
+            f"routes[{route.name}].by must return targets in [0, {receivers}), "
+            f"got range [{raw.min()}, {raw.max()}]"
+        )
+    return raw.astype(np.int64)
+
+
+def _table(route: Route, state: State, block: Block) -> tuple[dict[str, Any], IntArray]:
+    """Payload table of a route (declared columns, rows sorted by owner) and row owners."""
+    names = [c for c in (route.columns or tuple(state)) if c != NODE]
+    missing = [c for c in names if c not in state]
+    if missing:
+        raise ValueError(
+            f"routes[{route.name}] carries column(s) {missing} that the state of "
+            f"{route.sender!r} does not have (columns: {sorted(state)})"
+        )
+    columns = {c: np.asarray(state[c]) for c in names}
+    lengths = {c: (len(v) if v.ndim else -1) for c, v in columns.items()}
+    if not columns:
+        owner = np.zeros(0, dtype=np.int64)  # every node sends an empty message
+    elif NODE in state:
+        owner = np.asarray(state[NODE], dtype=np.int64)
+    elif lengths and all(n == block.size for n in lengths.values()):
+        owner = np.arange(block.start, block.stop, dtype=np.int64)
+    elif block.size == 1:
+        owner = np.full(next(iter(lengths.values()), 0), block.start, dtype=np.int64)
+    else:
+        raise ValueError(
+            f"routes[{route.name}]: the state of {route.sender!r} must give one row per node, "
+            f"or a {NODE!r} column naming each row's node (lengths {lengths})"
+        )
+    if any(n != len(owner) for n in lengths.values()):
+        raise ValueError(
+            f"routes[{route.name}] carries columns of one row per message: the state of "
+            f"{route.sender!r} must have columns of equal length, got lengths {lengths}"
+        )
+    if len(owner) and (owner.min() < block.start or owner.max() >= block.stop):
+        raise ValueError(f"groups[{route.sender}]: {NODE!r} names a node outside the block")
+    if len(owner) > 1 and (np.diff(owner) < 0).any():
+        perm = np.argsort(owner, kind="stable")
+        owner = owner[perm]
+        columns = {c: v[perm] for c, v in columns.items()}
+    return columns, owner
+
+
+def _emit(
+    route: Route,
+    plan: ExecutionPlan,
+    state: State,
+    block: Block,
+    level: int,
+    base: int,
+    rng: np.random.Generator,
+) -> tuple[MessageBatch, int, int]:
+    """One route's batch from ``block``; return it, messages per sender node, dummies."""
+    senders = plan.group(route.sender).size
+    receivers = plan.group(route.receiver).size
+    index = np.arange(block.start, block.stop, dtype=np.int64)
+
+    def batch(
+        dst: IntArray,
+        src: IntArray,
+        payload: IntArray,
+        order: IntArray,
+        columns: Mapping[str, Any],
+        rows: IntArray | None = None,
+        receiver: str | None = None,
+        forward: IntArray | None = None,
+    ) -> MessageBatch:
+        return MessageBatch(
+            route=route.name,
+            round=level,
+            sender=route.sender,
+            receiver=receiver or route.receiver,
+            block=block.index,
+            src=src,
+            dst=dst,
+            order=order,
+            size=route.message_size,
+            payload=payload,
+            columns=columns,
+            rows=rows,
+            forward=forward,
+        )
+
+    if route.kind == "data":
+        return _emit_data(route, state, block, receivers, base, rng, batch)
+    if route.kind == "stream" and not state:
+        raise ValueError(
+            f"routes[{route.name}] is a stream: the state of {route.sender!r} must be "
+            "non-empty columns of equal length (one row per message), got lengths {}"
+        )
+    columns, owner = _table(route, state, block)
+    if route.kind == "stream":
+        rows = len(owner)
+        position = np.arange(rows, dtype=np.int64)
+        dst = position * receivers // max(rows, 1)
+        out = batch(
+            dst, np.full(rows, block.start, dtype=np.int64), position, base + position, columns
+        )
+        return out, rows, 0
+    first = np.searchsorted(owner, index)
+    count = np.searchsorted(owner, index, side="right") - first
+    single = bool((count == 1).all())
+    first = np.where(count > 0, first, 0)
+    if route.kind == "fixed":
+        out = batch(
+            index * receivers // senders,
+            index,
+            first,
+            np.full(block.size, base, dtype=np.int64),
+            columns,
+            None if single else count,
+        )
+        return out, 1, 0
+    if route.kind == "fanout":
+        lo = -(-block.start * receivers // senders)
+        hi = -(-block.stop * receivers // senders)
+        recv = np.arange(lo, hi, dtype=np.int64)
+        src = recv * senders // receivers
+        within = recv - np.searchsorted(src, src)  # rank among the sender's messages
+        local = src - block.start
+        out = batch(
+            recv, src, first[local], base + within, columns, None if single else count[local]
+        )
+        return out, -(-receivers // senders), 0
+    # broadcast
+    dst = np.tile(np.arange(receivers, dtype=np.int64), block.size)
+    local = np.repeat(np.arange(block.size), receivers)
+    out = batch(
+        dst,
+        index[local],
+        first[local],
+        base + dst,
+        columns,
+        None if single else count[local],
+    )
+    return out, receivers, 0
+
+
+def _emit_data(
+    route: Route,
+    state: State,
+    block: Block,
+    receivers: int,
+    base: int,
+    rng: np.random.Generator,
+    batch: Any,
+) -> tuple[MessageBatch, int, int]:
+    senders = block.size
+    index = np.arange(block.start, block.stop, dtype=np.int64)
+    local = np.arange(senders, dtype=np.int64)
+    true_target = _targets(route, state, senders, receivers)
+    names = route.columns or tuple(c for c in state if c != NODE)
+    columns = {c: np.asarray(state[c]) for c in names}
+    columns[ORIGIN] = index
+    protection = route.protection
+    if protection is None or protection.sigma == 0.0:
+        final = true_target
+    else:
+        sampled = rng.random(senders) < protection.sigma
+        drawn = rng.integers(0, receivers, size=senders)
+        final = np.where(sampled, drawn, true_target)
+    payload = np.where(final == true_target, local, -1)
+    dummies = int(np.count_nonzero(payload < 0))
+    layer = protection.scrambler if protection is not None else None
+    if layer is not None:
+        scrambler = index // layer.per_scrambler
+        out = batch(
+            scrambler,
+            index,
+            payload,
+            np.full(senders, base, dtype=np.int64),
+            columns,
+            receiver=layer.group,
+            forward=final,
+        )
+        return out, 1, dummies
+    flood = protection.local_dummies if protection is not None else 0
+    if flood == 0:
+        return (
+            batch(final, index, payload, np.full(senders, base, dtype=np.int64), columns),
+            1,
+            dummies,
+        )
+    # d distinct dummy targets other than the first message's target, via random keys.
+    keys = rng.random((senders, receivers), dtype=np.float32)
+    keys[local, final] = 2.0
+    extra = np.argpartition(keys, flood - 1, axis=1)[:, :flood]
+    dst = np.concatenate([final[:, None], extra], axis=1).ravel()
+    src = np.repeat(index, flood + 1)
+    pay = np.concatenate(
+        [payload[:, None], np.full((senders, flood), -1, dtype=np.int64)], axis=1
+    ).ravel()
+    labels = np.argsort(rng.random((senders, flood + 1)), axis=1).ravel()
+    out = batch(dst.astype(np.int64), src, pay, base + labels.astype(np.int64), columns)
+    return out, flood + 1, dummies + senders * flood
+
+
+def _scramble(
+    route: Route,
+    plan: ExecutionPlan,
+    block: Block,
+    batches: Sequence[MessageBatch],
+    level: int,
+    rng: np.random.Generator,
+) -> MessageBatch:
+    """Algorithm 1 for every scrambler of ``block`` at once, then the shuffled forward hop."""
+    layer = _layer(route)
+    targets = plan.group(route.receiver).size
+    count = block.size
+    scr = _cat([b.dst for b in batches]) - block.start
+    fwd = _cat([b.forward for b in batches if b.forward is not None])
+    payload, columns = _concat_payloads(batches)
+    d = layer.dummies
+    if layer.cap:
+        inputs = np.bincount(scr, minlength=count)
+        counts = np.zeros((count, targets), dtype=np.int64)
+        np.add.at(counts, (scr, fwd), 1)
+        placed = np.empty((count, d), dtype=np.int64)
+        for j in range(d):
+            allowed = counts < inputs[:, None]
+            if not allowed.any(axis=1).all():
+                raise ValueError(
+                    f"capped scrambler cannot place dummy {j + 1}: n + d > n*T "
+                    f"(n={layer.per_scrambler}, d={d}, T={targets})"
+                )
+            keys = np.where(allowed, rng.random((count, targets)), -1.0)
+            choice = np.argmax(keys, axis=1)
+            counts[np.arange(count), choice] += 1
+            placed[:, j] = choice
+        dummy_dst: IntArray = placed.ravel()
+    else:
+        dummy_dst = rng.integers(0, targets, size=count * d)
+    out_src = np.concatenate([scr, np.repeat(np.arange(count, dtype=np.int64), d)])
+    out_dst = np.concatenate([fwd, dummy_dst])
+    out_pay = np.concatenate([payload, np.full(count * d, -1, dtype=np.int64)])
+    # (scrambler index + uniform key) sorts by scrambler, then uniformly within each one.
+    perm = np.argsort(out_src + rng.random(out_src.shape[0]))
+    out_src, out_dst, out_pay = out_src[perm], out_dst[perm], out_pay[perm]
+    starts = np.searchsorted(out_src, np.arange(count))
+    order = np.arange(out_src.shape[0]) - starts[out_src]
+    return MessageBatch(
+        route=route.name,
+        round=level,
+        sender=block.group,
+        receiver=route.receiver,
+        block=block.index,
+        src=out_src + block.start,
+        dst=out_dst,
+        order=order,
+        size=route.message_size,
+        payload=out_pay,
+        columns=columns,
+    )
+
+
+def _cat(parts: Sequence[IntArray]) -> IntArray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _concat_payloads(
+    batches: Sequence[MessageBatch],
+) -> tuple[IntArray, dict[str, npt.NDArray[Any]]]:
+    """Payload references re-based onto the concatenation of the batches' tables."""
+    refs: list[IntArray] = []
+    tables: dict[str, list[npt.NDArray[Any]]] = {}
+    offset = 0
+    for b in batches:
+        refs.append(np.where(b.payload >= 0, b.payload + offset, -1))
+        for name, values in b.columns.items():
+            tables.setdefault(name, []).append(np.asarray(values))
+        offset += len(next(iter(b.columns.values()), ()))
+    columns = {k: v[0] if len(v) == 1 else np.concatenate(v) for k, v in tables.items()}
+    return _cat(refs), columns
