@@ -17,6 +17,8 @@ from crowdhide.plans import PlanBuilder, protect
 from crowdhide.plans.model import ExecutionPlan
 
 SOURCES = 300
+#: Nodes per block in these tests: sources spread over every host (block b on host b mod H).
+BLOCK = 50
 
 
 def small_plan(*, protected: bool) -> ExecutionPlan:
@@ -57,10 +59,8 @@ def backends() -> Iterator[Callable[..., TlsBackend]]:
     """Factory of backends; the finalizer closes them and kills any survivor by pid."""
     made: list[TlsBackend] = []
 
-    def make(plan: ExecutionPlan | None = None, **options: Any) -> TlsBackend:
-        backend = (
-            TlsBackend.for_plan(plan, **options) if plan is not None else TlsBackend(**options)
-        )
+    def make(**options: Any) -> TlsBackend:
+        backend = TlsBackend(**options)
         made.append(backend)
         return backend
 

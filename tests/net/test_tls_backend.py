@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crowdhide.engine import execute
+from crowdhide.engine import Job, execute
 from crowdhide.net import frames as fr
 from crowdhide.net.backend import MissingContributions, TlsBackend
 from crowdhide.net.pki import make_pki, write_host_cert
-from tests.net.conftest import SOURCES, assert_all_gone, small_plan
+from tests.net.conftest import BLOCK, SOURCES, assert_all_gone, small_plan
 
 pytestmark = pytest.mark.net
 
@@ -24,12 +24,11 @@ pytestmark = pytest.mark.net
 @pytest.mark.parametrize("protected", [False, True])
 def test_same_execution_as_local_backend(backends, protected: bool) -> None:
     plan = small_plan(protected=protected)
-    local = execute(plan, rng=3)
-    backend = backends(plan, hosts=3)
-    run = execute(plan, rng=3, backend=backend)
+    local = execute(plan, rng=3, block_size=BLOCK)
+    backend = backends(hosts=3)
+    run = execute(plan, rng=3, backend=backend, block_size=BLOCK)  # closes the backend
     pids, ports = backend.pids, list(backend.ports.values())
-    stats = backend.host_stats()
-    backend.close()
+    stats = backend.final_stats
     np.testing.assert_array_equal(run.states["C"]["count"], local.states["C"]["count"])
     assert run.routes == local.routes
     for route, mask in local.used.items():
@@ -46,12 +45,11 @@ def test_same_execution_as_local_backend(backends, protected: bool) -> None:
 
 def test_every_record_after_the_handshake_has_the_frame_length(backends) -> None:
     plan = small_plan(protected=True)
-    backend = backends(plan, hosts=2, observe=True, frame_size=160)
-    run = execute(plan, rng=1, backend=backend)
-    stats = backend.host_stats()
+    backend = backends(hosts=2, observe=True, frame_size=192)
+    run = execute(plan, rng=1, backend=backend, block_size=BLOCK)
+    stats = backend.final_stats
     records = backend.wire().records
-    backend.close()
-    length = 160 + 17  # TLS 1.3: frame + content type byte + 16-byte tag
+    length = 192 + 17  # TLS 1.3: frame + content type byte + 16-byte tag
     seen = 0
     for a in range(2):
         for b in range(2):
@@ -71,7 +69,7 @@ def test_every_record_after_the_handshake_has_the_frame_length(backends) -> None
     assert seen > len(run.transcript) > SOURCES
 
 
-def _rogue(port: int, cert: Path | None, key: Path | None, claim: int) -> bytes:
+def _rogue(port: int, cert: Path | None, key: Path | None, claim: int, size: int) -> bytes:
     """Connect like a host would, send a welcome and data frames; return what came back."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
@@ -79,8 +77,8 @@ def _rogue(port: int, cert: Path | None, key: Path | None, claim: int) -> bytes:
     ctx.minimum_version = ssl.TLSVersion.TLSv1_3
     if cert is not None:
         ctx.load_cert_chain(cert, key)
-    frame = fr.pack_control(fr.WELCOME, batch=0, count=fr.WELCOME_MAGIC, origin=claim, size=128)
-    data = fr.HEADER.pack(fr.DATA, fr.PLAIN, 1, claim, 0, 0, 0) + bytes(112)
+    frame = fr.pack_control(fr.WELCOME, batch=0, count=fr.WELCOME_MAGIC, origin=claim, size=size)
+    data = fr.HEADER.pack(fr.DATA, fr.PLAIN, 0, claim, 0, 0, 0) + bytes(size - fr.HEADER.size)
     got = b""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
@@ -88,7 +86,7 @@ def _rogue(port: int, cert: Path | None, key: Path | None, claim: int) -> bytes:
                 tls.sendall(frame)
                 for _ in range(20):
                     tls.sendall(data)
-                while len(got) < 128:
+                while len(got) < size:
                     chunk = tls.recv(4096)
                     if not chunk:
                         break
@@ -109,8 +107,8 @@ def test_peers_without_valid_credentials_are_refused(backends, tmp_path: Path) -
     )
     stranger = write_host_cert(pki, "host9", out=tmp_path / "stranger")
     plan = small_plan(protected=False)
-    backend = backends(plan, hosts=2, pki=pki)
-    backend.open({g.name: (plan.node_offsets()[g.name], g.size) for g in plan.groups})
+    backend = backends(hosts=2, pki=pki)
+    backend.open(Job(plan=plan, seed=0, block_size=BLOCK))
     port = backend.ports[0]
     cases = {
         "other CA": (tmp_path / "other" / "host1.pem", tmp_path / "other" / "host1.key", 1),
@@ -119,12 +117,12 @@ def test_peers_without_valid_credentials_are_refused(backends, tmp_path: Path) -
         "CA-signed, wrong host name": (stranger.cert, stranger.key, 1),
     }
     for name, (cert, key, claim) in cases.items():
-        assert _rogue(port, cert, key, claim) == b"", name
+        assert _rogue(port, cert, key, claim, backend.frame) == b"", name
     stats = backend.host_stats()[0]["stats"]
     assert stats["frames_in"] == 0  # nothing any refused peer sent was delivered
     assert stats["refused"] == 1  # the wrong-name peer got past TLS and was refused by name
     # A genuine host certificate passes the same checks, and its frames count (can fail).
-    assert len(_rogue(port, pki / "host1.pem", pki / "host1.key", 1)) == 128
+    assert len(_rogue(port, pki / "host1.pem", pki / "host1.key", 1, backend.frame)) == backend.frame
     assert backend.host_stats()[0]["stats"]["frames_in"] == 20
 
 
@@ -140,16 +138,16 @@ def _killer(backend: TlsBackend, host: int):
 @pytest.mark.parametrize("protected", [False, True])
 def test_sigkill_of_a_host_reports_exactly_its_sources(backends, protected: bool) -> None:
     plan = small_plan(protected=protected)
-    local = execute(plan, rng=5)
-    backend = backends(plan, hosts=3, on_missing="report", deadline=5.0)
-    run = execute(plan, rng=5, backend=backend, progress=_killer(backend, 0))
+    local = execute(plan, rng=5, block_size=BLOCK)
+    backend = backends(hosts=3, on_missing="report", deadline=5.0)
+    run = execute(plan, rng=5, backend=backend, progress=_killer(backend, 1), block_size=BLOCK)
     pids, ports = backend.pids, list(backend.ports.values())
     report = backend.missing
-    lo, hi = backend.map.block(0)  # host 0 serves sources [lo, hi)
-    backend.close()
-    assert hi < SOURCES and report.dead_hosts == (0,)
+    assert report.dead_hosts == (1,) and report.lost_blocks == ()
+    # Host 1 serves source blocks 1 and 4 (block b on host b mod 3); C and scramblers: host 0.
     killed = np.zeros(SOURCES, dtype=bool)
-    killed[lo:hi] = True
+    for block in (1, 4):
+        killed[block * BLOCK : (block + 1) * BLOCK] = True
     used = local.used["S->C"]
     np.testing.assert_array_equal(report.contributions["S->C"], np.flatnonzero(used & killed))
     np.testing.assert_array_equal(run.used["S->C"], used & ~killed)
@@ -162,9 +160,33 @@ def test_sigkill_of_a_host_reports_exactly_its_sources(backends, protected: bool
 
 def test_sigkill_fails_the_run_by_default(backends) -> None:
     plan = small_plan(protected=False)
-    backend = backends(plan, hosts=3, deadline=5.0)
+    backend = backends(hosts=3, deadline=5.0)
     with pytest.raises(MissingContributions, match="messages lost"):
-        execute(plan, rng=0, backend=backend, progress=_killer(backend, 1))
+        execute(plan, rng=0, backend=backend, progress=_killer(backend, 1), block_size=BLOCK)
     pids, ports = backend.pids, list(backend.ports.values())
-    backend.close()
     assert_all_gone(pids, ports)
+
+
+def test_sigkill_of_a_scrambler_host_names_the_sources_behind_its_forwards(backends) -> None:
+    from crowdhide.plans import protect
+    from tests.net.conftest import small_plan as base
+
+    plan = protect(base(protected=False), sigma=0.5, per_scrambler=5, dummies=3)
+    scramblers = next(g for g in plan.groups if g.role == "scrambler")
+    assert scramblers.size == 60  # blocks 0 (host 0) and 1 (host 1: scramblers 50..59)
+    local = execute(plan, rng=2, block_size=BLOCK)
+    backend = backends(hosts=3, on_missing="report", deadline=5.0)
+
+    def progress(done: int, total: int, group: str) -> None:
+        if group == scramblers.name:  # host 1 queued its forwards; they never leave
+            os.kill(backend.pids[1], signal.SIGKILL)
+            backend._procs[1].proc.wait(10)
+
+    run = execute(plan, rng=2, backend=backend, progress=progress, block_size=BLOCK)
+    behind = np.zeros(SOURCES, dtype=bool)
+    behind[50 * 5 :] = True  # sources of scramblers 50..59
+    used = local.used["S->C"]
+    np.testing.assert_array_equal(
+        backend.missing.contributions["S->C"], np.flatnonzero(used & behind)
+    )
+    np.testing.assert_array_equal(run.used["S->C"], used & ~behind)

@@ -29,6 +29,10 @@ def register(app: typer.Typer) -> None:
         on_missing: Annotated[
             str, typer.Option("--on-missing", help="tls: fail | report lost contributions.")
         ] = "fail",
+        block_size: Annotated[
+            int | None,
+            typer.Option("--block-size", help="Nodes per block (tls: blocks spread over hosts)."),
+        ] = None,
         pki: Annotated[
             Path | None, typer.Option("--pki", help="tls: directory from `crowdhide net pki`.")
         ] = None,
@@ -42,7 +46,9 @@ def register(app: typer.Typer) -> None:
         spec = load_spec(plan_file)
         out_dir = out if out is not None else Path("results") / spec.name
         with stage_progress(not as_json) as progress:
-            report = run_spec(spec, out_dir, progress=progress, network=network)
+            report = run_spec(
+                spec, out_dir, progress=progress, network=network, block_size=block_size
+            )
         report["inputs"] = {"plan": str(plan_file), "out": str(out_dir)}
         if as_json:
             emit(report, as_json=True)

@@ -11,9 +11,9 @@ sealed for the scrambler node, carries the final target and an inner body sealed
 target; the scrambler forwards the inner body, which it cannot read. Dummies are sealed like
 real messages (payload ``-1``) and dropped by their target after decryption.
 
-Header layout (little endian): kind u8, mode u8, batch u16, origin host u16, reserved u16,
-destination node u32, index u32. ``END``/``ACK`` frames carry the epoch in ``batch`` and a
-frame count in ``index``; ``WELCOME`` carries the sender's host id in ``origin``.
+Header layout (little endian): kind u8, mode u8, route u16, origin host u16, sender block
+u16, destination node u32, index u32. ``END``/``ACK`` frames carry the epoch in ``route``
+and a frame count in ``index``; ``WELCOME`` carries the sender's host id in ``origin``.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ __all__ = [
     "FORWARD",
     "HEADER",
     "MIN_FRAME",
+    "SEAL",
     "ONION",
     "PLAIN",
     "WELCOME",
@@ -41,13 +42,13 @@ __all__ = [
 WELCOME, DATA, END, ACK = 1, 2, 3, 4
 PLAIN, ONION, FORWARD = 0, 1, 2
 HEADER = struct.Struct("<BBHHHII")
-_PAYLOAD = struct.Struct("<q")
-_FORWARD = struct.Struct("<i")
 _DST = struct.Struct("<I")
+_LENGTH = struct.Struct("<H")
 NONCE, TAG = 12, 16
-INNER = NONCE + _PAYLOAD.size + TAG  # sealed payload: 36 bytes
-OUTER = NONCE + _FORWARD.size + INNER + TAG  # sealed (forward, inner): 68 bytes
-MIN_FRAME = HEADER.size + OUTER
+#: Sealing overhead of a body: length prefix, nonce and tag.
+SEAL = 2 + NONCE + TAG
+#: Smallest frame: header, an onion with its inner body, and a small payload row.
+MIN_FRAME = 128
 WELCOME_MAGIC = 0x43484944  # "CHID"
 
 
@@ -59,6 +60,7 @@ class Header:
     mode: int
     batch: int
     origin: int
+    block: int
     dst: int
     index: int
 
@@ -71,8 +73,8 @@ def unpack_header(frame: bytes | memoryview) -> Header:
     >>> unpack_header(pack_control(END, batch=3, count=7, origin=1, size=MIN_FRAME)).index
     7
     """
-    kind, mode, batch, origin, _, dst, index = HEADER.unpack_from(frame, 0)
-    return Header(kind, mode, batch, origin, dst, index)
+    kind, mode, batch, origin, block, dst, index = HEADER.unpack_from(frame, 0)
+    return Header(kind, mode, batch, origin, block, dst, index)
 
 
 def pack_control(kind: int, *, batch: int, count: int, origin: int, size: int) -> bytes:
@@ -93,9 +95,9 @@ class Sealer:
     >>> a, b = Sealer(host=0), Sealer(host=1)
     >>> b.learn(hosts={0: a.host_public}, nodes={})
     >>> a.learn(hosts={}, nodes={7: b.node_public(7)})
-    >>> blob = a.seal_payload(7, 42)
-    >>> b.open_payload(7, 0, blob)
-    42
+    >>> blob = a.seal(7, b"row 42")
+    >>> b.open(7, 0, blob)[0]
+    b'row 42'
     """
 
     host: int
@@ -149,31 +151,24 @@ class Sealer:
             self._recv[(node, origin)] = aead
         return aead
 
-    def seal_payload(self, node: int, payload: int) -> bytes:
-        """Seal a row index (``-1`` = dummy) for ``node``: 36 bytes."""
+    def seal(self, node: int, plain: bytes) -> bytes:
+        """Seal ``plain`` for ``node``: ``length u16 || nonce || ciphertext``."""
         aead, nonce = self._send_key(node)
-        return nonce + aead.encrypt(nonce, _PAYLOAD.pack(payload), _DST.pack(node))
+        body = nonce + aead.encrypt(nonce, plain, _DST.pack(node))
+        return _LENGTH.pack(len(body)) + body
 
-    def seal_onion(self, scrambler: int, target: int, payload: int) -> bytes:
-        """Seal ``(target, inner)`` for ``scrambler``; inner = payload sealed for target."""
-        inner = self.seal_payload(target, payload)
-        aead, nonce = self._send_key(scrambler)
-        plain = _FORWARD.pack(target) + inner
-        return nonce + aead.encrypt(nonce, plain, _DST.pack(scrambler))
+    def open(self, node: int, origin: int, data: bytes | memoryview, at: int = 0) -> tuple[bytes, int]:
+        """Open a body sealed by host ``origin`` for ``node`` at offset ``at`` of ``data``.
 
-    def open_payload(self, node: int, origin: int, blob: bytes | memoryview) -> int:
-        """Decrypt a body sealed by host ``origin`` for ``node``; return the row index."""
+        Returns the plaintext and the offset just past the body; raises
+        ``cryptography.exceptions.InvalidTag`` for a forged or misdirected body.
+        """
+        (length,) = _LENGTH.unpack_from(data, at)
+        start = at + _LENGTH.size
+        body = bytes(data[start : start + length])
         aead = self._recv_key(node, origin)
-        nonce = bytes(blob[:NONCE])
-        plain = aead.decrypt(nonce, bytes(blob[NONCE:INNER]), _DST.pack(node))
-        return int(_PAYLOAD.unpack(plain)[0])
-
-    def open_onion(self, node: int, origin: int, blob: bytes | memoryview) -> tuple[int, bytes]:
-        """Decrypt an onion for scrambler ``node``: (final target, inner body)."""
-        aead = self._recv_key(node, origin)
-        nonce = bytes(blob[:NONCE])
-        plain = aead.decrypt(nonce, bytes(blob[NONCE:OUTER]), _DST.pack(node))
-        return int(_FORWARD.unpack_from(plain, 0)[0]), plain[_FORWARD.size :]
+        plain = aead.decrypt(body[:NONCE], body[NONCE:], _DST.pack(node))
+        return plain, start + length
 
 
 def _raw(public: Any) -> bytes:

@@ -1,18 +1,20 @@
-"""A node-host process: serves a block of node ids over mutual TLS 1.3.
+"""A node-host process: runs the node programs of its blocks and talks mutual TLS 1.3.
 
 Started by the driver (:class:`crowdhide.net.backend.TlsBackend`) as
 ``python -m crowdhide.net.host``; it reads its configuration and commands from stdin and
-answers on stdout (:mod:`crowdhide.net._control`). It listens on 127.0.0.1, opens one TLS
-link to every host of the run (itself included, so every message crosses a socket), and:
+answers on stdout (:mod:`crowdhide.net._control`). It listens on 127.0.0.1 and opens one
+TLS link to every host of the run (itself included, so every message crosses a socket).
 
-* accepts a peer only if its certificate chains to the run's CA (checked by ``ssl``) *and*
-  its DNS name is ``host<i>`` for the id ``i`` it claims in its welcome frame; a link is up
-  only once the server's welcome frame came back (in TLS 1.3 a client whose certificate is
-  rejected may believe the handshake succeeded);
-* writes every message as one fixed-size frame, one ``write`` per frame;
-* closes an epoch with an ``END`` frame carrying the number of frames sent on the link;
-  the receiver answers ``ACK`` with the number it received, and reports it to the driver,
-  which names every message that did not arrive.
+* **Peers.** A peer is accepted only if its certificate chains to the run's CA (checked by
+  ``ssl``) *and* its DNS name is ``host<i>`` for the id ``i`` it claims in its welcome
+  frame; a link is up only once the server's welcome frame came back (in TLS 1.3 a client
+  whose certificate is rejected may believe the handshake succeeded).
+* **Programs.** ``run`` executes the program of one group on every block this host serves
+  (block ``b`` lives on host ``b mod H``) with :func:`crowdhide.engine.program.step`, on
+  the messages decrypted from the frames it received; dummies are dropped after decryption,
+  except at scramblers, which cannot tell them and see opaque handles instead of payloads.
+* **Rounds.** ``flush`` writes the queued frames (one ``write`` per frame), then an ``END``
+  frame per link with the count; the receiver answers ``ACK`` and reports what it got.
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from __future__ import annotations
 import asyncio
 import ssl
 import sys
-from dataclasses import dataclass, field
+from collections import defaultdict
 from typing import Any
 
 import numpy as np
 
+from crowdhide.net import codec
 from crowdhide.net import frames as fr
 from crowdhide.net._control import read_message_async, write_message
 
@@ -52,7 +55,7 @@ def _names(peercert: Any) -> set[str]:
 
 
 class _Link(asyncio.Protocol):
-    """One TLS connection carrying fixed-size frames (either direction of use)."""
+    """One TLS connection carrying fixed-size frames."""
 
     def __init__(self, host: Host, *, outgoing: int | None) -> None:
         self.host = host
@@ -89,7 +92,7 @@ class _Link(asyncio.Protocol):
         self.closed = True
         if not self.welcomed.done():
             self.welcomed.set_result(False)
-        self.host.on_lost(self)
+        self.host.changed.set()
 
     def drop(self) -> None:
         self.closed = True
@@ -97,31 +100,30 @@ class _Link(asyncio.Protocol):
             self.transport.abort()
 
 
-@dataclass
 class Host:
     """State of one node host (see the module docstring)."""
 
-    cfg: dict[str, Any]
-    host: int = field(init=False)
-    frame: int = field(init=False)
-    sealer: fr.Sealer = field(init=False)
-    out: dict[int, _Link] = field(default_factory=dict)
-    incoming: dict[int, _Link] = field(default_factory=dict)
-    inbox: list[bytes] = field(default_factory=list)
-    handles: list[tuple[int, bytes]] = field(default_factory=list)
-    sent_epoch: dict[int, int] = field(default_factory=dict)
-    recv_epoch: dict[int, int] = field(default_factory=dict)
-    ends: dict[tuple[int, int], int] = field(default_factory=dict)
-    acks: dict[tuple[int, int], int] = field(default_factory=dict)
-    stats: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
-        ("handshakes", "refused", "frames_in", "frames_out", "dropped_before_welcome"), 0))
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
-
-    def __post_init__(self) -> None:
-        self.host = int(self.cfg["host"])
-        self.frame = int(self.cfg["frame"])
+    def __init__(self, cfg: dict[str, Any]) -> None:
+        self.cfg = cfg
+        self.host = int(cfg["host"])
+        self.hosts = int(cfg["hosts"])
+        self.frame = int(cfg["frame"])
         self.sealer = fr.Sealer(host=self.host)
-        self.starts = np.asarray(self.cfg["starts"], dtype=np.int64)
+        self.contexts = _contexts(cfg)
+        self.out: dict[int, _Link] = {}
+        self.incoming: dict[int, _Link] = {}
+        # Received data frames: (frame, from host, epoch, position in that link's epoch).
+        self.inbox: list[tuple[bytes, int, int, int]] = []
+        self.handles: list[tuple[int, bytes]] = []
+        self.outbox: dict[int, list[bytes]] = defaultdict(list)
+        self.recv_count: dict[int, int] = defaultdict(int)
+        self.recv_epochs: dict[int, int] = defaultdict(int)
+        self.ends: dict[tuple[int, int], int] = {}
+        self.acks: dict[tuple[int, int], int] = {}
+        self.schemas: dict[int, codec.Schema] = {}
+        self.job: Any = None
+        self.stats = dict.fromkeys(("handshakes", "refused", "frames_in", "frames_out"), 0)
+        self.changed = asyncio.Event()
 
     # -- frames --------------------------------------------------------------------------
     def on_frame(self, link: _Link, frame: bytes) -> None:
@@ -129,24 +131,25 @@ class Host:
         if not link.outgoing and link.peer is None:
             self._welcome_incoming(link, head)
             return
+        peer = link.peer
+        assert peer is not None
         if head.kind == fr.WELCOME and link.outgoing:
-            ok = head.origin == link.peer and head.index == fr.WELCOME_MAGIC
+            ok = head.origin == peer and head.index == fr.WELCOME_MAGIC
             if not link.welcomed.done():
                 link.welcomed.set_result(ok)
         elif head.kind == fr.DATA and not link.outgoing:
-            self.inbox.append(frame)
+            epoch = self.recv_epochs[peer] + 1
+            self.inbox.append((frame, peer, epoch, self.recv_count[peer]))
+            self.recv_count[peer] += 1
             self.stats["frames_in"] += 1
-            assert link.peer is not None
-            self.recv_epoch[link.peer] = self.recv_epoch.get(link.peer, 0) + 1
         elif head.kind == fr.END and not link.outgoing:
-            assert link.peer is not None
-            got = self.recv_epoch.pop(link.peer, 0)
-            self.ends[(link.peer, head.batch)] = got
+            got = self.recv_count.pop(peer, 0)
+            self.recv_epochs[peer] += 1
+            self.ends[(peer, head.batch)] = got
             link.write(fr.pack_control(fr.ACK, batch=head.batch, count=got, origin=self.host,
                                        size=self.frame))
         elif head.kind == fr.ACK and link.outgoing:
-            assert link.peer is not None
-            self.acks[(link.peer, head.batch)] = head.index
+            self.acks[(peer, head.batch)] = head.index
         else:
             link.drop()
             return
@@ -159,13 +162,11 @@ class Host:
         if (
             head.kind != fr.WELCOME
             or head.index != fr.WELCOME_MAGIC
-            or claimed >= int(self.cfg["hosts"])
+            or claimed >= self.hosts
             or f"host{claimed}" not in names
         ):
             # Wrong frame, or a CA-signed certificate naming another host: refuse, deliver nothing.
             self.stats["refused"] += 1
-            if head.kind == fr.DATA:
-                self.stats["dropped_before_welcome"] += 1
             link.drop()
             return
         link.peer = claimed
@@ -174,12 +175,9 @@ class Host:
                                    origin=self.host, size=self.frame))
         self.changed.set()
 
-    def on_lost(self, link: _Link) -> None:
-        self.changed.set()
-
-    # -- commands ------------------------------------------------------------------------
+    # -- links and rounds ----------------------------------------------------------------
     async def connect(self, peers: dict[int, tuple[str, int]], timeout: float) -> dict[str, Any]:
-        _, client = self.contexts
+        client = self.contexts[1]
         loop = asyncio.get_running_loop()
 
         async def one(peer: int, address: tuple[str, int]) -> str | None:
@@ -204,54 +202,30 @@ class Host:
         results = await asyncio.gather(*(one(p, a) for p, a in peers.items()))
         return {"failed": {p: r for p, r in zip(peers, results, strict=True) if r is not None}}
 
-    def send(self, arrays: dict[str, Any]) -> dict[str, Any]:
-        dst = np.asarray(arrays["dst"], dtype=np.int64)
-        hosts = np.searchsorted(self.starts, dst, side="right") - 1
-        written: dict[int, int] = {}
-        batch = int(arrays["batch"])
-        mode = int(arrays["mode"])
-        pad = self.frame - fr.HEADER.size
-        payload, forward, index = arrays["payload"], arrays["forward"], arrays["index"]
-        seal = self.sealer
-        for i in range(dst.shape[0]):
-            node = int(dst[i])
-            origin = self.host
-            if mode == fr.PLAIN:
-                body = seal.seal_payload(node, int(payload[i]))
-            elif mode == fr.ONION:
-                body = seal.seal_onion(node, int(forward[i]), int(payload[i]))
-            elif int(payload[i]) >= 0:  # forward a stored inner body, unread
-                origin, body = self.handles[int(payload[i])]
-            else:  # the scrambler's own dummy, sealed for the target
-                body = seal.seal_payload(node, -1)
-            peer = int(hosts[i])
-            link = self.out.get(peer)
-            if link is None or link.closed:
-                continue  # counted as not delivered by the receiver's count
-            head = fr.HEADER.pack(fr.DATA, mode, batch, origin, 0, node, int(index[i]))
-            link.write(head + body + bytes(pad - len(body)))
-            written[peer] = written.get(peer, 0) + 1
-        for peer, n in written.items():
-            self.sent_epoch[peer] = self.sent_epoch.get(peer, 0) + n
-        self.stats["frames_out"] += sum(written.values())
-        return {"written": written}
-
-    async def barrier(self, epoch: int, alive: list[int], deadline: float) -> dict[str, Any]:
-        for peer, link in self.out.items():
-            if not link.closed:
-                count = self.sent_epoch.pop(peer, 0)
-                link.write(fr.pack_control(fr.END, batch=epoch, count=count, origin=self.host,
-                                           size=self.frame))
+    async def flush(self, epoch: int, alive: list[int], deadline: float) -> dict[str, Any]:
+        """Write queued frames and close the epoch on every link; report what arrived."""
         key = epoch & 0xFFFF
+        for peer, link in self.out.items():
+            queued = self.outbox.pop(peer, [])
+            if link.closed:
+                continue
+            for frame in queued:
+                link.write(frame)
+            self.stats["frames_out"] += len(queued)
+            link.write(fr.pack_control(fr.END, batch=key, count=len(queued), origin=self.host,
+                                       size=self.frame))
+            if len(queued) > 256:
+                await asyncio.sleep(0)  # let the loop drain while others flush
+        self.outbox.clear()
         loop = asyncio.get_running_loop()
         stop = loop.time() + deadline
 
         def pending() -> bool:
-            waiting_ack = any((p, key) not in self.acks and not l.closed
-                              for p, l in self.out.items() if p in alive)
-            waiting_end = any((p, key) not in self.ends and p in self.incoming
-                              and not self.incoming[p].closed for p in alive)
-            return waiting_ack or waiting_end
+            acks = any((p, key) not in self.acks and not link.closed
+                       for p, link in self.out.items() if p in alive)
+            ends = any((p, key) not in self.ends and (p not in self.incoming
+                       or not self.incoming[p].closed) for p in alive)
+            return acks or ends
 
         while pending() and loop.time() < stop:
             self.changed.clear()
@@ -261,40 +235,207 @@ class Host:
                 break
         received = {}
         for p in alive:
-            if (p, key) in self.ends:
-                received[p] = self.ends.pop((p, key))
-            else:  # the peer never closed the epoch: what arrived so far is what counts
-                received[p] = self.recv_epoch.pop(p, 0)
+            # Without an END (peer died or link dropped), what arrived so far is what counts.
+            received[p] = self.ends.pop((p, key), None)
+            if received[p] is None:
+                received[p] = self.recv_count.pop(p, 0)
+                self.recv_epochs[p] += 1
         acked = {p: self.acks.pop((p, key), None) for p in self.out}
         return {"received": received, "acked": acked}
 
-    def collect(self, lo: int, hi: int) -> dict[str, Any]:
-        keep, rows = [], []
-        for frame in self.inbox:
-            head = fr.unpack_header(frame)
-            if not lo <= head.dst < hi:
-                keep.append(frame)
-                continue
-            body = memoryview(frame)[fr.HEADER.size :]
-            if head.mode == fr.ONION:
-                target, inner = self.sealer.open_onion(head.dst, head.origin, body)
-                self.handles.append((head.origin, inner))
-                rows.append((head.batch, head.index, head.dst, len(self.handles) - 1, target))
-            else:
-                value = self.sealer.open_payload(head.dst, head.origin, body)
-                if value >= 0:  # the target drops dummies after decryption
-                    rows.append((head.batch, head.index, head.dst, value, -1))
-        self.inbox = keep
-        table = np.asarray(rows, dtype=np.int64).reshape(-1, 5)
-        return {"rows": table}
+    # -- programs ------------------------------------------------------------------------
+    def set_job(self, job: Any, receivers: list[str]) -> dict[str, Any]:
+        """Keep the job; create the X25519 keys of the receiving nodes this host serves."""
+        self.job = job
+        plan = job.plan
+        self.offsets = plan.node_offsets()
+        self.levels = plan.levels()
+        self.routes = list(plan.routes)
+        self.route_index = {r.name: i for i, r in enumerate(self.routes)}
+        self.scrambler_of = {
+            r.name: r.protection.scrambler.group
+            for r in self.routes
+            if r.protection is not None and r.protection.scrambler is not None
+        }
+        keys = {}
+        for group in receivers:
+            for block in job.blocks(group):
+                if block.index % self.hosts == self.host:
+                    first = self.offsets[group]
+                    for node in range(first + block.start, first + block.stop):
+                        keys[node] = self.sealer.node_public(node)
+        return {"nodes": keys}
 
-    def keys(self, nodes: list[int]) -> dict[str, Any]:
-        return {"nodes": {int(n): self.sealer.node_public(int(n)) for n in nodes}}
+    def run(self, group: str, schemas: dict[int, codec.Schema]) -> dict[str, Any]:
+        """Run ``group``'s program on this host's blocks; queue the frames they emit."""
+        from crowdhide.engine.backend import report_of
+        from crowdhide.engine.program import split, step
+
+        self.schemas.update(schemas)
+        job = self.job
+        inbox, handles = self._decode(group)
+        reports, tags, emitted = [], defaultdict(list), {}
+        for block in job.blocks(group):
+            if block.index % self.hosts != self.host:
+                continue
+            result = step(job.plan, block, inbox.pop(block.index, []), seed=job.seed)
+            for batch in result.batches:
+                size = job.plan.group(batch.receiver).size
+                for rb, part in split(batch, size, job.block_size):
+                    emitted.update(self._encode(part, rb % self.hosts, tags))
+            reports.append(report_of(job, result, self.offsets))
+        log = {peer: np.asarray(t, dtype=np.int64).reshape(-1, 4) for peer, t in tags.items()}
+        return {"reports": reports, "schemas": emitted, "log": log, "handles": handles}
+
+    def _decode(self, group: str) -> tuple[dict[int, list[Any]], dict[int, tuple[int, int, int]]]:
+        """Decrypt the frames addressed to ``group``; rebuild one batch part per sender block."""
+        first = self.offsets[group]
+        last = first + self.job.plan.group(group).size
+        keep, parts = [], defaultdict(list)
+        for item in self.inbox:
+            head = fr.unpack_header(item[0])
+            if first <= head.dst < last:
+                parts[(head.batch, head.mode, head.block)].append((head, item))
+            else:
+                keep.append(item)
+        self.inbox = keep
+        inbox: dict[int, list[Any]] = defaultdict(list)
+        handles: dict[int, tuple[int, int, int]] = {}
+        size = self.job.block_size
+        for (r, mode, sender_block), items in parts.items():
+            # Message order of a part: its index, within each receiver block.
+            items.sort(key=lambda x: ((x[0].dst - first) // size, x[0].index))
+            for rb, batch in _rebuild(self, group, r, mode, sender_block, items, handles):
+                inbox[rb].append(batch)
+        return inbox, handles
+
+    def _encode(self, part: Any, peer: int, tags: dict[int, list[Any]]) -> dict[int, Any]:
+        """Queue one frame per message of ``part`` for ``peer``; return its route's schema."""
+        return _encode(self, part, peer, tags)
+
+
+def _rebuild(
+    host: Host, group: str, r: int, mode: int, sender_block: int,
+    items: list[Any], handles: dict[int, tuple[int, int, int]],
+) -> list[tuple[int, Any]]:
+    """Batches (by receiver block) of one route and sender block from decrypted frames."""
+    route = host.routes[r]
+    kind = mode & 0x7F
+    schema = host.schemas.get(r, ())
+    dtype = codec.record_dtype(schema)
+    offset = host.offsets[group]
+    by_block: dict[int, list[Any]] = defaultdict(list)
+    for head, (frame, peer, epoch, seq) in items:
+        node = head.dst
+        if kind == fr.ONION:
+            plain, _ = host.sealer.open(node, head.origin, frame, fr.HEADER.size)
+            src, order, forward = codec.unpack_fields(plain)
+            handles[len(host.handles)] = (peer, epoch, seq)
+            row = (src, node - offset, order, len(host.handles), forward, None)
+            host.handles.append((head.origin, plain[codec.FIELDS :]))
+        else:
+            if kind == fr.PLAIN:
+                plain, _ = host.sealer.open(node, head.origin, frame, fr.HEADER.size)
+                src, order, _ = codec.unpack_fields(plain)
+                values = plain[codec.FIELDS :]
+            else:
+                src, order, _ = codec.unpack_fields(memoryview(frame)[fr.HEADER.size :])
+                at = fr.HEADER.size + codec.FIELDS
+                origin = codec.unpack_origin(frame, at)
+                values, _ = host.sealer.open(node, origin, frame, at + codec.ORIGIN_BYTES)
+            rows, records = codec.decode_values(values, dtype)
+            if rows < 0:
+                continue  # the target drops dummies after decryption
+            row = (src, node - offset, order, rows, -1, records)
+        by_block[(node - offset) // host.job.block_size].append(row)
+    return [
+        (rb, _batch(host, route, kind, mode, sender_block, rows_, schema, dtype))
+        for rb, rows_ in by_block.items()
+    ]
+
+
+def _batch(
+    host: Host, route: Any, kind: int, mode: int, sender_block: int,
+    rows_: list[Any], schema: codec.Schema, dtype: Any,
+) -> Any:
+    from crowdhide.engine.messages import MessageBatch
+
+    sender = host.scrambler_of[route.name] if kind == fr.FORWARD else route.sender
+    receiver = host.scrambler_of[route.name] if kind == fr.ONION else route.receiver
+    src, dst, order = (np.array([x[i] for x in rows_], dtype=np.int64) for i in range(3))
+    if kind == fr.ONION:
+        columns = {codec.HANDLE: np.array([x[3] for x in rows_], dtype=np.int64)}
+        payload = np.arange(len(rows_), dtype=np.int64)
+        forward: Any = np.array([x[4] for x in rows_], dtype=np.int64)
+        rows_arr = None
+    else:
+        counts = np.array([x[3] for x in rows_], dtype=np.int64)
+        payload = (np.cumsum(counts) - counts).astype(np.int64)
+        columns = codec.columns_of(codec.concat([x[5] for x in rows_], dtype), schema)
+        forward = None
+        rows_arr = counts if mode & codec.MULTI else None
+    return MessageBatch(
+        route=route.name, round=host.levels[sender], sender=sender, receiver=receiver,
+        block=sender_block, src=src, dst=dst, order=order, size=route.message_size,
+        payload=payload, columns=columns, rows=rows_arr, forward=forward,
+    )
+
+
+def _encode(host: Host, part: Any, peer: int, tags: dict[int, list[Any]]) -> dict[int, Any]:
+    from crowdhide.engine.messages import ORIGIN
+
+    r = host.route_index[part.route]
+    route = host.routes[r]
+    if part.forward is not None:
+        kind = fr.ONION
+    elif part.sender != route.sender:
+        kind = fr.FORWARD
+    else:
+        kind = fr.PLAIN
+    mode = kind | (codec.MULTI if part.rows is not None else 0)
+    schema = codec.schema_of(part.columns) if kind != fr.FORWARD else ()
+    records = codec.table(part.columns, schema) if kind != fr.FORWARD else None
+    origins = part.columns.get(ORIGIN)
+    handle_col = part.columns.get(codec.HANDLE)
+    dst_first = host.offsets[part.receiver]
+    final_first = host.offsets[route.receiver]
+    seal, frame_size = host.sealer, host.frame
+    queue, log = host.outbox[peer], tags[peer]
+    for i in range(len(part)):
+        node = dst_first + int(part.dst[i])
+        p = int(part.payload[i])
+        rows = -1 if p < 0 else (int(part.rows[i]) if part.rows is not None else 1)
+        handle = -1
+        if kind == fr.FORWARD:
+            fields = codec.pack_fields(int(part.src[i]), int(part.order[i]), 0)
+            if p >= 0:
+                handle = int(handle_col[p])
+                origin, inner = host.handles[handle]
+            else:  # the scrambler's own dummy, sealed for the target
+                origin, inner = host.host, seal.seal(node, codec.encode_values(None, 0, -1))
+            body = fields + codec.pack_origin(origin) + inner
+        elif kind == fr.ONION:
+            target = int(part.forward[i])
+            inner = seal.seal(final_first + target, codec.encode_values(records, p, rows))
+            fields = codec.pack_fields(int(part.src[i]), int(part.order[i]), target)
+            body = seal.seal(node, fields + inner)
+        else:
+            fields = codec.pack_fields(int(part.src[i]), int(part.order[i]), 0)
+            body = seal.seal(node, fields + codec.encode_values(records, p, rows))
+        head = fr.HEADER.pack(fr.DATA, mode, r, host.host, part.block, node, i)
+        length = len(head) + len(body)
+        if length > frame_size:
+            raise ValueError(
+                f"frame_size must hold every message: route {part.route!r} needs {length} "
+                f"bytes, got frame_size={frame_size}"
+            )
+        queue.append(head + body + bytes(frame_size - length))
+        log.append((r, kind, int(origins[p]) if origins is not None and p >= 0 else -1, handle))
+    return {r: schema} if kind != fr.FORWARD else {}
 
 
 async def _serve(cfg: dict[str, Any]) -> None:
     host = Host(cfg)
-    host.contexts = _contexts(cfg)  # type: ignore[attr-defined]
     loop = asyncio.get_running_loop()
     server = await loop.create_server(
         lambda: _Link(host, outgoing=None), "127.0.0.1", 0, ssl=host.contexts[0],
@@ -321,22 +462,28 @@ async def _dispatch(host: Host, msg: dict[str, Any]) -> dict[str, Any]:
     op = msg["op"]
     if op == "connect":
         return await host.connect(msg["peers"], float(msg["timeout"]))
-    if op == "keys":
-        return host.keys(msg["nodes"])
+    if op == "job":
+        import pickle
+
+        job = pickle.loads(msg["job"])  # noqa: S301 - cloudpickled by our driver
+        return host.set_job(job, list(msg["receivers"]))
     if op == "learn":
         host.sealer.learn(hosts=msg["hosts"], nodes=msg["nodes"])
         return {}
-    if op == "send":
-        return host.send(msg)
-    if op == "barrier":
-        return await host.barrier(int(msg["epoch"]), list(msg["alive"]), float(msg["deadline"]))
-    if op == "collect":
-        return host.collect(int(msg["lo"]), int(msg["hi"]))
+    if op == "run":
+        try:
+            return host.run(msg["group"], msg["schemas"])
+        except Exception as exc:  # a program error: report it, keep serving
+            return {"error": f"{type(exc).__name__}: {exc}"}
+    if op == "flush":
+        return await host.flush(int(msg["epoch"]), list(msg["alive"]), float(msg["deadline"]))
     if op == "stats":
-        up = {p: not l.closed for p, l in host.out.items()}
-        return {"stats": dict(host.stats), "up": up,
-                "written": {p: l.written for p, l in host.out.items()},
-                "written_in": {p: l.written for p, l in host.incoming.items()}}
+        return {
+            "stats": dict(host.stats),
+            "up": {p: not link.closed for p, link in host.out.items()},
+            "written": {p: link.written for p, link in host.out.items()},
+            "written_in": {p: link.written for p, link in host.incoming.items()},
+        }
     raise ValueError(f"unknown op {op!r}")
 
 
@@ -345,8 +492,7 @@ def main() -> None:
     import pickle
     import struct
 
-    head = sys.stdin.buffer.read(8)
-    (length,) = struct.unpack("<Q", head)
+    (length,) = struct.unpack("<Q", sys.stdin.buffer.read(8))
     cfg = pickle.loads(sys.stdin.buffer.read(length))  # noqa: S301 - from our driver
     asyncio.run(_serve(cfg))
 

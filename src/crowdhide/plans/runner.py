@@ -449,29 +449,38 @@ def _write_rows(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
 
 
 def _execute(
-    plan: ExecutionPlan, seed: int, network: Mapping[str, Any] | None, tick: Any
+    plan: ExecutionPlan,
+    seed: int,
+    network: Mapping[str, Any] | None,
+    tick: Any,
+    block_size: int | None,
 ) -> tuple[Execution, dict[str, Any] | None]:
-    """Execute on the local backend, or on node-host processes over mutual TLS."""
+    """Execute on the local backend, or in node-host processes over mutual TLS."""
 
     def step(done: int, total: int, name: str) -> None:
         tick("execute", done, total)
 
+    sizes = {} if block_size is None else {"block_size": block_size}
     if network is None:
-        return execute(plan, rng=seed, progress=step), None
+        return execute(plan, rng=seed, progress=step, **sizes), None
     from crowdhide.net.backend import TlsBackend
 
     options = dict(network)
-    options.setdefault("frame_size", max(128, *(r.message_size for r in plan.routes)))
-    with TlsBackend.for_plan(plan, **options) as backend:
-        run = execute(plan, rng=seed, progress=step, backend=backend)
-        record = {
-            "backend": "tls",
-            "hosts": backend.hosts,
-            "frame_bytes": backend.frame,
-            "frames": len(run.transcript),
-            "tls_record_bytes": backend.frame + 22,
-            **backend.missing.to_dict(),
-        }
+    # Room for the largest message plus header and end-to-end sealing (onion: two layers).
+    options.setdefault("frame_size", max(256, max(r.message_size for r in plan.routes) + 128))
+    backend = TlsBackend(**options)
+    try:
+        run = execute(plan, rng=seed, progress=step, backend=backend, **sizes)
+    finally:
+        backend.close()
+    record = {
+        "backend": "tls",
+        "hosts": backend.hosts,
+        "frame_bytes": backend.frame,
+        "tls_record_bytes": backend.frame + 22,
+        "data_frames_delivered": backend.frames_sent,
+        **backend.missing.to_dict(),
+    }
     return run, record
 
 
@@ -482,11 +491,13 @@ def run_spec(
     accountant: CountermeasureAccountant | None = None,
     progress: Progress | None = None,
     network: Mapping[str, Any] | None = None,
+    block_size: int | None = None,
 ) -> dict[str, Any]:
     """Prepare, execute, compare with the exact answer, write files; return the report.
 
     ``network`` (e.g. ``{"hosts": 3, "on_missing": "report"}``) runs the plan on the ``tls``
-    backend (:class:`crowdhide.net.backend.TlsBackend`) instead of the local one.
+    backend (:class:`crowdhide.net.backend.TlsBackend`) instead of the local one;
+    ``block_size`` sets the engine's block size (the result depends on seed and block size).
     """
     from crowdhide.cli._output import jsonable
 
@@ -498,7 +509,7 @@ def run_spec(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     groups = len(prepared.plan.groups)
-    run, net_record = _execute(prepared.plan, spec.seed, network, tick)
+    run, net_record = _execute(prepared.plan, spec.seed, network, tick, block_size)
     executed_at = time.perf_counter()
     del groups
     report = prepared.summary()
