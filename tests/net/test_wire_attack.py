@@ -56,7 +56,7 @@ def test_the_captured_wire_shows_exactly_the_transcript_per_link(backends, prote
 
 def test_without_countermeasures_the_wire_reveals_the_target() -> None:
     x = [_counts(neighbour_plan(target=1, protected=False), s) for s in range(60)]
-    y = [_counts(neighbour_plan(target=2, protected=False), s) for s in range(60)]
+    y = [_counts(neighbour_plan(target=2, protected=False), s) for s in range(60, 120)]
     # User 0 lives on host 0; compute node 1 on host 1, node 2 on host 2.
     result, accuracy = link_attack(x, y, link_x=(0, 1), link_x_prime=(0, 2), delta=1e-4)
     assert accuracy == 1.0
@@ -66,7 +66,7 @@ def test_without_countermeasures_the_wire_reveals_the_target() -> None:
 def test_with_countermeasures_the_attack_stays_within_the_certificate() -> None:
     certificate = certify(neighbour_plan(target=1, protected=True), delta=1e-4)
     x = [_counts(neighbour_plan(target=1, protected=True), s) for s in range(600)]
-    y = [_counts(neighbour_plan(target=2, protected=True), s) for s in range(600)]
+    y = [_counts(neighbour_plan(target=2, protected=True), s) for s in range(600, 1200)]
     # User 0 -> scrambler 0 on host 0, which forwards to compute nodes 1 (host 1) / 2 (host 2).
     result, accuracy = link_attack(x, y, link_x=(0, 1), link_x_prime=(0, 2), delta=1e-4)
     assert result.epsilon_lower <= certificate.epsilon

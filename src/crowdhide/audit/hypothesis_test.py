@@ -127,10 +127,10 @@ def audit_scores(
     """Audit a mechanism from attack scores of samples of M(x) and M(x').
 
     The first half of each sample chooses the test — a threshold and a side ("from x" above
-    it, or at or below it) — by the bound it *would* certify on a held-out sample of the
-    second half's size (Clopper–Pearson limits of the tuning counts scaled to that size).
-    That criterion prices the sampling error in, so it does not chase the extreme tails
-    where a handful of samples look infinitely informative. The second half then measures
+    it, or below it) — by the bound it *would* certify on a held-out sample of the second
+    half's size if each rate were at its upper Clopper–Pearson limit from the tuning half.
+    That criterion prices both halves' sampling error in, so it does not chase the extreme
+    tails where a handful of samples look infinitely informative. The second half then measures
     the rates of that one test, which keeps the bound valid.
 
     Parameters
@@ -217,8 +217,10 @@ def _best_test(
             candidates = np.unique(np.quantile(candidates, np.linspace(0.0, 1.0, 4096)))
         fnr = np.searchsorted(np.sort(x), candidates, side="right") / x.size
         fpr = 1.0 - np.searchsorted(np.sort(y), candidates, side="right") / y.size
-        fn_high = _upper_limits(fnr * held_x, held_x, level)
-        fp_high = _upper_limits(fpr * held_y, held_y, level)
+        # Pessimistic twice: the rate could be as high as the tuning half's upper limit, and
+        # the held-out half then adds its own; this keeps sparse tails from being chosen.
+        fn_high = _upper_limits(_upper_limits(fnr * x.size, x.size, level) * held_x, held_x, level)
+        fp_high = _upper_limits(_upper_limits(fpr * y.size, y.size, level) * held_y, held_y, level)
         with np.errstate(divide="ignore", invalid="ignore"):
             score = np.maximum(
                 np.log(np.clip(1.0 - delta - fp_high, 1e-300, None) / fn_high),
