@@ -294,6 +294,16 @@ class TlsBackend:
             raise ValueError("observe must be True to record the wire view, got False")
         return WireView(self._wire if self._wire is not None else self._dump())
 
+    def start(self) -> None:
+        """Start the hosts (and relay) and bring every link up, without a job (benchmarks)."""
+        if self._procs:
+            raise ValueError("the hosts of this backend are already running")
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
     def _start(self) -> None:
         from crowdhide.net.pki import make_pki
 

@@ -477,6 +477,16 @@ async def _dispatch(host: Host, msg: dict[str, Any]) -> dict[str, Any]:
             return {"error": f"{type(exc).__name__}: {exc}"}
     if op == "flush":
         return await host.flush(int(msg["epoch"]), list(msg["alive"]), float(msg["deadline"]))
+    if op == "blast":  # benchmark: queue `count` sealed frames for `peer`
+        node = 1 << 30
+        host.sealer.learn(hosts={}, nodes={node: host.sealer.node_public(node)})
+        fields = codec.pack_fields(0, 0, 0) + codec.encode_values(None, 0, -1)
+        queue = host.outbox[int(msg["peer"])]
+        for i in range(int(msg["count"])):
+            head = fr.HEADER.pack(fr.DATA, fr.PLAIN, 0, host.host, 0, node, i)
+            body = host.sealer.seal(node, fields)
+            queue.append(head + body + bytes(host.frame - len(head) - len(body)))
+        return {"queued": int(msg["count"])}
     if op == "stats":
         return {
             "stats": dict(host.stats),
