@@ -79,9 +79,7 @@ def throughput(frames: int) -> dict[str, Any]:
         start = time.perf_counter()
         backend._all("blast", lambda h: {"peer": 1, "count": frames}, hosts=[0])
         sealed = time.perf_counter()
-        replies = backend._all(
-            "flush", lambda h: {"epoch": 1, "alive": [0, 1], "deadline": 300.0}
-        )
+        replies = backend._all("flush", lambda h: {"epoch": 1, "alive": [0, 1], "deadline": 300.0})
         done = time.perf_counter()
         received = replies[1]["received"][0]
     return {
@@ -95,9 +93,10 @@ def throughput(frames: int) -> dict[str, Any]:
 
 def diabetes(rows: int, hosts: int, block_size: int) -> dict[str, Any]:
     """The diabetes example over TLS and locally (same seed, same block size)."""
+    import tomllib
+
     from crowdhide.plans.runner import run_spec
     from crowdhide.plans.spec import parse_spec
-    import tomllib
 
     raw = tomllib.loads(EXAMPLE.read_text(encoding="utf-8"))
     raw["data"]["rows"] = rows
@@ -139,19 +138,29 @@ def main() -> None:
     c, t, d = results["connections"], results["throughput"], results["diabetes"]
     print("| measurement | value | target |")
     print("|---|---|---|")
-    print(f"| open {c['connections']} mutual-TLS connections | {c['seconds']:.2f} s "
-          f"({c['per_second']:.0f}/s) | <= 10 s for 1,000 |")
-    print(f"| frames/s, one host process, 256-byte frames ({t['frames']:,}) | "
-          f"{t['frames_per_s']:,.0f} (seal {t['seal_s']:.2f} s, send {t['send_s']:.2f} s) "
-          f"| >= 15,000 |")
-    print(f"| diabetes {d['rows']:,} users, {d['hosts']} hosts, block {d['block_size']} | "
-          f"tls {d['tls_s']:.1f} s (execute {d['tls_execute_s']:.1f} s) vs local "
-          f"{d['local_s']:.1f} s (execute {d['local_execute_s']:.2f} s) | same result: "
-          f"{d['same_result']} |")
-    print(f"| diabetes frames / local messages | {d['tls_data_frames']:,} / "
-          f"{d['local_messages']:,} | equal |")
-    print(f"| diabetes bytes on the wire (data records, {d['frame_bytes']}-byte frames) | "
-          f"{d['wire_bytes_data']:,} | |")
+    print(
+        f"| open {c['connections']} mutual-TLS connections | {c['seconds']:.2f} s "
+        f"({c['per_second']:.0f}/s) | <= 10 s for 1,000 |"
+    )
+    print(
+        f"| frames/s, one host process, 256-byte frames ({t['frames']:,}) | "
+        f"{t['frames_per_s']:,.0f} (seal {t['seal_s']:.2f} s, send {t['send_s']:.2f} s) "
+        f"| >= 15,000 |"
+    )
+    print(
+        f"| diabetes {d['rows']:,} users, {d['hosts']} hosts, block {d['block_size']} | "
+        f"tls {d['tls_s']:.1f} s (execute {d['tls_execute_s']:.1f} s) vs local "
+        f"{d['local_s']:.1f} s (execute {d['local_execute_s']:.2f} s) | same result: "
+        f"{d['same_result']} |"
+    )
+    print(
+        f"| diabetes frames / local messages | {d['tls_data_frames']:,} / "
+        f"{d['local_messages']:,} | equal |"
+    )
+    print(
+        f"| diabetes bytes on the wire (data records, {d['frame_bytes']}-byte frames) | "
+        f"{d['wire_bytes_data']:,} | |"
+    )
 
 
 if __name__ == "__main__":

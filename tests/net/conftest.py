@@ -28,9 +28,7 @@ def small_plan(*, protected: bool) -> ExecutionPlan:
     b.compute(
         "C",
         size=4,
-        process=lambda inbox, rng: {
-            "count": np.bincount(inbox.only("S->C").target, minlength=4)
-        },
+        process=lambda inbox, rng: {"count": np.bincount(inbox.only("S->C").target, minlength=4)},
     )
     b.route("S", "C", by=lambda s: s["g"])
     plan = b.build()

@@ -30,15 +30,24 @@ def test_diabetes_over_tls_gives_the_local_result(capsys, tmp_path: Path) -> Non
     pki = tmp_path / "pki"
     assert run_cli(capsys, "net", "pki", "--hosts", "3", "--out", str(pki), "--json").code == 0
     tls = run_cli(
-        capsys, *common, "--out", str(tmp_path / "tls"), "--backend", "tls", "--hosts", "3",
-        "--pki", str(pki),
+        capsys,
+        *common,
+        "--out",
+        str(tmp_path / "tls"),
+        "--backend",
+        "tls",
+        "--hosts",
+        "3",
+        "--pki",
+        str(pki),
     )
     assert tls.code == 0, tls.err
     a, b = local.json(), tls.json()
     for key in ("result", "privacy", "costs", "utility"):
         assert a[key] == b[key], key
     net = b["network"]
-    assert net["messages_lost"] == 0 and net["dead_hosts"] == []
+    assert net["messages_lost"] == 0
+    assert net["dead_hosts"] == []
     assert net["data_frames_delivered"] == a["costs"]["messages"]  # dummies included
 
 
@@ -54,7 +63,10 @@ def test_pki_writes_private_keys_with_mode_0600(capsys, tmp_path: Path) -> None:
     ("args", "message"),
     [
         (("net", "pki", "--hosts", "0"), "hosts must be >= 1, got 0"),
-        (("run", str(EXAMPLE), "--backend", "mpi"), "--backend must be 'local' or 'tls', got 'mpi'"),
+        (
+            ("run", str(EXAMPLE), "--backend", "mpi"),
+            "--backend must be 'local' or 'tls', got 'mpi'",
+        ),
         (("run", str(EXAMPLE), "--on-missing", "skip"), "--on-missing must be 'fail' or 'report'"),
         (("run", str(EXAMPLE), "--backend", "tls", "--pki", "/nonexistent"), "--pki must be"),
     ],
@@ -62,4 +74,5 @@ def test_pki_writes_private_keys_with_mode_0600(capsys, tmp_path: Path) -> None:
 def test_invalid_options_end_with_one_line(capsys, args: tuple[str, ...], message: str) -> None:
     result = run_cli(capsys, *args)
     assert result.code == 2
-    assert message in result.err and len(result.err.strip().splitlines()) == 1
+    assert message in result.err
+    assert len(result.err.strip().splitlines()) == 1

@@ -14,7 +14,7 @@ import pytest
 
 from crowdhide.engine import Job, execute
 from crowdhide.net import frames as fr
-from crowdhide.net.backend import MissingContributions, TlsBackend
+from crowdhide.net.backend import MissingContributionsError, TlsBackend
 from crowdhide.net.pki import make_pki, write_host_cert
 from tests.net.conftest import BLOCK, SOURCES, assert_all_gone, small_plan
 
@@ -81,16 +81,18 @@ def _rogue(port: int, cert: Path | None, key: Path | None, claim: int, size: int
     data = fr.HEADER.pack(fr.DATA, fr.PLAIN, 0, claim, 0, 0, 0) + bytes(size - fr.HEADER.size)
     got = b""
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
-            with ctx.wrap_socket(raw) as tls:
-                tls.sendall(frame)
-                for _ in range(20):
-                    tls.sendall(data)
-                while len(got) < size:
-                    chunk = tls.recv(4096)
-                    if not chunk:
-                        break
-                    got += chunk
+        with (
+            socket.create_connection(("127.0.0.1", port), timeout=5) as raw,
+            ctx.wrap_socket(raw) as tls,
+        ):
+            tls.sendall(frame)
+            for _ in range(20):
+                tls.sendall(data)
+            while len(got) < size:
+                chunk = tls.recv(4096)
+                if not chunk:
+                    break
+                got += chunk
     except (ssl.SSLError, OSError):
         pass
     return got
@@ -100,10 +102,13 @@ def test_peers_without_valid_credentials_are_refused(backends, tmp_path: Path) -
     pki = tmp_path / "pki"
     make_pki(hosts=2, out=pki)
     make_pki(hosts=2, out=tmp_path / "other")
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     expired = write_host_cert(
-        pki, "host1", out=tmp_path / "expired",
-        not_before=now - dt.timedelta(days=10), not_after=now - dt.timedelta(days=1),
+        pki,
+        "host1",
+        out=tmp_path / "expired",
+        not_before=now - dt.timedelta(days=10),
+        not_after=now - dt.timedelta(days=1),
     )
     stranger = write_host_cert(pki, "host9", out=tmp_path / "stranger")
     plan = small_plan(protected=False)
@@ -122,7 +127,9 @@ def test_peers_without_valid_credentials_are_refused(backends, tmp_path: Path) -
     assert stats["frames_in"] == 0  # nothing any refused peer sent was delivered
     assert stats["refused"] == 1  # the wrong-name peer got past TLS and was refused by name
     # A genuine host certificate passes the same checks, and its frames count (can fail).
-    assert len(_rogue(port, pki / "host1.pem", pki / "host1.key", 1, backend.frame)) == backend.frame
+    assert (
+        len(_rogue(port, pki / "host1.pem", pki / "host1.key", 1, backend.frame)) == backend.frame
+    )
     assert backend.host_stats()[0]["stats"]["frames_in"] == 20
 
 
@@ -143,7 +150,8 @@ def test_sigkill_of_a_host_reports_exactly_its_sources(backends, protected: bool
     run = execute(plan, rng=5, backend=backend, progress=_killer(backend, 1), block_size=BLOCK)
     pids, ports = backend.pids, list(backend.ports.values())
     report = backend.missing
-    assert report.dead_hosts == (1,) and report.lost_blocks == ()
+    assert report.dead_hosts == (1,)
+    assert report.lost_blocks == ()
     # Host 1 serves source blocks 1 and 4 (block b on host b mod 3); C and scramblers: host 0.
     killed = np.zeros(SOURCES, dtype=bool)
     for block in (1, 4):
@@ -161,7 +169,7 @@ def test_sigkill_of_a_host_reports_exactly_its_sources(backends, protected: bool
 def test_sigkill_fails_the_run_by_default(backends) -> None:
     plan = small_plan(protected=False)
     backend = backends(hosts=3, deadline=5.0)
-    with pytest.raises(MissingContributions, match="messages lost"):
+    with pytest.raises(MissingContributionsError, match="messages lost"):
         execute(plan, rng=0, backend=backend, progress=_killer(backend, 1), block_size=BLOCK)
     pids, ports = backend.pids, list(backend.ports.values())
     assert_all_gone(pids, ports)

@@ -24,7 +24,8 @@ def neighbour_plan(*, target: int, protected: bool) -> ExecutionPlan:
     b = PlanBuilder()
     b.sources("S", {"g": g})
     b.compute(
-        "C", size=4,
+        "C",
+        size=4,
         process=lambda inbox, rng: {"count": np.bincount(inbox.only("S->C").target, minlength=4)},
     )
     b.route("S", "C", by=lambda s: s["g"])

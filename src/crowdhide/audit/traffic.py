@@ -75,9 +75,8 @@ def transcript_link_counts(
     hosts: int,
 ) -> IntArray:
     """Messages per host pair of a transcript: what :func:`wire_link_counts` would show."""
-    kw = {"groups": groups, "block_size": block_size, "hosts": hosts}
-    a = host_of_nodes(source, **kw)
-    b = host_of_nodes(target, **kw)
+    a = host_of_nodes(source, groups=groups, block_size=block_size, hosts=hosts)
+    b = host_of_nodes(target, groups=groups, block_size=block_size, hosts=hosts)
     out = np.zeros((hosts, hosts), dtype=np.int64)
     np.add.at(out, (a, b), 1)
     return out

@@ -56,9 +56,7 @@ def register(app: typer.Typer) -> None:
         _print(report)
 
 
-def _network(
-    backend: str, hosts: int, on_missing: str, pki: Path | None
-) -> dict[str, Any] | None:
+def _network(backend: str, hosts: int, on_missing: str, pki: Path | None) -> dict[str, Any] | None:
     if backend not in ("local", "tls"):
         raise ValueError(f"--backend must be 'local' or 'tls', got {backend!r}")
     if on_missing not in ("fail", "report"):

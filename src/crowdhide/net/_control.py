@@ -11,18 +11,18 @@ import pickle
 import select
 import struct
 import time
-from typing import Any, BinaryIO
+from typing import IO, Any
 
-__all__ = ["Channel", "ChildGone", "write_message"]
+__all__ = ["Channel", "ChildGoneError", "write_message"]
 
 _LENGTH = struct.Struct("<Q")
 
 
-class ChildGone(ConnectionError):
+class ChildGoneError(ConnectionError):
     """The child process closed its end (it exited or was killed)."""
 
 
-def write_message(stream: BinaryIO, message: Any) -> None:
+def write_message(stream: IO[bytes], message: Any) -> None:
     """Write one message to a blocking binary stream."""
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(_LENGTH.pack(len(data)) + data)
@@ -32,18 +32,18 @@ def write_message(stream: BinaryIO, message: Any) -> None:
 class Channel:
     """Driver end of a child's stdin/stdout pipes, with timeouts on reads."""
 
-    def __init__(self, stdin: BinaryIO, stdout: BinaryIO, name: str) -> None:
+    def __init__(self, stdin: IO[bytes], stdout: IO[bytes], name: str) -> None:
         self._in = stdin
         self._fd = stdout.fileno()
         self._buffer = bytearray()
         self.name = name
 
     def send(self, message: Any) -> None:
-        """Write ``message``; :class:`ChildGone` if the child's stdin is closed."""
+        """Write ``message``; :class:`ChildGoneError` if the child's stdin is closed."""
         try:
             write_message(self._in, message)
         except (BrokenPipeError, OSError, ValueError) as exc:
-            raise ChildGone(f"{self.name} is gone ({exc})") from None
+            raise ChildGoneError(f"{self.name} is gone ({exc})") from None
 
     def _fill(self, need: int, deadline: float) -> None:
         while len(self._buffer) < need:
@@ -55,7 +55,7 @@ class Channel:
                 continue
             chunk = os.read(self._fd, max(65536, need - len(self._buffer)))
             if not chunk:
-                raise ChildGone(f"{self.name} closed its control pipe (exited or killed)")
+                raise ChildGoneError(f"{self.name} closed its control pipe (exited or killed)")
             self._buffer += chunk
 
     def recv(self, timeout: float) -> Any:
@@ -66,7 +66,7 @@ class Channel:
         self._fill(_LENGTH.size + length, deadline)
         data = bytes(self._buffer[_LENGTH.size : _LENGTH.size + length])
         del self._buffer[: _LENGTH.size + length]
-        return pickle.loads(data)  # noqa: S301 - our own child process, see module docstring
+        return pickle.loads(data)
 
 
 async def read_message_async(reader: Any) -> Any:
@@ -79,4 +79,4 @@ async def read_message_async(reader: Any) -> Any:
         data = await reader.readexactly(length)
     except asyncio.IncompleteReadError:
         return None
-    return pickle.loads(data)  # noqa: S301 - written by the driver that started us
+    return pickle.loads(data)

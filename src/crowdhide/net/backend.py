@@ -20,6 +20,7 @@ it carried (:class:`MissingReport`), or the run fails (``on_missing="fail"``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -36,9 +37,9 @@ import numpy.typing as npt
 
 from crowdhide._validation import check_int, check_real
 from crowdhide.net import frames as fr
-from crowdhide.net._control import Channel, ChildGone, write_message
+from crowdhide.net._control import Channel, ChildGoneError, write_message
 
-__all__ = ["MissingContributions", "MissingReport", "TlsBackend", "WireView", "host_of_block"]
+__all__ = ["MissingContributionsError", "MissingReport", "TlsBackend", "WireView", "host_of_block"]
 
 IntArray = npt.NDArray[np.int64]
 
@@ -88,7 +89,7 @@ class MissingReport:
         }
 
 
-class MissingContributions(ConnectionError):
+class MissingContributionsError(ConnectionError):
     """Raised with ``on_missing="fail"`` when a round lost messages or blocks."""
 
     def __init__(self, report: MissingReport) -> None:
@@ -154,7 +155,7 @@ class TlsBackend:
     deadline
         Seconds a round may take before missing links are declared lost.
     on_missing
-        ``"fail"`` raises :class:`MissingContributions`; ``"report"`` records the loss in
+        ``"fail"`` raises :class:`MissingContributionsError`; ``"report"`` records the loss in
         :attr:`missing` and continues with what arrived.
     observe
         Route every link through a relay process recording TLS records (:meth:`wire`).
@@ -220,40 +221,41 @@ class TlsBackend:
                 stderr=err,
                 env=_env(),
             )
-        assert proc.stdin is not None and proc.stdout is not None
+        assert proc.stdin is not None
+        assert proc.stdout is not None
         child = _Proc(proc, Channel(proc.stdin, proc.stdout, label), log)
-        try:
+        with contextlib.suppress(OSError):  # a dead child is reported by _hello
             write_message(proc.stdin, cfg)
-        except OSError:
-            pass  # reported by _hello
         return child
 
     def _hello(self, child: _Proc) -> Any:
         try:
             return child.channel.recv(60.0)
-        except (ChildGone, TimeoutError, OSError) as exc:
+        except (ChildGoneError, TimeoutError, OSError) as exc:
             raise ConnectionError(
                 f"{child.channel.name} failed to start: {exc}; {_tail(child.log)}"
             ) from None
 
-    def _all(self, op: str, args: Any, hosts: list[int] | None = None,
-             timeout: float | None = None) -> dict[int, Any]:
+    def _all(
+        self, op: str, args: Any, hosts: list[int] | None = None, timeout: float | None = None
+    ) -> dict[int, Any]:
         """Send ``op`` to every live host (or ``hosts``) first, then read every reply."""
-        targets = [h for h in (hosts if hosts is not None else range(self.hosts))
-                   if self._procs[h].alive]
+        targets = [
+            h for h in (hosts if hosts is not None else range(self.hosts)) if self._procs[h].alive
+        ]
         sent = []
         for h in targets:
             try:
                 self._procs[h].channel.send({"op": op, **args(h)})
                 sent.append(h)
-            except ChildGone:
+            except ChildGoneError:
                 self._procs[h].alive = False
                 self._dead.add(h)
         replies = {}
         for h in sent:
             try:
                 replies[h] = self._procs[h].channel.recv(timeout or self.deadline + 30.0)
-            except (ChildGone, TimeoutError):
+            except (ChildGoneError, TimeoutError):
                 self._procs[h].alive = False
                 self._dead.add(h)
         return replies
@@ -264,7 +266,7 @@ class TlsBackend:
             try:
                 child.channel.send({"op": "stop"})
                 child.channel.recv(5.0)
-            except (ChildGone, TimeoutError, OSError):
+            except (ChildGoneError, TimeoutError, OSError):
                 pass
             try:
                 proc.wait(5.0)
@@ -273,10 +275,8 @@ class TlsBackend:
                 proc.wait(5.0)
         for stream in (proc.stdin, proc.stdout):
             if stream is not None:
-                try:
+                with contextlib.suppress(OSError):  # unflushed bytes for a killed child
                     stream.close()
-                except OSError:  # unflushed bytes for a killed child
-                    pass
         child.alive = False
 
     def _dump(self) -> IntArray:
@@ -284,7 +284,7 @@ class TlsBackend:
         try:
             self._relay.channel.send({"op": "dump"})
             records: IntArray = self._relay.channel.recv(30.0)["records"]
-        except (ChildGone, TimeoutError):
+        except (ChildGoneError, TimeoutError):
             records = np.zeros((0, 7), dtype=np.int64)
         return records
 
@@ -317,8 +317,11 @@ class TlsBackend:
                 raise ValueError(f"pki has no certificate for host{h} (pki={str(pki_dir)!r})")
         for h in range(self.hosts):
             cfg = {
-                "host": h, "hosts": self.hosts, "frame": self.frame,
-                "ca": str(pki_dir / "ca.pem"), "cert": str(pki_dir / f"host{h}.pem"),
+                "host": h,
+                "hosts": self.hosts,
+                "frame": self.frame,
+                "ca": str(pki_dir / "ca.pem"),
+                "cert": str(pki_dir / f"host{h}.pem"),
                 "key": str(pki_dir / f"host{h}.key"),
             }
             # Launch all first: the hosts start (import, bind) in parallel.
@@ -429,7 +432,7 @@ class TlsBackend:
 
     def _check(self) -> None:
         if self.on_missing == "fail" and self.missing:
-            raise MissingContributions(self.missing)
+            raise MissingContributionsError(self.missing)
 
     @property
     def missing(self) -> MissingReport:
@@ -485,6 +488,8 @@ class TlsBackend:
                 origin = int(first[where[2], 2]) if first is not None and where else -1
             if origin >= 0:
                 self._lost[routes[r].name].append(np.array([origin], dtype=np.int64))
+
+
 def _tail(path: Path, lines: int = 5) -> str:
     try:
         text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()

@@ -74,9 +74,9 @@ def columns_of(records: npt.NDArray[Any], schema: Schema) -> dict[str, npt.NDArr
     return {name: np.ascontiguousarray(records[name]) for name, _, _ in schema}
 
 
-def encode_values(records: npt.NDArray[Any], first: int, rows: int) -> bytes:
+def encode_values(records: npt.NDArray[Any] | None, first: int, rows: int) -> bytes:
     """``rows`` count and the records ``first .. first+rows-1`` (``rows = -1``: a dummy)."""
-    if rows < 0:
+    if rows < 0 or records is None:
         return _ROWS.pack(-1)
     return _ROWS.pack(rows) + records[first : first + rows].tobytes()
 

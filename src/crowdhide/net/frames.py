@@ -29,9 +29,9 @@ __all__ = [
     "FORWARD",
     "HEADER",
     "MIN_FRAME",
-    "SEAL",
     "ONION",
     "PLAIN",
+    "SEAL",
     "WELCOME",
     "Header",
     "Sealer",
@@ -154,10 +154,12 @@ class Sealer:
     def seal(self, node: int, plain: bytes) -> bytes:
         """Seal ``plain`` for ``node``: ``length u16 || nonce || ciphertext``."""
         aead, nonce = self._send_key(node)
-        body = nonce + aead.encrypt(nonce, plain, _DST.pack(node))
+        body: bytes = nonce + aead.encrypt(nonce, plain, _DST.pack(node))
         return _LENGTH.pack(len(body)) + body
 
-    def open(self, node: int, origin: int, data: bytes | memoryview, at: int = 0) -> tuple[bytes, int]:
+    def open(
+        self, node: int, origin: int, data: bytes | memoryview, at: int = 0
+    ) -> tuple[bytes, int]:
         """Open a body sealed by host ``origin`` for ``node`` at offset ``at`` of ``data``.
 
         Returns the plaintext and the offset just past the body; raises
@@ -174,9 +176,7 @@ class Sealer:
 def _raw(public: Any) -> bytes:
     from cryptography.hazmat.primitives import serialization
 
-    return bytes(
-        public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    )
+    return bytes(public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))
 
 
 def _aead(shared: bytes, host: int, node: int) -> Any:

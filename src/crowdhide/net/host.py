@@ -146,8 +146,11 @@ class Host:
             got = self.recv_count.pop(peer, 0)
             self.recv_epochs[peer] += 1
             self.ends[(peer, head.batch)] = got
-            link.write(fr.pack_control(fr.ACK, batch=head.batch, count=got, origin=self.host,
-                                       size=self.frame))
+            link.write(
+                fr.pack_control(
+                    fr.ACK, batch=head.batch, count=got, origin=self.host, size=self.frame
+                )
+            )
         elif head.kind == fr.ACK and link.outgoing:
             self.acks[(peer, head.batch)] = head.index
         else:
@@ -171,8 +174,11 @@ class Host:
             return
         link.peer = claimed
         self.incoming[claimed] = link
-        link.write(fr.pack_control(fr.WELCOME, batch=0, count=fr.WELCOME_MAGIC,
-                                   origin=self.host, size=self.frame))
+        link.write(
+            fr.pack_control(
+                fr.WELCOME, batch=0, count=fr.WELCOME_MAGIC, origin=self.host, size=self.frame
+            )
+        )
         self.changed.set()
 
     # -- links and rounds ----------------------------------------------------------------
@@ -184,17 +190,27 @@ class Host:
             try:
                 _, link = await asyncio.wait_for(
                     loop.create_connection(
-                        lambda: _Link(self, outgoing=peer), address[0], address[1],
-                        ssl=client, server_hostname=f"host{peer}",
+                        lambda: _Link(self, outgoing=peer),
+                        address[0],
+                        address[1],
+                        ssl=client,
+                        server_hostname=f"host{peer}",
                     ),
                     timeout,
                 )
-                link.write(fr.pack_control(fr.WELCOME, batch=0, count=fr.WELCOME_MAGIC,
-                                           origin=self.host, size=self.frame))
+                link.write(
+                    fr.pack_control(
+                        fr.WELCOME,
+                        batch=0,
+                        count=fr.WELCOME_MAGIC,
+                        origin=self.host,
+                        size=self.frame,
+                    )
+                )
                 if not await asyncio.wait_for(link.welcomed, timeout):
                     link.drop()
                     return "peer refused the link (no welcome frame)"
-            except (OSError, asyncio.TimeoutError, ssl.SSLError) as exc:
+            except (TimeoutError, OSError, ssl.SSLError) as exc:
                 return f"{type(exc).__name__}: {exc}"
             self.out[peer] = link
             return None
@@ -212,8 +228,11 @@ class Host:
             for frame in queued:
                 link.write(frame)
             self.stats["frames_out"] += len(queued)
-            link.write(fr.pack_control(fr.END, batch=key, count=len(queued), origin=self.host,
-                                       size=self.frame))
+            link.write(
+                fr.pack_control(
+                    fr.END, batch=key, count=len(queued), origin=self.host, size=self.frame
+                )
+            )
             if len(queued) > 256:
                 await asyncio.sleep(0)  # let the loop drain while others flush
         self.outbox.clear()
@@ -221,17 +240,23 @@ class Host:
         stop = loop.time() + deadline
 
         def pending() -> bool:
-            acks = any((p, key) not in self.acks and not link.closed
-                       for p, link in self.out.items() if p in alive)
-            ends = any((p, key) not in self.ends and (p not in self.incoming
-                       or not self.incoming[p].closed) for p in alive)
+            acks = any(
+                (p, key) not in self.acks and not link.closed
+                for p, link in self.out.items()
+                if p in alive
+            )
+            ends = any(
+                (p, key) not in self.ends
+                and (p not in self.incoming or not self.incoming[p].closed)
+                for p in alive
+            )
             return acks or ends
 
         while pending() and loop.time() < stop:
             self.changed.clear()
             try:
                 await asyncio.wait_for(self.changed.wait(), max(0.0, stop - loop.time()))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 break
         received = {}
         for p in alive:
@@ -274,7 +299,9 @@ class Host:
         self.schemas.update(schemas)
         job = self.job
         inbox, handles = self._decode(group)
-        reports, tags, emitted = [], defaultdict(list), {}
+        reports: list[Any] = []
+        tags: dict[int, list[Any]] = defaultdict(list)
+        emitted: dict[int, Any] = {}
         for block in job.blocks(group):
             if block.index % self.hosts != self.host:
                 continue
@@ -315,8 +342,13 @@ class Host:
 
 
 def _rebuild(
-    host: Host, group: str, r: int, mode: int, sender_block: int,
-    items: list[Any], handles: dict[int, tuple[int, int, int]],
+    host: Host,
+    group: str,
+    r: int,
+    mode: int,
+    sender_block: int,
+    items: list[Any],
+    handles: dict[int, tuple[int, int, int]],
 ) -> list[tuple[int, Any]]:
     """Batches (by receiver block) of one route and sender block from decrypted frames."""
     route = host.routes[r]
@@ -331,7 +363,7 @@ def _rebuild(
             plain, _ = host.sealer.open(node, head.origin, frame, fr.HEADER.size)
             src, order, forward = codec.unpack_fields(plain)
             handles[len(host.handles)] = (peer, epoch, seq)
-            row = (src, node - offset, order, len(host.handles), forward, None)
+            row: tuple[Any, ...] = (src, node - offset, order, len(host.handles), forward, None)
             host.handles.append((head.origin, plain[codec.FIELDS :]))
         else:
             if kind == fr.PLAIN:
@@ -355,8 +387,14 @@ def _rebuild(
 
 
 def _batch(
-    host: Host, route: Any, kind: int, mode: int, sender_block: int,
-    rows_: list[Any], schema: codec.Schema, dtype: Any,
+    host: Host,
+    route: Any,
+    kind: int,
+    mode: int,
+    sender_block: int,
+    rows_: list[Any],
+    schema: codec.Schema,
+    dtype: Any,
 ) -> Any:
     from crowdhide.engine.messages import MessageBatch
 
@@ -375,9 +413,19 @@ def _batch(
         forward = None
         rows_arr = counts if mode & codec.MULTI else None
     return MessageBatch(
-        route=route.name, round=host.levels[sender], sender=sender, receiver=receiver,
-        block=sender_block, src=src, dst=dst, order=order, size=route.message_size,
-        payload=payload, columns=columns, rows=rows_arr, forward=forward,
+        route=route.name,
+        round=host.levels[sender],
+        sender=sender,
+        receiver=receiver,
+        block=sender_block,
+        src=src,
+        dst=dst,
+        order=order,
+        size=route.message_size,
+        payload=payload,
+        columns=columns,
+        rows=rows_arr,
+        forward=forward,
     )
 
 
@@ -438,7 +486,10 @@ async def _serve(cfg: dict[str, Any]) -> None:
     host = Host(cfg)
     loop = asyncio.get_running_loop()
     server = await loop.create_server(
-        lambda: _Link(host, outgoing=None), "127.0.0.1", 0, ssl=host.contexts[0],
+        lambda: _Link(host, outgoing=None),
+        "127.0.0.1",
+        0,
+        ssl=host.contexts[0],
         ssl_handshake_timeout=float(cfg.get("handshake_timeout", 10.0)),
     )
     port = server.sockets[0].getsockname()[1]
@@ -465,7 +516,7 @@ async def _dispatch(host: Host, msg: dict[str, Any]) -> dict[str, Any]:
     if op == "job":
         import pickle
 
-        job = pickle.loads(msg["job"])  # noqa: S301 - cloudpickled by our driver
+        job = pickle.loads(msg["job"])
         return host.set_job(job, list(msg["receivers"]))
     if op == "learn":
         host.sealer.learn(hosts=msg["hosts"], nodes=msg["nodes"])
@@ -503,7 +554,7 @@ def main() -> None:
     import struct
 
     (length,) = struct.unpack("<Q", sys.stdin.buffer.read(8))
-    cfg = pickle.loads(sys.stdin.buffer.read(length))  # noqa: S301 - from our driver
+    cfg = pickle.loads(sys.stdin.buffer.read(length))
     asyncio.run(_serve(cfg))
 
 

@@ -92,7 +92,7 @@ def write_host_cert(
     ca_cert, ca_key = _load_ca(Path(pki_dir))
     assert isinstance(ca_cert, x509.Certificate)
     assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
-    now = _dt.datetime.now(_dt.timezone.utc)
+    now = _dt.datetime.now(_dt.UTC)
     start = not_before if not_before is not None else now - _dt.timedelta(minutes=5)
     end = not_after if not_after is not None else now + _dt.timedelta(days=365)
     key = ec.generate_private_key(ec.SECP256R1())
@@ -107,7 +107,9 @@ def write_host_cert(
         .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(
-            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
+            x509.ExtendedKeyUsage(
+                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+            ),
             critical=False,
         )
         .sign(ca_key, hashes.SHA256())
@@ -143,7 +145,7 @@ def make_pki(*, hosts: int, out: Path, days: int = 365) -> Pki:
     days = check_int("days", days, low=1)
     directory = Path(out)
     directory.mkdir(parents=True, exist_ok=True)
-    now = _dt.datetime.now(_dt.timezone.utc)
+    now = _dt.datetime.now(_dt.UTC)
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "crowdhide run CA")])
     ca = (
@@ -174,9 +176,7 @@ def make_pki(*, hosts: int, out: Path, days: int = 365) -> Pki:
     (directory / "ca.pem").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     _write_key(directory / "ca.key", key)
     creds = tuple(
-        write_host_cert(
-            directory, host_name(i), not_after=now + _dt.timedelta(days=days)
-        )
+        write_host_cert(directory, host_name(i), not_after=now + _dt.timedelta(days=days))
         for i in range(count)
     )
     return Pki(ca_cert=directory / "ca.pem", ca_key=directory / "ca.key", hosts=creds)

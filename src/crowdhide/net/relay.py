@@ -24,8 +24,13 @@ __all__ = ["main"]
 class _Tap:
     """Parses TLS records of one direction of one connection."""
 
-    def __init__(self, log: list[tuple[int, int, int, int, int, int, int]], pair: tuple[int, int],
-                 conn: int, direction: int) -> None:
+    def __init__(
+        self,
+        log: list[tuple[int, int, int, int, int, int, int]],
+        pair: tuple[int, int],
+        conn: int,
+        direction: int,
+    ) -> None:
         self.log, self.pair, self.conn, self.direction = log, pair, conn, direction
         self.buffer = bytearray()
 
@@ -108,7 +113,7 @@ def main() -> None:
     import struct
 
     (length,) = struct.unpack("<Q", sys.stdin.buffer.read(8))
-    cfg = pickle.loads(sys.stdin.buffer.read(length))  # noqa: S301 - from our driver
+    cfg = pickle.loads(sys.stdin.buffer.read(length))
     asyncio.run(_serve(cfg))
 
 

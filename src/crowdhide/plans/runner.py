@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide.engine import Execution, Transcript, execute
+from crowdhide.engine import DEFAULT_BLOCK_SIZE, Execution, Transcript, execute
 from crowdhide.plans.aggregate import (
     AggregateQuery,
     AggregateSetup,
@@ -460,9 +460,9 @@ def _execute(
     def step(done: int, total: int, name: str) -> None:
         tick("execute", done, total)
 
-    sizes = {} if block_size is None else {"block_size": block_size}
+    size = DEFAULT_BLOCK_SIZE if block_size is None else block_size
     if network is None:
-        return execute(plan, rng=seed, progress=step, **sizes), None
+        return execute(plan, rng=seed, progress=step, block_size=size), None
     from crowdhide.net.backend import TlsBackend
 
     options = dict(network)
@@ -470,7 +470,7 @@ def _execute(
     options.setdefault("frame_size", max(256, max(r.message_size for r in plan.routes) + 128))
     backend = TlsBackend(**options)
     try:
-        run = execute(plan, rng=seed, progress=step, backend=backend, **sizes)
+        run = execute(plan, rng=seed, progress=step, backend=backend, block_size=size)
     finally:
         backend.close()
     record = {
