@@ -1,15 +1,26 @@
-"""Benchmark of the local engine: messages per second and peak memory.
+"""Benchmark of the sharded engine: wall time and peak memory per process, vs DuckDB.
 
-Workload: the Aggregate query of seed 000 with G = 4 grouping sets of 20 intervals each
-(C = 20 compute nodes per set), S sources, with and without countermeasures (sampling
-σ = 0.1 and scramblers n = 100, d = 50). Each configuration runs in a fresh subprocess so
-the peak resident memory (ru_maxrss) is its own; the time is that of ``execute`` (data
-generation and plan building excluded, reported separately).
+Workload: a protected diabetes-like Aggregate plan of seed 000 — S sources, G = 4 grouping
+sets of 20 intervals each (C = 20 compute nodes per set), target sampling σ = 0.1 and
+scramblers n = 100, d = 50 on every data route. For each S it measures, each in a fresh
+subprocess so that peak resident memory (``ru_maxrss``) is that configuration's own:
 
-    python benchmarks/bench_engine.py            # S = 1e4 ... 1e7
-    python benchmarks/bench_engine.py --quick    # S = 1e4, 1e5
+* ``local``     — the streaming local backend (1 shard), protected plan;
+* ``ray``       — the Ray backend with 2 shards (actors) on this machine, protected plan;
+  peak RSS of the driver and of the largest actor;
+* ``local-unprotected`` (S <= 1e6) — the same plan without countermeasures;
+* ``duckdb``    — ``GROUP BY GROUPING SETS ((g1), (g2), (g3), (g4))`` with AVG on the same
+  data (the central, unprotected answer).
 
-Target (issue 4): 1e6 sources x 4 grouping sets with scramblers in <= 20 s and <= 4 GB.
+Times are the ``execute`` call (data generation and plan building excluded, reported as
+setup). Ratios are computed within one run of this script (the machine may be shared).
+
+    python benchmarks/bench_engine.py --quick             # S = 1e4, 1e5
+    python benchmarks/bench_engine.py                     # S = 1e5 ... 1e8
+    python benchmarks/bench_engine.py --sizes 1e6 1e7     # chosen sizes
+
+Targets (issue 10): 1e7 sources <= 2 GB peak per process; 1e8 completes; Ray <= 1.5x local
+at 1e7; protected plan at 1e6 <= 8x DuckDB.
 """
 
 from __future__ import annotations
@@ -22,97 +33,176 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 SQL = "SELECT g1, g2, g3, g4, AVG(v) FROM D GROUP BY GROUPING SETS ((g1), (g2), (g3), (g4))"
+CHUNK = 1 << 22
 
 
-def one(sources: int, protected: bool) -> dict[str, float]:
+def table(sources: int) -> dict[str, Any]:
+    """Diabetes-like data, compact dtypes, generated in chunks (seeded)."""
+    import numpy as np
+
+    g = np.random.default_rng(0)
+    out = {f"g{i}": np.empty(sources, dtype=np.int8) for i in range(1, 5)}
+    out["v"] = np.empty(sources, dtype=np.float32)
+    for start in range(0, sources, CHUNK):
+        stop = min(sources, start + CHUNK)
+        for i in range(1, 5):
+            out[f"g{i}"][start:stop] = g.integers(0, 20, stop - start)
+        out["v"][start:stop] = 100.0 + 5.0 * out["g1"][start:stop] + g.normal(0, 15, stop - start)
+    return out
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def one(sources: int, mode: str) -> dict[str, Any]:
     """Run one configuration in this process and return its measurements."""
+    t0 = time.perf_counter()
+    data = table(sources)
+    if mode == "duckdb":
+        import duckdb
+
+        con = duckdb.connect()
+        con.execute("SET threads TO 2")
+        con.register("D", data)
+        t1 = time.perf_counter()
+        rows = con.execute(SQL).fetchall()
+        t2 = time.perf_counter()
+        con.close()
+        return {
+            "sources": sources,
+            "mode": mode,
+            "setup_s": t1 - t0,
+            "execute_s": t2 - t1,
+            "messages": 0,
+            "rows": len(rows),
+            "peak_rss_mb": _peak_mb(),
+            "worker_rss_mb": 0.0,
+        }
     from crowdhide.engine import execute
     from crowdhide.plans import protect
     from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan
-    from crowdhide.plans.data import synth_aggregate
 
-    t0 = time.perf_counter()
-    table = synth_aggregate(rows=sources, attributes=4, intervals=20, rng=0)
-    setup = aggregate_plan(table, AggregateQuery.from_sql(SQL), compute_nodes=20)
-    plan = (
-        protect(setup.plan, sigma=0.1, per_scrambler=100, dummies=50) if protected else setup.plan
-    )
+    setup = aggregate_plan(data, AggregateQuery.from_sql(SQL), compute_nodes=20)
+    del data
+    plan = setup.plan
+    if mode != "local-unprotected":
+        plan = protect(plan, sigma=0.1, per_scrambler=100, dummies=50)
+    backend: Any = "local"
+    if mode == "ray":
+        from crowdhide.engine.ray_backend import RayBackend
+
+        backend = RayBackend()
     t1 = time.perf_counter()
-    run = execute(plan, rng=1)
+    run = execute(plan, rng=1, backend=backend, shards=2 if mode == "ray" else 1)
     t2 = time.perf_counter()
-    messages = len(run.transcript)
-    rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rows = len(setup.result_rows(run.states["R"]))
+    workers = getattr(backend, "worker_peak_rss_mb", [0.0])
     return {
         "sources": sources,
-        "scramblers": protected,
+        "mode": mode,
         "setup_s": t1 - t0,
         "execute_s": t2 - t1,
-        "messages": messages,
-        "messages_per_s": messages / (t2 - t1),
-        "peak_rss_mb": rss_kb / 1024.0,
+        "messages": len(run.transcript),
+        "rows": rows,
+        "peak_rss_mb": _peak_mb(),
+        "worker_rss_mb": max(workers, default=0.0),
     }
 
 
+def _sub(sources: int, mode: str, env: dict[str, str]) -> dict[str, Any] | None:
+    started = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, __file__, "--one", str(sources), mode],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if out.returncode != 0:
+        tail = out.stderr.strip().splitlines()[-1:] or [f"exit {out.returncode}"]
+        print(
+            f"{sources:>11.0e} {mode:>18} failed after {time.perf_counter() - started:.0f} s: {tail[0]}"
+        )
+        return None
+    r: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    print(
+        f"{r['sources']:>11.0e} {r['mode']:>18} {r['messages']:>14,} {r['setup_s']:>8.1f} "
+        f"{r['execute_s']:>10.2f} {r['peak_rss_mb']:>9.0f} {r['worker_rss_mb']:>10.0f}",
+        flush=True,
+    )
+    return r
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="S = 1e4 and 1e5 only")
-    parser.add_argument("--max-sources", type=float, default=1e7, help="largest S (default 1e7)")
-    parser.add_argument("--one", nargs=2, metavar=("S", "PROTECTED"), help=argparse.SUPPRESS)
+    parser.add_argument("--sizes", nargs="+", type=float, help="S values (default 1e5..1e8)")
+    parser.add_argument(
+        "--modes", nargs="+", default=["local", "ray", "local-unprotected", "duckdb"]
+    )
+    parser.add_argument("--one", nargs=2, metavar=("S", "MODE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(one(int(float(args.one[0])), args.one[1] == "1")))
+        print(json.dumps(one(int(float(args.one[0])), args.one[1])))
         return
-    sizes = (
-        [10**4, 10**5]
-        if args.quick
-        else [s for s in (10**4, 10**5, 10**6, 10**7) if s <= args.max_sources]
-    )
+    sizes = [10**4, 10**5] if args.quick else [int(s) for s in (args.sizes or (1e5, 1e6, 1e7, 1e8))]
     env = dict(os.environ)
     src = str(Path(__file__).resolve().parents[1] / "src")
     env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
-    rows = []
+    env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     print(
-        f"{'S':>10} {'scramblers':>10} {'messages':>12} {'execute s':>10} "
-        f"{'msg/s':>12} {'peak MB':>9}"
+        f"{'S':>11} {'mode':>18} {'messages':>14} {'setup s':>8} {'execute s':>10} "
+        f"{'peak MB':>9} {'worker MB':>10}"
     )
+    rows: dict[tuple[int, str], dict[str, Any]] = {}
     for size in sizes:
-        for protected in (False, True):
-            out = subprocess.run(
-                [sys.executable, __file__, "--one", str(size), "1" if protected else "0"],
-                capture_output=True,
-                text=True,
-                env=env,
-                check=False,
-            )
-            if out.returncode != 0:
-                print(
-                    f"{size:>10} {protected!s:>10} failed: {out.stderr.strip().splitlines()[-1:]}"
-                )
+        for mode in args.modes:
+            if mode == "local-unprotected" and size > 10**6:
                 continue
-            r = json.loads(out.stdout)
-            rows.append(r)
+            r = _sub(size, mode, env)
+            if r is not None:
+                rows[(size, mode)] = r
+    _verdicts(rows)
+
+
+def _verdicts(rows: dict[tuple[int, str], dict[str, Any]]) -> None:
+    print()
+    for (size, mode), r in sorted(rows.items()):
+        if mode in ("local", "ray", "local-unprotected") and (size, "duckdb") in rows:
+            ratio = r["execute_s"] / rows[(size, "duckdb")]["execute_s"]
+            print(f"S={size:.0e}: {mode} / DuckDB GROUPING SETS = {ratio:.1f}x")
+        if mode == "ray" and (size, "local") in rows:
             print(
-                f"{r['sources']:>10} {r['scramblers']!s:>10} {r['messages']:>12,} "
-                f"{r['execute_s']:>10.2f} {r['messages_per_s']:>12,.0f} {r['peak_rss_mb']:>9.0f}"
+                f"S={size:.0e}: ray (2 shards) / local = "
+                f"{r['execute_s'] / rows[(size, 'local')]['execute_s']:.2f}x"
             )
-    target = [r for r in rows if r["sources"] == 10**6 and r["scramblers"]]
-    if target:
-        r = target[0]
-        ok = r["execute_s"] <= 20 and r["peak_rss_mb"] <= 4096
-        print(
-            f"target 1e6 x 4 grouping sets with scramblers: {r['execute_s']:.2f} s, "
-            f"{r['peak_rss_mb']:.0f} MB -> {'met' if ok else 'NOT met'} (<= 20 s, <= 4096 MB)"
+    checks = []
+    for mode in ("local", "ray"):
+        r = rows.get((10**7, mode))
+        if r:
+            peak = max(r["peak_rss_mb"], r["worker_rss_mb"])
+            checks.append(
+                f"1e7 {mode} peak per process {peak:.0f} MB (target <= 2048): "
+                f"{'met' if peak <= 2048 else 'NOT met'}"
+            )
+    if (10**7, "ray") in rows and (10**7, "local") in rows:
+        q = rows[(10**7, "ray")]["execute_s"] / rows[(10**7, "local")]["execute_s"]
+        checks.append(f"1e7 ray/local {q:.2f}x (target <= 1.5): {'met' if q <= 1.5 else 'NOT met'}")
+    if (10**6, "local") in rows and (10**6, "duckdb") in rows:
+        q = rows[(10**6, "local")]["execute_s"] / rows[(10**6, "duckdb")]["execute_s"]
+        checks.append(
+            f"1e6 protected/DuckDB {q:.1f}x (target <= 8): {'met' if q <= 8 else 'NOT met'}"
         )
-    prot = sorted((r for r in rows if r["scramblers"]), key=lambda r: r["sources"])
-    if len(prot) >= 2:
-        a, b = prot[0], prot[-1]
-        growth = (b["execute_s"] / a["execute_s"]) / (b["sources"] / a["sources"])
-        print(
-            f"time growth / source growth from S={a['sources']:.0e} to {b['sources']:.0e}: "
-            f"{growth:.2f} (1 = linear)"
-        )
+    for mode in ("local", "ray"):
+        if any(s == 10**8 for s, _ in rows):
+            done = (10**8, mode) in rows
+            checks.append(f"1e8 {mode}: {'completed' if done else 'did NOT complete'}")
+    for line in checks:
+        print(line)
 
 
 if __name__ == "__main__":

@@ -3,53 +3,58 @@ a shuffle-model protocol plan, each reduced to comparable, JSON-able numbers."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from crowdhide.engine import Execution, execute
+from crowdhide._json import jsonable as _jsonable
+from crowdhide.engine import Execution, Transcript, execute
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 BLOCK = 997  # small blocks: every source group spans several blocks and shards
 SEED = 5
 
 
-def diabetes(**run: Any) -> dict[str, Any]:
-    from crowdhide.plans import protect
-    from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan, compare, exact_answer
-    from crowdhide.plans.data import synth_diabetes
+def _example(name: str, tmp: Path, **run: Any) -> dict[str, Any]:
+    """``crowdhide run examples/<name>.toml`` (smaller population) through ``run_spec``."""
+    from crowdhide.plans.runner import run_spec
+    from crowdhide.plans.spec import load_spec
 
-    table = synth_diabetes(rows=6000, rng=7)
-    query = AggregateQuery.from_sql(
-        "SELECT age_range, bmi, AVG(insulin), COUNT(*) FROM D "
-        "GROUP BY GROUPING SETS ((age_range), (bmi))"
+    spec = load_spec(EXAMPLES / f"{name}.toml")
+    rows = {"diabetes": 6000, "kmeans": 3000}[name]
+    spec = replace(
+        spec,
+        data=replace(spec.data, rows=rows),
+        query=replace(spec.query, iterations=min(spec.query.iterations, 3)),
+        plots=False,
+        transcript_csv_max_rows=0,
+        block_size=BLOCK,
     )
-    setup = aggregate_plan(table, query, compute_nodes=6)
-    plan = protect(setup.plan, sigma=0.3, per_scrambler=300, dummies=40)
-    out = execute(plan, rng=SEED, block_size=BLOCK, **run)
-    rows = setup.result_rows(out.states["R"])
-    masks = [out.used[r] for r in setup.routes]
-    utility = compare(rows, exact_answer(table, query, masks=masks), query)
-    return {"rows": rows, "utility": utility, **_traffic(out)}
+    report = run_spec(spec, tmp / f"{name}-{run.get('backend', 'local')}-{run['shards']}", **run)
+    transcript = Transcript.load(Path(report["files"]["transcript"]))
+    keep = ("result", "utility", "privacy", "countermeasures", "costs", "routes")
+    out = {key: report[key] for key in keep}
+    out["execution"] = {k: report["execution"][k] for k in ("block_size", "seed")}
+    out["round_target_counts"] = _round_target(transcript)
+    out["transcript_digest"] = _digest(transcript)
+    if name == "kmeans":
+        out["centroids"] = np.load(report["files"]["result"]).tolist()
+    return json.loads(json.dumps(_jsonable(out)))
 
 
-def kmeans(**run: Any) -> dict[str, Any]:
-    from crowdhide.plans import protect
-    from crowdhide.plans.data import synth_kmeans
-    from crowdhide.plans.kmeans import kmeans_plan, nearest, rand_index
-
-    X, y = synth_kmeans(rows=3000, dim=4, clusters=4, rng=1)
-    setup = kmeans_plan(X, k=4, iterations=3, rng=2, relay_per=500)
-    plan = protect(setup.plan, sigma=0.5, per_scrambler=500, dummies=20)
-    out = execute(plan, rng=SEED, block_size=BLOCK, **run)
-    centroids = setup.centroids(out.states["R"])
-    return {
-        "rows": centroids.tolist(),
-        "utility": rand_index(y, nearest(X, centroids)),
-        **_traffic(out),
-    }
+def diabetes(tmp: Path, **run: Any) -> dict[str, Any]:
+    return _example("diabetes", tmp, **run)
 
 
-def protocol(**run: Any) -> dict[str, Any]:
+def kmeans(tmp: Path, **run: Any) -> dict[str, Any]:
+    return _example("kmeans", tmp, **run)
+
+
+def protocol(tmp: Path, **run: Any) -> dict[str, Any]:
     from crowdhide.protocols.engine_plan import shuffle_plan
 
     users = {"bit": (np.arange(2500) * 7919) % 3 == 0}
@@ -60,6 +65,7 @@ def protocol(**run: Any) -> dict[str, Any]:
         shuffle_rng=11,
     )
     out = execute(plan, rng=SEED, block_size=BLOCK, **run)
+    del tmp
     result = out.states["analyzer"]
     return {
         "rows": [int(result["sum"][0]), result["order"].tolist()],
@@ -68,21 +74,29 @@ def protocol(**run: Any) -> dict[str, Any]:
     }
 
 
-def _traffic(out: Execution) -> dict[str, Any]:
-    t = out.transcript
-    per_round_target = np.unique(
+def _round_target(t: Transcript) -> list[list[int]]:
+    keys, counts = np.unique(
         np.stack([t.round.astype(np.int64), t.target.astype(np.int64)]), axis=1, return_counts=True
     )
+    return [keys[0].tolist(), keys[1].tolist(), counts.tolist()]
+
+
+def _digest(t: Transcript) -> list[int]:
+    """Order-sensitive checksums of the transcript columns (identical transcripts only)."""
+    out = []
+    for column in (t.round, t.source, t.target, t.size, t.order):
+        values = column.astype(np.int64)
+        out.append(int((values * (np.arange(len(values)) % 1009 + 1)).sum()))
+    return out
+
+
+def _traffic(out: Execution) -> dict[str, Any]:
     return {
         "routes": {
             k: [v.messages, v.real_delivered, v.dummies, v.senders] for k, v in out.routes.items()
         },
-        "round_target_counts": [per_round_target[0].tolist(), per_round_target[1].tolist()],
-        "transcript_digest": [
-            int(c.astype(np.int64).sum() * 31 + (c.astype(np.int64) * np.arange(len(c))).sum())
-            for c in (t.round, t.source, t.target, t.size, t.order)
-        ],
-        "messages": len(t),
+        "round_target_counts": _round_target(out.transcript),
+        "transcript_digest": _digest(out.transcript),
     }
 
 

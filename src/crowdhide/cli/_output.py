@@ -7,8 +7,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
-import numpy as np
 import typer
+
+from crowdhide._json import jsonable
 
 __all__ = ["JsonFlag", "emit", "jsonable"]
 
@@ -16,32 +17,6 @@ __all__ = ["JsonFlag", "emit", "jsonable"]
 JsonFlag = Annotated[
     bool, typer.Option("--json", help="Print JSON (one object or a list) instead of a table.")
 ]
-
-
-def jsonable(value: Any) -> Any:
-    """Convert numpy scalars/arrays, paths and non-finite floats into JSON-safe values.
-
-    Non-finite floats (``inf``, ``nan``) become ``None``: JSON has no infinity, and every
-    record that can hold one also has a ``valid`` flag or a note saying why.
-
-    Examples
-    --------
-    >>> jsonable({"eps": float("inf"), "n": np.int64(3), "xs": np.array([0.5])})
-    {'eps': None, 'n': 3, 'xs': [0.5]}
-    """
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, np.ndarray):
-        return [jsonable(v) for v in value.tolist()]
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, bool | int | float | str) or value is None:
-        return value
-    return str(value)
 
 
 def _cell(value: Any) -> str:

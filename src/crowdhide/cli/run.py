@@ -22,32 +22,52 @@ def register(app: typer.Typer) -> None:
         out: Annotated[
             Path | None, typer.Option("--out", help="Output directory (default: results/<name>).")
         ] = None,
+        as_json: JsonFlag = False,
         backend: Annotated[
-            str, typer.Option("--backend", help="local | tls (node-host processes, mutual TLS).")
-        ] = "local",
+            str | None,
+            typer.Option(
+                "--backend", help="local | ray | tls (default: [run] backend, else local)."
+            ),
+        ] = None,
+        shards: Annotated[
+            int | None,
+            typer.Option("--shards", help="Shards (Ray: actors, ~1 per core). Same result."),
+        ] = None,
+        address: Annotated[
+            str | None,
+            typer.Option("--address", help="Existing Ray cluster (HOST:PORT); default: local."),
+        ] = None,
         hosts: Annotated[int, typer.Option("--hosts", help="tls: node-host processes.")] = 3,
         on_missing: Annotated[
             str, typer.Option("--on-missing", help="tls: fail | report lost contributions.")
         ] = "fail",
-        block_size: Annotated[
-            int | None,
-            typer.Option("--block-size", help="Nodes per block (tls: blocks spread over hosts)."),
-        ] = None,
         pki: Annotated[
             Path | None, typer.Option("--pki", help="tls: directory from `crowdhide net pki`.")
         ] = None,
-        as_json: JsonFlag = False,
+        block_size: Annotated[
+            int | None,
+            typer.Option("--block-size", help="Nodes per block (default: [run] block_size)."),
+        ] = None,
     ) -> None:
         """Run a decentralized query with DP countermeasures; write result, transcript, plots."""
         from crowdhide.plans.runner import run_spec
         from crowdhide.plans.spec import load_spec
 
         network = _network(backend, hosts, on_missing, pki)
+        if network is not None:
+            backend = None  # the tls backend is chosen by `network`
         spec = load_spec(plan_file)
         out_dir = out if out is not None else Path("results") / spec.name
         with stage_progress(not as_json) as progress:
             report = run_spec(
-                spec, out_dir, progress=progress, network=network, block_size=block_size
+                spec,
+                out_dir,
+                progress=progress,
+                backend=backend,
+                shards=shards,
+                address=address,
+                network=network,
+                block_size=block_size,
             )
         report["inputs"] = {"plan": str(plan_file), "out": str(out_dir)}
         if as_json:
@@ -56,15 +76,18 @@ def register(app: typer.Typer) -> None:
         _print(report)
 
 
-def _network(backend: str, hosts: int, on_missing: str, pki: Path | None) -> dict[str, Any] | None:
-    if backend not in ("local", "tls"):
-        raise ValueError(f"--backend must be 'local' or 'tls', got {backend!r}")
+def _network(
+    backend: str | None, hosts: int, on_missing: str, pki: Path | None
+) -> dict[str, Any] | None:
+    """Options of the tls backend, or ``None`` for the engine's own backends."""
+    if backend not in (None, "local", "ray", "tls"):
+        raise ValueError(f"--backend must be one of local, ray, tls, got {backend!r}")
     if on_missing not in ("fail", "report"):
         raise ValueError(f"--on-missing must be 'fail' or 'report', got {on_missing!r}")
+    if backend != "tls":
+        return None
     if not 1 <= hosts <= 256:
         raise ValueError(f"--hosts must be in [1, 256], got {hosts}")
-    if backend == "local":
-        return None
     if pki is not None and not (pki / "ca.pem").is_file():
         raise ValueError(f"--pki must be a directory written by `crowdhide net pki`, got {pki}")
     return {"hosts": hosts, "on_missing": on_missing, "pki": pki}

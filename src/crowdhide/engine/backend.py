@@ -18,6 +18,9 @@ block size. Block ``i`` of a group lives on shard ``i mod shards``.
 
 from __future__ import annotations
 
+import os
+import pickle
+import shutil
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -77,7 +80,7 @@ class BlockReport:
         tuple[int, int, npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]], ...
     ] = field(repr=False)
     stats: Mapping[str, Mapping[str, int]]
-    used: Mapping[str, npt.NDArray[np.int64]] = field(repr=False)
+    used: Mapping[str, npt.NDArray[np.integer[Any]]] = field(repr=False)
     state: State | None = field(default=None, repr=False)
 
 
@@ -137,10 +140,15 @@ class LocalBackend:
 
     name = "local"
 
-    def __init__(self) -> None:
+    def __init__(self, *, memory_budget: int = 1 << 29) -> None:
         self._job: Job | None = None
-        self._mail: dict[tuple[str, int], list[MessageBatch]] = defaultdict(list)
+        self._mail: dict[tuple[str, int], list[MessageBatch | str]] = defaultdict(list)
         self._offsets: dict[str, int] = {}
+        #: Bytes of undelivered batches kept in memory; beyond, parts wait on disk.
+        self.memory_budget = check_int("memory_budget", memory_budget, low=0)
+        self._held = 0
+        self._spill: str | None = None
+        self._spilled = 0
 
     def open(self, job: Job) -> None:
         self._job = job
@@ -155,7 +163,7 @@ class LocalBackend:
         reports = []
         for shard in range(job.shards):
             for block in blocks[shard :: job.shards]:
-                inbox = self._mail.pop((group, block.index), [])
+                inbox = [self._load(p) for p in self._mail.pop((group, block.index), [])]
                 result = step(job.plan, block, inbox, seed=job.seed)
                 del inbox
                 deliver(job, result.batches, self._post)
@@ -163,11 +171,43 @@ class LocalBackend:
         return reports
 
     def _post(self, receiver: str, block: int, part: MessageBatch) -> None:
-        self._mail[(receiver, block)].append(part)
+        size = _nbytes(part)
+        if self._held + size <= self.memory_budget:
+            self._held += size
+            self._mail[(receiver, block)].append(part)
+            return
+        import tempfile
+
+        if self._spill is None:
+            self._spill = tempfile.mkdtemp(prefix="crowdhide-mail-")
+        path = os.path.join(self._spill, f"{self._spilled}.pickle")
+        self._spilled += 1
+        with open(path, "wb") as handle:  # our own temporary file, read back once below
+            pickle.dump(part, handle, protocol=5)
+        self._mail[(receiver, block)].append(path)
+
+    def _load(self, part: MessageBatch | str) -> MessageBatch:
+        if isinstance(part, MessageBatch):
+            self._held -= _nbytes(part)
+            return part
+        with open(part, "rb") as handle:
+            batch: MessageBatch = pickle.load(handle)  # written by _post of this backend
+        os.unlink(part)
+        return batch
 
     def close(self) -> None:
         self._mail.clear()
+        self._held = 0
         self._job = None
+        if self._spill is not None:
+            shutil.rmtree(self._spill, ignore_errors=True)
+            self._spill = None
+
+
+def _nbytes(batch: MessageBatch) -> int:
+    arrays = [batch.src, batch.dst, batch.order, batch.payload, batch.rows, batch.forward]
+    arrays += list(batch.columns.values())
+    return sum(int(np.asarray(a).nbytes) for a in arrays if a is not None)
 
 
 def deliver(job: Job, batches: Sequence[MessageBatch], post: Any) -> None:
@@ -195,9 +235,14 @@ def make_backend(name: str, *, address: str | None = None) -> Backend:
             raise ValueError(f"address applies to backend 'ray' only, got {address!r}")
         return LocalBackend()
     if name == "ray":
-        from crowdhide.engine.ray_backend import RayBackend
-
-        return RayBackend(address=address)
+        try:
+            from crowdhide.engine.ray_backend import RayBackend
+        except ImportError as exc:
+            raise ImportError(
+                f"backend 'ray' needs the ray extra: pip install 'crowdhide[ray]' ({exc})"
+            ) from None
+        backend: Backend = RayBackend(address=address)
+        return backend
     raise ValueError(f"backend must be 'local' or 'ray', got {name!r}")
 
 

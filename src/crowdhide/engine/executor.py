@@ -18,6 +18,7 @@ same for any backend and any number of shards, given the seed and the block size
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -140,7 +141,7 @@ def execute(
     Examples
     --------
     >>> import numpy as np
-    >>> from crowdhide.plans import PlanBuilder, protect
+    >>> from crowdhide.engine.plan import PlanBuilder, protect
     >>> b = PlanBuilder()
     >>> _ = b.sources("S", {"g": np.arange(100) % 4})
     >>> _ = b.compute("C", size=4, process=lambda inbox, rng: {
@@ -177,66 +178,79 @@ def execute(
         transport = make_backend(backend or "local", address=address)
     else:
         transport = backend
+    total = sum(g.size for g in plan.groups)
+    if total >= 2**31:
+        raise ValueError(f"a plan must have fewer than 2**31 nodes, got {total}")
     job = Job(plan=plan, seed=seed, block_size=size, shards=count, keep=frozenset(kept))
     order = plan.topological_groups()
-    collected: list[tuple[int, list[BlockReport]]] = []
+    collector = _Collector(job)
     transport.open(job)
     try:
         for done, group in enumerate(order, start=1):
-            reports = sorted(transport.run_group(group.name), key=lambda r: r.block.index)
-            collected.append((done, reports))
+            collector.add(sorted(transport.run_group(group.name), key=lambda r: r.block.index))
             if progress is not None:
                 progress(done, len(order), group.name)
     finally:
         transport.close()
-    return _assemble(job, collected, getattr(transport, "name", type(transport).__name__))
+    return collector.finish(getattr(transport, "name", type(transport).__name__))
 
 
-def _assemble(job: Job, collected: list[tuple[int, list[BlockReport]]], name: str) -> Execution:
-    plan = job.plan
-    stats: dict[str, dict[str, int]] = {}
-    used: dict[str, npt.NDArray[np.bool_]] = {}
-    parts: list[Any] = []
-    states: dict[str, State] = {}
-    data_routes = {r.name: r for r in plan.routes if r.kind == "data"}
-    for _, reports in collected:
+class _Collector:
+    """Folds block reports into counters, masks, kept states and the transcript, group by
+    group, so the driver holds no per-block history (the transcript spills to disk)."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.stats: dict[str, dict[str, int]] = {}
+        self.used: dict[str, npt.NDArray[np.bool_]] = {}
+        self.states: dict[str, State] = {}
+        self.traffic = TrafficSink()
+        self.data_routes = {r.name: r for r in job.plan.routes if r.kind == "data"}
+
+    def add(self, reports: list[BlockReport]) -> None:
+        plan = self.job.plan
         for report in reports:
             for route, record in report.stats.items():
-                total = stats.setdefault(route, {})
+                total = self.stats.setdefault(route, {})
                 for key, value in record.items():
                     total[key] = total.get(key, 0) + value
             for route, origins in report.used.items():
-                if route in data_routes:
-                    size = plan.group(data_routes[route].sender).size
-                    mask = used.setdefault(route, np.zeros(size, dtype=bool))
+                if route in self.data_routes:
+                    size = plan.group(self.data_routes[route].sender).size
+                    mask = self.used.setdefault(route, np.zeros(size, dtype=bool))
                     mask[origins] = True
-            parts.extend(report.traffic)
-        kept = [r for r in reports if r.state is not None]
+            self.traffic.add(report.traffic)
+        kept = [r.state for r in reports if r.state is not None]
         if kept:
-            states[reports[0].block.group] = _join([r.state for r in kept if r.state is not None])
-    for declared in plan.routes:  # senders = the whole sender group, even with no traffic
-        stats.setdefault(declared.name, {})["senders"] = plan.group(declared.sender).size
-    routes = {
-        route: RouteStats(
-            messages=s.get("messages", 0),
-            real_delivered=s.get("real_delivered", 0),
-            dummies=s.get("dummies", 0),
-            senders=s["senders"],
+            self.states[reports[0].block.group] = _join(kept)
+
+    def finish(self, name: str) -> Execution:
+        plan = self.job.plan
+        for declared in plan.routes:  # senders = the whole sender group, even with no traffic
+            self.stats.setdefault(declared.name, {})["senders"] = plan.group(declared.sender).size
+        names = {r.name for r in plan.routes}
+        routes = {
+            route: RouteStats(
+                messages=s.get("messages", 0),
+                real_delivered=s.get("real_delivered", 0),
+                dummies=s.get("dummies", 0),
+                senders=s["senders"],
+            )
+            for route, s in self.stats.items()
+            if route in names
+        }
+        offsets = plan.node_offsets()
+        groups = {g.name: (offsets[g.name], g.size) for g in plan.groups}
+        return Execution(
+            states=self.states,
+            transcript=self.traffic.transcript(groups),
+            routes=routes,
+            used=self.used,
+            backend=name,
+            shards=self.job.shards,
+            block_size=self.job.block_size,
+            seed=self.job.seed,
         )
-        for route, s in stats.items()
-        if route in {r.name for r in plan.routes}
-    }
-    offsets = plan.node_offsets()
-    return Execution(
-        states=states,
-        transcript=_transcript(parts, {g.name: (offsets[g.name], g.size) for g in plan.groups}),
-        routes=routes,
-        used=used,
-        backend=name,
-        shards=job.shards,
-        block_size=job.block_size,
-        seed=job.seed,
-    )
 
 
 def _join(states: list[State]) -> State:
@@ -255,25 +269,83 @@ def _join(states: list[State]) -> State:
     return joined
 
 
-def _transcript(parts: list[Any], groups: Mapping[str, tuple[int, int]]) -> Transcript:
-    lengths = [len(p[2]) for p in parts]
-    total = sum(lengths)
-    round_ = np.empty(total, dtype=np.int16)
-    size = np.empty(total, dtype=np.int32)
-    columns = [np.empty(total, dtype=np.int32) for _ in range(3)]
-    at = 0
-    for (r, s, src, dst, order), n in zip(parts, lengths, strict=True):
-        round_[at : at + n] = r
-        size[at : at + n] = s
-        for column, values in zip(columns, (src, dst, order), strict=True):
-            column[at : at + n] = values
-        at += n
-    parts.clear()
-    return Transcript(
-        round=round_,
-        source=columns[0],
-        target=columns[1],
-        size=size,
-        order=columns[2],
-        groups=dict(groups),
-    )
+_COLUMNS = (
+    ("round", np.int16),
+    ("source", np.int32),
+    ("target", np.int32),
+    ("size", np.int32),
+    ("order", np.int32),
+)
+
+
+class TrafficSink:
+    """The observer's transcript, accumulated in order; beyond ``limit`` bytes in memory it
+    is appended to files (unlinked once mapped), and the final columns are read-only
+    memory maps, so a run's peak memory does not grow with its message count."""
+
+    def __init__(self, limit: int = 1 << 26) -> None:
+        self.limit = limit
+        self.parts: list[tuple[int, int, Any, Any, Any]] = []
+        self.held = 0
+        self.count = 0
+        self.directory: str | None = None
+        self.files: dict[str, Any] = {}
+
+    def add(self, parts: Any) -> None:
+        for part in parts:
+            self.parts.append(part)
+            self.held += 18 * len(part[2])
+        if self.held > self.limit:
+            self._flush()
+
+    def _columns(self) -> list[npt.NDArray[Any]]:
+        lengths = [len(p[2]) for p in self.parts]
+        total = sum(lengths)
+        out = [np.empty(total, dtype=t) for _, t in _COLUMNS]
+        at = 0
+        for (r, s, src, dst, order), n in zip(self.parts, lengths, strict=True):
+            out[0][at : at + n] = r
+            out[3][at : at + n] = s
+            out[1][at : at + n] = src
+            out[2][at : at + n] = dst
+            out[4][at : at + n] = order
+            at += n
+        self.parts.clear()
+        self.held = 0
+        self.count += total
+        return out
+
+    def _flush(self) -> None:
+        import tempfile
+
+        if self.directory is None:
+            self.directory = tempfile.mkdtemp(prefix="crowdhide-transcript-")
+            self.files = {
+                name: open(os.path.join(self.directory, name), "wb")  # noqa: SIM115
+                for name, _ in _COLUMNS
+            }
+        for (name, _), values in zip(_COLUMNS, self._columns(), strict=True):
+            self.files[name].write(values.tobytes())
+
+    def transcript(self, groups: Mapping[str, tuple[int, int]]) -> Transcript:
+        """The transcript of everything added (in memory, or memory-mapped from disk)."""
+        if self.directory is None:
+            columns = self._columns()
+        else:
+            self._flush()
+            columns = []
+            for name, dtype in _COLUMNS:
+                self.files[name].close()
+                path = os.path.join(self.directory, name)
+                columns.append(np.memmap(path, dtype=dtype, mode="r", shape=(self.count,)))
+                os.unlink(path)  # the mapping stays valid; the space is freed with it
+            os.rmdir(self.directory)
+            self.directory = None
+        return Transcript(
+            round=columns[0],
+            source=columns[1],
+            target=columns[2],
+            size=columns[3],
+            order=columns[4],
+            groups=dict(groups),
+        )

@@ -50,7 +50,7 @@ from crowdhide.engine.plan import ExecutionPlan, NodeGroup, Route, State
 
 __all__ = ["BlockResult", "block_rng", "inbox_of", "split", "step"]
 
-IntArray = npt.NDArray[np.int64]
+IntArray = npt.NDArray[np.integer[Any]]
 
 
 def block_rng(seed: int, round: int, group: str, block: int) -> np.random.Generator:
@@ -468,8 +468,7 @@ def _scramble(
     out_src = np.concatenate([scr, np.repeat(np.arange(count, dtype=np.int64), d)])
     out_dst = np.concatenate([fwd, dummy_dst])
     out_pay = np.concatenate([payload, np.full(count * d, -1, dtype=np.int64)])
-    # (scrambler index + uniform key) sorts by scrambler, then uniformly within each one.
-    perm = np.argsort(out_src + rng.random(out_src.shape[0]))
+    perm = _scrambler_order(scr, count, d, rng)
     out_src, out_dst, out_pay = out_src[perm], out_dst[perm], out_pay[perm]
     starts = np.searchsorted(out_src, np.arange(count))
     order = np.arange(out_src.shape[0]) - starts[out_src]
@@ -486,6 +485,36 @@ def _scramble(
         payload=out_pay,
         columns=columns,
     )
+
+
+def _scrambler_order(scr: IntArray, count: int, dummies: int, rng: np.random.Generator) -> IntArray:
+    """Shuffled output of ``count`` scramblers: indices into ``[inputs..., dummies...]``.
+
+    Scrambler ``j`` holds its inputs (``scr == j``) then its ``dummies`` dummies (entries
+    ``len(scr) + j*d + k``). Entries are laid out one row per scrambler (padded with -1 when
+    input counts differ), rows are shuffled independently (Fisher–Yates,
+    ``Generator.permuted``) and the padding is dropped: a uniformly random order within each
+    scrambler, grouped by scrambler, in O(entries) without sorting keys.
+    """
+    inputs = np.bincount(scr, minlength=count)
+    width = int(inputs.max(initial=0)) + dummies
+    table = np.full((count, width), -1, dtype=np.int64)
+    if scr.size > 1 and bool((np.diff(scr) < 0).any()):
+        grouped = np.argsort(scr, kind="stable")
+    else:
+        grouped = np.arange(scr.size, dtype=np.int64)
+    starts = np.cumsum(inputs) - inputs
+    owner = scr[grouped]
+    table[owner, np.arange(scr.size, dtype=np.int64) - starts[owner]] = grouped
+    if dummies:
+        rows = np.repeat(np.arange(count, dtype=np.int64), dummies)
+        slots = inputs[rows] + np.tile(np.arange(dummies, dtype=np.int64), count)
+        table[rows, slots] = scr.size + np.arange(count * dummies, dtype=np.int64)
+    shuffled = rng.permuted(table, axis=1).ravel()
+    if bool((inputs == inputs[0]).all()):
+        return shuffled  # no padding
+    result: IntArray = shuffled[shuffled >= 0]
+    return result
 
 
 def _cat(parts: Sequence[IntArray]) -> IntArray:

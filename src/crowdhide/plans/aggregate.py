@@ -300,6 +300,7 @@ def aggregate_plan(
     builder = PlanBuilder()
     routes: list[str] = []
     sizes: list[int] = []
+    universes: list[int] = []
     for g, columns in enumerate(query.grouping_sets):
         doms = tuple(
             np.unique(np.asarray(domains[c] if domains and c in domains else table[c]))
@@ -309,9 +310,10 @@ def aggregate_plan(
         keys = _encode(table, columns, doms)
         universe = math.prod(len(d) for d in doms)
         nodes = min(C, universe)
-        source[f"__key{g}"] = keys
-        source[f"__node{g}"] = keys * nodes // universe
+        # The smallest integer type holding the mixed-radix code (memory follows the data).
+        source[f"__key{g}"] = keys.astype(np.min_scalar_type(max(universe - 1, 0)))
         sizes.append(nodes)
+        universes.append(universe)
     builder.sources("S", source)
     for g, nodes in enumerate(sizes):
         builder.compute(f"C{g}", size=nodes, process=_compute_process(g, query, f"S->C{g}"))
@@ -320,7 +322,7 @@ def aggregate_plan(
         builder.route(
             "S",
             f"C{g}",
-            by=_router(g),
+            by=_router(g, sizes[g], universes[g]),
             message_size=message_size,
             columns=(f"__key{g}", *query.numeric_columns),
         )
@@ -333,9 +335,11 @@ def aggregate_plan(
     )
 
 
-def _router(g: int) -> Any:
+def _router(g: int, nodes: int, universe: int) -> Any:
+    """Compute node owning a key: the key domain is cut into ``nodes`` contiguous parts."""
+
     def by(state: Mapping[str, npt.NDArray[Any]]) -> npt.NDArray[np.int64]:
-        return np.asarray(state[f"__node{g}"], dtype=np.int64)
+        return np.asarray(state[f"__key{g}"], dtype=np.int64) * nodes // universe
 
     return by
 
@@ -347,7 +351,7 @@ def _compute_process(g: int, query: AggregateQuery, route: str) -> Any:
         unique, index, inverse = np.unique(keys, return_index=True, return_inverse=True)
         out: dict[str, npt.NDArray[Any]] = {
             NODE: delivery.target[index],  # each key's partial aggregate stays at its node
-            "key": unique,
+            "key": unique.astype(np.int64),
             "count": np.bincount(inverse, minlength=len(unique)),
         }
         for column in query.numeric_columns:

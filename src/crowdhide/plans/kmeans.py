@@ -218,15 +218,31 @@ def _centroid_process(i: int, initial: FloatArray) -> Any:
             previous[back.target - start] = back.gather("centroid")
         delivery = inbox.only(f"src@{i}->centroids@{i}")
         x = delivery.gather("x")
-        onehot = ((delivery.target - start)[None, :] == np.arange(size)[:, None]).astype(np.float32)
-        sums = onehot @ x
-        counts = onehot.sum(axis=1)
+        sums, counts = _sums_by_node(delivery.target - start, x, size)
         centroid = np.where(
             counts[:, None] > 0, sums / np.maximum(counts, 1.0)[:, None], previous
         ).astype(np.float32)
         return {"centroid": centroid, "count": counts.astype(np.int64)}
 
     return process
+
+
+def _sums_by_node(
+    node: npt.NDArray[np.integer[Any]], x: FloatArray, size: int
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Per-node sums and counts of the points, in float64 and a fixed summation order.
+
+    (A BLAS product sums in an order that depends on its thread count, so hosts with
+    different cores could disagree in the last bits.)
+    """
+    counts = np.bincount(node, minlength=size).astype(np.float64)
+    sums = np.zeros((size, x.shape[1]), dtype=np.float64)
+    if len(node):
+        order = np.argsort(node, kind="stable")
+        present = np.flatnonzero(counts)
+        starts = np.searchsorted(node[order], present)
+        sums[present] = np.add.reduceat(x[order].astype(np.float64), starts, axis=0)
+    return sums, counts
 
 
 def _result_process(last: int) -> Any:

@@ -19,7 +19,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide.engine import DEFAULT_BLOCK_SIZE, Execution, Transcript, execute
+from crowdhide._json import jsonable
+from crowdhide._validation import check_int
+from crowdhide.engine import Execution, Transcript, execute
 from crowdhide.plans.aggregate import (
     AggregateQuery,
     AggregateSetup,
@@ -45,7 +47,7 @@ from crowdhide.plans.data import (
 from crowdhide.plans.kmeans import KmeansSetup, kmeans_plan, nearest, rand_index
 from crowdhide.plans.model import ExecutionPlan, data_clusters_per_path, protect
 from crowdhide.plans.planner import CountermeasureChoice, plan_protection, route_costs
-from crowdhide.plans.spec import RunSpec
+from crowdhide.plans.spec import RunSpec, check_backend
 
 __all__ = ["Prepared", "prepare", "run_spec", "tradeoff_curve"]
 
@@ -451,26 +453,28 @@ def _write_rows(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
 def _execute(
     plan: ExecutionPlan,
     seed: int,
-    network: Mapping[str, Any] | None,
     tick: Any,
-    block_size: int | None,
+    *,
+    network: Mapping[str, Any] | None,
+    options: Mapping[str, Any],
 ) -> tuple[Execution, dict[str, Any] | None]:
-    """Execute on the local backend, or in node-host processes over mutual TLS."""
+    """Execute on ``options["backend"]``, or in node-host processes over mutual TLS."""
 
     def step(done: int, total: int, name: str) -> None:
         tick("execute", done, total)
 
-    size = DEFAULT_BLOCK_SIZE if block_size is None else block_size
     if network is None:
-        return execute(plan, rng=seed, progress=step, block_size=size), None
+        return execute(plan, rng=seed, progress=step, **options), None
     from crowdhide.net.backend import TlsBackend
 
-    options = dict(network)
+    settings = dict(network)
     # Room for the largest message plus header and end-to-end sealing (onion: two layers).
-    options.setdefault("frame_size", max(256, max(r.message_size for r in plan.routes) + 128))
-    backend = TlsBackend(**options)
+    settings.setdefault("frame_size", max(256, max(r.message_size for r in plan.routes) + 128))
+    backend = TlsBackend(**settings)
     try:
-        run = execute(plan, rng=seed, progress=step, backend=backend, block_size=size)
+        run = execute(
+            plan, rng=seed, progress=step, backend=backend, block_size=options["block_size"]
+        )
     finally:
         backend.close()
     record = {
@@ -490,17 +494,26 @@ def run_spec(
     *,
     accountant: CountermeasureAccountant | None = None,
     progress: Progress | None = None,
+    backend: str | None = None,
+    shards: int | None = None,
+    address: str | None = None,
     network: Mapping[str, Any] | None = None,
     block_size: int | None = None,
 ) -> dict[str, Any]:
     """Prepare, execute, compare with the exact answer, write files; return the report.
 
+    ``backend`` (``"local"`` or ``"ray"``), ``shards`` and ``address`` override ``[run]``
+    of the plan file; the result does not depend on them (same seed, same output).
     ``network`` (e.g. ``{"hosts": 3, "on_missing": "report"}``) runs the plan on the ``tls``
-    backend (:class:`crowdhide.net.backend.TlsBackend`) instead of the local one;
-    ``block_size`` sets the engine's block size (the result depends on seed and block size).
+    backend instead (:class:`crowdhide.net.backend.TlsBackend`, node programs in host
+    processes); ``block_size`` overrides ``[run] block_size`` (blocks are spread over hosts).
     """
-    from crowdhide.cli._output import jsonable
-
+    backend_name = spec.backend if backend is None else check_backend(backend)
+    shard_count = spec.shards if shards is None else check_int("shards", shards, low=1)
+    ray_address = spec.address if address is None else address
+    if ray_address is not None and backend_name != "ray":
+        raise ValueError(f"address applies to backend 'ray' only, got {ray_address!r}")
+    size = spec.block_size if block_size is None else check_int("block_size", block_size, low=1)
     acct = accountant if accountant is not None else default_accountant()
     tick = progress or (lambda stage, done, total: None)
     started = time.perf_counter()
@@ -509,10 +522,28 @@ def run_spec(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     groups = len(prepared.plan.groups)
-    run, net_record = _execute(prepared.plan, spec.seed, network, tick, block_size)
+    run, net_record = _execute(
+        prepared.plan,
+        spec.seed,
+        tick,
+        network=network,
+        options={
+            "backend": backend_name,
+            "shards": shard_count,
+            "address": ray_address,
+            "block_size": size,
+        },
+    )
     executed_at = time.perf_counter()
     del groups
     report = prepared.summary()
+    report["execution"] = {
+        "backend": run.backend,
+        "shards": run.shards,
+        "address": ray_address,
+        "block_size": run.block_size,
+        "seed": run.seed,
+    }
     if net_record is not None:
         report["network"] = net_record
     files: dict[str, str] = {}

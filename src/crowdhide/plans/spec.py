@@ -36,7 +36,16 @@ from typing import Any
 from crowdhide._validation import check_bool, check_int, check_probability, check_real
 from crowdhide.plans.planner import Constraints
 
-__all__ = ["DataSpec", "FixedCountermeasures", "QuerySpec", "RunSpec", "load_spec", "parse_spec"]
+__all__ = [
+    "BACKENDS",
+    "DataSpec",
+    "FixedCountermeasures",
+    "QuerySpec",
+    "RunSpec",
+    "check_backend",
+    "load_spec",
+    "parse_spec",
+]
 
 _SECTIONS = {
     "data": {
@@ -55,7 +64,16 @@ _SECTIONS = {
     "privacy": {"epsilon", "delta"},
     "constraints": {"max_channels", "max_overhead", "max_consents"},
     "countermeasures": {"sigma", "n", "d", "local_dummies", "cap"},
-    "run": {"seed", "message_size", "plots", "transcript_csv_max_rows"},
+    "run": {
+        "seed",
+        "message_size",
+        "plots",
+        "transcript_csv_max_rows",
+        "backend",
+        "shards",
+        "address",
+        "block_size",
+    },
 }
 _AGG_GENERATORS = ("diabetes", "aggregate")
 _KMEANS_GENERATORS = ("auto", "mnist", "digits", "synthetic")
@@ -114,6 +132,30 @@ class RunSpec:
     message_size: int
     plots: bool
     transcript_csv_max_rows: int
+    backend: str = "local"
+    shards: int = 1
+    address: str | None = None
+    block_size: int = 1 << 16
+
+
+BACKENDS = ("local", "ray")
+
+
+def check_backend(value: Any, name: str = "backend") -> str:
+    """Validate a backend name (``local`` or ``ray``).
+
+    Examples
+    --------
+    >>> check_backend("ray")
+    'ray'
+    >>> check_backend("spark", "run.backend")
+    Traceback (most recent call last):
+    ...
+    ValueError: run.backend must be one of ('local', 'ray'), got 'spark'
+    """
+    if value not in BACKENDS:
+        raise ValueError(f"{name} must be one of {BACKENDS}, got {value!r}")
+    return str(value)
 
 
 def _section(raw: Mapping[str, Any], name: str) -> dict[str, Any]:
@@ -250,7 +292,25 @@ def parse_spec(raw: Mapping[str, Any], *, base: Path | None = None) -> RunSpec:
         transcript_csv_max_rows=check_int(
             "run.transcript_csv_max_rows", run.get("transcript_csv_max_rows", 500_000), low=0
         ),
+        **_backend_keys(run),
     )
+
+
+def _backend_keys(run: Mapping[str, Any]) -> dict[str, Any]:
+    """``[run] backend, shards, address, block_size`` (address: an existing Ray cluster;
+    block_size: nodes per block, the unit of execution and of counter-based randomness)."""
+    backend = check_backend(run.get("backend", "local"), "run.backend")
+    address = run.get("address")
+    if address is not None and (not isinstance(address, str) or not address.strip()):
+        raise ValueError(f"run.address must be a non-empty string, got {address!r}")
+    if address is not None and backend != "ray":
+        raise ValueError(f"run.address needs run.backend = 'ray', got backend {backend!r}")
+    return {
+        "backend": backend,
+        "shards": check_int("run.shards", run.get("shards", 1), low=1),
+        "address": address,
+        "block_size": check_int("run.block_size", run.get("block_size", 1 << 16), low=1),
+    }
 
 
 def load_spec(path: Path | str) -> RunSpec:

@@ -1,0 +1,163 @@
+"""Ray backend (extra ``ray``): one actor per shard, batches actor → actor via the object store.
+
+Each :class:`_Shard` actor owns the blocks ``i`` with ``i mod shards`` equal to its index, for
+every group. To run a group the driver calls every actor once; an actor runs its blocks
+(:func:`crowdhide.engine.program.step`), keeps parts addressed to its own blocks in memory,
+``ray.put``\\ s the others and hands their references straight to the owning actor
+(``deliver``), so message batches never travel through the driver; the driver receives the
+observer's view (:class:`~crowdhide.engine.backend.BlockReport`) only.
+
+By default Ray is started on this machine with its node address 127.0.0.1, no dashboard,
+usage statistics off, ``num_cpus`` = shards and a modest object store; ``address`` joins an
+existing cluster instead (``ray start --head`` on one machine, ``ray start --address=...``
+on the others). :meth:`RayBackend.close` kills the actors and shuts down what it started.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from typing import Any
+
+import ray
+
+from crowdhide.engine.backend import BlockReport, Job, deliver, report_of
+from crowdhide.engine.messages import MessageBatch
+from crowdhide.engine.program import step
+
+__all__ = ["RayBackend", "start_ray"]
+
+#: Object store of a Ray instance started here (bytes); larger batches spill to disk.
+DEFAULT_OBJECT_STORE = 512 * 1024 * 1024
+
+
+class _Shard:
+    """One shard: the blocks it owns, their inboxes, and handles of its peers."""
+
+    def __init__(self, job: Job, index: int) -> None:
+        self.job = job
+        self.index = index
+        self.offsets = job.plan.node_offsets()
+        self.peers: list[Any] = []
+        self.mail: dict[tuple[str, int], list[Any]] = defaultdict(list)
+
+    def peak_rss_mb(self) -> float:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+    def connect(self, peers: list[Any]) -> int:
+        self.peers = peers
+        return len(peers)
+
+    def deliver(self, group: str, block: int, refs: list[Any]) -> int:
+        # ``refs`` stays a list of ObjectRefs (nested refs are not resolved on arrival):
+        # the data moves when the block runs.
+        self.mail[(group, block)].extend(refs)
+        return len(refs)
+
+    def run_group(self, group: str) -> tuple[list[BlockReport], list[Any]]:
+        job = self.job
+        acks: list[Any] = []
+        reports: list[BlockReport] = []
+
+        def post(receiver: str, block: int, part: MessageBatch) -> None:
+            owner = job.shard_of(block)
+            if owner == self.index:
+                self.mail[(receiver, block)].append(part)
+            else:
+                acks.append(self.peers[owner].deliver.remote(receiver, block, [ray.put(part)]))
+
+        for block in job.blocks(group)[self.index :: job.shards]:
+            pending = self.mail.pop((group, block.index), [])
+            refs = [p for p in pending if isinstance(p, ray.ObjectRef)]
+            fetched = ray.get(refs) if refs else []
+            inbox = [p for p in pending if not isinstance(p, ray.ObjectRef)] + list(fetched)
+            del pending, refs, fetched
+            result = step(job.plan, block, inbox, seed=job.seed)
+            del inbox
+            deliver(job, result.batches, post)
+            reports.append(report_of(job, result, self.offsets))
+        return reports, acks
+
+
+def start_ray(
+    *,
+    address: str | None = None,
+    num_cpus: int = 2,
+    object_store_memory: int = DEFAULT_OBJECT_STORE,
+) -> None:
+    """``ray.init`` as the backend does it: on this machine, loopback only, or ``address``."""
+    # Nothing leaves the machine: no usage statistics, no dashboard, loopback node address.
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if address is None:
+        ray.init(
+            num_cpus=num_cpus,
+            include_dashboard=False,
+            _node_ip_address="127.0.0.1",
+            object_store_memory=object_store_memory,
+            log_to_driver=False,
+            configure_logging=False,
+        )
+    else:
+        ray.init(address=address, log_to_driver=False, configure_logging=False)
+
+
+class RayBackend:
+    """Blocks run in Ray actors (one per shard); see the module docstring.
+
+    Parameters
+    ----------
+    address
+        An existing Ray cluster (``"HOST:PORT"`` or ``"auto"``); ``None`` starts Ray here.
+    object_store_memory
+        Object store size when Ray is started here (bytes).
+    """
+
+    name = "ray"
+
+    def __init__(
+        self, *, address: str | None = None, object_store_memory: int = DEFAULT_OBJECT_STORE
+    ) -> None:
+        if address is not None and (not isinstance(address, str) or not address.strip()):
+            raise ValueError(f"address must be a non-empty string, got {address!r}")
+        self.address = address
+        self.object_store_memory = object_store_memory
+        self._actors: list[Any] = []
+        self._started = False
+        #: Peak resident memory of each actor (MB), measured when the run closes.
+        self.worker_peak_rss_mb: list[float] = []
+
+    def open(self, job: Job) -> None:
+        if not ray.is_initialized():
+            start_ray(
+                address=self.address,
+                num_cpus=job.shards,
+                object_store_memory=self.object_store_memory,
+            )
+            self._started = True
+        shard = ray.remote(num_cpus=1)(_Shard)
+        plan_ref = ray.put(job)  # one copy in the object store; numpy columns are zero-copy
+        self._actors = [shard.remote(plan_ref, i) for i in range(job.shards)]
+        ray.get([a.connect.remote(self._actors) for a in self._actors])
+
+    def run_group(self, group: str) -> list[BlockReport]:
+        if not self._actors:
+            raise RuntimeError("RayBackend.run_group called before open()")
+        results = ray.get([a.run_group.remote(group) for a in self._actors])
+        # Every part addressed to the next groups has reached its shard before they run.
+        ray.get([ack for _, acks in results for ack in acks])
+        return [report for reports, _ in results for report in reports]
+
+    def close(self) -> None:
+        if self._actors:
+            try:
+                self.worker_peak_rss_mb = ray.get([a.peak_rss_mb.remote() for a in self._actors])
+            except ray.exceptions.RayError:
+                self.worker_peak_rss_mb = []
+        for actor in self._actors:
+            ray.kill(actor)
+        self._actors = []
+        if self._started:
+            ray.shutdown()
+            self._started = False
