@@ -209,6 +209,12 @@ def main() -> None:
         f"| diabetes bytes on the wire (data records, {d['frame_bytes']}-byte frames) | "
         f"{d['wire_bytes_data']:,} | |"
     )
+    for name, a in results["attack"].items():
+        print(
+            f"| wire attack, {name}, {a['runs']:,} runs per dataset | accuracy "
+            f"{a['accuracy']:.3f}, audit eps >= {a['epsilon_lower']:.2f} | "
+            f"certificate eps {a['certificate']:.2f} |"
+        )
 
 
 if __name__ == "__main__":
