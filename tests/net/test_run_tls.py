@@ -65,7 +65,7 @@ def test_pki_writes_private_keys_with_mode_0600(capsys, tmp_path: Path) -> None:
         (("net", "pki", "--hosts", "0"), "hosts must be >= 1, got 0"),
         (
             ("run", str(EXAMPLE), "--backend", "mpi"),
-            "--backend must be one of local, ray, tls, got 'mpi'",
+            "backend must be one of ('local', 'ray', 'tls'), got 'mpi'",
         ),
         (("run", str(EXAMPLE), "--on-missing", "skip"), "--on-missing must be 'fail' or 'report'"),
         (("run", str(EXAMPLE), "--backend", "tls", "--pki", "/nonexistent"), "--pki must be"),

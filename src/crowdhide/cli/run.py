@@ -81,7 +81,7 @@ def _network(
 ) -> dict[str, Any] | None:
     """Options of the tls backend, or ``None`` for the engine's own backends."""
     if backend not in (None, "local", "ray", "tls"):
-        raise ValueError(f"--backend must be one of local, ray, tls, got {backend!r}")
+        raise ValueError(f"backend must be one of ('local', 'ray', 'tls'), got {backend!r}")
     if on_missing not in ("fail", "report"):
         raise ValueError(f"--on-missing must be 'fail' or 'report', got {on_missing!r}")
     if backend != "tls":

@@ -13,7 +13,11 @@ message counters and (if asked) the block's state. The contract is three methods
 
 A backend owns where blocks live and how batches travel; it never changes what a block
 computes, so every backend gives the same result and transcript for the same seed and
-block size. Block ``i`` of a group lives on shard ``i mod shards``.
+block size. Block ``i`` of the ``g``-th group of the plan lives on shard
+``(i + g) mod shards`` (:meth:`Job.shard_of`).
+
+A backend may also offer ``run_groups(groups)``: run several groups of the same round (they
+exchange no messages with each other) at once; the driver uses it when present.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ __all__ = [
 ]
 
 #: Nodes per block: the unit of execution, of memory and of counter-based randomness.
-DEFAULT_BLOCK_SIZE = 1 << 16
+DEFAULT_BLOCK_SIZE = 1 << 14
 
 
 @dataclass(frozen=True)
@@ -62,9 +66,12 @@ class Job:
         """The blocks of ``group``."""
         return Block.cut(group, size=self.plan.group(group).size, block_size=self.block_size)
 
-    def shard_of(self, block: int) -> int:
-        """Shard owning block ``block`` of any group."""
-        return block % self.shards
+    def shard_of(self, block: int, group: str | None = None) -> int:
+        """Shard owning block ``block`` of ``group``: ``(block + g) mod shards`` with ``g`` the
+        group's position in the plan, so that single-block groups of one round spread over
+        the shards (``group=None``: ``block mod shards``)."""
+        offset = 0 if group is None else [g.name for g in self.plan.groups].index(group)
+        return (block + offset) % self.shards
 
 
 @dataclass(frozen=True)
@@ -135,6 +142,8 @@ class LocalBackend:
     >>> backend.open(Job(b.build(), seed=0, block_size=4, shards=2))
     >>> [r.block.index for r in backend.run_group("S")]
     [0, 2, 1]
+    >>> [r.block.index for r in backend.run_group("C")]
+    [0]
     >>> backend.close()
     """
 
@@ -162,7 +171,7 @@ class LocalBackend:
         blocks = job.blocks(group)
         reports = []
         for shard in range(job.shards):
-            for block in blocks[shard :: job.shards]:
+            for block in (b for b in blocks if job.shard_of(b.index, group) == shard):
                 inbox = [self._load(p) for p in self._mail.pop((group, block.index), [])]
                 result = step(job.plan, block, inbox, seed=job.seed)
                 del inbox

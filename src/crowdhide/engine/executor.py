@@ -183,13 +183,27 @@ def execute(
         raise ValueError(f"a plan must have fewer than 2**31 nodes, got {total}")
     job = Job(plan=plan, seed=seed, block_size=size, shards=count, keep=frozenset(kept))
     order = plan.topological_groups()
+    levels = plan.levels()
+    rounds: dict[int, list[str]] = {}
+    for group in order:
+        rounds.setdefault(levels[group.name], []).append(group.name)
     collector = _Collector(job)
+    done = 0
     transport.open(job)
     try:
-        for done, group in enumerate(order, start=1):
-            collector.add(sorted(transport.run_group(group.name), key=lambda r: r.block.index))
-            if progress is not None:
-                progress(done, len(order), group.name)
+        for names in rounds.values():
+            batch = getattr(transport, "run_groups", None)
+            reports = (
+                batch(names)
+                if batch is not None
+                else [r for name in names for r in transport.run_group(name)]
+            )
+            for name in names:  # groups of one round exchange nothing: any order is fine
+                mine = [r for r in reports if r.block.group == name]
+                collector.add(sorted(mine, key=lambda r: r.block.index))
+                done += 1
+                if progress is not None:
+                    progress(done, len(order), name)
     finally:
         transport.close()
     return collector.finish(getattr(transport, "name", type(transport).__name__))

@@ -123,7 +123,8 @@ def step(
     block
         The nodes to run.
     batches
-        Every batch (or part) addressed to the block's nodes, in any order.
+        Every batch (or part) addressed to the block's nodes, in any order. A list is
+        consumed (emptied) so that the raw parts can be freed once merged.
     seed
         The run's seed (counter-based randomness).
     data
@@ -134,6 +135,8 @@ def step(
     level = plan.levels()[group.name]
     rng = block_rng(seed, level, group.name, block.index)
     ordered = inbox_of(plan, group.name, batches)
+    if isinstance(batches, list):
+        batches.clear()  # ``step`` consumes its inbox (see the docstring)
     stats: dict[str, dict[str, int]] = {}
     if group.role == "scrambler":
         route = next(
@@ -180,10 +183,12 @@ def _receive(
         if batch.receiver != group.name:
             raise ValueError(f"batch of route {batch.route!r} is not addressed to {group.name!r}")
         by_route.setdefault(batch.route, []).append(batch)
+    if isinstance(batches, list):
+        batches.clear()  # the merged deliveries replace the raw parts (memory of big inboxes)
     deliveries = []
     used: dict[str, IntArray] = {}
-    for route, parts in by_route.items():
-        delivery = merge_deliveries(route, parts)
+    for route in list(by_route):
+        delivery = merge_deliveries(route, by_route.pop(route))
         deliveries.append(delivery)
         stats.setdefault(route, {})["real_delivered"] = len(delivery)
         if ORIGIN in delivery.columns:
@@ -288,7 +293,6 @@ def _emit(
     """One route's batch from ``block``; return it, messages per sender node, dummies."""
     senders = plan.group(route.sender).size
     receivers = plan.group(route.receiver).size
-    index = np.arange(block.start, block.stop, dtype=np.int64)
 
     def batch(
         dst: IntArray,
@@ -323,6 +327,20 @@ def _emit(
             f"routes[{route.name}] is a stream: the state of {route.sender!r} must be "
             "non-empty columns of equal length (one row per message), got lengths {}"
         )
+    return _emit_rows(route, state, block, senders, receivers, base, batch)
+
+
+def _emit_rows(
+    route: Route,
+    state: State,
+    block: Block,
+    senders: int,
+    receivers: int,
+    base: int,
+    batch: Any,
+) -> tuple[MessageBatch, int, int]:
+    """A data-independent route: each message carries its sender node's rows."""
+    index = np.arange(block.start, block.stop, dtype=np.int64)
     columns, owner = _table(route, state, block)
     if route.kind == "stream":
         rows = len(owner)

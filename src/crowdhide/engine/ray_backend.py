@@ -1,11 +1,12 @@
 """Ray backend (extra ``ray``): one actor per shard, batches actor → actor via the object store.
 
-Each :class:`_Shard` actor owns the blocks ``i`` with ``i mod shards`` equal to its index, for
-every group. To run a group the driver calls every actor once; an actor runs its blocks
-(:func:`crowdhide.engine.program.step`), keeps parts addressed to its own blocks in memory,
-``ray.put``\\ s the others and hands their references straight to the owning actor
-(``deliver``), so message batches never travel through the driver; the driver receives the
-observer's view (:class:`~crowdhide.engine.backend.BlockReport`) only.
+Each :class:`_Shard` actor owns the blocks that :meth:`Job.shard_of` assigns to its index.
+To run the groups of one round the driver calls every actor once per group, all at once;
+an actor runs its blocks (:func:`crowdhide.engine.program.step`), puts every emitted part
+in the object store (which spills to disk when full) and hands the references straight to
+the actor owning the receiver block (``deliver``; it keeps those of its own blocks), so
+message batches never travel through the driver; the driver receives the observer's view
+(:class:`~crowdhide.engine.backend.BlockReport`) only.
 
 By default Ray is started on this machine with its node address 127.0.0.1, no dashboard,
 usage statistics off, ``num_cpus`` = shards and a modest object store; ``address`` joins an
@@ -39,7 +40,7 @@ class _Shard:
         self.index = index
         self.offsets = job.plan.node_offsets()
         self.peers: list[Any] = []
-        self.mail: dict[tuple[str, int], list[Any]] = defaultdict(list)
+        self.mail: dict[tuple[str, int], list[Any]] = defaultdict(list)  # ObjectRefs
 
     def peak_rss_mb(self) -> float:
         import resource
@@ -62,18 +63,20 @@ class _Shard:
         reports: list[BlockReport] = []
 
         def post(receiver: str, block: int, part: MessageBatch) -> None:
-            owner = job.shard_of(block)
+            # Even parts for this shard's own blocks wait in the object store (which spills
+            # to disk when full), so an actor's heap follows its block, not its inbox.
+            ref = ray.put(part)
+            owner = job.shard_of(block, receiver)
             if owner == self.index:
-                self.mail[(receiver, block)].append(part)
+                self.mail[(receiver, block)].append(ref)
             else:
-                acks.append(self.peers[owner].deliver.remote(receiver, block, [ray.put(part)]))
+                acks.append(self.peers[owner].deliver.remote(receiver, block, [ref]))
 
-        for block in job.blocks(group)[self.index :: job.shards]:
-            pending = self.mail.pop((group, block.index), [])
-            refs = [p for p in pending if isinstance(p, ray.ObjectRef)]
-            fetched = ray.get(refs) if refs else []
-            inbox = [p for p in pending if not isinstance(p, ray.ObjectRef)] + list(fetched)
-            del pending, refs, fetched
+        mine = [b for b in job.blocks(group) if job.shard_of(b.index, group) == self.index]
+        for block in mine:
+            refs = self.mail.pop((group, block.index), [])
+            inbox = list(ray.get(refs)) if refs else []
+            del refs
             result = step(job.plan, block, inbox, seed=job.seed)
             del inbox
             deliver(job, result.batches, post)
@@ -142,9 +145,14 @@ class RayBackend:
         ray.get([a.connect.remote(self._actors) for a in self._actors])
 
     def run_group(self, group: str) -> list[BlockReport]:
+        return self.run_groups([group])
+
+    def run_groups(self, groups: list[str]) -> list[BlockReport]:
+        """Run groups of one round at once (actors work on different groups in parallel)."""
         if not self._actors:
             raise RuntimeError("RayBackend.run_group called before open()")
-        results = ray.get([a.run_group.remote(group) for a in self._actors])
+        calls = [a.run_group.remote(g) for g in groups for a in self._actors]
+        results = ray.get(calls)
         # Every part addressed to the next groups has reached its shard before they run.
         ray.get([ack for _, acks in results for ack in acks])
         return [report for reports, _ in results for report in reports]

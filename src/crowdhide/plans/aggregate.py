@@ -316,7 +316,9 @@ def aggregate_plan(
         universes.append(universe)
     builder.sources("S", source)
     for g, nodes in enumerate(sizes):
-        builder.compute(f"C{g}", size=nodes, process=_compute_process(g, query, f"S->C{g}"))
+        builder.compute(
+            f"C{g}", size=nodes, process=_compute_process(g, query, f"S->C{g}", universes[g])
+        )
     builder.result("R", process=_result_process(len(sizes)))
     for g in range(len(sizes)):
         builder.route(
@@ -344,25 +346,41 @@ def _router(g: int, nodes: int, universe: int) -> Any:
     return by
 
 
-def _compute_process(g: int, query: AggregateQuery, route: str) -> Any:
+def _compute_process(g: int, query: AggregateQuery, route: str, universe: int) -> Any:
     def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
         delivery = inbox.only(route)
         keys = delivery.gather(f"__key{g}")
-        unique, index, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        present: npt.NDArray[np.intp]
+        owner: npt.NDArray[np.integer[Any]]
+        if universe <= 4 * len(keys) + (1 << 20):
+            # Codes are < universe: aggregate by code directly (no sort of the messages).
+            slot = keys.astype(np.intp)
+            size = universe
+            counts = np.bincount(slot, minlength=size)
+            present = np.flatnonzero(counts)
+            node = np.zeros(size, dtype=np.int64)
+            node[slot] = delivery.target  # all messages of one key went to one node
+            key, owner = present, node[present]
+        else:
+            key, index, slot = np.unique(keys, return_index=True, return_inverse=True)
+            size = len(key)
+            counts = np.bincount(slot, minlength=size)
+            present = np.arange(size)
+            owner = delivery.target[index]
         out: dict[str, npt.NDArray[Any]] = {
-            NODE: delivery.target[index],  # each key's partial aggregate stays at its node
-            "key": unique.astype(np.int64),
-            "count": np.bincount(inverse, minlength=len(unique)),
+            NODE: owner,  # each key's partial aggregate stays at its node
+            "key": np.asarray(key, dtype=np.int64),
+            "count": counts[present],
         }
         for column in query.numeric_columns:
             values = delivery.gather(column).astype(np.float64)
-            out[f"sum:{column}"] = np.bincount(inverse, weights=values, minlength=len(unique))
-            low = np.full(len(unique), np.inf)
-            high = np.full(len(unique), -np.inf)
-            np.minimum.at(low, inverse, values)
-            np.maximum.at(high, inverse, values)
-            out[f"min:{column}"] = low
-            out[f"max:{column}"] = high
+            out[f"sum:{column}"] = np.bincount(slot, weights=values, minlength=size)[present]
+            low = np.full(size, np.inf)
+            high = np.full(size, -np.inf)
+            np.minimum.at(low, slot, values)
+            np.maximum.at(high, slot, values)
+            out[f"min:{column}"] = low[present]
+            out[f"max:{column}"] = high[present]
         return out
 
     return process

@@ -488,6 +488,18 @@ def _execute(
     return run, record
 
 
+def _execution_choice(
+    spec: RunSpec, backend: str | None, shards: int | None, address: str | None
+) -> tuple[str, int, str | None]:
+    """Backend, shards and Ray address: the arguments, else ``[run]`` of the plan file."""
+    backend_name = spec.backend if backend is None else check_backend(backend)
+    shard_count = spec.shards if shards is None else check_int("shards", shards, low=1)
+    ray_address = spec.address if address is None else address
+    if ray_address is not None and backend_name != "ray":
+        raise ValueError(f"address applies to backend 'ray' only, got {ray_address!r}")
+    return backend_name, shard_count, ray_address
+
+
 def run_spec(
     spec: RunSpec,
     out_dir: Path,
@@ -508,11 +520,7 @@ def run_spec(
     backend instead (:class:`crowdhide.net.backend.TlsBackend`, node programs in host
     processes); ``block_size`` overrides ``[run] block_size`` (blocks are spread over hosts).
     """
-    backend_name = spec.backend if backend is None else check_backend(backend)
-    shard_count = spec.shards if shards is None else check_int("shards", shards, low=1)
-    ray_address = spec.address if address is None else address
-    if ray_address is not None and backend_name != "ray":
-        raise ValueError(f"address applies to backend 'ray' only, got {ray_address!r}")
+    backend_name, shard_count, ray_address = _execution_choice(spec, backend, shards, address)
     size = spec.block_size if block_size is None else check_int("block_size", block_size, low=1)
     acct = accountant if accountant is not None else default_accountant()
     tick = progress or (lambda stage, done, total: None)

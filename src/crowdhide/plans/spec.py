@@ -135,7 +135,7 @@ class RunSpec:
     backend: str = "local"
     shards: int = 1
     address: str | None = None
-    block_size: int = 1 << 16
+    block_size: int = 1 << 14
 
 
 BACKENDS = ("local", "ray")
@@ -309,7 +309,7 @@ def _backend_keys(run: Mapping[str, Any]) -> dict[str, Any]:
         "backend": backend,
         "shards": check_int("run.shards", run.get("shards", 1), low=1),
         "address": address,
-        "block_size": check_int("run.block_size", run.get("block_size", 1 << 16), low=1),
+        "block_size": check_int("run.block_size", run.get("block_size", 1 << 14), low=1),
     }
 
 

@@ -1,0 +1,88 @@
+"""``crowdhide run --backend/--shards/--address`` and ``[run] backend, shards``: the report
+echoes them, the output does not depend on the shard count, invalid values exit 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli_helpers import run_cli
+
+PLAN = '''
+name = "shards"
+[data]
+generator = "diabetes"
+rows = 2500
+seed = 1
+[query]
+kind = "aggregate"
+sql = """SELECT age_range, bmi, AVG(insulin), COUNT(*) FROM D
+         GROUP BY GROUPING SETS ((age_range), (bmi))"""
+compute_nodes = 4
+[countermeasures]
+sigma = 0.2
+n = 100
+d = 10
+[run]
+plots = false
+block_size = 700
+'''
+
+
+def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], *flags: str, extra: str = ""):  # type: ignore[no-untyped-def]
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN + extra, encoding="utf-8")
+    out = tmp_path / ("out" + "".join(flags).replace("-", "_"))
+    return run_cli(capsys, "run", str(plan), "--out", str(out), "--json", *flags)
+
+
+def test_shards_flag_is_echoed_and_changes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one = _run(tmp_path, capsys)
+    three = _run(tmp_path, capsys, "--shards", "3", "--backend", "local")
+    assert one.code == 0, one.err
+    assert three.code == 0, three.err
+    a, b = one.json(), three.json()
+    assert a["execution"] == {
+        "backend": "local",
+        "shards": 1,
+        "address": None,
+        "block_size": 700,
+        "seed": 0,
+    }
+    assert b["execution"]["shards"] == 3
+    for key in ("result", "utility", "privacy", "costs"):
+        assert a[key] == b[key]
+
+
+def test_plan_file_sets_the_shards(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    res = _run(tmp_path, capsys, extra='shards = 2\nbackend = "local"\n')
+    assert res.code == 0, res.err
+    assert res.json()["execution"]["shards"] == 2
+
+
+@pytest.mark.parametrize(
+    ("flags", "extra", "message"),
+    [
+        (("--backend", "spark"), "", "backend must be one of ('local', 'ray', 'tls'), got 'spark'"),
+        (("--shards", "0"), "", "shards must be >= 1, got 0"),
+        (("--address", "10.0.0.1:6379"), "", "address applies to backend 'ray' only"),
+        ((), "shards = -1\n", "run.shards must be >= 1, got -1"),
+        ((), 'backend = "dask"\n', "run.backend must be one of"),
+        ((), 'address = "h:1"\n', "run.address needs run.backend = 'ray'"),
+    ],
+)
+def test_invalid_backend_options_exit_2_naming_them(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    flags: tuple[str, ...],
+    extra: str,
+    message: str,
+) -> None:
+    res = _run(tmp_path, capsys, *flags, extra=extra)
+    assert res.code == 2
+    assert message in res.err
+    assert "Traceback" not in res.err
+    assert len(res.err.strip().splitlines()) == 1
