@@ -66,7 +66,7 @@ def test_plan_file_sets_the_shards(tmp_path: Path, capsys: pytest.CaptureFixture
 @pytest.mark.parametrize(
     ("flags", "extra", "message"),
     [
-        (("--backend", "spark"), "", "backend must be one of ('local', 'ray'), got 'spark'"),
+        (("--backend", "spark"), "", "backend must be one of ('local', 'ray', 'tls'), got 'spark'"),
         (("--shards", "0"), "", "shards must be >= 1, got 0"),
         (("--address", "10.0.0.1:6379"), "", "address applies to backend 'ray' only"),
         ((), "shards = -1\n", "run.shards must be >= 1, got -1"),

@@ -96,5 +96,7 @@ def test_key_example_parses(key: str, example: str) -> None:
             raw["data"]["generator"] = "auto"
         if key == "countermeasures.d":
             raw["countermeasures"]["n"] = 10
+        if key == "run.address":
+            raw["run"]["backend"] = "ray"
     spec = parse_spec(raw)
     assert spec is not None

@@ -14,6 +14,12 @@ from crowdhide.audit.hypothesis_test import (
     clopper_pearson,
     epsilon_from_error_rates,
 )
+from crowdhide.audit.traffic import (
+    host_of_nodes,
+    link_attack,
+    transcript_link_counts,
+    wire_link_counts,
+)
 
 __all__ = [
     "AuditResult",
@@ -21,4 +27,8 @@ __all__ = [
     "bayes_success_bound",
     "clopper_pearson",
     "epsilon_from_error_rates",
+    "host_of_nodes",
+    "link_attack",
+    "transcript_link_counts",
+    "wire_link_counts",
 ]

@@ -102,6 +102,9 @@ class AuditResult:
         Rates measured on the held-out half.
     trials
         Held-out samples per side.
+    side
+        Which side of the threshold the test calls "from x" (``"above"`` or
+        ``"below"``), chosen on the tuning half.
     """
 
     epsilon_lower: float
@@ -111,6 +114,7 @@ class AuditResult:
     false_positive_rate: float
     false_negative_rate: float
     trials: int
+    side: str = "above"
 
 
 def audit_scores(
@@ -122,14 +126,18 @@ def audit_scores(
 ) -> AuditResult:
     """Audit a mechanism from attack scores of samples of M(x) and M(x').
 
-    A higher score must mean "more likely from x" (e.g. the log-likelihood ratio, or the count
-    of x's value in a shuffled histogram). The first half of each sample picks the threshold
-    that maximises the ε bound; the second half measures the rates.
+    The first half of each sample chooses the test — a threshold and a side ("from x" above
+    it, or below it) — by the bound it *would* certify on a held-out sample of the second
+    half's size if each rate were at its upper Clopper–Pearson limit from the tuning half.
+    That criterion prices both halves' sampling error in, so it does not chase the extreme
+    tails where a handful of samples look infinitely informative. The second half then measures
+    the rates of that one test, which keeps the bound valid.
 
     Parameters
     ----------
     scores_x, scores_x_prime
-        Scores of independent samples of M(x) and M(x'), at least 20 each.
+        Scores of independent samples of M(x) and M(x'), at least 20 each; any monotone
+        statistic works (the side is chosen from the data).
     delta
         δ of the guarantee being audited.
     confidence
@@ -157,10 +165,12 @@ def audit_scores(
     d = check_probability("delta", delta, allow_one=False)
     level = check_probability("confidence", confidence, allow_zero=False, allow_one=False)
     half_x, half_y = sx.size // 2, sy.size // 2
-    threshold = _best_threshold(sx[:half_x], sy[:half_y], d)
     test_x, test_y = sx[half_x:], sy[half_y:]
-    false_neg = int(np.count_nonzero(test_x <= threshold))
-    false_pos = int(np.count_nonzero(test_y > threshold))
+    threshold, flip = _best_test(sx[:half_x], sy[:half_y], d, level, test_x.size, test_y.size)
+    sign = -1.0 if flip else 1.0
+    # Side "x above t" on sign * score: for flip, "from x" means score < -t' i.e. <= t.
+    false_neg = int(np.count_nonzero(sign * test_x <= threshold))
+    false_pos = int(np.count_nonzero(sign * test_y > threshold))
     # Bonferroni over the two rates: each one-sided upper limit at level 1 − (1 − c)/2, which is
     # the upper end of the two-sided Clopper–Pearson interval of confidence c.
     _, fnr_high = clopper_pearson(successes=false_neg, trials=test_x.size, confidence=level)
@@ -172,31 +182,54 @@ def audit_scores(
         epsilon_lower=eps,
         delta=d,
         confidence=level,
-        threshold=threshold,
+        threshold=sign * threshold,
         false_positive_rate=false_pos / test_y.size,
         false_negative_rate=false_neg / test_x.size,
         trials=min(test_x.size, test_y.size),
+        side="above" if not flip else "below",
     )
 
 
-def _best_threshold(
-    sx: npt.NDArray[np.float64], sy: npt.NDArray[np.float64], delta: float
-) -> float:
-    candidates = np.unique(np.concatenate([sx, sy]))
-    if candidates.size > 2048:
-        candidates = np.quantile(candidates, np.linspace(0.0, 1.0, 2048))
-    sorted_x, sorted_y = np.sort(sx), np.sort(sy)
-    fnr = np.searchsorted(sorted_x, candidates, side="right") / sx.size
-    fpr = 1.0 - np.searchsorted(sorted_y, candidates, side="right") / sy.size
-    # Pseudo-counts keep empty tails from looking infinitely informative on the tuning half.
-    fnr = np.maximum(fnr, 1.0 / sx.size)
-    fpr = np.maximum(fpr, 1.0 / sy.size)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        score = np.maximum(
-            np.log(np.clip(1.0 - delta - fpr, 1e-300, None) / fnr),
-            np.log(np.clip(1.0 - delta - fnr, 1e-300, None) / fpr),
-        )
-    return float(candidates[int(np.argmax(score))])
+def _upper_limits(counts: npt.NDArray[np.float64], n: int, level: float) -> npt.NDArray[np.float64]:
+    """Vectorised upper Clopper–Pearson limits (as in :func:`clopper_pearson`)."""
+    tail = (1.0 - level) / 2.0
+    k = np.clip(np.round(counts), 0, n)
+    out = np.ones_like(k)
+    inner = k < n
+    out[inner] = beta_distribution.ppf(1.0 - tail, k[inner] + 1, n - k[inner])
+    return out
+
+
+def _best_test(
+    sx: npt.NDArray[np.float64],
+    sy: npt.NDArray[np.float64],
+    delta: float,
+    level: float,
+    held_x: int,
+    held_y: int,
+) -> tuple[float, bool]:
+    """Threshold and side maximising the bound certifiable on held-out samples of that size."""
+    best = (-np.inf, 0.0, False)
+    for flip in (False, True):
+        x, y = (-sx, -sy) if flip else (sx, sy)
+        candidates = np.unique(np.concatenate([x, y]))
+        if candidates.size > 4096:
+            candidates = np.unique(np.quantile(candidates, np.linspace(0.0, 1.0, 4096)))
+        fnr = np.searchsorted(np.sort(x), candidates, side="right") / x.size
+        fpr = 1.0 - np.searchsorted(np.sort(y), candidates, side="right") / y.size
+        # Pessimistic twice: the rate could be as high as the tuning half's upper limit, and
+        # the held-out half then adds its own; this keeps sparse tails from being chosen.
+        fn_high = _upper_limits(_upper_limits(fnr * x.size, x.size, level) * held_x, held_x, level)
+        fp_high = _upper_limits(_upper_limits(fpr * y.size, y.size, level) * held_y, held_y, level)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            score = np.maximum(
+                np.log(np.clip(1.0 - delta - fp_high, 1e-300, None) / fn_high),
+                np.log(np.clip(1.0 - delta - fn_high, 1e-300, None) / fp_high),
+            )
+        i = int(np.argmax(score))
+        if score[i] > best[0]:
+            best = (float(score[i]), float(candidates[i]), flip)
+    return best[1], best[2]
 
 
 def bayes_success_bound(*, epsilon: float, delta: float, choices: int) -> float:

@@ -41,7 +41,9 @@ def register(app: typer.Typer) -> None:
         as_json: JsonFlag = False,
         backend: Annotated[
             str | None,
-            typer.Option("--backend", help="local | ray (default: [run] backend, else local)."),
+            typer.Option(
+                "--backend", help="local | ray | tls (default: [run] backend, else local)."
+            ),
         ] = None,
         shards: Annotated[
             int | None,
@@ -50,6 +52,17 @@ def register(app: typer.Typer) -> None:
         address: Annotated[
             str | None,
             typer.Option("--address", help="Existing Ray cluster (HOST:PORT); default: local."),
+        ] = None,
+        hosts: Annotated[int, typer.Option("--hosts", help="tls: node-host processes.")] = 3,
+        on_missing: Annotated[
+            str, typer.Option("--on-missing", help="tls: fail | report lost contributions.")
+        ] = "fail",
+        pki: Annotated[
+            Path | None, typer.Option("--pki", help="tls: directory from `crowdhide net pki`.")
+        ] = None,
+        block_size: Annotated[
+            int | None,
+            typer.Option("--block-size", help="Nodes per block (default: [run] block_size)."),
         ] = None,
     ) -> None:
         """Run a decentralized query with DP countermeasures; write result, transcript, plots.
@@ -61,6 +74,9 @@ def register(app: typer.Typer) -> None:
         from crowdhide.plans.runner import run_spec
         from crowdhide.plans.spec import load_spec
 
+        network = _network(backend, hosts, on_missing, pki)
+        if network is not None:
+            backend = None  # the tls backend is chosen by `network`
         spec = load_spec(plan_file)
         out_dir = out if out is not None else Path("results") / spec.name
         with (
@@ -82,6 +98,8 @@ def register(app: typer.Typer) -> None:
                 backend=backend,
                 shards=shards,
                 address=address,
+                network=network,
+                block_size=block_size,
             )
         from crowdhide.report.html import write_html
 
@@ -93,9 +111,41 @@ def register(app: typer.Typer) -> None:
         _print(report)
 
 
+def _network(
+    backend: str | None, hosts: int, on_missing: str, pki: Path | None
+) -> dict[str, Any] | None:
+    """Options of the tls backend, or ``None`` for the engine's own backends."""
+    if backend not in (None, "local", "ray", "tls"):
+        raise ValueError(f"backend must be one of ('local', 'ray', 'tls'), got {backend!r}")
+    if on_missing not in ("fail", "report"):
+        raise ValueError(f"--on-missing must be 'fail' or 'report', got {on_missing!r}")
+    if backend != "tls":
+        return None
+    if not 1 <= hosts <= 256:
+        raise ValueError(f"--hosts must be in [1, 256], got {hosts}")
+    if pki is not None and not (pki / "ca.pem").is_file():
+        raise ValueError(f"--pki must be a directory written by `crowdhide net pki`, got {pki}")
+    return {"hosts": hosts, "on_missing": on_missing, "pki": pki}
+
+
 def _print(report: dict[str, Any]) -> None:
     from rich.console import Console
 
     from crowdhide.report.terminal import render_run
 
     render_run(report, Console())
+    if "network" in report:
+        emit(_flat(report["network"]), as_json=False, title="network (tls backend)")
+
+
+def _flat(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flat(value, prefix=f"{name}."))
+        elif isinstance(value, list):
+            out[name] = ", ".join(str(v) for v in value)
+        else:
+            out[name] = value
+    return out

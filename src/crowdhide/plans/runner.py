@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -479,6 +479,44 @@ def _write_rows(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
     return path
 
 
+def _execute(
+    plan: ExecutionPlan,
+    seed: int,
+    tick: Any,
+    *,
+    network: Mapping[str, Any] | None,
+    options: Mapping[str, Any],
+) -> tuple[Execution, dict[str, Any] | None]:
+    """Execute on ``options["backend"]``, or in node-host processes over mutual TLS."""
+
+    def step(done: int, total: int, name: str) -> None:
+        tick("execute", done, total)
+
+    if network is None:
+        return execute(plan, rng=seed, progress=step, **options), None
+    from crowdhide.net.backend import TlsBackend
+
+    settings = dict(network)
+    # Room for the largest message plus header and end-to-end sealing (onion: two layers).
+    settings.setdefault("frame_size", max(256, max(r.message_size for r in plan.routes) + 128))
+    backend = TlsBackend(**settings)
+    try:
+        run = execute(
+            plan, rng=seed, progress=step, backend=backend, block_size=options["block_size"]
+        )
+    finally:
+        backend.close()
+    record = {
+        "backend": "tls",
+        "hosts": backend.hosts,
+        "frame_bytes": backend.frame,
+        "tls_record_bytes": backend.frame + 22,
+        "data_frames_delivered": backend.frames_sent,
+        **backend.missing.to_dict(),
+    }
+    return run, record
+
+
 def _execution_choice(
     spec: RunSpec, backend: str | None, shards: int | None, address: str | None
 ) -> tuple[str, int, str | None]:
@@ -501,6 +539,8 @@ def run_spec(
     backend: str | None = None,
     shards: int | None = None,
     address: str | None = None,
+    network: Mapping[str, Any] | None = None,
+    block_size: int | None = None,
 ) -> dict[str, Any]:
     """Prepare, execute, compare with the exact answer, write files; return the report.
 
@@ -508,8 +548,12 @@ def run_spec(
     of the plan file; the result does not depend on them (same seed, same output).
     ``before_send(prepared)`` runs once the plan is certified and before any message is
     sent (a privacy-budget check raises there to refuse the run).
+    ``network`` (e.g. ``{"hosts": 3, "on_missing": "report"}``) runs the plan on the ``tls``
+    backend instead (:class:`crowdhide.net.backend.TlsBackend`, node programs in host
+    processes); ``block_size`` overrides ``[run] block_size`` (blocks are spread over hosts).
     """
     backend_name, shard_count, ray_address = _execution_choice(spec, backend, shards, address)
+    size = spec.block_size if block_size is None else check_int("block_size", block_size, low=1)
     acct = accountant if accountant is not None else default_accountant()
     tick = progress or (lambda stage, done, total: None)
     started = time.perf_counter()
@@ -520,14 +564,17 @@ def run_spec(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     groups = len(prepared.plan.groups)
-    run: Execution = execute(
+    run, net_record = _execute(
         prepared.plan,
-        rng=spec.seed,
-        backend=backend_name,
-        shards=shard_count,
-        address=ray_address,
-        block_size=spec.block_size,
-        progress=lambda done, total, name: tick("execute", done, total),
+        spec.seed,
+        tick,
+        network=network,
+        options={
+            "backend": backend_name,
+            "shards": shard_count,
+            "address": ray_address,
+            "block_size": size,
+        },
     )
     executed_at = time.perf_counter()
     del groups
@@ -539,6 +586,8 @@ def run_spec(
         "block_size": run.block_size,
         "seed": run.seed,
     }
+    if net_record is not None:
+        report["network"] = net_record
     files: dict[str, str] = {}
     tick("exact answer and utility", 0, 1)
     if isinstance(prepared.setup, AggregateSetup):

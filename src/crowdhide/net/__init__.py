@@ -1,0 +1,15 @@
+"""Real decentralized runs: node-host processes talking mutual TLS 1.3 on fixed-size frames.
+
+* :mod:`crowdhide.net.pki` — a run's CA and one ECDSA P-256 certificate per node host;
+* :mod:`crowdhide.net.frames` — fixed-size frames whose payload is sealed end to end for
+  the target node (X25519 + ChaCha20-Poly1305);
+* :mod:`crowdhide.net.host` — a node-host process (``python -m crowdhide.net.host``);
+* :mod:`crowdhide.net.relay` — a loopback relay recording the on-path observer's view;
+* :mod:`crowdhide.net.backend` — :class:`~crowdhide.net.backend.TlsBackend`, the engine
+  backend that moves every message as a frame between host processes.
+
+Nothing here is imported by ``import crowdhide``; the heavy ``cryptography`` import happens
+inside functions.
+"""
+
+__all__: list[str] = []

@@ -1,0 +1,498 @@
+"""The ``tls`` backend: node programs run in node-host processes linked by mutual TLS 1.3.
+
+:class:`TlsBackend` implements the engine's backend contract (``open(job)``,
+``run_group(group)``, ``close()``; see :mod:`crowdhide.engine.backend`). Block ``b`` of
+every group lives on host ``b mod H`` (the node map); each host runs
+:func:`crowdhide.engine.program.step` on its blocks and sends every emitted message — real or
+dummy — as one fixed-size frame to the host of the receiving block, sealed end to end for
+the receiving node (:mod:`crowdhide.net.frames`, :mod:`crowdhide.net.codec`). The driver
+only sequences rounds and collects the blocks' reports (observer view, counters, kept
+states), exactly as from the local backend, so the result is the same for the same seed
+and block size.
+
+Delivery is accounted per round: ``run_group`` first closes the previous round — every host
+writes its queued frames and an ``END`` frame per link, the receiver acknowledges and
+reports the count it got — and since a TLS link delivers in order, the first ``k`` frames of
+a link with ``k`` received are exactly the delivered ones. Every other message (queued on a
+dead host, addressed to a dead host, or lost on a dropped link) is named by the source row
+it carried (:class:`MissingReport`), or the run fails (``on_missing="fail"``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from crowdhide._validation import check_int, check_real
+from crowdhide.net import frames as fr
+from crowdhide.net._control import Channel, ChildGoneError, write_message
+
+__all__ = ["MissingContributionsError", "MissingReport", "TlsBackend", "WireView", "host_of_block"]
+
+IntArray = npt.NDArray[np.int64]
+
+
+def host_of_block(block: int, hosts: int) -> int:
+    """The node map: host serving block ``block`` of any group.
+
+    Examples
+    --------
+    >>> [host_of_block(b, 3) for b in range(5)]
+    [0, 1, 2, 0, 1]
+    """
+    return block % hosts
+
+
+@dataclass(frozen=True)
+class MissingReport:
+    """Messages that did not reach their node, named by the source rows they carried.
+
+    Attributes
+    ----------
+    contributions
+        ``{route: sorted source rows}`` whose *real* message on that data route was lost.
+    messages
+        Frames lost (real and dummy).
+    dead_hosts
+        Hosts found dead.
+    lost_blocks
+        ``(group, block)`` that could not run because their host was dead.
+    """
+
+    contributions: Mapping[str, IntArray]
+    messages: int
+    dead_hosts: tuple[int, ...]
+    lost_blocks: tuple[tuple[str, int], ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.messages > 0 or bool(self.lost_blocks)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "messages_lost": self.messages,
+            "dead_hosts": list(self.dead_hosts),
+            "lost_blocks": [list(b) for b in self.lost_blocks],
+            "missing_contributions": {k: v.tolist() for k, v in self.contributions.items()},
+        }
+
+
+class MissingContributionsError(ConnectionError):
+    """Raised with ``on_missing="fail"`` when a round lost messages or blocks."""
+
+    def __init__(self, report: MissingReport) -> None:
+        counts = {k: len(v) for k, v in report.contributions.items()}
+        super().__init__(
+            f"{report.messages} messages lost, blocks not run {list(report.lost_blocks)} "
+            f"(dead hosts {list(report.dead_hosts)}); missing contributions per route: "
+            f"{counts}; rerun with --on-missing report to keep the rest"
+        )
+        self.report = report
+
+
+@dataclass(frozen=True)
+class WireView:
+    """The on-path observer's view recorded by the relay: one row per TLS record.
+
+    ``records`` columns: link initiator host, link acceptor host, connection number,
+    direction (0 = initiator → acceptor), TLS content type, record length, time (ns).
+    """
+
+    records: IntArray = field(repr=False)
+
+    def link_counts(self, *, length: int, hosts: int) -> IntArray:
+        """``(hosts, hosts)`` counts of initiator→acceptor records of exactly ``length`` bytes."""
+        r = self.records
+        mask = (r[:, 3] == 0) & (r[:, 4] == 23) & (r[:, 5] == length)
+        out = np.zeros((hosts, hosts), dtype=np.int64)
+        np.add.at(out, (r[mask, 0], r[mask, 1]), 1)
+        return out
+
+
+@dataclass
+class _Proc:
+    proc: subprocess.Popen[bytes]
+    channel: Channel
+    log: Path
+    alive: bool = True
+
+
+def _env() -> dict[str, str]:
+    import crowdhide
+
+    # The driver's own import path: programs pickled by reference resolve the same way.
+    src = str(Path(crowdhide.__file__).resolve().parents[1])
+    paths = [src, os.getcwd(), *[p for p in sys.path if p and os.path.isdir(p)]]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    return env
+
+
+class TlsBackend:
+    """Engine backend running ``hosts`` node-host processes linked by mutual TLS 1.3.
+
+    Parameters
+    ----------
+    hosts
+        Number of node-host processes; block ``b`` of each group lives on host ``b mod H``.
+    pki
+        Directory written by :func:`crowdhide.net.pki.make_pki` (default: a fresh one in a
+        temporary directory, removed at :meth:`close`).
+    frame_size
+        Bytes of every frame; must hold the largest message with its sealing overhead.
+    deadline
+        Seconds a round may take before missing links are declared lost.
+    on_missing
+        ``"fail"`` raises :class:`MissingContributionsError`; ``"report"`` records the loss in
+        :attr:`missing` and continues with what arrived.
+    observe
+        Route every link through a relay process recording TLS records (:meth:`wire`).
+
+    The executor calls :meth:`close` at the end of a run; every process is stopped by its id.
+    """
+
+    name = "tls"
+
+    def __init__(
+        self,
+        *,
+        hosts: int = 3,
+        pki: Path | None = None,
+        frame_size: int = 256,
+        deadline: float = 10.0,
+        on_missing: str = "fail",
+        observe: bool = False,
+    ) -> None:
+        self.hosts = check_int("hosts", hosts, low=1, high=256)
+        self.frame = check_int("frame_size", frame_size, low=fr.MIN_FRAME, high=16_000)
+        self.deadline = check_real("deadline", deadline, low=0.1, high=3600.0)
+        if on_missing not in ("fail", "report"):
+            raise ValueError(f"on_missing must be 'fail' or 'report', got {on_missing!r}")
+        self.on_missing = on_missing
+        self.observe = bool(observe)
+        self._pki_arg = None if pki is None else Path(pki)
+        self._tmp: Path | None = None
+        self._procs: list[_Proc] = []
+        self._relay: _Proc | None = None
+        self._job: Any = None
+        self._schemas: dict[int, Any] = {}
+        self._queued: dict[tuple[int, int], list[IntArray]] = defaultdict(list)
+        self._logs: dict[tuple[int, int, int], IntArray] = {}
+        self._held: dict[tuple[int, str], list[tuple[int, IntArray]]] = defaultdict(list)
+        self._handles: dict[tuple[int, int], tuple[int, int, int]] = {}
+        self._lost: dict[str, list[IntArray]] = defaultdict(list)
+        self._lost_messages = 0
+        self._lost_blocks: list[tuple[str, int]] = []
+        self._epoch = 0
+        self._wire: IntArray | None = None
+        self.ports: dict[int, int] = {}
+        self.final_stats: dict[int, Any] = {}
+        self.frames_sent = 0
+        self._closed = False
+        self._dead: set[int] = set()
+
+    # -- processes -----------------------------------------------------------------------
+    @property
+    def pids(self) -> list[int]:
+        """Process ids of every child (hosts, then the relay)."""
+        procs = self._procs + ([self._relay] if self._relay is not None else [])
+        return [p.proc.pid for p in procs]
+
+    def _launch(self, module: str, cfg: dict[str, Any], label: str) -> _Proc:
+        assert self._tmp is not None
+        log = self._tmp / f"{label}.log"
+        with log.open("wb") as err:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", module],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                env=_env(),
+            )
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        child = _Proc(proc, Channel(proc.stdin, proc.stdout, label), log)
+        with contextlib.suppress(OSError):  # a dead child is reported by _hello
+            write_message(proc.stdin, cfg)
+        return child
+
+    def _hello(self, child: _Proc) -> Any:
+        try:
+            return child.channel.recv(60.0)
+        except (ChildGoneError, TimeoutError, OSError) as exc:
+            raise ConnectionError(
+                f"{child.channel.name} failed to start: {exc}; {_tail(child.log)}"
+            ) from None
+
+    def _all(
+        self, op: str, args: Any, hosts: list[int] | None = None, timeout: float | None = None
+    ) -> dict[int, Any]:
+        """Send ``op`` to every live host (or ``hosts``) first, then read every reply."""
+        targets = [
+            h for h in (hosts if hosts is not None else range(self.hosts)) if self._procs[h].alive
+        ]
+        sent = []
+        for h in targets:
+            try:
+                self._procs[h].channel.send({"op": op, **args(h)})
+                sent.append(h)
+            except ChildGoneError:
+                self._procs[h].alive = False
+                self._dead.add(h)
+        replies = {}
+        for h in sent:
+            try:
+                replies[h] = self._procs[h].channel.recv(timeout or self.deadline + 30.0)
+            except (ChildGoneError, TimeoutError):
+                self._procs[h].alive = False
+                self._dead.add(h)
+        return replies
+
+    def _stop(self, child: _Proc) -> None:
+        proc = child.proc
+        if proc.poll() is None:
+            try:
+                child.channel.send({"op": "stop"})
+                child.channel.recv(5.0)
+            except (ChildGoneError, TimeoutError, OSError):
+                pass
+            try:
+                proc.wait(5.0)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5.0)
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):  # unflushed bytes for a killed child
+                    stream.close()
+        child.alive = False
+
+    def _dump(self) -> IntArray:
+        assert self._relay is not None
+        try:
+            self._relay.channel.send({"op": "dump"})
+            records: IntArray = self._relay.channel.recv(30.0)["records"]
+        except (ChildGoneError, TimeoutError):
+            records = np.zeros((0, 7), dtype=np.int64)
+        return records
+
+    def wire(self) -> WireView:
+        """The relay's records so far (``observe=True`` only)."""
+        if not self.observe:
+            raise ValueError("observe must be True to record the wire view, got False")
+        return WireView(self._wire if self._wire is not None else self._dump())
+
+    def start(self) -> None:
+        """Start the hosts (and relay) and bring every link up, without a job (benchmarks)."""
+        if self._procs:
+            raise ValueError("the hosts of this backend are already running")
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self) -> None:
+        from crowdhide.net.pki import make_pki
+
+        self._tmp = Path(tempfile.mkdtemp(prefix="crowdhide-net-"))
+        pki_dir = self._pki_arg
+        if pki_dir is None:
+            pki_dir = self._tmp / "pki"
+            make_pki(hosts=self.hosts, out=pki_dir)
+        for h in range(self.hosts):
+            if not (pki_dir / f"host{h}.pem").exists():
+                raise ValueError(f"pki has no certificate for host{h} (pki={str(pki_dir)!r})")
+        for h in range(self.hosts):
+            cfg = {
+                "host": h,
+                "hosts": self.hosts,
+                "frame": self.frame,
+                "ca": str(pki_dir / "ca.pem"),
+                "cert": str(pki_dir / f"host{h}.pem"),
+                "key": str(pki_dir / f"host{h}.key"),
+            }
+            # Launch all first: the hosts start (import, bind) in parallel.
+            self._procs.append(self._launch("crowdhide.net.host", cfg, f"host{h}"))
+        hellos = [self._hello(child) for child in self._procs]
+        ports = self.ports = {h: m["port"] for h, m in enumerate(hellos)}
+        publics = {h: m["public"] for h, m in enumerate(hellos)}
+        addresses = {(a, b): ports[b] for a in range(self.hosts) for b in range(self.hosts)}
+        if self.observe:
+            self._relay = self._launch("crowdhide.net.relay", {"pairs": addresses}, "relay")
+            addresses = self._hello(self._relay)["ports"]
+        self._all("learn", lambda h: {"hosts": publics, "nodes": {}})
+        replies = self._all(
+            "connect",
+            lambda h: {
+                "peers": {b: ("127.0.0.1", addresses[(h, b)]) for b in range(self.hosts)},
+                "timeout": self.deadline,
+            },
+        )
+        failed = {h: r["failed"] for h, r in replies.items() if r["failed"]}
+        if failed or len(replies) < self.hosts:
+            raise ConnectionError(f"links failed to come up: {failed}")
+
+    def close(self) -> None:
+        """Stop every child process by its id and remove temporary files (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._procs:
+            self.final_stats = self._all("stats", lambda h: {}, timeout=10.0)
+        if self._relay is not None and self._wire is None and self._relay.proc.poll() is None:
+            self._wire = self._dump()
+        for child in self._procs + ([self._relay] if self._relay is not None else []):
+            self._stop(child)
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def __enter__(self) -> TlsBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def host_stats(self) -> dict[int, Any]:
+        """Counters of every live host (frames in/out, refused peers, frames per link)."""
+        return self._all("stats", lambda h: {}) if not self._closed else self.final_stats
+
+    # -- backend contract ----------------------------------------------------------------
+    def open(self, job: Any) -> None:
+        """Start hosts (and relay), bring links up, ship the job, distribute node keys."""
+        import cloudpickle  # programs are closures: pickle them by value
+
+        if self._procs:
+            raise ValueError("a TlsBackend runs one job; create a new one for another run")
+        self._job = job
+        plan = job.plan
+        receivers = sorted(
+            {r.receiver for r in plan.routes}
+            | {
+                r.protection.scrambler.group
+                for r in plan.routes
+                if r.protection is not None and r.protection.scrambler is not None
+            }
+        )
+        try:
+            self._start()
+            blob = cloudpickle.dumps(job)
+            replies = self._all("job", lambda h: {"job": blob, "receivers": receivers})
+            if len(replies) < self.hosts:
+                raise ConnectionError("a host failed to load the job")
+            nodes: dict[int, bytes] = {}
+            for reply in replies.values():
+                nodes.update(reply["nodes"])
+            self._all("learn", lambda h: {"hosts": {}, "nodes": nodes})
+        except BaseException:
+            self.close()
+            raise
+
+    def run_group(self, group: str) -> list[Any]:
+        """Close the previous round, then run ``group`` on every host; return block reports."""
+        if self._queued:
+            self._flush()
+        job = self._job
+        for h, proc in enumerate(self._procs):
+            if not proc.alive:  # delivered to a dead host, never consumed
+                for sender, rows in self._held.pop((h, group), []):
+                    self._lose(rows, sender)
+        replies = self._all("run", lambda h: {"group": group, "schemas": self._schemas})
+        errors = {h: r["error"] for h, r in replies.items() if "error" in r}
+        if errors:
+            raise RuntimeError(f"node program of group {group!r} failed: {errors}")
+        reports = []
+        for h, reply in replies.items():
+            reports.extend(reply["reports"])
+            self._schemas.update(reply["schemas"])
+            for handle, where in reply["handles"].items():
+                self._handles[(h, handle)] = where
+            for peer, log in reply["log"].items():
+                self._queued[(h, peer)].append(log)
+            for key in [k for k in self._held if k[0] == h and k[1] == group]:
+                del self._held[key]
+        for block in job.blocks(group):
+            if host_of_block(block.index, self.hosts) not in replies:
+                self._lost_blocks.append((group, block.index))
+        self._check()
+        return reports
+
+    def _check(self) -> None:
+        if self.on_missing == "fail" and self.missing:
+            raise MissingContributionsError(self.missing)
+
+    @property
+    def missing(self) -> MissingReport:
+        """Everything lost so far."""
+        rows = {
+            k: np.unique(np.concatenate(v)).astype(np.int64) for k, v in self._lost.items() if v
+        }
+        dead = tuple(sorted(self._dead))
+        return MissingReport(
+            contributions=rows,
+            messages=self._lost_messages,
+            dead_hosts=dead,
+            lost_blocks=tuple(self._lost_blocks),
+        )
+
+    # -- rounds --------------------------------------------------------------------------
+    def _flush(self) -> None:
+        self._epoch += 1
+        queued, self._queued = self._queued, defaultdict(list)
+        alive = [h for h, p in enumerate(self._procs) if p.alive]
+        replies = self._all(
+            "flush", lambda h: {"epoch": self._epoch, "alive": alive, "deadline": self.deadline}
+        )
+        routes = self._job.plan.routes
+        scrambler = {
+            i: r.protection.scrambler.group
+            for i, r in enumerate(routes)
+            if r.protection is not None and r.protection.scrambler is not None
+        }
+        for (a, b), parts in queued.items():
+            log = np.concatenate(parts)
+            self._logs[(a, b, self._epoch)] = log
+            got = 0
+            if a in replies and b in replies:
+                got = int(replies[b]["received"].get(a) or 0)
+            self.frames_sent += got
+            self._lose(log[got:], a)
+            for r, kind in {(int(r), int(k)) for r, k in log[:got, :2]}:
+                rows = log[:got][(log[:got, 0] == r) & (log[:got, 1] == kind)]
+                receiver = scrambler[r] if kind == fr.ONION else routes[r].receiver
+                self._held[(b, receiver)].append((a, rows))
+
+    def _lose(self, log: IntArray, sender: int) -> None:
+        """Record frames of ``log`` (rows: route, mode, origin, handle) sent by ``sender``."""
+        if log.size == 0:
+            return
+        self._lost_messages += int(log.shape[0])
+        routes = self._job.plan.routes
+        for r, _, origin, handle in log.tolist():
+            if handle >= 0:  # a forwarded inner body: find the source row it came from
+                where = self._handles.get((sender, handle))
+                first = self._logs.get((where[0], sender, where[1])) if where else None
+                origin = int(first[where[2], 2]) if first is not None and where else -1
+            if origin >= 0:
+                self._lost[routes[r].name].append(np.array([origin], dtype=np.int64))
+
+
+def _tail(path: Path, lines: int = 5) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return "no log"
+    return " | ".join(text[-lines:]) if text else "empty log"

@@ -1,0 +1,182 @@
+"""A run's public-key infrastructure: one CA, one ECDSA P-256 certificate per node host.
+
+Host ``i`` is named ``host<i>`` (certificate subject CN and DNS subject-alternative name);
+a peer is accepted only if its certificate chains to the run's CA *and* carries the name the
+node map expects. Private keys are written with mode ``0600``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from crowdhide._validation import check_int
+
+__all__ = ["HostCredentials", "Pki", "host_name", "make_pki", "write_host_cert"]
+
+
+def host_name(index: int) -> str:
+    """Certificate name of node host ``index``.
+
+    Examples
+    --------
+    >>> host_name(3)
+    'host3'
+    """
+    return f"host{check_int('index', index, low=0)}"
+
+
+@dataclass(frozen=True)
+class HostCredentials:
+    """Paths of one host's certificate and private key."""
+
+    name: str
+    cert: Path
+    key: Path
+
+
+@dataclass(frozen=True)
+class Pki:
+    """Paths of a run's CA certificate and of every host's credentials."""
+
+    ca_cert: Path
+    ca_key: Path
+    hosts: tuple[HostCredentials, ...]
+
+
+def _write_key(path: Path, key: object) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    assert isinstance(key, ec.EllipticCurvePrivateKey)
+    data = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    # Create with 0600 from the start: no window where the key is world-readable.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.chmod(path, 0o600)
+
+
+def _load_ca(pki_dir: Path) -> tuple[object, object]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    cert = x509.load_pem_x509_certificate((pki_dir / "ca.pem").read_bytes())
+    key = serialization.load_pem_private_key((pki_dir / "ca.key").read_bytes(), password=None)
+    return cert, key
+
+
+def write_host_cert(
+    pki_dir: Path,
+    name: str,
+    *,
+    out: Path | None = None,
+    not_before: _dt.datetime | None = None,
+    not_after: _dt.datetime | None = None,
+) -> HostCredentials:
+    """Issue a certificate named ``name`` from the CA in ``pki_dir`` (default: 1 year).
+
+    ``not_before``/``not_after`` exist so that tests can issue an expired certificate.
+    """
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    ca_cert, ca_key = _load_ca(Path(pki_dir))
+    assert isinstance(ca_cert, x509.Certificate)
+    assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
+    now = _dt.datetime.now(_dt.UTC)
+    start = not_before if not_before is not None else now - _dt.timedelta(minutes=5)
+    end = not_after if not_after is not None else now + _dt.timedelta(days=365)
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(end)
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.ExtendedKeyUsage(
+                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+            ),
+            critical=False,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    target = Path(out) if out is not None else Path(pki_dir)
+    target.mkdir(parents=True, exist_ok=True)
+    from cryptography.hazmat.primitives import serialization
+
+    cert_path = target / f"{name}.pem"
+    key_path = target / f"{name}.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    _write_key(key_path, key)
+    return HostCredentials(name=name, cert=cert_path, key=key_path)
+
+
+def make_pki(*, hosts: int, out: Path, days: int = 365) -> Pki:
+    """Write a CA and ``hosts`` host certificates (ECDSA P-256) into ``out``.
+
+    Examples
+    --------
+    >>> import tempfile, stat
+    >>> d = Path(tempfile.mkdtemp())
+    >>> pki = make_pki(hosts=2, out=d)
+    >>> [h.name for h in pki.hosts], oct(stat.S_IMODE(pki.hosts[0].key.stat().st_mode))
+    (['host0', 'host1'], '0o600')
+    """
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    count = check_int("hosts", hosts, low=1, high=4096)
+    days = check_int("days", days, low=1)
+    directory = Path(out)
+    directory.mkdir(parents=True, exist_ok=True)
+    now = _dt.datetime.now(_dt.UTC)
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "crowdhide run CA")])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - _dt.timedelta(minutes=5))
+        .not_valid_after(now + _dt.timedelta(days=days))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=False,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    (directory / "ca.pem").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    _write_key(directory / "ca.key", key)
+    creds = tuple(
+        write_host_cert(directory, host_name(i), not_after=now + _dt.timedelta(days=days))
+        for i in range(count)
+    )
+    return Pki(ca_cert=directory / "ca.pem", ca_key=directory / "ca.key", hosts=creds)
