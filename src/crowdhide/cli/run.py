@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from crowdhide.cli._engine_progress import stage_progress
+from crowdhide.cli._options import AllowUnmetFlag, check_output_dir, finish_target
 from crowdhide.cli._output import JsonFlag, emit
 
 __all__ = ["register"]
@@ -22,21 +23,35 @@ def register(app: typer.Typer) -> None:
         out: Annotated[
             Path | None, typer.Option("--out", help="Output directory (default: results/<name>).")
         ] = None,
+        allow_unmet: AllowUnmetFlag = False,
         as_json: JsonFlag = False,
     ) -> None:
-        """Run a decentralized query with DP countermeasures; write result, transcript, plots."""
+        """Run a decentralized query with DP countermeasures; write result, transcript, plots.
+
+        A plan whose certificate is weaker than [privacy] is not run (exit code 3) unless
+        --allow-unmet is given.
+        """
         from crowdhide.plans.runner import run_spec
         from crowdhide.plans.spec import load_spec
 
         spec = load_spec(plan_file)
-        out_dir = out if out is not None else Path("results") / spec.name
+        out_dir = check_output_dir(out if out is not None else Path("results") / spec.name)
         with stage_progress(not as_json) as progress:
-            report = run_spec(spec, out_dir, progress=progress)
+            report = run_spec(spec, out_dir, progress=progress, allow_unmet=allow_unmet)
         report["inputs"] = {"plan": str(plan_file), "out": str(out_dir)}
         if as_json:
             emit(report, as_json=True)
-            return
-        _print(report)
+        else:
+            _print(report)
+        met = report.get("target_met")
+        privacy = report["privacy"]
+        finish_target(
+            met,
+            f"certified epsilon={privacy['epsilon']:.4g}, delta={privacy['delta']:.3g} vs "
+            f"target epsilon={report['target']['epsilon']}, delta={report['target']['delta']:g}",
+            allow_unmet=True,  # an unmet plan only runs with --allow-unmet (checked before)
+            as_json=as_json,
+        )
 
 
 def _print(report: dict[str, Any]) -> None:

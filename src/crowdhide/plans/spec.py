@@ -139,7 +139,7 @@ def parse_spec(raw: Mapping[str, Any], *, base: Path | None = None) -> RunSpec:
     >>> parse_spec({"query": {"kind": "kmeans"}, "privacy": {"epsilon": -1}})
     Traceback (most recent call last):
     ...
-    ValueError: privacy.epsilon must be > 0.0, got -1
+    crowdhide.errors.InvalidParameterError: privacy.epsilon must be > 0.0, got -1
     """
     unknown = sorted(set(raw) - set(_SECTIONS) - {"name"})
     if unknown:
