@@ -23,6 +23,7 @@ from typing import Any
 __all__ = [
     "CrowdhideError",
     "DataError",
+    "DataTypeError",
     "InvalidParameterError",
     "OutputPathError",
     "ParameterTypeError",
@@ -69,6 +70,10 @@ class ResourceLimitError(InvalidParameterError):
 
 class DataError(CrowdhideError, ValueError):
     """A data file or data set cannot be used (missing column, wrong type, empty, ...)."""
+
+
+class DataTypeError(CrowdhideError, TypeError):
+    """A data column has the wrong type (e.g. text where numbers are needed)."""
 
 
 class OutputPathError(CrowdhideError, ValueError):

@@ -15,13 +15,20 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from crowdhide.errors import OutputPathError, UnmetTargetError
+from crowdhide.errors import (
+    CrowdhideError,
+    InvalidParameterError,
+    OutputPathError,
+    ParameterTypeError,
+    UnmetTargetError,
+)
 
 __all__ = [
     "EXIT_BUG",
@@ -36,6 +43,7 @@ __all__ = [
     "check_output_file",
     "finish_target",
     "int_option",
+    "option_names",
     "real_option",
 ]
 
@@ -59,11 +67,14 @@ MAX_EPSILON = 50.0
 MIN_DELTA = 1e-300
 #: Largest population (users, sources, rows of a sum) the accountants are built for.
 MAX_N = 10**9
-#: Largest seed (numpy seeds are non-negative).
-MAX_SEED = 2**63 - 1
+#: Largest seed (numpy seeds are non-negative integers).
+MAX_SEED = 10**18
 
 
 def _fmt(value: float) -> str:
+    """Short range ends for help texts: 1e9 rather than 1000000000."""
+    if isinstance(value, int) and abs(value) >= 10**6:
+        return f"{value:.3g}".replace("e+0", "e").replace("e+", "e")
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
@@ -218,3 +229,28 @@ def _check_parent_writable(folder: Path, path: Path, option: str) -> None:
         raise OutputPathError(f"{option}: {str(probe)!r} is not a directory (in {str(path)!r})")
     if not os.access(probe, os.W_OK | os.X_OK):
         raise OutputPathError(f"{option}: directory {str(probe)!r} is not writable")
+
+
+@contextmanager
+def option_names(mapping: Mapping[str, str]) -> Iterator[None]:
+    """Say which CLI option a library validation message is about.
+
+    Library functions name their own parameters (``delta_slack must be ...``); when a command
+    feeds one option into several of them, ``mapping`` (library name -> option) rewrites the
+    message to ``--delta (delta_slack) must be ...``.
+    """
+    try:
+        yield
+    except (CrowdhideError, ValueError, TypeError) as exc:
+        if isinstance(exc, UnmetTargetError) or (
+            isinstance(exc, TypeError) and not isinstance(exc, ParameterTypeError)
+        ):
+            raise
+        text = str(exc)
+        for name, option in mapping.items():
+            if text.startswith(f"{name} ") and not text.startswith(option):
+                rest = text[len(name) + 1 :]
+                raise InvalidParameterError(
+                    f"{option} ({name}) {rest}", parameter=name, value=getattr(exc, "value", None)
+                ) from exc
+        raise

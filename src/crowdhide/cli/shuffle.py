@@ -8,18 +8,36 @@ from typing import Annotated, Any
 
 import typer
 
+from crowdhide.cli._engine_progress import progress_wanted
+from crowdhide.cli._options import (
+    MAX_EPSILON,
+    MAX_N,
+    AllowUnmetFlag,
+    check_output_file,
+    delta_option,
+    epsilon_option,
+    finish_target,
+    int_option,
+    real_option,
+)
 from crowdhide.cli._output import JsonFlag, emit
 
 __all__ = ["register"]
 
 _COLUMNS = ["bound", "kind", "valid", "epsilon", "delta", "note"]
 
-Eps0 = Annotated[float, typer.Option("--eps0", help="Local DP level of each user (> 0).")]
-Users = Annotated[int, typer.Option("--n", help="Number of users shuffled together.")]
+Eps0 = Annotated[
+    float,
+    real_option("--eps0", "Local DP level of each user.", low=0.0, high=MAX_EPSILON, low_open=True),
+]
+Users = Annotated[int, int_option("--n", "Number of users shuffled together.", low=1, high=MAX_N)]
 DomainK = Annotated[
     int | None,
-    typer.Option("--k", help="k-ary randomized response domain size (omit: any eps0-LDP)."),
+    int_option(
+        "--k", "k-ary randomized response domain size (omit: any eps0-LDP).", low=2, high=10**6
+    ),
 ]
+Delta = Annotated[float, delta_option(help="Target delta.")]
 BoundName = Annotated[str, typer.Option("--bound", help="Bound name, 'best' (default) or 'all'.")]
 
 
@@ -43,7 +61,7 @@ def _run_all(fn: Any, names: tuple[str, ...], as_json: bool, **kwargs: Any) -> l
         skipped = _skipped(bound, kwargs["eps0"], kwargs["n"], kwargs.get("k"), **extra)
         return skipped or fn(bound=bound, **kwargs)
 
-    if as_json:
+    if not progress_wanted(as_json):
         return [one(b) for b in todo]
     from rich.console import Console
     from rich.progress import Progress
@@ -71,7 +89,7 @@ def register(app: typer.Typer) -> None:
     def epsilon_cmd(
         eps0: Eps0,
         n: Users,
-        delta: Annotated[float, typer.Option("--delta", help="Target delta, 0 < delta < 1.")],
+        delta: Delta,
         k: DomainK = None,
         bound: BoundName = "best",
         as_json: JsonFlag = False,
@@ -99,7 +117,7 @@ def register(app: typer.Typer) -> None:
     def delta_cmd(
         eps0: Eps0,
         n: Users,
-        epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon >= 0.")],
+        epsilon: Annotated[float, epsilon_option(help="Target epsilon.", zero=True)],
         k: DomainK = None,
         bound: BoundName = "best",
         as_json: JsonFlag = False,
@@ -125,20 +143,32 @@ def register(app: typer.Typer) -> None:
 
     @shuffle.command("calibrate")
     def calibrate_cmd(
-        epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon > 0.")],
-        delta: Annotated[float, typer.Option("--delta", help="Target delta, 0 < delta < 1.")],
+        epsilon: Annotated[float, epsilon_option(help="Target epsilon.")],
+        delta: Delta,
         n: Annotated[
-            int | None, typer.Option("--n", help="Number of users (-> largest eps0).")
+            int | None,
+            int_option("--n", "Number of users (-> largest eps0).", low=1, high=MAX_N),
         ] = None,
         eps0: Annotated[
             float | None,
-            typer.Option("--eps0", help="Local eps0 instead of --n (-> smallest n)."),
+            real_option(
+                "--eps0",
+                "Local eps0 instead of --n (-> smallest n).",
+                low=0.0,
+                high=MAX_EPSILON,
+                low_open=True,
+            ),
         ] = None,
         k: DomainK = None,
+        allow_unmet: AllowUnmetFlag = False,
         as_json: JsonFlag = False,
     ) -> None:
-        """Largest eps0 for a target (epsilon, delta, n) — or smallest n given --eps0."""
+        """Largest eps0 for a target (epsilon, delta, n) — or smallest n given --eps0.
+
+        Exit code 3 if the target is out of reach (unless --allow-unmet).
+        """
         from crowdhide.accounting.shuffle import calibrate_eps0, calibrate_n
+        from crowdhide.errors import UnmetTargetError
 
         if (n is None) == (eps0 is None):
             raise ValueError("give exactly one of --n (calibrate eps0) or --eps0 (calibrate n)")
@@ -147,30 +177,51 @@ def register(app: typer.Typer) -> None:
             solved = "eps0"
         else:
             assert eps0 is not None
-            result = calibrate_n(epsilon=epsilon, delta=delta, eps0=eps0, k=k)
             solved = "n"
+            try:
+                result = calibrate_n(epsilon=epsilon, delta=delta, eps0=eps0, k=k)
+            except UnmetTargetError as exc:
+                record = {
+                    "solved_for": solved,
+                    "target_epsilon": epsilon,
+                    "target_delta": delta,
+                    "target_met": False,
+                    "reason": str(exc),
+                }
+                emit(record, as_json=as_json, title=f"calibrated {solved}")
+                finish_target(False, str(exc), allow_unmet=allow_unmet, as_json=as_json)
+                return
+        met = bool(result.is_certificate and result.epsilon <= epsilon)
         record = {
             "solved_for": solved,
             "target_epsilon": epsilon,
             "target_delta": delta,
+            "target_met": met,
             **_clean(result.to_dict()),
         }
         emit(record, as_json=as_json, title=f"calibrated {solved}")
+        finish_target(
+            met,
+            f"certified epsilon={result.epsilon:.6g} vs target epsilon={epsilon:g}",
+            allow_unmet=allow_unmet,
+            as_json=as_json,
+        )
 
     @shuffle.command("plot")
     def plot_cmd(
         eps0: Eps0,
-        delta: Annotated[float, typer.Option("--delta", help="Target delta, 0 < delta < 1.")],
+        delta: Delta,
         out: Annotated[Path, typer.Option("--out", help="PNG file to write.")],
         k: DomainK = None,
-        n_min: Annotated[int, typer.Option("--n-min", help="Smallest n.")] = 100,
-        n_max: Annotated[int, typer.Option("--n-max", help="Largest n.")] = 10**7,
-        points: Annotated[int, typer.Option("--points", help="Points per curve.")] = 16,
+        n_min: Annotated[int, int_option("--n-min", "Smallest n.", low=1, high=MAX_N)] = 100,
+        n_max: Annotated[int, int_option("--n-max", "Largest n.", low=1, high=MAX_N)] = 10**7,
+        points: Annotated[int, int_option("--points", "Points per curve.", low=2, high=200)] = 16,
         as_json: JsonFlag = False,
     ) -> None:
         """Plot epsilon against n for every bound (PNG)."""
         from crowdhide.accounting.shuffle import epsilon_vs_n
 
+        check_output_file(out)
         data = epsilon_vs_n(
             eps0=eps0, delta=delta, k=k, n_min=n_min, n_max=n_max, points=points, out=out
         )

@@ -42,6 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_bool, check_int, check_real
+from crowdhide.errors import DataTypeError, ParameterTypeError
 
 __all__ = [
     "BUILTIN_DATASETS",
@@ -140,7 +141,9 @@ def load_column(source: str | os.PathLike[str], *, column: str) -> DataColumn:
     ValueError: column must be one of bit, unit, age, category for builtin:synthetic, got 'nope'
     """
     if not isinstance(column, str) or not column:
-        raise TypeError(f"column must be a non-empty string, got {column!r}")
+        raise ParameterTypeError(
+            f"column must be a non-empty string, got {column!r}", parameter="column", value=column
+        )
     text = os.fspath(source)
     if text.startswith("builtin:"):
         return _load_builtin(text[len("builtin:") :], column)
@@ -319,7 +322,7 @@ def _load_gowalla(name: str, column: str, source: str) -> DataColumn:
 def _require_numeric(data: DataColumn) -> npt.NDArray[Any]:
     if not data.is_numeric:
         sample = next((v for v in data.values.tolist() if v is not None), None)
-        raise TypeError(
+        raise DataTypeError(
             f"column {data.column!r} of {data.source} must be numeric, got text values such as "
             f"{sample!r}"
         )

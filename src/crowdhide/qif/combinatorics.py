@@ -18,6 +18,7 @@ import numpy.typing as npt
 from scipy.special import gammaln
 
 from crowdhide._validation import check_int
+from crowdhide.errors import ResourceLimitError
 
 __all__ = [
     "MAX_ENUMERATION",
@@ -39,7 +40,7 @@ IntArray = npt.NDArray[np.int64]
 def check_size(what: str, size: int, *, limit: int = MAX_ENUMERATION) -> None:
     """Refuse to enumerate more than ``limit`` objects, naming what would be built."""
     if size > limit:
-        raise ValueError(
+        raise ResourceLimitError(
             f"{what} would have {size} entries (limit {limit}); use the reduced/analytic "
             "functions of crowdhide.qif.shuffle instead of explicit enumeration"
         )

@@ -505,6 +505,12 @@ def informed_sum(
     p = keep_probability
     if isinstance(p, Fraction):
         return _exact_sum(k, p, others, dummies), "exact fractions"
+    # Dense pmfs over 0..n-1+d reports: refuse before allocating gigabytes.
+    check_size(
+        f"the informed adversary's report distribution (n-1+d = {sum(others) + dummies})",
+        sum(others) + dummies + 1,
+        limit=MAX_GRID,
+    )
     nonzero = [c for c in others if c]
     if k == 2:
         return _sum_binary(float(p), others, dummies), "binomial convolution (k = 2)"
