@@ -112,9 +112,7 @@ def discover() -> list[Command]:
                 continue
             kind, choices = _kind(p)
             positional = not any(o.startswith("-") for o in p.opts)
-            params.append(
-                Param(p.name, tuple(p.opts), positional, bool(p.required), kind, choices)
-            )
+            params.append(Param(p.name, tuple(p.opts), positional, bool(p.required), kind, choices))
         found.append(Command(path, tuple(params)))
 
     walk(root, ())

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from crowdhide.cli._engine_progress import spinner
 from crowdhide.cli._options import (
     MAX_N,
     AllowUnmetFlag,
@@ -100,10 +101,12 @@ def register(app: typer.Typer) -> None:
             "rng": seed,
         }
         if method == "all":
-            rows = [_record(r) for r in scrambler_epsilon_all(**common)]
+            with spinner(not as_json, "scrambler ε(δ): every evaluator"):
+                rows = [_record(r) for r in scrambler_epsilon_all(**common)]
             emit(rows, as_json=as_json, title="scrambler ε(δ), every evaluator", columns=_COLUMNS)
             return
-        result = scrambler_epsilon(method=method, **common)
+        with spinner(not as_json, f"scrambler ε(δ): {method}"):
+            result = scrambler_epsilon(method=method, **common)
         emit(_record(result), as_json=as_json, title="scrambler ε(δ)")
 
     @scrambler.command("delta")
@@ -139,10 +142,13 @@ def register(app: typer.Typer) -> None:
         if method == "all":
             names = CAPPED_METHODS if capped else UNCAPPED_METHODS
             names = tuple(m for m in names if m != "theorem3-published")
-            rows = [_record(scrambler_delta(method=m, **common)) for m in names]
+            with spinner(not as_json, "scrambler δ(ε): every evaluator"):
+                rows = [_record(scrambler_delta(method=m, **common)) for m in names]
             emit(rows, as_json=as_json, title="scrambler δ(ε), every evaluator", columns=_COLUMNS)
             return
-        emit(_record(scrambler_delta(method=method, **common)), as_json=as_json, title="δ(ε)")
+        with spinner(not as_json, f"scrambler δ(ε): {method}"):
+            record = _record(scrambler_delta(method=method, **common))
+        emit(record, as_json=as_json, title="δ(ε)")
 
     @scrambler.command("calibrate")
     def calibrate_cmd(
@@ -181,15 +187,16 @@ def register(app: typer.Typer) -> None:
         """
         from crowdhide.accounting.scrambler import calibrate_countermeasures
 
-        cal = calibrate_countermeasures(
-            targets=targets,
-            epsilon=epsilon,
-            delta=delta,
-            max_channels=max_channels,
-            max_overhead=max_overhead,
-            max_consents=max_consents,
-            sources=sources,
-        )
+        with spinner(not as_json, "searching σ, n, d"):
+            cal = calibrate_countermeasures(
+                targets=targets,
+                epsilon=epsilon,
+                delta=delta,
+                max_channels=max_channels,
+                max_overhead=max_overhead,
+                max_consents=max_consents,
+                sources=sources,
+            )
         record = cal.to_dict()
         record.update(
             max_channels_limit=max_channels,

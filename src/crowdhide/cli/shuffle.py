@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from crowdhide.cli._engine_progress import progress_wanted
+from crowdhide.cli._engine_progress import progress_wanted, spinner
 from crowdhide.cli._options import (
     MAX_EPSILON,
     MAX_N,
@@ -173,13 +173,15 @@ def register(app: typer.Typer) -> None:
         if (n is None) == (eps0 is None):
             raise ValueError("give exactly one of --n (calibrate eps0) or --eps0 (calibrate n)")
         if n is not None:
-            result = calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k)
+            with spinner(not as_json, "calibrating eps0"):
+                result = calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k)
             solved = "eps0"
         else:
             assert eps0 is not None
             solved = "n"
             try:
-                result = calibrate_n(epsilon=epsilon, delta=delta, eps0=eps0, k=k)
+                with spinner(not as_json, "calibrating n"):
+                    result = calibrate_n(epsilon=epsilon, delta=delta, eps0=eps0, k=k)
             except UnmetTargetError as exc:
                 record = {
                     "solved_for": solved,
@@ -222,9 +224,10 @@ def register(app: typer.Typer) -> None:
         from crowdhide.accounting.shuffle import epsilon_vs_n
 
         check_output_file(out)
-        data = epsilon_vs_n(
-            eps0=eps0, delta=delta, k=k, n_min=n_min, n_max=n_max, points=points, out=out
-        )
+        with spinner(not as_json, f"{points} points per bound"):
+            data = epsilon_vs_n(
+                eps0=eps0, delta=delta, k=k, n_min=n_min, n_max=n_max, points=points, out=out
+            )
         record = {"out": str(out), "eps0": eps0, "delta": delta, "k": k, **data}
         if as_json:
             emit(record, as_json=True)
