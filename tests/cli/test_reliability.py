@@ -153,6 +153,10 @@ def test_shuffle_calibrate_out_of_reach_exit_3(capsys: pytest.CaptureFixture[str
           "2", "--delta", "1e-6"], "--eps0"),
         (["netdp", "epsilon", "--topology", "complete", "--task", "sum", "--n", "100", "--eps0",
           "1", "--delta", "nan", "--steps", "1000"], "--delta"),
+        # Found by the slow fuzz tier: minutes-long exact integer powers / linear scans.
+        (["qif", "capacity", "--k", "871912", "--n", "1e6", "--eps0", "0"], "10^"),
+        (["scrambler", "calibrate", "--targets", "386521", "--epsilon", "1e-12", "--delta",
+          "1e-12"], "--targets"),
     ],
 )  # fmt: skip
 def test_out_of_range_is_one_line_naming_the_option(args: list[str], option: str) -> None:
@@ -204,6 +208,16 @@ def test_output_paths_checked_first(
     assert res.code == 2
     assert "--out" in res.err
     assert res.err.count("\n") == 1
+
+
+def test_binary_plan_file_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Found by the fuzzer: a Parquet file given as PLAN.toml raised UnicodeDecodeError.
+    path = tmp_path / "plan.parquet"
+    path.write_bytes(b"PAR1\xac\x00\xff")
+    for command in ("plan", "run"):
+        res = run_cli(capsys, command, str(path))
+        assert res.code == 2
+        assert "not a text" in res.err
 
 
 def test_run_out_is_checked_before_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

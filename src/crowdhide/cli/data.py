@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
         from crowdhide.plans.data import write_table
 
         if kind not in _KINDS:
-            raise ValueError(f"KIND must be one of {_KINDS}, got {kind!r}")
+            raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
         if distribution not in ("uniform", "skewed"):
             raise ValueError(f"--distribution must be 'uniform' or 'skewed', got {distribution!r}")
         check_output_file(out)

@@ -43,6 +43,8 @@ Samples = Annotated[
     int, int_option("--samples", "Monte-Carlo samples per component.", low=1, high=10**6)
 ]
 Seed = Annotated[int, seed_option("Monte-Carlo seed.")]
+#: scrambler calibrate: the search time grows linearly in T (1e5 targets: about 6 s of CPU).
+_CALIBRATE_MAX_TARGETS = 10**5
 Method = Annotated[
     str,
     typer.Option(
@@ -152,7 +154,15 @@ def register(app: typer.Typer) -> None:
 
     @scrambler.command("calibrate")
     def calibrate_cmd(
-        targets: Targets,
+        targets: Annotated[
+            int,
+            int_option(
+                "--targets",
+                "Number of targets T (the search costs about 60 µs per target and candidate).",
+                low=1,
+                high=_CALIBRATE_MAX_TARGETS,
+            ),
+        ],
         epsilon: Annotated[float, epsilon_option(help="Target ε.")],
         delta: Annotated[float, delta_option(help="Target δ.")],
         max_channels: Annotated[

@@ -46,6 +46,20 @@ def check_size(what: str, size: int, *, limit: int = MAX_ENUMERATION) -> None:
         )
 
 
+def check_power_size(what: str, base: int, exponent: int, *, limit: int) -> None:
+    """:func:`check_size` for ``base ** exponent`` entries, decided in log space first.
+
+    The exact integer ``base ** exponent`` takes minutes to compute for ``base`` and
+    ``exponent`` near 1e6; the logarithm refuses such inputs at once.
+    """
+    if exponent * math.log(max(base, 1)) > math.log(limit) + 1.0:
+        raise ResourceLimitError(
+            f"{what} would have about 10^{exponent * math.log10(max(base, 1)):.0f} entries "
+            f"(limit {limit}); use the reduced/analytic functions of crowdhide.qif.shuffle"
+        )
+    check_size(what, base**exponent, limit=limit)
+
+
 def _check_nk(n: Any, k: Any) -> tuple[int, int]:
     return check_int("n", n, low=1), check_int("k", k, low=2)
 
