@@ -62,6 +62,9 @@ class Param:
     required: bool
     kind: str  # flag | int | real | path | enum | text
     choices: tuple[str, ...] = ()
+    #: Documented range ("Range: [lo, hi]." in the help text), if any.
+    low: float | None = None
+    high: float | None = None
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,10 @@ def discover() -> list[Command]:
                 continue
             kind, choices = _kind(p)
             positional = not any(o.startswith("-") for o in p.opts)
-            params.append(Param(p.name, tuple(p.opts), positional, bool(p.required), kind, choices))
+            low, high = _documented_range(getattr(p, "help", "") or "")
+            params.append(
+                Param(p.name, tuple(p.opts), positional, bool(p.required), kind, choices, low, high)
+            )
         found.append(Command(path, tuple(params)))
 
     walk(root, ())
@@ -149,13 +155,41 @@ class Files:
         return str(mapping.get(value, value))
 
 
-def _number(kind: str) -> st.SearchStrategy[str]:
+def _documented_range(help_text: str) -> tuple[float | None, float | None]:
+    match = re.search(r"Range: [\[(]([^,]+), ([^\])]+)[\])]", " ".join(help_text.split()))
+    if not match:
+        return None, None
+    lo, hi = (float(x) for x in match.groups())
+    return (lo if math.isfinite(lo) else None), (hi if math.isfinite(hi) else None)
+
+
+def _in_range(param: Param) -> st.SearchStrategy[str]:
+    """Values inside the documented range, biased towards small ones and the ends."""
+    lo = -1e6 if param.low is None else param.low
+    hi = 1e12 if param.high is None else param.high
+    if param.kind == "int":
+        a, b = math.ceil(lo), math.floor(hi)
+        return st.one_of(
+            st.integers(a, min(b, a + 50)),
+            st.integers(a, min(b, a + 10**5)),
+            st.integers(a, b),
+            st.sampled_from([a, b]),
+        ).map(str)
+    return st.one_of(
+        st.floats(lo, min(hi, lo + 3.0)),
+        st.floats(lo, hi),
+        st.sampled_from([lo, hi, (lo + hi) / 2]),
+    ).map(repr)
+
+
+def _number(param: Param) -> st.SearchStrategy[str]:
     ints = st.integers(min_value=-5, max_value=10**13).map(str)
-    if kind == "int":
-        return st.one_of(st.sampled_from(EDGE_NUMBERS), ints)
-    floats = st.floats(allow_nan=True, allow_infinity=True).map(repr)
-    small = st.floats(min_value=0.0, max_value=60.0).map(lambda x: f"{x:.6g}")
-    return st.one_of(st.sampled_from(EDGE_NUMBERS), small, floats, ints)
+    anything = st.one_of(st.sampled_from(EDGE_NUMBERS), ints)
+    if param.kind == "real":
+        floats = st.floats(allow_nan=True, allow_infinity=True).map(repr)
+        anything = st.one_of(anything, floats)
+    # Mostly valid values, so that the fuzzer reaches the computations, not just the parser.
+    return st.one_of(_in_range(param), _in_range(param), _in_range(param), anything)
 
 
 def value_strategy(cmd: Command, param: Param, files: Files) -> st.SearchStrategy[str]:
@@ -166,7 +200,7 @@ def value_strategy(cmd: Command, param: Param, files: Files) -> st.SearchStrateg
     if override is not None:
         return st.sampled_from(override).map(files.resolve)
     if param.kind in ("int", "real"):
-        return _number(param.kind)
+        return _number(param)
     if param.kind == "path":
         return st.sampled_from(files.pool())
     if param.kind == "enum":
@@ -185,7 +219,7 @@ def argv_strategy(draw: st.DrawFn, cmd: Command, files: Files) -> list[str]:
             if draw(st.booleans()):
                 args.append(param.opts[0])
             continue
-        present = draw(st.floats(0, 1)) < (0.95 if param.required else 0.4)
+        present = draw(st.floats(0, 1)) < (0.98 if param.required else 0.4)
         if not present:
             continue
         value = draw(value_strategy(cmd, param, files))

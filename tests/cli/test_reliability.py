@@ -210,6 +210,26 @@ def test_output_paths_checked_first(
     assert res.err.count("\n") == 1
 
 
+@pytest.mark.parametrize("sigma", ["0.0", "0.3"])
+def test_subnormal_epsilon_no_overflow(sigma: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # Found by the fuzzer: b/log1p(u) and b²/(4a) overflowed for ε = 2.2e-313.
+    res = run_cli(
+        capsys, "scrambler", "delta", "--targets", "2", "--sigma", sigma, "--n", "3",
+        "--dummies", "1", "--epsilon", "2.2250738585e-313", "--method", "all", "--json",
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    assert all(0.0 <= row["delta"] <= 1.0 for row in res.json() if row["delta"] is not None)
+
+
+def test_plot_out_suffix_checked_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    res = run_cli(
+        capsys, "shuffle", "plot", "--eps0", "1", "--delta", "1e-6", "--out",
+        str(tmp_path / "plot.toml"),
+    )  # fmt: skip
+    assert res.code == 2
+    assert "--out must end in" in res.err
+
+
 def test_binary_plan_file_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Found by the fuzzer: a Parquet file given as PLAN.toml raised UnicodeDecodeError.
     path = tmp_path / "plan.parquet"

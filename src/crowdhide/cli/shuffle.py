@@ -21,10 +21,13 @@ from crowdhide.cli._options import (
     real_option,
 )
 from crowdhide.cli._output import JsonFlag, emit
+from crowdhide.errors import OutputPathError
 
 __all__ = ["register"]
 
 _COLUMNS = ["bound", "kind", "valid", "epsilon", "delta", "note"]
+#: Image formats ``shuffle plot --out`` writes (matplotlib, chosen by suffix).
+_PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 
 Eps0 = Annotated[
     float,
@@ -224,6 +227,10 @@ def register(app: typer.Typer) -> None:
         from crowdhide.accounting.shuffle import epsilon_vs_n
 
         check_output_file(out)
+        if out.suffix.lower() not in _PLOT_SUFFIXES:
+            raise OutputPathError(
+                f"--out must end in one of {', '.join(_PLOT_SUFFIXES)}, got {str(out)!r}"
+            )
         with spinner(not as_json, f"{points} points per bound"):
             data = epsilon_vs_n(
                 eps0=eps0, delta=delta, k=k, n_min=n_min, n_max=n_max, points=points, out=out
