@@ -154,6 +154,10 @@ def test_shuffle_calibrate_out_of_reach_exit_3(capsys: pytest.CaptureFixture[str
         (["netdp", "epsilon", "--topology", "complete", "--task", "sum", "--n", "100", "--eps0",
           "1", "--delta", "nan", "--steps", "1000"], "--delta"),
         # Found by the slow fuzz tier: minutes-long exact integer powers / linear scans.
+        (["netdp", "calibrate", "--topology", "complete", "--task", "sgd", "--n", "2", "--steps",
+          "2", "--epsilon", "2.0872360382635404e-286", "--delta", "0.5"], "--epsilon"),
+        (["scrambler", "calibrate", "--targets", "3", "--epsilon", "1.0", "--delta", "1e-300",
+          "--max-consents", "0.0", "--sources", "1"], "--delta"),
         (["qif", "capacity", "--k", "871912", "--n", "1e6", "--eps0", "0"], "10^"),
         (["scrambler", "calibrate", "--targets", "386521", "--epsilon", "1e-12", "--delta",
           "1e-12"], "--targets"),

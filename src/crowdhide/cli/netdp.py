@@ -13,7 +13,6 @@ from crowdhide.cli._options import (
     MAX_N,
     AllowUnmetFlag,
     delta_option,
-    epsilon_option,
     finish_target,
     int_option,
     option_names,
@@ -195,7 +194,11 @@ def _register_calibrate(group: typer.Typer) -> None:
         task: Annotated[str, typer.Option("--task", help="sgd")],
         n: Users,
         steps: Steps,
-        epsilon: Annotated[float, epsilon_option(help="Target network epsilon.")],
+        epsilon: Annotated[
+            float,
+            # Smaller targets need σ beyond e^700 L: the search overflows before refusing.
+            real_option("--epsilon", "Target network epsilon.", low=1e-9, high=MAX_EPSILON),
+        ],
         delta: Annotated[float, delta_option(help="Target delta.")],
         lipschitz: Annotated[
             float, real_option("--lipschitz", "Lipschitz L.", low=1e-6, high=1e6)

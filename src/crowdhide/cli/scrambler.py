@@ -164,7 +164,11 @@ def register(app: typer.Typer) -> None:
             ),
         ],
         epsilon: Annotated[float, epsilon_option(help="Target ε.")],
-        delta: Annotated[float, delta_option(help="Target δ.")],
+        delta: Annotated[
+            float,
+            # Below 1e-100 scipy's binomial quantile of the search does not converge.
+            real_option("--delta", "Target δ.", low=1e-100, high=1.0, high_open=True),
+        ],
         max_channels: Annotated[
             float | None,
             real_option("--max-channels", "Max secure channels per node.", low=1.0, high=1e12),
