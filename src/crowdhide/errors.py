@@ -80,8 +80,11 @@ class OutputPathError(CrowdhideError, ValueError):
     """An output path cannot be written (it is a directory, its parent is not writable, ...)."""
 
 
-class UnmetTargetError(CrowdhideError):
+class UnmetTargetError(CrowdhideError, ValueError):
     """A run, plan or calibration certifies less privacy than its target.
+
+    Also a :class:`ValueError` (what calibrations raised before) so existing ``except
+    ValueError`` callers keep working; the CLI checks for it first (exit code 3).
 
     Parameters
     ----------

@@ -308,7 +308,7 @@ def test_readme_verbs_exist() -> None:
 def test_error_hierarchy() -> None:
     assert issubclass(InvalidParameterError, ValueError)
     assert issubclass(ResourceLimitError, CrowdhideError)
-    assert not issubclass(UnmetTargetError, ValueError)
+    assert issubclass(UnmetTargetError, CrowdhideError)
 
 
 @pytest.mark.parametrize(
