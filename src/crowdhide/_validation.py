@@ -1,8 +1,10 @@
 """Parameter validation shared by every public function.
 
 Every public entry point of crowdhide validates its inputs with these helpers so that an
-invalid value always raises a :class:`ValueError` (wrong value) or :class:`TypeError` (wrong
-type) whose message names the parameter and echoes the offending value. The command line turns
+invalid value always raises :class:`~crowdhide.errors.InvalidParameterError` (a
+:class:`ValueError`: wrong value) or :class:`~crowdhide.errors.ParameterTypeError` (a
+:class:`TypeError`: wrong type) whose message names the parameter and echoes the offending
+value. The command line turns
 those exceptions into a one-line message and exit code 2.
 """
 
@@ -13,6 +15,8 @@ import numbers
 from typing import Any
 
 import numpy as np
+
+from crowdhide.errors import InvalidParameterError, ParameterTypeError
 
 __all__ = [
     "as_rng",
@@ -59,25 +63,39 @@ def check_real(
     >>> check_real("epsilon", -1.0, low=0.0)
     Traceback (most recent call last):
     ...
-    ValueError: epsilon must be >= 0.0, got -1.0
+    crowdhide.errors.InvalidParameterError: epsilon must be >= 0.0, got -1.0
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {_describe(value)}")
+        raise ParameterTypeError(
+            f"{name} must be a real number, got {_describe(value)}", parameter=name, value=value
+        )
     result = float(value)
     if math.isnan(result):
-        raise ValueError(f"{name} must not be NaN, got {_describe(value)}")
+        raise InvalidParameterError(
+            f"{name} must not be NaN, got {_describe(value)}", parameter=name, value=value
+        )
     if math.isinf(result) and not (allow_inf and result > 0):
-        raise ValueError(f"{name} must be finite, got {_describe(value)}")
+        raise InvalidParameterError(
+            f"{name} must be finite, got {_describe(value)}", parameter=name, value=value
+        )
     if low is not None:
         if low_open and not result > low:
-            raise ValueError(f"{name} must be > {low}, got {_describe(value)}")
+            raise InvalidParameterError(
+                f"{name} must be > {low}, got {_describe(value)}", parameter=name, value=value
+            )
         if not low_open and not result >= low:
-            raise ValueError(f"{name} must be >= {low}, got {_describe(value)}")
+            raise InvalidParameterError(
+                f"{name} must be >= {low}, got {_describe(value)}", parameter=name, value=value
+            )
     if high is not None:
         if high_open and not result < high:
-            raise ValueError(f"{name} must be < {high}, got {_describe(value)}")
+            raise InvalidParameterError(
+                f"{name} must be < {high}, got {_describe(value)}", parameter=name, value=value
+            )
         if not high_open and not result <= high:
-            raise ValueError(f"{name} must be <= {high}, got {_describe(value)}")
+            raise InvalidParameterError(
+                f"{name} must be <= {high}, got {_describe(value)}", parameter=name, value=value
+            )
     return result
 
 
@@ -93,7 +111,7 @@ def check_probability(
     >>> check_probability("delta", 0.0, allow_zero=False)
     Traceback (most recent call last):
     ...
-    ValueError: delta must be > 0.0, got 0.0
+    crowdhide.errors.InvalidParameterError: delta must be > 0.0, got 0.0
     """
     return check_real(
         name, value, low=0.0, high=1.0, low_open=not allow_zero, high_open=not allow_one
@@ -113,20 +131,28 @@ def check_int(name: str, value: Any, *, low: int | None = None, high: int | None
     >>> check_int("n", 2.5)
     Traceback (most recent call last):
     ...
-    TypeError: n must be an integer, got 2.5
+    crowdhide.errors.ParameterTypeError: n must be an integer, got 2.5
     """
     if isinstance(value, bool):
-        raise TypeError(f"{name} must be an integer, got {_describe(value)}")
+        raise ParameterTypeError(
+            f"{name} must be an integer, got {_describe(value)}", parameter=name, value=value
+        )
     if isinstance(value, numbers.Integral):
         result = int(value)
     elif isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
         result = int(float(value))
     else:
-        raise TypeError(f"{name} must be an integer, got {_describe(value)}")
+        raise ParameterTypeError(
+            f"{name} must be an integer, got {_describe(value)}", parameter=name, value=value
+        )
     if low is not None and result < low:
-        raise ValueError(f"{name} must be >= {low}, got {_describe(value)}")
+        raise InvalidParameterError(
+            f"{name} must be >= {low}, got {_describe(value)}", parameter=name, value=value
+        )
     if high is not None and result > high:
-        raise ValueError(f"{name} must be <= {high}, got {_describe(value)}")
+        raise InvalidParameterError(
+            f"{name} must be <= {high}, got {_describe(value)}", parameter=name, value=value
+        )
     return result
 
 
@@ -138,7 +164,9 @@ def check_positive_int(name: str, value: Any) -> int:
 def check_bool(name: str, value: Any) -> bool:
     """Return ``value`` if it is a ``bool``; raise :class:`TypeError` otherwise."""
     if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be a bool, got {_describe(value)}")
+        raise ParameterTypeError(
+            f"{name} must be a bool, got {_describe(value)}", parameter=name, value=value
+        )
     return bool(value)
 
 
@@ -153,14 +181,26 @@ def as_rng(rng: Any) -> np.random.Generator:
     >>> as_rng("seed")
     Traceback (most recent call last):
     ...
-    TypeError: rng must be a numpy.random.Generator, an integer seed or None, got 'seed'
+    crowdhide.errors.ParameterTypeError: rng must be a numpy.random.Generator, an integer seed or
+    None, got 'seed'
+    >>> as_rng(-1)
+    Traceback (most recent call last):
+    ...
+    crowdhide.errors.InvalidParameterError: rng (seed) must be >= 0, got -1
     """
     if isinstance(rng, np.random.Generator):
         return rng
     if rng is None or (isinstance(rng, numbers.Integral) and not isinstance(rng, bool)):
+        if rng is not None and int(rng) < 0:
+            # numpy's own message ("expected non-negative integer") names no parameter.
+            raise InvalidParameterError(
+                f"rng (seed) must be >= 0, got {_describe(rng)}", parameter="rng", value=rng
+            )
         return np.random.default_rng(None if rng is None else int(rng))
     if isinstance(rng, np.random.SeedSequence):
         return np.random.default_rng(rng)
-    raise TypeError(
-        f"rng must be a numpy.random.Generator, an integer seed or None, got {_describe(rng)}"
+    raise ParameterTypeError(
+        f"rng must be a numpy.random.Generator, an integer seed or None, got {_describe(rng)}",
+        parameter="rng",
+        value=rng,
     )

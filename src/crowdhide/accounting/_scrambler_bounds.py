@@ -75,6 +75,9 @@ def _sum_exp(log_terms: FloatArray) -> float:
     top = float(np.max(log_terms))
     if top == -np.inf:
         return 0.0
+    if top > 700.0:
+        # Beyond float range: the bound is vacuous (callers cap δ at 1), not an error.
+        return math.inf
     return float(math.exp(top) * np.sum(np.exp(log_terms - top)))
 
 
@@ -186,7 +189,10 @@ def hoeffding_delta(
     a, b, b_plus, _ = lemma5_constants(targets, sigma, eps)
     weights = _lemma2_weights(n, sigma, log_tail)
     N = (weights.m + dummies + 1).astype(float)
-    log_e = np.log(b**2 / (4 * a))[:, None] - 2 * N[None, :] * (a**2 / b**2)[:, None]
+    # Logs of the factors: b²/(4a) overflows for subnormal a (ε near 1e-310).
+    log_e = (2 * np.log(np.abs(b)) - np.log(4 * a))[:, None] - 2 * N[None, :] * (a**2 / b**2)[
+        :, None
+    ]
     return np.minimum(_mix_concentration(weights, dummies, log_e, b_plus), 1.0)
 
 
@@ -203,7 +209,8 @@ def _bennett_core(
     u = a * b_plus / c
     log1pu = np.log1p(u)
     log_e = (
-        np.log(b_plus / log1pu)[:, None]
+        # Difference of logs: b_+/log1p(u) overflows for subnormal u (ε near 1e-310).
+        (np.log(b_plus) - np.log(log1pu))[:, None]
         - (N[None, :] * (c / b_plus**2)[:, None]) * _phi(u)[:, None]
     )
     if published:
@@ -271,7 +278,10 @@ def generic_hoeffding_delta(
     b_plus = gamma * math.exp(eps0) * (1 - np.exp(eps - 2 * eps0))
     weights = _lemma2_weights(n, gamma, log_tail)
     N = (weights.m + dummies + 1).astype(float)
-    log_e = np.log(b**2 / (4 * a))[:, None] - 2 * N[None, :] * (a**2 / b**2)[:, None]
+    # Logs of the factors: b²/(4a) overflows for subnormal a (ε near 1e-310).
+    log_e = (2 * np.log(np.abs(b)) - np.log(4 * a))[:, None] - 2 * N[None, :] * (a**2 / b**2)[
+        :, None
+    ]
     out = _mix_concentration(weights, dummies, log_e, np.maximum(b_plus, 0.0))
     return np.where(b_plus <= 0, 0.0, np.minimum(out, 1.0))
 

@@ -35,7 +35,7 @@ class DpGuarantee:
     >>> DpGuarantee(epsilon=-1.0, delta=0.0)
     Traceback (most recent call last):
     ...
-    ValueError: epsilon must be >= 0.0, got -1.0
+    crowdhide.errors.InvalidParameterError: epsilon must be >= 0.0, got -1.0
     """
 
     epsilon: float

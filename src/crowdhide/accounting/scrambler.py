@@ -246,6 +246,9 @@ def _brute_force_cost(T: int, n: int, d: int) -> float:
 def _exact_available(T: int, n: int, d: int) -> bool:
     if T < 2:
         return False
+    # Compare in log space: (n + d + 1) ** T is a huge integer (minutes) for T near 1e7.
+    if T * math.log(n + d + 1) > math.log(brute.MAX_CELLS):
+        return False
     return (n + d + 1) ** T <= brute.MAX_CELLS and _brute_force_cost(T, n, d) <= _BRUTE_FORCE_BUDGET
 
 

@@ -79,6 +79,7 @@ from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting import _krr_fast
 from crowdhide.accounting import _shuffle_pairs as pairs
 from crowdhide.accounting.curves import PrivacyCurve, _safe_root
+from crowdhide.errors import UnmetTargetError
 
 __all__ = [
     "ALL_KRR_MAX_N",
@@ -1012,7 +1013,7 @@ def calibrate_n(
 
     Raises
     ------
-    ValueError
+    crowdhide.errors.UnmetTargetError
         If even n = 1e9 does not reach the target.
 
     Examples
@@ -1035,7 +1036,7 @@ def calibrate_n(
     lo, hi = 1, 2
     while not ok(hi):
         if hi >= _MAX_N:
-            raise ValueError(
+            raise UnmetTargetError(
                 f"no n <= {_MAX_N} reaches epsilon={target!r} at delta={d!r} with eps0={e0!r}"
             )
         lo, hi = hi, min(2 * hi, _MAX_N)

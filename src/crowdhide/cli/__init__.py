@@ -4,6 +4,12 @@ Each module of this package (not starting with ``_``) is one area and exposes
 ``register(app: typer.Typer) -> None``; :func:`build_app` discovers them, so adding an area
 never touches this file. Every command takes ``--json``; invalid input ends with one line on
 standard error and exit code 2, never a traceback.
+
+Exit codes: 0 success; 2 invalid input (one line naming the option); 3 a privacy target was
+not met (unless ``--allow-unmet``); 1 a bug in crowdhide (traceback and a request to report it).
+User errors are the :mod:`crowdhide.errors` classes, click's usage errors, ``ValueError`` raised
+by crowdhide's own validation, and errors opening the user's files. Anything else is a bug and
+is never disguised as bad input.
 """
 
 from __future__ import annotations
@@ -11,13 +17,27 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+import traceback
 from collections.abc import Sequence
+from pathlib import Path
 
 import typer
 
+from crowdhide.cli._options import EXIT_BUG, EXIT_CODES_HELP, EXIT_UNMET, EXIT_USAGE
+from crowdhide.errors import CrowdhideError, UnmetTargetError
+
 __all__ = ["build_app", "main"]
 
-EXIT_USAGE = 2
+#: Where crowdhide's own modules live: a ``ValueError`` raised here is input validation.
+_PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)
+#: File errors that always concern a path the user gave.
+_PATH_ERRORS = (
+    FileNotFoundError,
+    FileExistsError,
+    IsADirectoryError,
+    NotADirectoryError,
+    PermissionError,
+)
 
 
 def build_app() -> typer.Typer:
@@ -29,6 +49,7 @@ def build_app() -> typer.Typer:
         add_completion=False,
         pretty_exceptions_enable=False,
         rich_markup_mode="rich",
+        epilog=EXIT_CODES_HELP,
     )
 
     @app.callback()
@@ -58,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _handle(exc: Exception) -> int:
-    """Map an exception to an exit code, printing one line for the user.
+    """Map an exception to an exit code, printing one line for the user (or a bug report).
 
     Typer (through click, vendored or not) signals usage errors with exceptions that carry
     ``exit_code`` and ``format_message``; they are recognised by that shape so that the CLI
@@ -73,10 +94,37 @@ def _handle(exc: Exception) -> int:
     if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
         typer.echo(f"crowdhide: error: {_one_line_text(exc.format_message())}", err=True)
         return EXIT_USAGE
-    if isinstance(exc, ValueError | TypeError | OSError | KeyError):
+    if isinstance(exc, UnmetTargetError):
+        typer.echo(f"crowdhide: TARGET NOT MET: {_one_line(exc)}", err=True)
+        return EXIT_UNMET
+    if _is_user_error(exc):
         typer.echo(f"crowdhide: error: {_one_line(exc)}", err=True)
         return EXIT_USAGE
-    raise exc
+    return _report_bug(exc)
+
+
+def _is_user_error(exc: Exception) -> bool:
+    """Whether ``exc`` is about the user's input (exit 2) rather than a bug in crowdhide."""
+    if isinstance(exc, CrowdhideError):
+        return True
+    if isinstance(exc, _PATH_ERRORS) or (isinstance(exc, OSError) and exc.filename):
+        return True
+    if type(exc) is ValueError:
+        # crowdhide's modules validate with ValueError; the same class escaping numpy, scipy
+        # or duckdb means crowdhide passed them something it should have refused: a bug.
+        frames = traceback.extract_tb(exc.__traceback__)
+        return bool(frames) and frames[-1].filename.startswith(_PACKAGE_DIR)
+    return False
+
+
+def _report_bug(exc: Exception) -> int:
+    traceback.print_exception(exc, file=sys.stderr)
+    typer.echo(
+        "crowdhide: internal error (a bug in crowdhide, not a problem with your input): "
+        "please report it with the command line and the traceback above.",
+        err=True,
+    )
+    return EXIT_BUG
 
 
 def _one_line_text(text: str) -> str:

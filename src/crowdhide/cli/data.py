@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import numpy as np
 import typer
 
+from crowdhide.cli._engine_progress import spinner
+from crowdhide.cli._options import check_output_file, int_option, seed_option
 from crowdhide.cli._output import JsonFlag, emit
 
 __all__ = ["register"]
 
 _KINDS = ("aggregate", "kmeans", "diabetes")
+#: Rows held in memory before writing (several float64/int64 columns: 1e7 rows ≈ 0.5 GB).
+_MAX_ROWS = 10**7
 
 
 def register(app: typer.Typer) -> None:
@@ -23,30 +27,27 @@ def register(app: typer.Typer) -> None:
     @data_app.command("synth")
     def synth(
         kind: Annotated[str, typer.Argument(help="aggregate | kmeans | diabetes")],
-        rows: Annotated[int, typer.Option("--rows", help="Number of tuples.")] = 10_000,
+        rows: Annotated[
+            int, int_option("--rows", "Number of tuples.", low=1, high=_MAX_ROWS)
+        ] = 10_000,
         out: Annotated[Path, typer.Option("--out", help="CSV or Parquet file.")] = Path("data.csv"),
         distribution: Annotated[
             str, typer.Option("--distribution", help="uniform | skewed (Zipf).")
         ] = "uniform",
-        seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+        seed: Annotated[int, seed_option()] = 0,
         as_json: JsonFlag = False,
     ) -> None:
         """Write a deterministic synthetic dataset."""
-        from crowdhide.plans.data import synth_aggregate, synth_diabetes, synth_kmeans, write_table
+        from crowdhide.plans.data import write_table
 
         if kind not in _KINDS:
             raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
         if distribution not in ("uniform", "skewed"):
-            raise ValueError(f"distribution must be 'uniform' or 'skewed', got {distribution!r}")
-        if kind == "aggregate":
-            table = synth_aggregate(rows=rows, distribution=distribution, rng=seed)  # type: ignore[arg-type]
-        elif kind == "diabetes":
-            table = synth_diabetes(rows=rows, rng=seed)
-        else:
-            X, y = synth_kmeans(rows=rows, distribution=distribution, rng=seed)  # type: ignore[arg-type]
-            table = {f"x{i}": X[:, i] for i in range(X.shape[1])}
-            table["label"] = y.astype(np.int64)
-        path = write_table(table, out)
+            raise ValueError(f"--distribution must be 'uniform' or 'skewed', got {distribution!r}")
+        check_output_file(out)
+        with spinner(not as_json, f"generating {rows} rows"):
+            table = _generate(kind, rows, distribution, seed)
+            path = write_table(table, out)
         emit(
             {
                 "kind": kind,
@@ -59,3 +60,16 @@ def register(app: typer.Typer) -> None:
             as_json=as_json,
             title="dataset written",
         )
+
+
+def _generate(kind: str, rows: int, distribution: str, seed: int) -> dict[str, Any]:
+    from crowdhide.plans.data import synth_aggregate, synth_diabetes, synth_kmeans
+
+    if kind == "aggregate":
+        return dict(synth_aggregate(rows=rows, distribution=distribution, rng=seed))  # type: ignore[arg-type]
+    if kind == "diabetes":
+        return dict(synth_diabetes(rows=rows, rng=seed))
+    X, y = synth_kmeans(rows=rows, distribution=distribution, rng=seed)  # type: ignore[arg-type]
+    table: dict[str, Any] = {f"x{i}": X[:, i] for i in range(X.shape[1])}
+    table["label"] = y.astype(np.int64)
+    return table

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
 
+from crowdhide.cli._engine_progress import with_spinner as _run
+from crowdhide.cli._options import (
+    AllowUnmetFlag,
+    delta_option,
+    epsilon_option,
+    finish_target,
+    int_option,
+    real_option,
+    seed_option,
+)
 from crowdhide.cli._output import JsonFlag, emit
 
 __all__ = ["register"]
-
-T = TypeVar("T")
 
 DataOption = Annotated[
     str,
@@ -23,8 +29,12 @@ DataOption = Annotated[
     ),
 ]
 ColumnOption = Annotated[str, typer.Option("--column", help="Column name (or 0-based index).")]
-EpsilonOption = Annotated[float, typer.Option("--epsilon", help="Target ε of the shuffled view.")]
-DeltaOption = Annotated[float, typer.Option("--delta", help="Target δ.")]
+EpsilonOption = Annotated[float, epsilon_option(help="Target ε of the shuffled view.")]
+DeltaOption = Annotated[float, delta_option(help="Target δ.")]
+#: Declared bounds of a real sum: finite, and small enough that (upper − lower) · n is finite.
+_BOUND = 1e100
+#: Histogram domain: memory and time grow linearly in k (1e5 bins: a few seconds).
+_MAX_BINS = 10**5
 EngineFlag = Annotated[
     bool,
     typer.Option(
@@ -33,34 +43,18 @@ EngineFlag = Annotated[
         "message counts); same estimate as the direct path for the same seed.",
     ),
 ]
-SeedOption = Annotated[
-    int | None, typer.Option("--seed", help="Seed of the users' randomizers (shuffle: CSPRNG).")
-]
+SeedOption = Annotated[int | None, seed_option("Seed of the users' randomizers (shuffle: CSPRNG).")]
 
 
-@contextmanager
-def _progress(enabled: bool, text: str) -> Iterator[None]:
-    """A spinner on stderr while the protocol runs (silent with ``--json``)."""
-    if not enabled:
-        yield
-        return
-    from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as progress:
-        progress.add_task(text, total=None)
-        yield
-
-
-def _run(enabled: bool, text: str, func: Callable[[], T]) -> T:
-    with _progress(enabled, text):
-        return func()
+def _finish(record: dict[str, Any], *, allow_unmet: bool, as_json: bool) -> None:
+    """Flag a certificate weaker than the target (exit code 3 unless ``--allow-unmet``)."""
+    finish_target(
+        record["target_met"],
+        f"certified epsilon={record['epsilon']:.6g} > target epsilon="
+        f"{record['target_epsilon']:.6g} (delta={record['delta']:.3g})",
+        allow_unmet=allow_unmet,
+        as_json=as_json,
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -78,10 +72,12 @@ def register(app: typer.Typer) -> None:
         epsilon: EpsilonOption,
         delta: DeltaOption,
         lower: Annotated[
-            float | None, typer.Option("--lower", help="Declared lower bound (real/single).")
+            float | None,
+            real_option("--lower", "Declared lower bound (real/single).", low=-_BOUND, high=_BOUND),
         ] = None,
         upper: Annotated[
-            float | None, typer.Option("--upper", help="Declared upper bound (real/single).")
+            float | None,
+            real_option("--upper", "Declared upper bound (real/single).", low=-_BOUND, high=_BOUND),
         ] = None,
         protocol: Annotated[
             str, typer.Option("--protocol", help="bits | real (multi-message) | single.")
@@ -90,16 +86,21 @@ def register(app: typer.Typer) -> None:
             str, typer.Option("--calibration", help="exact (tight accountant) | paper.")
         ] = "exact",
         messages: Annotated[
-            int | None, typer.Option("--messages", help="Messages per user (real); default auto.")
+            int | None,
+            int_option("--messages", "Messages per user (real); default auto.", low=1, high=10**4),
         ] = None,
         clip: Annotated[
             bool, typer.Option("--clip", help="Clip values outside the bounds (reported).")
         ] = False,
         seed: SeedOption = None,
         engine: EngineFlag = False,
+        allow_unmet: AllowUnmetFlag = False,
         as_json: JsonFlag = False,
     ) -> None:
-        """Private sum of a column: estimate, exact answer, error, certificate, central model."""
+        """Private sum of a column: estimate, exact answer, error, certificate, central model.
+
+        Exit code 3 if the certified ε exceeds the target (unless --allow-unmet).
+        """
         from crowdhide.protocols import run_bit_sum, run_real_sum, run_single_message_sum
         from crowdhide.protocols.data import as_bits, as_bounded, load_column
 
@@ -183,8 +184,10 @@ def register(app: typer.Typer) -> None:
         )
         record["comparison"] = comparison
         record["error_ratio_to_central"] = ratio
+        record["target_met"] = bool(record["valid"])
         if as_json:
             emit(record, as_json=True)
+            _finish(record, allow_unmet=allow_unmet, as_json=True)
             return
         columns = [
             "protocol",
@@ -212,6 +215,7 @@ def register(app: typer.Typer) -> None:
             columns=columns,
             notes=[comparison, *record["notes"]],
         )
+        _finish(record, allow_unmet=allow_unmet, as_json=False)
 
     @group.command("histogram")
     def histogram_command(
@@ -220,16 +224,23 @@ def register(app: typer.Typer) -> None:
         epsilon: EpsilonOption,
         delta: DeltaOption,
         bins: Annotated[
-            int | None, typer.Option("--bins", help="Domain size k (default: from the data set).")
+            int | None,
+            int_option(
+                "--bins", "Domain size k (default: from the data set).", low=2, high=_MAX_BINS
+            ),
         ] = None,
         estimator: Annotated[
             str, typer.Option("--estimator", help="inversion (projected) | debias (unbiased).")
         ] = "inversion",
         seed: SeedOption = None,
         engine: EngineFlag = False,
+        allow_unmet: AllowUnmetFlag = False,
         as_json: JsonFlag = False,
     ) -> None:
-        """Private histogram by shuffled k-RR, with the central Gaussian at the same (ε, δ)."""
+        """Private histogram by shuffled k-RR, with the central Gaussian at the same (ε, δ).
+
+        Exit code 3 if the certified ε exceeds the target (unless --allow-unmet).
+        """
         from crowdhide.protocols.data import as_categories, load_column
         from crowdhide.protocols.histogram import run_histogram
 
@@ -262,8 +273,10 @@ def register(app: typer.Typer) -> None:
             f"TVD {run.tvd:.4g} ({run.tvd / max(run.central_projected_tvd, 1e-300):.3g}x)"
         )
         record["comparison"] = comparison
+        record["target_met"] = bool(record["valid"])
         if as_json:
             emit(record, as_json=True)
+            _finish(record, allow_unmet=allow_unmet, as_json=True)
             return
         columns = [
             "n",
@@ -290,3 +303,4 @@ def register(app: typer.Typer) -> None:
             columns=columns,
             notes=[comparison, *record["notes"]],
         )
+        _finish(record, allow_unmet=allow_unmet, as_json=False)

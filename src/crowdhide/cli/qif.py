@@ -7,14 +7,14 @@ source's target behind a scrambler cluster). See ``docs/qif.md``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
 
-from crowdhide._validation import check_int
+from crowdhide.cli._engine_progress import spinner
+from crowdhide.cli._options import MAX_EPSILON, MAX_N, int_option, real_option
 from crowdhide.cli._output import JsonFlag, emit
 
 __all__ = ["register"]
@@ -36,14 +36,28 @@ class AdversaryName(StrEnum):
     informed = "informed"
 
 
-KOpt = Annotated[int, typer.Option("--k", help="Number of values k (>= 2).")]
+#: Largest domain: the k-RR + shuffle capacity costs about k·n² operations (k = 1e6: seconds).
+MAX_K = 10**6
+
+KOpt = Annotated[int, int_option("--k", "Number of values k.", low=2, high=MAX_K)]
 NOpt = Annotated[
-    float,
-    typer.Option("--n", metavar="<int>", help="Number of users n (>= 1; 1e9 accepted)."),
+    int,
+    int_option(
+        "--n",
+        "Number of users n (1e9 may be written so). Exact computations refuse inputs beyond "
+        "their work budget with the estimate (e.g. vulnerability: n·k up to about 1e8).",
+        low=1,
+        high=MAX_N,
+    ),
 ]
 Eps0Opt = Annotated[
     float | None,
-    typer.Option("--eps0", help="Local epsilon of k-RR (not needed for --channel shuffle)."),
+    real_option(
+        "--eps0",
+        "Local epsilon of k-RR (not needed for --channel shuffle).",
+        low=0.0,
+        high=MAX_EPSILON,
+    ),
 ]
 ChannelOpt = Annotated[
     ChannelName, typer.Option("--channel", help="krr, shuffle, krr+shuffle (= shuffle+krr).")
@@ -54,9 +68,11 @@ AdversaryOpt = Annotated[
 ]
 OthersValueOpt = Annotated[
     int,
-    typer.Option(
+    int_option(
         "--others-value",
-        help="Informed adversary: the value all other users hold (default 0).",
+        "Informed adversary: the value all other users hold (default 0; < k).",
+        low=0,
+        high=MAX_K,
     ),
 ]
 OthersOpt = Annotated[
@@ -94,16 +110,9 @@ def _flatten(record: dict[str, Any]) -> dict[str, Any]:
     return flat
 
 
-@contextmanager
-def _working(as_json: bool, what: str) -> Iterator[None]:
+def _working(as_json: bool, what: str) -> AbstractContextManager[None]:
     """A spinner on stderr while computing (not with ``--json``)."""
-    if as_json:
-        yield
-        return
-    from rich.console import Console
-
-    with Console(stderr=True).status(what):
-        yield
+    return spinner(not as_json, what)
 
 
 def register(app: typer.Typer) -> None:
@@ -133,12 +142,10 @@ def register(app: typer.Typer) -> None:
             raise ValueError("others is only used with --adversary informed")
         with _working(as_json, "computing the vulnerability..."):
             if adversary is AdversaryName.uninformed:
-                result = uninformed_vulnerability(
-                    n=check_int("n", n, low=1), k=k, channel=channel.value, eps0=eps0
-                )
+                result = uninformed_vulnerability(n=n, k=k, channel=channel.value, eps0=eps0)
             else:
                 result = informed_vulnerability(
-                    n=check_int("n", n, low=1),
+                    n=n,
                     k=k,
                     channel=channel.value,
                     eps0=eps0,
@@ -167,9 +174,7 @@ def register(app: typer.Typer) -> None:
         from crowdhide.qif.shuffle import shuffled_krr_capacity
 
         with _working(as_json, "computing the capacity..."):
-            result = shuffled_krr_capacity(
-                n=check_int("n", n, low=1), k=k, channel=channel.value, eps0=eps0
-            )
+            result = shuffled_krr_capacity(n=n, k=k, channel=channel.value, eps0=eps0)
         record = result.as_record()
         emit(
             record if as_json else _flatten(record),
@@ -184,12 +189,10 @@ def register(app: typer.Typer) -> None:
 
     @qif_app.command("scrambler")
     def scrambler(
-        targets: Annotated[int, typer.Option("--targets", help="Number of targets T (>= 2).")],
-        sigma: Annotated[float, typer.Option("--sigma", help="Sampling probability in [0, 1].")],
-        n: Annotated[
-            float, typer.Option("--n", metavar="<int>", help="Sources per scrambler (>= 1).")
-        ],
-        dummies: Annotated[int, typer.Option("--dummies", help="Dummies added (>= 0).")] = 0,
+        targets: Annotated[int, int_option("--targets", "Number of targets T.", low=2, high=MAX_K)],
+        sigma: Annotated[float, real_option("--sigma", "Sampling probability.", low=0.0, high=1.0)],
+        n: Annotated[int, int_option("--n", "Sources per scrambler.", low=1, high=MAX_N)],
+        dummies: Annotated[int, int_option("--dummies", "Dummies added.", low=0, high=MAX_N)] = 0,
         adversary: AdversaryOpt = AdversaryName.uninformed,
         others_value: OthersValueOpt = 0,
         others: OthersOpt = None,
@@ -204,7 +207,7 @@ def register(app: typer.Typer) -> None:
             result = scrambler_vulnerability(
                 targets=targets,
                 sigma=sigma,
-                n=check_int("n", n, low=1),
+                n=n,
                 dummies=dummies,
                 adversary=adversary.value,
                 others=_parse_histogram(others),

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from crowdhide.cli._engine_progress import spinner
+from crowdhide.cli._options import check_output_dir, seed_option
 from crowdhide.cli._output import JsonFlag, emit
 
 __all__ = ["register"]
@@ -19,7 +21,7 @@ def register(app: typer.Typer) -> None:
     def reproduce(
         name: Annotated[str, typer.Argument(help="Experiment name, or 'list' to list them.")],
         out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("results"),
-        seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+        seed: Annotated[int, seed_option()] = 0,
         quick: Annotated[
             bool, typer.Option("--quick", help="Reduced-size run (minutes → seconds).")
         ] = False,
@@ -32,7 +34,14 @@ def register(app: typer.Typer) -> None:
             rows = [{"name": e.name, "summary": e.summary} for e in discover().values()]
             emit(rows, as_json=as_json, title="Reproducible experiments")
             return
-        result = run_experiment(name, out / name, seed=seed, quick=quick)
+        experiments = discover()
+        if name not in experiments:
+            raise ValueError(
+                f"NAME must be 'list' or one of {', '.join(sorted(experiments))}, got {name!r}"
+            )
+        check_output_dir(out / name)
+        with spinner(not as_json, f"reproducing {name}{' (quick)' if quick else ''}"):
+            result = run_experiment(name, out / name, seed=seed, quick=quick)
         record = {
             "experiment": name,
             "out": str(out / name),

@@ -8,6 +8,14 @@ from typing import Annotated, Any
 import typer
 
 from crowdhide.cli._engine_progress import stage_progress
+from crowdhide.cli._options import (
+    MAX_EPSILON,
+    AllowUnmetFlag,
+    check_output_dir,
+    finish_target,
+    int_option,
+    real_option,
+)
 from crowdhide.cli._output import JsonFlag, emit
 
 __all__ = ["register"]
@@ -28,16 +36,29 @@ def register(app: typer.Typer) -> None:
         ] = None,
         budget_epsilon: Annotated[
             float | None,
-            typer.Option("--budget-epsilon", help="Budget ε of the population (with --ledger)."),
+            real_option(
+                "--budget-epsilon",
+                "Budget ε of the population (with --ledger).",
+                low=0.0,
+                high=MAX_EPSILON,
+                low_open=True,
+            ),
         ] = None,
         budget_delta: Annotated[
             float | None,
-            typer.Option("--budget-delta", help="Budget δ of the population (with --ledger)."),
+            real_option(
+                "--budget-delta",
+                "Budget δ of the population (with --ledger).",
+                low=0.0,
+                high=1.0,
+                high_open=True,
+            ),
         ] = None,
         population: Annotated[
             str | None,
             typer.Option("--population", help="Ledger key (default: the data file/generator)."),
         ] = None,
+        allow_unmet: AllowUnmetFlag = False,
         as_json: JsonFlag = False,
         backend: Annotated[
             str | None,
@@ -47,13 +68,17 @@ def register(app: typer.Typer) -> None:
         ] = None,
         shards: Annotated[
             int | None,
-            typer.Option("--shards", help="Shards (Ray: actors, ~1 per core). Same result."),
+            int_option(
+                "--shards", "Shards (Ray: actors, ~1 per core). Same result.", low=1, high=4096
+            ),
         ] = None,
         address: Annotated[
             str | None,
             typer.Option("--address", help="Existing Ray cluster (HOST:PORT); default: local."),
         ] = None,
-        hosts: Annotated[int, typer.Option("--hosts", help="tls: node-host processes.")] = 3,
+        hosts: Annotated[
+            int, int_option("--hosts", "tls: node-host processes.", low=1, high=256)
+        ] = 3,
         on_missing: Annotated[
             str, typer.Option("--on-missing", help="tls: fail | report lost contributions.")
         ] = "fail",
@@ -62,13 +87,16 @@ def register(app: typer.Typer) -> None:
         ] = None,
         block_size: Annotated[
             int | None,
-            typer.Option("--block-size", help="Nodes per block (default: [run] block_size)."),
+            int_option(
+                "--block-size", "Nodes per block (default: [run] block_size).", low=1, high=10**9
+            ),
         ] = None,
     ) -> None:
         """Run a decentralized query with DP countermeasures; write result, transcript, plots.
 
         With --ledger the run is charged to its population before anything is sent and
-        refused (exit 2) if the composed budget would be exceeded.
+        refused (exit 2) if the composed budget would be exceeded. A plan whose certificate
+        is weaker than [privacy] is not run (exit code 3) unless --allow-unmet is given.
         """
         from crowdhide.cli._budget import budget_hook
         from crowdhide.plans.runner import run_spec
@@ -78,7 +106,7 @@ def register(app: typer.Typer) -> None:
         if network is not None:
             backend = None  # the tls backend is chosen by `network`
         spec = load_spec(plan_file)
-        out_dir = out if out is not None else Path("results") / spec.name
+        out_dir = check_output_dir(out if out is not None else Path("results") / spec.name)
         with (
             budget_hook(
                 spec,
@@ -100,6 +128,7 @@ def register(app: typer.Typer) -> None:
                 address=address,
                 network=network,
                 block_size=block_size,
+                allow_unmet=allow_unmet,
             )
         from crowdhide.report.html import write_html
 
@@ -107,8 +136,17 @@ def register(app: typer.Typer) -> None:
         report["inputs"] = {"plan": str(plan_file), "out": str(out_dir)}
         if as_json:
             emit(report, as_json=True)
-            return
-        _print(report)
+        else:
+            _print(report)
+        met = report.get("target_met")
+        privacy = report["privacy"]
+        finish_target(
+            met,
+            f"certified epsilon={privacy['epsilon']:.4g}, delta={privacy['delta']:.3g} vs "
+            f"target epsilon={report['target']['epsilon']}, delta={report['target']['delta']:g}",
+            allow_unmet=True,  # an unmet plan only runs with --allow-unmet (checked before)
+            as_json=as_json,
+        )
 
 
 def _network(

@@ -11,17 +11,40 @@ from typing import Annotated, Any
 
 import typer
 
+from crowdhide.cli._engine_progress import spinner
+from crowdhide.cli._options import (
+    MAX_N,
+    AllowUnmetFlag,
+    delta_option,
+    epsilon_option,
+    finish_target,
+    int_option,
+    real_option,
+    seed_option,
+)
 from crowdhide.cli._output import JsonFlag, emit
 
 __all__ = ["register"]
 
-Targets = Annotated[int, typer.Option("--targets", help="Number of targets T.")]
+Targets = Annotated[int, int_option("--targets", "Number of targets T.", low=1, high=MAX_N)]
 Sigma = Annotated[
     float,
-    typer.Option("--sigma", help="Sampling rate σ (uniform among all T targets; Sections III–IV)."),
+    real_option(
+        "--sigma",
+        "Sampling rate σ (uniform among all T targets; Sections III–IV).",
+        low=0.0,
+        high=1.0,
+    ),
 ]
-Sources = Annotated[int, typer.Option("--n", help="Sources per scrambler n.")]
-Dummies = Annotated[int, typer.Option("--dummies", help="Dummies d per scrambler.")]
+Sources = Annotated[int, int_option("--n", "Sources per scrambler n.", low=1, high=MAX_N)]
+Dummies = Annotated[int, int_option("--dummies", "Dummies d per scrambler.", low=0, high=MAX_N)]
+#: Monte-Carlo samples: memory and time grow linearly (1e6 samples: seconds).
+Samples = Annotated[
+    int, int_option("--samples", "Monte-Carlo samples per component.", low=1, high=10**6)
+]
+Seed = Annotated[int, seed_option("Monte-Carlo seed.")]
+#: scrambler calibrate: the search time grows linearly in T (1e5 targets: about 6 s of CPU).
+_CALIBRATE_MAX_TARGETS = 10**5
 Method = Annotated[
     str,
     typer.Option(
@@ -57,15 +80,13 @@ def register(app: typer.Typer) -> None:
         sigma: Sigma,
         n: Sources,
         dummies: Dummies,
-        delta: Annotated[float, typer.Option("--delta", help="Target δ in (0, 1).")],
+        delta: Annotated[float, delta_option(help="Target δ.")],
         capped: Annotated[
             bool, typer.Option("--capped", help="Capped scrambler (at most n per target).")
         ] = False,
         method: Method = "best",
-        samples: Annotated[
-            int, typer.Option("--samples", help="Monte-Carlo samples per component.")
-        ] = 5000,
-        seed: Annotated[int, typer.Option("--seed", help="Monte-Carlo seed.")] = 0,
+        samples: Samples = 5000,
+        seed: Seed = 0,
         as_json: JsonFlag = False,
     ) -> None:
         """Smallest ε with a (ε, δ) guarantee, per evaluator."""
@@ -82,10 +103,12 @@ def register(app: typer.Typer) -> None:
             "rng": seed,
         }
         if method == "all":
-            rows = [_record(r) for r in scrambler_epsilon_all(**common)]
+            with spinner(not as_json, "scrambler ε(δ): every evaluator"):
+                rows = [_record(r) for r in scrambler_epsilon_all(**common)]
             emit(rows, as_json=as_json, title="scrambler ε(δ), every evaluator", columns=_COLUMNS)
             return
-        result = scrambler_epsilon(method=method, **common)
+        with spinner(not as_json, f"scrambler ε(δ): {method}"):
+            result = scrambler_epsilon(method=method, **common)
         emit(_record(result), as_json=as_json, title="scrambler ε(δ)")
 
     @scrambler.command("delta")
@@ -94,11 +117,11 @@ def register(app: typer.Typer) -> None:
         sigma: Sigma,
         n: Sources,
         dummies: Dummies,
-        epsilon: Annotated[float, typer.Option("--epsilon", help="ε >= 0.")],
+        epsilon: Annotated[float, epsilon_option(help="ε.", zero=True)],
         capped: Annotated[bool, typer.Option("--capped", help="Capped scrambler.")] = False,
         method: Method = "best",
-        samples: Annotated[int, typer.Option("--samples", help="Monte-Carlo samples.")] = 5000,
-        seed: Annotated[int, typer.Option("--seed", help="Monte-Carlo seed.")] = 0,
+        samples: Samples = 5000,
+        seed: Seed = 0,
         as_json: JsonFlag = False,
     ) -> None:
         """δ(ε) per evaluator (best = smallest certified δ)."""
@@ -121,58 +144,96 @@ def register(app: typer.Typer) -> None:
         if method == "all":
             names = CAPPED_METHODS if capped else UNCAPPED_METHODS
             names = tuple(m for m in names if m != "theorem3-published")
-            rows = [_record(scrambler_delta(method=m, **common)) for m in names]
+            with spinner(not as_json, "scrambler δ(ε): every evaluator"):
+                rows = [_record(scrambler_delta(method=m, **common)) for m in names]
             emit(rows, as_json=as_json, title="scrambler δ(ε), every evaluator", columns=_COLUMNS)
             return
-        emit(_record(scrambler_delta(method=method, **common)), as_json=as_json, title="δ(ε)")
+        with spinner(not as_json, f"scrambler δ(ε): {method}"):
+            record = _record(scrambler_delta(method=method, **common))
+        emit(record, as_json=as_json, title="δ(ε)")
 
     @scrambler.command("calibrate")
     def calibrate_cmd(
-        targets: Targets,
-        epsilon: Annotated[float, typer.Option("--epsilon", help="Target ε > 0.")],
-        delta: Annotated[float, typer.Option("--delta", help="Target δ in (0, 1).")],
+        targets: Annotated[
+            int,
+            int_option(
+                "--targets",
+                "Number of targets T (the search costs about 60 µs per target and candidate).",
+                low=1,
+                high=_CALIBRATE_MAX_TARGETS,
+            ),
+        ],
+        epsilon: Annotated[float, epsilon_option(help="Target ε.")],
+        delta: Annotated[
+            float,
+            # Below 1e-100 scipy's binomial quantile of the search does not converge.
+            real_option("--delta", "Target δ.", low=1e-100, high=1.0, high_open=True),
+        ],
         max_channels: Annotated[
-            float | None, typer.Option("--max-channels", help="Max secure channels per node.")
+            float | None,
+            real_option("--max-channels", "Max secure channels per node.", low=1.0, high=1e12),
         ] = None,
         max_overhead: Annotated[
             float | None,
-            typer.Option("--max-overhead", help="Max relative network overhead (messages/S − 1)."),
+            real_option(
+                "--max-overhead",
+                "Max relative network overhead (messages/S − 1).",
+                low=0.0,
+                high=1e12,
+            ),
         ] = None,
         max_consents: Annotated[
             float | None,
-            typer.Option("--max-consents", help="Max extra consents relative to S."),
+            real_option("--max-consents", "Max extra consents relative to S.", low=0.0, high=1e12),
         ] = None,
         sources: Annotated[
-            int, typer.Option("--sources", help="Real tuples to keep (S), for channel counts.")
+            int,
+            int_option(
+                "--sources", "Real tuples to keep (S), for channel counts.", low=1, high=MAX_N
+            ),
         ] = 10_000,
+        allow_unmet: AllowUnmetFlag = False,
         as_json: JsonFlag = False,
     ) -> None:
-        """Cheapest (σ, n, d) meeting (ε, δ) under the constraints, with its certificate."""
+        """Cheapest (σ, n, d) meeting (ε, δ) under the constraints, with its certificate.
+
+        Exit code 3 if nothing meets the target under the constraints (unless --allow-unmet).
+        """
         from crowdhide.accounting.scrambler import calibrate_countermeasures
 
-        cal = calibrate_countermeasures(
-            targets=targets,
-            epsilon=epsilon,
-            delta=delta,
-            max_channels=max_channels,
-            max_overhead=max_overhead,
-            max_consents=max_consents,
-            sources=sources,
-        )
+        with spinner(not as_json, "searching σ, n, d"):
+            cal = calibrate_countermeasures(
+                targets=targets,
+                epsilon=epsilon,
+                delta=delta,
+                max_channels=max_channels,
+                max_overhead=max_overhead,
+                max_consents=max_consents,
+                sources=sources,
+            )
         record = cal.to_dict()
         record.update(
             max_channels_limit=max_channels,
             max_overhead_limit=max_overhead,
             max_consents_limit=max_consents,
             sources=sources,
+            target_met=cal.feasible,
         )
         emit(record, as_json=as_json, title="countermeasure calibration")
+        finish_target(
+            cal.feasible,
+            f"no configuration meets epsilon={epsilon:g}, delta={delta:g}: {cal.reason}",
+            allow_unmet=allow_unmet,
+            as_json=as_json,
+        )
 
     @local.command("epsilon")
     def local_epsilon_cmd(
         targets: Targets,
         sigma: Sigma,
-        dummies: Annotated[int, typer.Option("--dummies", help="Local dummies d <= T − 1.")] = 0,
+        dummies: Annotated[
+            int, int_option("--dummies", "Local dummies d <= T − 1.", low=0, high=MAX_N)
+        ] = 0,
         as_json: JsonFlag = False,
     ) -> None:
         """Pure ε of the local randomizer R_σ^d (Theorem 2)."""

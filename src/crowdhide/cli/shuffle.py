@@ -8,25 +8,52 @@ from typing import Annotated, Any
 
 import typer
 
+from crowdhide.cli._engine_progress import progress_wanted, spinner
+from crowdhide.cli._options import (
+    MAX_EPSILON,
+    MAX_N,
+    AllowUnmetFlag,
+    check_output_file,
+    delta_option,
+    epsilon_option,
+    finish_target,
+    int_option,
+    real_option,
+)
 from crowdhide.cli._output import JsonFlag, emit
+from crowdhide.errors import OutputPathError
 
 __all__ = ["register"]
 
 _COLUMNS = ["bound", "kind", "valid", "epsilon", "delta", "note"]
+#: Image formats ``shuffle plot --out`` writes (matplotlib, chosen by suffix).
+_PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 
-Eps0 = Annotated[float, typer.Option("--eps0", help="Local DP level of each user (> 0).")]
-Users = Annotated[int, typer.Option("--n", help="Number of users shuffled together.")]
+Eps0 = Annotated[
+    float,
+    real_option("--eps0", "Local DP level of each user.", low=0.0, high=MAX_EPSILON, low_open=True),
+]
+Users = Annotated[int, int_option("--n", "Number of users shuffled together.", low=1, high=MAX_N)]
 DomainK = Annotated[
     int | None,
-    typer.Option("--k", help="k-ary randomized response domain size (omit: any eps0-LDP)."),
+    int_option(
+        "--k", "k-ary randomized response domain size (omit: any eps0-LDP).", low=2, high=10**6
+    ),
 ]
+Delta = Annotated[float, delta_option(help="Target delta.")]
 BoundName = Annotated[str, typer.Option("--bound", help="Bound name, 'best' (default) or 'all'.")]
 Rounds = Annotated[
-    int, typer.Option("--rounds", help="Shuffled rounds composed by PLD (default 1).")
+    int, int_option("--rounds", "Shuffled rounds composed by PLD (default 1).", low=1, high=10**5)
 ]
 SampleRate = Annotated[
     float,
-    typer.Option("--sample-rate", help="Poisson sampling rate of users per round (default 1)."),
+    real_option(
+        "--sample-rate",
+        "Poisson sampling rate of users per round (default 1).",
+        low=0.0,
+        high=1.0,
+        low_open=True,
+    ),
 ]
 Relation = Annotated[
     str, typer.Option("--relation", help="With --rounds/--sample-rate: substitute|add_remove.")
@@ -64,7 +91,7 @@ def _run_all(fn: Any, names: tuple[str, ...], as_json: bool, **kwargs: Any) -> l
     def one(bound: str) -> Any:
         return fn(bound=bound, lower=False, **kwargs)
 
-    if as_json:
+    if not progress_wanted(as_json):
         return _with_lower([one(b) for b in todo], **extra)
     from rich.console import Console
     from rich.progress import Progress
@@ -83,7 +110,9 @@ MechanismName = Annotated[
     str | None,
     typer.Option("--mechanism", help="krr, oue, rappor, subset or olh (needs --d; subset --k)."),
 ]
-DomainD = Annotated[int | None, typer.Option("--d", help="Domain size for --mechanism.")]
+DomainD = Annotated[
+    int | None, int_option("--d", "Domain size for --mechanism.", low=2, high=10**6)
+]
 
 
 def _mechanism(fn: str, name: str, d: int | None, **kwargs: Any) -> Any:
@@ -108,7 +137,7 @@ def register(app: typer.Typer) -> None:
     def epsilon_cmd(
         eps0: Eps0,
         n: Users,
-        delta: Annotated[float, typer.Option("--delta", help="Target delta, 0 < delta < 1.")],
+        delta: Delta,
         mechanism: MechanismName = None,
         d: DomainD = None,
         k: DomainK = None,
@@ -159,7 +188,7 @@ def register(app: typer.Typer) -> None:
     def delta_cmd(
         eps0: Eps0,
         n: Users,
-        epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon >= 0.")],
+        epsilon: Annotated[float, epsilon_option(help="Target epsilon.", zero=True)],
         mechanism: MechanismName = None,
         d: DomainD = None,
         k: DomainK = None,
@@ -208,55 +237,95 @@ def register(app: typer.Typer) -> None:
 
     @shuffle.command("calibrate")
     def calibrate_cmd(
-        epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon > 0.")],
-        delta: Annotated[float, typer.Option("--delta", help="Target delta, 0 < delta < 1.")],
+        epsilon: Annotated[float, epsilon_option(help="Target epsilon.")],
+        delta: Delta,
         n: Annotated[
-            int | None, typer.Option("--n", help="Number of users (-> largest eps0).")
+            int | None,
+            int_option("--n", "Number of users (-> largest eps0).", low=1, high=MAX_N),
         ] = None,
         eps0: Annotated[
             float | None,
-            typer.Option("--eps0", help="Local eps0 instead of --n (-> smallest n)."),
+            real_option(
+                "--eps0",
+                "Local eps0 instead of --n (-> smallest n).",
+                low=0.0,
+                high=MAX_EPSILON,
+                low_open=True,
+            ),
         ] = None,
         k: DomainK = None,
+        allow_unmet: AllowUnmetFlag = False,
         as_json: JsonFlag = False,
     ) -> None:
-        """Largest eps0 for a target (epsilon, delta, n) — or smallest n given --eps0."""
+        """Largest eps0 for a target (epsilon, delta, n) — or smallest n given --eps0.
+
+        Exit code 3 if the target is out of reach (unless --allow-unmet).
+        """
         from crowdhide.accounting.shuffle import calibrate_eps0, calibrate_n
+        from crowdhide.errors import UnmetTargetError
 
         if (n is None) == (eps0 is None):
             raise ValueError("give exactly one of --n (calibrate eps0) or --eps0 (calibrate n)")
         if n is not None:
-            result = calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k)
+            with spinner(not as_json, "calibrating eps0"):
+                result = calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k)
             solved = "eps0"
         else:
             assert eps0 is not None
-            result = calibrate_n(epsilon=epsilon, delta=delta, eps0=eps0, k=k)
             solved = "n"
+            try:
+                with spinner(not as_json, "calibrating n"):
+                    result = calibrate_n(epsilon=epsilon, delta=delta, eps0=eps0, k=k)
+            except UnmetTargetError as exc:
+                record = {
+                    "solved_for": solved,
+                    "target_epsilon": epsilon,
+                    "target_delta": delta,
+                    "target_met": False,
+                    "reason": str(exc),
+                }
+                emit(record, as_json=as_json, title=f"calibrated {solved}")
+                finish_target(False, str(exc), allow_unmet=allow_unmet, as_json=as_json)
+                return
+        met = bool(result.is_certificate and result.epsilon <= epsilon)
         record = {
             "solved_for": solved,
             "target_epsilon": epsilon,
             "target_delta": delta,
+            "target_met": met,
             **_clean(result.to_dict()),
         }
         emit(record, as_json=as_json, title=f"calibrated {solved}")
+        finish_target(
+            met,
+            f"certified epsilon={result.epsilon:.6g} vs target epsilon={epsilon:g}",
+            allow_unmet=allow_unmet,
+            as_json=as_json,
+        )
 
     @shuffle.command("plot")
     def plot_cmd(
         eps0: Eps0,
-        delta: Annotated[float, typer.Option("--delta", help="Target delta, 0 < delta < 1.")],
+        delta: Delta,
         out: Annotated[Path, typer.Option("--out", help="PNG file to write.")],
         k: DomainK = None,
-        n_min: Annotated[int, typer.Option("--n-min", help="Smallest n.")] = 100,
-        n_max: Annotated[int, typer.Option("--n-max", help="Largest n.")] = 10**7,
-        points: Annotated[int, typer.Option("--points", help="Points per curve.")] = 16,
+        n_min: Annotated[int, int_option("--n-min", "Smallest n.", low=1, high=MAX_N)] = 100,
+        n_max: Annotated[int, int_option("--n-max", "Largest n.", low=1, high=MAX_N)] = 10**7,
+        points: Annotated[int, int_option("--points", "Points per curve.", low=2, high=200)] = 16,
         as_json: JsonFlag = False,
     ) -> None:
         """Plot epsilon against n for every bound (PNG)."""
         from crowdhide.accounting.shuffle import epsilon_vs_n
 
-        data = epsilon_vs_n(
-            eps0=eps0, delta=delta, k=k, n_min=n_min, n_max=n_max, points=points, out=out
-        )
+        check_output_file(out)
+        if out.suffix.lower() not in _PLOT_SUFFIXES:
+            raise OutputPathError(
+                f"--out must end in one of {', '.join(_PLOT_SUFFIXES)}, got {str(out)!r}"
+            )
+        with spinner(not as_json, f"{points} points per bound"):
+            data = epsilon_vs_n(
+                eps0=eps0, delta=delta, k=k, n_min=n_min, n_max=n_max, points=points, out=out
+            )
         record = {"out": str(out), "eps0": eps0, "delta": delta, "k": k, **data}
         if as_json:
             emit(record, as_json=True)

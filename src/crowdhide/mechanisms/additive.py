@@ -160,7 +160,7 @@ def analytic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float 
     >>> analytic_gaussian_sigma(epsilon=1.0, delta=0.0)
     Traceback (most recent call last):
     ...
-    ValueError: delta must be > 0.0, got 0.0
+    crowdhide.errors.InvalidParameterError: delta must be > 0.0, got 0.0
     """
     eps = check_real("epsilon", epsilon, low=0.0)
     target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))

@@ -52,7 +52,7 @@ class KaryRandomizedResponse:
     >>> KaryRandomizedResponse(k=1, eps0=1.0)
     Traceback (most recent call last):
     ...
-    ValueError: k must be >= 2, got 1
+    crowdhide.errors.InvalidParameterError: k must be >= 2, got 1
     """
 
     k: int

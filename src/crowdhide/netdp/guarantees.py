@@ -32,6 +32,7 @@ from typing import Any, Literal
 from scipy import optimize, stats
 
 from crowdhide._validation import check_int, check_probability, check_real
+from crowdhide.errors import UnmetTargetError
 from crowdhide.netdp._noise import classic_gaussian_sigma
 
 __all__ = [
@@ -537,7 +538,9 @@ def sgd_calibrate_sigma(
     while gap(hi) > 0:
         hi += math.log(10.0)
         if hi > 700:
-            raise ValueError(f"epsilon={target} is unreachable")
+            raise UnmetTargetError(
+                f"epsilon={target} is unreachable: even sigma = 1e300 L certifies more"
+            )
     if gap(lo) <= 0:
         return math.exp(lo)
     root = float(optimize.brentq(gap, lo, hi, xtol=1e-12))

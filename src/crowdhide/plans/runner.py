@@ -22,6 +22,7 @@ import numpy.typing as npt
 from crowdhide._json import jsonable
 from crowdhide._validation import check_int
 from crowdhide.engine import Execution, Transcript, execute
+from crowdhide.errors import UnmetTargetError
 from crowdhide.plans.aggregate import (
     AggregateQuery,
     AggregateSetup,
@@ -70,6 +71,28 @@ class Prepared:
     data_source: str = ""
     unprotected: ExecutionPlan | None = field(default=None, repr=False)
 
+    def target_met(self) -> bool | None:
+        """Whether the certificate meets ``[privacy]`` (``None``: no ε target was given).
+
+        NaN or infinite certificates count as not met (the comparisons are written so).
+        """
+        if self.spec.epsilon is None:
+            return None
+        cert = self.certificate
+        # 1e-9 relative: the planner and the certifier evaluate the same bound twice.
+        return bool(
+            cert.epsilon <= self.spec.epsilon * (1 + 1e-9)
+            and cert.delta <= self.spec.delta * (1 + 1e-9)
+        )
+
+    def target_text(self) -> str:
+        """One line: the certified (ε, δ) next to the target."""
+        cert = self.certificate
+        return (
+            f"certified epsilon={cert.epsilon:.4g}, delta={cert.delta:.3g} "
+            f"vs target epsilon={self.spec.epsilon}, delta={self.spec.delta:g}"
+        )
+
     def summary(self) -> dict[str, Any]:
         """JSON-ready description of plan, clusters, parameters and certificate."""
         cert = self.certificate
@@ -79,6 +102,7 @@ class Prepared:
             "data": {"source": self.data_source, "rows": _rows(self)},
             "mode": "fixed" if self.spec.fixed else "planner",
             "target": {"epsilon": self.spec.epsilon, "delta": self.spec.delta},
+            "target_met": self.target_met(),
             "routes": self.plan.describe(),
             "countermeasures": {k: v.to_dict() for k, v in self.choices.items()},
             "clusters_per_path": data_clusters_per_path(self.plan),
@@ -541,9 +565,12 @@ def run_spec(
     address: str | None = None,
     network: Mapping[str, Any] | None = None,
     block_size: int | None = None,
+    allow_unmet: bool = True,
 ) -> dict[str, Any]:
     """Prepare, execute, compare with the exact answer, write files; return the report.
 
+    With ``allow_unmet=False`` a plan whose certificate misses ``[privacy]`` raises
+    :class:`~crowdhide.errors.UnmetTargetError` before anything is executed.
     ``backend`` (``"local"`` or ``"ray"``), ``shards`` and ``address`` override ``[run]``
     of the plan file; the result does not depend on them (same seed, same output).
     ``before_send(prepared)`` runs once the plan is certified and before any message is
@@ -558,7 +585,11 @@ def run_spec(
     tick = progress or (lambda stage, done, total: None)
     started = time.perf_counter()
     prepared = prepare(spec, accountant=acct, progress=progress)
-    if before_send is not None:
+    if not allow_unmet and prepared.target_met() is False:
+        raise UnmetTargetError(
+            f"{prepared.target_text()}; nothing was run (--allow-unmet runs it anyway)"
+        )
+    if before_send is not None:  # after the target check: a refused run is not charged
         before_send(prepared)
     prepared_at = time.perf_counter()
     out = Path(out_dir)

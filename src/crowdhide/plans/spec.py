@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from crowdhide._validation import check_bool, check_int, check_probability, check_real
+from crowdhide.errors import DataError
 from crowdhide.plans.planner import Constraints
 
 __all__ = [
@@ -181,7 +182,7 @@ def parse_spec(raw: Mapping[str, Any], *, base: Path | None = None) -> RunSpec:
     >>> parse_spec({"query": {"kind": "kmeans"}, "privacy": {"epsilon": -1}})
     Traceback (most recent call last):
     ...
-    ValueError: privacy.epsilon must be > 0.0, got -1
+    crowdhide.errors.InvalidParameterError: privacy.epsilon must be > 0.0, got -1
     """
     unknown = sorted(set(raw) - set(_SECTIONS) - {"name"})
     if unknown:
@@ -318,8 +319,12 @@ def load_spec(path: Path | str) -> RunSpec:
     file = Path(path)
     if not file.exists():
         raise FileNotFoundError(2, "No such file or directory", str(file))
+    if file.is_dir():
+        raise DataError(f"plan file {file} is a directory, not a PLAN.toml")
     try:
         raw = tomllib.loads(file.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise DataError(f"{file}: not a text (UTF-8) PLAN.toml file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{file}: invalid TOML: {exc}") from None
     return parse_spec(raw, base=file.parent)

@@ -42,6 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_bool, check_int, check_real
+from crowdhide.errors import DataTypeError, ParameterTypeError
 
 __all__ = [
     "BUILTIN_DATASETS",
@@ -151,7 +152,9 @@ def load_column(source: str | os.PathLike[str], *, column: str) -> DataColumn:
     ValueError: column must be one of bit, unit, age, category for builtin:synthetic, got 'nope'
     """
     if not isinstance(column, str) or not column:
-        raise TypeError(f"column must be a non-empty string, got {column!r}")
+        raise ParameterTypeError(
+            f"column must be a non-empty string, got {column!r}", parameter="column", value=column
+        )
     text = os.fspath(source)
     if text.startswith("builtin:"):
         return _load_builtin(text[len("builtin:") :], column)
@@ -367,7 +370,7 @@ def load_gowalla_points(name: str) -> GowallaPoints:
 def _require_numeric(data: DataColumn) -> npt.NDArray[Any]:
     if not data.is_numeric:
         sample = next((v for v in data.values.tolist() if v is not None), None)
-        raise TypeError(
+        raise DataTypeError(
             f"column {data.column!r} of {data.source} must be numeric, got text values such as "
             f"{sample!r}"
         )

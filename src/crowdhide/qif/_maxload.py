@@ -41,6 +41,8 @@ from scipy import fft as sfft
 from scipy.special import gammaln
 from scipy.stats import binom
 
+from crowdhide.errors import ResourceLimitError
+
 __all__ = ["TAIL", "expected_max_load_float", "max_load_cdf_table"]
 
 FloatArray = npt.NDArray[np.float64]
@@ -117,7 +119,7 @@ def max_load_cdf_table(m_lo: int, m_hi: int, bins: int) -> tuple[npt.NDArray[np.
     length = sfft.next_fast_len(bins * (ell_hi - a) + 1, real=True)
     work = (ell_hi - ell_lo + 1) * length
     if work > MAX_WORK:
-        raise ValueError(
+        raise ResourceLimitError(
             f"n={m_hi} balls in {bins} bins is too large for the exact max-load computation "
             f"(work {work:.2e} > {MAX_WORK:.0e}); use gaussian_shuffle_vulnerability for an "
             "approximation"

@@ -18,6 +18,7 @@ import numpy.typing as npt
 from scipy.special import gammaln
 
 from crowdhide._validation import check_int
+from crowdhide.errors import ResourceLimitError
 
 __all__ = [
     "MAX_ENUMERATION",
@@ -39,10 +40,24 @@ IntArray = npt.NDArray[np.int64]
 def check_size(what: str, size: int, *, limit: int = MAX_ENUMERATION) -> None:
     """Refuse to enumerate more than ``limit`` objects, naming what would be built."""
     if size > limit:
-        raise ValueError(
+        raise ResourceLimitError(
             f"{what} would have {size} entries (limit {limit}); use the reduced/analytic "
             "functions of crowdhide.qif.shuffle instead of explicit enumeration"
         )
+
+
+def check_power_size(what: str, base: int, exponent: int, *, limit: int) -> None:
+    """:func:`check_size` for ``base ** exponent`` entries, decided in log space first.
+
+    The exact integer ``base ** exponent`` takes minutes to compute for ``base`` and
+    ``exponent`` near 1e6; the logarithm refuses such inputs at once.
+    """
+    if exponent * math.log(max(base, 1)) > math.log(limit) + 1.0:
+        raise ResourceLimitError(
+            f"{what} would have about 10^{exponent * math.log10(max(base, 1)):.0f} entries "
+            f"(limit {limit}); use the reduced/analytic functions of crowdhide.qif.shuffle"
+        )
+    check_size(what, base**exponent, limit=limit)
 
 
 def _check_nk(n: Any, k: Any) -> tuple[int, int]:

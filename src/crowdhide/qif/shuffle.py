@@ -45,7 +45,7 @@ from scipy.stats import binom
 from crowdhide._validation import check_int, check_real
 from crowdhide.qif._maxload import expected_max_load_float, max_load_cdf_table
 from crowdhide.qif.channels import krr_keep_probability
-from crowdhide.qif.combinatorics import check_size
+from crowdhide.qif.combinatorics import check_power_size, check_size
 
 __all__ = [
     "ADVERSARIES",
@@ -448,8 +448,8 @@ def _multinomial_grid(count: int, probs: FloatArray) -> FloatArray:
 def _sum_grid(k: int, p: float, others: tuple[int, ...], dummies: int) -> float:
     """``Σ_h max_v P(Z = h − e_v)`` on the dense ``(N+2)^k`` histogram grid."""
     total = sum(others) + dummies
-    check_size(
-        f"the informed-adversary histogram grid ({total + 2}^{k})", (total + 2) ** k, limit=MAX_GRID
+    check_power_size(
+        f"the informed-adversary histogram grid ({total + 2}^{k})", total + 2, k, limit=MAX_GRID
     )
     q = (1.0 - p) / (k - 1)
     dist: FloatArray = np.ones((1,) * k)
@@ -505,6 +505,12 @@ def informed_sum(
     p = keep_probability
     if isinstance(p, Fraction):
         return _exact_sum(k, p, others, dummies), "exact fractions"
+    # Dense pmfs over 0..n-1+d reports: refuse before allocating gigabytes.
+    check_size(
+        f"the informed adversary's report distribution (n-1+d = {sum(others) + dummies})",
+        sum(others) + dummies + 1,
+        limit=MAX_GRID,
+    )
     nonzero = [c for c in others if c]
     if k == 2:
         return _sum_binary(float(p), others, dummies), "binomial convolution (k = 2)"
@@ -729,6 +735,7 @@ def _general_capacity_sum(n: int, k: int, p: float) -> float:
     """
     from crowdhide.qif.combinatorics import histograms
 
+    check_power_size(f"the reduced k-RR channel rows (n={n}, k={k})", n + 1, k - 1, limit=1 << 25)
     width = (n + 1) ** (k - 1)
     size = math.comb(n + k - 1, k - 1)
     check_size(f"the reduced k-RR channel rows (n={n}, k={k})", size * width, limit=1 << 25)

@@ -1,0 +1,256 @@
+"""Options, ranges and checks shared by every command.
+
+Every numeric option is declared through :func:`real_option` or :func:`int_option`: the range
+is printed in ``--help`` and checked while the command line is parsed, before any work, with
+click's one-line message naming the option and echoing the value (exit code 2). The ranges
+are the documented limits of the CLI: beyond them a computation would overflow, exhaust memory
+or run for hours.
+
+Privacy targets go through :func:`finish_target`: the JSON carries ``target_met``, the table
+ends with a line nobody can miss, and the process exits with :data:`EXIT_UNMET` unless the
+user passed ``--allow-unmet``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from crowdhide.errors import (
+    CrowdhideError,
+    InvalidParameterError,
+    OutputPathError,
+    ParameterTypeError,
+    UnmetTargetError,
+)
+
+__all__ = [
+    "EXIT_BUG",
+    "EXIT_CODES_HELP",
+    "EXIT_OK",
+    "EXIT_UNMET",
+    "EXIT_USAGE",
+    "MAX_EPSILON",
+    "MAX_N",
+    "AllowUnmetFlag",
+    "check_output_dir",
+    "check_output_file",
+    "finish_target",
+    "int_option",
+    "option_names",
+    "real_option",
+]
+
+EXIT_OK = 0
+#: A bug in crowdhide: traceback plus a request to report it.
+EXIT_BUG = 1
+#: Invalid input: one line on standard error naming the option and echoing the value.
+EXIT_USAGE = 2
+#: A run, plan or calibration certifies less privacy than its target (see ``--allow-unmet``).
+EXIT_UNMET = 3
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 success · 2 invalid input (one line naming the option) · "
+    "3 privacy target not met (pass --allow-unmet to exit 0) · 1 bug in crowdhide "
+    "(traceback; please report it)."
+)
+
+#: Largest ε / ε0 accepted anywhere on the command line (e^50 ≈ 5e21: beyond, no privacy).
+MAX_EPSILON = 50.0
+#: Smallest δ accepted (the numerics work in log space down to 1e-300).
+MIN_DELTA = 1e-300
+#: Largest population (users, sources, rows of a sum) the accountants are built for.
+MAX_N = 10**9
+#: Largest seed (numpy seeds are non-negative integers).
+MAX_SEED = 10**18
+
+
+def _fmt(value: float) -> str:
+    """Short range ends for help texts: 1e9 rather than 1000000000."""
+    if isinstance(value, int) and abs(value) >= 10**6:
+        return f"{value:.3g}".replace("e+0", "e").replace("e+", "e")
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _range_text(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
+    lo = "-inf" if low is None else _fmt(low)
+    hi = "inf" if high is None else _fmt(high)
+    left = "(" if low_open or low is None else "["
+    right = ")" if high_open or high is None else "]"
+    return f"{left}{lo}, {hi}{right}"
+
+
+def _real_parser(
+    low: float | None, high: float | None, low_open: bool, high_open: bool
+) -> Callable[[str], float]:
+    text_range = _range_text(low, high, low_open, high_open)
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise typer.BadParameter(f"expected a real number, got {text!r}") from None
+        ok = math.isfinite(value)
+        if ok and low is not None:
+            ok = value > low if low_open else value >= low
+        if ok and high is not None:
+            ok = value < high if high_open else value <= high
+        if not ok:
+            raise typer.BadParameter(f"must be in {text_range}, got {text}")
+        return value
+
+    return parse
+
+
+def _int_parser(low: int | None, high: int | None) -> Callable[[str], int]:
+    text_range = _range_text(low, high, False, False)
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            try:
+                number = float(text)
+            except ValueError:
+                number = math.nan
+            if not (math.isfinite(number) and number.is_integer()):
+                raise typer.BadParameter(f"expected an integer, got {text!r}") from None
+            value = int(number)
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise typer.BadParameter(f"must be in {text_range}, got {text}")
+        return value
+
+    return parse
+
+
+def real_option(
+    name: str,
+    help: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> Any:
+    """A ``typer.Option`` for a finite real in a documented range (shown in ``--help``)."""
+    rng = _range_text(low, high, low_open, high_open)
+    return typer.Option(
+        name,
+        parser=_real_parser(low, high, low_open, high_open),
+        metavar="<float>",
+        help=f"{help} Range: {rng}.",
+    )
+
+
+def int_option(name: str, help: str, *, low: int | None = None, high: int | None = None) -> Any:
+    """A ``typer.Option`` for an integer in a documented range (``1e6`` is accepted)."""
+    rng = _range_text(low, high, False, False)
+    return typer.Option(
+        name, parser=_int_parser(low, high), metavar="<int>", help=f"{help} Range: {rng}."
+    )
+
+
+def epsilon_option(name: str = "--epsilon", help: str = "Target ε.", *, zero: bool = False) -> Any:
+    """ε-like option: (0, 50] (``zero=True``: [0, 50])."""
+    return real_option(name, help, low=0.0, high=MAX_EPSILON, low_open=not zero)
+
+
+def delta_option(name: str = "--delta", help: str = "Target δ.") -> Any:
+    """δ option: [1e-300, 1)."""
+    return real_option(name, help, low=MIN_DELTA, high=1.0, high_open=True)
+
+
+def seed_option(help: str = "Random seed.") -> Any:
+    """``--seed``: a non-negative integer."""
+    return int_option("--seed", help, low=0, high=MAX_SEED)
+
+
+#: ``--allow-unmet``: exit 0 even when the certified privacy is weaker than the target.
+AllowUnmetFlag = Annotated[
+    bool,
+    typer.Option(
+        "--allow-unmet",
+        help="Exit 0 even if the certified privacy is weaker than the target "
+        "(default: exit code 3). The output still says target_met: false.",
+    ),
+]
+
+
+def finish_target(met: bool | None, detail: str, *, allow_unmet: bool, as_json: bool) -> None:
+    """After the output: flag an unmet target (table line, stderr) and exit 3 unless allowed.
+
+    ``met`` is ``None`` when the command had no target (nothing to report).
+    """
+    if met is None or met:
+        return
+    if not as_json:
+        from rich.console import Console
+
+        Console().print(
+            f"[bold red]✗ TARGET NOT MET: {detail}[/bold red]"
+            + ("" if allow_unmet else " (exit code 3; --allow-unmet accepts it)")
+        )
+    if allow_unmet:
+        typer.echo(f"crowdhide: warning: target not met (--allow-unmet): {detail}", err=True)
+        return
+    raise UnmetTargetError(detail)
+
+
+def check_output_file(path: Path, *, option: str = "--out") -> Path:
+    """Fail fast (exit 2) if ``path`` cannot be written as a file; return it unchanged."""
+    if path.is_dir():
+        raise OutputPathError(f"{option} must be a file, got the directory {str(path)!r}")
+    _check_parent_writable(path.parent, path, option)
+    return path
+
+
+def check_output_dir(path: Path, *, option: str = "--out") -> Path:
+    """Fail fast (exit 2) if ``path`` cannot be used (or created) as a directory."""
+    if path.exists() and not path.is_dir():
+        raise OutputPathError(f"{option} must be a directory, got the file {str(path)!r}")
+    _check_parent_writable(path, path, option)
+    return path
+
+
+def _check_parent_writable(folder: Path, path: Path, option: str) -> None:
+    """The nearest existing ancestor of ``folder`` must be a writable directory."""
+    probe = folder if str(folder) else Path(".")
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise OutputPathError(f"{option}: {str(probe)!r} is not a directory (in {str(path)!r})")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise OutputPathError(f"{option}: directory {str(probe)!r} is not writable")
+
+
+@contextmanager
+def option_names(mapping: Mapping[str, str]) -> Iterator[None]:
+    """Say which CLI option a library validation message is about.
+
+    Library functions name their own parameters (``delta_slack must be ...``); when a command
+    feeds one option into several of them, ``mapping`` (library name -> option) rewrites the
+    message to ``--delta (delta_slack) must be ...``.
+    """
+    try:
+        yield
+    except (CrowdhideError, ValueError, TypeError) as exc:
+        if isinstance(exc, UnmetTargetError) or (
+            isinstance(exc, TypeError) and not isinstance(exc, ParameterTypeError)
+        ):
+            raise
+        text = str(exc)
+        for name, option in mapping.items():
+            if text.startswith(f"{name} ") and not text.startswith(option):
+                rest = text[len(name) + 1 :]
+                raise InvalidParameterError(
+                    f"{option} ({name}) {rest}", parameter=name, value=getattr(exc, "value", None)
+                ) from exc
+        raise

@@ -1,0 +1,93 @@
+"""Errors crowdhide raises for problems the *user* can fix.
+
+Every class derives from :class:`CrowdhideError`. The command line turns these into one line
+on standard error and exit code 2 (:class:`UnmetTargetError`: exit code 3); any other
+exception escaping a command is a bug in crowdhide and is shown with its traceback.
+
+The parameter errors also derive from the built-in :class:`ValueError` / :class:`TypeError`
+so that ``except ValueError`` keeps working for callers of the library.
+
+Examples
+--------
+>>> err = InvalidParameterError("epsilon must be > 0, got -1", parameter="epsilon", value=-1)
+>>> isinstance(err, ValueError), isinstance(err, CrowdhideError), err.parameter
+(True, True, 'epsilon')
+>>> issubclass(ResourceLimitError, InvalidParameterError)
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "CrowdhideError",
+    "DataError",
+    "DataTypeError",
+    "InvalidParameterError",
+    "OutputPathError",
+    "ParameterTypeError",
+    "ResourceLimitError",
+    "UnmetTargetError",
+]
+
+
+class CrowdhideError(Exception):
+    """Base class of every error caused by the user's input rather than by crowdhide."""
+
+
+class InvalidParameterError(CrowdhideError, ValueError):
+    """A parameter has a value outside its documented range.
+
+    Parameters
+    ----------
+    message
+        One line naming the parameter and echoing the value.
+    parameter
+        Name of the parameter (the library name; the CLI shows the option name).
+    value
+        The offending value.
+    """
+
+    def __init__(self, message: str, *, parameter: str | None = None, value: Any = None) -> None:
+        super().__init__(message)
+        self.parameter = parameter
+        self.value = value
+
+
+class ParameterTypeError(CrowdhideError, TypeError):
+    """A parameter has the wrong type (e.g. a non-integral float where an integer is needed)."""
+
+    def __init__(self, message: str, *, parameter: str | None = None, value: Any = None) -> None:
+        super().__init__(message)
+        self.parameter = parameter
+        self.value = value
+
+
+class ResourceLimitError(InvalidParameterError):
+    """The input is valid in principle but would overflow, exhaust memory or run for hours."""
+
+
+class DataError(CrowdhideError, ValueError):
+    """A data file or data set cannot be used (missing column, wrong type, empty, ...)."""
+
+
+class DataTypeError(CrowdhideError, TypeError):
+    """A data column has the wrong type (e.g. text where numbers are needed)."""
+
+
+class OutputPathError(CrowdhideError, ValueError):
+    """An output path cannot be written (it is a directory, its parent is not writable, ...)."""
+
+
+class UnmetTargetError(CrowdhideError, ValueError):
+    """A run, plan or calibration certifies less privacy than its target.
+
+    Also a :class:`ValueError` (what calibrations raised before) so existing ``except
+    ValueError`` callers keep working; the CLI checks for it first (exit code 3).
+
+    Parameters
+    ----------
+    message
+        One line giving the certified figure next to the target.
+    """
