@@ -33,7 +33,7 @@ def test_delta_subsampled_table(capsys: pytest.CaptureFixture[str]) -> None:
     ("extra", "needle"),
     [
         (("--rounds", "0"), "rounds"),
-        (("--sample-rate", "1.5"), "sample_rate"),
+        (("--sample-rate", "1.5"), "--sample-rate"),
         (("--relation", "replace"), "relation"),
         (("--rounds", "2", "--bound", "exact"), "--bound"),
     ],

@@ -24,7 +24,9 @@ def _small_example(tmp_path: Path, rows: int) -> Path:
 
 def test_diabetes_over_tls_gives_the_local_result(capsys, tmp_path: Path) -> None:
     plan = _small_example(tmp_path, 1500)
-    common = ("run", str(plan), "--block-size", "300", "--json")
+    # The example's fixed countermeasures are sized for 20,000 rows: at 1,500 they certify
+    # slightly less than its target, which is beside the point of a transport test.
+    common = ("run", str(plan), "--block-size", "300", "--json", "--allow-unmet")
     local = run_cli(capsys, *common, "--out", str(tmp_path / "local"))
     assert local.code == 0, local.err
     pki = tmp_path / "pki"

@@ -17,7 +17,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "plan-reference.md"
 TEXT = DOC.read_text(encoding="utf-8")
 FILES = re.findall(r"<!-- file: (\S+) -->\n```csv\n(.*?)```", TEXT, re.S)
 EXAMPLES = re.findall(
-    r'<!-- example: (run|error)(?: "([^"]*)")? -->\n```toml\n(.*?)```', TEXT, re.S
+    r'<!-- example: (run|error|unmet)(?: "([^"]*)")? -->\n```toml\n(.*?)```', TEXT, re.S
 )
 KEY_ROWS = re.findall(r"^\| `([a-z_]+(?:\.[a-z_]+)?)` \|.*\| `([^`]+)` \|$", TEXT, re.M)
 
@@ -61,6 +61,11 @@ def test_example_runs(
         assert result.code == 2
         assert expect in result.err
         return
+    if kind == "unmet":  # refused with exit 3 and nothing run; --allow-unmet runs it
+        assert result.code == 3, result.err
+        assert expect in result.err
+        assert not (tmp_path / "out" / "report.html").exists()
+        result = run_cli(capsys, "run", str(plan), "--out", str(tmp_path / "out"), "--allow-unmet")
     assert result.code == 0, result.err
     assert (tmp_path / "out" / "report.html").exists()
     if expect:
