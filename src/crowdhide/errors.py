@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "BudgetExceededError",
     "CrowdhideError",
     "DataError",
     "DataTypeError",
@@ -91,3 +92,7 @@ class UnmetTargetError(CrowdhideError, ValueError):
     message
         One line giving the certified figure next to the target.
     """
+
+
+class BudgetExceededError(CrowdhideError, ValueError):
+    """A run would take a population past its privacy budget; it was refused before sending."""

@@ -64,7 +64,7 @@ def test_pki_writes_private_keys_with_mode_0600(capsys, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("net", "pki", "--hosts", "0"), "hosts must be >= 1, got 0"),
+        (("net", "pki", "--hosts", "0"), "Invalid value for '--hosts': must be in [1, 256], got 0"),
         (
             ("run", str(EXAMPLE), "--backend", "mpi"),
             "backend must be one of ('local', 'ray', 'tls'), got 'mpi'",

@@ -37,14 +37,11 @@ from typing import Any
 
 from crowdhide._validation import check_probability, check_real
 from crowdhide.accounting.guarantee import DpGuarantee
+from crowdhide.errors import BudgetExceededError
 
 __all__ = ["BudgetExceededError", "Ledger", "Spent", "spent"]
 
 _VERSION = 1
-
-
-class BudgetExceededError(ValueError):
-    """A run would take a population past its privacy budget (nothing was sent)."""
 
 
 @dataclass(frozen=True)
