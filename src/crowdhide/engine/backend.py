@@ -26,8 +26,8 @@ import os
 import pickle
 import tempfile
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import IO, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from crowdhide._validation import check_int
 from crowdhide.engine.messages import Block, MessageBatch
-from crowdhide.engine.plan import ExecutionPlan, State
+from crowdhide.engine.plan import BlockRows, ExecutionPlan, State, block_rows
 from crowdhide.engine.program import BlockResult, split, step
 
 __all__ = [
@@ -72,6 +72,46 @@ class Job:
         the shards (``group=None``: ``block mod shards``)."""
         offset = 0 if group is None else [g.name for g in self.plan.groups].index(group)
         return (block + offset) % self.shards
+
+    def for_shard(self, owns: Callable[[str, int], bool]) -> Job:
+        """This job as a worker serving the blocks ``owns(group, block)`` must receive it.
+
+        Every group holding ``data`` (the sources: users' tuples) keeps only the rows of the
+        owned blocks (:class:`~crowdhide.engine.plan.BlockRows`, at their global positions,
+        so node ids, the (seed, round, group, block) randomness and the results are
+        unchanged). Groups without ``data`` — compute, result and scrambler groups, whose
+        state is built from their inbox at run time — are kept whole: they hold no user
+        data, only programs and routes (shipped as written; a program's closure is the
+        plan author's to keep free of user data).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from crowdhide.engine.plan import PlanBuilder
+        >>> b = PlanBuilder()
+        >>> _ = b.sources("S", {"x": np.arange(5)})
+        >>> _ = b.result("R", process=lambda inbox, rng: {})
+        >>> _ = b.route("S", "R", kind="fixed")
+        >>> job = Job(plan=b.build(), seed=0, block_size=2, shards=2)
+        >>> mine = job.for_shard(lambda group, block: job.shard_of(block, group) == 1)
+        >>> mine.plan.group("S").data["x"].tolist()
+        [2, 3]
+        """
+        groups = []
+        for group in self.plan.groups:
+            if group.data is not None:
+                held = {
+                    b.start: block_rows(group, b.start, b.stop)
+                    for b in self.blocks(group.name)
+                    if owns(group.name, b.index)
+                }
+                group = replace(group, data=BlockRows(held, tuple(group.data)))
+            groups.append(group)
+        return replace(self, plan=replace(self.plan, groups=tuple(groups)))
+
+    def for_shard_index(self, shard: int) -> Job:
+        """:meth:`for_shard` for shard ``shard`` of :meth:`shard_of`."""
+        return self.for_shard(lambda group, block: self.shard_of(block, group) == shard)
 
 
 @dataclass(frozen=True)

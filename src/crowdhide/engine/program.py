@@ -46,7 +46,7 @@ from crowdhide.engine.messages import (
     MessageBatch,
     merge_deliveries,
 )
-from crowdhide.engine.plan import ExecutionPlan, NodeGroup, Route, State
+from crowdhide.engine.plan import ExecutionPlan, NodeGroup, Route, State, block_rows
 
 __all__ = ["BlockResult", "block_rng", "inbox_of", "split", "step"]
 
@@ -195,11 +195,7 @@ def _receive(
             used[route] = delivery.origin
     columns: Mapping[str, npt.NDArray[Any]] = {}
     if group.data is not None:
-        columns = (
-            data
-            if data is not None
-            else {k: np.asarray(v)[block.start : block.stop] for k, v in group.data.items()}
-        )
+        columns = data if data is not None else block_rows(group, block.start, block.stop)
     return Inbox(tuple(deliveries), block, BlockState(columns, block)), used
 
 

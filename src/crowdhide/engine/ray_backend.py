@@ -6,7 +6,9 @@ an actor runs its blocks (:func:`crowdhide.engine.program.step`), puts every emi
 in the object store (which spills to disk when full) and hands the references straight to
 the actor owning the receiver block (``deliver``; it keeps those of its own blocks), so
 message batches never travel through the driver; the driver receives the observer's view
-(:class:`~crowdhide.engine.backend.BlockReport`) only.
+(:class:`~crowdhide.engine.backend.BlockReport`) only. An actor is created with
+:meth:`Job.for_shard_index <crowdhide.engine.backend.Job.for_shard_index>`: the source rows
+of its own blocks only, never the other users' data; the driver keeps the whole job.
 
 By default Ray is started on this machine with its node address 127.0.0.1, no dashboard,
 usage statistics off, ``num_cpus`` = shards and a modest object store; ``address`` joins an
@@ -140,8 +142,8 @@ class RayBackend:
             )
             self._started = True
         shard = ray.remote(num_cpus=1)(_Shard)
-        plan_ref = ray.put(job)  # one copy in the object store; numpy columns are zero-copy
-        self._actors = [shard.remote(plan_ref, i) for i in range(job.shards)]
+        # Each actor receives only its own blocks' source rows (Job.for_shard_index).
+        self._actors = [shard.remote(job.for_shard_index(i), i) for i in range(job.shards)]
         ray.get([a.connect.remote(self._actors) for a in self._actors])
 
     def run_group(self, group: str) -> list[BlockReport]:

@@ -5,7 +5,9 @@
 every group lives on host ``b mod H`` (the node map); each host runs
 :func:`crowdhide.engine.program.step` on its blocks and sends every emitted message — real or
 dummy — as one fixed-size frame to the host of the receiving block, sealed end to end for
-the receiving node (:mod:`crowdhide.net.frames`, :mod:`crowdhide.net.codec`). The driver
+the receiving node (:mod:`crowdhide.net.frames`, :mod:`crowdhide.net.codec`). A host
+receives the job restricted to its blocks (:meth:`TlsBackend.job_for`): the source rows of
+the nodes it serves, no other user's data. The driver
 only sequences rounds and collects the blocks' reports (observer view, counters, kept
 states), exactly as from the local backend, so the result is the same for the same seed
 and block size.
@@ -389,8 +391,10 @@ class TlsBackend:
         )
         try:
             self._start()
-            blob = cloudpickle.dumps(job)
-            replies = self._all("job", lambda h: {"job": blob, "receivers": receivers})
+            replies = self._all(
+                "job",
+                lambda h: {"job": cloudpickle.dumps(self.job_for(h)), "receivers": receivers},
+            )
             if len(replies) < self.hosts:
                 raise ConnectionError("a host failed to load the job")
             nodes: dict[int, bytes] = {}
@@ -400,6 +404,14 @@ class TlsBackend:
         except BaseException:
             self.close()
             raise
+
+    def job_for(self, host: int) -> Any:
+        """The job as host ``host`` receives it: the source rows of its own blocks only
+        (:meth:`Job.for_shard <crowdhide.engine.backend.Job.for_shard>`); the driver keeps
+        the whole job."""
+        if self._job is None:
+            raise RuntimeError("TlsBackend.job_for called before open()")
+        return self._job.for_shard(lambda group, block: host_of_block(block, self.hosts) == host)
 
     def run_group(self, group: str) -> list[Any]:
         """Close the previous round, then run ``group`` on every host; return block reports."""

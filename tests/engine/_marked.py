@@ -1,0 +1,43 @@
+"""A plan whose source rows are recognisable in any serialized form, to check who holds them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from crowdhide.engine.plan import ExecutionPlan, PlanBuilder, protect
+
+SOURCES = 300
+BLOCK = 50  # 6 blocks: every shard / host serves several
+
+
+def markers() -> npt.NDArray[np.int64]:
+    """One 8-byte value per source row, vanishingly unlikely to occur in any other bytes."""
+    return np.int64(0x3E5A_71C9_0000_0000) + np.arange(SOURCES, dtype=np.int64) * 0x1_0001 + 7
+
+
+def _total(inbox: Any, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
+    got = inbox.only("S->C")
+    return {"total": np.bincount(got.target, weights=got.gather("x") % 1000, minlength=4)}
+
+
+def marked_plan(*, protected: bool) -> ExecutionPlan:
+    """Sources with a marker column ``x`` sum it per compute node (optionally protected)."""
+    b = PlanBuilder()
+    b.sources("S", {"g": np.arange(SOURCES) % 4, "x": markers()})
+    b.compute("C", size=4, process=_total)
+    b.route("S", "C", by=lambda s: s["g"])
+    plan = b.build()
+    return protect(plan, sigma=0.5, per_scrambler=10, dummies=5) if protected else plan
+
+
+def rows_in(blob: bytes) -> set[int]:
+    """Source rows whose marker bytes occur in ``blob``."""
+    return {r for r, v in enumerate(markers().tolist()) if np.int64(v).tobytes() in blob}
+
+
+def rows_of(blocks: set[int]) -> set[int]:
+    """Source rows of the given blocks of ``S``."""
+    return {r for r in range(SOURCES) if r // BLOCK in blocks}
