@@ -67,7 +67,7 @@ def test_plan_file_sets_the_shards(tmp_path: Path, capsys: pytest.CaptureFixture
     ("flags", "extra", "message"),
     [
         (("--backend", "spark"), "", "backend must be one of ('local', 'ray', 'tls'), got 'spark'"),
-        (("--shards", "0"), "", "shards must be >= 1, got 0"),
+        (("--shards", "0"), "", "Invalid value for '--shards': must be in [1, 4096], got 0"),
         (("--address", "10.0.0.1:6379"), "", "address applies to backend 'ray' only"),
         ((), "shards = -1\n", "run.shards must be >= 1, got -1"),
         ((), 'backend = "dask"\n', "run.backend must be one of"),

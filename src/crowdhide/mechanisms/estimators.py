@@ -57,18 +57,26 @@ def project_to_simplex(v: npt.ArrayLike, *, total: float = 1.0) -> npt.NDArray[n
     array([0.7, 0.3, 0. , 0. ])
     >>> project_to_simplex([0.2, 0.8])
     array([0.2, 0.8])
+    >>> project_to_simplex([3e300, 1e300, -2e300])  # no overflow: θ is found relative to max
+    array([1., 0., 0.])
     """
     vec = _as_vector("v", v)
     s = check_real("total", total, low=0.0, low_open=True)
-    u = np.sort(vec)[::-1]
-    cumulative = np.cumsum(u) - s
+    # The projection commutes with adding a constant to every coordinate (θ absorbs it), so
+    # work relative to the largest value: huge inputs (a debiased estimate at a tiny ε0)
+    # then cannot overflow the running sums.
+    shifted = vec - float(vec.max())
+    u = np.sort(shifted)[::-1]
     ranks = np.arange(1, u.size + 1)
-    # The support of the projection is the longest prefix of the sorted values that stays
-    # above the running threshold; the condition holds on a prefix, so take its last index.
-    positive = u - cumulative / ranks > 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        running = np.cumsum(u)
+        # The support is the longest prefix whose values exceed the running threshold, i.e.
+        # where sum_{i<=j} (u_i - u_j) < s; that sum grows with j (a prefix), and j = 1
+        # always qualifies (its sum is 0). An overflowed (inf/nan) sum does not qualify.
+        positive = (running - ranks * u) < s
     rho = int(np.nonzero(positive)[0][-1])
-    theta = float(cumulative[rho]) / (rho + 1)
-    out: npt.NDArray[np.float64] = np.maximum(vec - theta, 0.0)
+    theta = (float(running[rho]) - s) / (rho + 1)
+    out: npt.NDArray[np.float64] = np.maximum(shifted - theta, 0.0)
     # Remove the last rounding residue so that the result sums to `total` to within an ulp.
     support = out > 0
     out[support] += (s - float(out.sum())) / int(support.sum())

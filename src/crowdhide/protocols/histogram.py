@@ -31,6 +31,7 @@ from crowdhide._validation import (
     check_probability,
     check_real,
 )
+from crowdhide.errors import ResourceLimitError
 from crowdhide.mechanisms import (
     GaussianMechanism,
     KaryRandomizedResponse,
@@ -68,7 +69,16 @@ def krr_histogram_estimate(
     """
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
-    raw = krr.estimate_frequencies(counts)
+    with np.errstate(over="ignore", invalid="ignore"):
+        raw = krr.estimate_frequencies(counts)
+    if not np.all(np.isfinite(raw)):
+        # Debiasing divides by p - q ≈ ε0/k; for a vanishing ε0 the reports carry no usable
+        # information and the estimate leaves the floating-point range.
+        raise ResourceLimitError(
+            f"the local privacy level eps0 = {krr.eps0:.3g} is too small for a finite "
+            f"estimate of {krr.k} frequencies (reports indistinguishable from noise); "
+            "choose a larger epsilon"
+        )
     return project_to_simplex(raw) if estimator == "inversion" else raw
 
 
