@@ -169,21 +169,8 @@ def _network(
 def _print(report: dict[str, Any]) -> None:
     from rich.console import Console
 
-    from crowdhide.report.terminal import render_run
+    from crowdhide.report.terminal import flatten, render_run
 
     render_run(report, Console())
     if "network" in report:
-        emit(_flat(report["network"]), as_json=False, title="network (tls backend)")
-
-
-def _flat(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in record.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            out.update(_flat(value, prefix=f"{name}."))
-        elif isinstance(value, list):
-            out[name] = ", ".join(str(v) for v in value)
-        else:
-            out[name] = value
-    return out
+        emit(flatten(report["network"]), as_json=False, title="network (tls backend)")

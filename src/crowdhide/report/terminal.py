@@ -113,12 +113,12 @@ def render_run(report: Mapping[str, Any], console: Console) -> None:
         _pairs(
             console,
             f"{report['name']}: result",
-            [(k, fmt_num(v)) for k, v in _flat(report["result"]).items()],
+            [(k, fmt_num(v)) for k, v in flatten(report["result"]).items()],
         )
         _pairs(
             console,
             "How useful the result is (vs. the same computation without protection)",
-            [(k, fmt_num(v)) for k, v in _flat(report["utility"]).items()],
+            [(k, fmt_num(v)) for k, v in flatten(report["utility"]).items()],
         )
     _privacy(report, console)
     _costs(report, console)
@@ -297,14 +297,15 @@ def _costs(report: Mapping[str, Any], console: Console) -> None:
     _pairs(console, "What the protection costs", pairs)
 
 
-def _flat(record: Any, prefix: str = "") -> dict[str, Any]:
+def flatten(record: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested mapping → one level, keys joined with dots; lists become comma-separated text."""
     if not isinstance(record, Mapping):
         return {prefix or "value": record}
     out: dict[str, Any] = {}
     for key, value in record.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping):
-            out.update(_flat(value, prefix=f"{name}."))
+            out.update(flatten(value, prefix=f"{name}."))
         elif isinstance(value, list):
             out[name] = ", ".join(str(v) for v in value)
         else:
