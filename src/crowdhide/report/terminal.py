@@ -22,7 +22,7 @@ from crowdhide.report.words import (
     route_words,
 )
 
-__all__ = ["fit_panels", "render_ledger", "render_run"]
+__all__ = ["fit_panels", "flatten", "render_ledger", "render_run"]
 
 Console = Any  # rich.console.Console (imported lazily: CLI start-up path)
 
