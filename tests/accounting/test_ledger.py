@@ -156,3 +156,12 @@ def test_concurrent_writers_never_exceed_budget(tmp_path: Path) -> None:
     assert accepted == 6  # budget 7 at ε = 1 each, one run already charged
     assert len(runs) == 7
     assert len({r["run"] for r in runs}) == 7
+
+
+def test_a_file_that_is_not_a_ledger_is_a_data_error(tmp_path: Path) -> None:
+    from crowdhide.errors import DataError
+
+    binary = tmp_path / "new.parquet"
+    binary.write_bytes(bytes(range(256)))  # found by the CLI fuzz: not UTF-8 at all
+    with pytest.raises(DataError, match="is not valid JSON"):
+        Ledger(binary).summary()

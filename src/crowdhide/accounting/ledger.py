@@ -37,7 +37,7 @@ from typing import Any
 
 from crowdhide._validation import check_probability, check_real
 from crowdhide.accounting.guarantee import DpGuarantee
-from crowdhide.errors import BudgetExceededError
+from crowdhide.errors import BudgetExceededError, DataError
 
 __all__ = ["BudgetExceededError", "Ledger", "Spent", "spent"]
 
@@ -165,10 +165,10 @@ class Ledger:
             return {"version": _VERSION, "populations": {}}
         try:
             state = json.loads(self.path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"ledger {self.path} is not valid JSON: {exc}") from exc
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # e.g. a binary file
+            raise DataError(f"ledger {self.path} is not valid JSON: {exc}") from exc
         if not isinstance(state, dict) or state.get("version") != _VERSION:
-            raise ValueError(f"ledger {self.path} is not a crowdhide ledger (version 1)")
+            raise DataError(f"ledger {self.path} is not a crowdhide ledger (version 1)")
         return state
 
     def _write(self, state: dict[str, Any]) -> None:
