@@ -20,7 +20,7 @@ from crowdhide.accounting.shuffle import (
     shuffle_delta,
     shuffle_epsilon,
 )
-from tests.shuffle_bruteforce import worst_case_delta
+from tests.oracles.shuffle import worst_case_delta
 
 
 def _alpha_pair_truth(units: int, lam: float, eps: float) -> float:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 def test_docs_examples() -> None:
-    path = Path(__file__).resolve().parents[1] / "docs" / "qif.md"
+    path = Path(__file__).resolve().parents[2] / "docs" / "qif.md"
     result = doctest.testfile(
         str(path),
         module_relative=False,

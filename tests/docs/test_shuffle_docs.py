@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "shuffle.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "shuffle.md"
 
 
 @pytest.mark.slow

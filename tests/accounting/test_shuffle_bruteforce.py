@@ -16,7 +16,7 @@ from crowdhide.accounting.shuffle import (
     shuffle_bound_curve,
     shuffle_delta,
 )
-from tests.shuffle_bruteforce import all_datasets, pair_curve, worst_case_delta
+from tests.oracles.shuffle import all_datasets, pair_curve, worst_case_delta
 
 EPS0S = (0.3, 1.0, 2.5)
 EPSILONS = (0.0, 0.05, 0.2, 0.5, 1.0, 2.0)
@@ -236,7 +236,7 @@ def test_bruteforce_matches_simulated_mechanism_channel(k: int, eps0: float) -> 
     values = np.array([0, 1, 1])  # target on x, the others on x'
     reports = mech.randomize(np.tile(values, 20_000), rng=rng).reshape(20_000, 3)
     freq = float(np.mean((reports == 0).sum(axis=1) == 1))
-    from tests.shuffle_bruteforce import histogram_law
+    from tests.oracles.shuffle import histogram_law
 
     law = histogram_law([0, 1, 1], k, eps0).reshape((4,) * k)
     exact = float(law.sum(axis=tuple(range(1, k)))[1])

@@ -15,7 +15,7 @@ from crowdhide.protocols.biswas import (
     biswas_log_delta,
     biswas_x0_count_delta,
 )
-from tests.protocol_bruteforce import krr_histogram_worst_delta, x0_count_pair
+from tests.oracles.protocols import krr_histogram_worst_delta, x0_count_pair
 
 TABLE2_EPS = (0.01, 0.1, 0.2, 0.3, 0.4)
 #: Table II of seed 003, "Our δ" column, n = 100 (reproduced with k = 10, n_x0 = 80).

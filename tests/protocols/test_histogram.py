@@ -19,7 +19,7 @@ from crowdhide.protocols.histogram import (
     run_histogram,
     simulate_histogram,
 )
-from tests.protocol_bruteforce import krr_histogram_worst_delta
+from tests.oracles.protocols import krr_histogram_worst_delta
 
 
 @pytest.mark.parametrize(("k", "eps0"), [(3, 0.5), (15, 2.0), (100, 4.0)])

@@ -19,7 +19,7 @@ from crowdhide.protocols.bitsum import (
     lemma48_lambda,
     run_bit_sum,
 )
-from tests.protocol_bruteforce import (
+from tests.oracles.protocols import (
     bitsum_pair,
     bitsum_worst_delta,
     shuffled_view_pair,

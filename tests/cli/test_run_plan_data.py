@@ -8,7 +8,7 @@ import pytest
 
 from tests.cli_helpers import run_cli
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 SMALL = '''
 name = "small"

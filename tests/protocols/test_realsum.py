@@ -18,7 +18,7 @@ from crowdhide.protocols.realsum import (
     simulate_single_message_sum,
     unary_encode,
 )
-from tests.protocol_bruteforce import bitsum_worst_delta, realsum_worst_delta
+from tests.oracles.protocols import bitsum_worst_delta, realsum_worst_delta
 
 
 def test_randomized_rounding_is_unbiased_and_exact_at_grid_points() -> None:
