@@ -17,7 +17,7 @@ functions. Two monotonicities make block sums rigorous:
 
 So over a block of counts on which λ is monotone, ``H`` is bounded above by its value at
 (largest λ, fewest units) and below by (smallest λ, most units). Summation windows have
-rigorous Chernoff tails (:mod:`crowdhide.accounting._binomtail`); block masses come from
+rigorous Chernoff tails (:mod:`crowdhide.accounting.binomial_tails`); block masses come from
 differences of binomial tails whose rounding error is bounded and added (upper bounds) or
 subtracted (lower bounds).
 
@@ -46,7 +46,12 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import betainc, betaincc, logsumexp
 
-from crowdhide.accounting._binomtail import _log_tail_vec, binom_window, gammaln_table, row_windows
+from crowdhide.accounting.binomial_tails import (
+    _log_tail_vec,
+    binom_window,
+    gammaln_table,
+    row_windows,
+)
 
 __all__ = [
     "alpha_pair_h",

@@ -2,7 +2,7 @@
 
 All functions return ``log δ(ε)`` as an *upper bound* on the exact divergence of the stated
 pair: tails outside the summation windows are bounded rigorously and added (see
-:mod:`crowdhide.accounting._binomtail`), and a bound on floating-point error is added where a
+:mod:`crowdhide.accounting.binomial_tails`), and a bound on floating-point error is added where a
 difference of two tail probabilities is taken.
 
 Notation: ``e = e^{ε0}``, ``E = e^{ε}``; k-RR keeps the true value with probability
@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import betainc, betaincc, logsumexp
 
-from crowdhide.accounting._binomtail import (
+from crowdhide.accounting.binomial_tails import (
     _log_tail_vec,
     binom_window,
     gammaln_table,

@@ -17,20 +17,16 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_probability, check_real
-from crowdhide.accounting._logmath import log1mexp, logsumexp
 from crowdhide.accounting.guarantee import DpGuarantee
+from crowdhide.accounting.logmath import log1mexp, logsumexp
+from crowdhide.accounting.roots import safe_root
 
 __all__ = ["DiscretePairCurve", "PrivacyCurve"]
-
-# log δ is clamped to this value where δ = 0, so that root finding sees finite numbers; it is
-# far below log(1e-300) ≈ −690.8, the smallest δ crowdhide accepts.
-_LOG_ZERO = -1.0e4
 
 
 class PrivacyCurve(abc.ABC):
@@ -80,69 +76,11 @@ class PrivacyCurve(abc.ABC):
             if hi > 1e6:
                 return math.inf
             hi *= 2.0
-        return _safe_root(self.log_delta, target, 0.0, hi)
+        return safe_root(self.log_delta, target, 0.0, hi)
 
     def guarantee(self, delta: float) -> DpGuarantee:
         """Return the :class:`DpGuarantee` ``(epsilon(delta), delta)``."""
         return DpGuarantee(epsilon=self.epsilon(delta), delta=delta)
-
-
-def _safe_root(
-    log_delta: Callable[[float], float],
-    target: float,
-    lo: float,
-    hi: float,
-    *,
-    xtol: float = 1e-13,
-    lower_side: bool = False,
-) -> float:
-    """Root of ``log_delta(ε) = target`` in [lo, hi], returned from the side δ <= target
-    (or, with ``lower_side``, from the side δ > target: for lower bounds on ε).
-
-    ``log_delta`` is non-increasing; the bracket must satisfy ``log_delta(lo) > target``.
-    Illinois-modified regula falsi with a bisection step whenever the bracket does not shrink
-    by half — the same guarantees as Brent's method without importing ``scipy.optimize``
-    (~0.2 s at start-up, issue 15). The bracket is kept with ``gap(lo) > 0 >= gap(hi)``, so
-    the returned ``hi`` always satisfies δ(ε) <= target.
-    """
-
-    def gap(eps: float) -> float:
-        return max(log_delta(eps), _LOG_ZERO) - target
-
-    g_lo, g_hi = gap(lo), gap(hi)
-    if g_lo <= 0.0:
-        return lo
-    if g_hi > 0.0:
-        raise ValueError(f"no root in [{lo!r}, {hi!r}]: log delta stays above {target!r}")
-    rtol = 4.0 * float(np.finfo(float).eps)
-    side = 0
-    for _ in range(500):
-        if hi - lo <= xtol + rtol * abs(hi):
-            break
-        width = hi - lo
-        x = hi - g_hi * (hi - lo) / (g_hi - g_lo) if g_hi != g_lo else 0.5 * (lo + hi)
-        if not lo < x < hi:
-            x = 0.5 * (lo + hi)
-        gx = gap(x)
-        if gx > 0.0:
-            lo, g_lo = x, gx
-            if side == -1:
-                g_hi *= 0.5
-            side = -1
-        else:
-            hi, g_hi = x, gx
-            if side == 1:
-                g_lo *= 0.5
-            side = 1
-        if hi - lo > 0.5 * width:  # slow progress: bisect once
-            mid = 0.5 * (lo + hi)
-            gm = gap(mid)
-            if gm > 0.0:
-                lo, g_lo = mid, gm
-            else:
-                hi, g_hi = mid, gm
-            side = 0
-    return lo if lower_side else hi
 
 
 class DiscretePairCurve(PrivacyCurve):
@@ -245,7 +183,7 @@ class DiscretePairCurve(PrivacyCurve):
             return math.inf
         if self.log_delta(0.0) <= target:
             return 0.0
-        return _safe_root(self.log_delta, target, 0.0, self.epsilon_upper_hint())
+        return safe_root(self.log_delta, target, 0.0, self.epsilon_upper_hint())
 
     @property
     def max_loss(self) -> float:

@@ -55,8 +55,8 @@ from crowdhide._validation import (
 )
 from crowdhide.accounting import _scrambler_bounds as bounds
 from crowdhide.accounting import _scrambler_bruteforce as brute
-from crowdhide.accounting._logmath import logsumexp
 from crowdhide.accounting.curves import DiscretePairCurve
+from crowdhide.accounting.logmath import logsumexp
 
 __all__ = [
     "CAPPED_METHODS",

@@ -78,7 +78,8 @@ import numpy as np
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting import _krr_fast
 from crowdhide.accounting import _shuffle_pairs as pairs
-from crowdhide.accounting.curves import PrivacyCurve, _safe_root
+from crowdhide.accounting.curves import PrivacyCurve
+from crowdhide.accounting.roots import safe_root
 from crowdhide.errors import UnmetTargetError
 
 __all__ = [
@@ -334,7 +335,7 @@ def _solve_epsilon(curve: PrivacyCurve, log_target: float, eps0: float) -> float
     """
     if curve.log_delta(0.0) <= log_target:
         return 0.0
-    return _safe_root(curve.log_delta, log_target, 0.0, eps0, xtol=max(1e-13, 1e-10 * eps0))
+    return safe_root(curve.log_delta, log_target, 0.0, eps0, xtol=max(1e-13, 1e-10 * eps0))
 
 
 class _AdaptiveCurve(PrivacyCurve):
@@ -486,7 +487,7 @@ class _LowerCurve(PrivacyCurve):
             if self.log_delta(0.0) <= target:
                 return 0.0
             xtol = max(1e-13, 1e-10 * self._eps0)
-            return _safe_root(self.log_delta, target, 0.0, self._eps0, xtol=xtol, lower_side=True)
+            return safe_root(self.log_delta, target, 0.0, self._eps0, xtol=xtol, lower_side=True)
         finally:
             for curve in self._adaptive:
                 curve.solving_for(None)

@@ -67,7 +67,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_int, check_probability, check_real
-from crowdhide.accounting._binomtail import binom_window, gammaln_table, row_windows
+from crowdhide.accounting.binomial_tails import binom_window, gammaln_table, row_windows
 from crowdhide.accounting.composition import PldCurve, to_pld
 from crowdhide.accounting.curves import DiscretePairCurve
 

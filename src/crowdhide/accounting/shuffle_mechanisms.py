@@ -64,7 +64,8 @@ from dataclasses import dataclass
 
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting import _krr_fast
-from crowdhide.accounting.curves import PrivacyCurve, _safe_root
+from crowdhide.accounting.curves import PrivacyCurve
+from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle import ShuffleResult
 
 __all__ = [
@@ -177,7 +178,7 @@ class _Curve(PrivacyCurve):
         if curve(0.0) <= target:
             return 0.0
         xtol = max(1e-13, 1e-10 * self._eps0)
-        return _safe_root(curve, target, 0.0, self._eps0, xtol=xtol, lower_side=self._lower)
+        return safe_root(curve, target, 0.0, self._eps0, xtol=xtol, lower_side=self._lower)
 
     def epsilon_upper_hint(self) -> float:
         return self._eps0

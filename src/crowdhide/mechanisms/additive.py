@@ -29,7 +29,7 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from crowdhide._validation import as_rng, check_int, check_probability, check_real
-from crowdhide.accounting._logmath import log1mexp
+from crowdhide.accounting.logmath import log1mexp
 from crowdhide.mechanisms._common import as_real_array
 
 __all__ = [

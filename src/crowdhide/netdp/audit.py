@@ -40,8 +40,8 @@ from scipy import optimize, sparse, special
 
 from crowdhide._validation import as_rng, check_int, check_probability, check_real
 from crowdhide.accounting import DiscretePairCurve, compose_curves
-from crowdhide.accounting._binomtail import rowwise_logsumexp
-from crowdhide.accounting._logmath import log1mexp
+from crowdhide.accounting.binomial_tails import rowwise_logsumexp
+from crowdhide.accounting.logmath import log1mexp
 from crowdhide.netdp.walks import complete_walk, visit_index
 
 __all__ = [

@@ -38,7 +38,7 @@ import numpy.typing as npt
 from scipy.special import gammaln
 
 from crowdhide._validation import check_int, check_real
-from crowdhide.accounting._logmath import log1mexp, logsumexp
+from crowdhide.accounting.logmath import log1mexp, logsumexp
 
 __all__ = [
     "biswas_community_delta",

@@ -1,0 +1,249 @@
+"""The one answer to "how private?": a frozen privacy statement.
+
+Every accountant, calibrator and run in crowdhide answers with a :class:`PrivacyStatement`:
+an (ε, δ) pair together with what kind of number it is, which bound or evaluator produced
+it, whether that bound's conditions hold, and the inputs it was computed for.
+
+Three questions are kept apart on purpose:
+
+* ``kind`` says what the pair *is*: ``"exact"`` (the true curve at this point, which is also
+  a certificate), ``"upper"`` (a certificate: the mechanism is at least this private),
+  ``"lower"`` (the truth is at least this bad) or ``"estimate"`` (an empirical or
+  approximate figure, no promise either way);
+* ``conditions_met`` says whether the producing bound's validity conditions hold, i.e.
+  whether the pair means what ``kind`` says;
+* ``target`` (optional) records a target the user asked for and whether the statement meets
+  it. A statement can be a valid certificate that misses the target; :attr:`meets_target`
+  never hides that.
+
+Examples
+--------
+>>> s = PrivacyStatement(epsilon=0.8, delta=1e-6, kind="upper", source="feldman2023")
+>>> s.is_certificate
+True
+>>> s.with_target(epsilon=1.0, delta=1e-6).meets_target
+True
+>>> s.with_target(epsilon=0.5, delta=1e-6).meets_target
+False
+>>> PrivacyStatement(epsilon=0.3, delta=1e-6, kind="lower").is_certificate
+False
+>>> PrivacyStatement(epsilon=-1.0, delta=0.0)
+Traceback (most recent call last):
+...
+crowdhide.errors.InvalidParameterError: epsilon must be >= 0 (or inf, ...), got -1.0
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Literal, get_args
+
+from crowdhide.errors import InvalidParameterError, ParameterTypeError
+
+__all__ = ["KINDS", "Kind", "PrivacyStatement", "Target"]
+
+#: What a statement's (ε, δ) is: the truth, a certificate, a lower bound or an estimate.
+Kind = Literal["exact", "upper", "lower", "estimate"]
+KINDS: tuple[str, ...] = get_args(Kind)
+
+# Relative slack when comparing a certified ε with a target ε: calibrators solve for the
+# target and return a value rounded to the safe side by ~1e-9 relative, which must still
+# count as meeting it. δ is compared exactly.
+_TARGET_RTOL = 1e-9
+
+
+def _check_number(name: str, value: Any, *, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        try:
+            value = float(value)  # numpy scalars
+        except (TypeError, ValueError):
+            raise ParameterTypeError(f"{name} must be a real number, got {value!r}") from None
+    number = float(value)
+    if math.isnan(number):
+        return number
+    if number < 0.0 or number > high:
+        limit = "inf" if math.isinf(high) else repr(high)
+        raise InvalidParameterError(
+            f"{name} must be >= 0 (or {limit}, or nan when conditions_met is False), got {value!r}"
+        )
+    return number
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Target:
+    """A privacy target and whether a statement meets it.
+
+    ``met`` is true only when the statement is a certificate whose ε and δ are both within
+    the target (ε with a 1e-9 relative allowance for safe-side rounding).
+    """
+
+    epsilon: float
+    delta: float
+    met: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form, for JSON output."""
+        return {"epsilon": self.epsilon, "delta": self.delta, "met": self.met}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PrivacyStatement:
+    """An (ε, δ) statement about a mechanism, with its kind, source, conditions and inputs.
+
+    The mechanism M is (ε, δ)-DP when, for every neighbouring pair (x, x') and every event S,
+    ``P[M(x) ∈ S] <= e^ε P[M(x') ∈ S] + δ``.
+
+    Parameters
+    ----------
+    epsilon
+        ε >= 0; ``inf`` means no finite ε at this δ; ``nan`` only together with
+        ``conditions_met=False`` (the bound does not apply).
+    delta
+        δ in [0, 1]; ``nan`` as for ε.
+    kind
+        One of :data:`KINDS` (default ``"upper"``).
+    source
+        Name of the bound, evaluator or run that produced the statement.
+    conditions_met
+        Whether the source's validity conditions hold (default True).
+    notes
+        Human-readable remarks: why a bound does not apply, how a number was obtained.
+    inputs
+        The parameters the statement was computed for (read-only mapping).
+    lower
+        Optionally, a rigorous lower bound on the truth at the same δ (for an ε statement)
+        or the same ε (for a δ statement): the truth lies between ``lower`` and ``self``.
+    target
+        Optionally, the user's target and whether this statement meets it.
+
+    Examples
+    --------
+    >>> s = PrivacyStatement(epsilon=1.0, delta=1e-6, source="gaussian", inputs={"sigma": 4.0})
+    >>> s.inputs["sigma"], s.is_pure
+    (4.0, False)
+    >>> sorted(s.to_dict())  # doctest: +NORMALIZE_WHITESPACE
+    ['conditions_met', 'delta', 'epsilon', 'inputs', 'kind', 'lower', 'meets_target',
+     'notes', 'source', 'target']
+    """
+
+    epsilon: float
+    delta: float
+    kind: Kind = "upper"
+    source: str = ""
+    conditions_met: bool = True
+    notes: tuple[str, ...] = ()
+    inputs: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    lower: PrivacyStatement | None = None
+    target: Target | None = None
+
+    def __post_init__(self) -> None:
+        eps = _check_number("epsilon", self.epsilon, high=math.inf)
+        dlt = _check_number("delta", self.delta, high=1.0)
+        if self.kind not in KINDS:
+            raise InvalidParameterError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        if self.conditions_met and (math.isnan(eps) or math.isnan(dlt)):
+            raise InvalidParameterError(
+                f"epsilon and delta may be nan only when conditions_met is False, "
+                f"got epsilon={self.epsilon!r}, delta={self.delta!r}"
+            )
+        if isinstance(self.notes, str):
+            raise ParameterTypeError(f"notes must be a tuple of strings, got {self.notes!r}")
+        object.__setattr__(self, "epsilon", eps)
+        object.__setattr__(self, "delta", dlt)
+        object.__setattr__(self, "conditions_met", bool(self.conditions_met))
+        object.__setattr__(self, "notes", tuple(str(n) for n in self.notes))
+        object.__setattr__(self, "inputs", MappingProxyType(dict(self.inputs)))
+
+    # -- what the pair promises ---------------------------------------------------------
+
+    @property
+    def is_certificate(self) -> bool:
+        """Whether (ε, δ) is a valid DP guarantee: an upper bound or the exact value whose
+        conditions hold, with finite ε and δ < 1."""
+        return (
+            self.conditions_met
+            and self.kind in ("upper", "exact")
+            and math.isfinite(self.epsilon)
+            and self.delta < 1.0
+        )
+
+    @property
+    def is_pure(self) -> bool:
+        """Whether δ = 0."""
+        return self.delta == 0.0
+
+    @property
+    def is_trivial(self) -> bool:
+        """Whether the statement promises nothing (ε = inf, δ >= 1 or not applicable)."""
+        return not self.conditions_met or math.isinf(self.epsilon) or self.delta >= 1.0
+
+    @property
+    def meets_target(self) -> bool | None:
+        """Whether the target is met (``None`` when no target was given)."""
+        return None if self.target is None else self.target.met
+
+    # -- derived statements -------------------------------------------------------------
+
+    def with_target(self, *, epsilon: float, delta: float) -> PrivacyStatement:
+        """This statement with a target (ε, δ) recorded and checked.
+
+        Examples
+        --------
+        >>> PrivacyStatement(epsilon=1.0, delta=0.0).with_target(epsilon=1.0, delta=1e-9).target
+        Target(epsilon=1.0, delta=1e-09, met=True)
+        """
+        eps = _check_number("target epsilon", epsilon, high=math.inf)
+        dlt = _check_number("target delta", delta, high=1.0)
+        met = (
+            self.is_certificate and self.epsilon <= eps * (1.0 + _TARGET_RTOL) and self.delta <= dlt
+        )
+        return replace(self, target=Target(epsilon=eps, delta=dlt, met=met))
+
+    def with_notes(self, *notes: str) -> PrivacyStatement:
+        """This statement with more notes appended."""
+        return replace(self, notes=self.notes + tuple(notes))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form, for JSON output (non-finite floats are left to the JSON layer)."""
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "kind": self.kind,
+            "source": self.source,
+            "conditions_met": self.conditions_met,
+            "notes": list(self.notes),
+            "inputs": dict(self.inputs),
+            "lower": None if self.lower is None else self.lower.to_dict(),
+            "target": None if self.target is None else self.target.to_dict(),
+            "meets_target": self.meets_target,
+        }
+
+    @classmethod
+    def not_applicable(
+        cls,
+        *,
+        source: str,
+        reason: str,
+        kind: Kind = "upper",
+        inputs: Mapping[str, Any] | None = None,
+    ) -> PrivacyStatement:
+        """A statement saying that ``source`` does not apply, and why.
+
+        Examples
+        --------
+        >>> s = PrivacyStatement.not_applicable(source="erlingsson2019", reason="needs n >= 1000")
+        >>> s.conditions_met, s.notes, s.is_certificate
+        (False, ('needs n >= 1000',), False)
+        """
+        return cls(
+            epsilon=math.nan,
+            delta=math.nan,
+            kind=kind,
+            source=source,
+            conditions_met=False,
+            notes=(reason,),
+            inputs=inputs or {},
+        )
