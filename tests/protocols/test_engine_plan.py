@@ -15,8 +15,8 @@ from crowdhide.engine import execute
 from crowdhide.plans import PlanBuilder, protect
 from crowdhide.plans.model import theorem1
 from crowdhide.protocols import (
-    _accountant,
     engine_plan,
+    krr_accounting,
     run_bit_sum,
     run_histogram,
     run_real_sum,
@@ -43,8 +43,8 @@ def fixed_certificate(monkeypatch: pytest.MonkeyPatch) -> None:
     The runners then use ε0 = 2 and a placeholder certificate; the reports, the shuffler
     and the estimators are the real ones.
     """
-    monkeypatch.setattr(_accountant, "calibrate_krr_eps0", lambda **kw: 2.0)
-    monkeypatch.setattr(_accountant, "certify_krr", lambda **kw: (1.0, "test placeholder"))
+    monkeypatch.setattr(krr_accounting, "calibrate_krr_eps0", lambda **kw: 2.0)
+    monkeypatch.setattr(krr_accounting, "certify_krr", lambda **kw: (1.0, "test placeholder"))
 
 
 def _identity_reports(n: int, *, shuffle_rng: Any = None) -> npt.NDArray[Any]:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from crowdhide.accounting import DpGuarantee, advanced_composition
-from crowdhide.protocols import _accountant
+from crowdhide.protocols import krr_accounting
 from crowdhide.protocols.realsum import (
     _per_bit_budget,
     randomized_rounding,
@@ -186,7 +186,7 @@ def test_single_message_privacy_by_enumeration(target: float, neighbour: float) 
     n, m, eps0 = 3, 2, 1.5
     grid = (0.0, 0.25, 0.5, 1.0)
     for eps in (0.0, 0.3, 0.8):
-        certificate, _ = _accountant.krr_delta_certificate(eps0=eps0, n=n, k=m + 1, epsilon=eps)
+        certificate, _ = krr_accounting.krr_delta_certificate(eps0=eps0, n=n, k=m + 1, epsilon=eps)
         worst = 0.0
         for others in ((a, b) for i, a in enumerate(grid) for b in grid[i:]):
             laws = [_rounding_law(v, m) for v in others]

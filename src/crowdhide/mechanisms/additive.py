@@ -30,7 +30,7 @@ from scipy.special import log_ndtr
 
 from crowdhide._validation import as_rng, check_int, check_probability, check_real
 from crowdhide.accounting.logmath import log1mexp
-from crowdhide.mechanisms._common import as_real_array
+from crowdhide.mechanisms.arrays import as_real_array
 
 __all__ = [
     "GaussianMechanism",

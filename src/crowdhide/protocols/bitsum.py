@@ -33,8 +33,8 @@ import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_bool, check_int, check_probability, check_real
 from crowdhide.mechanisms import BinaryRandomizedResponse
-from crowdhide.mechanisms._common import as_category_array
-from crowdhide.protocols import _accountant
+from crowdhide.mechanisms.arrays import as_category_array
+from crowdhide.protocols import krr_accounting
 from crowdhide.protocols.results import Certificate, SumRun, central_sum_baseline
 from crowdhide.protocols.shuffler import Shuffler
 
@@ -227,14 +227,14 @@ def calibrate_bit_sum(
     eps = check_real("epsilon", epsilon, low=0.0, low_open=True)
     d = check_probability("delta", delta, allow_zero=False, allow_one=False)
     if calibration == "exact":
-        eps0 = _accountant.calibrate_krr_eps0(epsilon=eps, delta=d, n=nn, k=2)
+        eps0 = krr_accounting.calibrate_krr_eps0(epsilon=eps, delta=d, n=nn, k=2)
         lam = lambda_from_eps0(n=nn, eps0=eps0)
     elif calibration == "paper":
         lam = lemma48_lambda(n=nn, epsilon=eps, delta=d)
     else:
         raise ValueError(f"calibration must be 'exact' or 'paper', got {calibration!r}")
     eps0 = eps0_from_lambda(n=nn, lam=lam)
-    certified, bound = _accountant.certify_krr(eps0=eps0, n=nn, k=2, delta=d)
+    certified, bound = krr_accounting.certify_krr(eps0=eps0, n=nn, k=2, delta=d)
     return lam, Certificate(
         epsilon=min(certified, eps0), delta=d, bound=bound, target_epsilon=eps, eps0=eps0
     )

@@ -38,8 +38,8 @@ from crowdhide.mechanisms import (
     project_to_simplex,
     total_variation_distance,
 )
-from crowdhide.mechanisms._common import as_category_array
-from crowdhide.protocols import _accountant
+from crowdhide.mechanisms.arrays import as_category_array
+from crowdhide.protocols import krr_accounting
 from crowdhide.protocols.results import Certificate, traffic_record
 from crowdhide.protocols.shuffler import Shuffler
 
@@ -212,10 +212,10 @@ def run_histogram(
         raise ValueError(f"estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
     gen = as_rng(rng)
     if eps0 is None:
-        local = _accountant.calibrate_krr_eps0(epsilon=eps, delta=d, n=n, k=kk)
+        local = krr_accounting.calibrate_krr_eps0(epsilon=eps, delta=d, n=n, k=kk)
     else:
         local = check_real("eps0", eps0, low=0.0, low_open=True)
-    certified, bound = _accountant.certify_krr(eps0=local, n=n, k=kk, delta=d)
+    certified, bound = krr_accounting.certify_krr(eps0=local, n=n, k=kk, delta=d)
     certificate = Certificate(
         epsilon=min(certified, local), delta=d, bound=bound, target_epsilon=eps, eps0=local
     )

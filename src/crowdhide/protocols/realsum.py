@@ -30,8 +30,8 @@ import numpy.typing as npt
 from crowdhide._validation import as_rng, check_bool, check_int, check_probability, check_real
 from crowdhide.accounting import DpGuarantee, advanced_composition
 from crowdhide.mechanisms import KaryRandomizedResponse
-from crowdhide.mechanisms._common import as_real_array
-from crowdhide.protocols import _accountant
+from crowdhide.mechanisms.arrays import as_real_array
+from crowdhide.protocols import krr_accounting
 from crowdhide.protocols.bitsum import (
     BitSumRandomizer,
     eps0_from_lambda,
@@ -130,14 +130,16 @@ def _multi_parameters(
 ) -> tuple[float, Certificate]:
     budget, use_advanced = _per_bit_budget(epsilon, delta, r)
     if calibration == "exact":
-        eps0 = _accountant.calibrate_krr_eps0(epsilon=budget.epsilon, delta=budget.delta, n=n, k=2)
+        eps0 = krr_accounting.calibrate_krr_eps0(
+            epsilon=budget.epsilon, delta=budget.delta, n=n, k=2
+        )
         lam = lambda_from_eps0(n=n, eps0=eps0)
     elif calibration == "paper":
         lam = lemma48_lambda(n=n, epsilon=budget.epsilon, delta=budget.delta)
     else:
         raise ValueError(f"calibration must be 'exact' or 'paper', got {calibration!r}")
     eps0 = eps0_from_lambda(n=n, lam=lam)
-    per_bit, bound = _accountant.certify_krr(eps0=eps0, n=n, k=2, delta=budget.delta)
+    per_bit, bound = krr_accounting.certify_krr(eps0=eps0, n=n, k=2, delta=budget.delta)
     bound += ", composed over bit positions"
     per_bit = min(per_bit, eps0)
     if r == 1:
@@ -418,7 +420,7 @@ def run_single_message_sum(
     best: tuple[float, int, float] | None = None
     for m in candidates:
         # The search uses the fast certificates; the chosen m is recalibrated with the best.
-        eps0 = _accountant.calibrate_krr_eps0(epsilon=eps, delta=d, n=n, k=m + 1, fast=True)
+        eps0 = krr_accounting.calibrate_krr_eps0(epsilon=eps, delta=d, n=n, k=m + 1, fast=True)
         gamma = KaryRandomizedResponse(k=m + 1, eps0=eps0).blanket_probability
         sd = _single_predicted_sd(n, m, gamma)
         if best is None or sd < best[0]:
@@ -427,9 +429,9 @@ def run_single_message_sum(
             break  # past the minimum of the (unimodal) predicted error
     assert best is not None
     _, m, eps0 = best
-    eps0 = max(eps0, _accountant.calibrate_krr_eps0(epsilon=eps, delta=d, n=n, k=m + 1))
+    eps0 = max(eps0, krr_accounting.calibrate_krr_eps0(epsilon=eps, delta=d, n=n, k=m + 1))
     krr = KaryRandomizedResponse(k=m + 1, eps0=eps0)
-    certified, bound = _accountant.certify_krr(eps0=eps0, n=n, k=m + 1, delta=d)
+    certified, bound = krr_accounting.certify_krr(eps0=eps0, n=n, k=m + 1, delta=d)
     certificate = Certificate(
         epsilon=min(certified, eps0),
         delta=d,

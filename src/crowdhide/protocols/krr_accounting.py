@@ -1,4 +1,6 @@
-"""Adapter to the shared shuffle accountant (``crowdhide.accounting.shuffle``).
+"""Calibration and certification of shuffled k-RR for the protocols and their experiments.
+
+An adapter to the shared shuffle accountant (``crowdhide.accounting.shuffle``).
 
 The protocols calibrate ε0 with ``calibrate_eps0`` and certify every run with
 ``shuffle_epsilon(..., bound="best")`` — the smallest *valid upper bound* for shuffled k-RR
