@@ -140,15 +140,15 @@ def test_estimator_handles_dropouts() -> None:
 def test_paper_calibration_runs_end_to_end_and_is_certified() -> None:
     bits = (np.random.default_rng(0).random(20_000) < 0.3).astype(int)
     run = run_bit_sum(bits, epsilon=1.0, delta=1e-6, calibration="paper", rng=5)
-    assert run.certificate.valid
-    assert run.certificate.epsilon <= 1.0
+    assert run.privacy.meets_target
+    assert run.privacy.epsilon <= 1.0
     assert run.messages == 20_000
     assert run.parameters["lambda"] == pytest.approx(
         lemma48_lambda(n=20_000, epsilon=1.0, delta=1e-6)
     )
     assert abs(run.error) < 6 * run.std_error
     record = run.as_record()
-    assert {"estimate", "exact", "error", "epsilon", "delta", "bound", "valid"} <= set(record)
+    assert {"estimate", "exact", "error", "epsilon", "delta", "bound", "target_met"} <= set(record)
 
 
 def test_exact_calibration_beats_the_paper_lambda() -> None:
@@ -157,7 +157,7 @@ def test_exact_calibration_beats_the_paper_lambda() -> None:
     lam, cert = calibrate_bit_sum(n=10_000, epsilon=1.0, delta=1e-6, calibration="exact")
     assert lam >= 67.43 * (1 - 1e-3)
     assert lam < 972.9 / 3
-    assert cert.valid
+    assert cert.meets_target
     assert cert.epsilon <= 1.0
 
 
@@ -165,7 +165,7 @@ def test_exact_calibration_beats_the_paper_lambda() -> None:
 def test_exact_calibration_is_sound_by_enumeration(n: int) -> None:
     lam, cert = calibrate_bit_sum(n=n, epsilon=1.0, delta=1e-3, calibration="exact")
     assert bitsum_worst_delta(n, lam, 1.0) <= 1e-3 * (1 + 1e-9)
-    assert cert.valid
+    assert cert.meets_target
 
 
 # ---- invalid inputs -----------------------------------------------------------------------

@@ -21,12 +21,11 @@ from crowdhide.protocols.bitsum import (
 )
 from crowdhide.protocols.histogram import HistogramRun, run_histogram
 from crowdhide.protocols.realsum import run_real_sum, run_single_message_sum
-from crowdhide.protocols.results import Certificate, SumRun
+from crowdhide.protocols.results import SumRun
 from crowdhide.protocols.shuffler import ShuffledBatch, Shuffler, secure_permutation
 
 __all__ = [
     "BitSumRandomizer",
-    "Certificate",
     "HistogramRun",
     "ShuffledBatch",
     "Shuffler",

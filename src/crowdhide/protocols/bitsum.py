@@ -32,10 +32,11 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_bool, check_int, check_probability, check_real
+from crowdhide.accounting import PrivacyStatement
 from crowdhide.mechanisms import BinaryRandomizedResponse
 from crowdhide.mechanisms.arrays import as_category_array
 from crowdhide.protocols import krr_accounting
-from crowdhide.protocols.results import Certificate, SumRun, central_sum_baseline
+from crowdhide.protocols.results import SumRun, central_sum_baseline
 from crowdhide.protocols.shuffler import Shuffler
 
 __all__ = [
@@ -216,8 +217,8 @@ def bitsum_error_bound(*, n: int, lam: float, beta: float) -> float:
 
 def calibrate_bit_sum(
     *, n: int, epsilon: float, delta: float, calibration: str = "exact"
-) -> tuple[float, Certificate]:
-    """Choose λ for (ε, δ) and certify it.
+) -> tuple[float, PrivacyStatement]:
+    """Choose λ for (ε, δ) and certify it: ``(λ, privacy statement with the target ε)``.
 
     ``calibration="exact"``: smallest λ whose shuffled binary RR is certified (ε, δ)-DP by the
     shared accountant (its tightest valid upper bound). ``"paper"``: Lemma 4.8's λ. In both
@@ -234,10 +235,7 @@ def calibrate_bit_sum(
     else:
         raise ValueError(f"calibration must be 'exact' or 'paper', got {calibration!r}")
     eps0 = eps0_from_lambda(n=nn, lam=lam)
-    certified, bound = krr_accounting.certify_krr(eps0=eps0, n=nn, k=2, delta=d)
-    return lam, Certificate(
-        epsilon=min(certified, eps0), delta=d, bound=bound, target_epsilon=eps, eps0=eps0
-    )
+    return lam, krr_accounting.krr_privacy(eps0=eps0, n=nn, k=2, delta=d, target_epsilon=eps)
 
 
 def run_bit_sum(
@@ -261,7 +259,7 @@ def run_bit_sum(
     vals = as_category_array("bits", bits, k=2).ravel()
     n = check_int("number of users", vals.size, low=2)
     gen = as_rng(rng)
-    lam, certificate = calibrate_bit_sum(n=n, epsilon=epsilon, delta=delta, calibration=calibration)
+    lam, privacy = calibrate_bit_sum(n=n, epsilon=epsilon, delta=delta, calibration=calibration)
     randomizer = BitSumRandomizer(n=n, lam=lam)
     traffic: dict[str, Any] | None = None
     if check_bool("engine", engine):
@@ -293,9 +291,9 @@ def run_bit_sum(
         exact=exact, sensitivity=1.0, epsilon=epsilon, delta=delta, rng=gen
     )
     notes = []
-    if certificate.epsilon < 0.5 * certificate.target_epsilon:
+    if privacy.epsilon < 0.5 * float(epsilon):
         notes.append(
-            f"certified epsilon {certificate.epsilon:.4g} is far below the target: the "
+            f"certified epsilon {privacy.epsilon:.4g} is far below the target: the "
             f"{calibration} calibration adds more noise than needed"
         )
     return SumRun(
@@ -304,7 +302,7 @@ def run_bit_sum(
         estimate=estimate,
         exact=exact,
         std_error=math.sqrt(bitsum_variance(n=n, lam=lam)),
-        certificate=certificate,
+        privacy=privacy,
         messages=messages,
         central=central,
         parameters={

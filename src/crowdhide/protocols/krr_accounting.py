@@ -16,7 +16,7 @@ adapter.
 
 from __future__ import annotations
 
-from crowdhide.accounting import PrivacyCurve
+from crowdhide.accounting import PrivacyCurve, PrivacyStatement
 from crowdhide.accounting import shuffle as accountant
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "certify_krr",
     "krr_delta_certificate",
     "krr_lower_curve",
+    "krr_privacy",
 ]
 
 
@@ -87,6 +88,25 @@ def certify_krr(
         if not result.is_certificate:
             raise ValueError(f"no valid bound certifies eps0={eps0!r}, n={n!r}, k={k!r}")
     return float(result.epsilon), f"shuffle accountant: {result.bound}"
+
+
+def krr_privacy(
+    *, eps0: float, n: int, k: int, delta: float, target_epsilon: float, fast: bool = False
+) -> PrivacyStatement:
+    """The privacy statement of n shuffled k-RR reports at ``delta``, checked against a target.
+
+    ε is the smaller of :func:`certify_krr`'s certificate and ε0 itself (the reports are
+    ε0-LDP, hence (ε0, 0)-DP after shuffling too); ``inputs`` records ``eps0, n, k``.
+    """
+    certified, bound = certify_krr(eps0=eps0, n=n, k=k, delta=delta, fast=fast)
+    statement = PrivacyStatement(
+        epsilon=min(certified, eps0),
+        delta=delta,
+        kind="upper",
+        source=bound,
+        inputs={"eps0": eps0, "n": n, "k": k},
+    )
+    return statement.with_target(epsilon=target_epsilon, delta=delta)
 
 
 def krr_delta_certificate(*, eps0: float, n: int, k: int, epsilon: float) -> tuple[float, str]:
