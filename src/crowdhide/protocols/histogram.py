@@ -1,18 +1,18 @@
-"""Shuffled k-RR histograms (Biswas et al., seed 003) against the central Gaussian.
+"""Shuffled k-RR histograms (Biswas, Jung, Palamidessi) against the central Gaussian.
 
 Each user reports its category through k-RR with the largest ε0 for which the shared shuffle
 accountant certifies the shuffled reports (ε, δ)-DP (its tightest valid upper bound); the shuffler
 permutes the n reports; the analyzer counts them and estimates the distribution with
 
 * ``"debias"`` — the unbiased k-RR estimator (can be negative), or
-* ``"inversion"`` — matrix inversion projected onto the probability simplex (seed 003's
-  "shuffle+INV").
+* ``"inversion"`` — matrix inversion projected onto the probability simplex (Biswas et
+  al.'s "shuffle+INV").
 
 The central baseline adds analytic-Gaussian noise (Balle & Wang 2018) to every bin of the
 true count histogram at the same (ε, δ), with L2 sensitivity √2 (replacement neighbours: one
-user moves from one bin to another), and reports ``H/n`` as seed 003 does (and its simplex
+user moves from one bin to another), and reports ``H/n`` as Biswas et al. do (and its simplex
 projection). Utility: total-variation distance to the true distribution and the paper's
-per-value measure ``|π̂_x − π_x|`` (seed 003 §V-A, on the probability scale).
+per-value measure ``|π̂_x − π_x|`` (Biswas et al. §V-A, on the probability scale).
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ class HistogramRun:
 
     @property
     def central_tvd(self) -> float:
-        """TVD of the central ``H/n`` (raw, as in seed 003)."""
+        """TVD of the central ``H/n`` (raw, as in Biswas et al.)."""
         return total_variation_distance(self.central.raw, self.truth)
 
     @property
@@ -135,7 +135,7 @@ class HistogramRun:
 
     @property
     def per_value_error(self) -> npt.NDArray[np.float64]:
-        """Seed 003's individual utility ``|π̂_x − π_x|`` for every value x."""
+        """Biswas et al.'s individual utility ``|π̂_x − π_x|`` for every value x."""
         return np.abs(self.estimate - self.truth)
 
     def as_record(self) -> dict[str, Any]:
