@@ -103,7 +103,7 @@ def link_attack(
     >>> x = [np.array([[0, 5], [0, 3]])] * 40
     >>> y = [np.array([[0, 4], [0, 4]])] * 40
     >>> result, accuracy = link_attack(x, y, link_x=(0, 1), link_x_prime=(1, 1), delta=0.0)
-    >>> accuracy, bool(result.epsilon_lower > 1.5)  # 20 held-out runs per side
+    >>> accuracy, bool(result.privacy.epsilon > 1.5)  # 20 held-out runs per side
     (1.0, True)
     """
     sx = np.array([np.asarray(c)[link_x] - np.asarray(c)[link_x_prime] for c in counts_x])
