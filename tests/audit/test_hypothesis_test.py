@@ -25,6 +25,10 @@ def test_audit_of_randomized_response_is_below_and_near_eps0(eps0: float) -> Non
     result = audit_scores((out_x == 0).astype(float), (out_y == 0).astype(float), delta=0.0)
     assert result.privacy.epsilon <= eps0
     assert result.privacy.epsilon >= 0.9 * eps0
+    assert result.privacy.kind == "lower"
+    assert not result.privacy.is_certificate
+    assert result.privacy.inputs["confidence"] == result.confidence == 0.95
+    assert result.privacy.delta == 0.0
 
 
 def test_audit_cannot_find_leakage_in_identical_distributions() -> None:
