@@ -90,6 +90,21 @@ def certify_krr(
     return float(result.epsilon), f"shuffle accountant: {result.bound}"
 
 
+def krr_delta_certificate(*, eps0: float, n: int, k: int, epsilon: float) -> tuple[float, str]:
+    """Certified δ at ``epsilon`` (smallest valid upper bound): ``(delta, bound name)``."""
+    result = accountant.shuffle_delta(
+        eps0=eps0, n=n, epsilon=epsilon, k=k, bound="best", lower=False
+    )
+    return float(result.delta), str(result.bound)
+
+
+def krr_lower_curve(*, eps0: float, n: int, k: int) -> PrivacyCurve:
+    """``krr_shuffle_curve``: exact worst case for tiny n, else exact curves of the canonical
+    datasets (a lower bound on the worst case — not a certificate)."""
+    curve: PrivacyCurve = accountant.krr_shuffle_curve(eps0=eps0, n=n, k=k)
+    return curve
+
+
 def krr_privacy(
     *, eps0: float, n: int, k: int, delta: float, target_epsilon: float, fast: bool = False
 ) -> PrivacyStatement:
@@ -107,18 +122,3 @@ def krr_privacy(
         inputs={"eps0": eps0, "n": n, "k": k},
     )
     return statement.with_target(epsilon=target_epsilon, delta=delta)
-
-
-def krr_delta_certificate(*, eps0: float, n: int, k: int, epsilon: float) -> tuple[float, str]:
-    """Certified δ at ``epsilon`` (smallest valid upper bound): ``(delta, bound name)``."""
-    result = accountant.shuffle_delta(
-        eps0=eps0, n=n, epsilon=epsilon, k=k, bound="best", lower=False
-    )
-    return float(result.delta), str(result.bound)
-
-
-def krr_lower_curve(*, eps0: float, n: int, k: int) -> PrivacyCurve:
-    """``krr_shuffle_curve``: exact worst case for tiny n, else exact curves of the canonical
-    datasets (a lower bound on the worst case — not a certificate)."""
-    curve: PrivacyCurve = accountant.krr_shuffle_curve(eps0=eps0, n=n, k=k)
-    return curve
