@@ -8,6 +8,11 @@
 * :mod:`~crowdhide.protocols.biswas` — Biswas, Jung, Palamidessi's δ̂(ε), as published
   and corrected.
 * :mod:`~crowdhide.protocols.data` — loading user data (files and built-in data sets).
+* :mod:`~crowdhide.protocols.krr_accounting` — calibration and certification of shuffled
+  k-RR (the adapter to the shared shuffle accountant); every run's ``privacy`` statement.
+* :mod:`~crowdhide.protocols.results` — run records (:class:`SumRun`, the central baseline).
+* :mod:`~crowdhide.protocols.engine_plan` — the protocols as a plan users → shuffler →
+  analyzer on the engine.
 """
 
 from crowdhide.protocols.bitsum import (
