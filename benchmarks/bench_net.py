@@ -162,7 +162,7 @@ def attack(runs: int) -> dict[str, Any]:
         out["protected" if protected else "unprotected"] = {
             "runs": n,
             "accuracy": accuracy,
-            "epsilon_lower": result.epsilon_lower,
+            "epsilon_lower": result.privacy.epsilon,
             "certificate": cert,
         }
     return out

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from crowdhide.mechanisms import KaryRandomizedResponse, project_to_simplex
-from crowdhide.protocols import _accountant
+from crowdhide.protocols import krr_accounting
 from crowdhide.protocols.bitsum import BitSumRandomizer, bitsum_estimate
 from crowdhide.protocols.engine_plan import run_on_engine
 from crowdhide.protocols.realsum import simulate_real_sum, simulate_single_message_sum
@@ -36,7 +36,9 @@ def _timed(func: Callable[[], Any]) -> tuple[float, Any]:
 
 def bench_histogram(n: int, rng: np.random.Generator, k: int = 100) -> dict[str, Any]:
     values = rng.integers(0, k, size=n)
-    calib, eps0 = _timed(lambda: _accountant.calibrate_krr_eps0(epsilon=1.0, delta=1e-6, n=n, k=k))
+    calib, eps0 = _timed(
+        lambda: krr_accounting.calibrate_krr_eps0(epsilon=1.0, delta=1e-6, n=n, k=k)
+    )
     krr = KaryRandomizedResponse(k=k, eps0=eps0)
 
     def pipeline() -> np.ndarray:

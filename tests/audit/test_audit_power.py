@@ -21,7 +21,7 @@ def test_audit_of_the_discrete_laplace_mechanism_is_near_its_epsilon(eps: float)
     y = _geometric(eps, 60_000, rng)
     result = audit_scores(x, y, delta=1e-5)
     # The former tail-chasing threshold returned 0 here; the bound is now close to eps.
-    assert 0.8 * eps <= result.epsilon_lower <= eps
+    assert 0.8 * eps <= result.privacy.epsilon <= eps
 
 
 def test_the_side_of_the_test_is_chosen_from_the_data() -> None:
@@ -30,7 +30,7 @@ def test_the_side_of_the_test_is_chosen_from_the_data() -> None:
     y = _geometric(1.0, 40_000, rng) + 1.0  # "from x" means a *low* score
     result = audit_scores(x, y, delta=1e-5)
     assert result.side == "below"
-    assert 0.8 <= result.epsilon_lower <= 1.0
+    assert 0.8 <= result.privacy.epsilon <= 1.0
 
 
 def test_the_bound_rarely_exceeds_the_true_epsilon() -> None:
@@ -39,5 +39,5 @@ def test_the_bound_rarely_exceeds_the_true_epsilon() -> None:
     for _ in range(20):
         x = _geometric(1.0, 2_000, rng) + 1.0
         y = _geometric(1.0, 2_000, rng)
-        above += audit_scores(x, y, delta=0.0, confidence=0.95).epsilon_lower > 1.0
+        above += audit_scores(x, y, delta=0.0, confidence=0.95).privacy.epsilon > 1.0
     assert above <= 3  # each run exceeds with probability <= 5 %

@@ -23,14 +23,18 @@ def test_audit_of_randomized_response_is_below_and_near_eps0(eps0: float) -> Non
     out_x = rr.randomize(np.zeros(100_000, dtype=int), rng=rng)
     out_y = rr.randomize(np.ones(100_000, dtype=int), rng=rng)
     result = audit_scores((out_x == 0).astype(float), (out_y == 0).astype(float), delta=0.0)
-    assert result.epsilon_lower <= eps0
-    assert result.epsilon_lower >= 0.9 * eps0
+    assert result.privacy.epsilon <= eps0
+    assert result.privacy.epsilon >= 0.9 * eps0
+    assert result.privacy.kind == "lower"
+    assert not result.privacy.is_certificate
+    assert result.privacy.inputs["confidence"] == result.confidence == 0.95
+    assert result.privacy.delta == 0.0
 
 
 def test_audit_cannot_find_leakage_in_identical_distributions() -> None:
     rng = np.random.default_rng(3)
     result = audit_scores(rng.normal(size=5000), rng.normal(size=5000), delta=0.0)
-    assert result.epsilon_lower == 0.0
+    assert result.privacy.epsilon == 0.0
 
 
 def test_error_rate_bound_matches_hand_computation() -> None:

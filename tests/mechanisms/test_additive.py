@@ -10,12 +10,12 @@ import pytest
 from scipy import stats
 
 from crowdhide.accounting import DiscretePairCurve
+from crowdhide.accounting.gaussian import gaussian_log_delta
 from crowdhide.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
     analytic_gaussian_sigma,
-    gaussian_delta,
-    gaussian_log_delta,
+    gaussian_mechanism_delta,
 )
 
 
@@ -115,15 +115,17 @@ def test_gaussian_delta_matches_mpmath(sigma: float, eps: float) -> None:
     exact = mp_gaussian_delta(sigma, eps, 1.0)
     if exact < mpmath.mpf("1e-290"):
         return  # below the range crowdhide promises
-    assert gaussian_delta(sigma=sigma, epsilon=eps) == pytest.approx(float(exact), rel=1e-9)
-    assert gaussian_log_delta(sigma=sigma, epsilon=eps) == pytest.approx(
+    assert gaussian_mechanism_delta(sigma=sigma, epsilon=eps) == pytest.approx(
+        float(exact), rel=1e-9
+    )
+    assert float(gaussian_log_delta(eps, mu=1.0 / sigma)) == pytest.approx(
         float(mpmath.log(exact)), abs=1e-9
     )
 
 
 @pytest.mark.parametrize(("sigma", "eps"), [(1.0, 0.5), (3.0, 1.0), (0.7, 2.0)])
 def test_gaussian_delta_matches_quadrature(sigma: float, eps: float) -> None:
-    assert gaussian_delta(sigma=sigma, epsilon=eps) == pytest.approx(
+    assert gaussian_mechanism_delta(sigma=sigma, epsilon=eps) == pytest.approx(
         hockey_stick_by_quadrature(sigma, eps, 1.0), rel=1e-7
     )
 
@@ -152,7 +154,7 @@ def test_classical_calibration_fails_for_large_epsilon() -> None:
     # is too small, and the exact curve exposes it (Balle & Wang 2018, Section 3).
     eps, delta = 20.0, 1e-5
     classical = math.sqrt(2 * math.log(1.25 / delta)) / eps
-    assert gaussian_delta(sigma=classical, epsilon=eps) > delta
+    assert gaussian_mechanism_delta(sigma=classical, epsilon=eps) > delta
     assert analytic_gaussian_sigma(epsilon=eps, delta=delta) > classical
     # …while for ε < 1 the analytic σ is smaller (tighter) than the classical one.
     small = 0.5
@@ -181,7 +183,7 @@ def test_gaussian_mechanism_properties_and_unbiased_sum() -> None:
 def test_huge_sigma_has_no_overflow() -> None:
     sigma = analytic_gaussian_sigma(epsilon=1e-6, delta=1e-300)
     assert math.isfinite(sigma)
-    assert gaussian_delta(sigma=sigma, epsilon=1e-6) <= 1e-300 * (1 + 1e-9)
+    assert gaussian_mechanism_delta(sigma=sigma, epsilon=1e-6) <= 1e-300 * (1 + 1e-9)
 
 
 # ---- invalid inputs: one test each ------------------------------------------------------
@@ -234,7 +236,7 @@ def test_gaussian_rejects_zero_sensitivity() -> None:
 
 def test_gaussian_delta_rejects_zero_sigma() -> None:
     with pytest.raises(ValueError, match=r"sigma must be > 0.0, got 0.0"):
-        gaussian_delta(sigma=0.0, epsilon=1.0)
+        gaussian_mechanism_delta(sigma=0.0, epsilon=1.0)
 
 
 def test_gaussian_sum_variance_rejects_zero_n() -> None:

@@ -61,7 +61,7 @@ def test_without_countermeasures_the_wire_reveals_the_target() -> None:
     # User 0 lives on host 0; compute node 1 on host 1, node 2 on host 2.
     result, accuracy = link_attack(x, y, link_x=(0, 1), link_x_prime=(0, 2), delta=1e-4)
     assert accuracy == 1.0
-    assert result.epsilon_lower > 2.0
+    assert result.privacy.epsilon > 2.0
 
 
 def test_with_countermeasures_the_attack_stays_within_the_certificate() -> None:
@@ -70,6 +70,6 @@ def test_with_countermeasures_the_attack_stays_within_the_certificate() -> None:
     y = [_counts(neighbour_plan(target=2, protected=True), s) for s in range(600, 1200)]
     # User 0 -> scrambler 0 on host 0, which forwards to compute nodes 1 (host 1) / 2 (host 2).
     result, accuracy = link_attack(x, y, link_x=(0, 1), link_x_prime=(0, 2), delta=1e-4)
-    assert result.epsilon_lower <= certificate.epsilon
+    assert result.privacy.epsilon <= certificate.epsilon
     bound = np.exp(certificate.epsilon) / (1.0 + np.exp(certificate.epsilon)) + 1e-4
     assert accuracy <= bound + 0.05  # Bayes accuracy under (ε, δ)-DP, plus sampling slack

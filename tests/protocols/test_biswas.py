@@ -1,5 +1,5 @@
-"""Seed 003's δ̂(ε): published values reproduced, corrected formula checked by enumeration,
-and the published bound shown to fall below the exact worst case."""
+"""Biswas, Jung, Palamidessi's δ̂(ε): published values reproduced, corrected formula checked
+by enumeration, and the published bound shown to fall below the exact worst case."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from crowdhide.protocols.biswas import (
 from tests.oracles.protocols import krr_histogram_worst_delta, x0_count_pair
 
 TABLE2_EPS = (0.01, 0.1, 0.2, 0.3, 0.4)
-#: Table II of seed 003, "Our δ" column, n = 100 (reproduced with k = 10, n_x0 = 80).
+#: Table II of Biswas et al., "Our δ" column, n = 100 (reproduced with k = 10, n_x0 = 80).
 TABLE2_N100 = (1.18e-14, 1.26e-28, 2.69e-43, 1.39e-57, 9.46e-73)
 
 

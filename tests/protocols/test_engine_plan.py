@@ -15,8 +15,8 @@ from crowdhide.engine import execute
 from crowdhide.plans import PlanBuilder, protect
 from crowdhide.plans.model import theorem1
 from crowdhide.protocols import (
-    _accountant,
     engine_plan,
+    krr_accounting,
     run_bit_sum,
     run_histogram,
     run_real_sum,
@@ -43,8 +43,8 @@ def fixed_certificate(monkeypatch: pytest.MonkeyPatch) -> None:
     The runners then use ε0 = 2 and a placeholder certificate; the reports, the shuffler
     and the estimators are the real ones.
     """
-    monkeypatch.setattr(_accountant, "calibrate_krr_eps0", lambda **kw: 2.0)
-    monkeypatch.setattr(_accountant, "certify_krr", lambda **kw: (1.0, "test placeholder"))
+    monkeypatch.setattr(krr_accounting, "calibrate_krr_eps0", lambda **kw: 2.0)
+    monkeypatch.setattr(krr_accounting, "certify_krr", lambda **kw: (1.0, "test placeholder"))
 
 
 def _identity_reports(n: int, *, shuffle_rng: Any = None) -> npt.NDArray[Any]:
@@ -408,7 +408,7 @@ def test_cli_real_sums_on_the_engine(
 def test_engine_run_with_the_real_accountant_is_certified() -> None:
     values = np.arange(2_000) % 4
     run = run_histogram(values, k=4, epsilon=1.0, delta=1e-6, eps0=2.0, rng=0, engine=True)
-    assert run.certificate.valid
-    assert run.certificate.epsilon <= 2.0
+    assert run.privacy.meets_target
+    assert run.privacy.epsilon <= 2.0
     assert abs(run.estimate.sum() - 1.0) < 1e-9
     assert run.as_record()["users_to_shuffler"] == 2_000

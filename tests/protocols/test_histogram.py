@@ -12,7 +12,7 @@ from crowdhide.mechanisms import (
     analytic_gaussian_sigma,
     inversion_histogram_estimate,
 )
-from crowdhide.protocols import _accountant
+from crowdhide.protocols import krr_accounting
 from crowdhide.protocols.histogram import (
     central_gaussian_histogram,
     krr_histogram_estimate,
@@ -71,10 +71,10 @@ def test_central_gaussian_uses_analytic_sigma_with_sqrt2_sensitivity() -> None:
 def test_accountant_certificate_bounds_the_enumerated_histogram(
     n: int, k: int, eps0: float
 ) -> None:
-    curve = _accountant.krr_lower_curve(eps0=eps0, n=n, k=k)  # exhaustive for n <= 14
+    curve = krr_accounting.krr_lower_curve(eps0=eps0, n=n, k=k)  # exhaustive for n <= 14
     for eps in (0.0, 0.2, 0.5, 1.0):
         exact = krr_histogram_worst_delta(n, k, eps0, eps)
-        certificate, _ = _accountant.krr_delta_certificate(eps0=eps0, n=n, k=k, epsilon=eps)
+        certificate, _ = krr_accounting.krr_delta_certificate(eps0=eps0, n=n, k=k, epsilon=eps)
         assert certificate >= exact - 1e-12
         assert curve.delta(eps) == pytest.approx(exact, abs=1e-9)
 
@@ -82,8 +82,8 @@ def test_accountant_certificate_bounds_the_enumerated_histogram(
 def test_run_histogram_is_certified() -> None:
     values = np.random.default_rng(4).integers(0, 20, size=50_000)
     run = run_histogram(values, k=20, epsilon=1.0, delta=1e-6, rng=5)
-    assert run.certificate.valid
-    assert run.certificate.epsilon == pytest.approx(1.0, rel=1e-3)
+    assert run.privacy.meets_target
+    assert run.privacy.epsilon == pytest.approx(1.0, rel=1e-3)
     assert run.estimate.sum() == pytest.approx(1.0)
     record = run.as_record()
     assert record["tvd"] == pytest.approx(run.tvd)

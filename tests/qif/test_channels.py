@@ -154,7 +154,7 @@ def test_equivalence_under_random_priors_and_gains(n: int, k: int) -> None:
 
 
 def test_any_iid_local_randomizer_commutes_with_shuffle() -> None:
-    # notes §4.1 extra finding: NS = SN for any local K (here 2 inputs -> 3 outputs).
+    # NS = SN for any local K (here 2 inputs -> 3 outputs).
     rng = np.random.default_rng(3)
     local = Channel(rng.dirichlet(np.ones(3), size=2))
     n = 3
@@ -191,7 +191,7 @@ def test_bayes_capacity_reference_values(
 
 
 def test_bayes_capacity_exact_note_values() -> None:
-    # notes §5: ML(N S^r) at p = 3/4.
+    # ML(N S^r) at p = 3/4 (hand-computed).
     for (n, k), value in {
         (2, 2): Fr(7, 4),
         (3, 2): Fr(15, 8),

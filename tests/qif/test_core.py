@@ -218,7 +218,7 @@ def test_data_processing_check_can_fail() -> None:
 
 
 def test_hyper_test_vector_of_the_note() -> None:
-    # notes §5: n = 2, k = 2, p = 3/4, N S^r, uniform prior on (aa, ab, ba, bb).
+    # Hand-computed: n = 2, k = 2, p = 3/4, N S^r, uniform prior on (aa, ab, ba, bb).
     from crowdhide.qif.channels import shuffled_krr_channel
 
     ns = shuffled_krr_channel(n=2, k=2, keep_probability=Fr(3, 4), reduced=True)
@@ -234,7 +234,7 @@ def test_hyper_test_vector_of_the_note() -> None:
 
 @pytest.mark.parametrize("n", [2, 3])
 def test_intro_example_same_epsilon_different_uninformed_leakage(n: int) -> None:
-    # Paper intro (notes §2.7): M1 reports the last bit through RR(p); M2 does the same if
+    # Paper intro (Jurado et al. §I): M1 reports the last bit through RR(p); M2 does the same if
     # the XOR of the other bits is 0 and inverts the probabilities otherwise. Both are
     # exactly ln 3-DP at p = 3/4; the uninformed adversary learns nothing from M2.
     import itertools

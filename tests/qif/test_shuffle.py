@@ -116,7 +116,7 @@ def test_informed_fast_paths_agree() -> None:
 
 
 def test_note_exact_values_binary() -> None:
-    # notes §4.3: V[S] for n = 1..10 and V[NS] at p = 3/4 for n = 1..8.
+    # Brute-force reference values: V[S] for n = 1..10 and V[NS] at p = 3/4 for n = 1..8.
     v_s = [
         1,
         Fr(3, 4),
@@ -178,7 +178,7 @@ def test_small_n_closed_forms() -> None:
         assert shuffle_vulnerability(n=3, k=k, exact=True) == Fr(k * k + 3 * k - 1, 3 * k * k)
 
 
-FLOAT_VS = {  # notes §5, general-k V[S]
+FLOAT_VS = {  # general-k V[S], brute-force reference values
     (10, 3): 0.492659,
     (100, 3): 0.382634,
     (1000, 3): 0.348829,
@@ -277,7 +277,7 @@ def test_fig3_strong_adversary_values() -> None:
 
 
 def test_binary_informed_closed_form_of_the_note() -> None:
-    # notes §4.6: V = 1/2 + (p − 1/2) max_i P(R = i), R ~ Bin(j, p) + Bin(n−1−j, 1−p).
+    # V = 1/2 + (p − 1/2) max_i P(R = i), R ~ Bin(j, p) + Bin(n−1−j, 1−p).
     from scipy.stats import binom
 
     n, p = 41, 0.7
@@ -391,7 +391,7 @@ def test_shuffle_alone_ignores_eps0_with_a_note() -> None:
     ("n", "k"), [(5, 2), (6, 2), (7, 2), (4, 3), (5, 3), (3, 4), (4, 4), (3, 5)]
 )
 def test_float_brute_force_grid(n: int, k: int) -> None:
-    # notes §8 item 2: full NS matrix vs closed forms, several p, uninformed and informed.
+    # Full NS matrix vs closed forms, several p, uninformed and informed.
     for p in (1.0, 0.9, 0.75, 0.6, 1.0 / k + 0.01):
         ns = shuffled_krr_channel(n=n, k=k, keep_probability=p)
         v = uninformed_vulnerability(n=n, k=k, keep_probability=p).vulnerability

@@ -28,6 +28,7 @@ import numpy.typing as npt
 from scipy.stats import beta as beta_distribution
 
 from crowdhide._validation import check_int, check_probability, check_real
+from crowdhide.accounting.statement import PrivacyStatement
 
 __all__ = [
     "AuditResult",
@@ -86,14 +87,14 @@ def epsilon_from_error_rates(
 
 @dataclass(frozen=True, slots=True)
 class AuditResult:
-    """Outcome of an audit: a lower bound on ε at the given δ and confidence.
+    """Outcome of an audit: a lower bound on ε at the given δ and confidence, and the test.
 
     Attributes
     ----------
-    epsilon_lower
-        ε that the mechanism cannot beat, with probability >= ``confidence``.
-    delta
-        δ at which the bound holds.
+    privacy
+        The lower bound as a statement (``kind="lower"``): ε that the mechanism cannot beat
+        at ``privacy.delta``, with probability >= ``confidence``; ``inputs`` records the
+        confidence and the held-out trials.
     confidence
         Confidence level of the bound.
     threshold
@@ -107,8 +108,7 @@ class AuditResult:
         ``"below"``), chosen on the tuning half.
     """
 
-    epsilon_lower: float
-    delta: float
+    privacy: PrivacyStatement
     confidence: float
     threshold: float
     false_positive_rate: float
@@ -152,8 +152,8 @@ def audit_scores(
     >>> yes = (rng.random(200_000) < 0.75).astype(float)
     >>> no = (rng.random(200_000) < 0.25).astype(float)
     >>> result = audit_scores(yes, no, delta=0.0)
-    >>> bool(1.0 < result.epsilon_lower < np.log(3))
-    True
+    >>> bool(1.0 < result.privacy.epsilon < np.log(3)), result.privacy.kind
+    (True, 'lower')
     """
     sx = np.asarray(scores_x, dtype=float).ravel()
     sy = np.asarray(scores_x_prime, dtype=float).ravel()
@@ -178,14 +178,22 @@ def audit_scores(
     eps = epsilon_from_error_rates(
         false_positive_rate=fpr_high, false_negative_rate=fnr_high, delta=d
     )
-    return AuditResult(
-        epsilon_lower=eps,
+    trials = min(test_x.size, test_y.size)
+    privacy = PrivacyStatement(
+        epsilon=eps,
         delta=d,
+        kind="lower",
+        source="hypothesis test (Clopper-Pearson rates, Kairouz-Oh-Viswanath)",
+        notes=(f"holds with probability >= {level:g} over the samples",),
+        inputs={"confidence": level, "trials": trials},
+    )
+    return AuditResult(
+        privacy=privacy,
         confidence=level,
         threshold=sign * threshold,
         false_positive_rate=false_pos / test_y.size,
         false_negative_rate=false_neg / test_x.size,
-        trials=min(test_x.size, test_y.size),
+        trials=trials,
         side="above" if not flip else "below",
     )
 

@@ -1,12 +1,13 @@
 """Traffic analysis of the captured wire: what an on-path observer learns from TLS records.
 
-The observer of seed 000 sees, per connection between node hosts, the lengths and times of
-TLS records. With fixed-size frames every data record has the same length, so what is left
-is *how many* frames cross each link. :func:`wire_link_counts` extracts that from a capture
-(the relay's records), :func:`transcript_link_counts` computes the same thing from an
-engine transcript and the node map (so many runs can be simulated cheaply and checked
-against real captures), and :func:`link_attack` turns per-link counts of runs on two
-neighbouring datasets into a distinguishing test audited with :func:`audit_scores`.
+The network observer of Ladjel, Anciaux, Bellet, Scerri sees, per connection between node
+hosts, the lengths and times of TLS records. With fixed-size frames every data record has the
+same length, so what is left is *how many* frames cross each link. :func:`wire_link_counts`
+extracts that from a capture (the relay's records), :func:`transcript_link_counts` computes
+the same thing from an engine transcript and the node map (so many runs can be simulated
+cheaply and checked against real captures), and :func:`link_attack` turns per-link counts of
+runs on two neighbouring datasets into a distinguishing test audited with
+:func:`audit_scores`.
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ def link_attack(
     >>> x = [np.array([[0, 5], [0, 3]])] * 40
     >>> y = [np.array([[0, 4], [0, 4]])] * 40
     >>> result, accuracy = link_attack(x, y, link_x=(0, 1), link_x_prime=(1, 1), delta=0.0)
-    >>> accuracy, bool(result.epsilon_lower > 1.5)  # 20 held-out runs per side
+    >>> accuracy, bool(result.privacy.epsilon > 1.5)  # 20 held-out runs per side
     (1.0, True)
     """
     sx = np.array([np.asarray(c)[link_x] - np.asarray(c)[link_x_prime] for c in counts_x])

@@ -17,7 +17,7 @@ from crowdhide.cli._engine_progress import spinner
 from crowdhide.cli._options import MAX_EPSILON, MAX_N, int_option, real_option
 from crowdhide.cli._output import JsonFlag, emit
 
-__all__ = ["register"]
+__all__ = ["capacity", "qif_app", "register", "scrambler", "vulnerability"]
 
 
 class ChannelName(StrEnum):
@@ -115,114 +115,128 @@ def _working(as_json: bool, what: str) -> AbstractContextManager[None]:
     return spinner(not as_json, what)
 
 
+TargetsOpt = Annotated[int, int_option("--targets", "Number of targets T.", low=2, high=MAX_K)]
+SigmaOpt = Annotated[float, real_option("--sigma", "Sampling probability.", low=0.0, high=1.0)]
+SourcesOpt = Annotated[int, int_option("--n", "Sources per scrambler.", low=1, high=MAX_N)]
+DummiesOpt = Annotated[int, int_option("--dummies", "Dummies added.", low=0, high=MAX_N)]
+
+qif_app = typer.Typer(
+    name="qif",
+    help="Quantitative information flow: vulnerability, leakage and capacity.",
+    no_args_is_help=True,
+)
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``qif`` command group to ``app``."""
-    qif_app = typer.Typer(
-        name="qif",
-        help="Quantitative information flow: vulnerability, leakage and capacity.",
-        no_args_is_help=True,
-    )
     app.add_typer(qif_app, name="qif")
 
-    @qif_app.command("vulnerability")
-    def vulnerability(
-        k: KOpt,
-        n: NOpt,
-        eps0: Eps0Opt = None,
-        channel: ChannelOpt = ChannelName.krr_shuffle,
-        adversary: AdversaryOpt = AdversaryName.uninformed,
-        others_value: OthersValueOpt = 0,
-        others: OthersOpt = None,
-        as_json: JsonFlag = False,
-    ) -> None:
-        """Single-target Bayes vulnerability (guess one user's value) and its leakage."""
-        from crowdhide.qif.shuffle import informed_vulnerability, uninformed_vulnerability
 
-        if adversary is AdversaryName.uninformed and others is not None:
-            raise ValueError("others is only used with --adversary informed")
-        with _working(as_json, "computing the vulnerability..."):
-            if adversary is AdversaryName.uninformed:
-                result = uninformed_vulnerability(n=n, k=k, channel=channel.value, eps0=eps0)
-            else:
-                result = informed_vulnerability(
-                    n=n,
-                    k=k,
-                    channel=channel.value,
-                    eps0=eps0,
-                    others=_parse_histogram(others),
-                    others_value=others_value,
-                )
-        record = result.as_record()
-        if as_json:
-            emit(record, as_json=True)
-            return
-        emit(
-            _flatten(record),
-            as_json=False,
-            title=f"qif vulnerability: {channel.value}, {adversary.value} adversary",
-        )
+def _check_others(adversary: AdversaryName, others: str | None) -> None:
+    if adversary is AdversaryName.uninformed and others is not None:
+        raise ValueError("others is only used with --adversary informed")
 
-    @qif_app.command("capacity")
-    def capacity(
-        k: KOpt,
-        n: NOpt,
-        eps0: Eps0Opt = None,
-        channel: ChannelOpt = ChannelName.krr_shuffle,
-        as_json: JsonFlag = False,
-    ) -> None:
-        """Multiplicative Bayes capacity on whole datasets (max leakage over all priors)."""
-        from crowdhide.qif.shuffle import shuffled_krr_capacity
 
-        with _working(as_json, "computing the capacity..."):
-            result = shuffled_krr_capacity(n=n, k=k, channel=channel.value, eps0=eps0)
-        record = result.as_record()
-        emit(
-            record if as_json else _flatten(record),
-            as_json=as_json,
-            title=f"qif capacity: {channel.value}",
-            notes=[
-                "capacity = sum over outputs of the column maxima = max multiplicative Bayes "
-                "leakage of the whole dataset, reached at the uniform prior (vulnerabilities "
-                "shown at that prior); unshuffled = k-RR alone, (k p)^n"
-            ],
-        )
+def _emit_table_or_json(
+    record: dict[str, Any], *, as_json: bool, title: str, notes: list[str] | None = None
+) -> None:
+    """JSON as computed, or the flattened table (leakage on two rows) with ``notes``."""
+    if as_json:
+        emit(record, as_json=True)
+        return
+    emit(_flatten(record), as_json=False, title=title, notes=notes or [])
 
-    @qif_app.command("scrambler")
-    def scrambler(
-        targets: Annotated[int, int_option("--targets", "Number of targets T.", low=2, high=MAX_K)],
-        sigma: Annotated[float, real_option("--sigma", "Sampling probability.", low=0.0, high=1.0)],
-        n: Annotated[int, int_option("--n", "Sources per scrambler.", low=1, high=MAX_N)],
-        dummies: Annotated[int, int_option("--dummies", "Dummies added.", low=0, high=MAX_N)] = 0,
-        adversary: AdversaryOpt = AdversaryName.uninformed,
-        others_value: OthersValueOpt = 0,
-        others: OthersOpt = None,
-        as_json: JsonFlag = False,
-    ) -> None:
-        """Vulnerability of one source's target behind a scrambler cluster."""
-        from crowdhide.qif.scrambler import scrambler_vulnerability
 
-        if adversary is AdversaryName.uninformed and others is not None:
-            raise ValueError("others is only used with --adversary informed")
-        with _working(as_json, "computing the vulnerability..."):
-            result = scrambler_vulnerability(
-                targets=targets,
-                sigma=sigma,
+@qif_app.command("vulnerability")
+def vulnerability(
+    k: KOpt,
+    n: NOpt,
+    eps0: Eps0Opt = None,
+    channel: ChannelOpt = ChannelName.krr_shuffle,
+    adversary: AdversaryOpt = AdversaryName.uninformed,
+    others_value: OthersValueOpt = 0,
+    others: OthersOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Single-target Bayes vulnerability (guess one user's value) and its leakage."""
+    from crowdhide.qif.shuffle import informed_vulnerability, uninformed_vulnerability
+
+    _check_others(adversary, others)
+    with _working(as_json, "computing the vulnerability..."):
+        if adversary is AdversaryName.uninformed:
+            result = uninformed_vulnerability(n=n, k=k, channel=channel.value, eps0=eps0)
+        else:
+            result = informed_vulnerability(
                 n=n,
-                dummies=dummies,
-                adversary=adversary.value,
+                k=k,
+                channel=channel.value,
+                eps0=eps0,
                 others=_parse_histogram(others),
                 others_value=others_value,
             )
-        record = result.as_record()
-        if as_json:
-            emit(record, as_json=True)
-            return
-        emit(
-            _flatten(record),
-            as_json=False,
-            title=f"qif scrambler: {adversary.value} adversary",
-            notes=[
-                "local_epsilon = ln((1-sigma)T/sigma + 1), the DP level of the sampling "
-                "randomizer; vulnerability = probability of guessing the source's target"
-            ],
+    _emit_table_or_json(
+        result.as_record(),
+        as_json=as_json,
+        title=f"qif vulnerability: {channel.value}, {adversary.value} adversary",
+    )
+
+
+@qif_app.command("capacity")
+def capacity(
+    k: KOpt,
+    n: NOpt,
+    eps0: Eps0Opt = None,
+    channel: ChannelOpt = ChannelName.krr_shuffle,
+    as_json: JsonFlag = False,
+) -> None:
+    """Multiplicative Bayes capacity on whole datasets (max leakage over all priors)."""
+    from crowdhide.qif.shuffle import shuffled_krr_capacity
+
+    with _working(as_json, "computing the capacity..."):
+        result = shuffled_krr_capacity(n=n, k=k, channel=channel.value, eps0=eps0)
+    _emit_table_or_json(
+        result.as_record(),
+        as_json=as_json,
+        title=f"qif capacity: {channel.value}",
+        notes=[
+            "capacity = sum over outputs of the column maxima = max multiplicative Bayes "
+            "leakage of the whole dataset, reached at the uniform prior (vulnerabilities "
+            "shown at that prior); unshuffled = k-RR alone, (k p)^n"
+        ],
+    )
+
+
+@qif_app.command("scrambler")
+def scrambler(
+    targets: TargetsOpt,
+    sigma: SigmaOpt,
+    n: SourcesOpt,
+    dummies: DummiesOpt = 0,
+    adversary: AdversaryOpt = AdversaryName.uninformed,
+    others_value: OthersValueOpt = 0,
+    others: OthersOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Vulnerability of one source's target behind a scrambler cluster."""
+    from crowdhide.qif.scrambler import scrambler_vulnerability
+
+    _check_others(adversary, others)
+    with _working(as_json, "computing the vulnerability..."):
+        result = scrambler_vulnerability(
+            targets=targets,
+            sigma=sigma,
+            n=n,
+            dummies=dummies,
+            adversary=adversary.value,
+            others=_parse_histogram(others),
+            others_value=others_value,
         )
+    _emit_table_or_json(
+        result.as_record(),
+        as_json=as_json,
+        title=f"qif scrambler: {adversary.value} adversary",
+        notes=[
+            "local_epsilon = ln((1-sigma)T/sigma + 1), the DP level of the sampling "
+            "randomizer; vulnerability = probability of guessing the source's target"
+        ],
+    )

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide.protocols import _accountant
+from crowdhide.protocols import krr_accounting
 from crowdhide.protocols.biswas import biswas_log_delta
 from crowdhide.protocols.data import as_categories, load_column
 from crowdhide.protocols.histogram import HISTOGRAM_L2_SENSITIVITY, simulate_histogram
@@ -90,11 +90,11 @@ def certified_setting(
     ``fast`` restricts the accountant to its cheap valid bounds (slightly larger certified ε,
     used by quick runs).
     """
-    eps0 = _accountant.calibrate_krr_eps0(epsilon=epsilon, delta=delta, n=n, k=k, fast=fast)
-    certified, bound = _accountant.certify_krr(eps0=eps0, n=n, k=k, delta=delta, fast=fast)
+    eps0 = krr_accounting.calibrate_krr_eps0(epsilon=epsilon, delta=delta, n=n, k=k, fast=fast)
+    certified, bound = krr_accounting.certify_krr(eps0=eps0, n=n, k=k, delta=delta, fast=fast)
     paper = math.nan
     if paper_eps0:
-        paper, _ = _accountant.certify_krr(eps0=PAPER_EPS0, n=n, k=k, delta=delta, fast=fast)
+        paper, _ = krr_accounting.certify_krr(eps0=PAPER_EPS0, n=n, k=k, delta=delta, fast=fast)
     return CertifiedSetting(
         n=n,
         k=k,

@@ -34,7 +34,7 @@ from crowdhide.experiments._biswas_common import (
 )
 from crowdhide.experiments._files import fmt_log10, log10_of_log, progress, write_csv, write_json
 from crowdhide.experiments._registry import ExperimentResult, experiment
-from crowdhide.protocols import _accountant
+from crowdhide.protocols import krr_accounting
 from crowdhide.protocols.biswas import biswas_log_delta
 
 __all__ = ["TABLE4_PAPER", "run_table4", "run_table5", "run_table6", "table4_rows"]
@@ -74,7 +74,7 @@ def _lower_bound_log(eps0: float, n: int, k: int, nx0_grid: Sequence[int]) -> li
         for i, eps in enumerate(TABLE4_EPSILONS):
             value = biswas_log_delta(epsilon=eps, eps0=eps0, k=k, n=n, n_x0=nx0, published=False)
             best[i] = max(best[i], value)
-    canonical = _accountant.krr_lower_curve(eps0=eps0, n=n, k=k)
+    canonical = krr_accounting.krr_lower_curve(eps0=eps0, n=n, k=k)
     return [max(b, canonical.log_delta(eps)) for b, eps in zip(best, TABLE4_EPSILONS, strict=True)]
 
 
@@ -86,7 +86,7 @@ def _table4_cell(
         log10_of_log(biswas_log_delta(epsilon=eps, eps0=eps0, k=k, n=n, n_x0=nx0, published=flag))
         for flag in (True, False)
     )
-    cert, bound = _accountant.krr_delta_certificate(eps0=eps0, n=n, k=k, epsilon=eps)
+    cert, bound = krr_accounting.krr_delta_certificate(eps0=eps0, n=n, k=k, epsilon=eps)
     paper_log10 = math.log10(paper) if paper > 0 else -math.inf
     lower = log10_of_log(log_lower)
     if paper == 0:

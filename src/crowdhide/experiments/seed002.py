@@ -161,8 +161,8 @@ def _real_row(protocol: str, n: int, parameter: int, run: SumRun) -> dict[str, A
         "parameter": f"{'messages' if protocol == 'multi' else 'levels'}={parameter}",
         "std_error": run.std_error,
         "error": run.error,
-        "epsilon": run.certificate.epsilon,
-        "bound": run.certificate.bound,
+        "epsilon": run.privacy.epsilon,
+        "bound": run.privacy.source,
         "messages": run.messages,
     }
 

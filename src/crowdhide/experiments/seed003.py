@@ -31,7 +31,7 @@ from crowdhide.experiments._files import log10_of_log as _log10
 from crowdhide.experiments._files import write_csv as _write_csv
 from crowdhide.experiments._files import write_json as _write_json
 from crowdhide.experiments._registry import ExperimentResult, experiment
-from crowdhide.protocols import _accountant
+from crowdhide.protocols import krr_accounting
 from crowdhide.protocols.biswas import biswas_log_delta
 from crowdhide.protocols.data import as_categories, load_column
 from crowdhide.protocols.histogram import simulate_histogram
@@ -90,7 +90,7 @@ def run_table2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
                 )
                 for j in nx0_grid
             )
-            cert_delta, cert_bound = _accountant.krr_delta_certificate(
+            cert_delta, cert_bound = krr_accounting.krr_delta_certificate(
                 eps0=TABLE2_EPS0, n=n, k=TABLE2_K, epsilon=eps
             )
             erlingsson = math.exp(-n * (eps / (12 * TABLE2_EPS0)) ** 2)
@@ -256,8 +256,8 @@ def _utility_study(
 ) -> dict[str, Any]:
     """Calibrate once, certify once, then ``runs`` simulations; mean/sd of every TVD."""
     n = int(values.size)
-    eps0 = _accountant.calibrate_krr_eps0(epsilon=epsilon, delta=delta, n=n, k=k)
-    certified = min(_accountant.certify_krr(eps0=eps0, n=n, k=k, delta=delta)[0], eps0)
+    eps0 = krr_accounting.calibrate_krr_eps0(epsilon=epsilon, delta=delta, n=n, k=k)
+    certified = min(krr_accounting.certify_krr(eps0=eps0, n=n, k=k, delta=delta)[0], eps0)
     tvds: dict[str, list[float]] = {}
     for _ in range(runs):
         result = simulate_histogram(values, k=k, eps0=eps0, epsilon=epsilon, delta=delta, rng=rng)

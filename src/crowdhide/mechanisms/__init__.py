@@ -16,8 +16,7 @@ from crowdhide.mechanisms.additive import (
     GaussianMechanism,
     LaplaceMechanism,
     analytic_gaussian_sigma,
-    gaussian_delta,
-    gaussian_log_delta,
+    gaussian_mechanism_delta,
 )
 from crowdhide.mechanisms.estimators import (
     inversion_histogram_estimate,
@@ -35,8 +34,7 @@ __all__ = [
     "KaryRandomizedResponse",
     "LaplaceMechanism",
     "analytic_gaussian_sigma",
-    "gaussian_delta",
-    "gaussian_log_delta",
+    "gaussian_mechanism_delta",
     "inversion_histogram_estimate",
     "project_to_simplex",
     "total_variation_distance",

@@ -12,9 +12,8 @@
   from the safe side). Unlike the classical ``σ = Δ√(2 ln(1.25/δ))/ε`` it is valid for every
   ε >= 0 and never larger than necessary.
 
-δ(ε; σ) is evaluated in log space with ``scipy.special.log_ndtr`` as
-``log Φ(a−b) + log(1 − exp(ε + log Φ(−a−b) − log Φ(a−b)))`` so that δ down to 1e-300 and σ
-up to 1e12·Δ neither underflow nor cancel catastrophically.
+δ(ε; σ) is the Gaussian privacy profile of :mod:`crowdhide.accounting.gaussian` with
+``μ = Δ/σ`` (log space: δ down to 1e-300 and σ up to 1e12·Δ neither underflow nor cancel).
 """
 
 from __future__ import annotations
@@ -25,20 +24,24 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import brentq
-from scipy.special import log_ndtr
 
 from crowdhide._validation import as_rng, check_int, check_probability, check_real
+from crowdhide.accounting.gaussian import gaussian_delta, gaussian_log_delta
 from crowdhide.accounting.logmath import log1mexp
-from crowdhide.mechanisms._common import as_real_array
+from crowdhide.accounting.roots import safe_root
+from crowdhide.mechanisms.arrays import as_real_array
 
 __all__ = [
     "GaussianMechanism",
     "LaplaceMechanism",
     "analytic_gaussian_sigma",
-    "gaussian_delta",
-    "gaussian_log_delta",
+    "gaussian_mechanism_delta",
 ]
+
+#: Relative width at which the σ root search stops (the result is on the safe side anyway).
+_SIGMA_RTOL = 1e-14
+#: Bracket widening steps (each ×e²): σ/Δ from e^{−81} to e^{81} covers every δ >= 1e-300.
+_MAX_BRACKET_STEPS = 40
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,41 +111,31 @@ class LaplaceMechanism:
         return 2.0 * check_int("n", n, low=1) * self.scale**2
 
 
-def gaussian_log_delta(*, sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
-    """``log δ(ε)`` of the Gaussian mechanism with noise σ and L2-sensitivity Δ (exact).
+def gaussian_mechanism_delta(*, sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
+    """δ(ε) of ``x + N(0, σ²)`` for L2-sensitivity Δ (exact; Balle & Wang 2018, Theorem 8).
 
-    Balle & Wang (2018), Theorem 8: ``δ = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ)``.
+    The validated (σ, Δ) form of :func:`crowdhide.accounting.gaussian.gaussian_delta`, which
+    takes the shift ``μ = Δ/σ``.
 
     Examples
     --------
-    >>> round(math.exp(gaussian_log_delta(sigma=1.0, epsilon=0.0)), 12)  # 2Φ(1/2) − 1
+    >>> round(gaussian_mechanism_delta(sigma=1.0, epsilon=0.0), 12)  # 2Φ(1/2) − 1
     0.382924922548
     """
     s = check_real("sigma", sigma, low=0.0, low_open=True)
     eps = check_real("epsilon", epsilon, low=0.0)
     d = check_real("sensitivity", sensitivity, low=0.0, low_open=True)
-    a = d / (2.0 * s)
-    b = eps * s / d
-    log_first = float(log_ndtr(a - b))
-    log_second = eps + float(log_ndtr(-a - b))
-    # The hockey-stick divergence is non-negative; rounding can make the ratio exceed 1 by an
-    # ulp when δ is at the limit of double precision, which we report as δ = 0.
-    ratio = min(log_second - log_first, 0.0)
-    return log_first + float(log1mexp(ratio))
-
-
-def gaussian_delta(*, sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
-    """δ(ε) of the Gaussian mechanism (exact, see :func:`gaussian_log_delta`)."""
-    return math.exp(gaussian_log_delta(sigma=sigma, epsilon=epsilon, sensitivity=sensitivity))
+    return gaussian_delta(eps, mu=d / s)
 
 
 def analytic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest σ such that ``x + N(0, σ²)`` is (ε, δ)-DP for L2-sensitivity Δ.
 
-    Analytic Gaussian mechanism (Balle & Wang, ICML 2018, Algorithm 1 / Theorem 8), solved
-    by bracketing and Brent's method on ``log δ(ε; σ) − log δ`` over ``log σ``; the returned
-    σ is nudged up until ``δ(ε; σ) <= δ`` holds in floating point, so it is always a valid
-    calibration (and within 1e-12 relative of the optimum).
+    Analytic Gaussian mechanism (Balle & Wang, ICML 2018, Algorithm 1 / Theorem 8): the root
+    in σ of ``log δ(ε; σ) = log δ`` (:mod:`crowdhide.accounting.gaussian`), found by
+    :func:`crowdhide.accounting.safe_root` from the safe side, so ``δ(ε; σ) <= δ`` holds in
+    floating point for the returned σ (a valid calibration, within 1e-12 relative of the
+    optimum).
 
     Parameters
     ----------
@@ -166,24 +159,22 @@ def analytic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float 
     target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
     d = check_real("sensitivity", sensitivity, low=0.0, low_open=True)
 
-    def gap(log_sigma: float) -> float:
-        return gaussian_log_delta(sigma=math.exp(log_sigma), epsilon=eps, sensitivity=d) - target
+    def log_delta(sigma: float) -> float:
+        return float(gaussian_log_delta(eps, mu=d / sigma))
 
-    # δ(σ) decreases from 1 (σ → 0) to 0 (σ → ∞) for every ε, δ ∈ (0, 1).
-    lo = math.log(d) - 1.0
-    while gap(lo) <= 0.0:
-        lo -= 2.0
-    hi = math.log(d) + 1.0
-    while gap(hi) > 0.0:
-        hi += 2.0
-    root = float(brentq(gap, lo, hi, xtol=1e-14, rtol=1e-14, maxiter=500))
-    # Move to the safe side in σ itself (the quantity we return), by growing relative steps.
-    sigma = math.exp(root)
-    step = 1e-15
-    while gaussian_log_delta(sigma=sigma, epsilon=eps, sensitivity=d) > target:
-        sigma *= 1.0 + step
-        step *= 2.0
-    return sigma
+    # δ(σ) decreases from 1 (σ → 0) to 0 (σ → ∞) for every ε >= 0: bracket the root between
+    # σ = Δ e^{−1} and Δ e^{+1}, widened by factors e^2 (finite: δ >= 1e-300 is reached
+    # before σ = 1e12 Δ), then solve in σ itself so the safe side is the σ returned.
+    lo, hi = d * math.exp(-1.0), d * math.exp(1.0)
+    for _ in range(_MAX_BRACKET_STEPS):
+        if log_delta(lo) > target:
+            break
+        lo, hi = lo * math.exp(-2.0), lo
+    for _ in range(_MAX_BRACKET_STEPS):
+        if log_delta(hi) <= target:
+            break
+        lo, hi = hi, hi * math.exp(2.0)
+    return safe_root(log_delta, target, lo, hi, xtol=_SIGMA_RTOL * lo)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -238,7 +229,9 @@ class GaussianMechanism:
 
     def delta_at(self, epsilon: float) -> float:
         """Exact δ(ε) of this mechanism (its full privacy curve)."""
-        return gaussian_delta(sigma=self.sigma, epsilon=epsilon, sensitivity=self.sensitivity)
+        return gaussian_mechanism_delta(
+            sigma=self.sigma, epsilon=epsilon, sensitivity=self.sensitivity
+        )
 
     def randomize(self, values: npt.ArrayLike, *, rng: Any = None) -> npt.NDArray[np.float64]:
         """Add independent ``N(0, σ²)`` noise to every entry of ``values``."""

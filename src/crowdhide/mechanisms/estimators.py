@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_bool, check_real
-from crowdhide.mechanisms._common import as_count_vector
+from crowdhide.mechanisms.arrays import as_count_vector
 
 __all__ = ["inversion_histogram_estimate", "project_to_simplex", "total_variation_distance"]
 

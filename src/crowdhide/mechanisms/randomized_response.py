@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_int, check_real
-from crowdhide.mechanisms._common import as_category_array, as_count_vector
+from crowdhide.mechanisms.arrays import as_category_array, as_count_vector
 
 __all__ = ["BinaryRandomizedResponse", "KaryRandomizedResponse"]
 

@@ -1,4 +1,4 @@
-"""Seed 003's δ̂(ε) for shuffled k-RR (Biswas, Jung, Palamidessi), published and corrected.
+"""Biswas, Jung, Palamidessi's δ̂(ε) for shuffled k-RR, as published and corrected.
 
 The paper's Theorem IV.1 / eq. (6) gives, for n users of k-RR (local level ε0), a target user
 holding x0 versus x1 ≠ x0 and ``n_x0`` *other* users holding x0,
@@ -8,7 +8,7 @@ holding x0 versus x1 ≠ x0 and ``n_x0`` *other* users holding x0,
     κ1 = e^{ε0}(e^{ε0} + k − 2)/(k − 1),  κ2 = (k − 1)/(e^{ε0} + k − 2),
     κ3(s) = (k − 1)^{n_x0} (e^{ε0} + k − 2)^{n − n_x0 − s} / (e^{ε0} + k − 1)^n.
 
-Two versions are provided (see ``shared/notes/seeds/003.md`` §0, §3.1–3.2, §4.2):
+Two versions are provided:
 
 * :func:`biswas_delta_published` — **exactly as published**, with the privacy loss ``v'_s``
   as printed in Theorem IV.1, which carries an extra factor ``(s − r)/(n − n_x0)`` inside the
@@ -119,7 +119,7 @@ def biswas_log_delta(
 
 
 def biswas_delta_published(*, epsilon: float, eps0: float, k: int, n: int, n_x0: int) -> float:
-    """Seed 003's δ̂(ε), eq. (6) with ``v'_s`` exactly as printed in Theorem IV.1.
+    """Biswas et al.'s δ̂(ε), eq. (6) with ``v'_s`` exactly as printed in Theorem IV.1.
 
     **Not a privacy guarantee.** The printed ``v'_s`` is smaller than the true privacy loss,
     so this value is far below the true δ (e.g. n = 100, k = 10, n_x0 = 80, ε0 = 2, ε = 0.1:
@@ -160,7 +160,7 @@ def biswas_x0_count_delta(*, epsilon: float, eps0: float, k: int, n: int, n_x0: 
 def biswas_community_delta(
     *, epsilon: float, eps0: float, counts: npt.ArrayLike, published: bool
 ) -> tuple[float, int]:
-    """Seed 003's community-level δ̂, eq. (10): ``max over present values x`` of
+    """Biswas et al.'s community-level δ̂, eq. (10): ``max over present values x`` of
     δ̂(ε; n_x0 = N_x − 1). Returns ``(log δ̂, argmax x)``.
 
     Data-dependent and, with ``published=True``, based on the wrong ``v'_s``: a description

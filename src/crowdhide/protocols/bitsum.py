@@ -5,7 +5,7 @@ own bit (so it *flips* with probability λ/(2n)); the shuffler permutes the n on
 messages, and the analyzer outputs the unbiased estimate ``n/(n − λ) · (Σ y − λ/2)``.
 The randomizer is binary randomized response with ``ε0 = ln((2n − λ)/λ)``.
 
-Parameter choice (formulas reconstructed in ``shared/notes/seeds/002.md``; natural logs,
+Parameter choice (the paper's formulas, reconstructed from its proofs; natural logs,
 ``L = ln(4/δ)``):
 
 * the paper's **Lemma 4.8**: ``λ = 64 L/ε²`` if ``ε >= √(192 L/n)``, else
@@ -32,10 +32,11 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_bool, check_int, check_probability, check_real
+from crowdhide.accounting import PrivacyStatement
 from crowdhide.mechanisms import BinaryRandomizedResponse
-from crowdhide.mechanisms._common import as_category_array
-from crowdhide.protocols import _accountant
-from crowdhide.protocols.results import Certificate, SumRun, central_sum_baseline
+from crowdhide.mechanisms.arrays import as_category_array
+from crowdhide.protocols import krr_accounting
+from crowdhide.protocols.results import SumRun, central_sum_baseline
 from crowdhide.protocols.shuffler import Shuffler
 
 __all__ = [
@@ -51,7 +52,7 @@ __all__ = [
     "run_bit_sum",
 ]
 
-#: Constants of the paper's Lemma 4.8 / Corollary 4.7 (reconstructed, seed 002 note §3.1).
+#: Constants of Cheu et al.'s Lemma 4.8 / Corollary 4.7 (reconstructed from the proofs).
 PAPER_CONSTANTS = {
     "lambda": 64.0,
     "regime": 192.0,
@@ -216,8 +217,8 @@ def bitsum_error_bound(*, n: int, lam: float, beta: float) -> float:
 
 def calibrate_bit_sum(
     *, n: int, epsilon: float, delta: float, calibration: str = "exact"
-) -> tuple[float, Certificate]:
-    """Choose λ for (ε, δ) and certify it.
+) -> tuple[float, PrivacyStatement]:
+    """Choose λ for (ε, δ) and certify it: ``(λ, privacy statement with the target ε)``.
 
     ``calibration="exact"``: smallest λ whose shuffled binary RR is certified (ε, δ)-DP by the
     shared accountant (its tightest valid upper bound). ``"paper"``: Lemma 4.8's λ. In both
@@ -227,17 +228,14 @@ def calibrate_bit_sum(
     eps = check_real("epsilon", epsilon, low=0.0, low_open=True)
     d = check_probability("delta", delta, allow_zero=False, allow_one=False)
     if calibration == "exact":
-        eps0 = _accountant.calibrate_krr_eps0(epsilon=eps, delta=d, n=nn, k=2)
+        eps0 = krr_accounting.calibrate_krr_eps0(epsilon=eps, delta=d, n=nn, k=2)
         lam = lambda_from_eps0(n=nn, eps0=eps0)
     elif calibration == "paper":
         lam = lemma48_lambda(n=nn, epsilon=eps, delta=d)
     else:
         raise ValueError(f"calibration must be 'exact' or 'paper', got {calibration!r}")
     eps0 = eps0_from_lambda(n=nn, lam=lam)
-    certified, bound = _accountant.certify_krr(eps0=eps0, n=nn, k=2, delta=d)
-    return lam, Certificate(
-        epsilon=min(certified, eps0), delta=d, bound=bound, target_epsilon=eps, eps0=eps0
-    )
+    return lam, krr_accounting.krr_privacy(eps0=eps0, n=nn, k=2, delta=d, target_epsilon=eps)
 
 
 def run_bit_sum(
@@ -261,7 +259,7 @@ def run_bit_sum(
     vals = as_category_array("bits", bits, k=2).ravel()
     n = check_int("number of users", vals.size, low=2)
     gen = as_rng(rng)
-    lam, certificate = calibrate_bit_sum(n=n, epsilon=epsilon, delta=delta, calibration=calibration)
+    lam, privacy = calibrate_bit_sum(n=n, epsilon=epsilon, delta=delta, calibration=calibration)
     randomizer = BitSumRandomizer(n=n, lam=lam)
     traffic: dict[str, Any] | None = None
     if check_bool("engine", engine):
@@ -293,9 +291,9 @@ def run_bit_sum(
         exact=exact, sensitivity=1.0, epsilon=epsilon, delta=delta, rng=gen
     )
     notes = []
-    if certificate.epsilon < 0.5 * certificate.target_epsilon:
+    if privacy.epsilon < 0.5 * float(epsilon):
         notes.append(
-            f"certified epsilon {certificate.epsilon:.4g} is far below the target: the "
+            f"certified epsilon {privacy.epsilon:.4g} is far below the target: the "
             f"{calibration} calibration adds more noise than needed"
         )
     return SumRun(
@@ -304,7 +302,7 @@ def run_bit_sum(
         estimate=estimate,
         exact=exact,
         std_error=math.sqrt(bitsum_variance(n=n, lam=lam)),
-        certificate=certificate,
+        privacy=privacy,
         messages=messages,
         central=central,
         parameters={

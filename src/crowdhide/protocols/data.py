@@ -11,11 +11,11 @@ Sources:
     ``workclass``, ``education``, ``marital-status``, ``occupation``, ``relationship``,
     ``race``, ``sex``, ``native-country`` categorical, ``income`` (0/1 for ">50K"));
   - ``builtin:gowalla-sf`` / ``builtin:gowalla-paris`` — Gowalla check-ins on the grids of
-    Biswas et al. (seed 003, §V-D): San Francisco 17 × 24 = 408 cells, Paris 12 × 16 = 192
+    Biswas, Jung, Palamidessi (§V-D): San Francisco 17 × 24 = 408 cells, Paris 12 × 16 = 192
     cells; column ``cell`` = ``i · columns + j`` (also ``i`` and ``j``);
   - ``builtin:synthetic`` — 100,000 generated rows: ``bit`` (Bernoulli(0.3)), ``unit``
     (Beta(2, 5) on [0, 1]), ``age`` (integers 17–90), ``category`` (N(0, 2) cut into 15
-    equal bins on [−3√2, 3√2], the synthetic set of seed 003 §V-C).
+    equal bins on [−3√2, 3√2], the synthetic set of Biswas et al. §V-C).
 
   The real data sets are read from ``$CROWDHIDE_DATA_DIR`` (default ``/work/shared/data``).
   When they are absent (a fresh machine) a synthetic stand-in with the same columns and
@@ -78,12 +78,12 @@ ADULT_COLUMNS = (
     "income",
 )
 
-#: Gowalla grids of seed 003 §V-D: (file, latitude bands, longitude bands).
+#: Gowalla grids of Biswas et al. §V-D: (file, latitude bands, longitude bands).
 GOWALLA_GRIDS = {
     "gowalla-sf": ("gowalla_sf_grid.csv.gz", 17, 24),
     "gowalla-paris": ("gowalla_paris_grid.csv.gz", 12, 16),
 }
-#: Bounding boxes of seed 003 §V-D: (south, north, west, east) in degrees.
+#: Bounding boxes of Biswas et al. §V-D: (south, north, west, east) in degrees.
 GOWALLA_BOXES = {
     "gowalla-sf": (37.7228, 37.7946, -122.5153, -122.3789),
     "gowalla-paris": (48.8286, 48.8798, 2.2855, 2.3909),

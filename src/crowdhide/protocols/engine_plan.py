@@ -17,8 +17,9 @@ Bittau et al., SOSP 2017) as a three-stage plan of :mod:`crowdhide.plans`:
 
 The engine records the observer's transcript (both hops, message counts, sizes). The
 communication pattern is data-independent (every route is ``fixed`` or ``stream``), so the
-plan's Theorem 1 certificate for the traffic is ε = 0; the privacy of the *contents* is the
-shuffle accountant's certificate of the protocol (shuffled randomizers).
+plan's certificate for the traffic (the communication-pattern bound of Ladjel, Anciaux,
+Bellet, Scerri) is ε = 0; the privacy of the *contents* is the shuffle accountant's
+certificate of the protocol (shuffled randomizers).
 """
 
 from __future__ import annotations
@@ -169,6 +170,37 @@ def shuffle_plan(
     permutation_rng = None if shuffle_rng is None else as_rng(shuffle_rng)
     columns = {name: np.asarray(values) for name, values in users.items()}
 
+    def shuffler_program(inbox: Inbox, rng: np.random.Generator) -> State:
+        if per_user == 1:
+            collected = inbox.only(USERS_TO_SHUFFLER).gather(REPORT)
+        else:
+            collected = np.concatenate(
+                [inbox.only(route).gather(f"{REPORT}#{j}") for j, route in enumerate(routes)]
+            )
+        return {REPORT: shuffle_messages(collected, rng=permutation_rng).messages}
+
+    def analyzer_program(inbox: Inbox, rng: np.random.Generator) -> State:
+        return analyze(inbox.only(SHUFFLER_TO_ANALYZER).gather(REPORT))
+
+    builder = PlanBuilder()
+    builder.sources(USERS, columns, process=_user_program(randomize, per_user))
+    builder.compute(SHUFFLER, size=1, process=shuffler_program)
+    builder.result(ANALYZER, process=analyzer_program)
+    for j, route in enumerate(routes):
+        column = REPORT if per_user == 1 else f"{REPORT}#{j}"
+        builder.route(
+            USERS, SHUFFLER, kind="fixed", name=route, message_size=size, columns=(column,)
+        )
+    builder.route(SHUFFLER, ANALYZER, kind="stream", message_size=size)
+    return builder.build()
+
+
+def _user_program(
+    randomize: Randomizer, per_user: int
+) -> Callable[[Inbox, np.random.Generator], State]:
+    """The users' program: run the local randomizer on this block's users; one report column
+    (or ``per_user`` columns ``report#j``) of one row per user."""
+
     def user_program(inbox: Inbox, rng: np.random.Generator) -> State:
         assert inbox.state is not None
         mine = dict(inbox.state)  # this block's users only
@@ -187,29 +219,7 @@ def shuffle_plan(
             )
         return {f"{REPORT}#{j}": reports[:, j] for j in range(per_user)}
 
-    def shuffler_program(inbox: Inbox, rng: np.random.Generator) -> State:
-        if per_user == 1:
-            collected = inbox.only(USERS_TO_SHUFFLER).gather(REPORT)
-        else:
-            collected = np.concatenate(
-                [inbox.only(route).gather(f"{REPORT}#{j}") for j, route in enumerate(routes)]
-            )
-        return {REPORT: shuffle_messages(collected, rng=permutation_rng).messages}
-
-    def analyzer_program(inbox: Inbox, rng: np.random.Generator) -> State:
-        return analyze(inbox.only(SHUFFLER_TO_ANALYZER).gather(REPORT))
-
-    builder = PlanBuilder()
-    builder.sources(USERS, columns, process=user_program)
-    builder.compute(SHUFFLER, size=1, process=shuffler_program)
-    builder.result(ANALYZER, process=analyzer_program)
-    for j, route in enumerate(routes):
-        column = REPORT if per_user == 1 else f"{REPORT}#{j}"
-        builder.route(
-            USERS, SHUFFLER, kind="fixed", name=route, message_size=size, columns=(column,)
-        )
-    builder.route(SHUFFLER, ANALYZER, kind="stream", message_size=size)
-    return builder.build()
+    return user_program
 
 
 def run_on_engine(

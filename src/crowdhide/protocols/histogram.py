@@ -1,18 +1,18 @@
-"""Shuffled k-RR histograms (Biswas et al., seed 003) against the central Gaussian.
+"""Shuffled k-RR histograms (Biswas, Jung, Palamidessi) against the central Gaussian.
 
 Each user reports its category through k-RR with the largest ε0 for which the shared shuffle
 accountant certifies the shuffled reports (ε, δ)-DP (its tightest valid upper bound); the shuffler
 permutes the n reports; the analyzer counts them and estimates the distribution with
 
 * ``"debias"`` — the unbiased k-RR estimator (can be negative), or
-* ``"inversion"`` — matrix inversion projected onto the probability simplex (seed 003's
-  "shuffle+INV").
+* ``"inversion"`` — matrix inversion projected onto the probability simplex (Biswas et
+  al.'s "shuffle+INV").
 
 The central baseline adds analytic-Gaussian noise (Balle & Wang 2018) to every bin of the
 true count histogram at the same (ε, δ), with L2 sensitivity √2 (replacement neighbours: one
-user moves from one bin to another), and reports ``H/n`` as seed 003 does (and its simplex
+user moves from one bin to another), and reports ``H/n`` as Biswas et al. do (and its simplex
 projection). Utility: total-variation distance to the true distribution and the paper's
-per-value measure ``|π̂_x − π_x|`` (seed 003 §V-A, on the probability scale).
+per-value measure ``|π̂_x − π_x|`` (Biswas et al. §V-A, on the probability scale).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from crowdhide._validation import (
     check_probability,
     check_real,
 )
+from crowdhide.accounting import PrivacyStatement
 from crowdhide.errors import ResourceLimitError
 from crowdhide.mechanisms import (
     GaussianMechanism,
@@ -38,9 +39,9 @@ from crowdhide.mechanisms import (
     project_to_simplex,
     total_variation_distance,
 )
-from crowdhide.mechanisms._common import as_category_array
-from crowdhide.protocols import _accountant
-from crowdhide.protocols.results import Certificate, traffic_record
+from crowdhide.mechanisms.arrays import as_category_array
+from crowdhide.protocols import krr_accounting
+from crowdhide.protocols.results import privacy_record, traffic_record
 from crowdhide.protocols.shuffler import Shuffler
 
 __all__ = [
@@ -112,7 +113,7 @@ class HistogramRun:
     estimator: str
     estimate: npt.NDArray[np.float64]
     truth: npt.NDArray[np.float64]
-    certificate: Certificate
+    privacy: PrivacyStatement
     messages: int
     central: CentralHistogram
     traffic: dict[str, Any] | None = None
@@ -124,7 +125,7 @@ class HistogramRun:
 
     @property
     def central_tvd(self) -> float:
-        """TVD of the central ``H/n`` (raw, as in seed 003)."""
+        """TVD of the central ``H/n`` (raw, as in Biswas et al.)."""
         return total_variation_distance(self.central.raw, self.truth)
 
     @property
@@ -134,7 +135,7 @@ class HistogramRun:
 
     @property
     def per_value_error(self) -> npt.NDArray[np.float64]:
-        """Seed 003's individual utility ``|π̂_x − π_x|`` for every value x."""
+        """Biswas et al.'s individual utility ``|π̂_x − π_x|`` for every value x."""
         return np.abs(self.estimate - self.truth)
 
     def as_record(self) -> dict[str, Any]:
@@ -149,12 +150,7 @@ class HistogramRun:
             "tvd": self.tvd,
             "max_value_error": float(per_value.max()),
             "mean_value_error": float(per_value.mean()),
-            "epsilon": self.certificate.epsilon,
-            "delta": self.certificate.delta,
-            "target_epsilon": self.certificate.target_epsilon,
-            "bound": self.certificate.bound,
-            "valid": self.certificate.valid,
-            "eps0": self.certificate.eps0,
+            **privacy_record(self.privacy),
             "messages": self.messages,
             "messages_per_user": self.messages / self.n,
             "central_mechanism": "Gaussian (analytic), per bin, L2 sensitivity sqrt(2)",
@@ -212,37 +208,20 @@ def run_histogram(
         raise ValueError(f"estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
     gen = as_rng(rng)
     if eps0 is None:
-        local = _accountant.calibrate_krr_eps0(epsilon=eps, delta=d, n=n, k=kk)
+        local = krr_accounting.calibrate_krr_eps0(epsilon=eps, delta=d, n=n, k=kk)
     else:
         local = check_real("eps0", eps0, low=0.0, low_open=True)
-    certified, bound = _accountant.certify_krr(eps0=local, n=n, k=kk, delta=d)
-    certificate = Certificate(
-        epsilon=min(certified, local), delta=d, bound=bound, target_epsilon=eps, eps0=local
-    )
+    privacy = krr_accounting.krr_privacy(eps0=local, n=n, k=kk, delta=d, target_epsilon=eps)
     krr = KaryRandomizedResponse(k=kk, eps0=local)
-    traffic: dict[str, Any] | None = None
     if check_bool("engine", engine):
-        from crowdhide.protocols.engine_plan import run_on_engine
-
-        def analyze(reports: npt.NDArray[Any]) -> dict[str, npt.NDArray[Any]]:
-            counts = np.bincount(reports, minlength=kk)
-            return {"estimate": krr_histogram_estimate(counts, krr, estimator=estimator)}
-
-        run = run_on_engine(
-            {"category": values},
-            randomize=lambda users: krr.randomize(users["category"], rng=gen),
-            analyze=analyze,
-        )
-        estimate = np.asarray(run.result["estimate"], dtype=np.float64)
-        messages = run.users_to_shuffler
-        traffic = run.traffic()
+        estimate, messages, traffic = _engine_histogram(values, krr, estimator=estimator, rng=gen)
     else:
         shuffler = Shuffler()
         shuffler.submit(krr.randomize(values, rng=gen))
         batch = shuffler.release()
         counts = np.bincount(batch.messages, minlength=kk)
         estimate = krr_histogram_estimate(counts, krr, estimator=estimator)
-        messages = batch.count
+        messages, traffic = batch.count, None
     true_counts = np.bincount(values, minlength=kk)
     central = central_gaussian_histogram(true_counts, epsilon=eps, delta=d, rng=gen)
     return HistogramRun(
@@ -251,11 +230,35 @@ def run_histogram(
         estimator=estimator,
         estimate=estimate,
         truth=true_counts / n,
-        certificate=certificate,
+        privacy=privacy,
         messages=messages,
         central=central,
         traffic=traffic,
     )
+
+
+def _engine_histogram(
+    values: npt.NDArray[np.int64],
+    krr: KaryRandomizedResponse,
+    *,
+    estimator: str,
+    rng: np.random.Generator,
+) -> tuple[npt.NDArray[np.float64], int, dict[str, Any]]:
+    """The shuffled k-RR histogram as users → shuffler → analyzer on the engine:
+    ``(estimate, messages, traffic)``."""
+    from crowdhide.protocols.engine_plan import run_on_engine
+
+    def analyze(reports: npt.NDArray[Any]) -> dict[str, npt.NDArray[Any]]:
+        counts = np.bincount(reports, minlength=krr.k)
+        return {"estimate": krr_histogram_estimate(counts, krr, estimator=estimator)}
+
+    run = run_on_engine(
+        {"category": values},
+        randomize=lambda users: krr.randomize(users["category"], rng=rng),
+        analyze=analyze,
+    )
+    estimate = np.asarray(run.result["estimate"], dtype=np.float64)
+    return estimate, run.users_to_shuffler, run.traffic()
 
 
 @dataclass(frozen=True)

@@ -22,23 +22,24 @@ chosen to minimize the predicted error unless given.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_bool, check_int, check_probability, check_real
-from crowdhide.accounting import DpGuarantee, advanced_composition
+from crowdhide.accounting import PrivacyStatement, advanced_composition, calibrate
 from crowdhide.mechanisms import KaryRandomizedResponse
-from crowdhide.mechanisms._common import as_real_array
-from crowdhide.protocols import _accountant
+from crowdhide.mechanisms.arrays import as_real_array
+from crowdhide.protocols import krr_accounting
 from crowdhide.protocols.bitsum import (
     BitSumRandomizer,
     eps0_from_lambda,
     lambda_from_eps0,
     lemma48_lambda,
 )
-from crowdhide.protocols.results import Certificate, SumRun, central_sum_baseline
+from crowdhide.protocols.results import SumRun, central_sum_baseline
 from crowdhide.protocols.shuffler import Shuffler
 
 __all__ = [
@@ -106,55 +107,74 @@ def _to_unit(values: npt.ArrayLike, lower: float, upper: float) -> npt.NDArray[n
 # ---- multi-message (Cheu et al.) ------------------------------------------------------------
 
 
-def _per_bit_budget(epsilon: float, delta: float, r: int) -> tuple[DpGuarantee, bool]:
-    """Per-bit (ε_b, δ_b) whose r-fold composition is (ε, δ): the larger ε_b of basic
-    composition (ε/r, δ/r) and advanced composition (δ' = δ/2, δ_b = δ/(2r)). The flag says
-    whether advanced composition was used."""
-    basic = DpGuarantee(epsilon=epsilon / r, delta=delta / r)
+def _per_bit_budget(epsilon: float, delta: float, r: int) -> tuple[float, float, bool]:
+    """Per-bit ``(ε_b, δ_b, advanced)`` whose r-fold composition is (ε, δ): the larger ε_b of
+    basic composition (ε/r, δ/r) and advanced composition (δ' = δ/2, δ_b = δ/(2r)).
+
+    δ_b is rounded down until the composed δ, computed in floating point, is at most δ (at
+    δ = 1e-5, r = 5, ``5 · (δ/5)`` is one ulp above δ), so the composed statement meets a
+    δ target exactly.
+    """
+    basic_delta = _below(lambda b: r * b <= delta, delta / r)
     if r == 1:
-        return basic, False
+        return epsilon, basic_delta, False
     slack = delta / 2.0
-    lo, hi = 0.0, epsilon
-    for _ in range(100):
-        mid = 0.5 * (lo + hi)
-        total = advanced_composition(epsilon=mid, delta=0.0, count=r, delta_slack=slack)
-        lo, hi = (mid, hi) if total.epsilon <= epsilon else (lo, mid)
-    advanced = DpGuarantee(epsilon=lo, delta=delta / (2.0 * r))
-    if advanced.epsilon > basic.epsilon:
-        return advanced, True
-    return basic, False
+    advanced_delta = _below(lambda b: r * b + slack <= delta, delta / (2.0 * r))
+
+    def composed_within(eps_b: float) -> bool:
+        total = advanced_composition(epsilon=eps_b, delta=0.0, count=r, delta_slack=slack)
+        return bool(total.epsilon <= epsilon)
+
+    # Largest ε_b whose advanced composition stays within ε (monotone in ε_b).
+    advanced = calibrate(
+        composed_within, low=0.0, high=epsilon, increasing=False, rtol=1e-15, what="per-bit epsilon"
+    )
+    if advanced > epsilon / r:
+        return advanced, advanced_delta, True
+    return epsilon / r, basic_delta, False
+
+
+def _below(holds: Callable[[float], bool], value: float) -> float:
+    """``value``, moved down by ulps until ``holds`` (a rounding correction: a few steps)."""
+    for _ in range(64):
+        if holds(value):
+            return value
+        value = math.nextafter(value, 0.0)
+    raise ArithmeticError(f"no float near {value!r} passes the rounding check")
 
 
 def _multi_parameters(
     *, n: int, r: int, epsilon: float, delta: float, calibration: str
-) -> tuple[float, Certificate]:
-    budget, use_advanced = _per_bit_budget(epsilon, delta, r)
+) -> tuple[float, PrivacyStatement]:
+    """λ for r messages per user and the statement of the composed protocol."""
+    eps_b, delta_b, use_advanced = _per_bit_budget(epsilon, delta, r)
     if calibration == "exact":
-        eps0 = _accountant.calibrate_krr_eps0(epsilon=budget.epsilon, delta=budget.delta, n=n, k=2)
+        eps0 = krr_accounting.calibrate_krr_eps0(epsilon=eps_b, delta=delta_b, n=n, k=2)
         lam = lambda_from_eps0(n=n, eps0=eps0)
     elif calibration == "paper":
-        lam = lemma48_lambda(n=n, epsilon=budget.epsilon, delta=budget.delta)
+        lam = lemma48_lambda(n=n, epsilon=eps_b, delta=delta_b)
     else:
         raise ValueError(f"calibration must be 'exact' or 'paper', got {calibration!r}")
     eps0 = eps0_from_lambda(n=n, lam=lam)
-    per_bit, bound = _accountant.certify_krr(eps0=eps0, n=n, k=2, delta=budget.delta)
-    bound += ", composed over bit positions"
+    per_bit, bound = krr_accounting.certify_krr(eps0=eps0, n=n, k=2, delta=delta_b)
     per_bit = min(per_bit, eps0)
     if r == 1:
-        certified = DpGuarantee(epsilon=per_bit, delta=budget.delta)
+        total_eps, total_delta = per_bit, delta_b
     elif use_advanced:
-        certified = advanced_composition(
-            epsilon=per_bit, delta=budget.delta, count=r, delta_slack=delta / 2.0
+        total = advanced_composition(
+            epsilon=per_bit, delta=delta_b, count=r, delta_slack=delta / 2.0
         )
+        total_eps, total_delta = float(total.epsilon), float(total.delta)
     else:
-        certified = DpGuarantee(epsilon=r * per_bit, delta=min(1.0, r * budget.delta))
-    return lam, Certificate(
-        epsilon=certified.epsilon,
-        delta=certified.delta,
-        bound=bound,
-        target_epsilon=epsilon,
-        eps0=eps0,
+        total_eps, total_delta = r * per_bit, min(1.0, r * delta_b)
+    statement = PrivacyStatement(
+        epsilon=total_eps,
+        delta=total_delta,
+        kind="upper",
+        source=bound + ", composed over bit positions",
+        inputs={"eps0": eps0, "n": n, "k": 2, "messages_per_user": r},
     )
+    return lam, statement.with_target(epsilon=epsilon, delta=delta)
 
 
 def simulate_real_sum(
@@ -270,50 +290,88 @@ def run_real_sum(
     d = check_probability("delta", delta, allow_zero=False, allow_one=False)
     gen = as_rng(rng)
     if messages is None:
-        best: tuple[float, int, float, Certificate] | None = None
-        for r_try in (1, 2, 4, 8, 16, 32, 64):
-            if n * r_try > MAX_MESSAGES:
-                break
-            try:
-                lam_try, cert_try = _multi_parameters(
-                    n=n, r=r_try, epsilon=eps, delta=d, calibration=calibration
-                )
-            except ValueError:
-                continue  # e.g. outside Lemma 4.8's range for this r
-            sd = _multi_predicted_sd(n, r_try, lam_try)
-            if best is None or sd < best[0]:
-                best = (sd, r_try, lam_try, cert_try)
-            elif sd > 1.05 * best[0]:
-                break  # the predicted error is unimodal in r: stop past the minimum
-        if best is None:
-            raise ValueError(
-                f"no feasible number of messages for n={n}, epsilon={eps}, delta={d} with "
-                f"calibration={calibration!r}"
-            )
-        _, r, lam, certificate = best
+        r, lam, privacy = _choose_messages(n=n, epsilon=eps, delta=d, calibration=calibration)
     else:
         r = check_int("messages", messages, low=1)
         if n * r > MAX_MESSAGES:
             raise ValueError(f"messages * n must be <= {MAX_MESSAGES}, got {n * r}")
-        lam, certificate = _multi_parameters(
-            n=n, r=r, epsilon=eps, delta=d, calibration=calibration
-        )
-    unit_estimate, sd_unit, message_count, traffic = _real_sum_data_path(
-        u, r=r, lam=lam, rng=gen, engine=use_engine
+        lam, privacy = _multi_parameters(n=n, r=r, epsilon=eps, delta=d, calibration=calibration)
+    unit_run = _real_sum_data_path(u, r=r, lam=lam, rng=gen, engine=use_engine)
+    return _sum_run(
+        "real",
+        unit_run,
+        values=values,
+        lower=lower,
+        upper=upper,
+        privacy=privacy,
+        parameters={"calibration": calibration, "messages_per_user": r, "lambda": lam},
+        rng=gen,
     )
+
+
+def _choose_messages(
+    *, n: int, epsilon: float, delta: float, calibration: str
+) -> tuple[int, float, PrivacyStatement]:
+    """``(r, λ, statement)`` for the r among 1, 2, 4, …, 64 with the smallest predicted error."""
+    best: tuple[float, int, float, PrivacyStatement] | None = None
+    for r_try in (1, 2, 4, 8, 16, 32, 64):
+        if n * r_try > MAX_MESSAGES:
+            break
+        try:
+            lam_try, privacy_try = _multi_parameters(
+                n=n, r=r_try, epsilon=epsilon, delta=delta, calibration=calibration
+            )
+        except ValueError:
+            continue  # e.g. outside Lemma 4.8's range for this r
+        sd = _multi_predicted_sd(n, r_try, lam_try)
+        if best is None or sd < best[0]:
+            best = (sd, r_try, lam_try, privacy_try)
+        elif sd > 1.05 * best[0]:
+            break  # the predicted error is unimodal in r: stop past the minimum
+    if best is None:
+        raise ValueError(
+            f"no feasible number of messages for n={n}, epsilon={epsilon}, delta={delta} with "
+            f"calibration={calibration!r}"
+        )
+    return best[1], best[2], best[3]
+
+
+def _sum_run(
+    protocol: str,
+    unit_run: tuple[float, float, int, dict[str, Any] | None],
+    *,
+    values: npt.ArrayLike,
+    lower: float,
+    upper: float,
+    privacy: PrivacyStatement,
+    parameters: dict[str, Any],
+    rng: np.random.Generator,
+) -> SumRun:
+    """A real-sum run from its data path's ``(Σu estimate, sd, messages, traffic)``: back to
+    the original units, with the central baseline at the same (ε, δ) (drawn after the data
+    path from the same generator)."""
+    unit_estimate, sd_unit, message_count, traffic = unit_run
     scale = float(upper) - float(lower)
     exact = float(as_real_array("values", values).sum())
-    central = central_sum_baseline(exact=exact, sensitivity=scale, epsilon=eps, delta=d, rng=gen)
+    n = int(np.asarray(values).size)
+    assert privacy.target is not None
+    central = central_sum_baseline(
+        exact=exact,
+        sensitivity=scale,
+        epsilon=privacy.target.epsilon,
+        delta=privacy.target.delta,
+        rng=rng,
+    )
     return SumRun(
-        protocol="real",
+        protocol=protocol,
         n=n,
         estimate=unit_estimate * scale + n * float(lower),
         exact=exact,
         std_error=sd_unit * scale,
-        certificate=certificate,
+        privacy=privacy,
         messages=message_count,
         central=central,
-        parameters={"calibration": calibration, "messages_per_user": r, "lambda": lam},
+        parameters=parameters,
         traffic=traffic,
     )
 
@@ -410,6 +468,27 @@ def run_single_message_sum(
     eps = check_real("epsilon", epsilon, low=0.0, low_open=True)
     d = check_probability("delta", delta, allow_zero=False, allow_one=False)
     gen = as_rng(rng)
+    m, eps0 = _choose_levels(n=n, epsilon=eps, delta=d, levels=levels)
+    privacy = krr_accounting.krr_privacy(eps0=eps0, n=n, k=m + 1, delta=d, target_epsilon=eps)
+    unit_run = _single_sum_data_path(u, levels=m, eps0=eps0, rng=gen, engine=use_engine)
+    blanket = KaryRandomizedResponse(k=m + 1, eps0=eps0).blanket_probability
+    return _sum_run(
+        "single",
+        unit_run,
+        values=values,
+        lower=lower,
+        upper=upper,
+        privacy=privacy,
+        parameters={"levels": m, "blanket_probability": blanket},
+        rng=gen,
+    )
+
+
+def _choose_levels(
+    *, n: int, epsilon: float, delta: float, levels: int | None
+) -> tuple[int, float]:
+    """``(m, ε0)``: the m among 1, 2, 4, …, 256 (or the given one) with the smallest predicted
+    error, and the largest ε0 the accountant certifies for (m+1)-RR at (ε, δ)."""
     candidates = (
         (1, 2, 4, 8, 16, 32, 64, 128, 256)
         if levels is None
@@ -418,7 +497,9 @@ def run_single_message_sum(
     best: tuple[float, int, float] | None = None
     for m in candidates:
         # The search uses the fast certificates; the chosen m is recalibrated with the best.
-        eps0 = _accountant.calibrate_krr_eps0(epsilon=eps, delta=d, n=n, k=m + 1, fast=True)
+        eps0 = krr_accounting.calibrate_krr_eps0(
+            epsilon=epsilon, delta=delta, n=n, k=m + 1, fast=True
+        )
         gamma = KaryRandomizedResponse(k=m + 1, eps0=eps0).blanket_probability
         sd = _single_predicted_sd(n, m, gamma)
         if best is None or sd < best[0]:
@@ -427,31 +508,5 @@ def run_single_message_sum(
             break  # past the minimum of the (unimodal) predicted error
     assert best is not None
     _, m, eps0 = best
-    eps0 = max(eps0, _accountant.calibrate_krr_eps0(epsilon=eps, delta=d, n=n, k=m + 1))
-    krr = KaryRandomizedResponse(k=m + 1, eps0=eps0)
-    certified, bound = _accountant.certify_krr(eps0=eps0, n=n, k=m + 1, delta=d)
-    certificate = Certificate(
-        epsilon=min(certified, eps0),
-        delta=d,
-        bound=bound,
-        target_epsilon=eps,
-        eps0=eps0,
-    )
-    unit_estimate, sd_unit, message_count, traffic = _single_sum_data_path(
-        u, levels=m, eps0=eps0, rng=gen, engine=use_engine
-    )
-    scale = float(upper) - float(lower)
-    exact = float(as_real_array("values", values).sum())
-    central = central_sum_baseline(exact=exact, sensitivity=scale, epsilon=eps, delta=d, rng=gen)
-    return SumRun(
-        protocol="single",
-        n=n,
-        estimate=unit_estimate * scale + n * float(lower),
-        exact=exact,
-        std_error=sd_unit * scale,
-        certificate=certificate,
-        messages=message_count,
-        central=central,
-        parameters={"levels": m, "blanket_probability": krr.blanket_probability},
-        traffic=traffic,
-    )
+    best_eps0 = krr_accounting.calibrate_krr_eps0(epsilon=epsilon, delta=delta, n=n, k=m + 1)
+    return m, max(eps0, best_eps0)

@@ -1,4 +1,10 @@
-"""Result records of protocol runs (frozen; ``as_record()`` gives the CLI/JSON form)."""
+"""Result records of protocol runs (frozen; ``as_record()`` gives the CLI/JSON form).
+
+A run's privacy is a :class:`~crowdhide.accounting.PrivacyStatement` in its ``privacy`` field:
+the certified (ε, δ) (kind ``"upper"``), the bound that gave it (``source``), the local level
+``eps0`` and the population it was computed for (``inputs``), and the target ε the run was
+calibrated for (``target``, with ``meets_target``).
+"""
 
 from __future__ import annotations
 
@@ -9,45 +15,17 @@ from typing import Any
 import numpy as np
 
 from crowdhide._validation import as_rng, check_probability, check_real
+from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.mechanisms import GaussianMechanism, LaplaceMechanism
 
 __all__ = [
     "TRAFFIC_KEYS",
     "CentralBaseline",
-    "Certificate",
     "SumRun",
     "central_sum_baseline",
+    "privacy_record",
     "traffic_record",
 ]
-
-
-@dataclass(frozen=True)
-class Certificate:
-    """The privacy guarantee of a run.
-
-    Attributes
-    ----------
-    epsilon, delta
-        The certified guarantee: the mechanism is (epsilon, delta)-DP (an upper bound on the
-        true curve at ``delta``).
-    bound
-        How it was obtained (e.g. ``"shuffle accountant: feldman2023"``).
-    target_epsilon
-        The ε asked for.
-    eps0
-        Local privacy level of each message's randomizer.
-    """
-
-    epsilon: float
-    delta: float
-    bound: str
-    target_epsilon: float
-    eps0: float
-
-    @property
-    def valid(self) -> bool:
-        """Whether the certified ε meets the target (to 1e-9 relative)."""
-        return self.epsilon <= self.target_epsilon * (1 + 1e-9)
 
 
 @dataclass(frozen=True)
@@ -89,7 +67,7 @@ class SumRun:
     estimate: float
     exact: float
     std_error: float
-    certificate: Certificate
+    privacy: PrivacyStatement
     messages: int
     central: CentralBaseline
     parameters: dict[str, Any] = field(default_factory=dict)
@@ -119,12 +97,7 @@ class SumRun:
             "std_error": self.std_error,
             "ci95_low": low,
             "ci95_high": high,
-            "epsilon": self.certificate.epsilon,
-            "delta": self.certificate.delta,
-            "target_epsilon": self.certificate.target_epsilon,
-            "bound": self.certificate.bound,
-            "valid": self.certificate.valid,
-            "eps0": self.certificate.eps0,
+            **privacy_record(self.privacy),
             "messages": self.messages,
             "messages_per_user": self.messages / self.n,
             "central_mechanism": self.central.mechanism,
@@ -146,3 +119,24 @@ def traffic_record(traffic: dict[str, Any] | None) -> dict[str, Any]:
     record: dict[str, Any] = {"engine": traffic is not None}
     record.update({key: None if traffic is None else traffic[key] for key in TRAFFIC_KEYS})
     return record
+
+
+def privacy_record(privacy: PrivacyStatement) -> dict[str, Any]:
+    """Flat keys of a run's privacy statement: ``epsilon, delta, target_epsilon, bound,
+    target_met, eps0`` (the form of the CLI tables and JSON records).
+
+    Examples
+    --------
+    >>> s = PrivacyStatement(epsilon=0.9, delta=1e-6, source="b", inputs={"eps0": 2.0})
+    >>> privacy_record(s.with_target(epsilon=1.0, delta=1e-6))["target_met"]
+    True
+    """
+    target = privacy.target
+    return {
+        "epsilon": privacy.epsilon,
+        "delta": privacy.delta,
+        "target_epsilon": None if target is None else target.epsilon,
+        "bound": privacy.source,
+        "target_met": bool(privacy.meets_target),
+        "eps0": privacy.inputs.get("eps0"),
+    }

@@ -1,10 +1,11 @@
-"""Exact distribution of the maximum load of balls thrown into bins (internal).
+"""Exact distribution of the maximum load of balls thrown into bins (used by ``qif.shuffle``).
 
 The uninformed single-target vulnerability of the shuffle is ``E[max load]/n`` for ``n``
-balls in ``k`` bins (seed 004, eq. 13), and the informed adversary needs the max-load law of
-``m`` balls in ``k − 1`` bins for a window of ``m``. Both come from one routine.
+balls in ``k`` bins (Jurado, Gonze, Alvim, Palamidessi, eq. 13), and the informed adversary
+needs the max-load law of ``m`` balls in ``k − 1`` bins for a window of ``m``. Both come
+from one routine.
 
-Method (notes §6.2, "fast exact method"; Poissonization). Let ``X_1..X_b`` be i.i.d.
+Method (Poissonization). Let ``X_1..X_b`` be i.i.d.
 ``Poisson(λ)``. Given ``ΣX = m`` they are ``Multinomial(m; 1/b, …)``, so
 
     P(max load ≤ ℓ | m balls) = P(all X_j ≤ ℓ, ΣX = m) / Poisson(m; bλ),
@@ -34,6 +35,7 @@ tails), and the CDF is clipped to ``[0, 1]`` and made monotone.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -41,6 +43,7 @@ from scipy import fft as sfft
 from scipy.special import gammaln
 from scipy.stats import binom
 
+from crowdhide.accounting.roots import calibrate
 from crowdhide.errors import ResourceLimitError
 
 __all__ = ["TAIL", "expected_max_load_float", "max_load_cdf_table"]
@@ -76,25 +79,32 @@ def _bounds(m_lo: int, m_hi: int, bins: int) -> tuple[int, int, int]:
     """(ℓ_lo, ℓ_hi, a): smallest possible max load, upper cut, lower bin cut."""
     ell_lo = -(-m_lo // bins)
     prob = 1.0 / bins
-    # Binary searches on the (accurate) survival function and CDF: scipy's isf/ppf are not
-    # reliable at 1e-20.
-    lo, hi = -(-m_hi // bins), m_hi
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if bins * float(binom.sf(mid, m_hi, prob)) <= TAIL:
-            hi = mid
-        else:
-            lo = mid + 1
-    ell_hi = lo
-    lo, hi = 0, ell_lo
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if bins * float(binom.cdf(mid - 1, m_lo, prob)) <= TAIL:
-            lo = mid
-        else:
-            hi = mid - 1
-    a = lo
+
+    # Integer searches on the (accurate) survival function and CDF: scipy's isf/ppf are not
+    # reliable at 1e-20. Upper cut: the smallest ℓ whose union-bounded tail is within TAIL.
+    def upper_cut_ok(ell: float) -> bool:
+        return bins * float(binom.sf(ell, m_hi, prob)) <= TAIL
+
+    # Lower cut: the largest a whose dropped lower tail is within TAIL.
+    def lower_cut_ok(a: float) -> bool:
+        return bins * float(binom.cdf(a - 1, m_lo, prob)) <= TAIL
+
+    ell_hi = _integer_threshold(upper_cut_ok, -(-m_hi // bins), m_hi, increasing=True)
+    a = _integer_threshold(lower_cut_ok, 0, ell_lo, increasing=False)
     return ell_lo, ell_hi, a
+
+
+def _integer_threshold(
+    passes: Callable[[float], bool], low: int, high: int, *, increasing: bool
+) -> int:
+    """:func:`crowdhide.accounting.calibrate` on the integers ``[low, high]`` (``low`` when
+    the interval is a single point)."""
+    if low >= high:
+        return low
+    found = calibrate(
+        passes, low=low, high=high, increasing=increasing, integer=True, what="max-load cut"
+    )
+    return int(found)
 
 
 def max_load_cdf_table(m_lo: int, m_hi: int, bins: int) -> tuple[npt.NDArray[np.int64], FloatArray]:

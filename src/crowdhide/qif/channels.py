@@ -1,7 +1,7 @@
 """Mechanisms as explicit channels: k-RR, full and reduced shuffles, their cascades.
 
-Constructions of seed 004 (notes §2.3–§2.6, §3.1), with datasets in lexicographic order and
-histograms in decreasing lexicographic order:
+Constructions of Jurado, Gonze, Alvim, Palamidessi (§II–III), with datasets in lexicographic
+order and histograms in decreasing lexicographic order:
 
 * ``K`` — the local ``k × k`` k-RR matrix (eq. 3): ``p = e^ε0/(e^ε0+k−1)`` on the diagonal,
   ``q = 1/(e^ε0+k−1)`` elsewhere;

@@ -1,4 +1,4 @@
-"""Datasets, histograms and multinomials for the shuffle model (seed 004, §2.1, §3.2).
+"""Datasets, histograms and multinomials for the shuffle model (Jurado et al., §II–III).
 
 A dataset is a tuple ``x ∈ {0..k-1}^n`` (value ``v`` stands for the ``v``-th element of the
 value set); its histogram counts each value. Datasets are enumerated in lexicographic order

@@ -1,9 +1,8 @@
 """Core quantitative information flow (QIF): channels, priors, gain functions, vulnerability.
 
 The definitions follow Section II-A of Jurado, Gonze, Alvim and Palamidessi, *Analyzing the
-Shuffle Model through the Lens of Quantitative Information Flow* (seed 004; the formulas, lost
-in the paper's text conversion, are rebuilt in ``notes/seeds/004.md`` §2.2) and the QIF book
-(Alvim et al. 2020):
+Shuffle Model through the Lens of Quantitative Information Flow* and the QIF book (Alvim
+et al. 2020):
 
 * a **channel** ``C`` is a row-stochastic matrix, ``C[x, y] = P(y | x)``;
 * a **prior** ``π`` is a distribution on the secrets;
@@ -283,7 +282,7 @@ class Channel:
         """An equivalent channel: zero columns dropped, proportional columns merged (summed).
 
         Equivalence means equal posterior g-vulnerability for every prior and gain function
-        (notes §2.2). Output labels of merged columns become tuples of the original labels.
+        (Alvim et al. 2020). Output labels of merged columns become tuples of the original labels.
         Float columns are compared after normalisation, rounded to 12 decimals.
         """
         mat = self.matrix
@@ -566,7 +565,7 @@ def hyper(prior: Prior, channel: Channel) -> HyperDistribution:
 def refines(first: Channel, second: Channel, *, atol: float = 1e-9) -> bool:
     """Whether ``second`` refines ``first`` (``first ⊑ second``): ``second = first · R``.
 
-    By Thm 4 of seed 004 (refinement characterization), this holds iff ``second`` leaks no
+    By Thm 4 of Jurado et al. (refinement characterization), this holds iff ``second`` leaks no
     more than ``first`` for every prior and every gain function. Decided by a feasibility
     linear program for a row-stochastic ``R`` (``scipy.optimize.linprog``, floats, equality
     within ``atol``).

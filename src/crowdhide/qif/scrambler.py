@@ -1,7 +1,7 @@
 """Leakage of crowdhide's scrambler countermeasure, viewed as a QIF channel.
 
-Beyond seed 004: the communication pattern of one scrambler cluster of seed 000 (Ladjel,
-Anciaux, Bellet, Scerri; notes ``seeds/000.md`` §3.1–§3.3) is a channel from the sources'
+Beyond Jurado et al.: the communication pattern of one scrambler cluster of Ladjel,
+Anciaux, Bellet, Scerri (data-dependent communications, scramblers) is a channel from the sources'
 targets to what the network observer sees.
 
 Model. ``n`` sources each hold one of ``T`` targets. Each applies the sampling randomizer
@@ -132,7 +132,7 @@ def scrambler_keep_probability(*, targets: int, sigma: Any) -> float | Fraction:
 
 
 def scrambler_local_epsilon(*, targets: int, sigma: Any) -> float:
-    """``ε0 = ln((1−σ)T/σ + 1)`` of the sampling randomizer (Theorem 2 of seed 000, d = 0).
+    """``ε0 = ln((1−σ)T/σ + 1)`` of the sampling randomizer (Theorem 2 of Ladjel et al., d = 0).
 
     Examples
     --------

@@ -1,7 +1,7 @@
 """Exact single-target vulnerability of k-RR and shuffling, computed from the symmetry.
 
-Seed 004 (Jurado, Gonze, Alvim, Palamidessi), Sections IV–V, with the formulas rebuilt and
-checked by brute force in ``notes/seeds/004.md`` §3.3, §4. The secret is the value of one
+Jurado, Gonze, Alvim, Palamidessi, Sections IV–V, with every closed form checked against
+brute-force channels in the test suite. The secret is the value of one
 target user among ``n``, each holding one of ``k`` values; the gain is the single-target
 Bayes gain (Def. 13). ``p = e^ε0/(e^ε0+k−1)`` and ``q = (1−p)/(k−1)``.
 
@@ -212,7 +212,7 @@ def expected_max_load(*, n: int, k: int, exact: bool = False) -> float | Fractio
 def shuffle_vulnerability(*, n: int, k: int, exact: bool = False) -> float | Fraction:
     """Uninformed single-target vulnerability of the shuffle alone, ``E[max load]/n``.
 
-    Eq. (11)/(13) of seed 004; binary data use the closed form of Thm 17.
+    Eq. (11)/(13) of Jurado et al.; binary data use the closed form of Thm 17.
 
     Examples
     --------
@@ -582,7 +582,7 @@ def asymptotic_shuffle_vulnerability(*, n: int, k: int, c: float = 1.0) -> float
 
     ``Θ(·)`` in the paper hides the constant ``c``; this is an *approximation for comparison*,
     not a bound: with ``c = 1`` it is below the exact value for ``k >= 10`` at small ``n``
-    and above it for small ``k`` (notes §5). Valid regime ``n >> k ln k``.
+    and above it for small ``k``. Valid regime ``n >> k ln k``.
     """
     n = check_int("n", n, low=1)
     k = check_int("k", k, low=2)
@@ -604,7 +604,7 @@ def _expected_max_gaussian(k: int) -> float:
 
 
 def gaussian_shuffle_vulnerability(*, n: int, k: int) -> float:
-    """Fixed-``k`` Gaussian-limit approximation ``1/k + μ_k/√(k n)`` of ``V[S]`` (notes §4.5).
+    """Fixed-``k`` Gaussian-limit approximation ``1/k + μ_k/√(k n)`` of ``V[S]``.
 
     ``μ_k`` is the expected maximum of ``k`` standard normals (``μ_2 = 1/√π``). An
     approximation (error < 1e-3 at ``n = 1000`` for ``k <= 100``), not a bound.

@@ -1,4 +1,17 @@
-"""Array validation helpers shared by the mechanisms (internal)."""
+"""Array validation shared by the mechanisms and the protocols.
+
+Each function checks an array argument and returns it in the dtype the callers compute with;
+the error names the argument and echoes (the start of) the offending values.
+
+Examples
+--------
+>>> as_category_array("bits", [0, 1, 1.0], k=2).tolist()
+[0, 1, 1]
+>>> as_real_array("values", [1, float("nan")])
+Traceback (most recent call last):
+...
+ValueError: values must be finite, got [nan]
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Adapter to the shared shuffle accountant (``crowdhide.accounting.shuffle``).
+"""Calibration and certification of shuffled k-RR for the protocols and their experiments.
+
+An adapter to the shared shuffle accountant (``crowdhide.accounting.shuffle``).
 
 The protocols calibrate ε0 with ``calibrate_eps0`` and certify every run with
 ``shuffle_epsilon(..., bound="best")`` — the smallest *valid upper bound* for shuffled k-RR
@@ -14,7 +16,7 @@ adapter.
 
 from __future__ import annotations
 
-from crowdhide.accounting import PrivacyCurve
+from crowdhide.accounting import PrivacyCurve, PrivacyStatement
 from crowdhide.accounting import shuffle as accountant
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "certify_krr",
     "krr_delta_certificate",
     "krr_lower_curve",
+    "krr_privacy",
 ]
 
 
@@ -100,3 +103,22 @@ def krr_lower_curve(*, eps0: float, n: int, k: int) -> PrivacyCurve:
     datasets (a lower bound on the worst case — not a certificate)."""
     curve: PrivacyCurve = accountant.krr_shuffle_curve(eps0=eps0, n=n, k=k)
     return curve
+
+
+def krr_privacy(
+    *, eps0: float, n: int, k: int, delta: float, target_epsilon: float, fast: bool = False
+) -> PrivacyStatement:
+    """The privacy statement of n shuffled k-RR reports at ``delta``, checked against a target.
+
+    ε is the smaller of :func:`certify_krr`'s certificate and ε0 itself (the reports are
+    ε0-LDP, hence (ε0, 0)-DP after shuffling too); ``inputs`` records ``eps0, n, k``.
+    """
+    certified, bound = certify_krr(eps0=eps0, n=n, k=k, delta=delta, fast=fast)
+    statement = PrivacyStatement(
+        epsilon=min(certified, eps0),
+        delta=delta,
+        kind="upper",
+        source=bound,
+        inputs={"eps0": eps0, "n": n, "k": k},
+    )
+    return statement.with_target(epsilon=target_epsilon, delta=delta)
