@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +64,6 @@ class Prepared:
     plan: ExecutionPlan
     choices: dict[str, CountermeasureChoice]
     certificate: PlanCertificate
-    unprotected: ExecutionPlan | None = field(default=None, repr=False)
 
     @property
     def privacy(self) -> PrivacyStatement:
@@ -106,7 +105,6 @@ def prepare(
     query = load_query(spec)
     tick("load data", 1, 1)
     tick("plan countermeasures", 0, 1)
-    unprotected = query.plan
     query, choices = _choose(spec, query, acct)
     plan, choices = _protect(spec, query.plan, choices)
     tick("plan countermeasures", 1, 1)
@@ -120,7 +118,7 @@ def prepare(
                 choice, epsilon_cluster=hop.epsilon, delta_cluster=hop.delta, method=hop.method
             )
     tick("certify", 1, 1)
-    return Prepared(spec, query, plan, choices, certificate, unprotected)
+    return Prepared(spec, query, plan, choices, certificate)
 
 
 def _choose(
@@ -277,7 +275,9 @@ def _costs(prepared: Prepared, run: Execution) -> RunCosts:
     ]
     return RunCosts(
         messages=len(transcript),
-        unprotected_messages=_unprotected_messages(prepared.unprotected or prepared.query.plan),
+        # The plan that ran without its countermeasures: K-means with scramblers relays the
+        # centroids (one message of K per source), and the baseline must count that too.
+        unprotected_messages=_unprotected_messages(prepared.query.plan),
         data_route_overhead=sum(run.routes[r].messages for r in data_routes)
         / max(1, sum(run.routes[r].senders for r in data_routes)),
         bytes=transcript.bytes_on_wire,
