@@ -18,6 +18,7 @@ from crowdhide._output import write_json
 from crowdhide.accounting import PrivacyStatement
 
 if TYPE_CHECKING:
+    from crowdhide.engine import Execution
     from crowdhide.plans.certify import PlanCertificate
     from crowdhide.plans.planner import CountermeasureChoice
     from crowdhide.plans.query import Answer
@@ -187,6 +188,17 @@ class ExecutionRecord:
     address: str | None
     block_size: int
     seed: int
+
+    @classmethod
+    def of(cls, run: Execution, *, address: str | None) -> ExecutionRecord:
+        """What ``run`` echoes of its execution (``address``: the Ray cluster, if any)."""
+        return cls(
+            backend=run.backend,
+            shards=run.shards,
+            address=address,
+            block_size=run.block_size,
+            seed=run.seed,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain record."""

@@ -412,13 +412,7 @@ def run_spec(
         tick("plots", 1, 1)
     report = RunReport(
         plan=prepared.report(),
-        execution=ExecutionRecord(
-            backend=run.backend,
-            shards=run.shards,
-            address=ray_address,
-            block_size=run.block_size,
-            seed=run.seed,
-        ),
+        execution=ExecutionRecord.of(run, address=ray_address),
         answer=answer,
         costs=costs,
         timings=Timings(
