@@ -1,4 +1,5 @@
-"""The Aggregate query of seed 000 (Section II-A, Example 1): SQL with GROUPING SETS.
+"""The Aggregate query of Ladjel, Anciaux, Bellet and Scerri (Section II-A, Example 1): SQL with
+GROUPING SETS.
 
 DuckDB parses the SQL (``json_serialize_sql``) and computes the exact central answer; the
 decentralized plan sends each tuple once per grouping set to the compute node owning its

@@ -1,10 +1,11 @@
 """Full-population estimates of an Aggregate query from the tuples a protected run used.
 
-Target sampling (seed 000, convention U) drops real messages: with probability σ a source
-draws its target uniformly among the T compute nodes of a grouping set and sends its real
-tuple only when the draw hits its true target (footnote 5); otherwise it sends a dummy,
-which the compute node discards. Flooding dummies and scramblers only *add* dummies and
-forward every real message. Hence, independently for every tuple and every grouping set,
+Target sampling (Ladjel, Anciaux, Bellet, Scerri; convention U) drops real messages: with
+probability σ a source draws its target uniformly among the T compute nodes of a grouping
+set and sends its real tuple only when the draw hits its true target (footnote 5);
+otherwise it sends a dummy, which the compute node discards. Flooding dummies and
+scramblers only *add* dummies and forward every real message. Hence, independently for
+every tuple and every grouping set,
 
     P(tuple used) = π = (1 − σ) + σ / T,
 

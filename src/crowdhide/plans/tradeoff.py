@@ -1,5 +1,8 @@
 """Privacy against load around a run's chosen countermeasures (Fig. 8 style plots).
 
+Figure and theorem numbers are those of Ladjel, Anciaux, Bellet and Scerri (the plan's
+end-to-end ε is the sum over the clusters of a data path, their Theorem 1).
+
 :func:`tradeoff_curve` gives the whole-plan ε of scramblers (n, d) against their costs;
 :func:`run_tradeoff` varies the first data route of a certified plan around its chosen
 setting (the other routes' certified ε added, as Theorem 1 composes a path) and
