@@ -56,6 +56,19 @@ def test_added_messages_are_those_of_the_data_routes(spec: dict[str, Any], tmp_p
     assert report.costs.added_messages == pytest.approx(expected, abs=1e-6)
     assert report.costs.added_messages > 0
     assert report.costs.overhead > 1.0
+    # report.json keeps its document: the same sections in the same order.
+    answer = (
+        ["result", "exact", "estimates", "inclusion_probability", "traffic", "route_names"]
+        if spec is AGGREGATE
+        else ["result", "exact"]
+    )
+    assert list(report.to_dict()) == [
+        *["name", "query", "data", "mode", "target", "target_met", "routes"],
+        *["countermeasures", "clusters_per_path", "privacy", "execution", *answer],
+        *["utility", "costs", "timings", "files"],
+    ]
+    written = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert list(written) == list(report.to_dict())
 
 
 def test_html_report_through_the_api(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ the JSON document written to ``report.json`` and printed by ``--json``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,12 +39,17 @@ __all__ = [
 
 
 def plan_privacy(certificate: PlanCertificate) -> PrivacyStatement:
-    """The end-to-end statement of a plan certificate (the one place that reads it)."""
+    """The end-to-end statement of a plan certificate (the one place that reads it).
+
+    An undefined (NaN) ε or δ is a statement whose conditions do not hold: never a target met.
+    """
+    epsilon, delta = certificate.epsilon, certificate.delta
     return PrivacyStatement(
-        epsilon=certificate.epsilon,
-        delta=certificate.delta,
+        epsilon=epsilon,
+        delta=delta,
         kind="upper",
         source=certificate.accountant,
+        conditions_met=not (math.isnan(epsilon) or math.isnan(delta)),
         notes=certificate.notes,
     )
 
