@@ -48,17 +48,13 @@ def register(app: typer.Typer) -> None:
 
 
 def _choice_row(route: str, choice: CountermeasureChoice) -> dict[str, Any]:
+    record = choice.to_dict()
+    keys = ("sigma", "local_dummies", "n", "d", "epsilon_cluster", "method")
+    costs = ("overhead", "channels_per_scrambler", "extra_consents")
     return {
         "route": route,
-        "sigma": choice.sigma,
-        "local_dummies": choice.local_dummies,
-        "n": choice.n,
-        "d": choice.d,
-        "epsilon_cluster": choice.epsilon_cluster,
-        "method": choice.method,
-        "overhead": choice.costs.overhead,
-        "channels_per_scrambler": choice.costs.channels_per_scrambler,
-        "extra_consents": choice.costs.extra_consents,
+        **{k: record[k] for k in keys},
+        **{k: record["costs"][k] for k in costs},
     }
 
 

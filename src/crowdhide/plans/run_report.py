@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ExecutionRecord",
-    "HopPrivacy",
-    "PathPrivacy",
+    "HopReport",
+    "PathReport",
     "PlanReport",
     "RunCosts",
     "RunReport",
@@ -55,7 +55,7 @@ def plan_privacy(certificate: PlanCertificate) -> PrivacyStatement:
 
 
 @dataclass(frozen=True, kw_only=True)
-class PathPrivacy:
+class PathReport:
     """(ε, δ) of one data path: a user's tuple through the clusters it crosses."""
 
     origin: str
@@ -70,7 +70,7 @@ class PathPrivacy:
 
 
 @dataclass(frozen=True, kw_only=True)
-class HopPrivacy:
+class HopReport:
     """(ε, δ) of one cluster (a hop of the plan), with the method that certified it."""
 
     cluster: str
@@ -101,18 +101,18 @@ class HopPrivacy:
         }
 
 
-def plan_paths(certificate: PlanCertificate) -> tuple[PathPrivacy, ...]:
+def plan_paths(certificate: PlanCertificate) -> tuple[PathReport, ...]:
     """Theorem 1 per data path of a plan certificate."""
     return tuple(
-        PathPrivacy(origin=p.origin, epsilon=p.epsilon, delta=p.delta, clusters=tuple(p.clusters))
+        PathReport(origin=p.origin, epsilon=p.epsilon, delta=p.delta, clusters=tuple(p.clusters))
         for p in certificate.paths
     )
 
 
-def plan_hops(certificate: PlanCertificate) -> tuple[HopPrivacy, ...]:
+def plan_hops(certificate: PlanCertificate) -> tuple[HopReport, ...]:
     """(ε, δ) per cluster of a plan certificate."""
     return tuple(
-        HopPrivacy(
+        HopReport(
             cluster=c.cluster,
             route=c.route,
             targets=c.targets,
@@ -141,8 +141,8 @@ class PlanReport:
     countermeasures: Mapping[str, CountermeasureChoice]
     clusters_per_path: int
     privacy: PrivacyStatement
-    paths: tuple[PathPrivacy, ...]
-    hops: tuple[HopPrivacy, ...]
+    paths: tuple[PathReport, ...]
+    hops: tuple[HopReport, ...]
     route_names: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod

@@ -34,6 +34,7 @@ from crowdhide.plans.planner import CountermeasureChoice, plan_protection, route
 from crowdhide.plans.query import Query, load_query
 from crowdhide.plans.run_report import (
     ExecutionRecord,
+    HopReport,
     PlanReport,
     RunCosts,
     RunReport,
@@ -41,7 +42,7 @@ from crowdhide.plans.run_report import (
     plan_hops,
     plan_privacy,
 )
-from crowdhide.plans.spec import RunSpec, check_backend
+from crowdhide.plans.spec import FixedCountermeasures, RunSpec, check_backend
 from crowdhide.plans.tradeoff import plot_tradeoff, run_tradeoff, tradeoff_curve
 
 __all__ = ["PageWriter", "Prepared", "prepare", "run_spec", "tradeoff_curve"]
@@ -120,11 +121,8 @@ def prepare(
     certificate = certify(plan, delta=spec.delta, accountant=acct)
     hops = {h.route: h for h in plan_hops(certificate) if h.route is not None}
     for name, choice in list(choices.items()):
-        hop = hops.get(name)
-        if hop is not None:
-            choices[name] = replace(
-                choice, epsilon_cluster=hop.epsilon, delta_cluster=hop.delta, method=hop.method
-            )
+        if name in hops:
+            choices[name] = _certified(choice, hops[name])
     tick("certify", 1, 1)
     return Prepared(spec, query, plan, choices, certificate)
 
@@ -153,20 +151,30 @@ def _choose(
     f = spec.fixed
     if f.n is not None:
         query = query.relayed(f.n)
-    choice = CountermeasureChoice(
-        sigma=f.sigma,
-        local_dummies=f.local_dummies,
-        n=f.n,
-        d=f.d,
+    choice = _fixed_choice(f)
+    plan = query.plan
+    data = [r.name for r in plan.routes if r.kind == "data" and plan.group(r.receiver).size > 1]
+    return query, dict.fromkeys(data, choice)
+
+
+def _fixed_choice(fixed: FixedCountermeasures) -> CountermeasureChoice:
+    """``[countermeasures]`` as a choice (certified, and costed per route, later)."""
+    return CountermeasureChoice(
+        sigma=fixed.sigma,
+        local_dummies=fixed.local_dummies,
+        n=fixed.n,
+        d=fixed.d,
         epsilon_cluster=math.nan,
         delta_cluster=math.nan,
         method="fixed",
         costs=route_costs(sources=1, targets=1),
         candidates=0,
     )
-    plan = query.plan
-    data = [r.name for r in plan.routes if r.kind == "data" and plan.group(r.receiver).size > 1]
-    return query, dict.fromkeys(data, choice)
+
+
+def _certified(choice: CountermeasureChoice, hop: HopReport) -> CountermeasureChoice:
+    """``choice`` with its route's certified (ε_i, δ_i) and method."""
+    return replace(choice, epsilon_cluster=hop.epsilon, delta_cluster=hop.delta, method=hop.method)
 
 
 def _protect(

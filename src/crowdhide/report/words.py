@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from crowdhide.plans.planner import CountermeasureChoice
-    from crowdhide.plans.run_report import HopPrivacy, RunReport
+    from crowdhide.plans.run_report import HopReport, RunReport
 
 __all__ = [
     "METHODS",
@@ -131,7 +131,7 @@ def group_words(group: str, routes: Sequence[Mapping[str, Any]], names: Mapping[
 
 
 def cluster_words(
-    hop: HopPrivacy, names: Mapping[str, str], counter: Mapping[str, CountermeasureChoice]
+    hop: HopReport, names: Mapping[str, str], counter: Mapping[str, CountermeasureChoice]
 ) -> str:
     """A hop in words with its countermeasures and certificate in parentheses."""
     route = hop.route
