@@ -73,15 +73,7 @@ def _print(report: PlanReport) -> None:
         notes=list(report.privacy.notes),
     )
     emit(
-        [
-            {
-                "origin": p.origin,
-                "epsilon": p.epsilon,
-                "delta": p.delta,
-                "clusters": " + ".join(p.clusters),
-            }
-            for p in report.paths
-        ],
+        [{**p.to_dict(), "clusters": " + ".join(p.clusters)} for p in report.paths],
         as_json=False,
         title="Theorem 1: end-to-end (ε, δ) per data path",
     )

@@ -38,49 +38,60 @@ __all__ = [
 ]
 
 
-def plan_privacy(certificate: PlanCertificate) -> PrivacyStatement:
-    """The end-to-end statement of a plan certificate (the one place that reads it).
-
-    An undefined (NaN) ε or δ is a statement whose conditions do not hold: never a target met.
-    """
-    epsilon, delta = certificate.epsilon, certificate.delta
+def _statement(
+    epsilon: float, delta: float, source: str, notes: tuple[str, ...]
+) -> PrivacyStatement:
+    """A certified (ε, δ); an undefined (NaN) one has conditions that do not hold."""
     return PrivacyStatement(
         epsilon=epsilon,
         delta=delta,
         kind="upper",
-        source=certificate.accountant,
+        source=source,
         conditions_met=not (math.isnan(epsilon) or math.isnan(delta)),
-        notes=certificate.notes,
+        notes=notes,
+    )
+
+
+def plan_privacy(certificate: PlanCertificate) -> PrivacyStatement:
+    """The end-to-end statement of a plan certificate (Theorem 1: the worst data path)."""
+    return _statement(
+        certificate.epsilon, certificate.delta, certificate.accountant, certificate.notes
     )
 
 
 @dataclass(frozen=True, kw_only=True)
 class PathReport:
-    """(ε, δ) of one data path: a user's tuple through the clusters it crosses."""
+    """One data path (a user's tuple through the clusters it crosses) and its statement."""
 
     origin: str
-    epsilon: float
-    delta: float
     clusters: tuple[str, ...]
+    privacy: PrivacyStatement
 
     def to_dict(self) -> dict[str, Any]:
         """Plain record."""
-        record = {"origin": self.origin, "epsilon": self.epsilon, "delta": self.delta}
-        return {**record, "clusters": list(self.clusters)}
+        return {
+            "origin": self.origin,
+            "epsilon": self.privacy.epsilon,
+            "delta": self.privacy.delta,
+            "clusters": list(self.clusters),
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
 class HopReport:
-    """(ε, δ) of one cluster (a hop of the plan), with the method that certified it."""
+    """One cluster (a hop of the plan) and its statement; ``privacy.source`` is the method
+    that certified it (``data-independent`` when the destinations ignore the data)."""
 
     cluster: str
     route: str | None
     targets: int
     parallel_clusters: int
-    epsilon: float
-    delta: float
-    method: str
-    note: str = ""
+    privacy: PrivacyStatement
+
+    @property
+    def method(self) -> str:
+        """The bound or rule that certified the hop."""
+        return self.privacy.source
 
     @property
     def data_dependent(self) -> bool:
@@ -94,17 +105,21 @@ class HopReport:
             "route": self.route,
             "targets": self.targets,
             "parallel_clusters": self.parallel_clusters,
-            "epsilon": self.epsilon,
-            "delta": self.delta,
+            "epsilon": self.privacy.epsilon,
+            "delta": self.privacy.delta,
             "method": self.method,
-            "note": self.note,
+            "note": "; ".join(self.privacy.notes),
         }
 
 
 def plan_paths(certificate: PlanCertificate) -> tuple[PathReport, ...]:
     """Theorem 1 per data path of a plan certificate."""
     return tuple(
-        PathReport(origin=p.origin, epsilon=p.epsilon, delta=p.delta, clusters=tuple(p.clusters))
+        PathReport(
+            origin=p.origin,
+            clusters=tuple(p.clusters),
+            privacy=_statement(p.epsilon, p.delta, certificate.accountant, ()),
+        )
         for p in certificate.paths
     )
 
@@ -117,10 +132,7 @@ def plan_hops(certificate: PlanCertificate) -> tuple[HopReport, ...]:
             route=c.route,
             targets=c.targets,
             parallel_clusters=c.count,
-            epsilon=c.epsilon,
-            delta=c.delta,
-            method=c.method,
-            note=c.note,
+            privacy=_statement(c.epsilon, c.delta, c.method, (c.note,) if c.note else ()),
         )
         for c in certificate.clusters
     )

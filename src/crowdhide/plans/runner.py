@@ -174,7 +174,8 @@ def _fixed_choice(fixed: FixedCountermeasures) -> CountermeasureChoice:
 
 def _certified(choice: CountermeasureChoice, hop: HopReport) -> CountermeasureChoice:
     """``choice`` with its route's certified (ε_i, δ_i) and method."""
-    return replace(choice, epsilon_cluster=hop.epsilon, delta_cluster=hop.delta, method=hop.method)
+    p = hop.privacy
+    return replace(choice, epsilon_cluster=p.epsilon, delta_cluster=p.delta, method=p.source)
 
 
 def _protect(
@@ -308,7 +309,7 @@ def _costs(prepared: Prepared, run: Execution) -> RunCosts:
 
 def _other_clusters_epsilon(prepared: Prepared, route: str) -> float:
     """Certified ε of the plan minus that of ``route``'s cluster (0 when it is alone)."""
-    mine = [h.epsilon for h in plan_hops(prepared.certificate) if h.route == route]
+    mine = [h.privacy.epsilon for h in plan_hops(prepared.certificate) if h.route == route]
     epsilon = prepared.privacy.epsilon
     if not mine or not math.isfinite(epsilon):
         return 0.0

@@ -182,9 +182,9 @@ def _privacy_section(plan: PlanReport) -> str:
     for p in plan.paths:
         out.append(
             f"<tr><td class='k'>a user's tuple ({html.escape(p.origin)}) through "
-            f"{len(p.clusters)} steps</td><td>{fmt_num(p.epsilon)}</td>"
-            f"<td>{p.delta:.2g}</td><td class='k'>"
-            f"{html.escape(path_meaning(p.epsilon, p.delta))}</td></tr>"
+            f"{len(p.clusters)} steps</td><td>{fmt_num(p.privacy.epsilon)}</td>"
+            f"<td>{p.privacy.delta:.2g}</td><td class='k'>"
+            f"{html.escape(path_meaning(p.privacy.epsilon, p.privacy.delta))}</td></tr>"
         )
     out.append("</table><table><caption>Per data-dependent hop</caption>")
     out.append("<tr><th class='k'>hop (countermeasures; certificate)</th><th>ε</th><th>δ</th></tr>")
@@ -194,7 +194,7 @@ def _privacy_section(plan: PlanReport) -> str:
         words = cluster_words(h, plan.route_names, plan.countermeasures)
         out.append(
             f"<tr><td class='k'>{html.escape(words)}</td>"
-            f"<td>{fmt_num(h.epsilon)}</td><td>{h.delta:.2g}</td></tr>"
+            f"<td>{fmt_num(h.privacy.epsilon)}</td><td>{h.privacy.delta:.2g}</td></tr>"
         )
     out.append("</table>")
     out += [f"<p>Note: {html.escape(n)}</p>" for n in plan.privacy.notes]

@@ -227,8 +227,8 @@ def _privacy(plan: PlanReport, console: Console) -> None:
     rows = [
         [
             f"a user's tuple ({p.origin}) through the {len(p.clusters)} steps of the plan",
-            fmt_num(p.epsilon),
-            f"{p.delta:.2g}",
+            fmt_num(p.privacy.epsilon),
+            f"{p.privacy.delta:.2g}",
         ]
         for p in plan.paths
     ]
@@ -256,8 +256,8 @@ def _privacy(plan: PlanReport, console: Console) -> None:
     hops = [
         [
             cluster_words(h, plan.route_names, plan.countermeasures),
-            fmt_num(h.epsilon),
-            f"{h.delta:.2g}",
+            fmt_num(h.privacy.epsilon),
+            f"{h.privacy.delta:.2g}",
         ]
         for h in plan.hops
         if h.data_dependent
