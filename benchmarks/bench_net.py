@@ -107,10 +107,12 @@ def diabetes(rows: int, hosts: int, block_size: int) -> dict[str, Any]:
     out: dict[str, Any] = {"rows": rows, "hosts": hosts, "block_size": block_size}
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
-        local = run_spec(spec, Path(tmp) / "local", block_size=block_size)
+        local = run_spec(spec, Path(tmp) / "local", block_size=block_size).to_dict()
         out["local_s"] = time.perf_counter() - start
         start = time.perf_counter()
-        tls = run_spec(spec, Path(tmp) / "tls", network={"hosts": hosts}, block_size=block_size)
+        tls = run_spec(
+            spec, Path(tmp) / "tls", network={"hosts": hosts}, block_size=block_size
+        ).to_dict()
         out["tls_s"] = time.perf_counter() - start
     net = tls["network"]
     out["local_execute_s"] = local["timings"]["execute_s"]

@@ -34,7 +34,8 @@ def _example(name: str, tmp: Path, **run: Any) -> dict[str, Any]:
         transcript_csv_max_rows=0,
         block_size=BLOCK,
     )
-    report = run_spec(spec, tmp / f"{name}-{run.get('backend', 'local')}-{run['shards']}", **run)
+    out_dir = tmp / f"{name}-{run.get('backend', 'local')}-{run['shards']}"
+    report = run_spec(spec, out_dir, **run).to_dict()
     transcript = Transcript.load(Path(report["files"]["transcript"]))
     keep = ("result", "utility", "privacy", "countermeasures", "costs", "routes")
     out = {key: report[key] for key in keep}

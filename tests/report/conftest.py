@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from crowdhide.plans.run_report import RunReport
 from crowdhide.plans.runner import run_spec
 from crowdhide.plans.spec import parse_spec
 
@@ -25,7 +25,7 @@ SMALL_DIABETES = {
 
 
 @pytest.fixture(scope="session")
-def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunReport, Path]:
     out = tmp_path_factory.mktemp("run")
     report = run_spec(parse_spec(SMALL_DIABETES), out)
     return report, out

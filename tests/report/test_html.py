@@ -6,11 +6,11 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
+from crowdhide.plans.run_report import RunReport
 from crowdhide.report.html import write_html
 from crowdhide.report.words import fmt_count, fmt_num
 
@@ -27,7 +27,7 @@ FLAGS = [
 ]
 
 
-def test_self_contained(small_run: tuple[dict[str, Any], Path]) -> None:
+def test_self_contained(small_run: tuple[RunReport, Path]) -> None:
     report, out = small_run
     page = write_html(report, out).read_text(encoding="utf-8")
     # Nothing fetched: no external URLs, stylesheets or scripts; images are data URIs.
@@ -38,7 +38,7 @@ def test_self_contained(small_run: tuple[dict[str, Any], Path]) -> None:
 
 
 @pytest.mark.browser
-def test_chromium_renders_report(small_run: tuple[dict[str, Any], Path], tmp_path: Path) -> None:
+def test_chromium_renders_report(small_run: tuple[RunReport, Path], tmp_path: Path) -> None:
     if not Path(CHROMIUM).exists():
         pytest.fail("chromium is missing: apt-get install -y chromium (CI installs it)")
     report, out = small_run
@@ -60,11 +60,11 @@ def test_chromium_renders_report(small_run: tuple[dict[str, Any], Path], tmp_pat
         timeout=120,
     ).stdout
     # Key numbers are in the rendered page.
-    assert f"ε = {fmt_num(report['privacy']['epsilon'])}" in dom
-    first = report["estimates"][0]
+    assert f"ε = {fmt_num(report.privacy.epsilon)}" in dom
+    first = report.answer.estimates[0]
     assert fmt_count(first["count(*)"]) in dom
-    assert fmt_count(report["costs"]["messages"]) in dom
-    assert fmt_count(report["exact"][0]["count(*)"]) in dom
+    assert fmt_count(report.costs.messages) in dom
+    assert fmt_count(report.answer.exact[0]["count(*)"]) in dom
     # The screenshot is not blank: many distinct colours, not mostly one.
     import matplotlib.image
 

@@ -5,41 +5,41 @@ from __future__ import annotations
 import io
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from rich.console import Console
 
+from crowdhide.plans.run_report import RunReport
 from crowdhide.report.terminal import fit_panels, render_run
 from crowdhide.report.words import fmt_count, fmt_num
 
 
-def _render(report: dict[str, Any], width: int) -> str:
+def _render(report: RunReport, width: int) -> str:
     buffer = io.StringIO()
     render_run(report, Console(file=buffer, width=width, force_terminal=False))
     return buffer.getvalue()
 
 
 @pytest.mark.parametrize("width", [80, 100, 140])
-def test_fits_width_and_never_cuts(small_run: tuple[dict[str, Any], Path], width: int) -> None:
+def test_fits_width_and_never_cuts(small_run: tuple[RunReport, Path], width: int) -> None:
     report, _ = small_run
     text = _render(report, width)
     lines = text.splitlines()
     assert max(len(line) for line in lines) <= width
     assert "…" not in text
     # Every estimate, interval bound and exact value appears whole.
-    for row in report["estimates"]:
+    for row in report.answer.estimates:
         assert fmt_count(row["count(*)"]) in text
         assert fmt_count(row["count(*) low"]) in text
         assert fmt_count(row["count(*) high"]) in text
         assert fmt_num(row["avg(insulin)"]) in text
-    for row in report["exact"]:
+    for row in report.answer.exact:
         assert re.search(rf"\b{re.escape(fmt_count(row['count(*)']))}\b", text)
         assert fmt_num(row["max(insulin)"]) in text
-    assert fmt_num(report["privacy"]["epsilon"]) in text
+    assert fmt_num(report.privacy.epsilon) in text
 
 
-def test_captions_and_plain_names(small_run: tuple[dict[str, Any], Path]) -> None:
+def test_captions_and_plain_names(small_run: tuple[RunReport, Path]) -> None:
     report, _ = small_run
     text = _render(report, 80)
     assert "full-population estimates" in text

@@ -12,54 +12,55 @@ from crowdhide.cli._engine_progress import spinner
 from crowdhide.cli._options import check_output_file, int_option, seed_option
 from crowdhide.cli._output import JsonFlag, emit
 
-__all__ = ["register"]
+__all__ = ["data", "register", "synth_command"]
 
 _KINDS = ("aggregate", "kmeans", "diabetes")
 #: Rows held in memory before writing (several float64/int64 columns: 1e7 rows ≈ 0.5 GB).
 _MAX_ROWS = 10**7
 
 
+data = typer.Typer(help="Datasets for the built-in queries.", no_args_is_help=True)
+
+
+@data.command("synth")
+def synth_command(
+    kind: Annotated[str, typer.Argument(help="aggregate | kmeans | diabetes")],
+    rows: Annotated[int, int_option("--rows", "Number of tuples.", low=1, high=_MAX_ROWS)] = 10_000,
+    out: Annotated[Path, typer.Option("--out", help="CSV or Parquet file.")] = Path("data.csv"),
+    distribution: Annotated[
+        str, typer.Option("--distribution", help="uniform | skewed (Zipf).")
+    ] = "uniform",
+    seed: Annotated[int, seed_option()] = 0,
+    as_json: JsonFlag = False,
+) -> None:
+    """Write a deterministic synthetic dataset."""
+    from crowdhide.plans.data import write_table
+
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
+    if distribution not in ("uniform", "skewed"):
+        raise ValueError(f"--distribution must be 'uniform' or 'skewed', got {distribution!r}")
+    check_output_file(out)
+    with spinner(not as_json, f"generating {rows} rows"):
+        table = _generate(kind, rows, distribution, seed)
+        path = write_table(table, out)
+    emit(
+        {
+            "kind": kind,
+            "rows": rows,
+            "distribution": distribution,
+            "seed": seed,
+            "columns": list(table),
+            "out": str(path),
+        },
+        as_json=as_json,
+        title="dataset written",
+    )
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``data`` group to ``app``."""
-    data_app = typer.Typer(help="Datasets for the built-in queries.", no_args_is_help=True)
-    app.add_typer(data_app, name="data")
-
-    @data_app.command("synth")
-    def synth(
-        kind: Annotated[str, typer.Argument(help="aggregate | kmeans | diabetes")],
-        rows: Annotated[
-            int, int_option("--rows", "Number of tuples.", low=1, high=_MAX_ROWS)
-        ] = 10_000,
-        out: Annotated[Path, typer.Option("--out", help="CSV or Parquet file.")] = Path("data.csv"),
-        distribution: Annotated[
-            str, typer.Option("--distribution", help="uniform | skewed (Zipf).")
-        ] = "uniform",
-        seed: Annotated[int, seed_option()] = 0,
-        as_json: JsonFlag = False,
-    ) -> None:
-        """Write a deterministic synthetic dataset."""
-        from crowdhide.plans.data import write_table
-
-        if kind not in _KINDS:
-            raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
-        if distribution not in ("uniform", "skewed"):
-            raise ValueError(f"--distribution must be 'uniform' or 'skewed', got {distribution!r}")
-        check_output_file(out)
-        with spinner(not as_json, f"generating {rows} rows"):
-            table = _generate(kind, rows, distribution, seed)
-            path = write_table(table, out)
-        emit(
-            {
-                "kind": kind,
-                "rows": rows,
-                "distribution": distribution,
-                "seed": seed,
-                "columns": list(table),
-                "out": str(path),
-            },
-            as_json=as_json,
-            title="dataset written",
-        )
+    app.add_typer(data, name="data")
 
 
 def _generate(kind: str, rows: int, distribution: str, seed: int) -> dict[str, Any]:

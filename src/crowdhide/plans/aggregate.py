@@ -1,4 +1,5 @@
-"""The Aggregate query of seed 000 (Section II-A, Example 1): SQL with GROUPING SETS.
+"""The Aggregate query of Ladjel, Anciaux, Bellet and Scerri (Section II-A, Example 1): SQL with
+GROUPING SETS.
 
 DuckDB parses the SQL (``json_serialize_sql``) and computes the exact central answer; the
 decentralized plan sends each tuple once per grouping set to the compute node owning its
@@ -287,21 +288,7 @@ def aggregate_plan(
     [(1, 1.0), (2, 3.0), (3, 8.0)]
     """
     C = check_int("query.compute_nodes", compute_nodes, low=1)
-    needed = {c for s in query.grouping_sets for c in s} | set(query.value_columns)
-    missing = sorted(needed - set(table))
-    if missing:
-        raise ValueError(
-            f"data has no column(s) {missing} used by query.sql (columns: {sorted(table)})"
-        )
-    for column in query.numeric_columns:
-        values = np.asarray(table[column])
-        if not np.issubdtype(values.dtype, np.number):
-            raise ValueError(
-                f"data column {column!r} must be numeric to aggregate, got {values.dtype}"
-            )
-        if np.isnan(values.astype(np.float64)).any():
-            raise ValueError(f"data column {column!r} has missing values")
-    rows = len(next(iter(table.values())))
+    _check_columns(table, query)
     source: dict[str, npt.NDArray[Any]] = {c: np.asarray(table[c]) for c in query.numeric_columns}
     all_domains: list[tuple[npt.NDArray[Any], ...]] = []
     builder = PlanBuilder()
@@ -338,10 +325,27 @@ def aggregate_plan(
         routes.append(f"S->C{g}")
     for g in range(len(sizes)):
         builder.route(f"C{g}", "R", kind="fixed", message_size=message_size)
-    del rows
     return AggregateSetup(
         plan=builder.build(), query=query, domains=tuple(all_domains), routes=tuple(routes)
     )
+
+
+def _check_columns(table: Table, query: AggregateQuery) -> None:
+    """Every column the query uses exists; aggregated ones are numeric without NaN."""
+    needed = {c for s in query.grouping_sets for c in s} | set(query.value_columns)
+    missing = sorted(needed - set(table))
+    if missing:
+        raise ValueError(
+            f"data has no column(s) {missing} used by query.sql (columns: {sorted(table)})"
+        )
+    for column in query.numeric_columns:
+        values = np.asarray(table[column])
+        if not np.issubdtype(values.dtype, np.number):
+            raise ValueError(
+                f"data column {column!r} must be numeric to aggregate, got {values.dtype}"
+            )
+        if np.isnan(values.astype(np.float64)).any():
+            raise ValueError(f"data column {column!r} has missing values")
 
 
 def _router(g: int, nodes: int, universe: int) -> Any:

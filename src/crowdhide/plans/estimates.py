@@ -1,10 +1,11 @@
 """Full-population estimates of an Aggregate query from the tuples a protected run used.
 
-Target sampling (seed 000, convention U) drops real messages: with probability σ a source
-draws its target uniformly among the T compute nodes of a grouping set and sends its real
-tuple only when the draw hits its true target (footnote 5); otherwise it sends a dummy,
-which the compute node discards. Flooding dummies and scramblers only *add* dummies and
-forward every real message. Hence, independently for every tuple and every grouping set,
+Target sampling (Ladjel, Anciaux, Bellet, Scerri; convention U) drops real messages: with
+probability σ a source draws its target uniformly among the T compute nodes of a grouping
+set and sends its real tuple only when the draw hits its true target (footnote 5);
+otherwise it sends a dummy, which the compute node discards. Flooding dummies and
+scramblers only *add* dummies and forward every real message. Hence, independently for
+every tuple and every grouping set,
 
     P(tuple used) = π = (1 − σ) + σ / T,
 
@@ -40,6 +41,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide._output import write_csv
 from crowdhide._validation import check_probability
 from crowdhide.plans.aggregate import AggregateQuery, AggregateSetup, _decode, _plain
 from crowdhide.plans.model import ExecutionPlan
@@ -223,28 +225,26 @@ def write_answer(path: Path, rows: Sequence[Mapping[str, Any]], query: Aggregate
     Counts are written as integers (estimates rounded to whole tuples; the unrounded
     values and the intervals are in ``estimates.csv``); text keys lose stray spaces.
     """
-    import csv
-
     grouping = list(dict.fromkeys(c for s in query.grouping_sets for c in s))
     labels = [a.label for a in query.aggregates]
     select = list(query.select) or grouping + labels
     select += [c for c in grouping + labels if c not in select]
     counts = {a.label for a in query.aggregates if a.function == "count"}
     extra = ["grouping_set"] + (["tuples_used"] if rows and "tuples_used" in rows[0] else [])
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(select + extra)
-        for row in rows:
-            cells: list[Any] = []
-            for column in select + extra:
-                value = row.get(column)
-                if value is None or (isinstance(value, float) and math.isnan(value)):
-                    cells.append("")
-                elif column in counts:
-                    cells.append(round(float(value)))
-                elif isinstance(value, str):
-                    cells.append(value.strip())
-                else:
-                    cells.append(value)
-            writer.writerow(cells)
-    return path
+    columns = select + extra
+    return write_csv(
+        path,
+        [{column: _cell(row.get(column), column in counts) for column in columns} for row in rows],
+        fieldnames=columns,
+    )
+
+
+def _cell(value: Any, count: bool) -> Any:
+    """A CSV cell: NaN and missing empty, counts whole, text keys without stray spaces."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if count:
+        return round(float(value))
+    if isinstance(value, str):
+        return value.strip()
+    return value

@@ -1,4 +1,5 @@
-"""Decentralized K-means of seed 000 (Section V-A), iterations unrolled (Remark 1).
+"""Decentralized K-means of Ladjel, Anciaux, Bellet and Scerri (Section V-A), iterations unrolled
+(Remark 1).
 
 Each iteration ``i`` has a logical source group ``src@i`` (the same devices, device
 ``"S"``) that computes the nearest of the current centroids and sends its tuple to the

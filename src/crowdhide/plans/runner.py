@@ -2,59 +2,60 @@
 
 :func:`prepare` builds and certifies the protected plan without running it (``crowdhide
 plan``); :func:`run_spec` also executes it on the local backend, compares the result with
-DuckDB's exact answer, and writes the result, the report, the observer's transcript and
-the privacy/cost plots (``crowdhide run``).
+the exact answer (DuckDB's, or K-means without protection), and writes the result, the
+report, the observer's transcript and the privacy/cost plots (``crowdhide run``). What a
+query contributes goes through the :class:`~crowdhide.plans.query.Query` protocol.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-from crowdhide._json import jsonable
+from crowdhide._output import write_csv
 from crowdhide._validation import check_int
+from crowdhide.accounting import PrivacyStatement
 from crowdhide.engine import Execution, Transcript, execute
 from crowdhide.errors import UnmetTargetError
-from crowdhide.plans.aggregate import (
-    AggregateQuery,
-    AggregateSetup,
-    aggregate_plan,
-    compare,
-    exact_answer,
-    run_sql,
-)
 from crowdhide.plans.certify import (
     CountermeasureAccountant,
     PlanCertificate,
     certify,
     default_accountant,
-    local_sampling_epsilon,
 )
-from crowdhide.plans.data import (
-    KmeansData,
-    load_kmeans_data,
-    load_table,
-    synth_aggregate,
-    synth_diabetes,
-)
-from crowdhide.plans.estimates import estimate_rows, inclusion_probabilities, write_answer
-from crowdhide.plans.kmeans import KmeansSetup, kmeans_plan, nearest, rand_index
 from crowdhide.plans.model import ExecutionPlan, data_clusters_per_path, protect
 from crowdhide.plans.planner import CountermeasureChoice, plan_protection, route_costs
-from crowdhide.plans.spec import RunSpec, check_backend
-from crowdhide.plans.traffic import traffic_per_node
+from crowdhide.plans.query import Query, load_query
+from crowdhide.plans.run_report import (
+    ExecutionRecord,
+    HopReport,
+    PlanReport,
+    RunCosts,
+    RunReport,
+    Timings,
+    plan_hops,
+    plan_privacy,
+)
+from crowdhide.plans.spec import FixedCountermeasures, RunSpec, check_backend
+from crowdhide.plans.tradeoff import plot_tradeoff, run_tradeoff, tradeoff_curve
 
-__all__ = ["Prepared", "prepare", "run_spec", "tradeoff_curve"]
+__all__ = ["PageWriter", "Prepared", "prepare", "run_spec", "tradeoff_curve"]
 
 Progress = Callable[[str, int, int], None]
+#: Relative allowance on δ when checking ``[privacy]`` (float rounding of the δ split only).
+_DELTA_SPLIT_RTOL = 1e-9
+#: Writes one more page of a finished run into a directory (e.g. ``report.html``).
+PageWriter = Callable[[RunReport, Path], Path]
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    del stage, done, total
 
 
 @dataclass(frozen=True)
@@ -62,106 +63,42 @@ class Prepared:
     """A certified, protected plan ready to run."""
 
     spec: RunSpec
-    setup: AggregateSetup | KmeansSetup
+    query: Query
     plan: ExecutionPlan
     choices: dict[str, CountermeasureChoice]
     certificate: PlanCertificate
-    table: dict[str, npt.NDArray[Any]] | None = field(default=None, repr=False)
-    kmeans: KmeansData | None = field(default=None, repr=False)
-    data_source: str = ""
-    unprotected: ExecutionPlan | None = field(default=None, repr=False)
 
-    def target_met(self) -> bool | None:
-        """Whether the certificate meets ``[privacy]`` (``None``: no ε target was given).
-
-        NaN or infinite certificates count as not met (the comparisons are written so).
-        """
+    @property
+    def privacy(self) -> PrivacyStatement:
+        """The plan's certified (ε, δ), checked against ``[privacy]`` when ε is given."""
+        statement = plan_privacy(self.certificate)
         if self.spec.epsilon is None:
-            return None
-        cert = self.certificate
-        # 1e-9 relative: the planner and the certifier evaluate the same bound twice.
-        return bool(
-            cert.epsilon <= self.spec.epsilon * (1 + 1e-9)
-            and cert.delta <= self.spec.delta * (1 + 1e-9)
+            return statement
+        delta = self.spec.delta
+        if statement.delta <= delta * (1.0 + _DELTA_SPLIT_RTOL):
+            # The certifier gives each of the k scrambled clusters of a path δ/k and sums
+            # the k shares back: in floating point the sum can exceed δ by a few ulps
+            # (k >= 6). That rounding is not a weaker certificate.
+            delta = max(delta, statement.delta)
+        return statement.with_target(epsilon=self.spec.epsilon, delta=delta)
+
+    def report(self) -> PlanReport:
+        """The typed description of plan, clusters, parameters and certificate."""
+        return PlanReport.from_certificate(
+            self.certificate,
+            name=self.spec.name,
+            query=self.query.describe(),
+            data_source=self.query.data_source,
+            rows=self.query.rows,
+            mode="fixed" if self.spec.fixed else "planner",
+            target_epsilon=self.spec.epsilon,
+            target_delta=self.spec.delta,
+            routes=tuple(self.plan.describe()),
+            countermeasures=dict(self.choices),
+            clusters_per_path=data_clusters_per_path(self.plan),
+            privacy=self.privacy,
+            route_names=self.query.route_names,
         )
-
-    def target_text(self) -> str:
-        """One line: the certified (ε, δ) next to the target."""
-        cert = self.certificate
-        return (
-            f"certified epsilon={cert.epsilon:.4g}, delta={cert.delta:.3g} "
-            f"vs target epsilon={self.spec.epsilon}, delta={self.spec.delta:g}"
-        )
-
-    def summary(self) -> dict[str, Any]:
-        """JSON-ready description of plan, clusters, parameters and certificate."""
-        cert = self.certificate
-        return {
-            "name": self.spec.name,
-            "query": _query_record(self.spec),
-            "data": {"source": self.data_source, "rows": _rows(self)},
-            "mode": "fixed" if self.spec.fixed else "planner",
-            "target": {"epsilon": self.spec.epsilon, "delta": self.spec.delta},
-            "target_met": self.target_met(),
-            "routes": self.plan.describe(),
-            "countermeasures": {k: v.to_dict() for k, v in self.choices.items()},
-            "clusters_per_path": data_clusters_per_path(self.plan),
-            "privacy": {
-                "epsilon": cert.epsilon,
-                "delta": cert.delta,
-                "accountant": cert.accountant,
-                "paths": [
-                    {
-                        "origin": p.origin,
-                        "epsilon": p.epsilon,
-                        "delta": p.delta,
-                        "clusters": list(p.clusters),
-                    }
-                    for p in cert.paths
-                ],
-                "clusters": [c.to_dict() for c in cert.clusters],
-                "notes": list(cert.notes),
-            },
-        }
-
-
-def _query_record(spec: RunSpec) -> dict[str, Any]:
-    q = spec.query
-    if q.kind == "aggregate":
-        return {"kind": q.kind, "sql": q.sql, "compute_nodes": q.compute_nodes}
-    return {"kind": q.kind, "k": q.k, "iterations": q.iterations}
-
-
-def _rows(prepared: Prepared) -> int:
-    if prepared.table is not None:
-        return len(next(iter(prepared.table.values())))
-    assert prepared.kmeans is not None
-    return int(prepared.kmeans.train.shape[0])
-
-
-def _load(spec: RunSpec) -> tuple[dict[str, npt.NDArray[Any]] | None, KmeansData | None, str]:
-    data = spec.data
-    if spec.query.kind == "kmeans":
-        km = load_kmeans_data(
-            source=data.generator or "auto",  # type: ignore[arg-type]
-            mnist_dir=data.mnist_dir,
-            rows=data.rows,
-            rng=data.seed,
-        )
-        return None, km, km.source
-    if data.path is not None:
-        return load_table(data.path), None, str(data.path)
-    if data.generator == "diabetes":
-        return synth_diabetes(rows=data.rows, rng=data.seed), None, "synthetic diabetes"
-    table = synth_aggregate(
-        rows=data.rows,
-        attributes=data.attributes,
-        intervals=data.intervals,
-        distribution=data.distribution,  # type: ignore[arg-type]
-        skew=data.skew,
-        rng=data.seed,
-    )
-    return table, None, f"synthetic aggregate ({data.distribution})"
 
 
 def prepare(
@@ -172,63 +109,81 @@ def prepare(
 ) -> Prepared:
     """Load data, build the plan, choose (or apply fixed) countermeasures, certify."""
     acct = accountant if accountant is not None else default_accountant()
-    tick = progress or (lambda stage, done, total: None)
+    tick = progress or _no_progress
     tick("load data", 0, 1)
-    table, km, source = _load(spec)
+    query = load_query(spec)
     tick("load data", 1, 1)
-    setup: AggregateSetup | KmeansSetup
-    if spec.query.kind == "aggregate":
-        assert table is not None
-        assert spec.query.sql is not None
-        query = AggregateQuery.from_sql(spec.query.sql)
-        setup = aggregate_plan(
-            table,
-            query,
-            compute_nodes=spec.query.compute_nodes,
-            domains=spec.query.domains,
-            message_size=spec.message_size,
-        )
-    else:
-        assert km is not None
-        setup = kmeans_plan(
-            km.train, k=spec.query.k, iterations=spec.query.iterations, rng=spec.seed
-        )
     tick("plan countermeasures", 0, 1)
-    unprotected = setup.plan
-    if spec.fixed is not None:
-        f = spec.fixed
-        if isinstance(setup, KmeansSetup) and f.n is not None:
-            setup = _relayed(setup, km, spec, f.n)
-        choice = CountermeasureChoice(
-            f.sigma,
-            f.local_dummies,
-            f.n,
-            f.d,
-            math.nan,
-            math.nan,
-            "fixed",
-            route_costs(sources=1, targets=1),
-            0,
-        )
-        choices = {
-            r.name: choice
-            for r in setup.plan.routes
-            if r.kind == "data" and setup.plan.group(r.receiver).size > 1
-        }
-    else:
+    query, choices = _choose(spec, query, acct)
+    plan, choices = _protect(spec, query.plan, choices)
+    tick("plan countermeasures", 1, 1)
+    tick("certify", 0, 1)
+    certificate = certify(plan, delta=spec.delta, accountant=acct)
+    hops = {h.route: h for h in plan_hops(certificate) if h.route is not None}
+    for name, choice in list(choices.items()):
+        if name in hops:
+            choices[name] = _certified(choice, hops[name])
+    tick("certify", 1, 1)
+    return Prepared(spec, query, plan, choices, certificate)
+
+
+def _choose(
+    spec: RunSpec, query: Query, accountant: CountermeasureAccountant
+) -> tuple[Query, dict[str, CountermeasureChoice]]:
+    """The fixed ``[countermeasures]`` on every data route, else the planner's choice.
+
+    With scramblers the query's plan may change (K-means relays the centroids through the
+    scramblers' devices), so the query comes back too.
+    """
+    if spec.fixed is None:
         assert spec.epsilon is not None
         _, choices = plan_protection(
-            setup.plan,
+            query.plan,
             epsilon=spec.epsilon,
             delta=spec.delta,
             constraints=spec.constraints,
-            accountant=acct,
+            accountant=accountant,
         )
         first = next(iter(choices.values()), None)
-        if isinstance(setup, KmeansSetup) and first is not None and first.n is not None:
-            setup = _relayed(setup, km, spec, first.n)
-    plan = setup.plan
-    for name, choice in list(choices.items()):
+        if first is not None and first.n is not None:
+            query = query.relayed(first.n)
+        return query, choices
+    f = spec.fixed
+    if f.n is not None:
+        query = query.relayed(f.n)
+    choice = _fixed_choice(f)
+    plan = query.plan
+    data = [r.name for r in plan.routes if r.kind == "data" and plan.group(r.receiver).size > 1]
+    return query, dict.fromkeys(data, choice)
+
+
+def _fixed_choice(fixed: FixedCountermeasures) -> CountermeasureChoice:
+    """``[countermeasures]`` as a choice (certified, and costed per route, later)."""
+    return CountermeasureChoice(
+        sigma=fixed.sigma,
+        local_dummies=fixed.local_dummies,
+        n=fixed.n,
+        d=fixed.d,
+        epsilon_cluster=math.nan,
+        delta_cluster=math.nan,
+        method="fixed",
+        costs=route_costs(sources=1, targets=1),
+        candidates=0,
+    )
+
+
+def _certified(choice: CountermeasureChoice, hop: HopReport) -> CountermeasureChoice:
+    """``choice`` with its route's certified (ε_i, δ_i) and method."""
+    p = hop.privacy
+    return replace(choice, epsilon_cluster=p.epsilon, delta_cluster=p.delta, method=p.source)
+
+
+def _protect(
+    spec: RunSpec, plan: ExecutionPlan, choices: Mapping[str, CountermeasureChoice]
+) -> tuple[ExecutionPlan, dict[str, CountermeasureChoice]]:
+    """Apply each route's countermeasures to ``plan``; the choices with their costs."""
+    out: dict[str, CountermeasureChoice] = {}
+    for name, choice in choices.items():
         route = plan.route(name)
         S = plan.group(route.sender).size
         T = plan.group(route.receiver).size
@@ -250,46 +205,12 @@ def prepare(
             dummies=choice.d,
             local_dummies=min(choice.local_dummies, T - 1),
         )
-        choices[name] = CountermeasureChoice(
-            choice.sigma,
-            choice.local_dummies,
-            choice.n,
-            choice.d,
-            choice.epsilon_cluster,
-            choice.delta_cluster,
-            choice.method,
-            costs,
-            choice.candidates,
-        )
-    tick("plan countermeasures", 1, 1)
-    tick("certify", 0, 1)
-    certificate = certify(plan, delta=spec.delta, accountant=acct)
-    by_route = {c.route: c for c in certificate.clusters if c.route is not None}
-    for name, choice in list(choices.items()):
-        c = by_route.get(name)
-        if c is not None:
-            choices[name] = CountermeasureChoice(
-                choice.sigma,
-                choice.local_dummies,
-                choice.n,
-                choice.d,
-                c.epsilon,
-                c.delta,
-                c.method,
-                choice.costs,
-                choice.candidates,
-            )
-    tick("certify", 1, 1)
-    return Prepared(spec, setup, plan, choices, certificate, table, km, source, unprotected)
-
-
-def _relayed(setup: KmeansSetup, km: KmeansData | None, spec: RunSpec, n: int) -> KmeansSetup:
-    """Rebuild the K-means plan with centroids relayed through the scramblers' devices."""
-    assert km is not None
-    return kmeans_plan(km.train, k=setup.k, iterations=setup.iterations, rng=spec.seed, relay_per=n)
+        out[name] = replace(choice, costs=costs)
+    return plan, out
 
 
 def _unprotected_messages(plan: ExecutionPlan) -> int:
+    """Messages of ``plan`` without countermeasures (one per sender, or per receiver)."""
     total = 0
     for route in plan.routes:
         senders = plan.group(route.sender).size
@@ -312,195 +233,6 @@ def _channels(transcript: Transcript) -> dict[str, int]:
     return {
         g: int(degree[first : first + size].max()) for g, (first, size) in transcript.groups.items()
     }
-
-
-def tradeoff_curve(
-    *,
-    sources: int,
-    targets: int,
-    clusters_per_path: int,
-    delta: float,
-    sigma: float,
-    ns: Sequence[int],
-    ds: Sequence[int],
-    accountant: CountermeasureAccountant,
-) -> list[dict[str, Any]]:
-    """Whole-plan ε against costs for scramblers (n, d) at sampling σ (Fig. 8 style).
-
-    Each cluster gets δ/k; the plan's ε is k times the cluster's ε (Theorem 1).
-    """
-    k = max(1, clusters_per_path)
-    rows: list[dict[str, Any]] = []
-    for n in ns:
-        for d in ds:
-            cert = accountant.scrambled(
-                targets=targets,
-                sigma=sigma,
-                n=min(n, sources),
-                dummies=d,
-                delta=delta / k,
-                capped=False,
-            )
-            costs = route_costs(sources=sources, targets=targets, sigma=sigma, n=n, dummies=d)
-            rows.append(
-                {
-                    "sigma": sigma,
-                    "n": n,
-                    "d": d,
-                    "epsilon_cluster": cert.epsilon,
-                    "epsilon": k * cert.epsilon,
-                    "delta": k * cert.delta,
-                    "method": cert.method,
-                    "overhead": costs.overhead,
-                    "added_messages": costs.added_messages,
-                    "channels_per_scrambler": costs.channels_per_scrambler,
-                    "extra_consents": costs.extra_consents,
-                }
-            )
-    return rows
-
-
-def _plots(
-    prepared: Prepared, out: Path, accountant: CountermeasureAccountant
-) -> tuple[list[Path], list[dict[str, Any]]]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plan = prepared.setup.plan
-    route = next(r for r in plan.routes if r.kind == "data")
-    S = plan.group(route.sender).size
-    T = plan.group(route.receiver).size
-    k = max(1, data_clusters_per_path(plan))
-    choice = prepared.choices[route.name]
-    sigma = choice.sigma
-    if choice.n is not None:
-        ns = sorted({choice.n, max(10, choice.n // 4), min(S, choice.n * 4)})
-        ds = sorted({0, 10, 50, 100, 200, 500, choice.d})
-        rows = tradeoff_curve(
-            sources=S,
-            targets=T,
-            clusters_per_path=k,
-            delta=prepared.spec.delta,
-            sigma=sigma,
-            ns=ns,
-            ds=ds,
-            accountant=accountant,
-        )
-        series: dict[Any, list[dict[str, Any]]] = {n: [r for r in rows if r["n"] == n] for n in ns}
-        label = "sources per scrambler n"
-    else:
-        rows = []
-        for dl in range(T):
-            eps = (
-                local_sampling_epsilon(targets=T, sigma=sigma, dummies=dl)
-                if sigma > 0
-                else math.inf
-            )
-            costs = route_costs(sources=S, targets=T, sigma=sigma, local_dummies=dl)
-            rows.append(
-                {
-                    "sigma": sigma,
-                    "n": None,
-                    "d": dl,
-                    "epsilon": k * eps,
-                    "overhead": costs.overhead,
-                    "channels_per_scrambler": dl + 1,
-                    "method": "theorem2",
-                }
-            )
-        series = {"local": rows}
-        label = "local flooding"
-    # The plan's ε is this route's cluster ε plus the other clusters of the path (Theorem
-    # 1), so the curve is shifted by the others' certified ε and the chosen point is the
-    # certificate itself.
-    others = _other_clusters_epsilon(prepared, route.name)
-    for r in rows:
-        r["epsilon"] = r.get("epsilon_cluster", r["epsilon"] / k) + others
-    files: list[Path] = []
-    for key, xlabel, name in (
-        (
-            "overhead",
-            "network load (messages / unprotected messages)",
-            "privacy_vs_network_load.png",
-        ),
-        (
-            "channels_per_scrambler",
-            "individual load (channels per node)",
-            "privacy_vs_individual_load.png",
-        ),
-    ):
-        fig, ax = plt.subplots(figsize=(5.5, 4))
-        for n, pts in series.items():
-            finite = [p for p in pts if math.isfinite(p["epsilon"])]
-            ax.plot(
-                [p[key] for p in finite],
-                [p["epsilon"] for p in finite],
-                marker="o",
-                label=f"{label}={n}" if label != "local flooding" else label,
-            )
-        chosen = [
-            r
-            for r in rows
-            if r["d"] == (choice.d if choice.n is not None else choice.local_dummies)
-            and (r["n"] == choice.n)
-        ]
-        if chosen and math.isfinite(chosen[0]["epsilon"]):
-            ax.scatter(
-                [chosen[0][key]],
-                [prepared.certificate.epsilon],
-                s=120,
-                facecolors="none",
-                edgecolors="red",
-                label=f"chosen: certified ε={prepared.certificate.epsilon:.3g}",
-                zorder=5,
-            )
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(f"privacy loss ε of the plan (δ={prepared.spec.delta:g})")
-        ax.set_title(
-            f"{prepared.spec.name}: {_route_label(prepared, route.name)}\n"
-            f"{S:,} sources, {T} compute nodes, sampling σ={sigma:g}",
-            fontsize=10,
-        )
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        path = out / name
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        files.append(path)
-    return files, rows
-
-
-def _route_label(prepared: Prepared, route: str) -> str:
-    """Plain name of a data route: ``sources → compute nodes for age_range``."""
-    setup = prepared.setup
-    if isinstance(setup, AggregateSetup) and route in setup.routes:
-        columns = setup.query.grouping_sets[setup.routes.index(route)]
-        return "sources → compute nodes for " + ", ".join(columns)
-    return route.replace("->", " → ")
-
-
-def _other_clusters_epsilon(prepared: Prepared, route: str) -> float:
-    """Certified ε of the plan minus that of ``route``'s cluster (0 when it is alone)."""
-    mine = [c.epsilon for c in prepared.certificate.clusters if c.route == route]
-    if not mine or not math.isfinite(prepared.certificate.epsilon):
-        return 0.0
-    return max(0.0, prepared.certificate.epsilon - max(mine))
-
-
-def _write_rows(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
-    import csv
-
-    keys: list[str] = []
-    for row in rows:
-        keys += [k for k in row if k not in keys]
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=keys)
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
 
 
 def _execute(
@@ -553,6 +285,87 @@ def _execution_choice(
     return backend_name, shard_count, ray_address
 
 
+def _costs(prepared: Prepared, run: Execution) -> RunCosts:
+    transcript = run.transcript
+    data_routes = [
+        r.name for r in prepared.plan.routes if r.kind == "data" and r.name in run.routes
+    ]
+    return RunCosts(
+        messages=len(transcript),
+        # The plan that ran without its countermeasures: K-means with scramblers relays the
+        # centroids (one message of K per source), and the baseline must count that too.
+        unprotected_messages=_unprotected_messages(prepared.query.plan),
+        data_route_overhead=sum(run.routes[r].messages for r in data_routes)
+        / max(1, sum(run.routes[r].senders for r in data_routes)),
+        bytes=transcript.bytes_on_wire,
+        max_channels_per_node=_channels(transcript),
+        dummies={k: v.dummies for k, v in run.routes.items() if v.dummies},
+        extra_consents_for_same_utility={
+            k: c.costs.extra_consents for k, c in prepared.choices.items()
+        },
+        scramblers={k: c.costs.scramblers for k, c in prepared.choices.items()},
+    )
+
+
+def _other_clusters_epsilon(prepared: Prepared, route: str) -> float:
+    """Certified ε of the plan minus that of ``route``'s cluster (0 when it is alone)."""
+    mine = [h.privacy.epsilon for h in plan_hops(prepared.certificate) if h.route == route]
+    epsilon = prepared.privacy.epsilon
+    if not mine or not math.isfinite(epsilon):
+        return 0.0
+    return max(0.0, epsilon - max(mine))
+
+
+def _plots(
+    prepared: Prepared, out: Path, accountant: CountermeasureAccountant
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The trade-off plots of the first data route: (notes, files written)."""
+    plan = prepared.query.plan
+    route = next(r for r in plan.routes if r.kind == "data")
+    S = plan.group(route.sender).size
+    T = plan.group(route.receiver).size
+    choice = prepared.choices[route.name]
+    label = prepared.query.route_names.get(route.name, route.name.replace("->", " → "))
+    tradeoff = run_tradeoff(
+        sources=S,
+        targets=T,
+        clusters_per_path=data_clusters_per_path(plan),
+        choice=choice,
+        others=_other_clusters_epsilon(prepared, route.name),
+        epsilon=prepared.privacy.epsilon,
+        delta=prepared.spec.delta,
+        accountant=accountant,
+        title=(
+            f"{prepared.spec.name}: {label}\n"
+            f"{S:,} sources, {T} compute nodes, sampling σ={choice.sigma:g}"
+        ),
+    )
+    try:
+        pngs = plot_tradeoff(tradeoff, out)
+    except ImportError:
+        return ("plots skipped: matplotlib not installed",), {}
+    return (), {
+        "plots": ", ".join(str(p) for p in pngs),
+        "tradeoff_csv": str(write_csv(out / "tradeoff.csv", tradeoff.rows)),
+    }
+
+
+def _save_transcript(transcript: Transcript, out: Path, spec: RunSpec) -> dict[str, str]:
+    files = {"transcript": str(transcript.save(out / "transcript.npz"))}
+    if len(transcript) <= spec.transcript_csv_max_rows:
+        files["transcript_csv"] = str(transcript.save(out / "transcript.csv"))
+    return files
+
+
+def _finish(report: RunReport, out: Path, pages: Mapping[str, PageWriter]) -> RunReport:
+    """Write the extra pages, then ``report.json`` (listing every file)."""
+    report = replace(report, files={**report.files, "report": str(out / "report.json")})
+    for name, page in pages.items():
+        report = replace(report, files={**report.files, name: str(page(report, out))})
+    report.write_json(out / "report.json")
+    return report
+
+
 def run_spec(
     spec: RunSpec,
     out_dir: Path,
@@ -566,7 +379,8 @@ def run_spec(
     network: Mapping[str, Any] | None = None,
     block_size: int | None = None,
     allow_unmet: bool = True,
-) -> dict[str, Any]:
+    pages: Mapping[str, PageWriter] | None = None,
+) -> RunReport:
     """Prepare, execute, compare with the exact answer, write files; return the report.
 
     With ``allow_unmet=False`` a plan whose certificate misses ``[privacy]`` raises
@@ -578,143 +392,53 @@ def run_spec(
     ``network`` (e.g. ``{"hosts": 3, "on_missing": "report"}``) runs the plan on the ``tls``
     backend instead (:class:`crowdhide.net.backend.TlsBackend`, node programs in host
     processes); ``block_size`` overrides ``[run] block_size`` (blocks are spread over hosts).
+    ``pages`` (``{"html": writer}``) writes more pages before ``report.json``, which lists
+    them under ``files`` (:func:`crowdhide.report.html.run_with_html` adds ``report.html``).
     """
     backend_name, shard_count, ray_address = _execution_choice(spec, backend, shards, address)
     size = spec.block_size if block_size is None else check_int("block_size", block_size, low=1)
     acct = accountant if accountant is not None else default_accountant()
-    tick = progress or (lambda stage, done, total: None)
+    tick = progress or _no_progress
     started = time.perf_counter()
     prepared = prepare(spec, accountant=acct, progress=progress)
-    if not allow_unmet and prepared.target_met() is False:
+    if not allow_unmet and prepared.privacy.meets_target is False:
         raise UnmetTargetError(
-            f"{prepared.target_text()}; nothing was run (--allow-unmet runs it anyway)"
+            f"{prepared.report().target_text()}; nothing was run (--allow-unmet runs it anyway)"
         )
     if before_send is not None:  # after the target check: a refused run is not charged
         before_send(prepared)
     prepared_at = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    groups = len(prepared.plan.groups)
+    options = {"backend": backend_name, "shards": shard_count, "address": ray_address}
     run, net_record = _execute(
-        prepared.plan,
-        spec.seed,
-        tick,
-        network=network,
-        options={
-            "backend": backend_name,
-            "shards": shard_count,
-            "address": ray_address,
-            "block_size": size,
-        },
+        prepared.plan, spec.seed, tick, network=network, options={**options, "block_size": size}
     )
     executed_at = time.perf_counter()
-    del groups
-    report = prepared.summary()
-    report["execution"] = {
-        "backend": run.backend,
-        "shards": run.shards,
-        "address": ray_address,
-        "block_size": run.block_size,
-        "seed": run.seed,
-    }
-    if net_record is not None:
-        report["network"] = net_record
-    files: dict[str, str] = {}
     tick("exact answer and utility", 0, 1)
-    if isinstance(prepared.setup, AggregateSetup):
-        assert prepared.table is not None
-        setup = prepared.setup
-        rows = setup.result_rows(run.states["R"])
-        exact = exact_answer(prepared.table, setup.query)
-        masks = [run.used.get(r, np.zeros(_rows(prepared), dtype=bool)) for r in setup.routes]
-        on_used = exact_answer(prepared.table, setup.query, masks=masks)
-        verbatim = run_sql(prepared.table, setup.query)
-        pis = inclusion_probabilities(prepared.plan, setup.routes)
-        estimates = estimate_rows(setup, run.states["R"], pis)
-        report["result"] = rows
-        report["exact"] = exact
-        report["estimates"] = estimates
-        report["inclusion_probability"] = pis
-        report["traffic"] = traffic_per_node(setup.plan, run.transcript, setup.routes)
-        report["route_names"] = {r: _route_label(prepared, r) for r in setup.routes}
-        report["utility"] = {
-            "tuples": _rows(prepared),
-            "tuples_used_per_grouping_set": [int(m.sum()) for m in masks],
-            "vs_exact": compare(rows, exact, setup.query),
-            "vs_duckdb_on_used_tuples": compare(rows, on_used, setup.query),
-            "duckdb_rows_of_original_sql": len(verbatim),
-        }
-        files["result"] = str(write_answer(out / "result.csv", estimates, setup.query))
-        files["exact"] = str(write_answer(out / "exact.csv", exact, setup.query))
-        files["estimates"] = str(_write_rows(out / "estimates.csv", estimates))
-    else:
-        assert prepared.kmeans is not None
-        km_setup = prepared.setup
-        centroids = km_setup.centroids(run.states["R"])
-        data = prepared.kmeans
-        ri = rand_index(data.test_labels, nearest(data.test, centroids))
-        from crowdhide.plans.kmeans import kmeans_plan as _kp
-
-        baseline = _kp(data.train, k=km_setup.k, iterations=km_setup.iterations, rng=spec.seed)
-        central = execute(baseline.plan, rng=spec.seed)
-        ri_central = rand_index(
-            data.test_labels, nearest(data.test, baseline.centroids(central.states["R"]))
-        )
-        used = [int(run.used[r].sum()) if r in run.used else 0 for r in km_setup.routes]
-        report["result"] = {"centroids": centroids.shape[0], "dimension": centroids.shape[1]}
-        report["exact"] = {"rand_index_unprotected": ri_central}
-        report["utility"] = {
-            "rand_index": ri,
-            "rand_index_unprotected": ri_central,
-            "tuples": _rows(prepared),
-            "tuples_used_per_iteration": used,
-            "test_points": int(data.test.shape[0]),
-        }
-        np.save(out / "centroids.npy", centroids)
-        files["result"] = str(out / "centroids.npy")
+    answer = prepared.query.answer(run, prepared.plan, seed=spec.seed)
+    files = answer.write(out)
     tick("exact answer and utility", 1, 1)
-    transcript = run.transcript
-    unprotected = _unprotected_messages(prepared.unprotected or prepared.setup.plan)
-    data_routes = [
-        r.name for r in prepared.plan.routes if r.kind == "data" and r.name in run.routes
-    ]
-    report["costs"] = {
-        "messages": len(transcript),
-        "unprotected_messages": unprotected,
-        "added_messages": len(transcript) - unprotected,
-        "overhead": len(transcript) / unprotected,
-        "data_route_overhead": sum(run.routes[r].messages for r in data_routes)
-        / max(1, sum(run.routes[r].senders for r in data_routes)),
-        "bytes": transcript.bytes_on_wire,
-        "max_channels_per_node": _channels(transcript),
-        "dummies": {k: v.dummies for k, v in run.routes.items() if v.dummies},
-        "extra_consents_for_same_utility": {
-            k: c.costs.extra_consents for k, c in prepared.choices.items()
-        },
-        "scramblers": {k: c.costs.scramblers for k, c in prepared.choices.items()},
-    }
-    files["transcript"] = str(transcript.save(out / "transcript.npz"))
-    if len(transcript) <= spec.transcript_csv_max_rows:
-        files["transcript_csv"] = str(transcript.save(out / "transcript.csv"))
+    costs = _costs(prepared, run)
+    files.update(_save_transcript(run.transcript, out, spec))
+    notes: tuple[str, ...] = ()
     if spec.plots:
         tick("plots", 0, 1)
-        try:
-            pngs, curve = _plots(prepared, out, acct)
-        except ImportError:
-            report.setdefault("notes", []).append("plots skipped: matplotlib not installed")
-        else:
-            files["plots"] = ", ".join(str(p) for p in pngs)
-            files["tradeoff_csv"] = str(_write_rows(out / "tradeoff.csv", curve))
+        notes, plots = _plots(prepared, out, acct)
+        files.update(plots)
         tick("plots", 1, 1)
-    report["timings"] = {
-        "prepare_s": prepared_at - started,
-        "execute_s": executed_at - prepared_at,
-        "total_s": time.perf_counter() - started,
-    }
-    report["files"] = files
-    report_path = out / "report.json"
-    files["report"] = str(report_path)
-    report_path.write_text(
-        json.dumps(jsonable(report), indent=2, allow_nan=False), encoding="utf-8"
+    report = RunReport(
+        plan=prepared.report(),
+        execution=ExecutionRecord.of(run, address=ray_address),
+        answer=answer,
+        costs=costs,
+        timings=Timings(
+            prepare_s=prepared_at - started,
+            execute_s=executed_at - prepared_at,
+            total_s=time.perf_counter() - started,
+        ),
+        files=files,
+        network=net_record,
+        notes=notes,
     )
-    return report
+    return _finish(report, out, pages or {})

@@ -190,13 +190,43 @@ def parse_spec(raw: Mapping[str, Any], *, base: Path | None = None) -> RunSpec:
     name = raw.get("name", "plan")
     if not isinstance(name, str):
         raise ValueError(f"name must be a string, got {name!r}")
-    data = _section(raw, "data")
-    query = _section(raw, "query")
-    privacy = _section(raw, "privacy")
-    limits = _section(raw, "constraints")
-    fixed = _section(raw, "countermeasures")
-    run = _section(raw, "run")
+    sections = {section: _section(raw, section) for section in _SECTIONS}
+    privacy, limits, run = sections["privacy"], sections["constraints"], sections["run"]
+    kind = _query_kind(sections["query"])
+    data_spec = _data_spec(sections["data"], kind, base)
+    query_spec = _query_spec(sections["query"], kind)
+    epsilon = privacy.get("epsilon")
+    eps = (
+        None if epsilon is None else check_real("privacy.epsilon", epsilon, low=0.0, low_open=True)
+    )
+    delta = check_probability("privacy.delta", privacy.get("delta", 1e-4), allow_one=False)
+    fixed_spec = _fixed_spec(sections["countermeasures"])
+    if fixed_spec is None and eps is None:
+        raise ValueError("privacy.epsilon is required unless [countermeasures] fixes sigma, n, d")
+    return RunSpec(
+        name=name,
+        data=data_spec,
+        query=query_spec,
+        epsilon=eps,
+        delta=delta,
+        constraints=Constraints(
+            max_channels=limits.get("max_channels"),
+            max_overhead=limits.get("max_overhead"),
+            max_consents=limits.get("max_consents"),
+        ),
+        fixed=fixed_spec,
+        seed=check_int("run.seed", run.get("seed", 0), low=0),
+        message_size=check_int("run.message_size", run.get("message_size", 64), low=1),
+        plots=check_bool("run.plots", run.get("plots", True)),
+        transcript_csv_max_rows=check_int(
+            "run.transcript_csv_max_rows", run.get("transcript_csv_max_rows", 500_000), low=0
+        ),
+        **_backend_keys(run),
+    )
 
+
+def _query_kind(query: Mapping[str, Any]) -> str:
+    """``[query] kind``, checked with the SQL (aggregate) and the domains."""
     kind = query.get("kind", "aggregate")
     if kind not in ("aggregate", "kmeans"):
         raise ValueError(f"query.kind must be 'aggregate' or 'kmeans', got {kind!r}")
@@ -208,7 +238,23 @@ def parse_spec(raw: Mapping[str, Any], *, base: Path | None = None) -> RunSpec:
         isinstance(domains, Mapping) and all(isinstance(v, list) for v in domains.values())
     ):
         raise ValueError(f"query.domains must map columns to lists of values, got {domains!r}")
+    return str(kind)
 
+
+def _query_spec(query: Mapping[str, Any], kind: str) -> QuerySpec:
+    """``[query]`` of a checked ``kind``: sql, compute nodes, k, iterations, domains."""
+    return QuerySpec(
+        kind=kind,
+        sql=query.get("sql"),
+        compute_nodes=check_int("query.compute_nodes", query.get("compute_nodes", 20), low=1),
+        k=check_int("query.k", query.get("k", 10), low=1),
+        iterations=check_int("query.iterations", query.get("iterations", 10), low=1),
+        domains=query.get("domains"),
+    )
+
+
+def _data_spec(data: Mapping[str, Any], kind: str, base: Path | None) -> DataSpec:
+    """``[data]``: a file (paths relative to ``base``) or a generator of the query's kind."""
     path = data.get("path")
     if path is not None and not isinstance(path, str):
         raise ValueError(f"data.path must be a string, got {path!r}")
@@ -233,7 +279,7 @@ def parse_spec(raw: Mapping[str, Any], *, base: Path | None = None) -> RunSpec:
     if distribution not in ("uniform", "skewed"):
         raise ValueError(f"data.distribution must be 'uniform' or 'skewed', got {distribution!r}")
     mnist_dir = data.get("mnist_dir")
-    data_spec = DataSpec(
+    return DataSpec(
         path=resolved,
         generator=generator,
         rows=check_int("data.rows", data.get("rows", 10_000), low=1),
@@ -244,57 +290,25 @@ def parse_spec(raw: Mapping[str, Any], *, base: Path | None = None) -> RunSpec:
         seed=check_int("data.seed", data.get("seed", 0), low=0),
         mnist_dir=None if mnist_dir is None else Path(str(mnist_dir)),
     )
-    query_spec = QuerySpec(
-        kind=kind,
-        sql=sql,
-        compute_nodes=check_int("query.compute_nodes", query.get("compute_nodes", 20), low=1),
-        k=check_int("query.k", query.get("k", 10), low=1),
-        iterations=check_int("query.iterations", query.get("iterations", 10), low=1),
-        domains=domains,
-    )
-    epsilon = privacy.get("epsilon")
-    eps = (
-        None if epsilon is None else check_real("privacy.epsilon", epsilon, low=0.0, low_open=True)
-    )
-    delta = check_probability("privacy.delta", privacy.get("delta", 1e-4), allow_one=False)
-    fixed_spec = None
-    if fixed:
-        n = fixed.get("n")
-        fixed_spec = FixedCountermeasures(
-            sigma=check_probability(
-                "countermeasures.sigma", fixed.get("sigma", 0.0), allow_one=False
-            ),
-            n=None if n is None else check_int("countermeasures.n", n, low=1),
-            d=check_int("countermeasures.d", fixed.get("d", 0), low=0),
-            local_dummies=check_int(
-                "countermeasures.local_dummies", fixed.get("local_dummies", 0), low=0
-            ),
-            cap=check_bool("countermeasures.cap", fixed.get("cap", False)),
-        )
-        if fixed_spec.n is None and fixed_spec.d:
-            raise ValueError("countermeasures.d needs countermeasures.n (scramblers)")
-    elif eps is None:
-        raise ValueError("privacy.epsilon is required unless [countermeasures] fixes sigma, n, d")
-    return RunSpec(
-        name=name,
-        data=data_spec,
-        query=query_spec,
-        epsilon=eps,
-        delta=delta,
-        constraints=Constraints(
-            max_channels=limits.get("max_channels"),
-            max_overhead=limits.get("max_overhead"),
-            max_consents=limits.get("max_consents"),
+
+
+def _fixed_spec(fixed: Mapping[str, Any]) -> FixedCountermeasures | None:
+    """``[countermeasures]`` (``None`` when the section is absent or empty: the planner)."""
+    if not fixed:
+        return None
+    n = fixed.get("n")
+    spec = FixedCountermeasures(
+        sigma=check_probability("countermeasures.sigma", fixed.get("sigma", 0.0), allow_one=False),
+        n=None if n is None else check_int("countermeasures.n", n, low=1),
+        d=check_int("countermeasures.d", fixed.get("d", 0), low=0),
+        local_dummies=check_int(
+            "countermeasures.local_dummies", fixed.get("local_dummies", 0), low=0
         ),
-        fixed=fixed_spec,
-        seed=check_int("run.seed", run.get("seed", 0), low=0),
-        message_size=check_int("run.message_size", run.get("message_size", 64), low=1),
-        plots=check_bool("run.plots", run.get("plots", True)),
-        transcript_csv_max_rows=check_int(
-            "run.transcript_csv_max_rows", run.get("transcript_csv_max_rows", 500_000), low=0
-        ),
-        **_backend_keys(run),
+        cap=check_bool("countermeasures.cap", fixed.get("cap", False)),
     )
+    if spec.n is None and spec.d:
+        raise ValueError("countermeasures.d needs countermeasures.n (scramblers)")
+    return spec
 
 
 def _backend_keys(run: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Readable run reports: terminal tables that fit, a self-contained HTML page, a budget ledger.
 
-This package sits above :mod:`crowdhide.plans` (it renders the dicts the runner returns)
+This package sits above :mod:`crowdhide.plans` (it renders the typed
+:class:`~crowdhide.plans.run_report.RunReport` the runner returns)
 and below the CLI.
 """
 

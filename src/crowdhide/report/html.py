@@ -12,20 +12,24 @@ import base64
 import html
 import io
 from collections.abc import Mapping, Sequence
+from functools import singledispatch
 from pathlib import Path
 from typing import Any
 
+from crowdhide.plans.query import AggregateAnswer, Answer
+from crowdhide.plans.run_report import PlanReport, RunReport
+from crowdhide.plans.spec import RunSpec
 from crowdhide.report.words import (
     cluster_words,
+    cost_words,
     fmt_count,
     fmt_interval,
     fmt_num,
-    group_words,
     path_meaning,
     route_words,
 )
 
-__all__ = ["render_html", "write_html"]
+__all__ = ["render_html", "run_with_html", "write_html"]
 
 _CSS = """
 body{font-family:system-ui,-apple-system,'DejaVu Sans',sans-serif;margin:2em auto;
@@ -47,70 +51,117 @@ figcaption{font-size:.9em;color:#4a5568}.figs figure.wide{flex-basis:100%}
 """
 
 
-def write_html(report: Mapping[str, Any], out_dir: Path) -> Path:
+def write_html(report: RunReport, out_dir: Path) -> Path:
     """Write ``report.html`` into ``out_dir`` and return its path."""
     path = Path(out_dir) / "report.html"
     path.write_text(render_html(report, Path(out_dir)), encoding="utf-8")
     return path
 
 
-def render_html(report: Mapping[str, Any], out_dir: Path) -> str:
+def run_with_html(spec: RunSpec, out_dir: Path, **options: Any) -> RunReport:
+    """:func:`~crowdhide.plans.runner.run_spec` that also writes ``report.html``.
+
+    ``options`` are those of ``run_spec``; ``report.json`` lists ``report.html`` under
+    ``files`` (as ``html``).
+    """
+    from crowdhide.plans.runner import run_spec
+
+    return run_spec(spec, out_dir, pages={"html": write_html}, **options)
+
+
+def render_html(report: RunReport, out_dir: Path) -> str:
     """The page as a string (images of ``out_dir`` embedded)."""
     e = html.escape
+    name = e(report.plan.name)
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>crowdhide run: {e(str(report['name']))}</title><style>{_CSS}</style></head><body>",
-        f"<h1>Run report: {e(str(report['name']))}</h1>",
-        f"<p class='lead'>{e(_query_text(report))}</p>",
+        f"<title>crowdhide run: {name}</title><style>{_CSS}</style></head><body>",
+        f"<h1>Run report: {name}</h1>",
+        f"<p class='lead'>{e(_query_text(report.plan))}</p>",
         _summary(report),
+        _answer_section(report.answer),
+        _privacy_section(report.plan),
+        _costs_section(report),
+        _figures(report, out_dir),
+        "</body></html>",
     ]
-    if "estimates" in report:
-        parts.append(_result_section(report))
-    else:
-        parts.append(_kv_table("Result", report["result"]))
-        parts.append(_kv_table("Utility", report["utility"]))
-    parts.append(_privacy_section(report))
-    parts.append(_costs_section(report))
-    parts.append(_figures(report, out_dir))
-    parts.append("</body></html>")
     return "\n".join(parts)
 
 
-def _query_text(report: Mapping[str, Any]) -> str:
-    q = report.get("query", {})
-    data = report.get("data", {})
+def _query_text(plan: PlanReport) -> str:
+    q = plan.query
     what = q.get("sql") or f"K-means, k={q.get('k')}, {q.get('iterations')} iterations"
-    return f"{what} — data: {data.get('source', '?')}, {fmt_count(data.get('rows'))} tuples"
+    return f"{what} — data: {plan.data_source or '?'}, {fmt_count(plan.rows)} tuples"
 
 
-def _summary(report: Mapping[str, Any]) -> str:
-    p = report["privacy"]
-    t = report.get("target", {})
-    c = report["costs"]
-    met = t.get("epsilon") is None or (
-        p["epsilon"] is not None and p["epsilon"] <= t["epsilon"] * (1 + 1e-9)
-    )
+def _summary(report: RunReport) -> str:
+    p = report.privacy
+    c = report.costs
+    target = report.plan.target_epsilon
     verdict = (
-        "<span class='ok'>target met</span>" if met else "<span class='bad'>target NOT met</span>"
+        "<span class='bad'>target NOT met</span>"
+        if p.meets_target is False
+        else "<span class='ok'>target met</span>"
     )
-    goal = f"target ε ≤ {fmt_num(t.get('epsilon'))}" if t.get("epsilon") is not None else ""
+    goal = f"target ε ≤ {fmt_num(target)}" if target is not None else ""
     return (
         "<div class='cards'>"
         f"<div class='card'>privacy of the traffic<div class='big' id='epsilon'>ε = "
-        f"{fmt_num(p['epsilon'])}</div>δ = {p['delta']:.2g}; {html.escape(goal)} {verdict}</div>"
-        f"<div class='card'>network load<div class='big'>{c['overhead']:.2f} ×</div>"
-        f"{fmt_count(c['messages'])} messages instead of {fmt_count(c['unprotected_messages'])}"
+        f"{fmt_num(p.epsilon)}</div>δ = {p.delta:.2g}; {html.escape(goal)} {verdict}</div>"
+        f"<div class='card'>network load<div class='big'>{c.overhead:.2f} ×</div>"
+        f"{fmt_count(c.messages)} messages instead of {fmt_count(c.unprotected_messages)}"
         "</div></div>"
     )
 
 
-def _result_section(report: Mapping[str, Any]) -> str:
-    rows = report["estimates"]
-    exact = report["exact"]
-    aggregates = [a for a in report["result"][0] if "(" in a] if report["result"] else []
-    used = report["utility"]["tuples_used_per_grouping_set"]
-    total = report["utility"]["tuples"]
-    pis = list(report.get("inclusion_probability", {}).values())
+@singledispatch
+def _answer_section(answer: Answer) -> str:
+    """Any query's answer: its result and utility as key / value tables."""
+    record = answer.to_dict()
+    return _kv_table("Result", record["result"]) + "\n" + _kv_table("Utility", record["utility"])
+
+
+def _set_html(answer: AggregateAnswer, g: int) -> str:
+    """The table of grouping set ``g``: estimate, 95 % interval and exact per aggregate."""
+    theirs = [r for r in answer.exact if r["grouping_set"] == g]
+    keys = [k for k in theirs[0] if k != "grouping_set" and "(" not in k]
+    by_key = {tuple(r.get(k) for k in keys): r for r in answer.estimates if r["grouping_set"] == g}
+    head = ["<tr>", f"<th class='k'>{html.escape(' / '.join(keys))}</th><th>tuples used</th>"]
+    for a in answer.aggregates:
+        if a.split("(")[0] in ("min", "max"):
+            head.append(f"<th>{html.escape(a)} of used</th><th>exact</th>")
+        else:
+            head.append(f"<th>{html.escape(a)} estimate</th><th>95 % interval</th><th>exact</th>")
+    head.append("</tr>")
+    body = []
+    for ref in theirs:
+        key = tuple(ref.get(k) for k in keys)
+        est = by_key.get(key, {})
+        cells = [f"<td class='k'>{html.escape(' / '.join(str(v).strip() for v in key))}</td>"]
+        cells.append(f"<td>{fmt_count(est.get('tuples_used', 0))}</td>")
+        for a in answer.aggregates:
+            fmt = fmt_count if a.startswith("count") else fmt_num
+            cells.append(f"<td>{fmt(est.get(a))}</td>")
+            if a.split("(")[0] not in ("min", "max"):
+                interval = fmt_interval(est.get(f"{a} low"), est.get(f"{a} high"), fmt)
+                cells.append(f"<td>{interval}</td>")
+            cells.append(f"<td>{fmt(ref[a])}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    pis = list(answer.inclusion_probability.values())
+    pi = pis[g] if g < len(pis) else 1.0
+    used = answer.utility.tuples_used_per_grouping_set
+    caption = (
+        f"{' / '.join(keys)}: from {fmt_count(used[g])} of {fmt_count(answer.utility.tuples)} "
+        f"tuples (each kept with probability {pi:.3g})"
+    )
+    return (
+        f"<div class='scroll'><table><caption>{html.escape(caption)}</caption>"
+        f"{''.join(head)}{''.join(body)}</table></div>"
+    )
+
+
+@_answer_section.register
+def _result_section(answer: AggregateAnswer) -> str:
     out = [
         "<h2>Result vs exact answer</h2>",
         "<p>Counts and sums are estimates of the full-population answer: target sampling "
@@ -119,93 +170,42 @@ def _result_section(report: Mapping[str, Any]) -> str:
         "<em>exact</em> is DuckDB on all tuples. Min and max are those of the tuples used "
         "(they cannot be corrected for sampling).</p>",
     ]
-    sets = sorted({int(r["grouping_set"]) for r in exact})
-    for g in sets:
-        theirs = [r for r in exact if r["grouping_set"] == g]
-        keys = [k for k in theirs[0] if k != "grouping_set" and "(" not in k]
-        by_key = {tuple(r.get(k) for k in keys): r for r in rows if r["grouping_set"] == g}
-        head = ["<tr>", f"<th class='k'>{html.escape(' / '.join(keys))}</th><th>tuples used</th>"]
-        for a in aggregates:
-            if a.split("(")[0] in ("min", "max"):
-                head.append(f"<th>{html.escape(a)} of used</th><th>exact</th>")
-            else:
-                head.append(
-                    f"<th>{html.escape(a)} estimate</th><th>95 % interval</th><th>exact</th>"
-                )
-        head.append("</tr>")
-        body = []
-        for ref in theirs:
-            key = tuple(ref.get(k) for k in keys)
-            est = by_key.get(key, {})
-            cells = [f"<td class='k'>{html.escape(' / '.join(str(v).strip() for v in key))}</td>"]
-            cells.append(f"<td>{fmt_count(est.get('tuples_used', 0))}</td>")
-            for a in aggregates:
-                fmt = fmt_count if a.startswith("count") else fmt_num
-                cells.append(f"<td>{fmt(est.get(a))}</td>")
-                if a.split("(")[0] not in ("min", "max"):
-                    interval = fmt_interval(est.get(f"{a} low"), est.get(f"{a} high"), fmt)
-                    cells.append(f"<td>{interval}</td>")
-                cells.append(f"<td>{fmt(ref[a])}</td>")
-            body.append("<tr>" + "".join(cells) + "</tr>")
-        pi = pis[g] if g < len(pis) else 1.0
-        caption = (
-            f"{' / '.join(keys)}: from {fmt_count(used[g])} of {fmt_count(total)} tuples "
-            f"(each kept with probability {pi:.3g})"
-        )
-        out.append(
-            f"<div class='scroll'><table><caption>{html.escape(caption)}</caption>"
-            f"{''.join(head)}{''.join(body)}</table></div>"
-        )
+    out += [_set_html(answer, g) for g in sorted({int(r["grouping_set"]) for r in answer.exact})]
     return "\n".join(out)
 
 
-def _privacy_section(report: Mapping[str, Any]) -> str:
-    privacy = report["privacy"]
-    names = report.get("route_names", {})
-    counter = report.get("countermeasures", {})
+def _privacy_section(plan: PlanReport) -> str:
     out = ["<h2>Privacy certificate</h2>", "<table><caption>Per data path</caption>"]
     out.append(
         "<tr><th class='k'>data path</th><th>ε</th><th>δ</th><th class='k'>meaning</th></tr>"
     )
-    for p in privacy["paths"]:
+    for p in plan.paths:
         out.append(
-            f"<tr><td class='k'>a user's tuple ({html.escape(p['origin'])}) through "
-            f"{len(p['clusters'])} steps</td><td>{fmt_num(p['epsilon'])}</td>"
-            f"<td>{p['delta']:.2g}</td><td class='k'>"
-            f"{html.escape(path_meaning(p['epsilon'], p['delta']))}</td></tr>"
+            f"<tr><td class='k'>a user's tuple ({html.escape(p.origin)}) through "
+            f"{len(p.clusters)} steps</td><td>{fmt_num(p.privacy.epsilon)}</td>"
+            f"<td>{p.privacy.delta:.2g}</td><td class='k'>"
+            f"{html.escape(path_meaning(p.privacy.epsilon, p.privacy.delta))}</td></tr>"
         )
     out.append("</table><table><caption>Per data-dependent hop</caption>")
     out.append("<tr><th class='k'>hop (countermeasures; certificate)</th><th>ε</th><th>δ</th></tr>")
-    for c in privacy["clusters"]:
-        if c["method"] == "data-independent":
+    for h in plan.hops:
+        if not h.data_dependent:
             continue
+        words = cluster_words(h, plan.route_names, plan.countermeasures)
         out.append(
-            f"<tr><td class='k'>{html.escape(cluster_words(c, names, counter))}</td>"
-            f"<td>{fmt_num(c['epsilon'])}</td><td>{c['delta']:.2g}</td></tr>"
+            f"<tr><td class='k'>{html.escape(words)}</td>"
+            f"<td>{fmt_num(h.privacy.epsilon)}</td><td>{h.privacy.delta:.2g}</td></tr>"
         )
     out.append("</table>")
-    out += [f"<p>Note: {html.escape(n)}</p>" for n in privacy.get("notes", [])]
+    out += [f"<p>Note: {html.escape(n)}</p>" for n in plan.privacy.notes]
     return "\n".join(out)
 
 
-def _costs_section(report: Mapping[str, Any]) -> str:
-    c = report["costs"]
-    names = report.get("route_names", {})
-    pairs: list[tuple[str, str]] = [
-        ("messages sent", fmt_count(c["messages"])),
-        ("messages without countermeasures", fmt_count(c["unprotected_messages"])),
-        ("messages added for privacy", fmt_count(c["added_messages"])),
-        ("network load (× unprotected)", f"{c['overhead']:.2f}"),
-        ("bytes on the wire", fmt_count(c["bytes"])),
-    ]
-    for route, extra in c.get("extra_consents_for_same_utility", {}).items():
-        pairs.append(
-            (f"extra users for the same accuracy: {route_words(route, names)}", fmt_count(extra))
-        )
-    for group, peers in c.get("max_channels_per_node", {}).items():
-        pairs.append((f"most peers of one node: {group_words(group, report)}", fmt_count(peers)))
+def _costs_section(report: RunReport) -> str:
+    basics, peers, consents = cost_words(report)
     rows = "".join(
-        f"<tr><td class='k'>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in pairs
+        f"<tr><td class='k'>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>"
+        for k, v in basics + consents + peers
     )
     return f"<h2>Costs</h2><table><caption>What the protection costs</caption>{rows}</table>"
 
@@ -225,13 +225,25 @@ def _data_uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
-def _figures(report: Mapping[str, Any], out_dir: Path) -> str:
+@singledispatch
+def _traffic(answer: Answer) -> Sequence[Mapping[str, Any]]:
+    """Messages per compute node with and without countermeasures (none by default)."""
+    del answer
+    return []
+
+
+@_traffic.register
+def _aggregate_traffic(answer: AggregateAnswer) -> Sequence[Mapping[str, Any]]:
+    return answer.traffic
+
+
+def _figures(report: RunReport, out_dir: Path) -> str:
     out = ["<h2>Pictures</h2><div class='figs'>"]
-    traffic = report.get("traffic")
+    traffic = _traffic(report.answer)
     png = b""
     if traffic:
         try:
-            png = _traffic_png(traffic, report.get("route_names", {}))
+            png = _traffic_png(traffic, report.plan.route_names)
         except ImportError:  # matplotlib is the optional `plot` extra
             out.append("<p>Pictures need matplotlib (pip install 'crowdhide[plot]').</p>")
     if png:

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import singledispatch
 from typing import Any
 
+from crowdhide.plans.query import AggregateAnswer, Answer
+from crowdhide.plans.run_report import PlanReport, RunReport
 from crowdhide.report.words import (
     cluster_words,
+    cost_words,
     fmt_count,
     fmt_interval,
     fmt_num,
-    group_words,
     path_meaning,
-    route_words,
 )
 
 __all__ = ["fit_panels", "flatten", "render_ledger", "render_run"]
@@ -105,71 +107,73 @@ def _pairs(
     )
 
 
-def render_run(report: Mapping[str, Any], console: Console) -> None:
-    """Print the report of ``crowdhide run`` (the dict :func:`run_spec` returns)."""
-    if "estimates" in report:
-        _answer(report, console)
-    else:
-        _pairs(
-            console,
-            f"{report['name']}: result",
-            [(k, fmt_num(v)) for k, v in flatten(report["result"]).items()],
-        )
-        _pairs(
-            console,
-            "How useful the result is (vs. the same computation without protection)",
-            [(k, fmt_num(v)) for k, v in flatten(report["utility"]).items()],
-        )
-    _privacy(report, console)
+def render_run(report: RunReport, console: Console) -> None:
+    """Print the report of ``crowdhide run`` (the :class:`RunReport` ``run_spec`` returns)."""
+    _result(report.answer, report, console)
+    _privacy(report.plan, console)
     _costs(report, console)
-    files = report.get("files", {})
-    _pairs(console, "Files written", [(k, str(v)) for k, v in files.items()], text=True)
-    t = report.get("timings", {})
-    if t:
-        console.print(f"total {t['total_s']:.2f} s (execution {t['execute_s']:.2f} s)")
+    _pairs(console, "Files written", [(k, str(v)) for k, v in report.files.items()], text=True)
+    t = report.timings
+    console.print(f"total {t.total_s:.2f} s (execution {t.execute_s:.2f} s)")
 
 
-def _answer(report: Mapping[str, Any], console: Console) -> None:
+@singledispatch
+def _result(answer: Answer, report: RunReport, console: Console) -> None:
+    """Any query's answer: its result and utility as what / value pairs."""
+    record = answer.to_dict()
+    _pairs(
+        console,
+        f"{report.plan.name}: result",
+        [(k, fmt_num(v)) for k, v in flatten(record["result"]).items()],
+    )
+    _pairs(
+        console,
+        "How useful the result is (vs. the same computation without protection)",
+        [(k, fmt_num(v)) for k, v in flatten(record["utility"]).items()],
+    )
+
+
+def _set_table(
+    answer: AggregateAnswer, g: int, keys: Sequence[str]
+) -> tuple[list[str], list[list[str]]]:
+    """Headers and rows of grouping set ``g``: estimate, 95 % interval, exact."""
+    by_key = {tuple(r.get(k) for k in keys): r for r in answer.estimates if r["grouping_set"] == g}
+    headers = [" / ".join(keys), "tuples\nused"]
+    for a in answer.aggregates:
+        if a.split("(")[0] in ("min", "max"):
+            headers += [f"{a}\nof used", f"{a}\nexact"]
+        else:
+            headers += [f"{a}\nestimate", f"{a}\n95 % interval", f"{a}\nexact"]
+    table: list[list[str]] = []
+    for ref in (r for r in answer.exact if r["grouping_set"] == g):
+        key = tuple(ref.get(k) for k in keys)
+        est = by_key.get(key)
+        cells = [" / ".join(str(v).strip() for v in key)]
+        cells.append(fmt_count(est["tuples_used"]) if est else "0")
+        for a in answer.aggregates:
+            kind = a.split("(")[0]
+            fmt = fmt_count if kind == "count" else fmt_num
+            cells.append(fmt(est.get(a)) if est else "-")
+            if kind not in ("min", "max"):
+                cells.append(fmt_interval(est[f"{a} low"], est[f"{a} high"], fmt) if est else "-")
+            cells.append(fmt(ref[a]))
+        table.append(cells)
+    return headers, table
+
+
+@_result.register
+def _answer(answer: AggregateAnswer, report: RunReport, console: Console) -> None:
     """One table per grouping set: estimate, 95 % interval and exact value per aggregate."""
-    rows = report["estimates"]
-    exact = report["exact"]
-    aggregates = [a for a in report["result"][0] if "(" in a] if report["result"] else []
-    total = report["utility"]["tuples"]
-    used = report["utility"]["tuples_used_per_grouping_set"]
+    total = answer.utility.tuples
+    used = answer.utility.tuples_used_per_grouping_set
+    exact, rows = answer.exact, answer.estimates
     sets = sorted({int(r["grouping_set"]) for r in exact} | {int(r["grouping_set"]) for r in rows})
+    pis = list(answer.inclusion_probability.values())
     for g in sets:
-        mine = [r for r in rows if r["grouping_set"] == g]
         theirs = [r for r in exact if r["grouping_set"] == g]
         keys = [k for k in theirs[0] if k != "grouping_set" and "(" not in k] if theirs else []
-        by_key = {tuple(r.get(k) for k in keys): r for r in mine}
-        headers = [" / ".join(keys), "tuples\nused"]
-        for a in aggregates:
-            kind = a.split("(")[0]
-            if kind in ("min", "max"):
-                headers += [f"{a}\nof used", f"{a}\nexact"]
-            else:
-                headers += [f"{a}\nestimate", f"{a}\n95 % interval", f"{a}\nexact"]
-        table: list[list[str]] = []
-        for ref in theirs:
-            key = tuple(ref.get(k) for k in keys)
-            est = by_key.get(key)
-            cells = [" / ".join(str(v).strip() for v in key)]
-            cells.append(fmt_count(est["tuples_used"]) if est else "0")
-            for a in aggregates:
-                kind = a.split("(")[0]
-                fmt = fmt_count if kind == "count" else fmt_num
-                value = est.get(a) if est else None
-                if kind not in ("min", "max"):
-                    cells.append(fmt(value) if est else "-")
-                    cells.append(
-                        fmt_interval(est[f"{a} low"], est[f"{a} high"], fmt) if est else "-"
-                    )
-                else:
-                    cells.append(fmt(value) if est else "-")
-                cells.append(fmt(ref[a]))
-            table.append(cells)
-        pi = report.get("inclusion_probability", {})
-        p = list(pi.values())[g] if len(pi) > g else 1.0
+        headers, table = _set_table(answer, g, keys)
+        p = pis[g] if len(pis) > g else 1.0
         _table(
             console,
             f"By {' / '.join(keys)}: full-population estimates from {fmt_count(used[g])} of "
@@ -182,19 +186,18 @@ def _answer(report: Mapping[str, Any], console: Console) -> None:
             f"divided by it; 95 % intervals; exact = DuckDB on all tuples)",
             overflow="fold",
         )
-    _accuracy(report, console, aggregates)
+    _accuracy(answer, console)
 
 
-def _accuracy(report: Mapping[str, Any], console: Console, aggregates: Sequence[str]) -> None:
-    rows = report["estimates"]
-    exact = report["exact"]
+def _accuracy(answer: AggregateAnswer, console: Console) -> None:
+    rows = answer.estimates
     cover: list[tuple[str, str]] = []
-    for a in aggregates:
+    for a in answer.aggregates:
         if a.split("(")[0] in ("min", "max"):
             continue
         inside = total = 0
         worst = 0.0
-        for ref in exact:
+        for ref in answer.exact:
             keys = [k for k in ref if k != "grouping_set" and "(" not in k]
             match = [
                 r
@@ -213,28 +216,25 @@ def _accuracy(report: Mapping[str, Any], console: Console, aggregates: Sequence[
             (f"{a}: groups whose exact value is inside the 95 % interval", f"{inside} of {total}")
         )
         cover.append((f"{a}: largest relative error of the estimate", f"{100 * worst:.1f} %"))
-    on_used = report["utility"].get("vs_duckdb_on_used_tuples", {})
+    on_used = answer.utility.vs_duckdb_on_used_tuples
     err = max(on_used.get("max_abs_error", {0: 0.0}).values(), default=0.0)
     cover.append(("check: raw result vs DuckDB on exactly the tuples used", f"error {err:.2g}"))
     _pairs(console, "How close the estimates are to the exact answer", cover)
 
 
-def _privacy(report: Mapping[str, Any], console: Console) -> None:
-    privacy = report["privacy"]
-    target = report.get("target", {})
-    names = report.get("route_names", {})
-    counter = report.get("countermeasures", {})
+def _privacy(plan: PlanReport, console: Console) -> None:
+    privacy = plan.privacy
     rows = [
         [
-            f"a user's tuple ({p['origin']}) through the {len(p['clusters'])} steps of the plan",
-            fmt_num(p["epsilon"]),
-            f"{p['delta']:.2g}",
+            f"a user's tuple ({p.origin}) through the {len(p.clusters)} steps of the plan",
+            fmt_num(p.privacy.epsilon),
+            f"{p.privacy.delta:.2g}",
         ]
-        for p in privacy["paths"]
+        for p in plan.paths
     ]
     goal = (
-        f"target ε ≤ {fmt_num(target['epsilon'])}, δ ≤ {target['delta']:.2g}"
-        if target.get("epsilon") is not None
+        f"target ε ≤ {fmt_num(plan.target_epsilon)}, δ ≤ {plan.target_delta:.2g}"
+        if plan.target_epsilon is not None
         else "no target"
     )
     _table(
@@ -244,27 +244,23 @@ def _privacy(report: Mapping[str, Any], console: Console) -> None:
         rows,
         wrap=(0,),
     )
-    console.print(path_meaning(privacy["epsilon"], privacy["delta"]), overflow="fold")
-    if target.get("epsilon") is not None and not (
-        privacy["epsilon"] is not None
-        and privacy["epsilon"] <= target["epsilon"] * (1 + 1e-9)
-        and privacy["delta"] <= target["delta"] * (1 + 1e-9)
-    ):
+    console.print(path_meaning(privacy.epsilon, privacy.delta), overflow="fold")
+    if privacy.meets_target is False:
         console.print(
-            f"TARGET NOT MET: certified ε = {fmt_num(privacy['epsilon'])}, δ = "
-            f"{privacy['delta']:.2g} is weaker than the target ε = {fmt_num(target['epsilon'])},"
-            f" δ = {target['delta']:.2g}",
+            f"TARGET NOT MET: certified ε = {fmt_num(privacy.epsilon)}, δ = "
+            f"{privacy.delta:.2g} is weaker than the target ε = {fmt_num(plan.target_epsilon)},"
+            f" δ = {plan.target_delta:.2g}",
             style="bold red",
             overflow="fold",
         )
     hops = [
         [
-            cluster_words(c, names, counter),
-            fmt_num(c["epsilon"]),
-            f"{c['delta']:.2g}",
+            cluster_words(h, plan.route_names, plan.countermeasures),
+            fmt_num(h.privacy.epsilon),
+            f"{h.privacy.delta:.2g}",
         ]
-        for c in privacy["clusters"]
-        if c["method"] != "data-independent"
+        for h in plan.hops
+        if h.data_dependent
     ]
     if hops:
         _table(
@@ -274,27 +270,13 @@ def _privacy(report: Mapping[str, Any], console: Console) -> None:
             hops,
             wrap=(0,),
         )
-    for note in privacy.get("notes", []):
+    for note in privacy.notes:
         console.print(f"note: {note}", overflow="fold")
 
 
-def _costs(report: Mapping[str, Any], console: Console) -> None:
-    costs = report["costs"]
-    names = report.get("route_names", {})
-    pairs = [
-        ("messages sent", fmt_count(costs["messages"])),
-        ("messages without countermeasures", fmt_count(costs["unprotected_messages"])),
-        ("messages added for privacy", fmt_count(costs["added_messages"])),
-        ("network load (× unprotected)", f"{costs['overhead']:.2f}"),
-        ("bytes on the wire", fmt_count(costs["bytes"])),
-    ]
-    for group, peers in costs.get("max_channels_per_node", {}).items():
-        pairs.append((f"most peers of one node: {group_words(group, report)}", fmt_count(peers)))
-    for route, extra in costs.get("extra_consents_for_same_utility", {}).items():
-        pairs.append(
-            (f"extra users for the same accuracy: {route_words(route, names)}", fmt_count(extra))
-        )
-    _pairs(console, "What the protection costs", pairs)
+def _costs(report: RunReport, console: Console) -> None:
+    basics, channels, consents = cost_words(report)
+    _pairs(console, "What the protection costs", basics + channels + consents)
 
 
 def flatten(record: Any, prefix: str = "") -> dict[str, Any]:

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from crowdhide.plans.planner import CountermeasureChoice
+    from crowdhide.plans.run_report import HopReport, RunReport
 
 __all__ = [
     "METHODS",
     "cluster_words",
+    "cost_words",
     "fmt_count",
     "fmt_interval",
     "fmt_num",
@@ -94,25 +99,26 @@ def route_words(route: str, names: Mapping[str, str]) -> str:
     return names.get(route, route.replace("->", " → "))
 
 
-def group_words(group: str, report: Mapping[str, Any]) -> str:
-    """Plain name of a node group of the run's plan (paper name in parentheses).
+def group_words(group: str, routes: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> str:
+    """Plain name of a node group of a plan (paper name in parentheses).
+
+    ``routes`` are the plan's route records (``ExecutionPlan.describe()``) and ``names``
+    the plain names of its data routes.
 
     Examples
     --------
-    >>> report = {"routes": [{"route": "S->C0", "sender": "S", "receiver": "C0",
-    ...                       "kind": "data"}],
-    ...           "route_names": {"S->C0": "sources → compute nodes for age"}}
+    >>> routes = [{"route": "S->C0", "sender": "S", "receiver": "C0", "kind": "data"}]
+    >>> names = {"S->C0": "sources → compute nodes for age"}
     >>> for g in ("S", "C0", "S->C0#scramblers", "R"):
-    ...     print(group_words(g, report))
+    ...     print(group_words(g, routes, names))
     user devices (S)
     compute nodes for age (C0)
     scramblers of sources → compute nodes for age
     result node (R)
     """
-    names = report.get("route_names", {})
     if group.endswith("#scramblers"):
         return "scramblers of " + route_words(group.removesuffix("#scramblers"), names)
-    for r in report.get("routes", []):
+    for r in routes:
         if r.get("kind") != "data":
             continue
         if r["sender"] == group:
@@ -125,25 +131,48 @@ def group_words(group: str, report: Mapping[str, Any]) -> str:
 
 
 def cluster_words(
-    cluster: Mapping[str, Any], names: Mapping[str, str], counter: Mapping[str, Any]
+    hop: HopReport, names: Mapping[str, str], counter: Mapping[str, CountermeasureChoice]
 ) -> str:
     """A hop in words with its countermeasures and certificate in parentheses."""
-    route = cluster.get("route")
-    plain = route_words(route, names) if route else str(cluster["cluster"])
+    route = hop.route
+    plain = route_words(route, names) if route else hop.cluster
     parts: list[str] = []
     choice = counter.get(route) if route else None
     if choice:
-        if choice.get("sigma"):
-            parts.append(f"sampling σ = {choice['sigma']:g}")
-        if choice.get("n"):
-            scramblers = choice.get("costs", {}).get("scramblers")
+        if choice.sigma:
+            parts.append(f"sampling σ = {choice.sigma:g}")
+        if choice.n:
+            scramblers = choice.costs.scramblers
             of = f"{scramblers} scramblers of " if scramblers else "scramblers of "
-            parts.append(f"{of}{choice['n']} sources, {choice['d']} dummies each")
-        elif choice.get("local_dummies"):
-            parts.append(f"{choice['local_dummies']} dummies per source (flooding)")
-    parts.append(f"{cluster['targets']} destinations")
-    method = METHODS.get(str(cluster["method"]), str(cluster["method"]))
+            parts.append(f"{of}{choice.n} sources, {choice.d} dummies each")
+        elif choice.local_dummies:
+            parts.append(f"{choice.local_dummies} dummies per source (flooding)")
+    parts.append(f"{hop.targets} destinations")
+    method = METHODS.get(hop.method, hop.method)
     return f"{plain} ({', '.join(parts)}; {method})"
+
+
+def cost_words(
+    report: RunReport,
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
+    """What the protection cost, in words: (totals, peers per node, extra users)."""
+    costs, plan = report.costs, report.plan
+    totals = [
+        ("messages sent", fmt_count(costs.messages)),
+        ("messages without countermeasures", fmt_count(costs.unprotected_messages)),
+        ("messages added for privacy", fmt_count(costs.added_messages)),
+        ("network load (× unprotected)", f"{costs.overhead:.2f}"),
+        ("bytes on the wire", fmt_count(costs.bytes)),
+    ]
+    peers = [
+        (f"most peers of one node: {group_words(g, plan.routes, plan.route_names)}", fmt_count(n))
+        for g, n in costs.max_channels_per_node.items()
+    ]
+    consents = [
+        (f"extra users for the same accuracy: {route_words(r, plan.route_names)}", fmt_count(n))
+        for r, n in costs.extra_consents_for_same_utility.items()
+    ]
+    return totals, peers, consents
 
 
 def path_meaning(epsilon: float | None, delta: float) -> str:

@@ -1,0 +1,331 @@
+"""The typed report of ``crowdhide plan`` and ``crowdhide run``.
+
+:class:`PlanReport` describes a certified plan (query, data, routes, countermeasures and
+the certificate: the end-to-end :class:`~crowdhide.accounting.PrivacyStatement` with the
+target check, and per data path and per hop); :class:`RunReport` adds what a run measured
+(the query's answer, costs, timings, files). Readers use attributes; ``to_dict()`` gives
+the JSON document written to ``report.json`` and printed by ``--json``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from crowdhide._output import write_json
+from crowdhide.accounting import PrivacyStatement
+
+if TYPE_CHECKING:
+    from crowdhide.engine import Execution
+    from crowdhide.plans.certify import PlanCertificate
+    from crowdhide.plans.planner import CountermeasureChoice
+    from crowdhide.plans.query import Answer
+
+__all__ = [
+    "ExecutionRecord",
+    "HopReport",
+    "PathReport",
+    "PlanReport",
+    "RunCosts",
+    "RunReport",
+    "Timings",
+    "plan_hops",
+    "plan_paths",
+    "plan_privacy",
+]
+
+
+def _statement(
+    epsilon: float, delta: float, source: str, notes: tuple[str, ...]
+) -> PrivacyStatement:
+    """A certified (ε, δ); an undefined (NaN) one has conditions that do not hold."""
+    return PrivacyStatement(
+        epsilon=epsilon,
+        delta=delta,
+        kind="upper",
+        source=source,
+        conditions_met=not (math.isnan(epsilon) or math.isnan(delta)),
+        notes=notes,
+    )
+
+
+def plan_privacy(certificate: PlanCertificate) -> PrivacyStatement:
+    """The end-to-end statement of a plan certificate (Theorem 1: the worst data path)."""
+    return _statement(
+        certificate.epsilon, certificate.delta, certificate.accountant, certificate.notes
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class PathReport:
+    """One data path (a user's tuple through the clusters it crosses) and its statement."""
+
+    origin: str
+    clusters: tuple[str, ...]
+    privacy: PrivacyStatement
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain record."""
+        return {
+            "origin": self.origin,
+            "epsilon": self.privacy.epsilon,
+            "delta": self.privacy.delta,
+            "clusters": list(self.clusters),
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class HopReport:
+    """One cluster (a hop of the plan) and its statement; ``privacy.source`` is the method
+    that certified it (``data-independent`` when the destinations ignore the data)."""
+
+    cluster: str
+    route: str | None
+    targets: int
+    parallel_clusters: int
+    privacy: PrivacyStatement
+
+    @property
+    def method(self) -> str:
+        """The bound or rule that certified the hop."""
+        return self.privacy.source
+
+    @property
+    def data_dependent(self) -> bool:
+        """Whether the hop's destinations depend on the data."""
+        return self.method != "data-independent"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain record."""
+        return {
+            "cluster": self.cluster,
+            "route": self.route,
+            "targets": self.targets,
+            "parallel_clusters": self.parallel_clusters,
+            "epsilon": self.privacy.epsilon,
+            "delta": self.privacy.delta,
+            "method": self.method,
+            "note": "; ".join(self.privacy.notes),
+        }
+
+
+def plan_paths(certificate: PlanCertificate) -> tuple[PathReport, ...]:
+    """Theorem 1 per data path of a plan certificate."""
+    return tuple(
+        PathReport(
+            origin=p.origin,
+            clusters=tuple(p.clusters),
+            privacy=_statement(p.epsilon, p.delta, certificate.accountant, ()),
+        )
+        for p in certificate.paths
+    )
+
+
+def plan_hops(certificate: PlanCertificate) -> tuple[HopReport, ...]:
+    """(ε, δ) per cluster of a plan certificate."""
+    return tuple(
+        HopReport(
+            cluster=c.cluster,
+            route=c.route,
+            targets=c.targets,
+            parallel_clusters=c.count,
+            privacy=_statement(c.epsilon, c.delta, c.method, (c.note,) if c.note else ()),
+        )
+        for c in certificate.clusters
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanReport:
+    """A certified, protected plan: what ``crowdhide plan`` prints."""
+
+    name: str
+    query: Mapping[str, Any]
+    data_source: str
+    rows: int
+    mode: str
+    target_epsilon: float | None
+    target_delta: float
+    routes: tuple[Mapping[str, Any], ...]
+    countermeasures: Mapping[str, CountermeasureChoice]
+    clusters_per_path: int
+    privacy: PrivacyStatement
+    paths: tuple[PathReport, ...]
+    hops: tuple[HopReport, ...]
+    route_names: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_certificate(cls, certificate: PlanCertificate, **fields: Any) -> PlanReport:
+        """The report of ``certificate`` (paths and hops read from it) and ``fields``."""
+        return cls(paths=plan_paths(certificate), hops=plan_hops(certificate), **fields)
+
+    @property
+    def target_met(self) -> bool | None:
+        """Whether the certificate meets ``[privacy]`` (``None``: no ε target)."""
+        return self.privacy.meets_target
+
+    def target_text(self) -> str:
+        """One line: the certified (ε, δ) next to the target."""
+        return (
+            f"certified epsilon={self.privacy.epsilon:.4g}, delta={self.privacy.delta:.3g} "
+            f"vs target epsilon={self.target_epsilon}, delta={self.target_delta:g}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready description of plan, clusters, parameters and certificate."""
+        return {
+            "name": self.name,
+            "query": dict(self.query),
+            "data": {"source": self.data_source, "rows": self.rows},
+            "mode": self.mode,
+            "target": {"epsilon": self.target_epsilon, "delta": self.target_delta},
+            "target_met": self.target_met,
+            "routes": [dict(r) for r in self.routes],
+            "countermeasures": {k: v.to_dict() for k, v in self.countermeasures.items()},
+            "clusters_per_path": self.clusters_per_path,
+            "privacy": {
+                "epsilon": self.privacy.epsilon,
+                "delta": self.privacy.delta,
+                "accountant": self.privacy.source,
+                "paths": [p.to_dict() for p in self.paths],
+                "clusters": [h.to_dict() for h in self.hops],
+                "notes": list(self.privacy.notes),
+            },
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExecutionRecord:
+    """Where and how the plan ran (the result does not depend on backend or shards)."""
+
+    backend: str
+    shards: int
+    address: str | None
+    block_size: int
+    seed: int
+
+    @classmethod
+    def of(cls, run: Execution, *, address: str | None) -> ExecutionRecord:
+        """What ``run`` echoes of its execution (``address``: the Ray cluster, if any)."""
+        return cls(
+            backend=run.backend,
+            shards=run.shards,
+            address=address,
+            block_size=run.block_size,
+            seed=run.seed,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain record."""
+        return {
+            "backend": self.backend,
+            "shards": self.shards,
+            "address": self.address,
+            "block_size": self.block_size,
+            "seed": self.seed,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunCosts:
+    """What the protection cost: messages, bytes, channels, dummies, extra users.
+
+    ``unprotected_messages`` counts the plan that ran without its countermeasures (the same
+    routes, no sampling, scramblers or dummies), so ``added_messages`` is what the
+    countermeasures added.
+    """
+
+    messages: int
+    unprotected_messages: int
+    data_route_overhead: float
+    bytes: int
+    max_channels_per_node: Mapping[str, int]
+    dummies: Mapping[str, int]
+    extra_consents_for_same_utility: Mapping[str, int]
+    scramblers: Mapping[str, int]
+
+    @property
+    def added_messages(self) -> int:
+        """Messages the countermeasures added."""
+        return self.messages - self.unprotected_messages
+
+    @property
+    def overhead(self) -> float:
+        """Network load: messages / unprotected messages."""
+        return self.messages / self.unprotected_messages
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain record (report.json's ``costs``)."""
+        return {
+            "messages": self.messages,
+            "unprotected_messages": self.unprotected_messages,
+            "added_messages": self.added_messages,
+            "overhead": self.overhead,
+            "data_route_overhead": self.data_route_overhead,
+            "bytes": self.bytes,
+            "max_channels_per_node": dict(self.max_channels_per_node),
+            "dummies": dict(self.dummies),
+            "extra_consents_for_same_utility": dict(self.extra_consents_for_same_utility),
+            "scramblers": dict(self.scramblers),
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Timings:
+    """Wall-clock seconds: certify, execute, whole run."""
+
+    prepare_s: float
+    execute_s: float
+    total_s: float
+
+    def to_dict(self) -> dict[str, float]:
+        """Plain record."""
+        return {"prepare_s": self.prepare_s, "execute_s": self.execute_s, "total_s": self.total_s}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunReport:
+    """What ``crowdhide run`` reports: the certified plan, the answer, costs and files.
+
+    ``files`` maps a name (``result``, ``transcript``, ``plots``, ``report``, ``html``...)
+    to the path written; ``inputs`` (the plan file and output directory, set by the CLI)
+    is printed by ``--json`` only.
+    """
+
+    plan: PlanReport
+    execution: ExecutionRecord
+    answer: Answer
+    costs: RunCosts
+    timings: Timings
+    files: Mapping[str, str]
+    network: Mapping[str, Any] | None = None
+    notes: tuple[str, ...] = ()
+    inputs: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def privacy(self) -> PrivacyStatement:
+        """The certified (ε, δ) of the plan, with the target check."""
+        return self.plan.privacy
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of the run (``report.json``; ``--json`` adds ``inputs``)."""
+        record = self.plan.to_dict()
+        record["execution"] = self.execution.to_dict()
+        if self.network is not None:
+            record["network"] = dict(self.network)
+        record.update(self.answer.to_dict())
+        record["costs"] = self.costs.to_dict()
+        if self.notes:
+            record["notes"] = list(self.notes)
+        record["timings"] = self.timings.to_dict()
+        record["files"] = dict(self.files)
+        if self.inputs:
+            record["inputs"] = dict(self.inputs)
+        return record
+
+    def write_json(self, path: Path) -> Path:
+        """Write :meth:`to_dict` as indented JSON (non-finite numbers as ``null``)."""
+        return write_json(path, self.to_dict())
