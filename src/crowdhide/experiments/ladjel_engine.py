@@ -1,13 +1,13 @@
-"""Seed 000, Figures 8 and 9: privacy against network load, individual load, consents and
-utility for the Aggregate and K-means plans (Section V-B).
+"""Ladjel, Anciaux, Bellet, Scerri, Figures 8 and 9: privacy against network load, individual
+load, consents and utility for the Aggregate and K-means plans (Section V-B).
 
 Privacy is the whole plan's ε at δ = 1e-4 (Theorem 1: each of the k data-dependent clusters
 on a path gets δ/k, the plan's ε is k·ε_i, k = G grouping sets or I iterations), certified by
 the countermeasure accountant (:func:`crowdhide.plans.certify.default_accountant`). Costs
-follow seed note §5.7 with the corrected utility ``S_t = S_eff/(1−σ+σ/T)`` sources to keep
-``S_eff`` real tuples. The paper gives no numbers for these figures, so the comparison
-checks its qualitative statements, and one configuration is also executed by the engine to
-check the message count against the cost formula.
+follow the technical note on the paper, §5.7, with the corrected utility
+``S_t = S_eff/(1−σ+σ/T)`` sources to keep ``S_eff`` real tuples. The paper gives no numbers
+for these figures, so the comparison checks its qualitative statements, and one configuration
+is also executed by the engine to check the message count against the cost formula.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from crowdhide.experiments._registry import ExperimentResult, experiment
+from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.plans.certify import CountermeasureAccountant, default_accountant
 from crowdhide.plans.planner import route_costs
 
@@ -269,8 +269,9 @@ def _fig8(out_dir: Path, quick: bool) -> ExperimentResult:
         f"{check['messages_measured']} vs formula {check['messages_formula']}; real tuples "
         f"{check['real_used']} vs expected {check['real_expected']:.0f}"
     )
-    # Reference values computed in the seed note (§5.8, "Section-V-like configurations",
-    # Lemma 2 with exact E, T = 20, per-cluster delta = 1e-4) — not printed in the paper.
+    # Reference values computed in the technical note on the paper (§5.8, "Section-V-like
+    # configurations", Lemma 2 with exact E, T = 20, per-cluster delta = 1e-4) — not printed
+    # in the paper.
     note = {
         (0.1, 100, 0): 4.5805,
         (0.1, 100, 50): 3.1989,
@@ -289,7 +290,7 @@ def _fig8(out_dir: Path, quick: bool) -> ExperimentResult:
         )
         if hit is not None:
             lines.append(
-                f"seed note §5.8 check sigma={sigma} n={n} d={d}: eps={hit['epsilon']:.4f} "
+                f"technical note §5.8 check sigma={sigma} n={n} d={d}: eps={hit['epsilon']:.4f} "
                 f"vs {ref} ({hit['method']})"
             )
     (out_dir / "fig8_engine_check.json").write_text(json.dumps(check, indent=2), encoding="utf-8")
@@ -304,16 +305,24 @@ def _fig8(out_dir: Path, quick: bool) -> ExperimentResult:
     return ExperimentResult(files=tuple(files), comparison=tuple(lines), data=data)
 
 
-@experiment("seed000-fig8", "Seed 000 Fig. 8: privacy vs load, channels, consents, utility")
+@experiment(
+    "ladjel-fig8",
+    "Ladjel et al. Fig. 8: privacy vs load, channels, consents, utility",
+    aliases=("seed000-fig8",),
+)
 def run_fig8(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
-    """Figure 8 (a)-(f) of seed 000; see the module docstring."""
+    """Figure 8 (a)-(f) of Ladjel et al.; see the module docstring."""
     del rng  # deterministic: certificates and cost formulas (engine check uses fixed seeds)
     return _fig8(out_dir, quick)
 
 
-@experiment("seed000-fig9", "Seed 000 Fig. 9: Aggregate privacy vs network load for G = 1..4")
+@experiment(
+    "ladjel-fig9",
+    "Ladjel et al. Fig. 9: Aggregate privacy vs network load for G = 1..4",
+    aliases=("seed000-fig9",),
+)
 def run_fig9(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
-    """Figure 9 of seed 000: the Aggregate trade-off for 1 to 4 grouping sets."""
+    """Figure 9 of Ladjel et al.: the Aggregate trade-off for 1 to 4 grouping sets."""
     del rng
     acct = default_accountant()
     rows = _fig9_rows(acct, quick)

@@ -1,8 +1,9 @@
-"""Reproductions of seed 004 (Jurado et al., the shuffle model through QIF), Figs. 2–7.
+"""Reproductions of Jurado, Gonze, Alvim, Palamidessi, "Analyzing the shuffle model through the
+lens of quantitative information flow", Figs. 2–7.
 
 The paper's text lost every formula and most numbers; the surviving ones are the Fig. 3
 values 0.52111 / 0.52116 (``n = 201``, ``p = 0.8``). Everything else is compared with the
-values recomputed in ``notes/seeds/004.md`` §5 (by brute force / exact fractions there); the
+values recomputed in the technical note on the paper, §5 (by brute force / exact fractions); the
 parameter values of Figs. 2 and 4–7 are not recoverable, so the ones used here are stated in
 each CSV and comparison line.
 """
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from crowdhide.experiments._registry import ExperimentResult, experiment
+from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.qif.shuffle import (
     asymptotic_shuffle_vulnerability,
     asymptotic_vulnerability,
@@ -30,7 +31,7 @@ from crowdhide.qif.shuffle import (
 
 __all__: list[str] = []
 
-# Reference values of notes/seeds/004.md §5.
+# Reference values of the technical note on Jurado et al., §5.
 _BINARY_NOTE = {  # n -> {p: V[NS]} (p = 1 is V[S])
     200: {
         1.0: 0.528174,
@@ -113,7 +114,11 @@ def _n_grid(quick: bool, top: int = 1000) -> list[int]:
     return sorted(grid | {100, 200, 201, 1000})
 
 
-@experiment("seed004-fig2", "Binary uniform-prior vulnerability of k-RR, shuffle, k-RR+shuffle")
+@experiment(
+    "jurado-fig2",
+    "Jurado et al. Fig. 2: binary uniform-prior vulnerability of k-RR, shuffle, k-RR+shuffle",
+    aliases=("seed004-fig2",),
+)
 def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 2: binary data, uninformed adversary, V vs n for N, S and NS at several p."""
     del rng
@@ -154,7 +159,11 @@ def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     )
 
 
-@experiment("seed004-fig3", "Strong (all-but-one) adversary, binary, n=201: V vs knowledge")
+@experiment(
+    "jurado-fig3",
+    "Jurado et al. Fig. 3: strong (all-but-one) adversary, binary, n=201: V vs knowledge",
+    aliases=("seed004-fig3",),
+)
 def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 3: the informed adversary knows the other 200 users; x-axis = how many hold a."""
     del rng
@@ -201,7 +210,11 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     )
 
 
-@experiment("seed004-fig4", "General k: uniform-prior V of k-RR, shuffle, k-RR+shuffle vs n")
+@experiment(
+    "jurado-fig4",
+    "Jurado et al. Fig. 4: general k: uniform-prior V of k-RR, shuffle, k-RR+shuffle vs n",
+    aliases=("seed004-fig4",),
+)
 def run_fig4(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 4: general k (here 3, 5, 10) and p in {0.9, 0.75, 0.5}."""
     del rng
@@ -248,7 +261,11 @@ def run_fig4(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     )
 
 
-@experiment("seed004-fig5", "Shuffle alone, uniform prior: V[S] vs n for several k")
+@experiment(
+    "jurado-fig5",
+    "Jurado et al. Fig. 5: shuffle alone, uniform prior: V[S] vs n for several k",
+    aliases=("seed004-fig5",),
+)
 def run_fig5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 5: ``V[S] = E[max load]/n`` for n in [10, 1000], tending to 1/k."""
     del rng
@@ -286,7 +303,11 @@ def run_fig5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     )
 
 
-@experiment("seed004-fig6", "Exact V[S] vs the asymptotic 1/k + c sqrt(ln k/(k n))")
+@experiment(
+    "jurado-fig6",
+    "Jurado et al. Fig. 6: exact V[S] vs the asymptotic 1/k + c sqrt(ln k/(k n))",
+    aliases=("seed004-fig6",),
+)
 def run_fig6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 6: exact vs eq. (15) with c = 1 (the paper's c and k are lost; see the notes)."""
     del rng
@@ -345,7 +366,11 @@ def run_fig6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     )
 
 
-@experiment("seed004-fig7", "Exact V[NS] vs the asymptotic of Thm 22 at fixed p")
+@experiment(
+    "jurado-fig7",
+    "Jurado et al. Fig. 7: exact V[NS] vs the asymptotic of Thm 22 at fixed p",
+    aliases=("seed004-fig7",),
+)
 def run_fig7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 7: exact V[NS] and eq. (16) with c = 1 at p = 0.75 for k in {5, 10, 20}."""
     del rng
@@ -407,13 +432,13 @@ def run_fig7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
 
 
 @experiment(
-    "qif-scrambler", "Scrambler countermeasure as a channel: V vs dummies (beyond seed 004)"
+    "qif-scrambler", "Scrambler countermeasure as a channel: V vs dummies (beyond Jurado et al.)"
 )
 def run_scrambler(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Guessing probability of one source's target behind a scrambler (T = 20, n = 100).
 
-    Not in any paper: crowdhide's scrambler (seed 000) analysed with the QIF tools of seed
-    004. For sampling ``σ ∈ {0, 0.2, 0.5, 0.9}`` and ``d`` dummies, the uninformed and the
+    Not in any paper: crowdhide's scrambler (Ladjel et al.) analysed with the QIF tools of
+    Jurado et al. For sampling ``σ ∈ {0, 0.2, 0.5, 0.9}`` and ``d`` dummies, the uninformed and the
     informed (knows the other sources' targets) adversaries' vulnerability, next to the
     local DP level ``ε0`` of the sampling randomizer.
     """

@@ -1,11 +1,11 @@
 """Reproductions of Cyffers & Bellet (2022), "Privacy amplification by decentralization".
 
-* ``seed001-fig1``: Fig. 1a (theory, T = 100n, ε0 = 0.1, δ = 1e-7: LDP vs network DP, corrected
+* ``cyffers-fig1``: Fig. 1a (theory, T = 100n, ε0 = 0.1, δ = 1e-7: LDP vs network DP, corrected
   Theorem 3, paper and authors'-code visit bounds) and Fig. 1b (per-pair accounting on sampled
   walks: our certified PLD accountant next to the authors' code accounting);
-* ``seed001-fig2``: logistic regression with local / network / centralized DP-SGD (n = 2000
+* ``cyffers-fig2``: logistic regression with local / network / centralized DP-SGD (n = 2000
   users × 8 points, T = 20000, ε ∈ {1, 10}, δ = 1e-6);
-* ``seed001-fig3``: histograms on the complete graph (k-RR), per-pair network vs local DP.
+* ``cyffers-fig3``: histograms on the complete graph (k-RR), per-pair network vs local DP.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from crowdhide.experiments._registry import ExperimentResult, experiment
+from crowdhide.experiments.registry import ExperimentResult, experiment
 
 __all__ = ["load_houses", "run_fig1", "run_fig2", "run_fig3"]
 
@@ -34,7 +34,11 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-@experiment("seed001-fig1", "Cyffers & Bellet Fig. 1: network vs local DP for sums (theory, walks)")
+@experiment(
+    "cyffers-fig1",
+    "Cyffers & Bellet Fig. 1: network vs local DP for sums (theory, walks)",
+    aliases=("seed001-fig1",),
+)
 def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 1a theory curves and Fig. 1b per-pair accounting on sampled walks."""
     import matplotlib
@@ -201,7 +205,11 @@ def load_houses(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, str]:
     return x, y, source
 
 
-@experiment("seed001-fig2", "Cyffers & Bellet Fig. 2: local vs network vs central DP-SGD")
+@experiment(
+    "cyffers-fig2",
+    "Cyffers & Bellet Fig. 2: local vs network vs central DP-SGD",
+    aliases=("seed001-fig2",),
+)
 def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Logistic regression with the three DP-SGD variants (Alg. 4 with calibrated σ)."""
     import matplotlib
@@ -314,7 +322,11 @@ def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     )
 
 
-@experiment("seed001-fig3", "Cyffers & Bellet Fig. 3: histograms, per-pair network vs local DP")
+@experiment(
+    "cyffers-fig3",
+    "Cyffers & Bellet Fig. 3: histograms, per-pair network vs local DP",
+    aliases=("seed001-fig3",),
+)
 def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Per-pair accounting of k-RR histograms on sampled walks (T = 100n)."""
     import matplotlib

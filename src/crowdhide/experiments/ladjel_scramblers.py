@@ -1,10 +1,9 @@
-"""Reproductions of seed 000's privacy figures (Figs. 3, 5, 6, 7).
-
-Ladjel, Anciaux, Bellet, Scerri, "Mitigating leakage from data dependent communications in
-decentralized computing using differential privacy". The paper prints no numbers for its
-curves, so the comparison lines quote the reference values of the technical note
-(``notes/seeds/000.md`` §5.8, computed from the paper's formulas) and say, for each curve,
-which evaluator produced it and where the corrected bound differs from the printed one.
+"""Reproductions of the privacy figures (Figs. 3, 5, 6, 7) of Ladjel, Anciaux, Bellet, Scerri,
+"Mitigating leakage from data dependent communications in decentralized computing using
+differential privacy". The paper prints no numbers for its curves, so the comparison lines
+quote the reference values of the technical note on the paper (§5.8, computed from the paper's
+formulas) and say, for each curve, which evaluator produced it and where the corrected bound
+differs from the printed one.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ from crowdhide.accounting.scrambler import (
     sigma_lie_from_uniform,
     theorem3_published_epsilon,
 )
-from crowdhide.experiments._registry import ExperimentResult, experiment
+from crowdhide.experiments.registry import ExperimentResult, experiment
 
 __all__ = ["fig3", "fig5", "fig6", "fig7", "simulate_scrambler_counts"]
 
@@ -51,7 +50,11 @@ def _fmt(x: float) -> str:
 # ----------------------------------------------------------------------------- Fig. 3
 
 
-@experiment("seed000-fig3", "Seed 000 Fig. 3: pure ε of the local randomizer (Theorem 2)")
+@experiment(
+    "ladjel-fig3",
+    "Ladjel et al. Fig. 3: pure ε of the local randomizer (Theorem 2)",
+    aliases=("seed000-fig3",),
+)
 def fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 3: (a) ε of sampling alone vs σ for several T; (b) T = 20, ε vs d for several σ.
 
@@ -86,10 +89,10 @@ def fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
     ax_b.set(xlabel="d (local dummies)", ylabel="ε", title="(b) A_σ^d, T = 20")
     ax_b.legend()
     fig.tight_layout()
-    png = out_dir / "seed000_fig3.png"
+    png = out_dir / "ladjel_fig3.png"
     fig.savefig(png, dpi=120)
     plt.close(fig)
-    csv_path = _write_csv(out_dir / "seed000_fig3.csv", rows)
+    csv_path = _write_csv(out_dir / "ladjel_fig3.csv", rows)
     threshold = 20 / 22
     lines = (
         "Fig. 3 curves: Theorem 2 (exact pure ε of R_σ^d; brute-force verified for d = 0..T−1).",
@@ -109,8 +112,9 @@ def fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
 
 
 @experiment(
-    "seed000-fig5",
-    "Seed 000 Fig. 5: pure ε of the capped scrambler, Theorem 3 as printed vs exhaustive",
+    "ladjel-fig5",
+    "Ladjel et al. Fig. 5: pure ε of the capped scrambler, Theorem 3 as printed vs exhaustive",
+    aliases=("seed000-fig5",),
 )
 def fig5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 5 (T = 20): Theorem 3 as printed vs σ, d and n, next to the local scheme.
@@ -166,10 +170,10 @@ def fig5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
         ax.legend(fontsize=7)
     fig.suptitle("Theorem 3 as printed (capped scrambler) — not a certified bound")
     fig.tight_layout()
-    png = out_dir / "seed000_fig5.png"
+    png = out_dir / "ladjel_fig5.png"
     fig.savefig(png, dpi=120)
     plt.close(fig)
-    csv_path = _write_csv(out_dir / "seed000_fig5.csv", rows)
+    csv_path = _write_csv(out_dir / "ladjel_fig5.csv", rows)
 
     # Exhaustive check of the capped scrambler on small instances (σ in convention L).
     small = [(3, 0.2, 3, 1), (3, 0.2, 3, 2), (4, 0.2, 3, 2), (3, 0.3, 4, 3)]
@@ -191,7 +195,7 @@ def fig5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
                 "understated_by": exact - printed,
             }
         )
-    check_csv = _write_csv(out_dir / "seed000_fig5_capped_exact.csv", check_rows)
+    check_csv = _write_csv(out_dir / "ladjel_fig5_capped_exact.csv", check_rows)
     lines = [
         "Fig. 5 curves: Theorem 3 AS PRINTED (capped scrambler, σ in convention L, log space);"
         " NOT certified.",
@@ -270,8 +274,9 @@ def _simulate_worker(args: tuple[int, float, list[int], int, int, int]) -> npt.N
 
 
 @experiment(
-    "seed000-fig6",
-    "Seed 000 Fig. 6: empirical output distribution of A_σ^{n,d} (T=4, σ=0.2, n=d=20)",
+    "ladjel-fig6",
+    "Ladjel et al. Fig. 6: empirical output distribution of A_σ^{n,d} (T=4, σ=0.2, n=d=20)",
+    aliases=("seed000-fig6",),
 )
 def fig6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 6: empirical counts and log-ratios of the outputs of two neighbouring graphs.
@@ -381,10 +386,10 @@ def fig6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
         ax.legend(loc="upper right")
         ax2.legend(loc="center right")
     fig.tight_layout()
-    png = out_dir / "seed000_fig6.png"
+    png = out_dir / "ladjel_fig6.png"
     fig.savefig(png, dpi=120)
     plt.close(fig)
-    csv_path = _write_csv(out_dir / "seed000_fig6.csv", rows)
+    csv_path = _write_csv(out_dir / "ladjel_fig6.csv", rows)
     return ExperimentResult(
         files=(csv_path, png),
         comparison=tuple(lines),
@@ -461,7 +466,11 @@ def _fig7_point(sigma: float, n: int, d: int, samples: int, seed: int) -> dict[s
     return row
 
 
-@experiment("seed000-fig7", "Seed 000 Fig. 7: ε of A_σ^{n,d} at δ = 1e-4, T = 20, every evaluator")
+@experiment(
+    "ladjel-fig7",
+    "Ladjel et al. Fig. 7: ε of A_σ^{n,d} at δ = 1e-4, T = 20, every evaluator",
+    aliases=("seed000-fig7",),
+)
 def fig7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 7 (T = 20, δ = 1e-4): (a) vs n (d = 50, σ = 0.2); (b) vs d (n = 100, σ = 0.2);
     (c) vs σ (n = 500, d = 50). Curves: lemma2-exact (certified, tightest), corrected Bennett,
@@ -516,10 +525,10 @@ def fig7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
         ax.set(xlabel=xkey[panel], ylabel="ε at δ = 1e-4", title=f"({panel})", ylim=(0, 6))
     axes[0].legend(fontsize=7)
     fig.tight_layout()
-    png = out_dir / "seed000_fig7.png"
+    png = out_dir / "ladjel_fig7.png"
     fig.savefig(png, dpi=120)
     plt.close(fig)
-    csv_path = _write_csv(out_dir / "seed000_fig7.csv", rows)
+    csv_path = _write_csv(out_dir / "ladjel_fig7.csv", rows)
     lines = [
         "Fig. 7: lemma2-exact = Lemma 2 with exact E[ΣL]+ (certified, tightest); bennett = "
         "re-derived Bennett (certified); hoeffding = Theorem 4 with a = e^ε−1 (certified); "

@@ -1,4 +1,5 @@
-"""Seed 002 (Cheu et al., EUROCRYPT 2019): error of the shuffled bit sum vs n.
+"""Cheu, Smith, Ullman, Zeber, Zhilyaev, "Distributed differential privacy via shuffling"
+(EUROCRYPT 2019): error of the shuffled bit sum vs n.
 
 Compares, at (ε, δ = 1e-6), the standard deviation of the bit-sum estimate with
 
@@ -8,7 +9,8 @@ Compares, at (ε, δ = 1e-6), the standard deviation of the bit-sum estimate wit
 * the central Laplace mechanism: ``√2/ε``,
 
 and checks one simulated run per point against the predicted standard deviation.
-Reference numbers: ``shared/notes/seeds/002.md`` §5(a) and §5(c).
+Reference numbers: the technical note on the paper, §5(a) and §5(c) (recomputed from its
+formulas).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from crowdhide.experiments._registry import ExperimentResult, experiment
+from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.protocols.bitsum import (
     BitSumRandomizer,
     bitsum_estimate,
@@ -34,18 +36,22 @@ from crowdhide.protocols.results import SumRun
 
 __all__ = ["run_error"]
 
-#: Seed 002 note §5(a): (n, ε) -> (Lemma 4.8 λ, sd of the estimate).
+#: Technical note on Cheu et al., §5(a): (n, ε) -> (Lemma 4.8 λ, sd of the estimate).
 NOTE_REFERENCE = {
     (10_000, 1.0): (972.916, 23.83),
     (10_000, 0.5): (3830.066, 63.77),
     (1_000_000, 1.0): (972.916, 22.07),
     (1_000_000, 0.5): (3891.662, 44.24),
 }
-#: Seed 002 note §5(c): smallest λ with exact (ε, 1e-6)-DP.
+#: Technical note on Cheu et al., §5(c): smallest λ with exact (ε, 1e-6)-DP.
 NOTE_EXACT_LAMBDA = {(10_000, 1.0): 67.43, (10_000, 0.5): 175.26, (1_000_000, 1.0): 68.13}
 
 
-@experiment("seed002-error", "Cheu et al. bit sum: error vs n, paper λ vs exact λ vs local/central")
+@experiment(
+    "cheu-error",
+    "Cheu et al. bit sum: error vs n, paper λ vs exact λ vs local/central",
+    aliases=("seed002-error",),
+)
 def run_error(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     delta = 1e-6
     ns = [10_000, 100_000] if quick else [10_000, 30_000, 100_000, 300_000, 1_000_000]
@@ -99,12 +105,12 @@ def run_error(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experi
             )
             real_rows.append(_real_row("single", n, levels, run))
 
-    csv_path = out_dir / "seed002_error.csv"
+    csv_path = out_dir / "cheu_error.csv"
     with csv_path.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    json_path = out_dir / "seed002_error.json"
+    json_path = out_dir / "cheu_error.json"
     clean = [
         {
             k: (v if not (isinstance(v, float) and not math.isfinite(v)) else None)
@@ -113,9 +119,9 @@ def run_error(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experi
         for r in rows
     ]
     json_path.write_text(json.dumps(clean, indent=2))
-    png_path = out_dir / "seed002_error.png"
+    png_path = out_dir / "cheu_error.png"
     _plot(rows, epsilons, png_path)
-    real_path = out_dir / "seed002_realsum.csv"
+    real_path = out_dir / "cheu_realsum.csv"
     if real_rows:
         with real_path.open("w", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=list(real_rows[0]))
