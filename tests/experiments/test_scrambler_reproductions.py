@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from crowdhide.accounting import _scrambler_bruteforce as brute
-from crowdhide.experiments.registry import run_experiment
 from crowdhide.experiments.ladjel_scramblers import simulate_scrambler_counts
+from crowdhide.experiments.registry import run_experiment
 
 
 def test_simulator_matches_exact_distribution() -> None:
