@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide._output import write_csv, write_json
 from crowdhide.experiments._biswas_common import (
     UTILITY_DELTA,
     CertifiedSetting,
@@ -30,7 +31,7 @@ from crowdhide.experiments._biswas_common import (
     load_city,
     run_estimates,
 )
-from crowdhide.experiments._files import progress, write_csv, write_json
+from crowdhide.experiments._formatting import progress
 from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.mechanisms import total_variation_distance
 from crowdhide.protocols.data import load_gowalla_points
@@ -125,7 +126,7 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     fig.tight_layout()
     files = (
         write_csv(out_dir / "biswas_fig3.csv", records),
-        write_json(out_dir / "biswas_fig3.json", records),
+        write_json(out_dir / "biswas_fig3.json", records, infinities="strings"),
         out_dir / "biswas_fig3.png",
     )
     fig.savefig(files[2], dpi=110)
@@ -194,7 +195,7 @@ def run_fig4_5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
             bar.advance(name)
     files += [
         write_csv(out_dir / "biswas_fig4_5.csv", records),
-        write_json(out_dir / "biswas_fig4_5.json", records),
+        write_json(out_dir / "biswas_fig4_5.json", records, infinities="strings"),
     ]
     lines = [
         f"Fig. {r['figure']} {_TITLES[r['dataset']]}: TVD Gaussian {r['tvd_gaussian']:.4f}, "
@@ -347,7 +348,7 @@ def run_fig6_7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
                     bar.advance(f"{name} eps={eps:g} n={n:,} done")
     files = [
         write_csv(out_dir / "biswas_fig6_7.csv", [_flat(r) for r in records]),
-        write_json(out_dir / "biswas_fig6_7.json", records),
+        write_json(out_dir / "biswas_fig6_7.json", records, infinities="strings"),
     ]
     for fig_no, name in zip((6, 7), CITIES, strict=True):
         files.append(out_dir / f"biswas_fig{fig_no}.png")

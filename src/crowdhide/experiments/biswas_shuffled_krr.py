@@ -27,10 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from crowdhide.experiments._files import fmt_log10 as _fmt
-from crowdhide.experiments._files import log10_of_log as _log10
-from crowdhide.experiments._files import write_csv as _write_csv
-from crowdhide.experiments._files import write_json as _write_json
+from crowdhide._output import write_csv, write_json
+from crowdhide.experiments._formatting import fmt_log10 as _fmt
+from crowdhide.experiments._formatting import log10_of_log as _log10
 from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.protocols import _accountant
 from crowdhide.protocols.biswas import biswas_log_delta
@@ -121,9 +120,9 @@ def run_table2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
             row["published_below_exact"] = bool(math.log10(published[3]) < row["log10_lower_bound"])
             rows.append(row)
     csv_path = out_dir / "biswas_table2.csv"
-    _write_csv(csv_path, rows)
+    write_csv(csv_path, rows)
     json_path = out_dir / "biswas_table2.json"
-    _write_json(json_path, rows)
+    write_json(json_path, rows, infinities="strings")
     png_path = out_dir / "biswas_table2.png"
     _plot_table2(rows, png_path)
     comparison = [
@@ -216,7 +215,7 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
                 row[f"log10_{name}"] = value
             rows.append(row)
     csv_path = out_dir / "biswas_fig1.csv"
-    _write_csv(csv_path, rows)
+    write_csv(csv_path, rows)
     png_path = out_dir / "biswas_fig1.png"
     import matplotlib
 
@@ -309,7 +308,7 @@ def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
         values = rng.choice(pool, size=n, replace=n > pool.size)
         rows.append(_utility_study(values, k=15, epsilon=epsilon, delta=delta, runs=runs, rng=rng))
     csv_path = out_dir / "biswas_fig2.csv"
-    _write_csv(csv_path, rows)
+    write_csv(csv_path, rows)
     png_path = out_dir / "biswas_fig2.png"
     _plot_utility(rows, png_path, title=f"synthetic N(0,2), k = 15, ε = {epsilon}, δ = {delta}")
     comparison = [
@@ -384,9 +383,9 @@ def run_gowalla(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Expe
             summary = _utility_study(values, k=cats.k, epsilon=eps, delta=delta, runs=runs, rng=rng)
             rows.append({"dataset": city, **summary})
     csv_path = out_dir / "biswas_gowalla.csv"
-    _write_csv(csv_path, rows)
+    write_csv(csv_path, rows)
     json_path = out_dir / "biswas_gowalla.json"
-    _write_json(json_path, rows)
+    write_json(json_path, rows, infinities="strings")
     png_path = out_dir / "biswas_gowalla.png"
     import matplotlib
 

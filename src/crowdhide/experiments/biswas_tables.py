@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from crowdhide._output import write_csv, write_json
 from crowdhide.experiments._biswas_common import (
     PAPER_EPS0,
     UTILITY_DELTA,
@@ -33,7 +34,7 @@ from crowdhide.experiments._biswas_common import (
     run_estimates,
     synthetic_sample,
 )
-from crowdhide.experiments._files import fmt_log10, log10_of_log, progress, write_csv, write_json
+from crowdhide.experiments._formatting import fmt_log10, log10_of_log, progress
 from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.protocols import _accountant
 from crowdhide.protocols.biswas import biswas_log_delta
@@ -141,7 +142,7 @@ def run_table4(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
     rows = table4_rows(quick=quick)
     files = (
         write_csv(out_dir / "biswas_table4.csv", rows),
-        write_json(out_dir / "biswas_table4.json", rows),
+        write_json(out_dir / "biswas_table4.json", rows, infinities="strings"),
         out_dir / "biswas_table4.png",
     )
     _plot_table4(rows, files[2])
@@ -405,7 +406,9 @@ def _individual_experiment(
     stem = out_dir / name.replace("-", "_")
     files = (
         write_csv(stem.with_suffix(".csv"), rows),
-        write_json(stem.with_suffix(".json"), {"rows": rows, "community_tvd": tvds}),
+        write_json(
+            stem.with_suffix(".json"), {"rows": rows, "community_tvd": tvds}, infinities="strings"
+        ),
         stem.with_suffix(".png"),
     )
     _plot_individual(rows, files[2], title=name)

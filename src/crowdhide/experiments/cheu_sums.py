@@ -15,14 +15,13 @@ formulas).
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from crowdhide._output import write_csv, write_json
 from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.protocols.bitsum import (
     BitSumRandomizer,
@@ -105,28 +104,13 @@ def run_error(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experi
             )
             real_rows.append(_real_row("single", n, levels, run))
 
-    csv_path = out_dir / "cheu_error.csv"
-    with csv_path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    json_path = out_dir / "cheu_error.json"
-    clean = [
-        {
-            k: (v if not (isinstance(v, float) and not math.isfinite(v)) else None)
-            for k, v in r.items()
-        }
-        for r in rows
-    ]
-    json_path.write_text(json.dumps(clean, indent=2))
+    csv_path = write_csv(out_dir / "cheu_error.csv", rows)
+    json_path = write_json(out_dir / "cheu_error.json", rows)
     png_path = out_dir / "cheu_error.png"
     _plot(rows, epsilons, png_path)
     real_path = out_dir / "cheu_realsum.csv"
     if real_rows:
-        with real_path.open("w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(real_rows[0]))
-            writer.writeheader()
-            writer.writerows(real_rows)
+        write_csv(real_path, real_rows)
 
     comparison = []
     for (n, eps), (lam_ref, sd_ref) in NOTE_REFERENCE.items():

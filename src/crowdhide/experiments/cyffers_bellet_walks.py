@@ -10,28 +10,19 @@
 
 from __future__ import annotations
 
-import csv
 import gzip
-import json
 import math
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
+from crowdhide._output import write_csv, write_json
 from crowdhide.experiments.registry import ExperimentResult, experiment
 
 __all__ = ["load_houses", "run_fig1", "run_fig2", "run_fig3"]
 
 DATA = Path("/work/shared/data/california_housing/cal_housing.data.gz")
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
-    with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
 
 
 @experiment(
@@ -80,7 +71,7 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
                 integer_cycles=False,
             ).epsilon
         rows_a.append(rec)
-    files = [_write_csv(out_dir / "fig1a.csv", rows_a)]
+    files = [write_csv(out_dir / "fig1a.csv", rows_a)]
     ref = g.theorem3(
         n=10**4,
         steps=10**6,
@@ -122,7 +113,7 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
                     "authors_local_mean": float(np.mean(local_adv)),
                 }
             )
-    files.append(_write_csv(out_dir / "fig1b.csv", rows_b))
+    files.append(write_csv(out_dir / "fig1b.csv", rows_b))
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     ns = [r["n"] for r in rows_a]
     for key in ("ldp_paper", "ndp_paper", "ldp_code", "ndp_code"):
@@ -163,8 +154,7 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
             + (" (notes, authors' code: n=50 0.400, n=100 0.2535)" if x in (50, 100) else "")
         )
     data = {"fig1a_n1e4": {"ldp": ref_ldp, "ndp": ref}, "fig1b": rows_b}
-    (out_dir / "fig1.json").write_text(json.dumps(data, indent=1, default=float))
-    files.append(out_dir / "fig1.json")
+    files.append(write_json(out_dir / "fig1.json", data, infinities="strings"))
     return ExperimentResult(
         files=tuple(files), comparison=tuple(comparison), data={"fig1a_n1e4": data["fig1a_n1e4"]}
     )
@@ -297,7 +287,7 @@ def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
         clip=lip,
     )
     plain_acc = float(np.mean(np.sign(x[test] @ plain.models.T) == y[test][:, None]))
-    files = [_write_csv(out_dir / "fig2.csv", rows)]
+    files = [write_csv(out_dir / "fig2.csv", rows)]
     fig, ax = plt.subplots(figsize=(6, 4))
     for key, (xs, ys) in curves.items():
         ax.plot(xs, ys, label=key)
@@ -346,7 +336,7 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
                 walk = complete_walk(n=n, steps=(20 if quick else 100) * n, rng=rng)
                 res = audit_walk(walk, n=n, mechanism=mech, delta=delta)
                 rows.append({"eps0": eps0, "n": n, "run": run, **res.summary})
-    files = [_write_csv(out_dir / "fig3.csv", rows)]
+    files = [write_csv(out_dir / "fig3.csv", rows)]
     fig, ax = plt.subplots(figsize=(6, 4))
     for eps0 in (0.1, 0.4):
         sel = [r for r in rows if r["eps0"] == eps0]

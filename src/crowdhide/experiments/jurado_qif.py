@@ -10,15 +10,14 @@ each CSV and comparison line.
 
 from __future__ import annotations
 
-import csv
 import itertools
 import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from crowdhide._output import write_csv
 from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.qif.shuffle import (
     asymptotic_shuffle_vulnerability,
@@ -85,14 +84,6 @@ _ASYMPTOTIC_NOTE = {  # (k, c) -> A_c − exact at n = 10 / 100 / 1000
 }
 
 
-def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
-
-
 def _figure() -> Any:
     import matplotlib
 
@@ -132,7 +123,7 @@ def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
             row[f"krr_shuffle_p{p}"] = float(v)
             row[f"krr_p{p}"] = p
         rows.append(row)
-    files = [_write_csv(out_dir / "fig2.csv", rows)]
+    files = [write_csv(out_dir / "fig2.csv", rows)]
     plt = _figure()
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(ns, [r["shuffle"] for r in rows], label="S (shuffle only)", color="gold")
@@ -177,7 +168,7 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
             v = informed_vulnerability(n=n, k=2, keep_probability=p, others=(j, n - 1 - j))
             row[f"p{p}"] = float(v.vulnerability)
         rows.append(row)
-    files = [_write_csv(out_dir / "fig3.csv", rows)]
+    files = [write_csv(out_dir / "fig3.csv", rows)]
     plt = _figure()
     fig, ax = plt.subplots(figsize=(6, 4))
     for p in ps:
@@ -230,7 +221,7 @@ def run_fig4(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
                 row[f"krr_shuffle_p{p}"] = q + (p - q) * v_s
                 row[f"krr_p{p}"] = p
             rows.append(row)
-    files = [_write_csv(out_dir / "fig4.csv", rows)]
+    files = [write_csv(out_dir / "fig4.csv", rows)]
     plt = _figure()
     fig, axes = plt.subplots(1, len(ks), figsize=(12, 4), sharey=False)
     for ax, k in zip(axes, ks, strict=True):
@@ -278,7 +269,7 @@ def run_fig5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     rows = [
         {"k": k, "n": n, "shuffle": float(shuffle_vulnerability(n=n, k=k))} for k in ks for n in ns
     ]
-    files = [_write_csv(out_dir / "fig5.csv", rows)]
+    files = [write_csv(out_dir / "fig5.csv", rows)]
     plt = _figure()
     fig, ax = plt.subplots(figsize=(6, 4))
     for k in ks:
@@ -331,7 +322,7 @@ def run_fig6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
                     "gaussian": gaussian_shuffle_vulnerability(n=n, k=k),
                 }
             )
-    files = [_write_csv(out_dir / "fig6.csv", rows)]
+    files = [write_csv(out_dir / "fig6.csv", rows)]
     plt = _figure()
     fig, ax = plt.subplots(figsize=(6, 4))
     for k in ks:
@@ -386,7 +377,7 @@ def run_fig7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
             exact = float(uninformed_vulnerability(n=n, k=k, keep_probability=p).vulnerability)
             approx = asymptotic_vulnerability(n=n, k=k, keep_probability=p, c=1.0)
             rows.append({"k": k, "n": n, "p": p, "exact": exact, "asymptotic_c1": approx})
-    files = [_write_csv(out_dir / "fig7.csv", rows)]
+    files = [write_csv(out_dir / "fig7.csv", rows)]
     plt = _figure()
     fig, ax = plt.subplots(figsize=(6, 4))
     for k in ks:
@@ -459,7 +450,7 @@ def run_scrambler(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Ex
                 row[adversary] = float(r.vulnerability)
                 row["local_epsilon"] = r.local_epsilon
             rows.append(row)
-    files = [_write_csv(out_dir / "scrambler.csv", rows)]
+    files = [write_csv(out_dir / "scrambler.csv", rows)]
     plt = _figure()
     fig, ax = plt.subplots(figsize=(6, 4))
     for sigma in sigmas:

@@ -12,8 +12,6 @@ is also executed by the engine to check the message count against the cost formu
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from crowdhide._output import write_csv, write_json
 from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.plans.certify import CountermeasureAccountant, default_accountant
 from crowdhide.plans.planner import route_costs
@@ -68,15 +67,6 @@ def _point(
         "extra_consents": sources - baseline if sources > baseline else 0,
         "utility": sources * _keep(sigma, T),
     }
-
-
-def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
-    keys = list(rows[0])
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=keys)
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
 
 
 def _fig8_rows(acct: CountermeasureAccountant, quick: bool) -> list[dict[str, Any]]:
@@ -207,7 +197,7 @@ def _first(rows: list[dict[str, Any]], **match: Any) -> dict[str, Any] | None:
 def _fig8(out_dir: Path, quick: bool) -> ExperimentResult:
     acct = default_accountant()
     rows = _fig8_rows(acct, quick)
-    files = [_write_csv(out_dir / "fig8.csv", rows)]
+    files = [write_csv(out_dir / "fig8.csv", rows)]
     panels = [
         ("8a", "network_load", "(a) Aggregate: privacy vs network load (G=1)"),
         ("8b", "channels", "(b) Aggregate: privacy vs individual load"),
@@ -293,8 +283,7 @@ def _fig8(out_dir: Path, quick: bool) -> ExperimentResult:
                 f"technical note §5.8 check sigma={sigma} n={n} d={d}: eps={hit['epsilon']:.4f} "
                 f"vs {ref} ({hit['method']})"
             )
-    (out_dir / "fig8_engine_check.json").write_text(json.dumps(check, indent=2), encoding="utf-8")
-    files.append(out_dir / "fig8_engine_check.json")
+    files.append(write_json(out_dir / "fig8_engine_check.json", check))
     data = {
         "accountant": acct.name,
         "engine_check": check,
@@ -326,7 +315,7 @@ def run_fig9(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     del rng
     acct = default_accountant()
     rows = _fig9_rows(acct, quick)
-    files = [_write_csv(out_dir / "fig9.csv", rows)]
+    files = [write_csv(out_dir / "fig9.csv", rows)]
     files.append(
         _plot(
             rows,

@@ -8,7 +8,6 @@ differs from the printed one.
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 import time
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide._output import write_csv
 from crowdhide.accounting import _scrambler_bruteforce as brute
 from crowdhide.accounting.curves import DiscretePairCurve
 from crowdhide.accounting.scrambler import (
@@ -33,14 +33,6 @@ from crowdhide.accounting.scrambler import (
 from crowdhide.experiments.registry import ExperimentResult, experiment
 
 __all__ = ["fig3", "fig5", "fig6", "fig7", "simulate_scrambler_counts"]
-
-
-def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
 
 
 def _fmt(x: float) -> str:
@@ -92,7 +84,7 @@ def fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
     png = out_dir / "ladjel_fig3.png"
     fig.savefig(png, dpi=120)
     plt.close(fig)
-    csv_path = _write_csv(out_dir / "ladjel_fig3.csv", rows)
+    csv_path = write_csv(out_dir / "ladjel_fig3.csv", rows)
     threshold = 20 / 22
     lines = (
         "Fig. 3 curves: Theorem 2 (exact pure ε of R_σ^d; brute-force verified for d = 0..T−1).",
@@ -173,7 +165,7 @@ def fig5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
     png = out_dir / "ladjel_fig5.png"
     fig.savefig(png, dpi=120)
     plt.close(fig)
-    csv_path = _write_csv(out_dir / "ladjel_fig5.csv", rows)
+    csv_path = write_csv(out_dir / "ladjel_fig5.csv", rows)
 
     # Exhaustive check of the capped scrambler on small instances (σ in convention L).
     small = [(3, 0.2, 3, 1), (3, 0.2, 3, 2), (4, 0.2, 3, 2), (3, 0.3, 4, 3)]
@@ -195,7 +187,7 @@ def fig5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
                 "understated_by": exact - printed,
             }
         )
-    check_csv = _write_csv(out_dir / "ladjel_fig5_capped_exact.csv", check_rows)
+    check_csv = write_csv(out_dir / "ladjel_fig5_capped_exact.csv", check_rows)
     lines = [
         "Fig. 5 curves: Theorem 3 AS PRINTED (capped scrambler, σ in convention L, log space);"
         " NOT certified.",
@@ -389,7 +381,7 @@ def fig6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
     png = out_dir / "ladjel_fig6.png"
     fig.savefig(png, dpi=120)
     plt.close(fig)
-    csv_path = _write_csv(out_dir / "ladjel_fig6.csv", rows)
+    csv_path = write_csv(out_dir / "ladjel_fig6.csv", rows)
     return ExperimentResult(
         files=(csv_path, png),
         comparison=tuple(lines),
@@ -528,7 +520,7 @@ def fig7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
     png = out_dir / "ladjel_fig7.png"
     fig.savefig(png, dpi=120)
     plt.close(fig)
-    csv_path = _write_csv(out_dir / "ladjel_fig7.csv", rows)
+    csv_path = write_csv(out_dir / "ladjel_fig7.csv", rows)
     lines = [
         "Fig. 7: lemma2-exact = Lemma 2 with exact E[ΣL]+ (certified, tightest); bennett = "
         "re-derived Bennett (certified); hoeffding = Theorem 4 with a = e^ε−1 (certified); "
