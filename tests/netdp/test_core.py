@@ -514,10 +514,10 @@ def test_sgd_numeric_never_above_closed_form() -> None:
 
 
 def test_fig2_data_fallback(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from crowdhide.experiments import cyffers_bellet_walks as seed001
+    from crowdhide.experiments.cyffers_bellet_walks import load_houses
 
-    monkeypatch.setattr(seed001, "DATA", tmp_path / "missing.gz")
-    x, y, source = seed001.load_houses(np.random.default_rng(0))
+    monkeypatch.setenv("CROWDHIDE_DATA_DIR", str(tmp_path))  # an empty data folder
+    x, y, source = load_houses(np.random.default_rng(0))
     assert x.shape == (20640, 8)
     assert set(np.unique(y)) == {-1.0, 1.0}
     assert "synthetic stand-in" in source

@@ -18,11 +18,13 @@ from typing import Any, Literal
 import numpy as np
 
 from crowdhide._output import write_csv, write_json
+from crowdhide.datasets import data_path, describe_data_path
 from crowdhide.experiments.registry import ExperimentResult, experiment
 
 __all__ = ["load_houses", "run_fig1", "run_fig2", "run_fig3"]
 
-DATA = Path("/work/shared/data/california_housing/cal_housing.data.gz")
+#: California housing inside the data folder (:mod:`crowdhide.datasets`).
+HOUSING_FILE = ("california_housing", "cal_housing.data.gz")
 
 
 @experiment(
@@ -177,18 +179,19 @@ def load_houses(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, str]:
 
     Features standardized then scaled to unit norm; label +1 if the value is below the mean.
     """
-    if DATA.exists():
-        with gzip.open(DATA, "rt") as fh:
+    path = data_path(*HOUSING_FILE)
+    if path is not None:
+        with gzip.open(path, "rt") as fh:
             a = np.loadtxt(fh, delimiter=",")
         x, y = a[:, :8], np.where(a[:, 8] < a[:, 8].mean(), 1.0, -1.0)
-        source = f"California housing ({DATA})"
+        source = f"California housing ({path})"
     else:
         x = rng.normal(size=(20640, 8))
         w = rng.normal(size=8)
         y = np.where(x @ w + 0.5 * rng.normal(size=20640) > 0, 1.0, -1.0)
         source = (
             "synthetic stand-in (20640 x 8): California housing not found at "
-            f"{DATA}; see /work/shared/data/README.md"
+            f"{describe_data_path(*HOUSING_FILE)}"
         )
     x = (x - x.mean(axis=0)) / x.std(axis=0)
     x = x / np.linalg.norm(x, axis=1, keepdims=True)
