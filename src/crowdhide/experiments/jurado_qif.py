@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -294,6 +295,38 @@ def run_fig5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     )
 
 
+def _plot_exact_vs_asymptotic(
+    rows: Sequence[dict[str, Any]],
+    ks: Sequence[int],
+    ns: Sequence[int],
+    asymptotic_label: str,
+    ylabel: str,
+    path: Path,
+) -> Path:
+    """Exact vulnerability (solid) and its asymptotic form (dashed, same colour) against n,
+    one pair of curves per k; ``asymptotic_label`` is formatted with ``k``."""
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for k in ks:
+        sub = [r for r in rows if r["k"] == k]
+        line = ax.plot(ns, [r["exact"] for r in sub], label=f"exact k={k}")
+        ax.plot(
+            ns,
+            [r["asymptotic_c1"] for r in sub],
+            ls="--",
+            color=line[0].get_color(),
+            label=asymptotic_label.format(k=k),
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel("n")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 @experiment(
     "jurado-fig6",
     "Jurado et al. Fig. 6: exact V[S] vs the asymptotic 1/k + c sqrt(ln k/(k n))",
@@ -323,26 +356,11 @@ def run_fig6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
                 }
             )
     files = [write_csv(out_dir / "fig6.csv", rows)]
-    plt = _figure()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for k in ks:
-        sub = [r for r in rows if r["k"] == k]
-        line = ax.plot(ns, [r["exact"] for r in sub], label=f"exact k={k}")
-        ax.plot(
-            ns,
-            [r["asymptotic_c1"] for r in sub],
-            ls="--",
-            color=line[0].get_color(),
-            label=f"1/k+sqrt(ln k/(kn)) k={k}",
+    files.append(
+        _plot_exact_vs_asymptotic(
+            rows, ks, ns, "1/k+sqrt(ln k/(kn)) k={k}", "V[S]", out_dir / "fig6.png"
         )
-    ax.set_xscale("log")
-    ax.set_xlabel("n")
-    ax.set_ylabel("V[S]")
-    ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(out_dir / "fig6.png", dpi=120)
-    plt.close(fig)
-    files.append(out_dir / "fig6.png")
+    )
     comparison = []
     for (k, _c), diffs in _ASYMPTOTIC_NOTE.items():
         for n, expected in zip((10, 100, 1000), diffs, strict=True):
@@ -378,26 +396,11 @@ def run_fig7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
             approx = asymptotic_vulnerability(n=n, k=k, keep_probability=p, c=1.0)
             rows.append({"k": k, "n": n, "p": p, "exact": exact, "asymptotic_c1": approx})
     files = [write_csv(out_dir / "fig7.csv", rows)]
-    plt = _figure()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for k in ks:
-        sub = [r for r in rows if r["k"] == k]
-        line = ax.plot(ns, [r["exact"] for r in sub], label=f"exact k={k}")
-        ax.plot(
-            ns,
-            [r["asymptotic_c1"] for r in sub],
-            ls="--",
-            color=line[0].get_color(),
-            label=f"eq. (16), c=1, k={k}",
+    files.append(
+        _plot_exact_vs_asymptotic(
+            rows, ks, ns, "eq. (16), c=1, k={k}", f"V[NS], p = {p}", out_dir / "fig7.png"
         )
-    ax.set_xscale("log")
-    ax.set_xlabel("n")
-    ax.set_ylabel(f"V[NS], p = {p}")
-    ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(out_dir / "fig7.png", dpi=120)
-    plt.close(fig)
-    files.append(out_dir / "fig7.png")
+    )
     comparison = []
     for k in ks:
         first = next(r for r in rows if r["k"] == k and r["n"] == 10)
