@@ -55,33 +55,54 @@ def run_error(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experi
     delta = 1e-6
     ns = [10_000, 100_000] if quick else [10_000, 30_000, 100_000, 300_000, 1_000_000]
     epsilons = [1.0, 0.5]
-    rows: list[dict[str, Any]] = []
-    for eps in epsilons:
-        for n in ns:
-            row: dict[str, Any] = {"n": n, "epsilon": eps, "delta": delta}
-            try:
-                lam_paper = lemma48_lambda(n=n, epsilon=eps, delta=delta)
-                row["lambda_paper"] = lam_paper
-                row["sd_paper"] = math.sqrt(bitsum_variance(n=n, lam=lam_paper))
-            except ValueError:
-                row["lambda_paper"] = math.nan
-                row["sd_paper"] = math.nan
-            lam_exact, cert = calibrate_bit_sum(n=n, epsilon=eps, delta=delta, calibration="exact")
-            row["lambda_exact"] = lam_exact
-            row["sd_exact"] = math.sqrt(bitsum_variance(n=n, lam=lam_exact))
-            row["certified_epsilon_exact"] = cert.epsilon
-            row["sd_local_rr"] = math.sqrt(n * math.exp(eps)) / math.expm1(eps)
-            row["sd_central_laplace"] = math.sqrt(2.0) / eps
-            bits = (rng.random(n) < 0.3).astype(np.int64)
-            reports = BitSumRandomizer(n=n, lam=lam_exact).randomize(bits, rng=rng)
-            est = bitsum_estimate(ones=float(reports.sum()), messages=n, n=n, lam=lam_exact)
-            row["simulated_error"] = est - float(bits.sum())
-            rows.append(row)
+    rows = [_bit_sum_row(n, eps, delta, rng) for eps in epsilons for n in ns]
+    real_rows = _real_sum_rows(ns[:2] if quick else ns[:4], delta, quick, rng)
+    csv_path = write_csv(out_dir / "cheu_error.csv", rows)
+    json_path = write_json(out_dir / "cheu_error.json", rows)
+    png_path = out_dir / "cheu_error.png"
+    _plot(rows, epsilons, png_path)
+    real_path = out_dir / "cheu_realsum.csv"
+    if real_rows:
+        write_csv(real_path, real_rows)
+    files = (csv_path, json_path, png_path) + ((real_path,) if real_rows else ())
+    return ExperimentResult(
+        files=files,
+        comparison=tuple(_comparison(rows, real_rows)),
+        data={"rows": rows, "real_sum_rows": real_rows},
+    )
 
-    # Real sums on [0, 1] (ε = 1): multi-message (Cheu et al.) and single-message blanket
-    # (Balle et al.) runs, with their standard errors, against the central Laplace √2/ε.
+
+def _bit_sum_row(n: int, eps: float, delta: float, rng: np.random.Generator) -> dict[str, Any]:
+    """Standard deviation of the bit-sum estimate with the paper's and the exact λ, next to
+    local RR and central Laplace, and the error of one simulated run with the exact λ."""
+    row: dict[str, Any] = {"n": n, "epsilon": eps, "delta": delta}
+    try:
+        lam_paper = lemma48_lambda(n=n, epsilon=eps, delta=delta)
+        row["lambda_paper"] = lam_paper
+        row["sd_paper"] = math.sqrt(bitsum_variance(n=n, lam=lam_paper))
+    except ValueError:
+        row["lambda_paper"] = math.nan
+        row["sd_paper"] = math.nan
+    lam_exact, cert = calibrate_bit_sum(n=n, epsilon=eps, delta=delta, calibration="exact")
+    row["lambda_exact"] = lam_exact
+    row["sd_exact"] = math.sqrt(bitsum_variance(n=n, lam=lam_exact))
+    row["certified_epsilon_exact"] = cert.epsilon
+    row["sd_local_rr"] = math.sqrt(n * math.exp(eps)) / math.expm1(eps)
+    row["sd_central_laplace"] = math.sqrt(2.0) / eps
+    bits = (rng.random(n) < 0.3).astype(np.int64)
+    reports = BitSumRandomizer(n=n, lam=lam_exact).randomize(bits, rng=rng)
+    est = bitsum_estimate(ones=float(reports.sum()), messages=n, n=n, lam=lam_exact)
+    row["simulated_error"] = est - float(bits.sum())
+    return row
+
+
+def _real_sum_rows(
+    ns: list[int], delta: float, quick: bool, rng: np.random.Generator
+) -> list[dict[str, Any]]:
+    """Real sums on [0, 1] (ε = 1): multi-message (Cheu et al.) and single-message blanket
+    (Balle et al.) runs, with their standard errors, against the central Laplace √2/ε."""
     real_rows: list[dict[str, Any]] = []
-    for n in ns[:2] if quick else ns[:4]:
+    for n in ns:
         values = rng.beta(2.0, 5.0, size=n)
         for messages in (1, 4) if quick else (1, 4, 16):
             try:
@@ -103,15 +124,10 @@ def run_error(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experi
                 values, lower=0.0, upper=1.0, epsilon=1.0, delta=delta, levels=levels, rng=rng
             )
             real_rows.append(_real_row("single", n, levels, run))
+    return real_rows
 
-    csv_path = write_csv(out_dir / "cheu_error.csv", rows)
-    json_path = write_json(out_dir / "cheu_error.json", rows)
-    png_path = out_dir / "cheu_error.png"
-    _plot(rows, epsilons, png_path)
-    real_path = out_dir / "cheu_realsum.csv"
-    if real_rows:
-        write_csv(real_path, real_rows)
 
+def _comparison(rows: list[dict[str, Any]], real_rows: list[dict[str, Any]]) -> list[str]:
     comparison = []
     for (n, eps), (lam_ref, sd_ref) in NOTE_REFERENCE.items():
         match = [r for r in rows if r["n"] == n and r["epsilon"] == eps]
@@ -136,12 +152,7 @@ def run_error(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experi
             f"{r['std_error']:.1f}, error {r['error']:+.1f}, certified eps {r['epsilon']:.3f} "
             f"({r['bound']}); central Laplace std {math.sqrt(2):.2f}"
         )
-    files = (csv_path, json_path, png_path) + ((real_path,) if real_rows else ())
-    return ExperimentResult(
-        files=files,
-        comparison=tuple(comparison),
-        data={"rows": rows, "real_sum_rows": real_rows},
-    )
+    return comparison
 
 
 def _real_row(protocol: str, n: int, parameter: int, run: SumRun) -> dict[str, Any]:
