@@ -258,7 +258,7 @@ def test_run_out_is_checked_before_work(tmp_path: Path, capsys: pytest.CaptureFi
 def test_reproduce_unknown_name_lists_the_names(capsys: pytest.CaptureFixture[str]) -> None:
     res = run_cli(capsys, "reproduce", "nope", "--out", "/proc/none")
     assert res.code == 2
-    assert "seed000-fig3" in res.err
+    assert "ladjel-fig3" in res.err
 
 
 def test_every_numeric_option_documents_its_range() -> None:

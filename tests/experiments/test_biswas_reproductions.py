@@ -1,4 +1,4 @@
-"""Biswas et al. (seed 003) Tables IV–VI and Figs. 3–7 reproductions."""
+"""Biswas, Jung, Palamidessi: Tables IV–VI and Figs. 3–7 reproductions."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from crowdhide.experiments._registry import discover, run_experiment
 from crowdhide.experiments.biswas_tables import table4_rows
+from crowdhide.experiments.registry import discover, run_experiment
 from tests.cli_helpers import run_cli
 
-#: Table IV recomputed with the corrected v_s (seed 003 note §5.2, 3 significant digits):
+#: Table IV recomputed with the corrected v_s (technical note on Biswas et al., §5.2, 3
+#: significant digits):
 #: row label -> δ at ε = 0.1, 0.5, 1.0, 1.5 (0 from ε = ε0 on).
 CORRECTED = {
     "eps0=1": (8.97e-5, 9.93e-26, 0, 0),
@@ -81,7 +82,7 @@ def test_table4_certificates_are_above_every_lower_bound(table4: list[dict[str, 
 def test_every_new_target_is_registered() -> None:
     names = set(discover())
     new = {"table4", "table5", "table6", "fig3", "fig4-5", "fig6-7"}
-    assert {f"seed003-{x}" for x in new} <= names
+    assert {f"biswas-{x}" for x in new} <= names
 
 
 def _run(name: str, tmp_path: Path) -> Any:
@@ -95,13 +96,13 @@ def _run(name: str, tmp_path: Path) -> Any:
 
 
 def test_table4_cli_quick(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    out = run_cli(capsys, "reproduce", "seed003-table4", "--quick", "--out", str(tmp_path))
+    out = run_cli(capsys, "reproduce", "biswas-table4", "--quick", "--out", str(tmp_path))
     assert out.code == 0, out.err
     assert "33/36 non-zero cells" in out.out
     assert "36/36 non-zero paper values lie below" in out.out
 
 
-@pytest.mark.parametrize("name", ["seed003-table5", "seed003-table6"])
+@pytest.mark.parametrize("name", ["biswas-table5", "biswas-table6"])
 def test_individual_utility_tables_quick(name: str, tmp_path: Path) -> None:
     result = _run(name, tmp_path)
     rows = result.data["rows"]
@@ -118,20 +119,20 @@ def test_individual_utility_tables_quick(name: str, tmp_path: Path) -> None:
 
 
 def test_fig3_quick(tmp_path: Path) -> None:
-    result = _run("seed003-fig3", tmp_path)
+    result = _run("biswas-fig3", tmp_path)
     grids = {r["dataset"]: r["cells"] for r in result.data["rows"]}
     assert grids == {"gowalla-sf": 24 * 17, "gowalla-paris": 16 * 12}
 
 
 def test_fig4_5_quick(tmp_path: Path) -> None:
-    result = _run("seed003-fig4-5", tmp_path)
-    assert {p.name for p in result.files} >= {"seed003_fig4.png", "seed003_fig5.png"}
+    result = _run("biswas-fig4-5", tmp_path)
+    assert {p.name for p in result.files} >= {"biswas_fig4.png", "biswas_fig5.png"}
     for r in result.data["rows"]:
         assert r["tvd_gaussian"] < r["tvd_shuffle_inv"] < r["tvd_shuffle"]
 
 
 def test_fig6_7_quick(tmp_path: Path) -> None:
-    result = _run("seed003-fig6-7", tmp_path)
+    result = _run("biswas-fig6-7", tmp_path)
     rows = result.data["rows"]
     assert len(rows) == 2 * 2 * 2
     for r in rows:
@@ -141,7 +142,7 @@ def test_fig6_7_quick(tmp_path: Path) -> None:
     text = "\n".join(result.comparison)
     assert "tends to vanish" in text
     assert "does NOT vanish" in text
-    saved = json.loads((tmp_path / "seed003-fig6-7" / "seed003_fig6_7.json").read_text())
+    saved = json.loads((tmp_path / "biswas-fig6-7" / "biswas_fig6_7.json").read_text())
     assert len(saved) == len(rows)
 
 
@@ -149,11 +150,11 @@ def test_gowalla_targets_run_without_the_data(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CROWDHIDE_DATA_DIR", str(tmp_path / "absent"))
-    result = _run("seed003-fig3", tmp_path)
+    result = _run("biswas-fig3", tmp_path)
     assert all(r["stand_in"] for r in result.data["rows"])
     assert any("stand-in" in line for line in result.comparison)
     counts = [r["checkins"] for r in result.data["rows"]]
     assert counts == [123_026, 10_079]
     assert np.all(np.array(counts) > 0)
-    heat = _run("seed003-fig4-5", tmp_path / "heat")
+    heat = _run("biswas-fig4-5", tmp_path / "heat")
     assert any("stand-in" in line for line in heat.comparison)

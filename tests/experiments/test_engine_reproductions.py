@@ -1,4 +1,4 @@
-"""Reproductions seed000-fig8 / seed000-fig9 (quick mode) and the K-means utility."""
+"""Reproductions ladjel-fig8 / ladjel-fig9 (quick mode) and the K-means utility."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from crowdhide.engine import execute
-from crowdhide.experiments._registry import ExperimentResult, run_experiment
+from crowdhide.experiments.registry import ExperimentResult, run_experiment
 from crowdhide.plans import protect
 from crowdhide.plans.data import load_kmeans_data, synth_kmeans
 from crowdhide.plans.kmeans import kmeans_plan, nearest, rand_index
@@ -16,7 +16,7 @@ from crowdhide.plans.kmeans import kmeans_plan, nearest, rand_index
 
 @pytest.fixture(scope="module")
 def fig8(tmp_path_factory: pytest.TempPathFactory) -> ExperimentResult:
-    return run_experiment("seed000-fig8", tmp_path_factory.mktemp("fig8"), seed=0, quick=True)
+    return run_experiment("ladjel-fig8", tmp_path_factory.mktemp("fig8"), seed=0, quick=True)
 
 
 def test_fig8_writes_files_and_compares(fig8: ExperimentResult) -> None:
@@ -25,10 +25,10 @@ def test_fig8_writes_files_and_compares(fig8: ExperimentResult) -> None:
     assert fig8.comparison[0].startswith("accountant:")
 
 
-def test_fig8_matches_the_seed_note_reference_values(fig8: ExperimentResult) -> None:
+def test_fig8_matches_the_technical_note_reference_values(fig8: ExperimentResult) -> None:
     if not fig8.comparison[0].startswith("accountant: scrambler"):
         pytest.skip("needs the scrambler accountant")
-    checks = [line for line in fig8.comparison if line.startswith("seed note")]
+    checks = [line for line in fig8.comparison if line.startswith("technical note")]
     assert len(checks) == 5
     for line in checks:
         ours = float(line.split("eps=")[1].split()[0])
@@ -37,7 +37,7 @@ def test_fig8_matches_the_seed_note_reference_values(fig8: ExperimentResult) -> 
 
 
 def test_fig9_writes_files_and_compares(tmp_path: Path) -> None:
-    result = run_experiment("seed000-fig9", tmp_path, seed=0, quick=True)
+    result = run_experiment("ladjel-fig9", tmp_path, seed=0, quick=True)
     assert any(str(f).endswith(".png") for f in result.files)
     assert "G=4" in "\n".join(result.comparison)
 

@@ -1,4 +1,4 @@
-"""seed004 reproductions: quick runs write files and match the reference values."""
+"""Jurado et al. reproductions: quick runs write files and match the reference values."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from crowdhide.experiments._registry import run_experiment
+from crowdhide.experiments.registry import run_experiment
 
 NAMES = [
     *(
-        pytest.param(f"seed004-fig{i}", marks=() if i == 3 else pytest.mark.slow)
+        pytest.param(f"jurado-fig{i}", marks=() if i == 3 else pytest.mark.slow)
         for i in range(2, 8)
     ),
     pytest.param("qif-scrambler", marks=pytest.mark.slow),

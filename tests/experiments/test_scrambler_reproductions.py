@@ -1,4 +1,4 @@
-"""Seed 000 reproductions (quick mode) and the vectorised scrambler simulator."""
+"""Ladjel et al. reproductions (quick mode) and the vectorised scrambler simulator."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from crowdhide.accounting import _scrambler_bruteforce as brute
-from crowdhide.experiments._registry import run_experiment
-from crowdhide.experiments.seed000 import simulate_scrambler_counts
+from crowdhide.experiments.ladjel_scramblers import simulate_scrambler_counts
+from crowdhide.experiments.registry import run_experiment
 
 
 def test_simulator_matches_exact_distribution() -> None:
@@ -33,7 +33,7 @@ def test_simulator_matches_exact_distribution() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["seed000-fig3", "seed000-fig5"])
+@pytest.mark.parametrize("name", ["ladjel-fig3", "ladjel-fig5"])
 def test_reproductions_quick(tmp_path: Path, name: str) -> None:
     result = run_experiment(name, tmp_path / name, seed=0, quick=True)
     assert result.files
@@ -45,7 +45,7 @@ def test_reproductions_quick(tmp_path: Path, name: str) -> None:
 
 @pytest.mark.slow
 def test_fig7_quick_values_match_note(tmp_path: Path) -> None:
-    result = run_experiment("seed000-fig7", tmp_path, seed=0, quick=True)
+    result = run_experiment("ladjel-fig7", tmp_path, seed=0, quick=True)
     for f in result.files:
         assert f.stat().st_size > 0
     rows = {(r["sigma"], r["n"], r["dummies"]): r for r in result.data["rows"]}
@@ -57,6 +57,6 @@ def test_fig7_quick_values_match_note(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_fig6_quick(tmp_path: Path) -> None:
-    result = run_experiment("seed000-fig6", tmp_path, seed=0, quick=True)
+    result = run_experiment("ladjel-fig6", tmp_path, seed=0, quick=True)
     assert result.data["runs"] == 800_000
     assert any("12341" in line for line in result.comparison)

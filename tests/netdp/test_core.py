@@ -469,9 +469,9 @@ def test_cli_epsilon_calibrate_audit(capsys: pytest.CaptureFixture[str]) -> None
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["seed001-fig1", "seed001-fig2", "seed001-fig3"])
+@pytest.mark.parametrize("name", ["cyffers-fig1", "cyffers-fig2", "cyffers-fig3"])
 def test_experiments_quick(tmp_path, name: str) -> None:  # type: ignore[no-untyped-def]
-    from crowdhide.experiments._registry import run_experiment
+    from crowdhide.experiments.registry import run_experiment
 
     result = run_experiment(name, tmp_path, seed=0, quick=True)
     assert result.files
@@ -514,10 +514,10 @@ def test_sgd_numeric_never_above_closed_form() -> None:
 
 
 def test_fig2_data_fallback(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from crowdhide.experiments import seed001
+    from crowdhide.experiments.cyffers_bellet_walks import load_houses
 
-    monkeypatch.setattr(seed001, "DATA", tmp_path / "missing.gz")
-    x, y, source = seed001.load_houses(np.random.default_rng(0))
+    monkeypatch.setenv("CROWDHIDE_DATA_DIR", str(tmp_path))  # an empty data folder
+    x, y, source = load_houses(np.random.default_rng(0))
     assert x.shape == (20640, 8)
     assert set(np.unique(y)) == {-1.0, 1.0}
     assert "synthetic stand-in" in source

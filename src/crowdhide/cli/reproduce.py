@@ -11,52 +11,53 @@ from crowdhide.cli._engine_progress import spinner
 from crowdhide.cli._options import check_output_dir, seed_option
 from crowdhide.cli._output import JsonFlag, emit
 
-__all__ = ["register"]
+__all__ = ["register", "reproduce_command"]
+
+
+def reproduce_command(
+    name: Annotated[str, typer.Argument(help="Experiment name, or 'list' to list them.")],
+    out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("results"),
+    seed: Annotated[int, seed_option()] = 0,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Reduced-size run (minutes → seconds).")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Reproduce a paper's figure or table: writes CSV/JSON + PNG and compares."""
+    from crowdhide.experiments.registry import discover, resolve, run_experiment
+
+    if name == "list":
+        rows = [{"name": e.name, "summary": e.summary} for e in discover().values()]
+        emit(rows, as_json=as_json, title="Reproducible experiments")
+        return
+    try:
+        found = resolve(name)  # former names (e.g. seed000-fig3) still run, unlisted
+    except ValueError:
+        known = ", ".join(discover())
+        raise ValueError(f"NAME must be 'list' or one of {known}, got {name!r}") from None
+    check_output_dir(out / name)
+    with spinner(not as_json, f"reproducing {found.name}{' (quick)' if quick else ''}"):
+        result = run_experiment(name, out / name, seed=seed, quick=quick)
+    record = {
+        "experiment": found.name,
+        "out": str(out / name),
+        "seed": seed,
+        "quick": quick,
+        "files": [str(f) for f in result.files],
+        "comparison": list(result.comparison),
+        "data": result.data,
+    }
+    if as_json:
+        emit(record, as_json=True)
+        return
+    emit(
+        [{"file": str(f)} for f in result.files],
+        as_json=False,
+        title=f"{found.name}: files written",
+        notes=list(result.comparison),
+    )
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``reproduce`` command to ``app``."""
-
-    @app.command("reproduce")
-    def reproduce(
-        name: Annotated[str, typer.Argument(help="Experiment name, or 'list' to list them.")],
-        out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("results"),
-        seed: Annotated[int, seed_option()] = 0,
-        quick: Annotated[
-            bool, typer.Option("--quick", help="Reduced-size run (minutes → seconds).")
-        ] = False,
-        as_json: JsonFlag = False,
-    ) -> None:
-        """Reproduce a paper's figure or table: writes CSV/JSON + PNG and compares."""
-        from crowdhide.experiments._registry import discover, run_experiment
-
-        if name == "list":
-            rows = [{"name": e.name, "summary": e.summary} for e in discover().values()]
-            emit(rows, as_json=as_json, title="Reproducible experiments")
-            return
-        experiments = discover()
-        if name not in experiments:
-            raise ValueError(
-                f"NAME must be 'list' or one of {', '.join(sorted(experiments))}, got {name!r}"
-            )
-        check_output_dir(out / name)
-        with spinner(not as_json, f"reproducing {name}{' (quick)' if quick else ''}"):
-            result = run_experiment(name, out / name, seed=seed, quick=quick)
-        record = {
-            "experiment": name,
-            "out": str(out / name),
-            "seed": seed,
-            "quick": quick,
-            "files": [str(f) for f in result.files],
-            "comparison": list(result.comparison),
-            "data": result.data,
-        }
-        if as_json:
-            emit(record, as_json=True)
-            return
-        emit(
-            [{"file": str(f)} for f in result.files],
-            as_json=False,
-            title=f"{name}: files written",
-            notes=list(result.comparison),
-        )
+    app.command("reproduce")(reproduce_command)

@@ -4,6 +4,6 @@ Each module of this package registers its experiments with :func:`experiment`; t
 filled by :func:`discover`, which imports every module of the package.
 """
 
-from crowdhide.experiments._registry import Experiment, ExperimentResult, discover, experiment
+from crowdhide.experiments.registry import Experiment, ExperimentResult, discover, experiment
 
 __all__ = ["Experiment", "ExperimentResult", "discover", "experiment"]

@@ -1,4 +1,4 @@
-"""Shared pieces of the Biswas et al. (seed 003) utility reproductions (internal).
+"""Shared pieces of the Biswas, Jung, Palamidessi utility reproductions (internal).
 
 Which δ, which ε0: the paper runs its utility experiments at ε = ε0 = 4 (Tables V, VI, the
 Gowalla figures), where its own δ̂ (eq. (6), published or corrected) is exactly 0 — the
@@ -39,8 +39,8 @@ __all__ = [
 ]
 
 #: δ for both models wherever the paper's formula gives δ = 0 (ε >= ε0): small against
-#: 1/n for every n used here (n <= 123,026), and the value of the other seed-003 reproductions
-#: (``seed003-fig2``, ``seed003-gowalla``), so their numbers are comparable.
+#: 1/n for every n used here (n <= 123,026), and the value of the other Biswas et al. reproductions
+#: (``biswas-fig2``, ``biswas-gowalla``), so their numbers are comparable.
 UTILITY_DELTA = 1e-6
 #: The paper's local level for Tables V, VI and the Gowalla figures.
 PAPER_EPS0 = 4.0
@@ -139,7 +139,7 @@ class CityData:
 
 
 def load_city(name: str) -> CityData:
-    """Cells ``i · cols + j`` of ``gowalla-sf`` / ``gowalla-paris`` (seed 003 grids)."""
+    """Cells ``i · cols + j`` of ``gowalla-sf`` / ``gowalla-paris`` (the Biswas et al. grids)."""
     from crowdhide.protocols.data import GOWALLA_GRIDS
 
     column = load_column(f"builtin:{name}", column="cell")
@@ -149,7 +149,7 @@ def load_city(name: str) -> CityData:
 
 
 def synthetic_sample(n: int, rng: np.random.Generator) -> npt.NDArray[np.int64]:
-    """n records of the built-in N(0, 2) data cut into 15 bins (seed 003 §V-C)."""
+    """n records of the built-in N(0, 2) data cut into 15 bins (Biswas et al. §V-C)."""
     pool = as_categories(load_column("builtin:synthetic", column="category")).values
     return np.asarray(rng.choice(pool, size=n, replace=n > pool.size), dtype=np.int64)
 

@@ -1,10 +1,11 @@
-"""Biswas, Jung, Palamidessi (seed 003): the Gowalla figures 3–7 reproduced.
+"""Biswas, Jung, Palamidessi, "Tight differential privacy guarantees for the shuffle model with
+k-randomized response": the Gowalla figures 3–7 reproduced.
 
-* ``seed003-fig3`` — Fig. 3: check-in maps (lat/lon scatter, no map tiles) and heatmaps on the
+* ``biswas-fig3`` — Fig. 3: check-in maps (lat/lon scatter, no map tiles) and heatmaps on the
   paper's grids (San Francisco 24 × 17, Paris 16 × 12).
-* ``seed003-fig4-5`` — Figs. 4 and 5: heatmaps of the original distribution, the central
+* ``biswas-fig4-5`` — Figs. 4 and 5: heatmaps of the original distribution, the central
   Gaussian estimate and the shuffle+INV estimate (SF, Paris) at ε = 4.
-* ``seed003-fig6-7`` — Figs. 6 and 7: TVD box plots (10 runs per n) of the Gaussian, the raw
+* ``biswas-fig6-7`` — Figs. 6 and 7: TVD box plots (10 runs per n) of the Gaussian, the raw
   shuffled histogram and shuffle+INV vs n (SF 10,000–100,000; Paris 1,000–10,000) at ε = 4
   and 6, with the conclusion compared with the paper's text.
 
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide._output import write_csv, write_json
 from crowdhide.experiments._biswas_common import (
     UTILITY_DELTA,
     CertifiedSetting,
@@ -29,8 +31,8 @@ from crowdhide.experiments._biswas_common import (
     load_city,
     run_estimates,
 )
-from crowdhide.experiments._files import progress, write_csv, write_json
-from crowdhide.experiments._registry import ExperimentResult, experiment
+from crowdhide.experiments._formatting import progress
+from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.mechanisms import total_variation_distance
 from crowdhide.protocols.data import load_gowalla_points
 
@@ -89,7 +91,11 @@ def _grid_counts(name: str) -> tuple[npt.NDArray[np.float64], dict[str, Any], st
     return counts, record, points.note
 
 
-@experiment("seed003-fig3", "Biswas et al. Fig. 3: Gowalla SF/Paris check-in maps and heatmaps")
+@experiment(
+    "biswas-fig3",
+    "Biswas et al. Fig. 3: Gowalla SF/Paris check-in maps and heatmaps",
+    aliases=("seed003-fig3",),
+)
 def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     plt = _pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(12, 9))
@@ -119,9 +125,9 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
             bar.advance(name)
     fig.tight_layout()
     files = (
-        write_csv(out_dir / "seed003_fig3.csv", records),
-        write_json(out_dir / "seed003_fig3.json", records),
-        out_dir / "seed003_fig3.png",
+        write_csv(out_dir / "biswas_fig3.csv", records),
+        write_json(out_dir / "biswas_fig3.json", records, infinities="strings"),
+        out_dir / "biswas_fig3.png",
     )
     fig.savefig(files[2], dpi=110)
     plt.close(fig)
@@ -146,7 +152,11 @@ def _as_grid(vector: npt.NDArray[np.float64], city: CityData) -> npt.NDArray[np.
     return np.asarray(vector.reshape(city.rows, city.cols)[:, ::-1], dtype=np.float64)
 
 
-@experiment("seed003-fig4-5", "Biswas et al. Figs. 4–5: heatmaps original/Gaussian/shuffle+INV")
+@experiment(
+    "biswas-fig4-5",
+    "Biswas et al. Figs. 4–5: heatmaps original/Gaussian/shuffle+INV",
+    aliases=("seed003-fig4-5",),
+)
 def run_fig4_5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     plt = _pyplot()
     epsilon = 4.0
@@ -178,14 +188,14 @@ def run_fig4_5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
                 f"ε0 = {setting.eps0:.3f}",
                 fontsize=10,
             )
-            files.append(out_dir / f"seed003_fig{fig_no}.png")
+            files.append(out_dir / f"biswas_fig{fig_no}.png")
             fig.savefig(files[-1], dpi=110)
             plt.close(fig)
             records.append(_fig45_record(fig_no, name, setting, est))
             bar.advance(name)
     files += [
-        write_csv(out_dir / "seed003_fig4_5.csv", records),
-        write_json(out_dir / "seed003_fig4_5.json", records),
+        write_csv(out_dir / "biswas_fig4_5.csv", records),
+        write_json(out_dir / "biswas_fig4_5.json", records, infinities="strings"),
     ]
     lines = [
         f"Fig. {r['figure']} {_TITLES[r['dataset']]}: TVD Gaussian {r['tvd_gaussian']:.4f}, "
@@ -316,7 +326,11 @@ def _conclusion(records: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-@experiment("seed003-fig6-7", "Biswas et al. Figs. 6–7: TVD box plots vs n, Gowalla, ε = 4, 6")
+@experiment(
+    "biswas-fig6-7",
+    "Biswas et al. Figs. 6–7: TVD box plots vs n, Gowalla, ε = 4, 6",
+    aliases=("seed003-fig6-7",),
+)
 def run_fig6_7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     runs = 3 if quick else 10
     grids = FIG67_QUICK_N if quick else FIG67_N
@@ -333,11 +347,11 @@ def run_fig6_7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
                     records.append(_tvd_runs(city, n, eps, runs, rng, quick))
                     bar.advance(f"{name} eps={eps:g} n={n:,} done")
     files = [
-        write_csv(out_dir / "seed003_fig6_7.csv", [_flat(r) for r in records]),
-        write_json(out_dir / "seed003_fig6_7.json", records),
+        write_csv(out_dir / "biswas_fig6_7.csv", [_flat(r) for r in records]),
+        write_json(out_dir / "biswas_fig6_7.json", records, infinities="strings"),
     ]
     for fig_no, name in zip((6, 7), CITIES, strict=True):
-        files.append(out_dir / f"seed003_fig{fig_no}.png")
+        files.append(out_dir / f"biswas_fig{fig_no}.png")
         _plot_boxes([r for r in records if r["dataset"] == name], files[-1], fig_no, name)
     lines = [
         f"certified (eps, delta = {UTILITY_DELTA:g}) for both models, eps0 calibrated per n; "

@@ -1,13 +1,14 @@
-"""Biswas, Jung, Palamidessi (seed 003): Tables IV, V and VI reproduced and corrected.
+"""Biswas, Jung, Palamidessi, "Tight differential privacy guarantees for the shuffle model with
+k-randomized response": Tables IV, V and VI reproduced and corrected.
 
-* ``seed003-table4`` — Table IV, the "tight δ" for ε ∈ {0.1, …, 3} in three panels (vary ε0,
+* ``biswas-table4`` — Table IV, the "tight δ" for ε ∈ {0.1, …, 3} in three panels (vary ε0,
   n, k). Every cell: the paper's value, eq. (6) with the printed ``v'_s``, the corrected
   eq. (6) (exact divergence of the x0-count), a rigorous lower bound on the true δ of shuffled
   k-RR, and the δ crowdhide certifies (the shared accountant's smallest valid upper bound).
-* ``seed003-table5`` — Table V, individual-specific utility ``|π̂_x0 − π_x0|`` on the
+* ``biswas-table5`` — Table V, individual-specific utility ``|π̂_x0 − π_x0|`` on the
   synthetic N(0, 2) data (k = 15, n = 1,000 and 100,000), plus the community TVDs quoted in
   §V-C2.
-* ``seed003-table6`` — Table VI, the same on the Gowalla grids (San Francisco, Paris).
+* ``biswas-table6`` — Table VI, the same on the Gowalla grids (San Francisco, Paris).
 
 The paper's utility setting ε = ε0 = 4 makes its δ̂ zero; see
 :mod:`crowdhide.experiments._biswas_common` for the δ used instead and why.
@@ -22,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from crowdhide._output import write_csv, write_json
 from crowdhide.experiments._biswas_common import (
     PAPER_EPS0,
     UTILITY_DELTA,
@@ -32,8 +34,8 @@ from crowdhide.experiments._biswas_common import (
     run_estimates,
     synthetic_sample,
 )
-from crowdhide.experiments._files import fmt_log10, log10_of_log, progress, write_csv, write_json
-from crowdhide.experiments._registry import ExperimentResult, experiment
+from crowdhide.experiments._formatting import fmt_log10, log10_of_log, progress
+from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.protocols import krr_accounting
 from crowdhide.protocols.biswas import biswas_log_delta
 
@@ -61,7 +63,8 @@ TABLE4_PAPER: dict[tuple[str, str, float, int, int, int], tuple[float, ...]] = {
     ("c", "k=10", 2.0, 100, 10, 80): (2.49e-15, 3.25e-22, 2.20e-30, 1.57e-40, 0, 0, 0),
     ("c", "k=15", 2.0, 100, 15, 80): (1.66e-18, 7.13e-28, 1.49e-38, 7.35e-50, 0, 0, 0),
 }
-#: Relative tolerance of "reproduced by the printed formula" (seed 003 note §5.2).
+#: Relative tolerance of "reproduced by the printed formula" (technical note on Biswas et al.,
+#: §5.2).
 TABLE4_TOLERANCE = 0.015
 
 
@@ -130,13 +133,17 @@ def table4_rows(*, quick: bool = False) -> list[dict[str, Any]]:
     return rows
 
 
-@experiment("seed003-table4", "Biswas et al. Table IV: tight δ, paper vs printed vs corrected")
+@experiment(
+    "biswas-table4",
+    "Biswas et al. Table IV: tight δ, paper vs printed vs corrected",
+    aliases=("seed003-table4",),
+)
 def run_table4(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     rows = table4_rows(quick=quick)
     files = (
-        write_csv(out_dir / "seed003_table4.csv", rows),
-        write_json(out_dir / "seed003_table4.json", rows),
-        out_dir / "seed003_table4.png",
+        write_csv(out_dir / "biswas_table4.csv", rows),
+        write_json(out_dir / "biswas_table4.json", rows, infinities="strings"),
+        out_dir / "biswas_table4.png",
     )
     _plot_table4(rows, files[2])
     lines = [
@@ -399,7 +406,9 @@ def _individual_experiment(
     stem = out_dir / name.replace("-", "_")
     files = (
         write_csv(stem.with_suffix(".csv"), rows),
-        write_json(stem.with_suffix(".json"), {"rows": rows, "community_tvd": tvds}),
+        write_json(
+            stem.with_suffix(".json"), {"rows": rows, "community_tvd": tvds}, infinities="strings"
+        ),
         stem.with_suffix(".png"),
     )
     _plot_individual(rows, files[2], title=name)
@@ -415,7 +424,11 @@ def _agreement_line(rows: list[dict[str, Any]]) -> str:
     )
 
 
-@experiment("seed003-table5", "Biswas et al. Table V: individual utility, synthetic, ε = 4")
+@experiment(
+    "biswas-table5",
+    "Biswas et al. Table V: individual utility, synthetic, ε = 4",
+    aliases=("seed003-table5",),
+)
 def run_table5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     runs = 3 if quick else 20
     studies = [
@@ -423,7 +436,7 @@ def run_table5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
         for n, paper in TABLE5_PAPER.items()
     ]
     rows, tvds, settings, files = _individual_experiment(
-        "seed003-table5", studies, out_dir=out_dir, runs=runs, rng=rng, fast=quick
+        "biswas-table5", studies, out_dir=out_dir, runs=runs, rng=rng, fast=quick
     )
     lines = [*settings, DELTA_NOTE, *_individual_lines(rows), _agreement_line(rows)]
     for record, (n, (paper_g, paper_inv)) in zip(tvds, TABLE5_TVD_PAPER.items(), strict=True):
@@ -438,7 +451,11 @@ def run_table5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
     )
 
 
-@experiment("seed003-table6", "Biswas et al. Table VI: individual utility, Gowalla, ε = 4")
+@experiment(
+    "biswas-table6",
+    "Biswas et al. Table VI: individual utility, Gowalla, ε = 4",
+    aliases=("seed003-table6",),
+)
 def run_table6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     runs = 3 if quick else 20
     studies = []
@@ -449,7 +466,7 @@ def run_table6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
             notes.append(data.note)
         studies.append((city, data.values, data.k, paper, 0))
     rows, tvds, settings, files = _individual_experiment(
-        "seed003-table6", studies, out_dir=out_dir, runs=runs, rng=rng, fast=quick
+        "biswas-table6", studies, out_dir=out_dir, runs=runs, rng=rng, fast=quick
     )
     lines = [*settings, DELTA_NOTE, *_individual_lines(rows), _agreement_line(rows)]
     lines += [

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_int, check_real
+from crowdhide.datasets import data_path, describe_data_path
 
 __all__ = [
     "KmeansData",
@@ -29,7 +30,6 @@ __all__ = [
 
 Table = dict[str, npt.NDArray[Any]]
 Distribution = Literal["uniform", "skewed"]
-DEFAULT_MNIST = Path("/work/shared/data/mnist")
 
 
 def _category(
@@ -194,15 +194,19 @@ def load_kmeans_data(
     Parameters
     ----------
     source
-        ``"auto"`` tries MNIST (``mnist_dir``, default ``/work/shared/data/mnist``), then
+        ``"auto"`` tries MNIST (``mnist_dir``, default ``$CROWDHIDE_DATA_DIR/mnist``), then
         digits (needs scikit-learn), then synthetic blobs.
     rows
         Optional cap on training rows (a seeded subsample); the test set is kept whole.
     """
     g = as_rng(rng)
-    folder = Path(mnist_dir) if mnist_dir is not None else DEFAULT_MNIST
+    folder = Path(mnist_dir) if mnist_dir is not None else data_path("mnist")
     data: KmeansData | None = None
-    if source in ("auto", "mnist") and (folder / "train-images-idx3-ubyte.gz").exists():
+    if (
+        source in ("auto", "mnist")
+        and folder is not None
+        and (folder / "train-images-idx3-ubyte.gz").exists()
+    ):
         train = _idx(folder / "train-images-idx3-ubyte.gz", 16).reshape(-1, 784)
         test = _idx(folder / "t10k-images-idx3-ubyte.gz", 16).reshape(-1, 784)
         labels = _idx(folder / "t10k-labels-idx1-ubyte.gz", 8).astype(np.int64)
@@ -213,7 +217,8 @@ def load_kmeans_data(
             "mnist",
         )
     elif source == "mnist":
-        raise FileNotFoundError(2, "MNIST not found (train-images-idx3-ubyte.gz)", str(folder))
+        where = str(folder) if folder is not None else describe_data_path("mnist")
+        raise FileNotFoundError(2, "MNIST not found (train-images-idx3-ubyte.gz)", where)
     if data is None and source in ("auto", "digits"):
         try:
             from sklearn.datasets import load_digits

@@ -17,7 +17,8 @@ Sources:
     (Beta(2, 5) on [0, 1]), ``age`` (integers 17–90), ``category`` (N(0, 2) cut into 15
     equal bins on [−3√2, 3√2], the synthetic set of Biswas et al. §V-C).
 
-  The real data sets are read from ``$CROWDHIDE_DATA_DIR`` (default ``/work/shared/data``).
+  The real data sets are read from the data folder (:func:`crowdhide.datasets.data_dir`:
+  ``$CROWDHIDE_DATA_DIR``, else ``../shared/data`` beside the repository).
   When they are absent (a fresh machine) a synthetic stand-in with the same columns and
   domain is generated, and :attr:`DataColumn.note` says so — results on it are not results
   on the real data.
@@ -42,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_bool, check_int, check_real
+from crowdhide.datasets import data_dir, data_path, describe_data_path
 from crowdhide.errors import DataTypeError, ParameterTypeError
 
 __all__ = [
@@ -131,11 +133,6 @@ class DataColumn:
     def is_numeric(self) -> bool:
         """Whether the column holds numbers."""
         return self.values.dtype.kind in "iufb"
-
-
-def data_dir() -> Path:
-    """Directory holding the real data sets (``$CROWDHIDE_DATA_DIR`` or /work/shared/data)."""
-    return Path(os.environ.get("CROWDHIDE_DATA_DIR", "/work/shared/data"))
 
 
 def load_column(source: str | os.PathLike[str], *, column: str) -> DataColumn:
@@ -256,9 +253,9 @@ def _synthetic_table(rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
 
 
 def _load_adult(column: str, source: str) -> DataColumn:
-    folder = data_dir() / "adult"
-    files = [folder / "adult.data.gz", folder / "adult.test.gz"]
-    if not all(f.is_file() for f in files):
+    found = [data_path("adult", "adult.data.gz"), data_path("adult", "adult.test.gz")]
+    files = [f for f in found if f is not None and f.is_file()]
+    if len(files) < len(found):
         rng = np.random.default_rng(48_842)
         n = _ADULT_ROWS
         table: dict[str, npt.NDArray[Any]] = {
@@ -270,8 +267,8 @@ def _load_adult(column: str, source: str) -> DataColumn:
             "income": (rng.random(n) < 0.239).astype(np.int64),
         }
         note = (
-            f"Adult data not found under {folder}; using a synthetic stand-in with matching "
-            "marginal shapes (not the real census data)"
+            f"Adult data not found under {describe_data_path('adult')}; using a synthetic "
+            "stand-in with matching marginal shapes (not the real census data)"
         )
         return _pick(table, column, source, note, {})
     if column not in ADULT_COLUMNS:
@@ -306,9 +303,9 @@ def _load_adult(column: str, source: str) -> DataColumn:
 
 def _load_gowalla(name: str, column: str, source: str) -> DataColumn:
     filename, rows, cols = GOWALLA_GRIDS[name]
-    path = data_dir() / "gowalla" / filename
+    path = data_path("gowalla", filename)
     domains = {"cell": rows * cols, "i": rows, "j": cols}
-    if path.is_file():
+    if path is not None and path.is_file():
         grid = np.loadtxt(path, delimiter=",", dtype=np.int64, ndmin=2)
         note = None
     else:
@@ -320,8 +317,9 @@ def _load_gowalla(name: str, column: str, source: str) -> DataColumn:
         points = centres[which] + rng.normal(0.0, 1.5, size=(n, 2))
         grid = np.clip(np.floor(points), 0, [rows - 1, cols - 1]).astype(np.int64)
         note = (
-            f"Gowalla grid file not found at {path}; using a synthetic clustered stand-in on "
-            f"the same {rows} x {cols} grid (not the real check-ins)"
+            f"Gowalla grid file not found at {describe_data_path('gowalla', filename)}; using a "
+            f"synthetic clustered stand-in on the same {rows} x {cols} grid (not the real "
+            "check-ins)"
         )
     table = {"cell": grid[:, 0] * cols + grid[:, 1], "i": grid[:, 0], "j": grid[:, 1]}
     return _pick(table, column, source, note, domains)
@@ -350,8 +348,8 @@ def load_gowalla_points(name: str) -> GowallaPoints:
     if name not in GOWALLA_BOXES:
         raise ValueError(f"name must be one of {', '.join(GOWALLA_BOXES)}, got {name!r}")
     box = GOWALLA_BOXES[name]
-    path = data_dir() / "gowalla" / _GOWALLA_POINT_FILES[name]
-    if path.is_file():
+    path = data_path("gowalla", _GOWALLA_POINT_FILES[name])
+    if path is not None and path.is_file():
         points = np.loadtxt(path, delimiter=",", dtype=np.float64, ndmin=2)
         return GowallaPoints(latitude=points[:, 0], longitude=points[:, 1], box=box)
     cells = _load_gowalla(name, "i", f"builtin:{name}")

@@ -1,58 +1,63 @@
 """Reproductions of Cyffers & Bellet (2022), "Privacy amplification by decentralization".
 
-* ``seed001-fig1``: Fig. 1a (theory, T = 100n, ε0 = 0.1, δ = 1e-7: LDP vs network DP, corrected
+* ``cyffers-fig1``: Fig. 1a (theory, T = 100n, ε0 = 0.1, δ = 1e-7: LDP vs network DP, corrected
   Theorem 3, paper and authors'-code visit bounds) and Fig. 1b (per-pair accounting on sampled
   walks: our certified PLD accountant next to the authors' code accounting);
-* ``seed001-fig2``: logistic regression with local / network / centralized DP-SGD (n = 2000
+* ``cyffers-fig2``: logistic regression with local / network / centralized DP-SGD (n = 2000
   users × 8 points, T = 20000, ε ∈ {1, 10}, δ = 1e-6);
-* ``seed001-fig3``: histograms on the complete graph (k-RR), per-pair network vs local DP.
+* ``cyffers-fig3``: histograms on the complete graph (k-RR), per-pair network vs local DP.
 """
 
 from __future__ import annotations
 
-import csv
 import gzip
-import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
-from crowdhide.experiments._registry import ExperimentResult, experiment
+from crowdhide._output import write_csv, write_json
+from crowdhide.datasets import data_path, describe_data_path
+from crowdhide.experiments.registry import ExperimentResult, experiment
 
 __all__ = ["load_houses", "run_fig1", "run_fig2", "run_fig3"]
 
-DATA = Path("/work/shared/data/california_housing/cal_housing.data.gz")
+#: California housing inside the data folder (:mod:`crowdhide.datasets`).
+HOUSING_FILE = ("california_housing", "cal_housing.data.gz")
 
 
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
-    with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
-
-
-@experiment("seed001-fig1", "Cyffers & Bellet Fig. 1: network vs local DP for sums (theory, walks)")
+@experiment(
+    "cyffers-fig1",
+    "Cyffers & Bellet Fig. 1: network vs local DP for sums (theory, walks)",
+    aliases=("seed001-fig1",),
+)
 def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 1a theory curves and Fig. 1b per-pair accounting on sampled walks."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from crowdhide.netdp import guarantees as g
-    from crowdhide.netdp._noise import classic_gaussian_sigma
-    from crowdhide.netdp.audit import (
-        CycleMechanism,
-        audit_walk,
-        audit_walk_known_peers,
-        authors_fig1b_losses,
-    )
-    from crowdhide.netdp.walks import complete_walk
-
     eps0, delta = 0.1, 1e-7
+    rows_a = _fig1a_rows(eps0, delta, quick)
+    files = [write_csv(out_dir / "fig1a.csv", rows_a)]
+    reference = _fig1a_reference(eps0, delta)
+    rows_b = _fig1b_rows(eps0, delta, quick, rng)
+    files.append(write_csv(out_dir / "fig1b.csv", rows_b))
+    by_n: dict[int, list[dict[str, Any]]] = {}
+    for r in rows_b:
+        by_n.setdefault(int(r["n"]), []).append(r)
+    files.append(_plot_fig1(rows_a, by_n, out_dir / "fig1.png"))
+    comparison = _fig1_comparison(reference, by_n)
+    data = {"fig1a_n1e4": reference, "fig1b": rows_b}
+    files.append(write_json(out_dir / "fig1.json", data, infinities="strings"))
+    return ExperimentResult(
+        files=tuple(files), comparison=tuple(comparison), data={"fig1a_n1e4": reference}
+    )
+
+
+def _fig1a_rows(eps0: float, delta: float, quick: bool) -> list[dict[str, Any]]:
+    """Fig. 1a: LDP (advanced composition over the visit bound) vs network DP (corrected
+    Theorem 3) against n, with the paper's and the authors' code's visit bounds."""
+    from crowdhide.netdp import guarantees as g
+
     rows_a = []
     for n in np.logspace(1, 10, 10 if quick else 30):
         nn = max(2, round(float(n)))
@@ -76,7 +81,13 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
                 integer_cycles=False,
             ).epsilon
         rows_a.append(rec)
-    files = [_write_csv(out_dir / "fig1a.csv", rows_a)]
+    return rows_a
+
+
+def _fig1a_reference(eps0: float, delta: float) -> dict[str, float]:
+    """LDP and network DP at n = 1e4, T = 1e6 with the authors' code's visit bound."""
+    from crowdhide.netdp import guarantees as g
+
     ref = g.theorem3(
         n=10**4,
         steps=10**6,
@@ -92,6 +103,23 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
         count=g.visit_bound(steps=10**6, n=10**4, delta_hat=delta, method="code")[0],
         delta_slack=delta,
     )
+    return {"ldp": ref_ldp, "ndp": ref}
+
+
+def _fig1b_rows(
+    eps0: float, delta: float, quick: bool, rng: np.random.Generator
+) -> list[dict[str, Any]]:
+    """Fig. 1b: per-pair losses on sampled walks (T = 100n), our certified accounting next
+    to the authors' code accounting."""
+    from crowdhide.netdp._noise import classic_gaussian_sigma
+    from crowdhide.netdp.audit import (
+        CycleMechanism,
+        audit_walk,
+        audit_walk_known_peers,
+        authors_fig1b_losses,
+    )
+    from crowdhide.netdp.walks import complete_walk
+
     sigma = classic_gaussian_sigma(epsilon=eps0, delta=delta)
     mech = CycleMechanism(kind="gaussian", noise_multiplier=sigma)
     rows_b = []
@@ -118,16 +146,23 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
                     "authors_local_mean": float(np.mean(local_adv)),
                 }
             )
-    files.append(_write_csv(out_dir / "fig1b.csv", rows_b))
+    return rows_b
+
+
+def _plot_fig1(
+    rows_a: list[dict[str, Any]], by_n: dict[int, list[dict[str, Any]]], path: Path
+) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     ns = [r["n"] for r in rows_a]
     for key in ("ldp_paper", "ndp_paper", "ldp_code", "ndp_code"):
         axes[0].plot(ns, [r[key] for r in rows_a], label=key)
     axes[0].set(xscale="log", yscale="log", xlabel="n", ylabel="privacy loss", title="Fig. 1a")
     axes[0].legend()
-    by_n: dict[int, list[dict[str, Any]]] = {}
-    for r in rows_b:
-        by_n.setdefault(int(r["n"]), []).append(r)
     xs = sorted(by_n)
     for key in (
         "network_mean",
@@ -140,14 +175,19 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     axes[1].set(xscale="log", yscale="log", xlabel="n", title="Fig. 1b (T = 100n)")
     axes[1].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out_dir / "fig1.png")
+    fig.savefig(path)
     plt.close(fig)
-    files.append(out_dir / "fig1.png")
+    return path
+
+
+def _fig1_comparison(
+    reference: dict[str, float], by_n: dict[int, list[dict[str, Any]]]
+) -> list[str]:
     comparison = [
-        f"Fig. 1a n=1e4 (authors' code N_v): LDP {ref_ldp:.4g} vs NDP {ref:.4g} "
-        "(anchors: 92.98 vs 1.2646)",
+        f"Fig. 1a n=1e4 (authors' code N_v): LDP {reference['ldp']:.4g} vs NDP "
+        f"{reference['ndp']:.4g} (anchors: 92.98 vs 1.2646)",
     ]
-    for x in xs:
+    for x in sorted(by_n):
         m = np.mean([r["network_mean"] for r in by_n[x]])
         a = np.mean([r["authors_network_mean"] for r in by_n[x]])
         loc = np.mean([r["local_mean"] for r in by_n[x]])
@@ -158,12 +198,7 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
             f"| exact local (Gaussian) {loc:.4g}"
             + (" (notes, authors' code: n=50 0.400, n=100 0.2535)" if x in (50, 100) else "")
         )
-    data = {"fig1a_n1e4": {"ldp": ref_ldp, "ndp": ref}, "fig1b": rows_b}
-    (out_dir / "fig1.json").write_text(json.dumps(data, indent=1, default=float))
-    files.append(out_dir / "fig1.json")
-    return ExperimentResult(
-        files=tuple(files), comparison=tuple(comparison), data={"fig1a_n1e4": data["fig1a_n1e4"]}
-    )
+    return comparison
 
 
 def _gaussian_mu_for(epsilon: float, delta: float) -> float:
@@ -183,87 +218,44 @@ def load_houses(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, str]:
 
     Features standardized then scaled to unit norm; label +1 if the value is below the mean.
     """
-    if DATA.exists():
-        with gzip.open(DATA, "rt") as fh:
+    path = data_path(*HOUSING_FILE)
+    if path is not None:
+        with gzip.open(path, "rt") as fh:
             a = np.loadtxt(fh, delimiter=",")
         x, y = a[:, :8], np.where(a[:, 8] < a[:, 8].mean(), 1.0, -1.0)
-        source = f"California housing ({DATA})"
+        source = f"California housing ({path})"
     else:
         x = rng.normal(size=(20640, 8))
         w = rng.normal(size=8)
         y = np.where(x @ w + 0.5 * rng.normal(size=20640) > 0, 1.0, -1.0)
         source = (
             "synthetic stand-in (20640 x 8): California housing not found at "
-            f"{DATA}; see /work/shared/data/README.md"
+            f"{describe_data_path(*HOUSING_FILE)}"
         )
     x = (x - x.mean(axis=0)) / x.std(axis=0)
     x = x / np.linalg.norm(x, axis=1, keepdims=True)
     return x, y, source
 
 
-@experiment("seed001-fig2", "Cyffers & Bellet Fig. 2: local vs network vs central DP-SGD")
+@experiment(
+    "cyffers-fig2",
+    "Cyffers & Bellet Fig. 2: local vs network vs central DP-SGD",
+    aliases=("seed001-fig2",),
+)
 def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Logistic regression with the three DP-SGD variants (Alg. 4 with calibrated σ)."""
-    import matplotlib
+    from crowdhide.netdp.protocols import complete_sgd
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from crowdhide.netdp import guarantees as g
-    from crowdhide.netdp.protocols import complete_sgd, logistic_gradients
-
-    x, y, source = load_houses(rng)
-    order = rng.permutation(x.shape[0])
-    split = int(0.8 * x.shape[0])
-    train, test = order[:split], order[split:]
-    n, per_user = (200, 8) if quick else (2000, 8)
-    steps = 2000 if quick else 20000
-    runs = 3 if quick else 20
-    delta = 1e-6
-    xu = x[train[: n * per_user]].reshape(n, per_user, -1)
-    yu = y[train[: n * per_user]].reshape(n, per_user)
-    grad = logistic_gradients(xu, yu)
-    cap = math.ceil(1.25 * steps / n)
-    lip = 1.0
+    task, source = _sgd_task(rng, quick)
     rows = []
     curves: dict[str, Any] = {}
     for eps in (10.0, 1.0):
-        code = g.code_sigmas(n=n, steps=steps, epsilon=eps, delta=delta, lipschitz=lip)
-        # local DP, user level: v sees all <= cap contributions of u, each a Gaussian with
-        # sensitivity 2L -> exact composition is Gaussian with shift sqrt(cap) 2L / sigma
-        mu = _gaussian_mu_for(eps, delta)
-        sigmas = {
-            "local": math.sqrt(cap) * 2.0 * lip / mu,
-            "network": g.sgd_calibrate_sigma(
-                n=n, contributions=cap, epsilon=eps, delta=delta, lipschitz=lip
-            ),
-            "central": code["central"],
-        }
+        sigmas, code = _fig2_sigmas(task, eps)
         for method, sigma in sigmas.items():
-            etas = [0.3, 0.1, 0.03, 0.01, 0.003, 0.001] if not quick else [0.1, 0.01]
-            best: tuple[float, Any] | None = None
-            for eta in etas:
-                out = complete_sgd(
-                    gradient=grad,
-                    n=n,
-                    dim=x.shape[1],
-                    steps=steps,
-                    sigma=sigma,
-                    step_size=eta,
-                    rng=rng,
-                    runs=runs,
-                    cap=cap,
-                    clip=lip,
-                    over_cap="forward" if method == "local" else "noise",
-                    record_every=max(steps // 20, 1),
-                )
-                acc = np.mean(np.sign(x[test] @ out.models.T) == y[test][:, None], axis=0)
-                if best is None or acc.mean() > best[0]:
-                    best = (float(acc.mean()), (eta, acc, out))
-            assert best is not None
-            eta, acc, out = best[1]
+            eta, acc, out = _best_step_size(task, method, sigma, rng)
             hist_acc = [
-                float(np.mean(np.sign(x[test] @ h.T) == y[test][:, None])) for h in out.history
+                float(np.mean(np.sign(task.x_test @ h.T) == task.y_test[:, None]))
+                for h in out.history
             ]
             curves[f"{method}-eps{eps:g}"] = (out.history_steps.tolist(), hist_acc)
             rows.append(
@@ -278,27 +270,18 @@ def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
                 }
             )
     plain = complete_sgd(
-        gradient=grad,
-        n=n,
-        dim=x.shape[1],
-        steps=steps,
+        gradient=task.gradient,
+        n=task.n,
+        dim=task.dim,
+        steps=task.steps,
         sigma=0.0,
         step_size=0.1,
         rng=rng,
         runs=2,
-        clip=lip,
+        clip=task.lipschitz,
     )
-    plain_acc = float(np.mean(np.sign(x[test] @ plain.models.T) == y[test][:, None]))
-    files = [_write_csv(out_dir / "fig2.csv", rows)]
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for key, (xs, ys) in curves.items():
-        ax.plot(xs, ys, label=key)
-    ax.set(xlabel="iteration", ylabel="test accuracy", title=f"Fig. 2 ({source[:30]})")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out_dir / "fig2.png")
-    plt.close(fig)
-    files.append(out_dir / "fig2.png")
+    plain_acc = float(np.mean(np.sign(task.x_test @ plain.models.T) == task.y_test[:, None]))
+    files = [write_csv(out_dir / "fig2.csv", rows), _plot_fig2(curves, source, out_dir)]
     comparison = (
         [f"data: {source}", f"non-private SGD (same walk): accuracy {plain_acc:.3f}"]
         + [
@@ -314,7 +297,126 @@ def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     )
 
 
-@experiment("seed001-fig3", "Cyffers & Bellet Fig. 3: histograms, per-pair network vs local DP")
+@dataclass(frozen=True)
+class _SgdTask:
+    """The Fig. 2 learning task: per-user gradients, the test split and the run sizes."""
+
+    gradient: Any
+    x_test: np.ndarray
+    y_test: np.ndarray
+    n: int
+    dim: int
+    steps: int
+    runs: int
+    cap: int
+    lipschitz: float
+    quick: bool
+    delta: float = 1e-6
+
+    def accuracy(self, models: np.ndarray) -> np.ndarray:
+        """Test accuracy of each model (rows of ``models``)."""
+        hits: np.ndarray = np.mean(np.sign(self.x_test @ models.T) == self.y_test[:, None], axis=0)
+        return hits
+
+
+def _sgd_task(rng: np.random.Generator, quick: bool) -> tuple[_SgdTask, str]:
+    from crowdhide.netdp.protocols import logistic_gradients
+
+    x, y, source = load_houses(rng)
+    order = rng.permutation(x.shape[0])
+    split = int(0.8 * x.shape[0])
+    train, test = order[:split], order[split:]
+    n, per_user = (200, 8) if quick else (2000, 8)
+    steps = 2000 if quick else 20000
+    xu = x[train[: n * per_user]].reshape(n, per_user, -1)
+    yu = y[train[: n * per_user]].reshape(n, per_user)
+    task = _SgdTask(
+        gradient=logistic_gradients(xu, yu),
+        x_test=x[test],
+        y_test=y[test],
+        n=n,
+        dim=x.shape[1],
+        steps=steps,
+        runs=3 if quick else 20,
+        cap=math.ceil(1.25 * steps / n),
+        lipschitz=1.0,
+        quick=quick,
+    )
+    return task, source
+
+
+def _fig2_sigmas(task: _SgdTask, eps: float) -> tuple[dict[str, float], dict[str, float]]:
+    """Noise σ of local / network / central DP-SGD at (eps, δ), and the authors' code's σ."""
+    from crowdhide.netdp import guarantees as g
+
+    n, delta, lip = task.n, task.delta, task.lipschitz
+    code = g.code_sigmas(n=n, steps=task.steps, epsilon=eps, delta=delta, lipschitz=lip)
+    # local DP, user level: v sees all <= cap contributions of u, each a Gaussian with
+    # sensitivity 2L -> exact composition is Gaussian with shift sqrt(cap) 2L / sigma
+    mu = _gaussian_mu_for(eps, delta)
+    sigmas = {
+        "local": math.sqrt(task.cap) * 2.0 * lip / mu,
+        "network": g.sgd_calibrate_sigma(
+            n=n, contributions=task.cap, epsilon=eps, delta=delta, lipschitz=lip
+        ),
+        "central": code["central"],
+    }
+    return sigmas, code
+
+
+def _best_step_size(
+    task: _SgdTask, method: str, sigma: float, rng: np.random.Generator
+) -> tuple[float, np.ndarray, Any]:
+    """Run DP-SGD for each step size; the (step size, accuracies, run) of the best mean."""
+    from crowdhide.netdp.protocols import complete_sgd
+
+    etas = [0.3, 0.1, 0.03, 0.01, 0.003, 0.001] if not task.quick else [0.1, 0.01]
+    best: tuple[float, Any] | None = None
+    for eta in etas:
+        out = complete_sgd(
+            gradient=task.gradient,
+            n=task.n,
+            dim=task.dim,
+            steps=task.steps,
+            sigma=sigma,
+            step_size=eta,
+            rng=rng,
+            runs=task.runs,
+            cap=task.cap,
+            clip=task.lipschitz,
+            over_cap="forward" if method == "local" else "noise",
+            record_every=max(task.steps // 20, 1),
+        )
+        acc = task.accuracy(out.models)
+        if best is None or acc.mean() > best[0]:
+            best = (float(acc.mean()), (eta, acc, out))
+    assert best is not None
+    eta, acc, out = best[1]
+    return eta, acc, out
+
+
+def _plot_fig2(curves: dict[str, Any], source: str, out_dir: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for key, (xs, ys) in curves.items():
+        ax.plot(xs, ys, label=key)
+    ax.set(xlabel="iteration", ylabel="test accuracy", title=f"Fig. 2 ({source[:30]})")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out_dir / "fig2.png")
+    plt.close(fig)
+    return out_dir / "fig2.png"
+
+
+@experiment(
+    "cyffers-fig3",
+    "Cyffers & Bellet Fig. 3: histograms, per-pair network vs local DP",
+    aliases=("seed001-fig3",),
+)
 def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Per-pair accounting of k-RR histograms on sampled walks (T = 100n)."""
     import matplotlib
@@ -334,7 +436,7 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
                 walk = complete_walk(n=n, steps=(20 if quick else 100) * n, rng=rng)
                 res = audit_walk(walk, n=n, mechanism=mech, delta=delta)
                 rows.append({"eps0": eps0, "n": n, "run": run, **res.summary})
-    files = [_write_csv(out_dir / "fig3.csv", rows)]
+    files = [write_csv(out_dir / "fig3.csv", rows)]
     fig, ax = plt.subplots(figsize=(6, 4))
     for eps0 in (0.1, 0.4):
         sel = [r for r in rows if r["eps0"] == eps0]

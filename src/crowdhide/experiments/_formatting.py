@@ -1,18 +1,15 @@
-"""Output helpers shared by the reproductions (internal): CSV/JSON writers, log-scale
-formatting, and a progress display on stderr."""
+"""Display helpers shared by the reproductions (internal): log-scale formatting and a progress
+display on stderr. Files are written by :mod:`crowdhide._output`."""
 
 from __future__ import annotations
 
 import contextlib
-import csv
-import json
 import math
 import sys
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, Protocol
 
-__all__ = ["Progress", "fmt_log10", "log10_of_log", "progress", "write_csv", "write_json"]
+__all__ = ["Progress", "fmt_log10", "log10_of_log", "progress"]
 
 
 def log10_of_log(log_value: float) -> float:
@@ -44,31 +41,6 @@ def fmt_log10(log10_value: float) -> str:
     if round(mantissa, 2) >= 10.0:  # 9.999 would print as 10e-x
         mantissa, exponent = mantissa / 10.0, exponent + 1
     return f"{mantissa:.3g}e{exponent:+d}"
-
-
-def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
-    """Write ``rows`` (dicts with the same keys) as CSV; returns ``path``."""
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None if math.isnan(value) else ("-inf" if value < 0 else "inf")
-    return value
-
-
-def write_json(path: Path, payload: Any) -> Path:
-    """Write ``payload`` as JSON (non-finite floats as ``"inf"``/``"-inf"``/null)."""
-    path.write_text(json.dumps(_clean(payload), indent=2))
-    return path
 
 
 class Progress(Protocol):

@@ -1,26 +1,26 @@
-"""Reproductions of seed 000's privacy figures (Figs. 3, 5, 6, 7).
-
-Ladjel, Anciaux, Bellet, Scerri, "Mitigating leakage from data dependent communications in
-decentralized computing using differential privacy". The paper prints no numbers for its
-curves, so the comparison lines quote the reference values of the technical note
-(``notes/seeds/000.md`` §5.8, computed from the paper's formulas) and say, for each curve,
-which evaluator produced it and where the corrected bound differs from the printed one.
+"""Reproductions of the privacy figures (Figs. 3, 5, 6, 7) of Ladjel, Anciaux, Bellet, Scerri,
+"Mitigating leakage from data dependent communications in decentralized computing using
+differential privacy". The paper prints no numbers for its curves, so the comparison lines
+quote the reference values of the technical note on the paper (§5.8, computed from the paper's
+formulas) and say, for each curve, which evaluator produced it and where the corrected bound
+differs from the printed one.
 """
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide._output import write_csv
 from crowdhide.accounting import _scrambler_bruteforce as brute
 from crowdhide.accounting.curves import DiscretePairCurve
 from crowdhide.accounting.scrambler import (
@@ -31,17 +31,9 @@ from crowdhide.accounting.scrambler import (
     sigma_lie_from_uniform,
     theorem3_published_epsilon,
 )
-from crowdhide.experiments._registry import ExperimentResult, experiment
+from crowdhide.experiments.registry import ExperimentResult, experiment
 
 __all__ = ["fig3", "fig5", "fig6", "fig7", "simulate_scrambler_counts"]
-
-
-def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
 
 
 def _fmt(x: float) -> str:
@@ -51,7 +43,11 @@ def _fmt(x: float) -> str:
 # ----------------------------------------------------------------------------- Fig. 3
 
 
-@experiment("seed000-fig3", "Seed 000 Fig. 3: pure ε of the local randomizer (Theorem 2)")
+@experiment(
+    "ladjel-fig3",
+    "Ladjel et al. Fig. 3: pure ε of the local randomizer (Theorem 2)",
+    aliases=("seed000-fig3",),
+)
 def fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 3: (a) ε of sampling alone vs σ for several T; (b) T = 20, ε vs d for several σ.
 
@@ -86,10 +82,10 @@ def fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
     ax_b.set(xlabel="d (local dummies)", ylabel="ε", title="(b) A_σ^d, T = 20")
     ax_b.legend()
     fig.tight_layout()
-    png = out_dir / "seed000_fig3.png"
+    png = out_dir / "ladjel_fig3.png"
     fig.savefig(png, dpi=120)
     plt.close(fig)
-    csv_path = _write_csv(out_dir / "seed000_fig3.csv", rows)
+    csv_path = write_csv(out_dir / "ladjel_fig3.csv", rows)
     threshold = 20 / 22
     lines = (
         "Fig. 3 curves: Theorem 2 (exact pure ε of R_σ^d; brute-force verified for d = 0..T−1).",
@@ -109,8 +105,9 @@ def fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
 
 
 @experiment(
-    "seed000-fig5",
-    "Seed 000 Fig. 5: pure ε of the capped scrambler, Theorem 3 as printed vs exhaustive",
+    "ladjel-fig5",
+    "Ladjel et al. Fig. 5: pure ε of the capped scrambler, Theorem 3 as printed vs exhaustive",
+    aliases=("seed000-fig5",),
 )
 def fig5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 5 (T = 20): Theorem 3 as printed vs σ, d and n, next to the local scheme.
@@ -120,78 +117,12 @@ def fig5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
     appears to do when overlaying curves, the printed formula is evaluated with the numeric
     σ in its own convention L; the certified alternative is the local ε0 (post-processing).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    T = 20
-    rows: list[dict[str, Any]] = []
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
-    sigmas = np.linspace(0.05, 0.95, 19 if quick else 91)
-    for d in (1, 10, 50, 99):
-        eps = [
-            theorem3_published_epsilon(targets=T, sigma_lie=float(s), n=100, dummies=d)
-            for s in sigmas
-        ]
-        rows += [
-            {"panel": "a", "sigma": float(s), "n": 100, "dummies": d, "theorem3_published": e}
-            for s, e in zip(sigmas, eps, strict=True)
-        ]
-        axes[0].plot(sigmas, eps, label=f"Thm 3, d={d}")
-    local = [local_randomizer_epsilon(targets=T, sigma=float(s), dummies=0) for s in sigmas]
-    axes[0].plot(sigmas, local, "k--", label="local ε0 (certified)")
-    axes[0].set(xlabel="σ", ylabel="ε", title="(a) n = 100")
-    ds = np.arange(1, 100, 7 if quick else 1)
-    for s in (0.1, 0.2, 0.3, 0.5, 0.7, 0.9):
-        eps = [
-            theorem3_published_epsilon(targets=T, sigma_lie=s, n=100, dummies=int(d)) for d in ds
-        ]
-        rows += [
-            {"panel": "b", "sigma": s, "n": 100, "dummies": int(d), "theorem3_published": e}
-            for d, e in zip(ds, eps, strict=True)
-        ]
-        axes[1].plot(ds, eps, label=f"σ={s}")
-    axes[1].set(xlabel="d", ylabel="ε", title="(b) n = 100")
-    ns = [51, 60, 100, 200, 500, 1000]
-    for s in (0.2, 0.5):
-        eps = [theorem3_published_epsilon(targets=T, sigma_lie=s, n=n, dummies=50) for n in ns]
-        rows += [
-            {"panel": "c", "sigma": s, "n": n, "dummies": 50, "theorem3_published": e}
-            for n, e in zip(ns, eps, strict=True)
-        ]
-        axes[2].plot(ns, eps, marker="o", label=f"σ={s}")
-    axes[2].set(xscale="log", xlabel="n", ylabel="ε", title="(c) d = 50")
-    for ax in axes:
-        ax.legend(fontsize=7)
-    fig.suptitle("Theorem 3 as printed (capped scrambler) — not a certified bound")
-    fig.tight_layout()
-    png = out_dir / "seed000_fig5.png"
-    fig.savefig(png, dpi=120)
-    plt.close(fig)
-    csv_path = _write_csv(out_dir / "seed000_fig5.csv", rows)
-
-    # Exhaustive check of the capped scrambler on small instances (σ in convention L).
-    small = [(3, 0.2, 3, 1), (3, 0.2, 3, 2), (4, 0.2, 3, 2), (3, 0.3, 4, 3)]
-    if not quick:
-        small += [(4, 0.1, 4, 3), (5, 0.2, 3, 2)]
-    check_rows = []
-    for T_s, s_lie, n_s, d_s in small:
-        sigma_u = s_lie * T_s / (T_s - 1)
-        exact = capped_exact_pure_epsilon(targets=T_s, sigma=sigma_u, n=n_s, dummies=d_s)
-        printed = theorem3_published_epsilon(targets=T_s, sigma_lie=s_lie, n=n_s, dummies=d_s)
-        check_rows.append(
-            {
-                "targets": T_s,
-                "sigma_lie": s_lie,
-                "n": n_s,
-                "dummies": d_s,
-                "exact_pure_epsilon": exact,
-                "theorem3_published": printed,
-                "understated_by": exact - printed,
-            }
-        )
-    check_csv = _write_csv(out_dir / "seed000_fig5_capped_exact.csv", check_rows)
+    rows = _fig5_rows(quick)
+    png = _plot_fig5(rows, out_dir / "ladjel_fig5.png")
+    csv_path = write_csv(out_dir / "ladjel_fig5.csv", rows)
+    check_rows = _capped_exact_rows(quick)
+    check_csv = write_csv(out_dir / "ladjel_fig5_capped_exact.csv", check_rows)
+    ns = [r["n"] for r in rows if r["panel"] == "c" and r["sigma"] == _FIG5_C_SIGMAS[0]]
     lines = [
         "Fig. 5 curves: Theorem 3 AS PRINTED (capped scrambler, σ in convention L, log space);"
         " NOT certified.",
@@ -212,6 +143,106 @@ def fig5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
     return ExperimentResult(
         files=(csv_path, check_csv, png), comparison=tuple(lines), data={"capped": check_rows}
     )
+
+
+_FIG5_TARGETS = 20
+_FIG5_C_SIGMAS = (0.2, 0.5)
+
+
+def _fig5_rows(quick: bool) -> list[dict[str, Any]]:
+    """Theorem 3 as printed (T = 20): (a) vs σ for several d, (b) vs d for several σ (n = 100),
+    (c) vs n for two σ (d = 50)."""
+    T = _FIG5_TARGETS
+    rows: list[dict[str, Any]] = []
+    sigmas = np.linspace(0.05, 0.95, 19 if quick else 91)
+    for d in (1, 10, 50, 99):
+        eps = [
+            theorem3_published_epsilon(targets=T, sigma_lie=float(s), n=100, dummies=d)
+            for s in sigmas
+        ]
+        rows += [
+            {"panel": "a", "sigma": float(s), "n": 100, "dummies": d, "theorem3_published": e}
+            for s, e in zip(sigmas, eps, strict=True)
+        ]
+    ds = np.arange(1, 100, 7 if quick else 1)
+    for s in (0.1, 0.2, 0.3, 0.5, 0.7, 0.9):
+        eps = [
+            theorem3_published_epsilon(targets=T, sigma_lie=s, n=100, dummies=int(d)) for d in ds
+        ]
+        rows += [
+            {"panel": "b", "sigma": s, "n": 100, "dummies": int(d), "theorem3_published": e}
+            for d, e in zip(ds, eps, strict=True)
+        ]
+    ns = [51, 60, 100, 200, 500, 1000]
+    for s in _FIG5_C_SIGMAS:
+        eps = [theorem3_published_epsilon(targets=T, sigma_lie=s, n=n, dummies=50) for n in ns]
+        rows += [
+            {"panel": "c", "sigma": s, "n": n, "dummies": 50, "theorem3_published": e}
+            for n, e in zip(ns, eps, strict=True)
+        ]
+    return rows
+
+
+def _plot_fig5(rows: list[dict[str, Any]], png: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    # panel: (curve key, x key, curve label, axes settings)
+    panels = {
+        "a": ("dummies", "sigma", "Thm 3, d={}", {"xlabel": "σ", "title": "(a) n = 100"}),
+        "b": ("sigma", "dummies", "σ={}", {"xlabel": "d", "title": "(b) n = 100"}),
+        "c": ("sigma", "n", "σ={}", {"xscale": "log", "xlabel": "n", "title": "(c) d = 50"}),
+    }
+    for ax, (panel, (curve_key, x_key, label, settings)) in zip(axes, panels.items(), strict=True):
+        sub = [r for r in rows if r["panel"] == panel]
+        for value in dict.fromkeys(r[curve_key] for r in sub):
+            curve = [r for r in sub if r[curve_key] == value]
+            ax.plot(
+                [r[x_key] for r in curve],
+                [r["theorem3_published"] for r in curve],
+                marker="o" if panel == "c" else None,
+                label=label.format(value),
+            )
+        if panel == "a":
+            sigmas = [r["sigma"] for r in sub if r["dummies"] == sub[0]["dummies"]]
+            local = [
+                local_randomizer_epsilon(targets=_FIG5_TARGETS, sigma=s, dummies=0) for s in sigmas
+            ]
+            ax.plot(sigmas, local, "k--", label="local ε0 (certified)")
+        ax.set(ylabel="ε", **settings)
+        ax.legend(fontsize=7)
+    fig.suptitle("Theorem 3 as printed (capped scrambler) — not a certified bound")
+    fig.tight_layout()
+    fig.savefig(png, dpi=120)
+    plt.close(fig)
+    return png
+
+
+def _capped_exact_rows(quick: bool) -> list[dict[str, Any]]:
+    """Exhaustive check of the capped scrambler on small instances (σ in convention L)."""
+    small = [(3, 0.2, 3, 1), (3, 0.2, 3, 2), (4, 0.2, 3, 2), (3, 0.3, 4, 3)]
+    if not quick:
+        small += [(4, 0.1, 4, 3), (5, 0.2, 3, 2)]
+    check_rows = []
+    for T_s, s_lie, n_s, d_s in small:
+        sigma_u = s_lie * T_s / (T_s - 1)
+        exact = capped_exact_pure_epsilon(targets=T_s, sigma=sigma_u, n=n_s, dummies=d_s)
+        printed = theorem3_published_epsilon(targets=T_s, sigma_lie=s_lie, n=n_s, dummies=d_s)
+        check_rows.append(
+            {
+                "targets": T_s,
+                "sigma_lie": s_lie,
+                "n": n_s,
+                "dummies": d_s,
+                "exact_pure_epsilon": exact,
+                "theorem3_published": printed,
+                "understated_by": exact - printed,
+            }
+        )
+    return check_rows
 
 
 # ----------------------------------------------------------------------------- Fig. 6
@@ -270,8 +301,9 @@ def _simulate_worker(args: tuple[int, float, list[int], int, int, int]) -> npt.N
 
 
 @experiment(
-    "seed000-fig6",
-    "Seed 000 Fig. 6: empirical output distribution of A_σ^{n,d} (T=4, σ=0.2, n=d=20)",
+    "ladjel-fig6",
+    "Ladjel et al. Fig. 6: empirical output distribution of A_σ^{n,d} (T=4, σ=0.2, n=d=20)",
+    aliases=("seed000-fig6",),
 )
 def fig6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 6: empirical counts and log-ratios of the outputs of two neighbouring graphs.
@@ -284,33 +316,14 @@ def fig6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    T, sigma, n, d = 4, 0.2, 20, 20
+    T, n, d = _FIG6_TARGETS, _FIG6_N, _FIG6_DUMMIES
     runs = 200_000 if quick else 100_000_000
-    configs = {
-        "skewed": [2] * (n - 1),  # every common message at a third target
-        "near_uniform": [0] * 5 + [1] * 5 + [2] * 5 + [3] * 4,
-    }
     workers = 1 if quick else max(1, min(2, os.cpu_count() or 1))
     seeds = rng.integers(0, 2**63 - 1, size=8)
     start = time.perf_counter()
-    results: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = {}
-    k = 0
-    for name, common in configs.items():
-        pair = []
-        for last in (0, 1):
-            parts = [runs // workers + (1 if i < runs % workers else 0) for i in range(workers)]
-            jobs = [
-                (T, sigma, [*common, last], d, p, int(seeds[k + i])) for i, p in enumerate(parts)
-            ]
-            k += workers
-            if workers > 1:
-                with ProcessPoolExecutor(max_workers=workers) as pool:
-                    pair.append(np.sum(np.stack(list(pool.map(_simulate_worker, jobs))), axis=0))
-            else:
-                pair.append(_simulate_worker(jobs[0]))
-        results[name] = (pair[0], pair[1])
+    results = _simulate_fig6_pairs(runs, workers, seeds)
     elapsed = time.perf_counter() - start
-    total_runs = runs * 2 * len(configs)
+    total_runs = runs * 2 * len(_FIG6_INPUTS)
 
     lines = [
         f"Fig. 6 simulation: {total_runs:.3g} runs in {elapsed:.1f} s "
@@ -319,77 +332,132 @@ def fig6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
     ]
     rows: list[dict[str, Any]] = []
     fig, axes = plt.subplots(1, 2, figsize=(14, 4.5))
-    eps0 = sampling_epsilon(targets=T, sigma=sigma)
     for ax, (name, (c1, c2)) in zip(axes, results.items(), strict=True):
-        common = configs[name]
-        p, q = brute.pair_distributions(targets=T, sigma=sigma, common=common, dummies=d)
-        exact_curve = DiscretePairCurve.from_probabilities(p, q)
-        seen = (c1 > 0) & (c2 > 0)
-        support = (p > 0) | (q > 0)
-        emp_ratio = np.log(c1[seen] / c2[seen])
-        order = np.argsort(-np.abs(emp_ratio))
-        idx = np.nonzero(seen)[0][order]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            exact_lr = np.log(p) - np.log(q)
-        for i in idx:
-            rows.append(
-                {
-                    "input": name,
-                    "output_index": int(i),
-                    "count_g1": int(c1[i]),
-                    "count_g2": int(c2[i]),
-                    "empirical_log_ratio": float(np.log(c1[i] / c2[i])),
-                    "exact_log_ratio": float(exact_lr[i]),
-                }
-            )
-        # Capture-recapture (Appendix D): share of outputs of a second half never seen in
-        # the first half; here the exact number of outputs is known too.
-        unseen_exact = int(np.sum(support & (c1 == 0)))
-        emp_p = c1 / c1.sum()
-        emp_q = c2 / c2.sum()
-        emp_delta = float(np.maximum(emp_p - math.e * emp_q, 0).sum())
-        lines.append(
-            f"{name} input: outputs seen under G1: {int(np.sum(c1 > 0))}/{int(support.sum())} "
-            f"(never seen: {unseen_exact}); max |empirical log-ratio| = "
-            f"{float(np.max(np.abs(emp_ratio))):.3f}; exact pure ε = {exact_curve.max_loss:.4f}"
-            f" (= ε0 = ln 17 = {eps0:.4f}: dummies give no pure-DP gain)."
-        )
-        frequent = seen & (c1 >= 1000) & (c2 >= 1000)
-        if frequent.any():
-            lines.append(
-                f"{name} input: max |empirical log-ratio| over outputs seen >= 1000 times under "
-                f"both graphs: {float(np.max(np.abs(np.log(c1[frequent] / c2[frequent])))):.3f}"
-                " (rare outputs give noisy ratios; the exact ratio never exceeds ε0)."
-            )
-        lines.append(
-            f"{name} input: δ(ε=1): empirical {emp_delta:.3e} vs exact {exact_curve.delta(1.0):.3e}"
-            " (note: skewed 5.788e-3, near-uniform 2.587e-3)."
-        )
-        xs = np.arange(idx.size)
-        ax.fill_between(xs, c1[idx], step="mid", color="red", alpha=0.5, label="G1")
-        ax.fill_between(xs, c2[idx], step="mid", color="blue", alpha=0.5, label="G2")
-        ax.set_yscale("log")
-        ax.set(
-            xlabel="outputs sorted by decreasing |log-ratio|",
-            ylabel="occurrences",
-            title=f"{name} input, {runs:.2g} runs per graph",
-        )
-        ax2 = ax.twinx()
-        ax2.plot(xs, np.abs(exact_lr[idx]), "k.", ms=1, alpha=0.3, label="exact")
-        ax2.plot(xs, np.abs(emp_ratio[order]), "g-", lw=1.5, label="empirical")
-        ax2.set_ylabel("|log-ratio|")
-        ax.legend(loc="upper right")
-        ax2.legend(loc="center right")
+        panel = _fig6_compare(name, c1, c2)
+        rows += panel.rows
+        lines += panel.lines
+        _plot_fig6_panel(ax, panel, title=f"{name} input, {runs:.2g} runs per graph")
     fig.tight_layout()
-    png = out_dir / "seed000_fig6.png"
+    png = out_dir / "ladjel_fig6.png"
     fig.savefig(png, dpi=120)
     plt.close(fig)
-    csv_path = _write_csv(out_dir / "seed000_fig6.csv", rows)
+    csv_path = write_csv(out_dir / "ladjel_fig6.csv", rows)
     return ExperimentResult(
         files=(csv_path, png),
         comparison=tuple(lines),
         data={"runs": total_runs, "seconds": elapsed, "workers": workers},
     )
+
+
+_FIG6_TARGETS, _FIG6_SIGMA, _FIG6_N, _FIG6_DUMMIES = 4, 0.2, 20, 20
+#: The common messages of the two neighbouring graphs (they differ in the last source).
+_FIG6_INPUTS = {
+    "skewed": [2] * (_FIG6_N - 1),  # every common message at a third target
+    "near_uniform": [0] * 5 + [1] * 5 + [2] * 5 + [3] * 4,
+}
+
+
+def _simulate_fig6_pairs(
+    runs: int, workers: int, seeds: npt.NDArray[np.int64]
+) -> dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]:
+    """Output counts of both neighbouring graphs of each input, ``runs`` runs each, split
+    over ``workers`` processes (one seed per process and graph)."""
+    results: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = {}
+    k = 0
+    for name, common in _FIG6_INPUTS.items():
+        pair = []
+        for last in (0, 1):
+            parts = [runs // workers + (1 if i < runs % workers else 0) for i in range(workers)]
+            jobs = [
+                (_FIG6_TARGETS, _FIG6_SIGMA, [*common, last], _FIG6_DUMMIES, p, int(seeds[k + i]))
+                for i, p in enumerate(parts)
+            ]
+            k += workers
+            if workers > 1:
+                with ProcessPoolExecutor(max_workers=workers) as pool:
+                    pair.append(np.sum(np.stack(list(pool.map(_simulate_worker, jobs))), axis=0))
+            else:
+                pair.append(_simulate_worker(jobs[0]))
+        results[name] = (pair[0], pair[1])
+    return results
+
+
+@dataclass(frozen=True)
+class _Fig6Panel:
+    """One input of Fig. 6: simulated counts next to the exact distributions."""
+
+    counts: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
+    order: npt.NDArray[np.int64]  # outputs seen under both graphs, by decreasing |log-ratio|
+    empirical_abs_ratio: npt.NDArray[np.float64]  # in ``order``
+    exact_log_ratio: npt.NDArray[np.float64]  # every output
+    rows: list[dict[str, Any]]
+    lines: list[str]
+
+
+def _fig6_compare(name: str, c1: npt.NDArray[np.int64], c2: npt.NDArray[np.int64]) -> _Fig6Panel:
+    """Empirical log-ratios and δ(ε = 1) of one input against the exact distributions."""
+    T, sigma, d = _FIG6_TARGETS, _FIG6_SIGMA, _FIG6_DUMMIES
+    eps0 = sampling_epsilon(targets=T, sigma=sigma)
+    p, q = brute.pair_distributions(targets=T, sigma=sigma, common=_FIG6_INPUTS[name], dummies=d)
+    exact_curve = DiscretePairCurve.from_probabilities(p, q)
+    seen = (c1 > 0) & (c2 > 0)
+    support = (p > 0) | (q > 0)
+    emp_ratio = np.log(c1[seen] / c2[seen])
+    order = np.argsort(-np.abs(emp_ratio))
+    idx = np.nonzero(seen)[0][order]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        exact_lr = np.log(p) - np.log(q)
+    rows = [
+        {
+            "input": name,
+            "output_index": int(i),
+            "count_g1": int(c1[i]),
+            "count_g2": int(c2[i]),
+            "empirical_log_ratio": float(np.log(c1[i] / c2[i])),
+            "exact_log_ratio": float(exact_lr[i]),
+        }
+        for i in idx
+    ]
+    # Capture-recapture (Appendix D): share of outputs of a second half never seen in
+    # the first half; here the exact number of outputs is known too.
+    unseen_exact = int(np.sum(support & (c1 == 0)))
+    emp_p = c1 / c1.sum()
+    emp_q = c2 / c2.sum()
+    emp_delta = float(np.maximum(emp_p - math.e * emp_q, 0).sum())
+    lines = [
+        f"{name} input: outputs seen under G1: {int(np.sum(c1 > 0))}/{int(support.sum())} "
+        f"(never seen: {unseen_exact}); max |empirical log-ratio| = "
+        f"{float(np.max(np.abs(emp_ratio))):.3f}; exact pure ε = {exact_curve.max_loss:.4f}"
+        f" (= ε0 = ln 17 = {eps0:.4f}: dummies give no pure-DP gain)."
+    ]
+    frequent = seen & (c1 >= 1000) & (c2 >= 1000)
+    if frequent.any():
+        lines.append(
+            f"{name} input: max |empirical log-ratio| over outputs seen >= 1000 times under "
+            f"both graphs: {float(np.max(np.abs(np.log(c1[frequent] / c2[frequent])))):.3f}"
+            " (rare outputs give noisy ratios; the exact ratio never exceeds ε0)."
+        )
+    lines.append(
+        f"{name} input: δ(ε=1): empirical {emp_delta:.3e} vs exact {exact_curve.delta(1.0):.3e}"
+        " (note: skewed 5.788e-3, near-uniform 2.587e-3)."
+    )
+    return _Fig6Panel((c1, c2), idx, np.abs(emp_ratio[order]), exact_lr, rows, lines)
+
+
+def _plot_fig6_panel(ax: Any, panel: _Fig6Panel, *, title: str) -> None:
+    c1, c2 = panel.counts
+    idx = panel.order
+    xs = np.arange(idx.size)
+    ax.fill_between(xs, c1[idx], step="mid", color="red", alpha=0.5, label="G1")
+    ax.fill_between(xs, c2[idx], step="mid", color="blue", alpha=0.5, label="G2")
+    ax.set_yscale("log")
+    ax.set(xlabel="outputs sorted by decreasing |log-ratio|", ylabel="occurrences", title=title)
+    ax2 = ax.twinx()
+    ax2.plot(xs, np.abs(panel.exact_log_ratio[idx]), "k.", ms=1, alpha=0.3, label="exact")
+    ax2.plot(xs, panel.empirical_abs_ratio, "g-", lw=1.5, label="empirical")
+    ax2.set_ylabel("|log-ratio|")
+    ax.legend(loc="upper right")
+    ax2.legend(loc="center right")
 
 
 # ----------------------------------------------------------------------------- Fig. 7
@@ -461,18 +529,17 @@ def _fig7_point(sigma: float, n: int, d: int, samples: int, seed: int) -> dict[s
     return row
 
 
-@experiment("seed000-fig7", "Seed 000 Fig. 7: ε of A_σ^{n,d} at δ = 1e-4, T = 20, every evaluator")
+@experiment(
+    "ladjel-fig7",
+    "Ladjel et al. Fig. 7: ε of A_σ^{n,d} at δ = 1e-4, T = 20, every evaluator",
+    aliases=("seed000-fig7",),
+)
 def fig7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 7 (T = 20, δ = 1e-4): (a) vs n (d = 50, σ = 0.2); (b) vs d (n = 100, σ = 0.2);
     (c) vs σ (n = 500, d = 50). Curves: lemma2-exact (certified, tightest), corrected Bennett,
     Hoeffding (sign fixed), Monte Carlo (estimate with 95% CI), the printed Bennett bound and
     Theorem 3 as printed (both NOT valid), and the local ε0.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     samples = 300 if quick else 5000
     seed = int(rng.integers(0, 2**31 - 1))
     panels = {
@@ -495,6 +562,19 @@ def fig7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
     for panel, points in panels.items():
         for sigma, n, d in points:
             rows.append({"panel": panel, **_fig7_point(sigma, n, d, samples, seed)})
+    png = _plot_fig7(rows, samples, out_dir / "ladjel_fig7.png")
+    csv_path = write_csv(out_dir / "ladjel_fig7.csv", rows)
+    return ExperimentResult(
+        files=(csv_path, png), comparison=tuple(_fig7_comparison(rows)), data={"rows": rows}
+    )
+
+
+def _plot_fig7(rows: list[dict[str, Any]], samples: int, png: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
     styles = {
         "lemma2-exact": ("k-", "Lemma 2 exact (certified)"),
@@ -516,10 +596,12 @@ def fig7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
         ax.set(xlabel=xkey[panel], ylabel="ε at δ = 1e-4", title=f"({panel})", ylim=(0, 6))
     axes[0].legend(fontsize=7)
     fig.tight_layout()
-    png = out_dir / "seed000_fig7.png"
     fig.savefig(png, dpi=120)
     plt.close(fig)
-    csv_path = _write_csv(out_dir / "seed000_fig7.csv", rows)
+    return png
+
+
+def _fig7_comparison(rows: list[dict[str, Any]]) -> list[str]:
     lines = [
         "Fig. 7: lemma2-exact = Lemma 2 with exact E[ΣL]+ (certified, tightest); bennett = "
         "re-derived Bennett (certified); hoeffding = Theorem 4 with a = e^ε−1 (certified); "
@@ -549,4 +631,4 @@ def fig7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
         ):
             text += "  <- printed Bennett below a valid bound: overstates privacy"
         lines.append(text)
-    return ExperimentResult(files=(csv_path, png), comparison=tuple(lines), data={"rows": rows})
+    return lines

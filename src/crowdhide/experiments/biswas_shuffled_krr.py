@@ -1,17 +1,18 @@
-"""Seed 003 (Biswas, Jung, Palamidessi): shuffled k-RR bound and histogram utility.
+"""Biswas, Jung, Palamidessi, "Tight differential privacy guarantees for the shuffle model with
+k-randomized response": the shuffled k-RR bound and histogram utility.
 
-* ``seed003-table2`` — Table II: the paper's δ̂ (eq. (6), published ``v'_s``) reproduced,
+* ``biswas-table2`` — Table II: the paper's δ̂ (eq. (6), published ``v'_s``) reproduced,
   side by side with the corrected formula, with a rigorous lower bound on the true δ of
   shuffled k-RR (the exact divergence of the x0-count — a post-processing of the histogram —
   maximized over n_x0) and with the shared accountant's certificate (smallest valid upper
   bound) for the same (n, k, ε0, ε). Published values below the lower bound are flagged:
   they are not privacy guarantees.
-* ``seed003-fig1`` — Fig. 1: δ̂ over (ε, ε0) (n = 100, k = 10, n_x0 = 80), published vs
+* ``biswas-fig1`` — Fig. 1: δ̂ over (ε, ε0) (n = 100, k = 10, n_x0 = 80), published vs
   corrected.
-* ``seed003-fig2`` — Fig. 2: TVD vs n on the synthetic N(0, 2) data (k = 15) for the raw
+* ``biswas-fig2`` — Fig. 2: TVD vs n on the synthetic N(0, 2) data (k = 15) for the raw
   shuffled histogram, shuffle+INV and the central Gaussian, all at the same (ε, δ) certified
   by the exact curve (the paper's ε = ε0 = 4 setting is inconsistent, see the note §0.4).
-* ``seed003-gowalla`` — the utility gap between shuffle+INV and the central Gaussian on the
+* ``biswas-gowalla`` — the utility gap between shuffle+INV and the central Gaussian on the
   Gowalla San Francisco and Paris grids at ε ∈ {0.5, 1, 2}, δ = 1e-6.
 
 The exact curve and the ε0 calibration come from the shared shuffle accountant.
@@ -26,11 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from crowdhide.experiments._files import fmt_log10 as _fmt
-from crowdhide.experiments._files import log10_of_log as _log10
-from crowdhide.experiments._files import write_csv as _write_csv
-from crowdhide.experiments._files import write_json as _write_json
-from crowdhide.experiments._registry import ExperimentResult, experiment
+from crowdhide._output import write_csv, write_json
+from crowdhide.experiments._formatting import fmt_log10 as _fmt
+from crowdhide.experiments._formatting import log10_of_log as _log10
+from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.protocols import krr_accounting
 from crowdhide.protocols.biswas import biswas_log_delta
 from crowdhide.protocols.data import as_categories, load_column
@@ -40,7 +40,7 @@ __all__ = ["run_fig1", "run_fig2", "run_gowalla", "run_table2"]
 
 TABLE2_EPS0 = 0.49
 TABLE2_EPSILONS = (0.01, 0.1, 0.2, 0.3, 0.4)
-#: Seed 003 Table II as published: n -> (Erlingsson [11], Balle [10], Feldman [12], "our δ").
+#: Biswas et al. Table II as published: n -> (Erlingsson [11], Balle [10], Feldman [12], "our δ").
 TABLE2_PUBLISHED: dict[int, tuple[tuple[float, float, float, float], ...]] = {
     100: (
         (0.999, 0.996, 0.984, 1.18e-14),
@@ -58,12 +58,16 @@ TABLE2_PUBLISHED: dict[int, tuple[tuple[float, float, float, float], ...]] = {
     ),
 }
 #: k and n_x0 are not stated in the paper; k = 10, n_x0 = 0.8 n reproduces the n = 100 row
-#: (seed 003 note §4.6); the n = 1000 row is not reproduced by any tried n_x0.
+#: (technical note on Biswas et al., §4.6); the n = 1000 row is not reproduced by any tried n_x0.
 TABLE2_K = 10
 TABLE2_NX0 = {100: 80, 1000: 800}
 
 
-@experiment("seed003-table2", "Biswas et al. Table II: published δ̂ vs corrected vs exact k-RR")
+@experiment(
+    "biswas-table2",
+    "Biswas et al. Table II: published δ̂ vs corrected vs exact k-RR",
+    aliases=("seed003-table2",),
+)
 def run_table2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     rows: list[dict[str, Any]] = []
     for n, published_rows in TABLE2_PUBLISHED.items():
@@ -77,50 +81,62 @@ def run_table2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
         else:
             nx0_grid = sorted({*range(11), *range(n - 11, n), 100, 500, TABLE2_NX0[n]})
         for eps, published in zip(TABLE2_EPSILONS, published_rows, strict=True):
-            nx0 = TABLE2_NX0[n]
-            log_pub, log_cor = (
-                biswas_log_delta(
-                    epsilon=eps, eps0=TABLE2_EPS0, n=n, k=TABLE2_K, n_x0=nx0, published=flag
-                )
-                for flag in (True, False)
-            )
-            log_lower = max(
-                biswas_log_delta(
-                    epsilon=eps, eps0=TABLE2_EPS0, n=n, k=TABLE2_K, n_x0=j, published=False
-                )
-                for j in nx0_grid
-            )
-            cert_delta, cert_bound = krr_accounting.krr_delta_certificate(
-                eps0=TABLE2_EPS0, n=n, k=TABLE2_K, epsilon=eps
-            )
-            erlingsson = math.exp(-n * (eps / (12 * TABLE2_EPS0)) ** 2)
-            row: dict[str, Any] = {
-                "n": n,
-                "epsilon": eps,
-                "k": TABLE2_K,
-                "n_x0": nx0,
-                "paper_erlingsson": published[0],
-                "erlingsson_formula": erlingsson,
-                "paper_balle": published[1],
-                "paper_feldman": published[2],
-                "paper_our_delta": published[3],
-                "log10_published_formula": _log10(log_pub),
-                "log10_corrected_x0_count": _log10(log_cor),
-                "log10_lower_bound": _log10(log_lower),
-                "certificate_delta": cert_delta,
-                "certificate_bound": cert_bound,
-            }
-            row["reproduced"] = abs(row["log10_published_formula"] - math.log10(published[3])) < (
-                math.log10(1.015)
-            )
-            row["published_below_exact"] = bool(math.log10(published[3]) < row["log10_lower_bound"])
-            rows.append(row)
-    csv_path = out_dir / "seed003_table2.csv"
-    _write_csv(csv_path, rows)
-    json_path = out_dir / "seed003_table2.json"
-    _write_json(json_path, rows)
-    png_path = out_dir / "seed003_table2.png"
+            rows.append(_table2_row(n, eps, published, nx0_grid))
+    csv_path = out_dir / "biswas_table2.csv"
+    write_csv(csv_path, rows)
+    json_path = out_dir / "biswas_table2.json"
+    write_json(json_path, rows, infinities="strings")
+    png_path = out_dir / "biswas_table2.png"
     _plot_table2(rows, png_path)
+    return ExperimentResult(
+        files=(csv_path, json_path, png_path),
+        comparison=tuple(_table2_comparison(rows)),
+        data={"rows": rows},
+    )
+
+
+def _table2_row(
+    n: int, eps: float, published: tuple[float, float, float, float], nx0_grid: Sequence[int]
+) -> dict[str, Any]:
+    """One cell of Table II: the paper's values, the printed and corrected δ̂, the lower bound
+    on the true δ (max over ``nx0_grid``) and the accountant's certificate."""
+    nx0 = TABLE2_NX0[n]
+    log_pub, log_cor = (
+        biswas_log_delta(epsilon=eps, eps0=TABLE2_EPS0, n=n, k=TABLE2_K, n_x0=nx0, published=flag)
+        for flag in (True, False)
+    )
+    log_lower = max(
+        biswas_log_delta(epsilon=eps, eps0=TABLE2_EPS0, n=n, k=TABLE2_K, n_x0=j, published=False)
+        for j in nx0_grid
+    )
+    cert_delta, cert_bound = krr_accounting.krr_delta_certificate(
+        eps0=TABLE2_EPS0, n=n, k=TABLE2_K, epsilon=eps
+    )
+    erlingsson = math.exp(-n * (eps / (12 * TABLE2_EPS0)) ** 2)
+    row: dict[str, Any] = {
+        "n": n,
+        "epsilon": eps,
+        "k": TABLE2_K,
+        "n_x0": nx0,
+        "paper_erlingsson": published[0],
+        "erlingsson_formula": erlingsson,
+        "paper_balle": published[1],
+        "paper_feldman": published[2],
+        "paper_our_delta": published[3],
+        "log10_published_formula": _log10(log_pub),
+        "log10_corrected_x0_count": _log10(log_cor),
+        "log10_lower_bound": _log10(log_lower),
+        "certificate_delta": cert_delta,
+        "certificate_bound": cert_bound,
+    }
+    row["reproduced"] = abs(row["log10_published_formula"] - math.log10(published[3])) < (
+        math.log10(1.015)
+    )
+    row["published_below_exact"] = bool(math.log10(published[3]) < row["log10_lower_bound"])
+    return row
+
+
+def _table2_comparison(rows: list[dict[str, Any]]) -> list[str]:
     comparison = [
         "n     eps   paper 'our delta'  published formula  corrected x0-count  true-delta lower"
         "  certificate (upper bound)",
@@ -141,13 +157,11 @@ def run_table2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
     below = sum(1 for r in rows if r["published_below_exact"])
     comparison.append(
         f"{below}/{len(rows)} published values are below a rigorous lower bound on the true "
-        "delta of shuffled 10-RR (exact x0-count divergence, max over n_x0): seed 003's "
+        "delta of shuffled 10-RR (exact x0-count divergence, max over n_x0): Biswas et al.'s "
         "delta-hat is NOT a privacy certificate; utility comparisons use the accountant's "
         "certificates"
     )
-    return ExperimentResult(
-        files=(csv_path, json_path, png_path), comparison=tuple(comparison), data={"rows": rows}
-    )
+    return comparison
 
 
 def _plot_table2(rows: list[dict[str, Any]], path: Path) -> None:
@@ -179,7 +193,11 @@ def _plot_table2(rows: list[dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
-@experiment("seed003-fig1", "Biswas et al. Fig. 1: δ̂ over (ε, ε0), published vs corrected")
+@experiment(
+    "biswas-fig1",
+    "Biswas et al. Fig. 1: δ̂ over (ε, ε0), published vs corrected",
+    aliases=("seed003-fig1",),
+)
 def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     size = 6 if quick else 15
     epsilons = np.linspace(0.1, 3.0, size)
@@ -206,9 +224,9 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
                 grids[name][i, j] = value
                 row[f"log10_{name}"] = value
             rows.append(row)
-    csv_path = out_dir / "seed003_fig1.csv"
-    _write_csv(csv_path, rows)
-    png_path = out_dir / "seed003_fig1.png"
+    csv_path = out_dir / "biswas_fig1.csv"
+    write_csv(csv_path, rows)
+    png_path = out_dir / "biswas_fig1.png"
     import matplotlib
 
     matplotlib.use("Agg")
@@ -285,7 +303,11 @@ def _utility_study(
     return summary
 
 
-@experiment("seed003-fig2", "Biswas et al. Fig. 2: TVD vs n on synthetic data, shuffle vs central")
+@experiment(
+    "biswas-fig2",
+    "Biswas et al. Fig. 2: TVD vs n on synthetic data, shuffle vs central",
+    aliases=("seed003-fig2",),
+)
 def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     epsilon, delta = 1.0, 1e-6
     ns = (1_000, 10_000) if quick else (1_000, 3_000, 10_000, 30_000, 100_000)
@@ -295,9 +317,9 @@ def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     for n in ns:
         values = rng.choice(pool, size=n, replace=n > pool.size)
         rows.append(_utility_study(values, k=15, epsilon=epsilon, delta=delta, runs=runs, rng=rng))
-    csv_path = out_dir / "seed003_fig2.csv"
-    _write_csv(csv_path, rows)
-    png_path = out_dir / "seed003_fig2.png"
+    csv_path = out_dir / "biswas_fig2.csv"
+    write_csv(csv_path, rows)
+    png_path = out_dir / "biswas_fig2.png"
     _plot_utility(rows, png_path, title=f"synthetic N(0,2), k = 15, ε = {epsilon}, δ = {delta}")
     comparison = [
         f"n={r['n']}: TVD shuffle {r['tvd_shuffle_raw_mean']:.4f}, shuffle+INV "
@@ -348,7 +370,11 @@ def _plot_utility(rows: list[dict[str, Any]], path: Path, *, title: str) -> None
     plt.close(fig)
 
 
-@experiment("seed003-gowalla", "Gowalla SF/Paris: shuffle+INV vs central Gaussian at ε ∈ {0.5,1,2}")
+@experiment(
+    "biswas-gowalla",
+    "Biswas et al., Gowalla SF/Paris: shuffle+INV vs central Gaussian at ε ∈ {0.5,1,2}",
+    aliases=("seed003-gowalla",),
+)
 def run_gowalla(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     delta = 1e-6
     epsilons = (0.5, 1.0, 2.0)
@@ -366,11 +392,11 @@ def run_gowalla(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Expe
         for eps in epsilons:
             summary = _utility_study(values, k=cats.k, epsilon=eps, delta=delta, runs=runs, rng=rng)
             rows.append({"dataset": city, **summary})
-    csv_path = out_dir / "seed003_gowalla.csv"
-    _write_csv(csv_path, rows)
-    json_path = out_dir / "seed003_gowalla.json"
-    _write_json(json_path, rows)
-    png_path = out_dir / "seed003_gowalla.png"
+    csv_path = out_dir / "biswas_gowalla.csv"
+    write_csv(csv_path, rows)
+    json_path = out_dir / "biswas_gowalla.json"
+    write_json(json_path, rows, infinities="strings")
+    png_path = out_dir / "biswas_gowalla.png"
     import matplotlib
 
     matplotlib.use("Agg")

@@ -1,19 +1,17 @@
-"""Seed 000, Figures 8 and 9: privacy against network load, individual load, consents and
-utility for the Aggregate and K-means plans (Section V-B).
+"""Ladjel, Anciaux, Bellet, Scerri, Figures 8 and 9: privacy against network load, individual
+load, consents and utility for the Aggregate and K-means plans (Section V-B).
 
 Privacy is the whole plan's ε at δ = 1e-4 (Theorem 1: each of the k data-dependent clusters
 on a path gets δ/k, the plan's ε is k·ε_i, k = G grouping sets or I iterations), certified by
 the countermeasure accountant (:func:`crowdhide.plans.certify.default_accountant`). Costs
-follow seed note §5.7 with the corrected utility ``S_t = S_eff/(1−σ+σ/T)`` sources to keep
-``S_eff`` real tuples. The paper gives no numbers for these figures, so the comparison
-checks its qualitative statements, and one configuration is also executed by the engine to
-check the message count against the cost formula.
+follow the technical note on the paper, §5.7, with the corrected utility
+``S_t = S_eff/(1−σ+σ/T)`` sources to keep ``S_eff`` real tuples. The paper gives no numbers
+for these figures, so the comparison checks its qualitative statements, and one configuration
+is also executed by the engine to check the message count against the cost formula.
 """
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from crowdhide.experiments._registry import ExperimentResult, experiment
+from crowdhide._output import write_csv, write_json
+from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.plans.certify import CountermeasureAccountant, default_accountant
 from crowdhide.plans.planner import route_costs
 
@@ -68,15 +67,6 @@ def _point(
         "extra_consents": sources - baseline if sources > baseline else 0,
         "utility": sources * _keep(sigma, T),
     }
-
-
-def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
-    keys = list(rows[0])
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=keys)
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
 
 
 def _fig8_rows(acct: CountermeasureAccountant, quick: bool) -> list[dict[str, Any]]:
@@ -207,7 +197,7 @@ def _first(rows: list[dict[str, Any]], **match: Any) -> dict[str, Any] | None:
 def _fig8(out_dir: Path, quick: bool) -> ExperimentResult:
     acct = default_accountant()
     rows = _fig8_rows(acct, quick)
-    files = [_write_csv(out_dir / "fig8.csv", rows)]
+    files = [write_csv(out_dir / "fig8.csv", rows)]
     panels = [
         ("8a", "network_load", "(a) Aggregate: privacy vs network load (G=1)"),
         ("8b", "channels", "(b) Aggregate: privacy vs individual load"),
@@ -218,12 +208,35 @@ def _fig8(out_dir: Path, quick: bool) -> ExperimentResult:
     ]
     files.append(_plot(rows, panels, out_dir / "fig8.png", (2, 3)))
     check = _engine_check(quick)
+    lines = _fig8_comparison(rows, acct.name, check)
+    files.append(write_json(out_dir / "fig8_engine_check.json", check))
+    a = _panel_8a(rows)
+    data = {
+        "accountant": acct.name,
+        "engine_check": check,
+        "panel_8a_sigma0.1_n100": [
+            {"d": r["d"], "epsilon": r["epsilon"], "network_load": r["network_load"]} for r in a
+        ],
+    }
+    return ExperimentResult(files=tuple(files), comparison=tuple(lines), data=data)
+
+
+def _panel_8a(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Fig. 8(a) curve σ = 0.1, n = 100 (network load as d grows)."""
+    return [r for r in rows if r["panel"] == "8a" and r["curve"] == "sigma=0.1, n=100"]
+
+
+def _fig8_comparison(
+    rows: list[dict[str, Any]], accountant: str, check: dict[str, Any]
+) -> list[str]:
+    """The paper's qualitative statements on Fig. 8 checked, then the engine's message count
+    and the technical note's reference values."""
     methods = sorted({r["method"] for r in rows})
-    a = [r for r in rows if r["panel"] == "8a" and r["curve"] == "sigma=0.1, n=100"]
+    a = _panel_8a(rows)
     ds = [r["d"] for r in a]
     eps = [r["epsilon"] for r in a]
     lines = [
-        f"accountant: {acct.name} (methods {', '.join(methods)}); paper: no numbers, qualitative",
+        f"accountant: {accountant} (methods {', '.join(methods)}); paper: no numbers, qualitative",
         f"8a overhead at d=0 (scramblers alone): {a[0]['network_load']:.2f}x "
         f"(paper: 'network overhead exists even without dummy') -> "
         f"{'holds' if a[0]['network_load'] > 1 else 'differs'}",
@@ -269,16 +282,24 @@ def _fig8(out_dir: Path, quick: bool) -> ExperimentResult:
         f"{check['messages_measured']} vs formula {check['messages_formula']}; real tuples "
         f"{check['real_used']} vs expected {check['real_expected']:.0f}"
     )
-    # Reference values computed in the seed note (§5.8, "Section-V-like configurations",
-    # Lemma 2 with exact E, T = 20, per-cluster delta = 1e-4) — not printed in the paper.
-    note = {
-        (0.1, 100, 0): 4.5805,
-        (0.1, 100, 50): 3.1989,
-        (0.1, 100, 200): 1.5632,
-        (0.3, 100, 50): 1.7546,
-        (0.1, 500, 50): 2.8095,
-    }
-    for (sigma, n, d), ref in note.items():
+    return lines + _note_checks(rows)
+
+
+#: Reference values computed in the technical note on the paper (§5.8, "Section-V-like
+#: configurations", Lemma 2 with exact E, T = 20, per-cluster delta = 1e-4) — not printed
+#: in the paper: (σ, n, d) -> ε.
+NOTE_REFERENCE = {
+    (0.1, 100, 0): 4.5805,
+    (0.1, 100, 50): 3.1989,
+    (0.1, 100, 200): 1.5632,
+    (0.3, 100, 50): 1.7546,
+    (0.1, 500, 50): 2.8095,
+}
+
+
+def _note_checks(rows: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for (sigma, n, d), ref in NOTE_REFERENCE.items():
         hit = next(
             (
                 r
@@ -289,35 +310,34 @@ def _fig8(out_dir: Path, quick: bool) -> ExperimentResult:
         )
         if hit is not None:
             lines.append(
-                f"seed note §5.8 check sigma={sigma} n={n} d={d}: eps={hit['epsilon']:.4f} "
+                f"technical note §5.8 check sigma={sigma} n={n} d={d}: eps={hit['epsilon']:.4f} "
                 f"vs {ref} ({hit['method']})"
             )
-    (out_dir / "fig8_engine_check.json").write_text(json.dumps(check, indent=2), encoding="utf-8")
-    files.append(out_dir / "fig8_engine_check.json")
-    data = {
-        "accountant": acct.name,
-        "engine_check": check,
-        "panel_8a_sigma0.1_n100": [
-            {"d": r["d"], "epsilon": r["epsilon"], "network_load": r["network_load"]} for r in a
-        ],
-    }
-    return ExperimentResult(files=tuple(files), comparison=tuple(lines), data=data)
+    return lines
 
 
-@experiment("seed000-fig8", "Seed 000 Fig. 8: privacy vs load, channels, consents, utility")
+@experiment(
+    "ladjel-fig8",
+    "Ladjel et al. Fig. 8: privacy vs load, channels, consents, utility",
+    aliases=("seed000-fig8",),
+)
 def run_fig8(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
-    """Figure 8 (a)-(f) of seed 000; see the module docstring."""
+    """Figure 8 (a)-(f) of Ladjel et al.; see the module docstring."""
     del rng  # deterministic: certificates and cost formulas (engine check uses fixed seeds)
     return _fig8(out_dir, quick)
 
 
-@experiment("seed000-fig9", "Seed 000 Fig. 9: Aggregate privacy vs network load for G = 1..4")
+@experiment(
+    "ladjel-fig9",
+    "Ladjel et al. Fig. 9: Aggregate privacy vs network load for G = 1..4",
+    aliases=("seed000-fig9",),
+)
 def run_fig9(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
-    """Figure 9 of seed 000: the Aggregate trade-off for 1 to 4 grouping sets."""
+    """Figure 9 of Ladjel et al.: the Aggregate trade-off for 1 to 4 grouping sets."""
     del rng
     acct = default_accountant()
     rows = _fig9_rows(acct, quick)
-    files = [_write_csv(out_dir / "fig9.csv", rows)]
+    files = [write_csv(out_dir / "fig9.csv", rows)]
     files.append(
         _plot(
             rows,

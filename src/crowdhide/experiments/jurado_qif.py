@@ -1,15 +1,15 @@
-"""Reproductions of seed 004 (Jurado et al., the shuffle model through QIF), Figs. 2–7.
+"""Reproductions of Jurado, Gonze, Alvim, Palamidessi, "Analyzing the shuffle model through the
+lens of quantitative information flow", Figs. 2–7.
 
 The paper's text lost every formula and most numbers; the surviving ones are the Fig. 3
 values 0.52111 / 0.52116 (``n = 201``, ``p = 0.8``). Everything else is compared with the
-values recomputed in ``notes/seeds/004.md`` §5 (by brute force / exact fractions there); the
+values recomputed in the technical note on the paper, §5 (by brute force / exact fractions); the
 parameter values of Figs. 2 and 4–7 are not recoverable, so the ones used here are stated in
 each CSV and comparison line.
 """
 
 from __future__ import annotations
 
-import csv
 import itertools
 import math
 from collections.abc import Sequence
@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from crowdhide.experiments._registry import ExperimentResult, experiment
+from crowdhide._output import write_csv
+from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.qif.shuffle import (
     asymptotic_shuffle_vulnerability,
     asymptotic_vulnerability,
@@ -30,7 +31,7 @@ from crowdhide.qif.shuffle import (
 
 __all__: list[str] = []
 
-# Reference values of notes/seeds/004.md §5.
+# Reference values of the technical note on Jurado et al., §5.
 _BINARY_NOTE = {  # n -> {p: V[NS]} (p = 1 is V[S])
     200: {
         1.0: 0.528174,
@@ -84,14 +85,6 @@ _ASYMPTOTIC_NOTE = {  # (k, c) -> A_c − exact at n = 10 / 100 / 1000
 }
 
 
-def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
-
-
 def _figure() -> Any:
     import matplotlib
 
@@ -113,7 +106,11 @@ def _n_grid(quick: bool, top: int = 1000) -> list[int]:
     return sorted(grid | {100, 200, 201, 1000})
 
 
-@experiment("seed004-fig2", "Binary uniform-prior vulnerability of k-RR, shuffle, k-RR+shuffle")
+@experiment(
+    "jurado-fig2",
+    "Jurado et al. Fig. 2: binary uniform-prior vulnerability of k-RR, shuffle, k-RR+shuffle",
+    aliases=("seed004-fig2",),
+)
 def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 2: binary data, uninformed adversary, V vs n for N, S and NS at several p."""
     del rng
@@ -127,7 +124,7 @@ def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
             row[f"krr_shuffle_p{p}"] = float(v)
             row[f"krr_p{p}"] = p
         rows.append(row)
-    files = [_write_csv(out_dir / "fig2.csv", rows)]
+    files = [write_csv(out_dir / "fig2.csv", rows)]
     plt = _figure()
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(ns, [r["shuffle"] for r in rows], label="S (shuffle only)", color="gold")
@@ -154,7 +151,11 @@ def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     )
 
 
-@experiment("seed004-fig3", "Strong (all-but-one) adversary, binary, n=201: V vs knowledge")
+@experiment(
+    "jurado-fig3",
+    "Jurado et al. Fig. 3: strong (all-but-one) adversary, binary, n=201: V vs knowledge",
+    aliases=("seed004-fig3",),
+)
 def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 3: the informed adversary knows the other 200 users; x-axis = how many hold a."""
     del rng
@@ -168,7 +169,7 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
             v = informed_vulnerability(n=n, k=2, keep_probability=p, others=(j, n - 1 - j))
             row[f"p{p}"] = float(v.vulnerability)
         rows.append(row)
-    files = [_write_csv(out_dir / "fig3.csv", rows)]
+    files = [write_csv(out_dir / "fig3.csv", rows)]
     plt = _figure()
     fig, ax = plt.subplots(figsize=(6, 4))
     for p in ps:
@@ -201,7 +202,11 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     )
 
 
-@experiment("seed004-fig4", "General k: uniform-prior V of k-RR, shuffle, k-RR+shuffle vs n")
+@experiment(
+    "jurado-fig4",
+    "Jurado et al. Fig. 4: general k: uniform-prior V of k-RR, shuffle, k-RR+shuffle vs n",
+    aliases=("seed004-fig4",),
+)
 def run_fig4(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 4: general k (here 3, 5, 10) and p in {0.9, 0.75, 0.5}."""
     del rng
@@ -217,7 +222,7 @@ def run_fig4(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
                 row[f"krr_shuffle_p{p}"] = q + (p - q) * v_s
                 row[f"krr_p{p}"] = p
             rows.append(row)
-    files = [_write_csv(out_dir / "fig4.csv", rows)]
+    files = [write_csv(out_dir / "fig4.csv", rows)]
     plt = _figure()
     fig, axes = plt.subplots(1, len(ks), figsize=(12, 4), sharey=False)
     for ax, k in zip(axes, ks, strict=True):
@@ -248,7 +253,11 @@ def run_fig4(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     )
 
 
-@experiment("seed004-fig5", "Shuffle alone, uniform prior: V[S] vs n for several k")
+@experiment(
+    "jurado-fig5",
+    "Jurado et al. Fig. 5: shuffle alone, uniform prior: V[S] vs n for several k",
+    aliases=("seed004-fig5",),
+)
 def run_fig5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 5: ``V[S] = E[max load]/n`` for n in [10, 1000], tending to 1/k."""
     del rng
@@ -261,7 +270,7 @@ def run_fig5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     rows = [
         {"k": k, "n": n, "shuffle": float(shuffle_vulnerability(n=n, k=k))} for k in ks for n in ns
     ]
-    files = [_write_csv(out_dir / "fig5.csv", rows)]
+    files = [write_csv(out_dir / "fig5.csv", rows)]
     plt = _figure()
     fig, ax = plt.subplots(figsize=(6, 4))
     for k in ks:
@@ -286,7 +295,43 @@ def run_fig5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     )
 
 
-@experiment("seed004-fig6", "Exact V[S] vs the asymptotic 1/k + c sqrt(ln k/(k n))")
+def _plot_exact_vs_asymptotic(
+    rows: Sequence[dict[str, Any]],
+    ks: Sequence[int],
+    ns: Sequence[int],
+    asymptotic_label: str,
+    ylabel: str,
+    path: Path,
+) -> Path:
+    """Exact vulnerability (solid) and its asymptotic form (dashed, same colour) against n,
+    one pair of curves per k; ``asymptotic_label`` is formatted with ``k``."""
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for k in ks:
+        sub = [r for r in rows if r["k"] == k]
+        line = ax.plot(ns, [r["exact"] for r in sub], label=f"exact k={k}")
+        ax.plot(
+            ns,
+            [r["asymptotic_c1"] for r in sub],
+            ls="--",
+            color=line[0].get_color(),
+            label=asymptotic_label.format(k=k),
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel("n")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+@experiment(
+    "jurado-fig6",
+    "Jurado et al. Fig. 6: exact V[S] vs the asymptotic 1/k + c sqrt(ln k/(k n))",
+    aliases=("seed004-fig6",),
+)
 def run_fig6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 6: exact vs eq. (15) with c = 1 (the paper's c and k are lost; see the notes)."""
     del rng
@@ -310,27 +355,12 @@ def run_fig6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
                     "gaussian": gaussian_shuffle_vulnerability(n=n, k=k),
                 }
             )
-    files = [_write_csv(out_dir / "fig6.csv", rows)]
-    plt = _figure()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for k in ks:
-        sub = [r for r in rows if r["k"] == k]
-        line = ax.plot(ns, [r["exact"] for r in sub], label=f"exact k={k}")
-        ax.plot(
-            ns,
-            [r["asymptotic_c1"] for r in sub],
-            ls="--",
-            color=line[0].get_color(),
-            label=f"1/k+sqrt(ln k/(kn)) k={k}",
+    files = [write_csv(out_dir / "fig6.csv", rows)]
+    files.append(
+        _plot_exact_vs_asymptotic(
+            rows, ks, ns, "1/k+sqrt(ln k/(kn)) k={k}", "V[S]", out_dir / "fig6.png"
         )
-    ax.set_xscale("log")
-    ax.set_xlabel("n")
-    ax.set_ylabel("V[S]")
-    ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(out_dir / "fig6.png", dpi=120)
-    plt.close(fig)
-    files.append(out_dir / "fig6.png")
+    )
     comparison = []
     for (k, _c), diffs in _ASYMPTOTIC_NOTE.items():
         for n, expected in zip((10, 100, 1000), diffs, strict=True):
@@ -345,7 +375,11 @@ def run_fig6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     )
 
 
-@experiment("seed004-fig7", "Exact V[NS] vs the asymptotic of Thm 22 at fixed p")
+@experiment(
+    "jurado-fig7",
+    "Jurado et al. Fig. 7: exact V[NS] vs the asymptotic of Thm 22 at fixed p",
+    aliases=("seed004-fig7",),
+)
 def run_fig7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Fig. 7: exact V[NS] and eq. (16) with c = 1 at p = 0.75 for k in {5, 10, 20}."""
     del rng
@@ -361,27 +395,12 @@ def run_fig7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
             exact = float(uninformed_vulnerability(n=n, k=k, keep_probability=p).vulnerability)
             approx = asymptotic_vulnerability(n=n, k=k, keep_probability=p, c=1.0)
             rows.append({"k": k, "n": n, "p": p, "exact": exact, "asymptotic_c1": approx})
-    files = [_write_csv(out_dir / "fig7.csv", rows)]
-    plt = _figure()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for k in ks:
-        sub = [r for r in rows if r["k"] == k]
-        line = ax.plot(ns, [r["exact"] for r in sub], label=f"exact k={k}")
-        ax.plot(
-            ns,
-            [r["asymptotic_c1"] for r in sub],
-            ls="--",
-            color=line[0].get_color(),
-            label=f"eq. (16), c=1, k={k}",
+    files = [write_csv(out_dir / "fig7.csv", rows)]
+    files.append(
+        _plot_exact_vs_asymptotic(
+            rows, ks, ns, "eq. (16), c=1, k={k}", f"V[NS], p = {p}", out_dir / "fig7.png"
         )
-    ax.set_xscale("log")
-    ax.set_xlabel("n")
-    ax.set_ylabel(f"V[NS], p = {p}")
-    ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(out_dir / "fig7.png", dpi=120)
-    plt.close(fig)
-    files.append(out_dir / "fig7.png")
+    )
     comparison = []
     for k in ks:
         first = next(r for r in rows if r["k"] == k and r["n"] == 10)
@@ -407,13 +426,13 @@ def run_fig7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
 
 
 @experiment(
-    "qif-scrambler", "Scrambler countermeasure as a channel: V vs dummies (beyond seed 004)"
+    "qif-scrambler", "Scrambler countermeasure as a channel: V vs dummies (beyond Jurado et al.)"
 )
 def run_scrambler(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Guessing probability of one source's target behind a scrambler (T = 20, n = 100).
 
-    Not in any paper: crowdhide's scrambler (seed 000) analysed with the QIF tools of seed
-    004. For sampling ``σ ∈ {0, 0.2, 0.5, 0.9}`` and ``d`` dummies, the uninformed and the
+    Not in any paper: crowdhide's scrambler (Ladjel et al.) analysed with the QIF tools of
+    Jurado et al. For sampling ``σ ∈ {0, 0.2, 0.5, 0.9}`` and ``d`` dummies, the uninformed and the
     informed (knows the other sources' targets) adversaries' vulnerability, next to the
     local DP level ``ε0`` of the sampling randomizer.
     """
@@ -434,7 +453,7 @@ def run_scrambler(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Ex
                 row[adversary] = float(r.vulnerability)
                 row["local_epsilon"] = r.local_epsilon
             rows.append(row)
-    files = [_write_csv(out_dir / "scrambler.csv", rows)]
+    files = [write_csv(out_dir / "scrambler.csv", rows)]
     plt = _figure()
     fig, ax = plt.subplots(figsize=(6, 4))
     for sigma in sigmas:
