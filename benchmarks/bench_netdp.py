@@ -22,8 +22,8 @@ import time
 
 import numpy as np
 
-from crowdhide.netdp._noise import classic_gaussian_sigma
-from crowdhide.netdp.audit import CycleMechanism, audit_walk
+from crowdhide.netdp.noise import classic_gaussian_sigma
+from crowdhide.netdp.walk_accounting import CycleMechanism, account_walk
 from crowdhide.netdp.protocols import complete_sum
 from crowdhide.netdp.walks import complete_walk, visit_index
 
@@ -69,7 +69,7 @@ def main() -> None:
             if ratio == 0.0 and n > TARGET_N:
                 continue  # per-length mode: too slow and too large beyond n = 1e4
             t0 = time.perf_counter()
-            res = audit_walk(walk, n=n, mechanism=mech, delta=delta, group_ratio=ratio)
+            res = account_walk(walk, n=n, mechanism=mech, delta=delta, group_ratio=ratio)
             rows.append((ratio, time.perf_counter() - t0, res))
         exact = {r: res for r, _, res in rows}.get(0.0)
         for ratio, t_acc, res in rows:

@@ -1,4 +1,4 @@
-"""Cycle-length grouping of ``audit_walk``: a group's profile dominates each of its lengths."""
+"""Cycle-length grouping of ``account_walk``: a group's profile dominates each of its lengths."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from crowdhide.netdp.audit import (
+from crowdhide.netdp.walk_accounting import (
     CycleMechanism,
-    audit_walk,
+    account_walk,
     cycle_profile,
     gaussian_log_delta,
     krr_group_log_delta,
@@ -78,8 +78,8 @@ def test_noise_terms_validated() -> None:
 
 def test_grouped_audit_is_a_certificate_close_to_per_length() -> None:
     walk = complete_walk(n=60, steps=6000, rng=3)
-    exact = audit_walk(walk, n=60, mechanism=GAUSS, delta=1e-6)
-    grouped = audit_walk(walk, n=60, mechanism=GAUSS, delta=1e-6, group_ratio=0.05)
+    exact = account_walk(walk, n=60, mechanism=GAUSS, delta=1e-6)
+    grouped = account_walk(walk, n=60, mechanism=GAUSS, delta=1e-6, group_ratio=0.05)
     assert exact.details["length_grouping"] == "exact"
     assert grouped.details["length_grouping"] == "dominating"
     assert grouped.details["curve_groups"] < exact.details["curve_groups"]

@@ -21,9 +21,9 @@ from crowdhide.netdp import (
     visit_index,
 )
 from crowdhide.netdp import guarantees as g
-from crowdhide.netdp.audit import (
+from crowdhide.netdp.walk_accounting import (
     CycleMechanism,
-    audit_walk,
+    account_walk,
     compose_lattice_plds,
     cycle_profile,
     gaussian_epsilon,
@@ -175,7 +175,7 @@ def test_per_pair_accountant_matches_and_bounds_brute_force() -> None:
         assert composed.epsilon(delta) == pytest.approx(brute.epsilon(delta), abs=2e-3)
     # the certified accountant is an upper bound on the realised-walk ground truth
     walk = np.array([1, 2, 0, 2, 1, 0, 1, 0])  # v = 0 visits at steps 3, 6, 8 -> r = 2, 2, 1
-    res = audit_walk(walk, n=3, mechanism=CycleMechanism(kind="krr", eps0=eps0), delta=1e-3)
+    res = account_walk(walk, n=3, mechanism=CycleMechanism(kind="krr", eps0=eps0), delta=1e-3)
     assert res.observer_epsilon[0] >= brute.epsilon(1e-3) - 1e-9
 
 
@@ -217,8 +217,8 @@ def test_lattice_composition_matches_dp_accounting() -> None:
 def test_audit_sum_network_beats_local_and_respects_colluders() -> None:
     walk = complete_walk(n=30, steps=1500, rng=5)
     mech = CycleMechanism(kind="gaussian", noise_multiplier=30.0)
-    single = audit_walk(walk, n=30, mechanism=mech, delta=1e-6)
-    pair = audit_walk(walk, n=30, mechanism=mech, delta=1e-6, colluders=2)
+    single = account_walk(walk, n=30, mechanism=mech, delta=1e-6)
+    pair = account_walk(walk, n=30, mechanism=mech, delta=1e-6, colluders=2)
     assert single.summary["network_worst"] < single.summary["local_best"]
     assert single.summary["network_worst"] <= single.summary["network_advanced_best"]
     assert pair.colluders == 2
@@ -232,7 +232,7 @@ def test_theorem1_upper_bounds_exact_ring_loss() -> None:
     for eps0, k in ((0.5, 10), (0.1, 100), (0.9, 3)):
         delta0 = 1e-6
         sigma = math.sqrt(2 * math.log(1.25 / delta0)) / eps0
-        thm = g.theorem1(n=50, rounds=k, eps0=eps0, delta0=delta0, delta_slack=1e-6)
+        thm = g.ring_sum_guarantee(n=50, rounds=k, eps0=eps0, delta0=delta0, delta_slack=1e-6)
         exact = gaussian_epsilon(mu=math.sqrt(k) / sigma, delta=thm.delta)
         assert thm.epsilon >= exact
 
@@ -247,8 +247,8 @@ def test_published_forms_fail() -> None:
         "delta_hat": 1e-7,
         "integer_cycles": False,
     }
-    corrected = g.theorem3(**kw)  # type: ignore[arg-type]
-    published = g.theorem3(form="published", **kw)  # type: ignore[arg-type]
+    corrected = g.complete_sum_guarantee(**kw)  # type: ignore[arg-type]
+    published = g.complete_sum_guarantee(form="published", **kw)  # type: ignore[arg-type]
     # the printed second term undercuts advanced composition of its own per-cycle ε
     k = corrected.details["cycles"]
     ec = corrected.details["eps_cycle"]
@@ -256,7 +256,7 @@ def test_published_forms_fail() -> None:
     assert published.epsilon < adv
     assert corrected.epsilon == pytest.approx(min(adv, k * ec))
     # Lemma 2 without the factor 2 is below the advanced composition it claims
-    l_pub = g.lemma2(
+    l_pub = g.spotted_contributions_guarantee(
         n=2000, contributions=30.36, eps0=0.1, delta_slack=1e-6, delta_tilde=1e-6, form="published"
     )
     ks = l_pub.details["spotted_bound"]
@@ -268,10 +268,10 @@ def test_published_forms_fail() -> None:
     pre = 1.5 * m / n * np.expm1(x)
     assert np.any(21 * np.sqrt(math.log(4 / d0) * m) / n * eps < pre)
     assert np.all(
-        g.THEOREM6_CONSTANT * np.sqrt(math.log(4 / d0) / n) * eps >= np.log1p(m / n * np.expm1(x))
+        g.HISTOGRAM_CYCLE_CONSTANT * np.sqrt(math.log(4 / d0) / n) * eps >= np.log1p(m / n * np.expm1(x))
     )
     # Theorem 2: printed γ is inverted (γ -> 1, no utility)
-    t2p = g.theorem2(
+    t2p = g.ring_histogram_guarantee(
         n=10**4,
         rounds=5,
         epsilon=0.1,
@@ -280,16 +280,16 @@ def test_published_forms_fail() -> None:
         domain_size=10,
         form="published",
     )
-    t2c = g.theorem2(n=10**4, rounds=5, epsilon=0.1, delta=1e-6, delta_slack=1e-6, domain_size=10)
+    t2c = g.ring_histogram_guarantee(n=10**4, rounds=5, epsilon=0.1, delta=1e-6, delta_slack=1e-6, domain_size=10)
     assert t2p.details["gamma"] > 0.995 > t2c.details["gamma"]
     assert not t2p.valid
 
 
 def test_theorem3_bounds_realised_walk_audit() -> None:
     n, t, eps0, d = 100, 5_000, 0.5, 1e-6
-    thm = g.theorem3(n=n, steps=t, eps0=eps0, delta0=d, delta_slack=d, delta_hat=d)
+    thm = g.complete_sum_guarantee(n=n, steps=t, eps0=eps0, delta0=d, delta_slack=d, delta_hat=d)
     sigma = math.sqrt(2 * math.log(1.25 / d)) / eps0
-    res = audit_walk(
+    res = account_walk(
         complete_walk(n=n, steps=t, rng=6),
         n=n,
         delta=thm.delta,
@@ -302,19 +302,19 @@ def test_conditions_enforced() -> None:
     with pytest.raises(ValueError, match="steps must be >= 3 n ln"):
         g.visit_bound(steps=20000, n=2000, delta_hat=1e-6, method="chernoff")
     assert g.visit_bound(steps=20000, n=2000, delta_hat=1e-6)[1] == "binomial"
-    t4 = g.theorem4(n=100, steps=100, eps0=0.9, delta=0.6, delta_hat=1e-3)
+    t4 = g.complete_sgd_guarantee(n=100, steps=100, eps0=0.9, delta=0.6, delta_hat=1e-3)
     assert not t4.valid
     with pytest.raises(ValueError, match="not robust to collusion"):
-        g.theorem1(n=10, rounds=2, eps0=0.1, delta0=1e-6, delta_slack=1e-6, colluders=2)
+        g.ring_sum_guarantee(n=10, rounds=2, eps0=0.1, delta0=1e-6, delta_slack=1e-6, colluders=2)
     with pytest.raises(ValueError, match="sigma must be >="):
-        g.lemma1_rdp(alpha=10, contributions=1, n=10, lipschitz=1, sigma=1)
-    six = g.theorem6(n=1000, steps=10**5, eps0=1.0, delta0=1e-6, delta_slack=1e-6, delta_hat=1e-6)
+        g.sgd_network_rdp(alpha=10, contributions=1, n=10, lipschitz=1, sigma=1)
+    six = g.complete_histogram_guarantee(n=1000, steps=10**5, eps0=1.0, delta0=1e-6, delta_slack=1e-6, delta_hat=1e-6)
     assert not six.valid
     assert any("196" in v for v in six.violations)
-    col = g.theorem3(
+    col = g.complete_sum_guarantee(
         n=10**4, steps=10**6, eps0=0.1, delta0=1e-7, delta_slack=1e-7, delta_hat=1e-7, colluders=10
     )
-    alone = g.theorem3(
+    alone = g.complete_sum_guarantee(
         n=10**3, steps=10**6, eps0=0.1, delta0=1e-7, delta_slack=1e-7, delta_hat=1e-7
     )
     assert col.epsilon == pytest.approx(alone.epsilon)
@@ -346,18 +346,18 @@ def test_sgd_calibration_roundtrip_and_anchor() -> None:
             "gamma",
         ),
         (
-            lambda: g.theorem3(n=1, steps=10, eps0=0.1, delta0=0.1, delta_slack=0.1, delta_hat=0.1),
+            lambda: g.complete_sum_guarantee(n=1, steps=10, eps0=0.1, delta0=0.1, delta_slack=0.1, delta_hat=0.1),
             "n must be",
         ),
         (
-            lambda: g.theorem3(
+            lambda: g.complete_sum_guarantee(
                 n=10, steps=10, eps0=0.1, delta0=0.1, delta_slack=0.1, delta_hat=0.1, form="printed"
             ),
             "form",
         ),  # type: ignore[arg-type]
         (lambda: CycleMechanism(kind="laplace"), "kind"),  # type: ignore[arg-type]
         (
-            lambda: audit_walk(
+            lambda: account_walk(
                 [0, 5], n=3, mechanism=CycleMechanism(kind="krr", eps0=1.0), delta=1e-3
             ),
             "holders",
@@ -486,7 +486,7 @@ def test_theorem2_per_receipt_above_exact_shuffled_rr() -> None:
     from scipy.stats import binom
 
     n, eps, delta = 1200, 0.2, 1e-3
-    thm = g.theorem2(n=n, rounds=1, epsilon=eps, delta=delta, delta_slack=1e-9, domain_size=2)
+    thm = g.ring_histogram_guarantee(n=n, rounds=1, epsilon=eps, delta=delta, delta_slack=1e-9, domain_size=2)
     gamma = thm.details["gamma"]
     ones = np.arange(n + 1)
     base = binom.pmf(ones[:-1], n - 1, gamma / 2)
@@ -505,7 +505,7 @@ def test_theorem2_per_receipt_above_exact_shuffled_rr() -> None:
 def test_sgd_numeric_never_above_closed_form() -> None:
     # Remark 5: the numerical α-optimisation can only improve on the closed form (Eq. 7)
     for n, t, eps0 in ((1000, 10**7, 0.5), (2000, 4 * 10**6, 0.9)):
-        thm = g.theorem4(n=n, steps=t, eps0=eps0, delta=1e-6, delta_hat=1e-6)
+        thm = g.complete_sgd_guarantee(n=n, steps=t, eps0=eps0, delta=1e-6, delta_hat=1e-6)
         sigma = math.sqrt(8 * math.log(1.25 / 1e-6)) / eps0
         numeric, _ = g.sgd_network_epsilon(
             n=n, contributions=thm.details["visit_bound"], sigma=sigma, lipschitz=1.0, delta=1e-6
@@ -526,11 +526,11 @@ def test_fig2_data_fallback(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None: 
 
 
 def test_fft_composition_matches_grouped_compose_curves() -> None:
-    from crowdhide.netdp.audit import observer_epsilon_reference
+    from crowdhide.netdp.walk_accounting import observer_epsilon_reference
 
     walk = complete_walk(n=12, steps=240, rng=7)
     mech = CycleMechanism(kind="gaussian", noise_multiplier=5.0)
-    res = audit_walk(walk, n=12, mechanism=mech, delta=1e-6)
+    res = account_walk(walk, n=12, mechanism=mech, delta=1e-6)
     step = res.details["lattice_step"]
     for v in (0, 5):
         ref = observer_epsilon_reference(
@@ -541,7 +541,7 @@ def test_fft_composition_matches_grouped_compose_curves() -> None:
 
 def test_known_peers_accountant_bounds_brute_force() -> None:
     from crowdhide.netdp import network_dp_curve
-    from crowdhide.netdp.audit import audit_walk_known_peers
+    from crowdhide.netdp.walk_accounting import account_walk_known_peers
 
     eps0 = 1.0
     # v = 0 receives at steps 4 and 8; cycle 1 = [2, 1, 2] (last known), cycle 2 = [1, 2, 1]
@@ -562,7 +562,7 @@ def test_known_peers_accountant_bounds_brute_force() -> None:
         return out
 
     brute = network_dp_curve(views(0), views(1)).epsilon(1e-3)
-    res = audit_walk_known_peers(
+    res = account_walk_known_peers(
         walk, n=3, mechanism=CycleMechanism(kind="krr", eps0=eps0), delta=1e-3
     )
     pairs = res.details["adjacent_pairs"]

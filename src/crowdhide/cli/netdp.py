@@ -157,13 +157,13 @@ def _guarantee(
         if rounds is None:
             raise ValueError("--rounds must be given for the ring, got None")
         if task == "sum":
-            res = g.theorem1(
+            res = g.ring_sum_guarantee(
                 n=n, rounds=rounds, eps0=eps0, delta0=delta, delta_slack=delta, colluders=colluders
             )
         elif task == "histogram":
             if colluders != 1:
                 raise ValueError(f"--colluders must be 1 on the ring, got {colluders}")
-            res = g.theorem2(
+            res = g.ring_histogram_guarantee(
                 n=n,
                 rounds=rounds,
                 epsilon=eps0,
@@ -178,11 +178,11 @@ def _guarantee(
         raise ValueError("--steps must be given for the complete graph, got None")
     common: dict[str, Any] = {"n": n, "steps": steps, "eps0": eps0, "colluders": colluders}
     if task == "sum":
-        res = g.theorem3(delta0=delta, delta_slack=delta, delta_hat=delta, **common)
+        res = g.complete_sum_guarantee(delta0=delta, delta_slack=delta, delta_hat=delta, **common)
     elif task == "histogram":
-        res = g.theorem6(delta0=delta, delta_slack=delta, delta_hat=delta, **common)
+        res = g.complete_histogram_guarantee(delta0=delta, delta_slack=delta, delta_hat=delta, **common)
     else:
-        res = g.theorem4(delta=delta, delta_hat=delta, **common)
+        res = g.complete_sgd_guarantee(delta=delta, delta_hat=delta, **common)
     contributions, _ = g.visit_bound(steps=steps, n=n, delta_hat=delta)
     return res, contributions
 
@@ -302,8 +302,8 @@ def _register_audit(group: typer.Typer) -> None:
         as_json: JsonFlag = False,
     ) -> None:
         """Per-pair losses on a sampled walk (Gaussian sums, σ classic-calibrated to eps0)."""
-        from crowdhide.netdp._noise import classic_gaussian_sigma
-        from crowdhide.netdp.audit import CycleMechanism, sample_audit
+        from crowdhide.netdp.noise import classic_gaussian_sigma
+        from crowdhide.netdp.walk_accounting import CycleMechanism, account_sampled_walk
 
         if topology != "complete":
             raise ValueError(f"audit supports --topology complete, got {topology!r}")
@@ -321,7 +321,7 @@ def _register_audit(group: typer.Typer) -> None:
             spinner(not as_json, "sampling the walk and composing per-pair losses"),
             option_names(_NAMES),
         ):
-            res = sample_audit(
+            res = account_sampled_walk(
                 n=n,
                 steps=steps,
                 delta=delta,

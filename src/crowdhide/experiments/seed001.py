@@ -43,12 +43,12 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     import matplotlib.pyplot as plt
 
     from crowdhide.netdp import guarantees as g
-    from crowdhide.netdp._noise import classic_gaussian_sigma
-    from crowdhide.netdp.audit import (
+    from crowdhide.netdp.noise import classic_gaussian_sigma
+    from crowdhide.netdp.walk_accounting import (
         CycleMechanism,
-        audit_walk,
-        audit_walk_known_peers,
-        authors_fig1b_losses,
+        account_walk,
+        account_walk_known_peers,
+        authors_code_pair_losses,
     )
     from crowdhide.netdp.walks import complete_walk
 
@@ -65,7 +65,7 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
         for label, method in methods:
             nv, _ = g.visit_bound(steps=t, n=nn, delta_hat=delta, method=method)
             rec[f"ldp_{label}"] = g.compose_advanced(epsilon=eps0, count=nv, delta_slack=delta)
-            rec[f"ndp_{label}"] = g.theorem3(
+            rec[f"ndp_{label}"] = g.complete_sum_guarantee(
                 n=nn,
                 steps=t,
                 eps0=eps0,
@@ -77,7 +77,7 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
             ).epsilon
         rows_a.append(rec)
     files = [_write_csv(out_dir / "fig1a.csv", rows_a)]
-    ref = g.theorem3(
+    ref = g.complete_sum_guarantee(
         n=10**4,
         steps=10**6,
         eps0=eps0,
@@ -98,10 +98,10 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     for n in [10, 50] if quick else [5, 10, 20, 50, 100, 200, 400]:
         for run in range(1 if quick else 10):
             walk = complete_walk(n=n, steps=100 * n, rng=rng)
-            res = audit_walk(walk, n=n, mechanism=mech, delta=delta)
-            pairs, local_adv = authors_fig1b_losses(np.r_[0, walk[1:]], n=n, eps0=eps0, delta=delta)
+            res = account_walk(walk, n=n, mechanism=mech, delta=delta)
+            pairs, local_adv = authors_code_pair_losses(np.r_[0, walk[1:]], n=n, eps0=eps0, delta=delta)
             known = (
-                audit_walk_known_peers(walk, n=n, mechanism=mech, delta=delta).summary
+                account_walk_known_peers(walk, n=n, mechanism=mech, delta=delta).summary
                 if run == 0 and n <= 100
                 else {}
             )
@@ -170,7 +170,7 @@ def _gaussian_mu_for(epsilon: float, delta: float) -> float:
     """Largest Gaussian shift μ whose exact ε at δ is <= epsilon."""
     from scipy.optimize import brentq
 
-    from crowdhide.netdp.audit import gaussian_epsilon
+    from crowdhide.netdp.walk_accounting import gaussian_epsilon
 
     mu = float(brentq(lambda m: gaussian_epsilon(mu=m, delta=delta) - epsilon, 1e-6, 100.0))
     while gaussian_epsilon(mu=mu, delta=delta) > epsilon:
@@ -322,7 +322,7 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from crowdhide.netdp.audit import CycleMechanism, audit_walk
+    from crowdhide.netdp.walk_accounting import CycleMechanism, account_walk
     from crowdhide.netdp.walks import complete_walk
 
     delta = 1e-7
@@ -332,7 +332,7 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
         for n in [10, 20] if quick else [10, 20, 50]:
             for run in range(1 if quick else 3):
                 walk = complete_walk(n=n, steps=(20 if quick else 100) * n, rng=rng)
-                res = audit_walk(walk, n=n, mechanism=mech, delta=delta)
+                res = account_walk(walk, n=n, mechanism=mech, delta=delta)
                 rows.append({"eps0": eps0, "n": n, "run": run, **res.summary})
     files = [_write_csv(out_dir / "fig3.csv", rows)]
     fig, ax = plt.subplots(figsize=(6, 4))

@@ -8,13 +8,13 @@ each user sees only the token values it receives and sends. This package provide
 * :mod:`~crowdhide.netdp.protocols` — Alg. 1-5 with transcripts;
 * :mod:`~crowdhide.netdp.guarantees` — Theorems 1-4, 6, Lemmas 1-2, Proposition 1 (corrected
   forms, published forms under explicit names), baselines, σ calibration;
-* :mod:`~crowdhide.netdp.audit` — per-pair accounting on a realised walk.
+* :mod:`~crowdhide.netdp.walk_accounting` — per-pair accounting on a realised walk.
 """
 
 from crowdhide.netdp.protocols import (
-    HistogramRun,
+    WalkHistogramRun,
     SgdRun,
-    SumRun,
+    WalkSumRun,
     complete_histogram,
     complete_sgd,
     complete_sum,
@@ -26,7 +26,7 @@ from crowdhide.netdp.protocols import (
     ring_sum,
 )
 from crowdhide.netdp.views import (
-    Transcript,
+    WalkTranscript,
     View,
     check_coalition,
     coalition_view,
@@ -42,10 +42,10 @@ from crowdhide.netdp.walks import (
 )
 
 __all__ = [
-    "HistogramRun",
+    "WalkHistogramRun",
     "SgdRun",
-    "SumRun",
-    "Transcript",
+    "WalkSumRun",
+    "WalkTranscript",
     "View",
     "VisitIndex",
     "check_coalition",

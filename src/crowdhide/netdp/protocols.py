@@ -31,14 +31,14 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_int, check_probability, check_real
-from crowdhide.netdp._noise import gaussian_noise, laplace_noise
-from crowdhide.netdp.views import Transcript
+from crowdhide.netdp.noise import gaussian_noise, laplace_noise
+from crowdhide.netdp.views import WalkTranscript
 from crowdhide.netdp.walks import complete_walk, contribution_rank, ring_walk
 
 __all__ = [
-    "HistogramRun",
+    "WalkHistogramRun",
     "SgdRun",
-    "SumRun",
+    "WalkSumRun",
     "complete_histogram",
     "complete_sgd",
     "complete_sum",
@@ -55,7 +55,7 @@ IntArray = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)
-class SumRun:
+class WalkSumRun:
     """Result of a real-summation protocol.
 
     Attributes
@@ -79,11 +79,11 @@ class SumRun:
     noise_std: float
     noise_additions: int
     fake_contributions: int
-    transcript: Transcript | None
+    transcript: WalkTranscript | None
 
 
 @dataclass(frozen=True)
-class HistogramRun:
+class WalkHistogramRun:
     """Result of a histogram protocol.
 
     Attributes
@@ -110,7 +110,7 @@ class HistogramRun:
     gamma: float
     randomized_items: int
     uniform_items: int
-    transcript: Transcript | None
+    transcript: WalkTranscript | None
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ class SgdRun:
     history: FloatArray
     contributions: IntArray
     fake_contributions: IntArray
-    transcript: Transcript | None = field(default=None)
+    transcript: WalkTranscript | None = field(default=None)
 
 
 def _noise(
@@ -185,7 +185,7 @@ def ring_sum(
     mechanism: Literal["gaussian", "laplace"] = "gaussian",
     noise: Literal["every_n_minus_1", "distributed", "distributed_published"] = "every_n_minus_1",
     record: bool = True,
-) -> SumRun:
+) -> WalkSumRun:
     """Private real summation on the directed ring (Alg. 1 / Remark 1).
 
     Parameters
@@ -237,14 +237,14 @@ def ring_sum(
     transcript = None
     if record:
         received = np.r_[0.0, tokens[:-1]]
-        transcript = Transcript(
+        transcript = WalkTranscript(
             n=n,
             holders=ring_walk(n=n, rounds=rounds),
             received=received,
             final=np.asarray(tokens[-1]),
             topology="ring",
         )
-    return SumRun(
+    return WalkSumRun(
         estimate=float(tokens[-1]),
         target=float(math.fsum(x.ravel())),
         noise_std=float(math.sqrt(float(np.sum(std**2)))),
@@ -331,7 +331,7 @@ def ring_histogram(
     gamma: float,
     rng: object = None,
     record: bool = True,
-) -> HistogramRun:
+) -> WalkHistogramRun:
     """Private histogram on the ring (Alg. 2), values indexed ``0..L−1``.
 
     The token starts with ⌈γn⌉ uniform items (rounding up is conservative for privacy) and
@@ -357,14 +357,14 @@ def ring_histogram(
     final, received = _histogram_tokens(start, outputs, size, record)
     transcript = None
     if received is not None:
-        transcript = Transcript(
+        transcript = WalkTranscript(
             n=n,
             holders=ring_walk(n=n, rounds=rounds),
             received=received,
             final=final,
             topology="ring",
         )
-    return HistogramRun(
+    return WalkHistogramRun(
         estimate=debias_histogram(
             final, gamma=g, randomized_items=items.size, uniform_items=n_init
         ),
@@ -396,7 +396,7 @@ def complete_sum(
     over_cap: Literal["noise", "forward"] = "noise",
     mechanism: Literal["gaussian", "laplace"] = "gaussian",
     record: bool = True,
-) -> SumRun:
+) -> WalkSumRun:
     """Private summation on the complete graph (Alg. 3).
 
     Parameters
@@ -438,7 +438,7 @@ def complete_sum(
     tokens = np.cumsum(increments)
     transcript = None
     if record:
-        transcript = Transcript(
+        transcript = WalkTranscript(
             n=n,
             holders=holders,
             received=np.r_[0.0, tokens[:-1]],
@@ -446,7 +446,7 @@ def complete_sum(
             topology="complete",
         )
     n_noisy = int(noisy.sum()) if s > 0 else 0
-    return SumRun(
+    return WalkSumRun(
         estimate=float(tokens[-1]),
         target=float(math.fsum(contrib)),
         noise_std=s * math.sqrt(n_noisy),
@@ -466,7 +466,7 @@ def complete_histogram(
     cap: int | None = None,
     over_cap: Literal["noise", "forward"] = "noise",
     record: bool = True,
-) -> HistogramRun:
+) -> WalkHistogramRun:
     """Private histogram on the complete graph (Alg. 5), values indexed ``0..L−1``.
 
     Over the cap a holder adds a uniform random item ("noise only") or forwards. The estimate
@@ -506,12 +506,12 @@ def complete_histogram(
         onehot = np.zeros((t, size))
         onehot[np.flatnonzero(kept), outputs[kept]] = 1.0
         received = np.cumsum(onehot, axis=0) - onehot
-        transcript = Transcript(
+        transcript = WalkTranscript(
             n=n, holders=holders, received=received, final=final, topology="complete"
         )
     n_real = int(real.sum())
     n_uniform = int(uniform.sum())
-    return HistogramRun(
+    return WalkHistogramRun(
         estimate=debias_histogram(final, gamma=g, randomized_items=n_real, uniform_items=n_uniform),
         target=np.bincount(true_items[real], minlength=size).astype(np.float64),
         raw=final,
@@ -636,7 +636,7 @@ def complete_sgd(
             history.append(w.copy())
     transcript = None
     if received is not None:
-        transcript = Transcript(
+        transcript = WalkTranscript(
             n=n,
             holders=holders[:, 0].astype(np.int64),
             received=received,

@@ -45,12 +45,12 @@ from crowdhide.accounting.logmath import log1mexp
 from crowdhide.netdp.walks import complete_walk, visit_index
 
 __all__ = [
-    "AuditResult",
+    "RealisedWalkReport",
     "CycleMechanism",
     "LatticePld",
-    "audit_walk",
-    "audit_walk_known_peers",
-    "authors_fig1b_losses",
+    "account_walk",
+    "account_walk_known_peers",
+    "authors_code_pair_losses",
     "compose_lattice_plds",
     "cycle_epsilons",
     "cycle_log_delta",
@@ -61,7 +61,7 @@ __all__ = [
     "lattice_pld_from_profile",
     "lattice_pld_to_pair",
     "observer_epsilon_reference",
-    "sample_audit",
+    "account_sampled_walk",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -609,7 +609,7 @@ def _alias_bound(counts: FloatArray, table: FloatArray, edge: int) -> FloatArray
 
 
 @dataclass(frozen=True)
-class AuditResult:
+class RealisedWalkReport:
     """Per-pair accounting of a realised walk.
 
     Attributes
@@ -717,7 +717,7 @@ def _group_lengths(distinct: IntArray, ratio: float) -> IntArray:
     return np.where(distinct < 64, distinct, geo)
 
 
-def audit_walk(
+def account_walk(
     holders: npt.ArrayLike,
     *,
     n: int,
@@ -726,7 +726,7 @@ def audit_walk(
     colluders: int = 1,
     resolution: int = 4,
     group_ratio: float = 0.0,
-) -> AuditResult:
+) -> RealisedWalkReport:
     """Per-pair network-DP accounting of a realised walk (hidden path, time counter known).
 
     Parameters
@@ -758,7 +758,7 @@ def audit_walk(
     --------
     >>> walk = complete_walk(n=20, steps=1000, rng=0)
     >>> mech = CycleMechanism(kind="gaussian", noise_multiplier=20.0)
-    >>> res = audit_walk(walk, n=20, mechanism=mech, delta=1e-6)
+    >>> res = account_walk(walk, n=20, mechanism=mech, delta=1e-6)
     >>> bool(res.summary["network_worst"] < res.summary["local_best"])
     True
     """
@@ -818,7 +818,7 @@ def audit_walk(
         **_summary(advanced, "network_advanced"),
         **_summary(local, "local"),
     }
-    return AuditResult(
+    return RealisedWalkReport(
         n=n,
         steps=int(h_arr.size),
         colluders=c,
@@ -864,7 +864,7 @@ def _coalition_cycles(
     return g_sorted, t_sorted - prev
 
 
-def sample_audit(
+def account_sampled_walk(
     *,
     n: int,
     steps: int,
@@ -875,14 +875,14 @@ def sample_audit(
     resolution: int = 4,
     known_peers: bool = False,
     group_ratio: float = 0.0,
-) -> AuditResult:
-    """Sample a complete-graph walk with ``rng`` and audit it (:func:`audit_walk`, or
-    :func:`audit_walk_known_peers` when ``known_peers``; then ``colluders`` must be 1)."""
+) -> RealisedWalkReport:
+    """Sample a complete-graph walk with ``rng`` and audit it (:func:`account_walk`, or
+    :func:`account_walk_known_peers` when ``known_peers``; then ``colluders`` must be 1)."""
     walk = complete_walk(n=n, steps=steps, rng=as_rng(rng))
     if known_peers:
         if colluders != 1:
             raise ValueError(f"colluders must be 1 with known_peers, got {colluders}")
-        return audit_walk_known_peers(
+        return account_walk_known_peers(
             walk,
             n=n,
             mechanism=mechanism,
@@ -890,7 +890,7 @@ def sample_audit(
             resolution=resolution,
             group_ratio=group_ratio,
         )
-    return audit_walk(
+    return account_walk(
         walk,
         n=n,
         mechanism=mechanism,
@@ -901,7 +901,7 @@ def sample_audit(
     )
 
 
-def authors_fig1b_losses(
+def authors_code_pair_losses(
     holders: npt.ArrayLike, *, n: int, eps0: float, delta: float
 ) -> tuple[FloatArray, FloatArray]:
     """Per-pair losses exactly as the authors' Fig. 1b code computes them (reproduction only).
@@ -1002,7 +1002,7 @@ def observer_epsilon_reference(
 ) -> float:
     """ε of every pair (·, ``observer``) by grouped ``compose_curves`` (reference path).
 
-    Same per-cycle certificates as :func:`audit_walk` (one lattice PLD per distinct cycle
+    Same per-cycle certificates as :func:`account_walk` (one lattice PLD per distinct cycle
     length, no grouping of lengths), composed with ``compose_curves([(curve, count), ...])``
     — cycles of equal length are one part with a count. Slow (one dp_accounting composition
     per observer); used to cross-check the vectorized FFT composition.
@@ -1030,7 +1030,7 @@ def observer_epsilon_reference(
     return compose_curves(parts, value_discretization_interval=step / 4).epsilon(delta)
 
 
-def audit_walk_known_peers(
+def account_walk_known_peers(
     holders: npt.ArrayLike,
     *,
     n: int,
@@ -1038,7 +1038,7 @@ def audit_walk_known_peers(
     delta: float,
     resolution: int = 4,
     group_ratio: float = 0.0,
-) -> AuditResult:
+) -> RealisedWalkReport:
     """Per-pair accounting when peers are known (Eq. 1's view, App. G), realised walk.
 
     In each cycle v knows who sent it the token (the last intermediate) and to whom it sent
@@ -1055,8 +1055,8 @@ def audit_walk_known_peers(
     --------
     >>> walk = complete_walk(n=15, steps=600, rng=1)
     >>> mech = CycleMechanism(kind="gaussian", noise_multiplier=20.0)
-    >>> hidden = audit_walk(walk, n=15, mechanism=mech, delta=1e-6)
-    >>> known = audit_walk_known_peers(walk, n=15, mechanism=mech, delta=1e-6)
+    >>> hidden = account_walk(walk, n=15, mechanism=mech, delta=1e-6)
+    >>> known = account_walk_known_peers(walk, n=15, mechanism=mech, delta=1e-6)
     >>> bool(known.summary["network_worst"] >= hidden.summary["network_worst"])
     True
     """
@@ -1141,7 +1141,7 @@ def audit_walk_known_peers(
         "network_best": best,
         **_summary(local, "local"),
     }
-    return AuditResult(
+    return RealisedWalkReport(
         n=n,
         steps=int(h_arr.size),
         colluders=1,
