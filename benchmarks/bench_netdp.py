@@ -23,7 +23,8 @@ import time
 import numpy as np
 
 from crowdhide.netdp.noise import classic_gaussian_sigma
-from crowdhide.netdp.walk_accounting import CycleMechanism, account_walk
+from crowdhide.netdp.cycle_privacy import CycleMechanism
+from crowdhide.netdp.walk_accounting import account_walk
 from crowdhide.netdp.protocols import complete_sum
 from crowdhide.netdp.walks import complete_walk, visit_index
 

@@ -44,8 +44,8 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
 
     from crowdhide.netdp import guarantees as g
     from crowdhide.netdp.noise import classic_gaussian_sigma
+    from crowdhide.netdp.cycle_privacy import CycleMechanism
     from crowdhide.netdp.walk_accounting import (
-        CycleMechanism,
         account_walk,
         account_walk_known_peers,
         authors_code_pair_losses,
@@ -74,7 +74,7 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
                 delta_hat=delta,
                 visits=method,
                 integer_cycles=False,
-            ).epsilon
+            ).privacy.epsilon
         rows_a.append(rec)
     files = [_write_csv(out_dir / "fig1a.csv", rows_a)]
     ref = g.complete_sum_guarantee(
@@ -86,7 +86,7 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
         delta_hat=delta,
         visits="code",
         integer_cycles=False,
-    ).epsilon
+    ).privacy.epsilon
     ref_ldp = g.compose_advanced(
         epsilon=eps0,
         count=g.visit_bound(steps=10**6, n=10**4, delta_hat=delta, method="code")[0],
@@ -168,14 +168,17 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
 
 def _gaussian_mu_for(epsilon: float, delta: float) -> float:
     """Largest Gaussian shift μ whose exact ε at δ is <= epsilon."""
-    from scipy.optimize import brentq
+    from crowdhide.accounting import calibrate
+    from crowdhide.accounting.gaussian import gaussian_epsilon
 
-    from crowdhide.netdp.walk_accounting import gaussian_epsilon
-
-    mu = float(brentq(lambda m: gaussian_epsilon(mu=m, delta=delta) - epsilon, 1e-6, 100.0))
-    while gaussian_epsilon(mu=mu, delta=delta) > epsilon:
-        mu *= 1 - 1e-12
-    return mu
+    return calibrate(
+        lambda m: gaussian_epsilon(mu=m, delta=delta) <= epsilon,
+        low=1e-6,
+        high=100.0,
+        increasing=False,
+        rtol=1e-13,
+        what="Gaussian shift",
+    )
 
 
 def load_houses(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, str]:
@@ -322,7 +325,8 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from crowdhide.netdp.walk_accounting import CycleMechanism, account_walk
+    from crowdhide.netdp.cycle_privacy import CycleMechanism
+    from crowdhide.netdp.walk_accounting import account_walk
     from crowdhide.netdp.walks import complete_walk
 
     delta = 1e-7

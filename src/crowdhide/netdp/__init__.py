@@ -12,8 +12,8 @@ each user sees only the token values it receives and sends. This package provide
 """
 
 from crowdhide.netdp.protocols import (
-    WalkHistogramRun,
     SgdRun,
+    WalkHistogramRun,
     WalkSumRun,
     complete_histogram,
     complete_sgd,
@@ -26,8 +26,8 @@ from crowdhide.netdp.protocols import (
     ring_sum,
 )
 from crowdhide.netdp.views import (
-    WalkTranscript,
     View,
+    WalkTranscript,
     check_coalition,
     coalition_view,
     network_dp_curve,
@@ -42,12 +42,12 @@ from crowdhide.netdp.walks import (
 )
 
 __all__ = [
-    "WalkHistogramRun",
     "SgdRun",
-    "WalkSumRun",
-    "WalkTranscript",
     "View",
     "VisitIndex",
+    "WalkHistogramRun",
+    "WalkSumRun",
+    "WalkTranscript",
     "check_coalition",
     "coalition_view",
     "complete_histogram",

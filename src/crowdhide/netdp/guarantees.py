@@ -36,7 +36,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from crowdhide._validation import check_int, check_probability, check_real
-from crowdhide.accounting.roots import calibrate, safe_root
+from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.errors import UnmetTargetError
 from crowdhide.netdp.noise import classic_gaussian_sigma

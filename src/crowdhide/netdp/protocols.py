@@ -36,8 +36,8 @@ from crowdhide.netdp.views import WalkTranscript
 from crowdhide.netdp.walks import complete_walk, contribution_rank, ring_walk
 
 __all__ = [
-    "WalkHistogramRun",
     "SgdRun",
+    "WalkHistogramRun",
     "WalkSumRun",
     "complete_histogram",
     "complete_sgd",
@@ -593,14 +593,7 @@ def complete_sgd(
         raise ValueError(f"over_cap must be 'noise' or 'forward', got {over_cap!r}")
     clip_norm = None if clip is None else check_real("clip", clip, low=0.0, low_open=True)
     rad = None if radius is None else check_real("radius", radius, low=0.0, low_open=True)
-    if callable(step_size):
-        eta_of: Callable[[int], float] = step_size
-    else:
-        eta = check_real("step_size", step_size, low=0.0, low_open=True)
-
-        def eta_of(_: int) -> float:
-            return eta
-
+    eta_of = _step_sizes(step_size)
     gen = as_rng(rng)
     holders = gen.integers(0, n, size=(t_total, r))
     counts = np.zeros((r, n), dtype=np.int64)
@@ -609,7 +602,6 @@ def complete_sgd(
     history: list[FloatArray] = []
     received = np.empty((t_total, d)) if record else None
     real_total = np.zeros(r, dtype=np.int64)
-    fake_total = np.zeros(r, dtype=np.int64)
     rows = np.arange(r)
     for t in range(t_total):
         users = holders[t]
@@ -617,37 +609,59 @@ def complete_sgd(
             received[t] = w[0]
         real = np.ones(r, dtype=bool) if cap is None else counts[rows, users] < cap
         counts[rows, users] += 1
-        g = gradient(w, users)
-        if clip_norm is not None:
-            norm = np.linalg.norm(g, axis=1, keepdims=True)
-            g = g * np.minimum(1.0, clip_norm / np.maximum(norm, 1e-300))
-        g = np.where(real[:, None], g, 0.0)
+        g = np.where(real[:, None], _clipped(gradient(w, users), clip_norm), 0.0)
         z = gaussian_noise(gen, s, (r, d)) if s > 0 else np.zeros((r, d))
         active = real | (over_cap == "noise")
-        step = np.where(active[:, None], g + z, 0.0)
-        w = w - eta_of(t + 1) * step
-        if rad is not None:
-            norm = np.linalg.norm(w, axis=1, keepdims=True)
-            w = w * np.minimum(1.0, rad / np.maximum(norm, 1e-300))
+        w = _project(w - eta_of(t + 1) * np.where(active[:, None], g + z, 0.0), rad)
         real_total += real
-        fake_total += ~real
         if every and ((t + 1) % every == 0 or t + 1 == t_total):
             history_steps.append(t + 1)
             history.append(w.copy())
-    transcript = None
-    if received is not None:
-        transcript = WalkTranscript(
-            n=n,
-            holders=holders[:, 0].astype(np.int64),
-            received=received,
-            final=w[0].copy(),
-            topology="complete",
-        )
     return SgdRun(
         models=w,
         history_steps=np.asarray(history_steps, dtype=np.int64),
         history=np.asarray(history) if history else np.empty((0, r, d)),
         contributions=real_total,
-        fake_contributions=fake_total,
-        transcript=transcript,
+        fake_contributions=t_total - real_total,
+        transcript=None if received is None else _sgd_transcript(n, holders, received, w),
     )
+
+
+def _sgd_transcript(
+    n: int, holders: IntArray, received: FloatArray, models: FloatArray
+) -> WalkTranscript:
+    """Transcript of the first run of :func:`complete_sgd`."""
+    return WalkTranscript(
+        n=n,
+        holders=holders[:, 0].astype(np.int64),
+        received=received,
+        final=models[0].copy(),
+        topology="complete",
+    )
+
+
+def _step_sizes(step_size: float | Callable[[int], float]) -> Callable[[int], float]:
+    if callable(step_size):
+        return step_size
+    eta = check_real("step_size", step_size, low=0.0, low_open=True)
+
+    def eta_of(_: int) -> float:
+        return eta
+
+    return eta_of
+
+
+def _clipped(g: FloatArray, clip_norm: float | None) -> FloatArray:
+    """Rows of ``g`` scaled down to norm at most ``clip_norm`` (unchanged when None)."""
+    if clip_norm is None:
+        return g
+    norm = np.linalg.norm(g, axis=1, keepdims=True)
+    return np.asarray(g * np.minimum(1.0, clip_norm / np.maximum(norm, 1e-300)), np.float64)
+
+
+def _project(w: FloatArray, radius: float | None) -> FloatArray:
+    """Projection of the rows of ``w`` on the ball of ``radius`` (ℝ^d when None)."""
+    if radius is None:
+        return w
+    norm = np.linalg.norm(w, axis=1, keepdims=True)
+    return np.asarray(w * np.minimum(1.0, radius / np.maximum(norm, 1e-300)), np.float64)

@@ -28,8 +28,8 @@ from crowdhide._validation import check_bool, check_int
 from crowdhide.accounting import DiscretePairCurve
 
 __all__ = [
-    "WalkTranscript",
     "View",
+    "WalkTranscript",
     "check_coalition",
     "coalition_view",
     "network_dp_curve",
