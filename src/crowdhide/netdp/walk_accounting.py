@@ -37,6 +37,7 @@ import numpy.typing as npt
 from scipy import sparse
 
 from crowdhide._validation import as_rng, check_int, check_probability, check_real
+from crowdhide.accounting.composition import PldCurve
 from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.netdp.cycle_privacy import CycleMechanism
 from crowdhide.netdp.walk_pld import cycle_plds, observer_epsilons
@@ -175,9 +176,12 @@ def _grouped_specs(r: IntArray, ratio: float) -> tuple[IntArray, list[dict[str, 
 
 
 def _advanced_comparison(
-    owner: IntArray, cycle_group: IntArray, eps_group: FloatArray, n: int, d: float, cd: float
-) -> FloatArray:
-    """Heterogeneous advanced composition of the per-cycle (ε, cd) points of every observer."""
+    owner: IntArray, cycle_group: IntArray, plds: list[PldCurve], n: int, d: float
+) -> tuple[FloatArray, float]:
+    """Heterogeneous advanced composition of every observer's per-cycle (ε, δ_c) points, with
+    δ_c = δ / (4 × the largest number of cycles); returns the ε's and δ_c."""
+    cd = d / (4.0 * max(int(np.bincount(owner, minlength=n).max()), 1))
+    eps_group = np.array([q.epsilon(cd) for q in plds])
     n_cycles = np.bincount(owner, minlength=n)
     eps_cycle = eps_group[cycle_group]
     sum_eps = np.bincount(owner, weights=eps_cycle, minlength=n).astype(np.float64)
@@ -185,7 +189,8 @@ def _advanced_comparison(
     drift = np.bincount(owner, weights=eps_cycle * np.tanh(eps_cycle / 2), minlength=n)
     spent = -np.expm1(n_cycles * math.log1p(-cd))
     slack = np.maximum(d - spent, 1e-300)
-    return np.where(n_cycles > 0, _kov_vec(sum_eps, sum_sq, drift.astype(np.float64), slack), 0.0)
+    advanced = _kov_vec(sum_eps, sum_sq, drift.astype(np.float64), slack)
+    return np.where(n_cycles > 0, advanced, 0.0), cd
 
 
 def account_walk(
@@ -238,26 +243,15 @@ def account_walk(
     res = check_int("resolution", resolution, low=1)
     ratio = check_real("group_ratio", group_ratio, low=0.0)
     idx = visit_index(h_arr, n=n)
-    if c == 1:
-        owner, m = idx.cycle_lengths()
-    else:
-        member_of = np.repeat(np.arange(n, dtype=np.int64), idx.counts())
-        owner, m = _coalition_cycles(member_of, idx.times, n, c)
+    owner, m = _observer_cycles(idx, n, c)
     cycle_group, specs = _grouped_specs(m - 1, ratio)
     weights = np.bincount(cycle_group, minlength=len(specs)).astype(np.float64)
     step, plds = cycle_plds(specs, weights, p=1.0 / (n - c), mechanism=mechanism, resolution=res)
     counts = sparse.csr_matrix((np.ones(owner.size), (owner, cycle_group)), shape=(n, len(specs)))
     network = observer_epsilons(counts, plds, delta=d)
-    # comparison: each cycle as an (ε, δ_c) point, heterogeneous advanced composition
-    cd = d / (4.0 * max(int(np.bincount(owner, minlength=n).max()), 1))
-    eps_group = np.array([q.epsilon(cd) for q in plds])
-    advanced = _advanced_comparison(owner, cycle_group, eps_group, n, d, cd)
+    advanced, cd = _advanced_comparison(owner, cycle_group, plds, n, d)
     local = _local_epsilons(idx, mechanism, d)
-    summary = {
-        **_summary(network, "network"),
-        **_summary(advanced, "network_advanced"),
-        **_summary(local, "local"),
-    }
+    summary = _summary(network, "network") | _summary(advanced, "network_advanced")
     return _report(
         "realised_walk_hidden_path",
         steps=int(h_arr.size),
@@ -267,7 +261,7 @@ def account_walk(
         observer=network,
         advanced=advanced,
         local=local,
-        summary=summary,
+        summary=summary | _summary(local, "local"),
         details={
             "lattice_step": step,
             "curve_groups": len(specs),
@@ -284,6 +278,14 @@ def _kov_vec(
     a = drift + np.sqrt(2.0 * sum_sq * np.log(1.0 / slack))
     b = drift + np.sqrt(2.0 * sum_sq * np.log(math.e + np.sqrt(sum_sq) / slack))
     return np.minimum(sum_eps, np.minimum(a, b))
+
+
+def _observer_cycles(idx: VisitIndex, n: int, c: int) -> tuple[IntArray, IntArray]:
+    """(observer, cycle length) of every cycle: single users, or the n coalitions."""
+    if c == 1:
+        return idx.cycle_lengths()
+    member_of = np.repeat(np.arange(n, dtype=np.int64), idx.counts())
+    return _coalition_cycles(member_of, idx.times, n, c)
 
 
 def _coalition_cycles(
