@@ -7,7 +7,7 @@ the defects), whose ``conditions_met`` says whether every condition of the paper
 (``notes`` lists the failed ones; the numbers are still returned so that figures can be drawn),
 and ``details`` holds the intermediate quantities (per-cycle ε, number of cycles, γ, …).
 
-Corrections (technical notes on the paper, §9):
+Corrections to the paper (each one tested):
 
 * advanced composition is ``√(2k ln(1/δ')) ε_c + k ε_c (e^{ε_c} − 1)`` (the published
   second term of the complete-graph sum and histogram theorems, ``√k ε (e^{ε_c} − 1)``, is
@@ -727,7 +727,8 @@ def spotted_contributions_guarantee(
     Cyffers & Bellet).
 
     ``k_s`` bounds ``B(N_u, 2/n)`` with probability 1 − δ̃ (Chernoff
-    ``2N_u/n + √(6 (N_u/n) ln(1/δ̃))``); each spotted contribution costs ε0; corrected
+    ``2N_u/n + √(6 (N_u/n) ln(1/δ̃))``, valid only when ``2N_u/n >= 3 ln(1/δ̃)``: otherwise
+    ``conditions_met`` is False — the exact quantile can be larger); each spotted contribution costs ε0; corrected
     ``ε_s = min(k_s ε0, √(2 k_s ln(1/δ')) ε0 + k_s ε0 (e^{ε0} − 1))`` (published: no 2).
 
     Examples
@@ -743,7 +744,12 @@ def spotted_contributions_guarantee(
     slack = check_probability("delta_slack", delta_slack, allow_zero=False, allow_one=False)
     dt = check_probability("delta_tilde", delta_tilde, allow_zero=False, allow_one=False)
     form = _check_form(form)
-    ks = 2.0 * nu / n + math.sqrt(6.0 * (nu / n) * math.log(1.0 / dt))
+    mean = 2.0 * nu / n
+    ks = mean + math.sqrt(3.0 * mean * math.log(1.0 / dt))
+    # The multiplicative Chernoff bound behind k_s holds for deviations up to the mean only,
+    # i.e. 2N_u/n >= 3 ln(1/δ̃) (unstated in the paper; below it the exact quantile is larger).
+    chernoff_ok = mean >= 3.0 * math.log(1.0 / dt)
+    violations = [] if chernoff_ok else ["2 N_u / n >= 3 ln(1/delta_tilde) (Chernoff)"]
     factor = 2.0 if form == "corrected" else 1.0
     adv = math.sqrt(factor * ks * math.log(1.0 / slack)) * e0 + ks * e0 * math.expm1(e0)
     eps = min(adv, ks * e0) if form == "corrected" else adv
@@ -753,6 +759,7 @@ def spotted_contributions_guarantee(
         source="spotted_contributions",
         theorem="lemma2",
         form=form,
+        violations=violations,
         details={"spotted_bound": ks, "advanced": adv, "simple": ks * e0},
     )
 
@@ -869,7 +876,7 @@ def code_sigmas(
 ) -> dict[str, float]:
     """σ of local / network / centralized DP-SGD as computed by the authors' ``findSigma``.
 
-    Reproduction only (notes §6, §9.11): sensitivity L instead of 2L, RDP constant 2 instead of
+    Reproduction only (the authors' code, not the paper): sensitivity L instead of 2L, RDP constant 2 instead of
     4, ×1.15 search steps. Local: advanced composition over ``K = ⌈conf T/n⌉`` with
     ``δ_K = δ/K``; central: Bassily et al.; network: budget split between spotted contributions
     (local-style) and the rest (numeric RDP), balanced within 5%.

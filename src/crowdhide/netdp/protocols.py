@@ -9,7 +9,7 @@
 * :func:`complete_sgd` — Alg. 4 (projected noisy SGD on the token) for the logistic loss, with
   the contribution cap and the "noise-only" fallback of Section 5.2.
 
-Corrections implemented (notes §9): the histogram debiasing counts the blanket items
+Corrections implemented: the histogram debiasing counts the blanket items
 (``(τ_l − γ N_items/L − N_uniform/L)/(1 − γ)``, the published ``(τ_l − γ/L)/(1 − γ)`` is
 :func:`debias_published`, biased); Alg. 1 adds noise ⌈Kn/(n−1)⌉ times (not ⌊·⌋); the
 distributed variant uses σ/√(n−1) per user so each cycle keeps a full σ of hiding noise (the
@@ -152,7 +152,7 @@ def _noise(
 
 
 def ring_noise_additions(*, n: int, rounds: int) -> int:
-    """Number of noisy steps of Alg. 1: ⌈Kn/(n−1)⌉ (the paper's ⌊·⌋ is wrong, notes §9.5).
+    """Number of noisy steps of Alg. 1: ⌈Kn/(n−1)⌉ (the paper's ⌊·⌋ is wrong).
 
     Examples
     --------
@@ -267,7 +267,7 @@ def _randomize_items(
 def debias_histogram(
     raw: npt.ArrayLike, *, gamma: float, randomized_items: int, uniform_items: int = 0
 ) -> FloatArray:
-    """Unbiased counts from a token of RR_γ items (corrected debiasing, notes §9.2).
+    """Unbiased counts from a token of RR_γ items (corrected debiasing).
 
     ``E[τ_l] = (1 − γ) h_l + γ N/L + N_u/L`` with N randomized and ``N_u`` uniform items, so
     ``ĥ_l = (τ_l − γ N/L − N_u/L)/(1 − γ)``.
@@ -288,7 +288,7 @@ def debias_histogram(
 def debias_published(raw: npt.ArrayLike, *, gamma: float) -> FloatArray:
     """The debiasing printed in Alg. 2 and 5, ``(τ_l − γ/L)/(1 − γ)`` — **biased for counts**.
 
-    Kept only to show the defect (notes §9.2); use :func:`debias_histogram`.
+    Kept only to show the defect; use :func:`debias_histogram`.
     """
     t = np.asarray(raw, dtype=np.float64)
     g = check_probability("gamma", gamma, allow_one=False)

@@ -2,8 +2,8 @@
 
 Definitions (Cyffers & Bellet 2022):
 
-* WalkTranscript ``A(D) = ((u, m, v))``: every message m sent by u to v. In a token protocol the
-  messages are the token values; we store them per step: ``holders[t]`` receives
+* Transcript ``A(D) = ((u, m, v))`` (:class:`WalkTranscript`): every message m sent by u to v;
+  in a token protocol the messages are the token values, stored per step: ``holders[t]`` receives
   ``received[t]`` from ``holders[t−1]`` and sends ``sent[t] = received[t+1]`` to
   ``holders[t+1]``.
 * View of a user (Eq. 1): the messages it sends or receives. On the ring the peers are public;
