@@ -25,7 +25,8 @@ import math
 import numpy as np
 import pytest
 
-from crowdhide.netdp.walk_accounting import CycleMechanism, account_walk, account_walk_known_peers
+from crowdhide.netdp.cycle_privacy import CycleMechanism
+from crowdhide.netdp.walk_accounting import account_walk, account_walk_known_peers
 
 EPS0 = 1.0
 
