@@ -39,7 +39,7 @@ from scipy import sparse
 from crowdhide._validation import as_rng, check_int, check_probability, check_real
 from crowdhide.accounting.composition import PldCurve
 from crowdhide.accounting.statement import PrivacyStatement
-from crowdhide.netdp.cycle_privacy import CycleMechanism
+from crowdhide.netdp.cycle_privacy import CycleMechanism, FloatArray, IntArray
 from crowdhide.netdp.walk_pld import cycle_plds, observer_epsilons
 from crowdhide.netdp.walks import VisitIndex, complete_walk, visit_index
 
@@ -51,9 +51,6 @@ __all__ = [
     "authors_code_pair_losses",
     "observer_epsilon_reference",
 ]
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)

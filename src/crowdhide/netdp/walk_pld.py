@@ -36,12 +36,9 @@ from scipy import sparse
 from crowdhide._validation import check_probability
 from crowdhide.accounting.binomial_tails import rowwise_logsumexp
 from crowdhide.accounting.composition import PldCurve
-from crowdhide.netdp.cycle_privacy import CycleMechanism, cycle_profile
+from crowdhide.netdp.cycle_privacy import CycleMechanism, FloatArray, IntArray, cycle_profile
 
 __all__ = ["cycle_plds", "observer_epsilons", "pld_from_profile"]
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 
 def _symmetric_connect_dots(d: FloatArray, step: float) -> tuple[FloatArray, float]:
