@@ -22,10 +22,10 @@ import time
 
 import numpy as np
 
-from crowdhide.netdp.noise import classic_gaussian_sigma
 from crowdhide.netdp.cycle_privacy import CycleMechanism
-from crowdhide.netdp.walk_accounting import account_walk
+from crowdhide.netdp.noise import classic_gaussian_sigma
 from crowdhide.netdp.protocols import complete_sum
+from crowdhide.netdp.walk_accounting import account_walk
 from crowdhide.netdp.walks import complete_walk, visit_index
 
 TARGET_N, TARGET_S = 10**4, 30.0

@@ -43,8 +43,8 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     import matplotlib.pyplot as plt
 
     from crowdhide.netdp import guarantees as g
-    from crowdhide.netdp.noise import classic_gaussian_sigma
     from crowdhide.netdp.cycle_privacy import CycleMechanism
+    from crowdhide.netdp.noise import classic_gaussian_sigma
     from crowdhide.netdp.walk_accounting import (
         account_walk,
         account_walk_known_peers,
@@ -99,7 +99,9 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
         for run in range(1 if quick else 10):
             walk = complete_walk(n=n, steps=100 * n, rng=rng)
             res = account_walk(walk, n=n, mechanism=mech, delta=delta)
-            pairs, local_adv = authors_code_pair_losses(np.r_[0, walk[1:]], n=n, eps0=eps0, delta=delta)
+            pairs, local_adv = authors_code_pair_losses(
+                np.r_[0, walk[1:]], n=n, eps0=eps0, delta=delta
+            )
             known = (
                 account_walk_known_peers(walk, n=n, mechanism=mech, delta=delta).summary
                 if run == 0 and n <= 100

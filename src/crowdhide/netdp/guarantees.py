@@ -729,7 +729,8 @@ def spotted_contributions_guarantee(
     ``k_s`` bounds ``B(N_u, 2/n)`` with probability 1 − δ̃ (Chernoff
     ``2N_u/n + √(6 (N_u/n) ln(1/δ̃))``, valid only when ``2N_u/n >= 3 ln(1/δ̃)``: otherwise
     ``conditions_met`` is False — the exact quantile can be larger); each spotted
-    contribution costs ε0; corrected ``ε_s = min(k_s ε0, √(2 k_s ln(1/δ')) ε0 + k_s ε0 (e^{ε0} − 1))`` (published: no 2).
+    contribution costs ε0; corrected
+    ``ε_s = min(k_s ε0, √(2 k_s ln(1/δ')) ε0 + k_s ε0 (e^{ε0} − 1))`` (published: no 2).
 
     Examples
     --------
@@ -877,8 +878,8 @@ def code_sigmas(
     """σ of local / network / centralized DP-SGD as computed by the authors' ``findSigma``.
 
     Reproduction only (the authors' code, not the paper): sensitivity L instead of 2L, RDP
-    constant 2 instead of 4, ×1.15 search steps. Local: advanced composition over ``K = ⌈conf T/n⌉`` with
-    ``δ_K = δ/K``; central: Bassily et al.; network: budget split between spotted contributions
+    constant 2 instead of 4, ×1.15 search steps. Local: advanced composition over
+    ``K = ⌈conf T/n⌉`` with ``δ_K = δ/K``; central: Bassily et al.; network: budget split between spotted contributions
     (local-style) and the rest (numeric RDP), balanced within 5%.
 
     Examples
