@@ -879,8 +879,8 @@ def code_sigmas(
 
     Reproduction only (the authors' code, not the paper): sensitivity L instead of 2L, RDP
     constant 2 instead of 4, ×1.15 search steps. Local: advanced composition over
-    ``K = ⌈conf T/n⌉`` with ``δ_K = δ/K``; central: Bassily et al.; network: budget split between spotted contributions
-    (local-style) and the rest (numeric RDP), balanced within 5%.
+    ``K = ⌈conf T/n⌉`` with ``δ_K = δ/K``; central: Bassily et al.; network: budget split
+    between spotted contributions (local-style) and the rest (numeric RDP), balanced within 5%.
 
     Examples
     --------
