@@ -19,9 +19,10 @@ Two ways of composing the *same* PLDs are offered:
   mass that could alias around that window is bounded by a Chernoff bound with the exact
   moment generating functions and added to δ, tails are moved pessimistically (up to +inf,
   down to the window's edge), and ε is rounded *up* to the lattice. It never returns less than
-  the reference path (tested on a grid) and is 10-20× faster on realistic walks (one
-  composition per observer, all observers distinct: n = 1000, T = 1e5 takes ~15 s instead of
-  ~4 min), which is why it is kept.
+  the reference path (tested on a grid). It is kept because every observer's cycle counts
+  differ on realistic walks, so observers cannot share compositions: composing is ~70× faster
+  than the reference path (``benchmarks/bench_netdp_pld.py``: n = 1000, T = 1e5: 6.3 s
+  instead of 446 s; 8-14× end to end with the PLD construction).
 """
 
 from __future__ import annotations
