@@ -22,9 +22,10 @@ import time
 
 import numpy as np
 
-from crowdhide.netdp._noise import classic_gaussian_sigma
-from crowdhide.netdp.audit import CycleMechanism, audit_walk
+from crowdhide.netdp.cycle_privacy import CycleMechanism
+from crowdhide.netdp.noise import classic_gaussian_sigma
 from crowdhide.netdp.protocols import complete_sum
+from crowdhide.netdp.walk_accounting import account_walk
 from crowdhide.netdp.walks import complete_walk, visit_index
 
 TARGET_N, TARGET_S = 10**4, 30.0
@@ -69,7 +70,7 @@ def main() -> None:
             if ratio == 0.0 and n > TARGET_N:
                 continue  # per-length mode: too slow and too large beyond n = 1e4
             t0 = time.perf_counter()
-            res = audit_walk(walk, n=n, mechanism=mech, delta=delta, group_ratio=ratio)
+            res = account_walk(walk, n=n, mechanism=mech, delta=delta, group_ratio=ratio)
             rows.append((ratio, time.perf_counter() - t0, res))
         exact = {r: res for r, _, res in rows}.get(0.0)
         for ratio, t_acc, res in rows:

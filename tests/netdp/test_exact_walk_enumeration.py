@@ -8,7 +8,7 @@ peers who sent it the token and whom it sent the token to. The probabilities of 
 summed for two neighbouring datasets (user u's value 0 vs 1 in every contribution, every
 assignment of the other users' values), and the exact δ(ε) is taken *conditionally on what
 the certificate is allowed to depend on* (v's receipt times, and the known peers' identities),
-which is what :func:`audit_walk` certifies for a realised walk. Each certificate must be at
+which is what :func:`account_walk` certifies for a realised walk. Each certificate must be at
 least the exact ε at its δ, for every such pattern; the certificates must also be
 non-vacuous (within a factor of the exact value somewhere), so a certificate that was too
 small by that factor would fail here.
@@ -25,7 +25,8 @@ import math
 import numpy as np
 import pytest
 
-from crowdhide.netdp.audit import CycleMechanism, audit_walk, audit_walk_known_peers
+from crowdhide.netdp.cycle_privacy import CycleMechanism
+from crowdhide.netdp.walk_accounting import account_walk, account_walk_known_peers
 
 EPS0 = 1.0
 
@@ -127,7 +128,7 @@ def test_hidden_path_certificate_above_exact_enumeration(n: int, steps: int, del
     enum = _Enumeration(n, steps, (v,), u, known_peers=False)
     assert enum.n_patterns == 2**steps  # every receipt-time pattern of v
     certs = np.array(
-        [audit_walk(w, n=n, mechanism=mech, delta=delta).observer_epsilon[v] for w in enum.walks]
+        [account_walk(w, n=n, mechanism=mech, delta=delta).observer_epsilon[v] for w in enum.walks]
     )
     _check(enum, certs, delta)
 
@@ -135,11 +136,11 @@ def test_hidden_path_certificate_above_exact_enumeration(n: int, steps: int, del
 def test_coalition_certificate_above_exact_enumeration() -> None:
     n, steps, delta = 4, 5, 1e-3
     mech = CycleMechanism(kind="krr", eps0=EPS0, domain_size=2)
-    # audit_walk's coalition of observer 0 with colluders=2 is {0, 1}; protect u = 2
+    # account_walk's coalition of observer 0 with colluders=2 is {0, 1}; protect u = 2
     enum = _Enumeration(n, steps, (0, 1), 2, known_peers=False)
     certs = np.array(
         [
-            audit_walk(w, n=n, mechanism=mech, delta=delta, colluders=2).observer_epsilon[0]
+            account_walk(w, n=n, mechanism=mech, delta=delta, colluders=2).observer_epsilon[0]
             for w in enum.walks
         ]
     )
@@ -153,7 +154,7 @@ def test_known_peers_certificate_above_exact_enumeration() -> None:
     enum = _Enumeration(n, steps, (v,), u, known_peers=True)
     certs = []
     for walk in enum.walks:
-        res = audit_walk_known_peers(walk, n=n, mechanism=mech, delta=delta)
+        res = account_walk_known_peers(walk, n=n, mechanism=mech, delta=delta)
         pairs = res.details["adjacent_pairs"]
         hit = pairs[(pairs[:, 0] == v) & (pairs[:, 1] == u)]
         certs.append(float(hit[0, 2]) if hit.size else float(res.observer_epsilon[v]))

@@ -1,9 +1,10 @@
-"""``crowdhide netdp epsilon|calibrate|audit``: network DP of token walks (seed 001)."""
+"""``crowdhide netdp epsilon|calibrate|audit``: network DP of token walks (Cyffers & Bellet)."""
 
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -22,7 +23,10 @@ from crowdhide.cli._options import (
 from crowdhide.cli._output import JsonFlag, emit
 from crowdhide.errors import ResourceLimitError, UnmetTargetError
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from crowdhide.netdp.guarantees import WalkBound
+
+__all__ = ["audit_command", "calibrate_command", "epsilon_command", "netdp", "register"]
 
 #: Library parameters fed from one option (messages name the option).
 _NAMES = {
@@ -48,7 +52,13 @@ _AUDIT_MAX_STEPS = 10**7
 #: (expected) lengths than this would take minutes.
 _AUDIT_MAX_LENGTHS = 3000
 
+netdp = typer.Typer(
+    help="Network DP of token walks on a ring or the complete graph.", no_args_is_help=True
+)
+
 Topology = Annotated[str, typer.Option("--topology", help="ring | complete")]
+CompleteTopology = Annotated[str, typer.Option("--topology", help="complete")]
+Task = Annotated[str, typer.Option("--task", help="sum | histogram | sgd")]
 Users = Annotated[int, int_option("--n", "Number of users.", low=2, high=MAX_N)]
 Eps0 = Annotated[
     float,
@@ -63,286 +73,291 @@ Eps0 = Annotated[
 Delta = Annotated[float, delta_option(help="delta (used for every slack).")]
 Colluders = Annotated[int, int_option("--colluders", "Coalition size c (< n).", low=1, high=MAX_N)]
 Steps = Annotated[int, int_option("--steps", "Walk length T.", low=1, high=_MAX_STEPS)]
+OptionalRounds = Annotated[
+    int | None, int_option("--rounds", "Ring laps K.", low=1, high=_MAX_STEPS)
+]
+OptionalSteps = Annotated[
+    int | None, int_option("--steps", "Walk length T.", low=1, high=_MAX_STEPS)
+]
+DomainSize = Annotated[int, int_option("--domain-size", "Histogram L.", low=2, high=MAX_N)]
+TargetEpsilon = Annotated[
+    float,
+    # Smaller targets need σ beyond e^700 L: the search overflows before refusing.
+    real_option("--epsilon", "Target network epsilon.", low=1e-9, high=MAX_EPSILON),
+]
+TargetDelta = Annotated[float, delta_option(help="Target delta.")]
+Lipschitz = Annotated[float, real_option("--lipschitz", "Lipschitz L.", low=1e-6, high=1e6)]
+CapFactor = Annotated[
+    float,
+    real_option("--cap-factor", "Cap c: c T/n contributions.", low=1.0, high=1e3),
+]
+AuditUsers = Annotated[int, int_option("--n", "Number of users.", low=2, high=_AUDIT_MAX_N)]
+AuditSteps = Annotated[int, int_option("--steps", "Walk length T.", low=1, high=_AUDIT_MAX_STEPS)]
+AuditEps0 = Annotated[
+    float,
+    real_option(
+        "--eps0",
+        "Local epsilon of a contribution (classic Gaussian calibration needs ε0 < 1).",
+        low=0.0,
+        high=1.0,
+        low_open=True,
+        high_open=True,
+    ),
+]
+KnownPeers = Annotated[
+    bool, typer.Option("--known-peers", help="Senders/receivers visible (App. G).")
+]
+GroupRatio = Annotated[
+    float,
+    real_option(
+        "--group-ratio",
+        help="0: a certificate per cycle length. >0 (default 0.003): lengths above 64 "
+        "share geometric bins of this relative width, each bin certified by a profile "
+        "dominating all its lengths (still a certificate; faster, slightly looser).",
+        low=0.0,
+        high=10.0,
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``netdp`` command group to ``app``."""
-    group = typer.Typer(
-        help="Network DP of token walks on a ring or the complete graph.", no_args_is_help=True
-    )
-    app.add_typer(group, name="netdp")
-
-    @group.command("epsilon")
-    def epsilon(
-        topology: Topology,
-        task: Annotated[str, typer.Option("--task", help="sum | histogram | sgd")],
-        n: Users,
-        eps0: Eps0,
-        delta: Delta,
-        rounds: Annotated[
-            int | None, int_option("--rounds", "Ring laps K.", low=1, high=_MAX_STEPS)
-        ] = None,
-        steps: Annotated[
-            int | None, int_option("--steps", "Walk length T.", low=1, high=_MAX_STEPS)
-        ] = None,
-        colluders: Colluders = 1,
-        domain_size: Annotated[
-            int, int_option("--domain-size", "Histogram L.", low=2, high=MAX_N)
-        ] = 10,
-        as_json: JsonFlag = False,
-    ) -> None:
-        """Network-DP guarantee (corrected theorem) next to the local-DP baseline."""
-        if topology not in ("ring", "complete"):
-            raise ValueError(f"--topology must be 'ring' or 'complete', got {topology!r}")
-        if task not in ("sum", "histogram", "sgd"):
-            raise ValueError(f"--task must be 'sum', 'histogram' or 'sgd', got {task!r}")
-        with option_names(_NAMES):
-            res, contributions = _guarantee(
-                topology, task, n, eps0, delta, rounds, steps, colluders, domain_size
-            )
-            from crowdhide.netdp import guarantees as g
-
-            ldp = g.ldp_baseline(
-                contributions=contributions, eps0=eps0, delta0=delta, delta_slack=delta
-            )
-        record = {
-            "topology": topology,
-            "task": task,
-            "n": n,
-            "eps0": eps0,
-            "delta_in": delta,
-            "rounds": rounds,
-            "steps": steps,
-            "colluders": colluders,
-            **res.to_dict(),
-            "ldp_epsilon": ldp.epsilon,
-            "ldp_delta": ldp.delta,
-        }
-        emit(
-            record,
-            as_json=as_json,
-            title="Network DP guarantee",
-            columns=[
-                "topology",
-                "task",
-                "n",
-                "theorem",
-                "epsilon",
-                "delta",
-                "valid",
-                "violations",
-                "ldp_epsilon",
-            ],
-        )
-
-    _register_calibrate(group)
-    _register_audit(group)
+    app.add_typer(netdp, name="netdp")
 
 
-def _guarantee(
-    topology: str,
-    task: str,
-    n: int,
-    eps0: float,
-    delta: float,
-    rounds: int | None,
-    steps: int | None,
-    colluders: int,
-    domain_size: int,
-) -> tuple[Any, float]:
-    """The corrected theorem for (topology, task) and the contributions per user."""
-    from crowdhide.netdp import guarantees as g
-
-    if topology == "ring":
-        if rounds is None:
-            raise ValueError("--rounds must be given for the ring, got None")
-        if task == "sum":
-            res = g.theorem1(
-                n=n, rounds=rounds, eps0=eps0, delta0=delta, delta_slack=delta, colluders=colluders
-            )
-        elif task == "histogram":
-            if colluders != 1:
-                raise ValueError(f"--colluders must be 1 on the ring, got {colluders}")
-            res = g.theorem2(
-                n=n,
-                rounds=rounds,
-                epsilon=eps0,
-                delta=delta,
-                delta_slack=delta,
-                domain_size=domain_size,
-            )
-        else:
-            raise ValueError("--task sgd needs --topology complete, got ring")
-        return res, float(rounds)
-    if steps is None:
+@netdp.command("epsilon")
+def epsilon_command(
+    topology: Topology,
+    task: Task,
+    n: Users,
+    eps0: Eps0,
+    delta: Delta,
+    rounds: OptionalRounds = None,
+    steps: OptionalSteps = None,
+    colluders: Colluders = 1,
+    domain_size: DomainSize = 10,
+    as_json: JsonFlag = False,
+) -> None:
+    """Network-DP guarantee (corrected theorem) next to the local-DP baseline."""
+    if topology not in ("ring", "complete"):
+        raise ValueError(f"--topology must be 'ring' or 'complete', got {topology!r}")
+    if task not in ("sum", "histogram", "sgd"):
+        raise ValueError(f"--task must be 'sum', 'histogram' or 'sgd', got {task!r}")
+    if topology == "ring" and rounds is None:
+        raise ValueError("--rounds must be given for the ring, got None")
+    if topology == "complete" and steps is None:
         raise ValueError("--steps must be given for the complete graph, got None")
-    common: dict[str, Any] = {"n": n, "steps": steps, "eps0": eps0, "colluders": colluders}
-    if task == "sum":
-        res = g.theorem3(delta0=delta, delta_slack=delta, delta_hat=delta, **common)
-    elif task == "histogram":
-        res = g.theorem6(delta0=delta, delta_slack=delta, delta_hat=delta, **common)
-    else:
-        res = g.theorem4(delta=delta, delta_hat=delta, **common)
-    contributions, _ = g.visit_bound(steps=steps, n=n, delta_hat=delta)
-    return res, contributions
+    with option_names(_NAMES):
+        res, ldp = _BOUNDS[(topology, task)](
+            n=n,
+            eps0=eps0,
+            delta=delta,
+            rounds=rounds,
+            steps=steps,
+            colluders=colluders,
+            domain_size=domain_size,
+        )
+    record = {
+        "topology": topology,
+        "task": task,
+        "n": n,
+        "eps0": eps0,
+        "delta_in": delta,
+        "rounds": rounds,
+        "steps": steps,
+        "colluders": colluders,
+        **res.to_dict(),
+        "ldp_epsilon": ldp.privacy.epsilon,
+        "ldp_delta": ldp.privacy.delta,
+    }
+    columns = ["topology", "task", "n", "theorem", "epsilon", "delta", "conditions_met"]
+    emit(
+        record,
+        as_json=as_json,
+        title="Network DP guarantee",
+        columns=[*columns, "notes", "ldp_epsilon"],
+    )
 
 
-def _register_calibrate(group: typer.Typer) -> None:
-    @group.command("calibrate")
-    def calibrate(
-        topology: Annotated[str, typer.Option("--topology", help="complete")],
-        task: Annotated[str, typer.Option("--task", help="sgd")],
-        n: Users,
-        steps: Steps,
-        epsilon: Annotated[
-            float,
-            # Smaller targets need σ beyond e^700 L: the search overflows before refusing.
-            real_option("--epsilon", "Target network epsilon.", low=1e-9, high=MAX_EPSILON),
-        ],
-        delta: Annotated[float, delta_option(help="Target delta.")],
-        lipschitz: Annotated[
-            float, real_option("--lipschitz", "Lipschitz L.", low=1e-6, high=1e6)
-        ] = 1.0,
-        cap: Annotated[
-            float,
-            real_option("--cap-factor", "Cap c: c T/n contributions.", low=1.0, high=1e3),
-        ] = 1.25,
-        allow_unmet: AllowUnmetFlag = False,
-        as_json: JsonFlag = False,
-    ) -> None:
-        """Noise σ for private SGD on the complete graph (Lemma 1 numerics, App. F).
+def _with_ldp(res: WalkBound, contributions: float, eps0: float, delta: float) -> Any:
+    from crowdhide.netdp.guarantees import ldp_baseline
 
-        Exit code 3 if no σ reaches the target (unless --allow-unmet).
-        """
-        from crowdhide.netdp import guarantees as g
+    ldp = ldp_baseline(contributions=contributions, eps0=eps0, delta0=delta, delta_slack=delta)
+    return res, ldp
 
-        if topology != "complete" or task != "sgd":
-            raise ValueError(
-                f"calibrate supports --topology complete --task sgd, got {topology}/{task}"
+
+def _ring_sum(*, n: int, eps0: float, delta: float, rounds: int, colluders: int, **_: Any) -> Any:
+    from crowdhide.netdp.guarantees import ring_sum_guarantee
+
+    res = ring_sum_guarantee(
+        n=n, rounds=rounds, eps0=eps0, delta0=delta, delta_slack=delta, colluders=colluders
+    )
+    return _with_ldp(res, float(rounds), eps0, delta)
+
+
+def _ring_histogram(
+    *, n: int, eps0: float, delta: float, rounds: int, colluders: int, domain_size: int, **_: Any
+) -> Any:
+    from crowdhide.netdp.guarantees import ring_histogram_guarantee
+
+    if colluders != 1:
+        raise ValueError(f"--colluders must be 1 on the ring, got {colluders}")
+    res = ring_histogram_guarantee(
+        n=n, rounds=rounds, epsilon=eps0, delta=delta, delta_slack=delta, domain_size=domain_size
+    )
+    return _with_ldp(res, float(rounds), eps0, delta)
+
+
+def _ring_sgd(**_: Any) -> Any:
+    raise ValueError("--task sgd needs --topology complete, got ring")
+
+
+def _complete(bound: str, slacks: tuple[str, ...]) -> Callable[..., Any]:
+    """The complete-graph bound named ``bound`` of :mod:`crowdhide.netdp.guarantees` (every
+    δ parameter in ``slacks`` set to --delta), with the local-DP baseline over the same
+    (high-probability) number of contributions."""
+
+    def run(*, n: int, eps0: float, delta: float, steps: int, colluders: int, **_: Any) -> Any:
+        from crowdhide.netdp import guarantees
+
+        res = getattr(guarantees, bound)(
+            n=n, steps=steps, eps0=eps0, colluders=colluders, **dict.fromkeys(slacks, delta)
+        )
+        contributions, _method = guarantees.visit_bound(steps=steps, n=n, delta_hat=delta)
+        return _with_ldp(res, contributions, eps0, delta)
+
+    return run
+
+
+_CYCLE_SLACKS = ("delta0", "delta_slack", "delta_hat")
+
+#: (topology, task) -> the bound behind ``netdp epsilon``.
+_BOUNDS: dict[tuple[str, str], Callable[..., Any]] = {
+    ("ring", "sum"): _ring_sum,
+    ("ring", "histogram"): _ring_histogram,
+    ("ring", "sgd"): _ring_sgd,
+    ("complete", "sum"): _complete("complete_sum_guarantee", _CYCLE_SLACKS),
+    ("complete", "histogram"): _complete("complete_histogram_guarantee", _CYCLE_SLACKS),
+    ("complete", "sgd"): _complete("complete_sgd_guarantee", ("delta", "delta_hat")),
+}
+
+
+@netdp.command("calibrate")
+def calibrate_command(
+    topology: CompleteTopology,
+    task: Annotated[str, typer.Option("--task", help="sgd")],
+    n: Users,
+    steps: Steps,
+    epsilon: TargetEpsilon,
+    delta: TargetDelta,
+    lipschitz: Lipschitz = 1.0,
+    cap: CapFactor = 1.25,
+    allow_unmet: AllowUnmetFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Noise σ for private SGD on the complete graph (Lemma 1 numerics, App. F).
+
+    Exit code 3 if no σ reaches the target (unless --allow-unmet).
+    """
+    from crowdhide.netdp.guarantees import code_sigmas, sgd_calibrate_sigma
+
+    if topology != "complete" or task != "sgd":
+        raise ValueError(
+            f"calibrate supports --topology complete --task sgd, got {topology}/{task}"
+        )
+    contributions = math.floor(cap * steps / n)
+    if contributions < 1:
+        raise ValueError(f"--cap-factor * --steps / --n must be >= 1, got {cap * steps / n:g}")
+    sigma: float | None
+    reason = ""
+    with option_names(_NAMES):
+        try:
+            sigma = sgd_calibrate_sigma(
+                n=n, contributions=contributions, epsilon=epsilon, delta=delta, lipschitz=lipschitz
             )
-        contributions = math.floor(cap * steps / n)
-        if contributions < 1:
-            raise ValueError(f"--cap-factor * --steps / --n must be >= 1, got {cap * steps / n:g}")
-        sigma: float | None
-        with option_names(_NAMES):
-            try:
-                sigma = g.sgd_calibrate_sigma(
-                    n=n,
-                    contributions=contributions,
-                    epsilon=epsilon,
-                    delta=delta,
-                    lipschitz=lipschitz,
-                )
-            except UnmetTargetError as exc:
-                sigma, reason = None, str(exc)
-            code = g.code_sigmas(
-                n=n, steps=steps, epsilon=epsilon, delta=delta, lipschitz=lipschitz
-            )
-        record = {
-            "topology": topology,
-            "task": task,
-            "n": n,
-            "steps": steps,
-            "epsilon": epsilon,
-            "delta": delta,
-            "lipschitz": lipschitz,
-            "contributions_cap": contributions,
-            "target_met": sigma is not None,
-            "sigma": sigma,
-            "sigma_over_L": None if sigma is None else sigma / lipschitz,
-            "authors_code_sigma_network": code["network"],
-            "authors_code_sigma_local": code["local"],
-            "authors_code_sigma_central": code["central"],
-        }
-        emit(record, as_json=as_json, title="Calibrated noise (network DP-SGD)")
-        finish_target(
-            sigma is not None,
-            reason if sigma is None else "",
-            allow_unmet=allow_unmet,
-            as_json=as_json,
+        except UnmetTargetError as exc:
+            sigma, reason = None, str(exc)
+        code = code_sigmas(n=n, steps=steps, epsilon=epsilon, delta=delta, lipschitz=lipschitz)
+    record = {
+        "topology": topology,
+        "task": task,
+        "n": n,
+        "steps": steps,
+        "epsilon": epsilon,
+        "delta": delta,
+        "lipschitz": lipschitz,
+        "contributions_cap": contributions,
+        "target_met": sigma is not None,
+        "sigma": sigma,
+        "sigma_over_L": None if sigma is None else sigma / lipschitz,
+        "authors_code_sigma_network": code["network"],
+        "authors_code_sigma_local": code["local"],
+        "authors_code_sigma_central": code["central"],
+    }
+    emit(record, as_json=as_json, title="Calibrated noise (network DP-SGD)")
+    finish_target(sigma is not None, reason, allow_unmet=allow_unmet, as_json=as_json)
+
+
+def _check_audit_size(n: int, steps: int, group_ratio: float) -> None:
+    lengths = min(float(steps), n * (1.0 + math.log(max(steps / n, 1.0))))
+    if group_ratio == 0.0 and lengths > _AUDIT_MAX_LENGTHS:
+        raise ResourceLimitError(
+            f"--n {n} --steps {steps} gives about {lengths:.0f} distinct cycle lengths "
+            f"(one certificate each, > {_AUDIT_MAX_LENGTHS}: many minutes); pass "
+            "--group-ratio 0.05 or reduce --n / --steps",
+            parameter="steps",
+            value=steps,
         )
 
 
-def _register_audit(group: typer.Typer) -> None:
-    @group.command("audit")
-    def audit(
-        topology: Annotated[str, typer.Option("--topology", help="complete")],
-        n: Annotated[int, int_option("--n", "Number of users.", low=2, high=_AUDIT_MAX_N)],
-        steps: Annotated[
-            int, int_option("--steps", "Walk length T.", low=1, high=_AUDIT_MAX_STEPS)
-        ],
-        eps0: Annotated[
-            float,
-            real_option(
-                "--eps0",
-                "Local epsilon of a contribution (classic Gaussian calibration needs ε0 < 1).",
-                low=0.0,
-                high=1.0,
-                low_open=True,
-                high_open=True,
-            ),
-        ],
-        delta: Annotated[float, delta_option(help="delta.")],
-        seed: Annotated[int, seed_option("Walk seed.")] = 0,
-        colluders: Colluders = 1,
-        known_peers: Annotated[
-            bool, typer.Option("--known-peers", help="Senders/receivers visible (App. G).")
-        ] = False,
-        group_ratio: Annotated[
-            float,
-            real_option(
-                "--group-ratio",
-                help="0: a certificate per cycle length. >0 (default 0.003): lengths above 64 "
-                "share geometric bins of this relative width, each bin certified by a profile "
-                "dominating all its lengths (still a certificate; faster, slightly looser).",
-                low=0.0,
-                high=10.0,
-            ),
-        ] = 0.003,
-        as_json: JsonFlag = False,
-    ) -> None:
-        """Per-pair losses on a sampled walk (Gaussian sums, σ classic-calibrated to eps0)."""
-        from crowdhide.netdp._noise import classic_gaussian_sigma
-        from crowdhide.netdp.audit import CycleMechanism, sample_audit
+@netdp.command("audit")
+def audit_command(
+    topology: CompleteTopology,
+    n: AuditUsers,
+    steps: AuditSteps,
+    eps0: AuditEps0,
+    delta: Annotated[float, delta_option(help="delta.")],
+    seed: Annotated[int, seed_option("Walk seed.")] = 0,
+    colluders: Colluders = 1,
+    known_peers: KnownPeers = False,
+    group_ratio: GroupRatio = 0.003,
+    as_json: JsonFlag = False,
+) -> None:
+    """Per-pair losses on a sampled walk (Gaussian sums, σ classic-calibrated to eps0)."""
+    from crowdhide.netdp.cycle_privacy import CycleMechanism
+    from crowdhide.netdp.noise import classic_gaussian_sigma
+    from crowdhide.netdp.walk_accounting import account_sampled_walk
 
-        if topology != "complete":
-            raise ValueError(f"audit supports --topology complete, got {topology!r}")
-        lengths = min(float(steps), n * (1.0 + math.log(max(steps / n, 1.0))))
-        if group_ratio == 0.0 and lengths > _AUDIT_MAX_LENGTHS:
-            raise ResourceLimitError(
-                f"--n {n} --steps {steps} gives about {lengths:.0f} distinct cycle lengths "
-                f"(one certificate each, > {_AUDIT_MAX_LENGTHS}: many minutes); pass "
-                "--group-ratio 0.05 or reduce --n / --steps",
-                parameter="steps",
-                value=steps,
-            )
-        sigma = classic_gaussian_sigma(epsilon=eps0, delta=delta)
-        with (
-            spinner(not as_json, "sampling the walk and composing per-pair losses"),
-            option_names(_NAMES),
-        ):
-            res = sample_audit(
-                n=n,
-                steps=steps,
-                delta=delta,
-                rng=seed,
-                colluders=colluders,
-                known_peers=known_peers,
-                group_ratio=group_ratio,
-                mechanism=CycleMechanism(kind="gaussian", noise_multiplier=sigma),
-            )
-        record = {
-            "topology": topology,
-            "n": n,
-            "steps": steps,
-            "eps0": eps0,
-            "delta": delta,
-            "seed": seed,
-            "colluders": colluders,
-            "known_peers": known_peers,
-            "group_ratio": group_ratio,
-            "length_grouping": res.details.get("length_grouping", "exact"),
-            "sigma_over_sensitivity": sigma,
-            **res.summary,
-        }
-        emit(record, as_json=as_json, title="Per-pair network DP on a sampled walk")
+    if topology != "complete":
+        raise ValueError(f"audit supports --topology complete, got {topology!r}")
+    _check_audit_size(n, steps, group_ratio)
+    sigma = classic_gaussian_sigma(epsilon=eps0, delta=delta)
+    with (
+        spinner(not as_json, "sampling the walk and composing per-pair losses"),
+        option_names(_NAMES),
+    ):
+        res = account_sampled_walk(
+            n=n,
+            steps=steps,
+            delta=delta,
+            rng=seed,
+            colluders=colluders,
+            known_peers=known_peers,
+            group_ratio=group_ratio,
+            mechanism=CycleMechanism(kind="gaussian", noise_multiplier=sigma),
+        )
+    record = {
+        "topology": topology,
+        "n": n,
+        "steps": steps,
+        "eps0": eps0,
+        "delta": delta,
+        "seed": seed,
+        "colluders": colluders,
+        "known_peers": known_peers,
+        "group_ratio": group_ratio,
+        "length_grouping": res.details.get("length_grouping", "exact"),
+        "sigma_over_sensitivity": sigma,
+        **res.summary,
+    }
+    emit(record, as_json=as_json, title="Per-pair network DP on a sampled walk")

@@ -70,7 +70,7 @@ def _fig1a_rows(eps0: float, delta: float, quick: bool) -> list[dict[str, Any]]:
         for label, method in methods:
             nv, _ = g.visit_bound(steps=t, n=nn, delta_hat=delta, method=method)
             rec[f"ldp_{label}"] = g.compose_advanced(epsilon=eps0, count=nv, delta_slack=delta)
-            rec[f"ndp_{label}"] = g.theorem3(
+            rec[f"ndp_{label}"] = g.complete_sum_guarantee(
                 n=nn,
                 steps=t,
                 eps0=eps0,
@@ -79,7 +79,7 @@ def _fig1a_rows(eps0: float, delta: float, quick: bool) -> list[dict[str, Any]]:
                 delta_hat=delta,
                 visits=method,
                 integer_cycles=False,
-            ).epsilon
+            ).privacy.epsilon
         rows_a.append(rec)
     return rows_a
 
@@ -88,7 +88,7 @@ def _fig1a_reference(eps0: float, delta: float) -> dict[str, float]:
     """LDP and network DP at n = 1e4, T = 1e6 with the authors' code's visit bound."""
     from crowdhide.netdp import guarantees as g
 
-    ref = g.theorem3(
+    ref = g.complete_sum_guarantee(
         n=10**4,
         steps=10**6,
         eps0=eps0,
@@ -97,7 +97,7 @@ def _fig1a_reference(eps0: float, delta: float) -> dict[str, float]:
         delta_hat=delta,
         visits="code",
         integer_cycles=False,
-    ).epsilon
+    ).privacy.epsilon
     ref_ldp = g.compose_advanced(
         epsilon=eps0,
         count=g.visit_bound(steps=10**6, n=10**4, delta_hat=delta, method="code")[0],
@@ -111,12 +111,12 @@ def _fig1b_rows(
 ) -> list[dict[str, Any]]:
     """Fig. 1b: per-pair losses on sampled walks (T = 100n), our certified accounting next
     to the authors' code accounting."""
-    from crowdhide.netdp._noise import classic_gaussian_sigma
-    from crowdhide.netdp.audit import (
-        CycleMechanism,
-        audit_walk,
-        audit_walk_known_peers,
-        authors_fig1b_losses,
+    from crowdhide.netdp.cycle_privacy import CycleMechanism
+    from crowdhide.netdp.noise import classic_gaussian_sigma
+    from crowdhide.netdp.walk_accounting import (
+        account_walk,
+        account_walk_known_peers,
+        authors_code_pair_losses,
     )
     from crowdhide.netdp.walks import complete_walk
 
@@ -126,10 +126,12 @@ def _fig1b_rows(
     for n in [10, 50] if quick else [5, 10, 20, 50, 100, 200, 400]:
         for run in range(1 if quick else 10):
             walk = complete_walk(n=n, steps=100 * n, rng=rng)
-            res = audit_walk(walk, n=n, mechanism=mech, delta=delta)
-            pairs, local_adv = authors_fig1b_losses(np.r_[0, walk[1:]], n=n, eps0=eps0, delta=delta)
+            res = account_walk(walk, n=n, mechanism=mech, delta=delta)
+            pairs, local_adv = authors_code_pair_losses(
+                np.r_[0, walk[1:]], n=n, eps0=eps0, delta=delta
+            )
             known = (
-                audit_walk_known_peers(walk, n=n, mechanism=mech, delta=delta).summary
+                account_walk_known_peers(walk, n=n, mechanism=mech, delta=delta).summary
                 if run == 0 and n <= 100
                 else {}
             )
@@ -203,14 +205,17 @@ def _fig1_comparison(
 
 def _gaussian_mu_for(epsilon: float, delta: float) -> float:
     """Largest Gaussian shift μ whose exact ε at δ is <= epsilon."""
-    from scipy.optimize import brentq
+    from crowdhide.accounting import calibrate
+    from crowdhide.accounting.gaussian import gaussian_epsilon
 
-    from crowdhide.netdp.audit import gaussian_epsilon
-
-    mu = float(brentq(lambda m: gaussian_epsilon(mu=m, delta=delta) - epsilon, 1e-6, 100.0))
-    while gaussian_epsilon(mu=mu, delta=delta) > epsilon:
-        mu *= 1 - 1e-12
-    return mu
+    return calibrate(
+        lambda m: gaussian_epsilon(mu=m, delta=delta) <= epsilon,
+        low=1e-6,
+        high=100.0,
+        increasing=False,
+        rtol=1e-13,
+        what="Gaussian shift",
+    )
 
 
 def load_houses(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, str]:
@@ -424,7 +429,8 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from crowdhide.netdp.audit import CycleMechanism, audit_walk
+    from crowdhide.netdp.cycle_privacy import CycleMechanism
+    from crowdhide.netdp.walk_accounting import account_walk
     from crowdhide.netdp.walks import complete_walk
 
     delta = 1e-7
@@ -434,7 +440,7 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
         for n in [10, 20] if quick else [10, 20, 50]:
             for run in range(1 if quick else 3):
                 walk = complete_walk(n=n, steps=(20 if quick else 100) * n, rng=rng)
-                res = audit_walk(walk, n=n, mechanism=mech, delta=delta)
+                res = account_walk(walk, n=n, mechanism=mech, delta=delta)
                 rows.append({"eps0": eps0, "n": n, "run": run, **res.summary})
     files = [write_csv(out_dir / "fig3.csv", rows)]
     fig, ax = plt.subplots(figsize=(6, 4))

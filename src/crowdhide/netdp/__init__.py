@@ -5,16 +5,19 @@ each user sees only the token values it receives and sends. This package provide
 
 * :mod:`~crowdhide.netdp.walks` — vectorized walks and visit/cycle indexes;
 * :mod:`~crowdhide.netdp.views` — transcripts, user and coalition views;
-* :mod:`~crowdhide.netdp.protocols` — Alg. 1-5 with transcripts;
-* :mod:`~crowdhide.netdp.guarantees` — Theorems 1-4, 6, Lemmas 1-2, Proposition 1 (corrected
-  forms, published forms under explicit names), baselines, σ calibration;
-* :mod:`~crowdhide.netdp.audit` — per-pair accounting on a realised walk.
+* :mod:`~crowdhide.netdp.noise` — noise calibrations and samplers of the protocols;
+* :mod:`~crowdhide.netdp.protocols` — the paper's algorithms 1-5, with transcripts;
+* :mod:`~crowdhide.netdp.guarantees` — the paper's bounds (corrected forms, published forms
+  under explicit names), baselines, σ calibration;
+* :mod:`~crowdhide.netdp.cycle_privacy` — the privacy profile of one cycle of a hidden walk;
+* :mod:`~crowdhide.netdp.walk_pld` — per-cycle ``dp_accounting`` PLDs and their composition;
+* :mod:`~crowdhide.netdp.walk_accounting` — per-pair accounting of a realised walk.
 """
 
 from crowdhide.netdp.protocols import (
-    HistogramRun,
     SgdRun,
-    SumRun,
+    WalkHistogramRun,
+    WalkSumRun,
     complete_histogram,
     complete_sgd,
     complete_sum,
@@ -26,8 +29,8 @@ from crowdhide.netdp.protocols import (
     ring_sum,
 )
 from crowdhide.netdp.views import (
-    Transcript,
     View,
+    WalkTranscript,
     check_coalition,
     coalition_view,
     network_dp_curve,
@@ -42,12 +45,12 @@ from crowdhide.netdp.walks import (
 )
 
 __all__ = [
-    "HistogramRun",
     "SgdRun",
-    "SumRun",
-    "Transcript",
     "View",
     "VisitIndex",
+    "WalkHistogramRun",
+    "WalkSumRun",
+    "WalkTranscript",
     "check_coalition",
     "coalition_view",
     "complete_histogram",

@@ -1,101 +1,143 @@
 """Network-DP guarantees of Cyffers & Bellet (2022), corrected, with validity conditions.
 
-Every function returns a :class:`NetworkGuarantee` that says which theorem and which form
+Every bound returns a :class:`WalkBound`: its ``privacy`` is a
+:class:`~crowdhide.accounting.PrivacyStatement` whose ``source`` names the bound and its form
 (``"corrected"`` — the default — or ``"published"``, kept only to reproduce figures and to show
-the defects) produced it, and which of the theorem's conditions hold (``valid``; ``violations``
-lists the failed ones, the numbers are still returned so that figures can be drawn).
+the defects), whose ``conditions_met`` says whether every condition of the paper's result holds
+(``notes`` lists the failed ones; the numbers are still returned so that figures can be drawn),
+and ``details`` holds the intermediate quantities (per-cycle ε, number of cycles, γ, …).
 
-Corrections (technical notes §9):
+Corrections to the paper (each one tested):
 
 * advanced composition is ``√(2k ln(1/δ')) ε_c + k ε_c (e^{ε_c} − 1)`` (the published
-  Thm 3/Thm 6 second term ``√k ε (e^{ε_c} − 1)`` is mis-transcribed; Lemma 2 lacks the 2);
+  second term of the complete-graph sum and histogram theorems, ``√k ε (e^{ε_c} − 1)``, is
+  mis-transcribed; the spotted-contributions lemma lacks the 2);
 * the number of cycles ``k = N_v + T/n`` is rounded up (``⌈N_v⌉ − 1 + ⌊T/n⌋ + 1``);
-* Theorem 2's γ uses ε0 = ε√(n/ln(1/δ))/12 (the printed γ is inverted);
-* Theorem 6's per-cycle constant 21 relies on ``e^x − 1 <= x`` (false); the corrected constant
-  is 14(e − 1) ≈ 24.05 (with ``1 − (1 − 1/n)^m <= m/n`` and ``e^x − 1 <= (e − 1)x``);
+* the ring histogram's γ uses ε0 = ε√(n/ln(1/δ))/12 (the printed γ is inverted);
+* the complete-graph histogram's per-cycle constant 21 relies on ``e^x − 1 <= x`` (false);
+  the corrected constant is 14(e − 1) ≈ 24.05 (with ``1 − (1 − 1/n)^m <= m/n`` and
+  ``e^x − 1 <= (e − 1)x``);
 * the Chernoff bound ``N_v = T/n + √(3 (T/n) ln(1/δ̂))`` needs ``T >= 3 n ln(1/δ̂)``; outside it
   the exact binomial quantile is used (``visits="auto"``);
-* Theorem 4 / Lemma 1: the geometric return time has pmf ``(1/n)(1 − 1/n)^{t−1}`` so the
+* network DP-SGD's RDP: the geometric return time has pmf ``(1/n)(1 − 1/n)^{t−1}`` so the
   per-contribution RDP is ``4αL² ln n / (σ² (n − 1))``; the closed form needs ``α > 2``, i.e.
-  ``ε' < 2 ln(1/δ)``; the numerical calibration (App. F, Remark 5) minimises over admissible α.
+  ``ε' < 2 ln(1/δ)``; the numerical calibration minimises over admissible α.
 
-Collusions (Section 4.3): the complete-graph guarantees with c colluders (Definition 2) are
-those of ``n/c`` users; the ring protocols have none (``colluders > 1`` raises).
+Collusions: the complete-graph guarantees with c colluders are those of ``n/c`` users; the ring
+protocols have none (``colluders > 1`` raises).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal
 
-from scipy import optimize, stats
-
 from crowdhide._validation import check_int, check_probability, check_real
+from crowdhide.accounting.roots import safe_root
+from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.errors import UnmetTargetError
-from crowdhide.netdp._noise import classic_gaussian_sigma
+from crowdhide.netdp.noise import classic_gaussian_sigma
 
 __all__ = [
-    "NetworkGuarantee",
+    "HISTOGRAM_CYCLE_CONSTANT",
+    "WalkBound",
     "central_sum_std",
     "code_sigmas",
+    "complete_histogram_guarantee",
+    "complete_sgd_guarantee",
+    "complete_sum_guarantee",
     "compose_advanced",
     "ldp_baseline",
-    "lemma1_rdp",
-    "lemma2",
-    "proposition1",
+    "ring_histogram_guarantee",
+    "ring_sum_guarantee",
     "sgd_calibrate_sigma",
     "sgd_network_epsilon",
-    "theorem1",
-    "theorem2",
-    "theorem3",
-    "theorem4",
-    "theorem6",
+    "sgd_network_rdp",
+    "sgd_utility_bound",
+    "spotted_contributions_guarantee",
     "visit_bound",
 ]
 
 Form = Literal["corrected", "published"]
 
+#: Where every bound of this module comes from.
+CITATION = "Cyffers & Bellet, Privacy amplification by decentralization, AISTATS 2022"
+
 
 @dataclass(frozen=True)
-class NetworkGuarantee:
-    """An (ε, δ)-network-DP statement produced by one theorem.
+class WalkBound:
+    """A network-DP bound of a token walk: a privacy statement and how it was obtained.
 
     Attributes
     ----------
-    epsilon, delta
-        The guarantee (for every ordered pair u ≠ v, or every coalition of ``colluders``).
+    privacy
+        The (ε, δ) statement (for every ordered pair u ≠ v, or every coalition of
+        ``colluders``): ``source`` names the bound (``"complete_sum"``, ``"ldp"``, … with a
+        ``"_published"`` suffix for the printed form), ``conditions_met`` whether every
+        condition holds and the form is the corrected one, ``notes`` the failed conditions.
     theorem
-        Which result (``"theorem3"``, ``"ldp"``, …).
+        The result of the paper it implements (``"theorem3"``, ``"lemma2"``, ``"ldp"``).
     form
         ``"corrected"`` or ``"published"``.
-    valid
-        Whether every condition of the theorem holds (and the form is the corrected one).
-    violations
-        Conditions that fail.
     details
         Intermediate quantities (per-cycle ε, number of cycles, γ, …).
     """
 
-    epsilon: float
-    delta: float
+    privacy: PrivacyStatement
     theorem: str
     form: str
-    valid: bool
-    violations: tuple[str, ...] = ()
-    details: dict[str, Any] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """Flat JSON-ready record."""
+        """Flat JSON-ready record: the statement's fields, the paper's result and details."""
+        p = self.privacy
         return {
-            "epsilon": self.epsilon,
-            "delta": self.delta,
+            "epsilon": p.epsilon,
+            "delta": p.delta,
+            "kind": p.kind,
+            "source": p.source,
             "theorem": self.theorem,
             "form": self.form,
-            "valid": self.valid,
-            "violations": list(self.violations),
+            "conditions_met": p.conditions_met,
+            "notes": list(p.notes),
             **self.details,
         }
+
+
+def _bound(
+    *,
+    epsilon: float,
+    delta: float,
+    source: str,
+    theorem: str,
+    form: Form = "corrected",
+    violations: list[str] | tuple[str, ...] = (),
+    details: dict[str, Any] | None = None,
+    inputs: dict[str, Any] | None = None,
+) -> WalkBound:
+    """The :class:`WalkBound` of one computed (ε, δ): a certificate ("upper") only in the
+    corrected form with every condition met; the published form is an "estimate"."""
+    notes = tuple(violations)
+    if form == "published":
+        notes += ("published form: reproduces the printed formula, not a valid bound",)
+    privacy = PrivacyStatement(
+        epsilon=epsilon,
+        delta=delta,
+        kind="upper" if form == "corrected" else "estimate",
+        source=source if form == "corrected" else f"{source}_published",
+        conditions_met=not violations and form == "corrected",
+        notes=notes,
+        inputs=inputs or {},
+    )
+    return WalkBound(
+        privacy=privacy,
+        theorem=theorem,
+        form=form,
+        details=MappingProxyType(dict(details or {})),
+    )
 
 
 def _check_form(form: str) -> Form:
@@ -158,6 +200,8 @@ def visit_bound(
         return mean + math.sqrt(3.0 * mean * log_inv), "chernoff"
     if method not in ("auto", "binomial"):
         raise ValueError(f"method must be 'auto', 'chernoff', 'binomial' or 'code', got {method!r}")
+    from scipy import stats
+
     quantile = float(stats.binom.isf(dh, t, 1.0 / nn))  # smallest q with P(T_v > q) <= δ̂
     return quantile + 1.0, "binomial"
 
@@ -169,10 +213,10 @@ def _check_colluders(colluders: int, n: int) -> int:
     return c
 
 
-def theorem1(
+def ring_sum_guarantee(
     *, n: int, rounds: int, eps0: float, delta0: float, delta_slack: float, colluders: int = 1
-) -> NetworkGuarantee:
-    """Theorem 1 (ring, real summation, Alg. 1).
+) -> WalkBound:
+    """Ring, real summation (Alg. 1; Theorem 1 of Cyffers & Bellet).
 
     Each of v's K receipts is (ε0, δ0)-DP w.r.t. u (one contribution of u, at least one noise
     of std σ_loc from another user); advanced composition over K receipts.
@@ -180,11 +224,11 @@ def theorem1(
 
     Examples
     --------
-    >>> g = theorem1(n=100, rounds=10, eps0=0.5, delta0=1e-6, delta_slack=1e-6)
-    >>> round(g.epsilon, 4), g.delta, g.details["noise_additions"]  # basic composition wins
+    >>> g = ring_sum_guarantee(n=100, rounds=10, eps0=0.5, delta0=1e-6, delta_slack=1e-6)
+    >>> round(g.privacy.epsilon, 4), g.privacy.delta, g.details["noise_additions"]  # basic wins
     (5.0, 1.1e-05, 11)
-    >>> g = theorem1(n=100, rounds=100, eps0=0.1, delta0=1e-6, delta_slack=1e-6)
-    >>> round(g.epsilon, 4)
+    >>> g = ring_sum_guarantee(n=100, rounds=100, eps0=0.1, delta0=1e-6, delta_slack=1e-6)
+    >>> round(g.privacy.epsilon, 4)
     6.3082
     """
     n = check_int("n", n, low=2)
@@ -198,12 +242,11 @@ def theorem1(
         )
     eps = compose_advanced(epsilon=e0, count=k, delta_slack=slack)
     adds = -(-(k * n) // (n - 1))
-    return NetworkGuarantee(
+    return _bound(
         epsilon=eps,
         delta=min(1.0, k * d0 + slack),
+        source="ring_sum",
         theorem="theorem1",
-        form="corrected",
-        valid=True,
         details={
             "noise_additions": adds,
             "std_over_sigma": math.sqrt(adds),
@@ -212,7 +255,7 @@ def theorem1(
     )
 
 
-def theorem2(
+def ring_histogram_guarantee(
     *,
     n: int,
     rounds: int,
@@ -221,8 +264,8 @@ def theorem2(
     delta_slack: float,
     domain_size: int,
     form: Form = "corrected",
-) -> NetworkGuarantee:
-    """Theorem 2 (ring, histogram, Alg. 2) with γ corrected.
+) -> WalkBound:
+    """Ring, histogram (Alg. 2; Theorem 2 of Cyffers & Bellet) with γ corrected.
 
     Target per-receipt level ``ε`` (< 1/2). Corrected: the randomizer is ε0-LDP with
     ``ε0 = ε √(n/ln(1/δ)) / 12`` so that Erlingsson et al.'s Cor. 9 gives ε per receipt;
@@ -232,9 +275,9 @@ def theorem2(
 
     Examples
     --------
-    >>> g = theorem2(n=10**4, rounds=10, epsilon=0.1, delta=1e-6, delta_slack=1e-6,
+    >>> g = ring_histogram_guarantee(n=10**4, rounds=10, epsilon=0.1, delta=1e-6, delta_slack=1e-6,
     ...              domain_size=10)
-    >>> round(g.details["eps0"], 4), round(g.details["gamma"], 5), g.valid
+    >>> round(g.details["eps0"], 4), round(g.details["gamma"], 5), g.privacy.conditions_met
     (0.2242, 0.97548, True)
     """
     n = check_int("n", n, low=2)
@@ -259,13 +302,13 @@ def theorem2(
         violations.append("delta < 1/100")
     if not n > 1000:
         violations.append("n > 1000")
-    return NetworkGuarantee(
+    return _bound(
         epsilon=compose_advanced(epsilon=eps, count=k, delta_slack=slack),
         delta=min(1.0, k * d + slack),
+        source="ring_histogram",
         theorem="theorem2",
         form=form,
-        valid=not violations and form == "corrected",
-        violations=tuple(violations),
+        violations=violations,
         details={"eps0": eps0, "gamma": gamma, "random_responses": gamma * n * (k + 1)},
     )
 
@@ -290,7 +333,87 @@ def _cycles(visits: float, steps: int, n_eff: float, integer: bool) -> float:
     return visits + steps / n_eff
 
 
-def theorem3(
+@dataclass(frozen=True)
+class _CompleteWalk:
+    """Validated inputs of a complete-graph cycle bound and its number of cycles."""
+
+    steps: int
+    eps0: float
+    delta0: float
+    slack: float
+    delta_hat: float
+    form: Form
+    n_eff: float
+    visits: float
+    visit_method: str
+    cycles: float
+
+
+def _complete_walk(
+    *,
+    n: int,
+    steps: int,
+    eps0: float,
+    delta0: float,
+    delta_slack: float,
+    delta_hat: float,
+    colluders: int,
+    form: str,
+    visits: Literal["auto", "chernoff", "binomial", "code"],
+    integer_cycles: bool,
+    allow_zero_delta0: bool,
+) -> _CompleteWalk:
+    n = check_int("n", n, low=2)
+    t = check_int("steps", steps, low=1)
+    e0 = check_real("eps0", eps0, low=0.0, low_open=True)
+    d0 = check_probability("delta0", delta0, allow_zero=allow_zero_delta0, allow_one=False)
+    slack = check_probability("delta_slack", delta_slack, allow_zero=False, allow_one=False)
+    dh = check_probability("delta_hat", delta_hat, allow_zero=False, allow_one=False)
+    n_eff = n / _check_colluders(colluders, n)
+    checked_form = _check_form(form)
+    nv, method = visit_bound(steps=t, n=n_eff, delta_hat=dh, method=visits)
+    k = _cycles(nv, t, n_eff, integer_cycles)
+    return _CompleteWalk(t, e0, d0, slack, dh, checked_form, n_eff, nv, method, k)
+
+
+def _cycle_bound(
+    walk: _CompleteWalk,
+    *,
+    eps_cycle: float,
+    violations: list[str],
+    source: str,
+    theorem: str,
+    extra: dict[str, Any],
+) -> WalkBound:
+    """Compose ``walk.cycles`` cycles of ``eps_cycle`` into the complete-graph bound."""
+    eps = _compose_cycles(
+        eps_cycle=eps_cycle,
+        cycles=walk.cycles,
+        slack=walk.slack,
+        eps0=walk.eps0,
+        form=walk.form,
+    )
+    if walk.visit_method == "code":
+        violations.append("visit bound from the authors' code is not a valid bound")
+    return _bound(
+        epsilon=eps,
+        delta=min(1.0, walk.cycles * walk.delta0 + walk.slack + walk.delta_hat),
+        source=source,
+        theorem=theorem,
+        form=walk.form,
+        violations=violations,
+        details={
+            "eps_cycle": eps_cycle,
+            "cycles": walk.cycles,
+            "visit_bound": walk.visits,
+            "visit_method": walk.visit_method,
+            "n_effective": walk.n_eff,
+            **extra,
+        },
+    )
+
+
+def complete_sum_guarantee(
     *,
     n: int,
     steps: int,
@@ -303,8 +426,8 @@ def theorem3(
     per_cycle: Literal["paper", "sharp"] = "paper",
     visits: Literal["auto", "chernoff", "binomial", "code"] = "auto",
     integer_cycles: bool = True,
-) -> NetworkGuarantee:
-    """Theorem 3 (complete graph, Gaussian real summation, Alg. 3), full formula of App. D.
+) -> WalkBound:
+    """Complete graph, Gaussian real summation (Alg. 3; Theorem 3 of Cyffers & Bellet).
 
     Per cycle ``ε_c = 3 ε0/√n`` (``per_cycle="paper"``) or ``(e − 1) ε0/√n`` (``"sharp"``,
     Bernoulli + ``e^x − 1 <= (e − 1)x``); ``k = N_v + T/n`` cycles; corrected advanced
@@ -312,62 +435,53 @@ def theorem3(
     ``√k ε0 (e^{ε_c} − 1)``. δ = ``k δ0 + δ' + δ̂``. Requires ε0 < 1 (Gaussian mechanism).
     With c colluders n is replaced by n/c.
 
-    Caveat (notes §9.10): the paper's per-cycle δ (``δ_cycle <= δ0``, Eq. 10) ignores the
-    group-privacy terms of Balle et al.'s with-replacement theorem; the empirical accountant
-    (:mod:`crowdhide.netdp.audit`) accounts for them exactly.
+    Caveat: the paper's per-cycle δ (``δ_cycle <= δ0``) ignores the group-privacy terms of
+    Balle et al.'s with-replacement subsampling theorem; the realised-walk accountant
+    (:mod:`crowdhide.netdp.walk_accounting`) accounts for them exactly.
 
     Examples
     --------
-    >>> g = theorem3(n=100, steps=10**4, eps0=0.5, delta0=1e-7, delta_slack=1e-7,
-    ...              delta_hat=1e-7, integer_cycles=False)
-    >>> round(g.epsilon, 3)
+    >>> g = complete_sum_guarantee(n=100, steps=10**4, eps0=0.5, delta0=1e-7, delta_slack=1e-7,
+    ...                            delta_hat=1e-7, integer_cycles=False)
+    >>> round(g.privacy.epsilon, 3)
     20.525
-    >>> round(theorem3(n=100, steps=10**4, eps0=0.5, delta0=1e-7, delta_slack=1e-7,
-    ...                delta_hat=1e-7, integer_cycles=False, form="published").epsilon, 3)
+    >>> round(complete_sum_guarantee(n=100, steps=10**4, eps0=0.5, delta0=1e-7,
+    ...       delta_slack=1e-7, delta_hat=1e-7, integer_cycles=False,
+    ...       form="published").privacy.epsilon, 3)
     15.311
     """
-    n = check_int("n", n, low=2)
-    t = check_int("steps", steps, low=1)
-    e0 = check_real("eps0", eps0, low=0.0, low_open=True)
-    d0 = check_probability("delta0", delta0, allow_one=False)
-    slack = check_probability("delta_slack", delta_slack, allow_zero=False, allow_one=False)
-    dh = check_probability("delta_hat", delta_hat, allow_zero=False, allow_one=False)
-    c = _check_colluders(colluders, n)
-    form = _check_form(form)
-    n_eff = n / c
-    nv, method = visit_bound(steps=t, n=n_eff, delta_hat=dh, method=visits)
-    k = _cycles(nv, t, n_eff, integer_cycles)
-    const = 3.0 if per_cycle == "paper" else math.e - 1.0
     if per_cycle not in ("paper", "sharp"):
         raise ValueError(f"per_cycle must be 'paper' or 'sharp', got {per_cycle!r}")
-    eps_c = const * e0 / math.sqrt(n_eff)
-    eps = _compose_cycles(eps_cycle=eps_c, cycles=k, slack=slack, eps0=e0, form=form)
-    violations = [] if e0 < 1.0 else ["eps0 < 1"]
-    if method == "code":
-        violations.append("visit bound from the authors' code is not a valid bound")
-    return NetworkGuarantee(
-        epsilon=eps,
-        delta=min(1.0, k * d0 + slack + dh),
-        theorem="theorem3",
+    walk = _complete_walk(
+        n=n,
+        steps=steps,
+        eps0=eps0,
+        delta0=delta0,
+        delta_slack=delta_slack,
+        delta_hat=delta_hat,
+        colluders=colluders,
         form=form,
-        valid=not violations and form == "corrected",
-        violations=tuple(violations),
-        details={
-            "eps_cycle": eps_c,
-            "cycles": k,
-            "visit_bound": nv,
-            "visit_method": method,
-            "n_effective": n_eff,
-            "std_over_sigma": math.sqrt(t),
-        },
+        visits=visits,
+        integer_cycles=integer_cycles,
+        allow_zero_delta0=True,
+    )
+    const = 3.0 if per_cycle == "paper" else math.e - 1.0
+    return _cycle_bound(
+        walk,
+        eps_cycle=const * walk.eps0 / math.sqrt(walk.n_eff),
+        violations=[] if walk.eps0 < 1.0 else ["eps0 < 1"],
+        source="complete_sum",
+        theorem="theorem3",
+        extra={"std_over_sigma": math.sqrt(walk.steps)},
     )
 
 
-#: 14 (e − 1): valid per-cycle constant of Theorem 6 (notes §9.4).
-THEOREM6_CONSTANT = 14.0 * (math.e - 1.0)
+#: 14 (e − 1): valid per-cycle constant of the complete-graph histogram bound (the paper
+#: prints 21, derived with the false ``e^x − 1 <= x``).
+HISTOGRAM_CYCLE_CONSTANT = 14.0 * (math.e - 1.0)
 
 
-def theorem6(
+def complete_histogram_guarantee(
     *,
     n: int,
     steps: int,
@@ -379,60 +493,52 @@ def theorem6(
     form: Form = "corrected",
     visits: Literal["auto", "chernoff", "binomial", "code"] = "auto",
     integer_cycles: bool = True,
-) -> NetworkGuarantee:
-    """Theorem 6 (complete graph, histogram, Alg. 5 with γ = L/(e^{ε0} + L − 1)).
+) -> WalkBound:
+    """Complete graph, histogram (Alg. 5 with γ = L/(e^{ε0} + L − 1); Theorem 6 of
+    Cyffers & Bellet).
 
     Per cycle ``ε_c = C √(ln(4/δ0)/n) ε0`` with the corrected ``C = 14(e − 1) ≈ 24.05``
     (published: 21, derived with the false ``e^x − 1 <= x``); requires ``ε0 <= 1`` and
-    ``n >= 196 ln(4/δ0)``. Composition as in :func:`theorem3`.
+    ``n >= 196 ln(4/δ0)``. Composition as in :func:`complete_sum_guarantee`.
 
     Examples
     --------
-    >>> g = theorem6(n=10**5, steps=10**7, eps0=0.5, delta0=1e-6, delta_slack=1e-6,
-    ...              delta_hat=1e-6, form="published", integer_cycles=False)
-    >>> round(g.details["eps_cycle"], 4), round(g.epsilon, 2)
+    >>> g = complete_histogram_guarantee(n=10**5, steps=10**7, eps0=0.5, delta0=1e-6,
+    ...     delta_slack=1e-6, delta_hat=1e-6, form="published", integer_cycles=False)
+    >>> round(g.details["eps_cycle"], 4), round(g.privacy.epsilon, 2)
     (0.1295, 12.19)
     """
-    n = check_int("n", n, low=2)
-    t = check_int("steps", steps, low=1)
-    e0 = check_real("eps0", eps0, low=0.0, low_open=True)
-    d0 = check_probability("delta0", delta0, allow_zero=False, allow_one=False)
-    slack = check_probability("delta_slack", delta_slack, allow_zero=False, allow_one=False)
-    dh = check_probability("delta_hat", delta_hat, allow_zero=False, allow_one=False)
-    c = _check_colluders(colluders, n)
-    form = _check_form(form)
-    n_eff = n / c
-    nv, method = visit_bound(steps=t, n=n_eff, delta_hat=dh, method=visits)
-    k = _cycles(nv, t, n_eff, integer_cycles)
-    const = THEOREM6_CONSTANT if form == "corrected" else 21.0
-    eps_c = const * math.sqrt(math.log(4.0 / d0) / n_eff) * e0
-    eps = _compose_cycles(eps_cycle=eps_c, cycles=k, slack=slack, eps0=e0, form=form)
-    violations = []
-    if not e0 <= 1.0:
-        violations.append("eps0 <= 1")
-    if not n_eff >= 196.0 * math.log(4.0 / d0):
-        violations.append(f"n >= 196 ln(4/delta) = {196.0 * math.log(4.0 / d0):.6g}")
-    if method == "code":
-        violations.append("visit bound from the authors' code is not a valid bound")
-    return NetworkGuarantee(
-        epsilon=eps,
-        delta=min(1.0, k * d0 + slack + dh),
-        theorem="theorem6",
+    walk = _complete_walk(
+        n=n,
+        steps=steps,
+        eps0=eps0,
+        delta0=delta0,
+        delta_slack=delta_slack,
+        delta_hat=delta_hat,
+        colluders=colluders,
         form=form,
-        valid=not violations and form == "corrected",
-        violations=tuple(violations),
-        details={
-            "eps_cycle": eps_c,
-            "cycles": k,
-            "visit_bound": nv,
-            "visit_method": method,
-            "n_effective": n_eff,
-            "constant": const,
-        },
+        visits=visits,
+        integer_cycles=integer_cycles,
+        allow_zero_delta0=False,
+    )
+    const = HISTOGRAM_CYCLE_CONSTANT if walk.form == "corrected" else 21.0
+    log_term = math.log(4.0 / walk.delta0)
+    violations = []
+    if not walk.eps0 <= 1.0:
+        violations.append("eps0 <= 1")
+    if not walk.n_eff >= 196.0 * log_term:
+        violations.append(f"n >= 196 ln(4/delta) = {196.0 * log_term:.6g}")
+    return _cycle_bound(
+        walk,
+        eps_cycle=const * math.sqrt(log_term / walk.n_eff) * walk.eps0,
+        violations=violations,
+        source="complete_histogram",
+        theorem="theorem6",
+        extra={"constant": const},
     )
 
 
-def lemma1_rdp(
+def sgd_network_rdp(
     *,
     alpha: float,
     contributions: float,
@@ -441,14 +547,15 @@ def lemma1_rdp(
     sigma: float,
     form: Form = "corrected",
 ) -> float:
-    """Lemma 1: network RDP ``4 T_u α L² ln n / (σ² (n − 1))`` of Alg. 4 at order α.
+    """Network RDP ``4 T_u α L² ln n / (σ² (n − 1))`` of Alg. 4 at order α (Lemma 1 of
+    Cyffers & Bellet).
 
     Published: denominator ``σ² n`` (pmf exponent t instead of t − 1). Requires
     ``σ >= L √(2α(α − 1))`` (weak convexity with c = 1), checked here.
 
     Examples
     --------
-    >>> round(lemma1_rdp(alpha=2.0, contributions=10, n=100, lipschitz=1.0, sigma=10.0), 5)
+    >>> round(sgd_network_rdp(alpha=2.0, contributions=10, n=100, lipschitz=1.0, sigma=10.0), 5)
     0.03721
     """
     a = check_real("alpha", alpha, low=1.0, low_open=True)
@@ -480,7 +587,7 @@ def sgd_network_epsilon(
     form: Form = "corrected",
 ) -> tuple[float, float]:
     """Numerical network ε of Alg. 4 (App. F, Remark 5): min over admissible α of
-    ``lemma1_rdp(α) + ln(1/δ)/(α − 1)``. Returns ``(ε, α*)``.
+    ``sgd_network_rdp(α) + ln(1/δ)/(α − 1)``. Returns ``(ε, α*)``.
 
     Examples
     --------
@@ -523,7 +630,7 @@ def sgd_calibrate_sigma(
     target = check_real("epsilon", epsilon, low=0.0, low_open=True)
     lip = check_real("lipschitz", lipschitz, low=0.0, low_open=True)
 
-    def gap(log_sigma: float) -> float:
+    def network_epsilon(log_sigma: float) -> float:
         value, _ = sgd_network_epsilon(
             n=n,
             contributions=contributions,
@@ -532,24 +639,20 @@ def sgd_calibrate_sigma(
             delta=delta,
             form=form,
         )
-        return value - target
+        return value
 
     lo, hi = math.log(lip * 1e-3), math.log(lip * 1e3)
-    while gap(hi) > 0:
+    while network_epsilon(hi) > target:
         hi += math.log(10.0)
         if hi > 700:
             raise UnmetTargetError(
                 f"epsilon={target} is unreachable: even sigma = 1e300 L certifies more"
             )
-    if gap(lo) <= 0:
-        return math.exp(lo)
-    root = float(optimize.brentq(gap, lo, hi, xtol=1e-12))
-    while gap(root) > 0:
-        root += 1e-12
-    return math.exp(root)
+    # ε is non-increasing in σ: the safe side is the larger σ (ε <= target there).
+    return math.exp(safe_root(network_epsilon, target, lo, hi, xtol=1e-12))
 
 
-def theorem4(
+def complete_sgd_guarantee(
     *,
     n: int,
     steps: int,
@@ -559,8 +662,9 @@ def theorem4(
     colluders: int = 1,
     form: Form = "corrected",
     visits: Literal["auto", "chernoff", "binomial"] = "auto",
-) -> NetworkGuarantee:
-    """Theorem 4 closed form (Eq. 7): ``ε' = √(2 q ln(1/δ)) ε0 / √(ln(1.25/δ))``.
+) -> WalkBound:
+    """Network DP-SGD on the complete graph, closed form (Theorem 4 / Eq. 7 of Cyffers &
+    Bellet): ``ε' = √(2 q ln(1/δ)) ε0 / √(ln(1.25/δ))``.
 
     ``q = max(2 N_u ln n / n', 2 ln(1/δ))`` with ``n' = n − 1`` (corrected) or n (published),
     σ² = 8 L² ln(1.25/δ)/ε0². Conditions: ε0 < 1, δ < 1/2, η <= 2/β (caller's duty), and
@@ -568,9 +672,9 @@ def theorem4(
 
     Examples
     --------
-    >>> g = theorem4(n=2000, steps=20000, eps0=1.0, delta=1e-6, delta_hat=1e-6,
-    ...              form="published")
-    >>> round(g.epsilon, 4), g.valid
+    >>> g = complete_sgd_guarantee(n=2000, steps=20000, eps0=1.0, delta=1e-6, delta_hat=1e-6,
+    ...                            form="published")
+    >>> round(g.privacy.epsilon, 4), g.privacy.conditions_met
     (7.3745, False)
     """
     n = check_int("n", n, low=2)
@@ -593,13 +697,13 @@ def theorem4(
         violations.append("delta < 1/2")
     if not eps < 2.0 * log_inv:
         violations.append("epsilon' < 2 ln(1/delta) (alpha > 2)")
-    return NetworkGuarantee(
+    return _bound(
         epsilon=eps,
         delta=min(1.0, d + dh),
+        source="complete_sgd",
         theorem="theorem4",
         form=form,
-        valid=not violations and form == "corrected",
-        violations=tuple(violations),
+        violations=violations,
         details={
             "q": q,
             "visit_bound": nu,
@@ -610,7 +714,7 @@ def theorem4(
     )
 
 
-def lemma2(
+def spotted_contributions_guarantee(
     *,
     n: int,
     contributions: float,
@@ -618,17 +722,21 @@ def lemma2(
     delta_slack: float,
     delta_tilde: float,
     form: Form = "corrected",
-) -> NetworkGuarantee:
-    """Lemma 2: extra loss from *spotted* contributions when peers are known (App. G).
+) -> WalkBound:
+    """Extra loss from *spotted* contributions when peers are known (Lemma 2, App. G of
+    Cyffers & Bellet).
 
     ``k_s`` bounds ``B(N_u, 2/n)`` with probability 1 − δ̃ (Chernoff
-    ``2N_u/n + √(6 (N_u/n) ln(1/δ̃))``); each spotted contribution costs ε0; corrected
+    ``2N_u/n + √(6 (N_u/n) ln(1/δ̃))``, valid only when ``2N_u/n >= 3 ln(1/δ̃)``: otherwise
+    ``conditions_met`` is False — the exact quantile can be larger); each spotted
+    contribution costs ε0; corrected
     ``ε_s = min(k_s ε0, √(2 k_s ln(1/δ')) ε0 + k_s ε0 (e^{ε0} − 1))`` (published: no 2).
 
     Examples
     --------
-    >>> g = lemma2(n=2000, contributions=30.36, eps0=0.1, delta_slack=1e-6, delta_tilde=1e-6)
-    >>> round(g.details["spotted_bound"], 3), round(g.epsilon, 4)
+    >>> g = spotted_contributions_guarantee(n=2000, contributions=30.36, eps0=0.1,
+    ...                                     delta_slack=1e-6, delta_tilde=1e-6)
+    >>> round(g.details["spotted_bound"], 3), round(g.privacy.epsilon, 4)
     (1.152, 0.1152)
     """
     n = check_int("n", n, low=2)
@@ -637,31 +745,38 @@ def lemma2(
     slack = check_probability("delta_slack", delta_slack, allow_zero=False, allow_one=False)
     dt = check_probability("delta_tilde", delta_tilde, allow_zero=False, allow_one=False)
     form = _check_form(form)
-    ks = 2.0 * nu / n + math.sqrt(6.0 * (nu / n) * math.log(1.0 / dt))
+    mean = 2.0 * nu / n
+    ks = mean + math.sqrt(3.0 * mean * math.log(1.0 / dt))
+    # The multiplicative Chernoff bound behind k_s holds for deviations up to the mean only,
+    # i.e. 2N_u/n >= 3 ln(1/δ̃) (unstated in the paper; below it the exact quantile is larger).
+    chernoff_ok = mean >= 3.0 * math.log(1.0 / dt)
+    violations = [] if chernoff_ok else ["2 N_u / n >= 3 ln(1/delta_tilde) (Chernoff)"]
     factor = 2.0 if form == "corrected" else 1.0
     adv = math.sqrt(factor * ks * math.log(1.0 / slack)) * e0 + ks * e0 * math.expm1(e0)
     eps = min(adv, ks * e0) if form == "corrected" else adv
-    return NetworkGuarantee(
+    return _bound(
         epsilon=eps,
         delta=slack + dt,
+        source="spotted_contributions",
         theorem="lemma2",
         form=form,
-        valid=form == "corrected",
+        violations=violations,
         details={"spotted_bound": ks, "advanced": adv, "simple": ks * e0},
     )
 
 
-def proposition1(
+def sgd_utility_bound(
     *, dim: int, lipschitz: float, diameter: float, steps: int, eps0: float, delta: float
 ) -> dict[str, float]:
-    """Proposition 1 (Shamir & Zhang): ``E[F(τ) − F(w*)] <= 2DG(2 + ln T)/√T``.
+    """Utility of private SGD (Proposition 1 of Cyffers & Bellet, from Shamir & Zhang):
+    ``E[F(τ) − F(w*)] <= 2DG(2 + ln T)/√T``.
 
     ``G² = L² + 8 d L² ln(1.25/δ)/ε0²``; step sizes ``η_t = D/(G√t)``; W must be bounded.
 
     Examples
     --------
-    >>> r = proposition1(dim=9, lipschitz=1.0, diameter=10.0, steps=20000, eps0=1.0,
-    ...                  delta=1e-6)
+    >>> r = sgd_utility_bound(dim=9, lipschitz=1.0, diameter=10.0, steps=20000, eps0=1.0,
+    ...                       delta=1e-6)
     >>> round(r["G"], 2), round(r["bound"], 2)
     (31.81, 53.55)
     """
@@ -677,24 +792,24 @@ def proposition1(
 
 def ldp_baseline(
     *, contributions: float, eps0: float, delta0: float, delta_slack: float
-) -> NetworkGuarantee:
+) -> WalkBound:
     """Local DP of N contributions: advanced composition of (ε0, δ0) (the paper's LDP curves).
 
     Examples
     --------
-    >>> round(ldp_baseline(contributions=100, eps0=0.1, delta0=0.0, delta_slack=1e-7).epsilon, 3)
+    >>> ldp = ldp_baseline(contributions=100, eps0=0.1, delta0=0.0, delta_slack=1e-7)
+    >>> round(ldp.privacy.epsilon, 3)
     6.729
     """
     e0 = check_real("eps0", eps0, low=0.0, low_open=True)
     nv = check_real("contributions", contributions, low=0.0)
     d0 = check_probability("delta0", delta0, allow_one=False)
     slack = check_probability("delta_slack", delta_slack, allow_zero=False, allow_one=False)
-    return NetworkGuarantee(
+    return _bound(
         epsilon=compose_advanced(epsilon=e0, count=nv, delta_slack=slack),
         delta=min(1.0, nv * d0 + slack),
+        source="ldp",
         theorem="ldp",
-        form="corrected",
-        valid=True,
         details={"contributions": nv},
     )
 
@@ -718,6 +833,39 @@ def central_sum_std(
     }
 
 
+def _authors_local_eps0(budget: float, count: int, *, log_inv: float, basic: bool) -> float:
+    """Per-contribution ε0 whose advanced composition over ``count`` contributions (capped by
+    basic composition when ``basic``) is ``budget`` (the authors' code, safe side: within it)."""
+    root_term = math.sqrt(2 * count * log_inv)
+
+    def spent(e: float) -> float:
+        adv = root_term * e + count * e * math.expm1(e)
+        return min(adv, count * e) if basic else adv
+
+    # spent(ε0) increases with ε0; the root of budget − spent is taken from below.
+    return safe_root(
+        lambda e: budget - spent(e), 0.0, 0.0, budget / math.sqrt(count), lower_side=True
+    )
+
+
+def _authors_network_sigma(
+    budget: float, *, n: int, k: int, delta: float, lipschitz: float
+) -> float:
+    """σ of the non-spotted contributions in the authors' ``findSigma``: numeric RDP (constant
+    2, ×1.15 steps) for short walks, else their closed form."""
+    log_inv = math.log(1 / delta)
+    if k >= n * log_inv / (2 * math.log(n)):
+        return 4 * lipschitz * math.sqrt(2 * k * math.log(n) * log_inv / n) / budget
+    cand = math.sqrt(2 * math.log(1.25 / delta)) * lipschitz / budget
+    for _ in range(100000):
+        alpha = max(_alpha_max(cand, lipschitz), 1 + 1e-5)  # largest α with σ >= L√(2α(α−1))
+        value = 2 * k * lipschitz**2 * alpha * math.log(n) / (cand**2 * n) + log_inv / (alpha - 1)
+        if value < budget:
+            return cand
+        cand *= 1.15
+    raise RuntimeError("the authors' sigma search did not converge")  # pragma: no cover
+
+
 def code_sigmas(
     *,
     n: int,
@@ -729,10 +877,10 @@ def code_sigmas(
 ) -> dict[str, float]:
     """σ of local / network / centralized DP-SGD as computed by the authors' ``findSigma``.
 
-    Reproduction only (notes §6, §9.11): sensitivity L instead of 2L, RDP constant 2 instead of
-    4, ×1.15 search steps. Local: advanced composition over ``K = ⌈conf T/n⌉`` with
-    ``δ_K = δ/K``; central: Bassily et al.; network: budget split between spotted contributions
-    (local-style) and the rest (numeric RDP), balanced within 5%.
+    Reproduction only (the authors' code, not the paper): sensitivity L instead of 2L, RDP
+    constant 2 instead of 4, ×1.15 search steps. Local: advanced composition over
+    ``K = ⌈conf T/n⌉`` with ``δ_K = δ/K``; central: Bassily et al.; network: budget split
+    between spotted contributions (local-style) and the rest (numeric RDP), balanced within 5%.
 
     Examples
     --------
@@ -747,19 +895,8 @@ def code_sigmas(
     lip = check_real("lipschitz", lipschitz, low=0.0, low_open=True)
     k = math.ceil(conf * t / n)
     d_k = d / k
-
-    def local_eps0(budget: float, count: int) -> float:
-        def f(e: float) -> float:
-            adv = math.sqrt(2 * count * math.log(1 / d_k)) * e + count * e * math.expm1(e)
-            return min(adv, count * e) - budget
-
-        def f_local(e: float) -> float:
-            return math.sqrt(2 * count * math.log(1 / d_k)) * e + count * e * math.expm1(e) - budget
-
-        func = f_local if count == k else f
-        return float(optimize.bisect(func, 0.0, budget / math.sqrt(count)))
-
-    local = math.sqrt(2 * math.log(1.25 / d_k)) * lip / local_eps0(eps_tot, k)
+    eps0 = _authors_local_eps0(eps_tot, k, log_inv=math.log(1 / d_k), basic=False)
+    local = math.sqrt(2 * math.log(1.25 / d_k)) * lip / eps0
     central = (
         16 * lip * math.sqrt(t * math.log(2 / d) * math.log(1.25 * t / (d * n))) / (n * eps_tot)
     )
@@ -767,26 +904,11 @@ def code_sigmas(
     beta = 0.5
     for _ in range(100000):
         eps_spot = beta * eps_tot
-        sigma_spot = math.sqrt(2 * math.log(1.25 / d_k)) * lip / local_eps0(eps_spot, k_spot)
-        eps_other = eps_tot - eps_spot
-        if k < n * math.log(1 / d) / (2 * math.log(n)):
-            cand = math.sqrt(2 * math.log(1.25 / d)) * lip / eps_other
-            while True:
-                alpha = float(
-                    optimize.bisect(
-                        lambda a, s=cand: lip * math.sqrt(2 * a * (a - 1)) - s,
-                        1 + 1e-5,
-                        (cand + 10) / lip,
-                    )
-                )
-                value = 2 * k * lip**2 * alpha * math.log(n) / (cand**2 * n) + math.log(1 / d) / (
-                    alpha - 1
-                )
-                if value < eps_other:
-                    break
-                cand *= 1.15
-        else:
-            cand = 4 * lip * math.sqrt(2 * k * math.log(n) * math.log(1 / d) / n) / eps_other
+        spot_eps0 = _authors_local_eps0(
+            eps_spot, k_spot, log_inv=math.log(1 / d_k), basic=k_spot != k
+        )
+        sigma_spot = math.sqrt(2 * math.log(1.25 / d_k)) * lip / spot_eps0
+        cand = _authors_network_sigma(eps_tot - eps_spot, n=n, k=k, delta=d, lipschitz=lip)
         if sigma_spot / cand > 1.05:
             beta *= 1.01
         elif cand / sigma_spot > 1.05:

@@ -9,7 +9,7 @@
 * :func:`complete_sgd` — Alg. 4 (projected noisy SGD on the token) for the logistic loss, with
   the contribution cap and the "noise-only" fallback of Section 5.2.
 
-Corrections implemented (notes §9): the histogram debiasing counts the blanket items
+Corrections implemented: the histogram debiasing counts the blanket items
 (``(τ_l − γ N_items/L − N_uniform/L)/(1 − γ)``, the published ``(τ_l − γ/L)/(1 − γ)`` is
 :func:`debias_published`, biased); Alg. 1 adds noise ⌈Kn/(n−1)⌉ times (not ⌊·⌋); the
 distributed variant uses σ/√(n−1) per user so each cycle keeps a full σ of hiding noise (the
@@ -31,14 +31,14 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_int, check_probability, check_real
-from crowdhide.netdp._noise import gaussian_noise, laplace_noise
-from crowdhide.netdp.views import Transcript
+from crowdhide.netdp.noise import gaussian_noise, laplace_noise
+from crowdhide.netdp.views import WalkTranscript
 from crowdhide.netdp.walks import complete_walk, contribution_rank, ring_walk
 
 __all__ = [
-    "HistogramRun",
     "SgdRun",
-    "SumRun",
+    "WalkHistogramRun",
+    "WalkSumRun",
     "complete_histogram",
     "complete_sgd",
     "complete_sum",
@@ -55,7 +55,7 @@ IntArray = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)
-class SumRun:
+class WalkSumRun:
     """Result of a real-summation protocol.
 
     Attributes
@@ -79,11 +79,11 @@ class SumRun:
     noise_std: float
     noise_additions: int
     fake_contributions: int
-    transcript: Transcript | None
+    transcript: WalkTranscript | None
 
 
 @dataclass(frozen=True)
-class HistogramRun:
+class WalkHistogramRun:
     """Result of a histogram protocol.
 
     Attributes
@@ -110,7 +110,7 @@ class HistogramRun:
     gamma: float
     randomized_items: int
     uniform_items: int
-    transcript: Transcript | None
+    transcript: WalkTranscript | None
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ class SgdRun:
     history: FloatArray
     contributions: IntArray
     fake_contributions: IntArray
-    transcript: Transcript | None = field(default=None)
+    transcript: WalkTranscript | None = field(default=None)
 
 
 def _noise(
@@ -152,7 +152,7 @@ def _noise(
 
 
 def ring_noise_additions(*, n: int, rounds: int) -> int:
-    """Number of noisy steps of Alg. 1: ⌈Kn/(n−1)⌉ (the paper's ⌊·⌋ is wrong, notes §9.5).
+    """Number of noisy steps of Alg. 1: ⌈Kn/(n−1)⌉ (the paper's ⌊·⌋ is wrong).
 
     Examples
     --------
@@ -185,7 +185,7 @@ def ring_sum(
     mechanism: Literal["gaussian", "laplace"] = "gaussian",
     noise: Literal["every_n_minus_1", "distributed", "distributed_published"] = "every_n_minus_1",
     record: bool = True,
-) -> SumRun:
+) -> WalkSumRun:
     """Private real summation on the directed ring (Alg. 1 / Remark 1).
 
     Parameters
@@ -237,14 +237,14 @@ def ring_sum(
     transcript = None
     if record:
         received = np.r_[0.0, tokens[:-1]]
-        transcript = Transcript(
+        transcript = WalkTranscript(
             n=n,
             holders=ring_walk(n=n, rounds=rounds),
             received=received,
             final=np.asarray(tokens[-1]),
             topology="ring",
         )
-    return SumRun(
+    return WalkSumRun(
         estimate=float(tokens[-1]),
         target=float(math.fsum(x.ravel())),
         noise_std=float(math.sqrt(float(np.sum(std**2)))),
@@ -267,7 +267,7 @@ def _randomize_items(
 def debias_histogram(
     raw: npt.ArrayLike, *, gamma: float, randomized_items: int, uniform_items: int = 0
 ) -> FloatArray:
-    """Unbiased counts from a token of RR_γ items (corrected debiasing, notes §9.2).
+    """Unbiased counts from a token of RR_γ items (corrected debiasing).
 
     ``E[τ_l] = (1 − γ) h_l + γ N/L + N_u/L`` with N randomized and ``N_u`` uniform items, so
     ``ĥ_l = (τ_l − γ N/L − N_u/L)/(1 − γ)``.
@@ -288,7 +288,7 @@ def debias_histogram(
 def debias_published(raw: npt.ArrayLike, *, gamma: float) -> FloatArray:
     """The debiasing printed in Alg. 2 and 5, ``(τ_l − γ/L)/(1 − γ)`` — **biased for counts**.
 
-    Kept only to show the defect (notes §9.2); use :func:`debias_histogram`.
+    Kept only to show the defect; use :func:`debias_histogram`.
     """
     t = np.asarray(raw, dtype=np.float64)
     g = check_probability("gamma", gamma, allow_one=False)
@@ -331,7 +331,7 @@ def ring_histogram(
     gamma: float,
     rng: object = None,
     record: bool = True,
-) -> HistogramRun:
+) -> WalkHistogramRun:
     """Private histogram on the ring (Alg. 2), values indexed ``0..L−1``.
 
     The token starts with ⌈γn⌉ uniform items (rounding up is conservative for privacy) and
@@ -357,14 +357,14 @@ def ring_histogram(
     final, received = _histogram_tokens(start, outputs, size, record)
     transcript = None
     if received is not None:
-        transcript = Transcript(
+        transcript = WalkTranscript(
             n=n,
             holders=ring_walk(n=n, rounds=rounds),
             received=received,
             final=final,
             topology="ring",
         )
-    return HistogramRun(
+    return WalkHistogramRun(
         estimate=debias_histogram(
             final, gamma=g, randomized_items=items.size, uniform_items=n_init
         ),
@@ -396,7 +396,7 @@ def complete_sum(
     over_cap: Literal["noise", "forward"] = "noise",
     mechanism: Literal["gaussian", "laplace"] = "gaussian",
     record: bool = True,
-) -> SumRun:
+) -> WalkSumRun:
     """Private summation on the complete graph (Alg. 3).
 
     Parameters
@@ -438,7 +438,7 @@ def complete_sum(
     tokens = np.cumsum(increments)
     transcript = None
     if record:
-        transcript = Transcript(
+        transcript = WalkTranscript(
             n=n,
             holders=holders,
             received=np.r_[0.0, tokens[:-1]],
@@ -446,7 +446,7 @@ def complete_sum(
             topology="complete",
         )
     n_noisy = int(noisy.sum()) if s > 0 else 0
-    return SumRun(
+    return WalkSumRun(
         estimate=float(tokens[-1]),
         target=float(math.fsum(contrib)),
         noise_std=s * math.sqrt(n_noisy),
@@ -466,7 +466,7 @@ def complete_histogram(
     cap: int | None = None,
     over_cap: Literal["noise", "forward"] = "noise",
     record: bool = True,
-) -> HistogramRun:
+) -> WalkHistogramRun:
     """Private histogram on the complete graph (Alg. 5), values indexed ``0..L−1``.
 
     Over the cap a holder adds a uniform random item ("noise only") or forwards. The estimate
@@ -506,12 +506,12 @@ def complete_histogram(
         onehot = np.zeros((t, size))
         onehot[np.flatnonzero(kept), outputs[kept]] = 1.0
         received = np.cumsum(onehot, axis=0) - onehot
-        transcript = Transcript(
+        transcript = WalkTranscript(
             n=n, holders=holders, received=received, final=final, topology="complete"
         )
     n_real = int(real.sum())
     n_uniform = int(uniform.sum())
-    return HistogramRun(
+    return WalkHistogramRun(
         estimate=debias_histogram(final, gamma=g, randomized_items=n_real, uniform_items=n_uniform),
         target=np.bincount(true_items[real], minlength=size).astype(np.float64),
         raw=final,
@@ -593,14 +593,7 @@ def complete_sgd(
         raise ValueError(f"over_cap must be 'noise' or 'forward', got {over_cap!r}")
     clip_norm = None if clip is None else check_real("clip", clip, low=0.0, low_open=True)
     rad = None if radius is None else check_real("radius", radius, low=0.0, low_open=True)
-    if callable(step_size):
-        eta_of: Callable[[int], float] = step_size
-    else:
-        eta = check_real("step_size", step_size, low=0.0, low_open=True)
-
-        def eta_of(_: int) -> float:
-            return eta
-
+    eta_of = _step_sizes(step_size)
     gen = as_rng(rng)
     holders = gen.integers(0, n, size=(t_total, r))
     counts = np.zeros((r, n), dtype=np.int64)
@@ -609,7 +602,6 @@ def complete_sgd(
     history: list[FloatArray] = []
     received = np.empty((t_total, d)) if record else None
     real_total = np.zeros(r, dtype=np.int64)
-    fake_total = np.zeros(r, dtype=np.int64)
     rows = np.arange(r)
     for t in range(t_total):
         users = holders[t]
@@ -617,37 +609,59 @@ def complete_sgd(
             received[t] = w[0]
         real = np.ones(r, dtype=bool) if cap is None else counts[rows, users] < cap
         counts[rows, users] += 1
-        g = gradient(w, users)
-        if clip_norm is not None:
-            norm = np.linalg.norm(g, axis=1, keepdims=True)
-            g = g * np.minimum(1.0, clip_norm / np.maximum(norm, 1e-300))
-        g = np.where(real[:, None], g, 0.0)
+        g = np.where(real[:, None], _clipped(gradient(w, users), clip_norm), 0.0)
         z = gaussian_noise(gen, s, (r, d)) if s > 0 else np.zeros((r, d))
         active = real | (over_cap == "noise")
-        step = np.where(active[:, None], g + z, 0.0)
-        w = w - eta_of(t + 1) * step
-        if rad is not None:
-            norm = np.linalg.norm(w, axis=1, keepdims=True)
-            w = w * np.minimum(1.0, rad / np.maximum(norm, 1e-300))
+        w = _project(w - eta_of(t + 1) * np.where(active[:, None], g + z, 0.0), rad)
         real_total += real
-        fake_total += ~real
         if every and ((t + 1) % every == 0 or t + 1 == t_total):
             history_steps.append(t + 1)
             history.append(w.copy())
-    transcript = None
-    if received is not None:
-        transcript = Transcript(
-            n=n,
-            holders=holders[:, 0].astype(np.int64),
-            received=received,
-            final=w[0].copy(),
-            topology="complete",
-        )
     return SgdRun(
         models=w,
         history_steps=np.asarray(history_steps, dtype=np.int64),
         history=np.asarray(history) if history else np.empty((0, r, d)),
         contributions=real_total,
-        fake_contributions=fake_total,
-        transcript=transcript,
+        fake_contributions=t_total - real_total,
+        transcript=None if received is None else _sgd_transcript(n, holders, received, w),
     )
+
+
+def _sgd_transcript(
+    n: int, holders: IntArray, received: FloatArray, models: FloatArray
+) -> WalkTranscript:
+    """Transcript of the first run of :func:`complete_sgd`."""
+    return WalkTranscript(
+        n=n,
+        holders=holders[:, 0].astype(np.int64),
+        received=received,
+        final=models[0].copy(),
+        topology="complete",
+    )
+
+
+def _step_sizes(step_size: float | Callable[[int], float]) -> Callable[[int], float]:
+    if callable(step_size):
+        return step_size
+    eta = check_real("step_size", step_size, low=0.0, low_open=True)
+
+    def eta_of(_: int) -> float:
+        return eta
+
+    return eta_of
+
+
+def _clipped(g: FloatArray, clip_norm: float | None) -> FloatArray:
+    """Rows of ``g`` scaled down to norm at most ``clip_norm`` (unchanged when None)."""
+    if clip_norm is None:
+        return g
+    norm = np.linalg.norm(g, axis=1, keepdims=True)
+    return np.asarray(g * np.minimum(1.0, clip_norm / np.maximum(norm, 1e-300)), np.float64)
+
+
+def _project(w: FloatArray, radius: float | None) -> FloatArray:
+    """Projection of the rows of ``w`` on the ball of ``radius`` (ℝ^d when None)."""
+    if radius is None:
+        return w
+    norm = np.linalg.norm(w, axis=1, keepdims=True)
+    return np.asarray(w * np.minimum(1.0, radius / np.maximum(norm, 1e-300)), np.float64)

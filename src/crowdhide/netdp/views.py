@@ -2,8 +2,8 @@
 
 Definitions (Cyffers & Bellet 2022):
 
-* Transcript ``A(D) = ((u, m, v))``: every message m sent by u to v. In a token protocol the
-  messages are the token values; we store them per step: ``holders[t]`` receives
+* Transcript ``A(D) = ((u, m, v))`` (:class:`WalkTranscript`): every message m sent by u to v;
+  in a token protocol the messages are the token values, stored per step: ``holders[t]`` receives
   ``received[t]`` from ``holders[t−1]`` and sends ``sent[t] = received[t+1]`` to
   ``holders[t+1]``.
 * View of a user (Eq. 1): the messages it sends or receives. On the ring the peers are public;
@@ -28,8 +28,8 @@ from crowdhide._validation import check_bool, check_int
 from crowdhide.accounting import DiscretePairCurve
 
 __all__ = [
-    "Transcript",
     "View",
+    "WalkTranscript",
     "check_coalition",
     "coalition_view",
     "network_dp_curve",
@@ -38,7 +38,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Transcript:
+class WalkTranscript:
     """The messages of one run of a token protocol.
 
     Attributes
@@ -137,7 +137,7 @@ def check_coalition(
 
 
 def coalition_view(
-    transcript: Transcript, members: Iterable[int], *, known_peers: bool | None = None
+    transcript: WalkTranscript, members: Iterable[int], *, known_peers: bool | None = None
 ) -> View:
     """The union of the views of ``members`` (Definition 2).
 
@@ -154,7 +154,7 @@ def coalition_view(
     Examples
     --------
     >>> import numpy as np
-    >>> tr = Transcript(n=3, holders=np.array([0, 1, 2, 1]), received=np.arange(4.0),
+    >>> tr = WalkTranscript(n=3, holders=np.array([0, 1, 2, 1]), received=np.arange(4.0),
     ...                 final=np.array(4.0), topology="complete")
     >>> v = coalition_view(tr, [1])
     >>> v.times.tolist(), v.received.tolist(), v.sent.tolist(), v.senders is None
@@ -185,7 +185,7 @@ def coalition_view(
     )
 
 
-def user_view(transcript: Transcript, user: int, *, known_peers: bool | None = None) -> View:
+def user_view(transcript: WalkTranscript, user: int, *, known_peers: bool | None = None) -> View:
     """The view ``O_v`` of a single user (Eq. 1); see :func:`coalition_view`."""
     return coalition_view(transcript, [user], known_peers=known_peers)
 
