@@ -365,7 +365,7 @@ def binary_core_rows(n: int, width: int) -> tuple[tuple[int, int], ...]:
     >>> binary_core_rows(9, 3)
     ((0, 6), (3, 3), (6, 0))
     """
-    if width < 1 or width > (n + 1) // 2 + (n == 1):
+    if width < 1 or width > (n + 1) // 2:
         raise ValueError(f"width must be in [1, (n + 1) // 2], got {width!r} for n={n!r}")
     drop = width - 1
     rows = set()
