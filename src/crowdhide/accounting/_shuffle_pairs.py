@@ -328,13 +328,8 @@ def krr_clone_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float
     ms = cs + 1.0
     table = gammaln_table(n + 3)
     # Rows: every s that is plausible for some C in the window.
-    half = (
-        math.ceil(
-            -log_tail / 3.0
-            + math.sqrt(log_tail**2 / 9.0 - 2.0 * ms[-1] * mu2 * (1 - mu2) * log_tail)
-        )
-        + 1
-    )
+    var = float(ms[-1]) * mu2 * (1 - mu2)
+    half = math.ceil(-log_tail / 3.0 + math.sqrt(log_tail**2 / 9.0 - 2.0 * var * log_tail)) + 1
     s_lo = max(0, math.floor(mu2 * ms[0]) - half)
     s_hi = min(int(ms[-1]), math.ceil(mu2 * ms[-1]) + half)
     s_all = np.arange(s_lo, s_hi + 1, dtype=np.float64)

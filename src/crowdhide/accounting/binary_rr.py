@@ -41,9 +41,9 @@ Every δ is rounded up by a relative ``ROUNDING_MARGIN`` (1e-9) on top of the er
 
 Examples
 --------
->>> c = binary_rr_worst_curve(eps0=1.0, n=20_000)
+>>> c = binary_rr_worst_curve(eps0=1.0, n=20_000)   # FMT23: 0.0297; lower bound: 0.02443
 >>> round(c.epsilon(1e-6), 4)
-0.1296
+0.0245
 """
 
 from __future__ import annotations
