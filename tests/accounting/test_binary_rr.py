@@ -159,3 +159,5 @@ def test_block_width_and_limits() -> None:
         binary_rr_worst_curve(eps0=1.0, n=BINARY_BLOCKS_MAX_N + 1)
     with pytest.raises(ValueError, match="eps0"):
         binary_rr_worst_curve(eps0=0.0, n=10)
+    with pytest.raises(ValueError, match="blocks"):
+        binary_rr_worst_curve(eps0=1.0, n=BINARY_BLOCKS_MAX_N, blocks=10**5)

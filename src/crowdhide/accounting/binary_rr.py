@@ -78,14 +78,17 @@ _MAX_L = 2000.0
 _SETUP_BUDGET = 2e9
 
 
+def _setup_cost(n: int, eps0: float, rows: int, big_l: float) -> float:
+    """Multiply-adds of the set-up: rows x (window width)²."""
+    pq = 0.25 / math.cosh(eps0 / 2.0) ** 2  # p q of binary RR
+    half = big_l / 3.0 + math.sqrt(big_l**2 / 9.0 + 2.0 * n * pq * big_l) + 1.0
+    return rows * (2.0 * half + 1.0) ** 2
+
+
 def _window_cap(n: int, eps0: float, rows: int) -> float:
     """Largest ``L`` (window tails e^{-L}) whose set-up fits :data:`_SETUP_BUDGET`."""
-    pq = 0.25 / math.cosh(eps0 / 2.0) ** 2  # p q of binary RR
     big_l = _MAX_L
-    while big_l > 40.0:
-        half = big_l / 3.0 + math.sqrt(big_l**2 / 9.0 + 2.0 * n * pq * big_l) + 1.0
-        if rows * (2.0 * half + 1.0) ** 2 <= _SETUP_BUDGET:
-            break
+    while big_l > 40.0 and _setup_cost(n, eps0, rows, big_l) > _SETUP_BUDGET:
         big_l = max(40.0, big_l / 1.25)
     return big_l
 
@@ -108,7 +111,12 @@ class BinaryRrWorstCurve(PrivacyCurve):
     def __init__(self, *, eps0: float, n: int, blocks: int) -> None:
         self.eps0, self.n = eps0, n
         self.width = block_width(n, blocks)
-        self._cap = _window_cap(n, eps0, len(_krr_fast.binary_core_rows(n, self.width)))
+        rows = len(_krr_fast.binary_core_rows(n, self.width))
+        if _setup_cost(n, eps0, rows, 40.0) > 5.0 * _SETUP_BUDGET:
+            raise ValueError(
+                f"blocks must be smaller for n={n!r} (set-up over ~5 s), got blocks={blocks!r}"
+            )
+        self._cap = _window_cap(n, eps0, rows)
         self._l_floor, self._l_max = 40.0, self._cap
 
     def _at(self, epsilon: float, big_l: float) -> float:
