@@ -341,53 +341,85 @@ def third_marginal_lower_log_delta(
 
 #: Largest n for the exact binary-RR worst case over datasets (O(n · √n²) set-up).
 BINARY_EXACT_MAX_N = 2500
-#: Rounding budget per probability (convolution and pmf recurrences, relative).
+#: Rounding budget per probability (convolution and pmf recurrences, relative) at small n.
 _ETA_PMF = 1e-10
+
+
+def _pmf_rtol(n: int, q: float) -> float:
+    """Relative error bound of a ``gammaln``-table binomial pmf with up to n trials: each of
+    the five log terms is at most ``(n + 1)(ln(n + 1) + |ln q| + 1)`` in size and carries a
+    few ulps; 2e-15 per unit of that size is generous, plus ``_ETA_PMF`` for the rest."""
+    return _ETA_PMF + 2e-15 * (n + 1.0) * (math.log(n + 1.0) + abs(math.log(q)) + 1.0)
+
+
+def binary_core_rows(n: int, width: int) -> tuple[tuple[int, int], ...]:
+    """The "cores" ``(a, b)`` (a others on x, b on x') evaluated for blocks of ``width``
+    datasets: block ``[a, a + width − 1]`` of the count of others on x is covered by the core
+    without its ``width − 1`` block users, and its mirror ``(b, a)`` covers the backward
+    direction (module :mod:`crowdhide.accounting.binary_rr`). ``width = 1``: every dataset.
+
+    Examples
+    --------
+    >>> binary_core_rows(5, 1)
+    ((0, 4), (1, 3), (2, 2), (3, 1), (4, 0))
+    >>> binary_core_rows(9, 3)
+    ((0, 6), (3, 3), (6, 0))
+    """
+    if width < 1 or width > (n + 1) // 2:
+        raise ValueError(f"width must be in [1, (n + 1) // 2], got {width!r} for n={n!r}")
+    drop = width - 1
+    rows = set()
+    for a in range(0, (n - 1) // 2 + 1, width):
+        b = n - 1 - drop - a
+        rows.update({(a, b), (b, a)})
+    return tuple(sorted(rows))
 
 
 @functools.lru_cache(maxsize=8)
 def _binary_layout(
-    n: int, eps0: float, log_tail: float
-) -> tuple[FloatArray, FloatArray, FloatArray, float]:
-    """For every dataset j (j other users on x, n − 1 − j on x'), suffix sums of the law
-    ``R_j = Bin(j, p) ⊛ Bin(n − 1 − j, q)`` of the others' count of x-reports:
-    ``S_prev[j, i] = Σ_{t >= t_i} R_j(t − 1)`` and ``S_cur[j, i] = Σ_{t >= t_i} R_j(t)``, in
-    linear space relative to a per-row scale (``log_scale``), plus the log of a bound on the
-    mass outside the windows. Convolutions of positive arrays (scaled to their maxima) and
-    the pmf recurrences keep every probability within ``_ETA_PMF`` relative."""
+    n: int, eps0: float, log_tail: float, width: int = 1
+) -> tuple[FloatArray, FloatArray, FloatArray, float, float]:
+    """For every row ``(a, b)`` of :func:`binary_core_rows`, suffix sums of the law
+    ``R = Bin(a, p) ⊛ Bin(b, q)`` of the others' count of x-reports:
+    ``S_prev[r, i] = Σ_{t >= t_i} R(t − 1)`` and ``S_cur[r, i] = Σ_{t >= t_i} R(t)``, in
+    linear space relative to a per-row scale (``log_scale``), the log of a bound on the mass
+    outside the windows, and the relative error bound of each probability. Convolutions of
+    positive arrays (scaled to their maxima) keep every probability within that bound."""
     e = math.exp(eps0)
     p, q = e / (e + 1.0), 1.0 / (e + 1.0)
+    rows = np.array(binary_core_rows(n, width), dtype=np.float64)
     table = gammaln_table(n + 3)
-    js = np.arange(n, dtype=np.float64)
-    wa = row_windows(js, p, log_tail, table)  # Bin(j, p), one row per dataset
-    wb = row_windows(n - 1.0 - js, q, log_tail, table)  # Bin(n − 1 − j, q)
+    wa = row_windows(rows[:, 0], p, log_tail, table)  # Bin(a, p), one row per core
+    wb = row_windows(rows[:, 1], q, log_tail, table)  # Bin(b, q)
     sa, sb = wa.log_pmf.max(axis=1), wb.log_pmf.max(axis=1)
     lin_a, lin_b = np.exp(wa.log_pmf - sa[:, None]), np.exp(wb.log_pmf - sb[:, None])
-    rows = [np.convolve(lin_a[j], lin_b[j]) for j in range(n)]
-    scales = list(sa + sb)
-    tails = list(np.logaddexp(wa.log_tail, wb.log_tail))
-    width = max(r.size for r in rows) + 1
-    cur = np.zeros((n, width))
-    for j, r in enumerate(rows):
+    conv = [np.convolve(lin_a[j], lin_b[j]) for j in range(rows.shape[0])]
+    tails = np.logaddexp(wa.log_tail, wb.log_tail)
+    cur = np.zeros((len(conv), max(r.size for r in conv) + 1))
+    for j, r in enumerate(conv):
         cur[j, : r.size] = r
-    prev = np.concatenate([np.zeros((n, 1)), cur[:, :-1]], axis=1)  # R(t − 1) at t
+    prev = np.concatenate([np.zeros((len(conv), 1)), cur[:, :-1]], axis=1)  # R(t − 1) at t
     s_prev = np.flip(np.cumsum(np.flip(prev, axis=1), axis=1), axis=1)
     s_cur = np.flip(np.cumsum(np.flip(cur, axis=1), axis=1), axis=1)
-    return s_prev, s_cur, np.asarray(scales), float(np.max(tails))
+    return s_prev, s_cur, sa + sb, float(np.max(tails)), _pmf_rtol(n, q)
 
 
-def binary_rr_worst_log_delta(n: int, eps0: float, eps: float, log_tail: float) -> float:
-    """Exact worst case over every dataset of shuffled binary RR, as an upper bound.
+def binary_rr_worst_log_delta(
+    n: int, eps0: float, eps: float, log_tail: float, *, width: int = 1
+) -> float:
+    """Worst case over every dataset of shuffled binary RR, as an upper bound (``width = 1``:
+    exact up to the rounding bounds; wider blocks: see :mod:`crowdhide.accounting.binary_rr`).
 
-    The released statistic is the count of x-reports; with ``R_j`` the law of the others'
-    count for dataset j, ``P_x(t) = p R(t−1) + (1−p) R(t)`` and ``P_x'(t) = q R(t−1) +
-    (1−q) R(t)``. ``R_j`` is log-concave (a convolution of binomials), so the likelihood
-    ratio is increasing in t and the set where ``P_x > e^ε P_x'`` is a suffix: δ_j is the
-    largest suffix sum of ``(p − Eq) R(t−1) + (1 − p − E(1−q)) R(t)``. Dataset
-    ``n − 1 − j`` is dataset j with x and x' swapped, so the forward divergence over all j
-    covers both directions. Errors: ``_ETA_PMF`` relative per probability, 4 ulps per suffix
-    difference, underflow of the per-row scaling, and the mass outside the windows — all
-    added. O(n · window) per ε after an O(n · window²) cached set-up.
+    The released statistic is the count of x-reports; with ``R`` the law of the others'
+    count for a dataset (or a block's core), ``P_x(t) = p R(t−1) + (1−p) R(t)`` and
+    ``P_x'(t) = q R(t−1) + (1−q) R(t)``. ``R`` is log-concave (a convolution of binomials),
+    so the likelihood ratio is increasing in t and the set where ``P_x > e^ε P_x'`` is a
+    suffix: δ is the largest suffix sum of ``(p − Eq) R(t−1) + (1 − p − E(1−q)) R(t)``.
+    Dataset ``(b, a)`` is dataset ``(a, b)`` with x and x' swapped, so the forward divergence
+    over all rows covers both directions. Errors: a relative bound per probability
+    (:func:`_pmf_rtol`), 4 ulps per suffix difference, underflow of the per-row scaling, and
+    the mass outside the windows — all added. O(rows · window) per ε after an
+    O(rows · window²) cached set-up (rows = n for ``width = 1``).
 
     Examples
     --------
@@ -396,55 +428,79 @@ def binary_rr_worst_log_delta(n: int, eps0: float, eps: float, log_tail: float) 
     """
     if eps >= eps0:
         return -math.inf
-    s_prev, s_cur, log_scale, tail = _binary_layout(n, eps0, log_tail)
+    s_prev, s_cur, log_scale, tail, rtol = _binary_layout(n, eps0, log_tail, width)
     e, big = math.exp(eps0), math.exp(eps)
     p, q = e / (e + 1.0), 1.0 / (e + 1.0)
     a, b = p - big * q, (1.0 - p) - big * (1.0 - q)
-    size = abs(a) * s_prev + abs(b) * s_cur
-    value = a * s_prev + b * s_cur + (_ETA_PMF + 4.4e-16) * size + s_prev.shape[1] * 1e-300
-    best = np.maximum(value.max(axis=1), 0.0)
+    # value + error bound = a S_prev + b S_cur + η (|a| S_prev + |b| S_cur), one pass.
+    eta = rtol + 4.4e-16
+    value = (a + eta * abs(a)) * s_prev + (b + eta * abs(b)) * s_cur
+    best = np.maximum(value.max(axis=1) + s_prev.shape[1] * 1e-300, 0.0)
     with np.errstate(divide="ignore"):
         worst = float(np.max(np.log(best) + log_scale))
     return float(np.logaddexp(worst, tail + math.log(2.0)))
 
 
-@functools.lru_cache(maxsize=16)
-def _binary_same_layout(
-    n: int, eps0: float, points: int
-) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Blocks of ``b ~ Bin(n, p)`` (the count of x' when the others all hold x') over a window
-    wide enough for δ down to 1e-300, with their masses rounded down."""
-    e = math.exp(eps0)
-    nn = np.array([float(n)])
-    lo, hi = _window_edges(nn, e / (e + 1.0), 750.0)
-    start, end = _split(lo, hi, points)
-    keep = start[0] <= end[0]
-    start, end = start[0][keep], end[0][keep]
-    mass = block_masses(np.full(start.shape, float(n)), e / (e + 1.0), start, end, upper=False)
-    return start, end, mass * (1.0 - 1e-12)
+def binomial_excess(
+    theta: FloatArray, n: FloatArray, p: float, *, above: bool, upper: bool
+) -> FloatArray:
+    """``E[(A − θ)_+]`` (``above``) or ``E[(θ − A)_+]`` for ``A ~ Bin(n, p)`` elementwise, from
+    two incomplete-beta tails, rounded up (``upper``) or down by a bound on the error of
+    their difference (relative ``_RTOL`` per tail, underflow ``1e-307`` per unit).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> up = binomial_excess(np.array([2.5]), np.array([10.0]), 0.3, above=True, upper=True)
+    >>> lo = binomial_excess(np.array([2.5]), np.array([10.0]), 0.3, above=True, upper=False)
+    >>> bool(lo[0] <= up[0]) and abs(float(up[0]) - 0.868947264) < 1e-9
+    True
+    """
+    theta = np.asarray(theta, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    mean = n * p
+    if above:
+        a_star = np.floor(theta) + 1.0
+        first = mean * _sf(a_star - 1.0, n - 1.0, p)  # Σ_{a >= a*} a Bin(a; n, p)
+        second = theta * _sf(a_star, n, p)
+    else:
+        b_star = np.ceil(theta) - 1.0
+        first = theta * _cdf(b_star, n, p)
+        second = mean * _cdf(b_star - 1.0, n - 1.0, p)
+    error = _RTOL * (np.abs(first) + np.abs(second)) + (n + np.abs(theta) + 1.0) * 1e-307
+    value = first - second + (error if upper else -error)
+    return np.asarray(np.maximum(value, 0.0), dtype=np.float64)
 
 
-def binary_same_lower_log_delta(n: int, eps0: float, eps: float, *, points: int = 4096) -> float:
-    """Rigorous *lower* bound on ``log δ(ε)`` of shuffled binary RR for the dataset "all other
-    users hold x'" (both directions), in O(points) work at any n.
+def binary_same_lower_log_delta(n: int, eps0: float, eps: float) -> float:
+    """Rigorous *lower* bound on ``log δ(ε)`` of shuffled binary RR: the dataset "all other
+    users hold x'" (both directions), exact up to rounding, O(1) at any n.
 
-    With ``b`` the count of x' among the n reports, ``P(b | x) / P(b | x') = (n − b(1 − 1/e)
-    + (e − 1)(n − b))/n`` is linear in b, so each direction's integrand ``(L(b) − E)_+``
-    (resp. ``(1 − E L(b))_+``) is monotone in b and a block is bounded below by its smaller
-    endpoint value; masses are rounded down and the window only drops mass.
+    Under x' the count ``c`` of x-reports among all n is ``Bin(n, q)``, and the target is
+    exchangeable with the others, so ``P(c | x)/P(c | x') = 1/e + c (e − 1/e)/n`` (the
+    posterior probability that the target's report is x is ``c/n``). Hence, with
+    ``s = (e − 1/e)/n``, ``δ_fwd = s E[(C − θ_f)_+]``, ``θ_f = (E − 1/e)/s``, and
+    ``δ_bwd = E s E[(θ_b − C)_+]``, ``θ_b = (1/E − 1/e)/s``: two incomplete-beta pairs each,
+    rounded down.
+
+    Examples
+    --------
+    >>> import math
+    >>> round(binary_same_lower_log_delta(10**9, 1.0, 0.0002), 3)   # δ ≈ 3.3e-15
+    -33.331
     """
     if eps >= eps0:
         return -math.inf
-    start, end, mass = _binary_same_layout(n, eps0, points)
-    big = math.exp(eps)
-    shrink, em1 = -math.expm1(-eps0), math.expm1(eps0)
-
-    def ratio(b: FloatArray) -> FloatArray:
-        return np.asarray((n - b * shrink + em1 * (n - b)) / n)
-
-    forward = np.maximum(ratio(end) - big, 0.0)  # L decreasing in b: smallest at the end
-    backward = np.maximum(1.0 - big * ratio(start), 0.0)
+    e, big = math.exp(eps0), math.exp(eps)
+    q = 1.0 / (e + 1.0)
+    slope = 2.0 * math.sinh(eps0) / n  # (e − 1/e)/n
+    nn = np.array([float(n)])
+    theta_f = np.array([(big - 1.0 / e) / slope])
+    theta_b = np.array([(1.0 / big - 1.0 / e) / slope])
+    fwd = binomial_excess(theta_f, nn, q, above=True, upper=False)
+    bwd = binomial_excess(theta_b, nn, q, above=False, upper=False)
+    shrink = math.log1p(-1e-12)  # the products below are exact to a few ulps
     with np.errstate(divide="ignore"):
-        fwd = float(logsumexp(np.log(mass) + np.log(forward * (1.0 - 1e-12))))
-        bwd = float(logsumexp(np.log(mass) + np.log(backward * (1.0 - 1e-12))))
-    return max(fwd, bwd)
+        forward = float(np.log(fwd[0])) + math.log(slope) + shrink
+        backward = float(np.log(bwd[0])) + math.log(slope) + eps + shrink
+    return max(forward, backward)

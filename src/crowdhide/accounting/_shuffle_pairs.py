@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import betainc, betaincc, logsumexp
 
+from crowdhide.accounting._krr_fast import binomial_excess
 from crowdhide.accounting.binomial_tails import (
     _log_tail_vec,
     binom_window,
@@ -203,21 +204,8 @@ def _cdf_p(k: FloatArray, n: FloatArray, p: float) -> FloatArray:
 
 
 def _excess_p(theta: FloatArray, n: FloatArray, p: float, *, above: bool) -> FloatArray:
-    """``E[(A − θ)_+]`` (``above``) or ``E[(θ − A)_+]`` for A ~ Bin(n, p), plus a bound on
-    the rounding error of the difference of tail probabilities (so an upper bound)."""
-    mean = n * p
-    if above:
-        a_star = np.floor(theta) + 1.0
-        first = mean * _sf_p(a_star - 1.0, n - 1.0, p)
-        second = theta * _sf_p(a_star, n, p)
-        value = first - second
-    else:
-        b_star = np.ceil(theta) - 1.0
-        first = theta * _cdf_p(b_star, n, p)
-        second = mean * _cdf_p(b_star - 1.0, n - 1.0, p)
-        value = first - second
-    error = _BETAINC_RTOL * (np.abs(first) + np.abs(second)) + (n + np.abs(theta)) * 1e-307
-    return np.asarray(np.maximum(value, 0.0) + error, dtype=np.float64)
+    """``E[(A − θ)_+]`` (``above``) or ``E[(θ − A)_+]`` for A ~ Bin(n, p), rounded up."""
+    return binomial_excess(theta, n, p, above=above, upper=True)
 
 
 def krr_same_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float) -> float:
@@ -340,13 +328,8 @@ def krr_clone_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float
     ms = cs + 1.0
     table = gammaln_table(n + 3)
     # Rows: every s that is plausible for some C in the window.
-    half = (
-        math.ceil(
-            -log_tail / 3.0
-            + math.sqrt(log_tail**2 / 9.0 - 2.0 * ms[-1] * mu2 * (1 - mu2) * log_tail)
-        )
-        + 1
-    )
+    var = float(ms[-1]) * mu2 * (1 - mu2)
+    half = math.ceil(-log_tail / 3.0 + math.sqrt(log_tail**2 / 9.0 - 2.0 * var * log_tail)) + 1
     s_lo = max(0, math.floor(mu2 * ms[0]) - half)
     s_hi = min(int(ms[-1]), math.ceil(mu2 * ms[-1]) + half)
     s_all = np.arange(s_lo, s_hi + 1, dtype=np.float64)
