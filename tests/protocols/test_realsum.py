@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from crowdhide.accounting import DpGuarantee, advanced_composition
+from crowdhide.accounting import PrivacyStatement, advanced_composition
 from crowdhide.protocols import _accountant
 from crowdhide.protocols.realsum import (
     _per_bit_budget,
@@ -45,7 +45,7 @@ def test_per_bit_budget_composes_back_to_the_target() -> None:
                 epsilon=budget.epsilon, delta=budget.delta, count=r, delta_slack=5e-7
             )
         else:
-            total = DpGuarantee(epsilon=r * budget.epsilon, delta=r * budget.delta)
+            total = PrivacyStatement(epsilon=r * budget.epsilon, delta=r * budget.delta)
         assert total.epsilon <= 1.0 + 1e-9
         assert total.delta <= 1e-6 * (1 + 1e-9)
 

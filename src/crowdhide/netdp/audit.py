@@ -19,7 +19,7 @@ k-RR outputs (shuffling inside the cycle is not credited — a valid but looser 
 
 Each cycle is turned into an (ε_i, δ_i) guarantee at a per-cycle δ budget, and the cycles are
 composed *optimally* for those guarantees: exact composition of the worst (ε_i, δ_i) pairs (a
-privacy-loss distribution, like ``compose_curves`` of :class:`DpGuarantee` parts, which the
+privacy-loss distribution, like ``compose_curves`` of :class:`PrivacyStatement` parts, which the
 tests use to validate it), vectorized over all observers with FFTs on a common loss lattice
 (losses rounded up, so the result stays an upper bound). Heterogeneous advanced composition
 (Kairouz et al. 2015) of the same (ε_i, δ_i) is reported for comparison.

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_bool, check_int, check_probability, check_real
-from crowdhide.accounting import DpGuarantee, advanced_composition
+from crowdhide.accounting import PrivacyStatement, advanced_composition
 from crowdhide.mechanisms import KaryRandomizedResponse
 from crowdhide.mechanisms._common import as_real_array
 from crowdhide.protocols import _accountant
@@ -106,11 +106,11 @@ def _to_unit(values: npt.ArrayLike, lower: float, upper: float) -> npt.NDArray[n
 # ---- multi-message (Cheu et al.) ------------------------------------------------------------
 
 
-def _per_bit_budget(epsilon: float, delta: float, r: int) -> tuple[DpGuarantee, bool]:
+def _per_bit_budget(epsilon: float, delta: float, r: int) -> tuple[PrivacyStatement, bool]:
     """Per-bit (ε_b, δ_b) whose r-fold composition is (ε, δ): the larger ε_b of basic
     composition (ε/r, δ/r) and advanced composition (δ' = δ/2, δ_b = δ/(2r)). The flag says
     whether advanced composition was used."""
-    basic = DpGuarantee(epsilon=epsilon / r, delta=delta / r)
+    basic = PrivacyStatement(epsilon=epsilon / r, delta=delta / r)
     if r == 1:
         return basic, False
     slack = delta / 2.0
@@ -119,7 +119,7 @@ def _per_bit_budget(epsilon: float, delta: float, r: int) -> tuple[DpGuarantee, 
         mid = 0.5 * (lo + hi)
         total = advanced_composition(epsilon=mid, delta=0.0, count=r, delta_slack=slack)
         lo, hi = (mid, hi) if total.epsilon <= epsilon else (lo, mid)
-    advanced = DpGuarantee(epsilon=lo, delta=delta / (2.0 * r))
+    advanced = PrivacyStatement(epsilon=lo, delta=delta / (2.0 * r))
     if advanced.epsilon > basic.epsilon:
         return advanced, True
     return basic, False
@@ -141,13 +141,13 @@ def _multi_parameters(
     bound += ", composed over bit positions"
     per_bit = min(per_bit, eps0)
     if r == 1:
-        certified = DpGuarantee(epsilon=per_bit, delta=budget.delta)
+        certified = PrivacyStatement(epsilon=per_bit, delta=budget.delta)
     elif use_advanced:
         certified = advanced_composition(
             epsilon=per_bit, delta=budget.delta, count=r, delta_slack=delta / 2.0
         )
     else:
-        certified = DpGuarantee(epsilon=r * per_bit, delta=min(1.0, r * budget.delta))
+        certified = PrivacyStatement(epsilon=r * per_bit, delta=min(1.0, r * budget.delta))
     return lam, Certificate(
         epsilon=certified.epsilon,
         delta=certified.delta,
