@@ -95,6 +95,7 @@ __all__ = [
     "SHUFFLE_BOUNDS",
     "SHUFFLE_REGISTRY",
     "KrrShuffleCurve",
+    "SafeSideCurve",
     "ShuffleBound",
     "ShuffleParams",
     "calibrate_eps0",
@@ -520,7 +521,7 @@ def _ldp_lower_curve(eps0: float, n: int) -> PrivacyCurve:
 # The registry of bounds
 
 
-class _SafeSideCurve(PrivacyCurve):
+class SafeSideCurve(PrivacyCurve):
     """A bound's curve as reported (pessimistic rounding, issue 15).
 
     δ(ε) is moved a relative :data:`_ROUNDING_MARGIN` away from the truth (up for
@@ -598,7 +599,7 @@ class ShuffleBound:
 
     def curve(self, params: ShuffleParams) -> PrivacyCurve:
         """The bound's curve as reported (rounded to the safe side, ε capped at ε0)."""
-        return _SafeSideCurve(self.build(params), params.eps0, lower=self.kind == "lower")
+        return SafeSideCurve(self.build(params), params.eps0, lower=self.kind == "lower")
 
 
 def _erlingsson_condition(p: ShuffleParams) -> str | None:
@@ -778,13 +779,24 @@ def _answer(
     return best_of(rows, by="epsilon" if "delta" in query else "delta")
 
 
-def _all(params: ShuffleParams, query: dict[str, float]) -> list[PrivacyStatement]:
+#: ``progress(bound, done, total)``: called before each bound of ``*_all`` is evaluated.
+Progress = Callable[[str, int, int], None]
+
+
+def _all(
+    params: ShuffleParams, query: dict[str, float], progress: Progress | None
+) -> list[PrivacyStatement]:
     listed = [b.name for b in _BOUNDS if b.listed_for(params.k)]
-    return _with_lower_of([_evaluate(name, params, query) for name in listed], params, query)
+    rows = []
+    for done, name in enumerate(listed):
+        if progress is not None:
+            progress(name, done, len(listed))
+        rows.append(_evaluate(name, params, query))
+    return _with_lower_of(rows, params, query)
 
 
 def shuffle_epsilon_all(
-    *, eps0: float, n: int, delta: float, k: int | None = None
+    *, eps0: float, n: int, delta: float, k: int | None = None, progress: Progress | None = None
 ) -> list[PrivacyStatement]:
     """ε at ``delta`` from every bound listed for ``k`` (those whose conditions fail with
     ``conditions_met=False`` and the reason in ``notes``).
@@ -797,15 +809,17 @@ def shuffle_epsilon_all(
         See :class:`ShuffleParams`.
     delta
         Target δ, ``0 < delta < 1`` (down to 1e-300).
+    progress
+        Optional ``progress(bound, done, total)``, called before each bound is evaluated.
     """
-    return _all(ShuffleParams(eps0=eps0, n=n, k=k), _query(delta, None))
+    return _all(ShuffleParams(eps0=eps0, n=n, k=k), _query(delta, None), progress)
 
 
 def shuffle_delta_all(
-    *, eps0: float, n: int, epsilon: float, k: int | None = None
+    *, eps0: float, n: int, epsilon: float, k: int | None = None, progress: Progress | None = None
 ) -> list[PrivacyStatement]:
     """δ at ``epsilon`` from every listed bound (see :func:`shuffle_epsilon_all`)."""
-    return _all(ShuffleParams(eps0=eps0, n=n, k=k), _query(None, epsilon))
+    return _all(ShuffleParams(eps0=eps0, n=n, k=k), _query(None, epsilon), progress)
 
 
 def shuffle_epsilon(
