@@ -6,6 +6,7 @@ its ``to_dict()``; tables show one row per bound (source, kind, conditions, ε, 
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -162,7 +163,7 @@ def _bound_progress(as_json: bool) -> Iterator[Callable[[str, int, int], None] |
 
 
 def _answer(query: Mapping[str, float], *, as_json: bool, **options: Any) -> None:
-    """Validate, make the one library call that answers ``query``, emit."""
+    """Validate, make the one library call that answers ``query`` (ε at δ or δ at ε), emit."""
     from crowdhide.accounting import shuffle as accountant
 
     what = "epsilon" if "delta" in query else "delta"
@@ -205,11 +206,10 @@ def _answer(query: Mapping[str, float], *, as_json: bool, **options: Any) -> Non
         _emit_one(result, as_json=as_json, title=f"shuffle {what}")
 
 
-@shuffle.command("epsilon")
-def epsilon_command(
+def _query_options(
     eps0: Eps0,
     n: Users,
-    delta: Delta,
+    query: float,
     mechanism: MechanismName = None,
     d: DomainD = None,
     k: DomainK = None,
@@ -219,32 +219,39 @@ def epsilon_command(
     sample_rate: SampleRate = 1.0,
     relation: Relation = "substitute",
 ) -> None:
+    """The options of ``shuffle epsilon`` and ``shuffle delta``, written once: each command
+    is given this signature with ``query`` renamed to its query option (see
+    :func:`_with_query`)."""
+
+
+def _with_query(name: str, option: Any) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a query command the signature of :func:`_query_options`, ``query`` becoming
+    ``name`` with the Typer option ``option`` (Typer reads ``__signature__``)."""
+    base = inspect.signature(_query_options, eval_str=True)
+    params = [
+        p.replace(name=name, annotation=option) if p.name == "query" else p
+        for p in base.parameters.values()
+    ]
+
+    def give(command: Callable[..., None]) -> Callable[..., None]:
+        setattr(command, "__signature__", base.replace(parameters=params))  # noqa: B010
+        return command
+
+    return give
+
+
+@shuffle.command("epsilon")
+@_with_query("delta", Delta)
+def epsilon_command(**options: Any) -> None:
     """Epsilon after shuffling at a given delta."""
-    options: dict[str, Any] = {"mechanism": mechanism, "d": d, "k": k, "bound": bound}
-    options |= {"rounds": rounds}
-    options |= {"sample_rate": sample_rate, "relation": relation}
-    _answer({"delta": delta}, eps0=eps0, n=n, as_json=as_json, **options)
+    _answer({"delta": options.pop("delta")}, **options)
 
 
 @shuffle.command("delta")
-def delta_command(
-    eps0: Eps0,
-    n: Users,
-    epsilon: QueryEpsilon,
-    mechanism: MechanismName = None,
-    d: DomainD = None,
-    k: DomainK = None,
-    bound: BoundName = "best",
-    as_json: JsonFlag = False,
-    rounds: Rounds = 1,
-    sample_rate: SampleRate = 1.0,
-    relation: Relation = "substitute",
-) -> None:
+@_with_query("epsilon", QueryEpsilon)
+def delta_command(**options: Any) -> None:
     """Delta after shuffling at a given epsilon."""
-    options: dict[str, Any] = {"mechanism": mechanism, "d": d, "k": k, "bound": bound}
-    options |= {"rounds": rounds}
-    options |= {"sample_rate": sample_rate, "relation": relation}
-    _answer({"epsilon": epsilon}, eps0=eps0, n=n, as_json=as_json, **options)
+    _answer({"epsilon": options.pop("epsilon")}, **options)
 
 
 # -- calibrate and plot --------------------------------------------------------------------
