@@ -776,7 +776,11 @@ def _answer(
     if lower:
         names.append(lower_bound_name(params.k))
     rows = [_evaluate(name, params, query) for name in names]
-    return best_of(rows, by="epsilon" if "delta" in query else "delta")
+    best = best_of(rows, by="epsilon" if "delta" in query else "delta")
+    if not lower or best.lower is not None:
+        return best
+    # No certificate (e.g. δ = 1 everywhere at ε0 ~ 30): still show the lower bound.
+    return _with_lower_of([best, *rows], params, query)[0]
 
 
 #: ``progress(bound, done, total)``: called before each bound of ``*_all`` is evaluated.
