@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from crowdhide.accounting.guarantee import DpGuarantee
+from crowdhide.accounting import PrivacyStatement
 from crowdhide.accounting.ledger import spent
 from crowdhide.accounting.scrambler import scrambler_epsilon
 from crowdhide.accounting.shuffle import shuffle_epsilon
@@ -77,7 +77,7 @@ def main() -> None:
     print(f"   one scrambler layer alone: ε = {one.epsilon:.3f} ({one.method})")
     survey = shuffle_epsilon(eps0=2.0, n=10_000, delta=1e-6, k=4)
     print(f"   10,000 shuffled 4-ary RR answers at ε0 = 2: ε = {survey.epsilon:.3f}")
-    twice = spent([DpGuarantee(epsilon=cert.epsilon, delta=cert.delta)] * 2, delta=1e-3)
+    twice = spent([PrivacyStatement(epsilon=cert.epsilon, delta=cert.delta)] * 2, delta=1e-3)
     print(f"   two such runs on the same people: ε = {twice.epsilon:.3f} ({twice.method})")
     assert np.isfinite(cert.epsilon)
     assert one.epsilon <= cert.epsilon + 1e-9  # a single hop is part of the path

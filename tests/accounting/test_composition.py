@@ -9,7 +9,7 @@ import pytest
 
 from crowdhide.accounting import (
     DiscretePairCurve,
-    DpGuarantee,
+    PrivacyStatement,
     advanced_composition,
     basic_composition,
     compose_curves,
@@ -52,14 +52,13 @@ def test_pld_composition_upper_bounds_and_is_close(
 
 
 def test_composition_with_guarantee_dominates() -> None:
-    composed = compose_curves([(DpGuarantee(epsilon=1.0, delta=0.0), 3)])
+    composed = compose_curves([(PrivacyStatement(epsilon=1.0, delta=0.0), 3)])
     assert composed.epsilon(1e-9) <= 3.0 + 1e-3
 
 
 def test_basic_and_advanced() -> None:
-    assert basic_composition([DpGuarantee(epsilon=0.5, delta=1e-7)] * 4) == DpGuarantee(
-        epsilon=2.0, delta=4e-7
-    )
+    total = basic_composition([PrivacyStatement(epsilon=0.5, delta=1e-7)] * 4)
+    assert (total.epsilon, total.delta, total.kind) == (2.0, 4e-7, "upper")
     g = advanced_composition(epsilon=0.01, delta=1e-9, count=10_000, delta_slack=1e-6)
     expected = math.sqrt(2 * 10_000 * math.log(1e6)) * 0.01 + 10_000 * 0.01 * math.expm1(0.01)
     assert g.epsilon == pytest.approx(expected)
@@ -67,7 +66,7 @@ def test_basic_and_advanced() -> None:
 
 
 def test_heterogeneous_reduces_to_basic_for_few_large_epsilons() -> None:
-    gs = [DpGuarantee(epsilon=2.0, delta=0.0), DpGuarantee(epsilon=3.0, delta=0.0)]
+    gs = [PrivacyStatement(epsilon=2.0, delta=0.0), PrivacyStatement(epsilon=3.0, delta=0.0)]
     assert heterogeneous_advanced_composition(gs, delta_slack=1e-6).epsilon == 5.0
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crowdhide.accounting.guarantee import DpGuarantee
+from crowdhide.accounting import PrivacyStatement
 from crowdhide.accounting.ledger import BudgetExceededError, Ledger, spent
 
 
@@ -69,7 +69,7 @@ def test_spent_is_sound_and_tight_vs_enumeration(
     gs: list[tuple[float, float]], delta_budget: float
 ) -> None:
     exact = _exact_epsilon(gs, delta_budget)
-    got = spent([DpGuarantee(epsilon=e, delta=d) for e, d in gs], delta=delta_budget)
+    got = spent([PrivacyStatement(epsilon=e, delta=d) for e, d in gs], delta=delta_budget)
     if math.isinf(exact):
         assert math.isinf(got.epsilon)
         return
@@ -82,7 +82,7 @@ def test_pld_matches_dp_accounting_directly() -> None:
     from dp_accounting.pld import privacy_loss_distribution as pld
 
     gs = [(0.5, 1e-6), (1.0, 1e-6), (2.0, 1e-5), (1.0, 1e-6)]
-    ours = spent([DpGuarantee(epsilon=e, delta=d) for e, d in gs], delta=1e-4)
+    ours = spent([PrivacyStatement(epsilon=e, delta=d) for e, d in gs], delta=1e-4)
     total = None
     for e, d in gs:
         params = pld.common.DifferentialPrivacyParameters(e, d)
@@ -94,7 +94,7 @@ def test_pld_matches_dp_accounting_directly() -> None:
 
 def test_refusal_records_nothing(tmp_path: Path) -> None:
     book = Ledger(tmp_path / "ledger.json")
-    g = DpGuarantee(epsilon=1.0, delta=0.0)
+    g = PrivacyStatement(epsilon=1.0, delta=0.0)
     for i in range(5):
         book.charge("pop", g, run=f"r{i}", budget=(5.0, 1e-9) if i == 0 else None)
     before = (tmp_path / "ledger.json").read_bytes()
@@ -114,7 +114,7 @@ def test_crash_during_write_keeps_old_ledger(
 ) -> None:
     path = tmp_path / "ledger.json"
     book = Ledger(path)
-    book.charge("pop", DpGuarantee(epsilon=1.0, delta=0.0), run="a")
+    book.charge("pop", PrivacyStatement(epsilon=1.0, delta=0.0), run="a")
     before = path.read_bytes()
 
     def crash(src: str, dst: str) -> None:
@@ -122,7 +122,7 @@ def test_crash_during_write_keeps_old_ledger(
 
     monkeypatch.setattr("crowdhide.accounting.ledger.os.replace", crash)
     with pytest.raises(OSError, match="simulated"):
-        book.charge("pop", DpGuarantee(epsilon=1.0, delta=0.0), run="b")
+        book.charge("pop", PrivacyStatement(epsilon=1.0, delta=0.0), run="b")
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.json", "ledger.json.lock"]
 
@@ -132,7 +132,7 @@ def _writer(path: str, worker: int, tries: int, accepted: multiprocessing.Queue)
     ok = 0
     for i in range(tries):
         try:
-            book.charge("pop", DpGuarantee(epsilon=1.0, delta=0.0), run=f"w{worker}-{i}")
+            book.charge("pop", PrivacyStatement(epsilon=1.0, delta=0.0), run=f"w{worker}-{i}")
             ok += 1
         except BudgetExceededError:
             pass
@@ -141,7 +141,9 @@ def _writer(path: str, worker: int, tries: int, accepted: multiprocessing.Queue)
 
 def test_concurrent_writers_never_exceed_budget(tmp_path: Path) -> None:
     path = tmp_path / "ledger.json"
-    Ledger(path).charge("pop", DpGuarantee(epsilon=1.0, delta=0.0), run="first", budget=(7.0, 1e-9))
+    Ledger(path).charge(
+        "pop", PrivacyStatement(epsilon=1.0, delta=0.0), run="first", budget=(7.0, 1e-9)
+    )
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     procs = [ctx.Process(target=_writer, args=(str(path), w, 4, queue)) for w in range(3)]

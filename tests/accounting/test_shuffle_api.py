@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from crowdhide.accounting import PrivacyStatement
 from crowdhide.accounting.shuffle import (
     SHUFFLE_BOUNDS,
-    ShuffleResult,
     calibrate_eps0,
     calibrate_n,
     epsilon_vs_n,
@@ -29,19 +29,21 @@ def test_result_is_frozen_and_serialisable() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         r.epsilon = 0.0  # type: ignore[misc]
     d = r.to_dict()
-    assert {"epsilon", "delta", "bound", "valid", "eps0", "n", "k", "note", "kind"} <= set(d)
+    assert {"epsilon", "delta", "source", "conditions_met", "inputs", "notes", "kind"} <= set(d)
+    assert d["inputs"] == {"eps0": 1.0, "n": 1000, "k": None}
+    assert d["lower"]["source"] == "ldp_lower"
 
 
 def test_all_lists_every_applicable_bound() -> None:
     generic = shuffle_epsilon_all(eps0=1.0, n=1000, delta=1e-6)
-    assert [r.bound for r in generic] == [
+    assert [r.source for r in generic] == [
         b for b in SHUFFLE_BOUNDS if b not in ("krr_clone", "exact", "krr_lower")
     ]
-    assert {r.bound: r.kind for r in generic}["ldp_lower"] == "lower"
+    assert {r.source: r.kind for r in generic}["ldp_lower"] == "lower"
     krr = shuffle_epsilon_all(eps0=1.0, n=10, delta=1e-6, k=3)
-    assert [r.bound for r in krr] == [b for b in SHUFFLE_BOUNDS if b != "ldp_lower"]
-    assert {r.bound: r.kind for r in krr}["krr_lower"] == "lower"
-    assert {r.bound: r.kind for r in krr}["exact"] == "exact"
+    assert [r.source for r in krr] == [b for b in SHUFFLE_BOUNDS if b != "ldp_lower"]
+    assert {r.source: r.kind for r in krr}["krr_lower"] == "lower"
+    assert {r.source: r.kind for r in krr}["exact"] == "exact"
 
 
 def test_best_is_smallest_valid_certificate() -> None:
@@ -55,27 +57,27 @@ def test_best_is_smallest_valid_certificate() -> None:
 
 def test_best_uses_exact_for_small_n() -> None:
     best = shuffle_epsilon(eps0=1.0, n=10, delta=1e-3, k=3)
-    assert best.bound == "exact"
+    assert best.source == "exact"
 
 
 def test_invalid_bounds_are_flagged_not_raised() -> None:
     r = shuffle_epsilon(eps0=2.0, n=100, delta=1e-6, bound="erlingsson2019")
-    assert not r.valid
+    assert not r.conditions_met
     assert math.isnan(r.epsilon)
-    assert "eps0 <= 0.5" in r.note
+    assert "eps0 <= 0.5" in "; ".join(r.notes)
     r = shuffle_epsilon(eps0=2.0, n=1000, delta=1e-6, bound="feldman2023")
-    assert not r.valid
-    assert "give k" in r.note
-    assert shuffle_epsilon(eps0=2.0, n=1000, delta=1e-6, k=2, bound="feldman2023").valid
+    assert not r.conditions_met
+    assert "give k" in "; ".join(r.notes)
+    assert shuffle_epsilon(eps0=2.0, n=1000, delta=1e-6, k=2, bound="feldman2023").conditions_met
     r = shuffle_epsilon(eps0=2.0, n=100, delta=1e-6, k=3, bound="exact")
-    assert not r.valid
-    assert "n <= 14" in r.note
+    assert not r.conditions_met
+    assert "n <= 14" in "; ".join(r.notes)
     r = shuffle_epsilon(eps0=2.0, n=3000, delta=1e-6, k=2, bound="exact")
-    assert not r.valid
-    assert "n <= 2500" in r.note
+    assert not r.conditions_met
+    assert "n <= 2500" in "; ".join(r.notes)
     r = shuffle_delta(eps0=0.4, n=2000, epsilon=0.01, bound="erlingsson2019")
-    assert not r.valid
-    assert "delta <= 0.01" in r.note
+    assert not r.conditions_met
+    assert "delta <= 0.01" in "; ".join(r.notes)
 
 
 def test_delta_and_epsilon_are_consistent() -> None:
@@ -94,7 +96,8 @@ def test_epsilon_is_capped_at_eps0_and_delta_zero_beyond() -> None:
     assert r.epsilon <= 0.5
     assert shuffle_delta(eps0=0.5, n=5, epsilon=0.5).delta == 0.0
     assert all(
-        (r.delta == 0.0) or not r.valid for r in shuffle_delta_all(eps0=1.0, n=50, epsilon=1.0)
+        (r.delta == 0.0) or not r.conditions_met
+        for r in shuffle_delta_all(eps0=1.0, n=50, epsilon=1.0)
     )
 
 
@@ -109,17 +112,17 @@ def test_calibrate_eps0() -> None:
     r = calibrate_eps0(epsilon=0.2, delta=1e-6, n=50_000, k=2)
     assert r.epsilon <= 0.2
     assert r.is_certificate
-    worse = shuffle_epsilon(eps0=r.eps0 * 1.001, n=50_000, delta=1e-6, k=2)
+    worse = shuffle_epsilon(eps0=r.inputs["eps0"] * 1.001, n=50_000, delta=1e-6, k=2)
     assert worse.epsilon > 0.2
     # eps0 = epsilon is always achievable
     tiny = calibrate_eps0(epsilon=0.3, delta=1e-6, n=2)
-    assert tiny.eps0 >= 0.3
+    assert tiny.inputs["eps0"] >= 0.3
 
 
 def test_calibrate_n() -> None:
     r = calibrate_n(epsilon=0.3, delta=1e-6, eps0=1.5)
     assert r.epsilon <= 0.3
-    assert shuffle_epsilon(eps0=1.5, n=r.n - 1, delta=1e-6).epsilon > 0.3
+    assert shuffle_epsilon(eps0=1.5, n=r.inputs["n"] - 1, delta=1e-6).epsilon > 0.3
     with pytest.raises(ValueError, match="no n"):
         calibrate_n(epsilon=1e-5, delta=1e-300, eps0=20.0)
 
@@ -135,7 +138,7 @@ def test_epsilon_vs_n_grid() -> None:
     d = epsilon_vs_n(eps0=1.0, delta=1e-6, k=3, n_min=10, n_max=1000, points=3)
     assert d["n"] == [10, 100, 1000]
     assert set(d["epsilon"]) == set(SHUFFLE_BOUNDS) - {"ldp_lower"}
-    assert d["valid"]["exact"] == [True, False, False]
+    assert d["conditions_met"]["exact"] == [True, False, False]
 
 
 @pytest.mark.parametrize(
@@ -185,9 +188,9 @@ def test_invalid_inputs_other_functions(call: Any, match: str) -> None:
         call()
 
 
-def _finite_results(rows: list[ShuffleResult]) -> None:
+def _finite_results(rows: list[PrivacyStatement]) -> None:
     for r in rows:
-        if r.valid:
+        if r.conditions_met:
             assert math.isfinite(r.epsilon), r
             assert r.epsilon >= 0.0, r
             assert 0.0 <= r.delta <= 1.0, r
@@ -200,7 +203,7 @@ def _lower(k: int | None) -> str:
     return "krr_lower" if k is not None else "ldp_lower"
 
 
-def _eps_rows(eps0: float, n: int, delta: float, k: int | None) -> list[ShuffleResult]:
+def _eps_rows(eps0: float, n: int, delta: float, k: int | None) -> list[PrivacyStatement]:
     # The lower bound is evaluated once as its own row (not attached to every row).
     return [
         shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound=b, lower=False)
@@ -208,7 +211,7 @@ def _eps_rows(eps0: float, n: int, delta: float, k: int | None) -> list[ShuffleR
     ]
 
 
-def _delta_rows(eps0: float, n: int, eps: float, k: int | None) -> list[ShuffleResult]:
+def _delta_rows(eps0: float, n: int, eps: float, k: int | None) -> list[PrivacyStatement]:
     return [
         shuffle_delta(eps0=eps0, n=n, epsilon=eps, k=k, bound=b, lower=False)
         for b in (*GENERIC, _lower(k))
@@ -249,8 +252,8 @@ def test_range_krr_bounds(n: int, eps0: float) -> None:
 
 
 def test_all_evaluates_krr_curves_at_large_n() -> None:
-    rows = {r.bound: r for r in shuffle_epsilon_all(eps0=1.0, n=300_000, delta=1e-6, k=4)}
-    assert rows["krr_clone"].valid
-    assert rows["krr_lower"].valid
+    rows = {r.source: r for r in shuffle_epsilon_all(eps0=1.0, n=300_000, delta=1e-6, k=4)}
+    assert rows["krr_clone"].conditions_met
+    assert rows["krr_lower"].conditions_met
     assert rows["krr_lower"].epsilon <= rows["krr_clone"].epsilon <= rows["feldman2023"].epsilon
-    assert all(r.epsilon_lower == rows["krr_lower"].epsilon for r in rows.values())
+    assert all(r.lower and r.lower.epsilon == rows["krr_lower"].epsilon for r in rows.values())

@@ -137,15 +137,15 @@ def test_result_api_and_single_round_matches_shuffle_delta() -> None:
     exact_pair = shuffle_delta(eps0=4.0, n=10_000, epsilon=0.1, k=2, bound="feldman2023").delta
     # pessimistic grid: at or above the exact divergence of the pair, within 0.2 %
     assert exact_pair <= one.delta <= exact_pair * 1.002
-    assert one.valid
+    assert one.conditions_met
     assert one.is_certificate
-    assert one.to_dict()["rounds"] == 1
+    assert one.to_dict()["inputs"]["rounds"] == 1
     generic = composed_shuffle_epsilon(eps0=4.0, n=10_000, delta=1e-6, rounds=2)
-    assert generic.pair == "feldman2021"
-    assert generic.valid
+    assert generic.source == "feldman2021"
+    assert generic.conditions_met
     forced = composed_shuffle_epsilon(eps0=4.0, n=10_000, delta=1e-6, pair="feldman2023")
-    assert not forced.valid
-    assert "give k" in forced.note
+    assert not forced.conditions_met
+    assert "give k" in "; ".join(forced.notes)
 
 
 # Anchors (shared notes, accounting.md items 3 and 4): n = 1e4, ε0 = 4, FMT23 pair.
@@ -273,7 +273,7 @@ def test_default_grid_shrinks_with_rounds() -> None:
     }
     auto = composed_shuffle_epsilon(**kwargs)  # type: ignore[arg-type]
     coarse = composed_shuffle_epsilon(**kwargs, value_discretization_interval=1e-4)  # type: ignore[arg-type]
-    assert auto.discretization == pytest.approx(1e-5)
+    assert auto.inputs["discretization"] == pytest.approx(1e-5)
     lower = _optimistic_epsilon("substitute", 1000, 1e-5, 1e-5)
     # both grids cost up to a step per round (1e-2 in total at 1000 rounds): within 6 %
     assert lower <= auto.epsilon <= 1.06 * lower < coarse.epsilon

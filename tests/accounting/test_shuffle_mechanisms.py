@@ -162,9 +162,9 @@ def test_cli_mechanism(capsys: pytest.CaptureFixture[str]) -> None:
     result = run_cli(capsys, *args, "--mechanism", "rappor", "--d", "32", "--json")
     assert result.code == 0, result.err
     row = result.json()
-    assert row["bound"] == "mechanism:rappor"
+    assert row["source"] == "mechanism:rappor"
     assert row["delta"] == 1e-6
-    assert 0.0 < row["epsilon_lower"] <= row["epsilon"]
+    assert 0.0 < row["lower"]["epsilon"] <= row["epsilon"]
     bad = run_cli(capsys, *args, "--mechanism", "rappor")
     assert bad.code == 2
     assert "--d" in bad.err

@@ -18,7 +18,7 @@ from crowdhide.accounting.shuffle import (
 
 def eps_of(bound: str, eps0: float, n: int, delta: float, k: int | None = None) -> float:
     r = shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound=bound, lower=False)
-    assert r.valid, r.note
+    assert r.conditions_met, r.notes
     return r.epsilon
 
 
@@ -61,7 +61,7 @@ def test_item4_fmt21() -> None:
     assert eps <= 0.62082
     assert eps > 0.55
     r = shuffle_epsilon(eps0=4.0, n=10_000, delta=1e-6, bound="feldman2021_closed")
-    assert not r.valid
+    assert not r.conditions_met
 
 
 # Anchor item 5: shuffled 4-RR, eps0 = ln 13, n = 1000, delta = 1e-4.

@@ -34,13 +34,13 @@ def test_epsilon_json_all(capsys: pytest.CaptureFixture[str]) -> None:
     assert isinstance(rows, list)
     assert len(rows) == 7
     for row in rows:
-        assert {"epsilon", "delta", "bound", "valid", "eps0", "n", "k"} <= set(row)
-        assert row["lower_bound"] == "ldp_lower"
-        assert 0.0 < row["epsilon_lower"] <= rows[4]["epsilon"]  # below feldman2021
-        assert row["n"] == 5000
-        assert row["eps0"] == 1.0
-        assert row["k"] is None
-    assert {r["bound"]: r["valid"] for r in rows}["feldman2023"] is False
+        assert {"epsilon", "delta", "source", "conditions_met", "inputs", "lower"} <= set(row)
+        assert row["lower"]["source"] == "ldp_lower"
+        assert 0.0 < row["lower"]["epsilon"] <= rows[4]["epsilon"]  # below feldman2021
+        assert row["inputs"]["n"] == 5000
+        assert row["inputs"]["eps0"] == 1.0
+        assert row["inputs"]["k"] is None
+    assert {r["source"]: r["conditions_met"] for r in rows}["feldman2023"] is False
 
 
 def test_epsilon_json_best(capsys: pytest.CaptureFixture[str]) -> None:
@@ -48,8 +48,8 @@ def test_epsilon_json_best(capsys: pytest.CaptureFixture[str]) -> None:
     result = run_cli(capsys, *args, "--k", "2", "--json")
     assert result.code == 0
     data = result.json()
-    assert data["bound"] == "feldman2023"
-    assert data["valid"] is True
+    assert data["source"] == "feldman2023"
+    assert data["conditions_met"] is True
     assert data["epsilon"] == pytest.approx(0.118153, abs=1e-5)
 
 

@@ -16,9 +16,9 @@ def test_epsilon_rounds_json_matches_anchor(capsys: pytest.CaptureFixture[str]) 
     assert result.code == 0, result.err
     record = result.json()
     assert record["epsilon"] == pytest.approx(0.5910, abs=1e-4)
-    assert record["rounds"] == 2
-    assert record["pair"] == "feldman2023"
-    assert record["valid"] is True
+    assert record["inputs"]["rounds"] == 2
+    assert record["source"] == "feldman2023"
+    assert record["conditions_met"] is True
 
 
 def test_delta_subsampled_table(capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,7 +10,6 @@ from crowdhide.accounting.composition import (
     to_pld,
 )
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
-from crowdhide.accounting.guarantee import DpGuarantee
 from crowdhide.accounting.registry import Bound, Registry, best_of
 from crowdhide.accounting.roots import calibrate, safe_root
 from crowdhide.accounting.statement import KINDS, Kind, PrivacyStatement, Target
@@ -19,7 +18,6 @@ __all__ = [
     "KINDS",
     "Bound",
     "DiscretePairCurve",
-    "DpGuarantee",
     "Kind",
     "PldCurve",
     "PrivacyCurve",

@@ -27,7 +27,7 @@ import numpy as np
 
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
-from crowdhide.accounting.guarantee import DpGuarantee
+from crowdhide.accounting.statement import Kind, PrivacyStatement
 
 __all__ = [
     "PldCurve",
@@ -39,24 +39,40 @@ __all__ = [
 ]
 
 
-def basic_composition(guarantees: Iterable[DpGuarantee]) -> DpGuarantee:
+def _composed(
+    parts: Sequence[PrivacyStatement], *, epsilon: float, delta: float, source: str, **inputs: Any
+) -> PrivacyStatement:
+    """The composed statement: a certificate only when every part is one (composing lower
+    bounds or estimates gives no promise, so the result is then an ``"estimate"``)."""
+    kind: Kind = "upper" if all(p.kind in ("upper", "exact") for p in parts) else "estimate"
+    return PrivacyStatement(
+        epsilon=epsilon,
+        delta=delta,
+        kind=kind,
+        source=source,
+        conditions_met=all(p.conditions_met for p in parts),
+        inputs={"parts": len(parts), **inputs},
+    )
+
+
+def basic_composition(statements: Iterable[PrivacyStatement]) -> PrivacyStatement:
     """Sum the ε's and δ's of adaptively composed mechanisms.
 
     Examples
     --------
-    >>> basic_composition([DpGuarantee(epsilon=1.0, delta=1e-6)] * 3)
-    DpGuarantee(epsilon=3.0, delta=3e-06)
+    >>> s = basic_composition([PrivacyStatement(epsilon=1.0, delta=1e-6)] * 3)
+    >>> s.epsilon, s.delta, s.source
+    (3.0, 3e-06, 'basic_composition')
     """
-    eps, delta = 0.0, 0.0
-    for g in guarantees:
-        eps += g.epsilon
-        delta += g.delta
-    return DpGuarantee(epsilon=eps, delta=min(delta, 1.0))
+    parts = list(statements)
+    eps = sum((g.epsilon for g in parts), 0.0)
+    delta = sum((g.delta for g in parts), 0.0)
+    return _composed(parts, epsilon=eps, delta=min(delta, 1.0), source="basic_composition")
 
 
 def advanced_composition(
     *, epsilon: float, delta: float, count: int, delta_slack: float
-) -> DpGuarantee:
+) -> PrivacyStatement:
     """Advanced composition of ``count`` (ε, δ)-DP mechanisms [DRV10].
 
     ``ε' = sqrt(2 k ln(1/δ')) ε + k ε (e^ε − 1)``, ``δ_total = k δ + δ'``; the result is
@@ -73,12 +89,17 @@ def advanced_composition(
     k = check_int("count", count, low=1)
     slack = check_probability("delta_slack", delta_slack, allow_zero=False, allow_one=False)
     advanced = math.sqrt(2.0 * k * math.log(1.0 / slack)) * eps + k * eps * math.expm1(eps)
-    return DpGuarantee(epsilon=min(advanced, k * eps), delta=min(1.0, k * d + slack))
+    return PrivacyStatement(
+        epsilon=min(advanced, k * eps),
+        delta=min(1.0, k * d + slack),
+        source="advanced_composition",
+        inputs={"epsilon": eps, "delta": d, "count": k, "delta_slack": slack},
+    )
 
 
 def heterogeneous_advanced_composition(
-    guarantees: Sequence[DpGuarantee], *, delta_slack: float
-) -> DpGuarantee:
+    guarantees: Sequence[PrivacyStatement], *, delta_slack: float
+) -> PrivacyStatement:
     """Composition of heterogeneous (ε_i, δ_i) mechanisms, Theorem 3.5 of [KOV15].
 
     ``ε = min(Σ ε_i, Σ ε_i (e^{ε_i} − 1)/(e^{ε_i} + 1) + sqrt(2 Σ ε_i² ln(e + sqrt(Σ ε_i²)/δ̃)),
@@ -87,8 +108,8 @@ def heterogeneous_advanced_composition(
 
     Examples
     --------
-    >>> g = heterogeneous_advanced_composition([DpGuarantee(epsilon=0.1, delta=0.0)] * 100,
-    ...                                        delta_slack=1e-6)
+    >>> one = PrivacyStatement(epsilon=0.1, delta=0.0)
+    >>> g = heterogeneous_advanced_composition([one] * 100, delta_slack=1e-6)
     >>> round(g.epsilon, 4)
     5.7561
     """
@@ -97,8 +118,9 @@ def heterogeneous_advanced_composition(
         raise ValueError("guarantees must not be empty, got []")
     eps = np.array([g.epsilon for g in guarantees], dtype=float)
     deltas = np.array([g.delta for g in guarantees], dtype=float)
+    name = "heterogeneous_advanced_composition"
     if np.isinf(eps).any():
-        return DpGuarantee(epsilon=math.inf, delta=1.0)
+        return _composed(guarantees, epsilon=math.inf, delta=1.0, source=name, delta_slack=slack)
     drift = float(np.sum(eps * np.tanh(eps / 2.0)))  # ε (e^ε − 1)/(e^ε + 1) = ε tanh(ε/2)
     sq = float(np.sum(eps**2))
     candidates = [
@@ -107,7 +129,10 @@ def heterogeneous_advanced_composition(
         drift + math.sqrt(2.0 * sq * math.log(1.0 / slack)),
     ]
     log_keep = math.log1p(-slack) + float(np.sum(np.log1p(-np.minimum(deltas, 1.0))))
-    return DpGuarantee(epsilon=min(candidates), delta=min(1.0, -math.expm1(log_keep)))
+    delta = min(1.0, -math.expm1(log_keep))
+    return _composed(
+        guarantees, epsilon=min(candidates), delta=delta, source=name, delta_slack=slack
+    )
 
 
 class PldCurve(PrivacyCurve):
@@ -165,14 +190,15 @@ def _rounded_loss_pmf(
 
 
 def to_pld(
-    source: DiscretePairCurve | DpGuarantee | PldCurve,
+    source: DiscretePairCurve | PrivacyStatement | PldCurve,
     *,
     value_discretization_interval: float = 1e-4,
 ) -> PldCurve:
     """Convert a curve or guarantee to a :class:`PldCurve`.
 
     A :class:`DiscretePairCurve` becomes the PLD of its pair (losses rounded up to the grid,
-    so the PLD dominates the pair); a :class:`DpGuarantee` becomes the PLD of the worst
+    so the PLD dominates the pair); a certificate
+    (:class:`~crowdhide.accounting.statement.PrivacyStatement`) becomes the PLD of the worst
     (ε, δ)-DP pair (``dp_accounting.from_privacy_parameters``).
     """
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution
@@ -182,7 +208,13 @@ def to_pld(
     )
     if isinstance(source, PldCurve):
         return source
-    if isinstance(source, DpGuarantee):
+    if isinstance(source, PrivacyStatement):
+        if not source.is_certificate:
+            raise ValueError(
+                f"only a certificate (finite epsilon, delta < 1, kind upper or exact, conditions "
+                f"met) can be composed, got {source.kind} statement from {source.source!r} with "
+                f"epsilon={source.epsilon!r}, delta={source.delta!r}"
+            )
         params = privacy_loss_distribution.common.DifferentialPrivacyParameters(
             source.epsilon, source.delta
         )
@@ -193,7 +225,7 @@ def to_pld(
         )
     if not isinstance(source, DiscretePairCurve):
         raise TypeError(
-            "source must be a DiscretePairCurve, DpGuarantee or PldCurve, "
+            "source must be a DiscretePairCurve, PrivacyStatement or PldCurve, "
             f"got {type(source).__name__}"
         )
     log_p, log_q = source.support_log_probabilities()
@@ -207,7 +239,7 @@ def to_pld(
 
 
 def compose_curves(
-    parts: Sequence[tuple[DiscretePairCurve | DpGuarantee | PldCurve, int]],
+    parts: Sequence[tuple[DiscretePairCurve | PrivacyStatement | PldCurve, int]],
     *,
     value_discretization_interval: float = 1e-4,
 ) -> PldCurve:

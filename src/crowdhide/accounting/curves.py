@@ -22,9 +22,9 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_probability, check_real
-from crowdhide.accounting.guarantee import DpGuarantee
 from crowdhide.accounting.logmath import log1mexp, logsumexp
 from crowdhide.accounting.roots import safe_root
+from crowdhide.accounting.statement import PrivacyStatement
 
 __all__ = ["DiscretePairCurve", "PrivacyCurve"]
 
@@ -78,9 +78,12 @@ class PrivacyCurve(abc.ABC):
             hi *= 2.0
         return safe_root(self.log_delta, target, 0.0, hi)
 
-    def guarantee(self, delta: float) -> DpGuarantee:
-        """Return the :class:`DpGuarantee` ``(epsilon(delta), delta)``."""
-        return DpGuarantee(epsilon=self.epsilon(delta), delta=delta)
+    def guarantee(self, delta: float, *, source: str = "") -> PrivacyStatement:
+        """The upper-bound :class:`~crowdhide.accounting.statement.PrivacyStatement`
+        ``(epsilon(delta), delta)`` of this curve, attributed to ``source``."""
+        return PrivacyStatement(
+            epsilon=self.epsilon(delta), delta=float(delta), kind="upper", source=source
+        )
 
 
 class DiscretePairCurve(PrivacyCurve):

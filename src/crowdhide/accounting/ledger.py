@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from crowdhide._validation import check_probability, check_real
-from crowdhide.accounting.guarantee import DpGuarantee
+from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.errors import BudgetExceededError, DataError
 
 __all__ = ["BudgetExceededError", "Ledger", "Spent", "spent"]
@@ -67,13 +67,13 @@ class Spent:
 
 
 def spent(
-    guarantees: Sequence[DpGuarantee], *, delta: float, discretization: float = 1e-3
+    guarantees: Sequence[PrivacyStatement], *, delta: float, discretization: float = 1e-3
 ) -> Spent:
     """Tightest valid ε of the composition of ``guarantees`` at total δ = ``delta``.
 
     Examples
     --------
-    >>> s = spent([DpGuarantee(epsilon=1.0, delta=1e-6)] * 4, delta=1e-4)
+    >>> s = spent([PrivacyStatement(epsilon=1.0, delta=1e-6)] * 4, delta=1e-4)
     >>> s.bounds["basic"], s.method, s.epsilon < 4.0
     (4.0, 'pld', True)
     >>> spent([], delta=1e-4).epsilon
@@ -94,12 +94,12 @@ def spent(
     return Spent(bounds[method], d, method, bounds)
 
 
-def _basic_epsilon(guarantees: Sequence[DpGuarantee], delta: float) -> float:
+def _basic_epsilon(guarantees: Sequence[PrivacyStatement], delta: float) -> float:
     total = math.fsum(g.delta for g in guarantees)
     return math.fsum(g.epsilon for g in guarantees) if total <= delta else math.inf
 
 
-def _advanced_epsilon(guarantees: Sequence[DpGuarantee], delta: float) -> float:
+def _advanced_epsilon(guarantees: Sequence[PrivacyStatement], delta: float) -> float:
     from crowdhide.accounting.composition import heterogeneous_advanced_composition
 
     # 1 − (1 − δ̃) Π (1 − δ_i) = δ  ⇔  δ̃ = 1 − (1 − δ) / Π (1 − δ_i).
@@ -111,15 +111,22 @@ def _advanced_epsilon(guarantees: Sequence[DpGuarantee], delta: float) -> float:
     return result.epsilon if result.delta <= delta * (1 + 1e-12) else math.inf
 
 
-def _pld_epsilon(guarantees: Sequence[DpGuarantee], delta: float, discretization: float) -> float:
+def _pld_epsilon(
+    guarantees: Sequence[PrivacyStatement], delta: float, discretization: float
+) -> float:
     from crowdhide.accounting.composition import compose_curves
 
     counts: dict[tuple[float, float], int] = {}
     for g in guarantees:
         counts[(g.epsilon, g.delta)] = counts.get((g.epsilon, g.delta), 0) + 1
-    parts: list[Any] = [(DpGuarantee(epsilon=e, delta=dl), k) for (e, dl), k in counts.items()]
+    parts: list[Any] = [(_statement(e, dl), k) for (e, dl), k in counts.items()]
     curve = compose_curves(parts, value_discretization_interval=discretization)
     return curve.epsilon(delta)  # inf when the infinite-loss mass alone exceeds δ
+
+
+def _statement(epsilon: float, delta: float) -> PrivacyStatement:
+    """A recorded run's certificate."""
+    return PrivacyStatement(epsilon=epsilon, delta=delta, source="ledger")
 
 
 class Ledger:
@@ -129,10 +136,10 @@ class Ledger:
     --------
     >>> import tempfile, pathlib
     >>> book = Ledger(pathlib.Path(tempfile.mkdtemp()) / "ledger.json")
-    >>> _ = book.charge("clinic", DpGuarantee(epsilon=1.0, delta=1e-6), run="a",
+    >>> _ = book.charge("clinic", PrivacyStatement(epsilon=1.0, delta=1e-6), run="a",
     ...                 budget=(3.0, 1e-5))
-    >>> _ = book.charge("clinic", DpGuarantee(epsilon=1.0, delta=1e-6), run="b")
-    >>> book.charge("clinic", DpGuarantee(epsilon=2.0, delta=1e-6), run="c")
+    >>> _ = book.charge("clinic", PrivacyStatement(epsilon=1.0, delta=1e-6), run="b")
+    >>> book.charge("clinic", PrivacyStatement(epsilon=2.0, delta=1e-6), run="c")
     Traceback (most recent call last):
     ...
     crowdhide.errors.BudgetExceededError: run 'c' refused: population 'clinic' ...
@@ -193,7 +200,7 @@ class Ledger:
     def charge(
         self,
         population: str,
-        guarantee: DpGuarantee,
+        guarantee: PrivacyStatement,
         *,
         run: str,
         budget: tuple[float, float] | None = None,
@@ -218,7 +225,7 @@ class Ledger:
             limit = entry["budget"]
             result: Spent | None = None
             if limit is not None:
-                past = [DpGuarantee(epsilon=r["epsilon"], delta=r["delta"]) for r in entry["runs"]]
+                past = [_statement(r["epsilon"], r["delta"]) for r in entry["runs"]]
                 result = spent([*past, guarantee], delta=limit["delta"])
                 if result.epsilon > limit["epsilon"]:
                     before = spent(past, delta=limit["delta"]).epsilon
@@ -261,7 +268,7 @@ class Ledger:
             populations = dict(state["populations"])
         rows: list[dict[str, Any]] = []
         for name, entry in sorted(populations.items()):
-            gs = [DpGuarantee(epsilon=r["epsilon"], delta=r["delta"]) for r in entry["runs"]]
+            gs = [_statement(r["epsilon"], r["delta"]) for r in entry["runs"]]
             budget = entry.get("budget")
             at = budget["delta"] if budget else min(0.5, math.fsum(g.delta for g in gs) or 1e-6)
             s = spent(gs, delta=at)

@@ -28,8 +28,8 @@ Bounds (:data:`SHUFFLE_BOUNDS`) and what they promise
     (e^{ε0}+1) R(v)(y)`` for all x, x', v, y (the erratum of arXiv 2208.04591 restricts the
     general theorems to such randomizers). k-RR and binary RR satisfy it (with equality on
     the reported value), so with ``k`` it is a certificate; for an unspecified ε0-LDP
-    randomizer (``k=None``) it is reported with ``valid=False`` (e.g. ε0-LDP Laplace on
-    [0, 1] violates the condition).
+    randomizer (``k=None``) it does not apply (``conditions_met=False``; e.g. ε0-LDP
+    Laplace on [0, 1] violates the condition).
 ``krr_clone``
     k-RR / binary RR only: crowdhide's k-RR clone reduction, a certificate for every
     dataset. Each other user's report law is ``2r (K(x)+K(x'))/2 + (1−2r) R_v`` with
@@ -44,7 +44,7 @@ Bounds (:data:`SHUFFLE_BOUNDS`) and what they promise
     other users of the exact hockey-stick divergence of the two output-histogram
     distributions: exhaustive enumeration of dataset classes for ``n <= EXHAUSTIVE_MAX_N``,
     and for k = 2 all n datasets, each exactly, for ``n <= BINARY_EXACT_MAX_N``; outside
-    that range it is reported ``valid=False``. The worst dataset depends on ε, so no single
+    that range it does not apply. The worst dataset depends on ε, so no single
     "worst pair" exists.
 ``krr_lower``
     k-RR only: a rigorous *lower bound* (``kind="lower"``) from canonical datasets (all
@@ -53,17 +53,21 @@ Bounds (:data:`SHUFFLE_BOUNDS`) and what they promise
     Without ``k``: a lower bound over all ε0-LDP randomizers (3-RR and binary RR are such
     randomizers).
 
-Every answer also carries the lower bound's ε or δ (``epsilon_lower`` / ``delta_lower``).
-``best`` is the smallest valid upper bound (``kind`` "upper" or "exact").
+The bounds are :class:`ShuffleBound` objects in :data:`SHUFFLE_REGISTRY`, a
+:class:`~crowdhide.accounting.registry.Registry` over :class:`ShuffleParams`; every answer is
+a :class:`~crowdhide.accounting.statement.PrivacyStatement` (``source`` names the bound,
+``inputs`` holds ε0, n, k) and also carries the lower bound's statement in ``lower``.
+``best`` is the smallest certificate (``kind`` "upper" or "exact" with its conditions met).
+Bounds whose conditions fail answer with ``conditions_met=False`` and the reason in ``notes``.
 
 Examples
 --------
 >>> r = shuffle_epsilon(eps0=4.0, n=100_000, delta=1e-6, bound="feldman2021")
->>> round(r.epsilon, 4), r.valid
+>>> round(r.epsilon, 4), r.conditions_met
 (0.1698, True)
 >>> best = shuffle_epsilon(eps0=2.0, n=100_000, delta=1e-6, k=4)
->>> best.bound, best.valid
-('krr_clone', True)
+>>> best.source, best.is_certificate, best.lower.source
+('krr_clone', True, 'krr_lower')
 """
 
 from __future__ import annotations
@@ -79,25 +83,27 @@ from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting import _krr_fast
 from crowdhide.accounting import _shuffle_pairs as pairs
 from crowdhide.accounting.curves import PrivacyCurve
-from crowdhide.accounting.roots import safe_root
+from crowdhide.accounting.registry import Registry, best_of
+from crowdhide.accounting.roots import calibrate, safe_root
+from crowdhide.accounting.statement import Kind, PrivacyStatement
 from crowdhide.errors import UnmetTargetError
 
 __all__ = [
-    "ALL_KRR_MAX_N",
     "BINARY_EXACT_MAX_N",
-    "BOUNDS",
     "EXHAUSTIVE_MAX_N",
-    "KRR_CLONE_BEST_MAX_N",
     "KRR_LOWER_MAX_N",
     "SHUFFLE_BOUNDS",
+    "SHUFFLE_REGISTRY",
     "KrrShuffleCurve",
+    "SafeSideCurve",
     "ShuffleBound",
-    "ShuffleResult",
+    "ShuffleParams",
     "calibrate_eps0",
     "calibrate_n",
     "epsilon_vs_n",
     "krr_dataset_curve",
     "krr_shuffle_curve",
+    "lower_bound_name",
     "shuffle_bound_curve",
     "shuffle_delta",
     "shuffle_delta_all",
@@ -105,19 +111,6 @@ __all__ = [
     "shuffle_epsilon_all",
 ]
 
-#: Names accepted by ``bound=`` (plus ``"best"``; ``"all"`` in the CLI).
-SHUFFLE_BOUNDS: tuple[str, ...] = (
-    "erlingsson2019",
-    "balle2019_hoeffding",
-    "balle2019_bennett",
-    "feldman2021_closed",
-    "feldman2021",
-    "feldman2023",
-    "krr_clone",
-    "exact",
-    "krr_lower",
-    "ldp_lower",
-)
 #: Largest n for the exhaustive worst case over datasets (``exact``, k >= 3).
 EXHAUSTIVE_MAX_N = 14
 #: Largest n for ``exact`` with k = 2 (binary RR: all n datasets, each exactly).
@@ -126,10 +119,6 @@ _MAX_N = 10**9
 #: Largest n for the exact canonical-dataset curves (:func:`krr_shuffle_curve`,
 #: :func:`krr_dataset_curve`: O(n) work).
 KRR_LOWER_MAX_N = pairs.KRR_EXACT_MAX_N
-#: ``best`` uses ``krr_clone`` at every n (blocked sums: O(1) work in n since issue 15).
-KRR_CLONE_BEST_MAX_N = _MAX_N
-#: ``*_all`` evaluate every k-RR bound at every n (kept for compatibility).
-ALL_KRR_MAX_N = _MAX_N
 #: ``krr_lower`` adds the "all others on x'" dataset (O(√n) incomplete-beta calls per δ) for
 #: k >= 3 only up to this n; the third-value dataset (O(1) in n) always counts.
 KRR_SAME_LOWER_MAX_N = 100_000
@@ -144,58 +133,46 @@ _ROUNDING_MARGIN = 1e-9
 _MAX_K = 10**6
 
 
-@dataclass(frozen=True, slots=True)
-class ShuffleResult:
-    """One bound's answer for shuffled ε0-LDP reports.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShuffleParams:
+    """n shuffled ε0-LDP reports: the parameters every shuffle bound is evaluated for.
 
-    Attributes
+    Parameters
     ----------
-    epsilon, delta
-        The (ε, δ) pair (``nan`` when the bound does not apply).
-    bound
-        Name of the bound (one of :data:`SHUFFLE_BOUNDS`).
-    valid
-        Whether the bound's validity conditions hold, i.e. whether the numbers mean what
-        ``kind`` says.
-    eps0, n, k
-        Inputs: local ε0, number of users, domain size of k-RR (``None``: any ε0-LDP
-        randomizer).
-    note
-        Why a bound does not apply, or how the number was obtained.
-    kind
-        ``"upper"`` (a certificate), ``"exact"`` (certificate and tight) or ``"lower"``.
-    epsilon_lower, delta_lower
-        The lower bound's ε (for an ε query) or δ (for a δ query): the truth for the worst
-        dataset lies between it and the certificate (``nan`` when not computed).
-    lower_bound
-        Name of that lower bound (``krr_lower`` with ``k``, ``ldp_lower`` without).
+    eps0
+        Local DP level of each user's randomizer, ``0 < eps0 <= 50``.
+    n
+        Number of users, ``1 <= n <= 1e9``.
+    k
+        Domain size of k-ary randomized response (``k = 2``: binary RR); ``None`` means any
+        ε0-LDP randomizer (generic bounds only).
+
+    Examples
+    --------
+    >>> ShuffleParams(eps0=1.0, n=1000, k=2)
+    ShuffleParams(eps0=1.0, n=1000, k=2)
+    >>> ShuffleParams(eps0=1.0, n=0)
+    Traceback (most recent call last):
+    ...
+    crowdhide.errors.InvalidParameterError: n must be >= 1, got 0
     """
 
-    epsilon: float
-    delta: float
-    bound: str
-    valid: bool
     eps0: float
     n: int
-    k: int | None
-    note: str = ""
-    kind: str = "upper"
-    epsilon_lower: float = math.nan
-    delta_lower: float = math.nan
-    lower_bound: str = ""
+    k: int | None = None
 
-    @property
-    def is_certificate(self) -> bool:
-        """Whether (ε, δ) is a valid DP guarantee."""
-        return self.valid and self.kind in ("upper", "exact")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict (for JSON)."""
-        return asdict(self)
+    def __post_init__(self) -> None:
+        e0 = check_real("eps0", self.eps0, low=0.0, low_open=True, high=_MAX_EPS0)
+        object.__setattr__(self, "eps0", e0)
+        object.__setattr__(self, "n", check_int("n", self.n, low=1, high=_MAX_N))
+        if self.k is not None:
+            object.__setattr__(self, "k", check_int("k", self.k, low=2, high=_MAX_K))
 
 
 class _NotApplicableError(ValueError):
-    """Raised inside a bound when its validity conditions fail."""
+    """Raised while evaluating a curve whose condition depends on the queried δ
+    (``erlingsson2019``: δ <= 0.01; ``feldman2021_closed``: ε0 <= ln(n/(16 ln(4/δ))));
+    conditions on the parameters alone are answered by :meth:`ShuffleBound.applies`."""
 
 
 # --------------------------------------------------------------------------------------
@@ -204,8 +181,6 @@ class _NotApplicableError(ValueError):
 
 def _erlingsson_log_delta(eps: float, eps0: float, n: int) -> float:
     """δ = exp(−n (ε / (12 ε0))²), Erlingsson et al. (SODA 2019), inverted."""
-    if eps0 > 0.5 or n < 1000:
-        raise _NotApplicableError("needs eps0 <= 0.5, n >= 1000")
     if eps >= eps0:
         return -math.inf
     log_delta = -n * (eps / (12.0 * eps0)) ** 2
@@ -215,8 +190,6 @@ def _erlingsson_log_delta(eps: float, eps0: float, n: int) -> float:
 
 
 def _erlingsson_epsilon(delta: float, eps0: float, n: int) -> float:
-    if eps0 > 0.5 or n < 1000:
-        raise _NotApplicableError("needs eps0 <= 0.5, n >= 1000")
     if delta > 0.01:
         raise _NotApplicableError("needs delta <= 0.01")
     return min(12.0 * eps0 * math.sqrt(-math.log(delta) / n), eps0)
@@ -310,17 +283,8 @@ def _fmt21_closed_log_delta(eps: float, eps0: float, n: int) -> float:
     lo, hi = max(log_min, -800.0), -1e-12
     if eps_at(hi) > eps:
         return 0.0  # even δ → 1 does not reach ε: trivial
-    if eps_at(lo) <= eps:
-        return lo
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if eps_at(mid) <= eps:
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo < 1e-12 * max(1.0, abs(hi)):
-            break
-    return hi
+    # ε(log δ) is non-increasing: the smallest passing log δ, from the passing side.
+    return calibrate(lambda x: eps_at(x) <= eps, low=lo, high=hi, increasing=True, rtol=1e-12)
 
 
 # --------------------------------------------------------------------------------------
@@ -378,12 +342,25 @@ class _AdaptiveCurve(PrivacyCurve):
 
 
 class _FunctionCurve(PrivacyCurve):
-    def __init__(self, fn: Callable[[float], float], eps0: float) -> None:
+    """A curve from ``log δ(ε)``, with an optional closed-form ε(δ)."""
+
+    def __init__(
+        self,
+        fn: Callable[[float], float],
+        eps0: float,
+        epsilon_of: Callable[[float], float] | None = None,
+    ) -> None:
         self._fn = fn
         self._eps0 = eps0
+        self._epsilon_of = epsilon_of
 
     def log_delta(self, epsilon: float) -> float:
         return min(self._fn(epsilon), 0.0)
+
+    def epsilon(self, delta: float) -> float:
+        if self._epsilon_of is None:
+            return super().epsilon(delta)
+        return self._epsilon_of(check_probability("delta", delta, allow_zero=False))
 
     def epsilon_upper_hint(self) -> float:
         return self._eps0
@@ -540,11 +517,210 @@ def _ldp_lower_curve(eps0: float, n: int) -> PrivacyCurve:
     return _LowerCurve(members, eps0)
 
 
-def _check_inputs(eps0: Any, n: Any, k: Any) -> tuple[float, int, int | None]:
-    e0 = check_real("eps0", eps0, low=0.0, low_open=True, high=_MAX_EPS0)
-    nn = check_int("n", n, low=1, high=_MAX_N)
-    kk = None if k is None else check_int("k", k, low=2, high=_MAX_K)
-    return e0, nn, kk
+# --------------------------------------------------------------------------------------
+# The registry of bounds
+
+
+class SafeSideCurve(PrivacyCurve):
+    """A bound's curve as reported (pessimistic rounding, issue 15).
+
+    δ(ε) is moved a relative :data:`_ROUNDING_MARGIN` away from the truth (up for
+    certificates, down for lower bounds) and ε(δ) is solved at a target δ moved the same way,
+    so a computed δ off by that much can never make an answer unsafe. Every shuffle of
+    ε0-LDP reports is ε0-DP, so ε is capped at ε0 and δ(ε >= ε0) = 0.
+    """
+
+    def __init__(self, inner: PrivacyCurve, eps0: float, *, lower: bool) -> None:
+        self.inner, self._eps0, self._lower = inner, eps0, lower
+        self._scale = 1.0 - _ROUNDING_MARGIN if lower else 1.0 + _ROUNDING_MARGIN
+
+    def log_delta(self, epsilon: float) -> float:
+        if epsilon >= self._eps0:
+            return -math.inf
+        return min(self.inner.log_delta(epsilon) + math.log(self._scale), 0.0)
+
+    def delta(self, epsilon: float) -> float:
+        eps = check_real("epsilon", epsilon, low=0.0)
+        if eps >= self._eps0:
+            return 0.0
+        return min(self.inner.delta(eps) * self._scale, 1.0)
+
+    def epsilon(self, delta: float) -> float:
+        d = check_probability("delta", delta, allow_zero=False, allow_one=False)
+        target = d * (1.0 + _ROUNDING_MARGIN if self._lower else 1.0 - _ROUNDING_MARGIN)
+        return min(self.inner.epsilon(min(target, 1.0 - 1e-16)), self._eps0)
+
+    def epsilon_upper_hint(self) -> float:
+        return self._eps0
+
+
+def _always(params: ShuffleParams) -> bool:
+    return True
+
+
+def _no_condition(params: ShuffleParams) -> str | None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleBound:
+    """One shuffle bound (a :class:`~crowdhide.accounting.registry.Bound` over
+    :class:`ShuffleParams`): what it is, where it comes from, when it applies.
+
+    ``scope`` is ``"any"`` (any ε0-LDP randomizer, and k-RR), ``"krr"`` (needs ``k``) or
+    ``"generic"`` (only without ``k``: a lower bound over *all* ε0-LDP randomizers is not one
+    for k-RR). ``condition(params)`` is the reason its parameter conditions fail (or None),
+    ``build(params)`` its raw curve; ``in_best(params)`` says whether ``best`` needs to
+    evaluate it (a bound another one dominates is skipped for speed).
+    """
+
+    name: str
+    kind: Kind
+    citation: str
+    scope: str
+    build: Callable[[ShuffleParams], PrivacyCurve]
+    condition: Callable[[ShuffleParams], str | None] = _no_condition
+    certificate_without_k: bool = True
+    in_best: Callable[[ShuffleParams], bool] = _always
+
+    def listed_for(self, k: int | None) -> bool:
+        """Whether the bound is listed (``*_all``, ``--bound all``) for this randomizer class."""
+        return {"any": True, "krr": k is not None, "generic": k is None}[self.scope]
+
+    def applies(self, params: ShuffleParams) -> str | None:
+        """``None`` when the bound's conditions hold for ``params``, else the reason."""
+        if self.scope == "krr" and params.k is None:
+            return f"{self.name} is for k-ary randomized response: give k"
+        if self.scope == "generic" and params.k is not None:
+            return f"{self.name} is a lower bound over all eps0-LDP randomizers: omit k"
+        if not self.certificate_without_k and params.k is None:
+            return "not a certificate for every eps0-LDP randomizer (give k)"
+        return self.condition(params)
+
+    def curve(self, params: ShuffleParams) -> PrivacyCurve:
+        """The bound's curve as reported (rounded to the safe side, ε capped at ε0)."""
+        return SafeSideCurve(self.build(params), params.eps0, lower=self.kind == "lower")
+
+
+def _erlingsson_condition(p: ShuffleParams) -> str | None:
+    return "needs eps0 <= 0.5, n >= 1000" if p.eps0 > 0.5 or p.n < 1000 else None
+
+
+def _erlingsson_curve(p: ShuffleParams) -> PrivacyCurve:
+    eps0, n = p.eps0, p.n
+    return _FunctionCurve(
+        lambda e: _erlingsson_log_delta(e, eps0, n), eps0, lambda d: _erlingsson_epsilon(d, eps0, n)
+    )
+
+
+def _fmt21_closed_condition(p: ShuffleParams) -> str | None:
+    if math.log(4.0) - p.n * math.exp(-p.eps0) / 16.0 >= 0.0:
+        return "needs n > 16 e^eps0 ln 4"
+    return None
+
+
+def _fmt21_closed_curve(p: ShuffleParams) -> PrivacyCurve:
+    eps0, n = p.eps0, p.n
+    return _FunctionCurve(
+        lambda e: _fmt21_closed_log_delta(e, eps0, n),
+        eps0,
+        lambda d: _fmt21_closed_epsilon(d, eps0, n),
+    )
+
+
+def _clone_curve(eps0: float, n: int, beta: float) -> PrivacyCurve:
+    return _AdaptiveCurve(lambda e, t: pairs.clone_pair_log_delta(n, eps0, beta, e, t), eps0)
+
+
+def _fmt21_curve(p: ShuffleParams) -> PrivacyCurve:
+    return _clone_curve(p.eps0, p.n, math.exp(-p.eps0))
+
+
+def _fmt23_curve(p: ShuffleParams) -> PrivacyCurve:
+    return _clone_curve(p.eps0, p.n, 2.0 / (math.exp(p.eps0) + 1.0))
+
+
+def _krr_clone_curve(p: ShuffleParams) -> PrivacyCurve:
+    eps0, n, k = p.eps0, p.n, int(p.k or 2)
+    if k == 2:  # every clone reports x or x': the k-RR clone pair is the FMT23 pair
+        return _fmt23_curve(p)
+    return _AdaptiveCurve(lambda e, t: _krr_fast.krr_clone_fast_log_delta(n, k, eps0, e, t), eps0)
+
+
+def _exact_condition(p: ShuffleParams) -> str | None:
+    if p.k == 2 and p.n > BINARY_EXACT_MAX_N:
+        return f"computed only for n <= {BINARY_EXACT_MAX_N} (k = 2)"
+    if p.k != 2 and p.n > EXHAUSTIVE_MAX_N:
+        return f"enumerated only for n <= {EXHAUSTIVE_MAX_N}"
+    return None
+
+
+def _exact_curve(p: ShuffleParams) -> PrivacyCurve:
+    eps0, n = p.eps0, p.n
+    if p.k == 2:  # binary RR: n datasets, each an exact count law (O(n · window) per δ)
+        return _AdaptiveCurve(lambda e, t: _krr_fast.binary_rr_worst_log_delta(n, eps0, e, t), eps0)
+    return KrrShuffleCurve(eps0=eps0, n=n, k=int(p.k or 2), exhaustive=True)
+
+
+def _blanket(fn: Callable[..., float]) -> Callable[[ShuffleParams], PrivacyCurve]:
+    def build(p: ShuffleParams) -> PrivacyCurve:
+        return _FunctionCurve(lambda e: fn(e, p.eps0, p.n, p.k), p.eps0)
+
+    return build
+
+
+_BALLE = "Balle, Bell, Gascon, Nissim, CRYPTO 2019"
+_FMT23 = "Feldman, McMillan, Talwar (SODA 2023) clone pair; needs R(x)+R(x') <= (e^eps0+1) R(v)"
+_BOUNDS: tuple[ShuffleBound, ...] = (
+        ShuffleBound(
+            "erlingsson2019", "upper", "Erlingsson et al., SODA 2019", "any", _erlingsson_curve,
+            _erlingsson_condition, in_best=lambda p: _erlingsson_condition(p) is None,
+        ),
+        ShuffleBound("balle2019_hoeffding", "upper", _BALLE, "any", _blanket(_hoeffding_log_delta)),
+        ShuffleBound("balle2019_bennett", "upper", _BALLE, "any", _blanket(_bennett_log_delta)),
+        ShuffleBound(
+            "feldman2021_closed", "upper", "Feldman, McMillan, Talwar, FOCS 2021 (closed form)",
+            "any", _fmt21_closed_curve, _fmt21_closed_condition,
+        ),
+        ShuffleBound(
+            "feldman2021", "upper", "Feldman, McMillan, Talwar, FOCS 2021", "any", _fmt21_curve,
+            # With k the FMT23 pair (more clones, same mixture) is a post-processing of it.
+            in_best=lambda p: p.k is None,
+        ),
+        ShuffleBound(
+            "feldman2023", "upper", _FMT23, "any", _fmt23_curve, certificate_without_k=False,
+            # k >= 3: krr_clone is a post-processing of this pair (>= 24 % tighter in ε
+            # even at ε0 -> 0), so best skips it there for speed.
+            in_best=lambda p: p.k == 2,
+        ),
+        ShuffleBound(
+            "krr_clone", "upper", "crowdhide k-RR clone reduction (docs/shuffle.md)", "krr",
+            _krr_clone_curve, in_best=lambda p: p.k != 2,  # k = 2: the same curve as feldman2023
+        ),
+        ShuffleBound(
+            "exact", "exact", "exhaustive enumeration of datasets", "krr", _exact_curve,
+            _exact_condition, in_best=lambda p: _exact_condition(p) is None,
+        ),
+        ShuffleBound(
+            "krr_lower", "lower", "canonical k-RR datasets (docs/shuffle.md)", "krr",
+            lambda p: _krr_lower_curve(p.eps0, p.n, int(p.k or 2)),
+        ),
+        ShuffleBound(
+            "ldp_lower", "lower", "3-RR and binary RR are eps0-LDP (docs/shuffle.md)", "generic",
+            lambda p: _ldp_lower_curve(p.eps0, p.n),
+        ),
+)  # fmt: skip
+#: Every shuffle bound crowdhide knows, in listing order.
+SHUFFLE_REGISTRY: Registry[ShuffleParams] = Registry(_BOUNDS, what="bound")
+#: Names accepted by ``bound=`` (plus ``"best"``; ``"all"`` in the CLI).
+SHUFFLE_BOUNDS: tuple[str, ...] = SHUFFLE_REGISTRY.names
+_BY_NAME = {b.name: b for b in _BOUNDS}
+
+
+def lower_bound_name(k: int | None) -> str:
+    """The lower bound attached to every answer: ``krr_lower`` with ``k``, ``ldp_lower``
+    without (a lower bound over all ε0-LDP randomizers)."""
+    return "krr_lower" if k is not None else "ldp_lower"
 
 
 def _check_bound(bound: Any, *, allow_best: bool = True) -> str:
@@ -556,296 +732,98 @@ def _check_bound(bound: Any, *, allow_best: bool = True) -> str:
     return bound
 
 
-def shuffle_bound_curve(*, bound: str, eps0: float, n: int, k: int | None = None) -> PrivacyCurve:
-    """The :class:`~crowdhide.accounting.PrivacyCurve` of one bound.
-
-    Raises
-    ------
-    ValueError
-        If the bound's parameter-level validity conditions fail (the message says which).
-
-    Examples
-    --------
-    >>> c = shuffle_bound_curve(bound="feldman2023", eps0=4.0, n=10_000, k=2)
-    >>> round(c.delta(0.1), 6)
-    0.009209
-    """
-    e0, nn, kk = _check_inputs(eps0, n, k)
-    name = _check_bound(bound, allow_best=False)
-    try:
-        return BOUNDS[name].curve(e0, nn, kk)
-    except _NotApplicableError as exc:
-        raise ValueError(str(exc)) from None
-
-
-# --------------------------------------------------------------------------------------
-# The registry of bounds
-
-
-@dataclass(frozen=True, slots=True)
-class ShuffleBound:
-    """One shuffle bound: what it is, where it comes from, when it applies.
-
-    ``scope`` is ``"any"`` (any ε0-LDP randomizer, and k-RR), ``"krr"`` (needs ``k``) or
-    ``"generic"`` (only without ``k``: a lower bound over *all* ε0-LDP randomizers is not one
-    for k-RR). ``build(eps0, n, k)`` returns the curve or raises ``_NotApplicableError``
-    naming the violated condition; ``solve(delta, eps0, n)`` is an optional closed-form ε.
-    """
-
-    name: str
-    kind: str
-    citation: str
-    scope: str
-    build: Callable[[float, int, int | None], PrivacyCurve]
-    solve: Callable[[float, float, int], float] | None = None
-    certificate_without_k: bool = True
-    note: str = ""
-    in_best: Callable[[float, int, int | None], bool] = lambda eps0, n, k: True
-
-    def applies_to(self, k: int | None) -> bool:
-        """Whether the bound is listed for this randomizer class."""
-        return {"any": True, "krr": k is not None, "generic": k is None}[self.scope]
-
-    def valid_for(self, k: int | None) -> bool:
-        """Whether its numbers mean what ``kind`` says for this randomizer class."""
-        return self.certificate_without_k or k is not None
-
-    def note_for(self, k: int | None) -> str:
-        if not self.valid_for(k):
-            return "not a certificate for every eps0-LDP randomizer (give k)"
-        return self.note
-
-    def curve(self, eps0: float, n: int, k: int | None) -> PrivacyCurve:
-        if self.scope == "krr" and k is None:
-            raise _NotApplicableError(f"{self.name} is for k-ary randomized response: give k")
-        return self.build(eps0, n, k)
-
-
-def _erlingsson_curve(eps0: float, n: int, k: int | None) -> PrivacyCurve:
-    if eps0 > 0.5 or n < 1000:
-        raise _NotApplicableError("needs eps0 <= 0.5, n >= 1000")
-    return _FunctionCurve(lambda e: _erlingsson_log_delta(e, eps0, n), eps0)
-
-
-def _fmt21_closed_curve(eps0: float, n: int, k: int | None) -> PrivacyCurve:
-    if math.log(4.0) - n * math.exp(-eps0) / 16.0 >= 0.0:
-        raise _NotApplicableError("needs n > 16 e^eps0 ln 4")
-    return _FunctionCurve(lambda e: _fmt21_closed_log_delta(e, eps0, n), eps0)
-
-
-def _clone_curve(beta_of: Callable[[float], float]) -> Callable[..., PrivacyCurve]:
-    def build(eps0: float, n: int, k: int | None) -> PrivacyCurve:
-        beta = beta_of(eps0)
-        return _AdaptiveCurve(lambda e, t: pairs.clone_pair_log_delta(n, eps0, beta, e, t), eps0)
-
-    return build
-
-
-def _krr_clone_curve(eps0: float, n: int, k: int | None) -> PrivacyCurve:
-    kk = int(k or 2)
-    if kk == 2:  # every clone reports x or x': the k-RR clone pair is the FMT23 pair
-        return _clone_curve(lambda e0: 2.0 / (math.exp(e0) + 1.0))(eps0, n, k)
-    return _AdaptiveCurve(lambda e, t: _krr_fast.krr_clone_fast_log_delta(n, kk, eps0, e, t), eps0)
-
-
-def _exact_curve(eps0: float, n: int, k: int | None) -> PrivacyCurve:
-    if k == 2:  # binary RR: n datasets, each an exact count law (O(n · window) per δ)
-        if n > BINARY_EXACT_MAX_N:
-            raise _NotApplicableError(f"computed only for n <= {BINARY_EXACT_MAX_N} (k = 2)")
-        return _AdaptiveCurve(lambda e, t: _krr_fast.binary_rr_worst_log_delta(n, eps0, e, t), eps0)
-    if n > EXHAUSTIVE_MAX_N:
-        raise _NotApplicableError(f"enumerated only for n <= {EXHAUSTIVE_MAX_N}")
-    return KrrShuffleCurve(eps0=eps0, n=n, k=int(k or 2), exhaustive=True)
-
-
-def _exact_in_best(eps0: float, n: int, k: int | None) -> bool:
-    return n <= (BINARY_EXACT_MAX_N if k == 2 else EXHAUSTIVE_MAX_N)
-
-
-def _blanket(fn: Callable[..., float]) -> Callable[..., PrivacyCurve]:
-    def build(eps0: float, n: int, k: int | None) -> PrivacyCurve:
-        return _FunctionCurve(lambda e: fn(e, eps0, n, k), eps0)
-
-    return build
-
-
-_FMT23_NOTE = "; ".join(
-    ["Feldman, McMillan, Talwar (SODA 2023) clone pair", "needs R(x)+R(x') <= (e^eps0+1) R(v)"]
-)
-#: Every bound crowdhide knows, in listing order.
-BOUNDS: dict[str, ShuffleBound] = {
-    b.name: b
-    for b in (
-        ShuffleBound(
-            "erlingsson2019", "upper", "Erlingsson et al., SODA 2019", "any",
-            _erlingsson_curve, solve=lambda d, e0, n: _erlingsson_epsilon(d, e0, n),
-            in_best=lambda e0, n, k: e0 <= 0.5 and n >= 1000,
-        ),
-        ShuffleBound(
-            "balle2019_hoeffding", "upper", "Balle, Bell, Gascon, Nissim, CRYPTO 2019", "any",
-            _blanket(_hoeffding_log_delta),
-        ),
-        ShuffleBound(
-            "balle2019_bennett", "upper", "Balle, Bell, Gascon, Nissim, CRYPTO 2019", "any",
-            _blanket(_bennett_log_delta),
-        ),
-        ShuffleBound(
-            "feldman2021_closed", "upper", "Feldman, McMillan, Talwar, FOCS 2021 (closed form)",
-            "any", _fmt21_closed_curve, solve=lambda d, e0, n: _fmt21_closed_epsilon(d, e0, n),
-        ),
-        ShuffleBound(
-            "feldman2021", "upper", "Feldman, McMillan, Talwar, FOCS 2021", "any",
-            _clone_curve(lambda e0: math.exp(-e0)),
-            # With k the FMT23 pair (more clones, same mixture) is a post-processing of it.
-            in_best=lambda e0, n, k: k is None,
-        ),
-        ShuffleBound(
-            "feldman2023", "upper", _FMT23_NOTE, "any",
-            _clone_curve(lambda e0: 2.0 / (math.exp(e0) + 1.0)), certificate_without_k=False,
-            # k >= 3: krr_clone is a post-processing of this pair (>= 24 % tighter in ε
-            # even at ε0 -> 0), so best skips it there for speed.
-            in_best=lambda e0, n, k: k == 2,
-        ),
-        ShuffleBound(
-            "krr_clone", "upper", "crowdhide k-RR clone reduction (docs/shuffle.md)", "krr",
-            _krr_clone_curve,
-            in_best=lambda e0, n, k: k != 2,  # k = 2: the same curve as feldman2023
-        ),
-        ShuffleBound(
-            "exact", "exact", "exhaustive enumeration of datasets", "krr", _exact_curve,
-            note="exhaustive worst case", in_best=_exact_in_best,
-        ),
-        ShuffleBound(
-            "krr_lower", "lower", "canonical k-RR datasets (docs/shuffle.md)", "krr",
-            lambda e0, n, k: _krr_lower_curve(e0, n, int(k or 2)),
-            note="lower bound (canonical datasets)",
-        ),
-        ShuffleBound(
-            "ldp_lower", "lower", "3-RR and binary RR are eps0-LDP (docs/shuffle.md)", "generic",
-            lambda e0, n, k: _ldp_lower_curve(e0, n),
-            note="lower bound over all eps0-LDP randomizers (3-RR / binary RR datasets)",
-        ),
-    )
-}  # fmt: skip
-
-
-def _one_epsilon(name: str, eps0: float, n: int, delta: float, k: int | None) -> ShuffleResult:
-    entry = BOUNDS[name]
-    base = ShuffleResult(math.nan, delta, name, False, eps0, n, k, "", entry.kind)
-    # Pessimistic rounding (issue 15): solve at a target a relative _ROUNDING_MARGIN on the
-    # safe side, so a computed δ off by that much can never make the answer unsafe.
-    lower = entry.kind == "lower"
-    target = delta * (1.0 + _ROUNDING_MARGIN if lower else 1.0 - _ROUNDING_MARGIN)
-    try:
-        if entry.solve is not None:
-            eps = entry.solve(target, eps0, n)
-        else:
-            eps = entry.curve(eps0, n, k).epsilon(min(target, 1.0 - 1e-16))
-    except _NotApplicableError as exc:
-        return replace(base, note=str(exc))
-    eps = min(eps, eps0)
-    return replace(base, epsilon=eps, valid=entry.valid_for(k), note=entry.note_for(k))
-
-
-def _one_delta(name: str, eps0: float, n: int, eps: float, k: int | None) -> ShuffleResult:
-    entry = BOUNDS[name]
-    base = ShuffleResult(eps, math.nan, name, False, eps0, n, k, "", entry.kind)
-    try:
-        delta = 0.0 if eps >= eps0 else entry.curve(eps0, n, k).delta(eps)
-    except _NotApplicableError as exc:
-        return replace(base, note=str(exc))
-    scale = 1.0 - _ROUNDING_MARGIN if entry.kind == "lower" else 1.0 + _ROUNDING_MARGIN
-    delta = min(delta * scale, 1.0)
-    return replace(base, delta=delta, valid=entry.valid_for(k), note=entry.note_for(k))
-
-
-def _applicable(k: int | None) -> tuple[str, ...]:
-    return tuple(name for name, b in BOUNDS.items() if b.applies_to(k))
-
-
-def _upper_candidates(eps0: float, n: int, k: int | None) -> tuple[str, ...]:
-    """Bounds worth evaluating for ``best`` (certificates that can apply)."""
-    return tuple(
-        name
-        for name in _applicable(k)
-        if BOUNDS[name].kind != "lower" and BOUNDS[name].valid_for(k)
-        and BOUNDS[name].in_best(eps0, n, k)
-    )  # fmt: skip
-
-
-def _lower_name(k: int | None) -> str:
-    return "krr_lower" if k is not None else "ldp_lower"
-
-
-def _with_lower(
-    results: list[ShuffleResult], *, delta: float | None = None, epsilon: float | None = None
-) -> list[ShuffleResult]:
-    """Attach the lower bound (ε at ``delta`` or δ at ``epsilon``) to every result."""
-    if not results:
-        return results
-    first = results[0]
-    name = _lower_name(first.k)
+def _query(delta: float | None, epsilon: float | None) -> dict[str, float]:
+    """Validated ε query (``delta`` given) or δ query (``epsilon`` given)."""
     if delta is not None:
-        low = next((r for r in results if r.bound == name), None)
-        low = low or _one_epsilon(name, first.eps0, first.n, delta, first.k)
-        return [
-            replace(r, epsilon_lower=low.epsilon, lower_bound=name) if low.valid else r
-            for r in results
-        ]
-    assert epsilon is not None
-    low = next((r for r in results if r.bound == name), None)
-    low = low or _one_delta(name, first.eps0, first.n, epsilon, first.k)
-    return [
-        replace(r, delta_lower=low.delta, lower_bound=name) if low.valid else r for r in results
-    ]
+        return {"delta": check_probability("delta", delta, allow_zero=False, allow_one=False)}
+    return {"epsilon": check_real("epsilon", epsilon, low=0.0)}
+
+
+def _evaluate(name: str, params: ShuffleParams, query: dict[str, float]) -> PrivacyStatement:
+    """``SHUFFLE_REGISTRY.statement``, with the conditions that depend on the queried δ."""
+    try:
+        return SHUFFLE_REGISTRY.statement(name, params, **query)
+    except _NotApplicableError as exc:
+        return PrivacyStatement.not_applicable(
+            source=name, reason=str(exc), kind=SHUFFLE_REGISTRY[name].kind, inputs=asdict(params)
+        )
+
+
+def _with_lower_of(
+    rows: list[PrivacyStatement], params: ShuffleParams, query: dict[str, float]
+) -> list[PrivacyStatement]:
+    """Attach the lower bound (evaluated once, or found among ``rows``) to every row."""
+    name = lower_bound_name(params.k)
+    low = next((r for r in rows if r.source == name), None) or _evaluate(name, params, query)
+    if not low.conditions_met:
+        return rows
+    return [replace(r, lower=low) for r in rows]
+
+
+def _answer(
+    bound: str, params: ShuffleParams, query: dict[str, float], *, lower: bool
+) -> PrivacyStatement:
+    """One bound's statement, or with ``bound="best"`` the smallest certificate."""
+    if bound != "best":
+        if _BY_NAME[bound].scope == "krr" and params.k is None:
+            raise ValueError(f"bound {bound!r} needs k (k-ary randomized response)")
+        one = _evaluate(bound, params, query)
+        return _with_lower_of([one], params, query)[0] if lower else one
+    names = [
+        b.name for b in _BOUNDS
+        if b.listed_for(params.k) and b.kind != "lower" and b.in_best(params)
+    ]  # fmt: skip
+    if lower:
+        names.append(lower_bound_name(params.k))
+    rows = [_evaluate(name, params, query) for name in names]
+    best = best_of(rows, by="epsilon" if "delta" in query else "delta")
+    if not lower or best.lower is not None:
+        return best
+    # No certificate (e.g. δ = 1 everywhere at ε0 ~ 30): still show the lower bound.
+    return _with_lower_of([best, *rows], params, query)[0]
+
+
+#: ``progress(bound, done, total)``: called before each bound of ``*_all`` is evaluated.
+Progress = Callable[[str, int, int], None]
+
+
+def _all(
+    params: ShuffleParams, query: dict[str, float], progress: Progress | None
+) -> list[PrivacyStatement]:
+    listed = [b.name for b in _BOUNDS if b.listed_for(params.k)]
+    rows = []
+    for done, name in enumerate(listed):
+        if progress is not None:
+            progress(name, done, len(listed))
+        rows.append(_evaluate(name, params, query))
+    return _with_lower_of(rows, params, query)
 
 
 def shuffle_epsilon_all(
-    *, eps0: float, n: int, delta: float, k: int | None = None
-) -> list[ShuffleResult]:
-    """ε at ``delta`` from every applicable bound (invalid ones with ``valid=False``).
+    *, eps0: float, n: int, delta: float, k: int | None = None, progress: Progress | None = None
+) -> list[PrivacyStatement]:
+    """ε at ``delta`` from every bound listed for ``k`` (those whose conditions fail with
+    ``conditions_met=False`` and the reason in ``notes``).
 
-    Every result carries the lower bound's ε in ``epsilon_lower``.
+    Every statement carries the lower bound's statement in ``lower``.
 
     Parameters
     ----------
-    eps0
-        Local DP level of each user's randomizer, ``0 < eps0 <= 50``.
-    n
-        Number of users, ``1 <= n <= 1e9``.
+    eps0, n, k
+        See :class:`ShuffleParams`.
     delta
         Target δ, ``0 < delta < 1`` (down to 1e-300).
-    k
-        Domain size of k-ary randomized response (``k = 2``: binary RR); ``None`` means any
-        ε0-LDP randomizer (generic bounds only).
+    progress
+        Optional ``progress(bound, done, total)``, called before each bound is evaluated.
     """
-    e0, nn, kk = _check_inputs(eps0, n, k)
-    d = check_probability("delta", delta, allow_zero=False, allow_one=False)
-    rows = [_one_epsilon(name, e0, nn, d, kk) for name in _applicable(kk)]
-    return _with_lower(rows, delta=d)
+    return _all(ShuffleParams(eps0=eps0, n=n, k=k), _query(delta, None), progress)
 
 
 def shuffle_delta_all(
-    *, eps0: float, n: int, epsilon: float, k: int | None = None
-) -> list[ShuffleResult]:
-    """δ at ``epsilon`` from every applicable bound (see :func:`shuffle_epsilon_all`)."""
-    e0, nn, kk = _check_inputs(eps0, n, k)
-    eps = check_real("epsilon", epsilon, low=0.0)
-    rows = [_one_delta(name, e0, nn, eps, kk) for name in _applicable(kk)]
-    return _with_lower(rows, epsilon=eps)
-
-
-def _pick_best(results: list[ShuffleResult], key: str) -> ShuffleResult:
-    certs = [r for r in results if r.is_certificate and not math.isnan(getattr(r, key))]
-    if not certs:  # pragma: no cover - feldman2021 always applies
-        raise ValueError("no valid bound applies to these parameters")
-    order = list(BOUNDS)
-    return min(certs, key=lambda r: (getattr(r, key), order.index(r.bound)))
-
-
-def _check_named(name: str, k: int | None) -> None:
-    if name != "best" and BOUNDS[name].scope == "krr" and k is None:
-        raise ValueError(f"bound {name!r} needs k (k-ary randomized response)")
+    *, eps0: float, n: int, epsilon: float, k: int | None = None, progress: Progress | None = None
+) -> list[PrivacyStatement]:
+    """δ at ``epsilon`` from every listed bound (see :func:`shuffle_epsilon_all`)."""
+    return _all(ShuffleParams(eps0=eps0, n=n, k=k), _query(None, epsilon), progress)
 
 
 def shuffle_epsilon(
@@ -856,30 +834,24 @@ def shuffle_epsilon(
     k: int | None = None,
     bound: str = "best",
     lower: bool = True,
-) -> ShuffleResult:
+) -> PrivacyStatement:
     """ε of n shuffled ε0-LDP reports at ``delta`` from one bound (default: the best).
 
-    ``bound="best"`` returns the smallest ε among valid certificates. A named bound whose
-    conditions fail is returned with ``valid=False`` and a note (no exception). With
-    ``lower`` (default) the result also carries ``epsilon_lower``, the ε of the lower bound
-    (``krr_lower`` with ``k``, ``ldp_lower`` without): the truth lies in between.
+    ``bound="best"`` returns the smallest ε among certificates. A named bound whose
+    conditions fail is returned with ``conditions_met=False`` and the reason in ``notes`` (no
+    exception). With ``lower`` (default) the statement also carries ``lower``, the statement
+    of the lower bound (``krr_lower`` with ``k``, ``ldp_lower`` without): the truth lies in
+    between.
 
     Examples
     --------
     >>> r = shuffle_epsilon(eps0=1.0, n=10_000, delta=1e-6, k=2, bound="feldman2023")
-    >>> round(r.epsilon, 5), r.epsilon_lower <= r.epsilon
+    >>> round(r.epsilon, 5), r.lower.epsilon <= r.epsilon
     (0.04321, True)
     """
     name = _check_bound(bound)
-    e0, nn, kk = _check_inputs(eps0, n, k)
-    d = check_probability("delta", delta, allow_zero=False, allow_one=False)
-    _check_named(name, kk)
-    if name != "best":
-        result = _one_epsilon(name, e0, nn, d, kk)
-    else:
-        rows = [_one_epsilon(b, e0, nn, d, kk) for b in _upper_candidates(e0, nn, kk)]
-        result = _pick_best(rows, "epsilon")
-    return _with_lower([result], delta=d)[0] if lower else result
+    params = ShuffleParams(eps0=eps0, n=n, k=k)
+    return _answer(name, params, _query(delta, None), lower=lower)
 
 
 def shuffle_delta(
@@ -890,9 +862,9 @@ def shuffle_delta(
     k: int | None = None,
     bound: str = "best",
     lower: bool = True,
-) -> ShuffleResult:
+) -> PrivacyStatement:
     """δ of n shuffled ε0-LDP reports at ``epsilon`` (see :func:`shuffle_epsilon`); with
-    ``lower`` the result carries ``delta_lower``.
+    ``lower`` the statement carries the lower bound's δ in ``lower``.
 
     Examples
     --------
@@ -900,15 +872,31 @@ def shuffle_delta(
     0.009209
     """
     name = _check_bound(bound)
-    e0, nn, kk = _check_inputs(eps0, n, k)
-    eps = check_real("epsilon", epsilon, low=0.0)
-    _check_named(name, kk)
-    if name != "best":
-        result = _one_delta(name, e0, nn, eps, kk)
-    else:
-        rows = [_one_delta(b, e0, nn, eps, kk) for b in _upper_candidates(e0, nn, kk)]
-        result = _pick_best(rows, "delta")
-    return _with_lower([result], epsilon=eps)[0] if lower else result
+    params = ShuffleParams(eps0=eps0, n=n, k=k)
+    return _answer(name, params, _query(None, epsilon), lower=lower)
+
+
+def shuffle_bound_curve(*, bound: str, eps0: float, n: int, k: int | None = None) -> PrivacyCurve:
+    """The :class:`~crowdhide.accounting.PrivacyCurve` of one bound, as reported (rounded a
+    relative 1e-9 to the safe side, capped at ε0).
+
+    Raises
+    ------
+    ValueError
+        If the bound's parameter-level conditions fail (the message says which).
+
+    Examples
+    --------
+    >>> c = shuffle_bound_curve(bound="feldman2023", eps0=4.0, n=10_000, k=2)
+    >>> round(c.delta(0.1), 6)
+    0.009209
+    """
+    params = ShuffleParams(eps0=eps0, n=n, k=k)
+    entry = SHUFFLE_REGISTRY[_check_bound(bound, allow_best=False)]
+    reason = entry.applies(params)
+    if reason is not None:
+        raise ValueError(reason)
+    return entry.curve(params)
 
 
 def krr_shuffle_curve(*, eps0: float, n: int, k: int) -> KrrShuffleCurve:
@@ -926,9 +914,8 @@ def krr_shuffle_curve(*, eps0: float, n: int, k: int) -> KrrShuffleCurve:
     >>> round(c.epsilon(1e-4), 5), c.is_certificate
     (0.38895, False)
     """
-    e0, nn, kk = _check_inputs(eps0, n, k)
-    if kk is None:  # pragma: no cover - typed as int
-        raise TypeError("k must be an integer, got None")
+    p = ShuffleParams(eps0=eps0, n=n, k=k)
+    e0, nn, kk = p.eps0, p.n, int(k)
     if nn > KRR_LOWER_MAX_N:
         raise ValueError(f"n must be <= {KRR_LOWER_MAX_N} for the k-RR curve, got {n!r}")
     return KrrShuffleCurve(eps0=e0, n=nn, k=kk, exhaustive=nn <= EXHAUSTIVE_MAX_N)
@@ -941,8 +928,8 @@ def krr_dataset_curve(*, eps0: float, n: int, k: int, others: str) -> PrivacyCur
     ``others="same"``: they all hold x' (equivalently x). Exact for that dataset (windows'
     tails are bounded and added, so it is an upper bound for the dataset within ~1e-6
     relative), hence a lower bound on the worst case over datasets. Useful to check
-    per-dataset results such as the x0-count δ of Biswas et al. (seed 003), which can never
-    exceed the full-histogram curve of the same dataset.
+    per-dataset results such as the x0-count δ of Biswas, Jung and Palamidessi (shuffled
+    k-RR), which can never exceed the full-histogram curve of the same dataset.
 
     Examples
     --------
@@ -950,9 +937,8 @@ def krr_dataset_curve(*, eps0: float, n: int, k: int, others: str) -> PrivacyCur
     >>> round(c.epsilon(1e-4), 5)
     0.30038
     """
-    e0, nn, kk = _check_inputs(eps0, n, k)
-    if kk is None:  # pragma: no cover - typed as int
-        raise TypeError("k must be an integer, got None")
+    p = ShuffleParams(eps0=eps0, n=n, k=k)
+    e0, nn, kk = p.eps0, p.n, int(k)
     if others not in ("third", "same"):
         raise ValueError(f"others must be 'third' or 'same', got {others!r}")
     if others == "third" and kk < 3:
@@ -965,52 +951,51 @@ def krr_dataset_curve(*, eps0: float, n: int, k: int, others: str) -> PrivacyCur
 
 def calibrate_eps0(
     *, epsilon: float, delta: float, n: int, k: int | None = None, bound: str = "best"
-) -> ShuffleResult:
+) -> PrivacyStatement:
     """Largest ε0 (to 1e-6 relative) whose shuffled guarantee is (epsilon, delta) or better.
 
-    Returns the :class:`ShuffleResult` at the calibrated ε0 (its ``eps0``); the achieved
-    ``epsilon`` is ``<=`` the target. ε0 = ``epsilon`` always works (shuffling never hurts).
+    Returns the statement at the calibrated ε0 (``inputs["eps0"]``) with the target recorded
+    (``meets_target``); the achieved ``epsilon`` is ``<=`` the target. ε0 = ``epsilon``
+    always works (shuffling never hurts).
 
     Examples
     --------
     >>> r = calibrate_eps0(epsilon=0.5, delta=1e-6, n=50_000, k=2)
-    >>> r.eps0 > 2.0 and r.epsilon <= 0.5
-    True
+    >>> r.inputs["eps0"] > 2.0, r.epsilon <= 0.5, r.meets_target
+    (True, True, True)
     """
     target = check_real("epsilon", epsilon, low=0.0, low_open=True, high=_MAX_EPS0)
     d = check_probability("delta", delta, allow_zero=False, allow_one=False)
-    _, nn, kk = _check_inputs(1.0, n, k)
+    nn, kk = ShuffleParams(eps0=1.0, n=n, k=k).n, k
     name = _check_bound(bound)
 
-    def achieved(e0: float, lower: bool = False) -> ShuffleResult:
+    def achieved(e0: float, lower: bool = False) -> PrivacyStatement:
         return shuffle_epsilon(eps0=e0, n=nn, delta=d, k=kk, bound=name, lower=lower)
 
-    def ok(r: ShuffleResult) -> bool:
+    def ok(e0: float) -> bool:
+        r = achieved(e0)
         return r.is_certificate and r.epsilon <= target
 
-    lo = target
-    lo_res = achieved(lo)
-    if not ok(lo_res):
-        # ε0 = ε is ε-DP for every bound that caps at ε0; a failing named bound is invalid.
-        raise ValueError(f"bound {name!r} does not apply at eps0={target!r}: {lo_res.note}")
-    hi = min(2.0 * target + 1.0, _MAX_EPS0)
-    while ok(achieved(hi)):
-        if hi >= _MAX_EPS0:
-            return achieved(hi, lower=True)
+    first = achieved(target)
+    if not (first.is_certificate and first.epsilon <= target):
+        # ε0 = ε is ε-DP for every bound that caps at ε0; a failing named bound does not apply.
+        reason = "; ".join(first.notes)
+        raise ValueError(f"bound {name!r} does not apply at eps0={target!r}: {reason}")
+    # Grow the bracket from ε0 = ε by doubling: the curves are cheapest, and best behaved,
+    # at moderate ε0, so ε0 = 50 is evaluated only when everything below it passes.
+    lo, hi = target, min(2.0 * target + 1.0, _MAX_EPS0)
+    while lo < _MAX_EPS0 and ok(hi):
         lo, hi = hi, min(2.0 * hi, _MAX_EPS0)
-    while hi - lo > 1e-6 * lo:
-        mid = 0.5 * (lo + hi)
-        if ok(achieved(mid)):
-            lo = mid
-        else:
-            hi = mid
-    return achieved(lo, lower=True)
+    found = lo if lo >= _MAX_EPS0 else calibrate(ok, low=lo, high=hi, increasing=False, rtol=1e-6)
+    return achieved(found, lower=True).with_target(epsilon=target, delta=d)
 
 
 def calibrate_n(
     *, epsilon: float, delta: float, eps0: float, k: int | None = None, bound: str = "best"
-) -> ShuffleResult:
+) -> PrivacyStatement:
     """Smallest n whose shuffled guarantee is (epsilon, delta) or better.
+
+    Returns the statement at the calibrated n (``inputs["n"]``) with the target recorded.
 
     Raises
     ------
@@ -1020,34 +1005,31 @@ def calibrate_n(
     Examples
     --------
     >>> r = calibrate_n(epsilon=0.5, delta=1e-6, eps0=2.0)
-    >>> r.epsilon <= 0.5, shuffle_epsilon(eps0=2.0, n=r.n - 1, delta=1e-6).epsilon > 0.5
-    (True, True)
+    >>> r.epsilon <= 0.5
+    True
+    >>> shuffle_epsilon(eps0=2.0, n=r.inputs["n"] - 1, delta=1e-6).epsilon > 0.5
+    True
     """
     target = check_real("epsilon", epsilon, low=0.0, low_open=True)
     d = check_probability("delta", delta, allow_zero=False, allow_one=False)
-    e0, _, kk = _check_inputs(eps0, 1, k)
+    e0, kk = ShuffleParams(eps0=eps0, n=1, k=k).eps0, k
     name = _check_bound(bound)
 
-    def ok(m: int) -> bool:
-        r = shuffle_epsilon(eps0=e0, n=m, delta=d, k=kk, bound=name, lower=False)
+    def ok(m: float) -> bool:
+        r = shuffle_epsilon(eps0=e0, n=int(m), delta=d, k=kk, bound=name, lower=False)
         return r.is_certificate and r.epsilon <= target
 
-    if ok(1):
-        return shuffle_epsilon(eps0=e0, n=1, delta=d, k=kk, bound=name)
-    lo, hi = 1, 2
+    # Grow the bracket by doubling from n = 1 (small n are cheap), then bisect on integers.
+    lo, hi = 1, 1
     while not ok(hi):
         if hi >= _MAX_N:
             raise UnmetTargetError(
                 f"no n <= {_MAX_N} reaches epsilon={target!r} at delta={d!r} with eps0={e0!r}"
             )
         lo, hi = hi, min(2 * hi, _MAX_N)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return shuffle_epsilon(eps0=e0, n=hi, delta=d, k=kk, bound=name)
+    found = hi if hi == lo else calibrate(ok, low=lo, high=hi, increasing=True, integer=True)
+    result = shuffle_epsilon(eps0=e0, n=int(found), delta=d, k=kk, bound=name)
+    return result.with_target(epsilon=target, delta=d)
 
 
 def epsilon_vs_n(
@@ -1060,9 +1042,9 @@ def epsilon_vs_n(
     points: int = 16,
     out: Any = None,
 ) -> dict[str, Any]:
-    """ε against n for every bound (``nan`` where a bound does not apply); optional PNG.
+    """ε against n for every listed bound (``nan`` where a bound does not apply); optional PNG.
 
-    Returns ``{"n": [...], "epsilon": {bound: [...]}, "valid": {bound: [...]}}``.
+    Returns ``{"n": [...], "epsilon": {bound: [...]}, "conditions_met": {bound: [...]}}``.
 
     Examples
     --------
@@ -1070,25 +1052,25 @@ def epsilon_vs_n(
     >>> d["n"], round(d["epsilon"]["feldman2021"][1], 4)
     ([1000, 10000], 0.053)
     """
-    e0, lo, kk = _check_inputs(eps0, n_min, k)
-    _, hi, _ = _check_inputs(eps0, n_max, k)
-    d = check_probability("delta", delta, allow_zero=False, allow_one=False)
+    lo = ShuffleParams(eps0=eps0, n=n_min, k=k)
+    hi = ShuffleParams(eps0=eps0, n=n_max, k=k).n
+    query = _query(delta, None)
     count = check_int("points", points, low=2, high=200)
-    if hi <= lo:
+    if hi <= lo.n:
         raise ValueError(f"n_max must be > n_min, got n_min={n_min!r}, n_max={n_max!r}")
-    grid = sorted({round(x) for x in np.geomspace(lo, hi, count)})
+    grid = sorted({round(x) for x in np.geomspace(lo.n, hi, count)})
     series: dict[str, list[float]] = {}
-    valid: dict[str, list[bool]] = {}
-    for name in _applicable(kk):
-        eps_list, ok_list = [], []
-        for n in grid:
-            r = _one_epsilon(name, e0, n, d, kk)
-            eps_list.append(r.epsilon if r.valid else math.nan)
-            ok_list.append(r.valid)
-        series[name], valid[name] = eps_list, ok_list
+    met: dict[str, list[bool]] = {}
+    for entry in _BOUNDS:
+        if not entry.listed_for(lo.k):
+            continue
+        rows = [_evaluate(entry.name, replace(lo, n=n), query) for n in grid]
+        series[entry.name] = [r.epsilon if r.conditions_met else math.nan for r in rows]
+        met[entry.name] = [r.conditions_met for r in rows]
     if out is not None:
-        _plot(grid, series, title=f"eps0={e0:g}, delta={d:g}, k={kk or 'any'}", out=out)
-    return {"n": grid, "epsilon": series, "valid": valid}
+        title = f"eps0={lo.eps0:g}, delta={query['delta']:g}, k={lo.k or 'any'}"
+        _plot(grid, series, title=title, out=out)
+    return {"n": grid, "epsilon": series, "conditions_met": met}
 
 
 def _plot(grid: list[int], series: dict[str, list[float]], *, title: str, out: Any) -> None:

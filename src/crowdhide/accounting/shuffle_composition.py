@@ -53,15 +53,15 @@ exactly like ``rounds × 5.12e-4`` (one grid step per round, a discretisation ar
 Examples
 --------
 >>> r = composed_shuffle_delta(eps0=4.0, n=10_000, epsilon=0.1, rounds=2, k=2)
->>> round(r.delta, 4), r.valid
-(0.0218, True)
+>>> round(r.delta, 4), r.source, r.is_certificate
+(0.0218, 'feldman2023', True)
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NotRequired, TypedDict, Unpack, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -69,14 +69,21 @@ import numpy.typing as npt
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting.binomial_tails import binom_window, gammaln_table, row_windows
 from crowdhide.accounting.composition import PldCurve, to_pld
-from crowdhide.accounting.curves import DiscretePairCurve
+from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
+from crowdhide.accounting.registry import Registry
+from crowdhide.accounting.statement import Kind, PrivacyStatement
 
 __all__ = [
     "CLONE_PAIRS",
+    "CLONE_PAIR_REGISTRY",
     "MAX_PAIR_POINTS",
     "RELATIONS",
-    "ComposedShuffleResult",
+    "ClonePairBound",
+    "ComposedShuffleCurve",
+    "ComposedShuffleOptions",
+    "ComposedShuffleParams",
     "clone_pair_distributions",
+    "composed_shuffle",
     "composed_shuffle_delta",
     "composed_shuffle_epsilon",
     "shuffle_pld",
@@ -84,8 +91,6 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 
-#: Clone pairs that can be composed (see :mod:`crowdhide.accounting.shuffle`).
-CLONE_PAIRS: tuple[str, ...] = ("feldman2021", "feldman2023")
 #: Neighbouring relations.
 RELATIONS: tuple[str, ...] = ("substitute", "add_remove")
 #: Largest number of outcomes of the reduced pair (memory and time grow linearly with it).
@@ -99,55 +104,6 @@ _MAX_S_BLOCKS = 60
 _MAX_ROUNDS = 10**6
 _MAX_N = 10**9
 _MAX_EPS0 = 50.0
-
-
-@dataclass(frozen=True, slots=True)
-class ComposedShuffleResult:
-    """(ε, δ) of ``rounds`` composed (optionally Poisson-subsampled) shuffles.
-
-    Attributes
-    ----------
-    epsilon, delta
-        The guarantee.
-    rounds, sample_rate, relation
-        Number of composed rounds, Poisson sampling rate of users (1: every user every round),
-        neighbouring relation (``"substitute"`` or ``"add_remove"``).
-    pair
-        The clone pair composed (``"feldman2021"`` or ``"feldman2023"``).
-    valid
-        Whether the pair dominates the randomizer (FMT23 needs k-RR-like randomizers: ``k``).
-    eps0, n, k
-        Inputs.
-    discretization
-        Loss grid of the PLD (pessimistic rounding).
-    note
-        Why the result is not valid, if it is not.
-    kind
-        ``"upper"``: a certificate when ``valid``.
-    """
-
-    epsilon: float
-    delta: float
-    rounds: int
-    sample_rate: float
-    relation: str
-    pair: str
-    valid: bool
-    eps0: float
-    n: int
-    k: int | None
-    discretization: float
-    note: str = ""
-    kind: str = "upper"
-
-    @property
-    def is_certificate(self) -> bool:
-        """Whether (ε, δ) is a valid DP guarantee."""
-        return self.valid
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict (for JSON)."""
-        return asdict(self)
 
 
 def _beta(pair: str, eps0: float) -> float:
@@ -299,20 +255,120 @@ def _with_rest(
     return lp, lq
 
 
-def _check_common(
-    eps0: Any, n: Any, k: Any, rounds: Any, sample_rate: Any, relation: Any, pair: Any
-) -> tuple[float, int, int | None, int, float, str, str]:
-    e0 = check_real("eps0", eps0, low=0.0, low_open=True, high=_MAX_EPS0)
-    nn = check_int("n", n, low=1, high=_MAX_N)
-    kk = None if k is None else check_int("k", k, low=2)
-    count = check_int("rounds", rounds, low=1, high=_MAX_ROUNDS)
-    gamma = check_probability("sample_rate", sample_rate, allow_zero=False)
-    if relation not in RELATIONS:
-        raise ValueError(f"relation must be one of {', '.join(RELATIONS)}; got {relation!r}")
-    name = ("feldman2023" if kk is not None else "feldman2021") if pair == "best" else pair
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ComposedShuffleParams:
+    """``rounds`` composed shuffles of n ε0-LDP reports, each with Poisson sampling of users.
+
+    ``discretization`` is the PLD's loss grid; ``log_tail`` the log of the mass the summation
+    windows may leave out (added to δ, so smaller is tighter and slower).
+
+    Examples
+    --------
+    >>> ComposedShuffleParams(eps0=4.0, n=10_000, k=2).relation
+    'substitute'
+    """
+
+    eps0: float
+    n: int
+    k: int | None = None
+    rounds: int = 1
+    sample_rate: float = 1.0
+    relation: str = "substitute"
+    discretization: float = 1e-4
+    log_tail: float = -50.0
+
+    def __post_init__(self) -> None:
+        e0 = check_real("eps0", self.eps0, low=0.0, low_open=True, high=_MAX_EPS0)
+        object.__setattr__(self, "eps0", e0)
+        object.__setattr__(self, "n", check_int("n", self.n, low=1, high=_MAX_N))
+        if self.k is not None:
+            object.__setattr__(self, "k", check_int("k", self.k, low=2))
+        rounds = check_int("rounds", self.rounds, low=1, high=_MAX_ROUNDS)
+        object.__setattr__(self, "rounds", rounds)
+        rate = check_probability("sample_rate", self.sample_rate, allow_zero=False)
+        object.__setattr__(self, "sample_rate", rate)
+        if self.relation not in RELATIONS:
+            raise ValueError(
+                f"relation must be one of {', '.join(RELATIONS)}; got {self.relation!r}"
+            )
+        interval = check_real(
+            "value_discretization_interval", self.discretization, low=0.0, low_open=True
+        )
+        object.__setattr__(self, "discretization", interval)
+
+
+class ComposedShuffleCurve(PrivacyCurve):
+    """The PLD curve of the composed clone pair, capped by basic composition.
+
+    For the substitute relation each round is ε0-DP (a changed value), so ``rounds · ε0``
+    caps ε and δ(ε) = 0 from there on.
+    """
+
+    def __init__(self, pld: PldCurve, cap: float) -> None:
+        self.pld, self._cap = pld, cap
+
+    def log_delta(self, epsilon: float) -> float:
+        return -math.inf if epsilon >= self._cap else self.pld.log_delta(epsilon)
+
+    def delta(self, epsilon: float) -> float:
+        eps = check_real("epsilon", epsilon, low=0.0)
+        return 0.0 if eps >= self._cap else min(self.pld.delta(eps), 1.0)
+
+    def epsilon(self, delta: float) -> float:
+        return min(self.pld.epsilon(delta), self._cap)
+
+
+@dataclass(frozen=True, slots=True)
+class ClonePairBound:
+    """The composition of one clone pair (a :class:`~crowdhide.accounting.registry.Bound`
+    over :class:`ComposedShuffleParams`)."""
+
+    name: str
+    citation: str
+    certificate_without_k: bool
+    kind: Kind = "upper"
+
+    def applies(self, params: ComposedShuffleParams) -> str | None:
+        if not self.certificate_without_k and params.k is None:
+            return f"{self.name} is not a certificate for every eps0-LDP randomizer (give k)"
+        return None
+
+    def curve(self, params: ComposedShuffleParams) -> ComposedShuffleCurve:
+        log_p, log_q = clone_pair_distributions(
+            eps0=params.eps0,
+            n=params.n,
+            pair=self.name,
+            sample_rate=params.sample_rate,
+            relation=params.relation,
+            log_tail=params.log_tail,
+        )
+        pld = to_pld(
+            DiscretePairCurve(log_p, log_q), value_discretization_interval=params.discretization
+        )
+        if params.rounds > 1:
+            pld = pld.self_compose(params.rounds)
+        cap = params.rounds * params.eps0 if params.relation == "substitute" else math.inf
+        return ComposedShuffleCurve(pld, cap)
+
+
+#: The clone pairs that can be composed, as bounds over :class:`ComposedShuffleParams`.
+CLONE_PAIR_REGISTRY: Registry[ComposedShuffleParams] = Registry(
+    [
+        ClonePairBound("feldman2021", "Feldman, McMillan, Talwar, FOCS 2021", True),
+        ClonePairBound("feldman2023", "Feldman, McMillan, Talwar, SODA 2023", False),
+    ],
+    what="pair",
+)
+#: Clone pairs that can be composed (see :mod:`crowdhide.accounting.shuffle`).
+CLONE_PAIRS: tuple[str, ...] = CLONE_PAIR_REGISTRY.names
+
+
+def _pair_name(pair: Any, k: int | None) -> str:
+    """``"best"`` is FMT23 with ``k`` (k-RR) and FMT21 without."""
+    name = ("feldman2023" if k is not None else "feldman2021") if pair == "best" else pair
     if name not in CLONE_PAIRS:
         raise ValueError(f"pair must be 'best' or one of {', '.join(CLONE_PAIRS)}; got {pair!r}")
-    return e0, nn, kk, count, gamma, relation, name
+    return str(name)
 
 
 def shuffle_pld(
@@ -338,23 +394,18 @@ def shuffle_pld(
     >>> round(pld.delta(0.1), 4)   # exact divergence of the pair: 0.0092092
     0.0092
     """
-    e0, nn, _, count, gamma, rel, name = _check_common(
-        eps0, n, k, rounds, sample_rate, relation, pair
+    params = ComposedShuffleParams(
+        eps0=eps0,
+        n=n,
+        k=k,
+        rounds=rounds,
+        sample_rate=sample_rate,
+        relation=relation,
+        discretization=value_discretization_interval,
+        log_tail=log_tail,
     )
-    interval = check_real(
-        "value_discretization_interval", value_discretization_interval, low=0.0, low_open=True
-    )
-    log_p, log_q = clone_pair_distributions(
-        eps0=e0, n=nn, pair=name, sample_rate=gamma, relation=rel, log_tail=log_tail
-    )
-    single = to_pld(DiscretePairCurve(log_p, log_q), value_discretization_interval=interval)
-    return single.self_compose(count) if count > 1 else single
-
-
-def _validity(name: str, k: int | None) -> tuple[bool, str]:
-    if name == "feldman2023" and k is None:
-        return False, "feldman2023 is not a certificate for every eps0-LDP randomizer (give k)"
-    return True, ""
+    bound = cast(ClonePairBound, CLONE_PAIR_REGISTRY[_pair_name(pair, params.k)])
+    return bound.curve(params).pld
 
 
 def _interval_for(rounds: int, value: float | None) -> float:
@@ -371,82 +422,96 @@ def _log_tail_for(delta: float) -> float:
     return max(-120.0, min(-50.0, math.log(delta) - 30.0))
 
 
-def composed_shuffle_epsilon(
+class ComposedShuffleOptions(TypedDict):
+    """Keyword arguments of :func:`composed_shuffle` besides the query (``delta``/``epsilon``)."""
+
+    eps0: float
+    n: int
+    rounds: NotRequired[int]
+    sample_rate: NotRequired[float]
+    k: NotRequired[int | None]
+    relation: NotRequired[str]
+    pair: NotRequired[str]
+    value_discretization_interval: NotRequired[float | None]
+
+
+def composed_shuffle(
     *,
-    eps0: float,
-    n: int,
-    delta: float,
-    rounds: int = 1,
-    sample_rate: float = 1.0,
-    k: int | None = None,
-    relation: str = "substitute",
-    pair: str = "best",
-    value_discretization_interval: float | None = None,
-) -> ComposedShuffleResult:
-    """ε at ``delta`` of ``rounds`` composed shuffles of n ε0-LDP reports (each round with
-    Poisson sampling of users at ``sample_rate``).
+    delta: float | None = None,
+    epsilon: float | None = None,
+    **options: Unpack[ComposedShuffleOptions],
+) -> PrivacyStatement:
+    """ε at ``delta`` or δ at ``epsilon`` (exactly one) of ``rounds`` composed shuffles of n
+    ε0-LDP reports, each round with Poisson sampling of users at ``sample_rate``.
 
     Parameters
     ----------
-    eps0, n, delta
-        Local ε0 (``0 < eps0 <= 50``), users, target δ (``0 < delta < 1``).
+    delta, epsilon
+        The query: target δ (``0 < delta < 1``) or ε (``>= 0``).
+    eps0, n
+        Local ε0 (``0 < eps0 <= 50``), users.
     rounds
-        Number of adaptively composed shuffles, ``1 <= rounds <= 1e6``.
+        Number of adaptively composed shuffles, ``1 <= rounds <= 1e6`` (default 1).
     sample_rate
-        Probability that a user takes part in a round, ``0 < sample_rate <= 1``.
+        Probability that a user takes part in a round, ``0 < sample_rate <= 1`` (default 1).
     k
         k-RR domain size (enables the FMT23 pair); ``None``: any ε0-LDP randomizer (FMT21).
     relation
-        ``"substitute"`` or ``"add_remove"``.
+        ``"substitute"`` (default) or ``"add_remove"``.
     pair
-        ``"best"``, ``"feldman2021"`` or ``"feldman2023"``.
+        ``"best"`` (default), ``"feldman2021"`` or ``"feldman2023"``.
     value_discretization_interval
         Loss grid of the PLD (smaller: tighter and slower). Default: ``1e-2/rounds`` clipped
         to ``[2e-6, 1e-4]`` — pessimistic rounding costs up to one grid step per round, so a
         fixed 1e-4 grid is 60 % looser at 1e4 rounds (n = 1e5, γ = 0.01, ε0 = 3).
 
+    Returns
+    -------
+    PrivacyStatement
+        ``source`` is the pair; ``inputs`` holds every parameter, the grid as
+        ``discretization``. A pair that does not dominate the randomizer (FMT23 without
+        ``k``) gives ``conditions_met=False`` and the reason in ``notes``.
+    """
+    if (delta is None) == (epsilon is None):
+        raise ValueError(f"give exactly one of delta and epsilon, got {delta!r}, {epsilon!r}")
+    if delta is not None:
+        query = {"delta": check_probability("delta", delta, allow_zero=False, allow_one=False)}
+        log_tail = _log_tail_for(query["delta"])
+    else:
+        query, log_tail = {"epsilon": check_real("epsilon", epsilon, low=0.0)}, -50.0
+    count = check_int("rounds", options.get("rounds", 1), low=1, high=_MAX_ROUNDS)
+    params = ComposedShuffleParams(
+        eps0=options["eps0"],
+        n=options["n"],
+        k=options.get("k"),
+        rounds=count,
+        sample_rate=options.get("sample_rate", 1.0),
+        relation=options.get("relation", "substitute"),
+        discretization=_interval_for(count, options.get("value_discretization_interval")),
+        log_tail=log_tail,
+    )
+    name = _pair_name(options.get("pair", "best"), params.k)
+    return CLONE_PAIR_REGISTRY.statement(name, params, **query)
+
+
+def composed_shuffle_epsilon(
+    *, delta: float, **options: Unpack[ComposedShuffleOptions]
+) -> PrivacyStatement:
+    """ε at ``delta`` of composed shuffles: :func:`composed_shuffle` with ``delta``.
+
     Examples
     --------
     >>> r = composed_shuffle_epsilon(eps0=4.0, n=10_000, delta=1e-6, rounds=2, k=2)
-    >>> round(r.epsilon, 3)
-    0.591
+    >>> round(r.epsilon, 3), r.source
+    (0.591, 'feldman2023')
     """
-    e0, nn, kk, count, gamma, rel, name = _check_common(
-        eps0, n, k, rounds, sample_rate, relation, pair
-    )
-    d = check_probability("delta", delta, allow_zero=False, allow_one=False)
-    interval = _interval_for(count, value_discretization_interval)
-    pld = shuffle_pld(
-        eps0=e0,
-        n=nn,
-        k=kk,
-        rounds=count,
-        sample_rate=gamma,
-        relation=rel,
-        pair=name,
-        value_discretization_interval=interval,
-        log_tail=_log_tail_for(d),
-    )
-    valid, note = _validity(name, kk)
-    eps = pld.epsilon(d)
-    if rel == "substitute":  # each round is ε0-DP for a changed value: basic composition caps ε
-        eps = min(eps, count * e0)
-    return ComposedShuffleResult(eps, d, count, gamma, rel, name, valid, e0, nn, kk, interval, note)
+    return composed_shuffle(delta=delta, **options)
 
 
 def composed_shuffle_delta(
-    *,
-    eps0: float,
-    n: int,
-    epsilon: float,
-    rounds: int = 1,
-    sample_rate: float = 1.0,
-    k: int | None = None,
-    relation: str = "substitute",
-    pair: str = "best",
-    value_discretization_interval: float | None = None,
-) -> ComposedShuffleResult:
-    """δ at ``epsilon`` of ``rounds`` composed shuffles (see :func:`composed_shuffle_epsilon`).
+    *, epsilon: float, **options: Unpack[ComposedShuffleOptions]
+) -> PrivacyStatement:
+    """δ at ``epsilon`` of composed shuffles: :func:`composed_shuffle` with ``epsilon``.
 
     Examples
     --------
@@ -455,24 +520,4 @@ def composed_shuffle_delta(
     >>> r.delta < 1e-12
     True
     """
-    e0, nn, kk, count, gamma, rel, name = _check_common(
-        eps0, n, k, rounds, sample_rate, relation, pair
-    )
-    eps = check_real("epsilon", epsilon, low=0.0)
-    interval = _interval_for(count, value_discretization_interval)
-    pld = shuffle_pld(
-        eps0=e0,
-        n=nn,
-        k=kk,
-        rounds=count,
-        sample_rate=gamma,
-        relation=rel,
-        pair=name,
-        value_discretization_interval=interval,
-    )
-    valid, note = _validity(name, kk)
-    capped = rel == "substitute" and eps >= count * e0
-    delta = 0.0 if capped else min(pld.delta(eps), 1.0)
-    return ComposedShuffleResult(
-        eps, delta, count, gamma, rel, name, valid, e0, nn, kk, interval, note
-    )
+    return composed_shuffle(epsilon=epsilon, **options)

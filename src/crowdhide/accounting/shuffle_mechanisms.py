@@ -65,12 +65,17 @@ from dataclasses import dataclass
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting import _krr_fast
 from crowdhide.accounting.curves import PrivacyCurve
+from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import safe_root
-from crowdhide.accounting.shuffle import ShuffleResult
+from crowdhide.accounting.shuffle import SafeSideCurve
+from crowdhide.accounting.statement import Kind, PrivacyStatement
 
 __all__ = [
     "MECHANISMS",
+    "MECHANISM_REGISTRY",
     "Mechanism",
+    "MechanismBound",
+    "MechanismParams",
     "mechanism_curve",
     "mechanism_delta",
     "mechanism_epsilon",
@@ -147,20 +152,6 @@ MECHANISMS: dict[str, Mechanism] = {
 }
 
 
-def _check(name: str, eps0: float, n: int, d: int, k: int | None) -> tuple[Mechanism, int]:
-    if name not in MECHANISMS:
-        raise ValueError(f"mechanism must be one of {', '.join(MECHANISMS)}; got {name!r}")
-    check_real("eps0", eps0, low=0.0, low_open=True, high=50.0)
-    check_int("n", n, low=1, high=10**9)
-    mech = MECHANISMS[name]
-    check_int("d", d, low=3 if name == "subset" else 2, high=10**6)
-    if mech.needs_k:
-        if k is None:
-            raise ValueError(f"mechanism {name!r} needs k (the subset size), got None")
-        check_int("k", k, low=1, high=d - 1)
-    return mech, int(k or 1)
-
-
 class _Curve(PrivacyCurve):
     def __init__(self, fn: Callable[[float, float], float], eps0: float, *, lower: bool) -> None:
         self._fn, self._eps0, self._lower = fn, eps0, lower
@@ -184,10 +175,100 @@ class _Curve(PrivacyCurve):
         return self._eps0
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MechanismParams:
+    """n shuffled reports of a mechanism with domain size ``d`` (and subset size ``k``).
+
+    Examples
+    --------
+    >>> MechanismParams(eps0=2.0, n=1000, d=8)
+    MechanismParams(eps0=2.0, n=1000, d=8, k=None)
+    """
+
+    eps0: float
+    n: int
+    d: int
+    k: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "eps0", check_real("eps0", self.eps0, low=0.0, low_open=True, high=50.0)
+        )
+        object.__setattr__(self, "n", check_int("n", self.n, low=1, high=10**9))
+        object.__setattr__(self, "d", check_int("d", self.d, low=2, high=10**6))
+        if self.k is not None:
+            object.__setattr__(self, "k", check_int("k", self.k, low=1, high=self.d - 1))
+
+
+@dataclass(frozen=True, slots=True)
+class MechanismBound:
+    """A mechanism's certificate (``kind="upper"``, name ``mechanism:NAME``) or lower bound
+    (``kind="lower"``, ``mechanism_lower:NAME``): a :class:`~crowdhide.accounting.registry.Bound`
+    over :class:`MechanismParams`."""
+
+    mechanism: Mechanism
+    kind: Kind
+
+    @property
+    def name(self) -> str:
+        prefix = "mechanism" if self.kind == "upper" else "mechanism_lower"
+        return f"{prefix}:{self.mechanism.name}"
+
+    @property
+    def citation(self) -> str:
+        return self.mechanism.citation
+
+    def applies(self, params: MechanismParams) -> str | None:
+        if self.mechanism.name == "subset" and params.d < 3:
+            return f"mechanism 'subset' needs d >= 3, got d={params.d}"
+        if self.mechanism.needs_k and params.k is None:
+            return f"mechanism {self.mechanism.name!r} needs k (the subset size), got None"
+        return None
+
+    def curve(self, params: MechanismParams) -> PrivacyCurve:
+        n, eps0 = params.n, params.eps0
+        kappa, mu2, rho, p_plus, p_minus, nu = self.mechanism.params(eps0, params.d, params.k or 1)
+        if self.kind == "upper":
+            raw = _Curve(
+                lambda e, t: _krr_fast.clone_noise_log_delta(n, kappa, mu2, rho, e, t),
+                eps0,
+                lower=False,
+            )
+        else:
+            raw = _Curve(
+                lambda e, t: _krr_fast.third_marginal_lower_log_delta(
+                    n, p_plus, p_minus, nu, eps0, e
+                ),
+                eps0,
+                lower=True,
+            )
+        return SafeSideCurve(raw, eps0, lower=self.kind == "lower")
+
+
+#: The certificate and the lower bound of every mechanism in :data:`MECHANISMS`.
+MECHANISM_REGISTRY: Registry[MechanismParams] = Registry(
+    [MechanismBound(m, kind) for kind in ("upper", "lower") for m in MECHANISMS.values()],
+    what="mechanism bound",
+)
+
+
+def _params(name: str, eps0: float, n: int, d: int, k: int | None) -> MechanismParams:
+    """Validated parameters for mechanism ``name`` (a mechanism that does not apply is an
+    input error here, not a statement)."""
+    if name not in MECHANISMS:
+        raise ValueError(f"mechanism must be one of {', '.join(MECHANISMS)}; got {name!r}")
+    params = MechanismParams(eps0=eps0, n=n, d=d, k=k if MECHANISMS[name].needs_k else None)
+    reason = MECHANISM_REGISTRY[f"mechanism:{name}"].applies(params)
+    if reason is not None:
+        raise ValueError(reason)
+    return params
+
+
 def mechanism_curve(
     *, mechanism: str, eps0: float, n: int, d: int, k: int | None = None
 ) -> PrivacyCurve:
-    """Certificate curve of n shuffled reports of ``mechanism`` (module docstring).
+    """Certificate curve of n shuffled reports of ``mechanism`` (module docstring), rounded a
+    relative 1e-9 to the safe side.
 
     Examples
     --------
@@ -195,71 +276,55 @@ def mechanism_curve(
     >>> 0.0 < c.epsilon(1e-6) < 0.11
     True
     """
-    mech, kk = _check(mechanism, eps0, n, d, k)
-    kappa, mu2, rho, *_ = mech.params(eps0, d, kk)
-    return _Curve(
-        lambda e, t: _krr_fast.clone_noise_log_delta(n, kappa, mu2, rho, e, t), eps0, lower=False
-    )
+    params = _params(mechanism, eps0, n, d, k)
+    return MECHANISM_REGISTRY[f"mechanism:{mechanism}"].curve(params)
 
 
 def mechanism_lower_curve(
     *, mechanism: str, eps0: float, n: int, d: int, k: int | None = None
 ) -> PrivacyCurve:
     """Lower-bound curve: the exact counts of informative reports, all others on one value."""
-    mech, kk = _check(mechanism, eps0, n, d, k)
-    _, _, _, p_plus, p_minus, nu = mech.params(eps0, d, kk)
-    return _Curve(
-        lambda e, t: _krr_fast.third_marginal_lower_log_delta(n, p_plus, p_minus, nu, eps0, e),
-        eps0,
-        lower=True,
+    params = _params(mechanism, eps0, n, d, k)
+    return MECHANISM_REGISTRY[f"mechanism_lower:{mechanism}"].curve(params)
+
+
+def _mechanism_statement(
+    mechanism: str, eps0: float, n: int, d: int, k: int | None, query: dict[str, float]
+) -> PrivacyStatement:
+    """The smaller of the mechanism's certificate and the best generic one (the mechanism's
+    first, so it wins ties), with the mechanism's lower bound attached."""
+    from crowdhide.accounting.shuffle import shuffle_delta, shuffle_epsilon
+
+    params = _params(mechanism, eps0, n, d, k)
+    own = MECHANISM_REGISTRY.all(
+        params, names=(f"mechanism:{mechanism}", f"mechanism_lower:{mechanism}"), **query
     )
-
-
-def _combine(
-    mech_value: float, generic: ShuffleResult, name: str, *, key: str, lower: float
-) -> ShuffleResult:
-    """The smaller of the mechanism certificate and the best generic certificate."""
-    from dataclasses import replace
-
-    out = generic
-    if key == "epsilon":
-        if mech_value <= generic.epsilon:
-            out = replace(out, epsilon=mech_value, bound=f"mechanism:{name}", note="")
-        return replace(out, epsilon_lower=lower, lower_bound=f"mechanism_lower:{name}")
-    if mech_value <= generic.delta:
-        out = replace(out, delta=mech_value, bound=f"mechanism:{name}", note="")
-    return replace(out, delta_lower=lower, lower_bound=f"mechanism_lower:{name}")
+    if "delta" in query:
+        generic = shuffle_epsilon(eps0=eps0, n=n, delta=query["delta"], lower=False)
+    else:
+        generic = shuffle_delta(eps0=eps0, n=n, epsilon=query["epsilon"], lower=False)
+    return best_of([*own, generic], by="epsilon" if "delta" in query else "delta")
 
 
 def mechanism_epsilon(
     *, mechanism: str, eps0: float, n: int, delta: float, d: int, k: int | None = None
-) -> ShuffleResult:
+) -> PrivacyStatement:
     """ε at ``delta`` of n shuffled reports of ``mechanism``: the smaller of its specific
     certificate and the best generic one, with the mechanism's lower bound attached.
 
     Examples
     --------
     >>> r = mechanism_epsilon(mechanism="rappor", eps0=2.0, n=10**5, delta=1e-6, d=32)
-    >>> r.bound, r.epsilon_lower <= r.epsilon
-    ('mechanism:rappor', True)
+    >>> r.source, r.lower.source, r.lower.epsilon <= r.epsilon
+    ('mechanism:rappor', 'mechanism_lower:rappor', True)
     """
-    from crowdhide.accounting.shuffle import shuffle_epsilon
-
-    safe = delta * (1.0 - 1e-9)  # pessimistic rounding, as in crowdhide.accounting.shuffle
-    cert = mechanism_curve(mechanism=mechanism, eps0=eps0, n=n, d=d, k=k).epsilon(safe)
-    low = mechanism_lower_curve(mechanism=mechanism, eps0=eps0, n=n, d=d, k=k).epsilon(delta)
-    generic = shuffle_epsilon(eps0=eps0, n=n, delta=delta, lower=False)
-    return _combine(min(cert, eps0), generic, mechanism, key="epsilon", lower=low)
+    d_ = check_probability("delta", delta, allow_zero=False, allow_one=False)
+    return _mechanism_statement(mechanism, eps0, n, d, k, {"delta": d_})
 
 
 def mechanism_delta(
     *, mechanism: str, eps0: float, n: int, epsilon: float, d: int, k: int | None = None
-) -> ShuffleResult:
+) -> PrivacyStatement:
     """δ at ``epsilon`` of n shuffled reports of ``mechanism`` (see :func:`mechanism_epsilon`)."""
-    from crowdhide.accounting.shuffle import shuffle_delta
-
-    cert = mechanism_curve(mechanism=mechanism, eps0=eps0, n=n, d=d, k=k).delta(epsilon)
-    low = mechanism_lower_curve(mechanism=mechanism, eps0=eps0, n=n, d=d, k=k).delta(epsilon)
-    generic = shuffle_delta(eps0=eps0, n=n, epsilon=epsilon, lower=False)
-    value = 0.0 if epsilon >= eps0 else min(cert * (1.0 + 1e-9), 1.0)
-    return _combine(value, generic, mechanism, key="delta", lower=low * (1.0 - 1e-9))
+    eps = check_real("epsilon", epsilon, low=0.0)
+    return _mechanism_statement(mechanism, eps0, n, d, k, {"epsilon": eps})

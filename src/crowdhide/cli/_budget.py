@@ -46,8 +46,8 @@ def budget_hook(
             f"--budget-epsilon={budget_epsilon} --budget-delta={budget_delta}"
         )
     from crowdhide._validation import check_probability, check_real
-    from crowdhide.accounting.guarantee import DpGuarantee
     from crowdhide.accounting.ledger import Ledger
+    from crowdhide.accounting.statement import PrivacyStatement
 
     if budget_epsilon is not None and budget_delta is not None:
         check_real("--budget-epsilon", budget_epsilon, low=0.0, low_open=True)
@@ -63,7 +63,7 @@ def budget_hook(
         cert = prepared.certificate
         book.charge(
             who,
-            DpGuarantee(epsilon=cert.epsilon, delta=cert.delta),
+            PrivacyStatement(epsilon=cert.epsilon, delta=cert.delta, source="run"),
             run=run,
             budget=budget,  # type: ignore[arg-type]
             details={"plan": str(plan_file)},

@@ -1,10 +1,17 @@
-"""``crowdhide shuffle``: privacy amplification by shuffling (epsilon, delta, calibrate, plot)."""
+"""``crowdhide shuffle``: privacy amplification by shuffling (epsilon, delta, calibrate, plot).
+
+Every answer is a :class:`~crowdhide.accounting.statement.PrivacyStatement`: ``--json`` prints
+its ``to_dict()``; tables show one row per bound (source, kind, conditions, ε, δ, notes).
+"""
 
 from __future__ import annotations
 
+import inspect
 import math
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -23,9 +30,11 @@ from crowdhide.cli._options import (
 from crowdhide.cli._output import JsonFlag, emit
 from crowdhide.errors import OutputPathError
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from crowdhide.accounting.statement import PrivacyStatement
 
-_COLUMNS = ["bound", "kind", "valid", "epsilon", "delta", "note"]
+__all__ = ["register", "shuffle"]
+
 #: Image formats ``shuffle plot --out`` writes (matplotlib, chosen by suffix).
 _PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 
@@ -41,6 +50,7 @@ DomainK = Annotated[
     ),
 ]
 Delta = Annotated[float, delta_option(help="Target delta.")]
+QueryEpsilon = Annotated[float, epsilon_option(help="Target epsilon.", zero=True)]
 BoundName = Annotated[str, typer.Option("--bound", help="Bound name, 'best' (default) or 'all'.")]
 Rounds = Annotated[
     int, int_option("--rounds", "Shuffled rounds composed by PLD (default 1).", low=1, high=10**5)
@@ -58,54 +68,6 @@ SampleRate = Annotated[
 Relation = Annotated[
     str, typer.Option("--relation", help="With --rounds/--sample-rate: substitute|add_remove.")
 ]
-
-
-def _composed(fn: str, bound: str, **kwargs: Any) -> dict[str, Any]:
-    """``--rounds`` / ``--sample-rate``: the PLD composition of the clone pair."""
-    from crowdhide.accounting import shuffle_composition as sc
-
-    if bound not in ("best", *sc.CLONE_PAIRS):
-        raise ValueError(
-            f"--bound must be best or one of {', '.join(sc.CLONE_PAIRS)} with --rounds or "
-            f"--sample-rate, got {bound!r}"
-        )
-    return _clean(getattr(sc, fn)(pair=bound, **kwargs).to_dict())
-
-
-def _clean(record: dict[str, Any]) -> dict[str, Any]:
-    """NaN (bound not applicable) becomes None: '-' in tables, null in JSON."""
-    return {key: None if isinstance(v, float) and math.isnan(v) else v for key, v in record.items()}
-
-
-def _records(results: list[Any]) -> list[dict[str, Any]]:
-    return [_clean(r.to_dict()) for r in results]
-
-
-def _run_all(fn: Any, names: tuple[str, ...], as_json: bool, **kwargs: Any) -> list[Any]:
-    """Evaluate every bound, with a progress bar on stderr for the table output."""
-    from crowdhide.accounting.shuffle import _applicable, _with_lower
-
-    todo = [b for b in names if b in _applicable(kwargs.get("k"))]
-    extra = {key: kwargs[key] for key in ("delta", "epsilon") if key in kwargs}
-
-    def one(bound: str) -> Any:
-        return fn(bound=bound, lower=False, **kwargs)
-
-    if not progress_wanted(as_json):
-        return _with_lower([one(b) for b in todo], **extra)
-    from rich.console import Console
-    from rich.progress import Progress
-
-    out = []
-    with Progress(console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("bounds", total=len(todo))
-        for b in todo:
-            progress.update(task, description=b)
-            out.append(one(b))
-            progress.advance(task)
-    return _with_lower(out, **extra)
-
-
 MechanismName = Annotated[
     str | None,
     typer.Option("--mechanism", help="krr, oue, rappor, subset or olh (needs --d; subset --k)."),
@@ -114,253 +76,279 @@ DomainD = Annotated[
     int | None, int_option("--d", "Domain size for --mechanism.", low=2, high=10**6)
 ]
 
-
-def _mechanism(fn: str, name: str, d: int | None, **kwargs: Any) -> Any:
-    """Answer for ``--mechanism``: its certificate vs the generic ones, with a lower bound."""
-    from crowdhide.accounting import shuffle_mechanisms
-
-    if d is None:
-        raise ValueError(f"--mechanism {name} needs --d (the domain size), got none")
-    return getattr(shuffle_mechanisms, fn)(mechanism=name, d=d, **kwargs)
+shuffle = typer.Typer(
+    name="shuffle",
+    help="Privacy amplification by shuffling: (eps, delta) of n shuffled eps0-LDP reports.",
+    no_args_is_help=True,
+)
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``shuffle`` commands to ``app``."""
-    shuffle = typer.Typer(
-        name="shuffle",
-        help="Privacy amplification by shuffling: (eps, delta) of n shuffled eps0-LDP reports.",
-        no_args_is_help=True,
-    )
     app.add_typer(shuffle, name="shuffle")
 
-    @shuffle.command("epsilon")
-    def epsilon_cmd(
-        eps0: Eps0,
-        n: Users,
-        delta: Delta,
-        mechanism: MechanismName = None,
-        d: DomainD = None,
-        k: DomainK = None,
-        bound: BoundName = "best",
-        as_json: JsonFlag = False,
-        rounds: Rounds = 1,
-        sample_rate: SampleRate = 1.0,
-        relation: Relation = "substitute",
-    ) -> None:
-        """Epsilon after shuffling at a given delta."""
-        if mechanism is not None:
-            res = _mechanism("mechanism_epsilon", mechanism, d, eps0=eps0, n=n, delta=delta, k=k)
-            emit(_clean(res.to_dict()), as_json=as_json, title=f"shuffle epsilon ({mechanism})")
-            return
-        from crowdhide.accounting.shuffle import SHUFFLE_BOUNDS, shuffle_epsilon
 
-        if (rounds, sample_rate, relation) != (1, 1.0, "substitute"):
-            record = _composed(
-                "composed_shuffle_epsilon",
-                bound,
-                eps0=eps0,
-                n=n,
-                delta=delta,
-                k=k,
-                rounds=rounds,
-                sample_rate=sample_rate,
-                relation=relation,
-            )
-            emit(record, as_json=as_json, title="composed shuffle epsilon")
-            return
-        if bound == "all":
-            shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound="feldman2021")  # validates
-            results = _run_all(
-                shuffle_epsilon, SHUFFLE_BOUNDS, as_json, eps0=eps0, n=n, delta=delta, k=k
-            )
-            emit(
-                _records(results),
-                as_json=as_json,
-                title=f"epsilon at delta={delta:g}, eps0={eps0:g}, n={n}, k={k or 'any'}",
-                columns=_COLUMNS,
-                notes=_table_notes(results, "epsilon"),
-            )
-            return
-        result = shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=k, bound=bound)
-        emit(_clean(result.to_dict()), as_json=as_json, title="shuffle epsilon")
+# -- presentation --------------------------------------------------------------------------
 
-    @shuffle.command("delta")
-    def delta_cmd(
-        eps0: Eps0,
-        n: Users,
-        epsilon: Annotated[float, epsilon_option(help="Target epsilon.", zero=True)],
-        mechanism: MechanismName = None,
-        d: DomainD = None,
-        k: DomainK = None,
-        bound: BoundName = "best",
-        as_json: JsonFlag = False,
-        rounds: Rounds = 1,
-        sample_rate: SampleRate = 1.0,
-        relation: Relation = "substitute",
-    ) -> None:
-        """Delta after shuffling at a given epsilon."""
-        if mechanism is not None:
-            res = _mechanism("mechanism_delta", mechanism, d, eps0=eps0, n=n, epsilon=epsilon, k=k)
-            emit(_clean(res.to_dict()), as_json=as_json, title=f"shuffle delta ({mechanism})")
-            return
-        from crowdhide.accounting.shuffle import SHUFFLE_BOUNDS, shuffle_delta
 
-        if (rounds, sample_rate, relation) != (1, 1.0, "substitute"):
-            record = _composed(
-                "composed_shuffle_delta",
-                bound,
-                eps0=eps0,
-                n=n,
-                epsilon=epsilon,
-                k=k,
-                rounds=rounds,
-                sample_rate=sample_rate,
-                relation=relation,
-            )
-            emit(record, as_json=as_json, title="composed shuffle delta")
-            return
-        if bound == "all":
-            shuffle_delta(eps0=eps0, n=n, epsilon=epsilon, k=k, bound="feldman2021")
-            results = _run_all(
-                shuffle_delta, SHUFFLE_BOUNDS, as_json, eps0=eps0, n=n, epsilon=epsilon, k=k
-            )
-            emit(
-                _records(results),
-                as_json=as_json,
-                title=f"delta at epsilon={epsilon:g}, eps0={eps0:g}, n={n}, k={k or 'any'}",
-                columns=_COLUMNS,
-                notes=_table_notes(results, "delta"),
-            )
-            return
-        result = shuffle_delta(eps0=eps0, n=n, epsilon=epsilon, k=k, bound=bound)
-        emit(_clean(result.to_dict()), as_json=as_json, title="shuffle delta")
+def _finite_or_none(value: Any) -> Any:
+    return None if isinstance(value, float) and math.isnan(value) else value
 
-    @shuffle.command("calibrate")
-    def calibrate_cmd(
-        epsilon: Annotated[float, epsilon_option(help="Target epsilon.")],
-        delta: Delta,
-        n: Annotated[
-            int | None,
-            int_option("--n", "Number of users (-> largest eps0).", low=1, high=MAX_N),
-        ] = None,
-        eps0: Annotated[
-            float | None,
-            real_option(
-                "--eps0",
-                "Local eps0 instead of --n (-> smallest n).",
-                low=0.0,
-                high=MAX_EPSILON,
-                low_open=True,
-            ),
-        ] = None,
-        k: DomainK = None,
-        allow_unmet: AllowUnmetFlag = False,
-        as_json: JsonFlag = False,
-    ) -> None:
-        """Largest eps0 for a target (epsilon, delta, n) — or smallest n given --eps0.
 
-        Exit code 3 if the target is out of reach (unless --allow-unmet).
-        """
-        from crowdhide.accounting.shuffle import calibrate_eps0, calibrate_n
-        from crowdhide.errors import UnmetTargetError
-
-        if (n is None) == (eps0 is None):
-            raise ValueError("give exactly one of --n (calibrate eps0) or --eps0 (calibrate n)")
-        if n is not None:
-            with spinner(not as_json, "calibrating eps0"):
-                result = calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k)
-            solved = "eps0"
-        else:
-            assert eps0 is not None
-            solved = "n"
-            try:
-                with spinner(not as_json, "calibrating n"):
-                    result = calibrate_n(epsilon=epsilon, delta=delta, eps0=eps0, k=k)
-            except UnmetTargetError as exc:
-                record = {
-                    "solved_for": solved,
-                    "target_epsilon": epsilon,
-                    "target_delta": delta,
-                    "target_met": False,
-                    "reason": str(exc),
-                }
-                emit(record, as_json=as_json, title=f"calibrated {solved}")
-                finish_target(False, str(exc), allow_unmet=allow_unmet, as_json=as_json)
-                return
-        met = bool(result.is_certificate and result.epsilon <= epsilon)
-        record = {
-            "solved_for": solved,
-            "target_epsilon": epsilon,
-            "target_delta": delta,
-            "target_met": met,
-            **_clean(result.to_dict()),
+def _row(s: PrivacyStatement) -> dict[str, Any]:
+    """A statement as one flat table row (not applicable: '-')."""
+    row: dict[str, Any] = {
+        "bound": s.source,
+        "kind": s.kind,
+        "conditions_met": s.conditions_met,
+        "epsilon": _finite_or_none(s.epsilon),
+        "delta": _finite_or_none(s.delta),
+        "note": "; ".join(s.notes),
+    }
+    if s.lower is not None:
+        row |= {
+            "lower_bound": s.lower.source,
+            "lower_epsilon": _finite_or_none(s.lower.epsilon),
+            "lower_delta": _finite_or_none(s.lower.delta),
         }
-        emit(record, as_json=as_json, title=f"calibrated {solved}")
-        finish_target(
-            met,
-            f"certified epsilon={result.epsilon:.6g} vs target epsilon={epsilon:g}",
-            allow_unmet=allow_unmet,
-            as_json=as_json,
-        )
-
-    @shuffle.command("plot")
-    def plot_cmd(
-        eps0: Eps0,
-        delta: Delta,
-        out: Annotated[Path, typer.Option("--out", help="PNG file to write.")],
-        k: DomainK = None,
-        n_min: Annotated[int, int_option("--n-min", "Smallest n.", low=1, high=MAX_N)] = 100,
-        n_max: Annotated[int, int_option("--n-max", "Largest n.", low=1, high=MAX_N)] = 10**7,
-        points: Annotated[int, int_option("--points", "Points per curve.", low=2, high=200)] = 16,
-        as_json: JsonFlag = False,
-    ) -> None:
-        """Plot epsilon against n for every bound (PNG)."""
-        from crowdhide.accounting.shuffle import epsilon_vs_n
-
-        check_output_file(out)
-        if out.suffix.lower() not in _PLOT_SUFFIXES:
-            raise OutputPathError(
-                f"--out must end in one of {', '.join(_PLOT_SUFFIXES)}, got {str(out)!r}"
-            )
-        with spinner(not as_json, f"{points} points per bound"):
-            data = epsilon_vs_n(
-                eps0=eps0, delta=delta, k=k, n_min=n_min, n_max=n_max, points=points, out=out
-            )
-        record = {"out": str(out), "eps0": eps0, "delta": delta, "k": k, **data}
-        if as_json:
-            emit(record, as_json=True)
-            return
-        rows = [
-            {"bound": name, **{f"n={n}": v for n, v in zip(data["n"], vals, strict=True)}}
-            for name, vals in data["epsilon"].items()
-        ]
-        emit(
-            [
-                {"bound": r["bound"], "points": sum(1 for v in r.values() if _finite(v))}
-                for r in rows
-            ],
-            as_json=False,
-            title=f"wrote {out}",
-        )
+    if s.target is not None:
+        row["meets_target"] = s.target.met
+    return row | {key: _finite_or_none(v) for key, v in s.inputs.items()}
 
 
-def _finite(value: Any) -> bool:
-    return isinstance(value, float) and math.isfinite(value)
+def _emit_one(s: PrivacyStatement, *, as_json: bool, title: str) -> None:
+    emit(s.to_dict() if as_json else _row(s), as_json=as_json, title=title)
 
 
-def _table_notes(results: list[Any], key: str) -> list[str]:
-    certs = [r for r in results if r.is_certificate and _finite(getattr(r, key))]
-    if not certs:
+def _table_notes(rows: list[PrivacyStatement], key: str) -> list[str]:
+    from crowdhide.accounting.registry import best_of
+
+    best = best_of(rows, by=key)
+    if not best.is_certificate:
         return []
-    best = min(certs, key=lambda r: getattr(r, key))
+    value = getattr(best, key)
     notes = [
-        f"best valid upper bound: {best.bound} ({key} = {getattr(best, key):.6g}); "
+        f"best valid upper bound: {best.source} ({key} = {value:.6g}); "
         "kind 'lower' rows are lower bounds, not guarantees."
     ]
-    low = getattr(best, f"{key}_lower")
-    if _finite(low) and low > 0.0:
+    low = math.nan if best.lower is None else getattr(best.lower, key)
+    if math.isfinite(low) and low > 0.0 and best.lower is not None:
         notes.append(
-            f"the truth lies in [{low:.6g}, {getattr(best, key):.6g}] "
-            f"({best.lower_bound}; certificate / lower bound = {getattr(best, key) / low:.4g})"
+            f"the truth lies in [{low:.6g}, {value:.6g}] "
+            f"({best.lower.source}; certificate / lower bound = {value / low:.4g})"
         )
     return notes
+
+
+@contextmanager
+def _bound_progress(as_json: bool) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A progress bar on stderr over the bounds of ``--bound all`` (tables on a terminal)."""
+    if not progress_wanted(as_json):
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("bounds", total=None)
+
+        def advance(name: str, done: int, total: int) -> None:
+            bar.update(task, description=name, completed=done, total=total)
+
+        yield advance
+
+
+# -- one query, ε at δ or δ at ε -----------------------------------------------------------
+
+
+def _answer(query: Mapping[str, float], *, as_json: bool, **options: Any) -> None:
+    """Validate, make the one library call that answers ``query`` (ε at δ or δ at ε), emit."""
+    from crowdhide.accounting import shuffle as accountant
+
+    what = "epsilon" if "delta" in query else "delta"
+    mechanism, d, bound = options.pop("mechanism"), options.pop("d"), options.pop("bound")
+    composed = {key: options.pop(key) for key in ("rounds", "sample_rate", "relation")}
+    if mechanism is not None:
+        from crowdhide.accounting import shuffle_mechanisms
+
+        if d is None:
+            raise ValueError(f"--mechanism {mechanism} needs --d (the domain size), got none")
+        call = getattr(shuffle_mechanisms, f"mechanism_{what}")
+        result = call(mechanism=mechanism, d=d, **options, **query)
+        _emit_one(result, as_json=as_json, title=f"shuffle {what} ({mechanism})")
+    elif composed != {"rounds": 1, "sample_rate": 1.0, "relation": "substitute"}:
+        from crowdhide.accounting.shuffle_composition import CLONE_PAIRS, composed_shuffle
+
+        if bound not in ("best", *CLONE_PAIRS):
+            raise ValueError(
+                f"--bound must be best or one of {', '.join(CLONE_PAIRS)} with --rounds or "
+                f"--sample-rate, got {bound!r}"
+            )
+        asked: dict[str, Any] = {"delta": query.get("delta"), "epsilon": query.get("epsilon")}
+        result = composed_shuffle(pair=bound, **asked, **composed, **options)
+        _emit_one(result, as_json=as_json, title=f"composed shuffle {what}")
+    elif bound == "all":
+        call = getattr(accountant, f"shuffle_{what}_all")
+        with _bound_progress(as_json) as progress:
+            rows = call(**options, **query, progress=progress)
+        given = ", ".join(f"{key}={value:g}" for key, value in query.items())
+        emit(
+            [r.to_dict() for r in rows] if as_json else [_row(r) for r in rows],
+            as_json=as_json,
+            title=f"{what} at {given}, eps0={options['eps0']:g}, n={options['n']}, "
+            f"k={options['k'] or 'any'}",
+            # The queried value is in the title: the table shows the answer only (it fits
+            # in 80 columns with every bound's name).
+            columns=["bound", "kind", "conditions_met", what, "note"],
+            notes=_table_notes(rows, what),
+        )
+    else:
+        result = getattr(accountant, f"shuffle_{what}")(bound=bound, **options, **query)
+        _emit_one(result, as_json=as_json, title=f"shuffle {what}")
+
+
+def _query_options(
+    eps0: Eps0,
+    n: Users,
+    query: float,
+    mechanism: MechanismName = None,
+    d: DomainD = None,
+    k: DomainK = None,
+    bound: BoundName = "best",
+    as_json: JsonFlag = False,
+    rounds: Rounds = 1,
+    sample_rate: SampleRate = 1.0,
+    relation: Relation = "substitute",
+) -> None:
+    """The options of ``shuffle epsilon`` and ``shuffle delta``, written once: each command
+    is given this signature with ``query`` renamed to its query option (see
+    :func:`_with_query`)."""
+
+
+def _with_query(name: str, option: Any) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a query command the signature of :func:`_query_options`, ``query`` becoming
+    ``name`` with the Typer option ``option`` (Typer reads ``__signature__``)."""
+    base = inspect.signature(_query_options, eval_str=True)
+    params = [
+        p.replace(name=name, annotation=option) if p.name == "query" else p
+        for p in base.parameters.values()
+    ]
+
+    def give(command: Callable[..., None]) -> Callable[..., None]:
+        setattr(command, "__signature__", base.replace(parameters=params))  # noqa: B010
+        return command
+
+    return give
+
+
+@shuffle.command("epsilon")
+@_with_query("delta", Delta)
+def epsilon_command(**options: Any) -> None:
+    """Epsilon after shuffling at a given delta."""
+    _answer({"delta": options.pop("delta")}, **options)
+
+
+@shuffle.command("delta")
+@_with_query("epsilon", QueryEpsilon)
+def delta_command(**options: Any) -> None:
+    """Delta after shuffling at a given epsilon."""
+    _answer({"epsilon": options.pop("epsilon")}, **options)
+
+
+# -- calibrate and plot --------------------------------------------------------------------
+
+CalibrateUsers = Annotated[
+    int | None, int_option("--n", "Number of users (-> largest eps0).", low=1, high=MAX_N)
+]
+CalibrateEps0 = Annotated[
+    float | None,
+    real_option(
+        "--eps0",
+        "Local eps0 instead of --n (-> smallest n).",
+        low=0.0,
+        high=MAX_EPSILON,
+        low_open=True,
+    ),
+]
+
+
+def _calibrated(
+    epsilon: float, delta: float, n: int | None, eps0: float | None, k: int | None, quiet: bool
+) -> tuple[str, PrivacyStatement | str]:
+    """``(solved_for, statement)``, or ``(solved_for, reason)`` when the target is out of
+    reach."""
+    from crowdhide.accounting.shuffle import calibrate_eps0, calibrate_n
+    from crowdhide.errors import UnmetTargetError
+
+    if (n is None) == (eps0 is None):
+        raise ValueError("give exactly one of --n (calibrate eps0) or --eps0 (calibrate n)")
+    if n is not None:
+        with spinner(not quiet, "calibrating eps0"):
+            return "eps0", calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k)
+    assert eps0 is not None
+    try:
+        with spinner(not quiet, "calibrating n"):
+            return "n", calibrate_n(epsilon=epsilon, delta=delta, eps0=eps0, k=k)
+    except UnmetTargetError as exc:
+        return "n", str(exc)
+
+
+@shuffle.command("calibrate")
+def calibrate_command(
+    epsilon: Annotated[float, epsilon_option(help="Target epsilon.")],
+    delta: Delta,
+    n: CalibrateUsers = None,
+    eps0: CalibrateEps0 = None,
+    k: DomainK = None,
+    allow_unmet: AllowUnmetFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Largest eps0 for a target (epsilon, delta, n) — or smallest n given --eps0.
+
+    Exit code 3 if the target is out of reach (unless --allow-unmet).
+    """
+    solved, result = _calibrated(epsilon, delta, n, eps0, k, as_json)
+    record: dict[str, Any] = {"solved_for": solved, "target_epsilon": epsilon}
+    record |= {"target_delta": delta}
+    if isinstance(result, str):
+        record |= {"target_met": False, "reason": result}
+        detail = result
+    else:
+        record |= {"target_met": bool(result.meets_target), solved: result.inputs[solved]}
+        record |= result.to_dict() if as_json else _row(result)
+        detail = f"certified epsilon={result.epsilon:.6g} vs target epsilon={epsilon:g}"
+    emit(record, as_json=as_json, title=f"calibrated {solved}")
+    finish_target(record["target_met"], detail, allow_unmet=allow_unmet, as_json=as_json)
+
+
+@shuffle.command("plot")
+def plot_command(
+    eps0: Eps0,
+    delta: Delta,
+    out: Annotated[Path, typer.Option("--out", help="PNG file to write.")],
+    k: DomainK = None,
+    n_min: Annotated[int, int_option("--n-min", "Smallest n.", low=1, high=MAX_N)] = 100,
+    n_max: Annotated[int, int_option("--n-max", "Largest n.", low=1, high=MAX_N)] = 10**7,
+    points: Annotated[int, int_option("--points", "Points per curve.", low=2, high=200)] = 16,
+    as_json: JsonFlag = False,
+) -> None:
+    """Plot epsilon against n for every bound (PNG)."""
+    from crowdhide.accounting.shuffle import epsilon_vs_n
+
+    check_output_file(out)
+    if out.suffix.lower() not in _PLOT_SUFFIXES:
+        raise OutputPathError(
+            f"--out must end in one of {', '.join(_PLOT_SUFFIXES)}, got {str(out)!r}"
+        )
+    with spinner(not as_json, f"{points} points per bound"):
+        data = epsilon_vs_n(
+            eps0=eps0, delta=delta, k=k, n_min=n_min, n_max=n_max, points=points, out=out
+        )
+    if as_json:
+        emit({"out": str(out), "eps0": eps0, "delta": delta, "k": k, **data}, as_json=True)
+        return
+    counts = [
+        {"bound": name, "points": sum(1 for v in values if math.isfinite(v))}
+        for name, values in data["epsilon"].items()
+    ]
+    emit(counts, as_json=False, title=f"wrote {out}")

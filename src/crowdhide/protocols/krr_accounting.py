@@ -57,11 +57,11 @@ def calibrate_krr_eps0(
             except ValueError:
                 continue
             if result.is_certificate:
-                found.append(float(result.eps0))
+                found.append(float(result.inputs["eps0"]))
         if found:
             return max(found)
     result = accountant.calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k)
-    return float(result.eps0)
+    return float(result.inputs["eps0"])
 
 
 def certify_krr(
@@ -87,7 +87,7 @@ def certify_krr(
         )
         if not result.is_certificate:
             raise ValueError(f"no valid bound certifies eps0={eps0!r}, n={n!r}, k={k!r}")
-    return float(result.epsilon), f"shuffle accountant: {result.bound}"
+    return float(result.epsilon), f"shuffle accountant: {result.source}"
 
 
 def krr_delta_certificate(*, eps0: float, n: int, k: int, epsilon: float) -> tuple[float, str]:
@@ -95,7 +95,7 @@ def krr_delta_certificate(*, eps0: float, n: int, k: int, epsilon: float) -> tup
     result = accountant.shuffle_delta(
         eps0=eps0, n=n, epsilon=epsilon, k=k, bound="best", lower=False
     )
-    return float(result.delta), str(result.bound)
+    return float(result.delta), str(result.source)
 
 
 def krr_lower_curve(*, eps0: float, n: int, k: int) -> PrivacyCurve:
