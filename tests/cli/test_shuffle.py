@@ -48,9 +48,10 @@ def test_epsilon_json_best(capsys: pytest.CaptureFixture[str]) -> None:
     result = run_cli(capsys, *args, "--k", "2", "--json")
     assert result.code == 0
     data = result.json()
-    assert data["source"] == "feldman2023"
+    assert data["source"] == "binary_rr_blocks"  # was feldman2023, 0.118153 (issue 15)
     assert data["conditions_met"] is True
-    assert data["epsilon"] == pytest.approx(0.118153, abs=1e-5)
+    assert data["epsilon"] == pytest.approx(0.085083, abs=1e-5)
+    assert data["epsilon"] / data["lower"]["epsilon"] < 1.005
 
 
 def test_delta_json_and_table(capsys: pytest.CaptureFixture[str]) -> None:
