@@ -12,7 +12,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +31,14 @@ from crowdhide.plans.aggregate import (
     exact_answer,
     run_sql,
 )
+from crowdhide.accounting.countermeasure_costs import route_costs
+from crowdhide.accounting.scrambler import local_randomizer_epsilon
+from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.plans.certify import (
     CountermeasureAccountant,
-    PlanCertificate,
+    PlanPrivacy,
     certify,
     default_accountant,
-    local_sampling_epsilon,
 )
 from crowdhide.plans.data import (
     KmeansData,
@@ -48,7 +50,7 @@ from crowdhide.plans.data import (
 from crowdhide.plans.estimates import estimate_rows, inclusion_probabilities, write_answer
 from crowdhide.plans.kmeans import KmeansSetup, kmeans_plan, nearest, rand_index
 from crowdhide.plans.model import ExecutionPlan, data_clusters_per_path, protect
-from crowdhide.plans.planner import CountermeasureChoice, plan_protection, route_costs
+from crowdhide.plans.planner import CountermeasureChoice, plan_protection
 from crowdhide.plans.spec import RunSpec, check_backend
 from crowdhide.plans.traffic import traffic_per_node
 
@@ -65,7 +67,7 @@ class Prepared:
     setup: AggregateSetup | KmeansSetup
     plan: ExecutionPlan
     choices: dict[str, CountermeasureChoice]
-    certificate: PlanCertificate
+    certificate: PlanPrivacy
     table: dict[str, npt.NDArray[Any]] | None = field(default=None, repr=False)
     kmeans: KmeansData | None = field(default=None, repr=False)
     data_source: str = ""
@@ -78,7 +80,7 @@ class Prepared:
         """
         if self.spec.epsilon is None:
             return None
-        cert = self.certificate
+        cert = self.certificate.privacy
         # 1e-9 relative: the planner and the certifier evaluate the same bound twice.
         return bool(
             cert.epsilon <= self.spec.epsilon * (1 + 1e-9)
@@ -87,7 +89,7 @@ class Prepared:
 
     def target_text(self) -> str:
         """One line: the certified (ε, δ) next to the target."""
-        cert = self.certificate
+        cert = self.certificate.privacy
         return (
             f"certified epsilon={cert.epsilon:.4g}, delta={cert.delta:.3g} "
             f"vs target epsilon={self.spec.epsilon}, delta={self.spec.delta:g}"
@@ -107,20 +109,20 @@ class Prepared:
             "countermeasures": {k: v.to_dict() for k, v in self.choices.items()},
             "clusters_per_path": data_clusters_per_path(self.plan),
             "privacy": {
-                "epsilon": cert.epsilon,
-                "delta": cert.delta,
+                "epsilon": cert.privacy.epsilon,
+                "delta": cert.privacy.delta,
                 "accountant": cert.accountant,
                 "paths": [
                     {
                         "origin": p.origin,
-                        "epsilon": p.epsilon,
-                        "delta": p.delta,
+                        "epsilon": p.privacy.epsilon,
+                        "delta": p.privacy.delta,
                         "clusters": list(p.clusters),
                     }
                     for p in cert.paths
                 ],
                 "clusters": [c.to_dict() for c in cert.clusters],
-                "notes": list(cert.notes),
+                "notes": list(cert.privacy.notes),
             },
         }
 
@@ -200,15 +202,12 @@ def prepare(
         if isinstance(setup, KmeansSetup) and f.n is not None:
             setup = _relayed(setup, km, spec, f.n)
         choice = CountermeasureChoice(
-            f.sigma,
-            f.local_dummies,
-            f.n,
-            f.d,
-            math.nan,
-            math.nan,
-            "fixed",
-            route_costs(sources=1, targets=1),
-            0,
+            sigma=f.sigma,
+            local_dummies=f.local_dummies,
+            n=f.n,
+            d=f.d,
+            privacy=PrivacyStatement.not_applicable(source="fixed", reason="not certified yet"),
+            costs=route_costs(sources=1, targets=1),
         )
         choices = {
             r.name: choice
@@ -250,17 +249,7 @@ def prepare(
             dummies=choice.d,
             local_dummies=min(choice.local_dummies, T - 1),
         )
-        choices[name] = CountermeasureChoice(
-            choice.sigma,
-            choice.local_dummies,
-            choice.n,
-            choice.d,
-            choice.epsilon_cluster,
-            choice.delta_cluster,
-            choice.method,
-            costs,
-            choice.candidates,
-        )
+        choices[name] = replace(choice, costs=costs)
     tick("plan countermeasures", 1, 1)
     tick("certify", 0, 1)
     certificate = certify(plan, delta=spec.delta, accountant=acct)
@@ -268,17 +257,7 @@ def prepare(
     for name, choice in list(choices.items()):
         c = by_route.get(name)
         if c is not None:
-            choices[name] = CountermeasureChoice(
-                choice.sigma,
-                choice.local_dummies,
-                choice.n,
-                choice.d,
-                c.epsilon,
-                c.delta,
-                c.method,
-                choice.costs,
-                choice.candidates,
-            )
+            choices[name] = replace(choice, privacy=c.privacy)
     tick("certify", 1, 1)
     return Prepared(spec, setup, plan, choices, certificate, table, km, source, unprotected)
 
@@ -350,7 +329,7 @@ def tradeoff_curve(
                     "epsilon_cluster": cert.epsilon,
                     "epsilon": k * cert.epsilon,
                     "delta": k * cert.delta,
-                    "method": cert.method,
+                    "method": cert.source,
                     "overhead": costs.overhead,
                     "added_messages": costs.added_messages,
                     "channels_per_scrambler": costs.channels_per_scrambler,
@@ -394,7 +373,7 @@ def _plots(
         rows = []
         for dl in range(T):
             eps = (
-                local_sampling_epsilon(targets=T, sigma=sigma, dummies=dl)
+                local_randomizer_epsilon(targets=T, sigma=sigma, dummies=dl)
                 if sigma > 0
                 else math.inf
             )
@@ -449,11 +428,11 @@ def _plots(
         if chosen and math.isfinite(chosen[0]["epsilon"]):
             ax.scatter(
                 [chosen[0][key]],
-                [prepared.certificate.epsilon],
+                [prepared.certificate.privacy.epsilon],
                 s=120,
                 facecolors="none",
                 edgecolors="red",
-                label=f"chosen: certified ε={prepared.certificate.epsilon:.3g}",
+                label=f"chosen: certified ε={prepared.certificate.privacy.epsilon:.3g}",
                 zorder=5,
             )
         ax.set_xlabel(xlabel)
@@ -484,10 +463,11 @@ def _route_label(prepared: Prepared, route: str) -> str:
 
 def _other_clusters_epsilon(prepared: Prepared, route: str) -> float:
     """Certified ε of the plan minus that of ``route``'s cluster (0 when it is alone)."""
-    mine = [c.epsilon for c in prepared.certificate.clusters if c.route == route]
-    if not mine or not math.isfinite(prepared.certificate.epsilon):
+    mine = [c.privacy.epsilon for c in prepared.certificate.clusters if c.route == route]
+    plan_epsilon = prepared.certificate.privacy.epsilon
+    if not mine or not math.isfinite(plan_epsilon):
         return 0.0
-    return max(0.0, prepared.certificate.epsilon - max(mine))
+    return max(0.0, plan_epsilon - max(mine))
 
 
 def _write_rows(path: Path, rows: Sequence[dict[str, Any]]) -> Path:

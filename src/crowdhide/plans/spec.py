@@ -35,7 +35,7 @@ from typing import Any
 
 from crowdhide._validation import check_bool, check_int, check_probability, check_real
 from crowdhide.errors import DataError
-from crowdhide.plans.planner import Constraints
+from crowdhide.accounting.countermeasure_costs import Constraints
 
 __all__ = [
     "BACKENDS",
