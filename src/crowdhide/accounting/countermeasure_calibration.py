@@ -34,6 +34,7 @@ from crowdhide.accounting.roots import calibrate
 from crowdhide.accounting.scrambler import (
     local_randomizer_delta,
     local_randomizer_epsilon,
+    local_randomizer_statement,
     scrambler_epsilon,
 )
 from crowdhide.accounting.scrambler_curves import log_tail_for
@@ -268,12 +269,7 @@ def _result(search: _Search, certify: Certify) -> CountermeasureCalibration:
         )  # fmt: skip
     costs, sigma, local, d, n = search.best
     if n is None:
-        statement = PrivacyStatement(
-            epsilon=local_randomizer_epsilon(targets=T, sigma=sigma, dummies=local),
-            delta=0.0, kind="exact", source="theorem2",
-            notes=("local randomizer R_σ^d (Theorem 2), pure ε, no scrambler",),
-            inputs={"targets": T, "sigma": sigma, "local_dummies": local},
-        )  # fmt: skip
+        statement = local_randomizer_statement(targets=T, sigma=sigma, dummies=local)
     else:
         statement = certify(sigma, n, d)
     statement = statement.with_target(epsilon=eps, delta=dlt)

@@ -84,6 +84,7 @@ __all__ = [
     "generic_scrambler_epsilon",
     "local_randomizer_delta",
     "local_randomizer_epsilon",
+    "local_randomizer_statement",
     "montecarlo_epsilon_interval",
     "sampling_epsilon",
     "scrambler_delta",
@@ -161,6 +162,26 @@ def local_randomizer_epsilon(*, targets: int, sigma: float, dummies: int = 0) ->
     if s == 0.0:
         return math.inf
     return math.log1p((1.0 - s) * T / (s * (d + 1)))
+
+
+def local_randomizer_statement(*, targets: int, sigma: float, dummies: int = 0) -> PrivacyStatement:
+    """The local randomizer R_σ^d's pure ε (Theorem 2) as a statement (exact, δ = 0).
+
+    Examples
+    --------
+    >>> s = local_randomizer_statement(targets=20, sigma=0.5, dummies=3)
+    >>> round(s.epsilon, 6), s.delta, s.kind, s.source
+    (1.791759, 0.0, 'exact', 'theorem2')
+    """
+    eps = local_randomizer_epsilon(targets=targets, sigma=sigma, dummies=dummies)
+    return PrivacyStatement(
+        epsilon=eps,
+        delta=0.0,
+        kind="exact",
+        source="theorem2",
+        notes=("exact pure ε (largest log-ratio); messages must be sent in random order",),
+        inputs={"targets": targets, "sigma": sigma, "dummies": dummies},
+    )
 
 
 def sampling_epsilon(*, targets: int, sigma: float) -> float:

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from crowdhide.experiments._registry import ExperimentResult, experiment
 from crowdhide.accounting.countermeasure_costs import route_costs
+from crowdhide.experiments._registry import ExperimentResult, experiment
 from crowdhide.plans.certify import CountermeasureAccountant, default_accountant
 
 T_AGG = 20

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from crowdhide._validation import check_int, check_real
 from crowdhide.accounting.scrambler import (
-    local_randomizer_epsilon,
+    local_randomizer_statement,
     sampling_epsilon,
     scrambler_delta,
     scrambler_epsilon,
@@ -64,17 +64,6 @@ class CountermeasureAccountant(Protocol):
         """Certified δ at ``epsilon`` for the uncapped scrambler (1.0 when unknown)."""
 
 
-def _theorem2(targets: int, sigma: float, dummies: int) -> PrivacyStatement:
-    eps = local_randomizer_epsilon(targets=targets, sigma=sigma, dummies=dummies)
-    return PrivacyStatement(
-        epsilon=eps,
-        delta=0.0,
-        kind="exact",
-        source="theorem2",
-        inputs={"targets": targets, "sigma": sigma, "dummies": dummies},
-    )
-
-
 class LocalBoundAccountant:
     """Theorem 2 for sources; the same local bound (post-processing) for scramblers.
 
@@ -89,7 +78,7 @@ class LocalBoundAccountant:
     name = "local-bound"
 
     def local(self, *, targets: int, sigma: float, dummies: int) -> PrivacyStatement:
-        return _theorem2(targets, sigma, dummies)
+        return local_randomizer_statement(targets=targets, sigma=sigma, dummies=dummies)
 
     def scrambled(
         self, *, targets: int, sigma: float, n: int, dummies: int, delta: float, capped: bool
@@ -134,7 +123,7 @@ class ScramblerAccountant:
         self._local = LocalBoundAccountant()
 
     def local(self, *, targets: int, sigma: float, dummies: int) -> PrivacyStatement:
-        return _theorem2(targets, sigma, dummies)
+        return local_randomizer_statement(targets=targets, sigma=sigma, dummies=dummies)
 
     def scrambled(
         self, *, targets: int, sigma: float, n: int, dummies: int, delta: float, capped: bool

@@ -21,6 +21,9 @@ import numpy.typing as npt
 
 from crowdhide._json import jsonable
 from crowdhide._validation import check_int
+from crowdhide.accounting.countermeasure_costs import route_costs
+from crowdhide.accounting.scrambler import local_randomizer_epsilon
+from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.engine import Execution, Transcript, execute
 from crowdhide.errors import UnmetTargetError
 from crowdhide.plans.aggregate import (
@@ -31,9 +34,6 @@ from crowdhide.plans.aggregate import (
     exact_answer,
     run_sql,
 )
-from crowdhide.accounting.countermeasure_costs import route_costs
-from crowdhide.accounting.scrambler import local_randomizer_epsilon
-from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.plans.certify import (
     CountermeasureAccountant,
     PlanPrivacy,
