@@ -688,6 +688,25 @@ def _best(
     return best_of(applicable, by="epsilon" if delta is not None else "delta")
 
 
+def _query(
+    params: ScramblerParams, method: Any, delta: float | None, epsilon: float | None
+) -> PrivacyStatement:
+    """ε at ``delta`` or δ at ``epsilon`` of one evaluator, or the best certificate."""
+    names = _method_names(method, params.capped)
+    if method == "best":
+        return _best(params, names, delta=delta, epsilon=epsilon)
+    if method == "all":
+        raise InvalidParameterError("method must name one evaluator here, got 'all'")
+    return _evaluate(names[0], params, delta=delta, epsilon=epsilon)
+
+
+def _every(
+    params: ScramblerParams, delta: float | None, epsilon: float | None
+) -> tuple[PrivacyStatement, ...]:
+    names = _method_names("all", params.capped)
+    return tuple(_evaluate(m, params, delta=delta, epsilon=epsilon) for m in names)
+
+
 def scrambler_epsilon(
     *,
     targets: int,
@@ -738,14 +757,8 @@ def scrambler_epsilon(
     impossible: with sigma=0 no ε achieves δ < (1−1/T)^d = 0.07694; needs dummies >= ln δ /
     ln(1−1/T) = 180
     """
-    params = _params(targets, sigma, n, dummies, capped, samples, rng)
     dl = check_probability("delta", delta, allow_zero=False, allow_one=False)
-    names = _method_names(method, params.capped)
-    if method == "best":
-        return _best(params, names, delta=dl, epsilon=None)
-    if method == "all":
-        raise InvalidParameterError("method must name one evaluator here, got 'all'")
-    return _evaluate(names[0], params, delta=dl, epsilon=None)
+    return _query(_params(targets, sigma, n, dummies, capped, samples, rng), method, dl, None)
 
 
 def scrambler_epsilon_all(
@@ -760,10 +773,8 @@ def scrambler_epsilon_all(
     rng: Any = 0,
 ) -> tuple[PrivacyStatement, ...]:
     """Every evaluator's ε at ``delta`` (same parameters as :func:`scrambler_epsilon`)."""
-    params = _params(targets, sigma, n, dummies, capped, samples, rng)
     dl = check_probability("delta", delta, allow_zero=False, allow_one=False)
-    names = _method_names("all", params.capped)
-    return tuple(_evaluate(m, params, delta=dl, epsilon=None) for m in names)
+    return _every(_params(targets, sigma, n, dummies, capped, samples, rng), dl, None)
 
 
 def scrambler_delta(
@@ -791,14 +802,8 @@ def scrambler_delta(
     >>> round(r.delta, 6)
     0.005818
     """
-    params = _params(targets, sigma, n, dummies, capped, samples, rng)
     eps = check_real("epsilon", epsilon, low=0.0)
-    names = _method_names(method, params.capped)
-    if method == "best":
-        return _best(params, names, delta=None, epsilon=eps)
-    if method == "all":
-        raise InvalidParameterError("method must name one evaluator here, got 'all'")
-    return _evaluate(names[0], params, delta=None, epsilon=eps)
+    return _query(_params(targets, sigma, n, dummies, capped, samples, rng), method, None, eps)
 
 
 def scrambler_delta_all(
@@ -813,10 +818,8 @@ def scrambler_delta_all(
     rng: Any = 0,
 ) -> tuple[PrivacyStatement, ...]:
     """Every evaluator's δ at ``epsilon`` (same parameters as :func:`scrambler_delta`)."""
-    params = _params(targets, sigma, n, dummies, capped, samples, rng)
     eps = check_real("epsilon", epsilon, low=0.0)
-    names = _method_names("all", params.capped)
-    return tuple(_evaluate(m, params, delta=None, epsilon=eps) for m in names)
+    return _every(_params(targets, sigma, n, dummies, capped, samples, rng), None, eps)
 
 
 def montecarlo_epsilon_interval(

@@ -7,6 +7,7 @@ probability σ a source sends to a target drawn uniformly among all T targets. T
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -116,6 +117,26 @@ def _record(statement: PrivacyStatement) -> dict[str, Any]:
     return record
 
 
+def _emit(
+    what: str,
+    one: Callable[..., PrivacyStatement],
+    every: Callable[..., Sequence[PrivacyStatement]],
+    method: str,
+    common: dict[str, Any],
+    *,
+    as_json: bool,
+) -> None:
+    """Run one scrambler query (``one`` evaluator, or ``every`` one) and print it."""
+    if method == "all":
+        with spinner(not as_json, f"scrambler {what}: every evaluator"):
+            rows = [_record(s) for s in every(**common)]
+        emit(rows, as_json=as_json, title=f"scrambler {what}, every evaluator", columns=_COLUMNS)
+        return
+    with spinner(not as_json, f"scrambler {what}: {method}"):
+        statement = one(method=method, **common)
+    emit(_record(statement), as_json=as_json, title=f"scrambler {what}")
+
+
 @scrambler.command("epsilon")
 def epsilon_command(
     targets: Targets,
@@ -130,18 +151,11 @@ def epsilon_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Smallest ε with a (ε, δ) guarantee, per evaluator."""
-    from crowdhide.accounting import scrambler as accountant
+    from crowdhide.accounting.scrambler import scrambler_epsilon, scrambler_epsilon_all
 
-    common: dict[str, Any] = {"targets": targets, "sigma": sigma, "n": n, "dummies": dummies}
-    common.update(delta=delta, capped=capped, samples=samples, rng=seed)
-    if method == "all":
-        with spinner(not as_json, "scrambler ε(δ): every evaluator"):
-            rows = [_record(s) for s in accountant.scrambler_epsilon_all(**common)]
-        emit(rows, as_json=as_json, title="scrambler ε(δ), every evaluator", columns=_COLUMNS)
-        return
-    with spinner(not as_json, f"scrambler ε(δ): {method}"):
-        statement = accountant.scrambler_epsilon(method=method, **common)
-    emit(_record(statement), as_json=as_json, title="scrambler ε(δ)")
+    common = {"targets": targets, "sigma": sigma, "n": n, "dummies": dummies, "delta": delta}
+    common.update(capped=capped, samples=samples, rng=seed)
+    _emit("ε(δ)", scrambler_epsilon, scrambler_epsilon_all, method, common, as_json=as_json)
 
 
 @scrambler.command("delta")
@@ -158,18 +172,11 @@ def delta_command(
     as_json: JsonFlag = False,
 ) -> None:
     """δ(ε) per evaluator (best = smallest certified δ)."""
-    from crowdhide.accounting import scrambler as accountant
+    from crowdhide.accounting.scrambler import scrambler_delta, scrambler_delta_all
 
-    common: dict[str, Any] = {"targets": targets, "sigma": sigma, "n": n, "dummies": dummies}
-    common.update(epsilon=epsilon, capped=capped, samples=samples, rng=seed)
-    if method == "all":
-        with spinner(not as_json, "scrambler δ(ε): every evaluator"):
-            rows = [_record(s) for s in accountant.scrambler_delta_all(**common)]
-        emit(rows, as_json=as_json, title="scrambler δ(ε), every evaluator", columns=_COLUMNS)
-        return
-    with spinner(not as_json, f"scrambler δ(ε): {method}"):
-        statement = accountant.scrambler_delta(method=method, **common)
-    emit(_record(statement), as_json=as_json, title="δ(ε)")
+    common = {"targets": targets, "sigma": sigma, "n": n, "dummies": dummies, "epsilon": epsilon}
+    common.update(capped=capped, samples=samples, rng=seed)
+    _emit("δ(ε)", scrambler_delta, scrambler_delta_all, method, common, as_json=as_json)
 
 
 @scrambler.command("calibrate")
