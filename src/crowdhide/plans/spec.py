@@ -282,7 +282,10 @@ def parse_spec(raw: Mapping[str, Any], *, base: Path | None = None) -> RunSpec:
         epsilon=eps,
         delta=delta,
         constraints=Constraints(
-            max_channels=limits.get("max_channels"),
+            # Plan files require >= 2 (the smallest scrambler opens n + T >= 2 channels).
+            max_channels=None
+            if limits.get("max_channels") is None
+            else check_int("constraints.max_channels", limits["max_channels"], low=2),
             max_overhead=limits.get("max_overhead"),
             max_consents=limits.get("max_consents"),
         ),
