@@ -43,9 +43,9 @@ Everything is in convention U.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -65,6 +65,7 @@ from crowdhide.accounting.logmath import logsumexp
 from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.scrambler_curves import (
     BoundCurve,
+    PointDelta,
     PureCurve,
     WorstPairCurve,
 )
@@ -407,10 +408,16 @@ class _ScramblerBound:
         return ("output independent of the input",) if params.trivial else ()
 
 
-def _per_tail(factory: Any) -> Any:
+class _DeltaEvaluator(Protocol):
+    """An evaluator of :mod:`~crowdhide.accounting.scrambler_bounds` (scalar δ(ε))."""
+
+    def delta(self, epsilon: float) -> float: ...
+
+
+def _per_tail(factory: Callable[[float], _DeltaEvaluator]) -> PointDelta:
     """Point evaluator building one evaluator per truncation level and reusing it (the
     evaluators build their lookup tables once, then every δ(ε) is cheap)."""
-    built: dict[float, Any] = {}
+    built: dict[float, _DeltaEvaluator] = {}
 
     def point(eps: float, log_tail: float) -> float:
         if log_tail not in built:

@@ -31,7 +31,16 @@ import numpy.typing as npt
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
 from crowdhide.accounting.roots import calibrate, safe_root
 
-__all__ = ["BoundCurve", "PureCurve", "WorstPairCurve", "log_tail_for"]
+__all__ = [
+    "BoundCurve",
+    "PointDelta",
+    "PureCurve",
+    "VectorDelta",
+    "WorstPairCurve",
+    "first_passing",
+    "log_tail_for",
+    "monotone_epsilon",
+]
 
 FloatArray = npt.NDArray[np.float64]
 #: δ(ε) of one evaluator at ε for a truncation level ``log_tail`` (scalar form).
