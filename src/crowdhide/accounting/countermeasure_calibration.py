@@ -39,6 +39,7 @@ from crowdhide.accounting.scrambler import (
 )
 from crowdhide.accounting.scrambler_curves import log_tail_for
 from crowdhide.accounting.statement import PrivacyStatement
+from crowdhide.errors import UnmetTargetError
 
 __all__ = [
     "N_GRID",
@@ -174,23 +175,30 @@ class _Search:
             c = self.costs(sigma, n, ds[int(i)])
             return self.limits.fits(c) and cost_rank(c) < self._rank
 
-        if not affordable(0):
-            return
-        top = len(ds) - 1
-        if top > 0 and not affordable(top):
-            top = int(calibrate(affordable, low=0, high=top, increasing=False, integer=True))
-
         def certified(i: float) -> bool:
             self.checked += 1
             return self.delta_at(sigma, n, ds[int(i)]) <= self.delta
 
-        if (sigma == 0.0 and ds[top] == 0) or not certified(top):
+        try:
+            # The cost grows with d: the largest affordable d, then the smallest certified.
+            top = _search_index(affordable, len(ds) - 1, increasing=False)
+            if sigma == 0.0 and ds[top] == 0:
+                return  # without sampling nor dummies the target reveals everything
+            i = _search_index(certified, top, increasing=True)
+        except UnmetTargetError:
             return
-        i = 0
-        if top > 0 and not certified(0):
-            i = int(calibrate(certified, low=0, high=top, increasing=True, integer=True))
         d = ds[i]
         self.offer(self.costs(sigma, n, d), sigma, 0, d, n)
+
+
+def _search_index(passes: Callable[[float], bool], top: int, *, increasing: bool) -> int:
+    """The first (``increasing``) or last passing index in ``0..top`` of a monotone
+    predicate; :class:`UnmetTargetError` when none passes."""
+    if top == 0:
+        if not passes(0):
+            raise UnmetTargetError("no index in [0, 0] meets the target")
+        return 0
+    return int(calibrate(passes, low=0, high=top, increasing=increasing, integer=True))
 
 
 def search_countermeasures(

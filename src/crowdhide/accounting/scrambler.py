@@ -625,7 +625,8 @@ SCRAMBLER_BOUNDS: Registry[ScramblerParams] = Registry(
 
 # --------------------------------------------------------------------------- evaluation
 
-_CERTIFIED = frozenset({"lemma2-exact", "bennett", "hoeffding", "exact", "exact-pure"})
+#: Upper bounds that can give nothing better than the local ε0 (their curves stop there).
+_CAPPED_AT_EPS0 = frozenset({"lemma2-exact", "bennett", "hoeffding"})
 
 
 def _params(
@@ -669,7 +670,7 @@ def _evaluate(
     assert isinstance(bound, _ScramblerBound)
     notes = list(bound.notes(params, statement))
     eps, eps0 = statement.epsilon, params.eps0
-    if delta is not None and name in _CERTIFIED and math.isfinite(eps0) and eps == eps0:
+    if delta is not None and name in _CAPPED_AT_EPS0 and math.isfinite(eps0) and eps == eps0:
         notes.append(
             "bound gives no ε below the local ε0; capped at ε0 (the scrambler post-processes "
             "the sampled messages)"
