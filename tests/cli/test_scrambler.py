@@ -36,6 +36,14 @@ def test_scrambler_epsilon_all_and_table(capsys: pytest.CaptureFixture[str]) -> 
     table = run_cli(capsys, "scrambler", "epsilon", *BASE, "--delta", "1e-4")
     assert table.code == 0
     assert "lemma2-exact" in table.out
+    # Tables of every evaluator, including one that does not apply (no numbers: NaN).
+    for query in (["epsilon", "--delta", "1e-4"], ["delta", "--epsilon", "1"]):
+        every = run_cli(capsys, "scrambler", query[0], *BASE, *query[1:], "--method", "all")
+        assert every.code == 0, every.err
+        assert "lower-bound" in every.out
+    alone = run_cli(capsys, "scrambler", "epsilon", *BASE, "--delta", "1e-4", "--method", "exact")
+    assert alone.code == 0, alone.err
+    assert "unavailable" in alone.out
 
 
 def test_scrambler_capped_and_sigma_zero(capsys: pytest.CaptureFixture[str]) -> None:

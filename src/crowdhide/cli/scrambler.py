@@ -7,6 +7,7 @@ probability σ a source sends to a target drawn uniformly among all T targets. T
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -112,6 +113,9 @@ def _record(statement: PrivacyStatement) -> dict[str, Any]:
     """The statement's JSON form, with whether it is a certificate and its notes joined
     for the table."""
     record = statement.to_dict()
+    for key in ("epsilon", "delta"):  # a bound that does not apply has no numbers
+        if math.isnan(record[key]):
+            record[key] = None
     record["is_certificate"] = statement.is_certificate
     record["notes"] = "; ".join(statement.notes)
     return record
