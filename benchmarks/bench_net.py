@@ -160,7 +160,7 @@ def attack(runs: int) -> dict[str, Any]:
         x = [counts(px, s) for s in range(n)]
         y = [counts(py, s) for s in range(n, 2 * n)]
         result, accuracy = link_attack(x, y, link_x=(0, 1), link_x_prime=(0, 2), delta=1e-4)
-        cert = certify(px, delta=1e-4).epsilon if protected else float("inf")
+        cert = certify(px, delta=1e-4).privacy.epsilon if protected else float("inf")
         out["protected" if protected else "unprotected"] = {
             "runs": n,
             "accuracy": accuracy,

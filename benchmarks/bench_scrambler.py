@@ -49,7 +49,7 @@ def main() -> None:
                     targets=20, sigma=args.sigma, n=n, dummies=d, delta=1e-4, method=m
                 )
                 elapsed = time.perf_counter() - start
-                if m == "exact" and not r.valid:
+                if m == "exact" and not r.conditions_met:
                     cells.append(f"{'n/a':>18}")
                     continue
                 eps = "inf" if math.isinf(r.epsilon) else f"{r.epsilon:.4f}"

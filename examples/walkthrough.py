@@ -70,11 +70,11 @@ def main() -> None:
     assert inside >= len(rows) - 2  # 95 % intervals: at most a couple of misses
 
     # --- 3. CERTIFY --------------------------------------------------------------------
-    cert = certify(hidden_plan, delta=1e-4)
+    cert = certify(hidden_plan, delta=1e-4).privacy
     print("3. CERTIFY")
     print(f"   the traffic of this run is ({cert.epsilon:.3f}, {cert.delta:g})-DP per user")
     one = scrambler_epsilon(targets=8, sigma=0.2, n=200, dummies=100, delta=1e-4)
-    print(f"   one scrambler layer alone: ε = {one.epsilon:.3f} ({one.method})")
+    print(f"   one scrambler layer alone: ε = {one.epsilon:.3f} ({one.source})")
     survey = shuffle_epsilon(eps0=2.0, n=10_000, delta=1e-6, k=4)
     print(f"   10,000 shuffled 4-ary RR answers at ε0 = 2: ε = {survey.epsilon:.3f}")
     twice = spent([PrivacyStatement(epsilon=cert.epsilon, delta=cert.delta)] * 2, delta=1e-3)

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from crowdhide.accounting import DiscretePairCurve
+from crowdhide.accounting.scrambler import local_randomizer_epsilon
 from crowdhide.engine import Inbox, LocalBackend, Transcript, execute
 from crowdhide.plans import PlanBuilder, protect
 from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan, compare, exact_answer
-from crowdhide.plans.certify import local_sampling_epsilon
 from crowdhide.plans.data import synth_aggregate
 
 SQL = (
@@ -117,7 +117,7 @@ def test_theorem2_is_the_exact_epsilon_of_the_local_randomizer(T: int, sigma: fl
         q = _set_distribution(T, sigma, d, 1)
         keys = sorted(p)
         curve = DiscretePairCurve.from_probabilities([p[k] for k in keys], [q[k] for k in keys])
-        assert local_sampling_epsilon(targets=T, sigma=sigma, dummies=d) == pytest.approx(
+        assert local_randomizer_epsilon(targets=T, sigma=sigma, dummies=d) == pytest.approx(
             curve.max_loss, rel=1e-9
         )
         # A deliberately wrong variant (d instead of d+1 in the denominator) must fail.

@@ -121,9 +121,9 @@ def test_theorem1_iterations_add_up_kmeans_style() -> None:
     plan = protect(b.build(), sigma=0.5)
     cert = certify(plan, delta=1e-6, accountant=LocalBoundAccountant())
     per = math.log1p(0.5 * 3 / 0.5)
-    assert cert.epsilon == pytest.approx(3 * per)
+    assert cert.privacy.epsilon == pytest.approx(3 * per)
     assert len(cert.paths) == 1
-    assert cert.notes  # iterations after the first route on values computed from others
+    assert cert.privacy.notes  # iterations after the first route on values computed from others
 
 
 def test_scrambler_layer_clusters_are_parallel() -> None:
@@ -137,8 +137,8 @@ def test_scrambler_layer_clusters_are_parallel() -> None:
 
 def test_unprotected_data_route_is_not_private() -> None:
     cert = certify(_example_setup().plan, delta=1e-6, accountant=LocalBoundAccountant())
-    assert math.isinf(cert.epsilon)
-    assert cert.clusters[0].method == "unprotected"
+    assert math.isinf(cert.privacy.epsilon)
+    assert cert.clusters[0].privacy.source == "unprotected"
 
 
 def test_theorem1_rejects_missing_or_unknown_clusters() -> None:

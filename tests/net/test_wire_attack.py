@@ -65,7 +65,7 @@ def test_without_countermeasures_the_wire_reveals_the_target() -> None:
 
 
 def test_with_countermeasures_the_attack_stays_within_the_certificate() -> None:
-    certificate = certify(neighbour_plan(target=1, protected=True), delta=1e-4)
+    certificate = certify(neighbour_plan(target=1, protected=True), delta=1e-4).privacy
     x = [_counts(neighbour_plan(target=1, protected=True), s) for s in range(600)]
     y = [_counts(neighbour_plan(target=2, protected=True), s) for s in range(600, 1200)]
     # User 0 -> scrambler 0 on host 0, which forwards to compute nodes 1 (host 1) / 2 (host 2).

@@ -8,24 +8,20 @@ import re
 import numpy as np
 import pytest
 
+from crowdhide.accounting.countermeasure_costs import Constraints, route_costs
+from crowdhide.accounting.scrambler import local_randomizer_epsilon as local_sampling_epsilon
+from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.engine import execute
 from crowdhide.plans import protect
 from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan
 from crowdhide.plans.certify import (
-    CountermeasureCertificate,
     LocalBoundAccountant,
-    ScramblerModuleAccountant,
+    ScramblerAccountant,
     certify,
     default_accountant,
-    local_sampling_epsilon,
 )
 from crowdhide.plans.data import synth_aggregate
-from crowdhide.plans.planner import (
-    Constraints,
-    choose_countermeasures,
-    plan_protection,
-    route_costs,
-)
+from crowdhide.plans.planner import choose_countermeasures, plan_protection
 
 
 class ToyScramblerAccountant(LocalBoundAccountant):
@@ -44,26 +40,12 @@ class ToyScramblerAccountant(LocalBoundAccountant):
 
     def scrambled(
         self, *, targets: int, sigma: float, n: int, dummies: int, delta: float, capped: bool
-    ) -> CountermeasureCertificate:
+    ) -> PrivacyStatement:
         eps = -10.0 * math.log(delta) / (sigma * n + dummies) if sigma * n + dummies else math.inf
         eps0 = local_sampling_epsilon(targets=targets, sigma=sigma)
-        return CountermeasureCertificate(min(eps, eps0), delta if eps < eps0 else 0.0, "toy", True)
-
-
-def test_route_costs_follow_the_paper_formulas() -> None:
-    c = route_costs(sources=10_000, targets=20, sigma=0.1, n=100, dummies=50)
-    assert c.messages == 2 * 10_000 + 100 * 50
-    assert c.channels_per_scrambler == 120
-    assert c.channels_per_target == 100
-    assert c.expected_used == pytest.approx(10_000 * (0.9 + 0.1 / 20))
-    assert c.extra_consents == math.ceil(10_000 / 0.905) - 10_000
-    local = route_costs(sources=1000, targets=20, sigma=0.5, local_dummies=3)
-    assert local.messages == 4000
-    assert local.overhead == 4.0
-    with pytest.raises(ValueError, match="local_dummies must be <= 19"):
-        route_costs(sources=1000, targets=20, local_dummies=20)
-    with pytest.raises(ValueError, match=re.escape("sigma must be < 1.0")):
-        route_costs(sources=10, targets=2, sigma=1.0)
+        return PrivacyStatement(
+            epsilon=min(eps, eps0), delta=delta if eps < eps0 else 0.0, source="toy"
+        )
 
 
 @pytest.mark.parametrize("eps", [0.5, 1.0, 3.0])
@@ -71,7 +53,7 @@ def test_local_choice_meets_the_target_and_is_cheapest(eps: float) -> None:
     c = choose_countermeasures(
         sources=5000, targets=20, epsilon=eps, delta=1e-4, accountant=LocalBoundAccountant()
     )
-    assert c.epsilon_cluster <= eps
+    assert c.privacy.epsilon <= eps
     assert c.n is None
     # brute force over the same grid: nothing cheaper reaches eps
     for sigma in (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9):
@@ -95,8 +77,8 @@ def test_constraints_are_respected_or_reported() -> None:
     assert c.costs.extra_consents <= 5000
     assert c.n is not None
     assert c.n + 20 <= 150
-    assert c.epsilon_cluster <= 1.0
-    assert c.delta_cluster <= 1e-4
+    assert c.privacy.epsilon <= 1.0
+    assert c.privacy.delta <= 1e-4
     with pytest.raises(ValueError, match="no countermeasure reaches"):
         choose_countermeasures(
             sources=10_000,
@@ -126,7 +108,7 @@ def test_plan_protection_certifies_the_whole_plan() -> None:
         accountant=acct,
         constraints=Constraints(max_channels=600),
     )
-    cert = certify(plan, delta=3e-4, accountant=acct)
+    cert = certify(plan, delta=3e-4, accountant=acct).privacy
     assert cert.epsilon <= 1.5 + 1e-9
     assert cert.delta <= 3e-4 * (1 + 1e-12)
     assert len(choices) == 3
@@ -135,38 +117,22 @@ def test_plan_protection_certifies_the_whole_plan() -> None:
     assert len(run.transcript) > 20_000 * 3
 
 
-def test_accountant_injection_and_default() -> None:
+def test_scrambler_accountant_is_the_default_and_never_worse_than_local() -> None:
     acct = default_accountant()
-    assert acct.name in ("scrambler", "local-bound")
-
-    class Module:
-        @staticmethod
-        def scrambler_epsilon(**kw):  # type: ignore[no-untyped-def]
-            class R:
-                epsilon, delta, method, valid, note = 0.4, kw["delta"], "exact-lemma2", True, ""
-
-            return R()
-
-        @staticmethod
-        def scrambler_delta(**kw):  # type: ignore[no-untyped-def]
-            return 1e-9
-
-        @staticmethod
-        def local_randomizer_epsilon(**kw):  # type: ignore[no-untyped-def]
-            return local_sampling_epsilon(**kw)
-
-    wrapped = ScramblerModuleAccountant(Module())
-    c = wrapped.scrambled(targets=20, sigma=0.2, n=100, dummies=50, delta=1e-4, capped=False)
-    assert (c.epsilon, c.method) == (0.4, "exact-lemma2")
-    # An invalid or worse answer falls back to the (valid) local-randomizer bound.
-    Module.scrambler_epsilon = staticmethod(
-        lambda **kw: type("R", (), {"epsilon": 9.0, "delta": 0.0, "method": "x", "valid": True})()
-    )  # type: ignore[method-assign]
-    c = wrapped.scrambled(targets=20, sigma=0.2, n=100, dummies=50, delta=1e-4, capped=False)
-    assert c.method == "local-randomizer"
-    assert c.epsilon == pytest.approx(math.log1p(0.8 * 20 / 0.2))
-    assert wrapped.scrambled_delta(targets=20, sigma=0.2, n=100, dummies=5, epsilon=1.0) == 1e-9
-    assert wrapped.local(targets=20, sigma=0.5, dummies=3).epsilon == pytest.approx(math.log(6))
+    assert acct.name == "scrambler"
+    assert isinstance(acct, ScramblerAccountant)
+    c = acct.scrambled(targets=20, sigma=0.2, n=100, dummies=50, delta=1e-4, capped=False)
+    assert c.source == "lemma2-exact"
+    assert c.epsilon == pytest.approx(2.3268, abs=1e-4)
+    assert c.is_certificate
+    # When the scrambler bound is no better, the (valid) local-randomizer bound is used.
+    tiny = acct.scrambled(targets=20, sigma=0.2, n=1, dummies=0, delta=1e-12, capped=False)
+    assert tiny.epsilon <= math.log1p(0.8 * 20 / 0.2) + 1e-12
+    assert tiny.is_certificate
+    delta = acct.scrambled_delta(targets=20, sigma=0.2, n=100, dummies=50, epsilon=2.5)
+    assert 0.0 < delta <= 1e-4
+    assert acct.scrambled_delta(targets=20, sigma=0.2, n=100, dummies=5, epsilon=10.0) == 0.0
+    assert acct.local(targets=20, sigma=0.5, dummies=3).epsilon == pytest.approx(math.log(6))
 
 
 def test_certify_uses_the_smallest_partition() -> None:
@@ -180,11 +146,11 @@ def test_certify_uses_the_smallest_partition() -> None:
     class Spy(LocalBoundAccountant):
         def scrambled(self, **kw):  # type: ignore[no-untyped-def,override]
             seen.append(kw["n"])
-            return CountermeasureCertificate(1.0 / kw["n"], 0.0, "spy", True)
+            return PrivacyStatement(epsilon=1.0 / kw["n"], delta=0.0, source="spy")
 
     cert = certify(plan, delta=1e-4, accountant=Spy())
     assert sorted(seen) == [50, 100]
-    assert cert.epsilon == pytest.approx(1 / 50)
+    assert cert.privacy.epsilon == pytest.approx(1 / 50)
     with pytest.raises(ValueError, match=re.escape("delta must be <= 1.0")):
         certify(plan, delta=2.0)
 

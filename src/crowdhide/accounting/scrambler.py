@@ -1,8 +1,8 @@
 """Accounting for communication-pattern countermeasures: sampling, dummies and scramblers.
 
-Seed 000 (Ladjel, Anciaux, Bellet, Scerri, "Mitigating leakage from data dependent
-communications in decentralized computing using differential privacy") hides *whom* a
-source talks to with three countermeasures:
+Ladjel, Anciaux, Bellet and Scerri ("Mitigating leakage from data dependent communications
+in decentralized computing using differential privacy") hide *whom* a source talks to with
+three countermeasures:
 
 * **local target sampling** (rate σ): with probability σ the source sends to a target drawn
   uniformly among *all* T targets (convention U of Sections III–IV; Theorem 3 uses the
@@ -12,38 +12,43 @@ source talks to with three countermeasures:
   uniform over the targets and shuffles (A_σ^{n,d}, Theorem 4; the capped variant Ã_σ^{n,d}
   never gives a target more than ``n`` messages, Theorem 3).
 
-The adversary sees the number of messages each target receives. This module turns
-(T, σ, n, d) into (ε, δ) with clearly named evaluators:
+The adversary sees the number of messages each target receives. Every evaluator is a
+:class:`~crowdhide.accounting.registry.Bound` of :data:`SCRAMBLER_BOUNDS` over
+:class:`ScramblerParams`; each answer is a
+:class:`~crowdhide.accounting.statement.PrivacyStatement` whose ``source`` names the
+evaluator:
 
-=====================  ==========  ==========================================================
-method                 kind        what it is
-=====================  ==========  ==========================================================
-``exact``              exact       sup over all neighbouring inputs of the hockey-stick
-                                   divergence, by exhaustive enumeration (small T, n, d only)
-``lemma2-exact``       certificate Lemma 2 with ``E[Σ L_i]_+`` computed exactly (note §4.5)
-``bennett``            certificate Lemma 2 + Bennett, re-derived (the printed form is wrong)
-``hoeffding``          certificate Theorem 4 with the sign of ``a`` fixed (``a = e^ε − 1``)
-``local``              certificate post-processing of the local randomizer (ε0 of sampling)
-``montecarlo``         estimate    Algorithm 2 (R samples), with a confidence interval
-``bennett-published``  NOT valid   Lemma 3 as printed (extra factor ``1/(aN)``); figures only
-``theorem3-published`` NOT valid   Theorem 3 (capped) as printed; understates ε (note §4.2)
-``lower-bound``        lower bound exact δ of one neighbouring pair (n − 1 common messages at a
-                                   third target): the true ε is at least this (T >= 3)
-=====================  ==========  ==========================================================
+=====================  ========  ==============================================================
+source                 kind      what it is
+=====================  ========  ==============================================================
+``exact``              exact     sup over all neighbouring inputs of the hockey-stick
+                                 divergence, by exhaustive enumeration (small T, n, d only)
+``exact-pure``         exact     pure ε by exhaustive enumeration (capped scrambler)
+``lemma2-exact``       upper     Lemma 2 with ``E[Σ L_i]_+`` computed exactly (uncapped)
+``bennett``            upper     Lemma 2 + Bennett, re-derived (the printed form is wrong)
+``hoeffding``          upper     Theorem 4 with the sign of ``a`` fixed (``a = e^ε − 1``)
+``local``              upper     the exact curve of sampling alone (post-processing)
+``montecarlo``         estimate  Algorithm 2 (R samples), with a confidence interval in notes
+``bennett-published``  estimate  Lemma 3 as printed (extra factor ``1/(aN)``): NOT a bound
+``theorem3-published`` estimate  Theorem 3 (capped) as printed; understates ε
+``lower-bound``        lower     exact δ of one neighbouring pair (n − 1 common messages at a
+                                 third target): the true ε is at least this (T >= 3)
+=====================  ========  ==============================================================
 
-``best`` is the smallest ε among the certificates that apply. Everything is in convention U.
+``best`` is the smallest certificate among the certified evaluators that apply. Certified
+bounds are capped at the local ε0 (the scrambler post-processes the sampled messages).
+Everything is in convention U.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import brentq
 from scipy.special import gammaln
 
 from crowdhide._validation import (
@@ -53,27 +58,38 @@ from crowdhide._validation import (
     check_probability,
     check_real,
 )
-from crowdhide.accounting import _scrambler_bounds as bounds
-from crowdhide.accounting import _scrambler_bruteforce as brute
-from crowdhide.accounting.curves import DiscretePairCurve
+from crowdhide.accounting import scrambler_bounds as bounds
+from crowdhide.accounting import scrambler_enumeration as brute
+from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
 from crowdhide.accounting.logmath import logsumexp
+from crowdhide.accounting.registry import Registry, best_of
+from crowdhide.accounting.scrambler_curves import (
+    BoundCurve,
+    PointDelta,
+    PureCurve,
+    WorstPairCurve,
+)
+from crowdhide.accounting.statement import Kind, PrivacyStatement
+from crowdhide.errors import InvalidParameterError, ParameterTypeError
 
 __all__ = [
+    "BEST_CAPPED",
+    "BEST_UNCAPPED",
     "CAPPED_METHODS",
-    "CERTIFICATE_METHODS",
+    "GENERIC_BOUNDS",
+    "SCRAMBLER_BOUNDS",
     "UNCAPPED_METHODS",
-    "CountermeasureCalibration",
-    "CountermeasureCosts",
-    "CountermeasureResult",
-    "GenericScramblerResult",
-    "calibrate_countermeasures",
+    "GenericScramblerParams",
+    "ScramblerParams",
     "capped_exact_pure_epsilon",
-    "countermeasure_costs",
     "generic_scrambler_epsilon",
     "local_randomizer_delta",
     "local_randomizer_epsilon",
+    "local_randomizer_statement",
+    "montecarlo_epsilon_interval",
     "sampling_epsilon",
     "scrambler_delta",
+    "scrambler_delta_all",
     "scrambler_epsilon",
     "scrambler_epsilon_all",
     "sigma_lie_from_uniform",
@@ -93,21 +109,15 @@ UNCAPPED_METHODS: tuple[str, ...] = (
 )
 #: Evaluators of the capped scrambler Ã_σ^{n,d}.
 CAPPED_METHODS: tuple[str, ...] = ("exact", "exact-pure", "local", "theorem3-published")
-#: Methods whose ε is a valid guarantee (``valid=True``).
-CERTIFICATE_METHODS: frozenset[str] = frozenset(
-    {"exact", "exact-pure", "lemma2-exact", "bennett", "hoeffding", "local"}
-)
+#: The certified evaluators ``best`` chooses from, in order of preference on ties.
+BEST_UNCAPPED: tuple[str, ...] = ("exact", "lemma2-exact", "bennett", "hoeffding", "local")
+BEST_CAPPED: tuple[str, ...] = ("exact", "exact-pure", "local")
 
 #: Budget (array cells × messages × pairs) above which brute-force enumeration is refused.
 _BRUTE_FORCE_BUDGET = 4.0e8
-#: Search ceiling for ε when σ = 0 (no finite local ε0).
-_EPS_CEILING = 60.0
 #: Largest n + d for the third-target pair lower bound (its arrays grow like (n + d) · m).
 _PAIR_MAX_MESSAGES = 30_000
-_LOG_ZERO = -1.0e4
-
-
-# --------------------------------------------------------------------------- validation
+_UNAVAILABLE = "unavailable: instance too large for exhaustive enumeration"
 
 
 def _check_common(targets: Any, sigma: Any, n: Any, dummies: Any) -> tuple[int, float, int, int]:
@@ -116,11 +126,6 @@ def _check_common(targets: Any, sigma: Any, n: Any, dummies: Any) -> tuple[int, 
     nn = check_int("n", n, low=1)
     d = check_int("dummies", dummies, low=0)
     return T, s, nn, d
-
-
-def _log_tail_for(delta: float) -> float:
-    """Truncation level of binomial windows: far below the target δ, never below e^-740."""
-    return max(math.log(delta) - 25.0, -690.0)
 
 
 # --------------------------------------------------------------------------- local (Thm 2)
@@ -158,6 +163,26 @@ def local_randomizer_epsilon(*, targets: int, sigma: float, dummies: int = 0) ->
     if s == 0.0:
         return math.inf
     return math.log1p((1.0 - s) * T / (s * (d + 1)))
+
+
+def local_randomizer_statement(*, targets: int, sigma: float, dummies: int = 0) -> PrivacyStatement:
+    """The local randomizer R_σ^d's pure ε (Theorem 2) as a statement (exact, δ = 0).
+
+    Examples
+    --------
+    >>> s = local_randomizer_statement(targets=20, sigma=0.5, dummies=3)
+    >>> round(s.epsilon, 6), s.delta, s.kind, s.source
+    (1.791759, 0.0, 'exact', 'theorem2')
+    """
+    eps = local_randomizer_epsilon(targets=targets, sigma=sigma, dummies=dummies)
+    return PrivacyStatement(
+        epsilon=eps,
+        delta=0.0,
+        kind="exact",
+        source="theorem2",
+        notes=("exact pure ε (largest log-ratio); messages must be sent in random order",),
+        inputs={"targets": targets, "sigma": sigma, "dummies": dummies},
+    )
 
 
 def sampling_epsilon(*, targets: int, sigma: float) -> float:
@@ -252,14 +277,12 @@ def _exact_available(T: int, n: int, d: int) -> bool:
     return (n + d + 1) ** T <= brute.MAX_CELLS and _brute_force_cost(T, n, d) <= _BRUTE_FORCE_BUDGET
 
 
-def _exact_curves(
-    T: int, sigma: float, n: int, d: int, cap: int | None
-) -> list[tuple[list[int], DiscretePairCurve]]:
-    out = []
+def _worst_pair_curve(T: int, sigma: float, n: int, d: int, cap: int | None) -> WorstPairCurve:
+    curves = []
     for common in brute.input_histograms(T, n - 1):
         p, q = brute.pair_distributions(targets=T, sigma=sigma, common=common, dummies=d, cap=cap)
-        out.append((common, DiscretePairCurve.from_probabilities(p, q)))
-    return out
+        curves.append(DiscretePairCurve.from_probabilities(p, q))
+    return WorstPairCurve(curves)
 
 
 def capped_exact_pure_epsilon(*, targets: int, sigma: float, n: int, dummies: int) -> float:
@@ -275,342 +298,421 @@ def capped_exact_pure_epsilon(*, targets: int, sigma: float, n: int, dummies: in
     """
     T, s, nn, d = _check_common(targets, sigma, n, dummies)
     if nn + d > nn * T:
-        raise ValueError(f"dummies must satisfy n + d <= n T for the capped scrambler, got {d}")
+        raise InvalidParameterError(
+            f"dummies must satisfy n + d <= n T for the capped scrambler, got {d}"
+        )
     if not _exact_available(T, nn, d):
-        raise ValueError(
+        raise InvalidParameterError(
             f"instance too large for exhaustive enumeration (targets={T}, n={nn}, dummies={d})"
         )
     value, _ = brute.worst_pair_pure_epsilon(targets=T, sigma=s, n=nn, dummies=d, cap=nn)
     return value
 
 
-# --------------------------------------------------------------------------- results
+# --------------------------------------------------------------------------- parameters
 
 
-@dataclass(frozen=True)
-class CountermeasureResult:
-    """An (ε, δ) statement about the scrambler A_σ^{n,d} (or Ã_σ^{n,d} if ``capped``).
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScramblerParams:
+    """One scrambler configuration: T targets, sampling σ (convention U), n sources per
+    scrambler, d dummies; ``capped`` for Ã_σ^{n,d}. ``samples`` and ``rng`` are used by the
+    Monte-Carlo estimate only.
 
-    Attributes
-    ----------
-    epsilon, delta
-        The statement. ``epsilon`` is ``inf`` when the method certifies no finite ε.
-    method
-        Evaluator name (see the module docstring).
-    valid
-        True iff the statement is a certified guarantee (never for ``montecarlo`` or the
-        ``*-published`` forms).
-    targets, sigma, n, dummies, capped
-        Inputs (σ in convention U).
-    note
-        Why the value is what it is (fallbacks, impossibility, estimate caveats).
-    ci_low, ci_high
-        For ``montecarlo`` only: the values obtained from the lower/upper ends of the
-        95% confidence interval of the estimated δ.
+    Examples
+    --------
+    >>> p = ScramblerParams(targets=20, sigma=0.2, n=100, dummies=50)
+    >>> round(p.eps0, 4), p.trivial
+    (4.3944, False)
+    >>> ScramblerParams(targets=2, sigma=0.5, n=3, dummies=10, capped=True)
+    Traceback (most recent call last):
+    ...
+    crowdhide.errors.InvalidParameterError: dummies must satisfy n + d <= n * targets for the \
+capped scrambler, got 10
     """
 
-    epsilon: float
-    delta: float
-    method: str
-    valid: bool
     targets: int
     sigma: float
     n: int
     dummies: int
-    note: str = ""
     capped: bool = False
-    ci_low: float | None = None
-    ci_high: float | None = None
+    samples: int = 5000
+    rng: Any = field(default=0, compare=False, repr=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-dict form with stable keys (for JSON)."""
-        return asdict(self)
+    def __post_init__(self) -> None:
+        T, s, nn, d = _check_common(self.targets, self.sigma, self.n, self.dummies)
+        capped = check_bool("capped", self.capped)
+        if capped and nn + d > nn * T:
+            raise InvalidParameterError(
+                f"dummies must satisfy n + d <= n * targets for the capped scrambler, got {d}"
+            )
+        for name, value in (("targets", T), ("sigma", s), ("n", nn), ("dummies", d)):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "capped", capped)
+        object.__setattr__(self, "samples", check_int("samples", self.samples, low=2))
 
+    @property
+    def eps0(self) -> float:
+        """Pure ε0 of sampling alone (``inf`` when σ = 0)."""
+        return sampling_epsilon(targets=self.targets, sigma=self.sigma)
 
-# --------------------------------------------------------------------------- ε search
-
-
-def _monotone_search(log_delta: Callable[[float], float], log_target: float, hi: float) -> float:
-    """Smallest ε in [0, hi] with ``log_delta(ε) <= log_target`` for a non-increasing
-    evaluator; ``inf`` if even ``hi`` fails. The result always satisfies the bound."""
-    if log_delta(0.0) <= log_target:
-        return 0.0
-    if log_delta(hi) > log_target:
-        return math.inf
-
-    def gap(eps: float) -> float:
-        return max(log_delta(eps), _LOG_ZERO) - log_target
-
-    root = float(brentq(gap, 0.0, hi, xtol=1e-10, rtol=1e-12, maxiter=200))
-    step = max(1e-12, root * 1e-12)
-    while gap(root) > 0.0 and root < hi:
-        root = min(hi, root + step)
-        step *= 2.0
-    return root
+    @property
+    def trivial(self) -> bool:
+        """Whether the output does not depend on the input (T = 1 or σ = 1)."""
+        return self.targets == 1 or self.sigma == 1.0
 
 
-def _grid_search(
-    delta_fn: Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]],
-    target: float,
-    hi: float,
-    points: int = 240,
-) -> float:
-    """Smallest passing ε on a geometric grid in (0, hi], refined by bisection between the
-    last failing and the first passing grid point. Valid for bounds that are NOT monotone
-    in ε (Hoeffding, Bennett): every ε it returns satisfies ``bound(ε) <= target``."""
-    grid = np.geomspace(1e-6, hi, points)
-    values = delta_fn(grid)
-    passing = np.nonzero(values <= target)[0]
-    if passing.size == 0:
-        return math.inf
-    i = int(passing[0])
-    if i == 0:
-        return float(grid[0])
-    lo, up = float(grid[i - 1]), float(grid[i])
-    for _ in range(60):
-        mid = 0.5 * (lo + up)
-        if float(delta_fn(np.array([mid]))[0]) <= target:
-            up = mid
-        else:
-            lo = mid
-        if up - lo <= 1e-10 * up:
-            break
-    return up
+def _scrambler_inputs(params: ScramblerParams) -> Mapping[str, Any]:
+    return {
+        "targets": params.targets,
+        "sigma": params.sigma,
+        "n": params.n,
+        "dummies": params.dummies,
+        "capped": params.capped,
+    }
 
 
-def _finish(
-    eps: float,
-    *,
-    method: str,
-    delta: float,
-    T: int,
-    s: float,
-    n: int,
-    d: int,
-    eps0: float,
-    note: str = "",
-    capped: bool = False,
-    valid: bool | None = None,
-    ci: tuple[float | None, float | None] = (None, None),
-) -> CountermeasureResult:
-    notes = [note] if note else []
-    if valid is None:
-        valid = method in CERTIFICATE_METHODS
-    if valid and eps > eps0:
+# --------------------------------------------------------------------------- bounds
+
+_Variant = Literal["uncapped", "capped", "both"]
+
+
+@dataclass(frozen=True)
+class _ScramblerBound:
+    """Common parts of the scrambler bounds: name, kind, citation, which variant."""
+
+    name: str
+    kind: Kind
+    citation: str
+    variant: _Variant = "uncapped"
+
+    def applies(self, params: ScramblerParams) -> str | None:
+        if self.variant == "uncapped" and params.capped:
+            return f"{self.name} is for the uncapped scrambler only"
+        if self.variant == "capped" and not params.capped:
+            return f"{self.name} is for the capped scrambler only"
+        return None if params.trivial else self.applies_nontrivial(params)
+
+    def applies_nontrivial(self, params: ScramblerParams) -> str | None:
+        return None
+
+    def curve(self, params: ScramblerParams) -> PrivacyCurve:
+        if params.trivial:
+            return PureCurve(0.0)
+        return self.nontrivial_curve(params)
+
+    def nontrivial_curve(self, params: ScramblerParams) -> PrivacyCurve:
+        raise NotImplementedError
+
+    def notes(self, params: ScramblerParams, statement: PrivacyStatement) -> tuple[str, ...]:
+        """Remarks on a statement this bound produced (after the registry evaluated it)."""
+        return ("output independent of the input",) if params.trivial else ()
+
+
+class _DeltaEvaluator(Protocol):
+    """An evaluator of :mod:`~crowdhide.accounting.scrambler_bounds` (scalar δ(ε))."""
+
+    def delta(self, epsilon: float) -> float: ...
+
+
+def _per_tail(factory: Callable[[float], _DeltaEvaluator]) -> PointDelta:
+    """Point evaluator building one evaluator per truncation level and reusing it (the
+    evaluators build their lookup tables once, then every δ(ε) is cheap)."""
+    built: dict[float, _DeltaEvaluator] = {}
+
+    def point(eps: float, log_tail: float) -> float:
+        if log_tail not in built:
+            built[log_tail] = factory(log_tail)
+        return float(built[log_tail].delta(eps))
+
+    return point
+
+
+class _Lemma2Exact(_ScramblerBound):
+    def nontrivial_curve(self, params: ScramblerParams) -> PrivacyCurve:
+        T, s, n, d = params.targets, params.sigma, params.n, params.dummies
+        return BoundCurve(
+            eps0=params.eps0,
+            point=_per_tail(
+                lambda tail: bounds.Lemma2Exact(targets=T, sigma=s, n=n, dummies=d, log_tail=tail)
+            ),
+        )
+
+
+class _Concentration(_ScramblerBound):
+    """Hoeffding, Bennett and the printed Bennett: vectorised, not monotone in ε."""
+
+    def nontrivial_curve(self, params: ScramblerParams) -> PrivacyCurve:
+        fn = {
+            "bennett": bounds.bennett_delta,
+            "hoeffding": bounds.hoeffding_delta,
+            "bennett-published": bounds.bennett_published_delta,
+        }[self.name]
+        T, s, n, d = params.targets, params.sigma, params.n, params.dummies
+
+        def vector(eps: npt.NDArray[np.float64], tail: float) -> npt.NDArray[np.float64]:
+            return fn(targets=T, sigma=s, n=n, dummies=d, epsilon=eps, log_tail=tail)
+
+        return BoundCurve(eps0=params.eps0, vector=vector)
+
+    def notes(self, params: ScramblerParams, statement: PrivacyStatement) -> tuple[str, ...]:
+        if self.name == "bennett-published":
+            return ("printed Lemma 3 (extra 1/(aN)): NOT a valid bound, reproduction only",)
+        return super().notes(params, statement)
+
+
+class _Local(_ScramblerBound):
+    """Exact curve of sampling alone, valid for the scrambler by post-processing."""
+
+    def nontrivial_curve(self, params: ScramblerParams) -> PrivacyCurve:
+        T, s = params.targets, params.sigma
+        return BoundCurve(
+            eps0=params.eps0,
+            point=lambda eps, _tail: local_randomizer_delta(targets=T, sigma=s, epsilon=eps),
+            cap=False,
+        )
+
+    def notes(self, params: ScramblerParams, statement: PrivacyStatement) -> tuple[str, ...]:
+        return (*super().notes(params, statement), "sampling alone (Theorem 2, d = 0), exact")
+
+
+class _Exact(_ScramblerBound):
+    """Exhaustive enumeration of every neighbouring input (small instances)."""
+
+    def applies_nontrivial(self, params: ScramblerParams) -> str | None:
+        if _exact_available(params.targets, params.n, params.dummies):
+            return None
+        return _UNAVAILABLE
+
+    def nontrivial_curve(self, params: ScramblerParams) -> PrivacyCurve:
+        cap = params.n if params.capped else None
+        worst = _worst_pair_curve(params.targets, params.sigma, params.n, params.dummies, cap)
+        if self.name == "exact-pure":
+            if params.capped:
+                return PureCurve(
+                    capped_exact_pure_epsilon(
+                        targets=params.targets,
+                        sigma=params.sigma,
+                        n=params.n,
+                        dummies=params.dummies,
+                    )
+                )
+            return PureCurve(worst.max_loss)
+        return worst
+
+    def notes(self, params: ScramblerParams, statement: PrivacyStatement) -> tuple[str, ...]:
+        if params.trivial:
+            return super().notes(params, statement)
+        if self.name == "exact-pure":
+            return ("pure ε (δ = 0 suffices)",)
+        return ("exhaustive over all neighbouring inputs",)
+
+
+class _Theorem3Published(_ScramblerBound):
+    """Theorem 3 (capped) as printed: understates the exact pure ε."""
+
+    def applies_nontrivial(self, params: ScramblerParams) -> str | None:
+        if params.dummies == 0 or params.dummies >= params.n:
+            return "Theorem 3 needs 1 <= d <= n-1"
+        return None
+
+    def nontrivial_curve(self, params: ScramblerParams) -> PrivacyCurve:
+        return PureCurve(self.printed(params))
+
+    @staticmethod
+    def printed(params: ScramblerParams) -> float:
+        sigma_lie = sigma_lie_from_uniform(targets=params.targets, sigma=params.sigma)
+        return theorem3_published_epsilon(
+            targets=params.targets, sigma_lie=sigma_lie, n=params.n, dummies=params.dummies
+        )
+
+    def notes(self, params: ScramblerParams, statement: PrivacyStatement) -> tuple[str, ...]:
+        if params.trivial:
+            return super().notes(params, statement)
+        note = "Theorem 3 as printed (σ converted to convention L): NOT a certified bound"
+        if _exact_available(params.targets, params.n, params.dummies):
+            true_eps = capped_exact_pure_epsilon(
+                targets=params.targets, sigma=params.sigma, n=params.n, dummies=params.dummies
+            )
+            if true_eps > self.printed(params) + 1e-12:
+                note += f"; UNDERSTATES the exact pure ε {true_eps:.6g}"
+        return (note,)
+
+
+class _PairLowerBound(_ScramblerBound):
+    """Exact curve of one neighbouring pair: a lower bound on the scrambler's curve."""
+
+    def applies_nontrivial(self, params: ScramblerParams) -> str | None:
+        if params.targets < 3 or params.n + params.dummies > _PAIR_MAX_MESSAGES:
+            return f"unavailable: needs targets >= 3 and n + d <= {_PAIR_MAX_MESSAGES}"
+        return None
+
+    def nontrivial_curve(self, params: ScramblerParams) -> PrivacyCurve:
+        T, s, n, d = params.targets, params.sigma, params.n, params.dummies
+        return BoundCurve(
+            eps0=params.eps0,
+            point=_per_tail(
+                lambda tail: bounds.ThirdTargetPair(
+                    targets=T, sigma=s, n=n, dummies=d, log_tail=tail
+                )
+            ),
+            lower_side=True,
+        )
+
+    def notes(self, params: ScramblerParams, statement: PrivacyStatement) -> tuple[str, ...]:
+        return (
+            "LOWER bound: exact ε(δ) of one neighbouring pair (n−1 common messages at a "
+            "third target); the true ε lies between this and lemma2-exact",
+        )
+
+
+class _MonteCarlo(_ScramblerBound):
+    """Algorithm 2: an estimate of the Lemma 2 sum (common random numbers for every ε)."""
+
+    def nontrivial_curve(self, params: ScramblerParams) -> PrivacyCurve:
+        return _montecarlo_curves(params, (0.0,))[0]
+
+    def notes(self, params: ScramblerParams, statement: PrivacyStatement) -> tuple[str, ...]:
+        return (
+            f"Monte-Carlo ESTIMATE (Algorithm 2, R={params.samples} per m), not a "
+            "certificate; montecarlo_epsilon_interval gives its 95% confidence interval",
+        )
+
+
+def _montecarlo_curves(params: ScramblerParams, zs: Iterable[float]) -> list[BoundCurve]:
+    """Curves of the Monte-Carlo estimate shifted by ``z`` standard errors, one sample set."""
+    mc = bounds.MonteCarloLemma2(
+        targets=params.targets,
+        sigma=params.sigma,
+        n=params.n,
+        dummies=params.dummies,
+        samples=params.samples,
+        rng=as_rng(params.rng),
+    )
+
+    def shifted(z: float) -> BoundCurve:
+        def point(eps: float, _tail: float) -> float:
+            est, se = mc.delta(eps)
+            return est + z * se
+
+        return BoundCurve(eps0=params.eps0, point=point)
+
+    return [shifted(z) for z in zs]
+
+
+_CITATION = "Ladjel, Anciaux, Bellet, Scerri (scramblers)"
+_LOWER_CITATION = "this library: exact curve of one neighbouring pair (lower bound)"
+
+#: Every scrambler evaluator, in the order ``all`` reports them.
+SCRAMBLER_BOUNDS: Registry[ScramblerParams] = Registry(
+    [
+        _Exact("exact", "exact", "exhaustive enumeration", "both"),
+        _Exact("exact-pure", "exact", "exhaustive enumeration (pure ε)", "both"),
+        _Lemma2Exact("lemma2-exact", "upper", _CITATION + ", Lemma 2, exact expectation"),
+        _Concentration("bennett", "upper", _CITATION + ", Lemma 2 + Bennett (re-derived)"),
+        _Concentration("hoeffding", "upper", _CITATION + ", Theorem 4 (sign fixed)"),
+        _Local("local", "upper", _CITATION + ", Theorem 2 (post-processing)", "both"),
+        _MonteCarlo("montecarlo", "estimate", _CITATION + ", Algorithm 2"),
+        _Concentration("bennett-published", "estimate", _CITATION + ", Lemma 3 as printed"),
+        _Theorem3Published(
+            "theorem3-published", "estimate", _CITATION + ", Theorem 3 as printed", "capped"
+        ),
+        _PairLowerBound("lower-bound", "lower", _LOWER_CITATION),
+    ],
+    what="method",
+    inputs=_scrambler_inputs,
+)
+
+
+# --------------------------------------------------------------------------- evaluation
+
+#: Upper bounds that can give nothing better than the local ε0 (their curves stop there).
+_CAPPED_AT_EPS0 = frozenset({"lemma2-exact", "bennett", "hoeffding"})
+
+
+def _params(
+    targets: Any, sigma: Any, n: Any, dummies: Any, capped: Any, samples: Any, rng: Any
+) -> ScramblerParams:
+    return ScramblerParams(
+        targets=targets,
+        sigma=sigma,
+        n=n,
+        dummies=dummies,
+        capped=capped,
+        samples=samples,
+        rng=rng,
+    )
+
+
+def _method_names(method: Any, capped: bool) -> tuple[str, ...]:
+    """The evaluators ``method`` stands for (``best``: the certified ones)."""
+    if not isinstance(method, str):
+        raise ParameterTypeError(f"method must be a string, got {method!r}")
+    names = CAPPED_METHODS if capped else UNCAPPED_METHODS
+    if method == "best":
+        return BEST_CAPPED if capped else BEST_UNCAPPED
+    if method == "all":
+        return names
+    if method not in names:
+        raise InvalidParameterError(
+            f"method must be one of {', '.join(names)}, best or all, got {method!r}"
+        )
+    return (method,)
+
+
+def _evaluate(
+    name: str, params: ScramblerParams, *, delta: float | None, epsilon: float | None
+) -> PrivacyStatement:
+    """One evaluator's statement, with the remarks that explain its number."""
+    statement = SCRAMBLER_BOUNDS.statement(name, params, delta=delta, epsilon=epsilon)
+    if not statement.conditions_met:
+        return statement
+    bound = SCRAMBLER_BOUNDS[name]
+    assert isinstance(bound, _ScramblerBound)
+    notes = list(bound.notes(params, statement))
+    eps, eps0 = statement.epsilon, params.eps0
+    if delta is not None and name in _CAPPED_AT_EPS0 and math.isfinite(eps0) and eps == eps0:
         notes.append(
             "bound gives no ε below the local ε0; capped at ε0 (the scrambler post-processes "
             "the sampled messages)"
         )
-        eps = eps0
-    if math.isinf(eps) and s == 0.0 and T > 1 and not capped:
+    if delta is not None and math.isinf(eps) and params.sigma == 0.0 and not params.capped:
+        T, d = params.targets, params.dummies
         floor = (1.0 - 1.0 / T) ** d
-        if delta < floor:
+        if T > 1 and delta < floor:
             need = math.ceil(math.log(delta) / math.log1p(-1.0 / T))
             notes.append(
                 f"impossible: with sigma=0 no ε achieves δ < (1−1/T)^d = {floor:.4g}; "
                 f"needs dummies >= ln δ / ln(1−1/T) = {need}"
             )
-    return CountermeasureResult(
-        epsilon=float(eps),
-        delta=delta,
-        method=method,
-        valid=bool(valid),
-        targets=T,
-        sigma=s,
-        n=n,
-        dummies=d,
-        note="; ".join(notes),
-        capped=capped,
-        ci_low=ci[0],
-        ci_high=ci[1],
-    )
+    return statement.with_notes(*notes)
 
 
-def _uncapped_epsilon(
-    method: str,
-    T: int,
-    s: float,
-    n: int,
-    d: int,
-    delta: float,
-    *,
-    samples: int,
-    rng: np.random.Generator,
-) -> CountermeasureResult:
-    eps0 = sampling_epsilon(targets=T, sigma=s)
-    hi = eps0 if math.isfinite(eps0) else _EPS_CEILING
-    log_target = math.log(delta)
-    log_tail = _log_tail_for(delta)
-    kw: dict[str, Any] = {"T": T, "s": s, "n": n, "d": d, "eps0": eps0, "delta": delta}
-    if T == 1 or s == 1.0:
-        return _finish(0.0, method=method, note="output independent of the input", **kw)
-    if method == "local":
-        return _finish(eps0, method=method, note="pure ε0 of sampling (Theorem 2, d=0)", **kw)
-    if method == "exact":
-        if not _exact_available(T, n, d):
-            return _finish(
-                math.inf,
-                method=method,
-                valid=False,
-                note="unavailable: instance too large for exhaustive enumeration",
-                **kw,
-            )
-        curves = _exact_curves(T, s, n, d, None)
-        eps = max(curve.epsilon(delta) for _, curve in curves)
-        return _finish(eps, method=method, note="exhaustive over all neighbouring inputs", **kw)
-    if method == "lemma2-exact":
-        ev = bounds.Lemma2Exact(targets=T, sigma=s, n=n, dummies=d, log_tail=log_tail)
-
-        def log_delta(e: float) -> float:
-            v = ev.delta(e)
-            return math.log(v) if v > 0 else -math.inf
-
-        return _finish(_monotone_search(log_delta, log_target, hi), method=method, **kw)
-    if method in ("bennett", "hoeffding", "bennett-published"):
-        fn = {
-            "bennett": bounds.bennett_delta,
-            "hoeffding": bounds.hoeffding_delta,
-            "bennett-published": bounds.bennett_published_delta,
-        }[method]
-
-        def vec(e: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-            return fn(targets=T, sigma=s, n=n, dummies=d, epsilon=e, log_tail=log_tail)
-
-        eps = _grid_search(vec, delta, hi)
-        note = (
-            "printed Lemma 3 (extra 1/(aN)): NOT a valid bound, reproduction only"
-            if method == "bennett-published"
-            else ""
-        )
-        if method == "bennett-published":
-            return _finish(min(eps, eps0), method=method, note=note, valid=False, **kw)
-        return _finish(eps, method=method, note=note, **kw)
-    if method == "lower-bound":
-        if T < 3 or n + d > _PAIR_MAX_MESSAGES:
-            return _finish(
-                math.inf,
-                method=method,
-                valid=False,
-                note=f"unavailable: needs targets >= 3 and n + d <= {_PAIR_MAX_MESSAGES}",
-                **kw,
-            )
-        pair = bounds.ThirdTargetPair(targets=T, sigma=s, n=n, dummies=d, log_tail=log_tail)
-
-        def log_pair(e: float) -> float:
-            v = pair.delta(e)
-            return math.log(v) if v > 0 else -math.inf
-
-        return _finish(
-            min(_monotone_search(log_pair, log_target, hi), eps0),
-            method=method,
-            valid=False,
-            note="LOWER bound: exact ε(δ) of one neighbouring pair (n−1 common messages at a "
-            "third target); the true ε lies between this and lemma2-exact",
-            **kw,
-        )
-    if method == "montecarlo":
-        mc = bounds.MonteCarloLemma2(targets=T, sigma=s, n=n, dummies=d, samples=samples, rng=rng)
-
-        def make(z: float) -> Callable[[float], float]:
-            def log_delta(e: float) -> float:
-                est, se = mc.delta(e)
-                v = est + z * se
-                return math.log(v) if v > 0 else -math.inf
-
-            return log_delta
-
-        point = min(_monotone_search(make(0.0), log_target, hi), eps0)
-        low = min(_monotone_search(make(-1.96), log_target, hi), eps0)
-        high = min(_monotone_search(make(1.96), log_target, hi), eps0)
-        return _finish(
-            point,
-            method=method,
-            valid=False,
-            note=f"Monte-Carlo ESTIMATE (Algorithm 2, R={samples} per m), not a certificate; "
-            "ci_low/ci_high from the 95% CI of δ",
-            ci=(low, high),
-            **kw,
-        )
-    raise ValueError(
-        f"method must be one of {', '.join(UNCAPPED_METHODS)}, best or all, got {method!r}"
-    )
+def _best(
+    params: ScramblerParams, names: tuple[str, ...], *, delta: float | None, epsilon: float | None
+) -> PrivacyStatement:
+    """The smallest certificate among ``names`` (the first applicable one if none is)."""
+    statements = [_evaluate(m, params, delta=delta, epsilon=epsilon) for m in names]
+    applicable = [s for s in statements if s.conditions_met] or statements
+    return best_of(applicable, by="epsilon" if delta is not None else "delta")
 
 
-def _capped_epsilon(
-    method: str, T: int, s: float, n: int, d: int, delta: float
-) -> CountermeasureResult:
-    eps0 = sampling_epsilon(targets=T, sigma=s)
-    kw: dict[str, Any] = {
-        "T": T,
-        "s": s,
-        "n": n,
-        "d": d,
-        "eps0": eps0,
-        "delta": delta,
-        "capped": True,
-    }
-    if n + d > n * T:
-        raise ValueError(
-            f"dummies must satisfy n + d <= n * targets for the capped scrambler, got {d}"
-        )
-    if T == 1 or s == 1.0:
-        return _finish(0.0, method=method, note="output independent of the input", **kw)
-    if method == "local":
-        return _finish(eps0, method=method, note="pure ε0 of sampling (post-processing)", **kw)
-    if method == "theorem3-published":
-        if d == 0 or d >= n:
-            return _finish(
-                math.inf, method=method, valid=False, note="Theorem 3 needs 1 <= d <= n-1", **kw
-            )
-        eps = theorem3_published_epsilon(
-            targets=T, sigma_lie=sigma_lie_from_uniform(targets=T, sigma=s), n=n, dummies=d
-        )
-        note = "Theorem 3 as printed (σ converted to convention L): NOT a certified bound"
-        if _exact_available(T, n, d):
-            true_eps = capped_exact_pure_epsilon(targets=T, sigma=s, n=n, dummies=d)
-            if true_eps > eps + 1e-12:
-                note += f"; UNDERSTATES the exact pure ε {true_eps:.6g}"
-        return _finish(eps, method=method, valid=False, note=note, **kw)
-    if method in ("exact", "exact-pure"):
-        if not _exact_available(T, n, d):
-            return _finish(
-                math.inf,
-                method=method,
-                valid=False,
-                note="unavailable: instance too large for exhaustive enumeration",
-                **kw,
-            )
-        if method == "exact-pure":
-            eps = capped_exact_pure_epsilon(targets=T, sigma=s, n=n, dummies=d)
-            return _finish(eps, method=method, note="pure ε (δ = 0 suffices)", **kw)
-        curves = _exact_curves(T, s, n, d, n)
-        eps = max(curve.epsilon(delta) for _, curve in curves)
-        return _finish(eps, method=method, note="exhaustive over all neighbouring inputs", **kw)
-    raise ValueError(
-        f"method must be one of {', '.join(CAPPED_METHODS)}, best or all, got {method!r}"
-    )
+def _query(
+    params: ScramblerParams, method: Any, delta: float | None, epsilon: float | None
+) -> PrivacyStatement:
+    """ε at ``delta`` or δ at ``epsilon`` of one evaluator, or the best certificate."""
+    names = _method_names(method, params.capped)
+    if method == "best":
+        return _best(params, names, delta=delta, epsilon=epsilon)
+    if method == "all":
+        raise InvalidParameterError("method must name one evaluator here, got 'all'")
+    return _evaluate(names[0], params, delta=delta, epsilon=epsilon)
 
 
-def scrambler_epsilon_all(
-    *,
-    targets: int,
-    sigma: float,
-    n: int,
-    dummies: int,
-    delta: float,
-    capped: bool = False,
-    samples: int = 5000,
-    rng: Any = 0,
-) -> list[CountermeasureResult]:
-    """Every evaluator's ε at ``delta`` (same parameters as :func:`scrambler_epsilon`)."""
-    T, s, nn, d = _check_common(targets, sigma, n, dummies)
-    dl = check_probability("delta", delta, allow_zero=False, allow_one=False)
-    cap = check_bool("capped", capped)
-    if cap:
-        return [_capped_epsilon(m, T, s, nn, d, dl) for m in CAPPED_METHODS]
-    R = check_int("samples", samples, low=2)
-    gen = as_rng(rng)
-    return [_uncapped_epsilon(m, T, s, nn, d, dl, samples=R, rng=gen) for m in UNCAPPED_METHODS]
+def _every(
+    params: ScramblerParams, delta: float | None, epsilon: float | None
+) -> tuple[PrivacyStatement, ...]:
+    names = _method_names("all", params.capped)
+    return tuple(_evaluate(m, params, delta=delta, epsilon=epsilon) for m in names)
 
 
 def scrambler_epsilon(
@@ -624,7 +726,7 @@ def scrambler_epsilon(
     capped: bool = False,
     samples: int = 5000,
     rng: Any = 0,
-) -> CountermeasureResult:
+) -> PrivacyStatement:
     """ε(δ) of the scrambler A_σ^{n,d} (or the capped Ã_σ^{n,d}), per evaluator.
 
     Parameters
@@ -649,42 +751,38 @@ def scrambler_epsilon(
 
     Returns
     -------
-    CountermeasureResult
-        ``epsilon`` is the smallest ε the method certifies (capped at the local ε0 for
-        certificates); ``inf`` with an explanatory note when impossible.
+    PrivacyStatement
+        ``epsilon`` is the smallest ε the evaluator (``source``) gives at ``delta``;
+        ``inf`` with an explanatory note when impossible. Certificates are capped at the
+        local ε0.
 
     Examples
     --------
     >>> r = scrambler_epsilon(targets=20, sigma=0.2, n=100, dummies=50, delta=1e-4)
-    >>> r.method, round(r.epsilon, 4), r.valid
+    >>> r.source, round(r.epsilon, 4), r.is_certificate
     ('lemma2-exact', 2.3268, True)
-    >>> print(scrambler_epsilon(targets=20, sigma=0.0, n=500, dummies=50, delta=1e-4).note)
+    >>> print(scrambler_epsilon(targets=20, sigma=0.0, n=500, dummies=50, delta=1e-4).notes[0])
     impossible: with sigma=0 no ε achieves δ < (1−1/T)^d = 0.07694; needs dummies >= ln δ /
     ln(1−1/T) = 180
     """
-    T, s, nn, d = _check_common(targets, sigma, n, dummies)
     dl = check_probability("delta", delta, allow_zero=False, allow_one=False)
-    cap = check_bool("capped", capped)
-    if not isinstance(method, str):
-        raise TypeError(f"method must be a string, got {method!r}")
-    if method != "best":
-        if cap:
-            return _capped_epsilon(method, T, s, nn, d, dl)
-        R = check_int("samples", samples, low=2)
-        return _uncapped_epsilon(method, T, s, nn, d, dl, samples=R, rng=as_rng(rng))
-    if cap:
-        names = ["exact", "exact-pure", "local"]
-        results = [_capped_epsilon(m, T, s, nn, d, dl) for m in names]
-    else:
-        names = ["exact", "lemma2-exact", "bennett", "hoeffding", "local"]
-        gen = as_rng(rng)
-        results = [
-            _uncapped_epsilon(m, T, s, nn, d, dl, samples=2, rng=gen)
-            for m in names
-            if m != "exact" or _exact_available(T, nn, d)
-        ]
-    valid = [r for r in results if r.valid]
-    return min(valid, key=lambda r: (r.epsilon, names.index(r.method)))
+    return _query(_params(targets, sigma, n, dummies, capped, samples, rng), method, dl, None)
+
+
+def scrambler_epsilon_all(
+    *,
+    targets: int,
+    sigma: float,
+    n: int,
+    dummies: int,
+    delta: float,
+    capped: bool = False,
+    samples: int = 5000,
+    rng: Any = 0,
+) -> tuple[PrivacyStatement, ...]:
+    """Every evaluator's ε at ``delta`` (same parameters as :func:`scrambler_epsilon`)."""
+    dl = check_probability("delta", delta, allow_zero=False, allow_one=False)
+    return _every(_params(targets, sigma, n, dummies, capped, samples, rng), dl, None)
 
 
 def scrambler_delta(
@@ -698,11 +796,12 @@ def scrambler_delta(
     capped: bool = False,
     samples: int = 5000,
     rng: Any = 0,
-) -> CountermeasureResult:
+) -> PrivacyStatement:
     """δ(ε) of the scrambler per evaluator (``best`` = smallest certified δ).
 
-    For the non-monotone concentration bounds the reported δ is ``min_{ε' <= ε}
-    bound(ε')`` over a grid plus ε itself ((ε', δ)-DP implies (ε, δ)-DP for ε >= ε').
+    The same curves as :func:`scrambler_epsilon`: for the non-monotone concentration bounds
+    the δ reported is ``min_{ε' <= ε} bound(ε')`` over a grid plus ε itself ((ε', δ)-DP
+    implies (ε, δ)-DP for ε >= ε').
 
     Examples
     --------
@@ -711,140 +810,116 @@ def scrambler_delta(
     >>> round(r.delta, 6)
     0.005818
     """
-    T, s, nn, d = _check_common(targets, sigma, n, dummies)
     eps = check_real("epsilon", epsilon, low=0.0)
-    cap = check_bool("capped", capped)
-    if not isinstance(method, str):
-        raise TypeError(f"method must be a string, got {method!r}")
-    eps0 = sampling_epsilon(targets=T, sigma=s)
+    return _query(_params(targets, sigma, n, dummies, capped, samples, rng), method, None, eps)
 
-    def result(
-        value: float, m: str, note: str = "", valid: bool | None = None
-    ) -> CountermeasureResult:
-        return CountermeasureResult(
-            epsilon=eps,
-            delta=float(min(max(value, 0.0), 1.0)),
-            method=m,
-            valid=(m in CERTIFICATE_METHODS) if valid is None else valid,
-            targets=T,
-            sigma=s,
-            n=nn,
-            dummies=d,
-            note=note,
-            capped=cap,
-        )
 
-    def one(m: str) -> CountermeasureResult:
-        if m == "local":
-            return result(local_randomizer_delta(targets=T, sigma=s, epsilon=eps), m)
-        if T == 1 or s == 1.0:
-            return result(0.0, m, "output independent of the input")
-        if m in ("exact", "exact-pure"):
-            if not _exact_available(T, nn, d):
-                return result(
-                    1.0, m, "unavailable: instance too large for exhaustive enumeration", False
-                )
-            if m == "exact-pure":
-                pure = (
-                    capped_exact_pure_epsilon(targets=T, sigma=s, n=nn, dummies=d)
-                    if cap
-                    else max(c.max_loss for _, c in _exact_curves(T, s, nn, d, None))
-                )
-                return result(0.0 if eps >= pure else 1.0, m, f"pure ε = {pure:.6g}")
-            curves = _exact_curves(T, s, nn, d, nn if cap else None)
-            return result(
-                max(c.delta(eps) for _, c in curves), m, "exhaustive over all neighbouring inputs"
-            )
-        if cap:
-            raise ValueError(
-                f"method must be one of exact, exact-pure, local or best for capped, got {m!r}"
-            )
-        if m == "lemma2-exact":
-            ev = bounds.Lemma2Exact(targets=T, sigma=s, n=nn, dummies=d)
-            value = ev.delta(eps)
-            if 0 < value < 1e-20:
-                ev = bounds.Lemma2Exact(
-                    targets=T, sigma=s, n=nn, dummies=d, log_tail=_log_tail_for(value)
-                )
-                value = ev.delta(eps)
-            return result(value, m)
-        if m in ("bennett", "hoeffding", "bennett-published"):
-            fn = {
-                "bennett": bounds.bennett_delta,
-                "hoeffding": bounds.hoeffding_delta,
-                "bennett-published": bounds.bennett_published_delta,
-            }[m]
-            grid = (
-                np.append(np.geomspace(1e-6, max(eps, 1e-6), 200), eps)
-                if eps > 0
-                else np.array([0.0])
-            )
-            with np.errstate(divide="ignore", invalid="ignore"):
-                vals = fn(targets=T, sigma=s, n=nn, dummies=d, epsilon=grid)
-            vals = np.where(np.isnan(vals), 1.0, vals)
-            value = float(np.min(vals))
-            if m == "bennett-published":
-                return result(value, m, "printed Lemma 3: NOT a valid bound", False)
-            return result(value, m)
-        if m == "lower-bound":
-            if T < 3 or nn + d > _PAIR_MAX_MESSAGES:
-                return result(
-                    0.0,
-                    m,
-                    f"unavailable: needs targets >= 3 and n + d <= {_PAIR_MAX_MESSAGES}",
-                    False,
-                )
-            pair = bounds.ThirdTargetPair(targets=T, sigma=s, n=nn, dummies=d)
-            return result(
-                pair.delta(eps), m, "LOWER bound: exact δ of one neighbouring pair", False
-            )
-        if m == "montecarlo":
-            mc = bounds.MonteCarloLemma2(
-                targets=T,
-                sigma=s,
-                n=nn,
-                dummies=d,
-                samples=check_int("samples", samples, low=2),
-                rng=as_rng(rng),
-            )
-            est, se = mc.delta(eps)
-            return result(
-                est, m, f"Monte-Carlo ESTIMATE ± {1.96 * se:.3g} (95%), not a certificate", False
-            )
-        raise ValueError(f"method must be one of {', '.join(UNCAPPED_METHODS)} or best, got {m!r}")
+def scrambler_delta_all(
+    *,
+    targets: int,
+    sigma: float,
+    n: int,
+    dummies: int,
+    epsilon: float,
+    capped: bool = False,
+    samples: int = 5000,
+    rng: Any = 0,
+) -> tuple[PrivacyStatement, ...]:
+    """Every evaluator's δ at ``epsilon`` (same parameters as :func:`scrambler_delta`)."""
+    eps = check_real("epsilon", epsilon, low=0.0)
+    return _every(_params(targets, sigma, n, dummies, capped, samples, rng), None, eps)
 
-    if method != "best":
-        return one(method)
-    names = (
-        ["exact", "exact-pure", "local"]
-        if cap
-        else ["exact", "lemma2-exact", "bennett", "hoeffding", "local"]
-    )
-    res = [one(m) for m in names if not m.startswith("exact") or _exact_available(T, nn, d)]
-    del eps0
-    return min((r for r in res if r.valid), key=lambda r: r.delta)
+
+def montecarlo_epsilon_interval(
+    *,
+    targets: int,
+    sigma: float,
+    n: int,
+    dummies: int,
+    delta: float,
+    samples: int = 5000,
+    rng: Any = 0,
+) -> tuple[float, float]:
+    """ε(δ) of the Monte-Carlo estimate at the two ends of the 95% confidence interval of δ.
+
+    The samples are the same as those of ``scrambler_epsilon(method="montecarlo")`` when
+    ``rng`` is a seed. An estimate, not a certificate.
+
+    Examples
+    --------
+    >>> low, high = montecarlo_epsilon_interval(targets=20, sigma=0.2, n=100, dummies=50,
+    ...                                         delta=1e-2, samples=200)
+    >>> low <= high
+    True
+    """
+    params = _params(targets, sigma, n, dummies, False, samples, rng)
+    dl = check_probability("delta", delta, allow_zero=False, allow_one=False)
+    if params.trivial:
+        return 0.0, 0.0
+    # +1.96 standard errors on δ gives the larger ε, −1.96 the smaller one.
+    low_curve, high_curve = _montecarlo_curves(params, (-1.96, 1.96))
+    return low_curve.epsilon(dl), high_curve.epsilon(dl)
 
 
 # --------------------------------------------------------------------------- generic (Thm 5)
 
 
-@dataclass(frozen=True)
-class GenericScramblerResult:
-    """(ε, δ) of a scrambler around a generic ε0-LDP randomizer (Theorem 5 / Remark 2)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GenericScramblerParams:
+    """A scrambler around a generic ε0-LDP randomizer with blanket probability γ
+    (Theorem 5 / Remark 2): dummies drawn from the randomizer's blanket distribution."""
 
-    epsilon: float
-    delta: float
-    method: str
-    valid: bool
     eps0: float
     gamma: float
     n: int
     dummies: int
-    note: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-dict form with stable keys (for JSON)."""
-        return asdict(self)
+    def __post_init__(self) -> None:
+        e0 = check_real("eps0", self.eps0, low=0.0)
+        g = check_probability("gamma", self.gamma, allow_zero=False)
+        if g < math.exp(-e0) - 1e-12:
+            raise InvalidParameterError(
+                f"gamma must be >= exp(-eps0) for an eps0-LDP randomizer (Balle et al.), got {g!r}"
+            )
+        object.__setattr__(self, "eps0", e0)
+        object.__setattr__(self, "gamma", g)
+        object.__setattr__(self, "n", check_int("n", self.n, low=1))
+        object.__setattr__(self, "dummies", check_int("dummies", self.dummies, low=0))
+
+
+@dataclass(frozen=True)
+class _GenericBound:
+    name: str
+    kind: Kind
+    citation: str
+
+    def applies(self, params: GenericScramblerParams) -> str | None:
+        return None
+
+    def curve(self, params: GenericScramblerParams) -> PrivacyCurve:
+        if self.name == "local":
+            return PureCurve(params.eps0)
+        fn = {
+            "hoeffding": bounds.generic_hoeffding_delta,
+            "bennett": bounds.generic_bennett_delta,
+        }[self.name]
+        e0, g, n, d = params.eps0, params.gamma, params.n, params.dummies
+
+        def vector(eps: npt.NDArray[np.float64], tail: float) -> npt.NDArray[np.float64]:
+            return fn(eps0=e0, gamma=g, n=n, dummies=d, epsilon=eps, log_tail=tail)
+
+        return BoundCurve(eps0=e0, vector=vector)
+
+
+#: Bounds for a scrambler around a generic ε0-LDP randomizer (Theorem 5, Lemma 4).
+GENERIC_BOUNDS: Registry[GenericScramblerParams] = Registry(
+    [
+        _GenericBound("bennett", "upper", _CITATION + ", Lemma 2 + Bennett with Lemma 4"),
+        _GenericBound("hoeffding", "upper", _CITATION + ", Theorem 5 (sign fixed)"),
+        _GenericBound("local", "upper", "post-processing of the ε0-LDP randomizer"),
+    ],
+    what="method",
+)
 
 
 def generic_scrambler_epsilon(
@@ -856,7 +931,7 @@ def generic_scrambler_epsilon(
     eps0: float | None = None,
     gamma: float | None = None,
     method: str = "best",
-) -> GenericScramblerResult | CountermeasureResult:
+) -> PrivacyStatement:
     """ε(δ) of ``S_{R,d} ∘ R^n`` for any ε0-LDP local randomizer R (Theorem 5, Remark 2).
 
     The scrambler must draw its ``d`` dummies i.i.d. from R's *blanket distribution*
@@ -874,7 +949,7 @@ def generic_scrambler_epsilon(
     Examples
     --------
     >>> r = generic_scrambler_epsilon(eps0=1.0, gamma=0.5, n=1000, dummies=100, delta=1e-6)
-    >>> r.method in ("hoeffding", "bennett"), r.valid, r.epsilon < 1.0
+    >>> r.source in ("hoeffding", "bennett"), r.is_certificate, r.epsilon < 1.0
     (True, True, True)
     """
     nn = check_int("n", n, low=1)
@@ -882,54 +957,31 @@ def generic_scrambler_epsilon(
     dl = check_probability("delta", delta, allow_zero=False, allow_one=False)
     if randomizer is not None:
         if not hasattr(randomizer, "eps0") or not hasattr(randomizer, "blanket_probability"):
-            raise TypeError(
+            raise ParameterTypeError(
                 "randomizer must expose eps0 and blanket_probability (else pass eps0 and "
                 f"gamma), got {type(randomizer).__name__}"
             )
-        e0 = check_real("eps0", randomizer.eps0, low=0.0)
-        g = check_probability("gamma", randomizer.blanket_probability, allow_zero=False)
+        eps0, gamma = randomizer.eps0, randomizer.blanket_probability
         if _is_kary_rr(randomizer):
             # k-RR is the sampling randomizer with T = k and σ = γ: full T-ary analysis.
+            g = check_probability("gamma", gamma, allow_zero=False)
             return scrambler_epsilon(
                 targets=int(randomizer.k), sigma=g, n=nn, dummies=d, delta=dl, method=method
             )
+    elif eps0 is None or gamma is None:
+        raise InvalidParameterError("eps0 and gamma must be given when randomizer is None")
+    params = GenericScramblerParams(eps0=eps0, gamma=gamma, n=nn, dummies=d)
+    if method == "best":
+        statement = GENERIC_BOUNDS.best(params, delta=dl)
     else:
-        if eps0 is None or gamma is None:
-            raise ValueError("eps0 and gamma must be given when randomizer is None, got None")
-        e0 = check_real("eps0", eps0, low=0.0)
-        g = check_probability("gamma", gamma, allow_zero=False)
-        if g < math.exp(-e0) - 1e-12:
-            raise ValueError(
-                f"gamma must be >= exp(-eps0) for an eps0-LDP randomizer (Balle et al.), got {g!r}"
+        if method not in GENERIC_BOUNDS:
+            raise InvalidParameterError(
+                f"method must be hoeffding, bennett, local or best, got {method!r}"
             )
-    log_tail = _log_tail_for(dl)
-
-    def run(m: str) -> GenericScramblerResult:
-        if m == "local":
-            return GenericScramblerResult(
-                e0, dl, m, True, e0, g, nn, d, "pure ε0 (post-processing)"
-            )
-        fn = {
-            "hoeffding": bounds.generic_hoeffding_delta,
-            "bennett": bounds.generic_bennett_delta,
-        }.get(m)
-        if fn is None:
-            raise ValueError(f"method must be hoeffding, bennett, local or best, got {m!r}")
-
-        def vec(e: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                v = fn(eps0=e0, gamma=g, n=nn, dummies=d, epsilon=e, log_tail=log_tail)
-            return np.where(np.isnan(v), 1.0, v)
-
-        eps = _grid_search(vec, dl, max(e0, 1e-6))
-        note = ""
-        if eps > e0:
-            eps, note = e0, "bound gives no ε below ε0; capped at ε0"
-        return GenericScramblerResult(eps, dl, m, True, e0, g, nn, d, note)
-
-    if method != "best":
-        return run(method)
-    return min((run(m) for m in ("bennett", "hoeffding", "local")), key=lambda r: r.epsilon)
+        statement = GENERIC_BOUNDS.statement(method, params, delta=dl)
+    if method != "local" and statement.epsilon == params.eps0 and statement.source != "local":
+        statement = statement.with_notes("bound gives no ε below ε0; capped at ε0")
+    return statement
 
 
 def _is_kary_rr(randomizer: Any) -> bool:
@@ -942,366 +994,4 @@ def _is_kary_rr(randomizer: Any) -> bool:
     return bool(
         math.isclose(keep + (k - 1) * other, 1.0, rel_tol=1e-9)
         and math.isclose(math.log(keep) - math.log(other), randomizer.eps0, rel_tol=1e-9)
-    )
-
-
-# --------------------------------------------------------------------------- costs
-
-
-@dataclass(frozen=True)
-class CountermeasureCosts:
-    """Costs of a countermeasure configuration (Sections II-E, III-C, IV-D, corrected).
-
-    ``sources`` is the number of real tuples the computation must use (the paper's S,
-    utility held fixed as in Section V). Because a sampled message still reaches its true
-    target with probability ``1 − σ + σ/T`` (footnote 5), ``sources_needed = S/(1−σ+σ/T)``
-    (the paper prints ``S/(1−σ)``, kept as ``sources_needed_published``).
-
-    Attributes
-    ----------
-    utility
-        Expected number of real tuples used (= ``sources``).
-    real_fraction
-        ``1 − σ + σ/T``: probability that a source's real tuple is used.
-    sources_needed, sources_needed_published, extra_consents, extra_consents_relative
-        Consenting sources needed, and the extra ones relative to S.
-    scramblers
-        ``ceil(sources_needed / n)`` (0 for the local scheme).
-    messages, baseline_messages, overhead
-        Messages sent in the cluster (source→scrambler plus scrambler→targets, or
-        ``d + 1`` per source for the local scheme), the non-private count S, and the
-        relative network overhead ``messages / S − 1``.
-    channels_per_scrambler, channels_per_target, channels_per_source, max_channels
-        Secure channels per node (individual load): a scrambler talks to its n sources and
-        the T targets; a target to every scrambler (or to the sources in the local scheme).
-    """
-
-    scheme: str
-    sources: int
-    targets: int
-    sigma: float
-    n: int
-    dummies: int
-    utility: float
-    real_fraction: float
-    sources_needed: float
-    sources_needed_published: float
-    extra_consents: float
-    extra_consents_relative: float
-    scramblers: int
-    messages: float
-    baseline_messages: int
-    overhead: float
-    channels_per_scrambler: int
-    channels_per_target: float
-    channels_per_source: int
-    max_channels: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-dict form with stable keys (for JSON)."""
-        return asdict(self)
-
-
-def countermeasure_costs(
-    *, sources: int, targets: int, sigma: float, n: int, dummies: int, scheme: str = "scrambler"
-) -> CountermeasureCosts:
-    """Costs of sampling + dummies, with scramblers (Section IV-D) or locally (III-C).
-
-    Parameters
-    ----------
-    sources
-        Real tuples to use (the paper's S; utility held fixed).
-    targets, sigma, n, dummies
-        Countermeasure parameters (σ in convention U). For ``scheme="local"`` ``n`` is
-        ignored and ``dummies`` is the per-source count (``<= T − 1``).
-    scheme
-        ``"scrambler"`` (default) or ``"local"``.
-
-    Examples
-    --------
-    >>> c = countermeasure_costs(sources=10_000, targets=20, sigma=0.1, n=100, dummies=50)
-    >>> c.scramblers, round(c.overhead, 3), c.channels_per_scrambler
-    (111, 1.762, 120)
-    """
-    S = check_int("sources", sources, low=1)
-    T = check_int("targets", targets, low=1)
-    s = check_probability("sigma", sigma, allow_one=False)
-    nn = check_int("n", n, low=1)
-    if scheme not in ("scrambler", "local"):
-        raise ValueError(f"scheme must be 'scrambler' or 'local', got {scheme!r}")
-    d = check_int("dummies", dummies, low=0, high=(T - 1) if scheme == "local" else None)
-    real = 1.0 - s + s / T
-    needed = S / real
-    if scheme == "scrambler":
-        scramblers = math.ceil(needed / nn - 1e-9)
-        messages = needed + needed * (nn + d) / nn
-        per_scrambler, per_target, per_source = nn + T, float(scramblers), 1
-        max_channels = max(per_scrambler, per_target)
-    else:
-        scramblers = 0
-        messages = needed * (d + 1)
-        per_scrambler, per_target, per_source = 0, needed * (d + 1) / T, d + 1
-        max_channels = max(per_source, per_target)
-    return CountermeasureCosts(
-        scheme=scheme,
-        sources=S,
-        targets=T,
-        sigma=s,
-        n=nn,
-        dummies=d,
-        utility=float(S),
-        real_fraction=real,
-        sources_needed=needed,
-        sources_needed_published=S / (1.0 - s),
-        extra_consents=needed - S,
-        extra_consents_relative=needed / S - 1.0,
-        scramblers=scramblers,
-        messages=messages,
-        baseline_messages=S,
-        overhead=messages / S - 1.0,
-        channels_per_scrambler=per_scrambler,
-        channels_per_target=per_target,
-        channels_per_source=per_source,
-        max_channels=max_channels,
-    )
-
-
-# --------------------------------------------------------------------------- calibration
-
-
-@dataclass(frozen=True)
-class CountermeasureCalibration:
-    """Cheapest configuration meeting a target (ε, δ) under cost constraints.
-
-    ``feasible`` is False when nothing on the search grid meets the target and constraints;
-    ``reason`` then explains why (e.g. the σ = 0 δ floor). ``certificate`` and ``costs``
-    describe the chosen configuration (``None`` when infeasible).
-    """
-
-    feasible: bool
-    targets: int
-    epsilon: float
-    delta: float
-    scheme: str | None
-    sigma: float | None
-    n: int | None
-    dummies: int | None
-    certificate: CountermeasureResult | None
-    costs: CountermeasureCosts | None
-    reason: str
-    candidates_checked: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """Flat dict: parameters, certificate (ε, δ, method) and the main costs."""
-        out: dict[str, Any] = {
-            "feasible": self.feasible,
-            "targets": self.targets,
-            "target_epsilon": self.epsilon,
-            "target_delta": self.delta,
-            "scheme": self.scheme,
-            "sigma": self.sigma,
-            "n": self.n,
-            "dummies": self.dummies,
-            "epsilon": self.certificate.epsilon if self.certificate else None,
-            "delta": self.certificate.delta if self.certificate else None,
-            "method": self.certificate.method if self.certificate else None,
-            "valid": self.certificate.valid if self.certificate else False,
-            "reason": self.reason,
-            "candidates_checked": self.candidates_checked,
-        }
-        if self.costs is not None:
-            c = self.costs
-            out.update(
-                overhead=c.overhead,
-                max_channels=c.max_channels,
-                channels_per_scrambler=c.channels_per_scrambler,
-                extra_consents_relative=c.extra_consents_relative,
-                real_fraction=c.real_fraction,
-            )
-        return out
-
-
-_SIGMA_GRID = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
-_N_GRID = (10, 20, 50, 100, 200, 300, 500, 1000, 2000, 5000, 10000)
-
-
-def _certified_delta(T: int, s: float, n: int, d: int, eps: float, log_tail: float) -> float:
-    """Cheapest certified δ(ε) used by the calibration (lemma2-exact, local)."""
-    if T == 1 or s >= 1.0:
-        return 0.0
-    local = local_randomizer_delta(targets=T, sigma=s, epsilon=eps)
-    if local == 0.0:
-        return 0.0
-    ev = bounds.Lemma2Exact(targets=T, sigma=s, n=n, dummies=d, log_tail=log_tail)
-    return min(local, ev.delta(eps))
-
-
-def calibrate_countermeasures(
-    *,
-    targets: int,
-    epsilon: float,
-    delta: float,
-    max_channels: float | None = None,
-    max_overhead: float | None = None,
-    max_consents: float | None = None,
-    sources: int = 10_000,
-    max_dummies: int = 20_000,
-) -> CountermeasureCalibration:
-    """Cheapest (σ, n, d) whose certified guarantee meets (ε, δ) under the constraints.
-
-    Candidates: the local scheme (R_σ^d, pure ε, Theorem 2) and the scrambler scheme
-    (A_σ^{n,d}, certified with ``lemma2-exact``/``local``) on a grid of σ and n; for each
-    (σ, n) the smallest sufficient d is found by bisection (δ is non-increasing in d: extra
-    uniform dummies are post-processing). "Cheapest" = smallest relative network overhead,
-    then fewest extra consents, then fewest channels per node.
-
-    Parameters
-    ----------
-    targets
-        Number of targets T.
-    epsilon, delta
-        Target guarantee (per cluster).
-    max_channels
-        Maximum secure channels per node (scrambler: n + T; targets: number of scramblers).
-    max_overhead
-        Maximum relative network overhead (messages / S − 1).
-    max_consents
-        Maximum extra consents relative to S (``sources_needed / S − 1``).
-    sources
-        Real tuples to keep (S), used for channel counts at targets.
-    max_dummies
-        Largest d considered.
-
-    Examples
-    --------
-    >>> cal = calibrate_countermeasures(targets=20, epsilon=1.0, delta=1e-4, max_channels=620)
-    >>> cal.feasible, cal.certificate.epsilon <= 1.0, cal.costs.max_channels <= 620
-    (True, True, True)
-    """
-    T = check_int("targets", targets, low=1)
-    eps = check_real("epsilon", epsilon, low=0.0, low_open=True)
-    dl = check_probability("delta", delta, allow_zero=False, allow_one=False)
-    mc = None if max_channels is None else check_real("max_channels", max_channels, low=1.0)
-    mo = None if max_overhead is None else check_real("max_overhead", max_overhead, low=0.0)
-    mx = None if max_consents is None else check_real("max_consents", max_consents, low=0.0)
-    S = check_int("sources", sources, low=1)
-    dmax = check_int("max_dummies", max_dummies, low=0)
-
-    def fits(c: CountermeasureCosts) -> bool:
-        return (
-            (mc is None or c.max_channels <= mc + 1e-9)
-            and (mo is None or c.overhead <= mo + 1e-9)
-            and (mx is None or c.extra_consents_relative <= mx + 1e-9)
-        )
-
-    def key(c: CountermeasureCosts) -> tuple[float, float, float]:
-        return (round(c.overhead, 12), round(c.extra_consents_relative, 12), c.max_channels)
-
-    best: tuple[CountermeasureCosts, CountermeasureResult] | None = None
-    tail = _log_tail_for(dl)
-    checked = 0
-    reasons: list[str] = []
-    if T == 1:
-        costs = countermeasure_costs(
-            sources=S, targets=1, sigma=0.0, n=1, dummies=0, scheme="local"
-        )
-        cert = _finish(
-            0.0,
-            method="local",
-            delta=dl,
-            T=1,
-            s=0.0,
-            n=1,
-            d=0,
-            eps0=0.0,
-            note="a single target: nothing to hide",
-        )
-        return CountermeasureCalibration(True, 1, eps, dl, "local", 0.0, 1, 0, cert, costs, "", 1)
-    # Local scheme: pure ε, d <= T − 1 (Theorem 2).
-    for s in _SIGMA_GRID:
-        for d in range(T):
-            checked += 1
-            if local_randomizer_epsilon(targets=T, sigma=s, dummies=d) <= eps:
-                costs = countermeasure_costs(
-                    sources=S, targets=T, sigma=s, n=1, dummies=d, scheme="local"
-                )
-                if fits(costs) and (best is None or key(costs) < key(best[0])):
-                    cert = _finish(
-                        local_randomizer_epsilon(targets=T, sigma=s, dummies=d),
-                        method="local",
-                        delta=0.0,
-                        T=T,
-                        s=s,
-                        n=1,
-                        d=d,
-                        eps0=math.inf,
-                        note="local randomizer R_σ^d (Theorem 2), pure ε, no scrambler",
-                    )
-                    best = (costs, cert)
-                break
-    # Scrambler scheme: large n first (cheapest overhead for a given privacy), so that the
-    # first solutions found prune the rest.
-    n_grid = set(_N_GRID)
-    if mc is not None and mc - T >= 1:
-        n_grid.add(int(mc - T))  # the largest scrambler the channel budget allows
-    for n in sorted(n_grid, reverse=True):
-        if mc is not None and n + T > mc:
-            continue
-        for s in _SIGMA_GRID:
-            checked += 1
-            lo_costs = countermeasure_costs(sources=S, targets=T, sigma=s, n=n, dummies=0)
-            if not fits(lo_costs):
-                # Overhead and consents grow with d and channels do not depend on it.
-                continue
-            if best is not None and key(lo_costs) >= key(best[0]):
-                continue
-            # overhead(d) = (2 + d/n)/real − 1: cap d by max_overhead and by the best so far.
-            real = lo_costs.real_fraction
-            d_cap = float(dmax)
-            if mo is not None:
-                d_cap = min(d_cap, n * ((mo + 1.0) * real - 2.0))
-            if best is not None:
-                d_cap = min(d_cap, n * ((best[0].overhead + 1.0) * real - 2.0))
-            d_hi = math.floor(d_cap + 1e-9)
-            if d_hi < 0 or _certified_delta(T, s, n, d_hi, eps, tail) > dl:
-                continue
-            lo, hi = -1, d_hi  # invariant: hi passes, lo fails (or is −1)
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                checked += 1
-                if _certified_delta(T, s, n, mid, eps, tail) <= dl:
-                    hi = mid
-                else:
-                    lo = mid
-            costs = countermeasure_costs(sources=S, targets=T, sigma=s, n=n, dummies=hi)
-            if fits(costs) and (best is None or key(costs) < key(best[0])):
-                cert = scrambler_epsilon(
-                    targets=T, sigma=s, n=n, dummies=hi, delta=dl, method="lemma2-exact"
-                )
-                if cert.epsilon <= eps * (1 + 1e-9):
-                    best = (costs, cert)
-    if best is None:
-        floor_d = math.ceil(math.log(dl) / math.log1p(-1.0 / T))
-        reasons.append(
-            "no configuration on the grid meets the target under the constraints"
-            f" (σ=0 alone needs d >= ln δ/ln(1−1/T) = {floor_d}; smaller ε needs larger σ·n + d,"
-            " i.e. more channels, overhead or consents)"
-        )
-        return CountermeasureCalibration(
-            False, T, eps, dl, None, None, None, None, None, None, "; ".join(reasons), checked
-        )
-    costs, cert = best
-    return CountermeasureCalibration(
-        True,
-        T,
-        eps,
-        dl,
-        costs.scheme,
-        costs.sigma,
-        costs.n if costs.scheme == "scrambler" else None,
-        costs.dummies,
-        cert,
-        costs,
-        "",
-        checked,
     )

@@ -60,7 +60,7 @@ def budget_hook(
     charged: list[bool] = []
 
     def hook(prepared: Any) -> None:
-        cert = prepared.certificate
+        cert = prepared.certificate.privacy
         book.charge(
             who,
             PrivacyStatement(epsilon=cert.epsilon, delta=cert.delta, source="run"),

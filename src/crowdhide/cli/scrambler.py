@@ -1,13 +1,15 @@
 """``crowdhide scrambler ...`` and ``crowdhide local ...``: countermeasure accounting.
 
-``--sigma`` follows Sections III–IV of seed 000 (convention U): with probability σ a source
-sends to a target drawn uniformly among all T targets. Theorem 3's "lie" convention is
-converted internally (σ_L = σ(T − 1)/T).
+``--sigma`` follows Sections III–IV of Ladjel, Anciaux, Bellet, Scerri (convention U): with
+probability σ a source sends to a target drawn uniformly among all T targets. Theorem 3's
+"lie" convention is converted internally (σ_L = σ(T − 1)/T).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -24,7 +26,19 @@ from crowdhide.cli._options import (
 )
 from crowdhide.cli._output import JsonFlag, emit
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from crowdhide.accounting.statement import PrivacyStatement
+
+__all__ = ["local", "register", "scrambler"]
+
+scrambler = typer.Typer(
+    help="Scramblers A_σ^{n,d}: sampling + dummies + shuffling (Ladjel et al., Sec. IV).",
+    no_args_is_help=True,
+)
+local = typer.Typer(
+    help="Local randomizer R_σ^d: sampling + local dummies (Ladjel et al., Theorem 2).",
+    no_args_is_help=True,
+)
 
 Targets = Annotated[int, int_option("--targets", "Number of targets T.", low=1, high=MAX_N)]
 Sigma = Annotated[
@@ -43,8 +57,6 @@ Samples = Annotated[
     int, int_option("--samples", "Monte-Carlo samples per component.", low=1, high=10**6)
 ]
 Seed = Annotated[int, seed_option("Monte-Carlo seed.")]
-#: scrambler calibrate: the search time grows linearly in T (1e5 targets: about 6 s of CPU).
-_CALIBRATE_MAX_TARGETS = 10**5
 Method = Annotated[
     str,
     typer.Option(
@@ -53,201 +65,186 @@ Method = Annotated[
         "montecarlo, bennett-published (capped: exact, exact-pure, local, theorem3-published).",
     ),
 ]
+#: scrambler calibrate: the search time grows linearly in T (1e5 targets: about 6 s of CPU).
+_CALIBRATE_MAX_TARGETS = 10**5
+CalibrateTargets = Annotated[
+    int,
+    int_option(
+        "--targets",
+        "Number of targets T (the search costs about 60 µs per target and candidate).",
+        low=1,
+        high=_CALIBRATE_MAX_TARGETS,
+    ),
+]
+CalibrateDelta = Annotated[
+    float,
+    # Below 1e-100 scipy's binomial quantile of the search does not converge.
+    real_option("--delta", "Target δ.", low=1e-100, high=1.0, high_open=True),
+]
+MaxChannels = Annotated[
+    float | None,
+    real_option("--max-channels", "Max secure channels per node.", low=1.0, high=1e12),
+]
+MaxOverhead = Annotated[
+    float | None,
+    real_option(
+        "--max-overhead",
+        "Max overhead: messages of the protected route / messages of the unprotected "
+        "route (>= 1, as max_overhead in a plan file).",
+        low=1.0,
+        high=1e12,
+    ),
+]
+MaxConsents = Annotated[
+    float | None,
+    real_option("--max-consents", "Max extra consents relative to S.", low=0.0, high=1e12),
+]
+CalibrateSources = Annotated[
+    int,
+    int_option("--sources", "Real tuples to keep (S), for channel counts.", low=1, high=MAX_N),
+]
+Capped = Annotated[bool, typer.Option("--capped", help="Capped scrambler (at most n per target).")]
+CappedShort = Annotated[bool, typer.Option("--capped", help="Capped scrambler.")]
 
-_COLUMNS = ["method", "epsilon", "delta", "valid", "note"]
+_COLUMNS = ["source", "kind", "epsilon", "delta", "is_certificate", "notes"]
 
 
-def _record(result: Any) -> dict[str, Any]:
-    return dict(result.to_dict())
+def _record(statement: PrivacyStatement) -> dict[str, Any]:
+    """The statement's JSON form, with whether it is a certificate and its notes joined
+    for the table."""
+    record = statement.to_dict()
+    for key in ("epsilon", "delta"):  # a bound that does not apply has no numbers
+        if math.isnan(record[key]):
+            record[key] = None
+    record["is_certificate"] = statement.is_certificate
+    record["notes"] = "; ".join(statement.notes)
+    return record
+
+
+def _emit(
+    what: str,
+    one: Callable[..., PrivacyStatement],
+    every: Callable[..., Sequence[PrivacyStatement]],
+    method: str,
+    common: dict[str, Any],
+    *,
+    as_json: bool,
+) -> None:
+    """Run one scrambler query (``one`` evaluator, or ``every`` one) and print it."""
+    if method == "all":
+        with spinner(not as_json, f"scrambler {what}: every evaluator"):
+            rows = [_record(s) for s in every(**common)]
+        emit(rows, as_json=as_json, title=f"scrambler {what}, every evaluator", columns=_COLUMNS)
+        return
+    with spinner(not as_json, f"scrambler {what}: {method}"):
+        statement = one(method=method, **common)
+    emit(_record(statement), as_json=as_json, title=f"scrambler {what}")
+
+
+@scrambler.command("epsilon")
+def epsilon_command(
+    targets: Targets,
+    sigma: Sigma,
+    n: Sources,
+    dummies: Dummies,
+    delta: Annotated[float, delta_option(help="Target δ.")],
+    capped: Capped = False,
+    method: Method = "best",
+    samples: Samples = 5000,
+    seed: Seed = 0,
+    as_json: JsonFlag = False,
+) -> None:
+    """Smallest ε with a (ε, δ) guarantee, per evaluator."""
+    from crowdhide.accounting.scrambler import scrambler_epsilon, scrambler_epsilon_all
+
+    common = {"targets": targets, "sigma": sigma, "n": n, "dummies": dummies, "delta": delta}
+    common.update(capped=capped, samples=samples, rng=seed)
+    _emit("ε(δ)", scrambler_epsilon, scrambler_epsilon_all, method, common, as_json=as_json)
+
+
+@scrambler.command("delta")
+def delta_command(
+    targets: Targets,
+    sigma: Sigma,
+    n: Sources,
+    dummies: Dummies,
+    epsilon: Annotated[float, epsilon_option(help="ε.", zero=True)],
+    capped: CappedShort = False,
+    method: Method = "best",
+    samples: Samples = 5000,
+    seed: Seed = 0,
+    as_json: JsonFlag = False,
+) -> None:
+    """δ(ε) per evaluator (best = smallest certified δ)."""
+    from crowdhide.accounting.scrambler import scrambler_delta, scrambler_delta_all
+
+    common = {"targets": targets, "sigma": sigma, "n": n, "dummies": dummies, "epsilon": epsilon}
+    common.update(capped=capped, samples=samples, rng=seed)
+    _emit("δ(ε)", scrambler_delta, scrambler_delta_all, method, common, as_json=as_json)
+
+
+@scrambler.command("calibrate")
+def calibrate_command(
+    targets: CalibrateTargets,
+    epsilon: Annotated[float, epsilon_option(help="Target ε.")],
+    delta: CalibrateDelta,
+    max_channels: MaxChannels = None,
+    max_overhead: MaxOverhead = None,
+    max_consents: MaxConsents = None,
+    sources: CalibrateSources = 10_000,
+    allow_unmet: AllowUnmetFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Cheapest (σ, n, d) meeting (ε, δ) under the constraints, with its certificate.
+
+    Exit code 3 if nothing meets the target under the constraints (unless --allow-unmet).
+    """
+    from crowdhide.accounting.countermeasure_calibration import calibrate_countermeasures
+
+    with spinner(not as_json, "searching σ, n, d"):
+        cal = calibrate_countermeasures(
+            targets=targets,
+            epsilon=epsilon,
+            delta=delta,
+            max_channels=max_channels,
+            max_overhead=max_overhead,
+            max_consents=max_consents,
+            sources=sources,
+        )
+    record = cal.to_dict()
+    record.update(
+        max_channels_limit=max_channels,
+        max_overhead_limit=max_overhead,
+        max_consents_limit=max_consents,
+        sources=sources,
+        target_met=cal.feasible,
+    )
+    emit(record, as_json=as_json, title="countermeasure calibration")
+    finish_target(
+        cal.feasible,
+        f"no configuration meets epsilon={epsilon:g}, delta={delta:g}: {cal.reason}",
+        allow_unmet=allow_unmet,
+        as_json=as_json,
+    )
+
+
+@local.command("epsilon")
+def local_epsilon_command(
+    targets: Targets,
+    sigma: Sigma,
+    dummies: Annotated[
+        int, int_option("--dummies", "Local dummies d <= T − 1.", low=0, high=MAX_N)
+    ] = 0,
+    as_json: JsonFlag = False,
+) -> None:
+    """Pure ε of the local randomizer R_σ^d (Theorem 2)."""
+    from crowdhide.accounting.scrambler import local_randomizer_statement
+
+    statement = local_randomizer_statement(targets=targets, sigma=sigma, dummies=dummies)
+    emit(_record(statement), as_json=as_json, title="local randomizer ε")
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``scrambler`` and ``local`` areas to ``app``."""
-    scrambler = typer.Typer(
-        help="Scramblers A_σ^{n,d}: sampling + dummies + shuffling (seed 000, Sec. IV).",
-        no_args_is_help=True,
-    )
-    local = typer.Typer(
-        help="Local randomizer R_σ^d: sampling + local dummies (seed 000, Theorem 2).",
-        no_args_is_help=True,
-    )
     app.add_typer(scrambler, name="scrambler")
     app.add_typer(local, name="local")
-
-    @scrambler.command("epsilon")
-    def epsilon_cmd(
-        targets: Targets,
-        sigma: Sigma,
-        n: Sources,
-        dummies: Dummies,
-        delta: Annotated[float, delta_option(help="Target δ.")],
-        capped: Annotated[
-            bool, typer.Option("--capped", help="Capped scrambler (at most n per target).")
-        ] = False,
-        method: Method = "best",
-        samples: Samples = 5000,
-        seed: Seed = 0,
-        as_json: JsonFlag = False,
-    ) -> None:
-        """Smallest ε with a (ε, δ) guarantee, per evaluator."""
-        from crowdhide.accounting.scrambler import scrambler_epsilon, scrambler_epsilon_all
-
-        common: dict[str, Any] = {
-            "targets": targets,
-            "sigma": sigma,
-            "n": n,
-            "dummies": dummies,
-            "delta": delta,
-            "capped": capped,
-            "samples": samples,
-            "rng": seed,
-        }
-        if method == "all":
-            with spinner(not as_json, "scrambler ε(δ): every evaluator"):
-                rows = [_record(r) for r in scrambler_epsilon_all(**common)]
-            emit(rows, as_json=as_json, title="scrambler ε(δ), every evaluator", columns=_COLUMNS)
-            return
-        with spinner(not as_json, f"scrambler ε(δ): {method}"):
-            result = scrambler_epsilon(method=method, **common)
-        emit(_record(result), as_json=as_json, title="scrambler ε(δ)")
-
-    @scrambler.command("delta")
-    def delta_cmd(
-        targets: Targets,
-        sigma: Sigma,
-        n: Sources,
-        dummies: Dummies,
-        epsilon: Annotated[float, epsilon_option(help="ε.", zero=True)],
-        capped: Annotated[bool, typer.Option("--capped", help="Capped scrambler.")] = False,
-        method: Method = "best",
-        samples: Samples = 5000,
-        seed: Seed = 0,
-        as_json: JsonFlag = False,
-    ) -> None:
-        """δ(ε) per evaluator (best = smallest certified δ)."""
-        from crowdhide.accounting.scrambler import (
-            CAPPED_METHODS,
-            UNCAPPED_METHODS,
-            scrambler_delta,
-        )
-
-        common: dict[str, Any] = {
-            "targets": targets,
-            "sigma": sigma,
-            "n": n,
-            "dummies": dummies,
-            "epsilon": epsilon,
-            "capped": capped,
-            "samples": samples,
-            "rng": seed,
-        }
-        if method == "all":
-            names = CAPPED_METHODS if capped else UNCAPPED_METHODS
-            names = tuple(m for m in names if m != "theorem3-published")
-            with spinner(not as_json, "scrambler δ(ε): every evaluator"):
-                rows = [_record(scrambler_delta(method=m, **common)) for m in names]
-            emit(rows, as_json=as_json, title="scrambler δ(ε), every evaluator", columns=_COLUMNS)
-            return
-        with spinner(not as_json, f"scrambler δ(ε): {method}"):
-            record = _record(scrambler_delta(method=method, **common))
-        emit(record, as_json=as_json, title="δ(ε)")
-
-    @scrambler.command("calibrate")
-    def calibrate_cmd(
-        targets: Annotated[
-            int,
-            int_option(
-                "--targets",
-                "Number of targets T (the search costs about 60 µs per target and candidate).",
-                low=1,
-                high=_CALIBRATE_MAX_TARGETS,
-            ),
-        ],
-        epsilon: Annotated[float, epsilon_option(help="Target ε.")],
-        delta: Annotated[
-            float,
-            # Below 1e-100 scipy's binomial quantile of the search does not converge.
-            real_option("--delta", "Target δ.", low=1e-100, high=1.0, high_open=True),
-        ],
-        max_channels: Annotated[
-            float | None,
-            real_option("--max-channels", "Max secure channels per node.", low=1.0, high=1e12),
-        ] = None,
-        max_overhead: Annotated[
-            float | None,
-            real_option(
-                "--max-overhead",
-                "Max relative network overhead (messages/S − 1).",
-                low=0.0,
-                high=1e12,
-            ),
-        ] = None,
-        max_consents: Annotated[
-            float | None,
-            real_option("--max-consents", "Max extra consents relative to S.", low=0.0, high=1e12),
-        ] = None,
-        sources: Annotated[
-            int,
-            int_option(
-                "--sources", "Real tuples to keep (S), for channel counts.", low=1, high=MAX_N
-            ),
-        ] = 10_000,
-        allow_unmet: AllowUnmetFlag = False,
-        as_json: JsonFlag = False,
-    ) -> None:
-        """Cheapest (σ, n, d) meeting (ε, δ) under the constraints, with its certificate.
-
-        Exit code 3 if nothing meets the target under the constraints (unless --allow-unmet).
-        """
-        from crowdhide.accounting.scrambler import calibrate_countermeasures
-
-        with spinner(not as_json, "searching σ, n, d"):
-            cal = calibrate_countermeasures(
-                targets=targets,
-                epsilon=epsilon,
-                delta=delta,
-                max_channels=max_channels,
-                max_overhead=max_overhead,
-                max_consents=max_consents,
-                sources=sources,
-            )
-        record = cal.to_dict()
-        record.update(
-            max_channels_limit=max_channels,
-            max_overhead_limit=max_overhead,
-            max_consents_limit=max_consents,
-            sources=sources,
-            target_met=cal.feasible,
-        )
-        emit(record, as_json=as_json, title="countermeasure calibration")
-        finish_target(
-            cal.feasible,
-            f"no configuration meets epsilon={epsilon:g}, delta={delta:g}: {cal.reason}",
-            allow_unmet=allow_unmet,
-            as_json=as_json,
-        )
-
-    @local.command("epsilon")
-    def local_epsilon_cmd(
-        targets: Targets,
-        sigma: Sigma,
-        dummies: Annotated[
-            int, int_option("--dummies", "Local dummies d <= T − 1.", low=0, high=MAX_N)
-        ] = 0,
-        as_json: JsonFlag = False,
-    ) -> None:
-        """Pure ε of the local randomizer R_σ^d (Theorem 2)."""
-        from crowdhide.accounting.scrambler import local_randomizer_epsilon
-
-        eps = local_randomizer_epsilon(targets=targets, sigma=sigma, dummies=dummies)
-        record = {
-            "epsilon": eps,
-            "delta": 0.0,
-            "method": "theorem2",
-            "valid": True,
-            "targets": targets,
-            "sigma": sigma,
-            "dummies": dummies,
-            "note": "exact pure ε (largest log-ratio); messages must be sent in random order",
-        }
-        emit(record, as_json=as_json, title="local randomizer ε")

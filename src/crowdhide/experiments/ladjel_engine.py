@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from crowdhide._output import write_csv, write_json
+from crowdhide.accounting.countermeasure_costs import route_costs
 from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.plans.certify import CountermeasureAccountant, default_accountant
-from crowdhide.plans.planner import route_costs
 
 T_AGG = 20
 DELTA = 1e-4
@@ -61,7 +61,7 @@ def _point(
         "sources": sources,
         "epsilon": k * cert.epsilon,
         "delta": DELTA,
-        "method": cert.method,
+        "method": cert.source,
         "network_load": k * costs.messages / (k * baseline),
         "channels": costs.channels_per_scrambler,
         "extra_consents": sources - baseline if sources > baseline else 0,

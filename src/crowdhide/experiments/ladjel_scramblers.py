@@ -21,11 +21,12 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._output import write_csv
-from crowdhide.accounting import _scrambler_bruteforce as brute
+from crowdhide.accounting import scrambler_enumeration as brute
 from crowdhide.accounting.curves import DiscretePairCurve
 from crowdhide.accounting.scrambler import (
     capped_exact_pure_epsilon,
     local_randomizer_epsilon,
+    montecarlo_epsilon_interval,
     sampling_epsilon,
     scrambler_epsilon,
     sigma_lie_from_uniform,
@@ -508,8 +509,9 @@ def _fig7_point(sigma: float, n: int, d: int, samples: int, seed: int) -> dict[s
         own = r.epsilon if (r.epsilon < eps0 or not math.isfinite(eps0)) else math.inf
         row[m] = own
         if m == "montecarlo":
-            row["montecarlo_ci_low"] = r.ci_low
-            row["montecarlo_ci_high"] = r.ci_high
+            row["montecarlo_ci_low"], row["montecarlo_ci_high"] = montecarlo_epsilon_interval(
+                targets=T, sigma=sigma, n=n, dummies=d, delta=delta, samples=samples, rng=seed
+            )
     row["local_eps0"] = eps0
     row["theorem3_published_same_sigma"] = (
         theorem3_published_epsilon(targets=T, sigma_lie=sigma, n=n, dummies=d)
@@ -525,7 +527,7 @@ def _fig7_point(sigma: float, n: int, d: int, samples: int, seed: int) -> dict[s
     )
     best = scrambler_epsilon(targets=T, sigma=sigma, n=n, dummies=d, delta=delta)
     row["best"] = best.epsilon
-    row["best_method"] = best.method
+    row["best_method"] = best.source
     return row
 
 

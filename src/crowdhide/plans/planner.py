@@ -1,49 +1,35 @@
-"""Costs of the countermeasures and the planner choosing σ, n, d per cluster.
-
-Costs follow Sections III-C, IV-D and II-E of seed 000 (corrected forms, seed note §3.6
-and §5.7), per data route with S senders and T targets:
-
-* messages: unprotected ``S``; local flooding ``S(d+1)``; scramblers ``S + S + ⌈S/n⌉·d``
-  (source→scrambler, then the n forwarded messages and d dummies of each scrambler);
-* overhead: messages / unprotected messages;
-* channels: a scrambler opens ``n + T`` channels; a target receives from ``⌈S/n⌉``
-  scramblers (``S`` sources when unprotected);
-* utility: real tuples used ``S(1−σ+σ/T)`` in expectation (footnote 5, convention U), so
-  keeping S real contributions takes ``S/(1−σ+σ/T) − S`` extra consents (the paper's
-  ``S/(1−σ)`` ignores the σ/T term);
-* load at fixed utility: messages per unprotected message when enough extra users join to
-  keep S real contributions, ``messages / (S(1−σ+σ/T))`` — the planner's cost.
+"""The planner: countermeasures (σ, n, d) for every data route of a plan.
 
 The planner targets (ε, δ) for the whole plan: with ``k`` data-dependent clusters on the
-longest data path, each cluster gets (ε/k, δ/k) (Theorem 1 then gives at most (ε, δ)). For
-every σ on a grid it tries the local randomizer with the fewest flooding dummies (closed
-form, Theorem 2) and, for every n, the scrambler layer with the fewest dummies d whose
-certified δ at ε/k is at most δ/k; it keeps the cheapest that meets the constraints
-(least load at fixed utility, then fewest consents, then fewest channels).
+longest data path, each cluster gets (ε/k, δ/k) (composition along the path then gives at
+most (ε, δ), Theorem 1 of Ladjel, Anciaux, Bellet, Scerri). Each route is calibrated by
+the one countermeasure calibrator,
+:func:`crowdhide.accounting.countermeasure_calibration.search_countermeasures`, with the
+one cost model of :mod:`crowdhide.accounting.countermeasure_costs` (overhead = messages of
+the protected route / messages of the unprotected route) and the plan's accountant.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from crowdhide._validation import check_int, check_probability, check_real
-from crowdhide.plans.certify import (
-    CountermeasureAccountant,
-    default_accountant,
-    local_sampling_epsilon,
-)
+from crowdhide.accounting.countermeasure_calibration import search_countermeasures
+from crowdhide.accounting.countermeasure_costs import Constraints, RouteCosts
+from crowdhide.accounting.statement import PrivacyStatement
+from crowdhide.errors import InvalidParameterError
+from crowdhide.plans.certify import CountermeasureAccountant, default_accountant
 from crowdhide.plans.model import ExecutionPlan, data_clusters_per_path, protect
 
 __all__ = [
-    "Constraints",
+    "DEFAULT_DS",
+    "DEFAULT_NS",
+    "DEFAULT_SIGMAS",
     "CountermeasureChoice",
-    "RouteCosts",
     "choose_countermeasures",
     "plan_protection",
-    "route_costs",
 ]
 
 DEFAULT_SIGMAS: tuple[float, ...] = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9)
@@ -51,154 +37,45 @@ DEFAULT_NS: tuple[int, ...] = (10, 20, 50, 100, 200, 500, 1000)
 DEFAULT_DS: tuple[int, ...] = (0, 10, 20, 50, 100, 200, 500, 1000, 2000)
 
 
-@dataclass(frozen=True)
-class Constraints:
-    """Limits on a plan's cost (``None`` = no limit).
-
-    Parameters
-    ----------
-    max_channels
-        Secure channels per device and route (a scrambler opens n + T, a flooding source
-        d + 1).
-    max_overhead
-        Messages of a protected route / messages of the unprotected route (>= 1).
-    max_consents
-        Extra consents needed to keep the utility, as a fraction of S (e.g. 0.25).
-    """
-
-    max_channels: int | None = None
-    max_overhead: float | None = None
-    max_consents: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.max_channels is not None:
-            object.__setattr__(
-                self,
-                "max_channels",
-                check_int("constraints.max_channels", self.max_channels, low=2),
-            )
-        if self.max_overhead is not None:
-            object.__setattr__(
-                self,
-                "max_overhead",
-                check_real("constraints.max_overhead", self.max_overhead, low=1.0),
-            )
-        if self.max_consents is not None:
-            object.__setattr__(
-                self,
-                "max_consents",
-                check_real("constraints.max_consents", self.max_consents, low=0.0),
-            )
-
-
-@dataclass(frozen=True)
-class RouteCosts:
-    """Costs of one protected data route (see the module docstring)."""
-
-    messages: int
-    unprotected_messages: int
-    added_messages: int
-    overhead: float
-    scramblers: int
-    channels_per_scrambler: int
-    channels_per_source: int
-    channels_per_target: int
-    expected_used: float
-    extra_consents: int
-    load_at_fixed_utility: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain record."""
-        return asdict(self)
-
-
-def route_costs(
-    *,
-    sources: int,
-    targets: int,
-    sigma: float = 0.0,
-    n: int | None = None,
-    dummies: int = 0,
-    local_dummies: int = 0,
-) -> RouteCosts:
-    """Costs of a data route with S sources and T targets under the countermeasures.
-
-    Examples
-    --------
-    >>> c = route_costs(sources=10_000, targets=20, sigma=0.1, n=100, dummies=50)
-    >>> c.messages, c.scramblers, c.channels_per_scrambler, round(c.overhead, 2)
-    (25000, 100, 120, 2.5)
-    """
-    S = check_int("sources", sources, low=1)
-    T = check_int("targets", targets, low=1)
-    s = check_probability("sigma", sigma, allow_one=False)
-    d = check_int("dummies", dummies, low=0)
-    dl = check_int("local_dummies", local_dummies, low=0, high=T - 1)
-    keep = 1.0 - s + s / T
-    if n is None:
-        messages = S * (dl + 1)
-        scramblers = 0
-        per_scrambler = 0
-        per_target = S
-    else:
-        size = check_int("n", n, low=1)
-        scramblers = -(-S // size)
-        messages = 2 * S + scramblers * d
-        per_scrambler = min(size, S) + T
-        per_target = scramblers
-    return RouteCosts(
-        messages=messages,
-        unprotected_messages=S,
-        added_messages=messages - S,
-        overhead=messages / S,
-        scramblers=scramblers,
-        channels_per_scrambler=per_scrambler,
-        channels_per_source=dl + 1 if n is None else 1,
-        channels_per_target=per_target,
-        expected_used=S * keep,
-        extra_consents=math.ceil(S / keep - 1e-9) - S,
-        load_at_fixed_utility=messages / keep / S,
-    )
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CountermeasureChoice:
-    """The planner's choice for routes with S sources and T targets."""
+    """The countermeasures chosen for routes with S sources and T targets.
+
+    Attributes
+    ----------
+    sigma, local_dummies, n, d
+        Sampling rate, flooding dummies per source, sources per scrambler (``None``: no
+        scramblers) and dummies per scrambler.
+    privacy
+        The cluster's statement (ε_i, δ_i) for this choice.
+    costs
+        Costs of the route.
+    candidates
+        Configurations evaluated by the search.
+    """
 
     sigma: float
     local_dummies: int
     n: int | None
     d: int
-    epsilon_cluster: float
-    delta_cluster: float
-    method: str
+    privacy: PrivacyStatement
     costs: RouteCosts
-    candidates: int
+    candidates: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain record."""
-        record = asdict(self)
-        record["costs"] = self.costs.to_dict()
-        return record
-
-
-def _fits(costs: RouteCosts, constraints: Constraints, sources: int) -> bool:
-    if constraints.max_overhead is not None and costs.overhead > constraints.max_overhead + 1e-12:
-        return False
-    if (
-        constraints.max_consents is not None
-        and costs.extra_consents > constraints.max_consents * sources + 1e-9
-    ):
-        return False
-    return not (
-        constraints.max_channels is not None
-        and max(costs.channels_per_scrambler, costs.channels_per_source) > constraints.max_channels
-    )
-
-
-def _rank(choice: CountermeasureChoice) -> tuple[float, float, float]:
-    c = choice.costs
-    return (round(c.load_at_fixed_utility, 9), c.extra_consents, c.channels_per_scrambler)
+        """Plain record (the cluster's ε, δ and source as ``epsilon_cluster``,
+        ``delta_cluster`` and ``method``)."""
+        return {
+            "sigma": self.sigma,
+            "local_dummies": self.local_dummies,
+            "n": self.n,
+            "d": self.d,
+            "epsilon_cluster": self.privacy.epsilon,
+            "delta_cluster": self.privacy.delta,
+            "method": self.privacy.source,
+            "costs": self.costs.to_dict(),
+            "candidates": self.candidates,
+        }
 
 
 def choose_countermeasures(
@@ -228,12 +105,17 @@ def choose_countermeasures(
     sigmas, ns, ds
         Search grids for σ, n and d.
 
+    Raises
+    ------
+    InvalidParameterError
+        When nothing on the grids reaches the target within the constraints.
+
     Examples
     --------
     >>> from crowdhide.plans.certify import LocalBoundAccountant
     >>> c = choose_countermeasures(sources=1000, targets=20, epsilon=2.0, delta=1e-4,
     ...                            accountant=LocalBoundAccountant())
-    >>> (c.sigma, c.local_dummies, c.n, round(c.epsilon_cluster, 3))
+    >>> (c.sigma, c.local_dummies, c.n, round(c.privacy.epsilon, 3))
     (0.7, 1, None, 1.665)
     """
     S = check_int("sources", sources, low=1)
@@ -242,97 +124,43 @@ def choose_countermeasures(
     dlt = check_probability("privacy.delta", delta)
     limits = constraints or Constraints()
     acct = accountant if accountant is not None else default_accountant()
-    options: list[CountermeasureChoice] = []
-    checked = 0
-    if T == 1:
-        return CountermeasureChoice(
-            0.0, 0, None, 0, 0.0, 0.0, "data-independent", route_costs(sources=S, targets=T), 0
-        )
-    grid: list[tuple[float, int, list[int]]] = []
-    for sigma in sigmas:
-        s = check_probability("sigma", sigma, allow_one=False)
-        # Local randomizer: the fewest flooding dummies reaching eps (Theorem 2).
-        for dl in range(T):
-            checked += 1
-            e = local_sampling_epsilon(targets=T, sigma=s, dummies=dl)
-            if e <= eps:
-                costs = route_costs(sources=S, targets=T, sigma=s, local_dummies=dl)
-                if _fits(costs, limits, S):
-                    options.append(
-                        CountermeasureChoice(s, dl, None, 0, e, 0.0, "theorem2", costs, 0)
-                    )
-                break
-        for n in ns:
-            if n > S or (limits.max_channels is not None and n + T > limits.max_channels):
-                continue
-            feasible = [
-                d
-                for d in sorted(ds)
-                if _fits(route_costs(sources=S, targets=T, sigma=s, n=n, dummies=d), limits, S)
-            ]
-            if feasible and not (s == 0.0 and feasible[-1] == 0):
-                grid.append((s, n, feasible))
 
-    def cost(s: float, n: int, d: int) -> float:
-        return route_costs(sources=S, targets=T, sigma=s, n=n, dummies=d).load_at_fixed_utility
+    def delta_at(sigma: float, n: int, d: int) -> float:
+        return acct.scrambled_delta(targets=T, sigma=sigma, n=n, dummies=d, epsilon=eps)
 
-    # Branch and bound: visit (σ, n) by their cheapest cost; the cost grows with d, so only
-    # the d that would beat the best option so far are worth certifying.
-    grid.sort(key=lambda item: cost(item[0], item[1], item[2][0]))
-    for s, n, feasible in grid:
-        bound = min((_rank(o)[0] for o in options), default=math.inf)
-        cheaper = [d for d in feasible if cost(s, n, d) < bound]
-        if not cheaper:
-            continue
-        checked += 1
-        if acct.scrambled_delta(targets=T, sigma=s, n=n, dummies=cheaper[-1], epsilon=eps) > dlt:
-            continue
-        lo, hi = 0, len(cheaper) - 1  # δ is non-increasing in d: bisect the grid
-        while lo < hi:
-            mid = (lo + hi) // 2
-            checked += 1
-            if (
-                acct.scrambled_delta(targets=T, sigma=s, n=n, dummies=cheaper[mid], epsilon=eps)
-                <= dlt
-            ):
-                hi = mid
-            else:
-                lo = mid + 1
-        d = cheaper[lo]
-        costs = route_costs(sources=S, targets=T, sigma=s, n=n, dummies=d)
-        options.append(CountermeasureChoice(s, 0, n, d, eps, dlt, "scrambler", costs, 0))
-    if not options:
-        raise ValueError(
-            f"no countermeasure reaches (epsilon={eps:g}, delta={dlt:g}) per cluster for "
-            f"S={S}, T={T} within the constraints {asdict(limits)} and the search grids; "
-            "relax privacy.epsilon or the constraints"
-        )
-    best = min(options, key=_rank)
-    if best.n is not None:
-        cert = acct.scrambled(
-            targets=T, sigma=best.sigma, n=best.n, dummies=best.d, delta=dlt, capped=False
-        )
-        best = CountermeasureChoice(
-            best.sigma,
-            0,
-            best.n,
-            best.d,
-            min(cert.epsilon, eps),
-            cert.delta,
-            cert.method,
-            best.costs,
-            0,
-        )
+    def certify(sigma: float, n: int, d: int) -> PrivacyStatement:
+        return acct.scrambled(targets=T, sigma=sigma, n=n, dummies=d, delta=dlt, capped=False)
+
+    found = search_countermeasures(
+        sources=S,
+        targets=T,
+        epsilon=eps,
+        delta=dlt,
+        delta_at=delta_at,
+        certify=certify,
+        constraints=limits,
+        sigmas=sigmas,
+        ns=ns,
+        dummies=sorted(ds),
+    )
+    if found.costs is None or found.sigma is None:
+        raise _unreachable(eps, dlt, S, T, limits)
     return CountermeasureChoice(
-        best.sigma,
-        best.local_dummies,
-        best.n,
-        best.d,
-        best.epsilon_cluster,
-        best.delta_cluster,
-        best.method,
-        best.costs,
-        checked,
+        sigma=found.sigma,
+        local_dummies=found.local_dummies,
+        n=found.n,
+        d=found.dummies,
+        privacy=found.privacy,
+        costs=found.costs,
+        candidates=found.candidates_checked,
+    )
+
+
+def _unreachable(eps: float, dlt: float, S: int, T: int, limits: Constraints) -> ValueError:
+    return InvalidParameterError(
+        f"no countermeasure reaches (epsilon={eps:g}, delta={dlt:g}) per cluster for "
+        f"S={S}, T={T} within the constraints {limits.to_dict()} and the search grids; "
+        "relax privacy.epsilon or the constraints"
     )
 
 

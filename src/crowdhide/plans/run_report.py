@@ -9,7 +9,6 @@ the JSON document written to ``report.json`` and printed by ``--json``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +19,7 @@ from crowdhide.accounting import PrivacyStatement
 
 if TYPE_CHECKING:
     from crowdhide.engine import Execution
-    from crowdhide.plans.certify import PlanCertificate
+    from crowdhide.plans.certify import PlanPrivacy
     from crowdhide.plans.planner import CountermeasureChoice
     from crowdhide.plans.query import Answer
 
@@ -38,25 +37,9 @@ __all__ = [
 ]
 
 
-def _statement(
-    epsilon: float, delta: float, source: str, notes: tuple[str, ...]
-) -> PrivacyStatement:
-    """A certified (ε, δ); an undefined (NaN) one has conditions that do not hold."""
-    return PrivacyStatement(
-        epsilon=epsilon,
-        delta=delta,
-        kind="upper",
-        source=source,
-        conditions_met=not (math.isnan(epsilon) or math.isnan(delta)),
-        notes=notes,
-    )
-
-
-def plan_privacy(certificate: PlanCertificate) -> PrivacyStatement:
+def plan_privacy(certificate: PlanPrivacy) -> PrivacyStatement:
     """The end-to-end statement of a plan certificate (Theorem 1: the worst data path)."""
-    return _statement(
-        certificate.epsilon, certificate.delta, certificate.accountant, certificate.notes
-    )
+    return certificate.privacy
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,19 +95,19 @@ class HopReport:
         }
 
 
-def plan_paths(certificate: PlanCertificate) -> tuple[PathReport, ...]:
+def plan_paths(certificate: PlanPrivacy) -> tuple[PathReport, ...]:
     """Theorem 1 per data path of a plan certificate."""
     return tuple(
         PathReport(
             origin=p.origin,
             clusters=tuple(p.clusters),
-            privacy=_statement(p.epsilon, p.delta, certificate.accountant, ()),
+            privacy=p.privacy,
         )
         for p in certificate.paths
     )
 
 
-def plan_hops(certificate: PlanCertificate) -> tuple[HopReport, ...]:
+def plan_hops(certificate: PlanPrivacy) -> tuple[HopReport, ...]:
     """(ε, δ) per cluster of a plan certificate."""
     return tuple(
         HopReport(
@@ -132,7 +115,7 @@ def plan_hops(certificate: PlanCertificate) -> tuple[HopReport, ...]:
             route=c.route,
             targets=c.targets,
             parallel_clusters=c.count,
-            privacy=_statement(c.epsilon, c.delta, c.method, (c.note,) if c.note else ()),
+            privacy=c.privacy,
         )
         for c in certificate.clusters
     )
@@ -158,7 +141,7 @@ class PlanReport:
     route_names: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_certificate(cls, certificate: PlanCertificate, **fields: Any) -> PlanReport:
+    def from_certificate(cls, certificate: PlanPrivacy, **fields: Any) -> PlanReport:
         """The report of ``certificate`` (paths and hops read from it) and ``fields``."""
         return cls(paths=plan_paths(certificate), hops=plan_hops(certificate), **fields)
 

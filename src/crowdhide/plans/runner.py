@@ -21,16 +21,17 @@ import numpy as np
 from crowdhide._output import write_csv
 from crowdhide._validation import check_int
 from crowdhide.accounting import PrivacyStatement
+from crowdhide.accounting.countermeasure_costs import route_costs
 from crowdhide.engine import Execution, Transcript, execute
 from crowdhide.errors import UnmetTargetError
 from crowdhide.plans.certify import (
     CountermeasureAccountant,
-    PlanCertificate,
+    PlanPrivacy,
     certify,
     default_accountant,
 )
 from crowdhide.plans.model import ExecutionPlan, data_clusters_per_path, protect
-from crowdhide.plans.planner import CountermeasureChoice, plan_protection, route_costs
+from crowdhide.plans.planner import CountermeasureChoice, plan_protection
 from crowdhide.plans.query import Query, load_query
 from crowdhide.plans.run_report import (
     ExecutionRecord,
@@ -66,7 +67,7 @@ class Prepared:
     query: Query
     plan: ExecutionPlan
     choices: dict[str, CountermeasureChoice]
-    certificate: PlanCertificate
+    certificate: PlanPrivacy
 
     @property
     def privacy(self) -> PrivacyStatement:
@@ -164,18 +165,14 @@ def _fixed_choice(fixed: FixedCountermeasures) -> CountermeasureChoice:
         local_dummies=fixed.local_dummies,
         n=fixed.n,
         d=fixed.d,
-        epsilon_cluster=math.nan,
-        delta_cluster=math.nan,
-        method="fixed",
+        privacy=PrivacyStatement.not_applicable(source="fixed", reason="not certified yet"),
         costs=route_costs(sources=1, targets=1),
-        candidates=0,
     )
 
 
 def _certified(choice: CountermeasureChoice, hop: HopReport) -> CountermeasureChoice:
     """``choice`` with its route's certified (ε_i, δ_i) and method."""
-    p = hop.privacy
-    return replace(choice, epsilon_cluster=p.epsilon, delta_cluster=p.delta, method=p.source)
+    return replace(choice, privacy=hop.privacy)
 
 
 def _protect(

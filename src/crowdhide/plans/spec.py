@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from crowdhide._validation import check_bool, check_int, check_probability, check_real
+from crowdhide.accounting.countermeasure_costs import Constraints
 from crowdhide.errors import DataError
-from crowdhide.plans.planner import Constraints
 
 __all__ = [
     "BACKENDS",
@@ -210,7 +210,10 @@ def parse_spec(raw: Mapping[str, Any], *, base: Path | None = None) -> RunSpec:
         epsilon=eps,
         delta=delta,
         constraints=Constraints(
-            max_channels=limits.get("max_channels"),
+            # Plan files require >= 2 (the smallest scrambler opens n + T >= 2 channels).
+            max_channels=None
+            if limits.get("max_channels") is None
+            else check_int("constraints.max_channels", limits["max_channels"], low=2),
             max_overhead=limits.get("max_overhead"),
             max_consents=limits.get("max_consents"),
         ),

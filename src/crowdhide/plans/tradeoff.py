@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crowdhide.plans.certify import CountermeasureAccountant, local_sampling_epsilon
-from crowdhide.plans.planner import CountermeasureChoice, route_costs
+from crowdhide.accounting.countermeasure_costs import route_costs
+from crowdhide.accounting.scrambler import local_randomizer_epsilon
+from crowdhide.plans.certify import CountermeasureAccountant
+from crowdhide.plans.planner import CountermeasureChoice
 
 __all__ = ["Tradeoff", "plot_tradeoff", "run_tradeoff", "tradeoff_curve"]
 
@@ -59,7 +61,7 @@ def tradeoff_curve(
                     "epsilon_cluster": cert.epsilon,
                     "epsilon": k * cert.epsilon,
                     "delta": k * cert.delta,
-                    "method": cert.method,
+                    "method": cert.source,
                     "overhead": costs.overhead,
                     "added_messages": costs.added_messages,
                     "channels_per_scrambler": costs.channels_per_scrambler,
@@ -76,7 +78,7 @@ def _local_curve(
     rows = []
     for dl in range(targets):
         eps = (
-            local_sampling_epsilon(targets=targets, sigma=sigma, dummies=dl)
+            local_randomizer_epsilon(targets=targets, sigma=sigma, dummies=dl)
             if sigma > 0
             else math.inf
         )

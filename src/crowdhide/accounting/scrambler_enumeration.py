@@ -1,4 +1,4 @@
-"""Brute-force output distributions of the scrambler (internal; small T, n, d only).
+"""Exhaustive enumeration of the scrambler's output laws (small T, n, d only).
 
 These are the *independent* oracles the scrambler accountant is tested against: the law of
 the count vector observed by the adversary is computed by adding one message at a time to a
@@ -6,8 +6,9 @@ dense array indexed by count vectors (shape ``(n + d + 1,) * T``), without any o
 used by the fast evaluators. They are also used by :mod:`crowdhide.accounting.scrambler` as
 the ``exact`` evaluator of the *capped* scrambler, where no closed form is known.
 
-Conventions (seed 000, Sections III–IV): a real message to target ``t`` goes to ``t`` with
-probability ``1 − σ`` and to a uniform target among all ``T`` otherwise (convention U);
+Conventions (Ladjel, Anciaux, Bellet, Scerri, Sections III–IV): a real message to target
+``t`` goes to ``t`` with probability ``1 − σ`` and to a uniform target among all ``T``
+otherwise (convention U);
 uncapped dummies are uniform over the ``T`` targets with replacement; capped dummies are
 uniform over the targets that hold fewer than ``n`` messages at that moment (Algorithm 1 with
 ``B = True``).

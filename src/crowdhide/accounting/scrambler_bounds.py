@@ -1,8 +1,8 @@
-"""δ(ε) evaluators of the uncapped scrambler A_σ^{n,d} (internal).
+"""δ(ε) evaluators of the uncapped scrambler A_σ^{n,d}.
 
-All formulas follow seed 000 (Ladjel et al.), Section IV and Appendix E, in convention U
-(with probability σ a source picks a target uniformly among all T targets), corrected as in
-the technical note ``notes/seeds/000.md`` §4.5–4.12:
+All formulas follow Ladjel, Anciaux, Bellet, Scerri, Section IV and Appendix E, in
+convention U (with probability σ a source picks a target uniformly among all T targets),
+corrected where the printed forms are wrong:
 
 * Lemma 2 (first form, valid for σ = 0 too)::
 
@@ -11,7 +11,7 @@ the technical note ``notes/seeds/000.md`` §4.5–4.12:
   with ``L = σ(1 − e^ε) + (1 − σ) T (1[W = t] − e^ε 1[W = t'])``, ``W`` uniform (Eq. 2).
 * ``E[Σ_{i=1}^N L_i]_+`` exactly: ``Σ L_i = Nσ(1−e^ε) + (1−σ)T(A − e^ε B)`` with
   ``A ~ Bin(N, 1/T)`` and ``B | A ~ Bin(N − A, 1/(T−1))``; conditioning on A gives
-  ``E[(α_A − βB)_+ | A] = α_A F_{M,p}(k*) − β M p F_{M−1,p}(k* − 1)`` (note §4.5).
+  ``E[(α_A − βB)_+ | A] = α_A F_{M,p}(k*) − β M p F_{M−1,p}(k* − 1)``.
 * Hoeffding (Theorem 4 with the sign fixed, a = e^ε − 1) and Bennett (Lemma 3 re-derived;
   the printed form has a spurious factor 1/(aN) and is *not* a valid bound).
 
@@ -214,7 +214,8 @@ def _bennett_core(
         - (N[None, :] * (c / b_plus**2)[:, None]) * _phi(u)[:, None]
     )
     if published:
-        # The printed Lemma 3 carries an extra 1/(a N): NOT a valid bound (note §4.6).
+        # The printed Lemma 3 carries an extra 1/(a N): NOT a valid bound (brute force
+        # finds counterexamples).
         log_e = log_e - np.log(a)[:, None] - np.log(N)[None, :]
     return _mix_concentration(weights, dummies, log_e, b_plus)
 
@@ -400,7 +401,7 @@ class Lemma2Exact:
 
 
 def expected_positive_sum(*, count: int, targets: int, sigma: float, epsilon: float) -> float:
-    """``E[Σ_{i=1}^{count} L_i]_+`` exactly (note §4.5), for tests and documentation.
+    """``E[Σ_{i=1}^{count} L_i]_+`` exactly (conditioning on A), for tests and documentation.
 
     Examples
     --------
@@ -547,22 +548,7 @@ class ThirdTargetPair:
         # Survival tables of Bin(k, ½) for the k values in use (scipy beyond 3000).
         k_max = int(self._k.max()) if self._k.size else 0
         self._k_max = k_max
-        self._sf: FloatArray | None = None
-        if k_max > 3000:
-            return
-        kk = np.arange(k_max + 1)
-        with np.errstate(invalid="ignore"):
-            log_pmf = (
-                gammaln(kk + 1.0)[:, None]
-                - gammaln(kk + 1.0)[None, :]
-                - gammaln(np.maximum(kk[:, None] - kk[None, :], 0) + 1.0)
-                - kk[:, None] * math.log(2.0)
-            )
-        log_pmf = np.where(kk[None, :] <= kk[:, None], log_pmf, -np.inf)
-        pmf = np.exp(log_pmf)
-        # sf[k, j] = P(Bin(k, ½) > j) for j = −1..k_max (column 0 is j = −1).
-        tail = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]
-        self._sf = np.concatenate([tail, np.zeros((k_max + 1, 1))], axis=1)
+        self._sf = _half_binomial_survival(k_max) if k_max <= 3000 else None
 
     def _sf_lookup(self, k: IntArray, j: IntArray) -> FloatArray:
         if self._sf is None:
@@ -587,6 +573,21 @@ class ThirdTargetPair:
         value = np.maximum(first + second, 0.0)
         with np.errstate(divide="ignore"):
             return max(0.0, min(1.0, _sum_exp(self._log_coef + np.log(value))))
+
+
+def _half_binomial_survival(k_max: int) -> FloatArray:
+    """``sf[k, j + 1] = P(Bin(k, ½) > j)`` for k = 0..k_max and j = −1..k_max."""
+    kk = np.arange(k_max + 1)
+    with np.errstate(invalid="ignore"):
+        log_pmf = (
+            gammaln(kk + 1.0)[:, None]
+            - gammaln(kk + 1.0)[None, :]
+            - gammaln(np.maximum(kk[:, None] - kk[None, :], 0) + 1.0)
+            - kk[:, None] * math.log(2.0)
+        )
+    log_pmf = np.where(kk[None, :] <= kk[:, None], log_pmf, -np.inf)
+    tail = np.cumsum(np.exp(log_pmf)[:, ::-1], axis=1)[:, ::-1]
+    return np.concatenate([tail, np.zeros((k_max + 1, 1))], axis=1)
 
 
 def _row_logsumexp(a: FloatArray) -> FloatArray:
