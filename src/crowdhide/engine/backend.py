@@ -22,6 +22,7 @@ exchange no messages with each other) at once; the driver uses it when present.
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import tempfile
@@ -36,7 +37,7 @@ import numpy.typing as npt
 from crowdhide._validation import check_int
 from crowdhide.engine.messages import Block, MessageBatch
 from crowdhide.engine.plan import BlockRows, ExecutionPlan, State, block_rows
-from crowdhide.engine.program import BlockResult, split, step
+from crowdhide.engine.program import BlockResult, Parcel, split, step
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -127,7 +128,7 @@ class BlockReport:
         tuple[int, int, npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]], ...
     ] = field(repr=False)
     stats: Mapping[str, Mapping[str, int]]
-    used: Mapping[str, npt.NDArray[np.integer[Any]]] = field(repr=False)
+    used: Mapping[str, npt.NDArray[Any]] = field(repr=False)
     state: State | None = field(default=None, repr=False)
 
 
@@ -191,7 +192,7 @@ class LocalBackend:
 
     def __init__(self, *, memory_budget: int = 1 << 29) -> None:
         self._job: Job | None = None
-        self._mail: dict[tuple[str, int], list[MessageBatch | int]] = defaultdict(list)
+        self._mail: dict[tuple[str, int], list[MessageBatch | Parcel]] = defaultdict(list)
         self._offsets: dict[str, int] = {}
         #: Bytes of undelivered batches kept in memory; beyond, parts wait on disk.
         self.memory_budget = check_int("memory_budget", memory_budget, low=0)
@@ -213,7 +214,9 @@ class LocalBackend:
         reports = []
         for shard in range(job.shards):
             for block in (b for b in blocks if job.shard_of(b.index, group) == shard):
-                inbox = [self._load(group, p) for p in self._mail.pop((group, block.index), [])]
+                inbox = self._mail.pop((group, block.index), [])
+                self._held -= sum(_nbytes(p) for p in inbox if isinstance(p, MessageBatch))
+                # spilled parts stay parcels: a folding block reads them one at a time
                 result = step(job.plan, block, inbox, seed=job.seed)
                 del inbox
                 deliver(job, result.batches, self._post)
@@ -236,14 +239,12 @@ class LocalBackend:
             self._spill[receiver] = handle
         offset = handle.seek(0, os.SEEK_END)
         pickle.dump(part, handle, protocol=5)  # read back once, by this backend only
-        self._mail[(receiver, block)].append(offset)
+        load = functools.partial(self._read, receiver, offset)
+        self._mail[(receiver, block)].append(Parcel(part.route, part.sender, part.block, load))
 
-    def _load(self, group: str, part: MessageBatch | int) -> MessageBatch:
-        if isinstance(part, MessageBatch):
-            self._held -= _nbytes(part)
-            return part
+    def _read(self, group: str, offset: int) -> MessageBatch:
         handle = self._spill[group]
-        handle.seek(part)
+        handle.seek(offset)
         batch: MessageBatch = pickle.load(handle)  # written by _post of this backend
         return batch
 

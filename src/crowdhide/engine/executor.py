@@ -234,7 +234,10 @@ class _Collector:
                 if route in self.data_routes:
                     size = plan.group(self.data_routes[route].sender).size
                     mask = self.used.setdefault(route, np.zeros(size, dtype=bool))
-                    mask[origins] = True
+                    if origins.dtype == np.bool_:
+                        mask |= origins  # a folding block's mask over the sender group
+                    else:
+                        mask[origins] = True
             self.traffic.add(report.traffic)
         kept = [r.state for r in reports if r.state is not None]
         if kept:

@@ -20,7 +20,9 @@ Group programs (seed 000 and the shuffle model):
 * **scrambler**: collects its inbox (it cannot tell dummies), adds ``d`` dummies (uniform
   or capped, Algorithm 1), shuffles, forwards;
 * **compute / result**: ``process(inbox, rng) -> state`` on the real messages only
-  (dummies are recognised inside the decrypted payload and dropped by the receiver).
+  (dummies are recognised inside the decrypted payload and dropped by the receiver); a
+  compute group with ``combine`` (a mergeable aggregate) folds one inbox part at a time,
+  so a block receiving the whole population never holds it (see :func:`step`).
 
 Row ownership of a state (which node sends which rows on ``fixed``/``broadcast``/``fanout``
 routes): a :data:`~crowdhide.engine.messages.NODE` column if present; else one row per node
@@ -30,7 +32,7 @@ when every column has the block's length; else all rows belong to a single-node 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,9 +50,26 @@ from crowdhide.engine.messages import (
 )
 from crowdhide.engine.plan import ExecutionPlan, NodeGroup, Route, State, block_rows
 
-__all__ = ["BlockResult", "block_rng", "inbox_of", "split", "step"]
+__all__ = ["BlockResult", "Parcel", "block_rng", "inbox_of", "split", "step"]
 
 IntArray = npt.NDArray[np.integer[Any]]
+
+#: Partial states a folding block holds before merging them (bounds its memory).
+FOLD_WIDTH = 64
+
+
+@dataclass(frozen=True)
+class Parcel:
+    """An inbox part that is not in memory yet: its canonical key and how to load it.
+
+    Backends hand parcels to :func:`step` so that a folding block (a compute group with
+    ``combine``) loads one part at a time; other blocks load them all first.
+    """
+
+    route: str
+    sender: str
+    block: int
+    load: Callable[[], MessageBatch] = field(repr=False)
 
 
 def block_rng(seed: int, round: int, group: str, block: int) -> np.random.Generator:
@@ -73,20 +92,21 @@ class BlockResult:
 
     ``stats`` maps a route to ``{"messages", "dummies", "senders"}`` (sent here) and
     ``real_delivered`` (received here); ``used`` maps a data route to the origin nodes of the
-    real messages this block received.
+    real messages this block received (or, for a folding block, a boolean mask over the
+    sender group).
     """
 
     block: Block
     state: State = field(repr=False)
     batches: tuple[MessageBatch, ...] = field(repr=False)
     stats: Mapping[str, Mapping[str, int]]
-    used: Mapping[str, IntArray] = field(repr=False)
+    used: Mapping[str, npt.NDArray[Any]] = field(repr=False)
 
 
 def inbox_of(
-    plan: ExecutionPlan, group: str, batches: Sequence[MessageBatch]
-) -> list[MessageBatch]:
-    """Batches in canonical order: by route (plan order), then sender block."""
+    plan: ExecutionPlan, group: str, batches: Sequence[MessageBatch | Parcel]
+) -> list[MessageBatch | Parcel]:
+    """Batches (or parcels) in canonical order: by route (plan order), then sender block."""
     rank = {r.name: i for i, r in enumerate(plan.routes)}
     return sorted(batches, key=lambda b: (rank[b.route], b.sender != group, b.block))
 
@@ -109,7 +129,7 @@ def split(
 def step(
     plan: ExecutionPlan,
     block: Block,
-    batches: Sequence[MessageBatch],
+    batches: Sequence[MessageBatch | Parcel],
     *,
     seed: int,
     data: Mapping[str, npt.NDArray[Any]] | None = None,
@@ -123,8 +143,10 @@ def step(
     block
         The nodes to run.
     batches
-        Every batch (or part) addressed to the block's nodes, in any order. A list is
-        consumed (emptied) so that the raw parts can be freed once merged.
+        Every batch (or part, or :class:`Parcel`) addressed to the block's nodes, in any
+        order. A list is consumed (emptied) so that the raw parts can be freed once merged.
+        A compute group with ``combine`` runs ``process`` on one part at a time (canonical
+        order) and merges the partial states every :data:`FOLD_WIDTH` parts.
     seed
         The run's seed (counter-based randomness).
     data
@@ -146,11 +168,16 @@ def step(
             and r.protection.scrambler is not None
             and r.protection.scrambler.group == group.name
         )
-        out = _scramble(route, plan, block, ordered, level, rng)
+        out = _scramble(route, plan, block, _loaded(ordered), level, rng)
         stats[route.name] = {"messages": len(out), "dummies": block.size * _layer(route).dummies}
         return BlockResult(block, {}, (out,), stats, {})
-    inbox, used = _receive(plan, group, block, ordered, data, stats)
-    state = _run(group, inbox, rng)
+    used: Mapping[str, npt.NDArray[Any]]
+    if group.combine is not None and ordered:
+        state, used = _fold(plan, group, block, ordered, rng, stats)
+    else:
+        inbox, used = _receive(plan, group, block, _loaded(ordered), data, stats)
+        state = _run(group, inbox, rng)
+        del inbox
     emitted: list[MessageBatch] = []
     base = 0
     for route in plan.routes_from(group.name):
@@ -162,6 +189,46 @@ def step(
         record["dummies"] = record.get("dummies", 0) + dummies
         record["senders"] = block.size
     return BlockResult(block, state, tuple(emitted), stats, used)
+
+
+def _loaded(parts: list[MessageBatch | Parcel]) -> list[MessageBatch]:
+    """Every part in memory (the list is emptied as parts are loaded)."""
+    out = [p.load() if isinstance(p, Parcel) else p for p in parts]
+    parts.clear()
+    return out
+
+
+def _fold(
+    plan: ExecutionPlan,
+    group: NodeGroup,
+    block: Block,
+    parts: list[MessageBatch | Parcel],
+    rng: np.random.Generator,
+    stats: dict[str, dict[str, int]],
+) -> tuple[State, dict[str, npt.NDArray[np.bool_]]]:
+    """``process`` on one part at a time (canonical order), partial states merged with
+    ``combine``: memory follows one part plus :data:`FOLD_WIDTH` partial states. ``used``
+    is returned as a mask over the sender group (smaller than the origins of a whole
+    population's messages)."""
+    assert group.combine is not None
+    assert group.process is not None
+    partials: list[State] = []
+    used: dict[str, npt.NDArray[np.bool_]] = {}
+    parts.reverse()  # pop() from the end walks the canonical order
+    while parts:
+        item = parts.pop()
+        batch = item.load() if isinstance(item, Parcel) else item
+        inbox, origins = _receive(plan, group, block, [batch], None, stats)
+        del batch
+        for route, rows in origins.items():
+            if route not in used:
+                used[route] = np.zeros(plan.group(plan.route(route).sender).size, dtype=bool)
+            used[route][rows] = True
+        partials.append(_checked(group, group.process(inbox, rng)))
+        del inbox, origins
+        if len(partials) >= FOLD_WIDTH:
+            partials = [_checked(group, group.combine(partials))]
+    return _checked(group, group.combine(partials)), used
 
 
 def _layer(route: Route) -> Any:
@@ -190,7 +257,8 @@ def _receive(
     for route in list(by_route):
         delivery = merge_deliveries(route, by_route.pop(route))
         deliveries.append(delivery)
-        stats.setdefault(route, {})["real_delivered"] = len(delivery)
+        record = stats.setdefault(route, {})
+        record["real_delivered"] = record.get("real_delivered", 0) + len(delivery)
         if ORIGIN in delivery.columns:
             used[route] = delivery.origin
     columns: Mapping[str, npt.NDArray[Any]] = {}

@@ -18,6 +18,7 @@ on the others). :meth:`RayBackend.close` kills the actors and shuts down what it
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import defaultdict
 from typing import Any
@@ -26,7 +27,7 @@ import ray
 
 from crowdhide.engine.backend import BlockReport, Job, deliver, report_of
 from crowdhide.engine.messages import MessageBatch
-from crowdhide.engine.program import step
+from crowdhide.engine.program import Parcel, step
 
 __all__ = ["RayBackend", "start_ray"]
 
@@ -42,7 +43,8 @@ class _Shard:
         self.index = index
         self.offsets = job.plan.node_offsets()
         self.peers: list[Any] = []
-        self.mail: dict[tuple[str, int], list[Any]] = defaultdict(list)  # ObjectRefs
+        #: (group, block) -> parts (route, sender, sender block, ObjectRef) waiting to run
+        self.mail: dict[tuple[str, int], list[tuple[str, str, int, Any]]] = defaultdict(list)
 
     def peak_rss_mb(self) -> float:
         import resource
@@ -53,37 +55,46 @@ class _Shard:
         self.peers = peers
         return len(peers)
 
-    def deliver(self, group: str, block: int, refs: list[Any]) -> int:
-        # ``refs`` stays a list of ObjectRefs (nested refs are not resolved on arrival):
-        # the data moves when the block runs.
-        self.mail[(group, block)].extend(refs)
-        return len(refs)
+    def deliver(self, parts: list[tuple[str, int, str, str, int, Any]]) -> int:
+        """Take parts ``(group, block, route, sender, sender block, ref)`` of this shard."""
+        # A list of ObjectRefs is not resolved on arrival: the data moves when the block runs.
+        for group, block, route, sender, origin, ref in parts:
+            self.mail[(group, block)].append((route, sender, origin, ref))
+        return len(parts)
 
     def run_group(self, group: str) -> tuple[list[BlockReport], list[Any]]:
         job = self.job
-        acks: list[Any] = []
+        outgoing: dict[int, list[tuple[str, int, str, str, int, Any]]] = defaultdict(list)
         reports: list[BlockReport] = []
 
         def post(receiver: str, block: int, part: MessageBatch) -> None:
             # Even parts for this shard's own blocks wait in the object store (which spills
             # to disk when full), so an actor's heap follows its block, not its inbox.
-            ref = ray.put(part)
+            item = (receiver, block, part.route, part.sender, part.block, ray.put(part))
             owner = job.shard_of(block, receiver)
             if owner == self.index:
-                self.mail[(receiver, block)].append(ref)
+                self.deliver([item])
             else:
-                acks.append(self.peers[owner].deliver.remote(receiver, block, [ref]))
+                outgoing[owner].append(item)
 
         mine = [b for b in job.blocks(group) if job.shard_of(b.index, group) == self.index]
         for block in mine:
-            refs = self.mail.pop((group, block.index), [])
-            inbox = list(ray.get(refs)) if refs else []
-            del refs
+            inbox = [
+                Parcel(route, sender, origin, functools.partial(_fetch, ref))
+                for route, sender, origin, ref in self.mail.pop((group, block.index), [])
+            ]
             result = step(job.plan, block, inbox, seed=job.seed)
             del inbox
             deliver(job, result.batches, post)
             reports.append(report_of(job, result, self.offsets))
+        # One call per peer and group (not per part): round trips follow the shards.
+        acks = [self.peers[owner].deliver.remote(items) for owner, items in outgoing.items()]
         return reports, acks
+
+
+def _fetch(ref: Any) -> MessageBatch:
+    batch: MessageBatch = ray.get(ref)
+    return batch
 
 
 def start_ray(
