@@ -164,51 +164,55 @@ def execute(
     seed = seed_of(rng)
     count = check_int("shards", shards, low=1)
     size = check_int("block_size", block_size, low=1)
-    if keep is None:
-        kept = {
-            g.name
-            for g in plan.groups
-            if g.role != "source" or check_bool("keep_sources", keep_sources)
-        }
-    else:
-        kept = set(keep)
-    transport: Backend
-    if backend is None or isinstance(backend, str):
-        transport = make_backend(backend or "local", address=address)
-    else:
-        transport = backend
+    sources = check_bool("keep_sources", keep_sources)
+    every = {g.name for g in plan.groups if g.role != "source" or sources}
+    kept = set(keep) if keep is not None else every
+    transport = _transport(backend, address)
     total = sum(g.size for g in plan.groups)
     if total >= 2**31:
         raise ValueError(f"a plan must have fewer than 2**31 nodes, got {total}")
     job = Job(plan=plan, seed=seed, block_size=size, shards=count, keep=frozenset(kept))
-    order = plan.topological_groups()
-    levels = plan.levels()
-    rounds: dict[int, list[str]] = {}
-    for group in order:
-        rounds.setdefault(levels[group.name], []).append(group.name)
     collector = _Collector(job)
-    done = 0
     transport.open(job)
     try:
-        together = getattr(transport, "run_groups", None)
-        for names in rounds.values():
-            # Groups of one round exchange nothing: run them together when the backend can;
-            # otherwise one by one, folding each group's reports before the next one runs.
-            reports = together(names) if together is not None else None
-            for name in names:
-                mine = (
-                    transport.run_group(name)
-                    if reports is None
-                    else [r for r in reports if r.block.group == name]
-                )
-                collector.add(sorted(mine, key=lambda r: r.block.index))
-                done += 1
-                if progress is not None:
-                    progress(done, len(order), name)
-            del reports
+        _run_rounds(job, transport, collector, progress)
     finally:
         transport.close()
     return collector.finish(getattr(transport, "name", type(transport).__name__))
+
+
+def _transport(backend: Backend | str | None, address: str | None) -> Backend:
+    if backend is None or isinstance(backend, str):
+        return make_backend(backend or "local", address=address)
+    return backend
+
+
+def _run_rounds(
+    job: Job, transport: Backend, collector: _Collector, progress: ProgressCallback | None
+) -> None:
+    """Every round of ``job``'s plan on ``transport``, reports folded into ``collector``."""
+    order = job.plan.topological_groups()
+    levels = job.plan.levels()
+    rounds: dict[int, list[str]] = {}
+    for group in order:
+        rounds.setdefault(levels[group.name], []).append(group.name)
+    done = 0
+    together = getattr(transport, "run_groups", None)
+    for names in rounds.values():
+        # Groups of one round exchange nothing: run them together when the backend can;
+        # otherwise one by one, folding each group's reports before the next one runs.
+        reports = together(names) if together is not None else None
+        for name in names:
+            mine = (
+                transport.run_group(name)
+                if reports is None
+                else [r for r in reports if r.block.group == name]
+            )
+            collector.add(sorted(mine, key=lambda r: r.block.index))
+            done += 1
+            if progress is not None:
+                progress(done, len(order), name)
+        del reports
 
 
 class _Collector:
