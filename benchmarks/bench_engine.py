@@ -7,7 +7,10 @@ subprocess so that peak resident memory (``ru_maxrss``) is that configuration's 
 
 * ``local``     — the streaming local backend (1 shard), protected plan;
 * ``ray``       — the Ray backend with 2 shards (actors) on this machine, protected plan;
-  peak RSS of the driver and of the largest actor;
+  peak RSS of the driver and of the largest actor. It runs inside a loopback-only network
+  namespace made for it (``unshare -n``, then ``ip link set lo up``; needs root and
+  util-linux/iproute2), and refuses to start if it can see any interface but ``lo``: Ray
+  never listens on or connects to a real interface;
 * ``local-unprotected`` (S <= 1e6) — the same plan without countermeasures;
 * ``duckdb``    — ``GROUP BY GROUPING SETS ((g1), (g2), (g3), (g4))`` with AVG on the same
   data (the central, unprotected answer).
@@ -29,6 +32,8 @@ import argparse
 import json
 import os
 import resource
+import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -96,6 +101,11 @@ def one(sources: int, mode: str) -> dict[str, Any]:
     if mode == "ray":
         from crowdhide.engine.ray_backend import RayBackend, start_ray
 
+        lines = Path("/proc/net/dev").read_text(encoding="utf-8").splitlines()[2:]
+        interfaces = sorted(line.split(":")[0].strip() for line in lines)  # this namespace's
+        if interfaces != ["lo"]:
+            raise SystemExit(f"ray mode runs in a loopback-only namespace only, saw {interfaces}")
+
         # Ray is started before the clock (as an existing cluster would be); reported apart.
         began = time.perf_counter()
         start_ray(num_cpus=2)
@@ -123,10 +133,24 @@ def one(sources: int, mode: str) -> dict[str, Any]:
     }
 
 
+def _command(sources: int, mode: str) -> list[str] | None:
+    """The subprocess of one configuration; Ray's inside a fresh loopback-only namespace."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--one", str(sources), mode]
+    if mode != "ray":
+        return command
+    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
+        return None
+    return ["unshare", "-n", "sh", "-c", f"ip link set lo up && exec {shlex.join(command)}"]
+
+
 def _sub(sources: int, mode: str, env: dict[str, str]) -> dict[str, Any] | None:
     started = time.perf_counter()
+    command = _command(sources, mode)
+    if command is None:
+        print(f"{sources:>11.0e} {mode:>18} skipped: needs root, unshare and ip (netns)")
+        return None
     out = subprocess.run(
-        [sys.executable, __file__, "--one", str(sources), mode],
+        command,
         capture_output=True,
         text=True,
         env=env,
