@@ -580,11 +580,19 @@ def _scrambler_order(scr: IntArray, count: int, dummies: int, rng: np.random.Gen
     """
     inputs = np.bincount(scr, minlength=count)
     width = int(inputs.max(initial=0)) + dummies
+    ordered = scr.size < 2 or not bool((np.diff(scr) < 0).any())
+    uniform = bool((inputs == inputs[0]).all())
+    if ordered and uniform:
+        # Full scramblers in order (the usual case): the table is two reshapes, no scatter.
+        table = np.empty((count, width), dtype=np.int64)
+        table[:, : width - dummies] = np.arange(scr.size, dtype=np.int64).reshape(count, -1)
+        table[:, width - dummies :] = np.arange(
+            scr.size, scr.size + count * dummies, dtype=np.int64
+        ).reshape(count, dummies)
+        flat: IntArray = rng.permuted(table, axis=1).ravel()
+        return flat
     table = np.full((count, width), -1, dtype=np.int64)
-    if scr.size > 1 and bool((np.diff(scr) < 0).any()):
-        grouped = np.argsort(scr, kind="stable")
-    else:
-        grouped = np.arange(scr.size, dtype=np.int64)
+    grouped = np.arange(scr.size, dtype=np.int64) if ordered else np.argsort(scr, kind="stable")
     starts = np.cumsum(inputs) - inputs
     owner = scr[grouped]
     table[owner, np.arange(scr.size, dtype=np.int64) - starts[owner]] = grouped
@@ -593,7 +601,7 @@ def _scrambler_order(scr: IntArray, count: int, dummies: int, rng: np.random.Gen
         slots = inputs[rows] + np.tile(np.arange(dummies, dtype=np.int64), count)
         table[rows, slots] = scr.size + np.arange(count * dummies, dtype=np.int64)
     shuffled = rng.permuted(table, axis=1).ravel()
-    if bool((inputs == inputs[0]).all()):
+    if uniform:
         return shuffled  # no padding
     result: IntArray = shuffled[shuffled >= 0]
     return result
