@@ -13,8 +13,8 @@ message counters and (if asked) the block's state. The contract is three methods
 
 A backend owns where blocks live and how batches travel; it never changes what a block
 computes, so every backend gives the same result and transcript for the same seed and
-block size. Block ``i`` of the ``g``-th group of the plan lives on shard
-``(i + g) mod shards`` (:meth:`Job.shard_of`).
+block size. Which shard owns which block is :meth:`Job.shard_of` (contiguous ranges of a
+group's blocks, so that most parts stay on their shard).
 
 A backend may also offer ``run_groups(groups)``: run several groups of the same round (they
 exchange no messages with each other) at once; the driver uses it when present.
@@ -68,10 +68,22 @@ class Job:
         return Block.cut(group, size=self.plan.group(group).size, block_size=self.block_size)
 
     def shard_of(self, block: int, group: str | None = None) -> int:
-        """Shard owning block ``block`` of ``group``: ``(block + g) mod shards`` with ``g`` the
-        group's position in the plan, so that single-block groups of one round spread over
-        the shards (``group=None``: ``block mod shards``)."""
-        offset = 0 if group is None else [g.name for g in self.plan.groups].index(group)
+        """Shard owning block ``block`` of ``group``.
+
+        A group with at least ``shards`` blocks is cut into contiguous ranges of blocks, one
+        per shard: the blocks a range sends to (e.g. the scramblers ``⌊i/n⌋`` of its sources)
+        then form the same range of their own group, so most parts stay on their shard. A
+        group with fewer blocks (a compute group, the result) puts block ``b`` on shard
+        ``(b + g) mod shards`` with ``g`` the group's position in the plan, so that
+        single-block groups of one round spread over the shards (``group=None``:
+        ``block mod shards``).
+        """
+        if group is None:
+            return block % self.shards
+        count = -(-self.plan.group(group).size // self.block_size)
+        if count >= self.shards:
+            return block * self.shards // count
+        offset = [g.name for g in self.plan.groups].index(group)
         return (block + offset) % self.shards
 
     def for_shard(self, owns: Callable[[str, int], bool]) -> Job:
@@ -96,7 +108,7 @@ class Job:
         >>> job = Job(plan=b.build(), seed=0, block_size=2, shards=2)
         >>> mine = job.for_shard(lambda group, block: job.shard_of(block, group) == 1)
         >>> mine.plan.group("S").data["x"].tolist()
-        [2, 3]
+        [4]
         """
         groups = []
         for group in self.plan.groups:
@@ -138,9 +150,9 @@ def report_of(job: Job, result: BlockResult, offsets: Mapping[str, int]) -> Bloc
         (
             b.round,
             b.size,
-            (b.src + offsets[b.sender]).astype(np.int32),
-            (b.dst + offsets[b.receiver]).astype(np.int32),
-            b.order.astype(np.int32),
+            _global(b.src, offsets[b.sender]),
+            _global(b.dst, offsets[b.receiver]),
+            np.asarray(b.order, dtype=np.int32),
         )
         for b in result.batches
     )
@@ -148,6 +160,16 @@ def report_of(job: Job, result: BlockResult, offsets: Mapping[str, int]) -> Bloc
     return BlockReport(
         result.block, traffic, result.stats, result.used, result.state if keep else None
     )
+
+
+def _global(ids: npt.NDArray[Any], offset: int) -> npt.NDArray[np.int32]:
+    """Plan-wide int32 ids in one pass (no copy when the group starts at 0)."""
+    out: npt.NDArray[np.int32] = (
+        np.asarray(ids, dtype=np.int32)
+        if offset == 0
+        else np.add(ids, offset, dtype=np.int32, casting="unsafe")
+    )
+    return out
 
 
 @runtime_checkable
@@ -182,7 +204,7 @@ class LocalBackend:
     >>> backend = LocalBackend()
     >>> backend.open(Job(b.build(), seed=0, block_size=4, shards=2))
     >>> [r.block.index for r in backend.run_group("S")]
-    [0, 2, 1]
+    [0, 1, 2]
     >>> [r.block.index for r in backend.run_group("C")]
     [0]
     >>> backend.close()
@@ -215,7 +237,7 @@ class LocalBackend:
         for shard in range(job.shards):
             for block in (b for b in blocks if job.shard_of(b.index, group) == shard):
                 inbox = self._mail.pop((group, block.index), [])
-                self._held -= sum(_nbytes(p) for p in inbox if isinstance(p, MessageBatch))
+                self._held -= sum(batch_nbytes(p) for p in inbox if isinstance(p, MessageBatch))
                 # spilled parts stay parcels: a folding block reads them one at a time
                 result = step(job.plan, block, inbox, seed=job.seed)
                 del inbox
@@ -227,7 +249,7 @@ class LocalBackend:
         return reports
 
     def _post(self, receiver: str, block: int, part: MessageBatch) -> None:
-        size = _nbytes(part)
+        size = batch_nbytes(part)
         if self._held + size <= self.memory_budget:
             self._held += size
             self._mail[(receiver, block)].append(part)
@@ -257,7 +279,8 @@ class LocalBackend:
         self._spill.clear()
 
 
-def _nbytes(batch: MessageBatch) -> int:
+def batch_nbytes(batch: MessageBatch) -> int:
+    """Bytes of a batch's arrays (what holding it in memory costs, views counted in full)."""
     arrays = [batch.src, batch.dst, batch.order, batch.payload, batch.rows, batch.forward]
     arrays += list(batch.columns.values())
     return sum(int(np.asarray(a).nbytes) for a in arrays if a is not None)

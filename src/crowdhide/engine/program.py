@@ -40,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide.engine.messages import (
+    ID_DTYPE,
     NODE,
     ORIGIN,
     Block,
@@ -463,8 +464,9 @@ def _emit_data(
     batch: Any,
 ) -> tuple[MessageBatch, int, int]:
     senders = block.size
-    index = np.arange(block.start, block.stop, dtype=np.int64)
-    local = np.arange(senders, dtype=np.int64)
+    # int32 ids (a plan has < 2**31 nodes): the batch stores them so, no conversion pass
+    index = np.arange(block.start, block.stop, dtype=ID_DTYPE)
+    local = np.arange(senders, dtype=ID_DTYPE)
     true_target = _targets(route, state, senders, receivers)
     names = route.columns or tuple(c for c in state if c != NODE)
     columns = {c: np.asarray(state[c]) for c in names}
@@ -485,7 +487,7 @@ def _emit_data(
             scrambler,
             index,
             payload,
-            np.full(senders, base, dtype=np.int64),
+            np.full(senders, base, dtype=ID_DTYPE),
             columns,
             receiver=layer.group,
             forward=final,
@@ -494,7 +496,7 @@ def _emit_data(
     flood = protection.local_dummies if protection is not None else 0
     if flood == 0:
         return (
-            batch(final, index, payload, np.full(senders, base, dtype=np.int64), columns),
+            batch(final, index, payload, np.full(senders, base, dtype=ID_DTYPE), columns),
             1,
             dummies,
         )

@@ -2,10 +2,13 @@
 
 Each :class:`_Shard` actor owns the blocks that :meth:`Job.shard_of` assigns to its index.
 To run the groups of one round the driver calls every actor once per group, all at once;
-an actor runs its blocks (:func:`crowdhide.engine.program.step`), puts every emitted part
-in the object store (which spills to disk when full) and hands the references straight to
-the actor owning the receiver block (``deliver``; it keeps those of its own blocks), so
-message batches never travel through the driver; the driver receives the observer's view
+an actor runs its blocks (:func:`crowdhide.engine.program.step`), keeps the parts for its
+own blocks in its heap (up to :data:`SHARD_MEMORY_BUDGET` bytes), puts the others in the
+object store (which spills to disk when full) and hands their references straight to the
+actor owning the receiver block — one ``deliver`` call per peer and group, not per part —
+so message batches never travel through the driver. Blocks are placed in contiguous
+ranges (:meth:`Job.shard_of <crowdhide.engine.backend.Job.shard_of>`), so a source block's
+scrambler usually lives on the same actor; the driver receives the observer's view
 (:class:`~crowdhide.engine.backend.BlockReport`) only. An actor is created with
 :meth:`Job.for_shard_index <crowdhide.engine.backend.Job.for_shard_index>`: the source rows
 of its own blocks only, never the other users' data; the driver keeps the whole job.
@@ -25,7 +28,7 @@ from typing import Any
 
 import ray
 
-from crowdhide.engine.backend import BlockReport, Job, deliver, report_of
+from crowdhide.engine.backend import BlockReport, Job, batch_nbytes, deliver, report_of
 from crowdhide.engine.messages import MessageBatch
 from crowdhide.engine.program import Parcel, step
 
@@ -33,6 +36,8 @@ __all__ = ["RayBackend", "start_ray"]
 
 #: Object store of a Ray instance started here (bytes); larger batches spill to disk.
 DEFAULT_OBJECT_STORE = 512 * 1024 * 1024
+#: Bytes of parts for an actor's own blocks kept in its heap (beyond: the object store).
+SHARD_MEMORY_BUDGET = 256 * 1024 * 1024
 
 
 class _Shard:
@@ -43,8 +48,11 @@ class _Shard:
         self.index = index
         self.offsets = job.plan.node_offsets()
         self.peers: list[Any] = []
-        #: (group, block) -> parts (route, sender, sender block, ObjectRef) waiting to run
-        self.mail: dict[tuple[str, int], list[tuple[str, str, int, Any]]] = defaultdict(list)
+        #: (group, block) -> parts waiting to run: in the heap, or (route, sender, sender
+        #: block, ObjectRef) in the object store
+        self.mail: dict[tuple[str, int], list[Any]] = defaultdict(list)
+        self.memory_budget = SHARD_MEMORY_BUDGET
+        self.held = 0
 
     def peak_rss_mb(self) -> float:
         import resource
@@ -68,10 +76,16 @@ class _Shard:
         reports: list[BlockReport] = []
 
         def post(receiver: str, block: int, part: MessageBatch) -> None:
-            # Even parts for this shard's own blocks wait in the object store (which spills
-            # to disk when full), so an actor's heap follows its block, not its inbox.
-            item = (receiver, block, part.route, part.sender, part.block, ray.put(part))
             owner = job.shard_of(block, receiver)
+            size = batch_nbytes(part)
+            if owner == self.index and self.held + size <= self.memory_budget:
+                # This shard's own block: the part stays in the heap, up to a budget.
+                self.held += size
+                self.mail[(receiver, block)].append(part)
+                return
+            # Beyond the budget, parts wait in the object store (which spills to disk when
+            # full), so an actor's heap follows its block, not its inbox.
+            item = (receiver, block, part.route, part.sender, part.block, ray.put(part))
             if owner == self.index:
                 self.deliver([item])
             else:
@@ -80,9 +94,12 @@ class _Shard:
         mine = [b for b in job.blocks(group) if job.shard_of(b.index, group) == self.index]
         for block in mine:
             inbox = [
-                Parcel(route, sender, origin, functools.partial(_fetch, ref))
-                for route, sender, origin, ref in self.mail.pop((group, block.index), [])
+                item
+                if isinstance(item, MessageBatch)
+                else Parcel(item[0], item[1], item[2], functools.partial(_fetch, item[3]))
+                for item in self.mail.pop((group, block.index), [])
             ]
+            self.held -= sum(batch_nbytes(p) for p in inbox if isinstance(p, MessageBatch))
             result = step(job.plan, block, inbox, seed=job.seed)
             del inbox
             deliver(job, result.batches, post)
