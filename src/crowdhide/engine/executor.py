@@ -345,8 +345,16 @@ class TrafficSink:
             # they are closed in transcript(), once mapped.
             for name, _ in _COLUMNS:
                 self.files[name] = tempfile.TemporaryFile(prefix="crowdhide-")  # noqa: SIM115
-        for (name, _), values in zip(_COLUMNS, self._columns(), strict=True):
-            self.files[name].write(values.tobytes())
+        # Each part straight to its column's file (no concatenated copy, no bytes copy).
+        for r, s, src, dst, order in self.parts:
+            n = len(src)
+            for (name, dtype), values in zip(
+                _COLUMNS, (np.full(n, r), src, dst, np.full(n, s), order), strict=True
+            ):
+                np.ascontiguousarray(values, dtype=dtype).tofile(self.files[name])
+            self.count += n
+        self.parts.clear()
+        self.held = 0
 
     def transcript(self, groups: Mapping[str, tuple[int, int]]) -> Transcript:
         """The transcript of everything added (in memory, or memory-mapped from disk)."""
