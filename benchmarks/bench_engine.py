@@ -63,6 +63,35 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+class _RssSampler:
+    """Largest resident set of this process while ``execute`` runs (``ru_maxrss`` also
+    counts data generation and plan building), sampled from ``/proc/self/statm``."""
+
+    def __init__(self, every: float = 0.05) -> None:
+        import threading
+
+        self.every = every
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        page = os.sysconf("SC_PAGE_SIZE")
+        while True:
+            with open("/proc/self/statm", encoding="ascii") as handle:
+                self.peak = max(self.peak, int(handle.read().split()[1]) * page)
+            if self._stop.wait(self.every):
+                return
+
+    def __enter__(self) -> _RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def one(sources: int, mode: str) -> dict[str, Any]:
     """Run one configuration in this process and return its measurements."""
     t0 = time.perf_counter()
@@ -85,6 +114,7 @@ def one(sources: int, mode: str) -> dict[str, Any]:
             "messages": 0,
             "rows": len(rows),
             "peak_rss_mb": _peak_mb(),
+            "execute_rss_mb": 0.0,
             "worker_rss_mb": 0.0,
         }
     from crowdhide.engine import execute
@@ -112,7 +142,8 @@ def one(sources: int, mode: str) -> dict[str, Any]:
         startup = time.perf_counter() - began
         backend = RayBackend()
     t1 = time.perf_counter()
-    run = execute(plan, rng=1, backend=backend, shards=2 if mode == "ray" else 1)
+    with _RssSampler() as sampler:
+        run = execute(plan, rng=1, backend=backend, shards=2 if mode == "ray" else 1)
     t2 = time.perf_counter()
     rows = len(setup.result_rows(run.states["R"]))
     workers = getattr(backend, "worker_peak_rss_mb", [0.0])
@@ -128,6 +159,7 @@ def one(sources: int, mode: str) -> dict[str, Any]:
         "messages": len(run.transcript),
         "rows": rows,
         "peak_rss_mb": _peak_mb(),
+        "execute_rss_mb": sampler.peak / 2**20,
         "worker_rss_mb": max(workers, default=0.0),
         "ray_startup_s": startup,
     }
@@ -164,7 +196,8 @@ def _sub(sources: int, mode: str, env: dict[str, str]) -> dict[str, Any] | None:
     r: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     print(
         f"{r['sources']:>11.0e} {r['mode']:>18} {r['messages']:>14,} {r['setup_s']:>8.1f} "
-        f"{r['execute_s']:>10.2f} {r['peak_rss_mb']:>9.0f} {r['worker_rss_mb']:>10.0f}",
+        f"{r['execute_s']:>10.2f} {r['peak_rss_mb']:>9.0f} {r['execute_rss_mb']:>9.0f} "
+        f"{r['worker_rss_mb']:>10.0f}",
         flush=True,
     )
     return r
@@ -189,7 +222,7 @@ def main() -> None:
     env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     print(
         f"{'S':>11} {'mode':>18} {'messages':>14} {'setup s':>8} {'execute s':>10} "
-        f"{'peak MB':>9} {'worker MB':>10}"
+        f"{'peak MB':>9} {'exec MB':>9} {'worker MB':>10}"
     )
     rows: dict[tuple[int, str], dict[str, Any]] = {}
     for size in sizes:
