@@ -8,7 +8,8 @@ returns one :class:`BlockReport` per block — the observer's view of what the b
 message counters and (if asked) the block's state. The contract is three methods:
 
 * ``open(job)`` — a :class:`Job`: plan, seed, block size, number of shards, states to keep;
-* ``run_group(group)`` — run every block of ``group``; return their reports;
+* ``run_group(group)`` — run every block of ``group``; return their reports (a list, or an
+  iterator yielding them as blocks finish: the driver folds each report as it arrives);
 * ``close()`` — release workers (idempotent).
 
 A backend owns where blocks live and how batches travel; it never changes what a block
@@ -27,7 +28,7 @@ import os
 import pickle
 import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import IO, Any, Protocol, runtime_checkable
 
@@ -181,8 +182,8 @@ class Backend(Protocol):
     def open(self, job: Job) -> None:
         """Start a run."""
 
-    def run_group(self, group: str) -> list[BlockReport]:
-        """Run every block of ``group``; return their reports (any order)."""
+    def run_group(self, group: str) -> Iterable[BlockReport]:
+        """Run every block of ``group``; return (or yield) their reports, in any order."""
 
     def close(self) -> None:
         """Release resources; idempotent."""
@@ -228,12 +229,16 @@ class LocalBackend:
         self._mail.clear()
         self._offsets = job.plan.node_offsets()
 
-    def run_group(self, group: str) -> list[BlockReport]:
+    def run_group(self, group: str) -> Iterator[BlockReport]:
+        """Run the blocks of ``group`` shard by shard, yielding each block's report as soon as
+        the block has run (so the driver never holds a whole group's traffic)."""
         job = self._job
         if job is None:
             raise RuntimeError("LocalBackend.run_group called before open()")
+        return self._run(job, group)
+
+    def _run(self, job: Job, group: str) -> Iterator[BlockReport]:
         blocks = job.blocks(group)
-        reports = []
         for shard in range(job.shards):
             for block in (b for b in blocks if job.shard_of(b.index, group) == shard):
                 inbox = self._mail.pop((group, block.index), [])
@@ -242,11 +247,11 @@ class LocalBackend:
                 result = step(job.plan, block, inbox, seed=job.seed)
                 del inbox
                 deliver(job, result.batches, self._post)
-                reports.append(report_of(job, result, self._offsets))
+                yield report_of(job, result, self._offsets)
+                del result
         spilled = self._spill.pop(group, None)
         if spilled is not None:
             spilled.close()
-        return reports
 
     def _post(self, receiver: str, block: int, part: MessageBatch) -> None:
         size = batch_nbytes(part)

@@ -18,7 +18,7 @@ same for any backend and any number of shards, given the seed and the block size
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -208,7 +208,7 @@ def _run_rounds(
                 if reports is None
                 else [r for r in reports if r.block.group == name]
             )
-            collector.add(sorted(mine, key=lambda r: r.block.index))
+            collector.add(mine)
             done += 1
             if progress is not None:
                 progress(done, len(order), name)
@@ -227,25 +227,42 @@ class _Collector:
         self.traffic = TrafficSink()
         self.data_routes = {r.name: r for r in job.plan.routes if r.kind == "data"}
 
-    def add(self, reports: list[BlockReport]) -> None:
-        plan = self.job.plan
+    def add(self, reports: Iterable[BlockReport]) -> None:
+        """Fold one group's reports, in block order, as they arrive (a reorder buffer holds
+        the early ones): the driver never holds a whole group's traffic at once when the
+        backend yields reports in block order (the local backend does)."""
+        pending: dict[int, BlockReport] = {}
+        kept: list[State] = []
+        expected = 0
+        group = None
         for report in reports:
-            for route, record in report.stats.items():
-                total = self.stats.setdefault(route, {})
-                for key, value in record.items():
-                    total[key] = total.get(key, 0) + value
-            for route, origins in report.used.items():
-                if route in self.data_routes:
-                    size = plan.group(self.data_routes[route].sender).size
-                    mask = self.used.setdefault(route, np.zeros(size, dtype=bool))
-                    if origins.dtype == np.bool_:
-                        mask |= origins  # a folding block's mask over the sender group
-                    else:
-                        mask[origins] = True
-            self.traffic.add(report.traffic)
-        kept = [r.state for r in reports if r.state is not None]
-        if kept:
-            self.states[reports[0].block.group] = _join(kept)
+            group = report.block.group
+            pending[report.block.index] = report
+            while expected in pending:
+                self._fold(pending.pop(expected), kept)
+                expected += 1
+        for index in sorted(pending):  # blocks missing from a partial run: the rest in order
+            self._fold(pending.pop(index), kept)
+        if kept and group is not None:
+            self.states[group] = _join(kept)
+
+    def _fold(self, report: BlockReport, kept: list[State]) -> None:
+        plan = self.job.plan
+        for route, record in report.stats.items():
+            total = self.stats.setdefault(route, {})
+            for key, value in record.items():
+                total[key] = total.get(key, 0) + value
+        for route, origins in report.used.items():
+            if route in self.data_routes:
+                size = plan.group(self.data_routes[route].sender).size
+                mask = self.used.setdefault(route, np.zeros(size, dtype=bool))
+                if origins.dtype == np.bool_:
+                    mask |= origins  # a folding block's mask over the sender group
+                else:
+                    mask[origins] = True
+        self.traffic.add(report.traffic)
+        if report.state is not None:
+            kept.append(report.state)
 
     def finish(self, name: str) -> Execution:
         plan = self.job.plan
