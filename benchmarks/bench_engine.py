@@ -138,7 +138,8 @@ def one(sources: int, mode: str) -> dict[str, Any]:
 
         # Ray is started before the clock (as an existing cluster would be); reported apart.
         began = time.perf_counter()
-        start_ray(num_cpus=2)
+        store = int(os.environ.get("BENCH_OBJECT_STORE_MB", "512")) * 2**20
+        start_ray(num_cpus=2, object_store_memory=store)
         startup = time.perf_counter() - began
         backend = RayBackend()
     t1 = time.perf_counter()
@@ -210,6 +211,12 @@ def main() -> None:
     parser.add_argument(
         "--modes", nargs="+", default=["local", "ray", "local-unprotected", "duckdb"]
     )
+    parser.add_argument(
+        "--object-store-mb",
+        type=int,
+        default=512,
+        help="Ray object store (MB; the backend's default 512): smaller spills to disk sooner",
+    )
     parser.add_argument("--one", nargs=2, metavar=("S", "MODE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -220,6 +227,7 @@ def main() -> None:
     src = str(Path(__file__).resolve().parents[1] / "src")
     env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    env["BENCH_OBJECT_STORE_MB"] = str(args.object_store_mb)
     print(
         f"{'S':>11} {'mode':>18} {'messages':>14} {'setup s':>8} {'execute s':>10} "
         f"{'peak MB':>9} {'exec MB':>9} {'worker MB':>10}"
