@@ -37,7 +37,7 @@ __all__ = ["RayBackend", "start_ray"]
 #: Object store of a Ray instance started here (bytes); larger batches spill to disk.
 DEFAULT_OBJECT_STORE = 512 * 1024 * 1024
 #: Bytes of parts for an actor's own blocks kept in its heap (beyond: the object store).
-SHARD_MEMORY_BUDGET = 256 * 1024 * 1024
+SHARD_MEMORY_BUDGET = 768 * 1024 * 1024
 
 
 class _Shard:
