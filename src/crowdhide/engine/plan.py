@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BlockRows",
     "Cluster",
+    "CombineFunction",
     "DataPath",
     "ExecutionPlan",
     "NodeGroup",
