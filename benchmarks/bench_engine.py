@@ -7,7 +7,10 @@ subprocess so that peak resident memory (``ru_maxrss``) is that configuration's 
 
 * ``local``     — the streaming local backend (1 shard), protected plan;
 * ``ray``       — the Ray backend with 2 shards (actors) on this machine, protected plan;
-  peak RSS of the driver and of the largest actor;
+  peak RSS of the driver and of the largest actor. It runs inside a loopback-only network
+  namespace made for it (``unshare -n``, then ``ip link set lo up``; needs root and
+  util-linux/iproute2), and refuses to start if it can see any interface but ``lo``: Ray
+  never listens on or connects to a real interface;
 * ``local-unprotected`` (S <= 1e6) — the same plan without countermeasures;
 * ``duckdb``    — ``GROUP BY GROUPING SETS ((g1), (g2), (g3), (g4))`` with AVG on the same
   data (the central, unprotected answer).
@@ -29,6 +32,8 @@ import argparse
 import json
 import os
 import resource
+import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -58,6 +63,35 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+class _RssSampler:
+    """Largest resident set of this process while ``execute`` runs (``ru_maxrss`` also
+    counts data generation and plan building), sampled from ``/proc/self/statm``."""
+
+    def __init__(self, every: float = 0.05) -> None:
+        import threading
+
+        self.every = every
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        page = os.sysconf("SC_PAGE_SIZE")
+        while True:
+            with open("/proc/self/statm", encoding="ascii") as handle:
+                self.peak = max(self.peak, int(handle.read().split()[1]) * page)
+            if self._stop.wait(self.every):
+                return
+
+    def __enter__(self) -> _RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def one(sources: int, mode: str) -> dict[str, Any]:
     """Run one configuration in this process and return its measurements."""
     t0 = time.perf_counter()
@@ -80,6 +114,7 @@ def one(sources: int, mode: str) -> dict[str, Any]:
             "messages": 0,
             "rows": len(rows),
             "peak_rss_mb": _peak_mb(),
+            "execute_rss_mb": 0.0,
             "worker_rss_mb": 0.0,
         }
     from crowdhide.engine import execute
@@ -96,13 +131,20 @@ def one(sources: int, mode: str) -> dict[str, Any]:
     if mode == "ray":
         from crowdhide.engine.ray_backend import RayBackend, start_ray
 
+        lines = Path("/proc/net/dev").read_text(encoding="utf-8").splitlines()[2:]
+        interfaces = sorted(line.split(":")[0].strip() for line in lines)  # this namespace's
+        if interfaces != ["lo"]:
+            raise SystemExit(f"ray mode runs in a loopback-only namespace only, saw {interfaces}")
+
         # Ray is started before the clock (as an existing cluster would be); reported apart.
         began = time.perf_counter()
-        start_ray(num_cpus=2)
+        store = int(os.environ.get("BENCH_OBJECT_STORE_MB", "512")) * 2**20
+        start_ray(num_cpus=2, object_store_memory=store)
         startup = time.perf_counter() - began
         backend = RayBackend()
     t1 = time.perf_counter()
-    run = execute(plan, rng=1, backend=backend, shards=2 if mode == "ray" else 1)
+    with _RssSampler() as sampler:
+        run = execute(plan, rng=1, backend=backend, shards=2 if mode == "ray" else 1)
     t2 = time.perf_counter()
     rows = len(setup.result_rows(run.states["R"]))
     workers = getattr(backend, "worker_peak_rss_mb", [0.0])
@@ -118,15 +160,30 @@ def one(sources: int, mode: str) -> dict[str, Any]:
         "messages": len(run.transcript),
         "rows": rows,
         "peak_rss_mb": _peak_mb(),
+        "execute_rss_mb": sampler.peak / 2**20,
         "worker_rss_mb": max(workers, default=0.0),
         "ray_startup_s": startup,
     }
 
 
+def _command(sources: int, mode: str) -> list[str] | None:
+    """The subprocess of one configuration; Ray's inside a fresh loopback-only namespace."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--one", str(sources), mode]
+    if mode != "ray":
+        return command
+    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
+        return None
+    return ["unshare", "-n", "sh", "-c", f"ip link set lo up && exec {shlex.join(command)}"]
+
+
 def _sub(sources: int, mode: str, env: dict[str, str]) -> dict[str, Any] | None:
     started = time.perf_counter()
+    command = _command(sources, mode)
+    if command is None:
+        print(f"{sources:>11.0e} {mode:>18} skipped: needs root, unshare and ip (netns)")
+        return None
     out = subprocess.run(
-        [sys.executable, __file__, "--one", str(sources), mode],
+        command,
         capture_output=True,
         text=True,
         env=env,
@@ -140,7 +197,8 @@ def _sub(sources: int, mode: str, env: dict[str, str]) -> dict[str, Any] | None:
     r: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     print(
         f"{r['sources']:>11.0e} {r['mode']:>18} {r['messages']:>14,} {r['setup_s']:>8.1f} "
-        f"{r['execute_s']:>10.2f} {r['peak_rss_mb']:>9.0f} {r['worker_rss_mb']:>10.0f}",
+        f"{r['execute_s']:>10.2f} {r['peak_rss_mb']:>9.0f} {r['execute_rss_mb']:>9.0f} "
+        f"{r['worker_rss_mb']:>10.0f}",
         flush=True,
     )
     return r
@@ -153,6 +211,12 @@ def main() -> None:
     parser.add_argument(
         "--modes", nargs="+", default=["local", "ray", "local-unprotected", "duckdb"]
     )
+    parser.add_argument(
+        "--object-store-mb",
+        type=int,
+        default=512,
+        help="Ray object store (MB; the backend's default 512): smaller spills to disk sooner",
+    )
     parser.add_argument("--one", nargs=2, metavar=("S", "MODE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -163,9 +227,10 @@ def main() -> None:
     src = str(Path(__file__).resolve().parents[1] / "src")
     env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    env["BENCH_OBJECT_STORE_MB"] = str(args.object_store_mb)
     print(
         f"{'S':>11} {'mode':>18} {'messages':>14} {'setup s':>8} {'execute s':>10} "
-        f"{'peak MB':>9} {'worker MB':>10}"
+        f"{'peak MB':>9} {'exec MB':>9} {'worker MB':>10}"
     )
     rows: dict[tuple[int, str], dict[str, Any]] = {}
     for size in sizes:

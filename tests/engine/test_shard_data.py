@@ -49,8 +49,9 @@ def test_a_block_not_held_cannot_be_read() -> None:
     job = Job(plan=marked_plan(protected=False), seed=1, block_size=BLOCK, shards=3)
     rows = job.for_shard_index(0).plan.group("S").data
     assert isinstance(rows, BlockRows)
+    other = next(b for b in job.blocks("S") if job.shard_of(b.index, "S") != 0)
     with pytest.raises(KeyError, match="not held here"):
-        rows.rows(BLOCK, 2 * BLOCK)  # block 1 of S lives on shard 1
+        rows.rows(other.start, other.stop)  # a block of S that lives on another shard
 
 
 class _Call:

@@ -8,13 +8,14 @@ returns one :class:`BlockReport` per block — the observer's view of what the b
 message counters and (if asked) the block's state. The contract is three methods:
 
 * ``open(job)`` — a :class:`Job`: plan, seed, block size, number of shards, states to keep;
-* ``run_group(group)`` — run every block of ``group``; return their reports;
+* ``run_group(group)`` — run every block of ``group``; return their reports (a list, or an
+  iterator yielding them as blocks finish: the driver folds each report as it arrives);
 * ``close()`` — release workers (idempotent).
 
 A backend owns where blocks live and how batches travel; it never changes what a block
 computes, so every backend gives the same result and transcript for the same seed and
-block size. Block ``i`` of the ``g``-th group of the plan lives on shard
-``(i + g) mod shards`` (:meth:`Job.shard_of`).
+block size. Which shard owns which block is :meth:`Job.shard_of` (contiguous ranges of a
+group's blocks, so that most parts stay on their shard).
 
 A backend may also offer ``run_groups(groups)``: run several groups of the same round (they
 exchange no messages with each other) at once; the driver uses it when present.
@@ -22,11 +23,12 @@ exchange no messages with each other) at once; the driver uses it when present.
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import IO, Any, Protocol, runtime_checkable
 
@@ -36,7 +38,7 @@ import numpy.typing as npt
 from crowdhide._validation import check_int
 from crowdhide.engine.messages import Block, MessageBatch
 from crowdhide.engine.plan import BlockRows, ExecutionPlan, State, block_rows
-from crowdhide.engine.program import BlockResult, split, step
+from crowdhide.engine.program import BlockResult, Parcel, split, step
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -67,10 +69,22 @@ class Job:
         return Block.cut(group, size=self.plan.group(group).size, block_size=self.block_size)
 
     def shard_of(self, block: int, group: str | None = None) -> int:
-        """Shard owning block ``block`` of ``group``: ``(block + g) mod shards`` with ``g`` the
-        group's position in the plan, so that single-block groups of one round spread over
-        the shards (``group=None``: ``block mod shards``)."""
-        offset = 0 if group is None else [g.name for g in self.plan.groups].index(group)
+        """Shard owning block ``block`` of ``group``.
+
+        A group with at least ``shards`` blocks is cut into contiguous ranges of blocks, one
+        per shard: the blocks a range sends to (e.g. the scramblers ``⌊i/n⌋`` of its sources)
+        then form the same range of their own group, so most parts stay on their shard. A
+        group with fewer blocks (a compute group, the result) puts block ``b`` on shard
+        ``(b + g) mod shards`` with ``g`` the group's position in the plan, so that
+        single-block groups of one round spread over the shards (``group=None``:
+        ``block mod shards``).
+        """
+        if group is None:
+            return block % self.shards
+        count = -(-self.plan.group(group).size // self.block_size)
+        if count >= self.shards:
+            return block * self.shards // count
+        offset = [g.name for g in self.plan.groups].index(group)
         return (block + offset) % self.shards
 
     def for_shard(self, owns: Callable[[str, int], bool]) -> Job:
@@ -95,7 +109,7 @@ class Job:
         >>> job = Job(plan=b.build(), seed=0, block_size=2, shards=2)
         >>> mine = job.for_shard(lambda group, block: job.shard_of(block, group) == 1)
         >>> mine.plan.group("S").data["x"].tolist()
-        [2, 3]
+        [4]
         """
         groups = []
         for group in self.plan.groups:
@@ -127,7 +141,7 @@ class BlockReport:
         tuple[int, int, npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]], ...
     ] = field(repr=False)
     stats: Mapping[str, Mapping[str, int]]
-    used: Mapping[str, npt.NDArray[np.integer[Any]]] = field(repr=False)
+    used: Mapping[str, npt.NDArray[Any]] = field(repr=False)
     state: State | None = field(default=None, repr=False)
 
 
@@ -137,9 +151,9 @@ def report_of(job: Job, result: BlockResult, offsets: Mapping[str, int]) -> Bloc
         (
             b.round,
             b.size,
-            (b.src + offsets[b.sender]).astype(np.int32),
-            (b.dst + offsets[b.receiver]).astype(np.int32),
-            b.order.astype(np.int32),
+            _global(b.src, offsets[b.sender]),
+            _global(b.dst, offsets[b.receiver]),
+            np.asarray(b.order, dtype=np.int32),
         )
         for b in result.batches
     )
@@ -147,6 +161,16 @@ def report_of(job: Job, result: BlockResult, offsets: Mapping[str, int]) -> Bloc
     return BlockReport(
         result.block, traffic, result.stats, result.used, result.state if keep else None
     )
+
+
+def _global(ids: npt.NDArray[Any], offset: int) -> npt.NDArray[np.int32]:
+    """Plan-wide int32 ids in one pass (no copy when the group starts at 0)."""
+    out: npt.NDArray[np.int32] = (
+        np.asarray(ids, dtype=np.int32)
+        if offset == 0
+        else np.add(ids, offset, dtype=np.int32, casting="unsafe")
+    )
+    return out
 
 
 @runtime_checkable
@@ -158,8 +182,8 @@ class Backend(Protocol):
     def open(self, job: Job) -> None:
         """Start a run."""
 
-    def run_group(self, group: str) -> list[BlockReport]:
-        """Run every block of ``group``; return their reports (any order)."""
+    def run_group(self, group: str) -> Iterable[BlockReport]:
+        """Run every block of ``group``; return (or yield) their reports, in any order."""
 
     def close(self) -> None:
         """Release resources; idempotent."""
@@ -181,7 +205,7 @@ class LocalBackend:
     >>> backend = LocalBackend()
     >>> backend.open(Job(b.build(), seed=0, block_size=4, shards=2))
     >>> [r.block.index for r in backend.run_group("S")]
-    [0, 2, 1]
+    [0, 1, 2]
     >>> [r.block.index for r in backend.run_group("C")]
     [0]
     >>> backend.close()
@@ -191,7 +215,7 @@ class LocalBackend:
 
     def __init__(self, *, memory_budget: int = 1 << 29) -> None:
         self._job: Job | None = None
-        self._mail: dict[tuple[str, int], list[MessageBatch | int]] = defaultdict(list)
+        self._mail: dict[tuple[str, int], list[MessageBatch | Parcel]] = defaultdict(list)
         self._offsets: dict[str, int] = {}
         #: Bytes of undelivered batches kept in memory; beyond, parts wait on disk.
         self.memory_budget = check_int("memory_budget", memory_budget, low=0)
@@ -205,26 +229,32 @@ class LocalBackend:
         self._mail.clear()
         self._offsets = job.plan.node_offsets()
 
-    def run_group(self, group: str) -> list[BlockReport]:
+    def run_group(self, group: str) -> Iterator[BlockReport]:
+        """Run the blocks of ``group`` shard by shard, yielding each block's report as soon as
+        the block has run (so the driver never holds a whole group's traffic)."""
         job = self._job
         if job is None:
             raise RuntimeError("LocalBackend.run_group called before open()")
+        return self._run(job, group)
+
+    def _run(self, job: Job, group: str) -> Iterator[BlockReport]:
         blocks = job.blocks(group)
-        reports = []
         for shard in range(job.shards):
             for block in (b for b in blocks if job.shard_of(b.index, group) == shard):
-                inbox = [self._load(group, p) for p in self._mail.pop((group, block.index), [])]
+                inbox = self._mail.pop((group, block.index), [])
+                self._held -= sum(batch_nbytes(p) for p in inbox if isinstance(p, MessageBatch))
+                # spilled parts stay parcels: a folding block reads them one at a time
                 result = step(job.plan, block, inbox, seed=job.seed)
                 del inbox
                 deliver(job, result.batches, self._post)
-                reports.append(report_of(job, result, self._offsets))
+                yield report_of(job, result, self._offsets)
+                del result
         spilled = self._spill.pop(group, None)
         if spilled is not None:
             spilled.close()
-        return reports
 
     def _post(self, receiver: str, block: int, part: MessageBatch) -> None:
-        size = _nbytes(part)
+        size = batch_nbytes(part)
         if self._held + size <= self.memory_budget:
             self._held += size
             self._mail[(receiver, block)].append(part)
@@ -236,14 +266,12 @@ class LocalBackend:
             self._spill[receiver] = handle
         offset = handle.seek(0, os.SEEK_END)
         pickle.dump(part, handle, protocol=5)  # read back once, by this backend only
-        self._mail[(receiver, block)].append(offset)
+        load = functools.partial(self._read, receiver, offset)
+        self._mail[(receiver, block)].append(Parcel(part.route, part.sender, part.block, load))
 
-    def _load(self, group: str, part: MessageBatch | int) -> MessageBatch:
-        if isinstance(part, MessageBatch):
-            self._held -= _nbytes(part)
-            return part
+    def _read(self, group: str, offset: int) -> MessageBatch:
         handle = self._spill[group]
-        handle.seek(part)
+        handle.seek(offset)
         batch: MessageBatch = pickle.load(handle)  # written by _post of this backend
         return batch
 
@@ -256,7 +284,8 @@ class LocalBackend:
         self._spill.clear()
 
 
-def _nbytes(batch: MessageBatch) -> int:
+def batch_nbytes(batch: MessageBatch) -> int:
+    """Bytes of a batch's arrays (what holding it in memory costs, views counted in full)."""
     arrays = [batch.src, batch.dst, batch.order, batch.payload, batch.rows, batch.forward]
     arrays += list(batch.columns.values())
     return sum(int(np.asarray(a).nbytes) for a in arrays if a is not None)

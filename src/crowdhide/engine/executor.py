@@ -18,7 +18,7 @@ same for any backend and any number of shards, given the seed and the block size
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,51 +164,55 @@ def execute(
     seed = seed_of(rng)
     count = check_int("shards", shards, low=1)
     size = check_int("block_size", block_size, low=1)
-    if keep is None:
-        kept = {
-            g.name
-            for g in plan.groups
-            if g.role != "source" or check_bool("keep_sources", keep_sources)
-        }
-    else:
-        kept = set(keep)
-    transport: Backend
-    if backend is None or isinstance(backend, str):
-        transport = make_backend(backend or "local", address=address)
-    else:
-        transport = backend
+    sources = check_bool("keep_sources", keep_sources)
+    every = {g.name for g in plan.groups if g.role != "source" or sources}
+    kept = set(keep) if keep is not None else every
+    transport = _transport(backend, address)
     total = sum(g.size for g in plan.groups)
     if total >= 2**31:
         raise ValueError(f"a plan must have fewer than 2**31 nodes, got {total}")
     job = Job(plan=plan, seed=seed, block_size=size, shards=count, keep=frozenset(kept))
-    order = plan.topological_groups()
-    levels = plan.levels()
-    rounds: dict[int, list[str]] = {}
-    for group in order:
-        rounds.setdefault(levels[group.name], []).append(group.name)
     collector = _Collector(job)
-    done = 0
     transport.open(job)
     try:
-        together = getattr(transport, "run_groups", None)
-        for names in rounds.values():
-            # Groups of one round exchange nothing: run them together when the backend can;
-            # otherwise one by one, folding each group's reports before the next one runs.
-            reports = together(names) if together is not None else None
-            for name in names:
-                mine = (
-                    transport.run_group(name)
-                    if reports is None
-                    else [r for r in reports if r.block.group == name]
-                )
-                collector.add(sorted(mine, key=lambda r: r.block.index))
-                done += 1
-                if progress is not None:
-                    progress(done, len(order), name)
-            del reports
+        _run_rounds(job, transport, collector, progress)
     finally:
         transport.close()
     return collector.finish(getattr(transport, "name", type(transport).__name__))
+
+
+def _transport(backend: Backend | str | None, address: str | None) -> Backend:
+    if backend is None or isinstance(backend, str):
+        return make_backend(backend or "local", address=address)
+    return backend
+
+
+def _run_rounds(
+    job: Job, transport: Backend, collector: _Collector, progress: ProgressCallback | None
+) -> None:
+    """Every round of ``job``'s plan on ``transport``, reports folded into ``collector``."""
+    order = job.plan.topological_groups()
+    levels = job.plan.levels()
+    rounds: dict[int, list[str]] = {}
+    for group in order:
+        rounds.setdefault(levels[group.name], []).append(group.name)
+    done = 0
+    together = getattr(transport, "run_groups", None)
+    for names in rounds.values():
+        # Groups of one round exchange nothing: run them together when the backend can;
+        # otherwise one by one, folding each group's reports before the next one runs.
+        reports = together(names) if together is not None else None
+        for name in names:
+            mine = (
+                transport.run_group(name)
+                if reports is None
+                else [r for r in reports if r.block.group == name]
+            )
+            collector.add(mine)
+            done += 1
+            if progress is not None:
+                progress(done, len(order), name)
+        del reports
 
 
 class _Collector:
@@ -223,22 +227,42 @@ class _Collector:
         self.traffic = TrafficSink()
         self.data_routes = {r.name: r for r in job.plan.routes if r.kind == "data"}
 
-    def add(self, reports: list[BlockReport]) -> None:
-        plan = self.job.plan
+    def add(self, reports: Iterable[BlockReport]) -> None:
+        """Fold one group's reports, in block order, as they arrive (a reorder buffer holds
+        the early ones): the driver never holds a whole group's traffic at once when the
+        backend yields reports in block order (the local backend does)."""
+        pending: dict[int, BlockReport] = {}
+        kept: list[State] = []
+        expected = 0
+        group = None
         for report in reports:
-            for route, record in report.stats.items():
-                total = self.stats.setdefault(route, {})
-                for key, value in record.items():
-                    total[key] = total.get(key, 0) + value
-            for route, origins in report.used.items():
-                if route in self.data_routes:
-                    size = plan.group(self.data_routes[route].sender).size
-                    mask = self.used.setdefault(route, np.zeros(size, dtype=bool))
+            group = report.block.group
+            pending[report.block.index] = report
+            while expected in pending:
+                self._fold(pending.pop(expected), kept)
+                expected += 1
+        for index in sorted(pending):  # blocks missing from a partial run: the rest in order
+            self._fold(pending.pop(index), kept)
+        if kept and group is not None:
+            self.states[group] = _join(kept)
+
+    def _fold(self, report: BlockReport, kept: list[State]) -> None:
+        plan = self.job.plan
+        for route, record in report.stats.items():
+            total = self.stats.setdefault(route, {})
+            for key, value in record.items():
+                total[key] = total.get(key, 0) + value
+        for route, origins in report.used.items():
+            if route in self.data_routes:
+                size = plan.group(self.data_routes[route].sender).size
+                mask = self.used.setdefault(route, np.zeros(size, dtype=bool))
+                if origins.dtype == np.bool_:
+                    mask |= origins  # a folding block's mask over the sender group
+                else:
                     mask[origins] = True
-            self.traffic.add(report.traffic)
-        kept = [r.state for r in reports if r.state is not None]
-        if kept:
-            self.states[reports[0].block.group] = _join(kept)
+        self.traffic.add(report.traffic)
+        if report.state is not None:
+            kept.append(report.state)
 
     def finish(self, name: str) -> Execution:
         plan = self.job.plan
@@ -338,8 +362,16 @@ class TrafficSink:
             # they are closed in transcript(), once mapped.
             for name, _ in _COLUMNS:
                 self.files[name] = tempfile.TemporaryFile(prefix="crowdhide-")  # noqa: SIM115
-        for (name, _), values in zip(_COLUMNS, self._columns(), strict=True):
-            self.files[name].write(values.tobytes())
+        # Each part straight to its column's file (no concatenated copy, no bytes copy).
+        for r, s, src, dst, order in self.parts:
+            n = len(src)
+            for (name, dtype), values in zip(
+                _COLUMNS, (np.full(n, r), src, dst, np.full(n, s), order), strict=True
+            ):
+                np.ascontiguousarray(values, dtype=dtype).tofile(self.files[name])
+            self.count += n
+        self.parts.clear()
+        self.held = 0
 
     def transcript(self, groups: Mapping[str, tuple[int, int]]) -> Transcript:
         """The transcript of everything added (in memory, or memory-mapped from disk)."""

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BlockRows",
     "Cluster",
+    "CombineFunction",
     "DataPath",
     "ExecutionPlan",
     "NodeGroup",
@@ -73,6 +74,9 @@ __all__ = [
 State = Mapping[str, npt.NDArray[Any]]
 #: ``process(inbox, rng) -> state`` for compute and result groups.
 ProcessFunction = Callable[["Inbox", np.random.Generator], State]
+#: ``combine(partials) -> state``: merges states that ``process`` computed on disjoint parts
+#: of a block's inbox (see :attr:`NodeGroup.combine`).
+CombineFunction = Callable[[Sequence[State]], State]
 #: ``by(state) -> targets``: one target index per sender node, vectorized over nodes.
 RoutingFunction = Callable[[State], npt.NDArray[np.integer[Any]]]
 
@@ -161,6 +165,15 @@ class NodeGroup:
         Sources whose ``process`` is set derive their state from ``data`` and their inbox.
     process
         Compute/result groups (and iterative sources): ``process(inbox, rng) -> state``.
+    combine
+        Compute groups whose state is a mergeable aggregate (sums, counts, minima...):
+        ``combine(partials) -> state`` merges states that ``process`` computed on disjoint
+        parts of the inbox. When set, a block runs ``process`` on one received part at a
+        time (one sender block's messages of one route, in canonical order) and folds the
+        partial states, so its memory follows the block size, not the number of messages
+        it receives. ``process`` then sees one route's delivery per call, and ``combine``
+        must not depend on how the messages were cut into parts beyond floating-point
+        rounding (the cut is canonical, hence the same for every backend and shard count).
     """
 
     name: str
@@ -169,6 +182,7 @@ class NodeGroup:
     device: str | None = None
     data: State | None = field(default=None, repr=False, compare=False)
     process: ProcessFunction | None = field(default=None, repr=False, compare=False)
+    combine: CombineFunction | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -178,6 +192,11 @@ class NodeGroup:
             raise ValueError(f"groups[{self.name}].role must be one of {_ROLES}, got {self.role!r}")
         if self.role == "source" and self.data is None:
             raise ValueError(f"groups[{self.name}].data is required for a source group")
+        if self.combine is not None and (self.role != "compute" or self.process is None):
+            raise ValueError(
+                f"groups[{self.name}].combine applies to compute groups with a process only "
+                f"(role {self.role!r})"
+            )
         if isinstance(self.data, BlockRows):
             self.data.check(f"groups[{self.name}].data", self.size)
         elif self.data is not None:
@@ -706,9 +725,19 @@ class PlanBuilder:
         )
         return self
 
-    def compute(self, name: str, *, size: int, process: ProcessFunction) -> PlanBuilder:
-        """Add ``size`` compute nodes running ``process(inbox, rng) -> state``."""
-        self._groups.append(NodeGroup(name=name, size=size, role="compute", process=process))
+    def compute(
+        self,
+        name: str,
+        *,
+        size: int,
+        process: ProcessFunction,
+        combine: CombineFunction | None = None,
+    ) -> PlanBuilder:
+        """Add ``size`` compute nodes running ``process(inbox, rng) -> state``; with
+        ``combine``, on one inbox part at a time (see :class:`NodeGroup`)."""
+        self._groups.append(
+            NodeGroup(name=name, size=size, role="compute", process=process, combine=combine)
+        )
         return self
 
     def result(self, name: str, *, process: ProcessFunction) -> PlanBuilder:

@@ -20,7 +20,9 @@ Group programs (seed 000 and the shuffle model):
 * **scrambler**: collects its inbox (it cannot tell dummies), adds ``d`` dummies (uniform
   or capped, Algorithm 1), shuffles, forwards;
 * **compute / result**: ``process(inbox, rng) -> state`` on the real messages only
-  (dummies are recognised inside the decrypted payload and dropped by the receiver).
+  (dummies are recognised inside the decrypted payload and dropped by the receiver); a
+  compute group with ``combine`` (a mergeable aggregate) folds one inbox part at a time,
+  so a block receiving the whole population never holds it (see :func:`step`).
 
 Row ownership of a state (which node sends which rows on ``fixed``/``broadcast``/``fanout``
 routes): a :data:`~crowdhide.engine.messages.NODE` column if present; else one row per node
@@ -30,7 +32,7 @@ when every column has the block's length; else all rows belong to a single-node 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide.engine.messages import (
+    ID_DTYPE,
     NODE,
     ORIGIN,
     Block,
@@ -48,9 +51,26 @@ from crowdhide.engine.messages import (
 )
 from crowdhide.engine.plan import ExecutionPlan, NodeGroup, Route, State, block_rows
 
-__all__ = ["BlockResult", "block_rng", "inbox_of", "split", "step"]
+__all__ = ["BlockResult", "Parcel", "block_rng", "inbox_of", "split", "step"]
 
 IntArray = npt.NDArray[np.integer[Any]]
+
+#: Partial states a folding block holds before merging them (bounds its memory).
+FOLD_WIDTH = 64
+
+
+@dataclass(frozen=True)
+class Parcel:
+    """An inbox part that is not in memory yet: its canonical key and how to load it.
+
+    Backends hand parcels to :func:`step` so that a folding block (a compute group with
+    ``combine``) loads one part at a time; other blocks load them all first.
+    """
+
+    route: str
+    sender: str
+    block: int
+    load: Callable[[], MessageBatch] = field(repr=False)
 
 
 def block_rng(seed: int, round: int, group: str, block: int) -> np.random.Generator:
@@ -73,20 +93,21 @@ class BlockResult:
 
     ``stats`` maps a route to ``{"messages", "dummies", "senders"}`` (sent here) and
     ``real_delivered`` (received here); ``used`` maps a data route to the origin nodes of the
-    real messages this block received.
+    real messages this block received (or, for a folding block, a boolean mask over the
+    sender group).
     """
 
     block: Block
     state: State = field(repr=False)
     batches: tuple[MessageBatch, ...] = field(repr=False)
     stats: Mapping[str, Mapping[str, int]]
-    used: Mapping[str, IntArray] = field(repr=False)
+    used: Mapping[str, npt.NDArray[Any]] = field(repr=False)
 
 
 def inbox_of(
-    plan: ExecutionPlan, group: str, batches: Sequence[MessageBatch]
-) -> list[MessageBatch]:
-    """Batches in canonical order: by route (plan order), then sender block."""
+    plan: ExecutionPlan, group: str, batches: Sequence[MessageBatch | Parcel]
+) -> list[MessageBatch | Parcel]:
+    """Batches (or parcels) in canonical order: by route (plan order), then sender block."""
     rank = {r.name: i for i, r in enumerate(plan.routes)}
     return sorted(batches, key=lambda b: (rank[b.route], b.sender != group, b.block))
 
@@ -109,7 +130,7 @@ def split(
 def step(
     plan: ExecutionPlan,
     block: Block,
-    batches: Sequence[MessageBatch],
+    batches: Sequence[MessageBatch | Parcel],
     *,
     seed: int,
     data: Mapping[str, npt.NDArray[Any]] | None = None,
@@ -123,8 +144,10 @@ def step(
     block
         The nodes to run.
     batches
-        Every batch (or part) addressed to the block's nodes, in any order. A list is
-        consumed (emptied) so that the raw parts can be freed once merged.
+        Every batch (or part, or :class:`Parcel`) addressed to the block's nodes, in any
+        order. A list is consumed (emptied) so that the raw parts can be freed once merged.
+        A compute group with ``combine`` runs ``process`` on one part at a time (canonical
+        order) and merges the partial states every :data:`FOLD_WIDTH` parts.
     seed
         The run's seed (counter-based randomness).
     data
@@ -146,11 +169,16 @@ def step(
             and r.protection.scrambler is not None
             and r.protection.scrambler.group == group.name
         )
-        out = _scramble(route, plan, block, ordered, level, rng)
+        out = _scramble(route, plan, block, _loaded(ordered), level, rng)
         stats[route.name] = {"messages": len(out), "dummies": block.size * _layer(route).dummies}
         return BlockResult(block, {}, (out,), stats, {})
-    inbox, used = _receive(plan, group, block, ordered, data, stats)
-    state = _run(group, inbox, rng)
+    used: Mapping[str, npt.NDArray[Any]]
+    if group.combine is not None and ordered:
+        state, used = _fold(plan, group, block, ordered, rng, stats)
+    else:
+        inbox, used = _receive(plan, group, block, _loaded(ordered), data, stats)
+        state = _run(group, inbox, rng)
+        del inbox
     emitted: list[MessageBatch] = []
     base = 0
     for route in plan.routes_from(group.name):
@@ -162,6 +190,46 @@ def step(
         record["dummies"] = record.get("dummies", 0) + dummies
         record["senders"] = block.size
     return BlockResult(block, state, tuple(emitted), stats, used)
+
+
+def _loaded(parts: list[MessageBatch | Parcel]) -> list[MessageBatch]:
+    """Every part in memory (the list is emptied as parts are loaded)."""
+    out = [p.load() if isinstance(p, Parcel) else p for p in parts]
+    parts.clear()
+    return out
+
+
+def _fold(
+    plan: ExecutionPlan,
+    group: NodeGroup,
+    block: Block,
+    parts: list[MessageBatch | Parcel],
+    rng: np.random.Generator,
+    stats: dict[str, dict[str, int]],
+) -> tuple[State, dict[str, npt.NDArray[np.bool_]]]:
+    """``process`` on one part at a time (canonical order), partial states merged with
+    ``combine``: memory follows one part plus :data:`FOLD_WIDTH` partial states. ``used``
+    is returned as a mask over the sender group (smaller than the origins of a whole
+    population's messages)."""
+    assert group.combine is not None
+    assert group.process is not None
+    partials: list[State] = []
+    used: dict[str, npt.NDArray[np.bool_]] = {}
+    parts.reverse()  # pop() from the end walks the canonical order
+    while parts:
+        item = parts.pop()
+        batch = item.load() if isinstance(item, Parcel) else item
+        inbox, origins = _receive(plan, group, block, [batch], None, stats)
+        del batch
+        for route, rows in origins.items():
+            if route not in used:
+                used[route] = np.zeros(plan.group(plan.route(route).sender).size, dtype=bool)
+            used[route][rows] = True
+        partials.append(_checked(group, group.process(inbox, rng)))
+        del inbox, origins
+        if len(partials) >= FOLD_WIDTH:
+            partials = [_checked(group, group.combine(partials))]
+    return _checked(group, group.combine(partials)), used
 
 
 def _layer(route: Route) -> Any:
@@ -190,7 +258,8 @@ def _receive(
     for route in list(by_route):
         delivery = merge_deliveries(route, by_route.pop(route))
         deliveries.append(delivery)
-        stats.setdefault(route, {})["real_delivered"] = len(delivery)
+        record = stats.setdefault(route, {})
+        record["real_delivered"] = record.get("real_delivered", 0) + len(delivery)
         if ORIGIN in delivery.columns:
             used[route] = delivery.origin
     columns: Mapping[str, npt.NDArray[Any]] = {}
@@ -395,8 +464,9 @@ def _emit_data(
     batch: Any,
 ) -> tuple[MessageBatch, int, int]:
     senders = block.size
-    index = np.arange(block.start, block.stop, dtype=np.int64)
-    local = np.arange(senders, dtype=np.int64)
+    # int32 ids (a plan has < 2**31 nodes): the batch stores them so, no conversion pass
+    index = np.arange(block.start, block.stop, dtype=ID_DTYPE)
+    local = np.arange(senders, dtype=ID_DTYPE)
     true_target = _targets(route, state, senders, receivers)
     names = route.columns or tuple(c for c in state if c != NODE)
     columns = {c: np.asarray(state[c]) for c in names}
@@ -417,7 +487,7 @@ def _emit_data(
             scrambler,
             index,
             payload,
-            np.full(senders, base, dtype=np.int64),
+            np.full(senders, base, dtype=ID_DTYPE),
             columns,
             receiver=layer.group,
             forward=final,
@@ -426,7 +496,7 @@ def _emit_data(
     flood = protection.local_dummies if protection is not None else 0
     if flood == 0:
         return (
-            batch(final, index, payload, np.full(senders, base, dtype=np.int64), columns),
+            batch(final, index, payload, np.full(senders, base, dtype=ID_DTYPE), columns),
             1,
             dummies,
         )
@@ -512,11 +582,19 @@ def _scrambler_order(scr: IntArray, count: int, dummies: int, rng: np.random.Gen
     """
     inputs = np.bincount(scr, minlength=count)
     width = int(inputs.max(initial=0)) + dummies
+    ordered = scr.size < 2 or not bool((np.diff(scr) < 0).any())
+    uniform = bool((inputs == inputs[0]).all())
+    if ordered and uniform:
+        # Full scramblers in order (the usual case): the table is two reshapes, no scatter.
+        table = np.empty((count, width), dtype=np.int64)
+        table[:, : width - dummies] = np.arange(scr.size, dtype=np.int64).reshape(count, -1)
+        table[:, width - dummies :] = np.arange(
+            scr.size, scr.size + count * dummies, dtype=np.int64
+        ).reshape(count, dummies)
+        flat: IntArray = rng.permuted(table, axis=1).ravel()
+        return flat
     table = np.full((count, width), -1, dtype=np.int64)
-    if scr.size > 1 and bool((np.diff(scr) < 0).any()):
-        grouped = np.argsort(scr, kind="stable")
-    else:
-        grouped = np.arange(scr.size, dtype=np.int64)
+    grouped = np.arange(scr.size, dtype=np.int64) if ordered else np.argsort(scr, kind="stable")
     starts = np.cumsum(inputs) - inputs
     owner = scr[grouped]
     table[owner, np.arange(scr.size, dtype=np.int64) - starts[owner]] = grouped
@@ -525,7 +603,7 @@ def _scrambler_order(scr: IntArray, count: int, dummies: int, rng: np.random.Gen
         slots = inputs[rows] + np.tile(np.arange(dummies, dtype=np.int64), count)
         table[rows, slots] = scr.size + np.arange(count * dummies, dtype=np.int64)
     shuffled = rng.permuted(table, axis=1).ravel()
-    if bool((inputs == inputs[0]).all()):
+    if uniform:
         return shuffled  # no padding
     result: IntArray = shuffled[shuffled >= 0]
     return result

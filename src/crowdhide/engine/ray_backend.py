@@ -2,10 +2,13 @@
 
 Each :class:`_Shard` actor owns the blocks that :meth:`Job.shard_of` assigns to its index.
 To run the groups of one round the driver calls every actor once per group, all at once;
-an actor runs its blocks (:func:`crowdhide.engine.program.step`), puts every emitted part
-in the object store (which spills to disk when full) and hands the references straight to
-the actor owning the receiver block (``deliver``; it keeps those of its own blocks), so
-message batches never travel through the driver; the driver receives the observer's view
+an actor runs its blocks (:func:`crowdhide.engine.program.step`), keeps the parts for its
+own blocks in its heap (up to :data:`SHARD_MEMORY_BUDGET` bytes), puts the others in the
+object store (which spills to disk when full) and hands their references straight to the
+actor owning the receiver block — one ``deliver`` call per peer and group, not per part —
+so message batches never travel through the driver. Blocks are placed in contiguous
+ranges (:meth:`Job.shard_of <crowdhide.engine.backend.Job.shard_of>`), so a source block's
+scrambler usually lives on the same actor; the driver receives the observer's view
 (:class:`~crowdhide.engine.backend.BlockReport`) only. An actor is created with
 :meth:`Job.for_shard_index <crowdhide.engine.backend.Job.for_shard_index>`: the source rows
 of its own blocks only, never the other users' data; the driver keeps the whole job.
@@ -18,20 +21,23 @@ on the others). :meth:`RayBackend.close` kills the actors and shuts down what it
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import defaultdict
 from typing import Any
 
 import ray
 
-from crowdhide.engine.backend import BlockReport, Job, deliver, report_of
+from crowdhide.engine.backend import BlockReport, Job, batch_nbytes, deliver, report_of
 from crowdhide.engine.messages import MessageBatch
-from crowdhide.engine.program import step
+from crowdhide.engine.program import Parcel, step
 
 __all__ = ["RayBackend", "start_ray"]
 
 #: Object store of a Ray instance started here (bytes); larger batches spill to disk.
 DEFAULT_OBJECT_STORE = 512 * 1024 * 1024
+#: Bytes of parts for an actor's own blocks kept in its heap (beyond: the object store).
+SHARD_MEMORY_BUDGET = 768 * 1024 * 1024
 
 
 class _Shard:
@@ -42,7 +48,11 @@ class _Shard:
         self.index = index
         self.offsets = job.plan.node_offsets()
         self.peers: list[Any] = []
-        self.mail: dict[tuple[str, int], list[Any]] = defaultdict(list)  # ObjectRefs
+        #: (group, block) -> parts waiting to run: in the heap, or (route, sender, sender
+        #: block, ObjectRef) in the object store
+        self.mail: dict[tuple[str, int], list[Any]] = defaultdict(list)
+        self.memory_budget = SHARD_MEMORY_BUDGET
+        self.held = 0
 
     def peak_rss_mb(self) -> float:
         import resource
@@ -53,37 +63,55 @@ class _Shard:
         self.peers = peers
         return len(peers)
 
-    def deliver(self, group: str, block: int, refs: list[Any]) -> int:
-        # ``refs`` stays a list of ObjectRefs (nested refs are not resolved on arrival):
-        # the data moves when the block runs.
-        self.mail[(group, block)].extend(refs)
-        return len(refs)
+    def deliver(self, parts: list[tuple[str, int, str, str, int, Any]]) -> int:
+        """Take parts ``(group, block, route, sender, sender block, ref)`` of this shard."""
+        # A list of ObjectRefs is not resolved on arrival: the data moves when the block runs.
+        for group, block, route, sender, origin, ref in parts:
+            self.mail[(group, block)].append((route, sender, origin, ref))
+        return len(parts)
 
     def run_group(self, group: str) -> tuple[list[BlockReport], list[Any]]:
         job = self.job
-        acks: list[Any] = []
+        outgoing: dict[int, list[tuple[str, int, str, str, int, Any]]] = defaultdict(list)
         reports: list[BlockReport] = []
 
         def post(receiver: str, block: int, part: MessageBatch) -> None:
-            # Even parts for this shard's own blocks wait in the object store (which spills
-            # to disk when full), so an actor's heap follows its block, not its inbox.
-            ref = ray.put(part)
             owner = job.shard_of(block, receiver)
+            size = batch_nbytes(part)
+            if owner == self.index and self.held + size <= self.memory_budget:
+                # This shard's own block: the part stays in the heap, up to a budget.
+                self.held += size
+                self.mail[(receiver, block)].append(part)
+                return
+            # Beyond the budget, parts wait in the object store (which spills to disk when
+            # full), so an actor's heap follows its block, not its inbox.
+            item = (receiver, block, part.route, part.sender, part.block, ray.put(part))
             if owner == self.index:
-                self.mail[(receiver, block)].append(ref)
+                self.deliver([item])
             else:
-                acks.append(self.peers[owner].deliver.remote(receiver, block, [ref]))
+                outgoing[owner].append(item)
 
         mine = [b for b in job.blocks(group) if job.shard_of(b.index, group) == self.index]
         for block in mine:
-            refs = self.mail.pop((group, block.index), [])
-            inbox = list(ray.get(refs)) if refs else []
-            del refs
+            inbox = [
+                item
+                if isinstance(item, MessageBatch)
+                else Parcel(item[0], item[1], item[2], functools.partial(_fetch, item[3]))
+                for item in self.mail.pop((group, block.index), [])
+            ]
+            self.held -= sum(batch_nbytes(p) for p in inbox if isinstance(p, MessageBatch))
             result = step(job.plan, block, inbox, seed=job.seed)
             del inbox
             deliver(job, result.batches, post)
             reports.append(report_of(job, result, self.offsets))
+        # One call per peer and group (not per part): round trips follow the shards.
+        acks = [self.peers[owner].deliver.remote(items) for owner, items in outgoing.items()]
         return reports, acks
+
+
+def _fetch(ref: Any) -> MessageBatch:
+    batch: MessageBatch = ray.get(ref)
+    return batch
 
 
 def start_ray(

@@ -311,7 +311,10 @@ def aggregate_plan(
     builder.sources("S", source)
     for g, nodes in enumerate(sizes):
         builder.compute(
-            f"C{g}", size=nodes, process=_compute_process(g, query, f"S->C{g}", universes[g])
+            f"C{g}",
+            size=nodes,
+            process=_compute_process(g, query, f"S->C{g}", universes[g]),
+            combine=_combine_partials,  # partial aggregates merge: a compute block streams
         )
     builder.result("R", process=_result_process(len(sizes)))
     for g in range(len(sizes)):
@@ -399,6 +402,30 @@ def _compute_process(g: int, query: AggregateQuery, route: str, universe: int) -
         return out
 
     return process
+
+
+def _combine_partials(partials: Sequence[Mapping[str, npt.NDArray[Any]]]) -> dict[str, Any]:
+    """Merge partial aggregates of disjoint message sets (rows sorted by key, as computed)."""
+    if len(partials) == 1:
+        return dict(partials[0])
+    key, slot = np.unique(np.concatenate([p["key"] for p in partials]), return_inverse=True)
+    out: dict[str, npt.NDArray[Any]] = {"key": key}
+    for name in partials[0]:
+        if name == "key":
+            continue
+        values = np.concatenate([p[name] for p in partials])
+        if name == NODE:
+            merged = np.zeros(len(key), dtype=values.dtype)
+            merged[slot] = values  # a key lives at one node
+        elif name.startswith(("min:", "max:")):
+            merged = np.full(len(key), np.inf if name.startswith("min:") else -np.inf)
+            (np.minimum if name.startswith("min:") else np.maximum).at(merged, slot, values)
+        else:
+            merged = np.bincount(slot, weights=values, minlength=len(key))
+            if name == "count":
+                merged = merged.astype(values.dtype)
+        out[name] = merged
+    return {name: out[name] for name in partials[0]}
 
 
 def _result_process(sets: int) -> Any:
