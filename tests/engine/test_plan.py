@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from crowdhide.engine import execute
-from crowdhide.plans import PlanBuilder, protect, theorem1
+from crowdhide.plans import PlanBuilder, compose_along_paths, protect
 from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan
 from crowdhide.plans.certify import LocalBoundAccountant, certify
 
@@ -81,7 +81,7 @@ def test_example4_five_clusters() -> None:
 
 def test_example5_path_sums_clusters_of_one_tuple() -> None:
     plan = _example_setup().plan
-    eps, delta, rows = theorem1(plan, {"S/S->C0": (0.7, 1e-5), "S/S->C1": (0.4, 2e-5)})
+    eps, delta, rows = compose_along_paths(plan, {"S/S->C0": (0.7, 1e-5), "S/S->C1": (0.4, 2e-5)})
     assert eps == pytest.approx(1.1)
     assert delta == pytest.approx(3e-5)
     assert len(rows) == 1
@@ -104,7 +104,7 @@ def test_example6_disjoint_contributors_take_the_max() -> None:
         ("Sa/Sa->C1", "C1/C1->R", "R"),
         ("Sb/Sb->C2", "C2/C2->R", "R"),
     ]
-    eps, delta, _ = theorem1(plan, {"Sa/Sa->C1": (0.7, 1e-5), "Sb/Sb->C2": (0.4, 2e-5)})
+    eps, delta, _ = compose_along_paths(plan, {"Sa/Sa->C1": (0.7, 1e-5), "Sb/Sb->C2": (0.4, 2e-5)})
     assert (eps, delta) == (0.7, 2e-5)
 
 
@@ -144,9 +144,9 @@ def test_unprotected_data_route_is_not_private() -> None:
 def test_theorem1_rejects_missing_or_unknown_clusters() -> None:
     plan = _example_setup().plan
     with pytest.raises(ValueError, match="missing data-dependent cluster 'S/S->C1'"):
-        theorem1(plan, {"S/S->C0": (1.0, 0.0)})
+        compose_along_paths(plan, {"S/S->C0": (1.0, 0.0)})
     with pytest.raises(ValueError, match="unknown cluster 'nope'"):
-        theorem1(plan, {"nope": (1.0, 0.0)})
+        compose_along_paths(plan, {"nope": (1.0, 0.0)})
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from scipy.stats import chisquare
 
 from crowdhide.engine import execute
 from crowdhide.plans import PlanBuilder, protect
-from crowdhide.plans.model import theorem1
+from crowdhide.plans.model import compose_along_paths
 from crowdhide.protocols import (
     engine_plan,
     krr_accounting,
@@ -257,7 +257,7 @@ def test_traffic_pattern_is_data_independent() -> None:
         analyze=lambda received: {},
     )
     assert not any(c.data_dependent for c in plan.clusters())
-    eps, delta, _ = theorem1(plan, {})
+    eps, delta, _ = compose_along_paths(plan, {})
     assert (eps, delta) == (0.0, 0.0)
     # Two data sets of the same size produce the same transcript (the observer learns n).
     a = run_on_engine(

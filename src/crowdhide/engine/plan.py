@@ -839,10 +839,14 @@ def protect(
     return result
 
 
-def theorem1(
+def compose_along_paths(
     plan: ExecutionPlan, per_cluster: Mapping[str, tuple[float, float]]
 ) -> tuple[float, float, list[tuple[DataPath, float, float]]]:
-    """Theorem 1: ε, δ as the largest sums along a data path of the clusters' (ε_i, δ_i).
+    """Compose the clusters' (ε_i, δ_i) along every data path: ε, δ are the largest sums.
+
+    A user's tuple influences every cluster on its data path, so the path's guarantee is the
+    basic composition of those clusters' guarantees (Ladjel, Anciaux, Bellet, Scerri,
+    Theorem 1); the plan's guarantee is the worst path.
 
     Parameters
     ----------
@@ -859,7 +863,7 @@ def theorem1(
 
     Examples
     --------
-    Example 5 of the paper: two source clusters on one data path add up.
+    Two source clusters on one data path add up (Example 5 of Ladjel et al.):
 
     >>> import numpy as np
     >>> b = PlanBuilder()
@@ -868,7 +872,7 @@ def theorem1(
     >>> _ = b.compute("C2", size=2, process=lambda i, r: {})
     >>> _ = b.route("S", "C1", by=lambda s: s["a"], name="s1")
     >>> _ = b.route("S", "C2", by=lambda s: s["b"], name="s2")
-    >>> eps, delta, _ = theorem1(b.build(), {"S/s1": (0.5, 1e-6), "S/s2": (0.25, 1e-6)})
+    >>> eps, delta, _ = compose_along_paths(b.build(), {"S/s1": (0.5, 1e-6), "S/s2": (0.25, 1e-6)})
     >>> (eps, delta)
     (0.75, 2e-06)
     """

@@ -1,4 +1,5 @@
-"""Execution plans (seed 000): nodes, clusters, Theorem 1, countermeasures, queries, planner."""
+"""Execution plans (Ladjel, Anciaux, Bellet, Scerri): nodes, clusters, path composition,
+countermeasures, queries, planner."""
 
 from crowdhide.plans.model import (
     Cluster,
@@ -9,9 +10,9 @@ from crowdhide.plans.model import (
     Protection,
     Route,
     ScramblerLayer,
+    compose_along_paths,
     data_clusters_per_path,
     protect,
-    theorem1,
 )
 
 __all__ = [
@@ -23,7 +24,7 @@ __all__ = [
     "Protection",
     "Route",
     "ScramblerLayer",
+    "compose_along_paths",
     "data_clusters_per_path",
     "protect",
-    "theorem1",
 ]

@@ -31,7 +31,7 @@ from crowdhide.accounting.scrambler import (
     scrambler_epsilon,
 )
 from crowdhide.accounting.statement import PrivacyStatement
-from crowdhide.plans.model import Cluster, ExecutionPlan, theorem1
+from crowdhide.plans.model import Cluster, ExecutionPlan, compose_along_paths
 
 __all__ = [
     "ClusterPrivacy",
@@ -253,7 +253,7 @@ def certify(
                 "pattern given those values, which are not themselves protected"
             )
     per_cluster = {c.cluster: (c.privacy.epsilon, c.privacy.delta) for c in rows}
-    eps, dlt, path_rows = theorem1(plan, per_cluster)
+    eps, dlt, path_rows = compose_along_paths(plan, per_cluster)
     statement = PrivacyStatement(
         epsilon=eps,
         delta=dlt,

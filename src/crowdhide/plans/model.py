@@ -17,9 +17,9 @@ from crowdhide.engine.plan import (
     RoutingFunction,
     ScramblerLayer,
     State,
+    compose_along_paths,
     data_clusters_per_path,
     protect,
-    theorem1,
 )
 
 __all__ = [
@@ -35,7 +35,7 @@ __all__ = [
     "RoutingFunction",
     "ScramblerLayer",
     "State",
+    "compose_along_paths",
     "data_clusters_per_path",
     "protect",
-    "theorem1",
 ]
