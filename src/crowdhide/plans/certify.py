@@ -42,6 +42,7 @@ __all__ = [
     "ScramblerAccountant",
     "certify",
     "default_accountant",
+    "even_share",
 ]
 
 
@@ -205,6 +206,29 @@ class PlanPrivacy:
     paths: tuple[PathPrivacy, ...]
 
 
+def even_share(total: float, parts: int) -> float:
+    """``total / parts`` rounded down until ``parts`` shares, added one by one, stay <= total.
+
+    In floating point, six copies of 1e-4 / 6 add up to 1.0000000000000002e-4: a path's δ
+    would exceed the budget by an ulp and a met target would read as missed.
+
+    Examples
+    --------
+    >>> share = even_share(1e-4, 6)
+    >>> sum([share] * 6) <= 1e-4
+    True
+    """
+    share = total / parts
+    while share > 0.0:
+        running = 0.0
+        for _ in range(parts):
+            running += share
+        if running <= total:
+            break
+        share = math.nextafter(share, 0.0)
+    return share
+
+
 def certify(
     plan: ExecutionPlan,
     *,
@@ -241,7 +265,7 @@ def certify(
         if c.data_dependent and c.route is not None and _has_scramblers(plan, c.route)
     }
     k = max(1, max((sum(n in scrambled for n in p.clusters) for p in plan.data_paths()), default=0))
-    per_delta = total_delta / k
+    per_delta = even_share(total_delta, k)
     rows: list[ClusterPrivacy] = []
     notes: list[str] = []
     for cluster in plan.clusters():
