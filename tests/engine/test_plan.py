@@ -1,4 +1,4 @@
-"""Execution model of seed 000 on the paper's Examples 1-6; clusters; Theorem 1; errors."""
+"""Execution model of Ladjel et al. on the paper's Examples 1-6; clusters; path composition; errors."""
 
 from __future__ import annotations
 

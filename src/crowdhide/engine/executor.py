@@ -6,7 +6,7 @@ addressed to it, drops dummies (a target recognises them inside the decrypted pa
 runs the program on its own state and inbox, and emits one batch per route, carrying the
 route's declared columns. All per-message work is numpy on whole arrays.
 
-Countermeasures (seed 000, Sections III–IV) are part of the source and scrambler programs:
+Countermeasures (Ladjel et al., Sections III–IV) are part of the source and scrambler programs:
 target sampling σ (convention U, footnote 5), local flooding with ``d`` dummies to distinct
 other targets, uniformly random send-order labels (Definition 1's edge labels), and
 scramblers ``⌊i/n⌋`` adding ``d`` dummies and shuffling (Algorithm 1).

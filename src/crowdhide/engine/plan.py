@@ -1,4 +1,4 @@
-"""Executable plan model of seed 000 (Ladjel et al.): nodes, plans, clusters, Theorem 1.
+"""Executable plan model of Ladjel et al.: nodes, plans, clusters, composition along paths.
 
 The model lives in the engine package (``crowdhide.plans.model`` re-exports it) so that the
 engine depends on nothing above it; :mod:`crowdhide.plans` builds queries on top of it.
@@ -35,7 +35,7 @@ Definitions of the paper (Section II) map onto this as follows.
   path. A *data path* is what one tuple can influence: starting at a data-holding node it
   follows routes downstream and includes every logical node of the same device (the
   unrolled iterations of K-means, Remark 1). The paper prints ``n ∈ p`` under the sum; it
-  must be ``ν ∈ p`` (seed note §2.6).
+  must be ``ν ∈ p`` (a condition the paper leaves implicit).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ depend on which backend, how many shards, or in which order blocks ran, because
   ``(seed, round, group, block)``;
 * a block orders its inbox canonically (by route, then sender block), see :func:`inbox_of`.
 
-Group programs (seed 000 and the shuffle model):
+Group programs (Ladjel et al. and the shuffle model):
 
 * **source** (``role="source"``): its tuples, optionally ``process(inbox, rng)`` (e.g. a
   K-means assignment), then per data route target sampling σ (convention U), local

@@ -187,7 +187,7 @@ def _fig1_comparison(
 ) -> list[str]:
     comparison = [
         f"Fig. 1a n=1e4 (authors' code N_v): LDP {reference['ldp']:.4g} vs NDP "
-        f"{reference['ndp']:.4g} (anchors: 92.98 vs 1.2646)",
+        f"{reference['ndp']:.4g} (authors' code: 92.98 vs 1.2646)",
     ]
     for x in sorted(by_n):
         m = np.mean([r["network_mean"] for r in by_n[x]])

@@ -4,7 +4,7 @@ Started by the driver as ``python -m crowdhide.net.relay``. For every ordered ho
 ``(a, b)`` it listens on its own 127.0.0.1 port and forwards the bytes of host ``a``'s link
 to host ``b`` unchanged, in both directions, while parsing TLS record headers (content type
 and length, 5 bytes in the clear) and timestamping each record. This is exactly what a
-network observer of seed 000 sees: per connection, record lengths and times.
+network observer of Ladjel et al. sees: per connection, record lengths and times.
 """
 
 from __future__ import annotations
