@@ -1,4 +1,4 @@
-"""Execution model of Ladjel et al. on the paper's Examples 1-6; clusters; path composition; errors."""
+"""Execution model of Ladjel et al. (Examples 1-6): clusters, path composition, errors."""
 
 from __future__ import annotations
 
