@@ -4,10 +4,13 @@ finder and the calibrator."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crowdhide.accounting import (
     DiscretePairCurve,
@@ -17,6 +20,7 @@ from crowdhide.accounting import (
     safe_root,
 )
 from crowdhide.accounting.gaussian import gaussian_epsilon, gaussian_log_delta
+from crowdhide.accounting.roots import LOG_ZERO
 from crowdhide.accounting.statement import Kind
 from crowdhide.errors import InvalidParameterError, UnmetTargetError
 
@@ -139,6 +143,75 @@ def test_real_calibration_returns_a_passing_value(threshold: float) -> None:
     assert threshold * (1 - 1e-8) <= down <= threshold
     with pytest.raises(UnmetTargetError):
         calibrate(lambda v: v >= 2e4, low=1.0, high=1e4, increasing=True, what="sigma")
+
+
+def _counting(f: Callable[[float], float]) -> tuple[Callable[[float], float], list[int]]:
+    calls = [0]
+
+    def g(x: float) -> float:
+        calls[0] += 1
+        return f(x)
+
+    return g, calls
+
+
+_MONOTONE_SHAPES: list[tuple[str, Callable[[float], float]]] = [
+    ("linear", lambda x: -x),
+    ("cubic", lambda x: -(x**3)),
+    ("steep exponential", lambda x: 1.0 - math.exp(30.0 * x)),
+    ("logarithmic", lambda x: -math.log1p(1e6 * x)),
+    ("flat then cliff", lambda x: -1e-12 * x if x < 0.9 else -1e3 * (x - 0.9)),
+    ("step to zero", lambda x: LOG_ZERO if x > 0.6180339 else -x),
+    ("fifteenth root", lambda x: -math.copysign(abs(x - 0.3) ** (1 / 15), x - 0.3)),
+]
+
+
+@pytest.mark.parametrize(("name", "shape"), _MONOTONE_SHAPES)
+@pytest.mark.parametrize("target", [-0.5, -1e-3])
+def test_safe_root_brackets_the_crossing_from_both_sides(
+    name: str, shape: Callable[[float], float], target: float
+) -> None:
+    lo, hi = 0.0, 1.0
+    assert max(shape(hi), LOG_ZERO) <= target < shape(lo), name
+    passing = safe_root(shape, target, lo, hi)
+    failing = safe_root(shape, target, lo, hi, lower_side=True)
+    assert max(shape(passing), LOG_ZERO) <= target < max(shape(failing), LOG_ZERO)
+    assert 0.0 < passing - failing <= 1e-13 + 1e-15
+
+
+@pytest.mark.parametrize(("name", "shape"), _MONOTONE_SHAPES)
+def test_safe_root_costs_at_most_a_few_bisections(
+    name: str, shape: Callable[[float], float]
+) -> None:
+    # Bisection from width 1 to 1e-13 takes 44 steps; the stall guard keeps any curve within
+    # a small multiple of that, and smooth curves take far fewer.
+    counted, calls = _counting(shape)
+    safe_root(counted, -0.5, 0.0, 1.0)
+    assert calls[0] <= 2 * 44 + 2, name
+
+
+@pytest.mark.parametrize("mu", [0.1, 1.0, 5.0])
+@pytest.mark.parametrize("delta", [1e-6, 1e-100])
+def test_safe_root_is_superlinear_on_privacy_curves(mu: float, delta: float) -> None:
+    counted, calls = _counting(lambda e: float(gaussian_log_delta(e, mu=mu)))
+    safe_root(counted, math.log(delta), 0.0, 300.0)
+    assert calls[0] <= 22  # bisection would need ~52 from width 300 to 1e-13
+
+
+@given(
+    scale=st.floats(1e-3, 1e3),
+    power=st.floats(0.05, 20.0),
+    root=st.floats(0.01, 0.99),
+)
+@settings(max_examples=200, deadline=None)
+def test_safe_root_on_random_power_curves(scale: float, power: float, root: float) -> None:
+    def shape(x: float) -> float:
+        return -scale * math.copysign(abs(x - root) ** power, x - root)
+
+    passing = safe_root(shape, 0.0, 0.0, 1.0)
+    failing = safe_root(shape, 0.0, 0.0, 1.0, lower_side=True)
+    assert shape(passing) <= 0.0 < shape(failing)
+    assert passing - failing <= 1e-13 + 1e-15
 
 
 def test_safe_root_refuses_a_bracket_without_root() -> None:
