@@ -176,7 +176,8 @@ def test_every_certificate_dominates_exact_delta(T: int, sigma: float, n: int, d
 
 def test_published_bennett_fails_the_brute_force_check() -> None:
     # Fig. 6 setting, skewed input (19 common messages at a third target): the true
-    # hockey-stick divergence at ε = 1 is 5.788e-3 (note §5.8); the printed bound says 3.25e-3.
+    # hockey-stick divergence at ε = 1 is 5.788e-3 (exact enumeration); the printed bound
+    # says 3.25e-3.
     T, sigma, n, d = 4, 0.2, 20, 20
     p, q = _third_target_pair(T, sigma, n, d)
     true_delta = DiscretePairCurve(p, q).delta(1.0)

@@ -14,8 +14,7 @@ from crowdhide.experiments.biswas_tables import table4_rows
 from crowdhide.experiments.registry import discover, run_experiment
 from tests.cli_helpers import run_cli
 
-#: Table IV recomputed with the corrected v_s (technical note on Biswas et al., §5.2, 3
-#: significant digits):
+#: Table IV recomputed independently with the corrected v_s (3 significant digits):
 #: row label -> δ at ε = 0.1, 0.5, 1.0, 1.5 (0 from ε = ε0 on).
 CORRECTED = {
     "eps0=1": (8.97e-5, 9.93e-26, 0, 0),

@@ -28,7 +28,7 @@ def test_fig8_writes_files_and_compares(fig8: ExperimentResult) -> None:
 def test_fig8_matches_the_technical_note_reference_values(fig8: ExperimentResult) -> None:
     if not fig8.comparison[0].startswith("accountant: scrambler"):
         pytest.skip("needs the scrambler accountant")
-    checks = [line for line in fig8.comparison if line.startswith("technical note")]
+    checks = [line for line in fig8.comparison if line.startswith("reference check")]
     assert len(checks) == 5
     for line in checks:
         ours = float(line.split("eps=")[1].split()[0])

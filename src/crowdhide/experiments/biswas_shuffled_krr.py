@@ -58,7 +58,7 @@ TABLE2_PUBLISHED: dict[int, tuple[tuple[float, float, float, float], ...]] = {
     ),
 }
 #: k and n_x0 are not stated in the paper; k = 10, n_x0 = 0.8 n reproduces the n = 100 row
-#: (technical note on Biswas et al., §4.6); the n = 1000 row is not reproduced by any tried n_x0.
+#: (found by searching n_x0); the n = 1000 row is not reproduced by any tried n_x0.
 TABLE2_K = 10
 TABLE2_NX0 = {100: 80, 1000: 800}
 

@@ -9,8 +9,8 @@ Compares, at (ε, δ = 1e-6), the standard deviation of the bit-sum estimate wit
 * the central Laplace mechanism: ``√2/ε``,
 
 and checks one simulated run per point against the predicted standard deviation.
-Reference numbers: the technical note on the paper, §5(a) and §5(c) (recomputed from its
-formulas).
+Reference numbers: values recomputed independently from the paper's formulas (kept in
+this module).
 """
 
 from __future__ import annotations

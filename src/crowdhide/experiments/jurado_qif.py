@@ -3,7 +3,7 @@ lens of quantitative information flow", Figs. 2–7.
 
 The paper's text lost every formula and most numbers; the surviving ones are the Fig. 3
 values 0.52111 / 0.52116 (``n = 201``, ``p = 0.8``). Everything else is compared with the
-values recomputed in the technical note on the paper, §5 (by brute force / exact fractions); the
+values recomputed independently (by brute force / exact fractions); the
 parameter values of Figs. 2 and 4–7 are not recoverable, so the ones used here are stated in
 each CSV and comparison line.
 """
@@ -31,7 +31,7 @@ from crowdhide.qif.shuffle import (
 
 __all__: list[str] = []
 
-# Reference values of the technical note on Jurado et al., §5.
+# Reference values recomputed independently (brute force / exact fractions).
 _BINARY_NOTE = {  # n -> {p: V[NS]} (p = 1 is V[S])
     200: {
         1.0: 0.528174,

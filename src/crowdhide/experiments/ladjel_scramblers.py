@@ -1,8 +1,8 @@
 """Reproductions of the privacy figures (Figs. 3, 5, 6, 7) of Ladjel, Anciaux, Bellet, Scerri,
 "Mitigating leakage from data dependent communications in decentralized computing using
 differential privacy". The paper prints no numbers for its curves, so the comparison lines
-quote the reference values of the technical note on the paper (§5.8, computed from the paper's
-formulas) and say, for each curve, which evaluator produced it and where the corrected bound
+quote reference values recomputed independently from the paper's formulas (kept in this
+module) and say, for each curve, which evaluator produced it and where the corrected bound
 differs from the printed one.
 """
 
