@@ -22,6 +22,7 @@ observer's :class:`Transcript` records only ``(round, source, target, size, orde
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -324,7 +325,13 @@ class Delivery:
                 f"route {self.route!r} carries no column {column!r} "
                 f"(available: {sorted(self.columns)})"
             )
-        return np.asarray(self.columns[column])[self.row_index()]
+        return np.asarray(self.columns[column])[self._rows]
+
+    @functools.cached_property
+    def _rows(self) -> IntArray:
+        """:meth:`row_index` as ``intp``, once: indexing with another integer type converts
+        the index on every call, and programs gather several columns."""
+        return np.asarray(self.row_index(), dtype=np.intp)
 
     def row_index(self) -> IntArray:
         """Payload row of every carried value, message by message."""

@@ -120,6 +120,8 @@ def split(
         return []
     if batch.dst.min() < 0 or batch.dst.max() >= receiver_size:
         raise ValueError(f"batch of route {batch.route!r} addresses a node outside its group")
+    if receiver_size <= block_size:
+        return [(0, batch)]  # a one-block receiver group (scramblers, compute nodes)
     which = batch.dst // block_size
     first, last = int(which.min()), int(which.max())
     if first == last:
@@ -305,7 +307,7 @@ def _targets(route: Route, state: State, senders: int, receivers: int) -> IntArr
             f"routes[{route.name}].by must return targets in [0, {receivers}), "
             f"got range [{raw.min()}, {raw.max()}]"
         )
-    return raw.astype(np.int64)
+    return np.asarray(raw, dtype=np.int64)  # no copy when ``by`` gave int64 already
 
 
 def _table(route: Route, state: State, block: Block) -> tuple[dict[str, Any], IntArray]:
@@ -636,7 +638,7 @@ def _scrambler_order(scr: IntArray, count: int, dummies: int, rng: np.random.Gen
         table[:, width - dummies :] = np.arange(
             scr.size, scr.size + count * dummies, dtype=np.int64
         ).reshape(count, dummies)
-        flat: IntArray = rng.permuted(table, axis=1).ravel()
+        flat: IntArray = rng.permuted(table, axis=1, out=table).ravel()  # in place: same draws
         return flat
     table = np.full((count, width), -1, dtype=np.int64)
     grouped = np.arange(scr.size, dtype=np.int64) if ordered else np.argsort(scr, kind="stable")
@@ -647,7 +649,7 @@ def _scrambler_order(scr: IntArray, count: int, dummies: int, rng: np.random.Gen
         rows = np.repeat(np.arange(count, dtype=np.int64), dummies)
         slots = inputs[rows] + np.tile(np.arange(dummies, dtype=np.int64), count)
         table[rows, slots] = scr.size + np.arange(count * dummies, dtype=np.int64)
-    shuffled = rng.permuted(table, axis=1).ravel()
+    shuffled = rng.permuted(table, axis=1, out=table).ravel()
     if uniform:
         return shuffled  # no padding
     result: IntArray = shuffled[shuffled >= 0]
