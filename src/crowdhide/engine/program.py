@@ -582,9 +582,9 @@ def _scrambler_inputs(
         part = slice(at, at + len(b))
         np.subtract(b.dst, block.start, out=scr[part], casting="unsafe")
         dst[part] = b.forward if b.forward is not None else 0
-        np.add(b.payload, offset, out=pay[part], casting="unsafe")
-        if offset:
-            pay[part][b.payload < 0] = -1  # dummies stay -1
+        pay[part] = b.payload
+        if offset:  # re-based, dummies stay -1 (a masked add: no scatter)
+            np.add(pay[part], offset, out=pay[part], where=pay[part] >= 0)
         for name, values in b.columns.items():
             tables.setdefault(name, []).append(np.asarray(values))
         offset += len(next(iter(b.columns.values()), ()))
@@ -634,10 +634,11 @@ def _scrambler_order(scr: IntArray, count: int, dummies: int, rng: np.random.Gen
     if ordered and uniform:
         # Full scramblers in order (the usual case): the table is two reshapes, no scatter.
         table = np.empty((count, width), dtype=np.int64)
-        table[:, : width - dummies] = np.arange(scr.size, dtype=np.int64).reshape(count, -1)
-        table[:, width - dummies :] = np.arange(
-            scr.size, scr.size + count * dummies, dtype=np.int64
-        ).reshape(count, dummies)
+        rows = np.arange(count, dtype=np.int64)[:, None]
+        n = width - dummies
+        # Written in place by broadcasting (no full-size temporaries).
+        np.add(rows * n, np.arange(n, dtype=np.int64), out=table[:, :n])
+        np.add(rows * dummies + scr.size, np.arange(dummies, dtype=np.int64), out=table[:, n:])
         flat: IntArray = rng.permuted(table, axis=1, out=table).ravel()  # in place: same draws
         return flat
     table = np.full((count, width), -1, dtype=np.int64)
