@@ -178,9 +178,6 @@ def execute(
     transport.open(job)
     try:
         _run_rounds(job, transport, collector, progress)
-    except BaseException:
-        collector.traffic.close()  # stop its writer thread; finish() is not reached
-        raise
     finally:
         transport.close()
     return collector.finish(getattr(transport, "name", type(transport).__name__))
@@ -196,6 +193,16 @@ def _run_rounds(
     job: Job, transport: Backend, collector: _Collector, progress: ProgressCallback | None
 ) -> None:
     """Every round of ``job``'s plan on ``transport``, reports folded into ``collector``."""
+    try:
+        _rounds(job, transport, collector, progress)
+    except BaseException:
+        collector.traffic.close()  # stop its writer thread: finish() is not reached
+        raise
+
+
+def _rounds(
+    job: Job, transport: Backend, collector: _Collector, progress: ProgressCallback | None
+) -> None:
     order = job.plan.topological_groups()
     levels = job.plan.levels()
     rounds: dict[int, list[str]] = {}
