@@ -393,9 +393,14 @@ def merge_deliveries(route: str, batches: Sequence[MessageBatch]) -> Delivery:
         # Positions of the real messages, then take(): much faster than a boolean mask
         # (dummies are scattered, so a mask's branches mispredict).
         real = np.flatnonzero(batch.real)
-        sources.append(batch.src.take(real))
-        targets.append(batch.dst.take(real))
-        first = batch.payload.take(real)
+        if real.size == len(batch):  # no dummies (an unprotected route): no copies
+            sources.append(batch.src)
+            targets.append(batch.dst)
+            first = batch.payload
+        else:
+            sources.append(batch.src.take(real))
+            targets.append(batch.dst.take(real))
+            first = batch.payload.take(real)
         firsts.append(first + offset if offset else first)
         if multi:
             counts.append(
