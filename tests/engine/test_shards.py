@@ -117,3 +117,18 @@ def test_spilled_mail_and_transcript_change_nothing() -> None:
     assert np.array_equal(mapped.source, t.source)
     assert np.array_equal(mapped.order, t.order)
     assert len(mapped) == len(t)
+
+
+def test_transcript_writer_failure_is_raised_and_the_thread_stops() -> None:
+    import threading
+
+    from crowdhide.engine.executor import TrafficSink
+
+    sink = TrafficSink(limit=0)  # every add is handed to the writer thread
+    ids = np.arange(5, dtype=np.int32)
+    sink.add([(1, 64, ids, ids, ids)])
+    sink.add([(1, 64, np.array(["not an id"] * 5), ids, ids)])  # the writer fails on it
+    sink.add([(1, 64, ids, ids, ids)])
+    with pytest.raises(ValueError, match="not an id"):
+        sink.transcript({"S": (0, 5)})
+    assert not any(t.name == "crowdhide-transcript" for t in threading.enumerate())

@@ -31,3 +31,24 @@ def test_both_aggregation_paths_match_duckdb(domain: int) -> None:
         assert check["groups_missing"] == 0
         assert check["groups_extra"] == 0
         assert max(check["max_rel_error"].values()) < 1e-12
+
+
+def test_object_columns_are_coded_like_a_sorted_search() -> None:
+    """Strings are coded by a dict lookup and their domain built from a set: the same codes
+    and domain as numpy's comparison sort and binary search."""
+    from crowdhide.plans.aggregate import _domain, _encode
+
+    g = np.random.default_rng(3)
+    words = np.array(["x-1", "a", "b b", "zz", "é", "10", "9"], dtype=object)
+    values = words[g.integers(0, len(words), 2000)]
+    domain = _domain(values)
+    assert domain.dtype == object
+    assert domain.tolist() == np.unique(values).tolist()
+    codes = _encode({"w": values}, ["w"], [domain])
+    assert codes.tolist() == np.searchsorted(np.unique(values), values).tolist()
+    with pytest.raises(ValueError, match="outside its declared domain"):
+        _encode({"w": values}, ["w"], [domain[1:]])
+    # Unhashable objects fall back to numpy's own sort and search.
+    lists = np.empty(3, dtype=object)
+    lists[0], lists[1], lists[2] = [1], [0], [1]
+    assert list(_domain(lists)) == [[0], [1]]

@@ -105,3 +105,23 @@ def test_even_delta_split_meets_its_own_target() -> None:
     # The same certificate against a target δ it really exceeds.
     tighter = replace(prepared, spec=replace(spec, delta=0.99e-4))
     assert tighter.privacy.meets_target is False
+
+
+def test_channels_count_distinct_peers_like_np_unique() -> None:
+    import numpy as np
+
+    from crowdhide.engine import Transcript
+    from crowdhide.plans.runner import _channels
+
+    g = np.random.default_rng(5)
+    n, total = 20_000, 600
+    src = g.integers(0, total, n).astype(np.int32)
+    dst = g.integers(0, total, n).astype(np.int32)
+    zeros = np.zeros(n, dtype=np.int32)
+    groups = {"A": (0, 100), "B": (100, 500)}
+    t = Transcript(np.zeros(n, np.int16), src, dst, zeros, zeros, groups)
+    pairs = np.unique(src.astype(np.int64) * total + dst)
+    degree = np.bincount(pairs // total, minlength=total) + np.bincount(
+        pairs % total, minlength=total
+    )
+    assert _channels(t) == {k: int(degree[f : f + s].max()) for k, (f, s) in groups.items()}

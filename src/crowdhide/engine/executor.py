@@ -18,6 +18,8 @@ same for any backend and any number of shards, given the seed and the block size
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -191,6 +193,16 @@ def _run_rounds(
     job: Job, transport: Backend, collector: _Collector, progress: ProgressCallback | None
 ) -> None:
     """Every round of ``job``'s plan on ``transport``, reports folded into ``collector``."""
+    try:
+        _rounds(job, transport, collector, progress)
+    except BaseException:
+        collector.traffic.close()  # stop its writer thread: finish() is not reached
+        raise
+
+
+def _rounds(
+    job: Job, transport: Backend, collector: _Collector, progress: ProgressCallback | None
+) -> None:
     order = job.plan.topological_groups()
     levels = job.plan.levels()
     rounds: dict[int, list[str]] = {}
@@ -321,7 +333,12 @@ _COLUMNS = (
 class TrafficSink:
     """The observer's transcript, accumulated in order; beyond ``limit`` bytes in memory it
     is appended to anonymous files, and the final columns are read-only memory maps of
-    them, so a run's peak memory does not grow with its message count."""
+    them, so a run's peak memory does not grow with its message count.
+
+    The files are written by a writer thread (writing releases the GIL, so it overlaps the
+    next blocks' computing); the driver hands it one batch of parts at a time and waits
+    while it is one batch behind, so at most about three times ``limit`` bytes are held.
+    """
 
     def __init__(self, limit: int = 1 << 26) -> None:
         self.limit = limit
@@ -329,6 +346,9 @@ class TrafficSink:
         self.held = 0
         self.count = 0
         self.files: dict[str, Any] = {}
+        self._queue: queue.Queue[list[tuple[int, int, Any, Any, Any]] | None] | None = None
+        self._writer: threading.Thread | None = None
+        self._error: BaseException | None = None
 
     def add(self, parts: Any) -> None:
         for part in parts:
@@ -357,21 +377,53 @@ class TrafficSink:
     def _flush(self) -> None:
         import tempfile
 
-        if not self.files:
+        if self._writer is None or self._queue is None:
             # Anonymous (already unlinked) files: nothing is left behind whatever ends the run;
             # they are closed in transcript(), once mapped.
             for name, _ in _COLUMNS:
-                self.files[name] = tempfile.TemporaryFile(prefix="crowdhide-")  # noqa: SIM115
-        # Each part straight to its column's file (no concatenated copy, no bytes copy).
-        for r, s, src, dst, order in self.parts:
-            n = len(src)
-            for (name, dtype), values in zip(
-                _COLUMNS, (np.full(n, r), src, dst, np.full(n, s), order), strict=True
-            ):
-                np.ascontiguousarray(values, dtype=dtype).tofile(self.files[name])
-            self.count += n
-        self.parts.clear()
+                if name not in self.files:
+                    self.files[name] = tempfile.TemporaryFile(prefix="crowdhide-")  # noqa: SIM115
+            self._queue = queue.Queue(maxsize=1)
+            self._writer = threading.Thread(
+                target=self._write_loop, name="crowdhide-transcript", daemon=True
+            )
+            self._writer.start()
+        parts, self.parts = self.parts, []
+        self.count += sum(len(p[2]) for p in parts)
         self.held = 0
+        self._queue.put(parts)  # waits while the writer is one batch behind (bounded memory)
+
+    def _write_loop(self) -> None:
+        """The writer thread: each part straight to its columns' files, in order."""
+        assert self._queue is not None
+        while (parts := self._queue.get()) is not None:
+            if self._error is not None:
+                continue  # a write failed: drain, transcript() raises it
+            try:
+                for r, s, src, dst, order in parts:
+                    n = len(src)
+                    constant = (np.full(n, r, dtype=np.int16), np.full(n, s, dtype=np.int32))
+                    for (name, dtype), values in zip(
+                        _COLUMNS, (constant[0], src, dst, constant[1], order), strict=True
+                    ):
+                        np.ascontiguousarray(values, dtype=dtype).tofile(self.files[name])
+            except BaseException as error:  # re-raised by transcript()
+                self._error = error
+
+    def _stop(self) -> None:
+        """Stop the writer thread once it has written everything handed to it."""
+        if self._writer is not None and self._queue is not None:
+            self._queue.put(None)
+            self._writer.join()
+        self._writer = self._queue = None
+
+    def close(self) -> None:
+        """Drop what was not made into a transcript: stop the writer, close its files
+        (idempotent; a run that fails calls it)."""
+        self._stop()
+        for handle in self.files.values():
+            handle.close()
+        self.files.clear()
 
     def transcript(self, groups: Mapping[str, tuple[int, int]]) -> Transcript:
         """The transcript of everything added (in memory, or memory-mapped from disk)."""
@@ -379,6 +431,10 @@ class TrafficSink:
             columns = self._columns()
         else:
             self._flush()
+            self._stop()
+            if self._error is not None:
+                self.close()
+                raise self._error
             columns = []
             for name, dtype in _COLUMNS:
                 handle = self.files.pop(name)

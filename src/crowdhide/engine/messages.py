@@ -22,6 +22,7 @@ observer's :class:`Transcript` records only ``(round, source, target, size, orde
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,13 +203,15 @@ class MessageBatch:
 
     def select(self, mask: npt.NDArray[np.bool_]) -> MessageBatch:
         """The messages of ``mask``; single-row payload tables are compacted to them."""
-        payload = self.payload[mask]
+        # Positions, then take(): much faster than boolean indexing on scattered masks.
+        picked = np.flatnonzero(mask)
+        payload = self.payload.take(picked)
         columns = self.columns
-        rows = None if self.rows is None else self.rows[mask]
+        rows = None if self.rows is None else self.rows.take(picked)
         if self.rows is None:
             # Keep only the rows this part references (each once: a broadcast shares them).
-            real = payload >= 0
-            refs = payload[real]
+            real = np.flatnonzero(payload >= 0)
+            refs = payload.take(real)
             compact_refs: IntArray
             if refs.size < 2 or bool((np.diff(refs) > 0).all()):
                 keep, compact_refs = refs, np.arange(refs.size, dtype=ID_DTYPE)
@@ -224,14 +227,14 @@ class MessageBatch:
             sender=self.sender,
             receiver=self.receiver,
             block=self.block,
-            src=self.src[mask],
-            dst=self.dst[mask],
-            order=self.order[mask],
+            src=self.src.take(picked),
+            dst=self.dst.take(picked),
+            order=self.order.take(picked),
             size=self.size,
             payload=payload,
             columns=columns,
             rows=rows,
-            forward=None if self.forward is None else self.forward[mask],
+            forward=None if self.forward is None else self.forward.take(picked),
         )
 
     def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
@@ -322,7 +325,13 @@ class Delivery:
                 f"route {self.route!r} carries no column {column!r} "
                 f"(available: {sorted(self.columns)})"
             )
-        return np.asarray(self.columns[column])[self.row_index()]
+        return np.asarray(self.columns[column])[self._rows]
+
+    @functools.cached_property
+    def _rows(self) -> IntArray:
+        """:meth:`row_index` as ``intp``, once: indexing with another integer type converts
+        the index on every call, and programs gather several columns."""
+        return np.asarray(self.row_index(), dtype=np.intp)
 
     def row_index(self) -> IntArray:
         """Payload row of every carried value, message by message."""
@@ -381,13 +390,21 @@ def merge_deliveries(route: str, batches: Sequence[MessageBatch]) -> Delivery:
     multi = any(b.rows is not None for b in batches)
     offset = 0
     for batch in batches:
-        real = batch.real
-        sources.append(batch.src[real])
-        targets.append(batch.dst[real])
-        firsts.append(batch.payload[real] + offset)
+        # Positions of the real messages, then take(): much faster than a boolean mask
+        # (dummies are scattered, so a mask's branches mispredict).
+        real = np.flatnonzero(batch.real)
+        if real.size == len(batch):  # no dummies (an unprotected route): no copies
+            sources.append(batch.src)
+            targets.append(batch.dst)
+            first = batch.payload
+        else:
+            sources.append(batch.src.take(real))
+            targets.append(batch.dst.take(real))
+            first = batch.payload.take(real)
+        firsts.append(first + offset if offset else first)
         if multi:
             counts.append(
-                np.ones(int(real.sum()), dtype=np.int64) if batch.rows is None else batch.rows[real]
+                np.ones(real.size, dtype=np.int64) if batch.rows is None else batch.rows.take(real)
             )
         length = 0
         for name, values in batch.columns.items():

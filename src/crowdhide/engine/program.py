@@ -120,11 +120,14 @@ def split(
         return []
     if batch.dst.min() < 0 or batch.dst.max() >= receiver_size:
         raise ValueError(f"batch of route {batch.route!r} addresses a node outside its group")
+    if receiver_size <= block_size:
+        return [(0, batch)]  # a one-block receiver group (scramblers, compute nodes)
     which = batch.dst // block_size
     first, last = int(which.min()), int(which.max())
     if first == last:
         return [(first, batch)]
-    return [(b, batch.select(which == b)) for b in np.unique(which).tolist()]
+    present = np.flatnonzero(np.bincount(which - first)) + first  # (no hash-based unique)
+    return [(b, batch.select(which == b)) for b in present.tolist()]
 
 
 def step(
@@ -305,7 +308,7 @@ def _targets(route: Route, state: State, senders: int, receivers: int) -> IntArr
             f"routes[{route.name}].by must return targets in [0, {receivers}), "
             f"got range [{raw.min()}, {raw.max()}]"
         )
-    return raw.astype(np.int64)
+    return np.asarray(raw, dtype=np.int64)  # no copy when ``by`` gave int64 already
 
 
 def _table(route: Route, state: State, block: Block) -> tuple[dict[str, Any], IntArray]:
@@ -522,53 +525,98 @@ def _scramble(
     level: int,
     rng: np.random.Generator,
 ) -> MessageBatch:
-    """Algorithm 1 for every scrambler of ``block`` at once, then the shuffled forward hop."""
+    """Algorithm 1 for every scrambler of ``block`` at once, then the shuffled forward hop.
+
+    Entries ``[inputs..., dummies...]`` (final target, payload reference) are laid out in
+    int32 buffers, the shuffle is a gather of them, and the sender and send-order label of
+    every output are known in closed form (outputs are grouped by scrambler): no int64
+    intermediate, no conversion pass.
+    """
     layer = _layer(route)
     targets = plan.group(route.receiver).size
     count = block.size
-    scr = _cat([b.dst for b in batches]) - block.start
-    fwd = _cat([b.forward for b in batches if b.forward is not None])
-    payload, columns = _concat_payloads(batches)
     d = layer.dummies
-    if layer.cap:
-        inputs = np.bincount(scr, minlength=count)
-        counts = np.zeros((count, targets), dtype=np.int64)
-        np.add.at(counts, (scr, fwd), 1)
-        placed = np.empty((count, d), dtype=np.int64)
-        for j in range(d):
-            allowed = counts < inputs[:, None]
-            if not allowed.any(axis=1).all():
-                raise ValueError(
-                    f"capped scrambler cannot place dummy {j + 1}: n + d > n*T "
-                    f"(n={layer.per_scrambler}, d={d}, T={targets})"
-                )
-            keys = np.where(allowed, rng.random((count, targets)), -1.0)
-            choice = np.argmax(keys, axis=1)
-            counts[np.arange(count), choice] += 1
-            placed[:, j] = choice
-        dummy_dst: IntArray = placed.ravel()
-    else:
-        dummy_dst = rng.integers(0, targets, size=count * d)
-    out_src = np.concatenate([scr, np.repeat(np.arange(count, dtype=np.int64), d)])
-    out_dst = np.concatenate([fwd, dummy_dst])
-    out_pay = np.concatenate([payload, np.full(count * d, -1, dtype=np.int64)])
+    scr, dst, pay, columns = _scrambler_inputs(batches, block, count * d)
+    inputs = scr.size
+    dummy_dst = (
+        _capped_dummies(scr, dst[:inputs], count, targets, layer, rng)
+        if layer.cap
+        else rng.integers(0, targets, size=count * d)
+    )
+    dst[inputs:] = dummy_dst
+    pay[inputs:] = -1
     perm = _scrambler_order(scr, count, d, rng)
-    out_src, out_dst, out_pay = out_src[perm], out_dst[perm], out_pay[perm]
-    starts = np.searchsorted(out_src, np.arange(count))
-    order = np.arange(out_src.shape[0]) - starts[out_src]
+    sizes = np.bincount(scr, minlength=count) + d
+    if bool((sizes == sizes[0]).all()):  # full scramblers (the usual case)
+        order = np.tile(np.arange(sizes[0], dtype=ID_DTYPE), count)
+    else:
+        starts = np.cumsum(sizes) - sizes
+        order = np.arange(perm.size, dtype=ID_DTYPE) - np.repeat(starts, sizes).astype(ID_DTYPE)
     return MessageBatch(
         route=route.name,
         round=level,
         sender=block.group,
         receiver=route.receiver,
         block=block.index,
-        src=out_src + block.start,
-        dst=out_dst,
+        src=np.repeat(np.arange(block.start, block.stop, dtype=ID_DTYPE), sizes),
+        dst=dst[perm],
         order=order,
         size=route.message_size,
-        payload=out_pay,
+        payload=pay[perm],
         columns=columns,
     )
+
+
+def _scrambler_inputs(
+    batches: Sequence[MessageBatch], block: Block, extra: int
+) -> tuple[IntArray, IntArray, IntArray, dict[str, npt.NDArray[Any]]]:
+    """A scrambler block's inbox joined: scrambler of each input (within the block), then
+    int32 buffers of final targets and payload references (re-based onto the joined payload
+    table) with ``extra`` free slots at the end, and the joined table."""
+    inputs = sum(len(b) for b in batches)
+    scr = np.empty(inputs, dtype=ID_DTYPE)
+    dst = np.empty(inputs + extra, dtype=ID_DTYPE)
+    pay = np.empty(inputs + extra, dtype=ID_DTYPE)
+    tables: dict[str, list[npt.NDArray[Any]]] = {}
+    at = offset = 0
+    for b in batches:
+        part = slice(at, at + len(b))
+        np.subtract(b.dst, block.start, out=scr[part], casting="unsafe")
+        dst[part] = b.forward if b.forward is not None else 0
+        pay[part] = b.payload
+        if offset:  # re-based, dummies stay -1 (a masked add: no scatter)
+            np.add(pay[part], offset, out=pay[part], where=pay[part] >= 0)
+        for name, values in b.columns.items():
+            tables.setdefault(name, []).append(np.asarray(values))
+        offset += len(next(iter(b.columns.values()), ()))
+        at += len(b)
+    columns = {k: v[0] if len(v) == 1 else np.concatenate(v) for k, v in tables.items()}
+    return scr, dst, pay, columns
+
+
+def _capped_dummies(
+    scr: IntArray, fwd: IntArray, count: int, targets: int, layer: Any, rng: np.random.Generator
+) -> IntArray:
+    """Capped scramblers: each dummy goes to a target that has fewer of the scrambler's
+    messages than the scrambler has inputs (no target stands out), chosen at random."""
+    d = layer.dummies
+    inputs = np.bincount(scr, minlength=count)
+    counts = np.zeros((count, targets), dtype=np.int64)
+    np.add.at(counts, (scr, fwd), 1)
+    placed = np.empty((count, d), dtype=np.int64)
+    for j in range(d):
+        allowed = counts < inputs[:, None]
+        if not allowed.any(axis=1).all():
+            raise ValueError(
+                f"capped scrambler cannot place dummy {j + 1}: n + d > n*T "
+                f"(n={layer.per_scrambler}, d={d}, T={targets})"
+            )
+        keys = np.where(allowed, rng.random((count, targets)), -1.0)
+        choice = np.argmax(keys, axis=1)
+        counts[np.arange(count), choice] += 1
+        placed[:, j] = choice
+    flat: IntArray = placed.ravel()
+    return flat
 
 
 def _scrambler_order(scr: IntArray, count: int, dummies: int, rng: np.random.Generator) -> IntArray:
@@ -587,11 +635,12 @@ def _scrambler_order(scr: IntArray, count: int, dummies: int, rng: np.random.Gen
     if ordered and uniform:
         # Full scramblers in order (the usual case): the table is two reshapes, no scatter.
         table = np.empty((count, width), dtype=np.int64)
-        table[:, : width - dummies] = np.arange(scr.size, dtype=np.int64).reshape(count, -1)
-        table[:, width - dummies :] = np.arange(
-            scr.size, scr.size + count * dummies, dtype=np.int64
-        ).reshape(count, dummies)
-        flat: IntArray = rng.permuted(table, axis=1).ravel()
+        rows = np.arange(count, dtype=np.int64)[:, None]
+        n = width - dummies
+        # Written in place by broadcasting (no full-size temporaries).
+        np.add(rows * n, np.arange(n, dtype=np.int64), out=table[:, :n])
+        np.add(rows * dummies + scr.size, np.arange(dummies, dtype=np.int64), out=table[:, n:])
+        flat: IntArray = rng.permuted(table, axis=1, out=table).ravel()  # in place: same draws
         return flat
     table = np.full((count, width), -1, dtype=np.int64)
     grouped = np.arange(scr.size, dtype=np.int64) if ordered else np.argsort(scr, kind="stable")
@@ -602,28 +651,8 @@ def _scrambler_order(scr: IntArray, count: int, dummies: int, rng: np.random.Gen
         rows = np.repeat(np.arange(count, dtype=np.int64), dummies)
         slots = inputs[rows] + np.tile(np.arange(dummies, dtype=np.int64), count)
         table[rows, slots] = scr.size + np.arange(count * dummies, dtype=np.int64)
-    shuffled = rng.permuted(table, axis=1).ravel()
+    shuffled = rng.permuted(table, axis=1, out=table).ravel()
     if uniform:
         return shuffled  # no padding
     result: IntArray = shuffled[shuffled >= 0]
     return result
-
-
-def _cat(parts: Sequence[IntArray]) -> IntArray:
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-
-def _concat_payloads(
-    batches: Sequence[MessageBatch],
-) -> tuple[IntArray, dict[str, npt.NDArray[Any]]]:
-    """Payload references re-based onto the concatenation of the batches' tables."""
-    refs: list[IntArray] = []
-    tables: dict[str, list[npt.NDArray[Any]]] = {}
-    offset = 0
-    for b in batches:
-        refs.append(np.where(b.payload >= 0, b.payload + offset, -1))
-        for name, values in b.columns.items():
-            tables.setdefault(name, []).append(np.asarray(values))
-        offset += len(next(iter(b.columns.values()), ()))
-    columns = {k: v[0] if len(v) == 1 else np.concatenate(v) for k, v in tables.items()}
-    return _cat(refs), columns

@@ -242,13 +242,45 @@ def _encode(
 ) -> npt.NDArray[np.int64]:
     key = np.zeros(len(next(iter(table.values()))), dtype=np.int64)
     for column, domain in zip(columns, domains, strict=True):
-        values = table[column]
-        code = np.searchsorted(domain, values)
-        code = np.clip(code, 0, len(domain) - 1)
-        if not np.array_equal(domain[code], values):
+        values = np.asarray(table[column])
+        code = _object_codes(values, domain) if values.dtype == object else None
+        if code is None:
+            code = np.searchsorted(domain, values)
+            code = np.clip(code, 0, len(domain) - 1)
+            if not np.array_equal(domain[code], values):
+                code = None
+        if code is None:
             raise ValueError(f"data column {column!r} has values outside its declared domain")
         key = key * len(domain) + code
     return key
+
+
+def _object_codes(
+    values: npt.NDArray[Any], domain: npt.NDArray[Any]
+) -> npt.NDArray[np.intp] | None:
+    """Positions of Python-object values (e.g. strings) in ``domain`` by a dict lookup (a
+    binary search compares objects one pair at a time); ``None`` if one is missing."""
+    try:
+        index = {v: i for i, v in enumerate(domain.tolist())}
+        return np.fromiter((index[v] for v in values.tolist()), dtype=np.intp, count=len(values))
+    except (KeyError, TypeError):  # outside the domain, or unhashable: the caller decides
+        return None
+
+
+def _domain(values: Any) -> npt.NDArray[Any]:
+    """Sorted distinct values of a grouping column (``np.unique``; Python objects through a
+    set, far faster than sorting every object)."""
+    array = np.asarray(values)
+    if array.dtype != object:
+        return np.unique(array)
+    try:
+        items = sorted(set(array.tolist()))
+    except TypeError:  # unhashable or unorderable objects: numpy's own comparison sort
+        return np.unique(array)
+    out = np.empty(len(items), dtype=object)
+    for i, item in enumerate(items):
+        out[i] = item
+    return out
 
 
 def aggregate_plan(
@@ -296,10 +328,7 @@ def aggregate_plan(
     sizes: list[int] = []
     universes: list[int] = []
     for g, columns in enumerate(query.grouping_sets):
-        doms = tuple(
-            np.unique(np.asarray(domains[c] if domains and c in domains else table[c]))
-            for c in columns
-        )
+        doms = tuple(_domain(domains[c] if domains and c in domains else table[c]) for c in columns)
         all_domains.append(doms)
         keys = _encode(table, columns, doms)
         universe = math.prod(len(d) for d in doms)
