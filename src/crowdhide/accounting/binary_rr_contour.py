@@ -44,7 +44,14 @@ from scipy.special import expit
 
 from crowdhide.accounting._krr_fast import binary_core_rows
 
-__all__ = ["MAX_CANDIDATES", "MAX_NODES", "TiltedCores", "tilted_cores", "tilted_worst_log_delta"]
+__all__ = [
+    "LEVEL",
+    "MAX_CANDIDATES",
+    "MAX_NODES",
+    "TiltedCores",
+    "tilted_cores",
+    "tilted_worst_log_delta",
+]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -55,6 +62,9 @@ _U = 2.0**-53
 MAX_CANDIDATES = 16
 #: Tilts are capped here (``r = e^s`` stays far from overflow).
 _S_MAX = 40.0
+#: Target tail level: aliasing and node truncation are made below ``e^{-LEVEL} σ^{-2}``
+#: relative to the normalized value (they are bounded and added whatever it is).
+LEVEL = 40.0
 #: Largest node count per core; beyond it (a threshold in an extreme tail of a core with
 #: little noise, e.g. ε close to ε0 at n·p·q of a few units) the bound is not evaluated and
 #: δ = 1 is returned — valid, and other bounds (FMT23) are the ones to use there.
@@ -102,8 +112,8 @@ def _node_logs(
             re = 0.5 * np.log1p(-4.0 * uu * (1.0 - uu) * half)
         im = np.arctan2(uu * sin, 1.0 - 2.0 * uu * half)
         cnt = count[:, None]
-        term_re = np.where(cnt > 0, cnt * re, 0.0)
-        total += term_re + 1j * cnt * im
+        re = np.where(cnt > 0, re, 0.0)  # no 0 · (−inf) where nobody is of this kind
+        total += cnt * re + 1j * cnt * im
         size += cnt * (np.abs(re) + np.abs(im))
     err = 8.0 * _U * (size + np.abs(total.imag) + 8.0)
     return total, np.where(np.isfinite(err), err, 0.0)
@@ -185,7 +195,7 @@ def tilted_cores(n: int, eps0: float, width: int, s_star: float) -> TiltedCores 
     rate = s * centre - log_psi_r  # Chernoff exponent at the centre (>= 0)
     log_w2 = np.logaddexp(math.log(q), math.log(p) + 2.0 * s)
     far = log_w2 + log_psi_r2 - 2.0 * s * centre + rate
-    level = 40.0 + 2.0 * np.log(2.0 + sigma)
+    level = LEVEL + 2.0 * np.log(2.0 + sigma)
     m = np.ceil((level + 12.0 + np.maximum(rate, far) + 2.0 * s * np.sqrt(1.0 + sigma)) / s)
     m = np.maximum(m, 8.0).astype(np.int64)
     layout = _node_layout(a, b, p, q, s, m, level + 8.0 + np.log1p(1.0 / s))
