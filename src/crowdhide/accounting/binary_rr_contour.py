@@ -267,26 +267,25 @@ def _signs(c: TiltedCores, eps: float, t: FloatArray) -> tuple[npt.NDArray[np.bo
 def _certified_ends(
     c: TiltedCores, eps: float, guess: FloatArray, top: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
-    """The nearest points to ``guess`` at distances 1, 2, 4, … certified with ``d < 0``
-    (below) and ``d > 0`` (above); else the analytic ends ``d_0 = (q − E p) R(0) < 0`` and
-    ``d_{N+1} = (p − E q) R(N) > 0``."""
+    """The nearest points below ``guess`` (offsets 0, 1, 3, 7, …) certified with ``d < 0``
+    and from ``guess`` up (same offsets, plus one) certified with ``d > 0``; else the
+    analytic ends ``d_0 = (q − E p) R(0) < 0`` and ``d_{N+1} = (p − E q) R(N) > 0``."""
     lo, hi = np.zeros_like(guess), top.copy()
     found_lo = np.zeros(guess.shape, dtype=bool)
     found_hi = found_lo.copy()
-    powers = 2.0 ** np.arange(int(math.log2(max(float(top.max()), 2.0))) + 2)
-    for batch in (powers[:1], powers[1:6], powers[6:]):
+    offsets = 2.0 ** np.arange(int(math.log2(max(float(top.max()), 2.0))) + 2) - 1.0
+    rows = np.arange(guess.size)
+    for batch in (offsets[:2], offsets[2:6], offsets[6:]):
         if batch.size == 0 or (found_lo.all() and found_hi.all()):
             break
-        below = np.clip(guess[:, None] - batch[None, :], 0.0, top[:, None])
-        above = np.clip(guess[:, None] + batch[None, :] - 1.0, 0.0, top[:, None])
-        neg, _ = _signs(c, eps, below)
-        _, pos = _signs(c, eps, above)
-        first_neg, first_pos = neg.argmax(axis=1), pos.argmax(axis=1)
-        rows = np.arange(guess.size)
+        below = np.clip(guess[:, None] - 1.0 - batch[None, :], 0.0, top[:, None])
+        above = np.clip(guess[:, None] + batch[None, :], 0.0, top[:, None])
+        neg, pos = _signs(c, eps, np.concatenate([below, above], axis=1))
+        neg, pos = neg[:, : batch.size], pos[:, batch.size :]
         new_lo = neg.any(axis=1) & ~found_lo
         new_hi = pos.any(axis=1) & ~found_hi
-        lo = np.where(new_lo, below[rows, first_neg], lo)
-        hi = np.where(new_hi, above[rows, first_pos], hi)
+        lo = np.where(new_lo, below[rows, neg.argmax(axis=1)], lo)
+        hi = np.where(new_hi, above[rows, pos.argmax(axis=1)], hi)
         found_lo |= new_lo
         found_hi |= new_hi
     return lo, hi
