@@ -32,10 +32,15 @@ an upper bound for every n, exact for ``w = 1``. The price is the ``w − 1`` dr
 each core: about ``(w − 1)/(2n)`` relative in ε (ε scales like n^{-1/2}); with ``blocks``
 blocks over half the datasets, ``w ≈ n/(2·blocks)``, i.e. ≈ ``1/(4·blocks)``.
 
-Cost. Each core is a convolution of two binomial windows of width O(√(n·L)) (direct, on
-positive arrays, so relative errors stay tiny): O(blocks · n · L) set-up, cached per
-(n, ε0, window), then O(blocks · √(n L)) per ε. The curve is offered up to
-``BINARY_BLOCKS_MAX_N``; beyond it the set-up exceeds a second.
+Two evaluations of the same cores. :func:`binary_rr_worst_curve` convolves two binomial
+windows of width O(√(n·L)) per core (direct, on positive arrays, so relative errors stay
+tiny): O(blocks · n · L) set-up, cached per (n, ε0, window), then O(blocks · √(n L)) per ε;
+offered up to ``BINARY_BLOCKS_MAX_N`` (beyond, the set-up exceeds a second). It is the
+reference for :func:`binary_rr_tilted_curve`, which reads each core's δ off tilted contour
+integrals of its generating function with every aliasing, truncation and rounding error
+bounded (:mod:`crowdhide.accounting.binary_rr_contour`): about a hundred nodes per core at
+any n, tens of milliseconds per ε query up to n = 1e9 — the ``binary_rr_blocks`` bound of
+the shuffle accountant.
 
 Every δ is rounded up by a relative ``ROUNDING_MARGIN`` (1e-9) on top of the error bounds.
 
