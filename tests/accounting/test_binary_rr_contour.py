@@ -183,6 +183,17 @@ def test_extreme_delta_is_finite_and_ordered(n: int, eps0: float) -> None:
         previous = eps
 
 
+@pytest.mark.parametrize("n", [3000, 10**9])
+def test_vanishing_eps0(n: int) -> None:
+    """ε0 below what doubles resolve (p = q in floating point): δ = 1 is returned, never an
+    error or a δ below the truth; small but resolved ε0 still gives a certificate."""
+    assert bc.tilted_worst_log_delta(n, 1e-300, 0.0, block_width(n, 64)) == 0.0
+    r = shuffle_epsilon(eps0=1e-300, n=n, delta=1e-6, k=2)
+    assert 0.0 <= r.epsilon <= 1e-300
+    curve = binary_rr_tilted_curve(eps0=1e-9, n=n)
+    assert 0.0 <= curve.epsilon(1e-12) <= 1e-9
+
+
 def test_limits_and_errors() -> None:
     with pytest.raises(ValueError, match="n"):
         binary_rr_tilted_curve(eps0=1.0, n=10**9 + 1)

@@ -240,6 +240,8 @@ class BinaryRrTiltedCurve(PrivacyCurve):
         f0 = self._memo_log_delta(x0)
         lower = _krr_fast.binary_same_lower_log_delta
         h = 1e-3 * low
+        if not low < low + h < self.eps0:  # ε too small to step on (ε0 near underflow)
+            return math.nan
         slope = (lower(self.n, self.eps0, low + h) - lower(self.n, self.eps0, low)) / h
         for _ in range(3):
             if not (slope < 0.0 and math.isfinite(f0)):
@@ -263,12 +265,12 @@ class BinaryRrTiltedCurve(PrivacyCurve):
             if low <= lo and self._memo_log_delta(hi) <= aim < self._memo_log_delta(lo):
                 return lo, hi
         lo = low
-        for factor in (1.006, 1.03, 1.2, math.inf):
+        for factor in (1.006, 1.03, 1.2):
             hi = min(low * factor, self.eps0)
-            if self._memo_log_delta(hi) <= aim:
+            if low > 0.0 and self._memo_log_delta(hi) <= aim:
                 return lo, hi
-            lo = hi
-        return lo, self.eps0
+            lo = max(lo, hi)
+        return lo, self.eps0  # log δ(ε0) = -inf
 
     def epsilon_upper_hint(self) -> float:
         return self.eps0

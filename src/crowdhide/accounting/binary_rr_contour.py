@@ -315,6 +315,8 @@ def tilted_worst_log_delta(n: int, eps0: float, eps: float, width: int) -> float
         return -math.inf
     e, big = math.exp(eps0), math.exp(eps)
     p, q = e / (e + 1.0), 1.0 / (e + 1.0)
+    if p - big * q <= 0.0 or p <= q:  # ε0 below what doubles resolve: decline (δ = 1)
+        return 0.0
     rho = (big * p - q) / (p - big * q)  # d_t > 0 iff R(t−1)/R(t) > rho
     s_star = math.log(rho) if rho > 1.0 else 0.0
     # Tilts rounded to 2 % share one cached node layout (any tilt keeps the bounds valid).
