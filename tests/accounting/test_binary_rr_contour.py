@@ -170,6 +170,17 @@ def test_best_within_one_percent_of_the_lower_bound(n: int, eps0: float, delta: 
     assert d.lower.delta <= d.delta
 
 
+def test_delta_just_below_the_total_variation_needs_finer_blocks() -> None:
+    """Known limit: at ε0 = 0.1, n = 1e9, δ = 1e-6 (δ(0) ≈ 1.3e-6, so ε is tiny and moves a
+    lot with the cores' dropped users) 64 blocks give about 1.02x the lower bound; 256
+    blocks (4x the work) are back within 1.01x."""
+    r = shuffle_epsilon(eps0=0.1, n=10**9, delta=1e-6, k=2)
+    assert r.lower is not None
+    assert 1.01 * r.lower.epsilon < r.epsilon < 1.03 * r.lower.epsilon
+    finer = binary_rr_tilted_curve(eps0=0.1, n=10**9, blocks=256).epsilon(1e-6)
+    assert r.lower.epsilon <= finer <= 1.01 * r.lower.epsilon
+
+
 @pytest.mark.parametrize("n", [3000, 10**9])
 @pytest.mark.parametrize("eps0", [0.01, 1.0, 8.0])
 def test_extreme_delta_is_finite_and_ordered(n: int, eps0: float) -> None:
