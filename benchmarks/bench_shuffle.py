@@ -10,9 +10,9 @@ mechanism certificate and lower bound alone), every
 ε0 in {0.5, 1, 4} and n = 1e2 … 1e9 it prints the ε of the best certificate at δ, the ε of
 the lower bound (``krr_lower`` / ``ldp_lower``), their ratio (how far the truth can be from
 the certificate), the certificate's name, and the CPU time of one query (``shuffle_epsilon``
-with root finding; the lower bound's query timed separately). Rows "k=2 +blocks" add the
-binary-RR block certificate (:func:`crowdhide.accounting.binary_rr.binary_rr_worst_curve`,
-n <= 2e5; its ms is a first query including the cached set-up). Targets (issue 15): k-RR ratio
+with root finding; the lower bound's query timed separately). For k = 2 the certificate
+beyond n = 2500 is ``binary_rr_blocks`` (blocks of datasets, cores evaluated by contour
+integrals; each row's query is cold: its set-up is included). Targets (issue 15): k-RR ratio
 <= 1.01 and <= 100 ms per certificate query at n = 1e9. CPU time of this process is quoted
 because the benchmark machine is shared.
 """
@@ -29,8 +29,6 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from crowdhide.accounting import _krr_fast
-from crowdhide.accounting.binary_rr import BINARY_BLOCKS_MAX_N, binary_rr_worst_curve
 from crowdhide.accounting.shuffle import shuffle_epsilon
 from crowdhide.accounting.shuffle_mechanisms import (
     MECHANISMS,
@@ -67,30 +65,6 @@ def _row(k: int | None, eps0: float, n: int, delta: float) -> list[str]:
         f"{low.epsilon:.6g}",
         f"{ratio:.4f}",
         cert.source,
-        _ms(t_cert),
-        _ms(t_low),
-    ]
-
-
-def _binary_blocks_row(eps0: float, n: int, delta: float) -> list[str]:
-    """k = 2 with the block certificate of :mod:`crowdhide.accounting.binary_rr` next to the
-    registry's ``best`` (the smaller is shown); ms/query is a first, uncached query."""
-    _krr_fast._binary_layout.cache_clear()
-    t_cert, blocks = _time(lambda: binary_rr_worst_curve(eps0=eps0, n=n).epsilon(delta))
-    best = shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=2, lower=False)
-    t_low, low = _time(
-        lambda: shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=2, bound="krr_lower", lower=False)
-    )
-    cert = min(blocks, best.epsilon)
-    ratio = cert / low.epsilon if low.epsilon > 0 else math.inf
-    return [
-        "k=2 +blocks",
-        f"{eps0:g}",
-        f"1e{round(math.log10(n))}",
-        f"{cert:.6g}",
-        f"{low.epsilon:.6g}",
-        f"{ratio:.4f}",
-        "binary_rr_blocks" if blocks <= best.epsilon else best.bound,
         _ms(t_cert),
         _ms(t_low),
     ]
@@ -139,10 +113,6 @@ def main() -> None:
         for eps0 in eps0s:
             for n in ns:
                 table.add_row(*_row(k, eps0, n, args.delta))
-        if k == 2:
-            for eps0 in eps0s:
-                for n in (m for m in ns if m <= BINARY_BLOCKS_MAX_N):
-                    table.add_row(*_binary_blocks_row(eps0, n, args.delta))
     for name in MECHANISMS:
         for eps0 in eps0s:
             for n in ns:
