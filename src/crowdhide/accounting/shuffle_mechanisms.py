@@ -43,6 +43,27 @@ and the certificate is the largest over cells. With ``mu2 = 1`` and ``rho = e^{�
 exactly the clone pair of Feldman, McMillan, Talwar (FOCS 2021), the generic
 ``feldman2021`` certificate: the reduction gains nothing without mechanism knowledge.
 
+**Split clone system (tighter).** Clones need not report from π. With ``A = K(+)``,
+``B = K(−)``, ``M = K(0)`` as above, any ``R(v) >= γ_+ (A + B) + γ_0 M`` (for all v) lets
+each other user be an informative clone (a Q-space ``±`` coin, mapped by K) with probability
+``c_inf = 2γ_+``, an uninformative one (Q-space ``0``) with probability ``c_zero = γ_0``, and
+a residual otherwise; the post-processing argument is unchanged. For a three-valued loss
+``A + B = |P0 − P1|/β`` lives on informative reports and ``M = π/(1 − μ)`` on uninformative
+ones, so the two constraints separate:
+
+    c_inf = 2β · inf R(v)(y)/|P0(y) − P1(y)|   (informative y),
+    c_zero = (1 − μ) · inf R(v)(y)/π(y)        (uninformative y).
+
+At an informative y of the mechanisms here the two densities are e and 1 times a common
+factor that bounds every other input's density from below, so ``c_inf = 2β/(e − 1)``
+(Hadamard, OUE: 1/(e+1); RAPPOR: 2/(t+1)²; k-RR: 2/(e+d−1)); the uninformative ratio is
+1/e where a report can be likely under x and x' but not under v (OUE, RAPPOR, k-subset with
+k >= 2, local hashing, Hadamard with d >= 4) and 1 otherwise. The one-rate system is the case
+``γ_+ : γ_0 = μ/2 : (1 − μ)``; both certify, the smaller counts. It is evaluated by
+:func:`crowdhide.accounting._split_clone.split_clone_log_delta` (blocked, O(1) in n). It
+needs the same parameters for every pair, so the piecewise mechanism and Laplace (whose
+pairs differ) keep the one-rate system.
+
 **Lower bound.** One explicit dataset: all other users on one value z, sign-symmetric for
 the pair; the counts of reports in two regions (``+``, where the target's report has
 likelihood ratio > 1, and its mirror ``−``) are a post-processing of the output, and their
@@ -124,6 +145,7 @@ from dataclasses import dataclass
 
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting import _krr_fast
+from crowdhide.accounting._split_clone import split_clone_log_delta
 from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import safe_root
@@ -159,7 +181,10 @@ class Mechanism:
     (optional) replaces the single ``(mu2, rho)`` by cells of pairs, the certificate being
     the largest over them; ``lowers(eps0, d, k)`` (optional) replaces the default lower
     bound (the third-value dataset of ``params``, d >= 3) by its own configurations.
-    ``needs_d``: whether the mechanism has a finite domain of size ``d``.
+    ``split(eps0, d, k)`` (optional) gives the rates ``(c_inf, c_zero)`` of informative and
+    uninformative clones of the split clone system (module docstring); the certificate is
+    then the smaller of the two systems. ``needs_d``: whether the mechanism has a finite
+    domain of size ``d``.
     """
 
     name: str
@@ -169,6 +194,7 @@ class Mechanism:
     needs_d: bool = True
     cells: Callable[[float], tuple[tuple[float, float], ...]] | None = None
     lowers: Callable[[float, int, int], tuple[LowerMember, ...]] | None = None
+    split: Callable[[float, int, int], tuple[float, float]] | None = None
 
 
 def _third(p_plus: float, p_minus: float, nu: float, eps0: float) -> LowerMember:
@@ -306,6 +332,47 @@ def _laplace_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
     return tuple(members)
 
 
+def _split_rates(
+    mu: float, beta: float, inf_ratio: float, zero_ratio: float
+) -> tuple[float, float]:
+    """``(c_inf, c_zero) = (2β · inf_inf, (1 − μ) · inf_zero)``: the informative blanket ratio
+    ``inf R(v)(y)/|P0(y) − P1(y)|`` over informative y and the uninformative one
+    ``inf R(v)(y)/π(y)`` over uninformative y (module docstring)."""
+    return 2.0 * beta * inf_ratio, (1.0 - mu) * zero_ratio
+
+
+def _three_point_split(
+    params: Callable[[float, int, int], Params], zero_ratio: Callable[[float, int, int], float]
+) -> Callable[[float, int, int], tuple[float, float]]:
+    """Split rates of a three-valued mechanism: at an informative report the densities are
+    ``(e, 1)`` times a common factor and every other input's is at least that factor, so the
+    informative ratio is ``1/(e − 1)``; ``zero_ratio`` is the mechanism's uninformative one."""
+
+    def split(eps0: float, d: int, k: int) -> tuple[float, float]:
+        kappa, mu2, *_ = params(eps0, d, k)
+        return _split_rates(mu2, kappa * mu2, 1.0 / math.expm1(eps0), zero_ratio(eps0, d, k))
+
+    return split
+
+
+def _inv_e(eps0: float, d: int, k: int) -> float:
+    return math.exp(-eps0)
+
+
+def _one(eps0: float, d: int, k: int) -> float:
+    return 1.0
+
+
+def _subset_zero(eps0: float, d: int, k: int) -> float:
+    # k >= 2: a set with x and x' but not v (ratio 1/e); k = 1: no set holds both
+    return math.exp(-eps0) if k >= 2 else 1.0
+
+
+def _hadamard_zero(eps0: float, d: int, k: int) -> float:
+    # d >= 4: y in S_x and S_x' outside S_v; d <= 3 the third row is their sum (ratio 1)
+    return math.exp(-eps0) if d >= 4 else 1.0
+
+
 _HR = "Hadamard response (Acharya, Sun, Zhang, AISTATS 2019)"
 _PM = "piecewise mechanism (Wang et al., ICDE 2019)"
 #: The mechanisms with a specific certificate (``--mechanism NAME``).
@@ -314,16 +381,28 @@ MECHANISMS: dict[str, Mechanism] = {
     for m in (
         Mechanism(
             "krr", "k-ary randomized response (Warner 1965; Kairouz et al. 2016)", _krr,
-            lowers=_krr_lowers,
+            lowers=_krr_lowers, split=_three_point_split(_krr, _one),
         ),
-        Mechanism("oue", "optimized unary encoding (Wang et al., USENIX Security 2017)", _oue),
-        Mechanism("rappor", "basic one-time RAPPOR (Erlingsson et al., CCS 2014)", _rappor),
-        Mechanism("subset", "k-subset selection (Ye & Barg 2018; Wang et al. 2016)", _subset, True),
+        Mechanism(
+            "oue", "optimized unary encoding (Wang et al., USENIX Security 2017)", _oue,
+            split=_three_point_split(_oue, _inv_e),
+        ),
+        Mechanism(
+            "rappor", "basic one-time RAPPOR (Erlingsson et al., CCS 2014)", _rappor,
+            split=_three_point_split(_rappor, _inv_e),
+        ),
+        Mechanism(
+            "subset", "k-subset selection (Ye & Barg 2018; Wang et al. 2016)", _subset, True,
+            split=_three_point_split(_subset, _subset_zero),
+        ),
         Mechanism(
             "olh", "local hashing (Wang et al., USENIX Security 2017)", _olh,
-            lowers=_olh_lowers,
+            lowers=_olh_lowers, split=_three_point_split(_olh, _inv_e),
         ),
-        Mechanism("hadamard", _HR, _hadamard, lowers=_hadamard_lowers),
+        Mechanism(
+            "hadamard", _HR, _hadamard, lowers=_hadamard_lowers,
+            split=_three_point_split(_hadamard, _hadamard_zero),
+        ),
         Mechanism("piecewise", _PM, _piecewise, needs_d=False, lowers=_piecewise_lowers),
         Mechanism(
             "laplace", "Laplace noise of scale 2/eps0 on [-1, 1] (Dwork et al. 2006)", _laplace,
@@ -456,9 +535,14 @@ class MechanismBound:
         members: list[Callable[[float, float], float]]
         if self.kind == "upper":
             members = [
-                functools.partial(_clone_member, n, kappa, mu2, rho)
+                functools.partial(_clone_member, n, kappa, mu2, rho, None)
                 for mu2, rho in certificate_cells(self.mechanism, eps0, d, k)
             ]
+            split = self.mechanism.split
+            cells = certificate_cells(self.mechanism, eps0, d, k)
+            if split is not None and len(cells) == 1 and 0.0 < cells[0][0] < 1.0:
+                (mu2, rho), rates = cells[0], split(eps0, d, k)
+                members = [functools.partial(_clone_member, n, kappa, mu2, rho, rates)]
         else:
             members = [
                 functools.partial(_lower_member, fn, n)
@@ -468,8 +552,21 @@ class MechanismBound:
         return SafeSideCurve(raw, eps0, lower=self.kind == "lower")
 
 
-def _clone_member(n: int, kappa: float, mu2: float, rho: float, eps: float, tail: float) -> float:
-    return _krr_fast.clone_noise_log_delta(n, kappa, mu2, rho, eps, tail)
+def _clone_member(
+    n: int,
+    kappa: float,
+    mu2: float,
+    rho: float,
+    rates: tuple[float, float] | None,
+    eps: float,
+    tail: float,
+) -> float:
+    """The one-rate clone system, or the smaller of it and the split one (both certify)."""
+    one_rate = _krr_fast.clone_noise_log_delta(n, kappa, mu2, rho, eps, tail)
+    if rates is None:
+        return one_rate
+    split = split_clone_log_delta(n, kappa, mu2, rates[0], rates[1], eps, tail)
+    return min(one_rate, split)
 
 
 def _lower_member(fn: LowerMember, n: int, eps: float, tail: float) -> float:
