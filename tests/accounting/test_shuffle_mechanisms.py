@@ -550,3 +550,17 @@ def test_a_too_large_informative_clone_rate_is_caught() -> None:
     ]
     assert all(t <= g * (1 + 1e-9) for t, g in zip(truth, right, strict=True))
     assert any(t > w * (1 + 1e-9) for t, w in zip(truth, wrong, strict=True))
+
+
+def test_split_rates_dominate_the_one_rate_decomposition() -> None:
+    """The one-rate decomposition is one feasible split (rho·mu2 informative, rho·(1 − mu2)
+    uninformative clones), so the split rates, the largest feasible ones, are at least it."""
+    for name, mech in MECHANISMS.items():
+        if mech.split is None:
+            continue
+        for eps0 in (0.3, 1.0, 4.0, 10.0):
+            for d, k in ((3, 1), (4, 2), (16, 4), (100, 3)):
+                _, mu2, rho, *_ = mech.params(eps0, d, k)
+                c_inf, c_zero = mech.split(eps0, d, k)
+                assert c_inf >= rho * mu2 * (1 - 1e-12), (name, eps0, d, k)
+                assert c_zero >= rho * (1 - mu2) * (1 - 1e-12), (name, eps0, d, k)

@@ -59,7 +59,10 @@ factor that bounds every other input's density from below, so ``c_inf = 2β/(e �
 (Hadamard, OUE: 1/(e+1); RAPPOR: 2/(t+1)²; k-RR: 2/(e+d−1)); the uninformative ratio is
 1/e where a report can be likely under x and x' but not under v (OUE, RAPPOR, k-subset with
 k >= 2, local hashing, Hadamard with d >= 4) and 1 otherwise. The one-rate system is the case
-``γ_+ : γ_0 = μ/2 : (1 − μ)``; both certify, the smaller counts. It is evaluated by
+``γ_+ : γ_0 = μ/2 : (1 − μ)``; both certify, the smaller counts. More clones of either
+kind are a post-processing (the adversary can turn residual users into fresh clones), so
+when both split rates are at least the one-rate system's — always, for the exact infima
+above — the split system alone is evaluated. It is evaluated by
 :func:`crowdhide.accounting._split_clone.split_clone_log_delta` (blocked, O(1) in n). It
 needs the same parameters for every pair, so the piecewise mechanism and Laplace (whose
 pairs differ) keep the one-rate system.
@@ -561,12 +564,17 @@ def _clone_member(
     eps: float,
     tail: float,
 ) -> float:
-    """The one-rate clone system, or the smaller of it and the split one (both certify)."""
-    one_rate = _krr_fast.clone_noise_log_delta(n, kappa, mu2, rho, eps, tail)
+    """The one-rate clone system, or the smaller of it and the split one (both certify).
+
+    More clones of either kind are a post-processing (the adversary turns residual users into
+    fresh clones), so when the split rates are at least the one-rate system's (``rho·mu2``
+    informative, ``rho·(1 − mu2)`` uninformative) the split system alone is the smaller."""
     if rates is None:
-        return one_rate
+        return _krr_fast.clone_noise_log_delta(n, kappa, mu2, rho, eps, tail)
     split = split_clone_log_delta(n, kappa, mu2, rates[0], rates[1], eps, tail)
-    return min(one_rate, split)
+    if rates[0] >= rho * mu2 and rates[1] >= rho * (1.0 - mu2):
+        return split
+    return min(split, _krr_fast.clone_noise_log_delta(n, kappa, mu2, rho, eps, tail))
 
 
 def _lower_member(fn: LowerMember, n: int, eps: float, tail: float) -> float:
