@@ -2,7 +2,7 @@
 
 Usage::
 
-    PYTHONPATH=src python benchmarks/bench_shuffle.py [--quick] [--delta 1e-6]
+    PYTHONPATH=src python benchmarks/bench_shuffle.py [--quick] [--delta 1e-6] [--mechanisms a,b]
 
 For every randomizer class (k-RR with k = 2, 4, 10, a generic ε0-LDP randomizer and each
 mechanism of :mod:`crowdhide.accounting.shuffle_mechanisms`; their ms columns time the
@@ -36,8 +36,18 @@ from crowdhide.accounting.shuffle_mechanisms import (
     mechanism_lower_curve,
 )
 
-#: Domain sizes used for the mechanism rows (subset: k = 4 of d = 16; olh: g = 8 buckets).
-MECHANISM_DOMAIN = {"krr": 16, "oue": 16, "rappor": 16, "subset": 16, "olh": 8}
+#: Domain sizes used for the mechanism rows (subset: k = 4 of d = 16; olh: g = 8 buckets;
+#: piecewise and laplace: input in [-1, 1], no d).
+MECHANISM_DOMAIN: dict[str, int | None] = {
+    "krr": 16,
+    "oue": 16,
+    "rappor": 16,
+    "subset": 16,
+    "olh": 8,
+    "hadamard": 16,
+    "piecewise": None,
+    "laplace": None,
+}
 
 
 def _time(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -84,7 +94,7 @@ def _mechanism_row(name: str, eps0: float, n: int, delta: float) -> list[str]:
     label = f"mechanism:{name}" if cert <= generic else "generic"
     ratio = best / low if low > 0 else math.inf
     return [
-        f"{name} (d={d})",
+        name if d is None else f"{name} (d={d})",
         f"{eps0:g}",
         f"1e{round(math.log10(n))}",
         f"{best:.6g}",
@@ -100,6 +110,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="n in {1e2, 1e4, 1e6, 1e9}, eps0=1")
     parser.add_argument("--delta", type=float, default=1e-6)
+    parser.add_argument(
+        "--mechanisms", default="", help="comma-separated mechanism rows only (e.g. laplace,olh)"
+    )
     args = parser.parse_args()
     ns = [10**2, 10**4, 10**6, 10**9] if args.quick else [10**e for e in range(2, 10)]
     eps0s = [1.0] if args.quick else [0.5, 1.0, 4.0]
@@ -109,11 +122,12 @@ def main() -> None:
         table.add_column(col, justify="right")
     table.add_column("ms/query", justify="right")
     table.add_column("ms lower", justify="right")
-    for k in (2, 4, 10, None):
+    only = [m for m in args.mechanisms.split(",") if m]
+    for k in () if only else (2, 4, 10, None):
         for eps0 in eps0s:
             for n in ns:
                 table.add_row(*_row(k, eps0, n, args.delta))
-    for name in MECHANISMS:
+    for name in only or MECHANISMS:
         for eps0 in eps0s:
             for n in ns:
                 table.add_row(*_mechanism_row(name, eps0, n, args.delta))

@@ -50,7 +50,7 @@ def unary_matrix(d: int, p_on: float, p_off: float) -> Matrix:
 def subset_matrix(eps0: float, d: int, k: int) -> Matrix:
     sets = list(itertools.combinations(range(d), k))
     r = np.array([[math.exp(eps0) if x in s else 1.0 for s in sets] for x in range(d)])
-    return r / r.sum(axis=1, keepdims=True)
+    return np.asarray(r / r.sum(axis=1, keepdims=True), dtype=np.float64)
 
 
 def olh_matrix(eps0: float, g: int, inputs: int = 3) -> Matrix:
@@ -149,8 +149,9 @@ def test_mechanism_certificate_beats_generic_at_scale(name: str) -> None:
     from crowdhide.accounting.shuffle import shuffle_epsilon
 
     kk = 4 if MECHANISMS[name].needs_k else None
-    cert = mechanism_curve(mechanism=name, eps0=2.0, n=10**6, d=16, k=kk).epsilon(1e-6)
-    low = mechanism_lower_curve(mechanism=name, eps0=2.0, n=10**6, d=16, k=kk).epsilon(1e-6)
+    d = 16 if MECHANISMS[name].needs_d else None
+    cert = mechanism_curve(mechanism=name, eps0=2.0, n=10**6, d=d, k=kk).epsilon(1e-6)
+    low = mechanism_lower_curve(mechanism=name, eps0=2.0, n=10**6, d=d, k=kk).epsilon(1e-6)
     generic = shuffle_epsilon(eps0=2.0, n=10**6, delta=1e-6, lower=False).epsilon
     assert low <= cert <= generic
 
@@ -168,3 +169,398 @@ def test_cli_mechanism(capsys: pytest.CaptureFixture[str]) -> None:
     bad = run_cli(capsys, *args, "--mechanism", "rappor")
     assert bad.code == 2
     assert "--d" in bad.err
+    for name in ("laplace", "piecewise"):
+        good = run_cli(capsys, *args, "--mechanism", name, "--json")
+        assert good.code == 0, good.err
+        assert good.json()["source"] in (f"mechanism:{name}", "feldman2021")
+        wrong = run_cli(capsys, *args, "--mechanism", name, "--d", "4")
+        assert wrong.code == 2
+        assert wrong.err.count("\n") == 1
+        assert "--d" in wrong.err
+    assert run_cli(capsys, *args, "--mechanism", "hadamard", "--d", "8").code == 0
+
+
+# --------------------------------------------------------------------------------------
+# Hadamard response, piecewise mechanism, Laplace: the three-point reduction
+
+
+def hadamard_matrix(eps0: float, d: int) -> Matrix:
+    """Hadamard response on d inputs: rows 1..d of the K x K Sylvester matrix (K > d)."""
+    big_k = 1 << d.bit_length()  # smallest power of 2 above d
+    e = math.exp(eps0)
+    rows = []
+    for x in range(1, d + 1):
+        signs = [1 - 2 * (bin(x & y).count("1") % 2) for y in range(big_k)]
+        rows.append([(2.0 * e if s > 0 else 2.0) / ((e + 1.0) * big_k) for s in signs])
+    return np.array(rows)
+
+
+def piecewise_matrix(eps0: float, inputs: npt.NDArray[np.float64]) -> Matrix:
+    """The piecewise mechanism on the given inputs, reports reduced to the cells between all
+    their interval ends: every density is constant on a cell, so the cell is a sufficient
+    statistic of every dataset drawn from ``inputs`` (the reduction is exact)."""
+    t = math.exp(eps0 / 2.0)
+    big_c = (t + 1.0) / (t - 1.0)
+    dens = t * (t - 1.0) / (2.0 * (t + 1.0))
+    left = (big_c + 1.0) / 2.0 * inputs - (big_c - 1.0) / 2.0
+    edges = np.unique(np.concatenate([[-big_c, big_c], left, left + big_c - 1.0]))
+    mid = (edges[:-1] + edges[1:]) / 2.0
+    high = (mid[None, :] >= left[:, None]) & (mid[None, :] <= left[:, None] + big_c - 1.0)
+    return np.where(high, dens, dens / (t * t)) * np.diff(edges)[None, :]
+
+
+def laplace_matrix(eps0: float, inputs: npt.NDArray[np.float64], bins: int) -> Matrix:
+    """Laplace reports (scale 2/eps0) binned: a post-processing, so every δ computed from
+    it is at most the true δ of the same dataset."""
+    b = 2.0 / eps0
+    edges = np.concatenate([[-np.inf], np.linspace(-1.0 - 3 * b, 1.0 + 3 * b, bins - 1), [np.inf]])
+
+    def cdf(y: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        z = (y[None, :] - inputs[:, None]) / b
+        return np.where(z < 0, 0.5 * np.exp(np.minimum(z, 0)), 1 - 0.5 * np.exp(-np.maximum(z, 0)))
+
+    return np.diff(cdf(edges), axis=1)
+
+
+def symmetric_law(r: Matrix, values: tuple[int, ...]) -> npt.NDArray[np.float64]:
+    """Law of the reports of ``values`` in a uniformly random order (n <= 3): in one-to-one
+    correspondence with the multiset, with the same factor for both datasets of a pair, so
+    its hockey-stick divergence is that of the shuffled output."""
+    n = len(values)
+    out = r[values[0]]
+    for v in values[1:]:
+        out = np.multiply.outer(out, r[v])
+    perms = list(itertools.permutations(range(n)))
+    total = np.zeros(out.size)
+    for p in perms:
+        total += np.transpose(out, p).ravel()
+    return total / len(perms)
+
+
+def worst_delta_fast(r: Matrix, n: int, eps_grid: list[float]) -> npt.NDArray[np.float64]:
+    """Max over ordered pairs and every dataset of the others of δ(ε), for each ε."""
+    worst = np.zeros(len(eps_grid))
+    big = np.exp(np.array(eps_grid))[:, None]
+    for x, x2 in itertools.permutations(range(r.shape[0]), 2):
+        for others in itertools.combinations_with_replacement(range(r.shape[0]), n - 1):
+            a, b = symmetric_law(r, (*others, x)), symmetric_law(r, (*others, x2))
+            worst = np.maximum(worst, np.maximum(a[None, :] - big * b[None, :], 0).sum(axis=1))
+    return worst
+
+
+def three_point_delta(eps0: float, beta: float, eps: float) -> float:
+    """δ(ε) of the three-point pair with total variation β (module docstring)."""
+    kappa = math.tanh(eps0 / 2.0)
+    mu = beta / kappa
+    return max(0.0, mu / 2.0 * ((1 + kappa) - math.exp(eps) * (1 - kappa)))
+
+
+def check_bracket(name: str, r: Matrix, eps0: float, d: int | None, *, exact: bool) -> None:
+    fracs = [0.0, 0.1, 0.2, 0.4]
+    for n in (2, 3):
+        cert = mechanism_curve(mechanism=name, eps0=eps0, n=n, d=d)
+        truth = worst_delta_fast(r, n, [f * eps0 for f in fracs])
+        for f, value in zip(fracs, truth, strict=True):
+            assert value <= cert.delta(f * eps0) * (1 + 1e-9), (name, eps0, n, f)
+        if exact:
+            low = mechanism_lower_curve(mechanism=name, eps0=eps0, n=n, d=d)
+            for f, value in zip(fracs, truth, strict=True):
+                assert low.delta(f * eps0) <= value * (1 + 1e-9) + 1e-15, (name, eps0, n, f)
+
+
+@pytest.mark.parametrize("d", [2, 3, 4])
+@pytest.mark.parametrize("eps0", [0.7, 2.0])
+def test_hadamard_bracket_the_truth(d: int, eps0: float) -> None:
+    r = hadamard_matrix(eps0, d)
+    assert np.allclose(r.sum(axis=1), 1.0)
+    assert math.log(float((r[:, None, :] / r[None, :, :]).max())) <= eps0 + 1e-12
+    check_bracket("hadamard", r, eps0, d, exact=d >= 3)
+
+
+def test_hadamard_parameters_from_the_matrix() -> None:
+    """mu2 = TV/κ and rho = 2 min R(v)/(P0 + P1), read off the matrix."""
+    for d in (3, 4, 6):
+        for eps0 in (0.5, 2.0):
+            r = hadamard_matrix(eps0, d)
+            kappa, mu2, rho, *_ = MECHANISMS["hadamard"].params(eps0, d, 1)
+            pairs = list(itertools.combinations(range(d), 2))
+            tv = max(0.5 * np.abs(r[x] - r[y]).sum() for x, y in pairs)
+            blanket = min((r / (r[x] + r[y])[None, :]).min() for x, y in pairs)
+            assert math.isclose(tv / kappa, mu2, rel_tol=1e-12)
+            assert math.isclose(2.0 * blanket, rho, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("eps0", [0.7, 2.0, 4.0])
+def test_piecewise_bracket_the_truth(eps0: float) -> None:
+    grid = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+    r = piecewise_matrix(eps0, grid)
+    assert np.allclose(r.sum(axis=1), 1.0)
+    check_bracket("piecewise", r, eps0, None, exact=False)
+    # the lower-bound datasets (pairs (−a, a), others on 0) are on this grid for a = 1/2, 1
+    for n in (2, 3):
+        low = mechanism_lower_curve(mechanism="piecewise", eps0=eps0, n=n)
+        truth = worst_delta_fast(
+            piecewise_matrix(eps0, np.array([-1.0, -0.25, 0.0, 0.25, 0.75, -0.75, -0.5, 0.5, 1.0])),
+            n,
+            [0.0, 0.2 * eps0],
+        )
+        assert low.delta(0.0) <= truth[0] * (1 + 1e-9)
+        assert low.delta(0.2 * eps0) <= truth[1] * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("eps0", [0.7, 2.0, 4.0])
+def test_laplace_certificate_above_a_binned_lower_estimate(eps0: float) -> None:
+    grid = np.array([-1.0, 0.0, 1.0])
+    check_bracket("laplace", laplace_matrix(eps0, grid, 24), eps0, None, exact=False)
+
+
+def _caught(r: Matrix, eps0: float, mu2: float, rho: float) -> bool:
+    """Whether the clone-system δ with a (deliberately wrong) ``(mu2, rho)`` falls below the
+    exact worst case somewhere at n = 3."""
+    kappa = math.tanh(eps0 / 2.0)
+    grid = [0.0, 0.1 * eps0, 0.2 * eps0, 0.4 * eps0]
+    truth = worst_delta_fast(r, 3, grid)
+    wrong = [math.exp(fast.clone_noise_log_delta(3, kappa, mu2, rho, e, -60.0)) for e in grid]
+    return any(t > w * (1 + 1e-9) for t, w in zip(truth, wrong, strict=True))
+
+
+def test_wrong_parameters_of_the_new_mechanisms_are_caught() -> None:
+    """Hadamard with half the total variation (mu2 = 1/4), the piecewise mechanism with the
+    total variation of inputs 1 apart instead of 2, Laplace with 1.5 times its largest clone
+    probability: each falls below the exact (or binned) worst case."""
+    eps0, e = 0.7, math.exp(0.7)
+    assert _caught(hadamard_matrix(eps0, 4), eps0, 0.25, 1.0 / e)
+    t = math.exp(eps0 / 2.0)
+    big_c, dens = (t + 1.0) / (t - 1.0), t * (t - 1.0) / (2.0 * (t + 1.0))
+    mu2_one_apart = (dens - dens / e) * min(big_c - 1.0, (big_c + 1.0) / 2.0) / math.tanh(eps0 / 2)
+    assert _caught(
+        piecewise_matrix(eps0, np.array([-1.0, -0.5, 0.0, 0.5, 1.0])), eps0, mu2_one_apart, 1.0 / e
+    )
+    mu2_laplace = -math.expm1(-eps0 / 2.0) / math.tanh(eps0 / 2.0)
+    r = laplace_matrix(eps0, np.array([-1.0, 0.0, 1.0]), 24)
+    assert _caught(r, eps0, mu2_laplace, 1.5 * 2.0 / (e + 1.0))
+
+
+@pytest.mark.parametrize("name", ["krr", "oue", "rappor"])
+def test_domain_of_two_has_no_third_value_lower_bound(name: str) -> None:
+    """d = 2: the "others on a third value" dataset does not exist (it put the lower bound
+    above the truth before); k-RR uses binary RR's "others on x'" instead."""
+    eps0 = 0.7
+    r = matrix_for(name, eps0, 2, 1)
+    for n in (2, 3):
+        truth = worst_delta_fast(r, n, [0.0, 0.3 * eps0])
+        cert = mechanism_curve(mechanism=name, eps0=eps0, n=n, d=2)
+        assert truth[1] <= cert.delta(0.3 * eps0) * (1 + 1e-9)
+        if name == "krr":
+            low = mechanism_lower_curve(mechanism=name, eps0=eps0, n=n, d=2)
+            assert low.delta(0.3 * eps0) <= truth[1] * (1 + 1e-9)
+            assert low.delta(0.0) > 0.0
+        else:
+            with pytest.raises(ValueError, match="d >= 3"):
+                mechanism_lower_curve(mechanism=name, eps0=eps0, n=n, d=2)
+
+
+def laplace_pair_delta(eps0: float, gap: float, eps: float) -> float:
+    """Exact δ(ε) of Laplace laws (scale 2/eps0) ``gap`` apart: ``1 − e^{(ε − gap/b)/2}``."""
+    b = 2.0 / eps0
+    return max(0.0, -math.expm1((eps - gap / b) / 2.0))
+
+
+@pytest.mark.parametrize("eps0", [0.3, 1.0, 4.0])
+def test_single_pairs_are_dominated_by_the_three_point_pair(eps0: float) -> None:
+    """Blackwell dominance behind the reduction, per pair and over a grid of ε: the Laplace
+    pair Δ apart against the three-point pair with β(Δ), and the piecewise pair (a three-
+    valued loss: its δ is exactly the three-point one). A three-point pair with a smaller β
+    would not dominate (checked too)."""
+    for gap in (0.1, 0.5, 1.0, 2.0):
+        beta = -math.expm1(-gap * eps0 / 4.0)
+        assert math.isclose(laplace_pair_delta(eps0, gap, 0.0), beta, rel_tol=1e-12)
+        for eps in np.linspace(0.0, eps0, 41):
+            assert laplace_pair_delta(eps0, gap, eps) <= three_point_delta(eps0, beta, eps) + 1e-15
+        assert laplace_pair_delta(eps0, gap, 0.0) > three_point_delta(eps0, 0.99 * beta, 0.0)
+    for a, b in ((-1.0, 1.0), (-0.5, 0.5), (0.0, 1.0)):
+        r = piecewise_matrix(eps0, np.array([a, b]))
+        tv = 0.5 * float(np.abs(r[0] - r[1]).sum())
+        for eps in np.linspace(0.0, eps0, 21):
+            exact = float(np.maximum(r[0] - math.exp(eps) * r[1], 0.0).sum())
+            assert math.isclose(
+                exact, three_point_delta(eps0, tv, eps), rel_tol=1e-9, abs_tol=1e-15
+            )
+    kappa, mu2, *_ = MECHANISMS["piecewise"].params(eps0, 0, 1)
+    worst = piecewise_matrix(eps0, np.array([-1.0, 1.0]))
+    assert math.isclose(0.5 * float(np.abs(worst[0] - worst[1]).sum()), kappa * mu2, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("eps0", [0.5, 2.0])
+def test_blanket_ratios_on_a_grid(eps0: float) -> None:
+    """min over reports y and other inputs v of R(v)(y)/(P0(y) + P1(y)) on fine grids: at
+    least the certificate's r for every pair (Laplace: r(Δ) of the cell; piecewise: 1/(2e)),
+    and close to it (the value is reached, not just bounded)."""
+    b = 2.0 / eps0
+    y = np.linspace(-1.0 - 12 * b, 1.0 + 12 * b, 4001)
+    inputs = np.linspace(-1.0, 1.0, 21)
+    dens = np.exp(-np.abs(y[None, :] - inputs[:, None]) / b) / (2 * b)
+    floor = dens.min(axis=0)
+    for i, j in itertools.combinations(range(inputs.size), 2):
+        gap = inputs[j] - inputs[i]
+        ratio = float((floor / (dens[i] + dens[j])).min())
+        r_gap = math.exp(-eps0) / (1.0 + math.exp(-gap * eps0 / 2.0))
+        assert ratio >= r_gap * (1 - 1e-9)
+        if inputs[j] == 1.0:
+            assert ratio <= r_gap * (1 + 1e-3)
+    cells = MECHANISMS["laplace"].cells
+    assert cells is not None
+    assert min(rho for _, rho in cells(eps0)) == pytest.approx(math.exp(-eps0) * 2 / 2, rel=1e-12)
+    grid = np.linspace(-1.0, 1.0, 9)
+    r = piecewise_matrix(eps0, grid)
+    blanket = min(
+        (r.min(axis=0) / (r[i] + r[j])).min() for i, j in itertools.combinations(range(9), 2)
+    )
+    assert math.isclose(2.0 * blanket, MECHANISMS["piecewise"].params(eps0, 0, 1)[2], rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("eps0", [0.7, 2.0])
+def test_laplace_lower_bound_configurations_are_exact_datasets(eps0: float) -> None:
+    """Each Laplace lower-bound member is at most the exact δ of its dataset's region counts
+    (pair (−1, 1), others on 0, regions y < −c, |y| <= c, y > c), enumerated for n <= 3."""
+    from crowdhide.accounting.shuffle_mechanisms import lower_members
+
+    b = 2.0 / eps0
+    members = lower_members(MECHANISMS["laplace"], eps0, 0, 1)
+    thresholds = (0.25, 0.5, 1.0, 1.0 + b / 2.0, 1.0 + b, 1.0 + 2.0 * b)
+    assert len(members) == len(thresholds)
+    for c, member in zip(thresholds, members, strict=True):
+        edges = np.array([-np.inf, -c, c, np.inf])
+
+        def cdf(y: npt.NDArray[np.float64], x: float) -> npt.NDArray[np.float64]:
+            z = (y - x) / b
+            return np.where(
+                z < 0, 0.5 * np.exp(np.minimum(z, 0)), 1 - 0.5 * np.exp(-np.maximum(z, 0))
+            )
+
+        r = np.array([np.diff(cdf(edges, x)) for x in (-1.0, 1.0, 0.0)])
+        for n in (1, 2, 3):
+            for eps in (0.0, 0.2 * eps0, 0.5 * eps0):
+                law_x = symmetric_law(r, (*([2] * (n - 1)), 0))
+                law_y = symmetric_law(r, (*([2] * (n - 1)), 1))
+                exact = float(np.maximum(law_x - math.exp(eps) * law_y, 0.0).sum())
+                assert math.exp(member(n, eps)) <= exact * (1 + 1e-9) + 1e-300
+
+
+def test_generic_parameters_give_the_feldman2021_pair() -> None:
+    """mu2 = 1, rho = e^{−ε0} (every ε0-LDP randomizer): the three-point clone system is the
+    clone pair of Feldman, McMillan, Talwar (FOCS 2021) — the same δ, no generic gain."""
+    from crowdhide.accounting import _shuffle_pairs as pairs
+
+    for eps0 in (0.5, 1.0, 4.0):
+        for n in (2, 10, 200):
+            for eps in (0.0, 0.05, 0.3):
+                ours = fast.clone_noise_log_delta(  # every clone count, unblocked
+                    n, math.tanh(eps0 / 2), 1.0, math.exp(-eps0), eps, -60, c_points=10**6
+                )
+                theirs = pairs.clone_pair_log_delta(n, eps0, math.exp(-eps0), eps, -60)
+                assert math.isclose(ours, theirs, rel_tol=1e-9, abs_tol=1e-12)
+
+
+# --------------------------------------------------------------------------------------
+# The split clone system (informative and uninformative clones at separate rates)
+
+
+def split_reference_delta(
+    n: int, kappa: float, mu: float, c_inf: float, c_zero: float, eps: float
+) -> float:
+    """Unblocked sum of the split clone system, written independently from its definition:
+    C clones, I ~ Bin(C, μ') informative ones, T ~ Ber(μ), the s = T + I informative reports
+    an α-pair whose target is informative with probability P(T = 1 | s, C)."""
+    from scipy.stats import binom
+
+    mu_c = c_inf / (c_inf + c_zero)
+    total = 0.0
+    for clones in range(n):
+        weight = float(binom.pmf(clones, n - 1, c_inf + c_zero))
+        s = np.arange(1, clones + 2)
+        with_t = mu * binom.pmf(s - 1, clones, mu_c)
+        without = (1.0 - mu) * binom.pmf(s, clones, mu_c)
+        both = with_t + without
+        keep = both > 0.0
+        lam = kappa * with_t[keep] / both[keep]
+        h = fast.alpha_pair_h(s[keep].astype(np.float64), lam, eps, upper=False)
+        total += weight * float((both[keep] * h).sum())
+    return total
+
+
+def test_split_clone_evaluator_against_an_unblocked_sum() -> None:
+    from crowdhide.accounting._split_clone import split_clone_log_delta
+
+    for eps0 in (0.7, 4.0):
+        kappa, e = math.tanh(eps0 / 2.0), math.exp(eps0)
+        for mu, c_inf, c_zero in ((0.5, 1 / (e + 1), 1 / (2 * e)), (0.3, 0.05, 0.4)):
+            for n in (1, 2, 3, 40, 300):
+                for eps in (0.0, 0.2 * eps0):
+                    ref = split_reference_delta(n, kappa, mu, c_inf, c_zero, eps)
+                    got = math.exp(split_clone_log_delta(n, kappa, mu, c_inf, c_zero, eps, -60))
+                    assert ref * (1 - 1e-12) <= got <= ref * 1.1 + 1e-15, (eps0, mu, n, eps)
+    # equal shares of informative reports: the one-rate clone system
+    e = math.exp(1.0)
+    one = fast.clone_noise_log_delta(30, math.tanh(0.5), 0.5, 1 / e, 0.1, -60)
+    split = split_clone_log_delta(30, math.tanh(0.5), 0.5, 0.5 / e, 0.5 / e, 0.1, -60)
+    assert math.isclose(one, split, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize(("name", "d", "k"), [*CASES, ("hadamard", 4, 1), ("hadamard", 3, 1)])
+def test_split_rates_read_off_the_matrix(name: str, d: int, k: int) -> None:
+    """c_inf = 2β · min R(v)(y)/|P0(y) − P1(y)| over informative reports and c_zero =
+    (1 − μ) · min R(v)(y)/π(y) over uninformative ones, v over every input: the mechanism's
+    split rates are at most these (equal where the minimum is reached)."""
+    eps0 = 1.3
+    r = hadamard_matrix(eps0, d) if name == "hadamard" else matrix_for(name, eps0, d, k)
+    mech = MECHANISMS[name]
+    assert mech.split is not None
+    kappa, mu2, *_ = mech.params(eps0, d, k)
+    c_inf, c_zero = mech.split(eps0, d, k)
+    floor = r.min(axis=0)
+    best_inf, best_zero = math.inf, math.inf
+    for x, y in itertools.combinations(range(r.shape[0]), 2):
+        gap = np.abs(r[x] - r[y])
+        informative = gap > 1e-12 * (r[x] + r[y])
+        beta = 0.5 * float(gap.sum())
+        assert beta <= kappa * mu2 * (1 + 1e-9)
+        best_inf = min(best_inf, 2 * beta * float((floor[informative] / gap[informative]).min()))
+        pi = (r[x] + r[y]) / 2
+        if (~informative).any():
+            best_zero = min(best_zero, (1 - mu2) * float((floor / pi)[~informative].min()))
+    assert c_inf <= best_inf * (1 + 1e-9)
+    assert c_zero <= best_zero * (1 + 1e-9)
+    assert c_inf == pytest.approx(best_inf, rel=1e-9)
+
+
+def test_a_too_large_informative_clone_rate_is_caught() -> None:
+    """Hadamard response (d = 4) with 1.5 times its informative clone rate falls below the
+    exact worst case at n = 3."""
+    from crowdhide.accounting._split_clone import split_clone_log_delta
+
+    eps0 = 0.7
+    kappa, mu2, *_ = MECHANISMS["hadamard"].params(eps0, 4, 1)
+    c_inf, c_zero = MECHANISMS["hadamard"].split(eps0, 4, 1)  # type: ignore[misc]
+    grid = [0.0, 0.1 * eps0, 0.2 * eps0]
+    truth = worst_delta_fast(hadamard_matrix(eps0, 4), 3, grid)
+    right = [math.exp(split_clone_log_delta(3, kappa, mu2, c_inf, c_zero, e, -60)) for e in grid]
+    wrong = [
+        math.exp(split_clone_log_delta(3, kappa, mu2, 1.5 * c_inf, c_zero, e, -60)) for e in grid
+    ]
+    assert all(t <= g * (1 + 1e-9) for t, g in zip(truth, right, strict=True))
+    assert any(t > w * (1 + 1e-9) for t, w in zip(truth, wrong, strict=True))
+
+
+def test_split_rates_dominate_the_one_rate_decomposition() -> None:
+    """The one-rate decomposition is one feasible split (rho·mu2 informative, rho·(1 − mu2)
+    uninformative clones), so the split rates, the largest feasible ones, are at least it."""
+    for name, mech in MECHANISMS.items():
+        if mech.split is None:
+            continue
+        for eps0 in (0.3, 1.0, 4.0, 10.0):
+            for d, k in ((3, 1), (4, 2), (16, 4), (100, 3)):
+                _, mu2, rho, *_ = mech.params(eps0, d, k)
+                c_inf, c_zero = mech.split(eps0, d, k)
+                assert c_inf >= rho * mu2 * (1 - 1e-12), (name, eps0, d, k)
+                assert c_zero >= rho * (1 - mu2) * (1 - 1e-12), (name, eps0, d, k)

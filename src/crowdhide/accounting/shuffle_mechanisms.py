@@ -1,35 +1,84 @@
-"""Mechanism-specific shuffle certificates: randomizers whose privacy loss is three-valued.
+"""Mechanism-specific shuffle certificates through a three-point reduction.
 
-For a neighbouring pair (x, x') of the target write ``π = (P0 + P1)/2`` and
-``D = (P0 − P1)/(P0 + P1)`` for the two report laws. The mechanisms here all have
-``D ∈ {−κ, 0, +κ}`` with ``κ = tanh(ε0/2)`` — every report either carries the full ε0 of
-evidence or none. Three parameters describe them (the analogue of the variation-ratio triple
-of Wang et al., VLDB 2024, in the form this derivation needs):
+For a neighbouring pair (x, x') of the target write ``P0, P1`` for its two report laws,
+``π = (P0 + P1)/2`` and ``D = (P0 − P1)/(P0 + P1)``. Three numbers describe what a shuffle
+certificate needs to know about a randomizer (the analogue of the variation-ratio triple of
+Wang et al., VLDB 2024, in the form this derivation needs):
 
-``κ``
-    the evidence of an informative report (``p = e^{ε0} = (1+κ)/(1−κ)`` its likelihood ratio);
+``κ = tanh(ε0/2)``
+    the largest possible ``|D|`` of an ε0-LDP randomizer (likelihood ratio ``e^{ε0}``);
 ``mu2``
-    the probability under π that a report is informative, ``π(D ≠ 0)`` (each sign half of it);
-    ``β = κ · mu2`` is the total variation ``TV(P0, P1)``;
+    ``β/κ`` with ``β = TV(P0, P1)`` the worst total variation over pairs; for a
+    three-valued loss ``D ∈ {−κ, 0, +κ}`` it is ``π(D ≠ 0)``, the probability that a
+    report is informative;
 ``rho``
-    the clone probability ``2r`` with ``r = min R(v)(y) / (P0(y) + P1(y))`` over every
-    input v of another user, every pair and every report y (the "blanket ratio").
+    the clone probability ``2r``, ``r = inf R(v)(y) / (P0(y) + P1(y))`` over every input v of
+    another user, every pair and every report y (the "blanket ratio"; densities for
+    continuous reports).
 
-**Certificate.** Every other user's law is ``2r · π + (1 − 2r) W_v`` with ``W_v >= 0``.
-Revealing who is a clone and the residual reports (independent of the target's value) can only
-help the adversary; given C clones, the target and the clones report i.i.d. from π up to the
-factor ``P_b = π (1 ± D)``, so the likelihood ratio of the multiset is ``(m + κ(a − b))/(m −
-κ(a − b))`` with m = C + 1 and a, b the counts of ``+κ`` and ``−κ`` reports — exactly the
-``krr_clone`` structure, evaluated by
-:func:`crowdhide.accounting._krr_fast.clone_noise_log_delta` (blocked, O(1) in n).
+**Reduction to three points.** Let Q be the three-point pair on {+, 0, −} with
+``π_Q(±) = μ/2``, ``π_Q(0) = 1 − μ``, ``Q_b(±) = (μ/2)(1 ± κ)`` (signs swapped for b = 1) and
+``μ = β/κ`` (``β <= κ`` holds for every ε0-LDP pair). Any ε0-LDP pair (P0, P1) with total
+variation β is a garbling of Q: the kernel ``K(+) = (2/β)(πD)_+``, ``K(−) = (2/β)(πD)_−``,
+``K(0) = π (1 − |D|/κ)/(1 − μ)`` consists of probability laws (``|D| <= κ`` makes the last
+one non-negative; ``∫(πD)_± = β/2``) and maps ``Q_b`` to ``π(1 ± D) = P_b`` and ``π_Q`` to
+π. (Equivalently: the tradeoff function of Q is ``max(0, 1 − e^{ε0}α, e^{−ε0}(1 − α),
+1 − β − α)``, which lower-bounds that of every such P.) Moreover the pair Q with a smaller
+μ is a garbling of the pair with a larger one (send ± to 0 with the right probability).
 
-**Lower bound.** All other users on one value z outside {x, x'}: the counts (a, b) are a
-post-processing of the output, their law is the α-pair mixture of
+**Certificate.** Every other user's law is ``2r · π + (1 − 2r) W_v`` with ``W_v >= 0``
+(definition of r; a smaller r keeps this true). Revealing who is a clone and the residual
+reports (independent of the target's value) can only help the adversary. The target and the
+clones then report ``P_b`` and π, that is K applied report by report to the target and
+clones of the Q system — and a multiset of reports each passed through K is a
+post-processing of the multiset before K. So δ(ε) is at most that of the Q system: given C
+clones (``m = C + 1`` units) and a, b the counts of ``+`` and ``−`` reports, the likelihood
+ratio is ``(m + κ(a − b))/(m − κ(a − b))`` — the ``krr_clone`` structure, evaluated by
+:func:`crowdhide.accounting._krr_fast.clone_noise_log_delta` (blocked, O(1) in n). δ is
+non-decreasing in μ and non-increasing in rho (garbling, fewer clones), so the worst β and
+the smallest r over all pairs give one certificate for all; when both vary with the pair
+(Laplace) the pairs are split into cells, each bounded by (its largest β, its smallest r),
+and the certificate is the largest over cells. With ``mu2 = 1`` and ``rho = e^{−ε0}``
+(true for every ε0-LDP randomizer: ``R(v) >= e^{−ε0} max(P0, P1)``) the Q system is
+exactly the clone pair of Feldman, McMillan, Talwar (FOCS 2021), the generic
+``feldman2021`` certificate: the reduction gains nothing without mechanism knowledge.
+
+**Split clone system (tighter).** Clones need not report from π. With ``A = K(+)``,
+``B = K(−)``, ``M = K(0)`` as above, any ``R(v) >= γ_+ (A + B) + γ_0 M`` (for all v) lets
+each other user be an informative clone (a Q-space ``±`` coin, mapped by K) with probability
+``c_inf = 2γ_+``, an uninformative one (Q-space ``0``) with probability ``c_zero = γ_0``, and
+a residual otherwise; the post-processing argument is unchanged. For a three-valued loss
+``A + B = |P0 − P1|/β`` lives on informative reports and ``M = π/(1 − μ)`` on uninformative
+ones, so the two constraints separate:
+
+    c_inf = 2β · inf R(v)(y)/|P0(y) − P1(y)|   (informative y),
+    c_zero = (1 − μ) · inf R(v)(y)/π(y)        (uninformative y).
+
+At an informative y of the mechanisms here the two densities are e and 1 times a common
+factor that bounds every other input's density from below, so ``c_inf = 2β/(e − 1)``
+(Hadamard, OUE: 1/(e+1); RAPPOR: 2/(t+1)²; k-RR: 2/(e+d−1)); the uninformative ratio is
+1/e where a report can be likely under x and x' but not under v (OUE, RAPPOR, k-subset with
+k >= 2, local hashing, Hadamard with d >= 4) and 1 otherwise. The one-rate system is the case
+``γ_+ : γ_0 = μ/2 : (1 − μ)``; both certify, the smaller counts. More clones of either
+kind are a post-processing (the adversary can turn residual users into fresh clones), so
+when both split rates are at least the one-rate system's — always, for the exact infima
+above — the split system alone is evaluated. It is evaluated by
+:func:`crowdhide.accounting._split_clone.split_clone_log_delta` (blocked, O(1) in n). It
+needs the same parameters for every pair, so the piecewise mechanism and Laplace (whose
+pairs differ) keep the one-rate system.
+
+**Lower bound.** One explicit dataset: all other users on one value z, sign-symmetric for
+the pair; the counts of reports in two regions (``+``, where the target's report has
+likelihood ratio > 1, and its mirror ``−``) are a post-processing of the output, and their
+law is the α-pair mixture of
 :func:`crowdhide.accounting._krr_fast.third_marginal_lower_log_delta` with the target's
-``P0(D = +κ)``, ``P0(D = −κ)`` and the others' ``R(z)(D ≠ 0)``.
+probabilities ``P0(+)``, ``P0(−)`` and the others' ``R(z)(+ or −)``. Where several such
+configurations exist the largest lower bound counts. It needs a third value z (d >= 3);
+k-RR with d = 2 is binary RR and uses "all others on x'" instead
+(:func:`crowdhide.accounting._krr_fast.binary_same_lower_log_delta`).
 
-Parameters per mechanism (ε0, domain size d; e = e^{ε0}) — each checked by brute force on
-small domains in ``tests/accounting/test_shuffle_mechanisms.py``:
+Parameters per mechanism (ε0, domain size d; e = e^{ε0}, t = e^{ε0/2}) — each checked by
+brute force in ``tests/accounting/test_shuffle_mechanisms.py``:
 
 ``krr`` (k-ary randomized response, k = d)
     informative reports: y ∈ {x, x'}; ``mu2 = (e+1)/(e+d−1)``; the binding blanket ratio is
@@ -39,7 +88,7 @@ small domains in ``tests/accounting/test_shuffle_mechanisms.py``:
     ``mu2 = P0(1,0) + P1(1,0) = 1/2``; for v ∉ {x, x'} the bit of v differs too: at bits
     (x, x', v) = (1, 1, 0) the ratio is ``q² (1/2) / (q (1−q))`` = ``1/(2e)`` (the minimum;
     (1, 0, 0) gives q, (0, 0, 0) gives 1/2, v = x gives 1/(e+1)) → ``rho = 1/e``.
-``rappor`` (symmetric unary encoding, each bit kept w.p. t/(t+1), t = e^{ε0/2})
+``rappor`` (symmetric unary encoding, each bit kept w.p. t/(t+1))
     same D pattern; ``mu2 = (t² + 1)/(t + 1)²``; with the bit of v unset (factor 1/t) the
     blanket ratios are ``1/(2e)`` (bits (1, 1)), ``1/(e+1)`` (bits (1, 0)), ``1/2`` (bits
     (0, 0)) → ``rho = 1/e``.
@@ -51,19 +100,55 @@ small domains in ``tests/accounting/test_shuffle_mechanisms.py``:
 collision probability 1/g, then g-RR; the input domain has at least 3 values)
     informative: ``h(x) ≠ h(x')`` and y ∈ {h(x), h(x')}; ``mu2 = (1 − 1/g)(e+1)/(e+g−1)``;
     blanket ratio ``1/(2e)`` at a collision ``h(x) = h(x') = y ≠ h(v)`` → ``rho = 1/e``.
-
-Hadamard response, Laplace and the piecewise mechanism have privacy losses that are not
-three-valued (or continuous); they are not covered (generic certificates apply to them).
+``hadamard`` (Hadamard response, Acharya, Sun, Zhang, AISTATS 2019: K the smallest power
+of 2 above d, input x ↦ row x + 1 of the K×K Sylvester matrix — row 0, all ones, is not
+used — with "+1 set" ``S_x`` of size K/2; report uniform on ``S_x`` w.p. e/(e+1), else
+uniform on its complement)
+    ``P_x(y) = 2e/((e+1)K)`` on ``S_x``, ``2/((e+1)K)`` off it, so the loss is three-valued;
+    two distinct non-zero rows differ on K/2 columns, K/4 of each sign: ``mu2 = (K/2)(1/K)
+    = 1/2`` (``β = κ/2``). Blanket ratio: ``R(v)(y) >= 2/((e+1)K)`` and ``P0 + P1 <=
+    4e/((e+1)K)`` give ``1/(2e)``, reached at y ∈ S_x ∩ S_x' outside S_v when the rows of x, x', v
+    are linearly independent over GF(2) — some v has that when d >= 4 → ``rho = 1/e``. For
+    d <= 3 the only third row is the sum of the other two (``S_x ∩ S_x' ⊂ S_v``); the
+    minimum is then ``1/(e+1)`` (at informative y, also for v ∈ {x, x'}) → ``rho = 2/(e+1)``.
+    Lower bound: z with row ``a ⊕ b`` (d >= 3; its informative reports all fall off
+    ``S_z``: ``R(z)(D ≠ 0) = 1/(e+1)``) and, for d >= 4, z with an independent row
+    (``R(z)(D ≠ 0) = 1/2``); target ``P0(+) = e/(2(e+1))``, ``P0(−) = 1/(2(e+1))``.
+``piecewise`` (piecewise mechanism, Wang et al., ICDE 2019: input in [−1, 1], output in
+[−C, C], ``C = (t+1)/(t−1)``, density ``p = t(t−1)/(2(t+1))`` on ``[l(x), l(x) + C − 1]``,
+``l(x) = (C+1)x/2 − (C−1)/2``, and ``p/e`` elsewhere)
+    the density takes two values, so the loss is three-valued for every pair. The
+    informative sets of x < x' have length ``min(C − 1, (C+1)(x' − x)/2)``, so
+    ``β <= (p − p/e)(C − 1) = 1 − 1/t`` (x = −1, x' = 1) and ``mu2 = (t² + 1)/(t(t + 1))``.
+    Blanket ratio: density >= p/e and ``P0 + P1 <= 2p`` give ``1/(2e)``, reached on the
+    overlap of two close inputs' intervals away from v = ±1; pairs whose intervals are
+    disjoint have ``1/(e+1)`` but they are the ones with the worst β, and pairs just short of
+    disjoint have β arbitrarily close to it → ``rho = 1/e``. Lower bound: pairs (−a, a)
+    for a ∈ {1/4, 1/2, 3/4, 1}, z = 0, regions the two informative sets.
+``laplace`` (Laplace noise of scale 2/ε0 on an input in [−1, 1]; ε0-LDP)
+    the loss is continuous. For x < x' with ``Δ = x' − x``: ``β(Δ) = 1 − e^{−Δε0/4}`` (the
+    total variation of two Laplace laws Δ apart; 1 − 1/t at Δ = 2). Blanket ratio: every
+    density is at least ``min(f_{−1}, f_{+1})``; for y >= x' the ratio with v = −1 is
+    ``1/(e^{(1+x)ε0/2} + e^{(1+x')ε0/2})`` (the same value bounds y ∈ [−1, x']), its
+    mirror with v = +1 covers the other side, so the smallest over pairs Δ apart is
+    ``r(Δ) = e^{−ε0}/(1 + e^{−Δε0/2})`` (x' = 1). β and r both grow with Δ: the pairs are
+    split into 12 cells of Δ (finer towards 2), each bounded by (β at its upper end, r at
+    its lower end); ``rho`` ranges from ``e^{−ε0}`` (Δ → 0) to ``2/(e+1)`` (Δ = 2).
+    Lower bound: pair (−1, 1), z = 0, regions ``y < −c`` and ``y > c`` for thresholds
+    ``c ∈ {1/4, 1/2, 1, 1 + b/2, 1 + b, 1 + 2b}`` (b = 2/ε0).
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting import _krr_fast
+from crowdhide.accounting._split_clone import split_clone_log_delta
 from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import safe_root
@@ -83,35 +168,69 @@ __all__ = [
 ]
 
 
+#: ``(kappa, mu2, rho, p_plus, p_minus, nu)`` (see :class:`Mechanism`).
+Params = tuple[float, float, float, float, float, float]
+#: One lower-bound configuration: ``log δ(ε)`` of an explicit dataset, given (n, ε).
+LowerMember = Callable[[int, float], float]
+
+
 @dataclass(frozen=True, slots=True)
 class Mechanism:
-    """A randomizer with three-valued privacy loss (see the module docstring).
+    """A randomizer with a three-point certificate (see the module docstring).
 
     ``params(eps0, d, k)`` returns ``(kappa, mu2, rho, p_plus, p_minus, nu)``: evidence,
-    informative probability under π, clone probability, the target's probabilities of a
-    ``+κ`` / ``−κ`` report, and the informative probability of a third-value user.
+    ``β/κ``, clone probability, the target's probabilities of a ``+`` / ``−`` report, and the
+    probability that a report of a third-value user falls in ``+`` or ``−``. ``cells(eps0)``
+    (optional) replaces the single ``(mu2, rho)`` by cells of pairs, the certificate being
+    the largest over them; ``lowers(eps0, d, k)`` (optional) replaces the default lower
+    bound (the third-value dataset of ``params``, d >= 3) by its own configurations.
+    ``split(eps0, d, k)`` (optional) gives the rates ``(c_inf, c_zero)`` of informative and
+    uninformative clones of the split clone system (module docstring); the certificate is
+    then the smaller of the two systems. ``needs_d``: whether the mechanism has a finite
+    domain of size ``d``.
     """
 
     name: str
     citation: str
-    params: Callable[[float, int, int], tuple[float, float, float, float, float, float]]
+    params: Callable[[float, int, int], Params]
     needs_k: bool = False
+    needs_d: bool = True
+    cells: Callable[[float], tuple[tuple[float, float], ...]] | None = None
+    lowers: Callable[[float, int, int], tuple[LowerMember, ...]] | None = None
+    split: Callable[[float, int, int], tuple[float, float]] | None = None
 
 
-def _krr(eps0: float, d: int, k: int) -> tuple[float, float, float, float, float, float]:
+def _third(p_plus: float, p_minus: float, nu: float, eps0: float) -> LowerMember:
+    """The lower bound of one "all others on z" configuration (module docstring)."""
+
+    def member(n: int, eps: float) -> float:
+        return _krr_fast.third_marginal_lower_log_delta(n, p_plus, p_minus, nu, eps0, eps)
+
+    return member
+
+
+def _krr(eps0: float, d: int, k: int) -> Params:
     e = math.exp(eps0)
     p, q = e / (e + d - 1.0), 1.0 / (e + d - 1.0)
     return math.tanh(eps0 / 2.0), p + q, 2.0 / (e + 1.0), p, q, 2.0 * q
 
 
-def _oue(eps0: float, d: int, k: int) -> tuple[float, float, float, float, float, float]:
+def _krr_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
+    if d >= 3:
+        _, _, _, p, q, nu = _krr(eps0, d, k)
+        return (_third(p, q, nu, eps0),)
+    # d = 2 is binary RR: no third value; all others on x' is the canonical dataset
+    return (lambda n, eps: _krr_fast.binary_same_lower_log_delta(n, eps0, eps),)
+
+
+def _oue(eps0: float, d: int, k: int) -> Params:
     q = 1.0 / (math.exp(eps0) + 1.0)
     # target on x: bits (x, x') = (1, 0) w.p. (1−q)/2, (0, 1) w.p. q/2; third value: q(1−q) each
     rho = math.exp(-eps0)
     return math.tanh(eps0 / 2.0), 0.5, rho, 0.5 * (1.0 - q), 0.5 * q, 2.0 * q * (1.0 - q)
 
 
-def _rappor(eps0: float, d: int, k: int) -> tuple[float, float, float, float, float, float]:
+def _rappor(eps0: float, d: int, k: int) -> Params:
     t = math.exp(eps0 / 2.0)
     keep, flip = t / (t + 1.0), 1.0 / (t + 1.0)
     mu2 = keep * keep + flip * flip
@@ -119,7 +238,7 @@ def _rappor(eps0: float, d: int, k: int) -> tuple[float, float, float, float, fl
     return math.tanh(eps0 / 2.0), mu2, rho, keep * keep, flip * flip, 2.0 * keep * flip
 
 
-def _subset(eps0: float, d: int, k: int) -> tuple[float, float, float, float, float, float]:
+def _subset(eps0: float, d: int, k: int) -> Params:
     e = math.exp(eps0)
     z = math.comb(d - 1, k - 1) * e + math.comb(d - 1, k)
     one = math.comb(d - 2, k - 1)  # sets with x and not x'
@@ -130,7 +249,7 @@ def _subset(eps0: float, d: int, k: int) -> tuple[float, float, float, float, fl
     return math.tanh(eps0 / 2.0), one * (e + 1.0) / z, rho, one * e / z, one / z, nu
 
 
-def _olh(eps0: float, d: int, k: int) -> tuple[float, float, float, float, float, float]:
+def _olh(eps0: float, d: int, k: int) -> Params:
     e, g = math.exp(eps0), float(d)
     p, q = e / (e + g - 1.0), 1.0 / (e + g - 1.0)
     apart = 1.0 - 1.0 / g  # P(h(x) != h(x'))
@@ -139,37 +258,211 @@ def _olh(eps0: float, d: int, k: int) -> tuple[float, float, float, float, float
     return math.tanh(eps0 / 2.0), apart * (p + q), 1.0 / e, apart * p, apart * q, nu
 
 
+def _olh_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
+    # the input domain has a third value whatever the number of buckets d
+    _, _, _, p_plus, p_minus, nu = _olh(eps0, d, k)
+    return (_third(p_plus, p_minus, nu, eps0),)
+
+
+def _hadamard(eps0: float, d: int, k: int) -> Params:
+    e = math.exp(eps0)
+    # d >= 4: some third row is independent of the pair's rows (blanket ratio 1/(2e))
+    rho = 1.0 / e if d >= 4 else 2.0 / (e + 1.0)
+    return math.tanh(eps0 / 2.0), 0.5, rho, e / (2.0 * (e + 1.0)), 1.0 / (2.0 * (e + 1.0)), 0.5
+
+
+def _hadamard_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
+    _, _, _, p_plus, p_minus, _ = _hadamard(eps0, d, k)
+    nus = ([1.0 / (math.exp(eps0) + 1.0)] if d >= 3 else []) + ([0.5] if d >= 4 else [])
+    return tuple(_third(p_plus, p_minus, nu, eps0) for nu in nus)
+
+
+def _piecewise(eps0: float, d: int, k: int) -> Params:
+    t = math.exp(eps0 / 2.0)
+    mu2 = (t * t + 1.0) / (t * (t + 1.0))
+    p_plus, p_minus = t / (t + 1.0), 1.0 / (t * (t + 1.0))
+    return math.tanh(eps0 / 2.0), mu2, math.exp(-eps0), p_plus, p_minus, math.nan
+
+
+def _piecewise_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
+    t = math.exp(eps0 / 2.0)
+    big_c = (t + 1.0) / (t - 1.0)
+    dens = t * (t - 1.0) / (2.0 * (t + 1.0))  # density on the high interval
+    low = dens / (t * t)
+    half = (big_c - 1.0) / 2.0  # the high interval of z = 0 is [−half, half]
+    members = []
+    for a in (0.25, 0.5, 0.75, 1.0):
+        length = min(big_c - 1.0, (big_c + 1.0) * a)  # the informative set of (−a, a)
+        start = -(big_c + 1.0) * a / 2.0 - half  # l(−a): it is [start, start + length)
+        overlap = max(0.0, min(start + length, half) - max(start, -half))
+        nu = 2.0 * (low * length + (dens - low) * overlap)
+        members.append(_third(dens * length, low * length, nu, eps0))
+    return tuple(members)
+
+
+def _laplace(eps0: float, d: int, k: int) -> Params:
+    beta = -math.expm1(-eps0 / 2.0)  # Δ = 2
+    kappa = math.tanh(eps0 / 2.0)
+    return kappa, beta / kappa, math.exp(-eps0), math.nan, math.nan, math.nan
+
+
+#: Number of cells of the distance Δ between the pair's inputs (Laplace).
+LAPLACE_CELLS = 12
+
+
+def _laplace_cells(eps0: float) -> tuple[tuple[float, float], ...]:
+    kappa = math.tanh(eps0 / 2.0)
+    # finer towards Δ = 2, where the largest cell certificate lies
+    edges = [2.0 * (1.0 - (1.0 - i / LAPLACE_CELLS) ** 2) for i in range(LAPLACE_CELLS + 1)]
+    edges[-1] = 2.0
+    cells = []
+    for lo, hi in itertools.pairwise(edges):
+        beta = -math.expm1(-hi * eps0 / 4.0)
+        r = math.exp(-eps0) / (1.0 + math.exp(-lo * eps0 / 2.0))
+        cells.append((min(beta / kappa, 1.0), 2.0 * r))
+    return tuple(cells)
+
+
+def _laplace_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
+    b = 2.0 / eps0
+    members = []
+    for c in (0.25, 0.5, 1.0, 1.0 + b / 2.0, 1.0 + b, 1.0 + 2.0 * b):
+        # pair (−1, 1), others on 0, regions y < −c ("+") and y > c ("−")
+        inside = c < 1.0  # −c > −1: most of the target's mass under x = −1 lies below −c
+        p_plus = 1.0 - 0.5 * math.exp((c - 1.0) / b) if inside else 0.5 * math.exp((1.0 - c) / b)
+        p_minus = 0.5 * math.exp(-(c + 1.0) / b)
+        members.append(_third(p_plus, p_minus, math.exp(-c / b), eps0))
+    return tuple(members)
+
+
+def _split_rates(
+    mu: float, beta: float, inf_ratio: float, zero_ratio: float
+) -> tuple[float, float]:
+    """``(c_inf, c_zero) = (2β · inf_inf, (1 − μ) · inf_zero)``: the informative blanket ratio
+    ``inf R(v)(y)/|P0(y) − P1(y)|`` over informative y and the uninformative one
+    ``inf R(v)(y)/π(y)`` over uninformative y (module docstring)."""
+    return 2.0 * beta * inf_ratio, (1.0 - mu) * zero_ratio
+
+
+def _three_point_split(
+    params: Callable[[float, int, int], Params], zero_ratio: Callable[[float, int, int], float]
+) -> Callable[[float, int, int], tuple[float, float]]:
+    """Split rates of a three-valued mechanism: at an informative report the densities are
+    ``(e, 1)`` times a common factor and every other input's is at least that factor, so the
+    informative ratio is ``1/(e − 1)``; ``zero_ratio`` is the mechanism's uninformative one."""
+
+    def split(eps0: float, d: int, k: int) -> tuple[float, float]:
+        kappa, mu2, *_ = params(eps0, d, k)
+        return _split_rates(mu2, kappa * mu2, 1.0 / math.expm1(eps0), zero_ratio(eps0, d, k))
+
+    return split
+
+
+def _inv_e(eps0: float, d: int, k: int) -> float:
+    return math.exp(-eps0)
+
+
+def _one(eps0: float, d: int, k: int) -> float:
+    return 1.0
+
+
+def _subset_zero(eps0: float, d: int, k: int) -> float:
+    # k >= 2: a set with x and x' but not v (ratio 1/e); k = 1: no set holds both
+    return math.exp(-eps0) if k >= 2 else 1.0
+
+
+def _hadamard_zero(eps0: float, d: int, k: int) -> float:
+    # d >= 4: y in S_x and S_x' outside S_v; d <= 3 the third row is their sum (ratio 1)
+    return math.exp(-eps0) if d >= 4 else 1.0
+
+
+_HR = "Hadamard response (Acharya, Sun, Zhang, AISTATS 2019)"
+_PM = "piecewise mechanism (Wang et al., ICDE 2019)"
 #: The mechanisms with a specific certificate (``--mechanism NAME``).
 MECHANISMS: dict[str, Mechanism] = {
     m.name: m
     for m in (
-        Mechanism("krr", "k-ary randomized response (Warner 1965; Kairouz et al. 2016)", _krr),
-        Mechanism("oue", "optimized unary encoding (Wang et al., USENIX Security 2017)", _oue),
-        Mechanism("rappor", "basic one-time RAPPOR (Erlingsson et al., CCS 2014)", _rappor),
-        Mechanism("subset", "k-subset selection (Ye & Barg 2018; Wang et al. 2016)", _subset, True),
-        Mechanism("olh", "local hashing (Wang et al., USENIX Security 2017)", _olh),
+        Mechanism(
+            "krr", "k-ary randomized response (Warner 1965; Kairouz et al. 2016)", _krr,
+            lowers=_krr_lowers, split=_three_point_split(_krr, _one),
+        ),
+        Mechanism(
+            "oue", "optimized unary encoding (Wang et al., USENIX Security 2017)", _oue,
+            split=_three_point_split(_oue, _inv_e),
+        ),
+        Mechanism(
+            "rappor", "basic one-time RAPPOR (Erlingsson et al., CCS 2014)", _rappor,
+            split=_three_point_split(_rappor, _inv_e),
+        ),
+        Mechanism(
+            "subset", "k-subset selection (Ye & Barg 2018; Wang et al. 2016)", _subset, True,
+            split=_three_point_split(_subset, _subset_zero),
+        ),
+        Mechanism(
+            "olh", "local hashing (Wang et al., USENIX Security 2017)", _olh,
+            lowers=_olh_lowers, split=_three_point_split(_olh, _inv_e),
+        ),
+        Mechanism(
+            "hadamard", _HR, _hadamard, lowers=_hadamard_lowers,
+            split=_three_point_split(_hadamard, _hadamard_zero),
+        ),
+        Mechanism("piecewise", _PM, _piecewise, needs_d=False, lowers=_piecewise_lowers),
+        Mechanism(
+            "laplace", "Laplace noise of scale 2/eps0 on [-1, 1] (Dwork et al. 2006)", _laplace,
+            needs_d=False, cells=_laplace_cells, lowers=_laplace_lowers,
+        ),
     )
-}
+}  # fmt: skip
+
+
+def certificate_cells(
+    mechanism: Mechanism, eps0: float, d: int, k: int
+) -> tuple[tuple[float, float], ...]:
+    """The ``(mu2, rho)`` cells whose largest clone-system δ is the certificate."""
+    if mechanism.cells is not None:
+        return mechanism.cells(eps0)
+    _, mu2, rho, *_ = mechanism.params(eps0, d, k)
+    return ((mu2, rho),)
+
+
+def lower_members(mechanism: Mechanism, eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
+    """The explicit-dataset lower bounds of a mechanism (empty: none applies)."""
+    if mechanism.lowers is not None:
+        return mechanism.lowers(eps0, d, k)
+    if d < 3:  # no third value z
+        return ()
+    _, _, _, p_plus, p_minus, nu = mechanism.params(eps0, d, k)
+    return (_third(p_plus, p_minus, nu, eps0),)
 
 
 class _Curve(PrivacyCurve):
-    def __init__(self, fn: Callable[[float, float], float], eps0: float, *, lower: bool) -> None:
-        self._fn, self._eps0, self._lower = fn, eps0, lower
+    """The largest of several ``log δ`` members ``fn(ε, log_tail)`` (certificate cells or
+    lower-bound configurations), ε(δ) solved member by member from the safe side."""
+
+    def __init__(
+        self, members: list[Callable[[float, float], float]], eps0: float, *, lower: bool
+    ) -> None:
+        self._members, self._eps0, self._lower = members, eps0, lower
 
     def log_delta(self, epsilon: float) -> float:
-        return min(self._fn(epsilon, -60.0), 0.0)
+        if not self._members:
+            return -math.inf
+        return min(max(fn(epsilon, -60.0) for fn in self._members), 0.0)
 
     def epsilon(self, delta: float) -> float:
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
         tail = min(-40.0, target - 40.0)  # windows' tails far below the target
-
-        def curve(eps: float) -> float:
-            return min(self._fn(eps, tail), 0.0)
-
-        if curve(0.0) <= target:
-            return 0.0
         xtol = max(1e-13, 1e-10 * self._eps0)
-        return safe_root(curve, target, 0.0, self._eps0, xtol=xtol, lower_side=self._lower)
+        best = 0.0
+        # ε of the largest member is the largest member's ε: a member already at or below
+        # the target at the running answer costs one evaluation (safe_root returns lo).
+        for fn in reversed(self._members):
+
+            def curve(eps: float, fn: Callable[[float, float], float] = fn) -> float:
+                return min(fn(eps, tail), 0.0)
+
+            best = safe_root(curve, target, best, self._eps0, xtol=xtol, lower_side=self._lower)
+        return best
 
     def epsilon_upper_hint(self) -> float:
         return self._eps0
@@ -177,7 +470,8 @@ class _Curve(PrivacyCurve):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MechanismParams:
-    """n shuffled reports of a mechanism with domain size ``d`` (and subset size ``k``).
+    """n shuffled reports of a mechanism with domain size ``d`` (and subset size ``k``);
+    ``d`` is None for the mechanisms on [−1, 1] (``piecewise``, ``laplace``).
 
     Examples
     --------
@@ -187,7 +481,7 @@ class MechanismParams:
 
     eps0: float
     n: int
-    d: int
+    d: int | None = None
     k: int | None = None
 
     def __post_init__(self) -> None:
@@ -195,9 +489,11 @@ class MechanismParams:
             self, "eps0", check_real("eps0", self.eps0, low=0.0, low_open=True, high=50.0)
         )
         object.__setattr__(self, "n", check_int("n", self.n, low=1, high=10**9))
-        object.__setattr__(self, "d", check_int("d", self.d, low=2, high=10**6))
+        if self.d is not None:
+            object.__setattr__(self, "d", check_int("d", self.d, low=2, high=10**6))
         if self.k is not None:
-            object.__setattr__(self, "k", check_int("k", self.k, low=1, high=self.d - 1))
+            high = self.d - 1 if self.d is not None else 10**6
+            object.__setattr__(self, "k", check_int("k", self.k, low=1, high=high))
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,30 +515,70 @@ class MechanismBound:
         return self.mechanism.citation
 
     def applies(self, params: MechanismParams) -> str | None:
-        if self.mechanism.name == "subset" and params.d < 3:
+        name = self.mechanism.name
+        if self.mechanism.needs_d and params.d is None:
+            return f"mechanism {name!r} needs d (the domain size), got None"
+        if not self.mechanism.needs_d and params.d is not None:
+            return (
+                f"mechanism {name!r} has the input domain [-1, 1] and takes no d, got d={params.d}"
+            )
+        if name == "subset" and (params.d or 0) < 3:
             return f"mechanism 'subset' needs d >= 3, got d={params.d}"
         if self.mechanism.needs_k and params.k is None:
-            return f"mechanism {self.mechanism.name!r} needs k (the subset size), got None"
+            return f"mechanism {name!r} needs k (the subset size), got None"
+        if self.kind == "lower" and not lower_members(
+            self.mechanism, params.eps0, params.d or 0, params.k or 1
+        ):
+            return f"no lower-bound dataset for mechanism {name!r} with d={params.d} (needs d >= 3)"
         return None
 
     def curve(self, params: MechanismParams) -> PrivacyCurve:
-        n, eps0 = params.n, params.eps0
-        kappa, mu2, rho, p_plus, p_minus, nu = self.mechanism.params(eps0, params.d, params.k or 1)
+        n, eps0, d, k = params.n, params.eps0, params.d or 0, params.k or 1
+        kappa = math.tanh(eps0 / 2.0)
+        members: list[Callable[[float, float], float]]
         if self.kind == "upper":
-            raw = _Curve(
-                lambda e, t: _krr_fast.clone_noise_log_delta(n, kappa, mu2, rho, e, t),
-                eps0,
-                lower=False,
-            )
+            members = [
+                functools.partial(_clone_member, n, kappa, mu2, rho, None)
+                for mu2, rho in certificate_cells(self.mechanism, eps0, d, k)
+            ]
+            split = self.mechanism.split
+            cells = certificate_cells(self.mechanism, eps0, d, k)
+            if split is not None and len(cells) == 1 and 0.0 < cells[0][0] < 1.0:
+                (mu2, rho), rates = cells[0], split(eps0, d, k)
+                members = [functools.partial(_clone_member, n, kappa, mu2, rho, rates)]
         else:
-            raw = _Curve(
-                lambda e, t: _krr_fast.third_marginal_lower_log_delta(
-                    n, p_plus, p_minus, nu, eps0, e
-                ),
-                eps0,
-                lower=True,
-            )
+            members = [
+                functools.partial(_lower_member, fn, n)
+                for fn in lower_members(self.mechanism, eps0, d, k)
+            ]
+        raw = _Curve(members, eps0, lower=self.kind == "lower")
         return SafeSideCurve(raw, eps0, lower=self.kind == "lower")
+
+
+def _clone_member(
+    n: int,
+    kappa: float,
+    mu2: float,
+    rho: float,
+    rates: tuple[float, float] | None,
+    eps: float,
+    tail: float,
+) -> float:
+    """The one-rate clone system, or the smaller of it and the split one (both certify).
+
+    More clones of either kind are a post-processing (the adversary turns residual users into
+    fresh clones), so when the split rates are at least the one-rate system's (``rho·mu2``
+    informative, ``rho·(1 − mu2)`` uninformative) the split system alone is the smaller."""
+    if rates is None:
+        return _krr_fast.clone_noise_log_delta(n, kappa, mu2, rho, eps, tail)
+    split = split_clone_log_delta(n, kappa, mu2, rates[0], rates[1], eps, tail)
+    if rates[0] >= rho * mu2 and rates[1] >= rho * (1.0 - mu2):
+        return split
+    return min(split, _krr_fast.clone_noise_log_delta(n, kappa, mu2, rho, eps, tail))
+
+
+def _lower_member(fn: LowerMember, n: int, eps: float, tail: float) -> float:
+    return fn(n, eps)
 
 
 #: The certificate and the lower bound of every mechanism in :data:`MECHANISMS`.
@@ -252,7 +588,7 @@ MECHANISM_REGISTRY: Registry[MechanismParams] = Registry(
 )
 
 
-def _params(name: str, eps0: float, n: int, d: int, k: int | None) -> MechanismParams:
+def _params(name: str, eps0: float, n: int, d: int | None, k: int | None) -> MechanismParams:
     """Validated parameters for mechanism ``name`` (a mechanism that does not apply is an
     input error here, not a statement)."""
     if name not in MECHANISMS:
@@ -265,7 +601,7 @@ def _params(name: str, eps0: float, n: int, d: int, k: int | None) -> MechanismP
 
 
 def mechanism_curve(
-    *, mechanism: str, eps0: float, n: int, d: int, k: int | None = None
+    *, mechanism: str, eps0: float, n: int, d: int | None = None, k: int | None = None
 ) -> PrivacyCurve:
     """Certificate curve of n shuffled reports of ``mechanism`` (module docstring), rounded a
     relative 1e-9 to the safe side.
@@ -281,15 +617,20 @@ def mechanism_curve(
 
 
 def mechanism_lower_curve(
-    *, mechanism: str, eps0: float, n: int, d: int, k: int | None = None
+    *, mechanism: str, eps0: float, n: int, d: int | None = None, k: int | None = None
 ) -> PrivacyCurve:
-    """Lower-bound curve: the exact counts of informative reports, all others on one value."""
+    """Lower-bound curve: the exact counts of informative reports, all others on one value
+    (the largest over the mechanism's configurations); ValueError where none exists."""
     params = _params(mechanism, eps0, n, d, k)
-    return MECHANISM_REGISTRY[f"mechanism_lower:{mechanism}"].curve(params)
+    bound = MECHANISM_REGISTRY[f"mechanism_lower:{mechanism}"]
+    reason = bound.applies(params)
+    if reason is not None:
+        raise ValueError(reason)
+    return bound.curve(params)
 
 
 def _mechanism_statement(
-    mechanism: str, eps0: float, n: int, d: int, k: int | None, query: dict[str, float]
+    mechanism: str, eps0: float, n: int, d: int | None, k: int | None, query: dict[str, float]
 ) -> PrivacyStatement:
     """The smaller of the mechanism's certificate and the best generic one (the mechanism's
     first, so it wins ties), with the mechanism's lower bound attached."""
@@ -307,7 +648,13 @@ def _mechanism_statement(
 
 
 def mechanism_epsilon(
-    *, mechanism: str, eps0: float, n: int, delta: float, d: int, k: int | None = None
+    *,
+    mechanism: str,
+    eps0: float,
+    n: int,
+    delta: float,
+    d: int | None = None,
+    k: int | None = None,
 ) -> PrivacyStatement:
     """ε at ``delta`` of n shuffled reports of ``mechanism``: the smaller of its specific
     certificate and the best generic one, with the mechanism's lower bound attached.
@@ -323,7 +670,13 @@ def mechanism_epsilon(
 
 
 def mechanism_delta(
-    *, mechanism: str, eps0: float, n: int, epsilon: float, d: int, k: int | None = None
+    *,
+    mechanism: str,
+    eps0: float,
+    n: int,
+    epsilon: float,
+    d: int | None = None,
+    k: int | None = None,
 ) -> PrivacyStatement:
     """δ at ``epsilon`` of n shuffled reports of ``mechanism`` (see :func:`mechanism_epsilon`)."""
     eps = check_real("epsilon", epsilon, low=0.0)

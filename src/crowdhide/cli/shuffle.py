@@ -70,7 +70,11 @@ Relation = Annotated[
 ]
 MechanismName = Annotated[
     str | None,
-    typer.Option("--mechanism", help="krr, oue, rappor, subset or olh (needs --d; subset --k)."),
+    typer.Option(
+        "--mechanism",
+        help="krr, oue, rappor, subset, olh, hadamard (these need --d; subset --k), "
+        "piecewise or laplace (input in [-1, 1], no --d).",
+    ),
 ]
 DomainD = Annotated[
     int | None, int_option("--d", "Domain size for --mechanism.", low=2, high=10**6)
@@ -171,8 +175,13 @@ def _answer(query: Mapping[str, float], *, as_json: bool, **options: Any) -> Non
     if mechanism is not None:
         from crowdhide.accounting import shuffle_mechanisms
 
-        if d is None:
+        known = shuffle_mechanisms.MECHANISMS.get(mechanism)
+        if known is not None and known.needs_d and d is None:
             raise ValueError(f"--mechanism {mechanism} needs --d (the domain size), got none")
+        if known is not None and not known.needs_d and d is not None:
+            raise ValueError(
+                f"--d does not apply to --mechanism {mechanism} (input in [-1, 1]), got {d}"
+            )
         call = getattr(shuffle_mechanisms, f"mechanism_{what}")
         result = call(mechanism=mechanism, d=d, **options, **query)
         _emit_one(result, as_json=as_json, title=f"shuffle {what} ({mechanism})")
