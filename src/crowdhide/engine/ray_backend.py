@@ -1,15 +1,19 @@
 """Ray backend (extra ``ray``): one actor per shard, batches actor → actor via the object store.
 
 Each :class:`_Shard` actor owns the blocks that :meth:`Job.shard_of` assigns to its index.
-To run the groups of one round the driver calls every actor once per group, all at once;
-an actor runs its blocks (:func:`crowdhide.engine.program.step`), keeps the parts for its
-own blocks in its heap (up to :data:`SHARD_MEMORY_BUDGET` bytes), puts the others in the
-object store (which spills to disk when full) and hands their references straight to the
-actor owning the receiver block — one ``deliver`` call per peer and group, not per part —
-so message batches never travel through the driver. Blocks are placed in contiguous
-ranges (:meth:`Job.shard_of <crowdhide.engine.backend.Job.shard_of>`), so a source block's
-scrambler usually lives on the same actor; the driver receives the observer's view
-(:class:`~crowdhide.engine.backend.BlockReport`) only. An actor is created with
+When the driver asks for the first group of a round, every actor starts every group of that
+round (streaming calls, in plan order); an actor runs its blocks
+(:func:`crowdhide.engine.program.step`) and yields each block's report
+(:class:`~crowdhide.engine.backend.BlockReport`, the observer's view) as soon as the block
+has run, so the driver folds reports while the actors compute and the object store holds
+only reports not folded yet. An actor keeps the parts for its own blocks in its heap (up to
+:data:`SHARD_MEMORY_BUDGET` bytes), puts the others in the object store (which spills to
+disk when full) and hands their references straight to the actor owning the receiver block
+— one ``deliver`` call per peer and group, not per part — so message batches never travel
+through the driver; before the next round the driver waits for those calls
+(:meth:`_Shard.sent`). Blocks are placed in contiguous ranges of about equal node counts
+(:meth:`Job.shard_of <crowdhide.engine.backend.Job.shard_of>`), so a source block's
+scrambler usually lives on the same actor. An actor is created with
 :meth:`Job.for_shard_index <crowdhide.engine.backend.Job.for_shard_index>`: the source rows
 of its own blocks only, never the other users' data; the driver keeps the whole job.
 
@@ -226,13 +230,15 @@ class RayBackend:
         # owner's stream walks the group in block order; reports of other shards wait in
         # the object store (unfetched, spillable), not in the driver.
         for block in job.blocks(group):
-            ref = next(streams[job.shard_of(block.index, group)])
-            report: BlockReport = ray.get(ref)
+            ref = next(streams[job.shard_of(block.index, group)], None)
+            if ref is None:
+                raise RuntimeError(f"the shard of block {block.index} of {group!r} ended early")
+            report: BlockReport = ray.get(ref)  # raises the actor's error, if any
             del ref
             yield report
         for stream in streams:
             for _ in stream:  # every stream is exhausted (and its task finished)
-                raise RuntimeError(f"a shard yielded more reports than it owns blocks of {group}")
+                raise RuntimeError(f"a shard yielded more reports than it owns blocks of {group!r}")
 
     def close(self) -> None:
         if self._actors:
