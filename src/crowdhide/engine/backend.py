@@ -113,7 +113,7 @@ class Job:
         >>> job = Job(plan=b.build(), seed=0, block_size=2, shards=2)
         >>> mine = job.for_shard(lambda group, block: job.shard_of(block, group) == 1)
         >>> mine.plan.group("S").data["x"].tolist()
-        [4]
+        [2, 3, 4]
         """
         groups = []
         for group in self.plan.groups:
