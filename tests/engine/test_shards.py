@@ -132,3 +132,24 @@ def test_transcript_writer_failure_is_raised_and_the_thread_stops() -> None:
     with pytest.raises(ValueError, match="not an id"):
         sink.transcript({"S": (0, 5)})
     assert not any(t.name == "crowdhide-transcript" for t in threading.enumerate())
+
+
+@pytest.mark.parametrize(
+    ("size", "block_size", "shards"),
+    [(100_000, 16_384, 2), (10**7, 16_384, 2), (10**6, 16_384, 3), (5, 2, 2), (8, 1, 3)],
+)
+def test_shard_ranges_are_contiguous_and_balanced_by_nodes(
+    size: int, block_size: int, shards: int
+) -> None:
+    from crowdhide.engine import Job
+
+    b = PlanBuilder().sources("S", {"x": np.zeros(size, dtype=np.int8)})
+    b.result("R", process=lambda inbox, rng: {})
+    b.route("S", "R", kind="fixed")
+    job = Job(plan=b.build(), seed=0, block_size=block_size, shards=shards)
+    owners = [job.shard_of(block.index, "S") for block in job.blocks("S")]
+    assert owners == sorted(owners)  # contiguous ranges, in shard order
+    assert set(owners) == set(range(shards))
+    nodes = np.bincount(owners, weights=[block.size for block in job.blocks("S")])
+    # e.g. 1e5 scramblers = 6 full blocks + 1696: a 4 + 3 block cut would hold 65536 vs 34464
+    assert nodes.max() - nodes.min() <= block_size

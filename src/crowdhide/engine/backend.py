@@ -72,8 +72,10 @@ class Job:
         """Shard owning block ``block`` of ``group``.
 
         A group with at least ``shards`` blocks is cut into contiguous ranges of blocks, one
-        per shard: the blocks a range sends to (e.g. the scramblers ``⌊i/n⌋`` of its sources)
-        then form the same range of their own group, so most parts stay on their shard. A
+        per shard, of about equal node counts (a block goes to the shard holding its middle
+        node: a short last block does not tip the balance): the blocks a range sends to
+        (e.g. the scramblers ``⌊i/n⌋`` of its sources) then form the same range of their own
+        group, so most parts stay on their shard. A
         group with fewer blocks (a compute group, the result) puts block ``b`` on shard
         ``(b + g) mod shards`` with ``g`` the group's position in the plan, so that
         single-block groups of one round spread over the shards (``group=None``:
@@ -81,9 +83,11 @@ class Job:
         """
         if group is None:
             return block % self.shards
-        count = -(-self.plan.group(group).size // self.block_size)
+        size = self.plan.group(group).size
+        count = -(-size // self.block_size)
         if count >= self.shards:
-            return block * self.shards // count
+            middle2 = block * self.block_size + min((block + 1) * self.block_size, size)
+            return min(middle2 * self.shards // (2 * size), self.shards - 1)
         offset = [g.name for g in self.plan.groups].index(group)
         return (block + offset) % self.shards
 
@@ -109,7 +113,7 @@ class Job:
         >>> job = Job(plan=b.build(), seed=0, block_size=2, shards=2)
         >>> mine = job.for_shard(lambda group, block: job.shard_of(block, group) == 1)
         >>> mine.plan.group("S").data["x"].tolist()
-        [4]
+        [2, 3, 4]
         """
         groups = []
         for group in self.plan.groups:

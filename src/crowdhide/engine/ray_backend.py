@@ -1,15 +1,19 @@
 """Ray backend (extra ``ray``): one actor per shard, batches actor → actor via the object store.
 
 Each :class:`_Shard` actor owns the blocks that :meth:`Job.shard_of` assigns to its index.
-To run the groups of one round the driver calls every actor once per group, all at once;
-an actor runs its blocks (:func:`crowdhide.engine.program.step`), keeps the parts for its
-own blocks in its heap (up to :data:`SHARD_MEMORY_BUDGET` bytes), puts the others in the
-object store (which spills to disk when full) and hands their references straight to the
-actor owning the receiver block — one ``deliver`` call per peer and group, not per part —
-so message batches never travel through the driver. Blocks are placed in contiguous
-ranges (:meth:`Job.shard_of <crowdhide.engine.backend.Job.shard_of>`), so a source block's
-scrambler usually lives on the same actor; the driver receives the observer's view
-(:class:`~crowdhide.engine.backend.BlockReport`) only. An actor is created with
+When the driver asks for the first group of a round, every actor starts every group of that
+round (streaming calls, in plan order); an actor runs its blocks
+(:func:`crowdhide.engine.program.step`) and yields each block's report
+(:class:`~crowdhide.engine.backend.BlockReport`, the observer's view) as soon as the block
+has run, so the driver folds reports while the actors compute and the object store holds
+only reports not folded yet. An actor keeps the parts for its own blocks in its heap (up to
+:data:`SHARD_MEMORY_BUDGET` bytes), puts the others in the object store (which spills to
+disk when full) and hands their references straight to the actor owning the receiver block
+— one ``deliver`` call per peer and group, not per part — so message batches never travel
+through the driver; before the next round the driver waits for those calls
+(:meth:`_Shard.sent`). Blocks are placed in contiguous ranges of about equal node counts
+(:meth:`Job.shard_of <crowdhide.engine.backend.Job.shard_of>`), so a source block's
+scrambler usually lives on the same actor. An actor is created with
 :meth:`Job.for_shard_index <crowdhide.engine.backend.Job.for_shard_index>`: the source rows
 of its own blocks only, never the other users' data; the driver keeps the whole job.
 
@@ -24,12 +28,13 @@ from __future__ import annotations
 import functools
 import os
 from collections import defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 import ray
 
 from crowdhide.engine.backend import BlockReport, Job, batch_nbytes, deliver, report_of
-from crowdhide.engine.messages import MessageBatch
+from crowdhide.engine.messages import Block, MessageBatch
 from crowdhide.engine.program import Parcel, step
 
 __all__ = ["RayBackend", "start_ray"]
@@ -53,6 +58,7 @@ class _Shard:
         self.mail: dict[tuple[str, int], list[Any]] = defaultdict(list)
         self.memory_budget = SHARD_MEMORY_BUDGET
         self.held = 0
+        self.calls: list[Any] = []
 
     def peak_rss_mb(self) -> float:
         import resource
@@ -70,10 +76,12 @@ class _Shard:
             self.mail[(group, block)].append((route, sender, origin, ref))
         return len(parts)
 
-    def run_group(self, group: str) -> tuple[list[BlockReport], list[Any]]:
+    @ray.method(num_returns="streaming")
+    def run_group(self, group: str) -> Iterator[BlockReport]:
+        """Run this shard's blocks of ``group`` (ascending), yielding each block's report as
+        soon as it has run (a streaming call: see :meth:`RayBackend.run_group`)."""
         job = self.job
         outgoing: dict[int, list[tuple[str, int, str, str, int, Any]]] = defaultdict(list)
-        reports: list[BlockReport] = []
 
         def post(receiver: str, block: int, part: MessageBatch) -> None:
             owner = job.shard_of(block, receiver)
@@ -91,8 +99,7 @@ class _Shard:
             else:
                 outgoing[owner].append(item)
 
-        mine = [b for b in job.blocks(group) if job.shard_of(b.index, group) == self.index]
-        for block in mine:
+        for block in _owned_blocks(job, group, self.index):
             inbox = [
                 item
                 if isinstance(item, MessageBatch)
@@ -103,10 +110,24 @@ class _Shard:
             result = step(job.plan, block, inbox, seed=job.seed)
             del inbox
             deliver(job, result.batches, post)
-            reports.append(report_of(job, result, self.offsets))
-        # One call per peer and group (not per part): round trips follow the shards.
-        acks = [self.peers[owner].deliver.remote(items) for owner, items in outgoing.items()]
-        return reports, acks
+            # Streamed: the driver folds this report while the next block runs, and the
+            # object store holds only reports not folded yet.
+            yield report_of(job, result, self.offsets)
+            del result
+        # One call per peer and group (not per part): round trips follow the shards. The
+        # calls are handed to the driver by ``sent`` (a normal return: references nested in
+        # a streamed item are not reference-counted reliably by Ray).
+        self.calls += [self.peers[owner].deliver.remote(items) for owner, items in outgoing.items()]
+
+    def sent(self) -> list[Any]:
+        """The ``deliver`` calls made since the last call (the driver waits for them)."""
+        calls, self.calls = self.calls, []
+        return calls
+
+
+def _owned_blocks(job: Job, group: str, shard: int) -> list[Block]:
+    """Blocks of ``group`` on ``shard``, ascending (the order its stream yields them)."""
+    return [b for b in job.blocks(group) if job.shard_of(b.index, group) == shard]
 
 
 def _fetch(ref: Any) -> MessageBatch:
@@ -158,6 +179,9 @@ class RayBackend:
         self.object_store_memory = object_store_memory
         self._actors: list[Any] = []
         self._started = False
+        self._job: Job | None = None
+        #: group -> one report stream per actor (groups of the round being run)
+        self._streams: dict[str, list[Any]] = {}
         #: Peak resident memory of each actor (MB), measured when the run closes.
         self.worker_peak_rss_mb: list[float] = []
 
@@ -173,19 +197,48 @@ class RayBackend:
         # Each actor receives only its own blocks' source rows (Job.for_shard_index).
         self._actors = [shard.remote(job.for_shard_index(i), i) for i in range(job.shards)]
         ray.get([a.connect.remote(self._actors) for a in self._actors])
+        self._job = job
 
-    def run_group(self, group: str) -> list[BlockReport]:
-        return self.run_groups([group])
+    def run_group(self, group: str) -> Iterator[BlockReport]:
+        """The reports of ``group``'s blocks in block order, as the actors yield them.
 
-    def run_groups(self, groups: list[str]) -> list[BlockReport]:
-        """Run groups of one round at once (actors work on different groups in parallel)."""
-        if not self._actors:
+        The first group asked of a round starts every group of that round on every actor
+        (groups of one round exchange nothing), so the actors keep computing while the
+        driver folds reports.
+        """
+        if not self._actors or self._job is None:
             raise RuntimeError("RayBackend.run_group called before open()")
-        calls = [a.run_group.remote(g) for g in groups for a in self._actors]
-        results = ray.get(calls)
-        # Every part addressed to the next groups has reached its shard before they run.
-        ray.get([ack for _, acks in results for ack in acks])
-        return [report for reports, _ in results for report in reports]
+        if group not in self._streams:
+            self._start_round(self._job, group)
+        return self._reports(self._job, group, self._streams.pop(group))
+
+    def _start_round(self, job: Job, group: str) -> None:
+        # Every part addressed to this round has reached its shard before the round starts
+        # (a peer's ``deliver`` and the driver's ``run_group`` are not ordered by Ray).
+        # ``sent`` runs after this actor's earlier calls (calls from one caller keep order).
+        calls = ray.get([actor.sent.remote() for actor in self._actors])
+        ray.get([call for made in calls for call in made])
+        levels = job.plan.levels()
+        for other in job.plan.topological_groups():
+            if levels[other.name] == levels[group]:
+                self._streams[other.name] = [
+                    actor.run_group.remote(other.name) for actor in self._actors
+                ]
+
+    def _reports(self, job: Job, group: str, streams: list[Any]) -> Iterator[BlockReport]:
+        # Each stream yields its shard's blocks ascending, so taking the next item of the
+        # owner's stream walks the group in block order; reports of other shards wait in
+        # the object store (unfetched, spillable), not in the driver.
+        for block in job.blocks(group):
+            ref = next(streams[job.shard_of(block.index, group)], None)
+            if ref is None:
+                raise RuntimeError(f"the shard of block {block.index} of {group!r} ended early")
+            report: BlockReport = ray.get(ref)  # raises the actor's error, if any
+            del ref
+            yield report
+        for stream in streams:
+            for _ in stream:  # every stream is exhausted (and its task finished)
+                raise RuntimeError(f"a shard yielded more reports than it owns blocks of {group!r}")
 
     def close(self) -> None:
         if self._actors:
@@ -196,6 +249,8 @@ class RayBackend:
         for actor in self._actors:
             ray.kill(actor)
         self._actors = []
+        self._streams.clear()
+        self._job = None
         if self._started:
             ray.shutdown()
             self._started = False
