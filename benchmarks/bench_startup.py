@@ -1,0 +1,110 @@
+"""Benchmark of the command line's start-up: whole-process wall time per command.
+
+Usage::
+
+    PYTHONPATH=src python benchmarks/bench_startup.py [--quick] [--runs 10]
+
+Each command runs ``--runs`` times as a fresh ``python -m crowdhide ...`` process (output
+discarded); the table gives the minimum and the median wall time (the minimum is the figure
+least disturbed by other work on a shared machine). Reference rows: a bare interpreter
+(``python -c pass``), the command line's start-up alone (``import crowdhide.cli`` and build
+the application, no command) and the library call of the k-RR query timed inside one process
+after its imports (so that the k-RR row splits into start-up and computation). The last table
+lists the largest cumulative import times (``python -X importtime``) of the k-RR query, one
+run. Target (issue 15): ``shuffle epsilon --eps0 1 --n 1000 --delta 1e-6 --k 4 --json`` takes
+<= 0.25 s as a whole process.
+
+Check one figure independently with::
+
+    PYTHONPATH=src /usr/bin/time -v python -m crowdhide shuffle epsilon --eps0 1 --n 1000 \\
+        --delta 1e-6 --k 4 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+KRR = ["shuffle", "epsilon", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "--k", "4", "--json"]
+GENERIC = ["shuffle", "epsilon", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "--json"]
+SCRAMBLER = [
+    "scrambler", "epsilon", "--targets", "20", "--sigma", "0.5", "--n", "100", "--dummies", "50",
+    "--delta", "1e-4", "--method", "hoeffding", "--json",
+]  # fmt: skip
+ROWS: dict[str, list[str]] = {
+    "python -c pass": ["-c", "pass"],
+    "start-up only (build the app)": ["-c", "import crowdhide.cli as c; c.build_app()"],
+    "crowdhide --help": ["-m", "crowdhide", "--help"],
+    "shuffle epsilon --k 4 (k-RR)": ["-m", "crowdhide", *KRR],
+    "shuffle epsilon (generic)": ["-m", "crowdhide", *GENERIC],
+    "scrambler epsilon (hoeffding)": ["-m", "crowdhide", *SCRAMBLER],
+}
+#: The k-RR query's library call alone, timed inside one process after its imports.
+LIBRARY_CALL = """
+import time
+from crowdhide.accounting.shuffle import shuffle_epsilon
+t = time.perf_counter()
+shuffle_epsilon(eps0=1.0, n=1000, delta=1e-6, k=4)
+print(time.perf_counter() - t)
+"""
+
+
+def wall_times(args: list[str], runs: int) -> list[float]:
+    """Wall time of ``runs`` fresh processes ``python *args``."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, *args], stdout=subprocess.DEVNULL, check=True)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def library_call_times(runs: int) -> list[float]:
+    """In-process time of the k-RR library call (first call of a fresh process)."""
+    out = []
+    for _ in range(runs):
+        done = subprocess.run(
+            [sys.executable, "-c", LIBRARY_CALL], capture_output=True, text=True, check=True
+        )
+        out.append(float(done.stdout.strip()))
+    return out
+
+
+def top_imports(args: list[str], count: int) -> list[tuple[float, str]]:
+    """The ``count`` largest cumulative import times (seconds, module) of one run."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *args], capture_output=True, text=True, check=True
+    )
+    rows = []
+    for line in done.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[1].strip().isdigit():
+            rows.append((int(parts[1]) / 1e6, parts[2].rstrip()))
+    return sorted(rows, reverse=True)[:count]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="3 runs per command")
+    parser.add_argument("--runs", type=int, default=10, help="runs per command (default 10)")
+    parser.add_argument("--imports", type=int, default=15, help="import rows to list")
+    opts = parser.parse_args()
+    runs = 3 if opts.quick else opts.runs
+    print(f"{'command':34s} {'min s':>7s} {'median s':>9s}   ({runs} runs each)")
+    for name, args in ROWS.items():
+        times = wall_times(args, runs)
+        print(f"{name:34s} {min(times):7.3f} {statistics.median(times):9.3f}")
+    calls = library_call_times(runs)
+    label = "k-RR library call (in-process)"
+    print(f"{label:34s} {min(calls):7.3f} {statistics.median(calls):9.3f}")
+    print("target: k-RR row <= 0.25 s (whole process)")
+    print("\nlargest cumulative imports of the k-RR query (one run, -X importtime):")
+    for seconds, module in top_imports(["-m", "crowdhide", *KRR], opts.imports):
+        print(f"  {seconds:7.3f} s  {module}")
+
+
+if __name__ == "__main__":
+    main()
