@@ -14,6 +14,10 @@ lists the largest cumulative import times (``python -X importtime``) of the k-RR
 run. Target (issue 15): ``shuffle epsilon --eps0 1 --n 1000 --delta 1e-6 --k 4 --json`` takes
 <= 0.25 s as a whole process.
 
+``--baseline DIR`` also runs every command with ``PYTHONPATH=DIR`` (e.g. the ``src`` of
+another checkout), alternating with this one, and prints both and their ratio (same run,
+same load).
+
 Check one figure independently with::
 
     PYTHONPATH=src /usr/bin/time -v python -m crowdhide shuffle epsilon --eps0 1 --n 1000 \\
@@ -23,10 +27,12 @@ Check one figure independently with::
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 
 KRR = ["shuffle", "epsilon", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "--k", "4", "--json"]
 GENERIC = ["shuffle", "epsilon", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "--json"]
@@ -52,13 +58,14 @@ print(time.perf_counter() - t)
 """
 
 
-def wall_times(args: list[str], runs: int) -> list[float]:
-    """Wall time of ``runs`` fresh processes ``python *args``."""
-    times = []
+def wall_times(args: list[str], envs: list[Mapping[str, str]], runs: int) -> list[list[float]]:
+    """Wall times of ``runs`` fresh processes ``python *args`` per environment (alternating)."""
+    times: list[list[float]] = [[] for _ in envs]
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, *args], stdout=subprocess.DEVNULL, check=True)
-        times.append(time.perf_counter() - start)
+        for env, out in zip(envs, times, strict=True):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, *args], stdout=subprocess.DEVNULL, check=True, env=env)
+            out.append(time.perf_counter() - start)
     return times
 
 
@@ -91,12 +98,22 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="3 runs per command")
     parser.add_argument("--runs", type=int, default=10, help="runs per command (default 10)")
     parser.add_argument("--imports", type=int, default=15, help="import rows to list")
+    parser.add_argument("--baseline", metavar="DIR", help="also run with PYTHONPATH=DIR")
     opts = parser.parse_args()
     runs = 3 if opts.quick else opts.runs
-    print(f"{'command':34s} {'min s':>7s} {'median s':>9s}   ({runs} runs each)")
+    envs: list[Mapping[str, str]] = [dict(os.environ)]
+    header = f"{'command':34s} {'min s':>7s} {'median s':>9s}"
+    if opts.baseline:
+        envs.append({**os.environ, "PYTHONPATH": opts.baseline})
+        header += f" {'base min':>9s} {'base med':>9s} {'min ratio':>9s}"
+    print(f"{header}   ({runs} runs each)")
     for name, args in ROWS.items():
-        times = wall_times(args, runs)
-        print(f"{name:34s} {min(times):7.3f} {statistics.median(times):9.3f}")
+        times = wall_times(args, envs, runs)
+        line = f"{name:34s} {min(times[0]):7.3f} {statistics.median(times[0]):9.3f}"
+        if opts.baseline:
+            line += f" {min(times[1]):9.3f} {statistics.median(times[1]):9.3f}"
+            line += f" {min(times[0]) / min(times[1]):9.2f}"
+        print(line)
     calls = library_call_times(runs)
     label = "k-RR library call (in-process)"
     print(f"{label:34s} {min(calls):7.3f} {statistics.median(calls):9.3f}")
