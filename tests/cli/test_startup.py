@@ -31,6 +31,7 @@ LAZY_INSIDES = (
     "unittest",
     "numpy.ma.core",
     "numpy.polynomial.legendre",
+    "numpy.random._generator",
 )
 
 _RUN_MAIN = """
@@ -101,17 +102,20 @@ from numpy.ma.core import MaskedArray  # a submodule first: the package loads on
 import numpy.f2py.crackfortran
 from numpy.polynomial.legendre import leggauss
 from numpy.testing._private.utils import assert_allclose
+from numpy.random._generator import Generator
 record = {
     "lazy_before_use": lazy_before_use,
     "names": {m: sorted(n for n in dir(sys.modules[m]) if not n.startswith("_"))
               for m in json.loads(sys.argv[2])},
     "leggauss": np.polynomial.legendre.leggauss(4)[0].tolist(),
+    "random": np.random.default_rng(7).random(3).tolist(),
     "masked_sum": float(np.ma.masked_array([1.0, 2.0], mask=[0, 1]).sum()),
     "same_objects": [
         MaskedArray is np.ma.MaskedArray,
         numpy.f2py.crackfortran is sys.modules["numpy.f2py.crackfortran"],
         leggauss is np.polynomial.legendre.leggauss,
         assert_allclose is np.testing.assert_allclose,
+        Generator is np.random.Generator,
         np.ma.core.__spec__.name == "numpy.ma.core" and np.ma.__spec__.loader is not None,
     ],
     "char": np.char.add(["a"], ["b"]).tolist(),

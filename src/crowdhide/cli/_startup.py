@@ -9,7 +9,9 @@ with :class:`importlib.util.LazyLoader` before anything imports scipy: the copy 
 module object whose code runs on the first attribute access, so a command that really uses
 one (``np.ma.MaskedArray`` in a data path, ``np.polynomial`` in the Gaussian profile) gets
 the same module, fully executed, at that point. Only the entry point does this (a process
-wide choice); importing crowdhide as a library changes nothing. It happens when scipy is
+wide choice); importing crowdhide as a library changes nothing. (Python 3.11's lazy loader
+is not thread-safe on first use; the command line uses these modules on its main thread,
+and worker processes load them on their own.) It happens when scipy is
 first imported (:func:`defer_before_scipy`), so a command that needs neither numpy nor scipy
 does not import numpy for it.
 """
@@ -28,10 +30,11 @@ if TYPE_CHECKING:
 __all__ = ["LAZY_MODULES", "defer_before_scipy", "defer_rarely_used_modules"]
 
 #: Submodules of numpy that numpy itself attaches lazily (``numpy.__getattr__``) and that
-#: scipy's namespace copy would otherwise import. ``numpy.random`` is not among them: most
-#: commands draw random numbers, so deferring it would save nothing where it matters.
+#: scipy's namespace copy would otherwise import (``numpy.random``: the accounting commands
+#: draw no random numbers; the others load it on first use).
 LAZY_MODULES = (
     "numpy.f2py",
+    "numpy.random",
     "numpy.testing",
     "numpy.ma",
     "numpy.polynomial",
