@@ -59,9 +59,9 @@ ROWS: dict[str, list[str]] = {
 LIBRARY_CALL = """
 import time
 from crowdhide.accounting.shuffle import shuffle_epsilon
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 shuffle_epsilon(eps0=1.0, n=1000, delta=1e-6, k=4)
-print(time.perf_counter() - t)
+print(time.perf_counter() - t, time.process_time() - c)
 """
 
 
@@ -91,9 +91,12 @@ def _cells(wall: list[float], cpu: list[float]) -> str:
     return f"{min(wall):7.3f} {statistics.median(wall):7.3f} {min(cpu):7.3f}"
 
 
-def library_call_times(envs: list[Mapping[str, str]], runs: int) -> list[list[float]]:
-    """In-process time of the k-RR library call (first call of a fresh process), per env."""
-    out: list[list[float]] = [[] for _ in envs]
+def library_call_times(
+    envs: list[Mapping[str, str]], runs: int
+) -> list[tuple[list[float], list[float]]]:
+    """In-process ``(wall, CPU)`` times of the k-RR library call (first call of a fresh
+    process), per environment."""
+    out: list[tuple[list[float], list[float]]] = [([], []) for _ in envs]
     for _ in range(runs):
         for env, times in zip(envs, out, strict=True):
             done = subprocess.run(
@@ -103,7 +106,9 @@ def library_call_times(envs: list[Mapping[str, str]], runs: int) -> list[list[fl
                 check=True,
                 env=env,
             )
-            times.append(float(done.stdout.strip()))
+            wall, cpu = done.stdout.split()
+            times[0].append(float(wall))
+            times[1].append(float(cpu))
     return out
 
 
@@ -152,10 +157,12 @@ def main() -> None:
             line += f" | {min(wall) / min(base_wall):5.2f} {min(cpu) / min(base_cpu):5.2f}"
         print(line)
     label = "k-RR library call (in-process)"
-    calls, *base_calls = library_call_times(envs, runs)
-    line = f"{label:34s} {min(calls):7.3f} {statistics.median(calls):7.3f} {'':7s}"
+    (wall, cpu), *base_calls = library_call_times(envs, runs)
+    line = f"{label:34s} {_cells(wall, cpu)}"
     if base_calls:
-        line += f" | {min(base_calls[0]):7.3f} {statistics.median(base_calls[0]):7.3f}"
+        base_wall, base_cpu = base_calls[0]
+        line += f" | {_cells(base_wall, base_cpu)}"
+        line += f" | {min(wall) / min(base_wall):5.2f} {min(cpu) / min(base_cpu):5.2f}"
     print(line)
     print("target: k-RR row <= 0.25 s (whole process)")
     print("\nlargest cumulative imports of the k-RR query (one run, -X importtime):")
