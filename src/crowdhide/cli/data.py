@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-import numpy as np
 import typer
 
 from crowdhide.cli._engine_progress import spinner
@@ -64,6 +63,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _generate(kind: str, rows: int, distribution: str, seed: int) -> dict[str, Any]:
+    import numpy as np
+
     from crowdhide.plans.data import synth_aggregate, synth_diabetes, synth_kmeans
 
     if kind == "aggregate":

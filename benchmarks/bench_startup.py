@@ -1,0 +1,174 @@
+"""Benchmark of the command line's start-up: whole-process wall time per command.
+
+Usage::
+
+    PYTHONPATH=src python benchmarks/bench_startup.py [--quick] [--runs 10]
+
+Each command runs ``--runs`` times as a fresh ``python -m crowdhide ...`` process (output
+discarded); the table gives the minimum and the median wall time (the minimum is the figure
+least disturbed by other work on a shared machine) and the minimum CPU time (user + system)
+of the process, which depends less on the machine's load than wall time. Reference rows: a
+bare interpreter (``python -c pass``), the command line's start-up alone (``import
+crowdhide.cli`` and build the application, no command) and the library call of the k-RR
+query timed inside one process after its imports (so that the k-RR row splits into start-up
+and computation). The last table lists the largest cumulative import times (``python -X
+importtime``) of the k-RR query, one run. Target (issue 15): ``shuffle epsilon --eps0 1 --n
+1000 --delta 1e-6 --k 4 --json`` takes <= 0.25 s as a whole process.
+
+The child processes write and reuse bytecode in a temporary ``PYTHONPYCACHEPREFIX``
+directory (one unmeasured warm-up run per command), as an installed package has its modules
+compiled, whatever ``PYTHONDONTWRITEBYTECODE`` says in the calling environment.
+
+``--baseline DIR`` also runs every command with ``PYTHONPATH=DIR`` (e.g. the ``src`` of
+another checkout), alternating with this one, and prints both and their ratio (same run,
+same load).
+
+Check one figure independently with::
+
+    PYTHONPATH=src /usr/bin/time -v python -m crowdhide shuffle epsilon --eps0 1 --n 1000 \\
+        --delta 1e-6 --k 4 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+
+KRR = ["shuffle", "epsilon", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "--k", "4", "--json"]
+GENERIC = ["shuffle", "epsilon", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "--json"]
+SCRAMBLER = [
+    "scrambler", "epsilon", "--targets", "20", "--sigma", "0.5", "--n", "100", "--dummies", "50",
+    "--delta", "1e-4", "--method", "hoeffding", "--json",
+]  # fmt: skip
+ROWS: dict[str, list[str]] = {
+    "python -c pass": ["-c", "pass"],
+    "start-up only (build the app)": ["-c", "import crowdhide.cli as c; c.build_app()"],
+    "crowdhide --help": ["-m", "crowdhide", "--help"],
+    "shuffle epsilon --k 4 (k-RR)": ["-m", "crowdhide", *KRR],
+    "shuffle epsilon (generic)": ["-m", "crowdhide", *GENERIC],
+    "scrambler epsilon (hoeffding)": ["-m", "crowdhide", *SCRAMBLER],
+}
+#: The k-RR query's library call alone, timed inside one process after its imports.
+LIBRARY_CALL = """
+import time
+from crowdhide.accounting.shuffle import shuffle_epsilon
+t, c = time.perf_counter(), time.process_time()
+shuffle_epsilon(eps0=1.0, n=1000, delta=1e-6, k=4)
+print(time.perf_counter() - t, time.process_time() - c)
+"""
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def process_times(
+    args: list[str], envs: list[Mapping[str, str]], runs: int
+) -> list[tuple[list[float], list[float]]]:
+    """``(wall times, CPU times)`` of ``runs`` fresh processes ``python *args`` per
+    environment (the environments alternate, so they share the machine's load)."""
+    times: list[tuple[list[float], list[float]]] = [([], []) for _ in envs]
+    for env in envs:  # warm-up: compile to bytecode
+        subprocess.run([sys.executable, *args], stdout=subprocess.DEVNULL, check=True, env=env)
+    for _ in range(runs):
+        for env, (wall, cpu) in zip(envs, times, strict=True):
+            cpu_start, start = _children_cpu(), time.perf_counter()
+            subprocess.run([sys.executable, *args], stdout=subprocess.DEVNULL, check=True, env=env)
+            wall.append(time.perf_counter() - start)
+            cpu.append(_children_cpu() - cpu_start)
+    return times
+
+
+def _cells(wall: list[float], cpu: list[float]) -> str:
+    return f"{min(wall):7.3f} {statistics.median(wall):7.3f} {min(cpu):7.3f}"
+
+
+def library_call_times(
+    envs: list[Mapping[str, str]], runs: int
+) -> list[tuple[list[float], list[float]]]:
+    """In-process ``(wall, CPU)`` times of the k-RR library call (first call of a fresh
+    process), per environment."""
+    out: list[tuple[list[float], list[float]]] = [([], []) for _ in envs]
+    for _ in range(runs):
+        for env, times in zip(envs, out, strict=True):
+            done = subprocess.run(
+                [sys.executable, "-c", LIBRARY_CALL],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=env,
+            )
+            wall, cpu = done.stdout.split()
+            times[0].append(float(wall))
+            times[1].append(float(cpu))
+    return out
+
+
+def top_imports(args: list[str], env: Mapping[str, str], count: int) -> list[tuple[float, str]]:
+    """The ``count`` largest cumulative import times (seconds, module) of one run."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    rows = []
+    for line in done.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[1].strip().isdigit():
+            rows.append((int(parts[1]) / 1e6, parts[2].rstrip()))
+    return sorted(rows, reverse=True)[:count]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="3 runs per command")
+    parser.add_argument("--runs", type=int, default=10, help="runs per command (default 10)")
+    parser.add_argument("--imports", type=int, default=15, help="import rows to list")
+    parser.add_argument("--baseline", metavar="DIR", help="also run with PYTHONPATH=DIR")
+    opts = parser.parse_args()
+    runs = 3 if opts.quick else opts.runs
+    cache = tempfile.mkdtemp(prefix="bench_startup_pyc_")
+    plain = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    envs: list[Mapping[str, str]] = [{**plain, "PYTHONPYCACHEPREFIX": f"{cache}/this"}]
+    header = f"{'command':34s} {'min s':>7s} {'med s':>7s} {'cpu s':>7s}"
+    if opts.baseline:
+        base = {"PYTHONPATH": opts.baseline, "PYTHONPYCACHEPREFIX": f"{cache}/base"}
+        envs.append({**envs[0], **base})
+        header += f" | {'base':>7s} {'base':>7s} {'base':>7s} | {'ratio':>5s} {'ratio':>5s}"
+        header += f"\n{'':34s} {'':7s} {'':7s} {'':7s} | {'min s':>7s} {'med s':>7s} {'cpu s':>7s}"
+        header += f" | {'min':>5s} {'cpu':>5s}"
+    print(f"{header}   ({runs} runs each; cpu = min user+sys)")
+    for name, args in ROWS.items():
+        (wall, cpu), *base = process_times(args, envs, runs)
+        line = f"{name:34s} {_cells(wall, cpu)}"
+        if base:
+            base_wall, base_cpu = base[0]
+            line += f" | {_cells(base_wall, base_cpu)}"
+            line += f" | {min(wall) / min(base_wall):5.2f} {min(cpu) / min(base_cpu):5.2f}"
+        print(line)
+    label = "k-RR library call (in-process)"
+    (wall, cpu), *base_calls = library_call_times(envs, runs)
+    line = f"{label:34s} {_cells(wall, cpu)}"
+    if base_calls:
+        base_wall, base_cpu = base_calls[0]
+        line += f" | {_cells(base_wall, base_cpu)}"
+        line += f" | {min(wall) / min(base_wall):5.2f} {min(cpu) / min(base_cpu):5.2f}"
+    print(line)
+    print("target: k-RR row <= 0.25 s (whole process)")
+    print("\nlargest cumulative imports of the k-RR query (one run, -X importtime):")
+    for seconds, module in top_imports(["-m", "crowdhide", *KRR], envs[0], opts.imports):
+        print(f"  {seconds:7.3f} s  {module}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""Start-up of the command line: what it imports, and that the fast paths change nothing.
+
+Structural checks, not timings (timings are in ``benchmarks/bench_startup.py``): each runs
+the entry point in a fresh interpreter and inspects ``sys.modules``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+import typer.main
+from typer.testing import CliRunner
+
+from crowdhide.cli import _app_for, build_app
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+KRR = ["shuffle", "epsilon", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "--k", "4", "--json"]
+#: Never imported at start-up (each is imported inside the functions that use it).
+HEAVY = ("scipy.optimize", "dp_accounting", "ray", "duckdb", "matplotlib", "cryptography")
+_RUN_MAIN = """
+import contextlib, io, json, sys
+from crowdhide.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(json.loads(sys.argv[1]))
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def _python(code: str, *args: str) -> str:
+    env = {**os.environ, "PYTHONPATH": SRC}
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _modules_after(argv: list[str]) -> set[str]:
+    result = json.loads(_python(_RUN_MAIN, json.dumps(argv)))
+    assert result["code"] == 0
+    return set(result["modules"])
+
+
+def test_help_imports_neither_numpy_nor_scipy() -> None:
+    loaded = _modules_after(["--help"])
+    assert not loaded & {"numpy", "scipy", "pydantic", *HEAVY}
+
+
+def test_building_the_app_imports_no_numerics() -> None:
+    code = "import json, sys, crowdhide.cli as c; c.build_app(); print(json.dumps([*sys.modules]))"
+    loaded = set(json.loads(_python(code)))
+    assert "crowdhide.cli.shuffle" in loaded  # every area is registered
+    assert not loaded & {"numpy", "scipy", *HEAVY}
+
+
+def test_krr_query_keeps_heavy_and_rarely_used_modules_out() -> None:
+    loaded = _modules_after(KRR)
+    assert {"scipy.special", "crowdhide.accounting.shuffle"} <= loaded  # it did the work
+    assert not loaded & set(HEAVY)
+    # Only the shuffle area was imported for a shuffle command.
+    assert not {m for m in loaded if m.startswith("crowdhide.cli.")} - {
+        "crowdhide.cli._engine_progress",
+        "crowdhide.cli._options",
+        "crowdhide.cli._output",
+        "crowdhide.cli.shuffle",
+    }
+
+
+def _command_paths(group: typer.core.TyperGroup, prefix: list[str]) -> list[list[str]]:
+    paths = [prefix]
+    for name, command in group.commands.items():
+        if isinstance(command, typer.core.TyperGroup):
+            paths += _command_paths(command, [*prefix, name])
+        else:
+            paths.append([*prefix, name])
+    return paths
+
+
+def test_app_of_one_area_gives_the_same_help_as_the_full_app() -> None:
+    full = build_app()
+    root = typer.main.get_command(full)
+    assert isinstance(root, typer.core.TyperGroup)
+    runner = CliRunner()
+    for area in root.commands:
+        slim = _app_for([area])
+        slim_root = typer.main.get_command(slim)
+        assert isinstance(slim_root, typer.core.TyperGroup)
+        if area == "local":  # registered by the scrambler module: gets the full app
+            assert set(slim_root.commands) == set(root.commands)
+            continue
+        # The area's module only (the scrambler module also registers ``local``).
+        assert area in slim_root.commands
+        assert len(slim_root.commands) <= 2
+        command = root.commands[area]
+        paths = (
+            _command_paths(command, [area])
+            if isinstance(command, typer.core.TyperGroup)
+            else [[area]]
+        )
+        for path in paths:
+            want = runner.invoke(full, [*path, "--help"], prog_name="crowdhide")
+            got = runner.invoke(slim, [*path, "--help"], prog_name="crowdhide")
+            assert (got.exit_code, got.output) == (want.exit_code, want.output), path
+
+
+@pytest.mark.parametrize("first", ["--help", "shufle", "local", ""])
+def test_commands_not_named_after_an_area_get_every_area(first: str) -> None:
+    root = typer.main.get_command(_app_for([first] if first else []))
+    assert isinstance(root, typer.core.TyperGroup)
+    assert set(root.commands) == set(typer.main.get_command(build_app()).commands)  # type: ignore[attr-defined]
