@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction as Fr
 
+import numpy as np
 import pytest
 
 from crowdhide.qif.core import Channel, Gain, Prior, posterior_vulnerability
@@ -120,3 +121,32 @@ def test_local_epsilon_and_keep_probability() -> None:
 def test_invalid_inputs(kwargs: dict[str, object], error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         scrambler_vulnerability(**kwargs)  # type: ignore[arg-type]
+
+
+def test_many_dummies_without_sampling_stay_finite() -> None:
+    # Found by the CLI fuzz: an FFT convolution's round-off widened the window of counts to
+    # the far tails, and the max-load table overflowed (NaN, then a crash).
+    d = [26_422, 5_000, 500]
+    v = [
+        scrambler_vulnerability(
+            targets=3, sigma=0.0, n=433, dummies=dummies, adversary="informed"
+        ).vulnerability
+        for dummies in d
+    ]
+    assert all(math.isfinite(x) and 1 / 3 <= x <= 1.0 for x in v)
+    assert v == sorted(v)  # fewer dummies, easier guess
+
+
+def test_pmf_convolution_keeps_far_tails_exactly_zero() -> None:
+    from scipy.stats import binom
+
+    from crowdhide.qif.shuffle import _convolve
+
+    a = binom.pmf(np.arange(30_001), 30_000, 2 / 3)
+    b = binom.pmf(np.arange(501), 500, 0.1)
+    fast = _convolve(a, b)
+    direct = np.convolve(a, b)
+    assert fast.shape == direct.shape
+    assert np.max(np.abs(fast - direct)) <= 1e-15 * direct.max()
+    # Where the true convolution is below 1e-60 of its peak, nothing (no round-off) appears.
+    assert np.all(fast[direct < 1e-60 * direct.max()] == 0.0)

@@ -53,6 +53,9 @@ FloatArray = npt.NDArray[np.float64]
 #: Probability mass allowed to be dropped by each truncation.
 TAIL = 1e-20
 
+#: Smallest log Poisson weight of a count in one table: ``exp`` of its negative stays finite.
+_LOG_SMALLEST_WEIGHT = -690.0
+
 #: Largest ``rows × transform length`` block processed at once (memory guard).
 _BLOCK = 1 << 22
 
@@ -135,6 +138,13 @@ def max_load_cdf_table(m_lo: int, m_hi: int, bins: int) -> tuple[npt.NDArray[np.
             "approximation"
         )
     log_denominator = ms * math.log(bins * lam) - bins * lam - gammaln(ms + 1.0)
+    if log_denominator.min() < _LOG_SMALLEST_WEIGHT:
+        # The CDF at such m is round-off divided by a weight below 1e-300: refuse rather
+        # than return inf or NaN (callers keep their windows of m far narrower than this).
+        raise ResourceLimitError(
+            f"the max-load window m=[{m_lo}, {m_hi}] in {bins} bins is too wide for one "
+            "exact table (the Poisson weight of its edges is below 1e-300)"
+        )
     offsets = ms - bins * a
     cdf = np.empty((ells.size, ms.size))
     block = max(1, _BLOCK // length)

@@ -388,9 +388,28 @@ def _binomial_pmf(count: int, prob: float) -> FloatArray:
     return np.asarray(binom.pmf(np.arange(count + 1), count, prob), dtype=np.float64)
 
 
+def _significant(pmf: FloatArray) -> tuple[int, int]:
+    """Index range ``[lo, hi)`` of the entries at least ``1e-40`` times the largest."""
+    keep = np.flatnonzero(pmf >= 1e-40 * pmf.max())
+    return int(keep[0]), int(keep[-1]) + 1
+
+
 def _convolve(a: FloatArray, b: FloatArray) -> FloatArray:
-    out = np.asarray(signal.convolve(a, b, method="auto"), dtype=np.float64)
-    return np.clip(out, 0.0, None)
+    """Convolution of two pmfs (length ``len(a) + len(b) − 1``).
+
+    Each pmf is first cut to its entries of at least 1e-40 times its maximum (the mass cut
+    is below 1e-30 for any size here). Without the cut, an FFT convolution spreads its
+    round-off (about 1e-16 times the largest value, absolute) over the whole support,
+    including far tails whose true probability is below 1e-300; callers that look for the
+    window of "relevant" counts would then take those tails in (and the max-load table,
+    which divides by Poisson weights of the window's counts, would overflow).
+    """
+    a_lo, a_hi = _significant(a)
+    b_lo, b_hi = _significant(b)
+    part = np.asarray(signal.convolve(a[a_lo:a_hi], b[b_lo:b_hi], method="auto"), np.float64)
+    out = np.zeros(a.size + b.size - 1)
+    out[a_lo + b_lo : a_lo + b_lo + part.size] = np.clip(part, 0.0, None)
+    return out
 
 
 def _sum_all_equal(k: int, p: float, n_others: int, dummies: int) -> float:
