@@ -234,13 +234,7 @@ def bennett_delta(
     ``E[Σ_{i=1}^N L_i]_+ <= b_+ / log(1 + a b_+/c) · exp(−(N c / b_+²) φ(a b_+/c))`` with
     ``b_+ = (1−σ)T − σ(1−e^ε)`` (Lemma 5) and ``c = E[L²]``.
     """
-    eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
-    a, _, b_plus, c = lemma5_constants(targets, sigma, eps)
-    weights = _lemma2_weights(n, sigma, log_tail)
-    out = _bennett_core(weights, dummies, a, b_plus, c, published=False)
-    # L is at most (1−σ)T + σ(1−e^ε); where that is <= 0 the sum is never positive.
-    true_max = (1 - sigma) * targets - sigma * a
-    return np.where(true_max <= 0, 0.0, np.minimum(out, 1.0))
+    return _bennett(targets, sigma, n, dummies, epsilon, log_tail, published=False)
 
 
 def bennett_published_delta(
@@ -257,10 +251,25 @@ def bennett_published_delta(
     Kept only to reproduce the paper's figures; the brute-force tests show it can be below
     the true δ of the scrambler.
     """
+    return _bennett(targets, sigma, n, dummies, epsilon, log_tail, published=True)
+
+
+def _bennett(
+    targets: int,
+    sigma: float,
+    n: int,
+    dummies: int,
+    epsilon: FloatArray,
+    log_tail: float,
+    *,
+    published: bool,
+) -> FloatArray:
+    """Lemma 2 + Bennett, re-derived or as printed (``published``), clipped to [0, 1]."""
     eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
     a, _, b_plus, c = lemma5_constants(targets, sigma, eps)
     weights = _lemma2_weights(n, sigma, log_tail)
-    out = _bennett_core(weights, dummies, a, b_plus, c, published=True)
+    out = _bennett_core(weights, dummies, a, b_plus, c, published=published)
+    # L is at most (1−σ)T + σ(1−e^ε); where that is <= 0 the sum is never positive.
     true_max = (1 - sigma) * targets - sigma * a
     return np.where(true_max <= 0, 0.0, np.minimum(out, 1.0))
 
