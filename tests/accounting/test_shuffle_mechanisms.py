@@ -153,7 +153,12 @@ def test_mechanism_certificate_beats_generic_at_scale(name: str) -> None:
     cert = mechanism_curve(mechanism=name, eps0=2.0, n=10**6, d=d, k=kk).epsilon(1e-6)
     low = mechanism_lower_curve(mechanism=name, eps0=2.0, n=10**6, d=d, k=kk).epsilon(1e-6)
     generic = shuffle_epsilon(eps0=2.0, n=10**6, delta=1e-6, lower=False).epsilon
-    assert low <= cert <= generic
+    assert low <= cert
+    # Piecewise and Laplace keep the one-rate system (their pairs differ), which the generic
+    # variation-ratio certificate (split clones) can beat; the answer takes the smaller.
+    if MECHANISMS[name].split is not None:
+        assert cert <= generic
+    assert low <= generic
 
 
 def test_cli_mechanism(capsys: pytest.CaptureFixture[str]) -> None:
@@ -172,7 +177,7 @@ def test_cli_mechanism(capsys: pytest.CaptureFixture[str]) -> None:
     for name in ("laplace", "piecewise"):
         good = run_cli(capsys, *args, "--mechanism", name, "--json")
         assert good.code == 0, good.err
-        assert good.json()["source"] in (f"mechanism:{name}", "feldman2021")
+        assert good.json()["source"] in (f"mechanism:{name}", "variation_ratio")
         wrong = run_cli(capsys, *args, "--mechanism", name, "--d", "4")
         assert wrong.code == 2
         assert wrong.err.count("\n") == 1

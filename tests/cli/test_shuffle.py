@@ -32,7 +32,7 @@ def test_epsilon_json_all(capsys: pytest.CaptureFixture[str]) -> None:
     assert result.code == 0, result.err
     rows = result.json()
     assert isinstance(rows, list)
-    assert len(rows) == 7
+    assert len(rows) == 8
     for row in rows:
         assert {"epsilon", "delta", "source", "conditions_met", "inputs", "lower"} <= set(row)
         assert row["lower"]["source"] == "ldp_lower"
