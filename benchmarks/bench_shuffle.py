@@ -15,8 +15,8 @@ beyond n = 2500 is ``binary_rr_blocks`` (blocks of datasets, cores evaluated by 
 integrals; each row's query is cold: its set-up is included). For the generic randomizer the
 column "x FMT23" is the certificate's ε over that of the FMT23 clone pair, the value Wang et
 al. give for every ε0-LDP randomizer. Targets (issue 15): k-RR ratio <= 1.01 and <= 100 ms
-per certificate query at n = 1e9; generic within 1.01x of the FMT23 value. CPU time of this process is quoted
-because the benchmark machine is shared.
+per certificate query at n = 1e9; generic within 1.01x of the FMT23 value. CPU time of
+this process is quoted because the benchmark machine is shared.
 """
 
 from __future__ import annotations

@@ -376,13 +376,14 @@ class _BracketedCurve(_AdaptiveCurve):
             if self.log_delta(lo) <= target:
                 return lo
             hi = self._eps0
-            for growth in (1.02, 1.1, 1.5):
+            for growth in (1.01, 1.05, 1.5):
                 step = min(lo * growth + 1e-12, self._eps0)
                 if self.log_delta(step) <= target:
                     hi = step
                     break
                 lo = step
-            return safe_root(self.log_delta, target, lo, hi, xtol=max(1e-13, 1e-8 * hi))
+            # 1e-6 relative: far below the certificate's own blocking error.
+            return safe_root(self.log_delta, target, lo, hi, xtol=max(1e-13, 1e-6 * hi))
         finally:
             self.solving_for(None)
 
@@ -628,6 +629,9 @@ class ShuffleBound:
     condition: Callable[[ShuffleParams], str | None] = _no_condition
     certificate_without_k: bool = True
     in_best: Callable[[ShuffleParams], bool] = _always
+    #: Most grid points :func:`epsilon_vs_n` evaluates this bound at (None: all of them);
+    #: for bounds that take a second or more per point.
+    plot_points: int | None = None
 
     def listed_for(self, k: int | None) -> bool:
         """Whether the bound is listed (``*_all``, ``--bound all``) for this randomizer class."""
@@ -768,7 +772,7 @@ _BOUNDS: tuple[ShuffleBound, ...] = (
             "variation_ratio", "upper", _VARIATION_RATIO, "any", _variation_ratio_curve,
             # With k the k-RR bounds are post-processings of the FMT23 pair, which this
             # bound is never below.
-            in_best=lambda p: p.k is None,
+            in_best=lambda p: p.k is None, plot_points=16,
         ),
         ShuffleBound(
             "krr_clone", "upper", "crowdhide k-RR clone reduction (docs/shuffle.md)", "krr",
@@ -1151,6 +1155,9 @@ def epsilon_vs_n(
 ) -> dict[str, Any]:
     """ε against n for every listed bound (``nan`` where a bound does not apply); optional PNG.
 
+    A bound that takes a second or more per point (``variation_ratio``) is evaluated at up to
+    16 grid points spread evenly, ``nan`` (and ``conditions_met`` false) at the others.
+
     Returns ``{"n": [...], "epsilon": {bound: [...]}, "conditions_met": {bound: [...]}}``.
 
     Examples
@@ -1171,13 +1178,25 @@ def epsilon_vs_n(
     for entry in _BOUNDS:
         if not entry.listed_for(lo.k):
             continue
-        rows = [_evaluate(entry.name, replace(lo, n=n), query) for n in grid]
-        series[entry.name] = [r.epsilon if r.conditions_met else math.nan for r in rows]
-        met[entry.name] = [r.conditions_met for r in rows]
+        chosen = _plot_subset(len(grid), entry.plot_points)
+        rows = [
+            _evaluate(entry.name, replace(lo, n=n), query) if i in chosen else None
+            for i, n in enumerate(grid)
+        ]
+        series[entry.name] = [r.epsilon if r and r.conditions_met else math.nan for r in rows]
+        met[entry.name] = [bool(r and r.conditions_met) for r in rows]
     if out is not None:
         title = f"eps0={lo.eps0:g}, delta={query['delta']:g}, k={lo.k or 'any'}"
         _plot(grid, series, title=title, out=out)
     return {"n": grid, "epsilon": series, "conditions_met": met}
+
+
+def _plot_subset(size: int, most: int | None) -> set[int]:
+    """Indices of the grid points a bound is evaluated at: all, or ``most`` spread evenly
+    (both ends included)."""
+    if most is None or size <= most:
+        return set(range(size))
+    return {round(i * (size - 1) / (most - 1)) for i in range(most)}
 
 
 def _plot(grid: list[int], series: dict[str, list[float]], *, title: str, out: Any) -> None:
@@ -1191,7 +1210,10 @@ def _plot(grid: list[int], series: dict[str, list[float]], *, title: str, out: A
         if all(math.isnan(v) for v in values):
             continue
         style = "--" if name == "krr_lower" else "-"
-        ax.plot(grid, values, style, marker="o", markersize=3, label=name)
+        # Finite points only, so a bound evaluated on part of the grid draws a joined line.
+        xs = [x for x, v in zip(grid, values, strict=True) if math.isfinite(v)]
+        ys = [v for v in values if math.isfinite(v)]
+        ax.plot(xs, ys, style, marker="o", markersize=3, label=name)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("n (users)")

@@ -79,8 +79,8 @@ REFINE_FLOOR = 14.0
 #: informative counts); a cell above the refinement level is evaluated again at the full
 #: resolution before it is split.
 COARSE_POINTS = (16, 48)
-#: Cells below this μ get the coarse pass (near μ = 1 it is too loose to be worth it) ...
-COARSE_BELOW = 0.5
+#: Cells below this μ get the coarse pass (nearer μ = 1 it is too loose to be worth it) ...
+COARSE_BELOW = 0.9
 #: ... and the full one only when the coarse bound is at most this far above the level.
 COARSE_MARGIN = 0.5
 #: Cells narrower than this ratio are not split further.
