@@ -259,3 +259,11 @@ def test_all_evaluates_krr_curves_at_large_n() -> None:
     assert rows["krr_lower"].conditions_met
     assert rows["krr_lower"].epsilon <= rows["krr_clone"].epsilon <= rows["feldman2023"].epsilon
     assert all(r.lower and r.lower.epsilon == rows["krr_lower"].epsilon for r in rows.values())
+
+
+@pytest.mark.parametrize("bound", ["balle2019_bennett", "balle2019_hoeffding"])
+def test_blanket_bounds_at_vanishing_eps0(bound: str) -> None:
+    """Their terms underflow below eps0 ~ 1e-150 (found by the CLI fuzz through calibration);
+    they answer with one report's δ, (e^eps0 − e^eps)/(e^eps0 + 1)."""
+    r = shuffle_delta(eps0=1e-300, n=1000, epsilon=5e-301, bound=bound)
+    assert r.delta == pytest.approx(2.5e-301, rel=1e-6)
