@@ -1055,22 +1055,9 @@ def _meets(eps0: float, n: int, k: int | None, bound: str, epsilon: float, delta
     return r.is_certificate and r.delta <= delta
 
 
-def _at_target(
-    result: PrivacyStatement,
-    eps0: float,
-    n: int,
-    k: int | None,
-    bound: str,
-    epsilon: float,
-    delta: float,
-) -> PrivacyStatement:
-    """``result`` with the target recorded; where the ε query lands a hair above a target
-    the δ query met (their summation windows differ), the statement at ε = target."""
-    if not (result.is_certificate and result.epsilon > epsilon):
-        return result.with_target(epsilon=epsilon, delta=delta)
-    at = shuffle_delta(eps0=eps0, n=n, epsilon=epsilon, k=k, bound=bound)
-    chosen = at if at.delta <= delta else result
-    return chosen.with_target(epsilon=epsilon, delta=delta)
+#: Steps taken back along a calibration when the ε query at the δ-calibrated point lands a
+#: hair above the target (the two queries sum to different tail levels).
+_SETTLE_STEPS = 50
 
 
 def calibrate_eps0(
@@ -1110,7 +1097,13 @@ def calibrate_eps0(
     while lo < _MAX_EPS0 and ok(hi):
         lo, hi = hi, min(2.0 * hi, _MAX_EPS0)
     found = lo if lo >= _MAX_EPS0 else calibrate(ok, low=lo, high=hi, increasing=False, rtol=1e-6)
-    return _at_target(achieved(found, lower=True), found, nn, kk, name, target, d)
+    result = achieved(found, lower=True)
+    for _ in range(_SETTLE_STEPS):  # the answer is the ε query: make it meet the target too
+        if result.epsilon <= target or found <= target:
+            break
+        found = max(target, found * (1.0 - 2e-4))
+        result = achieved(found, lower=True)
+    return result.with_target(epsilon=target, delta=d)
 
 
 def calibrate_n(
@@ -1150,8 +1143,14 @@ def calibrate_n(
             )
         lo, hi = hi, min(2 * hi, _MAX_N)
     found = hi if hi == lo else calibrate(ok, low=lo, high=hi, increasing=True, integer=True)
-    result = shuffle_epsilon(eps0=e0, n=int(found), delta=d, k=kk, bound=name)
-    return _at_target(result, e0, int(found), kk, name, target, d)
+    m = int(found)
+    result = shuffle_epsilon(eps0=e0, n=m, delta=d, k=kk, bound=name)
+    for _ in range(_SETTLE_STEPS):  # the answer is the ε query: make it meet the target too
+        if (result.is_certificate and result.epsilon <= target) or m >= _MAX_N:
+            break
+        m = min(_MAX_N, m + 1 + m // 5000)
+        result = shuffle_epsilon(eps0=e0, n=m, delta=d, k=kk, bound=name)
+    return result.with_target(epsilon=target, delta=d)
 
 
 def epsilon_vs_n(
