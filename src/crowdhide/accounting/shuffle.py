@@ -1049,8 +1049,9 @@ def krr_dataset_curve(*, eps0: float, n: int, k: int, others: str) -> PrivacyCur
 
 
 def _meets(eps0: float, n: int, k: int | None, bound: str, epsilon: float, delta: float) -> bool:
-    """Whether ``bound`` certifies (epsilon, delta): one δ query at ``epsilon``, which is
-    several times cheaper than solving for ε (δ(ε) <= δ exactly when ε(δ) <= ε)."""
+    """Whether ``bound`` certifies (epsilon, delta): one δ query at ``epsilon``, several times
+    cheaper than solving for ε. In exact arithmetic δ(ε) <= δ exactly when ε(δ) <= ε; the
+    blocked sums of the two queries differ slightly, which the callers settle afterwards."""
     r = shuffle_delta(eps0=eps0, n=n, epsilon=epsilon, k=k, bound=bound, lower=False)
     return r.is_certificate and r.delta <= delta
 
