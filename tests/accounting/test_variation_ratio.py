@@ -166,3 +166,14 @@ def test_extreme_parameters_stay_finite(n: int, delta: float) -> None:
     # Both are certificates; the blocks depend on the tail level each query works to, so
     # the round trip agrees to a fraction of a per cent, not exactly.
     assert back.delta <= delta * 1.01
+
+
+@pytest.mark.parametrize("eps", [0.0, 10.0, 39.0])
+def test_eps0_where_tanh_rounds_to_one_uses_one_report(eps: float) -> None:
+    """At ε0 = 40, tanh(ε0/2) is 1.0 in floating point; the certificate is one report's δ,
+    which is exact for n = 1 binary RR and above the exact worst case at n = 5."""
+    cert = shuffle_delta(eps0=40.0, n=5, epsilon=eps, bound="variation_ratio").delta
+    exact = shuffle_delta(eps0=40.0, n=5, epsilon=eps, k=2, bound="exact").delta
+    single = (math.exp(40.0) - math.exp(eps)) / (math.exp(40.0) + 1.0)
+    assert exact <= cert * (1 + 1e-9)
+    assert single <= cert <= single * (1 + 1e-8)  # rounded a relative 1e-9 to the safe side

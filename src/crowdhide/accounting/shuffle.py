@@ -100,7 +100,7 @@ from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import calibrate, safe_root
 from crowdhide.accounting.statement import Kind, PrivacyStatement
-from crowdhide.accounting.variation_ratio import variation_ratio_log_delta
+from crowdhide.accounting.variation_ratio import one_report_log_delta, variation_ratio_log_delta
 from crowdhide.errors import UnmetTargetError
 
 __all__ = [
@@ -229,13 +229,6 @@ def _blanket_params(eps: float, eps0: float, k: int | None) -> tuple[float, floa
     return gamma, b_plus, b_range, var
 
 
-def _single_report_log_delta(eps: float, eps0: float) -> float:
-    """``log δ(ε)`` of one ε0-LDP report, at worst binary RR: ``(e^{ε0} − e^ε)/(e^{ε0} + 1)``;
-    shuffling only post-processes it. The blanket bounds fall back to it where their terms
-    underflow (ε0 below ~1e-150)."""
-    return math.log(-math.expm1(eps - eps0)) - math.log1p(math.exp(-eps0))
-
-
 def _hoeffding_log_delta(eps: float, eps0: float, n: int, k: int | None) -> float:
     """Balle et al. (2019), Hoeffding: δ = b²/(4aγn) (1 − γ(1 − e^{−2a²/b²}))^n, a = e^ε − 1."""
     if eps >= eps0:
@@ -245,7 +238,7 @@ def _hoeffding_log_delta(eps: float, eps0: float, n: int, k: int | None) -> floa
     gamma, _, b_range, _ = _blanket_params(eps, eps0, k)
     a = math.expm1(eps)
     if b_range * b_range == 0.0:
-        return _single_report_log_delta(eps, eps0)
+        return one_report_log_delta(eps, eps0)
     inner = -gamma * -math.expm1(-2.0 * a * a / (b_range * b_range))
     value = (
         2.0 * math.log(b_range) - math.log(4.0 * a) - math.log(gamma * n) + n * math.log1p(inner)
@@ -264,7 +257,7 @@ def _bennett_log_delta(eps: float, eps0: float, n: int, k: int | None) -> float:
     gamma, b_plus, _, var = _blanket_params(eps, eps0, k)
     a = math.expm1(eps)
     if b_plus * b_plus == 0.0 or var == 0.0:
-        return _single_report_log_delta(eps, eps0)
+        return one_report_log_delta(eps, eps0)
     alpha, beta = var / b_plus**2, a * b_plus / var
     phi = (1.0 + beta) * math.log1p(beta) - beta
     if phi <= 0.0:  # rounding for tiny β: φ(β) ≈ β²/2 > 0

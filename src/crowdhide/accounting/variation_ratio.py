@@ -60,7 +60,7 @@ from crowdhide.accounting._split_clone import (
     split_clone_log_delta,
 )
 
-__all__ = ["clone_rates", "variation_ratio_log_delta"]
+__all__ = ["clone_rates", "one_report_log_delta", "variation_ratio_log_delta"]
 
 #: Initial cells (largest μ first). δ(μ) falls fast below μ = 0.9, so the top needs the
 #: finest start.
@@ -102,6 +102,21 @@ def clone_rates(mu: float, eps0: float) -> tuple[float, float]:
     """
     e = math.exp(eps0)
     return 2.0 * mu / (e + 1.0), (1.0 - mu) / e
+
+
+def one_report_log_delta(eps: float, eps0: float) -> float:
+    """``log δ(ε)`` of one ε0-LDP report, ``ε < ε0``: at worst binary RR,
+    ``(e^{ε0} − e^ε)/(e^{ε0} + 1)``. Shuffling only post-processes it, so it bounds every
+    shuffle certificate; used where the others' terms underflow (ε0 beyond ~38, or below
+    ~1e-150 for the blanket bounds).
+
+    Examples
+    --------
+    >>> import math
+    >>> round(math.exp(one_report_log_delta(0.0, math.log(3.0))), 12)   # (3 − 1)/(3 + 1)
+    0.5
+    """
+    return math.log(-math.expm1(eps - eps0)) - math.log1p(math.exp(-eps0))
 
 
 def _cell_log_delta(
@@ -166,8 +181,8 @@ def variation_ratio_log_delta(n: int, eps0: float, eps: float, log_tail: float) 
     if eps >= eps0:
         return -math.inf
     kappa = math.tanh(eps0 / 2.0)
-    if kappa >= 1.0:  # ε0 >= ~38: no clones to speak of; one report, at worst binary RR
-        return math.log1p(-math.exp(eps - eps0)) - math.log1p(math.exp(-eps0))
+    if kappa >= 1.0:  # ε0 >= ~38: no clones to speak of
+        return one_report_log_delta(eps, eps0)
     # The value at μ = 1 exactly (not a bound for any cell): the level worth refining to.
     reference = clone_noise_log_delta(n, kappa, 1.0, clone_rates(1.0, eps0)[0], eps, log_tail)
     level = max(reference, log_tail + REFINE_FLOOR) + REFINE_SLACK
