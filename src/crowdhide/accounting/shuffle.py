@@ -776,7 +776,7 @@ _BOUNDS: tuple[ShuffleBound, ...] = (
             "variation_ratio", "upper", _VARIATION_RATIO, "any", _variation_ratio_curve,
             # With k the k-RR bounds are post-processings of the FMT23 pair, which this
             # bound is never below.
-            in_best=lambda p: p.k is None, plot_points=16,
+            in_best=lambda p: p.k is None, plot_points=8,
         ),
         ShuffleBound(
             "krr_clone", "upper", "crowdhide k-RR clone reduction (docs/shuffle.md)", "krr",
@@ -1160,7 +1160,7 @@ def epsilon_vs_n(
     """ε against n for every listed bound (``nan`` where a bound does not apply); optional PNG.
 
     A bound that takes a second or more per point (``variation_ratio``) is evaluated at up to
-    16 grid points spread evenly, ``nan`` (and ``conditions_met`` false) at the others.
+    8 grid points spread evenly, ``nan`` (and ``conditions_met`` false) at the others.
 
     Returns ``{"n": [...], "epsilon": {bound: [...]}, "conditions_met": {bound: [...]}}``.
 
