@@ -154,11 +154,30 @@ def test_mechanism_certificate_beats_generic_at_scale(name: str) -> None:
     low = mechanism_lower_curve(mechanism=name, eps0=2.0, n=10**6, d=d, k=kk).epsilon(1e-6)
     generic = shuffle_epsilon(eps0=2.0, n=10**6, delta=1e-6, lower=False).epsilon
     assert low <= cert
-    # Piecewise and Laplace keep the one-rate system (their pairs differ), which the generic
+    # Laplace keeps the one-rate system (its pairs differ), which the generic
     # variation-ratio certificate (split clones) can beat; the answer takes the smaller.
-    if MECHANISMS[name].split is not None:
-        assert cert <= generic
+    # Piecewise has the generic one restricted to its μ, so it is never above it.
+    m = MECHANISMS[name]
+    if m.split is not None or m.variation_capped:
+        assert cert <= generic * (1 + 1e-6)
     assert low <= generic
+
+
+@pytest.mark.parametrize(("eps0", "n", "most"), [(1.0, 10**5, 1.2), (4.0, 10**5, 1.01)])
+def test_piecewise_restricted_certificate_is_tight(eps0: float, n: int, most: float) -> None:
+    """The variation-ratio certificate restricted to the piecewise mechanism's μ: within
+    ``most`` of the lower bound (1.01 at ε0 = 4), and at least 5 % below its one-rate system."""
+    cert = mechanism_curve(mechanism="piecewise", eps0=eps0, n=n).epsilon(1e-6)
+    low = mechanism_lower_curve(mechanism="piecewise", eps0=eps0, n=n).epsilon(1e-6)
+    kappa, mu2, rho, *_ = MECHANISMS["piecewise"].params(eps0, 0, 1)
+    lo, hi = 0.0, eps0  # bisection for the one-rate system's ε at δ = 1e-6
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        above = fast.clone_noise_log_delta(n, kappa, mu2, rho, mid, -60.0) > math.log(1e-6)
+        lo, hi = (mid, hi) if above else (lo, mid)
+    one_rate = lo
+    assert low <= cert <= most * low
+    assert cert < one_rate / 1.05
 
 
 def test_cli_mechanism(capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,7 +7,9 @@ Three independent checks of :mod:`crowdhide.accounting.variation_ratio`:
   reduction, and fails with γ_+ or γ_0 one per cent larger (the rates are the largest);
 * the supremum over μ: the exact δ(ε) of the split clone system, enumerated outcome by
   outcome for small n, on a fine grid of μ, stays below the certificate;
-* tightness: within 1 % in ε of the FMT23 pair (the value Wang et al. give) on a grid.
+* tightness: within 1 % in ε of the FMT23 pair (the value Wang et al. give) on a grid;
+* the restriction to ``μ <= mu_max`` (the piecewise mechanism's certificate) against the
+  same exact system below the cap.
 
 The brute force against explicit randomizers is in ``test_generic_ldp_bruteforce.py``.
 """
@@ -134,6 +136,36 @@ def test_the_exact_supremum_can_exceed_a_certificate_with_too_many_clones() -> N
     cert_weak = split_system_delta(n, eps0, 1.0, min(1.0, 1.6 * clone_rates(1.0, eps0)[0]), 0, eps)
     worst = split_system_delta(n, eps0, 1.0, clone_rates(1.0, eps0)[0], 0.0, eps)
     assert worst > cert_weak * 1.05
+
+
+@pytest.mark.parametrize("eps0", [0.7, 2.0])
+@pytest.mark.parametrize("n", [4, 12])
+def test_restricted_certificate_dominates_the_split_system_below_its_cap(
+    eps0: float, n: int
+) -> None:
+    """``mu_max`` restricts the supremum to ``μ <= mu_max``: the restricted certificate stays
+    above the exact split system on a grid of μ up to the cap (the piecewise mechanism's
+    cap among them), and the comparison can fail: the exact system at μ = 1 exceeds it."""
+    t = math.exp(eps0 / 2.0)
+    for cap in (0.3, (t * t + 1.0) / (t * (t + 1.0))):
+        for frac in (0.0, 0.25):
+            eps = frac * eps0
+            cert = math.exp(variation_ratio_log_delta(n, eps0, eps, -60.0, mu_max=cap))
+            worst = max(
+                split_system_delta(n, eps0, mu, *clone_rates(mu, eps0), eps)
+                for mu in np.linspace(0.01, 1.0, 23) * cap
+            )
+            assert worst <= cert * (1 + 1e-9) + 1e-15
+            assert cert <= 1.25 * worst + 1e-12
+        above = split_system_delta(n, eps0, 1.0, *clone_rates(1.0, eps0), 0.0)
+        restricted = math.exp(variation_ratio_log_delta(n, eps0, 0.0, -60.0, mu_max=cap))
+        assert above > restricted * 1.05
+
+
+def test_restricted_certificate_rejects_a_cap_outside_zero_one() -> None:
+    for cap in (0.0, 1.5, math.nan):
+        with pytest.raises(ValueError, match="mu_max"):
+            variation_ratio_log_delta(100, 1.0, 0.1, -60.0, mu_max=cap)
 
 
 @pytest.mark.parametrize("eps0", [0.5, 1.0, 4.0])

@@ -26,7 +26,7 @@ from crowdhide.accounting.logmath import log1mexp, logsumexp
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.statement import PrivacyStatement
 
-__all__ = ["DiscretePairCurve", "PrivacyCurve"]
+__all__ = ["DiscretePairCurve", "PrivacyCurve", "SmallestCurve"]
 
 
 class PrivacyCurve(abc.ABC):
@@ -84,6 +84,34 @@ class PrivacyCurve(abc.ABC):
         return PrivacyStatement(
             epsilon=self.epsilon(delta), delta=float(delta), kind="upper", source=source
         )
+
+
+class SmallestCurve(PrivacyCurve):
+    """The smallest of several *upper-bound* curves of one mechanism: each is a certificate,
+    so the least of them is one too, δ for δ and ε for ε (each member's own ε(δ) is used, so
+    a member with a fast or bracketed inverse keeps it).
+
+    Examples
+    --------
+    >>> a = DiscretePairCurve([math.log(0.7), math.log(0.3)], [math.log(0.3), math.log(0.7)])
+    >>> b = DiscretePairCurve([math.log(0.6), math.log(0.4)], [math.log(0.4), math.log(0.6)])
+    >>> SmallestCurve([a, b]).delta(0.0) == b.delta(0.0)
+    True
+    """
+
+    def __init__(self, members: list[PrivacyCurve]) -> None:
+        if not members:
+            raise ValueError("SmallestCurve needs at least one member curve")
+        self._members = members
+
+    def log_delta(self, epsilon: float) -> float:
+        return min(m.log_delta(epsilon) for m in self._members)
+
+    def epsilon(self, delta: float) -> float:
+        return min(m.epsilon(delta) for m in self._members)
+
+    def epsilon_upper_hint(self) -> float:
+        return min(m.epsilon_upper_hint() for m in self._members)
 
 
 class DiscretePairCurve(PrivacyCurve):

@@ -109,6 +109,7 @@ __all__ = [
     "KRR_LOWER_MAX_N",
     "SHUFFLE_BOUNDS",
     "SHUFFLE_REGISTRY",
+    "BracketedCurve",
     "KrrShuffleCurve",
     "SafeSideCurve",
     "ShuffleBound",
@@ -360,7 +361,7 @@ class _AdaptiveCurve(PrivacyCurve):
         return self._eps0
 
 
-class _BracketedCurve(_AdaptiveCurve):
+class BracketedCurve(_AdaptiveCurve):
     """An :class:`_AdaptiveCurve` that is never below ``floor`` (δ for δ): its ε(δ) is
     searched from ``floor``'s ε upwards, so an expensive curve that sits a few per cent above
     a cheap one is solved in a handful of evaluations. Only points whose own ``log δ`` meets
@@ -711,7 +712,7 @@ def _variation_ratio_curve(p: ShuffleParams) -> PrivacyCurve:
     eps0, n = p.eps0, p.n
     fn = functools.partial(variation_ratio_log_delta, n, eps0)
     # Its top cell bounds the FMT23 pair from above, so the pair's ε is a floor.
-    return _BracketedCurve(fn, eps0, _fmt23_curve(p))
+    return BracketedCurve(fn, eps0, _fmt23_curve(p))
 
 
 def _krr_clone_curve(p: ShuffleParams) -> PrivacyCurve:

@@ -65,7 +65,18 @@ when both split rates are at least the one-rate system's — always, for the exa
 above — the split system alone is evaluated. It is evaluated by
 :func:`crowdhide.accounting._split_clone.split_clone_log_delta` (blocked, O(1) in n). It
 needs the same parameters for every pair, so the piecewise mechanism and Laplace (whose
-pairs differ) keep the one-rate system.
+pairs differ) cannot use it with their own rates.
+
+**Restricted variation ratio.** Every ε0-LDP randomizer has the split rates
+``c_inf = 2μ/(e+1)``, ``c_zero = (1 − μ)/e`` at its pair's μ, and the generic certificate
+of :mod:`crowdhide.accounting.variation_ratio` takes the supremum over μ in cells.
+Restricted to ``μ <= mu2`` it certifies a mechanism whose pairs differ in μ
+(``variation_capped``). For the piecewise mechanism these rates are the mechanism's own
+(informative reports: densities p and p/e, every other input at least p/e; uninformative
+ones: both at p, every other input at least p/e), so this is its split certificate; the
+one-rate system is kept beside it and the smaller counts. (For Laplace its twelve one-rate
+cells, with blanket ratios up to ``1/(e+1)``, are smaller at every size measured, so it is
+not restricted.)
 
 **Lower bound.** One explicit dataset: all other users on one value z, sign-symmetric for
 the pair; the counts of reports in two regions (``+``, where the target's report has
@@ -149,11 +160,12 @@ from dataclasses import dataclass
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting import _krr_fast
 from crowdhide.accounting._split_clone import split_clone_log_delta
-from crowdhide.accounting.curves import PrivacyCurve
+from crowdhide.accounting.curves import PrivacyCurve, SmallestCurve
 from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import safe_root
-from crowdhide.accounting.shuffle import SafeSideCurve
+from crowdhide.accounting.shuffle import BracketedCurve, SafeSideCurve
 from crowdhide.accounting.statement import Kind, PrivacyStatement
+from crowdhide.accounting.variation_ratio import clone_rates, variation_ratio_log_delta
 
 __all__ = [
     "MECHANISMS",
@@ -186,8 +198,11 @@ class Mechanism:
     bound (the third-value dataset of ``params``, d >= 3) by its own configurations.
     ``split(eps0, d, k)`` (optional) gives the rates ``(c_inf, c_zero)`` of informative and
     uninformative clones of the split clone system (module docstring); the certificate is
-    then the smaller of the two systems. ``needs_d``: whether the mechanism has a finite
-    domain of size ``d``.
+    then the smaller of the two systems. ``variation_capped``: the certificate is also the
+    generic variation-ratio one restricted to ``μ <= mu2``
+    (:func:`crowdhide.accounting.variation_ratio.variation_ratio_log_delta`), for
+    mechanisms whose pairs differ in μ; the smaller counts. ``needs_d``: whether the
+    mechanism has a finite domain of size ``d``.
     """
 
     name: str
@@ -198,6 +213,7 @@ class Mechanism:
     cells: Callable[[float], tuple[tuple[float, float], ...]] | None = None
     lowers: Callable[[float, int, int], tuple[LowerMember, ...]] | None = None
     split: Callable[[float, int, int], tuple[float, float]] | None = None
+    variation_capped: bool = False
 
 
 def _third(p_plus: float, p_minus: float, nu: float, eps0: float) -> LowerMember:
@@ -406,7 +422,10 @@ MECHANISMS: dict[str, Mechanism] = {
             "hadamard", _HR, _hadamard, lowers=_hadamard_lowers,
             split=_three_point_split(_hadamard, _hadamard_zero),
         ),
-        Mechanism("piecewise", _PM, _piecewise, needs_d=False, lowers=_piecewise_lowers),
+        Mechanism(
+            "piecewise", _PM, _piecewise, needs_d=False, lowers=_piecewise_lowers,
+            variation_capped=True,
+        ),
         Mechanism(
             "laplace", "Laplace noise of scale 2/eps0 on [-1, 1] (Dwork et al. 2006)", _laplace,
             needs_d=False, cells=_laplace_cells, lowers=_laplace_lowers,
@@ -551,8 +570,22 @@ class MechanismBound:
                 functools.partial(_lower_member, fn, n)
                 for fn in lower_members(self.mechanism, eps0, d, k)
             ]
-        raw = _Curve(members, eps0, lower=self.kind == "lower")
+        raw: PrivacyCurve = _Curve(members, eps0, lower=self.kind == "lower")
+        if self.kind == "upper" and self.mechanism.variation_capped:
+            raw = SmallestCurve([raw, _capped_curve(n, eps0, self.mechanism.params(eps0, d, k)[1])])
         return SafeSideCurve(raw, eps0, lower=self.kind == "lower")
+
+
+def _capped_curve(n: int, eps0: float, mu_max: float) -> PrivacyCurve:
+    """The generic variation-ratio certificate over pairs with ``μ <= mu_max``, searched
+    upwards from the split system at ``μ = mu_max`` with its own clone rates (a floor: the
+    top cell uses fewer informative clones and the same target)."""
+    fn = functools.partial(variation_ratio_log_delta, n, eps0, mu_max=mu_max)
+    rates = clone_rates(mu_max, eps0)
+    floor_member = functools.partial(
+        _clone_member, n, math.tanh(eps0 / 2.0), mu_max, math.exp(-eps0), rates
+    )
+    return BracketedCurve(fn, eps0, _Curve([floor_member], eps0, lower=False))
 
 
 def _clone_member(

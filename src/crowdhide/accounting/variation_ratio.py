@@ -43,6 +43,11 @@ largest over a partition of (0, 1] into cells, each bounded by one evaluation:
   Its weaker clone rate does not matter there, where δ(μ) is far below its value at μ = 1;
   μ_b is lowered until that holds.
 
+**Restricted variation.** A randomizer whose pairs all have ``μ <= mu_max`` needs the
+supremum over ``(0, mu_max]`` only (every step above holds pair by pair); the piecewise
+mechanism, whose pairs have different μ up to ``(t² + 1)/(t(t + 1))``, ``t = e^{ε0/2}``,
+gets its certificate this way (:mod:`crowdhide.accounting.shuffle_mechanisms`).
+
 Cells whose bound exceeds the largest bound so far (or the value at μ = 1) by more than
 :data:`REFINE_SLACK` are split in two (geometric midpoint), at most :data:`MAX_EVALUATIONS`
 evaluations per δ. Refinement only changes which valid bounds are combined, never whether
@@ -148,10 +153,21 @@ def _cell_log_delta(
     return min(value, tv_bound)
 
 
-def _initial_cells() -> list[tuple[float, float]]:
-    """Cells as ``(log_lo, log_hi)`` down to the bottom edge, largest μ last (popped first)."""
-    edges = [math.log(mu) for mu in TOP_EDGES]
+def _initial_cells(mu_max: float) -> list[tuple[float, float]]:
+    """Cells as ``(log_lo, log_hi)`` from ``mu_max`` down to the bottom edge, largest μ
+    last (popped first)."""
+    edges = [math.log(mu_max * mu) for mu in TOP_EDGES]
     return list(zip(edges[1:], edges[:-1], strict=True))[::-1]
+
+
+def _reference(n: int, eps0: float, mu_max: float, eps: float, log_tail: float) -> float:
+    """The value of the pair at ``μ = mu_max`` exactly, with its own clone rates: not a
+    bound for any cell, but the level worth refining to (the supremum is about there)."""
+    kappa = math.tanh(eps0 / 2.0)
+    c_inf, c_zero = clone_rates(mu_max, eps0)
+    if mu_max >= 1.0:
+        return clone_noise_log_delta(n, kappa, 1.0, c_inf, eps, log_tail)
+    return split_clone_log_delta(n, kappa, mu_max, c_inf, c_zero, eps, log_tail)
 
 
 def _bottom_log_delta(n: int, eps0: float, mu_b: float, eps: float, log_tail: float) -> float:
@@ -164,9 +180,16 @@ def _bottom_log_delta(n: int, eps0: float, mu_b: float, eps: float, log_tail: fl
     return min(value, math.log(mu_b * kappa))
 
 
-def variation_ratio_log_delta(n: int, eps0: float, eps: float, log_tail: float) -> float:
+def variation_ratio_log_delta(
+    n: int, eps0: float, eps: float, log_tail: float, *, mu_max: float = 1.0
+) -> float:
     """Upper bound on ``log δ(ε)`` of n shuffled reports of any ε0-LDP randomizer
     (module docstring), O(MAX_EVALUATIONS) blocked evaluations whatever n.
+
+    ``mu_max`` (in (0, 1]) restricts the randomizer to pairs with ``μ <= mu_max``: the
+    supremum is then taken over ``(0, mu_max]`` only, with every cell scaled by it. A
+    mechanism whose largest total variation is ``mu_max · tanh(ε0/2)`` (the piecewise
+    mechanism) gets its own, tighter certificate this way; the derivation is unchanged.
 
     Examples
     --------
@@ -178,18 +201,19 @@ def variation_ratio_log_delta(n: int, eps0: float, eps: float, log_tail: float) 
     >>> 0.0 <= here - fmt23 < 0.1        # the FMT23 value, up to the blocking error
     True
     """
+    if not 0.0 < mu_max <= 1.0:
+        raise ValueError(f"mu_max must be in (0, 1]; got {mu_max!r}")
     if eps >= eps0:
         return -math.inf
     kappa = math.tanh(eps0 / 2.0)
-    if kappa >= 1.0:  # ε0 >= ~38: no clones to speak of
-        return one_report_log_delta(eps, eps0)
-    # The value at μ = 1 exactly (not a bound for any cell): the level worth refining to.
-    reference = clone_noise_log_delta(n, kappa, 1.0, clone_rates(1.0, eps0)[0], eps, log_tail)
-    level = max(reference, log_tail + REFINE_FLOOR) + REFINE_SLACK
-    stack = _initial_cells()
+    if kappa >= 1.0:  # ε0 >= ~38: no clones to speak of; one report's δ scales with μ
+        return one_report_log_delta(eps, eps0) + math.log(mu_max)
+    level = max(_reference(n, eps0, mu_max, eps, log_tail), log_tail + REFINE_FLOOR)
+    level += REFINE_SLACK
+    stack = _initial_cells(mu_max)
     # The bottom region [0, μ_b]: lowered (and the released range handed to the cells)
     # while its one-rate bound is above the level.
-    mu_b = TOP_EDGES[-1]
+    mu_b = mu_max * TOP_EDGES[-1]
     best = _bottom_log_delta(n, eps0, mu_b, eps, log_tail)
     for _ in range(BOTTOM_STEPS):
         if best <= level:
@@ -201,7 +225,7 @@ def variation_ratio_log_delta(n: int, eps0: float, eps: float, log_tail: float) 
     while stack:
         log_lo, log_hi = stack.pop()
         value, evaluations = _refined_cell(
-            n, eps0, (log_lo, log_hi), eps, log_tail, level, evaluations
+            n, eps0, (log_lo, log_hi), eps, log_tail, level, evaluations, math.log(mu_max)
         )
         splittable = log_hi - log_lo > math.log(MIN_CELL_RATIO)
         if value > level and splittable and evaluations + 2 * len(stack) + 4 <= MAX_EVALUATIONS:
@@ -220,12 +244,14 @@ def _refined_cell(
     log_tail: float,
     level: float,
     evaluations: int,
+    log_top: float,
 ) -> tuple[float, int]:
-    """A cell's bound and the evaluation count: below :data:`COARSE_BELOW` a coarse pass
-    first, repeated at full resolution only when it lands just above ``level`` (far above,
-    the cell is too wide rather than the blocks too coarse: it will be split)."""
+    """A cell's bound and the evaluation count: below :data:`COARSE_BELOW` times the top
+    ``e^log_top`` a coarse pass first, repeated at full resolution only when it lands just
+    above ``level`` (far above, the cell is too wide rather than the blocks too coarse: it
+    will be split)."""
     log_lo, log_hi = cell
-    if log_hi > math.log(COARSE_BELOW):
+    if log_hi - log_top > math.log(COARSE_BELOW):
         return _cell_log_delta(n, eps0, log_lo, log_hi, eps, log_tail), evaluations + 1
     value = _cell_log_delta(n, eps0, log_lo, log_hi, eps, log_tail, coarse=True)
     if level < value <= level + COARSE_MARGIN:
