@@ -368,20 +368,19 @@ def test_wrong_parameters_of_the_new_mechanisms_are_caught() -> None:
 @pytest.mark.parametrize("name", ["krr", "oue", "rappor"])
 def test_domain_of_two_has_no_third_value_lower_bound(name: str) -> None:
     """d = 2: the "others on a third value" dataset does not exist (it put the lower bound
-    above the truth before); k-RR uses binary RR's "others on x'" instead."""
+    above the truth before); the "others on x'" datasets stand in (binary RR's for k-RR)."""
     eps0 = 0.7
     r = matrix_for(name, eps0, 2, 1)
     for n in (2, 3):
         truth = worst_delta_fast(r, n, [0.0, 0.3 * eps0])
         cert = mechanism_curve(mechanism=name, eps0=eps0, n=n, d=2)
         assert truth[1] <= cert.delta(0.3 * eps0) * (1 + 1e-9)
-        if name == "krr":
-            low = mechanism_lower_curve(mechanism=name, eps0=eps0, n=n, d=2)
-            assert low.delta(0.3 * eps0) <= truth[1] * (1 + 1e-9)
-            assert low.delta(0.0) > 0.0
-        else:
-            with pytest.raises(ValueError, match="d >= 3"):
-                mechanism_lower_curve(mechanism=name, eps0=eps0, n=n, d=2)
+        low = mechanism_lower_curve(mechanism=name, eps0=eps0, n=n, d=2)
+        assert low.delta(0.0) <= truth[0] * (1 + 1e-9)
+        assert low.delta(0.3 * eps0) <= truth[1] * (1 + 1e-9)
+        assert low.delta(0.0) > 0.0
+    with pytest.raises(ValueError, match="d >= 3"):
+        mechanism_lower_curve(mechanism="hadamard", eps0=eps0, n=3, d=2)
 
 
 def laplace_pair_delta(eps0: float, gap: float, eps: float) -> float:
@@ -452,8 +451,8 @@ def test_laplace_lower_bound_configurations_are_exact_datasets(eps0: float) -> N
     b = 2.0 / eps0
     members = lower_members(MECHANISMS["laplace"], eps0, 0, 1)
     thresholds = (0.25, 0.5, 1.0, 1.0 + b / 2.0, 1.0 + b, 1.0 + 2.0 * b)
-    assert len(members) == len(thresholds)
-    for c, member in zip(thresholds, members, strict=True):
+    assert len(members) == len(thresholds) + 4  # then the four "others on x'" regions
+    for c, member in zip(thresholds, members, strict=False):
         edges = np.array([-np.inf, -c, c, np.inf])
 
         def cdf(y: npt.NDArray[np.float64], x: float) -> npt.NDArray[np.float64]:
@@ -469,6 +468,69 @@ def test_laplace_lower_bound_configurations_are_exact_datasets(eps0: float) -> N
                 law_y = symmetric_law(r, (*([2] * (n - 1)), 1))
                 exact = float(np.maximum(law_x - math.exp(eps) * law_y, 0.0).sum())
                 assert math.exp(member(n, eps)) <= exact * (1 + 1e-9) + 1e-300
+
+
+def region_count_delta(n: int, p: float, q: float, eps: float) -> float:
+    """Exact δ(ε) of the count of region reports: ``Bern(p) + Bin(n − 1, q)`` against
+    ``Bin(n, q)``, both directions, summed term by term (an independent computation)."""
+    from scipy.stats import binom
+
+    rest = binom.pmf(np.arange(n), n - 1, q)
+    law_x = np.concatenate([(1 - p) * rest, [0.0]]) + np.concatenate([[0.0], p * rest])
+    law_y = binom.pmf(np.arange(n + 1), n, q)
+    big = math.exp(eps)
+    forward = float(np.maximum(law_x - big * law_y, 0.0).sum())
+    return max(forward, float(np.maximum(law_y - big * law_x, 0.0).sum()))
+
+
+@pytest.mark.parametrize("name", ["oue", "rappor", "subset", "olh", "laplace"])
+@pytest.mark.parametrize("eps0", [0.5, 4.0])
+def test_others_on_x_prime_regions_are_exact(name: str, eps0: float) -> None:
+    """Each "others on x'" member equals the exact δ of its region count (to 1e-9), for n
+    from 1 to 300; the region probabilities are read off the matrices in the small-domain
+    checks above (oue, rappor, subset, olh) and the Laplace CDF."""
+    from crowdhide.accounting._krr_fast import same_value_lower_log_delta
+
+    d, k = {"subset": (6, 3), "olh": (5, 1), "laplace": (0, 1)}.get(name, (6, 1))
+    regions = MECHANISMS[name].same_regions
+    assert regions is not None
+    for p, q in regions(eps0, d, k):
+        assert 0.0 < q < p <= 1.0
+        for n in (1, 2, 7, 300):
+            for frac in (0.0, 0.1, 0.5):
+                exact = region_count_delta(n, p, q, frac * eps0)
+                got = math.exp(same_value_lower_log_delta(n, p, q, frac * eps0))
+                assert got <= exact * (1 + 1e-9) + 1e-300
+                assert got >= exact * (1 - 1e-7) - 1e-300
+
+
+def test_region_count_edge_cases() -> None:
+    """A region less likely under x is its complement read backwards (same δ); a region
+    equally likely says nothing; probabilities outside [0, 1] are refused."""
+    from crowdhide.accounting._krr_fast import same_value_lower_log_delta as same
+
+    assert same(100, 0.2, 0.6, 0.1) == same(100, 0.8, 0.4, 0.1)
+    assert math.isclose(math.exp(same(100, 0.2, 0.6, 0.1)), region_count_delta(100, 0.8, 0.4, 0.1))
+    assert same(100, 0.5, 0.5, 0.0) == -math.inf
+    for p, q in ((0.5, 0.0), (0.5, 1.0), (1.5, 0.5), (math.nan, 0.5)):
+        with pytest.raises(ValueError, match="p_target"):
+            same(10, p, q, 0.0)
+
+
+@pytest.mark.parametrize(("name", "d", "k"), [("oue", 3, 1), ("rappor", 3, 1), ("subset", 4, 2)])
+def test_others_on_x_prime_region_probabilities_from_the_matrix(name: str, d: int, k: int) -> None:
+    """The region's probabilities ``(P_x(R), P_x'(R))`` are those of an actual set of
+    reports of the matrix: the best region of the pair (0, 1) reaches them, and a region
+    with a larger ``P_x(R)`` at the same ``P_x'(R)`` does not exist among single reports."""
+    eps0 = 1.3
+    r = matrix_for(name, eps0, d, k)
+    regions = MECHANISMS[name].same_regions
+    assert regions is not None
+    (p, q), *_ = regions(eps0, d, k)
+    ratio = r[0] / r[1]
+    chosen = ratio >= ratio.max() * (1 - 1e-12)  # the reports of the largest ratio
+    assert math.isclose(float(r[0][chosen].sum()), p, rel_tol=1e-12)
+    assert math.isclose(float(r[1][chosen].sum()), q, rel_tol=1e-12)
 
 
 def test_generic_parameters_give_the_feldman2021_pair() -> None:

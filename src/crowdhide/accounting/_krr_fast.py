@@ -474,14 +474,9 @@ def binomial_excess(
 
 def binary_same_lower_log_delta(n: int, eps0: float, eps: float) -> float:
     """Rigorous *lower* bound on ``log δ(ε)`` of shuffled binary RR: the dataset "all other
-    users hold x'" (both directions), exact up to rounding, O(1) at any n.
-
-    Under x' the count ``c`` of x-reports among all n is ``Bin(n, q)``, and the target is
-    exchangeable with the others, so ``P(c | x)/P(c | x') = 1/e + c (e − 1/e)/n`` (the
-    posterior probability that the target's report is x is ``c/n``). Hence, with
-    ``s = (e − 1/e)/n``, ``δ_fwd = s E[(C − θ_f)_+]``, ``θ_f = (E − 1/e)/s``, and
-    ``δ_bwd = E s E[(θ_b − C)_+]``, ``θ_b = (1/E − 1/e)/s``: two incomplete-beta pairs each,
-    rounded down.
+    users hold x'" (both directions), exact up to rounding, O(1) at any n — the region
+    count of :func:`same_value_lower_log_delta` with the region "reports x":
+    ``P(c | x)/P(c | x') = 1/e + c (e − 1/e)/n``.
 
     Examples
     --------
@@ -489,18 +484,55 @@ def binary_same_lower_log_delta(n: int, eps0: float, eps: float) -> float:
     >>> round(binary_same_lower_log_delta(10**9, 1.0, 0.0002), 3)   # δ ≈ 3.3e-15
     -33.331
     """
-    if eps >= eps0:
+    e = math.exp(eps0)
+    return same_value_lower_log_delta(n, e / (e + 1.0), 1.0 / (e + 1.0), eps)
+
+
+def same_value_lower_log_delta(n: int, p_target: float, q: float, eps: float) -> float:
+    """Rigorous *lower* bound on ``log δ(ε)`` of n shuffled reports: the dataset "all other
+    users hold x'", seen through the count of reports in one region R, with
+    ``p_target = P_x(R)`` and ``q = P_x'(R)`` (both directions; ``p_target < q`` is read
+    as the complement region), exact up to rounding, O(1) at any n.
+
+    Under x' the count ``c`` of R-reports among all n is ``Bin(n, q)``, and the target is
+    exchangeable with the others, so the posterior probability that the target's report
+    is in R is ``c/n`` and ``P(c | x)/P(c | x') = a + s c`` with ``a = (1 − p)/(1 − q)``,
+    ``s = (p/q − a)/n``. Hence ``δ_fwd = s E[(C − θ_f)_+]``, ``θ_f = (E − a)/s``, and
+    ``δ_bwd = E s E[(θ_b − C)_+]``, ``θ_b = (1/E − a)/s``: two incomplete-beta pairs
+    each, rounded down. The count is a post-processing of the shuffled reports, so this
+    is at most the dataset's δ, which is at most the worst case.
+
+    Examples
+    --------
+    >>> import math
+    >>> e = math.exp(1.0)   # binary RR, region "reports x"
+    >>> same_value_lower_log_delta(1000, e / (e + 1), 1 / (e + 1), 0.05) < -6.88
+    True
+    """
+    if not (0.0 < q < 1.0 and 0.0 <= p_target <= 1.0):
+        raise ValueError(
+            f"need 0 < q < 1 and 0 <= p_target <= 1; got q={q!r}, p_target={p_target!r}"
+        )
+    if p_target < q:  # the complement region: the same count, read backwards
+        p_target, q = 1.0 - p_target, 1.0 - q
+    if p_target == q:  # the region says nothing (e.g. ε0 so small that e^ε0 rounds to 1)
         return -math.inf
-    e, big = math.exp(eps0), math.exp(eps)
-    q = 1.0 / (e + 1.0)
-    slope = 2.0 * math.sinh(eps0) / n  # (e − 1/e)/n
+    a = (1.0 - p_target) / (1.0 - q)
+    slope = (p_target / q - a) / n
+    big = math.exp(eps)
+    # The ratio a + s c lies in [a, p/q]: beyond (up to rounding) a direction is exactly
+    # zero, and a rounded threshold must not make it look positive.
+    guard = 1.0 + 1e-12
     nn = np.array([float(n)])
-    theta_f = np.array([(big - 1.0 / e) / slope])
-    theta_b = np.array([(1.0 / big - 1.0 / e) / slope])
-    fwd = binomial_excess(theta_f, nn, q, above=True, upper=False)
-    bwd = binomial_excess(theta_b, nn, q, above=False, upper=False)
+    forward = backward = -math.inf
     shrink = math.log1p(-1e-12)  # the products below are exact to a few ulps
     with np.errstate(divide="ignore"):
-        forward = float(np.log(fwd[0])) + math.log(slope) + shrink
-        backward = float(np.log(bwd[0])) + math.log(slope) + eps + shrink
+        if big * guard < p_target / q:
+            theta_f = np.array([(big - a) / slope])
+            fwd = binomial_excess(theta_f, nn, q, above=True, upper=False)
+            forward = float(np.log(fwd[0])) + math.log(slope) + shrink
+        if 1.0 / big > a * guard:
+            theta_b = np.array([(1.0 / big - a) / slope])
+            bwd = binomial_excess(theta_b, nn, q, above=False, upper=False)
+            backward = float(np.log(bwd[0])) + math.log(slope) + eps + shrink
     return max(forward, backward)
