@@ -9,7 +9,8 @@ extremal designs that are not randomized response: asymmetric "informative or si
 outputs, k-subset-like 0/1 patterns and a discretized Laplace.
 
 The certificates for every ε0-LDP randomizer are ``feldman2021`` and ``variation_ratio`` (the
-split clone system maximised over the total variation; docs/shuffle.md). The FMT23 pair
+split clone system maximised over the total variation; docs/shuffle.md), the latter also
+restricted to each randomizer's own largest variation. The FMT23 pair
 (``feldman2023``) itself is also compared; a deliberately weakened pair (too many clones)
 must be caught, which shows the search can fail.
 """
@@ -27,6 +28,7 @@ import pytest
 from crowdhide.accounting import DiscretePairCurve
 from crowdhide.accounting import _shuffle_pairs as pairs
 from crowdhide.accounting.shuffle import shuffle_bound_curve
+from crowdhide.accounting.variation_ratio import variation_ratio_log_delta
 
 Matrix = npt.NDArray[np.float64]
 
@@ -127,6 +129,34 @@ def test_generic_certificate_dominates_random_and_extremal_randomizers(bound: st
             for eps in (0.0, 0.2 * eps0, 0.5 * eps0):
                 truth = max(c.delta(eps) for c in curves)
                 assert truth <= cert.delta(eps) * (1 + 1e-9)
+
+
+def largest_mu(r: Matrix, eps0: float) -> float:
+    """The randomizer's largest ``μ = TV/tanh(ε0/2)`` over pairs of inputs."""
+    tv = max(0.5 * float(np.abs(a - b).sum()) for a, b in itertools.combinations(r, 2))
+    return min(1.0, tv / math.tanh(eps0 / 2.0) * (1 + 1e-12))
+
+
+def test_restricted_variation_ratio_dominates_with_each_randomizers_own_mu() -> None:
+    """``variation_ratio`` restricted to ``μ <= mu_max`` (the piecewise mechanism's
+    certificate), each randomizer with its own largest μ: never below the exact worst case.
+    With the cap taken 0.6x too small the same search fails (it can fail)."""
+    rng = np.random.default_rng(16)
+    randomizers = random_randomizers(rng, 12) + extremal_randomizers(1.0)
+    randomizers += extremal_randomizers(2.5)
+    caught = False
+    for r in randomizers:
+        eps0 = ldp_level(r)
+        mu_max = largest_mu(r, eps0)
+        for n in (2, 3):
+            curves = list(worst_curves(r, n))
+            for eps in (0.0, 0.2 * eps0, 0.5 * eps0):
+                truth = max(c.delta(eps) for c in curves)
+                cert = math.exp(variation_ratio_log_delta(n, eps0, eps, -60.0, mu_max=mu_max))
+                assert truth <= cert * (1 + 1e-9) + 1e-15
+                low = math.exp(variation_ratio_log_delta(n, eps0, eps, -60.0, mu_max=0.6 * mu_max))
+                caught |= truth > low * (1 + 1e-9) + 1e-15
+    assert caught
 
 
 @pytest.mark.slow
