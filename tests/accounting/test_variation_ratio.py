@@ -16,6 +16,7 @@ The brute force against explicit randomizers is in ``test_generic_ldp_bruteforce
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 
@@ -25,7 +26,11 @@ import pytest
 
 from crowdhide.accounting import _shuffle_pairs as pairs
 from crowdhide.accounting.shuffle import shuffle_delta, shuffle_epsilon
-from crowdhide.accounting.variation_ratio import clone_rates, variation_ratio_log_delta
+from crowdhide.accounting.variation_ratio import (
+    VariationRatio,
+    clone_rates,
+    variation_ratio_log_delta,
+)
 
 Vector = npt.NDArray[np.float64]
 
@@ -160,6 +165,29 @@ def test_restricted_certificate_dominates_the_split_system_below_its_cap(
         above = split_system_delta(n, eps0, 1.0, *clone_rates(1.0, eps0), 0.0)
         restricted = math.exp(variation_ratio_log_delta(n, eps0, 0.0, -60.0, mu_max=cap))
         assert above > restricted * 1.05
+
+
+def test_reused_cells_stay_a_cover_and_a_certificate() -> None:
+    """A :class:`VariationRatio` evaluated at jumping ε starts each time from the previous
+    leaves: they still tile ``[μ_b, mu_max]`` without gap or overlap, and every value stays
+    above the exact split system's supremum."""
+    n, eps0 = 8, 1.5
+    for cap in (1.0, 0.6):
+        bound = VariationRatio(n, eps0, mu_max=cap)
+        for frac in (0.6, 0.05, 0.35, 0.0, 0.2, 0.6):
+            eps = frac * eps0
+            cert = math.exp(bound(eps, -60.0))
+            worst = max(
+                split_system_delta(n, eps0, mu, *clone_rates(mu, eps0), eps)
+                for mu in np.linspace(0.01, 1.0, 25) * cap
+            )
+            assert worst <= cert * (1 + 1e-9) + 1e-15
+            leaves = bound._leaves
+            assert leaves is not None
+            assert math.isclose(leaves[0][0], math.log(bound._mu_b), abs_tol=1e-12)
+            assert math.isclose(leaves[-1][1], math.log(cap), abs_tol=1e-12)
+            for (_, hi), (lo, _) in itertools.pairwise(leaves):
+                assert hi == lo
 
 
 def test_restricted_certificate_rejects_a_cap_outside_zero_one() -> None:

@@ -84,7 +84,6 @@ Examples
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
@@ -100,7 +99,7 @@ from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import calibrate, safe_root
 from crowdhide.accounting.statement import Kind, PrivacyStatement
-from crowdhide.accounting.variation_ratio import one_report_log_delta, variation_ratio_log_delta
+from crowdhide.accounting.variation_ratio import VariationRatio, one_report_log_delta
 from crowdhide.errors import UnmetTargetError
 
 __all__ = [
@@ -710,9 +709,8 @@ def _fmt23_curve(p: ShuffleParams) -> PrivacyCurve:
 
 def _variation_ratio_curve(p: ShuffleParams) -> PrivacyCurve:
     eps0, n = p.eps0, p.n
-    fn = functools.partial(variation_ratio_log_delta, n, eps0)
     # Its top cell bounds the FMT23 pair from above, so the pair's ε is a floor.
-    return BracketedCurve(fn, eps0, _fmt23_curve(p))
+    return BracketedCurve(VariationRatio(n, eps0), eps0, _fmt23_curve(p))
 
 
 def _krr_clone_curve(p: ShuffleParams) -> PrivacyCurve:

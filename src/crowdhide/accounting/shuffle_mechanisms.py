@@ -183,7 +183,7 @@ from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle import BracketedCurve, SafeSideCurve
 from crowdhide.accounting.statement import Kind, PrivacyStatement
-from crowdhide.accounting.variation_ratio import clone_rates, variation_ratio_log_delta
+from crowdhide.accounting.variation_ratio import VariationRatio, clone_rates
 
 __all__ = [
     "MECHANISMS",
@@ -645,7 +645,7 @@ def _capped_curve(n: int, eps0: float, mu_max: float) -> PrivacyCurve:
     """The generic variation-ratio certificate over pairs with ``μ <= mu_max``, searched
     upwards from the split system at ``μ = mu_max`` with its own clone rates (a floor: the
     top cell uses fewer informative clones and the same target)."""
-    fn = functools.partial(variation_ratio_log_delta, n, eps0, mu_max=mu_max)
+    fn = VariationRatio(n, eps0, mu_max=mu_max)
     rates = clone_rates(mu_max, eps0)
     floor_member = functools.partial(
         _clone_member, n, math.tanh(eps0 / 2.0), mu_max, math.exp(-eps0), rates
