@@ -6,9 +6,8 @@ from crowdhide.engine.backend import (
     BlockReport,
     Job,
     LocalBackend,
-    make_backend,
 )
-from crowdhide.engine.executor import Execution, RouteStats, execute, seed_of
+from crowdhide.engine.executor import Execution, RouteStats, execute, make_backend, seed_of
 from crowdhide.engine.messages import (
     Block,
     BlockState,

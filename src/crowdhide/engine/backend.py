@@ -46,7 +46,6 @@ __all__ = [
     "BlockReport",
     "Job",
     "LocalBackend",
-    "make_backend",
     "report_of",
 ]
 
@@ -301,34 +300,6 @@ def deliver(job: Job, batches: Sequence[MessageBatch], post: Any) -> None:
         size = job.plan.group(batch.receiver).size
         for index, part in split(batch, size, job.block_size):
             post(batch.receiver, index, part)
-
-
-def make_backend(name: str, *, address: str | None = None) -> Backend:
-    """A backend by name: ``"local"`` or ``"ray"`` (``address``: an existing Ray cluster).
-
-    Examples
-    --------
-    >>> make_backend("local").name
-    'local'
-    >>> make_backend("spark")
-    Traceback (most recent call last):
-    ...
-    ValueError: backend must be 'local' or 'ray', got 'spark'
-    """
-    if name == "local":
-        if address is not None:
-            raise ValueError(f"address applies to backend 'ray' only, got {address!r}")
-        return LocalBackend()
-    if name == "ray":
-        try:
-            from crowdhide.engine.ray_backend import RayBackend
-        except ImportError as exc:
-            raise ImportError(
-                f"backend 'ray' needs the ray extra: pip install 'crowdhide[ray]' ({exc})"
-            ) from None
-        backend: Backend = RayBackend(address=address)
-        return backend
-    raise ValueError(f"backend must be 'local' or 'ray', got {name!r}")
 
 
 def check_shards(shards: Any) -> int:

@@ -33,12 +33,12 @@ from crowdhide.engine.backend import (
     Backend,
     BlockReport,
     Job,
-    make_backend,
+    LocalBackend,
 )
 from crowdhide.engine.messages import Transcript
 from crowdhide.engine.plan import ExecutionPlan, State
 
-__all__ = ["Execution", "RouteStats", "execute", "seed_of"]
+__all__ = ["Execution", "RouteStats", "execute", "make_backend", "seed_of"]
 
 ProgressCallback = Callable[[int, int, str], None]
 
@@ -181,6 +181,37 @@ def execute(
     finally:
         transport.close()
     return collector.finish(getattr(transport, "name", type(transport).__name__))
+
+
+def make_backend(name: str, *, address: str | None = None) -> Backend:
+    """A backend by name: ``"local"`` or ``"ray"`` (``address``: an existing Ray cluster).
+
+    It lives here, above every backend module, so that no backend imports another (the
+    Ray backend builds on the contract in :mod:`crowdhide.engine.backend`).
+
+    Examples
+    --------
+    >>> make_backend("local").name
+    'local'
+    >>> make_backend("spark")
+    Traceback (most recent call last):
+    ...
+    ValueError: backend must be 'local' or 'ray', got 'spark'
+    """
+    if name == "local":
+        if address is not None:
+            raise ValueError(f"address applies to backend 'ray' only, got {address!r}")
+        return LocalBackend()
+    if name == "ray":
+        try:
+            from crowdhide.engine.ray_backend import RayBackend
+        except ImportError as exc:
+            raise ImportError(
+                f"backend 'ray' needs the ray extra: pip install 'crowdhide[ray]' ({exc})"
+            ) from None
+        backend: Backend = RayBackend(address=address)
+        return backend
+    raise ValueError(f"backend must be 'local' or 'ray', got {name!r}")
 
 
 def _transport(backend: Backend | str | None, address: str | None) -> Backend:
