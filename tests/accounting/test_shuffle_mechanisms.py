@@ -533,6 +533,50 @@ def test_others_on_x_prime_region_probabilities_from_the_matrix(name: str, d: in
     assert math.isclose(float(r[1][chosen].sum()), q, rel_tol=1e-12)
 
 
+@pytest.mark.parametrize(("name", "d", "k"), [("oue", 3, 1), ("rappor", 4, 1), ("subset", 5, 2)])
+def test_refined_third_value_regions_from_the_matrix(name: str, d: int, k: int) -> None:
+    """The refined "others on z" member's ``(P_x(+), P_x(−), ν)`` are those of the regions
+    "x's mark, not x''s, not z's" read off the mechanism's matrix (x, x', z = 0, 1, 2), and
+    its value is the exact δ of those regions' counts at n = 2 and 3 (enumerated)."""
+    from crowdhide.accounting._krr_fast import third_marginal_lower_log_delta
+
+    eps0 = 1.7
+    r = matrix_for(name, eps0, d, k)
+    if name == "subset":
+        outputs = list(itertools.combinations(range(d), k))
+        marks = [[j in out for j in range(3)] for out in outputs]
+    else:
+        outputs = list(itertools.product((0, 1), repeat=d))
+        marks = [[bool(out[j]) for j in range(3)] for out in outputs]
+    plus = np.array([m[0] and not m[1] and not m[2] for m in marks])
+    minus = np.array([m[1] and not m[0] and not m[2] for m in marks])
+    lowers = MECHANISMS[name].lowers
+    assert lowers is not None
+    refined = lowers(eps0, d, k)[-1]
+    p_plus, p_minus = float(r[0][plus].sum()), float(r[0][minus].sum())
+    nu = float(r[2][plus].sum() + r[2][minus].sum())
+    assert math.isclose(float(r[2][plus].sum()), float(r[2][minus].sum()), rel_tol=1e-12)
+    assert math.isclose(float(r[1][plus].sum()), p_minus, rel_tol=1e-12)
+    for n in (2, 3, 400):
+        for eps in (0.0, 0.3):
+            ours = refined(n, eps)
+            direct = third_marginal_lower_log_delta(n, p_plus, p_minus, nu, eps0, eps)
+            assert math.isclose(ours, direct, rel_tol=1e-9, abs_tol=1e-12)
+    # exact region counts (target + others on z) at n = 3: three outcomes per report
+    law_r = np.stack([r[:, plus].sum(axis=1), r[:, minus].sum(axis=1)], axis=1)
+    law_r = np.concatenate([law_r, 1.0 - law_r.sum(axis=1, keepdims=True)], axis=1)
+    for n in (2, 3):
+        a = symmetric_law(law_r, (*([2] * (n - 1)), 0))
+        b = symmetric_law(law_r, (*([2] * (n - 1)), 1))
+        for eps in (0.0, 0.3):
+            exact = max(
+                float(np.maximum(a - math.exp(eps) * b, 0.0).sum()),
+                float(np.maximum(b - math.exp(eps) * a, 0.0).sum()),
+            )
+            assert math.exp(refined(n, eps)) <= exact * (1 + 1e-9) + 1e-300
+            assert math.exp(refined(n, eps)) >= exact * (1 - 1e-6)
+
+
 def test_generic_parameters_give_the_feldman2021_pair() -> None:
     """mu2 = 1, rho = e^{−ε0} (every ε0-LDP randomizer): the three-point clone system is the
     clone pair of Feldman, McMillan, Talwar (FOCS 2021) — the same δ, no generic gain."""
