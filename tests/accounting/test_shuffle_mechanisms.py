@@ -533,7 +533,9 @@ def test_others_on_x_prime_region_probabilities_from_the_matrix(name: str, d: in
     assert math.isclose(float(r[1][chosen].sum()), q, rel_tol=1e-12)
 
 
-@pytest.mark.parametrize(("name", "d", "k"), [("oue", 3, 1), ("rappor", 4, 1), ("subset", 5, 2)])
+@pytest.mark.parametrize(
+    ("name", "d", "k"), [("oue", 3, 1), ("rappor", 4, 1), ("subset", 5, 2), ("olh", 3, 1)]
+)
 def test_refined_third_value_regions_from_the_matrix(name: str, d: int, k: int) -> None:
     """The refined "others on z" member's ``(P_x(+), P_x(−), ν)`` are those of the regions
     "x's mark, not x''s, not z's" read off the mechanism's matrix (x, x', z = 0, 1, 2), and
@@ -545,6 +547,9 @@ def test_refined_third_value_regions_from_the_matrix(name: str, d: int, k: int) 
     if name == "subset":
         outputs = list(itertools.combinations(range(d), k))
         marks = [[j in out for j in range(3)] for out in outputs]
+    elif name == "olh":  # reports (h, y) in the order of olh_matrix; the mark of j: y = h(j)
+        hashes = list(itertools.product(range(d), repeat=3))
+        marks = [[y == h[j] for j in range(3)] for h in hashes for y in range(d)]
     else:
         outputs = list(itertools.product((0, 1), repeat=d))
         marks = [[bool(out[j]) for j in range(3)] for out in outputs]
