@@ -124,8 +124,8 @@ symmetric under the swap of x and x'), with, for ``d >= 3``:
   already assumes).
 
 At ε0 = 4 and n >= 1e5 they bring OUE to 1.01×, RAPPOR to 1.07×, local hashing to 1.08×
-and k-subset to 1.14× of the certificate (from 1.41–1.45×); at ε0 = 0.5 the plain regions stay the larger, and both
-are kept.
+and k-subset to 1.14× of the certificate (from 1.41–1.45×); at ε0 = 0.5 the plain regions
+stay the larger, and both are kept.
 
 Parameters per mechanism (ε0, domain size d; e = e^{ε0}, t = e^{ε0/2}) — each checked by
 brute force in ``tests/accounting/test_shuffle_mechanisms.py``:
