@@ -107,7 +107,8 @@ would. Regions (e = e^{ε0}, t = e^{ε0/2}, f = 1/(e+1)):
 datasets are larger for them at every size.)
 
 **Refined third-value regions.** Where a third value z leaves a mark of its own on its
-users' reports (the bit of z in the unary encodings, z in the subset), the regions ``±`` can
+users' reports (the bit of z in the unary encodings, z in the subset, a report equal to
+h(z) in local hashing), the regions ``±`` can
 require that mark to be absent: ``+`` = "looks like x, not like x', not like z". The target
 rarely shows z's mark and the others often do, so far fewer of the others' reports fall in
 the regions, at the price of a factor on the target's. Given the region, every other
@@ -117,7 +118,7 @@ condition on. The counts keep the structure of
 symmetric under the swap of x and x'), with, for ``d >= 3``:
 
 * ``oue``: ``(P0(+), P0(−), ν) = ((1 − f)²/2, f(1 − f)/2, f(1 − f))``, f = 1/(e+1);
-* ``rappor``: ``(κ³, κ λ², 2κ λ²)`` with κ = t/(t+1), λ = 1/(t+1) (bits kept or flipped);
+* ``rappor``: ``(u³, u w², 2u w²)`` with u = t/(t+1), w = 1/(t+1) (bits kept or flipped);
 * ``subset``: ``C(d−3, k−1) (e, 1, 2)/Z`` (S holds x, not x', not z; needs d − 3 >= k − 1);
 * ``olh``: ``(1 − 1/g)² (e, 1, 2)/(e + g − 1)`` (the report is h(x), neither h(x') nor h(z);
   hash values of distinct inputs independent and uniform, as the third-value member above
