@@ -52,6 +52,7 @@ from crowdhide.accounting.binomial_tails import (
     gammaln_table,
     row_windows,
 )
+from crowdhide.accounting.logmath import kappa_up
 
 __all__ = [
     "alpha_pair_h",
@@ -65,6 +66,13 @@ FloatArray = npt.NDArray[np.float64]
 _RTOL = 5e-14
 #: Absolute floor for underflow of the incomplete beta.
 _ATOL = 1e-300
+#: Relative error assumed for a threshold θ handed to the excesses below: their thresholds
+#: are a few correctly rounded operations on ε, e^ε and the parameters (about 18 ulp; no
+#: difference of large exponentials is taken there). An excess ``E[(A − θ)_+]`` is
+#: 1-Lipschitz in θ with slope ``P(A > θ)``, so ``_THETA_RTOL · θ`` times the mass at and
+#: above the threshold bounds what θ's rounding can move it — most of all where θ sits next
+#: to the top of A's range and the excess is a small difference.
+_THETA_RTOL = 4e-15
 #: Default number of clone-count blocks and of s-blocks per clone count.
 CLONE_POINTS = 128
 S_POINTS = 48
@@ -104,6 +112,7 @@ def alpha_pair_h(units: FloatArray, lam: FloatArray, eps: float, *, upper: bool)
     first = 0.5 * s_safe * _half_sf(a_star - 1.0, s_safe - 1.0)
     second = theta * _half_sf(a_star, s_safe)
     err = _RTOL * (first + second) + s_safe * _ATOL
+    err = err + _THETA_RTOL * theta * _half_sf(a_star - 1.0, s_safe)
     value = first - second + (err if upper else -err)
     scale = 2.0 * lam_safe * (1.0 + big) / s_safe
     out = np.maximum(value, 0.0) * scale
@@ -121,6 +130,7 @@ def excess_half(units: FloatArray, theta: FloatArray, *, upper: bool) -> FloatAr
     first = 0.5 * s * _half_sf(a_star - 1.0, s - 1.0)
     second = theta * _half_sf(a_star, s)
     err = _RTOL * (first + second) + (s + 1.0) * _ATOL
+    err = err + _THETA_RTOL * np.abs(theta) * _half_sf(a_star - 1.0, s)
     value = first - second + (err if upper else -err)
     return np.asarray(np.where(s >= 1.0, np.maximum(value, 0.0), 0.0), dtype=np.float64)
 
@@ -231,7 +241,7 @@ def krr_clone_fast_log_delta(
     e = math.exp(eps0)
     return clone_noise_log_delta(
         n,
-        math.tanh(eps0 / 2.0),
+        kappa_up(eps0),
         (e + 1.0) / (e + k - 1.0),
         2.0 / (e + 1.0),
         eps,
@@ -260,7 +270,7 @@ def clone_noise_log_delta(
     otherwise. With at most ``c_points`` clone counts and ``s_points`` blocks of informative
     counts the work is O(c_points · s_points) incomplete-beta calls, independent of n.
     """
-    if eps >= 2.0 * math.atanh(kappa):
+    if kappa < 1.0 and eps >= 2.0 * math.atanh(kappa):  # κ = 1: a fully revealing target
         return -math.inf
     m, log_w, s_start, s_end, log_mass, log_out, c_tail = _clone_layout(
         n, rho, mu2, log_tail, c_points, s_points
@@ -442,11 +452,19 @@ def binary_rr_worst_log_delta(
 
 
 def binomial_excess(
-    theta: FloatArray, n: FloatArray, p: float, *, above: bool, upper: bool
+    theta: FloatArray,
+    n: FloatArray,
+    p: float,
+    *,
+    above: bool,
+    upper: bool,
+    theta_err: FloatArray | float | None = None,
 ) -> FloatArray:
     """``E[(A − θ)_+]`` (``above``) or ``E[(θ − A)_+]`` for ``A ~ Bin(n, p)`` elementwise, from
     two incomplete-beta tails, rounded up (``upper``) or down by a bound on the error of
-    their difference (relative ``_RTOL`` per tail, underflow ``1e-307`` per unit).
+    their difference (relative ``_RTOL`` per tail, underflow ``1e-307`` per unit) and by
+    what an error of θ moves it: ``theta_err`` (absolute; default ``_THETA_RTOL · |θ|``)
+    times the mass at the threshold and beyond.
 
     Examples
     --------
@@ -463,11 +481,15 @@ def binomial_excess(
         a_star = np.floor(theta) + 1.0
         first = mean * _sf(a_star - 1.0, n - 1.0, p)  # Σ_{a >= a*} a Bin(a; n, p)
         second = theta * _sf(a_star, n, p)
+        slope = _sf(a_star - 1.0, n, p)
     else:
         b_star = np.ceil(theta) - 1.0
         first = theta * _cdf(b_star, n, p)
         second = mean * _cdf(b_star - 1.0, n - 1.0, p)
+        slope = _cdf(b_star + 1.0, n, p)
+    shift = _THETA_RTOL * np.abs(theta) if theta_err is None else np.asarray(theta_err)
     error = _RTOL * (np.abs(first) + np.abs(second)) + (n + np.abs(theta) + 1.0) * 1e-307
+    error = error + shift * slope
     value = first - second + (error if upper else -error)
     return np.asarray(np.maximum(value, 0.0), dtype=np.float64)
 
@@ -529,10 +551,12 @@ def same_value_lower_log_delta(n: int, p_target: float, q: float, eps: float) ->
     with np.errstate(divide="ignore"):
         if big * guard < p_target / q:
             theta_f = np.array([(big - a) / slope])
-            fwd = binomial_excess(theta_f, nn, q, above=True, upper=False)
+            err_f = _THETA_RTOL * (big + a) / slope  # the difference is taken before dividing
+            fwd = binomial_excess(theta_f, nn, q, above=True, upper=False, theta_err=err_f)
             forward = float(np.log(fwd[0])) + math.log(slope) + shrink
         if 1.0 / big > a * guard:
             theta_b = np.array([(1.0 / big - a) / slope])
-            bwd = binomial_excess(theta_b, nn, q, above=False, upper=False)
+            err_b = _THETA_RTOL * (1.0 / big + a) / slope
+            bwd = binomial_excess(theta_b, nn, q, above=False, upper=False, theta_err=err_b)
             backward = float(np.log(bwd[0])) + math.log(slope) + eps + shrink
     return max(forward, backward)

@@ -30,6 +30,7 @@ from crowdhide.accounting.binomial_tails import (
     rowwise_logsumexp,
 )
 from crowdhide.accounting.curves import DiscretePairCurve
+from crowdhide.accounting.logmath import kappa_up
 
 __all__ = [
     "clone_pair_log_delta",
@@ -73,15 +74,32 @@ def _sf(k: npt.NDArray[np.int64], m: npt.NDArray[np.int64]) -> FloatArray:
     return np.where(k <= 0, 1.0, np.where(k > m, 0.0, out))
 
 
-def _clone_excess(m: npt.NDArray[np.int64], tau: float) -> tuple[FloatArray, FloatArray]:
-    """``E[(A − mτ)_+]`` for A ~ Bin(m, 1/2), and a bound on its rounding error."""
-    theta = m * tau
-    a_star = np.floor(theta).astype(np.int64) + 1
-    first = 0.5 * m * _sf(a_star - 1, m - 1)  # Σ_{a >= a*} a Bin(a; m, 1/2)
-    second = theta * _sf(a_star, m)
+def _clone_excess(
+    m: npt.NDArray[np.int64], tau: float, tau_c: float, theta_rtol: float
+) -> tuple[FloatArray, FloatArray]:
+    """``E[(A − mτ)_+]`` for A ~ Bin(m, 1/2), and a bound on its error.
+
+    ``tau_c = 1 − τ`` is passed separately, computed without cancellation: near τ = 1 (large
+    ε0 and ε) the excess is ``E[(m(1−τ) − B)_+]`` with ``B = m − A ~ Bin(m, 1/2)``, where
+    ``mτ`` itself would have rounded to an integer and lost it all. The error bound covers
+    the incomplete-beta tails and the threshold: the excess is 1-Lipschitz in it with slope
+    ``P(A > θ)``, and θ carries a relative error of at most ``theta_rtol``.
+    """
+    if tau <= 0.5:
+        theta = m * tau
+        a_star = np.floor(theta).astype(np.int64) + 1
+        first = 0.5 * m * _sf(a_star - 1, m - 1)  # Σ_{a >= a*} a Bin(a; m, 1/2)
+        second = theta * _sf(a_star, m)
+        slope = _sf(a_star - 1, m)  # P(A >= a* − 1): covers θ moved by less than one
+    else:
+        theta = m * tau_c  # E[(θ − B)_+] = Σ_{b <= b*} (θ − b) Bin(b; m, 1/2)
+        b_star = np.ceil(theta).astype(np.int64) - 1
+        first = theta * _sf(m - b_star, m)  # θ P(B <= b*)
+        second = 0.5 * m * _sf(m - b_star, m - 1)  # Σ_{b <= b*} b Bin(b; m, 1/2)
+        slope = _sf(m - b_star - 1, m)  # P(B <= b* + 1)
     value = np.maximum(first - second, 0.0)
     # betainc underflows below ~1e-308: each tail is then off by at most that, times m.
-    error = _BETAINC_RTOL * (first + second) + m * 1e-307
+    error = _BETAINC_RTOL * (first + second) + m * 1e-307 + theta_rtol * theta * slope
     return value, error
 
 
@@ -122,9 +140,12 @@ def clone_pair_log_delta(n: int, eps0: float, beta: float, eps: float, log_tail:
     big = math.exp(eps)
     g = -math.expm1(-eps0) / (1.0 + math.exp(-eps0)) * (1.0 + big)  # (e-1)(1+E)/(e+1)
     tau = math.expm1(eps + eps0) / (math.expm1(eps0) * (1.0 + big))
+    tau_c = math.expm1(eps0 - eps) / (math.expm1(eps0) * (1.0 + 1.0 / big))  # (e−E)/((e−1)(1+E))
+    # A few roundings, each amplified by at most the size of the exponent (exp's condition).
+    theta_rtol = (16.0 + 2.0 * (eps + eps0)) * 2.0**-52
     counts, log_w, log_outside = _clone_weights(n, beta, log_tail)
     m = counts + 1
-    excess, err = _clone_excess(m, tau)
+    excess, err = _clone_excess(m, tau, tau_c, theta_rtol)
     with np.errstate(divide="ignore"):
         log_inner = np.log(excess + err) + math.log(2.0 * g) - np.log(m.astype(np.float64))
     body = float(logsumexp(log_w + log_inner))
@@ -322,7 +343,7 @@ def krr_clone_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float
     p, q, _ = _krr_params(k, eps0)
     big = math.exp(eps)
     mu2 = p + q  # 2μ: probability that a clone reports x or x'
-    kappa = math.tanh(eps0 / 2.0)  # (e-1)/(e+1)
+    kappa = kappa_up(eps0)  # (e-1)/(e+1), rounded up (a garbling covers the rest)
     c_win = binom_window(n - 1, 2.0 * q / (p + q), log_tail)
     cs = c_win.values
     ms = cs + 1.0

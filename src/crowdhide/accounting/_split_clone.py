@@ -124,7 +124,7 @@ def split_clone_log_delta(
     """
     if not (0.0 < mu < 1.0 and c_inf > 0.0 and c_zero > 0.0 and c_inf + c_zero <= 1.0):
         raise ValueError(f"split clone system needs 0 < mu < 1 and positive rates, got {mu!r}")
-    if eps >= 2.0 * math.atanh(kappa):
+    if kappa < 1.0 and eps >= 2.0 * math.atanh(kappa):  # κ = 1: a fully revealing target
         return -math.inf
     log_w, s_end, g_low, log_mass, log_out, c_tail = _layout(
         n, mu, c_inf, c_zero, log_tail, c_points, s_points

@@ -190,7 +190,7 @@ def _lower_epsilon(n: int, eps0: float, target: float) -> float:
     """ε of the exact "all others on x'" dataset at ``log δ = target`` (a lower bound on the
     answer of every certificate; from below)."""
     return safe_root(
-        lambda e: _krr_fast.binary_same_lower_log_delta(n, eps0, e),
+        lambda e: -math.inf if e >= eps0 else _krr_fast.binary_same_lower_log_delta(n, eps0, e),
         target,
         0.0,
         eps0,

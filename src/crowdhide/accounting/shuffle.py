@@ -334,6 +334,8 @@ class _AdaptiveCurve(PrivacyCurve):
         self._start_l = 40.0
 
     def log_delta(self, epsilon: float) -> float:
+        if epsilon >= self._eps0:  # every shuffle of ε0-LDP reports is ε0-DP (κ rounded up
+            return -math.inf  # in a clone system can leave a sliver of δ there)
         big_l = min(self._start_l, self._max_l)
         value = self._fn(epsilon, -big_l)
         while value > -math.inf and value <= -big_l + 14.0 and big_l < self._max_l:

@@ -201,11 +201,12 @@ from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting import _krr_fast
 from crowdhide.accounting._split_clone import split_clone_log_delta
 from crowdhide.accounting.curves import PrivacyCurve, SmallestCurve
+from crowdhide.accounting.logmath import kappa_up
 from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle import BracketedCurve, SafeSideCurve
 from crowdhide.accounting.statement import Kind, PrivacyStatement
-from crowdhide.accounting.variation_ratio import VariationRatio, clone_rates
+from crowdhide.accounting.variation_ratio import VariationRatio, clone_rates, one_report_log_delta
 
 __all__ = [
     "MECHANISMS",
@@ -280,7 +281,7 @@ def _same(p_target: float, q: float) -> LowerMember:
 def _krr(eps0: float, d: int, k: int) -> Params:
     e = math.exp(eps0)
     p, q = e / (e + d - 1.0), 1.0 / (e + d - 1.0)
-    return math.tanh(eps0 / 2.0), p + q, 2.0 / (e + 1.0), p, q, 2.0 * q
+    return kappa_up(eps0), p + q, 2.0 / (e + 1.0), p, q, 2.0 * q
 
 
 def _krr_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
@@ -295,7 +296,7 @@ def _oue(eps0: float, d: int, k: int) -> Params:
     q = 1.0 / (math.exp(eps0) + 1.0)
     # target on x: bits (x, x') = (1, 0) w.p. (1−q)/2, (0, 1) w.p. q/2; third value: q(1−q) each
     rho = math.exp(-eps0)
-    return math.tanh(eps0 / 2.0), 0.5, rho, 0.5 * (1.0 - q), 0.5 * q, 2.0 * q * (1.0 - q)
+    return kappa_up(eps0), 0.5, rho, 0.5 * (1.0 - q), 0.5 * q, 2.0 * q * (1.0 - q)
 
 
 def _rappor(eps0: float, d: int, k: int) -> Params:
@@ -303,7 +304,7 @@ def _rappor(eps0: float, d: int, k: int) -> Params:
     keep, flip = t / (t + 1.0), 1.0 / (t + 1.0)
     mu2 = keep * keep + flip * flip
     rho = math.exp(-eps0)
-    return math.tanh(eps0 / 2.0), mu2, rho, keep * keep, flip * flip, 2.0 * keep * flip
+    return kappa_up(eps0), mu2, rho, keep * keep, flip * flip, 2.0 * keep * flip
 
 
 def _subset(eps0: float, d: int, k: int) -> Params:
@@ -314,7 +315,7 @@ def _subset(eps0: float, d: int, k: int) -> Params:
     # third value v: sets with exactly one of x, x' have weight e if v in S else 1
     v_in, v_out = math.comb(d - 3, k - 2) if k >= 2 else 0, math.comb(d - 3, k - 1)
     nu = 2.0 * (v_in * e + v_out) / z
-    return math.tanh(eps0 / 2.0), one * (e + 1.0) / z, rho, one * e / z, one / z, nu
+    return kappa_up(eps0), one * (e + 1.0) / z, rho, one * e / z, one / z, nu
 
 
 def _oue_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
@@ -355,7 +356,7 @@ def _olh(eps0: float, d: int, k: int) -> Params:
     apart = 1.0 - 1.0 / g  # P(h(x) != h(x'))
     # third value v: its reported bucket is h(x) or h(x') (apart) w.p. 2q, or p+q if h(v) hits
     nu = apart * ((1.0 - 2.0 / g) * 2.0 * q + (2.0 / g) * (p + q))
-    return math.tanh(eps0 / 2.0), apart * (p + q), 1.0 / e, apart * p, apart * q, nu
+    return kappa_up(eps0), apart * (p + q), 1.0 / e, apart * p, apart * q, nu
 
 
 def _olh_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
@@ -373,7 +374,7 @@ def _hadamard(eps0: float, d: int, k: int) -> Params:
     e = math.exp(eps0)
     # d >= 4: some third row is independent of the pair's rows (blanket ratio 1/(2e))
     rho = 1.0 / e if d >= 4 else 2.0 / (e + 1.0)
-    return math.tanh(eps0 / 2.0), 0.5, rho, e / (2.0 * (e + 1.0)), 1.0 / (2.0 * (e + 1.0)), 0.5
+    return kappa_up(eps0), 0.5, rho, e / (2.0 * (e + 1.0)), 1.0 / (2.0 * (e + 1.0)), 0.5
 
 
 def _hadamard_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
@@ -386,7 +387,7 @@ def _piecewise(eps0: float, d: int, k: int) -> Params:
     t = math.exp(eps0 / 2.0)
     mu2 = (t * t + 1.0) / (t * (t + 1.0))
     p_plus, p_minus = t / (t + 1.0), 1.0 / (t * (t + 1.0))
-    return math.tanh(eps0 / 2.0), mu2, math.exp(-eps0), p_plus, p_minus, math.nan
+    return kappa_up(eps0), mu2, math.exp(-eps0), p_plus, p_minus, math.nan
 
 
 def _piecewise_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
@@ -407,7 +408,7 @@ def _piecewise_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
 
 def _laplace(eps0: float, d: int, k: int) -> Params:
     beta = -math.expm1(-eps0 / 2.0)  # Δ = 2
-    kappa = math.tanh(eps0 / 2.0)
+    kappa = kappa_up(eps0)
     return kappa, beta / kappa, math.exp(-eps0), math.nan, math.nan, math.nan
 
 
@@ -416,7 +417,7 @@ LAPLACE_CELLS = 12
 
 
 def _laplace_cells(eps0: float) -> tuple[tuple[float, float], ...]:
-    kappa = math.tanh(eps0 / 2.0)
+    kappa = kappa_up(eps0)
     # finer towards Δ = 2, where the largest cell certificate lies
     edges = [2.0 * (1.0 - (1.0 - i / LAPLACE_CELLS) ** 2) for i in range(LAPLACE_CELLS + 1)]
     edges[-1] = 2.0
@@ -604,6 +605,8 @@ class _Curve(PrivacyCurve):
         for fn in reversed(self._members):
 
             def curve(eps: float, fn: Callable[[float, float], float] = fn) -> float:
+                if eps >= self._eps0:  # ε0-DP whatever the member's rounding says
+                    return -math.inf
                 return min(fn(eps, tail), 0.0)
 
             best = safe_root(curve, target, best, self._eps0, xtol=xtol, lower_side=self._lower)
@@ -679,18 +682,9 @@ class MechanismBound:
 
     def curve(self, params: MechanismParams) -> PrivacyCurve:
         n, eps0, d, k = params.n, params.eps0, params.d or 0, params.k or 1
-        kappa = math.tanh(eps0 / 2.0)
         members: list[Callable[[float, float], float]]
         if self.kind == "upper":
-            members = [
-                functools.partial(_clone_member, n, kappa, mu2, rho, None)
-                for mu2, rho in certificate_cells(self.mechanism, eps0, d, k)
-            ]
-            split = self.mechanism.split
-            cells = certificate_cells(self.mechanism, eps0, d, k)
-            if split is not None and len(cells) == 1 and 0.0 < cells[0][0] < 1.0:
-                (mu2, rho), rates = cells[0], split(eps0, d, k)
-                members = [functools.partial(_clone_member, n, kappa, mu2, rho, rates)]
+            members = _certificate_members(self.mechanism, n, eps0, d, k)
         else:
             members = [
                 functools.partial(_lower_member, fn, n)
@@ -709,9 +703,32 @@ def _capped_curve(n: int, eps0: float, mu_max: float) -> PrivacyCurve:
     fn = VariationRatio(n, eps0, mu_max=mu_max)
     rates = clone_rates(mu_max, eps0)
     floor_member = functools.partial(
-        _clone_member, n, math.tanh(eps0 / 2.0), mu_max, math.exp(-eps0), rates
+        _clone_member, n, kappa_up(eps0), mu_max, math.exp(-eps0), rates
     )
     return BracketedCurve(fn, eps0, _Curve([floor_member], eps0, lower=False))
+
+
+def _certificate_members(
+    mechanism: Mechanism, n: int, eps0: float, d: int, k: int
+) -> list[Callable[[float, float], float]]:
+    """The certificate's ``log δ`` members (module docstring): the split clone system for
+    a single cell with split rates, else one one-rate system per cell."""
+    cells = certificate_cells(mechanism, eps0, d, k)
+    kappa = kappa_up(eps0)
+    if kappa >= 1.0:  # ε0 beyond ~38, tanh rounds to 1: one report's δ (no clones to speak of)
+        return [functools.partial(_one_report_member, max(mu2 for mu2, _ in cells), eps0)]
+    if mechanism.split is not None and len(cells) == 1 and 0.0 < cells[0][0] < 1.0:
+        (mu2, rho), rates = cells[0], mechanism.split(eps0, d, k)
+        return [functools.partial(_clone_member, n, kappa, mu2, rho, rates)]
+    return [functools.partial(_clone_member, n, kappa, mu2, rho, None) for mu2, rho in cells]
+
+
+def _one_report_member(mu2: float, eps0: float, eps: float, tail: float) -> float:
+    """One report of the three-point pair: ``mu2`` times binary RR's δ. The shuffled output
+    is a post-processing of the target's report and reports that do not depend on it."""
+    if eps >= eps0:
+        return -math.inf
+    return math.log(mu2) + one_report_log_delta(eps, eps0)
 
 
 def _clone_member(

@@ -64,6 +64,7 @@ from crowdhide.accounting._split_clone import (
     SPLIT_S_POINTS,
     split_clone_log_delta,
 )
+from crowdhide.accounting.logmath import kappa_up
 
 __all__ = [
     "VariationRatio",
@@ -141,7 +142,7 @@ def _cell_log_delta(
 ) -> float:
     """Upper bound on ``log δ(ε)`` for every pair with μ in ``[e^log_lo, e^log_hi]``
     (``coarse``: fewer blocks, a looser bound, about 5-10x cheaper)."""
-    kappa = math.tanh(eps0 / 2.0)
+    kappa = kappa_up(eps0)
     tv_bound = log_hi + math.log(kappa)
     c_inf = clone_rates(math.exp(log_lo), eps0)[0]
     if c_inf < 1e-300:  # no informative clones to speak of: one report's variation
@@ -168,7 +169,7 @@ def _initial_cells(mu_max: float) -> list[tuple[float, float]]:
 def _reference(n: int, eps0: float, mu_max: float, eps: float, log_tail: float) -> float:
     """The value of the pair at ``μ = mu_max`` exactly, with its own clone rates: not a
     bound for any cell, but the level worth refining to (the supremum is about there)."""
-    kappa = math.tanh(eps0 / 2.0)
+    kappa = kappa_up(eps0)
     c_inf, c_zero = clone_rates(mu_max, eps0)
     if mu_max >= 1.0:
         return clone_noise_log_delta(n, kappa, 1.0, c_inf, eps, log_tail)
@@ -180,7 +181,7 @@ def _bottom_log_delta(n: int, eps0: float, mu_b: float, eps: float, log_tail: fl
     clone probability ``e^{-ε0}`` (valid for every ε0-LDP randomizer, and non-decreasing in
     mu2 because garbling every report alike is a post-processing), or one report's
     variation."""
-    kappa = math.tanh(eps0 / 2.0)
+    kappa = kappa_up(eps0)
     value = clone_noise_log_delta(n, kappa, mu_b, math.exp(-eps0), eps, log_tail)
     return min(value, math.log(mu_b * kappa))
 
@@ -241,7 +242,7 @@ class VariationRatio:
         n, eps0, mu_max = self.n, self.eps0, self.mu_max
         if eps >= eps0:
             return -math.inf
-        kappa = math.tanh(eps0 / 2.0)
+        kappa = kappa_up(eps0)
         if kappa >= 1.0:  # ε0 >= ~38: no clones to speak of; one report's δ scales with μ
             return one_report_log_delta(eps, eps0) + math.log(mu_max)
         level = max(_reference(n, eps0, mu_max, eps, log_tail), log_tail + REFINE_FLOOR)
