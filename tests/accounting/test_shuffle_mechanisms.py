@@ -494,8 +494,9 @@ def test_others_on_x_prime_regions_are_exact(name: str, eps0: float) -> None:
     d, k = {"subset": (6, 3), "olh": (5, 1), "laplace": (0, 1)}.get(name, (6, 1))
     regions = MECHANISMS[name].same_regions
     assert regions is not None
-    for p, q in regions(eps0, d, k):
+    for p, q, rest in regions(eps0, d, k):
         assert 0.0 < q < p <= 1.0
+        assert math.isclose(rest, 1.0 - p, rel_tol=1e-12)
         for n in (1, 2, 7, 300):
             for frac in (0.0, 0.1, 0.5):
                 exact = region_count_delta(n, p, q, frac * eps0)
@@ -509,7 +510,7 @@ def test_region_count_edge_cases() -> None:
     equally likely says nothing; probabilities outside [0, 1] are refused."""
     from crowdhide.accounting._krr_fast import same_value_lower_log_delta as same
 
-    assert same(100, 0.2, 0.6, 0.1) == same(100, 0.8, 0.4, 0.1)
+    assert math.isclose(same(100, 0.2, 0.6, 0.1), same(100, 0.8, 0.4, 0.1), rel_tol=1e-12)
     assert math.isclose(math.exp(same(100, 0.2, 0.6, 0.1)), region_count_delta(100, 0.8, 0.4, 0.1))
     assert same(100, 0.5, 0.5, 0.0) == -math.inf
     for p, q in ((0.5, 0.0), (0.5, 1.0), (1.5, 0.5), (math.nan, 0.5)):
@@ -526,9 +527,10 @@ def test_others_on_x_prime_region_probabilities_from_the_matrix(name: str, d: in
     r = matrix_for(name, eps0, d, k)
     regions = MECHANISMS[name].same_regions
     assert regions is not None
-    (p, q), *_ = regions(eps0, d, k)
+    (p, q, rest), *_ = regions(eps0, d, k)
     ratio = r[0] / r[1]
     chosen = ratio >= ratio.max() * (1 - 1e-12)  # the reports of the largest ratio
+    assert math.isclose(float(r[0][~chosen].sum()), rest, rel_tol=1e-12)
     assert math.isclose(float(r[0][chosen].sum()), p, rel_tol=1e-12)
     assert math.isclose(float(r[1][chosen].sum()), q, rel_tol=1e-12)
 

@@ -507,14 +507,25 @@ def binary_same_lower_log_delta(n: int, eps0: float, eps: float) -> float:
     -33.331
     """
     e = math.exp(eps0)
-    return same_value_lower_log_delta(n, e / (e + 1.0), 1.0 / (e + 1.0), eps)
+    keep, flip = e / (e + 1.0), 1.0 / (e + 1.0)  # 1 − keep is flip, exactly
+    return same_value_lower_log_delta(n, keep, flip, eps, p_rest=flip, q_rest=keep)
 
 
-def same_value_lower_log_delta(n: int, p_target: float, q: float, eps: float) -> float:
+def same_value_lower_log_delta(
+    n: int,
+    p_target: float,
+    q: float,
+    eps: float,
+    *,
+    p_rest: float | None = None,
+    q_rest: float | None = None,
+) -> float:
     """Rigorous *lower* bound on ``log δ(ε)`` of n shuffled reports: the dataset "all other
     users hold x'", seen through the count of reports in one region R, with
     ``p_target = P_x(R)`` and ``q = P_x'(R)`` (both directions; ``p_target < q`` is read
-    as the complement region), exact up to rounding, O(1) at any n.
+    as the complement region), exact up to rounding, O(1) at any n. ``p_rest = 1 − p`` and
+    ``q_rest = 1 − q`` may be passed when the caller has them without cancellation (p near
+    1 at large ε0 would otherwise round to 1 and describe a more revealing randomizer).
 
     Under x' the count ``c`` of R-reports among all n is ``Bin(n, q)``, and the target is
     exchangeable with the others, so the posterior probability that the target's report
@@ -535,11 +546,13 @@ def same_value_lower_log_delta(n: int, p_target: float, q: float, eps: float) ->
         raise ValueError(
             f"need 0 < q < 1 and 0 <= p_target <= 1; got q={q!r}, p_target={p_target!r}"
         )
+    p_rest = 1.0 - p_target if p_rest is None else p_rest
+    q_rest = 1.0 - q if q_rest is None else q_rest
     if p_target < q:  # the complement region: the same count, read backwards
-        p_target, q = 1.0 - p_target, 1.0 - q
-    if p_target == q:  # the region says nothing (e.g. ε0 so small that e^ε0 rounds to 1)
+        p_target, q, p_rest, q_rest = p_rest, q_rest, p_target, q
+    if p_target == q or q_rest <= 0.0:  # the region says nothing (e^ε0 rounds to 1)
         return -math.inf
-    a = (1.0 - p_target) / (1.0 - q)
+    a = p_rest / q_rest
     slope = (p_target / q - a) / n
     big = math.exp(eps)
     # The ratio a + s c lies in [a, p/q]: beyond (up to rounding) a direction is exactly

@@ -105,6 +105,7 @@ from crowdhide.errors import UnmetTargetError
 __all__ = [
     "BINARY_EXACT_MAX_N",
     "EXHAUSTIVE_MAX_N",
+    "KRR_LOWER_EXACT_MAX_EPS0",
     "KRR_LOWER_MAX_N",
     "SHUFFLE_BOUNDS",
     "SHUFFLE_REGISTRY",
@@ -137,6 +138,10 @@ KRR_LOWER_MAX_N = pairs.KRR_EXACT_MAX_N
 #: ``krr_lower`` adds the "all others on x'" dataset (O(√n) incomplete-beta calls per δ) for
 #: k >= 3 only up to this n; the third-value dataset (O(1) in n) always counts.
 KRR_SAME_LOWER_MAX_N = 100_000
+#: Beyond this ε0 the k-RR dataset evaluators lose ``1 − p`` to rounding (about 1e-16 ·
+#: e^{ε0}/(k−1) relative): ``krr_lower`` then uses only the "others on x'" count, which is
+#: given that complement directly (``_krr_fast.same_value_lower_log_delta``).
+KRR_LOWER_EXACT_MAX_EPS0 = 12.0
 #: ``krr_lower`` uses the full exact canonical-dataset curves (O(n) cells) up to this n.
 KRR_FULL_LOWER_MAX_N = 1000
 _MAX_EPS0 = 50.0
@@ -547,6 +552,18 @@ def _krr_lower_curve(eps0: float, n: int, k: int) -> PrivacyCurve:
     in n) and the exact "all others on x'" dataset (k = 2, or n <= KRR_SAME_LOWER_MAX_N)."""
     members: list[Callable[[float], float]] = []
     adaptive: list[_AdaptiveCurve] = []
+    if eps0 > KRR_LOWER_EXACT_MAX_EPS0:
+        # The dataset evaluators work with p = e/(e+k−1), whose 1 − p is lost to rounding
+        # here; the "others on x'" count of x-reports is given its complement directly.
+        e = math.exp(eps0)
+        keep, other = e / (e + k - 1.0), 1.0 / (e + k - 1.0)
+        rests = ((k - 1.0) * other, (e + k - 2.0) * other)
+        members.append(
+            lambda eps: _krr_fast.same_value_lower_log_delta(
+                n, keep, other, eps, p_rest=rests[0], q_rest=rests[1]
+            )
+        )
+        return _LowerCurve(members, eps0, adaptive)
     if n <= KRR_FULL_LOWER_MAX_N:
         canonical = KrrShuffleCurve(eps0=eps0, n=n, k=k, exhaustive=False)
         members.append(canonical.log_delta)

@@ -90,7 +90,8 @@ k-RR with d = 2 is binary RR and uses "all others on x'" instead
 
 A second family needs no third value: all other users on x', and the count of reports in
 one region R where the target's report is likely under x and unlikely under x'
-(``same_regions``: the pairs ``(P_x(R), P_x'(R))``). Exchangeability makes its law exact
+(``same_regions``: ``(P_x(R), P_x'(R), P_x(not R))``, the last computed without
+cancellation). Exchangeability makes its law exact
 in closed form (:func:`crowdhide.accounting._krr_fast.same_value_lower_log_delta`). At
 ε0 = 4 it is the larger one for RAPPOR, k-subset, local hashing and Laplace, by 2–3× in ε:
 an observer learns most when the others' reports almost never land where the target's
@@ -243,7 +244,7 @@ class Mechanism:
     generic variation-ratio one restricted to ``μ <= mu2``
     (:func:`crowdhide.accounting.variation_ratio.variation_ratio_log_delta`), for
     mechanisms whose pairs differ in μ; the smaller counts. ``same_regions(eps0, d, k)``
-    (optional): regions ``(P_x(R), P_x'(R))`` of the "all others on x'" lower bounds
+    (optional): regions ``(P_x(R), P_x'(R), P_x(not R))`` of the "all others on x'" lower bounds
     (module docstring), added to the others. ``needs_d``: whether the mechanism has a
     finite domain of size ``d``.
     """
@@ -257,7 +258,7 @@ class Mechanism:
     lowers: Callable[[float, int, int], tuple[LowerMember, ...]] | None = None
     split: Callable[[float, int, int], tuple[float, float]] | None = None
     variation_capped: bool = False
-    same_regions: Callable[[float, int, int], tuple[tuple[float, float], ...]] | None = None
+    same_regions: Callable[[float, int, int], tuple[tuple[float, float, float], ...]] | None = None
 
 
 def _third(p_plus: float, p_minus: float, nu: float, eps0: float) -> LowerMember:
@@ -269,11 +270,11 @@ def _third(p_plus: float, p_minus: float, nu: float, eps0: float) -> LowerMember
     return member
 
 
-def _same(p_target: float, q: float) -> LowerMember:
+def _same(p_target: float, q: float, p_rest: float) -> LowerMember:
     """The lower bound of one "all others on x'" region (module docstring)."""
 
     def member(n: int, eps: float) -> float:
-        return _krr_fast.same_value_lower_log_delta(n, p_target, q, eps)
+        return _krr_fast.same_value_lower_log_delta(n, p_target, q, eps, p_rest=p_rest)
 
     return member
 
@@ -441,34 +442,40 @@ def _laplace_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
     return tuple(members)
 
 
-def _oue_same(eps0: float, d: int, k: int) -> tuple[tuple[float, float], ...]:
+def _oue_same(eps0: float, d: int, k: int) -> tuple[tuple[float, float, float], ...]:
     f = 1.0 / (math.exp(eps0) + 1.0)  # bit x set and bit x' unset
-    return ((0.5 * (1.0 - f), 0.5 * f),)
+    return ((0.5 * (1.0 - f), 0.5 * f, 0.5 * (1.0 + f)),)
 
 
-def _rappor_same(eps0: float, d: int, k: int) -> tuple[tuple[float, float], ...]:
+def _rappor_same(eps0: float, d: int, k: int) -> tuple[tuple[float, float, float], ...]:
     t = math.exp(eps0 / 2.0)  # bit x set and bit x' unset: both kept, or both flipped
-    return (((t / (t + 1.0)) ** 2, (1.0 / (t + 1.0)) ** 2),)
+    keep, flip = t / (t + 1.0), 1.0 / (t + 1.0)
+    return ((keep**2, flip**2, flip * (1.0 + keep)),)
 
 
-def _subset_same(eps0: float, d: int, k: int) -> tuple[tuple[float, float], ...]:
+def _subset_same(eps0: float, d: int, k: int) -> tuple[tuple[float, float, float], ...]:
     e = math.exp(eps0)  # S holds x but not x': weight e under x, 1 under x'
     z = math.comb(d - 1, k - 1) * e + math.comb(d - 1, k)
     one = math.comb(d - 2, k - 1)
-    return ((one * e / z, one / z),)
+    # not (x in S and x' not in S): S holds both (weight e) or not x (weight 1)
+    both = math.comb(d - 2, k - 2) if k >= 2 else 0
+    rest = (both * e + math.comb(d - 1, k)) / z
+    return ((one * e / z, one / z, rest),)
 
 
-def _olh_same(eps0: float, d: int, k: int) -> tuple[tuple[float, float], ...]:
+def _olh_same(eps0: float, d: int, k: int) -> tuple[tuple[float, float, float], ...]:
     e, g = math.exp(eps0), float(d)  # h(x) != h(x') and the report is h(x)
-    return (((1.0 - 1.0 / g) * e / (e + g - 1.0), (1.0 - 1.0 / g) / (e + g - 1.0)),)
+    denom = e + g - 1.0
+    return (((1.0 - 1.0 / g) * e / denom, (1.0 - 1.0 / g) / denom, (e / g + g - 1.0) / denom),)
 
 
-def _laplace_same(eps0: float, d: int, k: int) -> tuple[tuple[float, float], ...]:
+def _laplace_same(eps0: float, d: int, k: int) -> tuple[tuple[float, float, float], ...]:
     b = 2.0 / eps0  # pair (−1, 1), region y < −c
-    return tuple(
-        (1.0 - 0.5 * math.exp((c - 1.0) / b), 0.5 * math.exp(-(1.0 + c) / b))
-        for c in (0.25, 0.5, 0.75, 1.0)
-    )
+    out = []
+    for c in (0.25, 0.5, 0.75, 1.0):
+        rest = 0.5 * math.exp((c - 1.0) / b)  # P(Lap(−1) >= −c), c <= 1
+        out.append((1.0 - rest, 0.5 * math.exp(-(1.0 + c) / b), rest))
+    return tuple(out)
 
 
 def _split_rates(
@@ -572,7 +579,7 @@ def lower_members(mechanism: Mechanism, eps0: float, d: int, k: int) -> tuple[Lo
     """The explicit-dataset lower bounds of a mechanism (empty: none applies): the "others
     on a third value" configurations and the "others on x'" regions."""
     regions = mechanism.same_regions(eps0, d, k) if mechanism.same_regions is not None else ()
-    same = tuple(_same(p, q) for p, q in regions)
+    same = tuple(_same(p, q, rest) for p, q, rest in regions)
     if mechanism.lowers is not None:
         return mechanism.lowers(eps0, d, k) + same
     if d < 3:  # no third value z
