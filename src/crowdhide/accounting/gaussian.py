@@ -71,11 +71,13 @@ def gaussian_log_delta(epsilon: npt.ArrayLike, *, mu: npt.ArrayLike) -> FloatArr
     if np.any(live):
         e, mm = eps[live], m[live]
         upper = mm / 2 - e / mm
-        log_ratio = np.where(
-            mm <= _QUADRATURE_MAX_MU,
-            _log_ratio_by_quadrature(upper, mm),
-            np.minimum(e + log_ndtr(upper - mm) - log_ndtr(upper), 0.0),
-        )
+        # Each branch on its own elements: a tiny μ sends ``upper`` to -inf, where the
+        # differenced form is -inf - (-inf).
+        quad = mm <= _QUADRATURE_MAX_MU
+        log_ratio = np.empty_like(upper)
+        log_ratio[quad] = _log_ratio_by_quadrature(upper[quad], mm[quad])
+        far, u = ~quad, upper[~quad]
+        log_ratio[far] = np.minimum(e[far] + log_ndtr(u - mm[far]) - log_ndtr(u), 0.0)
         with np.errstate(divide="ignore"):
             out[live] = log_ndtr(upper) + log1mexp(log_ratio) + ROUNDING_MARGIN
     return out
