@@ -39,7 +39,7 @@ def test_all_lists_every_applicable_bound() -> None:
     assert [r.source for r in generic] == [
         b
         for b in SHUFFLE_BOUNDS
-        if b not in ("krr_clone", "binary_rr_blocks", "exact", "krr_lower")
+        if b not in ("krr_clone", "krr_blanket", "binary_rr_blocks", "exact", "krr_lower")
     ]
     assert {r.source: r.kind for r in generic}["ldp_lower"] == "lower"
     krr = shuffle_epsilon_all(eps0=1.0, n=10, delta=1e-6, k=3)

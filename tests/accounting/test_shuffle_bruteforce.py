@@ -121,7 +121,14 @@ def test_worst_dataset_depends_on_epsilon() -> None:
 # Every upper bound dominates the exact worst case
 
 
-UPPER = ("balle2019_hoeffding", "balle2019_bennett", "feldman2021", "feldman2023", "krr_clone")
+UPPER = (
+    "balle2019_hoeffding",
+    "balle2019_bennett",
+    "feldman2021",
+    "feldman2023",
+    "krr_clone",
+    "krr_blanket",
+)
 
 
 def _violations(
@@ -141,7 +148,7 @@ def _violations(
 def _named(name: str, generic: bool) -> Callable[[int, int, float, float], float]:
     def upper(n: int, k: int, e0: float, eps: float) -> float:
         kk = None if generic else k
-        if name in ("feldman2023", "krr_clone") and generic:
+        if name in ("feldman2023", "krr_clone", "krr_blanket") and generic:
             kk = k  # k-RR-only certificates: tested with k
         return shuffle_bound_curve(bound=name, eps0=e0, n=n, k=kk).delta(eps)
 

@@ -57,3 +57,43 @@ def worst_case_delta(n: int, k: int, eps0: float, eps: float) -> tuple[float, tu
         if d > best:
             best, arg = d, others
     return best, arg
+
+
+def blanket_delta(n: int, k: int, eps0: float, eps: float, *, gamma: float | None = None) -> float:
+    """The k-RR privacy-blanket value by direct summation: the average over the number m of
+    uniform reports (``Bin(n − 1, γ)``) of δ between "target on x" and "target on x'" shuffled
+    with m uniform reports, each from the full table of counts (a, b) of x and x'.
+
+    ``gamma`` overrides the blanket probability ``k/(e^ε0 + k − 1)`` (tests use a too large
+    one to show that a wrong blanket is caught).
+    """
+    from scipy.special import gammaln
+    from scipy.stats import binom
+
+    e = math.exp(eps0)
+    p, q = e / (e + k - 1.0), 1.0 / (e + k - 1.0)
+    g = k * q if gamma is None else gamma
+    total = 0.0
+    for m in range(n):
+        weight = float(binom.pmf(m, n - 1, g))
+        if weight < 1e-300:
+            continue
+        a = np.arange(m + 1)[:, None]
+        b = np.arange(m + 1)[None, :]
+        rest = m - a - b
+        ok = rest >= 0
+        r = np.where(ok, rest, 0)
+        log_mult = gammaln(m + 1) - gammaln(a + 1) - gammaln(b + 1) - gammaln(r + 1)
+        log_mult = log_mult + (a + b) * math.log(1.0 / k)
+        if k > 2:
+            log_mult = log_mult + r * math.log(1.0 - 2.0 / k)
+        noise = np.where(ok & ((k > 2) | (rest == 0)), np.exp(log_mult), 0.0)
+        shifted = np.zeros((m + 2, m + 2, 3))
+        shifted[1:, :-1, 0] = noise  # target reports x
+        shifted[:-1, 1:, 1] = noise  # target reports x'
+        shifted[:-1, :-1, 2] = noise  # target reports another value
+        other = 1.0 - p - q
+        on_x = p * shifted[..., 0] + q * shifted[..., 1] + other * shifted[..., 2]
+        on_y = q * shifted[..., 0] + p * shifted[..., 1] + other * shifted[..., 2]
+        total += weight * float(np.maximum(on_x - math.exp(eps) * on_y, 0.0).sum())
+    return total

@@ -44,7 +44,7 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import betainc, betaincc, logsumexp
+from scipy.special import betainc, betaincc, gammaln, logsumexp
 
 from crowdhide.accounting.binomial_tails import (
     _log_tail_vec,
@@ -56,6 +56,7 @@ from crowdhide.accounting.logmath import kappa_up
 
 __all__ = [
     "alpha_pair_h",
+    "krr_blanket_log_delta",
     "krr_clone_fast_log_delta",
     "krr_third_marginal_lower_log_delta",
 ]
@@ -78,6 +79,11 @@ CLONE_POINTS = 128
 S_POINTS = 48
 #: Target relative change of log h across a block (see :func:`_clone_layout`).
 _ETA = 0.05
+#: s-blocks of the blanket: at most this many per count, of relative width BLANKET_S_ETA.
+BLANKET_S_POINTS = 160
+BLANKET_S_ETA = 0.01
+#: Most single values of s summed exactly in place of the blanket's heaviest blocks.
+BLANKET_REFINE = 8_000
 #: Windows up to this many clone counts are summed count by count (no blocking).
 CLONE_EXACT = 256
 
@@ -185,11 +191,39 @@ def _split(lo: FloatArray, hi: FloatArray, points: int) -> tuple[FloatArray, Flo
     return start, end
 
 
+def _relative_split(
+    lo: FloatArray, hi: FloatArray, eta: float, points: int
+) -> tuple[FloatArray, FloatArray]:
+    """Split each row's integer range ``[lo, hi]`` into blocks ``[s, s + w − 1]`` of width
+    ``w = max(1, ⌊η s⌋, ⌈(hi − lo + 1)/points⌉)``: single values where s is small (a block's
+    bound moves most there), at most ``points`` blocks per row (rows x points; empty blocks
+    have ``start > end``)."""
+    floor_width = np.maximum(np.ceil((hi - lo + 1.0) / points), 1.0)
+    start = np.empty((lo.size, points))
+    end = np.empty((lo.size, points))
+    at = lo.astype(np.float64).copy()
+    for j in range(points):
+        width = np.maximum(np.floor(eta * at), floor_width)
+        start[:, j] = at
+        end[:, j] = np.minimum(at + width - 1.0, hi)
+        at = at + width
+        if bool((at > hi).all()):  # every row done: drop the empty columns
+            return start[:, : j + 1], end[:, : j + 1]
+    return start, end
+
+
 @functools.lru_cache(maxsize=32)
 def _clone_layout(
-    n: int, rho: float, mu2: float, log_tail: float, c_points: int, s_points: int
+    n: int,
+    rho: float,
+    mu2: float,
+    log_tail: float,
+    c_points: int,
+    s_points: int,
+    s_eta: float = 0.0,
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, float]:
-    """ε-independent part of :func:`clone_noise_log_delta` (cached)."""
+    """ε-independent part of :func:`clone_noise_log_delta` (cached). ``s_eta > 0``: s-blocks
+    of relative width ``s_eta`` (:func:`_relative_split`) instead of the η rule."""
     win = binom_window(n - 1, rho, log_tail)
     counts = np.arange(win.lo, win.hi + 1, dtype=np.float64)
     log_w = win.log_pmf
@@ -211,7 +245,10 @@ def _clone_layout(
         lo, hi = _window_edges(m, mu2, -log_tail)
         s_width = float((hi - lo).max()) + 1.0
         s_needed = math.ceil(s_width / max(1.0, _ETA * float(lo.min()) / -log_tail))
-        s_start, s_end = _split(lo, hi, min(s_points, max(s_needed, 1)))
+        if s_eta > 0.0:
+            s_start, s_end = _relative_split(lo, hi, s_eta, s_points)
+        else:
+            s_start, s_end = _split(lo, hi, min(s_points, max(s_needed, 1)))
         mm = np.broadcast_to(m[:, None], s_start.shape)
         mass = np.where(s_start <= s_end, block_masses(mm, mu2, s_start, s_end, upper=True), 0.0)
         with np.errstate(divide="ignore"):
@@ -287,6 +324,119 @@ def clone_noise_log_delta(
     rows = np.logaddexp(rows, log_out + math.log(2.0))
     total = float(logsumexp(log_w + rows))
     return float(np.logaddexp(total, c_tail + math.log(2.0)))
+
+
+def krr_blanket_log_delta(
+    n: int,
+    k: int,
+    eps0: float,
+    eps: float,
+    log_tail: float,
+    *,
+    c_points: int = CLONE_POINTS,
+    s_points: int = BLANKET_S_POINTS,
+    s_eta: float = BLANKET_S_ETA,
+    refine: int = BLANKET_REFINE,
+) -> float:
+    """Upper bound on ``log δ(ε)`` of shuffled k-RR from its privacy blanket, summed exactly
+    (blocked: O(c_points · s_points) incomplete-beta calls, independent of n).
+
+    Every other user's report law is ``K(v) = γ U + (1 − γ) δ_v`` with ``U`` uniform on the
+    k values and ``γ = k q = k/(e + k − 1)`` (Balle et al., CRYPTO 2019). Revealing which
+    users reported their own value (independent of the target's) helps the adversary, so δ
+    is at most the average over ``m ~ Bin(n − 1, γ)`` of the divergence of the target's
+    report shuffled with m uniform reports — computed here exactly rather than through a
+    concentration inequality. With ``M = m + 1`` units, counts ``a, b`` of x, x' and
+    ``s = a + b``:
+
+        P(a, b | x) = (k/M) Mult_M(a, b) (q M + (p − q) a),   Mult_M on (1/k, 1/k, 1 − 2/k),
+
+    so given s the pair is the α-pair with s units and ``λ = (p − q)s/(2qM + (p − q)s)``
+    (module docstring), and s has law ``(k/(2M)) Bin(s; M, 2/k) (2qM + (p − q)s)`` under both
+    values. λ grows with s, so an s-block is bounded by H at (its largest λ, its fewest
+    units) times its mass with ``s`` at the block's end; the divergence given M does not
+    increase with M (one more uniform report is a post-processing), so blocks of m are taken
+    at their smallest m. Outside the windows a cell adds at most ``P(a, b | x) <= k p Mult``.
+    For k = 2 this is the FMT23 pair (``λ = κ``).
+
+    Examples
+    --------
+    >>> import math
+    >>> # 100 users of 10-RR at ε0 = 4: ε = 3.58 holds at δ = 1e-6 (the clones need ≈ 4)
+    >>> round(math.exp(krr_blanket_log_delta(100, 10, 4.0, 3.58, -60.0)) * 1e7, 2)
+    9.36
+    """
+    if eps >= eps0:
+        return -math.inf
+    em1 = math.expm1(eps0)
+    gamma = k / (em1 + k)  # k q
+    m, log_w, s_start, s_end, log_mass, log_out, c_tail = _clone_layout(
+        n, gamma, 2.0 / k, log_tail, c_points, s_points, s_eta
+    )
+    mm = np.broadcast_to(m[:, None], s_end.shape)
+    with np.errstate(divide="ignore"):
+        cells = log_w[:, None] + log_mass + np.log(_blanket_h(mm, s_start, s_end, gamma, em1, eps))
+    cells = _refine_blanket(cells, m, s_start, s_end, log_w, 2.0 / k, gamma, em1, eps, refine)
+    outside = log_w + log_out + math.log(k * (1.0 + em1) / (em1 + k))
+    total = float(np.logaddexp(logsumexp(cells), logsumexp(outside)))
+    return float(np.logaddexp(total, c_tail + math.log(2.0)))
+
+
+def _blanket_h(
+    mm: FloatArray, s_start: FloatArray, s_end: FloatArray, gamma: float, em1: float, eps: float
+) -> FloatArray:
+    """Per s-block of :func:`krr_blanket_log_delta`: an upper bound on its δ share per unit
+    of its ``Bin(s; M, 2/k)`` mass — H at (largest λ, fewest units) times the law's factor
+    ``γ (2M + (e−1)s)/(2M)`` at the block's end (γ = k/(e + k − 1))."""
+    # λ = (e−1)s/((e−1)s + 2M): no difference of exponentials, a few ulps (covered by the
+    # threshold allowance of alpha_pair_h).
+    lam = em1 * s_end / (em1 * s_end + 2.0 * mm)
+    h = alpha_pair_h(np.maximum(s_start, 1.0), lam, eps, upper=True)
+    h = np.where((s_start <= s_end) & (s_end >= 1.0), h, 0.0)
+    return np.asarray(h * gamma * (2.0 * mm + em1 * s_end) / (2.0 * mm) * (1.0 + 1e-14))
+
+
+def _refine_blanket(
+    cells: FloatArray,
+    m: FloatArray,
+    s_start: FloatArray,
+    s_end: FloatArray,
+    log_w: FloatArray,
+    mu2: float,
+    gamma: float,
+    em1: float,
+    eps: float,
+    budget: int,
+) -> FloatArray:
+    """The log bounds of the blanket's blocks, with the heaviest blocks (those holding all
+    but 1e-3 of the total, at most ``budget`` values of s) replaced by exact sums over their
+    single values of s. Every term stays an upper bound of its share, so the result does."""
+    flat = cells.ravel()
+    if budget <= 0 or not np.isfinite(flat).any():
+        return flat
+    order = np.argsort(flat)[::-1]
+    share = np.exp(flat[order] - flat[order[0]])
+    width = (s_end - s_start + 1.0).ravel()[order]
+    need = np.searchsorted(np.cumsum(share), (1.0 - 1e-3) * share.sum()) + 1
+    within = np.cumsum(np.where(width > 1.0, width, 0.0)) <= budget
+    chosen = order[: max(int(np.count_nonzero(within[:need])), 0)]
+    chosen = chosen[width[: chosen.size] > 1.0]
+    if not chosen.size:
+        return flat
+    rows = np.repeat(np.arange(m.size), s_start.shape[1])[chosen]
+    lo, hi = s_start.ravel()[chosen], s_end.ravel()[chosen]
+    counts = (hi - lo + 1.0).astype(np.int64)
+    which = np.repeat(np.arange(chosen.size), counts)
+    s = lo[which] + (np.arange(which.size) - np.repeat(np.cumsum(counts) - counts, counts))
+    mm = m[rows][which]
+    # log Bin(s; M, μ2) from gammaln, rounded up by a bound on its error (_pmf_rtol).
+    log_pmf = gammaln(mm + 1.0) - gammaln(s + 1.0) - gammaln(mm - s + 1.0)
+    log_pmf = log_pmf + s * math.log(mu2) + (mm - s) * math.log1p(-mu2)
+    log_pmf = log_pmf + np.log1p(_pmf_rtol(int(m.max()), min(mu2, 1.0 - mu2)))
+    with np.errstate(divide="ignore"):
+        single = log_w[rows][which] + log_pmf + np.log(_blanket_h(mm, s, s, gamma, em1, eps))
+    kept = np.delete(flat, chosen)
+    return np.concatenate([kept, single])
 
 
 @functools.lru_cache(maxsize=32)

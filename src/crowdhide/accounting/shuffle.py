@@ -105,6 +105,7 @@ from crowdhide.errors import UnmetTargetError
 __all__ = [
     "BINARY_EXACT_MAX_N",
     "EXHAUSTIVE_MAX_N",
+    "KRR_BLANKET_BEST_MAX_N",
     "KRR_LOWER_EXACT_MAX_EPS0",
     "KRR_LOWER_MAX_N",
     "SHUFFLE_BOUNDS",
@@ -144,6 +145,8 @@ KRR_SAME_LOWER_MAX_N = 100_000
 KRR_LOWER_EXACT_MAX_EPS0 = 12.0
 #: ``krr_lower`` uses the full exact canonical-dataset curves (O(n) cells) up to this n.
 KRR_FULL_LOWER_MAX_N = 1000
+#: ``best`` evaluates ``krr_blanket`` (k >= 3) up to this n; beyond, ``krr_clone`` is tighter.
+KRR_BLANKET_BEST_MAX_N = 100_000
 _MAX_EPS0 = 50.0
 #: Relative margin by which every reported δ is rounded away from the truth (up for
 #: certificates, down for lower bounds) and every ε is solved at a target δ moved the same
@@ -739,6 +742,20 @@ def _krr_clone_curve(p: ShuffleParams) -> PrivacyCurve:
     return _AdaptiveCurve(lambda e, t: _krr_fast.krr_clone_fast_log_delta(n, k, eps0, e, t), eps0)
 
 
+def _krr_blanket_curve(p: ShuffleParams) -> PrivacyCurve:
+    eps0, n, k = p.eps0, p.n, int(p.k or 2)
+    if k == 2:  # every uniform report is x or x': the blanket is the FMT23 pair
+        return _fmt23_curve(p)
+    # The third-value count is a lower bound on the truth, so on this certificate too: its
+    # ε (microseconds, O(1) in n) starts the search a fraction of a per cent below.
+    floor = _FunctionCurve(
+        lambda e: _krr_fast.krr_third_marginal_lower_log_delta(n, k, eps0, e), eps0
+    )
+    return BracketedCurve(
+        lambda e, t: _krr_fast.krr_blanket_log_delta(n, k, eps0, e, t), eps0, floor
+    )
+
+
 def _exact_condition(p: ShuffleParams) -> str | None:
     if p.k == 2 and p.n > BINARY_EXACT_MAX_N:
         return f"computed only for n <= {BINARY_EXACT_MAX_N} (k = 2)"
@@ -763,6 +780,9 @@ def _blanket(fn: Callable[..., float]) -> Callable[[ShuffleParams], PrivacyCurve
 
 _BALLE = "Balle, Bell, Gascon, Nissim, CRYPTO 2019"
 _FMT23 = "Feldman, McMillan, Talwar (SODA 2023) clone pair; needs R(x)+R(x') <= (e^eps0+1) R(v)"
+_BLANKET_EXACT = (
+    "privacy blanket of Balle et al., CRYPTO 2019, summed exactly (crowdhide, docs/shuffle.md)"
+)
 _VARIATION_RATIO = (
     "split clones over the total variation (accounting/variation_ratio.py); the value of "
     "Wang et al., VLDB 2024, for any eps0-LDP randomizer"
@@ -799,6 +819,12 @@ _BOUNDS: tuple[ShuffleBound, ...] = (
         ShuffleBound(
             "krr_clone", "upper", "crowdhide k-RR clone reduction (docs/shuffle.md)", "krr",
             _krr_clone_curve, in_best=lambda p: p.k != 2,  # k = 2: the same curve as feldman2023
+        ),
+        ShuffleBound(
+            "krr_blanket", "upper", _BLANKET_EXACT, "krr", _krr_blanket_curve,
+            # k = 2: the same pair as feldman2023; beyond KRR_BLANKET_BEST_MAX_N krr_clone
+            # is the tighter one (docs/shuffle.md).
+            in_best=lambda p: p.k != 2 and p.n <= KRR_BLANKET_BEST_MAX_N,
         ),
         ShuffleBound(
             "binary_rr_blocks", "upper", "crowdhide blocks of datasets (accounting/binary_rr.py)",
