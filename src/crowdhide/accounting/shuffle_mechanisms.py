@@ -205,7 +205,12 @@ from crowdhide.accounting.curves import PrivacyCurve, SmallestCurve
 from crowdhide.accounting.logmath import kappa_up
 from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import safe_root
-from crowdhide.accounting.shuffle import BracketedCurve, SafeSideCurve
+from crowdhide.accounting.shuffle import (
+    KRR_BLANKET_BEST_MAX_N,
+    BracketedCurve,
+    SafeSideCurve,
+    shuffle_bound_curve,
+)
 from crowdhide.accounting.statement import Kind, PrivacyStatement
 from crowdhide.accounting.variation_ratio import VariationRatio, clone_rates, one_report_log_delta
 
@@ -243,7 +248,10 @@ class Mechanism:
     then the smaller of the two systems. ``variation_capped``: the certificate is also the
     generic variation-ratio one restricted to ``μ <= mu2``
     (:func:`crowdhide.accounting.variation_ratio.variation_ratio_log_delta`), for
-    mechanisms whose pairs differ in μ; the smaller counts. ``same_regions(eps0, d, k)``
+    mechanisms whose pairs differ in μ; the smaller counts. ``uniform_blanket``: every
+    report is uniform on the d values with probability ``d/(e^ε0 + d − 1)``, else the input
+    (k-ary randomized response), so the exact blanket ``krr_blanket`` also certifies it
+    (used up to n = ``KRR_BLANKET_BEST_MAX_N``, as in ``best``). ``same_regions(eps0, d, k)``
     (optional): regions ``(P_x(R), P_x'(R), P_x(not R))`` of the "all others on x'" lower bounds
     (module docstring), added to the others. ``needs_d``: whether the mechanism has a
     finite domain of size ``d``.
@@ -258,6 +266,7 @@ class Mechanism:
     lowers: Callable[[float, int, int], tuple[LowerMember, ...]] | None = None
     split: Callable[[float, int, int], tuple[float, float]] | None = None
     variation_capped: bool = False
+    uniform_blanket: bool = False
     same_regions: Callable[[float, int, int], tuple[tuple[float, float, float], ...]] | None = None
 
 
@@ -527,7 +536,7 @@ MECHANISMS: dict[str, Mechanism] = {
     for m in (
         Mechanism(
             "krr", "k-ary randomized response (Warner 1965; Kairouz et al. 2016)", _krr,
-            lowers=_krr_lowers, split=_three_point_split(_krr, _one),
+            lowers=_krr_lowers, split=_three_point_split(_krr, _one), uniform_blanket=True,
         ),
         Mechanism(
             "oue", "optimized unary encoding (Wang et al., USENIX Security 2017)", _oue,
@@ -700,7 +709,14 @@ class MechanismBound:
         raw: PrivacyCurve = _Curve(members, eps0, lower=self.kind == "lower")
         if self.kind == "upper" and self.mechanism.variation_capped:
             raw = SmallestCurve([raw, _capped_curve(n, eps0, self.mechanism.params(eps0, d, k)[1])])
+        if self.kind == "upper" and self._blanket_certifies(n, d):
+            blanket = shuffle_bound_curve(bound="krr_blanket", eps0=eps0, n=n, k=d)
+            raw = SmallestCurve([raw, blanket])
         return SafeSideCurve(raw, eps0, lower=self.kind == "lower")
+
+    def _blanket_certifies(self, n: int, d: int) -> bool:
+        """Whether the exact k-RR blanket joins the certificate (as in ``best``)."""
+        return self.mechanism.uniform_blanket and d >= 3 and n <= KRR_BLANKET_BEST_MAX_N
 
 
 def _capped_curve(n: int, eps0: float, mu_max: float) -> PrivacyCurve:
