@@ -12,9 +12,12 @@ Every certificate must stay at or above it and every lower bound at or below, al
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
+import numpy as np
 import pytest
 
+from crowdhide.accounting import _krr_fast as fast
 from crowdhide.accounting.shuffle import shuffle_delta_all, shuffle_epsilon_all
 
 
@@ -49,3 +52,49 @@ def test_one_user_brackets_the_truth(eps0: float, k: int | None) -> None:
                 assert r.epsilon <= truth_eps * (1 + 1e-12), (r.source, delta)
             else:
                 assert r.epsilon >= truth_eps * (1 - 1e-12), (r.source, delta)
+
+
+def _exact_half_excess(units: int, theta: Fraction) -> Fraction:
+    """``E[(A − θ)_+]`` for ``A ~ Bin(units, 1/2)`` in exact rational arithmetic."""
+    total = sum(
+        (math.comb(units, a) * (a - theta) for a in range(units + 1) if a > theta), Fraction(0)
+    )
+    return total / 2**units
+
+
+def _excess_below_exact(units: int, points: list[float], tol: float) -> int:
+    """How many thresholds θ have ``excess_half(θ, upper=True)`` below the exact excess at
+    θ lowered by the relative rounding ``tol`` (lowering θ raises the excess)."""
+    count = 0
+    for theta in points:
+        exact = _exact_half_excess(units, Fraction(theta) * (1 - Fraction(tol)))
+        upper = fast.excess_half(np.array([float(units)]), np.array([theta]), upper=True)[0]
+        count += Fraction(float(upper)) < exact
+    return count
+
+
+def _thresholds(units: int) -> list[float]:
+    """Thresholds where the excess is a small difference: just below the top of A's range,
+    and just above the integer below it (lowering θ crosses it and adds a whole term)."""
+    top = [units - gap for gap in (0.5, 1e-3, 1e-10, 3e-14)]
+    above = float(units - 1)
+    for _ in range(3):
+        above = math.nextafter(above, math.inf)
+    return [*top, above, units / 2 + 0.25]
+
+
+@pytest.mark.parametrize("units", [1, 5, 40, 200])
+def test_excess_covers_a_threshold_rounded_by_the_allowance(units: int) -> None:
+    """A threshold handed to an excess may carry ``_THETA_RTOL`` relative rounding: the
+    upper excess at θ covers the exact excess (rational arithmetic) at θ(1 − _THETA_RTOL)."""
+    assert _excess_below_exact(units, _thresholds(units), fast._THETA_RTOL) == 0
+
+
+def test_without_the_allowance_a_rounded_threshold_is_missed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The check above can fail: with the allowance removed, the threshold just above an
+    integer (200 units) is below the exact excess at its lowered value."""
+    tol = fast._THETA_RTOL
+    monkeypatch.setattr(fast, "_THETA_RTOL", 0.0)
+    assert _excess_below_exact(200, _thresholds(200), tol) >= 1
