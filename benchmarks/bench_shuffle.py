@@ -3,6 +3,7 @@
 Usage::
 
     PYTHONPATH=src python benchmarks/bench_shuffle.py [--quick] [--delta 1e-6] [--mechanisms a,b]
+        [--krr 4,10]
 
 For every randomizer class (k-RR with k = 2, 4, 10, a generic ε0-LDP randomizer and each
 mechanism of :mod:`crowdhide.accounting.shuffle_mechanisms`; their ms columns time the
@@ -121,6 +122,9 @@ def main() -> None:
     parser.add_argument(
         "--mechanisms", default="", help="comma-separated mechanism rows only (e.g. laplace,olh)"
     )
+    parser.add_argument(
+        "--krr", default="", help="comma-separated k-RR rows only (e.g. 4,10; 0 for generic)"
+    )
     args = parser.parse_args()
     ns = [10**2, 10**4, 10**6, 10**9] if args.quick else [10**e for e in range(2, 10)]
     eps0s = [1.0] if args.quick else [0.5, 1.0, 4.0]
@@ -131,12 +135,15 @@ def main() -> None:
     table.add_column("certificate", justify="right")
     table.add_column("ms/query", justify="right")
     table.add_column("ms lower", justify="right")
-    only = [m for m in args.mechanisms.split(",") if m]
-    for k in () if only else (2, 4, 10, None):
+    mechanisms = [m for m in args.mechanisms.split(",") if m]
+    ks: tuple[int | None, ...] = tuple(int(k) or None for k in args.krr.split(",") if k)
+    if not mechanisms and not ks:  # everything
+        ks, mechanisms = (2, 4, 10, None), list(MECHANISMS)
+    for k in ks:
         for eps0 in eps0s:
             for n in ns:
                 table.add_row(*_row(k, eps0, n, args.delta))
-    for name in only or MECHANISMS:
+    for name in mechanisms:
         for eps0 in eps0s:
             for n in ns:
                 table.add_row(*_mechanism_row(name, eps0, n, args.delta))
