@@ -270,6 +270,13 @@ class Mechanism:
     same_regions: Callable[[float, int, int], tuple[tuple[float, float, float], ...]] | None = None
 
 
+def _krr_lower_member(eps0: float, d: int, n: int, eps: float) -> float:
+    """``krr_lower`` of d-ary randomized response: the mechanism ``krr`` is that randomizer,
+    so it gets the same lower bound (with the canonical datasets' exact curves up to
+    n = 1000)."""
+    return shuffle_bound_curve(bound="krr_lower", eps0=eps0, n=n, k=d).log_delta(eps)
+
+
 def _third(p_plus: float, p_minus: float, nu: float, eps0: float) -> LowerMember:
     """The lower bound of one "all others on z" configuration (module docstring)."""
 
@@ -295,9 +302,8 @@ def _krr(eps0: float, d: int, k: int) -> Params:
 
 
 def _krr_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
-    if d >= 3:
-        _, _, _, p, q, nu = _krr(eps0, d, k)
-        return (_third(p, q, nu, eps0),)
+    if d >= 3:  # d-ary randomized response itself: krr_lower (it holds the third value)
+        return (functools.partial(_krr_lower_member, eps0, d),)
     # d = 2 is binary RR: no third value; all others on x' is the canonical dataset
     return (lambda n, eps: _krr_fast.binary_same_lower_log_delta(n, eps0, eps),)
 
