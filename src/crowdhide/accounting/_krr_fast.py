@@ -243,11 +243,11 @@ def _clone_layout(
         log_out = np.full(m.size, -np.inf)
     else:
         lo, hi = _window_edges(m, mu2, -log_tail)
-        s_width = float((hi - lo).max()) + 1.0
-        s_needed = math.ceil(s_width / max(1.0, _ETA * float(lo.min()) / -log_tail))
         if s_eta > 0.0:
             s_start, s_end = _relative_split(lo, hi, s_eta, s_points)
         else:
+            s_width = float((hi - lo).max()) + 1.0
+            s_needed = math.ceil(s_width / max(1.0, _ETA * float(lo.min()) / -log_tail))
             s_start, s_end = _split(lo, hi, min(s_points, max(s_needed, 1)))
         mm = np.broadcast_to(m[:, None], s_start.shape)
         mass = np.where(s_start <= s_end, block_masses(mm, mu2, s_start, s_end, upper=True), 0.0)
@@ -419,7 +419,7 @@ def _refine_blanket(
     width = (s_end - s_start + 1.0).ravel()[order]
     need = np.searchsorted(np.cumsum(share), (1.0 - 1e-3) * share.sum()) + 1
     within = np.cumsum(np.where(width > 1.0, width, 0.0)) <= budget
-    chosen = order[: max(int(np.count_nonzero(within[:need])), 0)]
+    chosen = order[: np.count_nonzero(within[:need])]
     chosen = chosen[width[: chosen.size] > 1.0]
     if not chosen.size:
         return flat

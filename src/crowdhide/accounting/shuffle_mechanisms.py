@@ -274,7 +274,13 @@ def _krr_lower_member(eps0: float, d: int, n: int, eps: float) -> float:
     """``krr_lower`` of d-ary randomized response: the mechanism ``krr`` is that randomizer,
     so it gets the same lower bound (with the canonical datasets' exact curves up to
     n = 1000)."""
-    return shuffle_bound_curve(bound="krr_lower", eps0=eps0, n=n, k=d).log_delta(eps)
+    return _krr_lower(eps0, d, n).log_delta(eps)
+
+
+@functools.lru_cache(maxsize=16)
+def _krr_lower(eps0: float, d: int, n: int) -> PrivacyCurve:
+    """The ``krr_lower`` curve, built once per query rather than once per evaluated ε."""
+    return shuffle_bound_curve(bound="krr_lower", eps0=eps0, n=n, k=d)
 
 
 def _third(p_plus: float, p_minus: float, nu: float, eps0: float) -> LowerMember:
