@@ -44,18 +44,25 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import betainc, betaincc, gammaln, logsumexp
+from scipy.special import betainc, gammaln, logsumexp
 
 from crowdhide.accounting.binomial_tails import (
+    BETAINC_ATOL,
     _log_tail_vec,
-    binom_window,
+    betainc_error,
+    binom_cdf,
+    binom_sf,
+    block_masses,
     gammaln_table,
+    on_blocks,
     row_windows,
+    window_blocks,
 )
 from crowdhide.accounting.logmath import kappa_up
 
 __all__ = [
     "alpha_pair_h",
+    "heavy_blocks",
     "krr_blanket_log_delta",
     "krr_clone_fast_log_delta",
     "krr_third_marginal_lower_log_delta",
@@ -63,10 +70,6 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 
-#: Relative accuracy assumed for Boost's incomplete beta (a few ulps in practice).
-_RTOL = 5e-14
-#: Absolute floor for underflow of the incomplete beta.
-_ATOL = 1e-300
 #: Relative error assumed for a threshold θ handed to the excesses below: their thresholds
 #: are a few correctly rounded operations on ε, e^ε and the parameters (about 18 ulp; no
 #: difference of large exponentials is taken there). An excess ``E[(A − θ)_+]`` is
@@ -86,6 +89,11 @@ BLANKET_S_ETA = 0.01
 BLANKET_REFINE = 8_000
 #: Windows up to this many clone counts are summed count by count (no blocking).
 CLONE_EXACT = 256
+#: Blocks whose joint mass is below ``e^{log_tail − LIGHT_MARGIN}`` are bounded as if outside
+#: the windows (by their mass times the per-outcome bound): their incomplete betas are not
+#: evaluated. With at most ~10^4 blocks they add at most about ``e^{log_tail}`` in all, the
+#: size of the window tails already added, and they are a half to four fifths of the blocks.
+LIGHT_MARGIN = 10.0
 
 
 def _half_sf(k: FloatArray, m: FloatArray) -> FloatArray:
@@ -114,12 +122,8 @@ def alpha_pair_h(units: FloatArray, lam: FloatArray, eps: float, *, upper: bool)
     s_safe = np.where(ok, s, 1.0)
     lam_safe = np.where(ok, lam, 1.0)
     theta = s_safe / 2.0 + s_safe * math.expm1(eps) / (2.0 * lam_safe * (1.0 + big))
-    a_star = np.floor(theta) + 1.0
-    first = 0.5 * s_safe * _half_sf(a_star - 1.0, s_safe - 1.0)
-    second = theta * _half_sf(a_star, s_safe)
-    err = _RTOL * (first + second) + s_safe * _ATOL
-    err = err + _THETA_RTOL * theta * _half_sf(a_star - 1.0, s_safe)
-    value = first - second + (err if upper else -err)
+    value, err = _half_excess_terms(s_safe, theta)
+    value = value + (err if upper else -err)
     scale = 2.0 * lam_safe * (1.0 + big) / s_safe
     out = np.maximum(value, 0.0) * scale
     if not upper:
@@ -127,49 +131,38 @@ def alpha_pair_h(units: FloatArray, lam: FloatArray, eps: float, *, upper: bool)
     return np.asarray(np.where(ok, out, 0.0), dtype=np.float64)
 
 
+def heavy_blocks(log_weight: FloatArray, log_tail: float) -> npt.NDArray[np.bool_]:
+    """Blocks worth an incomplete-beta evaluation: joint log mass above
+    ``log_tail − LIGHT_MARGIN`` (the others are bounded like outcomes outside a window)."""
+    return np.asarray(log_weight > log_tail - LIGHT_MARGIN)
+
+
 def excess_half(units: FloatArray, theta: FloatArray, *, upper: bool) -> FloatArray:
     """``E[(A − θ)_+]`` for ``A ~ Bin(units, 1/2)`` elementwise, rounded up (``upper``) or
     down by a bound on the error of the tail difference."""
     s = np.asarray(units, dtype=np.float64)
-    theta = np.asarray(theta, dtype=np.float64)
-    a_star = np.floor(theta) + 1.0
-    first = 0.5 * s * _half_sf(a_star - 1.0, s - 1.0)
-    second = theta * _half_sf(a_star, s)
-    err = _RTOL * (first + second) + (s + 1.0) * _ATOL
-    err = err + _THETA_RTOL * np.abs(theta) * _half_sf(a_star - 1.0, s)
-    value = first - second + (err if upper else -err)
+    value, err = _half_excess_terms(s, np.asarray(theta, dtype=np.float64))
+    value = value + (err if upper else -err)
     return np.asarray(np.where(s >= 1.0, np.maximum(value, 0.0), 0.0), dtype=np.float64)
+
+
+def _half_excess_terms(s: FloatArray, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """``E[(A − θ)_+]`` for ``A ~ Bin(s, 1/2)`` as a difference of two tails, and a bound on
+    its error: each tail's (:func:`betainc_error`), underflow, and θ's rounding (the excess
+    is 1-Lipschitz in θ with slope ``P(A > θ)``)."""
+    a_star = np.floor(theta) + 1.0
+    upper_tail = _half_sf(a_star - 1.0, s - 1.0)  # Σ_{a >= a*} a Bin(a; s, 1/2) = s/2 · this
+    at_threshold = _half_sf(a_star, s)
+    first, second = 0.5 * s * upper_tail, theta * at_threshold
+    err = 0.5 * s * betainc_error(upper_tail, s) + np.abs(theta) * betainc_error(at_threshold, s)
+    err = err + (s + 1.0) * BETAINC_ATOL
+    err = err + _THETA_RTOL * np.abs(theta) * _half_sf(a_star - 1.0, s)
+    return first - second, err
 
 
 def _clone_shift(m: FloatArray, kappa: float, eps: float) -> FloatArray:
     """``c_m = m (E − 1)/(2κ(1 + E))``: the threshold's offset above ``s/2``."""
     return np.asarray(m * math.expm1(eps) / (2.0 * kappa * (1.0 + math.exp(eps))))
-
-
-def _sf(k: FloatArray, n: FloatArray, p: float) -> FloatArray:
-    inside = (k >= 1) & (k <= n)
-    out = betainc(np.where(inside, k, 1.0), np.where(inside, n - k + 1.0, 1.0), p)
-    return np.asarray(np.where(k <= 0, 1.0, np.where(k > n, 0.0, out)), dtype=np.float64)
-
-
-def _cdf(k: FloatArray, n: FloatArray, p: float) -> FloatArray:
-    inside = (k >= 0) & (k <= n - 1)
-    out = betaincc(np.where(inside, k + 1.0, 1.0), np.where(inside, n - k, 1.0), p)
-    return np.asarray(np.where(k < 0, 0.0, np.where(k >= n, 1.0, out)), dtype=np.float64)
-
-
-def block_masses(
-    n: FloatArray, p: float, lo: FloatArray, hi: FloatArray, *, upper: bool
-) -> FloatArray:
-    """``P(lo <= Bin(n, p) <= hi)`` elementwise, from the smaller pair of tails (no
-    catastrophic cancellation), rounded up (``upper``) or down by a bound on its error."""
-    sf_lo, sf_hi = _sf(lo, n, p), _sf(hi + 1.0, n, p)
-    cdf_hi, cdf_lo = _cdf(hi, n, p), _cdf(lo - 1.0, n, p)
-    use_sf = sf_lo <= 0.5
-    diff = np.where(use_sf, sf_lo - sf_hi, cdf_hi - cdf_lo)
-    err = _RTOL * np.where(use_sf, sf_lo + sf_hi, cdf_hi + cdf_lo) + 2.0 * _ATOL
-    out = diff + err if upper else diff - err
-    return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
 
 
 def _window_edges(n: FloatArray, p: float, big_l: float) -> tuple[FloatArray, FloatArray]:
@@ -224,18 +217,18 @@ def _clone_layout(
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, float]:
     """ε-independent part of :func:`clone_noise_log_delta` (cached). ``s_eta > 0``: s-blocks
     of relative width ``s_eta`` (:func:`_relative_split`) instead of the η rule."""
-    win = binom_window(n - 1, rho, log_tail)
-    counts = np.arange(win.lo, win.hi + 1, dtype=np.float64)
-    log_w = win.log_pmf
-    # Blocks only as fine as needed: a relative change η/L of the count moves log h by about
-    # η (h decays roughly like e^{-L} across the window), so wider blocks lose < 5 % in δ.
-    c_needed = math.ceil(counts.size / max(1.0, _ETA * counts[0] / -log_tail))
-    c_points = min(c_points, max(c_needed, 1))
-    if counts.size > max(c_points, CLONE_EXACT if c_needed > CLONE_EXACT else 0):
-        width = -(-counts.size // c_points)
-        starts = np.arange(0, counts.size, width)
-        log_w = np.logaddexp.reduceat(log_w, starts)
-        counts = counts[starts]  # smallest count of each block: h is non-increasing in C
+
+    def width_of(lo: int, size: int) -> int:
+        # Blocks only as fine as needed: a relative change η/L of the count moves log h by
+        # about η (h decays roughly like e^{-L} across the window), so wider blocks lose < 5 %
+        # in δ. A block is taken at its smallest count: h is non-increasing in C.
+        needed = math.ceil(size / max(1.0, _ETA * lo / -log_tail))
+        points = min(c_points, max(needed, 1))
+        if size > max(points, CLONE_EXACT if needed > CLONE_EXACT else 0):
+            return -(-size // points)
+        return 1
+
+    counts, log_w, c_tail = window_blocks(n - 1, rho, log_tail, width_of)
     m = counts + 1.0
     if mu2 >= 1.0:  # k = 2: every unit reports x or x'
         s_start = s_end = m[:, None]
@@ -257,7 +250,7 @@ def _clone_layout(
             _log_tail_vec(m, mu2, lo - 1.0, upper=False),
             _log_tail_vec(m, mu2, hi + 1.0, upper=True),
         )
-    return m, log_w, s_start, s_end, log_mass, log_out, float(win.log_tail)
+    return m, log_w, s_start, s_end, log_mass, log_out, c_tail
 
 
 def krr_clone_fast_log_delta(
@@ -316,8 +309,15 @@ def clone_noise_log_delta(
     # expectation is non-decreasing in s (adding a fair ±1/2 step is a mean-zero spread), so a
     # block of s is bounded by its largest s.
     mm = np.broadcast_to(m[:, None], s_end.shape)
-    h = excess_half(s_end, s_end / 2.0 + _clone_shift(mm, kappa, eps), upper=True)
-    h = np.where(s_start <= s_end, h * (2.0 * kappa * (1.0 + math.exp(eps)) / mm), 0.0)
+
+    def h_of(units: FloatArray, count: FloatArray) -> FloatArray:
+        excess = excess_half(units, units / 2.0 + _clone_shift(count, kappa, eps), upper=True)
+        return np.asarray(excess * (2.0 * kappa * (1.0 + math.exp(eps)) / count))
+
+    # Light blocks: at most 2 per unit of mass, as outside the windows.
+    live = s_start <= s_end
+    heavy = live & heavy_blocks(log_w[:, None] + log_mass, log_tail)
+    h = on_blocks(heavy, np.where(live, 2.0, 0.0), h_of, s_end, mm)
     with np.errstate(divide="ignore"):
         rows = logsumexp(log_mass + np.log(h), axis=1)
     # Outside an s-window (or the C-window) each outcome adds at most P(.|x) <= 2 Mult.
@@ -374,8 +374,16 @@ def krr_blanket_log_delta(
         n, gamma, 2.0 / k, log_tail, c_points, s_points, s_eta
     )
     mm = np.broadcast_to(m[:, None], s_end.shape)
+    weight = log_w[:, None] + log_mass
+    # Light blocks: at most k p per unit of Bin(s; M, 2/k) mass, as outside the windows.
+    light = np.where(s_start <= s_end, k * (1.0 + em1) / (em1 + k), 0.0)
+
+    def h_of(units: FloatArray, start: FloatArray, end: FloatArray) -> FloatArray:
+        return _blanket_h(units, start, end, gamma, em1, eps)
+
+    h = on_blocks(heavy_blocks(weight, log_tail), light, h_of, mm, s_start, s_end)
     with np.errstate(divide="ignore"):
-        cells = log_w[:, None] + log_mass + np.log(_blanket_h(mm, s_start, s_end, gamma, em1, eps))
+        cells = weight + np.log(h)
     cells = _refine_blanket(cells, m, s_start, s_end, log_w, 2.0 / k, gamma, em1, eps, refine)
     outside = log_w + log_out + math.log(k * (1.0 + em1) / (em1 + k))
     total = float(np.logaddexp(logsumexp(cells), logsumexp(outside)))
@@ -612,7 +620,7 @@ def binomial_excess(
 ) -> FloatArray:
     """``E[(A − θ)_+]`` (``above``) or ``E[(θ − A)_+]`` for ``A ~ Bin(n, p)`` elementwise, from
     two incomplete-beta tails, rounded up (``upper``) or down by a bound on the error of
-    their difference (relative ``_RTOL`` per tail, underflow ``1e-307`` per unit) and by
+    their difference (:func:`betainc_error` per tail, underflow ``1e-307`` per unit) and by
     what an error of θ moves it: ``theta_err`` (absolute; default ``_THETA_RTOL · |θ|``)
     times the mass at the threshold and beyond.
 
@@ -629,16 +637,21 @@ def binomial_excess(
     mean = n * p
     if above:
         a_star = np.floor(theta) + 1.0
-        first = mean * _sf(a_star - 1.0, n - 1.0, p)  # Σ_{a >= a*} a Bin(a; n, p)
-        second = theta * _sf(a_star, n, p)
-        slope = _sf(a_star - 1.0, n, p)
+        tail_1 = binom_sf(a_star - 1.0, n - 1.0, p)  # Σ_{a >= a*} a Bin(a; n, p) = mean · this
+        tail_2 = binom_sf(a_star, n, p)
+        first, second = mean * tail_1, theta * tail_2
+        slope = binom_sf(a_star - 1.0, n, p)
+        scale_1, scale_2 = np.abs(mean), np.abs(theta)
     else:
         b_star = np.ceil(theta) - 1.0
-        first = theta * _cdf(b_star, n, p)
-        second = mean * _cdf(b_star - 1.0, n - 1.0, p)
-        slope = _cdf(b_star + 1.0, n, p)
+        tail_1 = binom_cdf(b_star, n, p)
+        tail_2 = binom_cdf(b_star - 1.0, n - 1.0, p)
+        first, second = theta * tail_1, mean * tail_2
+        slope = binom_cdf(b_star + 1.0, n, p)
+        scale_1, scale_2 = np.abs(theta), np.abs(mean)
     shift = _THETA_RTOL * np.abs(theta) if theta_err is None else np.asarray(theta_err)
-    error = _RTOL * (np.abs(first) + np.abs(second)) + (n + np.abs(theta) + 1.0) * 1e-307
+    error = scale_1 * betainc_error(tail_1, n) + scale_2 * betainc_error(tail_2, n)
+    error = error + (n + np.abs(theta) + 1.0) * 1e-307
     error = error + shift * slope
     value = first - second + (error if upper else -error)
     return np.asarray(np.maximum(value, 0.0), dtype=np.float64)

@@ -17,17 +17,19 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import betainc, betaincc, logsumexp
+from scipy.special import betainc, logsumexp
 
 from crowdhide.accounting._krr_fast import binomial_excess
 from crowdhide.accounting.binomial_tails import (
     _log_tail_vec,
+    betainc_error,
     binom_window,
     gammaln_table,
     row_log_excess_above,
     row_log_outside,
     row_windows,
     rowwise_logsumexp,
+    window_blocks,
 )
 from crowdhide.accounting.curves import DiscretePairCurve
 from crowdhide.accounting.logmath import kappa_up
@@ -49,8 +51,6 @@ MAX_CLONE_POINTS = 1500
 #: For very wide windows (clone-count standard deviation above ``_WIDE_SD``) the conditional
 #: divergence changes so slowly with the count that fewer blocks lose < 1e-4 relative in δ.
 _WIDE_SD, _WIDE_POINTS = 3000.0, 200
-#: Relative accuracy assumed for the incomplete beta function (Boost, ~1e-15 in practice).
-_BETAINC_RTOL = 5e-14
 #: Slack added to log δ per user for the rounding of ``gammaln`` tables (absolute error
 #: ~1e-16 · |gammaln(n)| per term, i.e. well below 1e-15 · n in log space).
 _GAMMALN_SLACK = 1e-15
@@ -61,9 +61,10 @@ KRR_EXACT_MAX_N = 5_000_000
 def _sf(k: npt.NDArray[np.int64], m: npt.NDArray[np.int64]) -> FloatArray:
     """``P(Bin(m, 1/2) >= k)`` elementwise (1 for k <= 0, 0 for k > m).
 
-    Uses the regularized incomplete beta ``I_{1/2}(k, m − k + 1)`` (Boost, accurate to a few
-    ulps). Note: ``scipy.special.bdtrc`` (Cephes) is wrong by far more than that for
-    m ~ 1e9 (it returns 0.84 for P(Bin(949979994, 1/2) >= m/2)), so it is not used.
+    Uses the regularized incomplete beta ``I_{1/2}(k, m − k + 1)`` (Boost; its error is
+    bounded by :func:`~crowdhide.accounting.binomial_tails.betainc_error`). Note:
+    ``scipy.special.bdtrc`` (Cephes) is wrong by far more than that for m ~ 1e9 (it returns
+    0.84 for P(Bin(949979994, 1/2) >= m/2)), so it is not used.
     """
     kf = k.astype(np.float64)
     mf = m.astype(np.float64)
@@ -85,21 +86,25 @@ def _clone_excess(
     the incomplete-beta tails and the threshold: the excess is 1-Lipschitz in it with slope
     ``P(A > θ)``, and θ carries a relative error of at most ``theta_rtol``.
     """
+    mf = m.astype(np.float64)
     if tau <= 0.5:
         theta = m * tau
         a_star = np.floor(theta).astype(np.int64) + 1
-        first = 0.5 * m * _sf(a_star - 1, m - 1)  # Σ_{a >= a*} a Bin(a; m, 1/2)
-        second = theta * _sf(a_star, m)
+        half_m = _sf(a_star - 1, m - 1)  # Σ_{a >= a*} a Bin(a; m, 1/2) = m/2 · this
+        with_theta = _sf(a_star, m)
+        first, second = 0.5 * m * half_m, theta * with_theta
         slope = _sf(a_star - 1, m)  # P(A >= a* − 1): covers θ moved by less than one
     else:
         theta = m * tau_c  # E[(θ − B)_+] = Σ_{b <= b*} (θ − b) Bin(b; m, 1/2)
         b_star = np.ceil(theta).astype(np.int64) - 1
-        first = theta * _sf(m - b_star, m)  # θ P(B <= b*)
-        second = 0.5 * m * _sf(m - b_star, m - 1)  # Σ_{b <= b*} b Bin(b; m, 1/2)
+        with_theta = _sf(m - b_star, m)  # P(B <= b*)
+        half_m = _sf(m - b_star, m - 1)  # Σ_{b <= b*} b Bin(b; m, 1/2) = m/2 · this
+        first, second = theta * with_theta, 0.5 * m * half_m
         slope = _sf(m - b_star - 1, m)  # P(B <= b* + 1)
     value = np.maximum(first - second, 0.0)
     # betainc underflows below ~1e-308: each tail is then off by at most that, times m.
-    error = _BETAINC_RTOL * (first + second) + m * 1e-307 + theta_rtol * theta * slope
+    error = 0.5 * m * betainc_error(half_m, mf) + theta * betainc_error(with_theta, mf)
+    error = error + m * 1e-307 + theta_rtol * theta * slope
     return value, error
 
 
@@ -108,21 +113,17 @@ def _clone_weights(
     n: int, beta: float, log_tail: float
 ) -> tuple[npt.NDArray[np.int64], FloatArray, float]:
     """Clone counts to evaluate and their log-weights (independent of ε, hence cached)."""
-    win = binom_window(n - 1, beta, log_tail)
-    counts = np.arange(win.lo, win.hi + 1, dtype=np.int64)
-    log_w = win.log_pmf
     points = MAX_CLONE_POINTS
     if math.sqrt((n - 1) * beta * (1.0 - beta)) > _WIDE_SD:
         points = _WIDE_POINTS
-    if counts.size > points:
-        # Blocks of equal width; evaluate at each block's smallest count (upper bound).
-        width = -(-counts.size // points)
-        starts = np.arange(0, counts.size, width)
-        log_w = np.logaddexp.reduceat(log_w, starts)
-        counts = counts[starts]
+    # Blocks of equal width; evaluate at each block's smallest count (upper bound).
+    starts, log_w, log_outside = window_blocks(
+        n - 1, beta, log_tail, lambda lo, size: -(-size // points) if size > points else 1
+    )
+    counts = starts.astype(np.int64)
     counts.setflags(write=False)
     log_w.setflags(write=False)
-    return counts, log_w, win.log_tail
+    return counts, log_w, log_outside
 
 
 def clone_pair_log_delta(n: int, eps0: float, beta: float, eps: float, log_tail: float) -> float:
@@ -204,24 +205,6 @@ def krr_third_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float
     for extra in (s_win.log_tail, c_tail):
         total = float(np.logaddexp(total, extra + math.log(e)))
     return total + _GAMMALN_SLACK * n
-
-
-def _sf_p(k: FloatArray, n: FloatArray, p: float) -> FloatArray:
-    """``P(Bin(n, p) >= k)`` elementwise via the regularized incomplete beta function."""
-    inside = (k >= 1) & (k <= n)
-    a = np.where(inside, k, 1.0)
-    b = np.where(inside, n - k + 1.0, 1.0)
-    out = np.asarray(betainc(a, b, p), dtype=np.float64)
-    return np.where(k <= 0, 1.0, np.where(k > n, 0.0, out))
-
-
-def _cdf_p(k: FloatArray, n: FloatArray, p: float) -> FloatArray:
-    """``P(Bin(n, p) <= k)`` elementwise."""
-    inside = (k >= 0) & (k <= n - 1)
-    a = np.where(inside, k + 1.0, 1.0)
-    b = np.where(inside, n - k, 1.0)
-    out = np.asarray(betaincc(a, b, p), dtype=np.float64)
-    return np.where(k < 0, 0.0, np.where(k >= n, 1.0, out))
 
 
 def _excess_p(theta: FloatArray, n: FloatArray, p: float, *, above: bool) -> FloatArray:

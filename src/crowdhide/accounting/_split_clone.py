@@ -41,10 +41,15 @@ from crowdhide.accounting._krr_fast import (
     _clone_shift,
     _split,
     _window_edges,
-    block_masses,
     excess_half,
+    heavy_blocks,
 )
-from crowdhide.accounting.binomial_tails import _log_tail_vec, binom_window
+from crowdhide.accounting.binomial_tails import (
+    _log_tail_vec,
+    block_masses,
+    on_blocks,
+    window_blocks,
+)
 
 __all__ = ["split_clone_log_delta"]
 
@@ -61,19 +66,16 @@ def _layout(
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, float]:
     """ε-independent part (cached): per C block its log weight, per s block its largest s,
     smallest g and log mass (rounded up), the log mass outside each s window, the C tail."""
-    win = binom_window(n - 1, c_inf + c_zero, log_tail)
-    counts = np.arange(win.lo, win.hi + 1, dtype=np.float64)
-    log_w = win.log_pmf
     big_l = -log_tail
-    # Blocks only as fine as needed (as in the one-rate evaluator): a relative change η/L of
-    # the count, or of g, across a block moves log h by about η.
-    c_needed = math.ceil(counts.size / max(1.0, _ETA * counts[0] / big_l))
-    c_points = min(c_points, max(c_needed, 1))
-    if counts.size > max(c_points, CLONE_EXACT):  # small windows: every count
-        width = -(-counts.size // c_points)
-        starts = np.arange(0, counts.size, width)
-        log_w = np.logaddexp.reduceat(log_w, starts)
-        counts = counts[starts]  # smallest count of each block: δ is non-increasing in C
+
+    def width_of(lo: int, size: int) -> int:
+        # Blocks only as fine as needed (as in the one-rate evaluator): a relative change η/L
+        # of the count, or of g, across a block moves log h by about η. Small windows: every
+        # count. A block is taken at its smallest count: δ is non-increasing in C.
+        points = min(c_points, max(math.ceil(size / max(1.0, _ETA * lo / big_l)), 1))
+        return -(-size // points) if size > max(points, CLONE_EXACT) else 1
+
+    counts, log_w, c_tail = window_blocks(n - 1, c_inf + c_zero, log_tail, width_of)
     mu_c = c_inf / (c_inf + c_zero)
     rho = (1.0 - mu) * mu_c / (mu * (1.0 - mu_c))
     lo, hi = _window_edges(counts, mu_c, big_l)  # window of I ~ Bin(C, μ')
@@ -95,7 +97,7 @@ def _layout(
         _log_tail_vec(counts, mu_c, lo - 1.0, upper=False),
         _log_tail_vec(counts, mu_c, hi + 1.0, upper=True),
     )
-    return log_w, s_end, g_low, log_mass, log_out, float(win.log_tail)
+    return log_w, s_end, g_low, log_mass, log_out, c_tail
 
 
 def split_clone_log_delta(
@@ -130,8 +132,15 @@ def split_clone_log_delta(
         n, mu, c_inf, c_zero, log_tail, c_points, s_points
     )
     big = math.exp(eps)
-    excess = excess_half(s_end, s_end / 2.0 + _clone_shift(g_low, kappa, eps), upper=True)
-    h = excess * (2.0 * kappa * (1.0 + big) / g_low)
+
+    def h_of(units: FloatArray, g: FloatArray) -> FloatArray:
+        excess = excess_half(units, units / 2.0 + _clone_shift(g, kappa, eps), upper=True)
+        return np.asarray(excess * (2.0 * kappa * (1.0 + big) / g))
+
+    # Light blocks (and empty ones, whose log mass is −inf): at most 2 per unit of mass, as
+    # outside the windows.
+    heavy = heavy_blocks(log_w[:, None] + log_mass, log_tail)
+    h = on_blocks(heavy, 2.0, h_of, s_end, g_low)
     with np.errstate(divide="ignore"):
         rows = logsumexp(log_mass + np.log(h), axis=1)
     rows = np.logaddexp(rows, log_out + math.log(2.0))

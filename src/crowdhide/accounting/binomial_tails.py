@@ -20,15 +20,33 @@ rounding error of the recurrence is ``O(window · 1e-16)`` relative.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import gammaln, logsumexp, xlog1py, xlogy
+from scipy.special import betainc, betaincc, gammaln, logsumexp, xlog1py, xlogy
 
-__all__ = ["ExcessTable", "Window", "binom_window", "log_chernoff_tail"]
+__all__ = [
+    "BETAINC_ATOL",
+    "ExcessTable",
+    "Window",
+    "betainc_error",
+    "binom_cdf",
+    "binom_sf",
+    "binom_window",
+    "block_masses",
+    "log_chernoff_tail",
+    "on_blocks",
+    "window_blocks",
+    "window_edges",
+]
 
 FloatArray = npt.NDArray[np.float64]
+
+#: Absolute floor for underflow of the incomplete beta.
+BETAINC_ATOL = 1e-300
+_EPS = 2.0**-52
 
 
 def _kl(x: float, p: float) -> float:
@@ -115,10 +133,7 @@ def binom_window(n: int, p: float, log_tail: float) -> Window:
         return Window(n, p, 0, np.zeros(1), -math.inf)
     if p >= 1.0:
         return Window(n, p, n, np.zeros(1), -math.inf)
-    lo = _edge(n, p, log_tail, upper=False)
-    hi = _edge(n, p, log_tail, upper=True)
-    tail_lo = log_chernoff_tail(n, p, lo - 1, upper=False) if lo > 0 else -math.inf
-    tail_hi = log_chernoff_tail(n, p, hi + 1, upper=True) if hi < n else -math.inf
+    lo, hi, outside = window_edges(n, p, log_tail)
     js = np.arange(lo, hi + 1, dtype=np.float64)
     mode = min(max(math.floor((n + 1) * p), lo), hi) - lo
     # log pmf(j+1) - log pmf(j) for j = lo..hi-1
@@ -128,7 +143,24 @@ def binom_window(n: int, p: float, log_tail: float) -> Window:
     rel[mode + 1 :] = np.cumsum(steps[mode:])
     rel[:mode] = -np.cumsum(steps[:mode][::-1])[::-1]
     log_pmf = rel - float(logsumexp(rel))
-    return Window(n, p, lo, log_pmf, float(np.logaddexp(tail_lo, tail_hi)))
+    return Window(n, p, lo, log_pmf, outside)
+
+
+def window_edges(n: int, p: float, log_tail: float) -> tuple[int, int, float]:
+    """``(lo, hi, log outside)`` of :func:`binom_window` without its log-pmf (``0 < p < 1``):
+    for callers that sum the window in blocks.
+
+    Examples
+    --------
+    >>> lo, hi, outside = window_edges(10**9, 0.5, -50.0)
+    >>> lo < 5 * 10**8 < hi and outside <= -50.0 + math.log(2.0)
+    True
+    """
+    lo = _edge(n, p, log_tail, upper=False)
+    hi = _edge(n, p, log_tail, upper=True)
+    tail_lo = log_chernoff_tail(n, p, lo - 1, upper=False) if lo > 0 else -math.inf
+    tail_hi = log_chernoff_tail(n, p, hi + 1, upper=True) if hi < n else -math.inf
+    return lo, hi, float(np.logaddexp(tail_lo, tail_hi))
 
 
 def _log_accum_reverse(x: FloatArray) -> FloatArray:
@@ -332,3 +364,120 @@ def gammaln_table(size: int) -> FloatArray:
     table = gammaln(np.arange(size, dtype=np.float64))
     table[0] = 0.0
     return np.asarray(table, dtype=np.float64)
+
+
+def on_blocks(
+    mask: npt.NDArray[np.bool_],
+    fill: FloatArray | float,
+    fn: Callable[..., FloatArray],
+    *arrays: FloatArray,
+) -> FloatArray:
+    """``fn(*arrays)`` on the blocks of ``mask`` only (arrays broadcast to its shape), ``fill``
+    elsewhere: the incomplete betas are paid for the blocks that matter."""
+    out = np.array(np.broadcast_to(fill, mask.shape), dtype=np.float64)
+    if mask.any():
+        out[mask] = fn(*(np.broadcast_to(a, mask.shape)[mask] for a in arrays))
+    return out
+
+
+def betainc_error(tail: FloatArray, size: FloatArray | float) -> FloatArray:
+    """Bound on the absolute error of a binomial tail ``tail`` of ``Bin(size, p)`` computed
+    by :func:`binom_sf` / :func:`binom_cdf` (Boost's regularized incomplete beta, through
+    SciPy), above underflow: ``tail · ε (|ln tail| + 40)(16 + √size / 4)``.
+
+    Boost is accurate to a few ulps for moderate parameters, but its relative error grows
+    with the parameters and into the deep tails: against 40-digit sums it reached 1.2e-13 at
+    n = 10^3, 1.2e-12 at 10^4, 5e-12 at 10^6, 1.2e-11 at 10^7, 4.6e-11 at 10^8 and 7.9e-11
+    at 10^9 (tails down to 1e-280; ``tests/accounting/test_binomial_tails.py`` repeats the
+    measurement up to 10^6). The model is at least 2.5x above every measured error.
+
+    Examples
+    --------
+    >>> err = betainc_error(np.array([0.5, 1e-200]), 1e9)
+    >>> bool(err[0] < 1e-9 * 0.5 and err[1] < 1e-8 * 1e-200)
+    True
+    """
+    tail = np.asarray(tail, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        magnitude = np.where(tail > 0.0, -np.log(np.where(tail > 0.0, tail, 1.0)), 0.0)
+    rtol = _EPS * (np.maximum(magnitude, 0.0) + 40.0) * (16.0 + 0.25 * np.sqrt(size))
+    return np.asarray(tail * rtol, dtype=np.float64)
+
+
+def binom_sf(k: FloatArray, n: FloatArray, p: float) -> FloatArray:
+    """``P(Bin(n, p) >= k)`` elementwise (Boost's incomplete beta; error bounded by
+    :func:`betainc_error` above underflow)."""
+    inside = (k >= 1) & (k <= n)
+    out = betainc(np.where(inside, k, 1.0), np.where(inside, n - k + 1.0, 1.0), p)
+    return np.asarray(np.where(k <= 0, 1.0, np.where(k > n, 0.0, out)), dtype=np.float64)
+
+
+def binom_cdf(k: FloatArray, n: FloatArray, p: float) -> FloatArray:
+    """``P(Bin(n, p) <= k)`` elementwise (as :func:`binom_sf`)."""
+    inside = (k >= 0) & (k <= n - 1)
+    a, b = np.where(inside, k + 1.0, 1.0), np.where(inside, n - k, 1.0)
+    # P(X <= k) = I_{1−p}(n − k, k + 1): SciPy's betainc is ~7x faster than its betaincc.
+    # Only where 1 − p is exact (p >= 1/2, Sterbenz), so the parameter is not perturbed.
+    out = betainc(b, a, 1.0 - p) if p >= 0.5 else betaincc(a, b, p)
+    return np.asarray(np.where(k < 0, 0.0, np.where(k >= n, 1.0, out)), dtype=np.float64)
+
+
+def block_masses(
+    n: FloatArray, p: float, lo: FloatArray, hi: FloatArray, *, upper: bool
+) -> FloatArray:
+    """``P(lo <= Bin(n, p) <= hi)`` elementwise, from the smaller pair of tails (no
+    catastrophic cancellation), rounded up (``upper``) or down by a bound on its error.
+    Blocks above the mean take the upper tails, the others the lower ones (two incomplete
+    betas per block)."""
+    n, lo, hi = np.broadcast_arrays(
+        np.asarray(n, dtype=np.float64),
+        np.asarray(lo, dtype=np.float64),
+        np.asarray(hi, dtype=np.float64),
+    )
+    use_sf = lo > n * p
+    use_cdf = ~use_sf
+
+    def sf(k: FloatArray, m: FloatArray) -> FloatArray:
+        return binom_sf(k, m, p)
+
+    def cdf(k: FloatArray, m: FloatArray) -> FloatArray:
+        return binom_cdf(k, m, p)
+
+    first = on_blocks(use_sf, 0.0, sf, lo, n) + on_blocks(use_cdf, 0.0, cdf, hi, n)
+    second = on_blocks(use_sf, 0.0, sf, hi + 1.0, n) + on_blocks(use_cdf, 0.0, cdf, lo - 1.0, n)
+    err = betainc_error(first, n) + betainc_error(second, n) + 2.0 * BETAINC_ATOL
+    diff = first - second
+    out = diff + err if upper else diff - err
+    return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
+
+
+def window_blocks(
+    n: int, p: float, log_tail: float, width_of: Callable[[int, int], int]
+) -> tuple[FloatArray, FloatArray, float]:
+    """Bin(n, p) on its window (:func:`binom_window`)
+    in blocks of ``width_of(lo, size)`` counts: each block's smallest count, the log of its
+    mass (rounded up) and the log mass outside the window. Width 1 gives every count with
+    its log-pmf; wider blocks take their masses from incomplete betas, so the cost does not
+    grow with the window (about 3·10^5 counts at n = 10^9).
+
+    Examples
+    --------
+    >>> import math
+    >>> counts, log_w, outside = window_blocks(10**9, 0.3, -50.0, lambda lo, size: 1000)
+    >>> counts.size < 1000 and abs(math.exp(float(np.logaddexp.reduce(log_w))) - 1.0) < 1e-9
+    True
+    """
+    if n == 0 or not 0.0 < p < 1.0:
+        win = binom_window(n, p, log_tail)
+        return win.values, win.log_pmf, win.log_tail
+    lo, hi, outside = window_edges(n, p, log_tail)
+    width = width_of(lo, hi - lo + 1)
+    if width <= 1:
+        win = binom_window(n, p, log_tail)
+        return win.values, win.log_pmf, win.log_tail
+    starts = np.arange(lo, hi + 1, width, dtype=np.float64)
+    ends = np.minimum(starts + float(width - 1), float(hi))
+    mass = block_masses(np.full(starts.shape, float(n)), p, starts, ends, upper=True)
+    with np.errstate(divide="ignore"):
+        log_w = np.log(mass)
+    return starts, log_w, outside

@@ -324,8 +324,7 @@ def _solve_epsilon(curve: PrivacyCurve, log_target: float, eps0: float) -> float
     Every shuffle curve has δ(ε0) = 0, so ``[0, ε0]`` brackets the root; the coarser
     tolerance than :meth:`PrivacyCurve.epsilon` saves evaluations of the O(n) curves.
     """
-    if curve.log_delta(0.0) <= log_target:
-        return 0.0
+    # safe_root returns 0 itself when δ(0) already meets the target (one evaluation there).
     return safe_root(curve.log_delta, log_target, 0.0, eps0, xtol=max(1e-13, 1e-10 * eps0))
 
 
@@ -385,19 +384,26 @@ class BracketedCurve(_AdaptiveCurve):
     def epsilon(self, delta: float) -> float:
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
         lo = min(self._floor.epsilon(delta), self._eps0)
+        seen: dict[float, float] = {}
+
+        def log_delta(eps: float) -> float:  # the bracket's ends are not evaluated twice
+            if eps not in seen:
+                seen[eps] = self.log_delta(eps)
+            return seen[eps]
+
         self.solving_for(target)
         try:
-            if self.log_delta(lo) <= target:
+            if log_delta(lo) <= target:
                 return lo
             hi = self._eps0
             for growth in (1.01, 1.05, 1.5):
                 step = min(lo * growth + 1e-12, self._eps0)
-                if self.log_delta(step) <= target:
+                if log_delta(step) <= target:
                     hi = step
                     break
                 lo = step
             # 1e-6 relative: far below the certificate's own blocking error.
-            return safe_root(self.log_delta, target, lo, hi, xtol=max(1e-13, 1e-6 * hi))
+            return safe_root(log_delta, target, lo, hi, xtol=max(1e-13, 1e-6 * hi))
         finally:
             self.solving_for(None)
 

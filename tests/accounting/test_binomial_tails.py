@@ -1,0 +1,156 @@
+"""Binomial windows and block masses against sums in 60-digit arithmetic (``mpmath``; the
+float parameter p is binary, so it is taken exactly): every rounded-up mass is at or above
+the true one, every rounded-down one at or below, and both are close. These masses feed
+every blocked shuffle certificate."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import mpmath
+import numpy as np
+import pytest
+
+from crowdhide.accounting.binomial_tails import (
+    BETAINC_ATOL,
+    betainc_error,
+    binom_cdf,
+    binom_sf,
+    binom_window,
+    block_masses,
+    window_blocks,
+)
+
+
+def _exact_pmf(n: int, p: float) -> list[mpmath.mpf]:
+    with mpmath.workdps(60):
+        fp = mpmath.mpf(p)
+        return [mpmath.binomial(n, j) * fp**j * (1 - fp) ** (n - j) for j in range(n + 1)]
+
+
+def _exact_mass(pmf: list[mpmath.mpf], lo: int, hi: int) -> mpmath.mpf:
+    with mpmath.workdps(60):
+        return mpmath.fsum(pmf[max(lo, 0) : min(hi, len(pmf) - 1) + 1])
+
+
+# p >= 1/2 takes the lower tails through I_{1-p}(n - k, k + 1), p < 1/2 through betaincc:
+# both branches, and both tails, are on the grid.
+PROBABILITIES = (0.03, 0.3, 0.5, 0.7, 0.97)
+
+
+@pytest.mark.parametrize("n", [1, 7, 60, 333])
+@pytest.mark.parametrize("p", PROBABILITIES)
+def test_block_masses_bracket_the_exact_mass(n: int, p: float) -> None:
+    pmf = _exact_pmf(n, p)
+    rng = random.Random(n * 1000 + int(p * 100))
+    blocks = [(0, n), (0, 0), (n, n), (n // 2, n // 2)]
+    blocks += [tuple(sorted((rng.randint(0, n), rng.randint(0, n)))) for _ in range(40)]
+    lo = np.array([b[0] for b in blocks], dtype=np.float64)
+    hi = np.array([b[1] for b in blocks], dtype=np.float64)
+    nn = np.full(lo.shape, float(n))
+    upper = block_masses(nn, p, lo, hi, upper=True)
+    lower = block_masses(nn, p, lo, hi, upper=False)
+    for i, (a, b) in enumerate(blocks):
+        exact = _exact_mass(pmf, a, b)
+        assert mpmath.mpf(lower[i]) <= exact <= mpmath.mpf(upper[i]), (n, p, a, b)
+        # The documented error: betainc_error of the two tails taken (upper tails for blocks
+        # above the mean), on each side.
+        if a > n * p:
+            tails = [_exact_mass(pmf, a, n), _exact_mass(pmf, b + 1, n)]
+        else:
+            tails = [_exact_mass(pmf, 0, b), _exact_mass(pmf, 0, a - 1)]
+        errors = betainc_error(np.array([float(t) for t in tails]), float(n))
+        allowed = 2.0 * float(errors.sum()) * 1.01 + 4.0 * BETAINC_ATOL
+        assert upper[i] - lower[i] <= allowed, (n, p, a, b)
+
+
+@pytest.mark.parametrize("p", PROBABILITIES)
+def test_tails_match_the_exact_sums(p: float) -> None:
+    """Both tails to 1e-12 relative, including the lower tail's complement form (p >= 1/2)."""
+    n = 200
+    pmf = _exact_pmf(n, p)
+    k = np.arange(-1.0, n + 2.0)
+    sf = binom_sf(k, np.full(k.shape, float(n)), p)
+    cdf = binom_cdf(k, np.full(k.shape, float(n)), p)
+    for i, kk in enumerate(k.astype(int).tolist()):
+        exact_sf = float(_exact_mass(pmf, kk, n))
+        exact_cdf = float(_exact_mass(pmf, 0, kk))
+        assert abs(sf[i] - exact_sf) <= 1e-12 * exact_sf + 1e-300, (p, kk)
+        assert abs(cdf[i] - exact_cdf) <= 1e-12 * exact_cdf + 1e-300, (p, kk)
+
+
+@pytest.mark.parametrize(("n", "p"), [(2000, 0.2), (2000, 0.6), (501, 0.97)])
+def test_window_blocks_bound_each_block_and_the_outside(n: int, p: float) -> None:
+    pmf = _exact_pmf(n, p)
+    starts, log_w, log_out = window_blocks(n, p, -40.0, lambda lo, size: 9)
+    lo, hi = int(starts[0]), binom_window(n, p, -40.0).hi
+    assert np.all(np.diff(starts) == 9)  # contiguous blocks from the window's first count
+    ends = [*(int(s) - 1 for s in starts[1:]), hi]
+    for start, end, lw in zip(starts.astype(int).tolist(), ends, log_w.tolist(), strict=True):
+        exact = _exact_mass(pmf, start, end)
+        assert exact <= mpmath.mpf(math.exp(lw)) * (1 + 1e-13), (start, end)
+        assert math.exp(lw) <= float(exact) * (1 + 1e-11), (start, end)
+    outside = _exact_mass(pmf, 0, lo - 1) + _exact_mass(pmf, hi + 1, n)
+    assert float(outside) <= math.exp(log_out)
+
+
+def test_window_blocks_of_width_one_are_the_window() -> None:
+    starts, log_w, log_out = window_blocks(1000, 0.4, -40.0, lambda lo, size: 1)
+    win = binom_window(1000, 0.4, -40.0)
+    assert np.array_equal(starts, win.values)
+    assert np.array_equal(log_w, win.log_pmf)
+    assert log_out == win.log_tail
+
+
+def test_window_blocks_cost_does_not_grow_with_n() -> None:
+    """At n = 10^9 the window holds ~3·10^5 counts: 100 blocks are 100 masses, summing to 1."""
+    starts, log_w, _ = window_blocks(10**9, 0.3, -50.0, lambda lo, size: -(-size // 100))
+    assert starts.size <= 100
+    assert abs(float(np.exp(log_w).sum()) - 1.0) < 1e-9
+
+
+def _tail_above(n: int, k: int, p: float) -> mpmath.mpf:
+    """``P(Bin(n, p) >= k)`` for k above the mean, summed upwards in 40 digits from one
+    log-gamma pmf (the terms fall geometrically: a few thousand suffice)."""
+    with mpmath.workdps(40):
+        fp = mpmath.mpf(p)
+        log_first = (
+            mpmath.loggamma(n + 1)
+            - mpmath.loggamma(k + 1)
+            - mpmath.loggamma(n - k + 1)
+            + k * mpmath.log(fp)
+            + (n - k) * mpmath.log(1 - fp)
+        )
+        term, total, j = mpmath.mpf(1), mpmath.mpf(0), k
+        while j <= n and term >= total * mpmath.mpf(10) ** -30:
+            total += term
+            term = term * (n - j) / (j + 1) * fp / (1 - fp)
+            j += 1
+        return total * mpmath.exp(log_first)
+
+
+@pytest.mark.parametrize("n", [10**3, 10**4, 10**5, 10**6])
+def test_the_error_model_covers_measured_tails(n: int) -> None:
+    """Tails 3 to 37 standard deviations out, both tails (the lower one of Bin(n, p) is the
+    upper one of Bin(n, 1 − p), and ``binom_cdf`` takes another route to it). Boost's error
+    exceeds 5e-14 (the constant assumed before) here from n = 10^3 on, so the test can fail."""
+    rng = np.random.default_rng(n)
+    worst = 0.0
+    for _ in range(25):
+        p = float(rng.choice([0.5, 0.3, 0.7, 0.03, rng.uniform(0.01, 0.99)]))
+        k = math.floor(n * p + rng.uniform(3.0, 37.0) * math.sqrt(n * p * (1.0 - p)))
+        if not 1 <= k <= n:
+            continue
+        truth = _tail_above(n, k, p)
+        if truth < mpmath.mpf("1e-300"):
+            continue
+        sf = float(binom_sf(np.array([float(k)]), np.array([float(n)]), p)[0])
+        # P(Bin(n, 1 − p) <= n − k) is the same number.
+        cdf = float(binom_cdf(np.array([float(n - k)]), np.array([float(n)]), 1.0 - p)[0])
+        allowed = float(betainc_error(np.array([float(truth)]), float(n))[0])
+        for got in (sf, cdf):
+            gap = abs(mpmath.mpf(got) - truth)
+            assert gap <= allowed, (n, k, p, float(gap / truth))
+            worst = max(worst, float(gap / truth))
+    assert worst > 0.0  # the comparison ran
