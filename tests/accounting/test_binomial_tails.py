@@ -107,7 +107,8 @@ def test_window_blocks_cost_does_not_grow_with_n() -> None:
     """At n = 10^9 the window holds ~3·10^5 counts: 100 blocks are 100 masses, summing to 1."""
     starts, log_w, _ = window_blocks(10**9, 0.3, -50.0, lambda lo, size: -(-size // 100))
     assert starts.size <= 100
-    assert abs(float(np.exp(log_w).sum()) - 1.0) < 1e-9
+    # Each mass is rounded up by its incomplete betas' error bound (~1e-10 at n = 10^9).
+    assert 1.0 - 1e-12 < float(np.exp(log_w).sum()) < 1.0 + 1e-7
 
 
 def _tail_above(n: int, k: int, p: float) -> mpmath.mpf:
