@@ -13,7 +13,12 @@ subprocess so that peak resident memory (``ru_maxrss``) is that configuration's 
   never listens on or connects to a real interface;
 * ``local-unprotected`` (S <= 1e6) — the same plan without countermeasures;
 * ``duckdb``    — ``GROUP BY GROUPING SETS ((g1), (g2), (g3), (g4))`` with AVG on the same
-  data (the central, unprotected answer).
+  data (the central, unprotected answer);
+* ``numpy-floor`` (opt-in) — only the essential array work of the protected plan, written
+  as one numpy pipeline with no engine around it: per grouping set, target sampling, the
+  scramblers' dummies and in-row shuffles (int64 entries packing target and payload), and
+  the compute nodes' counts and sums of the real messages. No transcript, counters or
+  blocks. It estimates how fast a vectorized single-process engine could be at all.
 
 Times are the ``execute`` call (data generation and plan building excluded, reported as
 setup). For Ray, ``execute`` includes creating the actors and shipping each its blocks'
@@ -25,6 +30,7 @@ shared).
     python benchmarks/bench_engine.py --quick             # S = 1e4, 1e5
     python benchmarks/bench_engine.py                     # S = 1e5 ... 1e8
     python benchmarks/bench_engine.py --sizes 1e6 1e7     # chosen sizes
+    python benchmarks/bench_engine.py --sizes 1e6 --modes local numpy-floor duckdb
 
 Targets (issue 10): 1e7 sources <= 2 GB peak per process; 1e8 completes; Ray <= 1.5x local
 at 1e7; protected plan at 1e6 <= 8x DuckDB.
@@ -96,10 +102,56 @@ class _RssSampler:
         self._thread.join()
 
 
+def numpy_floor(
+    data: dict[str, Any], *, sigma: float = 0.1, per: int = 100, dummies: int = 50
+) -> int:
+    """The essential work of the protected plan (module docstring); returns messages."""
+    import numpy as np
+
+    rng = np.random.Generator(np.random.Philox(1))
+    sources = len(data["v"])
+    count = sources // per  # full scramblers only (S is a multiple of 100 here)
+    messages = 0
+    for g in ("g1", "g2", "g3", "g4"):
+        key = data[g]
+        true_target = key.astype(np.int64)  # one compute node per interval (20 and 20)
+        sampled = rng.random(sources, dtype=np.float32) < sigma
+        drawn = rng.integers(0, 20, sources)
+        real = ~sampled | (drawn == true_target)
+        final = np.where(sampled, drawn, true_target)
+        table = np.empty((count, per + dummies), dtype=np.int64)
+        table[:, :per] = ((final << 32) | np.arange(sources)).reshape(count, per)
+        table[:, per:] = (rng.integers(0, 20, (count, dummies)) << 32) | 0xFFFFFFFF
+        rng.permuted(table, axis=1, out=table)
+        target = (table >> 32).astype(np.int32).ravel()  # the forwarded hop's receivers
+        payload = (table & 0xFFFFFFFF).ravel()
+        rows = payload[payload != 0xFFFFFFFF]
+        rows = rows[real[rows]]
+        np.bincount(key[rows], minlength=20)
+        np.bincount(key[rows], weights=data["v"][rows], minlength=20)
+        messages += sources + target.size
+    return messages
+
+
 def one(sources: int, mode: str) -> dict[str, Any]:
     """Run one configuration in this process and return its measurements."""
     t0 = time.perf_counter()
     data = table(sources)
+    if mode == "numpy-floor":
+        t1 = time.perf_counter()
+        messages = numpy_floor(data)
+        t2 = time.perf_counter()
+        return {
+            "sources": sources,
+            "mode": mode,
+            "setup_s": t1 - t0,
+            "execute_s": t2 - t1,
+            "messages": messages,
+            "rows": 80,
+            "peak_rss_mb": _peak_mb(),
+            "execute_rss_mb": 0.0,
+            "worker_rss_mb": 0.0,
+        }
     if mode == "duckdb":
         import duckdb
 
@@ -252,7 +304,14 @@ def _verdicts(
 ) -> None:
     print()
     for (size, mode), r in sorted(rows.items()):
-        if mode in ("local", "ray", "local-unprotected") and (size, "duckdb") in rows:
+        if (
+            mode in ("local", "ray", "local-unprotected", "numpy-floor")
+            and (
+                size,
+                "duckdb",
+            )
+            in rows
+        ):
             ratio = r["execute_s"] / rows[(size, "duckdb")]["execute_s"]
             print(f"S={size:.0e}: {mode} / DuckDB GROUPING SETS = {ratio:.1f}x")
         if mode == "ray" and (size, "local") in rows:
