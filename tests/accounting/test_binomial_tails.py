@@ -16,6 +16,7 @@ from crowdhide.accounting.binomial_tails import (
     BETAINC_ATOL,
     betainc_error,
     binom_cdf,
+    binom_cdf_rtol,
     binom_sf,
     binom_window,
     block_masses,
@@ -60,7 +61,11 @@ def test_block_masses_bracket_the_exact_mass(n: int, p: float) -> None:
             tails = [_exact_mass(pmf, a, n), _exact_mass(pmf, b + 1, n)]
         else:
             tails = [_exact_mass(pmf, 0, b), _exact_mass(pmf, 0, a - 1)]
-        errors = betainc_error(np.array([float(t) for t in tails]), float(n))
+        values = np.array([float(t) for t in tails])
+        errors = betainc_error(values, float(n))
+        if a <= n * p and p < 0.5:  # lower tails: 1 − p rounded (binom_cdf_rtol)
+            at = np.array([float(b), float(a - 1)])
+            errors = errors + values * binom_cdf_rtol(at, np.full(2, float(n)), p)
         allowed = 2.0 * float(errors.sum()) * 1.01 + 4.0 * BETAINC_ATOL
         assert upper[i] - lower[i] <= allowed, (n, p, a, b)
 
@@ -107,11 +112,11 @@ def test_window_blocks_cost_does_not_grow_with_n() -> None:
     """At n = 10^9 the window holds ~3·10^5 counts: 100 blocks are 100 masses, summing to 1."""
     starts, log_w, _ = window_blocks(10**9, 0.3, -50.0, lambda lo, size: -(-size // 100))
     assert starts.size <= 100
-    # Each mass is rounded up by its incomplete betas' error bound (~1e-10 at n = 10^9).
-    assert 1.0 - 1e-12 < float(np.exp(log_w).sum()) < 1.0 + 1e-7
+    # Each mass is rounded up by its error bound (incomplete beta, 1 − p): ~1e-6 at 10^9.
+    assert 1.0 - 1e-12 < float(np.exp(log_w).sum()) < 1.0 + 1e-5
 
 
-def _tail_above(n: int, k: int, p: float) -> mpmath.mpf:
+def _tail_above(n: int, k: int, p: float | mpmath.mpf) -> mpmath.mpf:
     """``P(Bin(n, p) >= k)`` for k above the mean, summed upwards in 40 digits from one
     log-gamma pmf (the terms fall geometrically: a few thousand suffice)."""
     with mpmath.workdps(40):
@@ -150,8 +155,31 @@ def test_the_error_model_covers_measured_tails(n: int) -> None:
         # P(Bin(n, 1 − p) <= n − k) is the same number.
         cdf = float(binom_cdf(np.array([float(n - k)]), np.array([float(n)]), 1.0 - p)[0])
         allowed = float(betainc_error(np.array([float(truth)]), float(n))[0])
+        allowed += float(truth) * float(
+            binom_cdf_rtol(np.array([float(n - k)]), float(n), 1.0 - p)[0]
+        )
         for got in (sf, cdf):
             gap = abs(mpmath.mpf(got) - truth)
             assert gap <= allowed, (n, k, p, float(gap / truth))
             worst = max(worst, float(gap / truth))
     assert worst > 0.0  # the comparison ran
+
+
+@pytest.mark.parametrize("p", [0.1, 0.3, 1.0 / 3.0, 0.45])
+@pytest.mark.parametrize("n", [10**4, 10**6])
+def test_lower_tails_cover_the_rounded_complement(n: int, p: float) -> None:
+    """``binom_cdf`` evaluates ``I_{1−p}`` at ``1 − p`` rounded to a double: against the exact
+    complement (40 digits) its error is within ``betainc_error`` plus ``binom_cdf_rtol``.
+    (The rounding moves these tails by ~1e-12 relative at n = 10^6, under the model; the
+    check fails for a wrong complement or argument order by orders of magnitude.)"""
+    sd = math.sqrt(n * p * (1.0 - p))
+    for z in (0.0, 4.0, 8.0, 15.0, 30.0):
+        k = math.floor(n * p - z * sd)
+        if k < 0:
+            continue
+        with mpmath.workdps(40):
+            truth = _tail_above(n, n - k, 1 - mpmath.mpf(p))  # P(Bin(n, p) <= k)
+        got = float(binom_cdf(np.array([float(k)]), np.array([float(n)]), p)[0])
+        model = float(betainc_error(np.array([got]), float(n))[0])
+        rounding = got * float(binom_cdf_rtol(np.array([float(k)]), np.array([float(n)]), p)[0])
+        assert float(abs(mpmath.mpf(got) - truth)) <= model + rounding, (n, p, z)

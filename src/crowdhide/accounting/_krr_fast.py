@@ -51,6 +51,7 @@ from crowdhide.accounting.binomial_tails import (
     _log_tail_vec,
     betainc_error,
     binom_cdf,
+    binom_cdf_rtol,
     binom_sf,
     block_masses,
     gammaln_table,
@@ -647,10 +648,13 @@ def binomial_excess(
         tail_1 = binom_cdf(b_star, n, p)
         tail_2 = binom_cdf(b_star - 1.0, n - 1.0, p)
         first, second = theta * tail_1, mean * tail_2
-        slope = binom_cdf(b_star + 1.0, n, p)
+        slope = binom_cdf(b_star + 1.0, n, p) * (1.0 + binom_cdf_rtol(b_star + 1.0, n, p))
         scale_1, scale_2 = np.abs(theta), np.abs(mean)
     shift = _THETA_RTOL * np.abs(theta) if theta_err is None else np.asarray(theta_err)
     error = scale_1 * betainc_error(tail_1, n) + scale_2 * betainc_error(tail_2, n)
+    if not above:  # the lower tails' rounded complement (binom_cdf_rtol)
+        error = error + np.abs(theta) * tail_1 * binom_cdf_rtol(b_star, n, p)
+        error = error + np.abs(mean) * tail_2 * binom_cdf_rtol(b_star - 1.0, n - 1.0, p)
     error = error + (n + np.abs(theta) + 1.0) * 1e-307
     error = error + shift * slope
     value = first - second + (error if upper else -error)
