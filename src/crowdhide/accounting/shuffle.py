@@ -97,7 +97,7 @@ from crowdhide.accounting import _shuffle_pairs as pairs
 from crowdhide.accounting.binary_rr import binary_rr_tilted_curve
 from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.registry import Registry, best_of
-from crowdhide.accounting.roots import calibrate, safe_root
+from crowdhide.accounting.roots import LOG_ZERO, calibrate, safe_root
 from crowdhide.accounting.statement import Kind, PrivacyStatement
 from crowdhide.accounting.variation_ratio import VariationRatio, one_report_log_delta
 from crowdhide.errors import UnmetTargetError
@@ -1127,8 +1127,16 @@ def calibrate_eps0(
     def achieved(e0: float, lower: bool = False) -> PrivacyStatement:
         return shuffle_epsilon(eps0=e0, n=nn, delta=d, k=kk, bound=name, lower=lower)
 
-    def ok(e0: float) -> bool:
-        return _meets(e0, nn, kk, name, target, d)
+    seen: dict[float, float] = {}
+
+    def log_delta_at(e0: float) -> float:
+        """log δ at the target ε (non-decreasing in ε0; a bound that does not certify there
+        fails): one δ query, several times cheaper than solving for ε."""
+        if e0 not in seen:
+            r = shuffle_delta(eps0=e0, n=nn, epsilon=target, k=kk, bound=name, lower=False)
+            failing = not r.is_certificate or math.isnan(r.delta)
+            seen[e0] = -LOG_ZERO if failing else math.log(r.delta) if r.delta > 0 else LOG_ZERO
+        return seen[e0]
 
     first = achieved(target)
     if not (first.is_certificate and first.epsilon <= target):
@@ -1137,10 +1145,16 @@ def calibrate_eps0(
         raise ValueError(f"bound {name!r} does not apply at eps0={target!r}: {reason}")
     # Grow the bracket from ε0 = ε by doubling: the curves are cheapest, and best behaved,
     # at moderate ε0, so ε0 = 50 is evaluated only when everything below it passes.
+    log_d = math.log(d)
     lo, hi = target, min(2.0 * target + 1.0, _MAX_EPS0)
-    while lo < _MAX_EPS0 and ok(hi):
+    while lo < _MAX_EPS0 and log_delta_at(hi) <= log_d:
         lo, hi = hi, min(2.0 * hi, _MAX_EPS0)
-    found = lo if lo >= _MAX_EPS0 else calibrate(ok, low=lo, high=hi, increasing=False, rtol=1e-6)
+    found = lo
+    if lo < _MAX_EPS0:
+        # The largest passing ε0 by bracketed interpolation on log δ (it is smooth in ε0),
+        # not bisection on pass/fail: ~3x fewer δ queries. The variable is −ε0 so that the
+        # curve is non-increasing; the returned point is one whose own query passes.
+        found = -safe_root(lambda x: log_delta_at(-x), log_d, -hi, -lo, xtol=max(1e-13, 1e-6 * hi))
     result = achieved(found, lower=True)
     for _ in range(_SETTLE_STEPS):  # the answer is the ε query: make it meet the target too
         if result.epsilon <= target or found <= target:
