@@ -1091,12 +1091,24 @@ def krr_dataset_curve(*, eps0: float, n: int, k: int, others: str) -> PrivacyCur
     return _AdaptiveCurve(lambda e, t: fn(nn, kk, e0, e, t), e0)
 
 
-def _meets(eps0: float, n: int, k: int | None, bound: str, epsilon: float, delta: float) -> bool:
-    """Whether ``bound`` certifies (epsilon, delta): one δ query at ``epsilon``, several times
-    cheaper than solving for ε. In exact arithmetic δ(ε) <= δ exactly when ε(δ) <= ε; the
-    blocked sums of the two queries differ slightly, which the callers settle afterwards."""
-    r = shuffle_delta(eps0=eps0, n=n, epsilon=epsilon, k=k, bound=bound, lower=False)
-    return r.is_certificate and r.delta <= delta
+def _delta_query(
+    params: Callable[[float], dict[str, Any]], bound: str, epsilon: float
+) -> Callable[[float], float]:
+    """``x -> log δ`` of ``bound`` at ``epsilon`` for the parameters ``params(x)``, memoized:
+    one δ query per point, several times cheaper than solving for ε. A bound that does not
+    certify there gives ``−LOG_ZERO`` (fails every target); δ = 0 gives ``LOG_ZERO``. In exact
+    arithmetic δ(ε) <= δ exactly when ε(δ) <= ε; the blocked sums of the two queries differ
+    slightly, which the callers settle afterwards."""
+    seen: dict[float, float] = {}
+
+    def log_delta(x: float) -> float:
+        if x not in seen:
+            r = shuffle_delta(epsilon=epsilon, bound=bound, lower=False, **params(x))
+            failing = not r.is_certificate or math.isnan(r.delta)
+            seen[x] = -LOG_ZERO if failing else math.log(r.delta) if r.delta > 0 else LOG_ZERO
+        return seen[x]
+
+    return log_delta
 
 
 #: Steps taken back along a calibration when the ε query at the δ-calibrated point lands a
@@ -1127,16 +1139,7 @@ def calibrate_eps0(
     def achieved(e0: float, lower: bool = False) -> PrivacyStatement:
         return shuffle_epsilon(eps0=e0, n=nn, delta=d, k=kk, bound=name, lower=lower)
 
-    seen: dict[float, float] = {}
-
-    def log_delta_at(e0: float) -> float:
-        """log δ at the target ε (non-decreasing in ε0; a bound that does not certify there
-        fails): one δ query, several times cheaper than solving for ε."""
-        if e0 not in seen:
-            r = shuffle_delta(eps0=e0, n=nn, epsilon=target, k=kk, bound=name, lower=False)
-            failing = not r.is_certificate or math.isnan(r.delta)
-            seen[e0] = -LOG_ZERO if failing else math.log(r.delta) if r.delta > 0 else LOG_ZERO
-        return seen[e0]
+    log_delta_at = _delta_query(lambda e0: {"eps0": e0, "n": nn, "k": kk}, name, target)
 
     first = achieved(target)
     if not (first.is_certificate and first.epsilon <= target):
@@ -1189,19 +1192,24 @@ def calibrate_n(
     e0, kk = ShuffleParams(eps0=eps0, n=1, k=k).eps0, k
     name = _check_bound(bound)
 
-    def ok(m: float) -> bool:
-        return _meets(e0, int(m), kk, name, target, d)
+    log_d = math.log(d)
+    log_delta_at = _delta_query(lambda m: {"eps0": e0, "n": int(m), "k": kk}, name, target)
 
-    # Grow the bracket by doubling from n = 1 (small n are cheap), then bisect on integers.
+    # Grow the bracket by doubling from n = 1 (small n are cheap), then search it.
     lo, hi = 1, 1
-    while not ok(hi):
+    while log_delta_at(hi) > log_d:
         if hi >= _MAX_N:
             raise UnmetTargetError(
                 f"no n <= {_MAX_N} reaches epsilon={target!r} at delta={d!r} with eps0={e0!r}"
             )
         lo, hi = hi, min(2 * hi, _MAX_N)
-    found = hi if hi == lo else calibrate(ok, low=lo, high=hi, increasing=True, integer=True)
-    m = int(found)
+    m = hi
+    if hi > lo:
+        # Bracketed interpolation on log δ over real x at n = ⌈x⌉ (non-increasing), to a
+        # bracket narrower than 1/2: then ⌈x⌉ passes and ⌈x⌉ − 1 fails, the smallest passing
+        # n. ~2x fewer δ queries than bisecting pass/fail on the integers.
+        x = safe_root(lambda v: log_delta_at(math.ceil(v)), log_d, float(lo), float(hi), xtol=0.25)
+        m = math.ceil(x)
     result = shuffle_epsilon(eps0=e0, n=m, delta=d, k=kk, bound=name)
     for _ in range(_SETTLE_STEPS):  # the answer is the ε query: make it meet the target too
         if (result.is_certificate and result.epsilon <= target) or m >= _MAX_N:
