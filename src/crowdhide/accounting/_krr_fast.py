@@ -63,6 +63,7 @@ from crowdhide.accounting.logmath import kappa_up
 
 __all__ = [
     "alpha_pair_h",
+    "clone_blocks_log_delta",
     "heavy_blocks",
     "krr_blanket_log_delta",
     "krr_clone_fast_log_delta",
@@ -303,25 +304,43 @@ def clone_noise_log_delta(
     """
     if kappa < 1.0 and eps >= 2.0 * math.atanh(kappa):  # κ = 1: a fully revealing target
         return -math.inf
-    m, log_w, s_start, s_end, log_mass, log_out, c_tail = _clone_layout(
+    m, log_w, _, s_end, log_mass, log_out, c_tail = _clone_layout(  # empty blocks: mass 0
         n, rho, mu2, log_tail, c_points, s_points
     )
     # Given m units, H(κ s/m, s) = (2κ(1+E)/m) E[(A_s − s/2 − c_m)_+] with c_m free of s: the
     # expectation is non-decreasing in s (adding a fair ±1/2 step is a mean-zero spread), so a
     # block of s is bounded by its largest s.
     mm = np.broadcast_to(m[:, None], s_end.shape)
+    return clone_blocks_log_delta(log_w, log_mass, s_end, mm, log_out, c_tail, kappa, eps, log_tail)
 
-    def h_of(units: FloatArray, count: FloatArray) -> FloatArray:
-        excess = excess_half(units, units / 2.0 + _clone_shift(count, kappa, eps), upper=True)
-        return np.asarray(excess * (2.0 * kappa * (1.0 + math.exp(eps)) / count))
 
-    # Light blocks: at most 2 per unit of mass, as outside the windows.
-    live = s_start <= s_end
-    heavy = live & heavy_blocks(log_w[:, None] + log_mass, log_tail)
-    h = on_blocks(heavy, np.where(live, 2.0, 0.0), h_of, s_end, mm)
+def clone_blocks_log_delta(
+    log_w: FloatArray,
+    log_mass: FloatArray,
+    units: FloatArray,
+    g: FloatArray,
+    log_out: FloatArray,
+    c_tail: float,
+    kappa: float,
+    eps: float,
+    log_tail: float,
+) -> float:
+    """The blocked sum of the clone systems (one-rate here, split in
+    :mod:`crowdhide.accounting._split_clone`): per clone-count row ``log_w`` and per block its
+    log mass, its largest count of informative units and its smallest ``g`` (``g = m`` for
+    the one-rate system), bounded by ``H = (2κ(1+E)/g) E[(A − s/2 − c_g)_+]``; light blocks
+    (:func:`heavy_blocks`) and every outcome outside an s-window (``log_out``) or the
+    clone-count window (``c_tail``) at most 2 per unit of mass (``P(.|x) <= 2 Mult``). Empty
+    blocks have log mass −inf."""
+    big = math.exp(eps)
+
+    def h_of(s: FloatArray, gg: FloatArray) -> FloatArray:
+        excess = excess_half(s, s / 2.0 + _clone_shift(gg, kappa, eps), upper=True)
+        return np.asarray(excess * (2.0 * kappa * (1.0 + big) / gg))
+
+    h = on_blocks(heavy_blocks(log_w[:, None] + log_mass, log_tail), 2.0, h_of, units, g)
     with np.errstate(divide="ignore"):
         rows = logsumexp(log_mass + np.log(h), axis=1)
-    # Outside an s-window (or the C-window) each outcome adds at most P(.|x) <= 2 Mult.
     rows = np.logaddexp(rows, log_out + math.log(2.0))
     total = float(logsumexp(log_w + rows))
     return float(np.logaddexp(total, c_tail + math.log(2.0)))

@@ -32,22 +32,18 @@ import functools
 import math
 
 import numpy as np
-from scipy.special import logsumexp
 
 from crowdhide.accounting._krr_fast import (
     _ETA,
     CLONE_EXACT,
     FloatArray,
-    _clone_shift,
     _split,
     _window_edges,
-    excess_half,
-    heavy_blocks,
+    clone_blocks_log_delta,
 )
 from crowdhide.accounting.binomial_tails import (
     _log_tail_vec,
     block_masses,
-    on_blocks,
     window_blocks,
 )
 
@@ -134,18 +130,6 @@ def split_clone_log_delta(
     log_w, s_end, g_low, log_mass, log_out, c_tail = _layout(
         n, mu, c_inf, c_zero, log_tail, c_points, s_points
     )
-    big = math.exp(eps)
-
-    def h_of(units: FloatArray, g: FloatArray) -> FloatArray:
-        excess = excess_half(units, units / 2.0 + _clone_shift(g, kappa, eps), upper=True)
-        return np.asarray(excess * (2.0 * kappa * (1.0 + big) / g))
-
-    # Light blocks (and empty ones, whose log mass is −inf): at most 2 per unit of mass, as
-    # outside the windows.
-    heavy = heavy_blocks(log_w[:, None] + log_mass, log_tail)
-    h = on_blocks(heavy, 2.0, h_of, s_end, g_low)
-    with np.errstate(divide="ignore"):
-        rows = logsumexp(log_mass + np.log(h), axis=1)
-    rows = np.logaddexp(rows, log_out + math.log(2.0))
-    total = float(logsumexp(log_w + rows))
-    return float(np.logaddexp(total, c_tail + math.log(2.0)))
+    return clone_blocks_log_delta(
+        log_w, log_mass, s_end, g_low, log_out, c_tail, kappa, eps, log_tail
+    )

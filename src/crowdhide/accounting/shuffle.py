@@ -84,6 +84,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
@@ -384,12 +385,7 @@ class BracketedCurve(_AdaptiveCurve):
     def epsilon(self, delta: float) -> float:
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
         lo = min(self._floor.epsilon(delta), self._eps0)
-        seen: dict[float, float] = {}
-
-        def log_delta(eps: float) -> float:  # the bracket's ends are not evaluated twice
-            if eps not in seen:
-                seen[eps] = self.log_delta(eps)
-            return seen[eps]
+        log_delta = functools.cache(self.log_delta)  # the bracket's ends are evaluated once
 
         self.solving_for(target)
         try:
@@ -1099,14 +1095,13 @@ def _delta_query(
     certify there gives ``−LOG_ZERO`` (fails every target); δ = 0 gives ``LOG_ZERO``. In exact
     arithmetic δ(ε) <= δ exactly when ε(δ) <= ε; the blocked sums of the two queries differ
     slightly, which the callers settle afterwards."""
-    seen: dict[float, float] = {}
 
+    @functools.cache
     def log_delta(x: float) -> float:
-        if x not in seen:
-            r = shuffle_delta(epsilon=epsilon, bound=bound, lower=False, **params(x))
-            failing = not r.is_certificate or math.isnan(r.delta)
-            seen[x] = -LOG_ZERO if failing else math.log(r.delta) if r.delta > 0 else LOG_ZERO
-        return seen[x]
+        r = shuffle_delta(epsilon=epsilon, bound=bound, lower=False, **params(x))
+        if not r.is_certificate or math.isnan(r.delta):
+            return -LOG_ZERO
+        return math.log(r.delta) if r.delta > 0 else LOG_ZERO
 
     return log_delta
 
