@@ -158,3 +158,29 @@ def test_cycle_mechanism_local_epsilon_is_exact_composition() -> None:
     assert k.local_epsilon(contributions=0, delta=1e-6) == 0.0
     with pytest.raises(ValueError, match="kind"):
         CycleMechanism(kind="laplace")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("r", [10**4, 10**6, 10**8])
+def test_binomial_weights_bound_the_exact_pmf_at_large_lengths(r: int) -> None:
+    """The weights are upper bounds of the exact B(r, p) pmf (40 digits) also where the
+    log-gamma cancellation errs by more than 1e-9 (r >= 10^6), and the tail bounds the rest."""
+    import mpmath
+
+    from crowdhide.netdp.cycle_privacy import _binomial_weights
+
+    p = 1.0 / (r // 3 + 7)
+    j, logw, tail = _binomial_weights(r, p)
+    with mpmath.workdps(80):  # 1 − P(0) − Σ kept cancels to ~1e-33: 80 digits
+        q = mpmath.mpf(p)
+        exact = [
+            mpmath.loggamma(r + 1)
+            - mpmath.loggamma(int(k) + 1)
+            - mpmath.loggamma(r - int(k) + 1)
+            + int(k) * mpmath.log(q)
+            + (r - int(k)) * mpmath.log1p(-q)
+            for k in j
+        ]
+        kept = mpmath.fsum(mpmath.exp(e) for e in exact)
+        zero = mpmath.exp(r * mpmath.log1p(-q))
+        assert all(float(w - e) >= 0.0 for w, e in zip(logw, exact, strict=True))
+        assert float(1 - zero - kept) <= tail * (1 + 1e-12)

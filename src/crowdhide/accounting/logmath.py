@@ -8,9 +8,10 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import logsumexp
 
-__all__ = ["kappa_up", "log1mexp", "log_add", "log_sub", "logsumexp"]
+__all__ = ["kappa_up", "log1mexp", "log_add", "log_sub", "log_terms_error", "logsumexp"]
 
 _LN2 = float(np.log(2.0))
+_EPS = 2.0**-52
 
 
 def log1mexp(x: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -66,3 +67,30 @@ def kappa_up(eps0: float) -> float:
     1.0
     """
     return min(1.0, math.nextafter(math.nextafter(math.tanh(eps0 / 2.0), 2.0), 2.0))
+
+
+def log_terms_error(*terms: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """Bound on the absolute rounding error of ``Σ ± terms`` in floating point, where each term
+    is a ``gammaln`` value or a product ``k · log(p)``: ``4 ε Σ |term| + 64 ε``.
+
+    A log-pmf built from log-gamma values, such as ``log C(r, j) = gammaln(r + 1) −
+    gammaln(j + 1) − gammaln(r − j + 1)``, cancels two values of size ``r ln r`` down to a
+    result of size ``j ln r``: its absolute error follows the *terms*, not the result
+    (2.5e-8 at r = 10^7 and 5e-6 at r = 10^9, far beyond a fixed 1e-9 margin). Measured
+    against 40-digit values for r = 10^3 … 10^9, the error stayed below ``0.71 ε Σ |term|``
+    (``tests/accounting/test_logmath.py`` repeats the measurement), so the bound has a
+    factor 5 to spare. Add it to a log-weight to make the weight an upper bound.
+
+    Examples
+    --------
+    >>> from scipy.special import gammaln
+    >>> r, j = 10.0**9, 3.0
+    >>> terms = (gammaln(r + 1), gammaln(j + 1), gammaln(r - j + 1))
+    >>> err = float(log_terms_error(*terms))
+    >>> 1e-6 < err < 1e-4
+    True
+    """
+    total = np.zeros(())
+    for term in terms:
+        total = total + np.abs(np.asarray(term, dtype=np.float64))
+    return np.asarray(4.0 * _EPS * total + 64.0 * _EPS, dtype=np.float64)
