@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.special import gammaln
 
-from crowdhide.accounting.logmath import log_terms_error
+from crowdhide.accounting.logmath import log_terms_error, rate_down
 
 
 def _binomial_log_pmf_terms(r: int, j: np.ndarray, p: float) -> tuple[np.ndarray, ...]:
@@ -59,3 +59,45 @@ def test_the_error_model_covers_measured_log_pmfs(r: int) -> None:
 def test_the_model_is_a_floor_for_exact_zero_terms() -> None:
     assert float(log_terms_error(0.0, 0.0)) > 0.0
     assert log_terms_error(np.zeros(3), 1.0).shape == (3,)
+
+
+def _rates_in_floating_point(eps0: float, k: int, mu: float) -> dict[str, float]:
+    """The clone and blanket rates as the evaluators compute them."""
+    from crowdhide.accounting.variation_ratio import clone_rates
+
+    e = math.exp(eps0)
+    c_inf, c_zero = clone_rates(mu, eps0)
+    return {
+        "fmt23": 2.0 / (e + 1.0),
+        "fmt21": math.exp(-eps0),
+        "blanket": k / (math.expm1(eps0) + k),
+        "split": c_inf + c_zero,
+    }
+
+
+def _exact_rates(eps0: float, k: int, mu: float) -> dict[str, mpmath.mpf]:
+    with mpmath.workdps(40):
+        e = mpmath.exp(mpmath.mpf(eps0))
+        m = mpmath.mpf(mu)
+        return {
+            "fmt23": 2 / (e + 1),
+            "fmt21": 1 / e,
+            "blanket": k / (e - 1 + k),
+            "split": 2 * m / (e + 1) + (1 - m) / e,
+        }
+
+
+def test_rounded_down_rates_never_exceed_the_exact_rates() -> None:
+    """``rate_down`` of every clone/blanket rate is at most its 40-digit value, while the
+    rates rounded to nearest exceed it for many inputs (so the rounding matters)."""
+    rng = np.random.default_rng(7)
+    above = 0
+    for _ in range(400):
+        eps0 = float(rng.choice([rng.uniform(0.01, 2.0), rng.uniform(2.0, 30.0)]))
+        k = int(rng.integers(2, 1000))
+        mu = float(rng.uniform(0.0, 1.0))
+        exact = _exact_rates(eps0, k, mu)
+        for name, value in _rates_in_floating_point(eps0, k, mu).items():
+            assert rate_down(value) <= exact[name], (name, eps0, k, mu)
+            above += int(value > exact[name])
+    assert above > 50

@@ -59,7 +59,7 @@ from crowdhide.accounting.binomial_tails import (
     row_windows,
     window_blocks,
 )
-from crowdhide.accounting.logmath import kappa_up
+from crowdhide.accounting.logmath import kappa_up, rate_down
 
 __all__ = [
     "alpha_pair_h",
@@ -230,7 +230,8 @@ def _clone_layout(
             return -(-size // points)
         return 1
 
-    counts, log_w, c_tail = window_blocks(n - 1, rho, log_tail, width_of)
+    # the rate rounded down: fewer clones (or blanket reports) is always a valid system
+    counts, log_w, c_tail = window_blocks(n - 1, rate_down(rho), log_tail, width_of)
     m = counts + 1.0
     if mu2 >= 1.0:  # k = 2: every unit reports x or x'
         s_start = s_end = m[:, None]

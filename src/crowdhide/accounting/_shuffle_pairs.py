@@ -32,7 +32,7 @@ from crowdhide.accounting.binomial_tails import (
     window_blocks,
 )
 from crowdhide.accounting.curves import DiscretePairCurve
-from crowdhide.accounting.logmath import kappa_up
+from crowdhide.accounting.logmath import kappa_up, rate_down
 
 __all__ = [
     "clone_pair_log_delta",
@@ -117,8 +117,12 @@ def _clone_weights(
     if math.sqrt((n - 1) * beta * (1.0 - beta)) > _WIDE_SD:
         points = _WIDE_POINTS
     # Blocks of equal width; evaluate at each block's smallest count (upper bound).
+    # the clone rate rounded down: fewer clones is always a valid system
     starts, log_w, log_outside = window_blocks(
-        n - 1, beta, log_tail, lambda lo, size: -(-size // points) if size > points else 1
+        n - 1,
+        rate_down(beta),
+        log_tail,
+        lambda lo, size: -(-size // points) if size > points else 1,
     )
     counts = starts.astype(np.int64)
     counts.setflags(write=False)

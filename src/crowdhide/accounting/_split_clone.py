@@ -46,6 +46,7 @@ from crowdhide.accounting.binomial_tails import (
     block_masses,
     window_blocks,
 )
+from crowdhide.accounting.logmath import rate_down
 
 __all__ = ["split_clone_log_delta"]
 
@@ -74,7 +75,8 @@ def _layout(
         points = min(c_points, max(math.ceil(size / max(1.0, _ETA * lo / big_l)), 1))
         return -(-size // points) if size > max(points, CLONE_EXACT) else 1
 
-    counts, log_w, c_tail = window_blocks(n - 1, c_inf + c_zero, log_tail, width_of)
+    # both rates scaled down together (μ' kept): fewer clones is always a valid system
+    counts, log_w, c_tail = window_blocks(n - 1, rate_down(c_inf + c_zero), log_tail, width_of)
     mu_c = c_inf / (c_inf + c_zero)
     rho = (1.0 - mu) * mu_c / (mu * (1.0 - mu_c))
     lo, hi = _window_edges(counts, mu_c, big_l)  # window of I ~ Bin(C, μ')

@@ -8,7 +8,15 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import logsumexp
 
-__all__ = ["kappa_up", "log1mexp", "log_add", "log_sub", "log_terms_error", "logsumexp"]
+__all__ = [
+    "kappa_up",
+    "log1mexp",
+    "log_add",
+    "log_sub",
+    "log_terms_error",
+    "logsumexp",
+    "rate_down",
+]
 
 _LN2 = float(np.log(2.0))
 _EPS = 2.0**-52
@@ -67,6 +75,26 @@ def kappa_up(eps0: float) -> float:
     1.0
     """
     return min(1.0, math.nextafter(math.nextafter(math.tanh(eps0 / 2.0), 2.0), 2.0))
+
+
+def rate_down(rate: float) -> float:
+    """A clone (or blanket) rate computed in floating point, lowered by 8 ulps (at least 0).
+
+    A clone system claims that each other user's report law contains ``ρ π`` (a clone of
+    the target's mixture). Any smaller ``ρ' <= ρ`` is also a valid decomposition, ``R(v) =
+    ρ' π + (1 − ρ') R''(v)`` with ``R'' >= 0``, and its δ is no smaller; a rate a few ulps
+    *above* the true one claims clones that do not exist. Rates such as ``2/(e^{ε0} + 1)``
+    or ``k/(e^{ε0} − 1 + k)`` carry at most about 3 ulps of rounding (``exp``/``expm1``, one
+    sum, one quotient), which the 8 ulps cover; ``tests/accounting/test_logmath.py``
+    checks them against 40-digit values. The effect on δ is about ``n ρ · 1e-15``
+    relative (1e-6 at n = 10^9), so it matters only at the largest n.
+
+    Examples
+    --------
+    >>> rate_down(0.5) < 0.5, rate_down(0.0)
+    (True, 0.0)
+    """
+    return max(0.0, rate * (1.0 - 8.0 * _EPS))
 
 
 def log_terms_error(*terms: npt.ArrayLike) -> npt.NDArray[np.float64]:
