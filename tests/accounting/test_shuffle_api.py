@@ -121,6 +121,23 @@ def test_calibrate_eps0() -> None:
     assert tiny.inputs["eps0"] >= 0.3
 
 
+def test_calibration_delta_queries_are_summed_like_the_epsilon_query() -> None:
+    """Inside a calibration the δ queries use the ε query's tail level, so the δ root and the
+    reported ε agree (the calibrated ε0 is within the root tolerance of the ε query's own
+    edge); the level does not leak out of the calibration."""
+    from crowdhide.accounting import shuffle as module
+
+    r = calibrate_eps0(epsilon=0.1, delta=1e-6, n=100_000, k=4)
+    assert r.epsilon <= 0.1
+    assert r.epsilon > 0.1 * (1.0 - 1e-5)  # not settled several steps below the target
+    assert module._DELTA_QUERY_LEVEL.get() is None
+    with module._summed_like_epsilon_at(math.log(1e-6)):
+        curve = module._AdaptiveCurve(lambda e, t: t, 1.0)
+        assert curve.log_delta(0.5) == pytest.approx(math.log(1e-6) - 40.0)
+    assert module._DELTA_QUERY_LEVEL.get() is None
+    assert module._AdaptiveCurve(lambda e, t: t, 1.0).log_delta(0.5) < -1000.0
+
+
 def test_calibrate_n() -> None:
     r = calibrate_n(epsilon=0.3, delta=1e-6, eps0=1.5)
     assert r.epsilon <= 0.3

@@ -86,7 +86,9 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -329,6 +331,24 @@ def _solve_epsilon(curve: PrivacyCurve, log_target: float, eps0: float) -> float
     return safe_root(curve.log_delta, log_target, 0.0, eps0, xtol=max(1e-13, 1e-10 * eps0))
 
 
+#: log δ of the ε query that δ queries should agree with (set by the calibrations, see
+#: :func:`_summed_like_epsilon_at`); None: δ queries choose their own tail level.
+_DELTA_QUERY_LEVEL: ContextVar[float | None] = ContextVar("_DELTA_QUERY_LEVEL", default=None)
+
+
+@contextmanager
+def _summed_like_epsilon_at(log_delta: float) -> Iterator[None]:
+    """Within the block, δ queries of the adaptive curves sum to the tail level that an ε
+    query at ``log_delta`` uses. Both values are upper bounds either way; summed alike, a δ
+    query that meets the target at ε is followed by an ε query that does too, which saves
+    the calibrations their settling ε queries."""
+    token = _DELTA_QUERY_LEVEL.set(log_delta)
+    try:
+        yield
+    finally:
+        _DELTA_QUERY_LEVEL.reset(token)
+
+
 class _AdaptiveCurve(PrivacyCurve):
     """A curve from ``fn(eps, log_tail)``: summation windows are widened until the tail
     bound added to δ is negligible (< e^{-14} ≈ 1e-6 relative), so small δ stay tight. While
@@ -338,8 +358,7 @@ class _AdaptiveCurve(PrivacyCurve):
     def __init__(self, fn: Callable[[float, float], float], eps0: float) -> None:
         self._fn = fn
         self._eps0 = eps0
-        self._max_l = 2000.0
-        self._start_l = 40.0
+        self.solving_for(None)
 
     def log_delta(self, epsilon: float) -> float:
         if epsilon >= self._eps0:  # every shuffle of ε0-LDP reports is ε0-DP (κ rounded up
@@ -353,6 +372,8 @@ class _AdaptiveCurve(PrivacyCurve):
 
     def solving_for(self, log_target: float | None) -> None:
         """Enter (``log_target`` given) or leave (None) the mode used while solving ε(δ)."""
+        if log_target is None:
+            log_target = _DELTA_QUERY_LEVEL.get()
         if log_target is None:
             self._max_l, self._start_l = 2000.0, 40.0
         else:
@@ -1088,17 +1109,20 @@ def krr_dataset_curve(*, eps0: float, n: int, k: int, others: str) -> PrivacyCur
 
 
 def _delta_query(
-    params: Callable[[float], dict[str, Any]], bound: str, epsilon: float
+    params: Callable[[float], dict[str, Any]], bound: str, epsilon: float, delta: float
 ) -> Callable[[float], float]:
     """``x -> log δ`` of ``bound`` at ``epsilon`` for the parameters ``params(x)``, memoized:
     one δ query per point, several times cheaper than solving for ε. A bound that does not
     certify there gives ``−LOG_ZERO`` (fails every target); δ = 0 gives ``LOG_ZERO``. In exact
-    arithmetic δ(ε) <= δ exactly when ε(δ) <= ε; the blocked sums of the two queries differ
-    slightly, which the callers settle afterwards."""
+    arithmetic δ(ε) <= δ exactly when ε(δ) <= ε; the δ queries are summed like an ε query at
+    ``delta`` (:func:`_summed_like_epsilon_at`) so that the blocked sums agree too, up to the
+    ε solver's tolerance, which the callers settle afterwards."""
+    log_target = math.log(delta)
 
     @functools.cache
     def log_delta(x: float) -> float:
-        r = shuffle_delta(epsilon=epsilon, bound=bound, lower=False, **params(x))
+        with _summed_like_epsilon_at(log_target):
+            r = shuffle_delta(epsilon=epsilon, bound=bound, lower=False, **params(x))
         if not r.is_certificate or math.isnan(r.delta):
             return -LOG_ZERO
         return math.log(r.delta) if r.delta > 0 else LOG_ZERO
@@ -1134,7 +1158,7 @@ def calibrate_eps0(
     def achieved(e0: float, lower: bool = False) -> PrivacyStatement:
         return shuffle_epsilon(eps0=e0, n=nn, delta=d, k=kk, bound=name, lower=lower)
 
-    log_delta_at = _delta_query(lambda e0: {"eps0": e0, "n": nn, "k": kk}, name, target)
+    log_delta_at = _delta_query(lambda e0: {"eps0": e0, "n": nn, "k": kk}, name, target, d)
 
     first = achieved(target)
     if not (first.is_certificate and first.epsilon <= target):
@@ -1188,7 +1212,7 @@ def calibrate_n(
     name = _check_bound(bound)
 
     log_d = math.log(d)
-    log_delta_at = _delta_query(lambda m: {"eps0": e0, "n": int(m), "k": kk}, name, target)
+    log_delta_at = _delta_query(lambda m: {"eps0": e0, "n": int(m), "k": kk}, name, target, d)
 
     # Grow the bracket by doubling from n = 1 (small n are cheap), then search it.
     lo, hi = 1, 1
