@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.special import gammaln
 
-from crowdhide.accounting.logmath import log_terms_error, rate_down
+from crowdhide.accounting.logmath import log_terms_error, rate_down, rate_up
 
 
 def _binomial_log_pmf_terms(r: int, j: np.ndarray, p: float) -> tuple[np.ndarray, ...]:
@@ -101,3 +101,20 @@ def test_rounded_down_rates_never_exceed_the_exact_rates() -> None:
             assert rate_down(value) <= exact[name], (name, eps0, k, mu)
             above += int(value > exact[name])
     assert above > 50
+
+
+def test_rounded_up_informative_probabilities_are_at_least_exact() -> None:
+    """``rate_up`` of k-RR's informative probability (e + 1)/(e + k − 1) is at least its
+    40-digit value, while the value rounded to nearest falls below it for many inputs."""
+    rng = np.random.default_rng(11)
+    below = 0
+    for _ in range(400):
+        eps0 = float(rng.uniform(0.01, 30.0))
+        k = int(rng.integers(3, 1000))
+        e = math.exp(eps0)
+        value = (e + 1.0) / (e + k - 1.0)
+        with mpmath.workdps(40):
+            exact = (mpmath.exp(mpmath.mpf(eps0)) + 1) / (mpmath.exp(mpmath.mpf(eps0)) + k - 1)
+        assert rate_up(value) >= exact, (eps0, k)
+        below += int(value < exact)
+    assert below > 50

@@ -59,7 +59,7 @@ from crowdhide.accounting.binomial_tails import (
     row_windows,
     window_blocks,
 )
-from crowdhide.accounting.logmath import kappa_up, rate_down
+from crowdhide.accounting.logmath import kappa_up, rate_down, rate_up
 
 __all__ = [
     "alpha_pair_h",
@@ -305,8 +305,10 @@ def clone_noise_log_delta(
     """
     if kappa < 1.0 and eps >= 2.0 * math.atanh(kappa):  # κ = 1: a fully revealing target
         return -math.inf
+    # δ does not decrease with mu2 (garbling every report alike is a post-processing): its
+    # rounding is taken upwards, as the clone rate's downwards (inside the layout)
     m, log_w, _, s_end, log_mass, log_out, c_tail = _clone_layout(  # empty blocks: mass 0
-        n, rho, mu2, log_tail, c_points, s_points
+        n, rho, rate_up(mu2), log_tail, c_points, s_points
     )
     # Given m units, H(κ s/m, s) = (2κ(1+E)/m) E[(A_s − s/2 − c_m)_+] with c_m free of s: the
     # expectation is non-decreasing in s (adding a fair ±1/2 step is a mean-zero spread), so a

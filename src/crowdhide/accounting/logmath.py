@@ -16,6 +16,7 @@ __all__ = [
     "log_terms_error",
     "logsumexp",
     "rate_down",
+    "rate_up",
 ]
 
 _LN2 = float(np.log(2.0))
@@ -95,6 +96,21 @@ def rate_down(rate: float) -> float:
     (True, 0.0)
     """
     return max(0.0, rate * (1.0 - 8.0 * _EPS))
+
+
+def rate_up(rate: float) -> float:
+    """A probability computed in floating point, raised by 8 ulps (at most 1): for parameters
+    whose δ is non-decreasing in them, such as the probability that *every* unit's report
+    (the target's and each clone's alike) is informative — garbling every report alike is a
+    post-processing of the shuffled output, so a larger probability describes a less private
+    system (see :func:`rate_down`). A probability of the target alone does not qualify.
+
+    Examples
+    --------
+    >>> rate_up(0.5) > 0.5, rate_up(1.0)
+    (True, 1.0)
+    """
+    return min(1.0, rate * (1.0 + 8.0 * _EPS))
 
 
 def log_terms_error(*terms: npt.ArrayLike) -> npt.NDArray[np.float64]:
