@@ -115,7 +115,7 @@ def rate_up(rate: float) -> float:
 
 def log_terms_error(*terms: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Bound on the absolute rounding error of ``Σ ± terms`` in floating point, where each term
-    is a ``gammaln`` value or a product ``k · log(p)``: ``4 ε Σ |term| + 64 ε``.
+    is a ``gammaln`` value or a product ``k · log(p)``: ``4 ε Σ |term| + 64 ε``, ε = 2^-52.
 
     A log-pmf built from log-gamma values, such as ``log C(r, j) = gammaln(r + 1) −
     gammaln(j + 1) − gammaln(r − j + 1)``, cancels two values of size ``r ln r`` down to a
