@@ -75,3 +75,53 @@ def test_composed_pld_is_valid_against_exact_curve_epsilon() -> None:
     composed = compose_curves([(DiscretePairCurve.from_probabilities(*SKEW), 4)])
     for delta in (1e-2, 1e-4, 1e-6):
         assert composed.epsilon(delta) >= exact.epsilon(delta) - 1e-9
+
+
+def _hockey_stick(p: np.ndarray, q: np.ndarray, epsilon: float) -> float:
+    """max(H(P‖Q), H(Q‖P)) at e^ε, by direct summation (no PLD)."""
+    big = math.exp(epsilon)
+    return float(max(np.maximum(p - big * q, 0).sum(), np.maximum(q - big * p, 0).sum()))
+
+
+def test_log_error_makes_the_pld_dominate_every_nearby_pair() -> None:
+    """``to_pld(..., log_error=e)`` dominates every pair whose log-probabilities are within e
+    of the given ones, alone and composed; without the allowance the extreme nearby pair
+    (P raised, Q lowered by e) exceeds the PLD."""
+    from crowdhide.accounting.composition import to_pld
+
+    rng = np.random.default_rng(3)
+    err, rounds = 2e-3, 3
+    grid = np.linspace(0.0, 2.0, 21)
+    caught = False
+    for _ in range(5):
+        p_hat, q_hat = rng.dirichlet(np.ones(4)), rng.dirichlet(np.ones(4))
+        curve = DiscretePairCurve(np.log(p_hat), np.log(q_hat))
+        safe = to_pld(curve, log_error=err).self_compose(rounds)
+        bare = to_pld(curve).self_compose(rounds)
+        nearby = [
+            (p_hat * np.exp(err), q_hat * np.exp(-err)),
+            (p_hat * np.exp(rng.uniform(-err, err, 4)), q_hat * np.exp(rng.uniform(-err, err, 4))),
+        ]
+        for p, q in nearby:
+            p_all, q_all = p, q
+            for _ in range(rounds - 1):  # the exact product pair of ``rounds`` rounds
+                p_all, q_all = np.outer(p_all, p).ravel(), np.outer(q_all, q).ravel()
+            for eps in grid:
+                exact = _hockey_stick(p_all, q_all, float(eps))
+                assert safe.delta(float(eps)) >= exact * (1 - 1e-12)
+                caught |= bare.delta(float(eps)) < exact * (1 - 1e-6)
+    assert caught
+
+
+def test_loss_error_per_outcome_is_validated() -> None:
+    from crowdhide.accounting.composition import to_pld
+
+    curve = DiscretePairCurve(np.log([0.5, 0.5]), np.log([0.25, 0.75]))
+    with pytest.raises(ValueError, match="one value per outcome"):
+        to_pld(curve, log_error=1e-9, loss_error=np.zeros(3))
+    with pytest.raises(ValueError, match="loss_error must be >= 0"):
+        to_pld(curve, log_error=1e-9, loss_error=np.array([0.0, -1.0]))
+    # a zero loss error keeps an outcome on its grid point; a positive one moves it up
+    exact = to_pld(curve, log_error=1e-9, loss_error=np.zeros(2)).delta(0.0)
+    moved = to_pld(curve, log_error=1e-9).delta(0.0)
+    assert exact <= moved

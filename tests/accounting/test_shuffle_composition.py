@@ -277,3 +277,45 @@ def test_default_grid_shrinks_with_rounds() -> None:
     lower = _optimistic_epsilon("substitute", 1000, 1e-5, 1e-5)
     # both grids cost up to a step per round (1e-2 in total at 1000 rounds): within 6 %
     assert lower <= auto.epsilon <= 1.06 * lower < coarse.epsilon
+
+
+def test_the_pair_error_model_covers_its_log_pmfs() -> None:
+    """The rounding allowances of the composed pair (``_window_error`` for the clone-count
+    window, the log-gamma model for the rows) cover the computed log-pmfs against 40-digit
+    values, at sizes where the log-gamma cancellation is beyond 1e-10."""
+    import mpmath
+
+    from crowdhide.accounting.binomial_tails import binom_window, gammaln_table, row_windows
+    from crowdhide.accounting.logmath import log_terms_error
+    from crowdhide.accounting.shuffle_composition import _window_error
+
+    with mpmath.workdps(40):
+        win = binom_window(10**6, 0.013, -40.0)
+        q = mpmath.mpf(win.p)
+        exact = [
+            mpmath.loggamma(win.n + 1)
+            - mpmath.loggamma(j + 1)
+            - mpmath.loggamma(win.n - j + 1)
+            + j * mpmath.log(q)
+            + (win.n - j) * mpmath.log1p(-q)
+            for j in range(win.lo, win.hi + 1)
+        ]
+        norm = mpmath.log(mpmath.fsum(mpmath.exp(e) for e in exact))
+        worst = max(abs(float(v - (e - norm))) for v, e in zip(win.log_pmf, exact, strict=True))
+        assert worst <= _window_error(win) / 2
+        totals = np.array([4.0e5, 2.0e6])
+        rows = row_windows(totals, 0.5, -40.0, gammaln_table(int(totals.max()) + 3))
+        worst_row = 0.0
+        for r, total in enumerate(totals):
+            cols = np.flatnonzero(np.isfinite(rows.log_pmf[r]))[::97]
+            for c in cols:
+                a = int(rows.values[r, c])
+                value = (
+                    mpmath.loggamma(total + 1)
+                    - mpmath.loggamma(a + 1)
+                    - mpmath.loggamma(total - a + 1)
+                    - total * mpmath.log(2)
+                )
+                worst_row = max(worst_row, abs(float(rows.log_pmf[r, c] - value)))
+        model = float(log_terms_error(2.0 * math.lgamma(2.0e6 + 1.0), 2.0e6 * math.log(2.0)))
+        assert 1e-10 < worst_row <= model / 2

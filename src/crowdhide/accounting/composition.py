@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
@@ -169,16 +170,24 @@ class PldCurve(PrivacyCurve):
 
 
 def _rounded_loss_pmf(
-    log_p: np.ndarray, log_q: np.ndarray, interval: float
+    log_p: np.ndarray,
+    log_q: np.ndarray,
+    interval: float,
+    log_error: float = 0.0,
+    loss_error: np.ndarray | float = 0.0,
 ) -> tuple[dict[int, float], float]:
-    """Pessimistic (rounded-up) loss PMF of P against Q, plus the mass at +inf."""
+    """Pessimistic (rounded-up) loss PMF of P against Q, plus the mass at +inf; masses are
+    raised by ``log_error`` and losses by ``loss_error`` (where positive, also by the 1e-9
+    grid steps that the rounding forgives), so the PMF dominates every pair within those
+    distances of the given one."""
     with np.errstate(invalid="ignore"):
         loss = log_p - log_q
+        loss = loss + np.where(np.asarray(loss_error) > 0.0, loss_error + 1e-9 * interval, 0.0)
     live = log_p > -np.inf
     infinite = live & (loss == np.inf)
     finite = live & ~infinite
     index = np.ceil(loss[finite] / interval - 1e-9).astype(np.int64)
-    probs = np.exp(log_p[finite])
+    probs = np.exp(log_p[finite] + log_error)
     if index.size:
         offset = int(index.min())
         mass = np.bincount(index - offset, weights=probs)
@@ -193,6 +202,8 @@ def to_pld(
     source: DiscretePairCurve | PrivacyStatement | PldCurve,
     *,
     value_discretization_interval: float = 1e-4,
+    log_error: float = 0.0,
+    loss_error: npt.ArrayLike | None = None,
 ) -> PldCurve:
     """Convert a curve or guarantee to a :class:`PldCurve`.
 
@@ -200,6 +211,16 @@ def to_pld(
     so the PLD dominates the pair); a certificate
     (:class:`~crowdhide.accounting.statement.PrivacyStatement`) becomes the PLD of the worst
     (ε, δ)-DP pair (``dp_accounting.from_privacy_parameters``).
+
+    ``log_error`` (pairs only): a bound on the absolute error of every log-probability of
+    the pair as computed. Masses are raised by it and losses by ``loss_error`` (a bound on
+    the error of each outcome's computed loss, in the order of
+    :meth:`~DiscretePairCurve.support_log_probabilities`; default twice ``log_error``
+    everywhere), so the PLD dominates the exact pair: ``H_{e^ε}(P‖Q) <= e^{e}
+    H_{e^{ε − 2e}}(P̂‖Q̂)`` whenever ``|ln P − ln P̂|, |ln Q − ln Q̂| <= e``. The masses then
+    sum to slightly more than one, which only adds to δ, also under composition. An outcome
+    whose computed loss is exact (0 where P = Q by symmetry) may have loss error 0: it then
+    stays on its grid point.
     """
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution
 
@@ -228,12 +249,21 @@ def to_pld(
             "source must be a DiscretePairCurve, PrivacyStatement or PldCurve, "
             f"got {type(source).__name__}"
         )
+    error = check_real("log_error", log_error, low=0.0)
     log_p, log_q = source.support_log_probabilities()
-    remove, inf_remove = _rounded_loss_pmf(log_p, log_q, interval)
+    shift = np.asarray(2.0 * error if loss_error is None else loss_error, dtype=np.float64)
+    if shift.ndim and shift.shape != log_p.shape:
+        raise ValueError(
+            f"loss_error must be a number or one value per outcome ({log_p.size}), "
+            f"got shape {shift.shape}"
+        )
+    if np.isnan(shift).any() or (shift < 0).any():
+        raise ValueError("loss_error must be >= 0 (no NaN)")
+    remove, inf_remove = _rounded_loss_pmf(log_p, log_q, interval, error, shift)
     pmf_remove = pld_pmf.create_pmf(remove, interval, inf_remove, pessimistic_estimate=True)
     pmf_add = None
     if source.symmetric:
-        add, inf_add = _rounded_loss_pmf(log_q, log_p, interval)
+        add, inf_add = _rounded_loss_pmf(log_q, log_p, interval, error, shift)
         pmf_add = pld_pmf.create_pmf(add, interval, inf_add, pessimistic_estimate=True)
     return PldCurve(privacy_loss_distribution.PrivacyLossDistribution(pmf_remove, pmf_add))
 

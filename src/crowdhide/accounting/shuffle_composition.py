@@ -67,9 +67,15 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_int, check_probability, check_real
-from crowdhide.accounting.binomial_tails import binom_window, gammaln_table, row_windows
+from crowdhide.accounting.binomial_tails import (
+    Window,
+    binom_window,
+    gammaln_table,
+    row_windows,
+)
 from crowdhide.accounting.composition import PldCurve, to_pld
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
+from crowdhide.accounting.logmath import log_terms_error
 from crowdhide.accounting.registry import Registry
 from crowdhide.accounting.statement import Kind, PrivacyStatement
 
@@ -104,6 +110,7 @@ _MAX_S_BLOCKS = 60
 _MAX_ROUNDS = 10**6
 _MAX_N = 10**9
 _MAX_EPS0 = 50.0
+_EPS = 2.0**-52
 
 
 def _beta(pair: str, eps0: float) -> float:
@@ -125,13 +132,27 @@ def _blocks(
     return values[picks], np.logaddexp.reduceat(log_w, starts)
 
 
+def _window_error(win: Window) -> float:
+    """Bound on the absolute error of :func:`binom_window`'s log-pmf: a cumulative sum of
+    ``hi − lo`` log-ratio steps (each a few ulps of at most ``ln n + |logit p|``, each
+    partial sum within the window's span of about ``−log_tail``) and one log-sum-exp."""
+    if not 0.0 < win.p < 1.0:
+        return 0.0
+    step = math.log(win.n + 1.0) + abs(math.log(win.p) - math.log1p(-win.p))
+    span = float(np.max(np.abs(win.log_pmf)))
+    return float(win.log_pmf.size * _EPS * (4.0 * step + 2.0 * span + 64.0))
+
+
 def _counts_pair(
     candidates: int, rate: float, gamma: float, relation: str, alpha: float, log_tail: float
-) -> tuple[FloatArray, FloatArray, float]:
+) -> tuple[FloatArray, FloatArray, float, float, npt.NDArray[np.bool_]]:
     """The pair over the counts ``(N, a)`` of clones plus target (see the module docstring):
     ``candidates`` other users, each a clone with probability ``rate``, target present with
-    probability ``gamma``. Returns flat ``(log_p, log_q)`` and the log of a bound on the mass
-    outside the windows."""
+    probability ``gamma``. Returns flat ``(log_p, log_q)``, the log of a bound on the mass
+    outside the windows, a bound on the absolute rounding error of every log-probability
+    (:func:`_pair_error`) and the outcomes whose loss is exactly 0 as computed and in truth
+    (substitute relation, ``a = N/2``: x-type and x′-type counts swap P and Q, and the two
+    computations are the same floating-point operations)."""
     win = binom_window(candidates, rate, log_tail)
     clones, log_w = win.values, win.log_pmf
     # row_windows' width (Bernstein half-width at the largest total), checked before allocating
@@ -170,7 +191,22 @@ def _counts_pair(
         log_q = np.logaddexp(lg + present_y, l1g + absent) if relation == "substitute" else absent
     # Outside mass: clone-count tail, plus per row the A-window tail (P, Q <= 2 B_N per row).
     row_out = float(np.logaddexp.reduce(rows.log_tail + math.log(2.0)))
-    return log_p.ravel(), log_q.ravel(), float(np.logaddexp(win.log_tail, row_out))
+    log_p, log_q = log_p.ravel(), log_q.ravel()
+    error = _pair_error(win, float(totals.max()), log_p, log_q)
+    exact = (2.0 * a == big_n).ravel() & (relation == "substitute")
+    return log_p, log_q, float(np.logaddexp(win.log_tail, row_out)), error, exact
+
+
+def _pair_error(win: Window, largest: float, log_p: FloatArray, log_q: FloatArray) -> float:
+    """Bound on the absolute rounding error of the pair's log-probabilities: the clone-count
+    window's (:func:`_window_error`), the rows' log-gamma sums (``row_windows``: their terms
+    sum to at most ``2 gammaln(N + 1) + N ln 2`` at the largest total N — the cancellation
+    grows like N ln N: 3e-10 at N = 10^5, 3e-9 at 10^6) and a few ulps of every remaining
+    log, product and log-sum-exp, relative to the largest log-probability."""
+    rows = float(log_terms_error(2.0 * math.lgamma(largest + 1.0), largest * math.log(2.0)))
+    live = np.concatenate([log_p[np.isfinite(log_p)], log_q[np.isfinite(log_q)]])
+    scale = float(np.max(np.abs(live))) if live.size else 0.0
+    return _window_error(win) + rows + 32.0 * _EPS * (scale + 1.0)
 
 
 def clone_pair_distributions(
@@ -196,6 +232,18 @@ def clone_pair_distributions(
     >>> bool(abs(np.exp(lp).sum() - 1) < 1e-9 and abs(np.exp(lq).sum() - 1) < 1e-9)
     True
     """
+    log_p, log_q, _, _ = _clone_pair(
+        eps0=eps0, n=n, pair=pair, sample_rate=sample_rate, relation=relation, log_tail=log_tail
+    )
+    return log_p, log_q
+
+
+def _clone_pair(
+    *, eps0: float, n: int, pair: str, sample_rate: float, relation: str, log_tail: float
+) -> tuple[FloatArray, FloatArray, float, FloatArray]:
+    """:func:`clone_pair_distributions`, a bound on the absolute rounding error of every
+    log-probability and one on every outcome's loss (twice that, 0 where the loss is exact):
+    :func:`~crowdhide.accounting.composition.to_pld`'s ``log_error`` and ``loss_error``."""
     e0 = check_real("eps0", eps0, low=0.0, low_open=True, high=_MAX_EPS0)
     nn = check_int("n", n, low=1, high=_MAX_N)
     gamma = check_probability("sample_rate", sample_rate, allow_zero=False)
@@ -211,8 +259,10 @@ def clone_pair_distributions(
     )
     try:
         if gamma >= 1.0 and relation == "substitute":
-            log_p, log_q, bound = _counts_pair(nn - 1, beta, 1.0, relation, alpha, log_tail)
-            return _with_rest(log_p, log_q, bound)
+            log_p, log_q, bound, error, exact = _counts_pair(
+                nn - 1, beta, 1.0, relation, alpha, log_tail
+            )
+            return _with_errors(*_with_rest(log_p, log_q, bound, exact), error)
         # Residual (non-clone) sampled users are revealed: s ~ Bin(n − 1, γ(1 − β)); each of
         # the n − 1 − s others is a clone with probability γβ / (1 − γ(1 − β)).
         res_rate = gamma * (1.0 - beta)
@@ -222,28 +272,45 @@ def clone_pair_distributions(
         limit = max(1, min(_MAX_S_BLOCKS, MAX_PAIR_POINTS // max(probe, 1)))
         s_vals, s_logw = _blocks(s_win.log_pmf, s_win.values, limit, take="last")
         parts_p, parts_q, bounds = [], [], [s_win.log_tail]
+        # the s blocks' weights (sums of window pmfs: a few ulps each) add their own error
+        error = _window_error(s_win) + 16.0 * _EPS * float(np.max(np.abs(s_logw)))
+        errors, exacts = [0.0], []
         for s_val, lw in zip(s_vals, s_logw, strict=True):
             cand = int(nn - 1 - s_val)
-            lp, lq, bd = _counts_pair(cand, clone_rate, gamma, relation, alpha, log_tail)
+            lp, lq, bd, err, ex = _counts_pair(cand, clone_rate, gamma, relation, alpha, log_tail)
             parts_p.append(lp + lw)
             parts_q.append(lq + lw)
             bounds.append(bd + lw)
+            errors.append(err)
+            exacts.append(ex)
     except ValueError as exc:
         raise ValueError(too_large) from exc
     points = sum(x.size for x in parts_p)
     if points > MAX_PAIR_POINTS:
         raise ValueError(too_large)
     bound = float(np.logaddexp.reduce(np.array(bounds)))
-    return _with_rest(np.concatenate(parts_p), np.concatenate(parts_q), bound)
+    joined = _with_rest(
+        np.concatenate(parts_p), np.concatenate(parts_q), bound, np.concatenate(exacts)
+    )
+    return _with_errors(*joined, error + max(errors))
+
+
+def _with_errors(
+    log_p: FloatArray, log_q: FloatArray, exact: npt.NDArray[np.bool_], error: float
+) -> tuple[FloatArray, FloatArray, float, FloatArray]:
+    """The pair with its log-probability error and per-outcome loss errors (outcomes that
+    neither side can produce dropped, as :class:`DiscretePairCurve` drops them)."""
+    keep = np.isfinite(log_p) | np.isfinite(log_q)
+    return log_p[keep], log_q[keep], error, np.where(exact[keep], 0.0, 2.0 * error)
 
 
 def _with_rest(
-    log_p: FloatArray, log_q: FloatArray, log_bound: float
-) -> tuple[FloatArray, FloatArray]:
+    log_p: FloatArray, log_q: FloatArray, log_bound: float, exact: npt.NDArray[np.bool_]
+) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]:
     """Append the two infinite-loss outcomes, each with the rigorous bound ``e^{log_bound}``
-    on the mass the windows left out."""
+    on the mass the windows left out (``exact``, the outcomes of exact loss, follows)."""
     keep = np.isfinite(log_p) | np.isfinite(log_q)
-    log_p, log_q = log_p[keep], log_q[keep]
+    log_p, log_q, exact = log_p[keep], log_q[keep], exact[keep]
     out_p: list[float] = []
     for _ in range(2):
         # Only the rigorous bound: ``1 − Σ`` of ~1e5 rounded terms is noise near 1e-13 and
@@ -252,7 +319,7 @@ def _with_rest(
     # No renormalisation: a total mass above one by the (tiny) bound only adds to δ.
     lp = np.concatenate([log_p, [out_p[0], -np.inf]])
     lq = np.concatenate([log_q, [-np.inf, out_p[1]]])
-    return lp, lq
+    return lp, lq, np.concatenate([exact, [False, False]])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -334,7 +401,7 @@ class ClonePairBound:
         return None
 
     def curve(self, params: ComposedShuffleParams) -> ComposedShuffleCurve:
-        log_p, log_q = clone_pair_distributions(
+        log_p, log_q, error, loss_error = _clone_pair(
             eps0=params.eps0,
             n=params.n,
             pair=self.name,
@@ -343,7 +410,10 @@ class ClonePairBound:
             log_tail=params.log_tail,
         )
         pld = to_pld(
-            DiscretePairCurve(log_p, log_q), value_discretization_interval=params.discretization
+            DiscretePairCurve(log_p, log_q),
+            value_discretization_interval=params.discretization,
+            log_error=error,
+            loss_error=loss_error,
         )
         if params.rounds > 1:
             pld = pld.self_compose(params.rounds)
