@@ -221,7 +221,8 @@ def clone_pair_distributions(
     """Log-probabilities ``(log_p, log_q)`` of the (subsampled) clone pair on a common support.
 
     The last two outcomes carry the mass outside the windows (an outcome only P can produce
-    and one only Q can produce: infinite privacy loss, pessimistic). See the module docstring
+    and one only Q can produce: infinite privacy loss, pessimistic; absent when the windows
+    leave no mass out). See the module docstring
     for the pair; with subsampling the number ``s`` of sampled residual users is part of the
     outcome, and ``s`` values are merged in blocks that keep the block's *largest* s (fewer
     candidate clones: the pair with more candidates is a post-processing of it).
