@@ -32,7 +32,7 @@ from crowdhide.accounting.binomial_tails import (
     window_blocks,
 )
 from crowdhide.accounting.curves import DiscretePairCurve
-from crowdhide.accounting.logmath import kappa_up, rate_down
+from crowdhide.accounting.logmath import kappa_up, log_terms_error, rate_down
 
 __all__ = [
     "clone_pair_log_delta",
@@ -51,9 +51,6 @@ MAX_CLONE_POINTS = 1500
 #: For very wide windows (clone-count standard deviation above ``_WIDE_SD``) the conditional
 #: divergence changes so slowly with the count that fewer blocks lose < 1e-4 relative in δ.
 _WIDE_SD, _WIDE_POINTS = 3000.0, 200
-#: Slack added to log δ per user for the rounding of ``gammaln`` tables (absolute error
-#: ~1e-16 · |gammaln(n)| per term, i.e. well below 1e-15 · n in log space).
-_GAMMALN_SLACK = 1e-15
 #: Largest n for the exact k-RR pair computations (work and memory grow like n).
 KRR_EXACT_MAX_N = 5_000_000
 
@@ -208,7 +205,17 @@ def krr_third_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float
     c_tail = float(logsumexp(s_win.log_pmf + np.concatenate(extras)))
     for extra in (s_win.log_tail, c_tail):
         total = float(np.logaddexp(total, extra + math.log(e)))
-    return total + _GAMMALN_SLACK * n
+    return total + _table_rounding(n, 0.5, p_z)
+
+
+def _table_rounding(n: int, *probabilities: float) -> float:
+    """Bound on the rounding of log δ built from two ``gammaln``-table pmfs of at most n
+    trials (one with success probability 0.5 or the given ones): each log-pmf's terms sum
+    to at most ``2 gammaln(n + 1) + n |ln p| + n |ln(1 − p)|``, and their cancellation errs
+    by up to a few ε of that (:func:`~crowdhide.accounting.logmath.log_terms_error`: 3.7e-9
+    at n = 10^5, where a fixed 1e-15 · n, used before session 9, gave 1e-10)."""
+    logs = sum(abs(math.log(p)) + abs(math.log1p(-p)) for p in probabilities if 0.0 < p < 1.0)
+    return float(log_terms_error(4.0 * math.lgamma(n + 1.0), n * logs))
 
 
 def _excess_p(theta: FloatArray, n: FloatArray, p: float, *, above: bool) -> FloatArray:
@@ -382,4 +389,4 @@ def krr_clone_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float
         )
     outside_mass = np.logaddexp(float(logsumexp(c_win.log_pmf + s_tail)), c_win.log_tail)
     total = float(np.logaddexp(total, outside_mass + math.log(2.0)))
-    return total + _GAMMALN_SLACK * n
+    return total + _table_rounding(n, 0.5, mu2)
