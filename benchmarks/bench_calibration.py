@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from _fresh_process import run_fresh
 
 CASES: list[tuple[str, dict[str, Any]]] = [
     ("eps0", {"epsilon": 0.5, "delta": 1e-6, "n": 10**4}),
@@ -43,17 +42,7 @@ def _one(kind: str, case: dict[str, Any]) -> None:
 
 
 def _measure(src: str, kind: str, case: dict[str, Any], repeat: int) -> tuple[float, float, float]:
-    env = dict(os.environ, PYTHONPATH=src)
-    runs = []
-    for _ in range(repeat):
-        out = subprocess.run(
-            [sys.executable, __file__, "--one", json.dumps([kind, case])],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=True,
-        )
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    runs = run_fresh(__file__, src, [kind, case], repeat)
     return runs[0][0], runs[0][1], min(r[2] for r in runs)
 
 

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from _fresh_process import run_fresh
 
 CASES: list[dict[str, Any]] = [
     {"eps0": e, "n": n} for e in (0.5, 1.0, 4.0) for n in (100, 1000, 10**4, 10**6, 10**9)
@@ -44,17 +43,7 @@ def _one(case: dict[str, Any]) -> None:
 
 
 def _measure(src: str, case: dict[str, Any], repeat: int) -> tuple[float, str, float]:
-    env = dict(os.environ, PYTHONPATH=src)
-    runs = []
-    for _ in range(repeat):
-        out = subprocess.run(
-            [sys.executable, __file__, "--one", json.dumps(case)],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=True,
-        )
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    runs = run_fresh(__file__, src, case, repeat)
     return runs[0][0], runs[0][1], min(r[2] for r in runs)
 
 
