@@ -280,14 +280,18 @@ def test_default_grid_shrinks_with_rounds() -> None:
 
 
 def test_the_pair_error_model_covers_its_log_pmfs() -> None:
-    """The rounding allowances of the composed pair (``_window_error`` for the clone-count
-    window, the log-gamma model for the rows) cover the computed log-pmfs against 40-digit
-    values, at sizes where the log-gamma cancellation is beyond 1e-10."""
+    """The rounding allowances of the composed pair (``window_log_pmf_error`` for the
+    clone-count window, ``row_log_pmf_error`` for the rows) cover the computed log-pmfs
+    against 40-digit values, at sizes where the log-gamma cancellation is beyond 1e-10."""
     import mpmath
 
-    from crowdhide.accounting.binomial_tails import binom_window, gammaln_table, row_windows
-    from crowdhide.accounting.logmath import log_terms_error
-    from crowdhide.accounting.shuffle_composition import _window_error
+    from crowdhide.accounting.binomial_tails import (
+        binom_window,
+        gammaln_table,
+        row_log_pmf_error,
+        row_windows,
+        window_log_pmf_error,
+    )
 
     with mpmath.workdps(40):
         win = binom_window(10**6, 0.013, -40.0)
@@ -302,7 +306,7 @@ def test_the_pair_error_model_covers_its_log_pmfs() -> None:
         ]
         norm = mpmath.log(mpmath.fsum(mpmath.exp(e) for e in exact))
         worst = max(abs(float(v - (e - norm))) for v, e in zip(win.log_pmf, exact, strict=True))
-        assert worst <= _window_error(win) / 2
+        assert worst <= window_log_pmf_error(win) / 2
         totals = np.array([4.0e5, 2.0e6])
         rows = row_windows(totals, 0.5, -40.0, gammaln_table(int(totals.max()) + 3))
         worst_row = 0.0
@@ -317,5 +321,5 @@ def test_the_pair_error_model_covers_its_log_pmfs() -> None:
                     - total * mpmath.log(2)
                 )
                 worst_row = max(worst_row, abs(float(rows.log_pmf[r, c] - value)))
-        model = float(log_terms_error(2.0 * math.lgamma(2.0e6 + 1.0), 2.0e6 * math.log(2.0)))
+        model = row_log_pmf_error(2.0e6, 0.5)
         assert 1e-10 < worst_row <= model / 2

@@ -27,12 +27,13 @@ from crowdhide.accounting.binomial_tails import (
     gammaln_table,
     row_log_excess_above,
     row_log_outside,
+    row_log_pmf_error,
     row_windows,
     rowwise_logsumexp,
     window_blocks,
 )
 from crowdhide.accounting.curves import DiscretePairCurve
-from crowdhide.accounting.logmath import kappa_up, log_terms_error, rate_down
+from crowdhide.accounting.logmath import kappa_up, rate_down
 
 __all__ = [
     "clone_pair_log_delta",
@@ -205,17 +206,8 @@ def krr_third_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float
     c_tail = float(logsumexp(s_win.log_pmf + np.concatenate(extras)))
     for extra in (s_win.log_tail, c_tail):
         total = float(np.logaddexp(total, extra + math.log(e)))
-    return total + _table_rounding(n, 0.5, p_z)
-
-
-def _table_rounding(n: int, *probabilities: float) -> float:
-    """Bound on the rounding of log δ built from two ``gammaln``-table pmfs of at most n
-    trials (one with success probability 0.5 or the given ones): each log-pmf's terms sum
-    to at most ``2 gammaln(n + 1) + n |ln p| + n |ln(1 − p)|``, and their cancellation errs
-    by up to a few ε of that (:func:`~crowdhide.accounting.logmath.log_terms_error`: 3.7e-9
-    at n = 10^5, where a fixed 1e-15 · n, used before session 9, gave 1e-10)."""
-    logs = sum(abs(math.log(p)) + abs(math.log1p(-p)) for p in probabilities if 0.0 < p < 1.0)
-    return float(log_terms_error(4.0 * math.lgamma(n + 1.0), n * logs))
+    # the gammaln tables' rounding (the s rows at 1/2, the c rows at p_z)
+    return total + row_log_pmf_error(n, 0.5) + row_log_pmf_error(n, p_z)
 
 
 def _excess_p(theta: FloatArray, n: FloatArray, p: float, *, above: bool) -> FloatArray:
@@ -389,4 +381,5 @@ def krr_clone_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float
         )
     outside_mass = np.logaddexp(float(logsumexp(c_win.log_pmf + s_tail)), c_win.log_tail)
     total = float(np.logaddexp(total, outside_mass + math.log(2.0)))
-    return total + _table_rounding(n, 0.5, mu2)
+    # the gammaln tables' rounding (the a rows at 1/2, the s counts at mu2)
+    return total + row_log_pmf_error(n, 0.5) + row_log_pmf_error(n, mu2)

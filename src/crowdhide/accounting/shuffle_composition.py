@@ -71,11 +71,12 @@ from crowdhide.accounting.binomial_tails import (
     Window,
     binom_window,
     gammaln_table,
+    row_log_pmf_error,
     row_windows,
+    window_log_pmf_error,
 )
 from crowdhide.accounting.composition import PldCurve, to_pld
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
-from crowdhide.accounting.logmath import log_terms_error
 from crowdhide.accounting.registry import Registry
 from crowdhide.accounting.statement import Kind, PrivacyStatement
 
@@ -130,17 +131,6 @@ def _blocks(
     starts = np.arange(0, values.size, width)
     picks = starts if take == "first" else np.minimum(starts + width, values.size) - 1
     return values[picks], np.logaddexp.reduceat(log_w, starts)
-
-
-def _window_error(win: Window) -> float:
-    """Bound on the absolute error of :func:`binom_window`'s log-pmf: a cumulative sum of
-    ``hi − lo`` log-ratio steps (each a few ulps of at most ``ln n + |logit p|``, each
-    partial sum within the window's span of about ``−log_tail``) and one log-sum-exp."""
-    if not 0.0 < win.p < 1.0:
-        return 0.0
-    step = math.log(win.n + 1.0) + abs(math.log(win.p) - math.log1p(-win.p))
-    span = float(np.max(np.abs(win.log_pmf)))
-    return float(win.log_pmf.size * _EPS * (4.0 * step + 2.0 * span + 64.0))
 
 
 def _counts_pair(
@@ -199,14 +189,13 @@ def _counts_pair(
 
 def _pair_error(win: Window, largest: float, log_p: FloatArray, log_q: FloatArray) -> float:
     """Bound on the absolute rounding error of the pair's log-probabilities: the clone-count
-    window's (:func:`_window_error`), the rows' log-gamma sums (``row_windows``: their terms
-    sum to at most ``2 gammaln(N + 1) + N ln 2`` at the largest total N — the cancellation
-    grows like N ln N: 3e-10 at N = 10^5, 3e-9 at 10^6) and a few ulps of every remaining
-    log, product and log-sum-exp, relative to the largest log-probability."""
-    rows = float(log_terms_error(2.0 * math.lgamma(largest + 1.0), largest * math.log(2.0)))
+    window's, the rows' (log-gamma sums up to the largest total, whose cancellation grows
+    like N ln N) and a few ulps of every remaining log, product and log-sum-exp, relative
+    to the largest log-probability."""
+    rows = row_log_pmf_error(largest, 0.5)
     live = np.concatenate([log_p[np.isfinite(log_p)], log_q[np.isfinite(log_q)]])
     scale = float(np.max(np.abs(live))) if live.size else 0.0
-    return _window_error(win) + rows + 32.0 * _EPS * (scale + 1.0)
+    return window_log_pmf_error(win) + rows + 32.0 * _EPS * (scale + 1.0)
 
 
 def clone_pair_distributions(
@@ -274,7 +263,7 @@ def _clone_pair(
         s_vals, s_logw = _blocks(s_win.log_pmf, s_win.values, limit, take="last")
         parts_p, parts_q, bounds = [], [], [s_win.log_tail]
         # the s blocks' weights (sums of window pmfs: a few ulps each) add their own error
-        error = _window_error(s_win) + 16.0 * _EPS * float(np.max(np.abs(s_logw)))
+        error = window_log_pmf_error(s_win) + 16.0 * _EPS * float(np.max(np.abs(s_logw)))
         errors, exacts = [0.0], []
         for s_val, lw in zip(s_vals, s_logw, strict=True):
             cand = int(nn - 1 - s_val)
