@@ -29,8 +29,7 @@ import numpy.typing as npt
 from scipy.special import gammaln, xlog1py, xlogy
 from scipy.stats import binom
 
-from crowdhide.accounting.binomial_tails import betainc_error
-from crowdhide.accounting.logmath import log_terms_error
+from crowdhide.accounting.binomial_tails import betainc_error, row_log_pmf_error
 
 __all__ = [
     "Lemma2Exact",
@@ -369,21 +368,18 @@ class Lemma2Exact:
         j = np.arange(k_max + 1)
         diff = rows[:, None] - j[None, :]
         with np.errstate(divide="ignore", invalid="ignore"):
-            terms = (
-                gammaln(rows + 1.0)[:, None],
-                gammaln(j + 1.0)[None, :],
-                gammaln(np.maximum(diff, 0) + 1.0),
-                xlogy(j, p)[None, :],
-                xlog1py(np.maximum(diff, 0), -p),
+            log_pmf = (
+                gammaln(rows + 1.0)[:, None]
+                - gammaln(j + 1.0)[None, :]
+                - gammaln(np.maximum(diff, 0) + 1.0)
+                + xlogy(j, p)[None, :]
+                + xlog1py(np.maximum(diff, 0), -p)
             )
-            log_pmf = terms[0] - terms[1] - terms[2] + terms[3] + terms[4]
         log_pmf = np.where(diff < 0, -np.inf, log_pmf)
         self._cdf = np.minimum(np.cumsum(np.exp(log_pmf), axis=1), 1.0)
-        # relative error of a table entry: the log-pmf's (gammaln cancellation) and the
-        # cumulative sum's (positive terms, at most k_max + 1 roundings)
-        with np.errstate(invalid="ignore"):
-            errors = log_terms_error(*terms)
-        worst = float(np.max(np.where(np.isfinite(log_pmf), errors, 0.0)))
+        # relative error of a table entry: the log-pmf's (gammaln cancellation, at most that
+        # of the largest row) and the cumulative sum's (positive terms, k_max + 1 roundings)
+        worst = row_log_pmf_error(float(rows.max()), p)
         self._cdf_rtol = math.expm1(worst) + (k_max + 2) * _EPS
         self._row_M = np.searchsorted(rows, M_int)
         self._row_M1 = np.searchsorted(rows, np.maximum(M_int - 1, 0))
