@@ -33,7 +33,7 @@ from crowdhide.accounting.binomial_tails import (
     window_blocks,
 )
 from crowdhide.accounting.curves import DiscretePairCurve
-from crowdhide.accounting.logmath import kappa_up, rate_down
+from crowdhide.accounting.logmath import MACHINE_EPSILON, kappa_up, rate_down
 
 __all__ = [
     "clone_pair_log_delta",
@@ -145,7 +145,7 @@ def clone_pair_log_delta(n: int, eps0: float, beta: float, eps: float, log_tail:
     tau = math.expm1(eps + eps0) / (math.expm1(eps0) * (1.0 + big))
     tau_c = math.expm1(eps0 - eps) / (math.expm1(eps0) * (1.0 + 1.0 / big))  # (e−E)/((e−1)(1+E))
     # A few roundings, each amplified by at most the size of the exponent (exp's condition).
-    theta_rtol = (16.0 + 2.0 * (eps + eps0)) * 2.0**-52
+    theta_rtol = (16.0 + 2.0 * (eps + eps0)) * MACHINE_EPSILON
     counts, log_w, log_outside = _clone_weights(n, beta, log_tail)
     m = counts + 1
     excess, err = _clone_excess(m, tau, tau_c, theta_rtol)

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import betainc, gammaln, logsumexp, xlog1py, xlogy
 
-from crowdhide.accounting.logmath import log_terms_error
+from crowdhide.accounting.logmath import MACHINE_EPSILON, log_terms_error
 
 __all__ = [
     "BETAINC_ATOL",
@@ -51,7 +51,6 @@ FloatArray = npt.NDArray[np.float64]
 
 #: Absolute floor for underflow of the incomplete beta.
 BETAINC_ATOL = 1e-300
-_EPS = 2.0**-52
 
 
 def _kl(x: float, p: float) -> float:
@@ -161,7 +160,7 @@ def window_log_pmf_error(win: Window) -> float:
         return 0.0
     step = math.log(win.n + 1.0) + abs(math.log(win.p) - math.log1p(-win.p))
     span = float(np.max(np.abs(win.log_pmf)))
-    return float(win.log_pmf.size * _EPS * (4.0 * step + 2.0 * span + 64.0))
+    return float(win.log_pmf.size * MACHINE_EPSILON * (4.0 * step + 2.0 * span + 64.0))
 
 
 def window_edges(n: int, p: float, log_tail: float) -> tuple[int, int, float]:
@@ -428,7 +427,7 @@ def betainc_error(tail: FloatArray, size: FloatArray | float) -> FloatArray:
     tail = np.asarray(tail, dtype=np.float64)
     with np.errstate(divide="ignore"):
         magnitude = np.where(tail > 0.0, -np.log(np.where(tail > 0.0, tail, 1.0)), 0.0)
-    rtol = _EPS * (np.maximum(magnitude, 0.0) + 40.0) * (16.0 + 0.25 * np.sqrt(size))
+    rtol = MACHINE_EPSILON * (np.maximum(magnitude, 0.0) + 40.0) * (16.0 + 0.25 * np.sqrt(size))
     return np.asarray(tail * rtol, dtype=np.float64)
 
 

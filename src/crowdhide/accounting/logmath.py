@@ -9,6 +9,7 @@ import numpy.typing as npt
 from scipy.special import logsumexp
 
 __all__ = [
+    "MACHINE_EPSILON",
     "kappa_up",
     "log1mexp",
     "log_add",
@@ -20,7 +21,8 @@ __all__ = [
 ]
 
 _LN2 = float(np.log(2.0))
-_EPS = 2.0**-52
+#: The spacing of doubles at 1 (``2^-52``): the unit of every rounding-error model here.
+MACHINE_EPSILON = 2.0**-52
 
 
 def log1mexp(x: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -78,8 +80,9 @@ def kappa_up(eps0: float) -> float:
     return min(1.0, math.nextafter(math.nextafter(math.tanh(eps0 / 2.0), 2.0), 2.0))
 
 
-def rate_down(rate: float) -> float:
-    """A clone (or blanket) rate computed in floating point, lowered by 8 ulps (at least 0).
+def rate_down(rate: float, *, ulps: int = 8) -> float:
+    """A clone (or blanket) rate computed in floating point, lowered by ``ulps`` ulps (8 by
+    default; at least 0).
 
     A clone system claims that each other user's report law contains ``ρ π`` (a clone of
     the target's mixture). Any smaller ``ρ' <= ρ`` is also a valid decomposition, ``R(v) =
@@ -95,22 +98,25 @@ def rate_down(rate: float) -> float:
     >>> rate_down(0.5) < 0.5, rate_down(0.0)
     (True, 0.0)
     """
-    return max(0.0, rate * (1.0 - 8.0 * _EPS))
+    return max(0.0, rate * (1.0 - ulps * MACHINE_EPSILON))
 
 
-def rate_up(rate: float) -> float:
-    """A probability computed in floating point, raised by 8 ulps (at most 1): for parameters
-    whose δ is non-decreasing in them, such as the probability that *every* unit's report
-    (the target's and each clone's alike) is informative — garbling every report alike is a
-    post-processing of the shuffled output, so a larger probability describes a less private
-    system (see :func:`rate_down`). A probability of the target alone does not qualify.
+def rate_up(rate: float, *, ulps: int = 8) -> float:
+    """A probability computed in floating point, raised by ``ulps`` ulps (8 by default; at
+    most 1): for parameters whose δ is non-decreasing in them, such as the probability that
+    *every* unit's report (the target's and each clone's alike) is informative — garbling
+    every report alike is a post-processing of the shuffled output, so a larger probability
+    describes a less private system (see :func:`rate_down`). The target's own probability
+    qualifies only with the other users' laws held fixed: then the pair at a smaller one is
+    a mixture of the larger one's and a report independent of the target's value, and the
+    hockey-stick divergence is jointly convex.
 
     Examples
     --------
     >>> rate_up(0.5) > 0.5, rate_up(1.0)
     (True, 1.0)
     """
-    return min(1.0, rate * (1.0 + 8.0 * _EPS))
+    return min(1.0, rate * (1.0 + ulps * MACHINE_EPSILON))
 
 
 def log_terms_error(*terms: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -137,4 +143,4 @@ def log_terms_error(*terms: npt.ArrayLike) -> npt.NDArray[np.float64]:
     total = np.zeros(())
     for term in terms:
         total = total + np.abs(np.asarray(term, dtype=np.float64))
-    return np.asarray(4.0 * _EPS * total + 64.0 * _EPS, dtype=np.float64)
+    return np.asarray(4.0 * MACHINE_EPSILON * total + 64.0 * MACHINE_EPSILON, dtype=np.float64)

@@ -30,6 +30,7 @@ from scipy.special import gammaln, xlog1py, xlogy
 from scipy.stats import binom
 
 from crowdhide.accounting.binomial_tails import betainc_error, row_log_pmf_error
+from crowdhide.accounting.logmath import MACHINE_EPSILON
 
 __all__ = [
     "Lemma2Exact",
@@ -48,7 +49,6 @@ IntArray = npt.NDArray[np.int64]
 
 #: Relative safety margin added to exact sums to absorb floating-point rounding.
 _ROUNDING_MARGIN = 1e-9
-_EPS = 2.0**-52
 #: Largest CDF lookup table (cells) built by :class:`Lemma2Exact`.
 _MAX_TABLE = 4_000_000
 #: Target size of the flattened (m, A) grid of :class:`Lemma2Exact`.
@@ -380,7 +380,7 @@ class Lemma2Exact:
         # relative error of a table entry: the log-pmf's (gammaln cancellation, at most that
         # of the largest row) and the cumulative sum's (positive terms, k_max + 1 roundings)
         worst = row_log_pmf_error(float(rows.max()), p)
-        self._cdf_rtol = math.expm1(worst) + (k_max + 2) * _EPS
+        self._cdf_rtol = math.expm1(worst) + (k_max + 2) * MACHINE_EPSILON
         self._row_M = np.searchsorted(rows, M_int)
         self._row_M1 = np.searchsorted(rows, np.maximum(M_int - 1, 0))
 
@@ -440,7 +440,8 @@ def _positive_part_mean(
     first = alpha * value
     second = beta * trials * p * value_shifted
     slack = np.abs(alpha) * error + beta * trials * p * error_shifted
-    slack = slack + (np.abs(first) + second) * 8.0 * _EPS  # the products and the difference
+    # the products and the difference
+    slack = slack + (np.abs(first) + second) * 8.0 * MACHINE_EPSILON
     return np.asarray(np.where(alpha > 0, np.maximum(first - second, 0.0) + slack, 0.0))
 
 

@@ -77,6 +77,7 @@ from crowdhide.accounting.binomial_tails import (
 )
 from crowdhide.accounting.composition import PldCurve, to_pld
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
+from crowdhide.accounting.logmath import MACHINE_EPSILON
 from crowdhide.accounting.registry import Registry
 from crowdhide.accounting.statement import Kind, PrivacyStatement
 
@@ -111,7 +112,6 @@ _MAX_S_BLOCKS = 60
 _MAX_ROUNDS = 10**6
 _MAX_N = 10**9
 _MAX_EPS0 = 50.0
-_EPS = 2.0**-52
 
 
 def _beta(pair: str, eps0: float) -> float:
@@ -195,7 +195,7 @@ def _pair_error(win: Window, largest: float, log_p: FloatArray, log_q: FloatArra
     rows = row_log_pmf_error(largest, 0.5)
     live = np.concatenate([log_p[np.isfinite(log_p)], log_q[np.isfinite(log_q)]])
     scale = float(np.max(np.abs(live))) if live.size else 0.0
-    return window_log_pmf_error(win) + rows + 32.0 * _EPS * (scale + 1.0)
+    return window_log_pmf_error(win) + rows + 32.0 * MACHINE_EPSILON * (scale + 1.0)
 
 
 def clone_pair_distributions(
@@ -263,7 +263,7 @@ def _clone_pair(
         s_vals, s_logw = _blocks(s_win.log_pmf, s_win.values, limit, take="last")
         parts_p, parts_q, bounds = [], [], [s_win.log_tail]
         # the s blocks' weights (sums of window pmfs: a few ulps each) add their own error
-        error = window_log_pmf_error(s_win) + 16.0 * _EPS * float(np.max(np.abs(s_logw)))
+        error = window_log_pmf_error(s_win) + 16.0 * MACHINE_EPSILON * float(np.max(np.abs(s_logw)))
         errors, exacts = [0.0], []
         for s_val, lw in zip(s_vals, s_logw, strict=True):
             cand = int(nn - 1 - s_val)
