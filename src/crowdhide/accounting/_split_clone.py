@@ -24,6 +24,23 @@ Both factors decrease in g and the expectation is non-decreasing in s at a fixed
 block of s is bounded by (its largest s, its smallest g); δ given C is non-increasing in C
 (one more clone is simulated by the adversary), so a block of C is bounded by its smallest C.
 Windows drop tails whose mass (H <= 1) is added back.
+
+**Rounding.** The parameters arrive rounded by the few operations of their formulas, and
+the system is evaluated at floating-point values; it stays an upper bound because
+
+* μ is raised by :data:`PARAMETER_ULPS` ulps: with the others' laws fixed, δ is
+  non-decreasing in the target's μ (the pair at a smaller μ is a mixture of the pair at the
+  larger one and a report independent of the target's value);
+* the clone rates are replaced by ``(c μ', c (1 − μ'))`` with μ' the rounded ratio and the
+  total c lowered until *both* are at most the given rates less :data:`PARAMETER_ULPS`
+  ulps (:func:`effective_rates`). Lowering only the sum is not enough: where
+  ``c_zero << c_inf``, ``1 − fl(μ')`` is off by ``ε c_inf/c_zero`` relative and claims
+  uninformative clones that do not exist;
+* g is computed as ``s + ρ (C + 1 − s)`` (no cancellation, unlike ``(1 − ρ) s + ρ (C + 1)``
+  when ρ >> 1) and lowered by the rounding of ρ (:func:`g_lower`): H decreases in g.
+
+Callers compute the uninformative rate from ``1 − μ`` with μ raised the same way
+(:func:`uninformative_share`), since ``1 − μ`` near μ = 1 magnifies μ's rounding.
 """
 
 from __future__ import annotations
@@ -40,15 +57,27 @@ from crowdhide.accounting._krr_fast import (
     _split,
     _window_edges,
     clone_blocks_log_delta,
+    clone_noise_log_delta,
 )
 from crowdhide.accounting.binomial_tails import (
     _log_tail_vec,
     block_masses,
     window_blocks,
 )
-from crowdhide.accounting.logmath import rate_down
+from crowdhide.accounting.logmath import MACHINE_EPSILON, rate_down, rate_up
 
-__all__ = ["split_clone_log_delta"]
+__all__ = [
+    "PARAMETER_ULPS",
+    "effective_rates",
+    "g_lower",
+    "split_clone_log_delta",
+    "uninformative_share",
+]
+
+#: How far (in ulps) the split system's inputs may be off the exact values their formulas
+#: stand for: a handful of correctly rounded operations each (exp/expm1, tanh raised by
+#: ``kappa_up``, sums, products, one quotient) — 32 leaves a factor of about 2.
+PARAMETER_ULPS = 32
 
 #: Most blocks of clone counts and of s per clone count (g varies across an s block, unlike
 #: the one-rate system). 64 x 192: k-RR (d = 16, ε0 = 4, n = 1e3) 1.387 vs 1.448 with 64 x 96;
@@ -60,6 +89,52 @@ SPLIT_S_POINTS = 192
 # One variation-ratio evaluation uses up to ~80 cells, each with a coarse and a full layout
 # (large ε0 and n): 64 entries thrashed (4.1 s -> 1.7 s for ε0 = 16.4, n = 1e9, δ = 1e-9).
 # A full layout is ~0.3 MB.
+def uninformative_share(mu: float) -> float:
+    """``1 − μ`` for a μ rounded by up to :data:`PARAMETER_ULPS` ulps, never above the
+    exact value's ``1 − μ`` (μ raised first; the difference is exact for μ >= 1/2).
+
+    Examples
+    --------
+    >>> 0.0 < uninformative_share(0.999) < 1.0 - 0.999
+    True
+    """
+    return max(0.0, 1.0 - rate_up(mu, ulps=PARAMETER_ULPS))
+
+
+def effective_rates(c_inf: float, c_zero: float) -> tuple[float, float]:
+    """``(c, μ')``: a clone total and informative share whose rates ``c μ'`` and
+    ``c (1 − μ')``, in exact arithmetic on these floats, are at most ``c_inf`` and
+    ``c_zero`` lowered by :data:`PARAMETER_ULPS` ulps (module docstring).
+
+    Examples
+    --------
+    >>> from fractions import Fraction as F
+    >>> c, mu_c = effective_rates(0.3, 1e-9)
+    >>> F(c) * F(mu_c) < F(0.3) and F(c) * (1 - F(mu_c)) < F(1e-9)
+    True
+    """
+    mu_c = c_inf / (c_inf + c_zero)
+    # each quotient and 1 − μ' are rounded once (1 − μ' exactly when μ' >= 1/2)
+    total = min(c_inf / mu_c, c_zero / (1.0 - mu_c))
+    return rate_down(total, ulps=2 * PARAMETER_ULPS), mu_c
+
+
+def g_lower(s: FloatArray, counts: FloatArray, rho: float) -> FloatArray:
+    """``g = s + ρ (C + 1 − s)`` rounded down: ρ carries at most 8 roundings (its formula
+    and μ, μ' near 1), the sum and product two more. Exact for integer counts below 2^53.
+
+    Examples
+    --------
+    >>> from fractions import Fraction as F
+    >>> rho = 1e6 / 3.0
+    >>> g = g_lower(np.array([4.0]), np.array([5.0]), rho)
+    >>> F(float(g[0])) <= 4 + F(rho) * 2
+    True
+    """
+    g = s + rho * (counts + 1.0 - s)
+    return np.asarray(g * (1.0 - 16.0 * MACHINE_EPSILON), dtype=np.float64)
+
+
 @functools.lru_cache(maxsize=128)
 def _layout(
     n: int, mu: float, c_inf: float, c_zero: float, log_tail: float, c_points: int, s_points: int
@@ -75,9 +150,9 @@ def _layout(
         points = min(c_points, max(math.ceil(size / max(1.0, _ETA * lo / big_l)), 1))
         return -(-size // points) if size > max(points, CLONE_EXACT) else 1
 
-    # both rates scaled down together (μ' kept): fewer clones is always a valid system
-    counts, log_w, c_tail = window_blocks(n - 1, rate_down(c_inf + c_zero), log_tail, width_of)
-    mu_c = c_inf / (c_inf + c_zero)
+    # fewer clones of either kind is always a valid system
+    total, mu_c = effective_rates(c_inf, c_zero)
+    counts, log_w, c_tail = window_blocks(n - 1, total, log_tail, width_of)
     rho = (1.0 - mu) * mu_c / (mu * (1.0 - mu_c))
     lo, hi = _window_edges(counts, mu_c, big_l)  # window of I ~ Bin(C, μ')
     first, last = np.maximum(lo, 1.0), hi + 1.0
@@ -91,9 +166,8 @@ def _layout(
     mass = mass + (1.0 - mu) * block_masses(cc, mu_c, s_start, s_end, upper=True)
     with np.errstate(divide="ignore"):
         log_mass = np.where(live, np.log(np.minimum(mass, 1.0)), -np.inf)
-    g_start = (1.0 - rho) * s_start + rho * (cc + 1.0)
-    g_end = (1.0 - rho) * s_end + rho * (cc + 1.0)
-    g_low = np.where(live, np.minimum(g_start, g_end), 1.0)
+    g_low = np.minimum(g_lower(s_start, cc, rho), g_lower(s_end, cc, rho))
+    g_low = np.where(live, g_low, 1.0)
     log_out = np.logaddexp(
         _log_tail_vec(counts, mu_c, lo - 1.0, upper=False),
         _log_tail_vec(counts, mu_c, hi + 1.0, upper=True),
@@ -114,8 +188,9 @@ def split_clone_log_delta(
     s_points: int = SPLIT_S_POINTS,
 ) -> float:
     """Upper bound on ``log δ(ε)`` of the split clone system (module docstring), blocked:
-    O(c_points · s_points) incomplete-beta calls whatever n. Needs ``0 < μ < 1`` and positive
-    rates of both clone kinds (the one-rate system covers the other cases).
+    O(c_points · s_points) incomplete-beta calls whatever n. Needs ``0 < μ < 1`` and
+    ``c_inf > 0`` (the one-rate system covers the other cases); μ and the rates may each be
+    up to :data:`PARAMETER_ULPS` ulps off the values their formulas stand for.
 
     Examples
     --------
@@ -125,10 +200,19 @@ def split_clone_log_delta(
     >>> 1e-7 < math.exp(log_d) < 1e-5
     True
     """
-    if not (0.0 < mu < 1.0 and c_inf > 0.0 and c_zero > 0.0 and c_inf + c_zero <= 1.0):
-        raise ValueError(f"split clone system needs 0 < mu < 1 and positive rates, got {mu!r}")
+    if not (0.0 < mu < 1.0 and c_inf > 0.0 and c_zero >= 0.0 and c_inf + c_zero <= 1.0):
+        raise ValueError(
+            "split clone system needs 0 < mu < 1, c_inf > 0, c_zero >= 0 and "
+            f"c_inf + c_zero <= 1, got mu={mu!r}, c_inf={c_inf!r}, c_zero={c_zero!r}"
+        )
     if kappa < 1.0 and eps >= 2.0 * math.atanh(kappa):  # κ = 1: a fully revealing target
         return -math.inf
+    mu = rate_up(mu, ulps=PARAMETER_ULPS)  # module docstring: δ is non-decreasing in μ
+    if mu >= 1.0 or c_inf / (c_inf + c_zero) >= 1.0:
+        # μ or μ' within rounding of 1 (no room for ρ): the target always informative and
+        # the informative clones alone, a valid and slightly looser system
+        c_inf = rate_down(c_inf, ulps=2 * PARAMETER_ULPS)
+        return clone_noise_log_delta(n, kappa, 1.0, c_inf, eps, log_tail)
     log_w, s_end, g_low, log_mass, log_out, c_tail = _layout(
         n, mu, c_inf, c_zero, log_tail, c_points, s_points
     )

@@ -200,7 +200,7 @@ from dataclasses import dataclass
 
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting import _krr_fast
-from crowdhide.accounting._split_clone import split_clone_log_delta
+from crowdhide.accounting._split_clone import split_clone_log_delta, uninformative_share
 from crowdhide.accounting.curves import PrivacyCurve, SmallestCurve
 from crowdhide.accounting.logmath import kappa_up
 from crowdhide.accounting.registry import Registry, best_of
@@ -505,7 +505,7 @@ def _split_rates(
     """``(c_inf, c_zero) = (2β · inf_inf, (1 − μ) · inf_zero)``: the informative blanket ratio
     ``inf R(v)(y)/|P0(y) − P1(y)|`` over informative y and the uninformative one
     ``inf R(v)(y)/π(y)`` over uninformative y (module docstring)."""
-    return 2.0 * beta * inf_ratio, (1.0 - mu) * zero_ratio
+    return 2.0 * beta * inf_ratio, uninformative_share(mu) * zero_ratio
 
 
 def _three_point_split(

@@ -63,6 +63,7 @@ from crowdhide.accounting._split_clone import (
     SPLIT_C_POINTS,
     SPLIT_S_POINTS,
     split_clone_log_delta,
+    uninformative_share,
 )
 from crowdhide.accounting.logmath import kappa_up
 
@@ -111,8 +112,8 @@ def clone_rates(mu: float, eps0: float) -> tuple[float, float]:
     >>> round(c_inf, 12), c_zero
     (0.5, 0.0)
     """
-    e = math.exp(eps0)
-    return 2.0 * mu / (e + 1.0), (1.0 - mu) / e
+    e = math.exp(eps0)  # 1 − μ from μ raised: near μ = 1 it magnifies μ's rounding
+    return 2.0 * mu / (e + 1.0), uninformative_share(mu) / e
 
 
 def one_report_log_delta(eps: float, eps0: float) -> float:
