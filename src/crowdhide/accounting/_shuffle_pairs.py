@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +22,7 @@ from scipy.special import betainc, logsumexp
 
 from crowdhide.accounting._krr_fast import binomial_excess
 from crowdhide.accounting.binomial_tails import (
+    RowWindows,
     _log_tail_vec,
     betainc_error,
     binom_window,
@@ -163,6 +165,66 @@ def _krr_params(k: int, eps0: float) -> tuple[float, float, float]:
 _CHUNK_CELLS = 400_000  # cells per vectorized chunk (a few MB per array)
 
 
+#: The ε-independent rows of :func:`krr_third_log_delta` are kept for the last few
+#: (n, k, ε0, tail) when they hold at most this many cells (a root search evaluates one
+#: curve about ten times at one tail level); larger ones are rebuilt per call. A cell
+#: holds two doubles: at most 2 x 16 MB are kept.
+_LAYOUT_CACHE_CELLS = 1_000_000
+
+
+@dataclass(frozen=True)
+class _ThirdChunk:
+    """One chunk of s rows of the third-value dataset, independent of ε."""
+
+    s: FloatArray
+    a_rows: RowWindows
+    c_values: FloatArray
+    c_log_pmf: FloatArray
+    log_outside: FloatArray
+
+
+@dataclass(frozen=True)
+class _ThirdLayout:
+    s_log_pmf: FloatArray
+    chunks: tuple[_ThirdChunk, ...]
+    log_tails: tuple[float, float]  # s window's tail, c windows' tails weighted by s
+    rounding: float  # the gammaln tables' (the s rows at 1/2, the c rows at p_z)
+
+
+def _third_layout(n: int, k: int, eps0: float, log_tail: float) -> _ThirdLayout:
+    p, q, _ = _krr_params(k, eps0)
+    p_z = min(p / (1.0 - 2.0 * q), 1.0) if k > 3 else 1.0
+    s_win = binom_window(n, 2.0 * q, log_tail)
+    s_all = s_win.values
+    table = gammaln_table(n + 3)
+    probe_a = row_windows(s_all[-1:], 0.5, log_tail, table).values.shape[1]
+    probe_c = row_windows(n - s_all[:1], p_z, log_tail, table).values.shape[1]
+    chunk = max(1, _CHUNK_CELLS // (probe_a + probe_c))
+    chunks, extras = [], []
+    for start in range(0, s_all.size, chunk):
+        s = s_all[start : start + chunk]
+        a_rows = row_windows(s, 0.5, log_tail, table)
+        c_rows = row_windows(n - s, p_z, log_tail, table)
+        outside = row_log_outside(a_rows, s)
+        chunks.append(_ThirdChunk(s, a_rows, c_rows.values, c_rows.log_pmf, outside))
+        extras.append(c_rows.log_tail)
+    c_tail = float(logsumexp(s_win.log_pmf + np.concatenate(extras)))
+    rounding = row_log_pmf_error(n, 0.5) + row_log_pmf_error(n, p_z)
+    return _ThirdLayout(s_win.log_pmf, tuple(chunks), (s_win.log_tail, c_tail), rounding)
+
+
+_cached_third_layout = functools.lru_cache(maxsize=2)(_third_layout)
+
+
+def _third_cells(n: int, k: int, eps0: float, log_tail: float) -> int:
+    """About how many cells the layout holds: s rows times the a and c window widths."""
+    _, q, _ = _krr_params(k, eps0)
+    big_l = -log_tail
+    rows = 2.0 * math.sqrt(2.0 * n * 2.0 * q * big_l) + big_l
+    width = 4.0 * math.sqrt(2.0 * n * big_l) + 2.0 * big_l
+    return int(rows * width)
+
+
 def krr_third_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float) -> float:
     """Exact ``log δ(ε)`` of shuffled k-RR (k >= 3) when all other users hold one value z ∉ {x, x'}.
 
@@ -172,42 +234,31 @@ def krr_third_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float
     Hence ``δ(ε) = (1/n) Σ_{s,c} Bin(s; n, 2q) Bin(c; n−s, p/(1−2q)) (e−1)(1+E)
     E[(A − θ)_+]``, ``A ~ Bin(s, 1/2)``, ``θ = (V/(e−1) + E s)/(1+E)``, ``V = (E−1) W``;
     the pair is symmetric (swap a and b), so one direction suffices. Work is
-    ``O(√n · √n)`` cells, vectorized in chunks of s.
+    ``O(√n · √n)`` cells, vectorized in chunks of s; the windows, which do not depend on ε,
+    are kept between calls where they are small (:data:`_LAYOUT_CACHE_CELLS`).
     """
     if eps >= eps0:
         return -math.inf
-    p, q, e = _krr_params(k, eps0)
+    cached = _third_cells(n, k, eps0, log_tail) <= _LAYOUT_CACHE_CELLS
+    layout = (_cached_third_layout if cached else _third_layout)(n, k, eps0, log_tail)
+    _, _, e = _krr_params(k, eps0)
     big = math.exp(eps)
     em1 = math.expm1(eps0)
     shrink = -math.expm1(-eps0)  # 1 − 1/e
-    p_z = min(p / (1.0 - 2.0 * q), 1.0) if k > 3 else 1.0
-    s_win = binom_window(n, 2.0 * q, log_tail)
-    s_all = s_win.values
-    table = gammaln_table(n + 3)
     parts = []
-    extras = []
-    probe_a = row_windows(s_all[-1:], 0.5, log_tail, table).values.shape[1]
-    probe_c = row_windows(n - s_all[:1], p_z, log_tail, table).values.shape[1]
-    chunk = max(1, _CHUNK_CELLS // (probe_a + probe_c))
-    for start in range(0, s_all.size, chunk):
-        s = s_all[start : start + chunk]
-        a_rows = row_windows(s, 0.5, log_tail, table)
-        c_rows = row_windows(n - s, p_z, log_tail, table)
-        cs = c_rows.values
+    for chunk in layout.chunks:
+        s, cs = chunk.s, chunk.c_values
         theta = (math.expm1(eps) * (n - cs * shrink) / em1 + big * s[:, None]) / (1.0 + big)
-        excess = row_log_excess_above(a_rows, theta, s)
-        inner = rowwise_logsumexp(c_rows.log_pmf + excess)
-        parts.append(np.logaddexp(inner, row_log_outside(a_rows, s)))
-        extras.append(c_rows.log_tail)
+        excess = row_log_excess_above(chunk.a_rows, theta, s)
+        inner = rowwise_logsumexp(chunk.c_log_pmf + excess)
+        parts.append(np.logaddexp(inner, chunk.log_outside))
     log_parts = np.concatenate(parts)
     scale = math.log(em1) + math.log1p(big) - math.log(n)
-    total = float(logsumexp(s_win.log_pmf + log_parts)) + scale
+    total = float(logsumexp(layout.s_log_pmf + log_parts)) + scale
     # Outside mass: each output contributes at most P(h | x) <= e·Mult_n(h).
-    c_tail = float(logsumexp(s_win.log_pmf + np.concatenate(extras)))
-    for extra in (s_win.log_tail, c_tail):
+    for extra in layout.log_tails:
         total = float(np.logaddexp(total, extra + math.log(e)))
-    # the gammaln tables' rounding (the s rows at 1/2, the c rows at p_z)
-    return total + row_log_pmf_error(n, 0.5) + row_log_pmf_error(n, p_z)
+    return total + layout.rounding
 
 
 def _excess_p(theta: FloatArray, n: FloatArray, p: float, *, above: bool) -> FloatArray:
