@@ -173,7 +173,7 @@ _LAYOUT_CACHE_CELLS = 1_000_000
 
 
 @dataclass(frozen=True)
-class _ThirdChunk:
+class _ThirdValueChunk:
     """One chunk of s rows of the third-value dataset, independent of ε."""
 
     s: FloatArray
@@ -184,14 +184,18 @@ class _ThirdChunk:
 
 
 @dataclass(frozen=True)
-class _ThirdLayout:
+class _ThirdValueLayout:
+    """Everything of :func:`krr_third_log_delta` that does not depend on ε."""
+
     s_log_pmf: FloatArray
-    chunks: tuple[_ThirdChunk, ...]
+    chunks: tuple[_ThirdValueChunk, ...]
     log_tails: tuple[float, float]  # s window's tail, c windows' tails weighted by s
     rounding: float  # the gammaln tables' (the s rows at 1/2, the c rows at p_z)
 
 
-def _third_layout(n: int, k: int, eps0: float, log_tail: float) -> _ThirdLayout:
+def _third_value_layout(n: int, k: int, eps0: float, log_tail: float) -> _ThirdValueLayout:
+    """The windows of s = a + b (Bin(n, 2q)), of a given s (Bin(s, 1/2)) and of c given s
+    (Bin(n − s, p_z)), in chunks of s rows of about :data:`_CHUNK_CELLS` cells."""
     p, q, _ = _krr_params(k, eps0)
     p_z = min(p / (1.0 - 2.0 * q), 1.0) if k > 3 else 1.0
     s_win = binom_window(n, 2.0 * q, log_tail)
@@ -206,17 +210,17 @@ def _third_layout(n: int, k: int, eps0: float, log_tail: float) -> _ThirdLayout:
         a_rows = row_windows(s, 0.5, log_tail, table)
         c_rows = row_windows(n - s, p_z, log_tail, table)
         outside = row_log_outside(a_rows, s)
-        chunks.append(_ThirdChunk(s, a_rows, c_rows.values, c_rows.log_pmf, outside))
+        chunks.append(_ThirdValueChunk(s, a_rows, c_rows.values, c_rows.log_pmf, outside))
         extras.append(c_rows.log_tail)
     c_tail = float(logsumexp(s_win.log_pmf + np.concatenate(extras)))
     rounding = row_log_pmf_error(n, 0.5) + row_log_pmf_error(n, p_z)
-    return _ThirdLayout(s_win.log_pmf, tuple(chunks), (s_win.log_tail, c_tail), rounding)
+    return _ThirdValueLayout(s_win.log_pmf, tuple(chunks), (s_win.log_tail, c_tail), rounding)
 
 
-_cached_third_layout = functools.lru_cache(maxsize=2)(_third_layout)
+_cached_third_value_layout = functools.lru_cache(maxsize=2)(_third_value_layout)
 
 
-def _third_cells(n: int, k: int, eps0: float, log_tail: float) -> int:
+def _third_value_cells(n: int, k: int, eps0: float, log_tail: float) -> int:
     """About how many cells the layout holds: s rows times the a and c window widths."""
     _, q, _ = _krr_params(k, eps0)
     big_l = -log_tail
@@ -239,8 +243,8 @@ def krr_third_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float
     """
     if eps >= eps0:
         return -math.inf
-    cached = _third_cells(n, k, eps0, log_tail) <= _LAYOUT_CACHE_CELLS
-    layout = (_cached_third_layout if cached else _third_layout)(n, k, eps0, log_tail)
+    cached = _third_value_cells(n, k, eps0, log_tail) <= _LAYOUT_CACHE_CELLS
+    layout = (_cached_third_value_layout if cached else _third_value_layout)(n, k, eps0, log_tail)
     _, _, e = _krr_params(k, eps0)
     big = math.exp(eps)
     em1 = math.expm1(eps0)
