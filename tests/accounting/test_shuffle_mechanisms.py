@@ -22,6 +22,7 @@ from crowdhide.accounting import _krr_fast as fast
 from crowdhide.accounting.shuffle_mechanisms import (
     MECHANISMS,
     mechanism_curve,
+    mechanism_epsilon,
     mechanism_lower_curve,
 )
 
@@ -701,3 +702,12 @@ def test_split_rates_dominate_the_one_rate_decomposition() -> None:
                 c_inf, c_zero = mech.split(eps0, d, k)
                 assert c_inf >= rho * mu2 * (1 - 1e-12), (name, eps0, d, k)
                 assert c_zero >= rho * (1 - mu2) * (1 - 1e-12), (name, eps0, d, k)
+
+
+@pytest.mark.parametrize("eps0", [37.0, 45.0])
+def test_subset_of_three_where_the_third_value_rate_rounds_to_one(eps0: float) -> None:
+    # d = 3, k = 2: a third value's report is informative w.p. 2e/(2e + 1), 1.0 in floats
+    r = mechanism_epsilon(mechanism="subset", eps0=eps0, n=1000, delta=1e-9, d=3, k=2)
+    assert math.isfinite(r.epsilon)
+    assert r.lower is None or r.lower.epsilon <= r.epsilon
+    assert fast.third_marginal_lower_log_delta(1000, 0.5, 1e-17, 1.0, eps0, 0.5) == -math.inf

@@ -470,6 +470,10 @@ def _refine_blanket(
     return np.concatenate([kept, single])
 
 
+#: ``third_marginal_lower_log_delta`` gives no bound when ``1 − nu`` is below this.
+_NU_ROOM = 1e-9
+
+
 @functools.lru_cache(maxsize=32)
 def _third_layout(
     n: int, p: float, q: float, nu: float, points: int
@@ -518,7 +522,9 @@ def third_marginal_lower_log_delta(
     ``D = −κ``) when the other users hold a value whose reports are informative with
     probability ``nu`` (each sign ``nu/2``) and the target's are ``+κ`` / ``−κ`` with
     probability ``p`` / ``q`` (k-RR: ``p, q`` keep/other probabilities, ``nu = 2q``)."""
-    if eps >= eps0:
+    if eps >= eps0 or nu > 1.0 - _NU_ROOM:
+        # nu within rounding of 1 (subset selection, d = 3, beyond ε0 ≈ 36): its complement,
+        # which the layout divides by, is lost; no bound (−inf) is a valid lower bound
         return -math.inf
     _, end, mass, lam = _third_layout(n, p, q, nu, points)
     h = alpha_pair_h(end, lam, eps, upper=False)
