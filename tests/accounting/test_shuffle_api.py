@@ -284,3 +284,29 @@ def test_blanket_bounds_at_vanishing_eps0(bound: str) -> None:
     they answer with one report's δ, (e^eps0 − e^eps)/(e^eps0 + 1)."""
     r = shuffle_delta(eps0=1e-300, n=1000, epsilon=5e-301, bound=bound)
     assert r.delta == pytest.approx(2.5e-301, rel=1e-6)
+
+
+def test_blanket_parameters_of_k_rr_hold_for_small_eps0_and_large_k() -> None:
+    # b₊ = k (e^{ε0} − e^ε)/(e^{ε0} + k − 1) and 1 − γ = (e^{ε0} − 1)/(e^{ε0} + k − 1):
+    # written as differences (γ(1 − e^ε) + (1 − γ)k) they cancel, b₊ even went negative
+    import mpmath
+
+    from crowdhide.accounting.shuffle import _blanket_params
+
+    mpmath.mp.dps = 40
+    worst = 0.0
+    for k in (2, 50, 10**4, 10**6, 10**9):
+        for eps0 in (1e-7, 1e-4, 0.1, 3.0):
+            for frac in (1e-3, 0.5, 0.999):
+                eps = eps0 * frac
+                _, b_plus, _, _ = _blanket_params(eps, eps0, k)
+                e0, e = mpmath.exp(mpmath.mpf(eps0)), mpmath.exp(mpmath.mpf(eps))
+                exact = k * (e0 - e) / (e0 + k - 1)
+                worst = max(worst, float(abs(b_plus - exact) / exact))
+    assert worst < 1e-13
+
+
+@pytest.mark.parametrize("bound", ["balle2019_hoeffding", "balle2019_bennett"])
+def test_blanket_bounds_at_tiny_eps0_and_huge_k(bound: str) -> None:
+    r = shuffle_epsilon(eps0=1e-6, n=2, delta=1e-300, k=10**6, bound=bound)
+    assert 0.0 <= r.epsilon <= 1e-6

@@ -231,12 +231,13 @@ def _blanket_params(eps: float, eps0: float, k: int | None) -> tuple[float, floa
         b_range = (big + 1.0) * 2.0 * math.sinh(eps0)
         var = math.exp(eps0) * (big * big + 1.0) - 2.0 * gamma * math.exp(eps - 2.0 * eps0)
     else:
-        gamma = k / (math.exp(eps0) + k - 1.0)
-        b_plus = gamma * -math.expm1(eps) + (1.0 - gamma) * k
-        b_range = (1.0 - gamma) * k * (big + 1.0)
-        var = gamma * (2.0 - gamma) * math.expm1(eps) ** 2 + (1.0 - gamma) ** 2 * k * (
-            big * big + 1.0
-        )
+        # 1 − γ and b₊ = k (e^{ε0} − e^ε)/(e^{ε0} + k − 1) in closed form: as differences
+        # they cancel for small ε0 or large k (1 − γ ~ ε0/k), down to a negative b₊
+        em1, spread = math.expm1(eps0), big * math.expm1(eps0 - eps)
+        gamma, rest = k / (em1 + k), em1 / (em1 + k)
+        b_plus = k * spread / (em1 + k)
+        b_range = rest * k * (big + 1.0)
+        var = gamma * (2.0 - gamma) * math.expm1(eps) ** 2 + rest**2 * k * (big * big + 1.0)
     return gamma, b_plus, b_range, var
 
 
