@@ -323,3 +323,29 @@ def test_the_pair_error_model_covers_its_log_pmfs() -> None:
                 worst_row = max(worst_row, abs(float(rows.log_pmf[r, c] - value)))
         model = row_log_pmf_error(2.0e6, 0.5)
         assert 1e-10 < worst_row <= model / 2
+
+
+@pytest.mark.parametrize("rounds", [1, 2])
+def test_add_remove_without_subsampling_says_delta_is_one(rounds: int) -> None:
+    # the shuffled output shows the number of reports: P and Q have disjoint supports
+    r = composed_shuffle_epsilon(
+        eps0=1.0, n=1000, delta=1e-6, rounds=rounds, relation="add_remove", pair="feldman2021"
+    )
+    assert not r.conditions_met
+    assert any("number of reports" in note for note in r.notes)
+    with pytest.raises(ValueError, match="number of reports"):
+        shuffle_pld(eps0=1.0, n=1000, rounds=rounds, relation="add_remove")
+
+
+def test_a_pair_without_finite_losses_composes_to_delta_one() -> None:
+    # sampled almost surely (1 − 1e-16): no dp_accounting PLD; δ <= 1 is the valid answer
+    rate = math.nextafter(1.0, 0.0)
+    r = composed_shuffle_epsilon(
+        eps0=1.0, n=100, delta=1e-6, rounds=3, sample_rate=rate, relation="add_remove",
+        pair="feldman2021",
+    )  # fmt: skip
+    assert r.conditions_met
+    assert r.epsilon == math.inf
+    # substitute at n = 1, ε0 = 49.99: one report, e^-50 of it shared: capped at rounds·ε0
+    s = composed_shuffle_epsilon(eps0=49.99, n=1, delta=1e-6, rounds=2, pair="feldman2021")
+    assert s.epsilon == pytest.approx(2 * 49.99)

@@ -361,18 +361,37 @@ class ComposedShuffleCurve(PrivacyCurve):
     caps ε and δ(ε) = 0 from there on.
     """
 
-    def __init__(self, pld: PldCurve, cap: float) -> None:
+    def __init__(self, pld: PldCurve | None, cap: float) -> None:
+        # pld None: δ = 1 everywhere below the cap (a pair without finite losses)
         self.pld, self._cap = pld, cap
 
     def log_delta(self, epsilon: float) -> float:
-        return -math.inf if epsilon >= self._cap else self.pld.log_delta(epsilon)
+        if epsilon >= self._cap:
+            return -math.inf
+        return 0.0 if self.pld is None else self.pld.log_delta(epsilon)
 
     def delta(self, epsilon: float) -> float:
         eps = check_real("epsilon", epsilon, low=0.0)
-        return 0.0 if eps >= self._cap else min(self.pld.delta(eps), 1.0)
+        if eps >= self._cap:
+            return 0.0
+        return 1.0 if self.pld is None else min(self.pld.delta(eps), 1.0)
 
     def epsilon(self, delta: float) -> float:
+        if self.pld is None:
+            check_probability("delta", delta, allow_zero=False, allow_one=False)
+            return self._cap
         return min(self.pld.epsilon(delta), self._cap)
+
+
+#: Below this mass of outcomes with a finite privacy loss the composed pair is reported as
+#: δ = 1 (dp_accounting needs finite losses above its tail truncation, 1e-15).
+_MIN_FINITE_MASS = 1e-9
+
+
+def _finite_mass(log_p: FloatArray, log_q: FloatArray) -> float:
+    """The smaller of P's mass where Q > 0 and Q's mass where P > 0."""
+    both = (log_p > -np.inf) & (log_q > -np.inf)
+    return float(min(np.exp(log_p[both]).sum(), np.exp(log_q[both]).sum()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,6 +407,11 @@ class ClonePairBound:
     def applies(self, params: ComposedShuffleParams) -> str | None:
         if not self.certificate_without_k and params.k is None:
             return f"{self.name} is not a certificate for every eps0-LDP randomizer (give k)"
+        if params.relation == "add_remove" and params.sample_rate >= 1.0:
+            return (
+                "add_remove without subsampling: the shuffled output shows the number of "
+                "reports, so delta = 1 at every epsilon (use sample_rate < 1 or substitute)"
+            )
         return None
 
     def curve(self, params: ComposedShuffleParams) -> ComposedShuffleCurve:
@@ -399,6 +423,11 @@ class ClonePairBound:
             relation=params.relation,
             log_tail=params.log_tail,
         )
+        cap = params.rounds * params.eps0 if params.relation == "substitute" else math.inf
+        if _finite_mass(log_p, log_q) < _MIN_FINITE_MASS:
+            # (almost) every outcome tells the datasets apart; dp_accounting cannot hold a
+            # PLD without finite losses, and δ <= 1 is the (trivial, valid) answer
+            return ComposedShuffleCurve(None, cap)
         pld = to_pld(
             DiscretePairCurve(log_p, log_q),
             value_discretization_interval=params.discretization,
@@ -407,7 +436,6 @@ class ClonePairBound:
         )
         if params.rounds > 1:
             pld = pld.self_compose(params.rounds)
-        cap = params.rounds * params.eps0 if params.relation == "substitute" else math.inf
         return ComposedShuffleCurve(pld, cap)
 
 
@@ -465,7 +493,16 @@ def shuffle_pld(
         log_tail=log_tail,
     )
     bound = cast(ClonePairBound, CLONE_PAIR_REGISTRY[_pair_name(pair, params.k)])
-    return bound.curve(params).pld
+    reason = bound.applies(params)
+    if reason is not None:
+        raise ValueError(reason)
+    pld = bound.curve(params).pld
+    if pld is None:
+        raise ValueError(
+            f"the pair has almost no outcomes with a finite privacy loss (eps0={eps0!r}, "
+            f"n={n!r}, sample_rate={sample_rate!r}): delta = 1, no PLD to return"
+        )
+    return pld
 
 
 def _interval_for(rounds: int, value: float | None) -> float:
