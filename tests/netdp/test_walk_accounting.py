@@ -216,3 +216,9 @@ def test_authors_code_pair_losses_match_a_plain_loop() -> None:
         local,
         np.sqrt(2 * receipts * math.log(1 / delta)) * eps0 + receipts * eps0 * math.expm1(eps0),
     )
+
+
+def test_audit_needs_three_users() -> None:
+    # two users: the subsampling probability is 1 (was a bare "math domain error")
+    with pytest.raises(ValueError, match="n must be >= 3, got 2"):
+        account_sampled_walk(n=2, steps=50, mechanism=GAUSS, delta=1e-6, rng=0)

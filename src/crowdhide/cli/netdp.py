@@ -91,7 +91,7 @@ CapFactor = Annotated[
     float,
     real_option("--cap-factor", "Cap c: c T/n contributions.", low=1.0, high=1e3),
 ]
-AuditUsers = Annotated[int, int_option("--n", "Number of users.", low=2, high=_AUDIT_MAX_N)]
+AuditUsers = Annotated[int, int_option("--n", "Number of users.", low=3, high=_AUDIT_MAX_N)]
 AuditSteps = Annotated[int, int_option("--steps", "Walk length T.", low=1, high=_AUDIT_MAX_STEPS)]
 AuditEps0 = Annotated[
     float,

@@ -317,7 +317,10 @@ def account_sampled_walk(
     group_ratio: float = 0.0,
 ) -> RealisedWalkReport:
     """Sample a complete-graph walk with ``rng`` and audit it (:func:`account_walk`, or
-    :func:`account_walk_known_peers` when ``known_peers``; then ``colluders`` must be 1)."""
+    :func:`account_walk_known_peers` when ``known_peers``; then ``colluders`` must be 1).
+    Needs n >= 3: with two users every other contribution of a cycle is u's own (the
+    subsampling probability is 1) and the observer is u's only peer."""
+    n = check_int("n", n, low=3)
     walk = complete_walk(n=n, steps=steps, rng=as_rng(rng))
     if known_peers:
         if colluders != 1:
