@@ -121,3 +121,18 @@ def test_cli_epsilon_reports_conditions_and_the_baseline(
     )  # fmt: skip
     assert res.code == 2
     assert "complete" in res.err
+
+
+def test_cli_audit_explains_an_infinite_network_epsilon_below_the_fft_floor(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["netdp", "audit", "--topology", "complete", "--n", "20", "--steps", "100"]
+    # (two users: invalid, exit 2)
+    tiny = run_cli(capsys, *argv, "--eps0", "0.5", "--delta", "1e-12", "--json")
+    assert tiny.code == 0
+    assert tiny.json()["network_worst"] is None  # inf
+    assert "FFT composition" in tiny.json()["note"]
+    usual = run_cli(capsys, *argv, "--eps0", "0.5", "--delta", "1e-6", "--json")
+    assert "note" not in usual.json()
+    two = run_cli(capsys, *argv[:4], "--n", "2", "--steps", "9", "--eps0", "1", "--delta", "0.1")
+    assert two.code == 2

@@ -298,6 +298,11 @@ def calibrate_command(
     finish_target(sigma is not None, reason, allow_unmet=allow_unmet, as_json=as_json)
 
 
+#: Below about this δ the audit's FFT composition (``netdp.walk_pld``, rounding floor of
+#: ``size · 1e-15`` per pair) certifies no finite network ε.
+_FFT_DELTA_FLOOR = 1e-10
+
+
 def _check_audit_size(n: int, steps: int, group_ratio: float) -> None:
     lengths = min(float(steps), n * (1.0 + math.log(max(steps / n, 1.0))))
     if group_ratio == 0.0 and lengths > _AUDIT_MAX_LENGTHS:
@@ -360,4 +365,10 @@ def audit_command(
         "sigma_over_sensitivity": sigma,
         **res.summary,
     }
+    if delta < _FFT_DELTA_FLOOR and not math.isfinite(float(res.summary["network_worst"])):
+        record["note"] = (
+            f"network epsilon is inf at delta={delta:g}: the FFT composition carries an "
+            f"absolute rounding error of about {_FFT_DELTA_FLOOR:g} per pair, above this delta; "
+            "use delta >= 1e-10 for a finite network certificate"
+        )
     emit(record, as_json=as_json, title="Per-pair network DP on a sampled walk")
