@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pytest
 
+from crowdhide.accounting import shuffle_composition
 from crowdhide.accounting.shuffle import shuffle_delta
 from crowdhide.accounting.shuffle_composition import (
     clone_pair_distributions,
@@ -349,3 +350,35 @@ def test_a_pair_without_finite_losses_composes_to_delta_one() -> None:
     # substitute at n = 1, ε0 = 49.99: one report, e^-50 of it shared: capped at rounds·ε0
     s = composed_shuffle_epsilon(eps0=49.99, n=1, delta=1e-6, rounds=2, pair="feldman2021")
     assert s.epsilon == pytest.approx(2 * 49.99)
+
+
+def test_an_infinite_epsilon_comes_with_a_note() -> None:
+    # One user, added or not, sampled with probability ½: a report count of 1 shows it.
+    r = composed_shuffle_epsilon(eps0=1.0, n=1, delta=1e-6, sample_rate=0.5, relation="add_remove")
+    assert math.isinf(r.epsilon)
+    assert r.conditions_met
+    assert any("no finite epsilon" in note for note in r.notes)
+    finite = composed_shuffle_epsilon(eps0=1.0, n=1000, delta=1e-6, sample_rate=0.5, k=2)
+    assert math.isfinite(finite.epsilon)
+    assert not any("no finite epsilon" in note for note in finite.notes)
+
+
+def test_a_composition_too_large_for_the_grid_widens_it_and_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A widened grid still rounds pessimistically: its ε is at or above the fine grid's
+    (both upper bounds), close to it, and the statement says what happened."""
+    options = {"eps0": 2.0, "n": 200, "delta": 1e-6, "rounds": 20, "k": 4}
+    fine = composed_shuffle_epsilon(**options)  # type: ignore[arg-type]
+    assert not any("widened" in note for note in fine.notes)
+    monkeypatch.setattr(shuffle_composition, "MAX_COMPOSED_POINTS", 10**5)
+    coarse = composed_shuffle_epsilon(**options)  # type: ignore[arg-type]
+    assert any("loss grid widened" in note for note in coarse.notes)
+    assert fine.epsilon <= coarse.epsilon <= fine.epsilon * 1.05
+
+
+def test_many_rounds_at_large_eps0_stay_fast() -> None:
+    # 1000 rounds of two users at ε0 = 8 walked a 10^8-point grid (minutes) before.
+    r = composed_shuffle_epsilon(eps0=8.0, n=2, delta=0.5, rounds=1000, sample_rate=0.5, k=10)
+    assert any("loss grid widened" in note for note in r.notes)
+    assert r.epsilon <= 8.0 * 1000

@@ -45,6 +45,12 @@ class PrivacyCurve(abc.ABC):
         """An ε at which δ(ε) is as small as it gets (used to bracket :meth:`epsilon`)."""
         return 64.0
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What a reader of this curve's numbers should know (e.g. that its grid was
+        coarsened); copied into every statement made from it."""
+        return ()
+
     def delta(self, epsilon: float) -> float:
         """Return δ(ε).
 

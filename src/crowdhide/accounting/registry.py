@@ -156,13 +156,20 @@ class Registry(Generic[P]):
                 source=bound.name, reason=reason, kind=bound.kind, inputs=inputs
             )
         curve = bound.curve(params)
+        notes = curve.notes
         if delta is not None:
             eps, dlt = curve.epsilon(delta), float(delta)
+            if math.isinf(eps) and bound.kind != "lower":
+                # An infinite ε is a valid answer, but never a silent one.
+                notes += (
+                    f"no finite epsilon: this bound's delta stays above {dlt:g} at every "
+                    "epsilon (a larger delta may give a finite epsilon)",
+                )
         else:
             assert epsilon is not None
             eps, dlt = float(epsilon), curve.delta(epsilon)
         return PrivacyStatement(
-            epsilon=eps, delta=dlt, kind=bound.kind, source=bound.name, inputs=inputs
+            epsilon=eps, delta=dlt, kind=bound.kind, source=bound.name, inputs=inputs, notes=notes
         )
 
     def all(

@@ -244,8 +244,9 @@ def _clone_pair(
     beta = _beta(pair, e0)
     alpha = 1.0 / (1.0 + math.exp(-e0))
     too_large = (
-        f"the reduced pair is too large for composition (n={n!r}, sample_rate={sample_rate!r}; "
-        f"at most {MAX_PAIR_POINTS} outcomes)"
+        f"n and sample_rate give a reduced pair too large for composition (n={n!r}, "
+        f"sample_rate={sample_rate!r}; at most {MAX_PAIR_POINTS} outcomes): use a smaller n "
+        "or sample_rate, or one round without sampling"
     )
     try:
         if gamma >= 1.0 and relation == "substitute":
@@ -361,9 +362,13 @@ class ComposedShuffleCurve(PrivacyCurve):
     caps ε and δ(ε) = 0 from there on.
     """
 
-    def __init__(self, pld: PldCurve | None, cap: float) -> None:
+    def __init__(self, pld: PldCurve | None, cap: float, notes: tuple[str, ...] = ()) -> None:
         # pld None: δ = 1 everywhere below the cap (a pair without finite losses)
-        self.pld, self._cap = pld, cap
+        self.pld, self._cap, self._notes = pld, cap, notes
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return self._notes
 
     def log_delta(self, epsilon: float) -> float:
         if epsilon >= self._cap:
@@ -428,15 +433,52 @@ class ClonePairBound:
             # (almost) every outcome tells the datasets apart; dp_accounting cannot hold a
             # PLD without finite losses, and δ <= 1 is the (trivial, valid) answer
             return ComposedShuffleCurve(None, cap)
+        interval, notes = _composable_interval(log_p, log_q, params)
         pld = to_pld(
             DiscretePairCurve(log_p, log_q),
-            value_discretization_interval=params.discretization,
+            value_discretization_interval=interval,
             log_error=error,
             loss_error=loss_error,
         )
         if params.rounds > 1:
             pld = pld.self_compose(params.rounds)
-        return ComposedShuffleCurve(pld, cap)
+        return ComposedShuffleCurve(pld, cap, notes)
+
+
+#: Most grid points of a composed PLD's loss support: dp_accounting composes by FFT, then
+#: walks the support in Python for every ε query (about 2 s per 10^7 points here).
+MAX_COMPOSED_POINTS = 10**7
+
+
+def _composable_interval(
+    log_p: FloatArray, log_q: FloatArray, params: ComposedShuffleParams
+) -> tuple[float, tuple[str, ...]]:
+    """The loss grid's interval: the one asked for, widened where the composed loss support
+    would exceed :data:`MAX_COMPOSED_POINTS` grid points (a coarser grid still rounds
+    pessimistically: a valid, looser bound), with a note saying so.
+
+    The support of ``rounds`` composed losses is about ``rounds |μ| + 12 √rounds σ`` (μ, σ:
+    mean and spread of one round's finite loss under P; tails beyond are truncated) plus one
+    round's range.
+    """
+    both = (log_p > -np.inf) & (log_q > -np.inf)
+    if not both.any():
+        return params.discretization, ()
+    loss, weight = log_p[both] - log_q[both], np.exp(log_p[both])
+    weight = weight / weight.sum()
+    mean = float(weight @ loss)
+    spread = math.sqrt(max(float(weight @ (loss - mean) ** 2), 0.0))
+    rounds = params.rounds
+    support = rounds * abs(mean) + 12.0 * math.sqrt(rounds) * spread
+    support += 2.0 * float(np.abs(loss).max())
+    wanted = params.discretization
+    interval = max(wanted, support / MAX_COMPOSED_POINTS)
+    if interval <= wanted:
+        return wanted, ()
+    return interval, (
+        f"loss grid widened from {wanted:g} to {interval:.3g} to keep the composition of "
+        f"{rounds} rounds within {MAX_COMPOSED_POINTS:.0e} grid points (a valid, looser bound)",
+    )
 
 
 #: The clone pairs that can be composed, as bounds over :class:`ComposedShuffleParams`.
