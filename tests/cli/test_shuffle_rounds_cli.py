@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.cli_helpers import run_cli
@@ -46,3 +48,20 @@ def test_invalid_options_one_line_exit_2(
     assert needle in result.err
     assert "Traceback" not in result.err
     assert len(result.err.strip().splitlines()) == 1
+
+
+def test_library_messages_name_the_option(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run_cli(capsys, "shuffle", "epsilon", *BASE, "--delta", "1e-6", "--bound", "xyz")
+    assert result.code == 2
+    assert result.err.startswith("crowdhide: error: --bound must be one of")
+    assert result.err.count("\n") == 1
+
+
+def test_plot_creates_the_missing_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = f"{tmp_path}/new/folder/eps.png"
+    result = run_cli(capsys, "shuffle", "plot", "--eps0", "1", "--delta", "1e-6", "--points", "2",
+                     "--out", out)  # fmt: skip
+    assert result.code == 0, result.err
+    assert (tmp_path / "new" / "folder" / "eps.png").stat().st_size > 0

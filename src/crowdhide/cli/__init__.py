@@ -96,11 +96,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result = app(args=args, prog_name="crowdhide", standalone_mode=False)
     except Exception as exc:
-        return _handle(exc)
+        return _handle(exc, args)
     return int(result) if isinstance(result, int) else 0
 
 
-def _handle(exc: Exception) -> int:
+def _handle(exc: Exception, args: Sequence[str] = ()) -> int:
     """Map an exception to an exit code, printing one line for the user (or a bug report).
 
     Typer (through click, vendored or not) signals usage errors with exceptions that carry
@@ -120,9 +120,27 @@ def _handle(exc: Exception) -> int:
         typer.echo(f"crowdhide: TARGET NOT MET: {_one_line(exc)}", err=True)
         return EXIT_UNMET
     if _is_user_error(exc):
-        typer.echo(f"crowdhide: error: {_one_line(exc)}", err=True)
+        typer.echo(f"crowdhide: error: {_as_option(_one_line(exc), args)}", err=True)
         return EXIT_USAGE
     return _report_bug(exc)
+
+
+def _as_option(text: str, args: Sequence[str]) -> str:
+    """``k must be <= 9, got 10`` -> ``--k must be ...`` when the command line has ``--k``:
+    library messages name their parameters, the user typed options.
+
+    >>> _as_option("n_max must be > n_min", ["plot", "--n-max", "10"])
+    '--n-max must be > n_min'
+    >>> _as_option("bound must be one of a, b; got 'x'", ["--eps0", "1"])
+    "bound must be one of a, b; got 'x'"
+    """
+    word = text.split(" ", 1)[0]
+    if not word.isidentifier():
+        return text
+    option = "--" + word.replace("_", "-")
+    if any(a == option or a.startswith(option + "=") for a in args):
+        return option + text[len(word) :]
+    return text
 
 
 def _is_user_error(exc: Exception) -> bool:

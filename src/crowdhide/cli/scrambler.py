@@ -54,7 +54,7 @@ Sources = Annotated[int, int_option("--n", "Sources per scrambler n.", low=1, hi
 Dummies = Annotated[int, int_option("--dummies", "Dummies d per scrambler.", low=0, high=MAX_N)]
 #: Monte-Carlo samples: memory and time grow linearly (1e6 samples: seconds).
 Samples = Annotated[
-    int, int_option("--samples", "Monte-Carlo samples per component.", low=1, high=10**6)
+    int, int_option("--samples", "Monte-Carlo samples per component.", low=2, high=10**6)
 ]
 Seed = Annotated[int, seed_option("Monte-Carlo seed.")]
 Method = Annotated[
