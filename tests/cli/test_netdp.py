@@ -136,3 +136,9 @@ def test_cli_audit_explains_an_infinite_network_epsilon_below_the_fft_floor(
     assert "note" not in usual.json()
     two = run_cli(capsys, *argv[:4], "--n", "2", "--steps", "9", "--eps0", "1", "--delta", "0.1")
     assert two.code == 2
+
+
+def test_cli_histogram_at_large_eps0_does_not_overflow(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("netdp", "epsilon", "--topology", "complete", "--task", "histogram", "--n", "10")
+    result = run_cli(capsys, *args, "--eps0", "30", "--steps", "1", "--delta", "1e-6", "--json")
+    assert result.code == 0, result.err

@@ -307,3 +307,19 @@ def test_invalid_guarantee_inputs() -> None:
             n=10, steps=10, eps0=0.1, delta0=0.1, delta_slack=0.1, delta_hat=0.1,
             per_cycle="loose",  # type: ignore[arg-type]
         )  # fmt: skip
+
+
+@pytest.mark.parametrize("eps", [math.log(2.0), 5.0, 710.0, 1e6])
+def test_compose_advanced_beyond_ln2_is_basic_composition(eps: float) -> None:
+    # e^ε − 1 >= 1 there, so the drift term alone is k ε; e^ε overflowed beyond 709.
+    assert compose_advanced(epsilon=eps, count=7, delta_slack=1e-6) == 7 * eps
+    ref = advanced_composition(epsilon=eps, delta=0.0, count=7, delta_slack=1e-6)
+    assert ref.epsilon == 7 * eps
+
+
+def test_authors_code_sigmas_without_a_finite_local_epsilon_are_infinite() -> None:
+    # ε = 1e-9 over ~6e11 contributions: the authors' per-contribution ε0 rounds to 0.
+    code = code_sigmas(n=2, steps=10**12, epsilon=1e-9, delta=0.5)
+    assert math.isinf(code["local"])
+    assert math.isinf(code["network"])
+    assert math.isfinite(code["central"])

@@ -33,6 +33,7 @@ from crowdhide.accounting.statement import Kind, PrivacyStatement
 __all__ = [
     "PldCurve",
     "advanced_composition",
+    "advanced_epsilon",
     "basic_composition",
     "compose_curves",
     "heterogeneous_advanced_composition",
@@ -71,6 +72,19 @@ def basic_composition(statements: Iterable[PrivacyStatement]) -> PrivacyStatemen
     return _composed(parts, epsilon=eps, delta=min(delta, 1.0), source="basic_composition")
 
 
+def advanced_epsilon(epsilon: float, count: float, slack: float) -> float:
+    """``min(k ε, √(2k ln(1/δ')) ε + k ε (e^ε − 1))`` for a real count ``k`` (no validation;
+    finite for every finite input: from ε = ln 2 on, the drift term alone is ``k ε``).
+
+    >>> round(advanced_epsilon(0.1, 100, 1e-6), 4), advanced_epsilon(800.0, 3, 1e-6)
+    (6.3082, 2400.0)
+    """
+    if epsilon >= math.log(2.0):  # e^ε − 1 >= 1 (and e^ε overflows beyond ε ≈ 709)
+        return count * epsilon
+    advanced = math.sqrt(2.0 * count * math.log(1.0 / slack)) * epsilon
+    return min(advanced + count * epsilon * math.expm1(epsilon), count * epsilon)
+
+
 def advanced_composition(
     *, epsilon: float, delta: float, count: int, delta_slack: float
 ) -> PrivacyStatement:
@@ -89,9 +103,8 @@ def advanced_composition(
     d = check_probability("delta", delta)
     k = check_int("count", count, low=1)
     slack = check_probability("delta_slack", delta_slack, allow_zero=False, allow_one=False)
-    advanced = math.sqrt(2.0 * k * math.log(1.0 / slack)) * eps + k * eps * math.expm1(eps)
     return PrivacyStatement(
-        epsilon=min(advanced, k * eps),
+        epsilon=advanced_epsilon(eps, k, slack),
         delta=min(1.0, k * d + slack),
         source="advanced_composition",
         inputs={"epsilon": eps, "delta": d, "count": k, "delta_slack": slack},

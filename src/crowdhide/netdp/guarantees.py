@@ -36,6 +36,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from crowdhide._validation import check_int, check_probability, check_real
+from crowdhide.accounting.composition import advanced_epsilon
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.errors import UnmetTargetError
@@ -157,8 +158,7 @@ def compose_advanced(*, epsilon: float, count: float, delta_slack: float) -> flo
     eps = check_real("epsilon", epsilon, low=0.0)
     k = check_real("count", count, low=0.0)
     slack = check_probability("delta_slack", delta_slack, allow_zero=False, allow_one=False)
-    adv = math.sqrt(2.0 * k * math.log(1.0 / slack)) * eps + k * eps * math.expm1(eps)
-    return min(adv, k * eps)
+    return advanced_epsilon(eps, k, slack)
 
 
 def visit_bound(
@@ -324,7 +324,8 @@ def _compose_cycles(
     if form == "corrected":
         return compose_advanced(epsilon=eps_cycle, count=cycles, delta_slack=slack)
     first = math.sqrt(2.0 * cycles * math.log(1.0 / slack)) * eps_cycle
-    return first + math.sqrt(cycles) * eps0 * math.expm1(eps_cycle)
+    drift = math.expm1(eps_cycle) if eps_cycle < 709.0 else math.inf
+    return first + math.sqrt(cycles) * eps0 * drift
 
 
 def _cycles(visits: float, steps: int, n_eff: float, integer: bool) -> float:
@@ -896,11 +897,16 @@ def code_sigmas(
     k = math.ceil(conf * t / n)
     d_k = d / k
     eps0 = _authors_local_eps0(eps_tot, k, log_inv=math.log(1 / d_k), basic=False)
-    local = math.sqrt(2 * math.log(1.25 / d_k)) * lip / eps0
+    # ε0 rounds to 0 when the budget is tiny against K contributions: no finite σ does
+    local = math.sqrt(2 * math.log(1.25 / d_k)) * lip / eps0 if eps0 > 0.0 else math.inf
     central = (
         16 * lip * math.sqrt(t * math.log(2 / d) * math.log(1.25 * t / (d * n))) / (n * eps_tot)
     )
     k_spot = math.ceil(k * 2 / n + math.sqrt(6 * k * math.log(1 / d) / n))
+    if _authors_local_eps0(eps_tot, k_spot, log_inv=math.log(1 / d_k), basic=k_spot != k) == 0:
+        # even the whole budget leaves the spotted contributions no finite σ
+        return {"local": local, "central": central, "network": math.inf,
+                "contributions": float(k), "spotted": float(k_spot), "beta": 1.0}  # fmt: skip
     beta = 0.5
     for _ in range(100000):
         eps_spot = beta * eps_tot
