@@ -19,6 +19,7 @@ from crowdhide.accounting.scrambler import (
     generic_scrambler_epsilon,
     local_randomizer_delta,
     local_randomizer_epsilon,
+    local_randomizer_statement,
     montecarlo_epsilon_interval,
     sampling_epsilon,
     scrambler_delta,
@@ -598,3 +599,12 @@ def test_exact_against_naive_enumeration_of_all_ordered_inputs(
     if cap:
         got = capped_exact_pure_epsilon(targets=T, sigma=sigma, n=n, dummies=d)
         assert got == pytest.approx(worst_pure, rel=1e-9)
+
+
+def test_an_infinite_local_epsilon_says_why() -> None:
+    s = local_randomizer_statement(targets=10, sigma=0.0, dummies=2)
+    assert math.isinf(s.epsilon)
+    assert any("no finite epsilon" in note for note in s.notes)
+    finite = local_randomizer_statement(targets=10, sigma=0.0, dummies=9)  # every target
+    assert finite.epsilon == 0.0
+    assert not any("no finite epsilon" in note for note in finite.notes)

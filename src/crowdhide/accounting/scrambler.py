@@ -175,12 +175,18 @@ def local_randomizer_statement(*, targets: int, sigma: float, dummies: int = 0) 
     (1.791759, 0.0, 'exact', 'theorem2')
     """
     eps = local_randomizer_epsilon(targets=targets, sigma=sigma, dummies=dummies)
+    notes = ["exact pure ε (largest log-ratio); messages must be sent in random order"]
+    if math.isinf(eps):
+        notes.append(
+            "no finite epsilon: with sigma = 0 and fewer than targets - 1 dummies, a target "
+            "that receives no message is never the true one (use sigma > 0 or more dummies)"
+        )
     return PrivacyStatement(
         epsilon=eps,
         delta=0.0,
         kind="exact",
         source="theorem2",
-        notes=("exact pure ε (largest log-ratio); messages must be sent in random order",),
+        notes=tuple(notes),
         inputs={"targets": targets, "sigma": sigma, "dummies": dummies},
     )
 
