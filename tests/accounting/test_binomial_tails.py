@@ -20,7 +20,10 @@ from crowdhide.accounting.binomial_tails import (
     binom_sf,
     binom_window,
     block_masses,
+    tail_edges_many,
     window_blocks,
+    window_edges,
+    window_edges_many,
 )
 
 
@@ -183,3 +186,32 @@ def test_lower_tails_cover_the_rounded_complement(n: int, p: float) -> None:
         model = float(betainc_error(np.array([got]), float(n))[0])
         rounding = got * float(binom_cdf_rtol(np.array([float(k)]), np.array([float(n)]), p)[0])
         assert float(abs(mpmath.mpf(got) - truth)) <= model + rounding, (n, p, z)
+
+
+@pytest.mark.parametrize("p", PROBABILITIES)
+@pytest.mark.parametrize("log_tail", [-3.0, -20.0, -60.0])
+def test_tail_edges_are_the_narrowest_valid_window(p: float, log_tail: float) -> None:
+    """Each exact tail outside the edges is at most e^log_tail, one more value in would break
+    that (the window is the narrowest), and the outside bound covers the exact outside mass;
+    exact sums in 60 digits."""
+    sizes = [1, 2, 7, 60, 333]
+    lo, hi, outside = tail_edges_many(sizes, p, log_tail)
+    limit = mpmath.exp(log_tail)
+    for n, a, b, out in zip(sizes, lo.tolist(), hi.tolist(), outside.tolist(), strict=True):
+        pmf = _exact_pmf(n, p)
+        below, above = _exact_mass(pmf, 0, a - 1), _exact_mass(pmf, b + 1, n)
+        assert below <= limit, (n, a, b)
+        assert above <= limit, (n, a, b)
+        assert out >= below + above
+        assert a == 0 or _exact_mass(pmf, 0, a) > limit  # lo cannot move up
+        assert b == n or _exact_mass(pmf, b, n) > limit  # hi cannot move down
+        assert out <= 2.0 * float(limit) * (1.0 + 1e-9) + 1e-299
+
+
+def test_vectorized_chernoff_edges_are_the_scalar_ones() -> None:
+    for p in (1e-6, 0.05, 0.5, 0.999):
+        for log_tail in (-5.0, -60.0, -300.0):
+            sizes = [1, 3, 99, 12345, 10**6, 2 * 10**9]
+            lo, hi, outside = window_edges_many(sizes, p, log_tail)
+            for i, n in enumerate(sizes):
+                assert window_edges(n, p, log_tail) == (int(lo[i]), int(hi[i]), float(outside[i]))

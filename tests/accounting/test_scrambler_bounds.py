@@ -9,7 +9,11 @@ import pytest
 from scipy.stats import binom
 
 from crowdhide.accounting.binomial_tails import betainc_error
-from crowdhide.accounting.scrambler_bounds import _positive_part_mean
+from crowdhide.accounting.scrambler_bounds import (
+    _lemma2_weights,
+    _positive_part_mean,
+    binomial_window,
+)
 
 _P = 1.0 / 19.0
 _BETA = 3.0
@@ -59,3 +63,27 @@ def test_positive_part_bounds_the_exact_mean_under_cancellation(
     # at (10^6, 0.85) with SciPy 1.17: beyond the 1e-9 relative margin of Lemma2Exact.delta
     assert float(bound[0]) >= float(exact)
     assert float(bound[0]) <= float(exact) * (1.0 + 1e-5)
+
+
+@pytest.mark.parametrize(
+    ("n", "gamma", "components"),
+    [(1, 0.3, 4096), (2, 0.5, 4096), (40, 0.1, 4096), (300, 0.7, 4096), (300, 0.3, 7)],
+)
+def test_lemma2_weights_bracket_the_binomial_weights(n: int, gamma: float, components: int) -> None:
+    """Upper weights (of a bucket: its whole mass) and the omitted mass are at least the
+    exact Bin(n − 1, γ) masses, lower weights at most (60-digit sums); ``components = 7``
+    merges the window into buckets."""
+    with mpmath.workdps(60):
+        g = mpmath.mpf(gamma)
+        pmf = [mpmath.binomial(n - 1, j) * g**j * (1 - g) ** (n - 1 - j) for j in range(n)]
+        for upper in (True, False):
+            w = _lemma2_weights(n, gamma, -20.0, components, upper=upper)
+            if components < 4096:
+                _, hi, _ = binomial_window(n - 1, gamma, -20.0)
+                ends = [*w.m[1:].tolist(), hi + 1]
+            else:
+                ends = [m + 1 for m in w.m.tolist()]
+            for a, b, log_w in zip(w.m.tolist(), ends, w.log_w.tolist(), strict=True):
+                exact, weight = mpmath.fsum(pmf[a:b]), mpmath.exp(log_w)
+                assert weight >= exact if upper else weight <= exact, (upper, a, b)
+            assert w.omitted >= 1 - mpmath.fsum(pmf[int(w.m[0]) : ends[-1]])

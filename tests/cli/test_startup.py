@@ -72,6 +72,20 @@ def test_krr_query_keeps_heavy_and_rarely_used_modules_out() -> None:
     }
 
 
+SCRAMBLER = [
+    "scrambler", "epsilon", "--targets", "20", "--sigma", "0.5", "--n", "100",
+    "--dummies", "50", "--delta", "1e-4", "--json",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("method", ["best", "hoeffding"])
+def test_scrambler_query_does_not_import_scipy_stats(method: str) -> None:
+    # scipy.stats costs ~0.5 s; the binomial tails come from accounting.binomial_tails.
+    loaded = _modules_after([*SCRAMBLER, "--method", method])
+    assert "crowdhide.accounting.scrambler_bounds" in loaded  # it did the work
+    assert not loaded & {"scipy.stats", *HEAVY}
+
+
 def _command_paths(group: typer.core.TyperGroup, prefix: list[str]) -> list[list[str]]:
     paths = [prefix]
     for name, command in group.commands.items():

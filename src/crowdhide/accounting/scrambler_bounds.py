@@ -27,9 +27,19 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 from scipy.special import gammaln, xlog1py, xlogy
-from scipy.stats import binom
 
-from crowdhide.accounting.binomial_tails import betainc_error, row_log_pmf_error
+from crowdhide.accounting.binomial_tails import (
+    betainc_error,
+    binom_cdf_unrounded,
+    binom_sf,
+    binom_window,
+    block_masses,
+    log_binom_pmf,
+    row_log_pmf_error,
+    tail_edges_many,
+    window_edges,
+    window_log_pmf_error,
+)
 from crowdhide.accounting.logmath import MACHINE_EPSILON
 
 __all__ = [
@@ -56,19 +66,22 @@ _MAX_ENTRIES = 300_000
 
 
 def binomial_window(n: int, p: float, log_tail: float) -> tuple[int, int, float]:
-    """Smallest index window ``[lo, hi]`` of ``Bin(n, p)`` whose two tails each have mass
-    at most about ``exp(log_tail)``; returns ``(lo, hi, exact mass outside)``."""
+    """Smallest index window ``[lo, hi]`` of ``Bin(n, p)`` whose two tails each have mass at
+    most ``exp(log_tail)``, and a rigorous bound on the mass outside it: ``(lo, hi, outside)``
+    (:func:`~crowdhide.accounting.binomial_tails.tail_edges_many`).
+
+    Examples
+    --------
+    >>> lo, hi, outside = binomial_window(1000, 0.1, -30.0)
+    >>> lo < 100 < hi, outside <= 2 * math.exp(-30.0)
+    (True, True)
+    """
     if n <= 0 or p <= 0.0:
         return 0, 0, 0.0
     if p >= 1.0:
         return n, n, 0.0
-    tail = math.exp(max(log_tail, -690.0))  # ppf is unreliable for subnormal q
-    lo = int(binom.ppf(tail, n, p))
-    # binom.isf is unreliable for large n; use the lower quantile of n − X ~ Bin(n, 1 − p).
-    hi = n - int(binom.ppf(tail, n, 1.0 - p)) + 1
-    lo, hi = max(lo - 1, 0), min(hi + 1, n)
-    outside = (float(binom.cdf(lo - 1, n, p)) if lo > 0 else 0.0) + float(binom.sf(hi, n, p))
-    return lo, hi, outside
+    lo, hi, outside = tail_edges_many([n], p, log_tail)
+    return int(lo[0]), int(hi[0]), float(outside[0])
 
 
 def _sum_exp(log_terms: FloatArray) -> float:
@@ -91,11 +104,7 @@ def _binomial_windows(
     n = np.asarray(n, dtype=np.int64)
     if p >= 1.0:
         return n.copy(), n.copy(), np.zeros(n.size)
-    tail = math.exp(max(log_tail, -690.0))
-    lo = np.maximum(binom.ppf(tail, n, p).astype(np.int64) - 1, 0)
-    hi = np.minimum(n - binom.ppf(tail, n, 1.0 - p).astype(np.int64) + 2, n)
-    outside = np.where(lo > 0, binom.cdf(lo - 1, n, p), 0.0) + binom.sf(hi, n, p)
-    return lo, hi, np.asarray(outside, dtype=float)
+    return tail_edges_many(n, p, log_tail)
 
 
 def lemma5_constants(
@@ -125,8 +134,12 @@ class _Weights:
     omitted: float
 
 
-def _lemma2_weights(n: int, gamma: float, log_tail: float, max_components: int = 4096) -> _Weights:
-    """Mixture weights of Lemma 2, merged into at most ``max_components`` buckets.
+def _lemma2_weights(
+    n: int, gamma: float, log_tail: float, max_components: int = 4096, *, upper: bool = True
+) -> _Weights:
+    """Mixture weights of Lemma 2, merged into at most ``max_components`` buckets, rounded
+    up (``upper``, for the certificates) or down (for the lower bound of
+    :class:`ThirdTargetPair`) by a bound on their error.
 
     Merging is sound: each Lemma 2 term ``E[Σ_{i=1}^N L_i]_+ / N`` is the hockey-stick
     divergence between the laws of ``{W_1..W_{N−1}, Y}`` and ``{W_1..W_{N−1}, Y'}`` (W
@@ -134,24 +147,28 @@ def _lemma2_weights(n: int, gamma: float, log_tail: float, max_components: int =
     (post-processing). So a bucket of m values is bounded by its smallest m, given the
     whole bucket weight. The concentration bounds are decreasing in N as well.
     """
+    width = 1
+    if 0.0 < gamma < 1.0 and n > 1:
+        lo, hi, _ = window_edges(n - 1, gamma, log_tail)  # Chernoff edges: a little wider
+        width = hi - lo + 1
+    if width <= max_components:
+        win = binom_window(n - 1, gamma, log_tail)
+        m = np.arange(win.lo, win.hi + 1, dtype=np.int64)
+        omitted = math.exp(win.log_tail)
+        # The window's pmf is normalised over the window: at least the true pmf. A lower
+        # value also takes off the mass outside it.
+        error = window_log_pmf_error(win)
+        log_w = win.log_pmf + error if upper else win.log_pmf - error + math.log1p(-omitted)
+        return _Weights(m=m, log_w=log_w, omitted=omitted)
+    # Buckets of m over the narrowest window (each bucket counts at its smallest m, so a
+    # wider window would loosen the bound), their masses from pairs of tails, rounded.
     lo, hi, omitted = binomial_window(n - 1, gamma, log_tail)
-    if hi - lo + 1 <= max_components:
-        m = np.arange(lo, hi + 1, dtype=np.int64)
-        with np.errstate(divide="ignore"):
-            log_w = binom.logpmf(m, n - 1, gamma) if n > 1 else np.zeros(1)
-        log_w = np.asarray(log_w, dtype=float)
-    else:
-        # Bucket masses from CDF differences (upper tail from the survival function, so
-        # that tiny tail buckets keep their relative precision).
-        edges = np.unique(np.linspace(lo, hi + 1, max_components + 1).astype(np.int64))
-        m = edges[:-1]
-        upper = edges[1:] - 1
-        mean = (n - 1) * gamma
-        with np.errstate(divide="ignore"):
-            low_side = binom.cdf(upper, n - 1, gamma) - binom.cdf(m - 1, n - 1, gamma)
-            high_side = binom.sf(m - 1, n - 1, gamma) - binom.sf(upper, n - 1, gamma)
-            mass = np.where(upper < mean, low_side, high_side)
-            log_w = np.log(np.maximum(mass, 0.0))
+    edges = np.unique(np.linspace(lo, hi + 1, max_components + 1).astype(np.int64))
+    m = edges[:-1]
+    last = (edges[1:] - 1).astype(np.float64)
+    mass = block_masses(np.asarray(n - 1.0), gamma, m.astype(np.float64), last, upper=upper)
+    with np.errstate(divide="ignore"):
+        log_w = np.log(np.maximum(mass, 0.0))
     return _Weights(m=m, log_w=log_w, omitted=omitted)
 
 
@@ -347,7 +364,10 @@ class Lemma2Exact:
         self._N = N.astype(float)
         self._A = a_vals.astype(float)
         log_w = weights.log_w[m_index]
-        self._log_coef = log_w + binom.logpmf(a_vals, N, 1.0 / T) - np.log(self._N)
+        # log Bin(A; N, 1/T) by gammaln, raised by a bound on its rounding error
+        log_pmf = log_binom_pmf(a_vals, self._N, 1.0 / T)
+        log_pmf = log_pmf + row_log_pmf_error(float(N.max()), 1.0 / T)
+        self._log_coef = log_w + log_pmf - np.log(self._N)
         self._M = self._N - self._A
         self._omitted = omitted
         self._cdf: FloatArray | None = None
@@ -405,13 +425,14 @@ class Lemma2Exact:
             k_star = np.clip(k_star, -1, self._k_max).astype(np.int64)
             cdf_k = np.where(k_star >= 0, self._cdf[self._row_M, np.maximum(k_star, 0)], 0.0)
             cdf_k1 = np.where(k_star >= 1, self._cdf[self._row_M1, np.maximum(k_star - 1, 0)], 0.0)
-        else:
-            cdf_k = binom.cdf(k_star, M, p)
-            cdf_k1 = binom.cdf(k_star - 1, np.maximum(M - 1, 0), p)
-        if self._cdf is not None:
             err_k, err_k1 = cdf_k * self._cdf_rtol, cdf_k1 * self._cdf_rtol
         else:
-            err_k, err_k1 = betainc_error(cdf_k, M), betainc_error(cdf_k1, np.maximum(M - 1, 0))
+            # Without tables: the CDF from p itself, not from a rounded 1 − p, whose error
+            # the cancellation in _positive_part_mean would magnify (δ 7e-4 looser at 10^9).
+            M1 = np.maximum(M - 1, 0)
+            cdf_k = binom_cdf_unrounded(k_star, M, p)
+            cdf_k1 = binom_cdf_unrounded(k_star - 1, M1, p)
+            err_k, err_k1 = betainc_error(cdf_k, M), betainc_error(cdf_k1, M1)
         cond = _positive_part_mean(alpha, beta, M, p, (cdf_k, err_k), (cdf_k1, err_k1))
         with np.errstate(divide="ignore"):
             log_terms = self._log_coef + np.log(cond)
@@ -453,6 +474,9 @@ def expected_positive_sum(*, count: int, targets: int, sigma: float, epsilon: fl
     >>> round(expected_positive_sum(count=10, targets=20, sigma=0.2, epsilon=1.0), 6)
     4.190062
     """
+    # SciPy's own binomial (not this module's tails): an independent reference for tests.
+    from scipy.stats import binom
+
     T = targets
     em = math.exp(epsilon)
     a_vals = np.arange(count + 1, dtype=float)
@@ -534,7 +558,7 @@ class ThirdTargetPair:
             raise ValueError(f"targets must be >= 3 for a third-target pair, got {targets}")
         T, K = targets, n + dummies
         self.sigma, self.targets = sigma, T
-        weights = _lemma2_weights(n, sigma, min(log_tail, -40.0), max_components=10**9)
+        weights = _lemma2_weights(n, sigma, min(log_tail, -40.0), max_components=10**9, upper=False)
         m = weights.m
         N = (m + dummies + 1).astype(float)
         c2 = np.arange(K + 1)
@@ -597,7 +621,7 @@ class ThirdTargetPair:
 
     def _sf_lookup(self, k: IntArray, j: IntArray) -> FloatArray:
         if self._sf is None:
-            return np.asarray(binom.sf(j, k, 0.5), dtype=float)
+            return binom_sf((j + 1).astype(np.float64), k.astype(np.float64), 0.5)  # P(X > j)
         col = np.clip(j + 1, 0, self._k_max + 1)
         return np.where(j < 0, 1.0, np.where(j >= k, 0.0, self._sf[k, col]))
 
