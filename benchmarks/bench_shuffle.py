@@ -136,6 +136,9 @@ def main() -> None:
     table.add_column("ms/query", justify="right")
     table.add_column("ms lower", justify="right")
     mechanisms = [m for m in args.mechanisms.split(",") if m]
+    unknown = sorted(set(mechanisms) - set(MECHANISMS))
+    if unknown:
+        parser.error(f"--mechanisms: unknown {', '.join(unknown)} (known: {', '.join(MECHANISMS)})")
     ks: tuple[int | None, ...] = tuple(int(k) or None for k in args.krr.split(",") if k)
     if not mechanisms and not ks:  # everything
         ks, mechanisms = (2, 4, 10, None), list(MECHANISMS)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import betainc, betaincc, gammaln, logsumexp, xlog1py, xlogy
+from scipy.special import betainc, gammaln, logsumexp, xlog1py, xlogy
 
 from crowdhide.accounting.logmath import MACHINE_EPSILON, log_terms_error
 
@@ -36,7 +36,6 @@ __all__ = [
     "betainc_error",
     "binom_cdf",
     "binom_cdf_rtol",
-    "binom_cdf_unrounded",
     "binom_sf",
     "binom_window",
     "block_masses",
@@ -496,23 +495,6 @@ def binom_cdf(k: FloatArray, n: FloatArray, p: float) -> FloatArray:
     inside = (k >= 0) & (k <= n - 1)
     a, b = np.where(inside, k + 1.0, 1.0), np.where(inside, n - k, 1.0)
     out = betainc(b, a, _complement(p)[0])
-    return np.asarray(np.where(k < 0, 0.0, np.where(k >= n, 1.0, out)), dtype=np.float64)
-
-
-def binom_cdf_unrounded(k: FloatArray, n: FloatArray, p: float) -> FloatArray:
-    """``P(Bin(n, p) <= k)`` elementwise from ``p`` itself, as ``1 − I_p(k + 1, n − k)`` by
-    SciPy's ``betaincc`` (Boost's complement, error bounded by :func:`betainc_error`): no
-    rounded ``1 − p``, so no :func:`binom_cdf_rtol`, for callers whose differences would
-    magnify it; about 7x slower than :func:`binom_cdf`.
-
-    Examples
-    --------
-    >>> float(binom_cdf_unrounded(np.array([2.0]), np.array([4.0]), 0.5)[0])  # 11/16
-    0.6875
-    """
-    k, n = np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64)
-    inside = (k >= 0) & (k <= n - 1)
-    out = betaincc(np.where(inside, k + 1.0, 1.0), np.where(inside, n - k, 1.0), p)
     return np.asarray(np.where(k < 0, 0.0, np.where(k >= n, 1.0, out)), dtype=np.float64)
 
 

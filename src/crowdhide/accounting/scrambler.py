@@ -767,7 +767,7 @@ def scrambler_epsilon(
     >>> r = scrambler_epsilon(targets=20, sigma=0.2, n=100, dummies=50, delta=1e-4)
     >>> r.source, round(r.epsilon, 4), r.is_certificate
     ('lemma2-exact', 2.3268, True)
-    >>> print(scrambler_epsilon(targets=20, sigma=0.0, n=500, dummies=50, delta=1e-4).notes[0])
+    >>> print(scrambler_epsilon(targets=20, sigma=0.0, n=500, dummies=50, delta=1e-4).notes[1])
     impossible: with sigma=0 no ε achieves δ < (1−1/T)^d = 0.07694; needs dummies >= ln δ /
     ln(1−1/T) = 180
     """

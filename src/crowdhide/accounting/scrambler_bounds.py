@@ -30,7 +30,6 @@ from scipy.special import gammaln, xlog1py, xlogy
 
 from crowdhide.accounting.binomial_tails import (
     betainc_error,
-    binom_cdf_unrounded,
     binom_sf,
     binom_window,
     block_masses,
@@ -61,6 +60,9 @@ IntArray = npt.NDArray[np.int64]
 _ROUNDING_MARGIN = 1e-9
 #: Largest CDF lookup table (cells) built by :class:`Lemma2Exact`.
 _MAX_TABLE = 4_000_000
+#: Tables up to this many cells are built at the first δ(ε) evaluation (cheaper than the
+#: CDF fallback's import of scipy.stats, ~0.5 s); larger ones from the second on.
+_EAGER_TABLE = 200_000
 #: Target size of the flattened (m, A) grid of :class:`Lemma2Exact`.
 _MAX_ENTRIES = 300_000
 
@@ -374,6 +376,12 @@ class Lemma2Exact:
         self._cdf_rtol = 0.0
         self._calls = 0
 
+    def _table_cells(self) -> int:
+        """Cells of the CDF tables (rows M and M − 1 in use, thresholds up to max A)."""
+        M = self._M.astype(np.int64)
+        rows = np.unique(np.concatenate([M, np.maximum(M - 1, 0)])).size
+        return rows * (int(self._A.max()) + 1 if self._A.size else 1)
+
     def _build_tables(self) -> None:
         """CDF tables of Bin(M, 1/(T−1)) for every M (and M − 1) in use, up to the largest
         threshold k* <= A that can occur; afterwards every δ(ε) is a table lookup."""
@@ -417,8 +425,8 @@ class Lemma2Exact:
         alpha = self._N * sigma * (1 - em) + (1 - sigma) * T * self._A
         beta = (1 - sigma) * T * em
         self._calls += 1
-        if self._calls == 2:  # one-off evaluations do not pay for the tables
-            self._build_tables()
+        if self._calls == 2 or (self._calls == 1 and self._table_cells() <= _EAGER_TABLE):
+            self._build_tables()  # a one-off evaluation of a large grid does not pay for them
         k_star = np.floor(alpha / beta)
         M = self._M
         if self._cdf is not None:
@@ -427,11 +435,13 @@ class Lemma2Exact:
             cdf_k1 = np.where(k_star >= 1, self._cdf[self._row_M1, np.maximum(k_star - 1, 0)], 0.0)
             err_k, err_k1 = cdf_k * self._cdf_rtol, cdf_k1 * self._cdf_rtol
         else:
-            # Without tables: the CDF from p itself, not from a rounded 1 − p, whose error
-            # the cancellation in _positive_part_mean would magnify (δ 7e-4 looser at 10^9).
+            # Without tables: SciPy's binomial CDF from p itself (binom_cdf's rounded 1 − p
+            # errs by up to 2e-7 relative at 10^9, which the cancellation in
+            # _positive_part_mean magnified to δ 7e-4 looser; betaincc is 5x slower).
+            from scipy.stats import binom
+
             M1 = np.maximum(M - 1, 0)
-            cdf_k = binom_cdf_unrounded(k_star, M, p)
-            cdf_k1 = binom_cdf_unrounded(k_star - 1, M1, p)
+            cdf_k, cdf_k1 = binom.cdf(k_star, M, p), binom.cdf(k_star - 1, M1, p)
             err_k, err_k1 = betainc_error(cdf_k, M), betainc_error(cdf_k1, M1)
         cond = _positive_part_mean(alpha, beta, M, p, (cdf_k, err_k), (cdf_k1, err_k1))
         with np.errstate(divide="ignore"):
