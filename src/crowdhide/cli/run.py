@@ -12,6 +12,7 @@ from crowdhide.cli._options import (
     MAX_EPSILON,
     AllowUnmetFlag,
     check_output_dir,
+    check_output_file,
     finish_target,
     int_option,
     real_option,
@@ -111,6 +112,8 @@ def run_command(
     from crowdhide.report.html import run_with_html
 
     network = _network(backend, hosts, on_missing, pki)
+    if ledger is not None:
+        check_output_file(ledger, option="--ledger")
     spec = load_spec(plan_file)
     out_dir = check_output_dir(out if out is not None else Path("results") / spec.name)
     budget = {"budget_epsilon": budget_epsilon, "budget_delta": budget_delta}

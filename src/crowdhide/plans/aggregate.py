@@ -376,8 +376,13 @@ def _check_columns(table: Table, query: AggregateQuery) -> None:
             raise ValueError(
                 f"data column {column!r} must be numeric to aggregate, got {values.dtype}"
             )
-        if np.isnan(values.astype(np.float64)).any():
-            raise ValueError(f"data column {column!r} has missing values")
+        finite = np.isfinite(values.astype(np.float64))
+        if not finite.all():  # NaN, or ±inf (a sum of them is not a number either)
+            bad = values[~finite][0]
+            raise ValueError(
+                f"data column {column!r} must hold finite numbers, got {bad!r} "
+                f"({int((~finite).sum())} value(s) not finite)"
+            )
 
 
 def _router(g: int, nodes: int, universe: int) -> Any:

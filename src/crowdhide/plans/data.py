@@ -132,10 +132,17 @@ def load_table(path: Path | str) -> Table:
     file = Path(path)
     if not file.exists():
         raise FileNotFoundError(2, "No such file or directory", str(file))
+    if not file.is_file():
+        raise ValueError(f"data file {str(file)!r} is not a file")
+    if file.stat().st_size == 0:
+        raise ValueError(f"data file {str(file)!r} is empty")
     reader = "read_parquet" if file.suffix.lower() in (".parquet", ".pq") else "read_csv_auto"
     con = duckdb.connect()
     try:
         data = con.execute(f"SELECT * FROM {reader}(?)", [str(file)]).fetchnumpy()
+    except duckdb.Error as exc:  # not CSV/Parquet, or malformed: the user's file, not a bug
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"data file {str(file)!r} could not be read: {first}") from exc
     finally:
         con.close()
     table: Table = {}

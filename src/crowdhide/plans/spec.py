@@ -80,6 +80,12 @@ _AGG_GENERATORS = ("diabetes", "aggregate")
 _KMEANS_GENERATORS = ("auto", "mnist", "digits", "synthetic")
 
 
+#: Most shards of a run (also the limit of ``crowdhide run --shards``).
+MAX_SHARDS = 4096
+#: Most dummies per scrambler in a run (``countermeasures.d``).
+MAX_DUMMIES = 10**6
+
+
 @dataclass(frozen=True)
 class DataSpec:
     """``[data]``: a file (``path``) or a generator with its parameters."""
@@ -188,8 +194,9 @@ def parse_spec(raw: Mapping[str, Any], *, base: Path | None = None) -> RunSpec:
     if unknown:
         raise ValueError(f"{unknown[0]} is not a known section (known: name, {sorted(_SECTIONS)})")
     name = raw.get("name", "plan")
-    if not isinstance(name, str):
-        raise ValueError(f"name must be a string, got {name!r}")
+    # The default output folder is results/<name>: a plain folder name, nothing above it.
+    if not isinstance(name, str) or not name.strip() or Path(name).name != name or name == "..":
+        raise ValueError(f"name must be a plain folder name (no '/', not '..'), got {name!r}")
     sections = {section: _section(raw, section) for section in _SECTIONS}
     privacy, limits, run = sections["privacy"], sections["constraints"], sections["run"]
     kind = _query_kind(sections["query"])
@@ -238,10 +245,21 @@ def _query_kind(query: Mapping[str, Any]) -> str:
         raise ValueError(f"query.sql must be an SQL string for kind='aggregate', got {sql!r}")
     domains = query.get("domains")
     if domains is not None and not (
-        isinstance(domains, Mapping) and all(isinstance(v, list) for v in domains.values())
+        isinstance(domains, Mapping) and all(_scalar_list(v) for v in domains.values())
     ):
-        raise ValueError(f"query.domains must map columns to lists of values, got {domains!r}")
+        raise ValueError(
+            "query.domains must map columns to non-empty lists of numbers or of strings, "
+            f"got {domains!r}"
+        )
     return str(kind)
+
+
+def _scalar_list(values: Any) -> bool:
+    """A non-empty list of numbers, or of strings (a domain must sort)."""
+    if not isinstance(values, list) or not values:
+        return False
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+    return numbers or all(isinstance(v, str) for v in values)
 
 
 def _query_spec(query: Mapping[str, Any], kind: str) -> QuerySpec:
@@ -303,7 +321,8 @@ def _fixed_spec(fixed: Mapping[str, Any]) -> FixedCountermeasures | None:
     spec = FixedCountermeasures(
         sigma=check_probability("countermeasures.sigma", fixed.get("sigma", 0.0), allow_one=False),
         n=None if n is None else check_int("countermeasures.n", n, low=1),
-        d=check_int("countermeasures.d", fixed.get("d", 0), low=0),
+        # Each scrambler forwards its n inputs and d dummies: memory grows with d.
+        d=check_int("countermeasures.d", fixed.get("d", 0), low=0, high=MAX_DUMMIES),
         local_dummies=check_int(
             "countermeasures.local_dummies", fixed.get("local_dummies", 0), low=0
         ),
@@ -325,7 +344,7 @@ def _backend_keys(run: Mapping[str, Any]) -> dict[str, Any]:
         raise ValueError(f"run.address needs run.backend = 'ray', got backend {backend!r}")
     return {
         "backend": backend,
-        "shards": check_int("run.shards", run.get("shards", 1), low=1),
+        "shards": check_int("run.shards", run.get("shards", 1), low=1, high=MAX_SHARDS),
         "address": address,
         "block_size": check_int("run.block_size", run.get("block_size", 1 << 14), low=1),
     }
