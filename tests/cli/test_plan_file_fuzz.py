@@ -111,3 +111,17 @@ def test_ledger_that_is_a_folder_names_the_option(
     result = run_cli(capsys, *args, "--budget-epsilon", "3", "--budget-delta", "1e-3")
     assert result.code == 2
     assert "--ledger" in result.err
+
+
+def test_domains_of_columns_not_grouped_by(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plan = GENERATED + "domains = { nope = [1, 2] }\n" + PRIVACY
+    assert "does not group by" in _fails(tmp_path, capsys, plan, "plan")
+
+
+def test_an_empty_generator_is_not_the_default(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plan = GENERATED.replace('generator = "aggregate"', 'generator = ""') + PRIVACY
+    assert "data.generator must be one of" in _fails(tmp_path, capsys, plan, "plan")

@@ -321,6 +321,12 @@ def aggregate_plan(
     """
     C = check_int("query.compute_nodes", compute_nodes, low=1)
     _check_columns(table, query)
+    grouped = {c for columns in query.grouping_sets for c in columns}
+    if domains and set(domains) - grouped:
+        raise ValueError(
+            f"query.domains names column(s) {sorted(set(domains) - grouped)} that the query "
+            f"does not group by (grouped: {sorted(grouped)})"
+        )
     source: dict[str, npt.NDArray[Any]] = {c: np.asarray(table[c]) for c in query.numeric_columns}
     all_domains: list[tuple[npt.NDArray[Any], ...]] = []
     builder = PlanBuilder()

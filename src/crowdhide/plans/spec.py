@@ -287,7 +287,7 @@ def _data_spec(data: Mapping[str, Any], kind: str, base: Path | None) -> DataSpe
     generator = data.get("generator")
     allowed = _AGG_GENERATORS if kind == "aggregate" else _KMEANS_GENERATORS
     if path is None:
-        generator = generator or allowed[0]
+        generator = allowed[0] if generator is None else generator  # "" is no generator
         if generator not in allowed:
             raise ValueError(
                 f"data.generator must be one of {allowed} for {kind}, got {generator!r}"
