@@ -22,8 +22,6 @@ from crowdhide.accounting.binomial_tails import (
     block_masses,
     tail_edges_many,
     window_blocks,
-    window_edges,
-    window_edges_many,
 )
 
 
@@ -206,12 +204,3 @@ def test_tail_edges_are_the_narrowest_valid_window(p: float, log_tail: float) ->
         assert a == 0 or _exact_mass(pmf, 0, a) > limit  # lo cannot move up
         assert b == n or _exact_mass(pmf, b, n) > limit  # hi cannot move down
         assert out <= 2.0 * float(limit) * (1.0 + 1e-9) + 1e-299
-
-
-def test_vectorized_chernoff_edges_are_the_scalar_ones() -> None:
-    for p in (1e-6, 0.05, 0.5, 0.999):
-        for log_tail in (-5.0, -60.0, -300.0):
-            sizes = [1, 3, 99, 12345, 10**6, 2 * 10**9]
-            lo, hi, outside = window_edges_many(sizes, p, log_tail)
-            for i, n in enumerate(sizes):
-                assert window_edges(n, p, log_tail) == (int(lo[i]), int(hi[i]), float(outside[i]))
