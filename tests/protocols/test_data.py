@@ -93,6 +93,13 @@ def test_missing_file_is_rejected(tmp_path: Path) -> None:
         load_column(tmp_path / "none.csv", column="x")
 
 
+def test_a_folder_or_nothing_is_not_a_data_file(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"is not a file"):
+        load_column(tmp_path, column="x")
+    with pytest.raises(ValueError, match=r"data must name a file"):
+        load_column("", column="x")
+
+
 def test_empty_file_is_rejected(tmp_path: Path) -> None:
     path = tmp_path / "empty.csv"
     path.write_text("")

@@ -153,6 +153,8 @@ def load_column(source: str | os.PathLike[str], *, column: str) -> DataColumn:
             f"column must be a non-empty string, got {column!r}", parameter="column", value=column
         )
     text = os.fspath(source)
+    if not text.strip():
+        raise ValueError(f"data must name a file or builtin:NAME, got {text!r}")
     if text.startswith("builtin:"):
         return _load_builtin(text[len("builtin:") :], column)
     return _load_file(Path(text), column)
@@ -164,8 +166,10 @@ def load_column(source: str | os.PathLike[str], *, column: str) -> DataColumn:
 def _load_file(path: Path, column: str) -> DataColumn:
     import duckdb
 
-    if not path.is_file():
+    if not path.exists():
         raise ValueError(f"data file not found: {str(path)!r}")
+    if not path.is_file():
+        raise ValueError(f"data file {str(path)!r} is not a file")
     if path.stat().st_size == 0:
         raise ValueError(f"data file is empty: {str(path)!r}")
     try:
