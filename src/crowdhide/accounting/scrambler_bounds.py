@@ -21,6 +21,7 @@ rigorously (``E[Σ L]_+ <= N · max L``), so every value returned here is an upp
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -376,11 +377,15 @@ class Lemma2Exact:
         self._cdf_rtol = 0.0
         self._calls = 0
 
+    @functools.cached_property
+    def _table_rows(self) -> IntArray:
+        """The trial counts M and M − 1 in use: the rows of the CDF tables."""
+        M = self._M.astype(np.int64)
+        return np.unique(np.concatenate([M, np.maximum(M - 1, 0)]))
+
     def _table_cells(self) -> int:
         """Cells of the CDF tables (rows M and M − 1 in use, thresholds up to max A)."""
-        M = self._M.astype(np.int64)
-        rows = np.unique(np.concatenate([M, np.maximum(M - 1, 0)])).size
-        return rows * (int(self._A.max()) + 1 if self._A.size else 1)
+        return self._table_rows.size * (int(self._A.max()) + 1 if self._A.size else 1)
 
     def _build_tables(self) -> None:
         """CDF tables of Bin(M, 1/(T−1)) for every M (and M − 1) in use, up to the largest
@@ -388,7 +393,7 @@ class Lemma2Exact:
         T = self.targets
         p = 1.0 / (T - 1) if T > 1 else 1.0
         M_int = self._M.astype(np.int64)
-        rows = np.unique(np.concatenate([M_int, np.maximum(M_int - 1, 0)]))
+        rows = self._table_rows
         k_max = int(self._A.max()) if self._A.size else 0
         self._k_max = k_max
         if rows.size * (k_max + 1) > _MAX_TABLE:
