@@ -6,7 +6,7 @@
 2. Frames per second of one host process: it seals ``N`` 256-byte frames end to end
    (X25519-derived ChaCha20-Poly1305), writes them one TLS record each to another host, and
    the round closes with END/ACK. Target: >= 15,000 frames/s.
-3. The diabetes example (examples/diabetes.toml, 20,000 users) end to end over TLS on 3 hosts
+3. The diabetes example (example:diabetes, 20,000 users) end to end over TLS on 3 hosts
    vs the local backend, same seed and block size: time, frames, bytes on the wire.
 4. The traffic-analysis attack on per-link frame counts, audited (lower bound on ε) next to
    the certificate, without and with countermeasures.
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "diabetes.toml"
+EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "crowdhide" / "examples" / "diabetes.toml"
 
 
 async def _connect_many(port: int, pki: Path, count: int, parallel: int, frame: int) -> float:

@@ -9,6 +9,6 @@ The top-level import is light: subpackages are imported on demand
 (``crowdhide.accounting``, ``crowdhide.mechanisms``, ...).
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = ["__version__"]

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from crowdhide.plans.examples import example_path
 from tests.cli_helpers import run_cli
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 SMALL = '''
 name = "small"
@@ -93,7 +92,7 @@ def test_plan_shows_clusters_without_running(
 
 
 def test_kmeans_example_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    text = (EXAMPLES / "kmeans.toml").read_text().replace("rows = 20000", "rows = 1500")
+    text = example_path("kmeans").read_text().replace("rows = 20000", "rows = 1500")
     text = text.replace('generator = "auto"', 'generator = "synthetic"').replace(
         "iterations = 5", "iterations = 2"
     )
@@ -205,8 +204,6 @@ def test_data_synth_rejects_bad_kind(tmp_path: Path, capsys: pytest.CaptureFixtu
 @pytest.mark.slow
 def test_shipped_examples_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for name in ("diabetes", "kmeans"):
-        res = run_cli(
-            capsys, "run", str(EXAMPLES / f"{name}.toml"), "--out", str(tmp_path / name), "--json"
-        )
+        res = run_cli(capsys, "run", f"example:{name}", "--out", str(tmp_path / name), "--json")
         assert res.code == 0, res.err
         assert res.json()["timings"]["total_s"] < 60

@@ -13,18 +13,16 @@ import numpy as np
 from crowdhide._json import jsonable as _jsonable
 from crowdhide.engine import Execution, Transcript, execute
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
 BLOCK = 997  # small blocks: every source group spans several blocks and shards
 SEED = 5
 
 
 def _example(name: str, tmp: Path, **run: Any) -> dict[str, Any]:
-    """``crowdhide run examples/<name>.toml`` (smaller population) through ``run_spec``."""
+    """``crowdhide run example:<name>`` (smaller population) through ``run_spec``."""
     from crowdhide.plans.runner import run_spec
     from crowdhide.plans.spec import load_spec
 
-    spec = load_spec(EXAMPLES / f"{name}.toml")
+    spec = load_spec(f"example:{name}")
     rows = {"diabetes": 6000, "kmeans": 3000}[name]
     spec = replace(
         spec,

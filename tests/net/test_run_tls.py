@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from crowdhide.plans.examples import example_path
 from tests.cli_helpers import run_cli
 
 pytestmark = pytest.mark.net
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "diabetes.toml"
+EXAMPLE = example_path("diabetes")
 
 
 def _small_example(tmp_path: Path, rows: int) -> Path:

@@ -10,6 +10,9 @@ not met (unless ``--allow-unmet``); 1 a bug in crowdhide (traceback and a reques
 User errors are the :mod:`crowdhide.errors` classes, click's usage errors, ``ValueError`` raised
 by crowdhide's own validation, and errors opening the user's files. Anything else is a bug and
 is never disguised as bad input.
+
+``crowdhide --version`` prints the version; ``--install-completion`` / ``--show-completion``
+(Typer's) install or print tab completion for bash, zsh, fish or PowerShell.
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from crowdhide.cli._options import EXIT_BUG, EXIT_CODES_HELP, EXIT_UNMET, EXIT_USAGE
+from crowdhide.cli._output import COMMAND_LINE
 from crowdhide.errors import CrowdhideError, UnmetTargetError
 
 __all__ = ["build_app", "main"]
@@ -46,20 +51,39 @@ def build_app(areas: Sequence[str] | None = None) -> typer.Typer:
         name="crowdhide",
         help="Differential privacy for decentralized and shuffled computation.",
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=True,
         pretty_exceptions_enable=False,
         rich_markup_mode="rich",
         epilog=EXIT_CODES_HELP,
     )
 
     @app.callback()
-    def _root() -> None:
+    def _root(
+        version: Annotated[
+            bool,
+            typer.Option(
+                "--version",
+                help="Print crowdhide's version and exit.",
+                is_eager=True,
+                callback=_print_version,
+            ),
+        ] = False,
+    ) -> None:
         """Run, hide and certify decentralized computations."""
+        del version  # handled by its eager callback
 
     for name in _area_names() if areas is None else areas:
         area = importlib.import_module(f"{__name__}.{name}")
         area.register(app)
     return app
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from crowdhide import __version__
+
+        typer.echo(f"crowdhide {__version__}")
+        raise typer.Exit(0)
 
 
 def _area_names() -> list[str]:
@@ -93,10 +117,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args:
         args = ["--help"]
     app = _app_for(args)
+    token = COMMAND_LINE.set(("crowdhide", *args))
     try:
         result = app(args=args, prog_name="crowdhide", standalone_mode=False)
     except Exception as exc:
         return _handle(exc, args)
+    finally:
+        COMMAND_LINE.reset(token)
     return int(result) if isinstance(result, int) else 0
 
 

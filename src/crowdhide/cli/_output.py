@@ -5,13 +5,18 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from typing import Annotated, Any
 
 import typer
 
 from crowdhide._json import jsonable
 
-__all__ = ["JsonFlag", "emit", "jsonable"]
+__all__ = ["COMMAND_LINE", "JsonFlag", "emit", "jsonable"]
+
+#: The command line being run (``crowdhide`` and its arguments), set by ``cli.main``;
+#: ``crowdhide run`` records it in the report's provenance.
+COMMAND_LINE: ContextVar[tuple[str, ...] | None] = ContextVar("COMMAND_LINE", default=None)
 
 #: The ``--json`` flag every command takes: ``as_json: JsonFlag = False``.
 JsonFlag = Annotated[

@@ -1,6 +1,6 @@
 """``PLAN.toml``: what to run (data, query, privacy target, constraints or fixed σ, n, d).
 
-Example (``examples/diabetes.toml``)::
+Example (``crowdhide/examples/diabetes.toml``, run as ``crowdhide run example:diabetes``)::
 
     name = "diabetes"
 
@@ -36,6 +36,7 @@ from typing import Any
 from crowdhide._validation import check_bool, check_int, check_probability, check_real
 from crowdhide.accounting.countermeasure_costs import Constraints
 from crowdhide.errors import DataError
+from crowdhide.plans.examples import resolve_plan
 
 __all__ = [
     "BACKENDS",
@@ -351,8 +352,11 @@ def _backend_keys(run: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def load_spec(path: Path | str) -> RunSpec:
-    """Read and validate a ``PLAN.toml`` file (paths inside are relative to it)."""
-    file = Path(path)
+    """Read and validate a ``PLAN.toml`` file (paths inside are relative to it).
+
+    ``example:NAME`` reads the shipped example ``NAME`` (:mod:`crowdhide.plans.examples`).
+    """
+    file = resolve_plan(path)
     if not file.exists():
         raise FileNotFoundError(2, "No such file or directory", str(file))
     if file.is_dir():
