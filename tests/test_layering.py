@@ -16,6 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "crowdhide"
 LAYERS: dict[str, int] = {
     "errors": 0,
     "_validation": 1,
+    "_extras": 1,
     "_json": 1,
     "_output": 2,
     "datasets": 2,

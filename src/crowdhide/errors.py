@@ -26,6 +26,7 @@ __all__ = [
     "DataError",
     "DataTypeError",
     "InvalidParameterError",
+    "MissingExtraError",
     "OutputPathError",
     "ParameterTypeError",
     "ResourceLimitError",
@@ -79,6 +80,35 @@ class DataTypeError(CrowdhideError, TypeError):
 
 class OutputPathError(CrowdhideError, ValueError):
     """An output path cannot be written (it is a directory, its parent is not writable, ...)."""
+
+
+class MissingExtraError(CrowdhideError, ImportError):
+    """An optional dependency is not installed; the message gives the ``pip install`` line.
+
+    Raised by :func:`crowdhide._extras.require`, the one place that imports optional
+    modules. Also an :class:`ImportError`, so code that degrades gracefully without the
+    module (a run without its plots) keeps catching it. The CLI exits with code 2.
+
+    Parameters
+    ----------
+    message
+        One line: what needs the module and the install command.
+    extra
+        Name of the extra that provides it (``pip install 'crowdhide[EXTRA]'``).
+    module
+        The module that could not be imported.
+
+    Examples
+    --------
+    >>> err = MissingExtraError("needs matplotlib", extra="plot", module="matplotlib")
+    >>> isinstance(err, ImportError), err.extra, err.name
+    (True, 'plot', 'matplotlib')
+    """
+
+    def __init__(self, message: str, *, extra: str, module: str) -> None:
+        super().__init__(message, name=module)
+        self.extra = extra
+        self.module = module
 
 
 class UnmetTargetError(CrowdhideError, ValueError):

@@ -95,6 +95,7 @@ from typing import Any
 
 import numpy as np
 
+from crowdhide._extras import require
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting import _krr_fast
 from crowdhide.accounting import _shuffle_pairs as pairs
@@ -1270,6 +1271,8 @@ def epsilon_vs_n(
     if hi <= lo.n:
         raise ValueError(f"n_max must be > n_min, got n_min={n_min!r}, n_max={n_max!r}")
     grid = sorted({round(x) for x in np.geomspace(lo.n, hi, count)})
+    if out is not None:  # before the work: a missing matplotlib is reported at once
+        require("matplotlib", purpose="shuffle plot")
     series: dict[str, list[float]] = {}
     met: dict[str, list[bool]] = {}
     for entry in _BOUNDS:
@@ -1297,9 +1300,7 @@ def _plot_subset(size: int, most: int | None) -> set[int]:
 
 
 def _plot(grid: list[int], series: dict[str, list[float]], *, title: str, out: Any) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="shuffle plot").use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5))

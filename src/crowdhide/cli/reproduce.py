@@ -24,6 +24,7 @@ def reproduce_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Reproduce a paper's figure or table: writes CSV/JSON + PNG and compares."""
+    from crowdhide._extras import require
     from crowdhide.experiments.registry import discover, resolve, run_experiment
 
     if name == "list":
@@ -36,6 +37,8 @@ def reproduce_command(
         known = ", ".join(discover())
         raise ValueError(f"NAME must be 'list' or one of {known}, got {name!r}") from None
     check_output_dir(out / name)
+    # Every reproduction draws its figures: a missing matplotlib is reported before the work.
+    require("matplotlib", purpose="crowdhide reproduce")
     with spinner(not as_json, f"reproducing {found.name}{' (quick)' if quick else ''}"):
         result = run_experiment(name, out / name, seed=seed, quick=quick)
     record = {

@@ -17,7 +17,7 @@ from crowdhide.cli._options import (
     int_option,
     real_option,
 )
-from crowdhide.cli._output import JsonFlag, emit
+from crowdhide.cli._output import COMMAND_LINE, JsonFlag, emit
 
 if TYPE_CHECKING:
     from crowdhide.plans.run_report import RunReport
@@ -134,6 +134,7 @@ def run_command(
             network=network,
             block_size=block_size,
             allow_unmet=allow_unmet,
+            command=COMMAND_LINE.get(),
         )
     report = replace(report, inputs={"plan": str(plan_file), "out": str(out_dir)})
     if as_json:

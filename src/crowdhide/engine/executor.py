@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide._extras import require
 from crowdhide._validation import check_bool, check_int
 from crowdhide.engine.backend import (
     DEFAULT_BLOCK_SIZE,
@@ -203,12 +204,9 @@ def make_backend(name: str, *, address: str | None = None) -> Backend:
             raise ValueError(f"address applies to backend 'ray' only, got {address!r}")
         return LocalBackend()
     if name == "ray":
-        try:
-            from crowdhide.engine.ray_backend import RayBackend
-        except ImportError as exc:
-            raise ImportError(
-                f"backend 'ray' needs the ray extra: pip install 'crowdhide[ray]' ({exc})"
-            ) from None
+        require("ray", purpose="backend 'ray'")  # MissingExtraError names the extra
+        from crowdhide.engine.ray_backend import RayBackend
+
         backend: Backend = RayBackend(address=address)
         return backend
     raise ValueError(f"backend must be 'local' or 'ray', got {name!r}")

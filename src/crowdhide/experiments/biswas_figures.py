@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide._extras import require
 from crowdhide._output import write_csv, write_json
 from crowdhide.experiments._biswas_common import (
     UTILITY_DELTA,
@@ -47,9 +48,7 @@ _TITLES = {"gowalla-sf": "San Francisco", "gowalla-paris": "Paris"}
 
 
 def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
     return plt

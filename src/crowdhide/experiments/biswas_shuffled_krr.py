@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from crowdhide._extras import require
 from crowdhide._output import write_csv, write_json
 from crowdhide.experiments._formatting import fmt_log10 as _fmt
 from crowdhide.experiments._formatting import log10_of_log as _log10
@@ -165,9 +166,7 @@ def _table2_comparison(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _plot_table2(rows: list[dict[str, Any]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
@@ -227,9 +226,7 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     csv_path = out_dir / "biswas_fig1.csv"
     write_csv(csv_path, rows)
     png_path = out_dir / "biswas_fig1.png"
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
@@ -338,9 +335,7 @@ def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
 
 
 def _plot_utility(rows: list[dict[str, Any]], path: Path, *, title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -397,9 +392,7 @@ def run_gowalla(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Expe
     json_path = out_dir / "biswas_gowalla.json"
     write_json(json_path, rows, infinities="strings")
     png_path = out_dir / "biswas_gowalla.png"
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))

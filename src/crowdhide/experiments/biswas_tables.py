@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from crowdhide._extras import require
 from crowdhide._output import write_csv, write_json
 from crowdhide.experiments._biswas_common import (
     PAPER_EPS0,
@@ -186,9 +187,7 @@ def _log10_or_nan(value: float) -> float:
 
 
 def _plot_table4(rows: list[dict[str, Any]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
@@ -484,9 +483,7 @@ def run_table6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
 
 
 def _plot_individual(rows: list[dict[str, Any]], path: Path, *, title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
     datasets = list(dict.fromkeys(r["dataset"] for r in rows))

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from crowdhide._extras import require
 from crowdhide._output import write_csv, write_json
 from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.protocols.bitsum import (
@@ -169,9 +170,7 @@ def _real_row(protocol: str, n: int, parameter: int, run: SumRun) -> dict[str, A
 
 
 def _plot(rows: list[dict[str, Any]], epsilons: list[float], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(epsilons), figsize=(5 * len(epsilons), 4), squeeze=False)

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from crowdhide._extras import require
 from crowdhide._output import write_csv, write_json
 from crowdhide.datasets import data_path, describe_data_path
 from crowdhide.experiments.registry import ExperimentResult, experiment
@@ -154,9 +155,7 @@ def _fig1b_rows(
 def _plot_fig1(
     rows_a: list[dict[str, Any]], by_n: dict[int, list[dict[str, Any]]], path: Path
 ) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
@@ -401,9 +400,7 @@ def _best_step_size(
 
 
 def _plot_fig2(curves: dict[str, Any], source: str, out_dir: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -424,9 +421,7 @@ def _plot_fig2(curves: dict[str, Any], source: str, out_dir: Path) -> Path:
 )
 def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
     """Per-pair accounting of k-RR histograms on sampled walks (T = 100n)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
     from crowdhide.netdp.cycle_privacy import CycleMechanism

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from crowdhide._extras import require
 from crowdhide._output import write_csv
 from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.qif.shuffle import (
@@ -86,9 +87,7 @@ _ASYMPTOTIC_NOTE = {  # (k, c) -> A_c − exact at n = 10 / 100 / 1000
 
 
 def _figure() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
     return plt

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from crowdhide._extras import require
 from crowdhide._output import write_csv, write_json
 from crowdhide.accounting.countermeasure_costs import route_costs
 from crowdhide.experiments.registry import ExperimentResult, experiment
@@ -137,9 +138,7 @@ def _plot(
     path: Path,
     shape: tuple[int, int],
 ) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(*shape, figsize=(5 * shape[1], 3.8 * shape[0]), squeeze=False)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide._extras import require
 from crowdhide._output import write_csv
 from crowdhide.accounting import scrambler_enumeration as brute
 from crowdhide.accounting.curves import DiscretePairCurve
@@ -54,9 +55,7 @@ def fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
 
     Theorem 2 is exact (brute-force checked in the tests), so these curves are the paper's.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
     sigmas = np.linspace(0.02, 0.98, 25 if quick else 97)
@@ -185,9 +184,7 @@ def _fig5_rows(quick: bool) -> list[dict[str, Any]]:
 
 
 def _plot_fig5(rows: list[dict[str, Any]], png: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
@@ -312,9 +309,7 @@ def fig6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
     Full run: 10^8 runs per graph (the paper used 7×10^8), two processes. The empirical
     distribution is compared with the exact one (dense enumeration of all 12 341 outputs).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
     T, n, d = _FIG6_TARGETS, _FIG6_N, _FIG6_DUMMIES
@@ -572,9 +567,7 @@ def fig7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
 
 
 def _plot_fig7(rows: list[dict[str, Any]], samples: int, png: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))

@@ -15,8 +15,10 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide._extras import require
 from crowdhide._validation import as_rng, check_int, check_real
 from crowdhide.datasets import data_path, describe_data_path
+from crowdhide.errors import MissingExtraError
 
 __all__ = [
     "KmeansData",
@@ -228,14 +230,12 @@ def load_kmeans_data(
         raise FileNotFoundError(2, "MNIST not found (train-images-idx3-ubyte.gz)", where)
     if data is None and source in ("auto", "digits"):
         try:
-            from sklearn.datasets import load_digits
-        except ImportError:
+            datasets = require("sklearn.datasets", purpose="source='digits'")
+        except MissingExtraError:
             if source == "digits":
-                raise ImportError(
-                    "source='digits' needs scikit-learn (pip install crowdhide[data])"
-                ) from None
+                raise
         else:
-            digits = load_digits()
+            digits = datasets.load_digits()
             X = (digits.data / 16.0).astype(np.float32)
             y = digits.target.astype(np.int64)
             perm = g.permutation(len(X))

@@ -23,8 +23,12 @@ For a group with true values ``y_1..y_N`` and used tuples ``U``:
   compute nodes also add up squares). Normal interval (approximate: CLT over the group).
 * **avg** — given n, U is a simple random sample of the group, so ``Σ_U y / n`` is unbiased
   for the group mean (when n ≥ 1); Student-t interval with the finite-population factor
-  ``1 − π`` (the expected sampled fraction). Undefined (infinite interval) for n < 2
-  unless π = 1.
+  ``1 − π`` (the expected sampled fraction).
+* **too few tuples** — sum and avg intervals rest on the normal approximation, which means
+  nothing for a handful of values: a group with fewer than :data:`MIN_TUPLES_FOR_INTERVAL`
+  used tuples gets no sum/avg interval (NaN, ``null`` in JSON) and ``too_few_tuples``
+  set; the reports print "too few tuples". Its count interval is exact and is kept. (With
+  π = 1 nothing is sampled and every interval is the exact answer, whatever the size.)
 * **min / max** — reported as observed on the used tuples: no unbiased correction exists
   (the observed min is never below the true min).
 
@@ -47,6 +51,7 @@ from crowdhide.plans.aggregate import AggregateQuery, AggregateSetup, _decode, _
 from crowdhide.plans.model import ExecutionPlan
 
 __all__ = [
+    "MIN_TUPLES_FOR_INTERVAL",
     "count_interval",
     "estimate_rows",
     "inclusion_probabilities",
@@ -55,6 +60,9 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
+
+#: Fewest used tuples for which a group's sum and avg intervals are reported.
+MIN_TUPLES_FOR_INTERVAL = 5
 
 
 def inclusion_probability(*, sigma: float, targets: int) -> float:
@@ -167,6 +175,11 @@ def _avg_interval(
     return mean, mean - half, mean + half
 
 
+def _too_few(n: Any, pi: float) -> Any:
+    """Where a sum/avg interval would rest on too few sampled values (array or scalar)."""
+    return (n < MIN_TUPLES_FOR_INTERVAL) & (pi < 1.0)
+
+
 def estimate_rows(
     setup: AggregateSetup,
     result_state: Mapping[str, Any],
@@ -177,7 +190,8 @@ def estimate_rows(
     """Estimates with ``level`` intervals, one row per group of every grouping set.
 
     Each row has ``grouping_set``, the group's columns, ``tuples_used``, ``inclusion``
-    (π) and per aggregate ``label`` (estimate), ``label low`` and ``label high``.
+    (π), ``too_few_tuples`` (fewer than :data:`MIN_TUPLES_FOR_INTERVAL`: no sum/avg
+    interval) and per aggregate ``label`` (estimate), ``label low`` and ``label high``.
     """
     rows: list[dict[str, Any]] = []
     query = setup.query
@@ -195,10 +209,14 @@ def estimate_rows(
                 continue
             s1 = np.asarray(part[f"sum:{agg.column}"], dtype=np.float64)
             s2 = np.asarray(part[f"sumsq:{agg.column}"], dtype=np.float64)
-            if agg.function == "sum":
-                cols[agg.label] = _sum_interval(s1, s2, pi, level)
-            elif agg.function == "avg":
-                cols[agg.label] = _avg_interval(n, s1, s2, pi, level)
+            if agg.function in ("sum", "avg"):
+                est, low, high = (
+                    _sum_interval(s1, s2, pi, level)
+                    if agg.function == "sum"
+                    else _avg_interval(n, s1, s2, pi, level)
+                )
+                few = _too_few(n, pi)
+                cols[agg.label] = (est, np.where(few, math.nan, low), np.where(few, math.nan, high))
             else:
                 observed = np.asarray(part[f"{agg.function}:{agg.column}"], dtype=np.float64)
                 nan = np.full(len(n), math.nan)
@@ -209,6 +227,7 @@ def estimate_rows(
                 row[column] = _plain(values[c][i])
             row["tuples_used"] = int(n[i])
             row["inclusion"] = pi
+            row["too_few_tuples"] = bool(_too_few(n[i], pi))
             for label, (est, low, high) in cols.items():
                 row[label] = float(est[i])
                 row[f"{label} low"] = float(low[i])

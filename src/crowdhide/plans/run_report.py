@@ -9,7 +9,7 @@ the JSON document written to ``report.json`` and printed by ``--json``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,10 +24,12 @@ if TYPE_CHECKING:
     from crowdhide.plans.query import Answer
 
 __all__ = [
+    "PROTECTION",
     "ExecutionRecord",
     "HopReport",
     "PathReport",
     "PlanReport",
+    "Provenance",
     "RunCosts",
     "RunReport",
     "Timings",
@@ -35,6 +37,24 @@ __all__ = [
     "plan_paths",
     "plan_privacy",
 ]
+
+
+#: What each kind of number in a run report is protected by. The terminal, HTML and JSON
+#: reports all print these lines: ε certifies the communication pattern, not the answer.
+PROTECTION: Mapping[str, str] = {
+    "traffic": (
+        "protected by (ε, δ): which compute node each device sends to, i.e. the messages "
+        "per node an observer of the network sees (the certificate per data path)"
+    ),
+    "result": (
+        "NOT noised, not a DP output: the estimates, their intervals, the min/max of the "
+        "tuples used and K-means centroids are computed from the devices' real values; "
+        "ε does not cover publishing them"
+    ),
+    "exact": (
+        "NOT protected, for checking only: the same query on all tuples without countermeasures"
+    ),
+}
 
 
 def plan_privacy(certificate: PlanPrivacy) -> PrivacyStatement:
@@ -212,6 +232,76 @@ class ExecutionRecord:
         }
 
 
+#: Distributions whose versions can change a run's numbers (certificates, random streams).
+_DEPENDENCIES = ("numpy", "scipy", "dp-accounting", "duckdb")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Provenance:
+    """Where a run's certificate comes from: crowdhide's version, the seed, the backend and
+    the command line, so that ``report.json`` can be traced and the run repeated.
+
+    ``command`` is ``None`` when the run was started from Python rather than the CLI.
+    """
+
+    crowdhide: str
+    python: str
+    dependencies: Mapping[str, str]
+    command: tuple[str, ...] | None
+    seed: int
+    backend: str
+    created_utc: str
+
+    @classmethod
+    def now(cls, *, seed: int, backend: str, command: Sequence[str] | None) -> Provenance:
+        """The provenance of a run finishing now in this interpreter."""
+        import datetime
+        import platform
+        from importlib import metadata
+
+        from crowdhide import __version__
+
+        versions: dict[str, str] = {}
+        for name in _DEPENDENCIES:
+            try:
+                versions[name] = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                versions[name] = "not installed"
+        created = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+        return cls(
+            crowdhide=__version__,
+            python=platform.python_version(),
+            dependencies=versions,
+            command=None if command is None else tuple(command),
+            seed=seed,
+            backend=backend,
+            created_utc=created.isoformat().replace("+00:00", "Z"),
+        )
+
+    def command_text(self) -> str:
+        """The command line as one shell-quoted string (``-`` without one).
+
+        >>> Provenance(crowdhide="0", python="3", dependencies={}, seed=0, backend="local",
+        ...     command=("crowdhide", "run", "my plan.toml"), created_utc="").command_text()
+        "crowdhide run 'my plan.toml'"
+        """
+        import shlex
+
+        return "-" if self.command is None else shlex.join(self.command)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain record (report.json's ``provenance``)."""
+        return {
+            "crowdhide": self.crowdhide,
+            "python": self.python,
+            "dependencies": dict(self.dependencies),
+            "command": None if self.command is None else list(self.command),
+            "seed": self.seed,
+            "backend": self.backend,
+            "created_utc": self.created_utc,
+        }
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunCosts:
     """What the protection cost: messages, bytes, channels, dummies, extra users.
@@ -275,7 +365,8 @@ class RunReport:
 
     ``files`` maps a name (``result``, ``transcript``, ``plots``, ``report``, ``html``...)
     to the path written; ``inputs`` (the plan file and output directory, set by the CLI)
-    is printed by ``--json`` only.
+    is printed by ``--json`` only. ``provenance`` (crowdhide's version, seed, backend,
+    command line) is written first in ``report.json``.
     """
 
     plan: PlanReport
@@ -287,6 +378,7 @@ class RunReport:
     network: Mapping[str, Any] | None = None
     notes: tuple[str, ...] = ()
     inputs: Mapping[str, str] = field(default_factory=dict)
+    provenance: Provenance | None = None
 
     @property
     def privacy(self) -> PrivacyStatement:
@@ -295,7 +387,11 @@ class RunReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of the run (``report.json``; ``--json`` adds ``inputs``)."""
-        record = self.plan.to_dict()
+        record: dict[str, Any] = {}
+        if self.provenance is not None:
+            record["provenance"] = self.provenance.to_dict()
+        record.update(self.plan.to_dict())
+        record["protection"] = dict(PROTECTION)
         record["execution"] = self.execution.to_dict()
         if self.network is not None:
             record["network"] = dict(self.network)

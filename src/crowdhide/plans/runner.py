@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from crowdhide._validation import check_int
 from crowdhide.accounting import PrivacyStatement
 from crowdhide.accounting.countermeasure_costs import route_costs
 from crowdhide.engine import Execution, Transcript, execute
-from crowdhide.errors import UnmetTargetError
+from crowdhide.errors import MissingExtraError, UnmetTargetError
 from crowdhide.plans.certify import (
     CountermeasureAccountant,
     PlanPrivacy,
@@ -37,6 +37,7 @@ from crowdhide.plans.run_report import (
     ExecutionRecord,
     HopReport,
     PlanReport,
+    Provenance,
     RunCosts,
     RunReport,
     Timings,
@@ -338,8 +339,8 @@ def _plots(
     )
     try:
         pngs = plot_tradeoff(tradeoff, out)
-    except ImportError:
-        return ("plots skipped: matplotlib not installed",), {}
+    except MissingExtraError as exc:  # plots are the optional `plot` extra
+        return (f"plots skipped: {exc}",), {}
     return (), {
         "plots": ", ".join(str(p) for p in pngs),
         "tradeoff_csv": str(write_csv(out / "tradeoff.csv", tradeoff.rows)),
@@ -376,6 +377,7 @@ def run_spec(
     block_size: int | None = None,
     allow_unmet: bool = True,
     pages: Mapping[str, PageWriter] | None = None,
+    command: Sequence[str] | None = None,
 ) -> RunReport:
     """Prepare, execute, compare with the exact answer, write files; return the report.
 
@@ -390,6 +392,8 @@ def run_spec(
     processes); ``block_size`` overrides ``[run] block_size`` (blocks are spread over hosts).
     ``pages`` (``{"html": writer}``) writes more pages before ``report.json``, which lists
     them under ``files`` (:func:`crowdhide.report.html.run_with_html` adds ``report.html``).
+    ``command`` (the command line that started the run, if any) is recorded with
+    crowdhide's version, the seed and the backend in the report's ``provenance``.
     """
     backend_name, shard_count, ray_address = _execution_choice(spec, backend, shards, address)
     size = spec.block_size if block_size is None else check_int("block_size", block_size, low=1)
@@ -436,5 +440,10 @@ def run_spec(
         files=files,
         network=net_record,
         notes=notes,
+        provenance=Provenance.now(
+            seed=run.seed,
+            backend=run.backend,
+            command=command,
+        ),
     )
     return _finish(report, out, pages or {})

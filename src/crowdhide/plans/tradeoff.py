@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from crowdhide._extras import require
 from crowdhide.accounting.countermeasure_costs import route_costs
 from crowdhide.accounting.scrambler import local_randomizer_epsilon
 from crowdhide.plans.certify import CountermeasureAccountant
@@ -181,9 +182,7 @@ _PICTURES = (
 
 def plot_tradeoff(tradeoff: Tradeoff, out: Path) -> list[Path]:
     """Draw ε against network load and against individual load; return the PNG paths."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the privacy/load plots of a run").use("Agg")
     import matplotlib.pyplot as plt
 
     files: list[Path] = []

@@ -16,15 +16,17 @@ from functools import singledispatch
 from pathlib import Path
 from typing import Any
 
+from crowdhide._extras import require
+from crowdhide.errors import MissingExtraError
 from crowdhide.plans.query import AggregateAnswer, Answer
-from crowdhide.plans.run_report import PlanReport, RunReport
+from crowdhide.plans.run_report import PROTECTION, PlanReport, RunReport
 from crowdhide.plans.spec import RunSpec
 from crowdhide.report.words import (
     cluster_words,
     cost_words,
     fmt_count,
-    fmt_interval,
     fmt_num,
+    interval_cell,
     path_meaning,
     route_words,
 )
@@ -79,10 +81,12 @@ def render_html(report: RunReport, out_dir: Path) -> str:
         f"<h1>Run report: {name}</h1>",
         f"<p class='lead'>{e(_query_text(report.plan))}</p>",
         _summary(report),
+        _protection_section(),
         _answer_section(report.answer),
         _privacy_section(report.plan),
         _costs_section(report),
         _figures(report, out_dir),
+        _provenance_section(report),
         "</body></html>",
     ]
     return "\n".join(parts)
@@ -114,6 +118,39 @@ def _summary(report: RunReport) -> str:
     )
 
 
+def _protection_section() -> str:
+    """Which numbers ε protects (the traffic) and which it does not (the values)."""
+    rows = "".join(
+        f"<tr><td class='k'>{html.escape(k)}</td><td class='k'>{html.escape(v)}</td></tr>"
+        for k, v in PROTECTION.items()
+    )
+    return (
+        "<div class='scroll'><table id='protection'><caption>What ε protects, and what it "
+        f"does not</caption>{rows}</table></div>"
+    )
+
+
+def _provenance_section(report: RunReport) -> str:
+    """crowdhide's version, the seed, the backend and the command line of the run."""
+    p = report.provenance
+    if p is None:
+        return ""
+    items = [
+        ("crowdhide", p.crowdhide),
+        ("command", p.command_text()),
+        ("seed", str(p.seed)),
+        ("backend", p.backend),
+        ("created (UTC)", p.created_utc),
+        ("Python", p.python),
+        *((name, version) for name, version in p.dependencies.items()),
+    ]
+    rows = "".join(
+        f"<tr><td class='k'>{html.escape(k)}</td><td class='k'>{html.escape(v)}</td></tr>"
+        for k, v in items
+    )
+    return f"<h2>Provenance</h2><table id='provenance'>{rows}</table>"
+
+
 @singledispatch
 def _answer_section(answer: Answer) -> str:
     """Any query's answer: its result and utility as key / value tables."""
@@ -143,8 +180,8 @@ def _set_html(answer: AggregateAnswer, g: int) -> str:
             fmt = fmt_count if a.startswith("count") else fmt_num
             cells.append(f"<td>{fmt(est.get(a))}</td>")
             if a.split("(")[0] not in ("min", "max"):
-                interval = fmt_interval(est.get(f"{a} low"), est.get(f"{a} high"), fmt)
-                cells.append(f"<td>{interval}</td>")
+                interval = interval_cell(est, a, fmt) if est else "-"
+                cells.append(f"<td>{html.escape(interval)}</td>")
             cells.append(f"<td>{fmt(ref[a])}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     pis = list(answer.inclusion_probability.values())
@@ -244,8 +281,8 @@ def _figures(report: RunReport, out_dir: Path) -> str:
     if traffic:
         try:
             png = _traffic_png(traffic, report.plan.route_names)
-        except ImportError:  # matplotlib is the optional `plot` extra
-            out.append("<p>Pictures need matplotlib (pip install 'crowdhide[plot]').</p>")
+        except MissingExtraError as exc:  # matplotlib is the optional `plot` extra
+            out.append(f"<p>No pictures: {html.escape(str(exc))}.</p>")
     if png:
         out.append(
             f"<figure class='wide'><img alt='messages per compute node' src='{_data_uri(png)}'>"
@@ -268,9 +305,7 @@ def _figures(report: RunReport, out_dir: Path) -> str:
 
 
 def _traffic_png(traffic: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> bytes:
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", purpose="the pictures of report.html").use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 

@@ -14,13 +14,13 @@ from functools import singledispatch
 from typing import Any
 
 from crowdhide.plans.query import AggregateAnswer, Answer
-from crowdhide.plans.run_report import PlanReport, RunReport
+from crowdhide.plans.run_report import PROTECTION, PlanReport, RunReport
 from crowdhide.report.words import (
     cluster_words,
     cost_words,
     fmt_count,
-    fmt_interval,
     fmt_num,
+    interval_cell,
     path_meaning,
 )
 
@@ -110,6 +110,7 @@ def _pairs(
 def render_run(report: RunReport, console: Console) -> None:
     """Print the report of ``crowdhide run`` (the :class:`RunReport` ``run_spec`` returns)."""
     _result(report.answer, report, console)
+    _pairs(console, "What ε protects, and what it does not", list(PROTECTION.items()), text=True)
     _privacy(report.plan, console)
     _costs(report, console)
     _pairs(console, "Files written", [(k, str(v)) for k, v in report.files.items()], text=True)
@@ -155,7 +156,7 @@ def _set_table(
             fmt = fmt_count if kind == "count" else fmt_num
             cells.append(fmt(est.get(a)) if est else "-")
             if kind not in ("min", "max"):
-                cells.append(fmt_interval(est[f"{a} low"], est[f"{a} high"], fmt) if est else "-")
+                cells.append(interval_cell(est, a, fmt) if est else "-")
             cells.append(fmt(ref[a]))
         table.append(cells)
     return headers, table
@@ -193,9 +194,10 @@ def _accuracy(answer: AggregateAnswer, console: Console) -> None:
     rows = answer.estimates
     cover: list[tuple[str, str]] = []
     for a in answer.aggregates:
-        if a.split("(")[0] in ("min", "max"):
+        kind = a.split("(")[0]
+        if kind in ("min", "max"):
             continue
-        inside = total = 0
+        inside = total = few = 0
         worst = 0.0
         for ref in answer.exact:
             keys = [k for k in ref if k != "grouping_set" and "(" not in k]
@@ -209,11 +211,17 @@ def _accuracy(answer: AggregateAnswer, console: Console) -> None:
             if not match:
                 continue
             est = match[0]
+            if kind != "count" and est.get("too_few_tuples"):
+                total, few = total - 1, few + 1  # no interval to cover
+                continue
             inside += int(est[f"{a} low"] <= ref[a] <= est[f"{a} high"])
             if math.isfinite(est[a]) and ref[a]:
                 worst = max(worst, abs(est[a] - ref[a]) / abs(ref[a]))
         cover.append(
-            (f"{a}: groups whose exact value is inside the 95 % interval", f"{inside} of {total}")
+            (
+                f"{a}: groups whose exact value is inside the 95 % interval",
+                f"{inside} of {total}" + (f" ({few} more: too few tuples)" if few else ""),
+            )
         )
         cover.append((f"{a}: largest relative error of the estimate", f"{100 * worst:.1f} %"))
     on_used = answer.utility.vs_duckdb_on_used_tuples

@@ -18,6 +18,7 @@ __all__ = [
     "fmt_interval",
     "fmt_num",
     "group_words",
+    "interval_cell",
     "path_meaning",
     "route_words",
 ]
@@ -77,6 +78,24 @@ def fmt_num(value: Any) -> str:
         return f"{x:.3e}"
     digits = max(0, 3 - math.floor(math.log10(abs(x))))
     return f"{x:,.{digits}f}"
+
+
+#: What a report prints instead of a sum/avg interval resting on too few sampled tuples.
+TOO_FEW = "too few tuples"
+
+
+def interval_cell(row: Mapping[str, Any], label: str, fmt: Callable[[Any], str]) -> str:
+    """The interval of aggregate ``label`` in estimate ``row``, or "too few tuples".
+
+    >>> row = {"avg(x) low": float("nan"), "avg(x) high": float("nan"), "too_few_tuples": True}
+    >>> interval_cell(row, "avg(x)", fmt_num)
+    'too few tuples'
+    >>> interval_cell({**row, "count(*) low": 1.0, "count(*) high": 2.0}, "count(*)", fmt_count)
+    '1 – 2'
+    """
+    if row.get("too_few_tuples") and not label.startswith("count"):
+        return TOO_FEW
+    return fmt_interval(row.get(f"{label} low"), row.get(f"{label} high"), fmt)
 
 
 def fmt_interval(low: Any, high: Any, fmt: Callable[[Any], str] = fmt_num) -> str:
