@@ -12,6 +12,10 @@
   from the safe side). Unlike the classical ``σ = Δ√(2 ln(1.25/δ))/ε`` it is valid for every
   ε >= 0 and never larger than necessary.
 
+The samplers (``randomize``) are numpy's floating-point ones, not hardened: the known
+floating-point attacks on Laplace (Mironov, CCS 2012) apply to their outputs, and the
+certificates hold for the ideal real-valued mechanisms (docs/limitations.md).
+
 δ(ε; σ) is the Gaussian privacy profile of :mod:`crowdhide.accounting.gaussian` with
 ``μ = Δ/σ`` (log space: δ down to 1e-300 and σ up to 1e12·Δ neither underflow nor cancel).
 """
@@ -84,7 +88,15 @@ class LaplaceMechanism:
         return self.sensitivity / self.eps0
 
     def randomize(self, values: npt.ArrayLike, *, rng: Any = None) -> npt.NDArray[np.float64]:
-        """Add independent Laplace noise to every entry of ``values``."""
+        """Add independent Laplace noise to every entry of ``values``.
+
+        Warnings
+        --------
+        Floating-point sampler (numpy's ``Generator.laplace``), not a hardened one. Mironov's
+        attack on floating-point Laplace (CCS 2012) applies: the doubles it can output depend on
+        the input, so ε-DP does not hold for the released bits. Fine for simulation and
+        accounting; do not release its outputs to an adversary. See docs/limitations.md.
+        """
         vals = as_real_array("values", values)
         return vals + as_rng(rng).laplace(0.0, self.scale, size=vals.shape)
 
@@ -234,7 +246,16 @@ class GaussianMechanism:
         )
 
     def randomize(self, values: npt.ArrayLike, *, rng: Any = None) -> npt.NDArray[np.float64]:
-        """Add independent ``N(0, σ²)`` noise to every entry of ``values``."""
+        """Add independent ``N(0, σ²)`` noise to every entry of ``values``.
+
+        Warnings
+        --------
+        Floating-point sampler (numpy's ``Generator.normal``), not a hardened one.
+        Floating-point attacks of the kind Mironov showed on Laplace (CCS 2012) apply, so the
+        (ε, δ) certificate holds for the ideal real-valued mechanism, not for the released
+        doubles. Fine for simulation and accounting; do not release its outputs to an
+        adversary. See docs/limitations.md.
+        """
         vals = as_real_array("values", values)
         return vals + as_rng(rng).normal(0.0, self.sigma, size=vals.shape)
 

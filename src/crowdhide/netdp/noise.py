@@ -47,14 +47,24 @@ def rr_gamma(*, eps0: float, domain_size: int) -> float:
 def gaussian_noise(
     rng: np.random.Generator, scale: float | npt.NDArray[np.float64], size: tuple[int, ...] | int
 ) -> npt.NDArray[np.float64]:
-    """Centered Gaussian noise with standard deviation ``scale``."""
+    """Centered Gaussian noise with standard deviation ``scale``.
+
+    Floating-point sampler (numpy's ``Generator.normal`` times ``scale``), not a hardened
+    one: floating-point attacks (Mironov, CCS 2012) apply to its released doubles. For
+    simulation and accounting only; see docs/limitations.md.
+    """
     return np.asarray(rng.normal(0.0, 1.0, size), dtype=np.float64) * scale
 
 
 def laplace_noise(
     rng: np.random.Generator, std: float | npt.NDArray[np.float64], size: tuple[int, ...] | int
 ) -> npt.NDArray[np.float64]:
-    """Centered Laplace noise with standard deviation ``std`` (scale ``std/√2``)."""
+    """Centered Laplace noise with standard deviation ``std`` (scale ``std/√2``).
+
+    Floating-point sampler (numpy's ``Generator.laplace`` times a scale), not a hardened
+    one: Mironov's attack on floating-point Laplace (CCS 2012) applies to its released
+    doubles. For simulation and accounting only; see docs/limitations.md.
+    """
     return np.asarray(rng.laplace(0.0, 1.0, size), dtype=np.float64) * (
         np.asarray(std) / math.sqrt(2.0)
     )
