@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -109,3 +110,10 @@ def test_report_json_labels_and_provenance(
         assert prov["dependencies"]["numpy"] == np.__version__
         assert prov["created_utc"].endswith("Z")
     assert next(iter(written)) == "provenance"
+
+
+def test_terminal_prints_the_run_notes(small_run: tuple[RunReport, Path]) -> None:
+    """A run without matplotlib says its plots were skipped (the note was JSON-only)."""
+    report, _ = small_run
+    note = "plots skipped: the privacy/load plots of a run needs matplotlib"
+    assert note in " ".join(_terminal(replace(report, notes=(note,))).split())

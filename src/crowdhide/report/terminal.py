@@ -114,6 +114,8 @@ def render_run(report: RunReport, console: Console) -> None:
     _privacy(report.plan, console)
     _costs(report, console)
     _pairs(console, "Files written", [(k, str(v)) for k, v in report.files.items()], text=True)
+    for note in report.notes:  # e.g. plots skipped for a missing extra
+        console.print(f"note: {note}", overflow="fold")
     t = report.timings
     console.print(f"total {t.total_s:.2f} s (execution {t.execute_s:.2f} s)")
 
