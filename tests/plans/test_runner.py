@@ -63,8 +63,9 @@ def test_added_messages_are_those_of_the_data_routes(spec: dict[str, Any], tmp_p
         else ["result", "exact"]
     )
     assert list(report.to_dict()) == [
-        *["name", "query", "data", "mode", "target", "target_met", "routes"],
-        *["countermeasures", "clusters_per_path", "privacy", "execution", *answer],
+        *["provenance", "name", "query", "data", "mode", "target", "target_met", "routes"],
+        *["countermeasures", "clusters_per_path", "privacy", "protection", "execution"],
+        *answer,
         *["utility", "costs", "timings", "files"],
     ]
     written = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
@@ -79,6 +80,7 @@ def test_html_report_through_the_api(tmp_path: Path) -> None:
     assert written["files"] == dict(report.files)
     assert written["privacy"]["epsilon"] == pytest.approx(report.privacy.epsilon, rel=1e-15)
     assert "inputs" not in written  # set by the CLI for --json only
+    assert written["provenance"]["command"] is None  # started from Python, not the CLI
 
 
 def test_even_delta_split_meets_its_own_target() -> None:
