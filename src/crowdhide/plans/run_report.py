@@ -54,6 +54,10 @@ PROTECTION: Mapping[str, str] = {
     "exact": (
         "NOT protected, for checking only: the same query on all tuples without countermeasures"
     ),
+    "seed": (
+        "not secret: whoever knows it can replay the sampling, dummies and shuffles and "
+        "undo the traffic's protection; keep it (and report.json) from the observer"
+    ),
 }
 
 
