@@ -25,7 +25,12 @@ if TYPE_CHECKING:
 __all__ = ["PlanFileArgument", "register", "run_command"]
 
 #: The plan file argument of ``crowdhide plan`` and ``crowdhide run``.
-PlanFileArgument = Annotated[Path, typer.Argument(help="PLAN.toml (data, query, privacy).")]
+PlanFileArgument = Annotated[
+    Path,
+    typer.Argument(
+        help="PLAN.toml (data, query, privacy), or example:NAME (crowdhide examples list)."
+    ),
+]
 OutOption = Annotated[
     Path | None, typer.Option("--out", help="Output directory (default: results/<name>).")
 ]
