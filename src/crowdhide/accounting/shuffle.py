@@ -99,7 +99,12 @@ from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting import _krr_fast
 from crowdhide.accounting import _shuffle_pairs as pairs
 from crowdhide.accounting.binary_rr import binary_rr_tilted_curve
-from crowdhide.accounting.curves import PrivacyCurve
+from crowdhide.accounting.curves import PrivacyCurve, RoundedCurve
+from crowdhide.accounting.logmath import (
+    MACHINE_EPSILON,
+    loss_allowance,
+    probability_loss_allowance,
+)
 from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import LOG_ZERO, calibrate, safe_root
 from crowdhide.accounting.statement import Kind, PrivacyStatement
@@ -619,34 +624,26 @@ def _ldp_lower_curve(eps0: float, n: int) -> PrivacyCurve:
 # The registry of bounds
 
 
-class SafeSideCurve(PrivacyCurve):
-    """A bound's curve as reported (pessimistic rounding, issue 15).
-
-    δ(ε) is moved a relative :data:`_ROUNDING_MARGIN` away from the truth (up for
-    certificates, down for lower bounds) and ε(δ) is solved at a target δ moved the same way,
-    so a computed δ off by that much can never make an answer unsafe. Every shuffle of
-    ε0-LDP reports is ε0-DP, so ε is capped at ε0 and δ(ε >= ε0) = 0.
+class SafeSideCurve(RoundedCurve):
+    """A bound's curve as reported (pessimistic rounding, issues 15 and 28): a
+    :class:`~crowdhide.accounting.curves.RoundedCurve` with the relative
+    :data:`_ROUNDING_MARGIN` on δ and the absolute
+    :func:`~crowdhide.accounting.logmath.loss_allowance` on ε (the shuffle evaluators'
+    losses and thresholds near ε0). Every shuffle of ε0-LDP reports is ε0-DP, so ε is capped
+    at ε0 and δ(ε >= ε0) = 0.
     """
 
-    def __init__(self, inner: PrivacyCurve, eps0: float, *, lower: bool) -> None:
-        self.inner, self._eps0, self._lower = inner, eps0, lower
-        self._scale = 1.0 - _ROUNDING_MARGIN if lower else 1.0 + _ROUNDING_MARGIN
-
-    def log_delta(self, epsilon: float) -> float:
-        if epsilon >= self._eps0:
-            return -math.inf
-        return min(self.inner.log_delta(epsilon) + math.log(self._scale), 0.0)
-
-    def delta(self, epsilon: float) -> float:
-        eps = check_real("epsilon", epsilon, low=0.0)
-        if eps >= self._eps0:
-            return 0.0
-        return min(self.inner.delta(eps) * self._scale, 1.0)
-
-    def epsilon(self, delta: float) -> float:
-        d = check_probability("delta", delta, allow_zero=False, allow_one=False)
-        target = d * (1.0 + _ROUNDING_MARGIN if self._lower else 1.0 - _ROUNDING_MARGIN)
-        return min(self.inner.epsilon(min(target, 1.0 - 1e-16)), self._eps0)
+    def __init__(
+        self, inner: PrivacyCurve, eps0: float, *, lower: bool, loss_error: float | None = None
+    ) -> None:
+        super().__init__(
+            inner,
+            relative=_ROUNDING_MARGIN,
+            loss_error=loss_allowance(eps0) if loss_error is None else loss_error,
+            lower=lower,
+            cap=eps0,
+        )
+        self._eps0 = eps0
 
     def epsilon_upper_hint(self) -> float:
         return self._eps0
@@ -683,6 +680,9 @@ class ShuffleBound:
     #: Most grid points :func:`epsilon_vs_n` evaluates this bound at (None: all of them);
     #: for bounds that take a second or more per point.
     plot_points: int | None = None
+    #: The absolute loss allowance on ε of its evaluator (None: thresholds computed from
+    #: e^ε and e^ε0, :func:`~crowdhide.accounting.logmath.loss_allowance`).
+    loss_error: Callable[[ShuffleParams], float] | None = None
 
     def listed_for(self, k: int | None) -> bool:
         """Whether the bound is listed (``*_all``, ``--bound all``) for this randomizer class."""
@@ -700,7 +700,10 @@ class ShuffleBound:
 
     def curve(self, params: ShuffleParams) -> PrivacyCurve:
         """The bound's curve as reported (rounded to the safe side, ε capped at ε0)."""
-        return SafeSideCurve(self.build(params), params.eps0, lower=self.kind == "lower")
+        loss = None if self.loss_error is None else self.loss_error(params)
+        return SafeSideCurve(
+            self.build(params), params.eps0, lower=self.kind == "lower", loss_error=loss
+        )
 
 
 def _erlingsson_condition(p: ShuffleParams) -> str | None:
@@ -789,6 +792,16 @@ def _exact_condition(p: ShuffleParams) -> str | None:
     return None
 
 
+def _exact_loss_error(p: ShuffleParams) -> float:
+    """k >= 3: the exhaustive classes' losses are logs of probabilities convolved from n
+    reports (each step a sum of 4 positive products: <= 5 roundings) and normalised by a
+    pairwise sum over (n+1)^3 cells; k = 2: thresholds from e^ε and e^ε0 only."""
+    if p.k == 2:
+        return loss_allowance(p.eps0)
+    steps = 5.0 * (p.n + 1) + 3.0 * math.log2(p.n + 1) + 4.0
+    return max(probability_loss_allowance(steps * MACHINE_EPSILON), loss_allowance(p.eps0))
+
+
 def _exact_curve(p: ShuffleParams) -> PrivacyCurve:
     eps0, n = p.eps0, p.n
     if p.k == 2:  # binary RR: n datasets, each an exact count law (O(n · window) per δ)
@@ -860,6 +873,7 @@ _BOUNDS: tuple[ShuffleBound, ...] = (
         ShuffleBound(
             "exact", "exact", "exhaustive enumeration of datasets", "krr", _exact_curve,
             _exact_condition, in_best=lambda p: _exact_condition(p) is None,
+            loss_error=_exact_loss_error,
         ),
         ShuffleBound(
             "krr_lower", "lower", "canonical k-RR datasets (docs/shuffle.md)", "krr",
