@@ -77,7 +77,7 @@ def krr_worst_delta(n: int, k: int, eps0: float, eps: float) -> mp.mpf:
     return worst_delta(krr_matrix(eps0, k), n, eps, values=min(k, 3))
 
 
-def clone_pair_delta(n: int, eps0: float, beta: mp.mpf, eps: float) -> mp.mpf:
+def clone_pair(n: int, eps0: float, beta: mp.mpf) -> tuple[Law, Law]:
     """The FMT clone pair: ``C ~ Bin(n−1, β)``, ``A | C ~ Bin(C, 1/2)``, ``P = α (A+1, C−A)
     + (1−α) (A, C−A+1)``, ``Q`` with α and 1 − α swapped, ``α = e^ε0/(e^ε0 + 1)``."""
     e = mp.exp(mp.mpf(eps0))
@@ -94,7 +94,32 @@ def clone_pair_delta(n: int, eps0: float, beta: mp.mpf, eps: float) -> mp.mpf:
             ):
                 p[key] = p.get(key, mp.mpf(0)) + w * fp
                 q[key] = q.get(key, mp.mpf(0)) + w * fq
-    return hockey_stick(p, q, eps)
+    return p, q
+
+
+def clone_pair_delta(n: int, eps0: float, beta: mp.mpf, eps: float) -> mp.mpf:
+    return hockey_stick(*clone_pair(n, eps0, beta), eps)
+
+
+def approximate_dp_pair(eps: float, delta: float) -> tuple[Law, Law]:
+    """The dominating pair of (ε, δ)-DP: ``P = (δ, (1−δ) e^ε/(1+e^ε), (1−δ)/(1+e^ε), 0)``
+    and ``Q`` its mirror image (Kairouz, Oh, Viswanath)."""
+    e, d = mp.exp(mp.mpf(eps)), mp.mpf(delta)
+    p = [d, (1 - d) * e / (1 + e), (1 - d) / (1 + e), mp.mpf(0)]
+    return (
+        {(i,): v for i, v in enumerate(p)},
+        {(i,): v for i, v in enumerate(reversed(p))},
+    )
+
+
+def compose(*pairs: tuple[Law, Law]) -> tuple[Law, Law]:
+    """The product of pairs (outcomes concatenated)."""
+    p: Law = {(): mp.mpf(1)}
+    q: Law = {(): mp.mpf(1)}
+    for pp, qq in pairs:
+        p = {a + b: wa * wb for a, wa in p.items() for b, wb in pp.items()}
+        q = {a + b: wa * wb for a, wa in q.items() for b, wb in qq.items()}
+    return p, q
 
 
 def _scrambler_law(
