@@ -245,3 +245,18 @@ def test_registries_are_walked() -> None:
         assert isinstance(registry, Registry)
         assert len(registry) >= 2
     assert math.isfinite(ScramblerParams(targets=3, sigma=0.3, n=2, dummies=0).eps0)
+
+
+def test_exact_k2_refuses_a_delta_below_its_underflow_bound() -> None:
+    """k = 2 at δ = 1e-300 (issue 28, bounded work): `exact` adds up to (n + 2)·1e-300 to δ,
+    so it could only answer ε0 after a full O(n · window) root search; it now says so before
+    any work, and ``best`` answers from the other certificates."""
+    from crowdhide.accounting.shuffle import shuffle_epsilon
+
+    r = shuffle_epsilon(eps0=1.0, n=2500, k=2, delta=1e-300, bound="exact")
+    assert not r.conditions_met
+    assert "underflow bound" in r.notes[0]
+    best = shuffle_epsilon(eps0=1.0, n=2500, k=2, delta=1e-300)
+    assert best.is_certificate
+    assert best.lower is not None
+    assert best.lower.epsilon <= best.epsilon < 1.0
