@@ -665,6 +665,14 @@ def _closed_form(params: ShuffleParams) -> float:
     return 0.0
 
 
+def _clone_pair_loss(params: ShuffleParams) -> float:
+    """Loss allowance of a bound that is the FMT clone pair (``feldman2021``/``2023``, and
+    ``krr_clone``/``krr_blanket`` at k = 2): :func:`_shuffle_pairs.clone_pair_log_delta`
+    computes its thresholds without cancellation (``expm1(ε0 − ε)``) and adds their
+    rounding (``theta_rtol``) itself, so it needs none; other k: the default."""
+    return 0.0 if params.k in (None, 2) else loss_allowance(params.eps0)
+
+
 def _always(params: ShuffleParams) -> bool:
     return True
 
@@ -888,7 +896,7 @@ _BOUNDS: tuple[ShuffleBound, ...] = (
         ShuffleBound(
             "feldman2021", "upper", "Feldman, McMillan, Talwar, FOCS 2021", "any", _fmt21_curve,
             # With k the FMT23 pair (more clones, same mixture) is a post-processing of it.
-            in_best=lambda p: p.k is None,
+            in_best=lambda p: p.k is None, loss_error=lambda p: 0.0,
         ),
         ShuffleBound(
             "feldman2023", "upper", _FMT23, "any", _fmt23_curve, certificate_without_k=False,
@@ -896,6 +904,7 @@ _BOUNDS: tuple[ShuffleBound, ...] = (
             # even at ε0 -> 0), so best skips it there for speed; k = 2: binary_rr_blocks
             # is 11-47 % tighter once the count has some noise (n p q >= 64).
             in_best=lambda p: p.k == 2 and (p.n <= BINARY_EXACT_MAX_N or _binary_noise(p) < 64),
+            loss_error=lambda p: 0.0,  # the clone pair: see _clone_pair_loss
         ),
         ShuffleBound(
             "variation_ratio", "upper", _VARIATION_RATIO, "any", _variation_ratio_curve,
@@ -906,12 +915,14 @@ _BOUNDS: tuple[ShuffleBound, ...] = (
         ShuffleBound(
             "krr_clone", "upper", "crowdhide k-RR clone reduction (docs/shuffle.md)", "krr",
             _krr_clone_curve, in_best=lambda p: p.k != 2,  # k = 2: the same curve as feldman2023
+            loss_error=_clone_pair_loss,
         ),
         ShuffleBound(
             "krr_blanket", "upper", _BLANKET_EXACT, "krr", _krr_blanket_curve,
             # k = 2: the same pair as feldman2023; beyond KRR_BLANKET_BEST_MAX_N krr_clone
             # is the tighter one (docs/shuffle.md).
             in_best=lambda p: p.k != 2 and p.n <= KRR_BLANKET_BEST_MAX_N,
+            loss_error=_clone_pair_loss,
         ),
         ShuffleBound(
             "binary_rr_blocks", "upper", "crowdhide blocks of datasets (accounting/binary_rr.py)",
