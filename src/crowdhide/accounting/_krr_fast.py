@@ -59,7 +59,7 @@ from crowdhide.accounting.binomial_tails import (
     row_windows,
     window_blocks,
 )
-from crowdhide.accounting.logmath import kappa_up, rate_down, rate_up
+from crowdhide.accounting.logmath import MACHINE_EPSILON, kappa_up, rate_down, rate_up
 
 __all__ = [
     "alpha_pair_h",
@@ -626,11 +626,13 @@ def binary_rr_worst_log_delta(
     if eps >= eps0:
         return -math.inf
     s_prev, s_cur, log_scale, tail, rtol = _binary_layout(n, eps0, log_tail, width)
-    e, big = math.exp(eps0), math.exp(eps)
-    p, q = e / (e + 1.0), 1.0 / (e + 1.0)
-    a, b = p - big * q, (1.0 - p) - big * (1.0 - q)
-    # value + error bound = a S_prev + b S_cur + η (|a| S_prev + |b| S_cur), one pass.
-    eta = rtol + 4.4e-16
+    big, q = math.exp(eps), 1.0 / (math.exp(eps0) + 1.0)
+    # a = p − e^ε q and b = (1 − p) − e^ε (1 − q) without cancellation (issue 28: near ε0,
+    # p − e^ε q lost ~1e-16/(ε0 − ε) relative): a = q e^ε (e^{ε0−ε} − 1), b = −q (e^{ε0+ε} − 1).
+    a, b = q * big * math.expm1(eps0 - eps), -q * math.expm1(eps0 + eps)
+    # value + error bound = a S_prev + b S_cur + η (|a| S_prev + |b| S_cur), one pass; a and
+    # b carry a few roundings, each amplified by at most the size of the exponent.
+    eta = rtol + (8.0 + 2.0 * (eps + eps0)) * MACHINE_EPSILON
     value = (a + eta * abs(a)) * s_prev + (b + eta * abs(b)) * s_cur
     best = np.maximum(value.max(axis=1) + s_prev.shape[1] * 1e-300, 0.0)
     with np.errstate(divide="ignore"):

@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
+from crowdhide.accounting.logmath import MACHINE_EPSILON
 from crowdhide.accounting.statement import Kind, PrivacyStatement
 
 __all__ = [
@@ -164,13 +165,44 @@ class PldCurve(PrivacyCurve):
         """The underlying ``dp_accounting.pld.PrivacyLossDistribution``."""
         return self._pld
 
+    def _relative_allowance(self) -> float:
+        """Relative error bound of ``dp_accounting``'s δ(ε) = ``Σ −expm1(ε − L_i) p_i`` (one
+        dot product over N support points, losses ``L_i = i h``): ``(N + 4)`` roundings. A
+        loss near ε is also off by a few ulps of ε, which no relative margin covers when
+        ``L_i − ε`` is tiny (issue 28): :meth:`delta` reads the curve at ``ε − 4 (1 + ε)``
+        ulps, as :class:`~crowdhide.accounting.curves.RoundedCurve` does."""
+        size = 0
+        for name in ("_pmf_remove", "_pmf_add"):
+            pmf = getattr(self._pld, name, None)
+            size = max(size, int(getattr(pmf, "size", 0) or 0))
+        return (size + 4.0) * MACHINE_EPSILON
+
+    def _raw_delta(self, epsilon: float) -> float:
+        return float(self._pld.get_delta_for_epsilon(epsilon))
+
+    def delta(self, epsilon: float) -> float:
+        eps = check_real("epsilon", epsilon, low=0.0)
+        relative = self._relative_allowance()
+        at = max(eps - 4.0 * (1.0 + eps) * MACHINE_EPSILON, 0.0)
+        return min(self._raw_delta(at) * (1.0 + relative), 1.0)
+
     def log_delta(self, epsilon: float) -> float:
-        value = float(self._pld.get_delta_for_epsilon(epsilon))
+        value = self.delta(epsilon)
         return math.log(value) if value > 0.0 else -math.inf
 
     def epsilon(self, delta: float) -> float:
+        """Smallest ε whose safe-side δ (:meth:`delta`) meets ``delta``: dp_accounting's
+        ε at a target lowered by the relative allowance, checked against :meth:`delta` and
+        raised (a few steps) where its own rounding left it a hair too small."""
         target = check_probability("delta", delta, allow_zero=False, allow_one=False)
-        return max(0.0, float(self._pld.get_epsilon_for_delta(target)))
+        relative = self._relative_allowance()
+        eps = max(0.0, float(self._pld.get_epsilon_for_delta(target / (1.0 + 2.0 * relative))))
+        step = 8.0 * (1.0 + eps) * MACHINE_EPSILON
+        for _ in range(64):  # bounded: each step doubles
+            if not math.isfinite(eps) or self.delta(eps) <= target:
+                return eps
+            eps, step = eps + step, 2.0 * step
+        return super().epsilon(delta)
 
     def compose(self, other: PldCurve, count: int = 1) -> PldCurve:
         """This curve composed with ``count`` copies of ``other``."""

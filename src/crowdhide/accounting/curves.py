@@ -26,7 +26,7 @@ from crowdhide.accounting.logmath import log1mexp, logsumexp
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.statement import PrivacyStatement
 
-__all__ = ["DiscretePairCurve", "PrivacyCurve", "SmallestCurve"]
+__all__ = ["DiscretePairCurve", "PrivacyCurve", "RoundedCurve", "SmallestCurve"]
 
 
 class PrivacyCurve(abc.ABC):
@@ -118,6 +118,75 @@ class SmallestCurve(PrivacyCurve):
 
     def epsilon_upper_hint(self) -> float:
         return min(m.epsilon_upper_hint() for m in self._members)
+
+
+class RoundedCurve(PrivacyCurve):
+    """A computed curve rounded to the safe side by the allowances of its error model.
+
+    Two allowances move every answer away from the truth (up for certificates, down for
+    ``lower`` bounds): a ``relative`` one on δ, for relative errors of the probabilities,
+    and an absolute ``loss_error`` ``η`` on ε, for errors of the privacy losses ``ln P/Q``
+    (or of the thresholds a count must pass): near a largest loss the terms are ``P (1 −
+    e^{ε − L})`` with ``L − ε`` as small as 1e-14, so a loss error ``η`` is ``η/(L − ε)``
+    relative there and no relative margin covers it (issue 28). When every loss is within
+    ``η`` the computed curve at ``ε − η`` is at least the true one at ``ε``, term by term
+    (δ is non-increasing), and at ``ε + η`` at most it. So a certificate reports ``(1 + m)
+    δ_c(ε − η)`` and a lower bound ``(1 − m) δ_c(ε + η)``; ε(δ) is solved at the target
+    moved the same way and then moved by ``η``. With ``cap`` (a pure ε every pair
+    satisfies), δ(ε >= cap) = 0 and ε <= cap.
+
+    Examples
+    --------
+    >>> rr = DiscretePairCurve(np.log([0.75, 0.25]), np.log([0.25, 0.75]))
+    >>> up = RoundedCurve(rr, relative=1e-9, loss_error=1e-12, lower=False)
+    >>> low = RoundedCurve(rr, relative=1e-9, loss_error=1e-12, lower=True)
+    >>> low.delta(0.5) < rr.delta(0.5) < up.delta(0.5)
+    True
+    >>> low.epsilon(1e-9) < rr.epsilon(1e-9) < up.epsilon(1e-9)
+    True
+    """
+
+    def __init__(
+        self,
+        inner: PrivacyCurve,
+        *,
+        relative: float,
+        loss_error: float,
+        lower: bool,
+        cap: float = math.inf,
+    ) -> None:
+        self.inner, self._lower, self._cap = inner, lower, cap
+        self._relative = relative
+        self._scale = 1.0 - relative if lower else 1.0 + relative
+        self._shift = loss_error if lower else -loss_error
+
+    def _shifted(self, eps: float) -> float | None:
+        """Where the inner curve is evaluated for ε (None: δ is 0 there)."""
+        at = max(eps + self._shift, 0.0)
+        return None if eps >= self._cap or at >= self._cap else at
+
+    def log_delta(self, epsilon: float) -> float:
+        at = self._shifted(epsilon)
+        if at is None:
+            return -math.inf
+        return min(self.inner.log_delta(at) + math.log(self._scale), 0.0)
+
+    def delta(self, epsilon: float) -> float:
+        at = self._shifted(check_real("epsilon", epsilon, low=0.0))
+        if at is None:
+            return 0.0
+        return min(self.inner.delta(at) * self._scale, 1.0)
+
+    def epsilon(self, delta: float) -> float:
+        d = check_probability("delta", delta, allow_zero=False, allow_one=False)
+        target = d * (1.0 + self._relative if self._lower else 1.0 - self._relative)
+        eps = self.inner.epsilon(min(target, 1.0 - 1e-16))
+        if eps == 0.0:  # δ(0) is a total variation: losses near 0 weigh nothing there
+            return 0.0
+        return min(max(eps - self._shift, 0.0), self._cap)
+
+    def epsilon_upper_hint(self) -> float:
+        return min(self.inner.epsilon_upper_hint() + abs(self._shift), self._cap)
 
 
 class DiscretePairCurve(PrivacyCurve):

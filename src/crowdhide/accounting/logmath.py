@@ -16,6 +16,8 @@ __all__ = [
     "log_sub",
     "log_terms_error",
     "logsumexp",
+    "loss_allowance",
+    "probability_loss_allowance",
     "rate_down",
     "rate_up",
 ]
@@ -117,6 +119,43 @@ def rate_up(rate: float, *, ulps: int = 8) -> float:
     (True, 1.0)
     """
     return min(1.0, rate * (1.0 + ulps * MACHINE_EPSILON))
+
+
+def loss_allowance(eps0: float) -> float:
+    """Absolute allowance on ε for the rounding of privacy-loss thresholds computed from
+    ``e^ε``, ``e^{ε0}`` and counts: ``16 θ`` with ``θ = (16 + 4 ε0) ε`` (ε = 2^-52) the clone
+    pair's relative threshold error (``_shuffle_pairs``: a few roundings, each amplified by
+    at most the size of the exponent, ``ε <= ε0``).
+
+    A threshold such as ``(n e^ε − w)/(e^{ε0} − 1)`` is computed to within ``θ`` of its
+    largest part, ``n e^ε/(e^{ε0} − 1)``, which is also its derivative in ε: it is the exact
+    threshold at an ε off by at most ``θ`` — whatever ε0, so the allowance does not shrink
+    with ε0. The factor 16 covers the incomplete-beta tails of the k-RR evaluators, whose
+    thresholds enter as differences of two tails (measured need: 90 ulps at ε0 = 1, n = 5,
+    k = 4). See :class:`~crowdhide.accounting.curves.RoundedCurve` for how such an allowance
+    is applied; ``tests/accounting/test_near_eps0.py`` checks every registry against
+    50-digit values at ``ε0 − ε`` down to 1e-14.
+
+    Examples
+    --------
+    >>> 1e-14 < loss_allowance(1.0) < 1e-12
+    True
+    """
+    return 16.0 * (16.0 + 4.0 * abs(eps0)) * MACHINE_EPSILON
+
+
+def probability_loss_allowance(relative: float) -> float:
+    """Absolute allowance on ε for losses ``ln P − ln Q`` of probabilities computed with a
+    relative error of at most ``relative`` each (plus one rounding of each ``log``): the loss
+    is off by at most ``2 (relative + ε)``, and the terms ``P − e^ε Q`` by ``relative (P +
+    e^ε Q)``, which the shift covers again: ``4 (relative + ε)``, ε = 2^-52.
+
+    Examples
+    --------
+    >>> probability_loss_allowance(0.0) == 4 * MACHINE_EPSILON
+    True
+    """
+    return 4.0 * (relative + MACHINE_EPSILON)
 
 
 def log_terms_error(*terms: npt.ArrayLike) -> npt.NDArray[np.float64]:

@@ -60,8 +60,13 @@ from crowdhide._validation import (
 )
 from crowdhide.accounting import scrambler_bounds as bounds
 from crowdhide.accounting import scrambler_enumeration as brute
-from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
-from crowdhide.accounting.logmath import logsumexp
+from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve, RoundedCurve
+from crowdhide.accounting.logmath import (
+    MACHINE_EPSILON,
+    logsumexp,
+    loss_allowance,
+    probability_loss_allowance,
+)
 from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.scrambler_curves import (
     BoundCurve,
@@ -283,6 +288,23 @@ def _exact_available(T: int, n: int, d: int) -> bool:
     return (n + d + 1) ** T <= brute.MAX_CELLS and _brute_force_cost(T, n, d) <= _BRUTE_FORCE_BUDGET
 
 
+#: Relative allowance on the enumerated δ (its probabilities' relative errors are ~1e-14).
+_EXACT_RELATIVE_MARGIN = 1e-9
+
+
+def _enumeration_loss_error(params: ScramblerParams) -> float:
+    """Loss allowance of the enumeration (:mod:`scrambler_enumeration`): every probability
+    is built from ``n + d`` messages, each step a sum of at most T positive products (capped:
+    times an indicator and an inverse), so it is within ``(n + d)(T + 3)`` roundings."""
+    steps = (params.n + params.dummies) * (params.targets + 3.0)
+    return probability_loss_allowance(steps * MACHINE_EPSILON)
+
+
+def _safe_eps0(eps0: float) -> float:
+    """The local ε0 for :func:`loss_allowance` (σ = 0: no finite ε0, no loss near it)."""
+    return eps0 if math.isfinite(eps0) else 0.0
+
+
 def _worst_pair_curve(T: int, sigma: float, n: int, d: int, cap: int | None) -> WorstPairCurve:
     curves = []
     for common in brute.input_histograms(T, n - 1):
@@ -436,11 +458,20 @@ def _per_tail(factory: Callable[[float], _DeltaEvaluator]) -> PointDelta:
 class _Lemma2Exact(_ScramblerBound):
     def nontrivial_curve(self, params: ScramblerParams) -> PrivacyCurve:
         T, s, n, d = params.targets, params.sigma, params.n, params.dummies
-        return BoundCurve(
+        curve = BoundCurve(
             eps0=params.eps0,
             point=_per_tail(
                 lambda tail: bounds.Lemma2Exact(targets=T, sigma=s, n=n, dummies=d, log_tail=tail)
             ),
+        )
+        # Its sum L = σ(1 − e^ε) + (1 − σ)T(…) cancels near ε0 (issue 28); the evaluator
+        # already adds a relative margin, the threshold error needs the loss allowance.
+        return RoundedCurve(
+            curve,
+            relative=0.0,
+            loss_error=loss_allowance(_safe_eps0(params.eps0)),
+            lower=False,
+            cap=params.eps0,
         )
 
 
@@ -492,6 +523,7 @@ class _Exact(_ScramblerBound):
     def nontrivial_curve(self, params: ScramblerParams) -> PrivacyCurve:
         cap = params.n if params.capped else None
         worst = _worst_pair_curve(params.targets, params.sigma, params.n, params.dummies, cap)
+        loss_error = _enumeration_loss_error(params)
         if self.name == "exact-pure":
             if params.capped:
                 return PureCurve(
@@ -501,9 +533,12 @@ class _Exact(_ScramblerBound):
                         n=params.n,
                         dummies=params.dummies,
                     )
+                    + loss_error
                 )
-            return PureCurve(worst.max_loss)
-        return worst
+            return PureCurve(worst.max_loss + loss_error)
+        return RoundedCurve(
+            worst, relative=_EXACT_RELATIVE_MARGIN, loss_error=loss_error, lower=False
+        )
 
     def notes(self, params: ScramblerParams, statement: PrivacyStatement) -> tuple[str, ...]:
         if params.trivial:
@@ -554,7 +589,7 @@ class _PairLowerBound(_ScramblerBound):
 
     def nontrivial_curve(self, params: ScramblerParams) -> PrivacyCurve:
         T, s, n, d = params.targets, params.sigma, params.n, params.dummies
-        return BoundCurve(
+        curve = BoundCurve(
             eps0=params.eps0,
             point=_per_tail(
                 lambda tail: bounds.ThirdTargetPair(
@@ -562,6 +597,13 @@ class _PairLowerBound(_ScramblerBound):
                 )
             ),
             lower_side=True,
+        )
+        return RoundedCurve(
+            curve,
+            relative=_EXACT_RELATIVE_MARGIN,
+            loss_error=loss_allowance(_safe_eps0(params.eps0)),
+            lower=True,
+            cap=params.eps0,
         )
 
     def notes(self, params: ScramblerParams, statement: PrivacyStatement) -> tuple[str, ...]:

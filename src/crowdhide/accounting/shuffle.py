@@ -100,7 +100,12 @@ from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting import _krr_fast
 from crowdhide.accounting import _shuffle_pairs as pairs
 from crowdhide.accounting.binary_rr import binary_rr_tilted_curve
-from crowdhide.accounting.curves import PrivacyCurve
+from crowdhide.accounting.curves import PrivacyCurve, RoundedCurve
+from crowdhide.accounting.logmath import (
+    MACHINE_EPSILON,
+    loss_allowance,
+    probability_loss_allowance,
+)
 from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import LOG_ZERO, calibrate, safe_root
 from crowdhide.accounting.statement import Kind, PrivacyStatement
@@ -330,8 +335,18 @@ def _solve_epsilon(curve: PrivacyCurve, log_target: float, eps0: float) -> float
     Every shuffle curve has δ(ε0) = 0, so ``[0, ε0]`` brackets the root; the coarser
     tolerance than :meth:`PrivacyCurve.epsilon` saves evaluations of the O(n) curves.
     """
+    xtol = max(1e-13, 1e-10 * eps0)
+    # A curve that stays above the target up to ε0 (an evaluator whose rounding floor is
+    # above a tiny δ, e.g. `exact` at δ = 1e-300) gives ε0 after one evaluation instead of a
+    # root search that closes in on ε0 in ~35 (each O(n · window): 3.5 s at n = 2500).
+    log_delta = functools.cache(curve.log_delta)  # the new upper end is evaluated once
+    top = eps0 - xtol
+    if top <= 0.0:
+        top = eps0
+    elif log_delta(top) > log_target:
+        return eps0
     # safe_root returns 0 itself when δ(0) already meets the target (one evaluation there).
-    return safe_root(curve.log_delta, log_target, 0.0, eps0, xtol=max(1e-13, 1e-10 * eps0))
+    return safe_root(log_delta, log_target, 0.0, top, xtol=xtol)
 
 
 #: log δ of the ε query that δ queries should agree with (set by the calibrations, see
@@ -620,37 +635,43 @@ def _ldp_lower_curve(eps0: float, n: int) -> PrivacyCurve:
 # The registry of bounds
 
 
-class SafeSideCurve(PrivacyCurve):
-    """A bound's curve as reported (pessimistic rounding, issue 15).
-
-    δ(ε) is moved a relative :data:`_ROUNDING_MARGIN` away from the truth (up for
-    certificates, down for lower bounds) and ε(δ) is solved at a target δ moved the same way,
-    so a computed δ off by that much can never make an answer unsafe. Every shuffle of
-    ε0-LDP reports is ε0-DP, so ε is capped at ε0 and δ(ε >= ε0) = 0.
+class SafeSideCurve(RoundedCurve):
+    """A bound's curve as reported (pessimistic rounding, issues 15 and 28): a
+    :class:`~crowdhide.accounting.curves.RoundedCurve` with the relative
+    :data:`_ROUNDING_MARGIN` on δ and the absolute
+    :func:`~crowdhide.accounting.logmath.loss_allowance` on ε (the shuffle evaluators'
+    losses and thresholds near ε0). Every shuffle of ε0-LDP reports is ε0-DP, so ε is capped
+    at ε0 and δ(ε >= ε0) = 0.
     """
 
-    def __init__(self, inner: PrivacyCurve, eps0: float, *, lower: bool) -> None:
-        self.inner, self._eps0, self._lower = inner, eps0, lower
-        self._scale = 1.0 - _ROUNDING_MARGIN if lower else 1.0 + _ROUNDING_MARGIN
-
-    def log_delta(self, epsilon: float) -> float:
-        if epsilon >= self._eps0:
-            return -math.inf
-        return min(self.inner.log_delta(epsilon) + math.log(self._scale), 0.0)
-
-    def delta(self, epsilon: float) -> float:
-        eps = check_real("epsilon", epsilon, low=0.0)
-        if eps >= self._eps0:
-            return 0.0
-        return min(self.inner.delta(eps) * self._scale, 1.0)
-
-    def epsilon(self, delta: float) -> float:
-        d = check_probability("delta", delta, allow_zero=False, allow_one=False)
-        target = d * (1.0 + _ROUNDING_MARGIN if self._lower else 1.0 - _ROUNDING_MARGIN)
-        return min(self.inner.epsilon(min(target, 1.0 - 1e-16)), self._eps0)
+    def __init__(
+        self, inner: PrivacyCurve, eps0: float, *, lower: bool, loss_error: float | None = None
+    ) -> None:
+        super().__init__(
+            inner,
+            relative=_ROUNDING_MARGIN,
+            loss_error=loss_allowance(eps0) if loss_error is None else loss_error,
+            lower=lower,
+            cap=eps0,
+        )
+        self._eps0 = eps0
 
     def epsilon_upper_hint(self) -> float:
         return self._eps0
+
+
+def _closed_form(params: ShuffleParams) -> float:
+    """Loss allowance of a closed form in ε and ε0 (``expm1`` wherever two exponentials
+    would cancel): its rounding is relative, covered by the relative margin."""
+    return 0.0
+
+
+def _clone_pair_loss(params: ShuffleParams) -> float:
+    """Loss allowance of a bound that is the FMT clone pair (``feldman2021``/``2023``, and
+    ``krr_clone``/``krr_blanket`` at k = 2): :func:`_shuffle_pairs.clone_pair_log_delta`
+    computes its thresholds without cancellation (``expm1(ε0 − ε)``) and adds their
+    rounding (``theta_rtol``) itself, so it needs none; other k: the default."""
+    return 0.0 if params.k in (None, 2) else loss_allowance(params.eps0)
 
 
 def _always(params: ShuffleParams) -> bool:
@@ -684,6 +705,9 @@ class ShuffleBound:
     #: Most grid points :func:`epsilon_vs_n` evaluates this bound at (None: all of them);
     #: for bounds that take a second or more per point.
     plot_points: int | None = None
+    #: The absolute loss allowance on ε of its evaluator (None: thresholds computed from
+    #: e^ε and e^ε0, :func:`~crowdhide.accounting.logmath.loss_allowance`).
+    loss_error: Callable[[ShuffleParams], float] | None = None
 
     def listed_for(self, k: int | None) -> bool:
         """Whether the bound is listed (``*_all``, ``--bound all``) for this randomizer class."""
@@ -701,7 +725,10 @@ class ShuffleBound:
 
     def curve(self, params: ShuffleParams) -> PrivacyCurve:
         """The bound's curve as reported (rounded to the safe side, ε capped at ε0)."""
-        return SafeSideCurve(self.build(params), params.eps0, lower=self.kind == "lower")
+        loss = None if self.loss_error is None else self.loss_error(params)
+        return SafeSideCurve(
+            self.build(params), params.eps0, lower=self.kind == "lower", loss_error=loss
+        )
 
 
 def _erlingsson_condition(p: ShuffleParams) -> str | None:
@@ -790,10 +817,46 @@ def _exact_condition(p: ShuffleParams) -> str | None:
     return None
 
 
+def _exact_loss_error(p: ShuffleParams) -> float:
+    """k >= 3: the exhaustive classes' losses are logs of probabilities convolved from n
+    reports (each step a sum of 4 positive products: <= 5 roundings) and normalised by a
+    pairwise sum over (n+1)^3 cells; k = 2: thresholds from e^ε and e^ε0 only."""
+    if p.k == 2:
+        return loss_allowance(p.eps0)
+    steps = 5.0 * (p.n + 1) + 3.0 * math.log2(p.n + 1) + 4.0
+    return max(probability_loss_allowance(steps * MACHINE_EPSILON), loss_allowance(p.eps0))
+
+
+class _FlooredCurve(_AdaptiveCurve):
+    """An :class:`_AdaptiveCurve` whose evaluator adds an absolute floor to every δ: an ε
+    query below it is refused before any work (it could only answer ε0)."""
+
+    def __init__(
+        self, fn: Callable[[float, float], float], eps0: float, floor: float, why: str
+    ) -> None:
+        super().__init__(fn, eps0)
+        self._floor, self._why = floor, why
+
+    def epsilon(self, delta: float) -> float:
+        if delta <= self._floor:
+            raise _NotApplicableError(
+                f"{self._why} adds up to {self._floor:.3g} to delta: no delta below it "
+                f"(got {delta:g})"
+            )
+        return super().epsilon(delta)
+
+
 def _exact_curve(p: ShuffleParams) -> PrivacyCurve:
     eps0, n = p.eps0, p.n
     if p.k == 2:  # binary RR: n datasets, each an exact count law (O(n · window) per δ)
-        return _AdaptiveCurve(lambda e, t: _krr_fast.binary_rr_worst_log_delta(n, eps0, e, t), eps0)
+        # Its per-row underflow bound is (window + 1) · 1e-300 <= (n + 2) · 1e-300: at
+        # δ = 1e-300 it took 57 s (under load; 7.5 s CPU at n = 2500) to answer ε0.
+        return _FlooredCurve(
+            lambda e, t: _krr_fast.binary_rr_worst_log_delta(n, eps0, e, t),
+            eps0,
+            (n + 2) * 1e-300,
+            "exact (k = 2) is rounded up by an underflow bound that",
+        )
     return KrrShuffleCurve(eps0=eps0, n=n, k=int(p.k or 2), exhaustive=True)
 
 
@@ -817,17 +880,24 @@ _BOUNDS: tuple[ShuffleBound, ...] = (
         ShuffleBound(
             "erlingsson2019", "upper", "Erlingsson et al., SODA 2019", "any", _erlingsson_curve,
             _erlingsson_condition, in_best=lambda p: _erlingsson_condition(p) is None,
+            loss_error=_closed_form,
         ),
-        ShuffleBound("balle2019_hoeffding", "upper", _BALLE, "any", _blanket(_hoeffding_log_delta)),
-        ShuffleBound("balle2019_bennett", "upper", _BALLE, "any", _blanket(_bennett_log_delta)),
+        ShuffleBound(
+            "balle2019_hoeffding", "upper", _BALLE, "any", _blanket(_hoeffding_log_delta),
+            loss_error=_closed_form,
+        ),
+        ShuffleBound(
+            "balle2019_bennett", "upper", _BALLE, "any", _blanket(_bennett_log_delta),
+            loss_error=_closed_form,
+        ),
         ShuffleBound(
             "feldman2021_closed", "upper", "Feldman, McMillan, Talwar, FOCS 2021 (closed form)",
-            "any", _fmt21_closed_curve, _fmt21_closed_condition,
+            "any", _fmt21_closed_curve, _fmt21_closed_condition, loss_error=_closed_form,
         ),
         ShuffleBound(
             "feldman2021", "upper", "Feldman, McMillan, Talwar, FOCS 2021", "any", _fmt21_curve,
             # With k the FMT23 pair (more clones, same mixture) is a post-processing of it.
-            in_best=lambda p: p.k is None,
+            in_best=lambda p: p.k is None, loss_error=lambda p: 0.0,
         ),
         ShuffleBound(
             "feldman2023", "upper", _FMT23, "any", _fmt23_curve, certificate_without_k=False,
@@ -835,6 +905,7 @@ _BOUNDS: tuple[ShuffleBound, ...] = (
             # even at ε0 -> 0), so best skips it there for speed; k = 2: binary_rr_blocks
             # is 11-47 % tighter once the count has some noise (n p q >= 64).
             in_best=lambda p: p.k == 2 and (p.n <= BINARY_EXACT_MAX_N or _binary_noise(p) < 64),
+            loss_error=lambda p: 0.0,  # the clone pair: see _clone_pair_loss
         ),
         ShuffleBound(
             "variation_ratio", "upper", _VARIATION_RATIO, "any", _variation_ratio_curve,
@@ -845,12 +916,14 @@ _BOUNDS: tuple[ShuffleBound, ...] = (
         ShuffleBound(
             "krr_clone", "upper", "crowdhide k-RR clone reduction (docs/shuffle.md)", "krr",
             _krr_clone_curve, in_best=lambda p: p.k != 2,  # k = 2: the same curve as feldman2023
+            loss_error=_clone_pair_loss,
         ),
         ShuffleBound(
             "krr_blanket", "upper", _BLANKET_EXACT, "krr", _krr_blanket_curve,
             # k = 2: the same pair as feldman2023; beyond KRR_BLANKET_BEST_MAX_N krr_clone
             # is the tighter one (docs/shuffle.md).
             in_best=lambda p: p.k != 2 and p.n <= KRR_BLANKET_BEST_MAX_N,
+            loss_error=_clone_pair_loss,
         ),
         ShuffleBound(
             "binary_rr_blocks", "upper", "crowdhide blocks of datasets (accounting/binary_rr.py)",
@@ -861,6 +934,7 @@ _BOUNDS: tuple[ShuffleBound, ...] = (
         ShuffleBound(
             "exact", "exact", "exhaustive enumeration of datasets", "krr", _exact_curve,
             _exact_condition, in_best=lambda p: _exact_condition(p) is None,
+            loss_error=_exact_loss_error,
         ),
         ShuffleBound(
             "krr_lower", "lower", "canonical k-RR datasets (docs/shuffle.md)", "krr",
