@@ -195,7 +195,9 @@ def _check_applies(
     if topology == "complete" and rounds is not None:
         raise ValueError(f"--rounds applies to the ring only (complete: --steps), got {rounds}")
     if topology == "ring" and steps is not None:
-        raise ValueError(f"--steps applies to the complete graph only (ring: --rounds), got {steps}")
+        raise ValueError(
+            f"--steps applies to the complete graph only (ring: --rounds), got {steps}"
+        )
     if domain_size is not None and (topology, task) != ("ring", "histogram"):
         raise ValueError(
             f"--domain-size applies to --topology ring --task histogram only, got {domain_size}"
