@@ -568,21 +568,19 @@ def test_every_option_is_walked_or_skipped_with_a_reason() -> None:
 
 @pytest.fixture
 def files(tmp_path: Path) -> dict[str, str]:
-    bits = tmp_path / "bits.csv"
-    rows = [f"{int(i % 3 == 0)},{int(i % 5 == 0)},{20 + i % 50},{i % 4}" for i in range(3000)]
-    bits.write_text("flag,flag2,age,cat\n" + "\n".join(rows) + "\n")
-    bits2 = tmp_path / "bits2.csv"
-    rows2 = [f"{int(i % 4 == 0)},{i % 5}" for i in range(3000)]
-    bits2.write_text(
-        "flag,flag2,cat2\n" + "\n".join(f"{r.split(',')[0]},{r}" for r in rows2) + "\n"
-    )
+    bits, bits2 = tmp_path / "bits.csv", tmp_path / "bits2.csv"
+    for path, period in ((bits, 3), (bits2, 4)):  # the same columns, other data
+        rows = [
+            f"{int(i % period == 0)},{int(i % 5 == 0)},{20 + i % 50},{i % period}"
+            for i in range(3000)
+        ]
+        path.write_text("flag,flag2,age,cat\n" + "\n".join(rows) + "\n")
     plan = tmp_path / "plan.toml"
     plan.write_text(SMALL_PLAN)
     unmet = tmp_path / "unmet.toml"
     unmet.write_text(UNMET_PLAN)
-    ledger = tmp_path / "ledger_show.json"
     return {"tmp": str(tmp_path), "bits": str(bits), "bits2": str(bits2), "plan": str(plan),
-            "unmet": str(unmet), "ledger": str(ledger)}  # fmt: skip
+            "unmet": str(unmet), "ledger": str(tmp_path / "ledger.json")}  # fmt: skip
 
 
 def _fill(args: tuple[str, ...], files: dict[str, str]) -> list[str]:
