@@ -493,6 +493,9 @@ WALK: dict[str, Command] = {
         },
     ),
     "ledger show": Command(("{ledger}",)),
+    # only --json (commands of main's `examples` area: no option to walk)
+    "examples list": Command(()),
+    "examples show": Command(("diabetes",)),
 }
 
 #: Options that only change presentation or where files go, with the reason.
