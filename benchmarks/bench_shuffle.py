@@ -3,7 +3,7 @@
 Usage::
 
     PYTHONPATH=src python benchmarks/bench_shuffle.py [--quick] [--delta 1e-6] [--mechanisms a,b]
-        [--krr 4,10]
+        [--krr 4,10] [--dispatch]
 
 For every randomizer class (k-RR with k = 2, 4, 10, a generic ε0-LDP randomizer and each
 mechanism of :mod:`crowdhide.accounting.shuffle_mechanisms`; their ms columns time the
@@ -18,11 +18,19 @@ column "x FMT23" is the certificate's ε over that of the FMT23 clone pair, the 
 al. give for every ε0-LDP randomizer. Targets (issue 15): k-RR ratio <= 1.01 and <= 100 ms
 per certificate query at n = 1e9; generic within 1.01x of the FMT23 value. CPU time of
 this process is quoted because the benchmark machine is shared.
+
+``--dispatch dispatcher|former`` (issue 28) times ten ``--mechanism`` questions (each
+mechanism at n = 1e4, OUE and k-RR also at n = 1e6, each at its own ε0 in 0.5 … 2.75)
+through the dispatcher :func:`crowdhide.accounting.shuffle_query.shuffle_epsilon` (the
+mechanism's certificate and lower bound; Laplace also the generic variation-ratio bound) or
+the former CLI path ``mechanism_epsilon`` (which also evaluated every generic bound). Run
+each in its own process and compare the totals and the ε columns (they must be equal).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import resource
 import time
@@ -115,6 +123,29 @@ def _mechanism_row(name: str, eps0: float, n: int, delta: float) -> list[str]:
     ]
 
 
+def _dispatch_table(delta: float, path: str) -> Table:
+    """Ten mechanism questions through one path (module docstring); each path in its own
+    process, so that neither warms the other's caches."""
+    from crowdhide.accounting.shuffle_mechanisms import mechanism_epsilon
+    from crowdhide.accounting.shuffle_query import shuffle_epsilon as ask
+
+    call = ask if path == "dispatcher" else mechanism_epsilon
+    cases = [(m, 10**4) for m in MECHANISMS] + [("oue", 10**6), ("krr", 10**6)]
+    table = Table(title=f"ten --mechanism questions, {path} path, delta={delta:g} (CPU ms)")
+    for col in ("mechanism", "eps0", "n", "eps", "ms"):
+        table.add_column(col, justify="right")
+    total = 0.0
+    for i, (name, n) in enumerate(cases):
+        eps0 = 0.5 + 0.25 * i  # a different eps0 per question: no cached generic answer
+        kw: dict[str, Any] = {"mechanism": name, "eps0": eps0, "n": n, "delta": delta}
+        kw |= {"d": MECHANISM_DOMAIN[name], "k": 4 if name == "subset" else None}
+        seconds, result = _time(functools.partial(call, **kw))
+        total += seconds
+        table.add_row(name, f"{eps0:g}", f"{n:.0e}", f"{result.epsilon:.6g}", _ms(seconds))
+    table.add_row("total", "", "", "", _ms(total))
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="n in {1e2, 1e4, 1e6, 1e9}, eps0=1")
@@ -125,7 +156,15 @@ def main() -> None:
     parser.add_argument(
         "--krr", default="", help="comma-separated k-RR rows only (e.g. 4,10; 0 for generic)"
     )
+    parser.add_argument(
+        "--dispatch",
+        choices=("dispatcher", "former"),
+        help="only the ten --mechanism questions through one path (issue 28)",
+    )
     args = parser.parse_args()
+    if args.dispatch:
+        Console(width=160).print(_dispatch_table(args.delta, args.dispatch))
+        return
     ns = [10**2, 10**4, 10**6, 10**9] if args.quick else [10**e for e in range(2, 10)]
     eps0s = [1.0] if args.quick else [0.5, 1.0, 4.0]
     console = Console(width=160)

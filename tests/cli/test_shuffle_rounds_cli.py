@@ -65,3 +65,38 @@ def test_plot_creates_the_missing_folder(
                      "--out", out)  # fmt: skip
     assert result.code == 0, result.err
     assert (tmp_path / "new" / "folder" / "eps.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("command", ["epsilon", "delta"])
+@pytest.mark.parametrize("setting", [("--rounds", "3"), ("--sample-rate", "0.5")])
+def test_mechanism_answers_compose_and_echo_the_setting(
+    capsys: pytest.CaptureFixture[str], command: str, setting: tuple[str, str]
+) -> None:
+    """Issue 28: ``--mechanism oue --rounds 100`` printed the one-round answer, exit 0."""
+    query = ("--delta", "1e-6") if command == "epsilon" else ("--epsilon", "0.3")
+    base = ("shuffle", command, "--eps0", "1", "--n", "300", *query, "--mechanism", "oue")
+    one = run_cli(capsys, *base, "--d", "8", "--json")
+    more = run_cli(capsys, *base, "--d", "8", *setting, "--json")
+    assert one.code == more.code == 0, more.err
+    key = setting[0][2:].replace("-", "_")
+    assert more.json()["inputs"][key] == float(setting[1])
+    grows = setting[0] == "--rounds"
+    assert (more.json()[command] > one.json()[command]) == grows
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (("--mechanism", "krr", "--d", "4", "--k", "8"), "--k does not apply"),
+        (("--d", "4"), "--d applies only with mechanism"),
+        (("--mechanism", "oue", "--d", "4", "--bound", "all"), "--bound 'all'"),
+    ],
+)
+def test_options_that_do_not_apply_are_refused(
+    capsys: pytest.CaptureFixture[str], extra: tuple[str, ...], needle: str
+) -> None:
+    result = run_cli(capsys, "shuffle", "epsilon", "--eps0", "1", "--n", "300", "--delta", "1e-6",
+                     *extra)  # fmt: skip
+    assert result.code == 2
+    assert needle in result.err
+    assert len(result.err.strip().splitlines()) == 1

@@ -36,6 +36,7 @@ def register(app: typer.Typer) -> None:
                 "certificates": [str(h.cert) for h in result.hosts],
                 "keys": [str(h.key) for h in result.hosts],
                 "out": str(out),
+                "days": days,
             },
             as_json=as_json,
             title="PKI written (private keys mode 0600)",
