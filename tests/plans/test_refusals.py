@@ -1,0 +1,48 @@
+"""Issue #28: what the decentralized plan would ignore or get wrong is refused, naming it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan
+
+
+@pytest.mark.parametrize(
+    ("sql", "named"),
+    [
+        ("SELECT g, COUNT(*) FROM D GROUP BY g ORDER BY g", "ORDER BY"),
+        ("SELECT g, COUNT(*) FROM D GROUP BY g LIMIT 3", "LIMIT"),
+        ("SELECT g, COUNT(*) FROM D GROUP BY g ORDER BY g LIMIT 3", "ORDER BY"),
+        ("SELECT DISTINCT g, COUNT(*) FROM D GROUP BY g", "DISTINCT"),
+        ("SELECT g AS h, COUNT(*) FROM D GROUP BY g", "AS"),
+        ("SELECT g, COUNT(*) AS n FROM D GROUP BY g", "'n'"),
+        ("WITH t AS (SELECT 1) SELECT g, COUNT(*) FROM D GROUP BY g", "WITH"),
+        ("SELECT g, COUNT(*) FROM D GROUP BY g QUALIFY g > 1", "QUALIFY"),
+    ],
+)
+def test_sql_the_plan_does_not_honour_is_refused_naming_the_clause(sql: str, named: str) -> None:
+    with pytest.raises(ValueError, match=r"query\.sql") as info:
+        AggregateQuery.from_sql(sql)
+    assert named in str(info.value)
+
+
+def test_a_sum_that_overflows_is_an_error_naming_the_column() -> None:
+    table = {"g": np.array([1, 1, 2]), "x": np.array([1e308, 1e308, 1.0])}
+    query = AggregateQuery.from_sql("SELECT g, SUM(x) FROM D GROUP BY g")
+    with pytest.raises(ValueError, match=r"'x'.*overflows"):
+        aggregate_plan(table, query, compute_nodes=2)
+
+
+def test_squares_that_overflow_are_refused_too() -> None:
+    # The sum fits but the sum of squares (the 95 % intervals' variance) does not.
+    table = {"g": np.array([1, 2]), "x": np.array([1e200, 1.0])}
+    query = AggregateQuery.from_sql("SELECT g, AVG(x) FROM D GROUP BY g")
+    with pytest.raises(ValueError, match=r"'x'.*always fit"):
+        aggregate_plan(table, query, compute_nodes=2)
+
+
+def test_values_that_fit_are_accepted() -> None:
+    table = {"g": np.array([1, 2]), "x": np.array([1e150, -1e150])}
+    query = AggregateQuery.from_sql("SELECT g, SUM(x) FROM D GROUP BY g")
+    aggregate_plan(table, query, compute_nodes=2)
