@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crowdhide._validation import check_int
+from crowdhide.errors import OutputPathError
 
 __all__ = ["HostCredentials", "Pki", "host_name", "make_pki", "write_host_cert"]
 
@@ -125,8 +126,11 @@ def write_host_cert(
     return HostCredentials(name=name, cert=cert_path, key=key_path)
 
 
-def make_pki(*, hosts: int, out: Path, days: int = 365) -> Pki:
+def make_pki(*, hosts: int, out: Path, days: int = 365, overwrite: bool = False) -> Pki:
     """Write a CA and ``hosts`` host certificates (ECDSA P-256) into ``out``.
+
+    An existing CA in ``out`` is replaced only with ``overwrite=True``: a new CA orphans
+    every certificate the old one issued.
 
     Examples
     --------
@@ -144,6 +148,12 @@ def make_pki(*, hosts: int, out: Path, days: int = 365) -> Pki:
     count = check_int("hosts", hosts, low=1, high=4096)
     days = check_int("days", days, low=1)
     directory = Path(out)
+    existing = [f for f in ("ca.pem", "ca.key") if (directory / f).exists()]
+    if existing and not overwrite:
+        raise OutputPathError(
+            f"{directory / existing[0]} exists: a new CA would orphan every certificate the "
+            "old one issued (pass --force / overwrite=True to replace it)"
+        )
     directory.mkdir(parents=True, exist_ok=True)
     now = _dt.datetime.now(_dt.UTC)
     key = ec.generate_private_key(ec.SECP256R1())

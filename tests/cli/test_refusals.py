@@ -1,0 +1,109 @@
+"""Issue #28: options and paths the CLI would silently misuse are refused (exit 2, one line)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli_helpers import CliResult, run_cli
+
+PLAN = """
+name = "small"
+[data]
+generator = "diabetes"
+rows = 200
+[query]
+kind = "aggregate"
+sql = "SELECT age_range, COUNT(*) FROM D GROUP BY age_range"
+compute_nodes = 2
+[countermeasures]
+sigma = 0.0
+[run]
+plots = false
+"""
+
+
+def _plan(tmp_path: Path) -> Path:
+    path = tmp_path / "plan.toml"
+    path.write_text(PLAN, encoding="utf-8")
+    return path
+
+
+def _one_line_exit_2(res: CliResult, *words: str) -> None:
+    code, err = res.code, res.err
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err
+    for word in words:
+        assert word in err, err
+
+
+@pytest.mark.parametrize("command", [["run", "PLAN"], ["data", "synth", "aggregate"]])
+def test_an_empty_out_is_refused_not_the_current_folder(
+    command: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    args = [str(_plan(tmp_path)) if a == "PLAN" else a for a in command]
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    res = run_cli(capsys, *args, "--out", "")
+    _one_line_exit_2(res, "--out")
+    assert list(work.iterdir()) == []
+
+
+def test_data_synth_refuses_a_suffix_it_would_not_honour(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "x.json"
+    res = run_cli(capsys, "data", "synth", "aggregate", "--rows", "10", "--out", str(out))
+    _one_line_exit_2(res, "--out", "x.json", ".parquet")
+    assert not out.exists()
+
+
+def test_data_synth_still_writes_parquet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "x.parquet"
+    res = run_cli(capsys, "data", "synth", "aggregate", "--rows", "10", "--out", str(out))
+    assert res.code == 0, res.err
+    assert out.read_bytes()[:4] == b"PAR1"
+
+
+def test_data_synth_to_an_unwritable_folder_is_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # /proc refuses new files even to root (os.access says yes to root everywhere).
+    res = run_cli(capsys, "data", "synth", "aggregate", "--rows", "10", "--out", "/proc/x.csv")
+    _one_line_exit_2(res, "--out", "/proc")
+
+
+@pytest.mark.parametrize("option", [["--hosts", "3"], ["--pki", "."], ["--on-missing", "report"]])
+@pytest.mark.parametrize("backend", [["--backend", "local"], []])
+def test_tls_options_are_refused_on_other_backends(
+    option: list[str],
+    backend: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = tmp_path / "out"
+    res = run_cli(capsys, "run", str(_plan(tmp_path)), *backend, *option, "--out", str(out))
+    _one_line_exit_2(res, option[0], "tls")
+    assert not out.exists()
+
+
+def test_net_pki_does_not_overwrite_a_ca_without_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "pki"
+    assert run_cli(capsys, "net", "pki", "--hosts", "1", "--out", str(out)).code == 0
+    before = (out / "ca.pem").read_bytes()
+    res = run_cli(capsys, "net", "pki", "--hosts", "1", "--out", str(out))
+    _one_line_exit_2(res, "ca.pem", "--force")
+    assert (out / "ca.pem").read_bytes() == before
+    res = run_cli(capsys, "net", "pki", "--hosts", "1", "--out", str(out), "--force")
+    assert res.code == 0, res.err
+    assert (out / "ca.pem").read_bytes() != before
