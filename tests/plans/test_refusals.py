@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from crowdhide.errors import UnmetTargetError
 from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan
+from crowdhide.plans.runner import run_spec
+from crowdhide.plans.spec import parse_spec
 
 
 @pytest.mark.parametrize(
@@ -46,3 +51,22 @@ def test_values_that_fit_are_accepted() -> None:
     table = {"g": np.array([1, 2]), "x": np.array([1e150, -1e150])}
     query = AggregateQuery.from_sql("SELECT g, SUM(x) FROM D GROUP BY g")
     aggregate_plan(table, query, compute_nodes=2)
+
+
+UNMET = {
+    "data": {"generator": "diabetes", "rows": 300},
+    "query": {"kind": "aggregate", "sql": "SELECT age_range, COUNT(*) FROM D GROUP BY age_range"},
+    "privacy": {"epsilon": 1.0, "delta": 1e-4},
+    "countermeasures": {"sigma": 0.0},  # no protection: ε is infinite, the target unmet
+    "run": {"plots": False},
+}
+
+
+def test_run_spec_refuses_an_unmet_target_like_the_cli(tmp_path: Path) -> None:
+    spec = parse_spec(UNMET)
+    with pytest.raises(UnmetTargetError, match="allow_unmet"):
+        run_spec(spec, tmp_path / "refused")
+    assert not (tmp_path / "refused").exists()
+    report = run_spec(spec, tmp_path / "ran", allow_unmet=True)
+    assert report.privacy.meets_target is False
+    assert (tmp_path / "ran" / "report.json").exists()
