@@ -107,3 +107,48 @@ def test_net_pki_does_not_overwrite_a_ca_without_force(
     res = run_cli(capsys, "net", "pki", "--hosts", "1", "--out", str(out), "--force")
     assert res.code == 0, res.err
     assert (out / "ca.pem").read_bytes() != before
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_plan_fits_80_columns_and_says_the_target_check_in_words(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    res = run_cli(capsys, "plan", str(EXAMPLES / "diabetes.toml"))
+    assert res.code == 0, res.err
+    assert max(len(line) for line in res.out.splitlines()) <= 80
+    assert "…" not in res.out  # no number or header cut
+    assert "True" not in res.out
+    assert "False" not in res.out
+    assert "the target is met" in " ".join(res.out.split())
+    assert "0.956" in res.out  # ε of the first cluster, rounded up (0.95595...)
+
+
+@pytest.mark.parametrize(
+    ("command", "text"),
+    [(["run"], "[privacy]"), (["run"], "[run] block_size"), (["plan"], "[privacy]")],
+)
+def test_help_keeps_bracketed_words(
+    command: list[str],
+    text: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    res = run_cli(capsys, *command, "--help")
+    assert res.code == 0
+    assert text in " ".join(res.out.split())
+
+
+@pytest.mark.parametrize("command", [["run"], ["plan"], ["net", "pki"], ["protocol", "histogram"]])
+def test_flags_show_no_bool_value_in_help(
+    command: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    res = run_cli(capsys, *command, "--help")
+    assert res.code == 0
+    assert "--json" in res.out
+    assert "--help" in res.out
+    assert "<bool>" not in res.out

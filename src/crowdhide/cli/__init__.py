@@ -15,11 +15,13 @@ is never disguised as bad input.
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -92,12 +94,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
         args = ["--help"]
-    app = _app_for(args)
+    command = typer.main.get_command(_app_for(args))
+    _plain_help(command)
     try:
-        result = app(args=args, prog_name="crowdhide", standalone_mode=False)
+        result = command.main(args=args, prog_name="crowdhide", standalone_mode=False)
     except Exception as exc:
         return _handle(exc, args)
     return int(result) if isinstance(result, int) else 0
+
+
+def _plain_help(command: Any) -> None:
+    """Help text is text: ``[privacy]`` is escaped from rich markup (it vanished), the lines
+    of a paragraph flow (rich mode kept the docstring's line breaks) and flags show no
+    ``<bool>`` value (they take none); walks every subcommand."""
+    from rich.markup import escape
+
+    for attr in ("help", "epilog", "short_help"):
+        if isinstance(getattr(command, attr, None), str):
+            setattr(command, attr, _flow(escape(getattr(command, attr))))
+    params = list(getattr(command, "params", []))
+    # The context class of the command's own click (Typer may vendor click).
+    help_option = command.get_help_option(command.context_class(command))
+    for param in [*params, *([help_option] if help_option is not None else [])]:
+        if isinstance(getattr(param, "help", None), str):
+            param.help = escape(param.help)
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+    for sub in getattr(command, "commands", {}).values():
+        _plain_help(sub)
+
+
+def _flow(text: str) -> str:
+    """Join the lines of each paragraph (paragraphs are separated by blank lines).
+
+    >>> _flow("a\\nb\\n\\nc")
+    'a b\\n\\nc'
+    """
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(" ".join(p.split("\n")) for p in paragraphs)
 
 
 def _handle(exc: Exception, args: Sequence[str] = ()) -> int:

@@ -24,7 +24,7 @@ from crowdhide.report.words import (
     path_meaning,
 )
 
-__all__ = ["fit_panels", "flatten", "render_ledger", "render_run"]
+__all__ = ["fit_panels", "flatten", "render_ledger", "render_plan", "render_run", "up"]
 
 Console = Any  # rich.console.Console (imported lazily: CLI start-up path)
 
@@ -322,3 +322,83 @@ def render_ledger(rows: Sequence[Mapping[str, Any]], console: Console) -> None:
         "valid ε is shown)",
         overflow="fold",
     )
+
+
+def up(value: float | None) -> str:
+    """A certified ε or δ with 4 significant digits, rounded up (never below the bound).
+
+    Examples
+    --------
+    >>> up(1.930201882), up(1.9309), up(5e-05), up(0.0), up(float("inf"))
+    ('1.931', '1.931', '5e-05', '0', '∞')
+    """
+    if value is None:
+        return "-"
+    if not math.isfinite(value):
+        return "∞" if value > 0 else "-∞"
+    text = f"{value:.4g}"
+    if float(text) >= value:  # the nearest 4 digits already read back at or above it
+        return text
+    from decimal import ROUND_CEILING, Decimal
+
+    exact = Decimal(value)
+    step = Decimal(1).scaleb(exact.adjusted() - 3)
+    return f"{float(exact.quantize(step, rounding=ROUND_CEILING)):.4g}"
+
+
+def _plain(value: Any, *, certified: bool = False) -> str:
+    if isinstance(value, bool) or value is None:
+        return {True: "yes", False: "no", None: "-"}[value]
+    if isinstance(value, float):
+        return up(value) if certified else f"{value:.6g}"
+    return str(value)
+
+
+def render_plan(report: PlanReport, console: Console) -> None:
+    """Print ``crowdhide plan`` in any width: columns that do not fit go to further panels,
+    certified ε and δ are rounded up, the target check is said in words."""
+    columns = ["route", "sender", "receiver", "kind", "senders", "targets", "sigma", "n", "d"]
+    columns.append("scramblers")
+    rows = [[_plain(r.get(c)) for c in columns] for r in report.routes]
+    _table(console, f"{report.name}: routes of the protected plan", columns, rows)
+    hop_columns = ["cluster", "targets", "parallel_clusters", "epsilon", "delta", "method"]
+    hops = [h.to_dict() for h in report.hops]
+    rows = [
+        [_plain(h.get(c), certified=c in ("epsilon", "delta")) for c in hop_columns] for h in hops
+    ]
+    headers = ["cluster", "targets", "parallel\nclusters", "ε", "δ", "certificate"]
+    _table(console, "Clusters (Definition 4) and their certificates", headers, rows)
+    for note in report.privacy.notes:
+        console.print(f"note: {note}", overflow="fold")
+    rows = [
+        [p.origin, up(p.privacy.epsilon), up(p.privacy.delta), " + ".join(p.clusters)]
+        for p in report.paths
+    ]
+    _table(
+        console,
+        "End-to-end (ε, δ) of each data path (Theorem 1)",
+        ["origin", "ε", "δ", "clusters"],
+        rows,
+        wrap=(3,),
+    )
+    keys = ("sigma", "local_dummies", "n", "d", "epsilon_cluster", "method")
+    costs = ("overhead", "channels_per_scrambler", "extra_consents")
+    rows = []
+    for route, choice in report.countermeasures.items():
+        record = choice.to_dict()
+        cells = [route] + [_plain(record[k], certified=k == "epsilon_cluster") for k in keys]
+        rows.append(cells + [_plain(record["costs"][k]) for k in costs])
+    headers = ["route", "sigma", "local\ndummies", "n", "d", "ε of\ncluster", "certificate"]
+    headers += ["network\nload (×)", "channels per\nscrambler", "extra\nconsents"]
+    _table(console, f"Countermeasures ({report.mode})", headers, rows)
+    console.print(_target_words(report), overflow="fold")
+
+
+def _target_words(report: PlanReport) -> str:
+    privacy = report.privacy
+    certified = f"certified ε = {up(privacy.epsilon)}, δ = {up(privacy.delta)}"
+    if report.target_epsilon is None:
+        return f"plan: {certified} (no target)"
+    target = f"target ε ≤ {report.target_epsilon:g}, δ ≤ {report.target_delta:.3g}"
+    verdict = "the target is met" if report.target_met else "TARGET NOT MET"
+    return f"plan: {certified}; {target}: {verdict}"
