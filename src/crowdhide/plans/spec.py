@@ -282,7 +282,11 @@ def _data_spec(data: Mapping[str, Any], kind: str, base: Path | None) -> DataSpe
     resolved = (
         None
         if path is None
-        else (base / path if base and not Path(path).is_absolute() else Path(path))
+        else (
+            base / path
+            if base and not Path(path).is_absolute() and not path.startswith("builtin:")
+            else Path(path)
+        )
     )
     generator = data.get("generator")
     allowed = _AGG_GENERATORS if kind == "aggregate" else _KMEANS_GENERATORS
