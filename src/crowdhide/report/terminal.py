@@ -8,6 +8,7 @@ terms appear only in parentheses next to a plain name.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from functools import singledispatch
@@ -24,9 +25,20 @@ from crowdhide.report.words import (
     path_meaning,
 )
 
-__all__ = ["fit_panels", "flatten", "render_ledger", "render_plan", "render_run", "up"]
+__all__ = [
+    "MAX_GROUP_ROWS",
+    "fit_panels",
+    "flatten",
+    "render_ledger",
+    "render_plan",
+    "render_run",
+    "up",
+]
 
 Console = Any  # rich.console.Console (imported lazily: CLI start-up path)
+#: Groups printed per grouping set; the rest are in the CSV files (a terminal is no place
+#: for 5,000 rows, and rich lays out every row it is given).
+MAX_GROUP_ROWS = 100
 
 
 def fit_panels(widths: Sequence[int], keys: int, width: int) -> list[list[int]]:
@@ -136,7 +148,8 @@ def _result(answer: Answer, report: RunReport, console: Console) -> None:
 def _set_table(
     answer: AggregateAnswer, g: int, keys: Sequence[str]
 ) -> tuple[list[str], list[list[str]]]:
-    """Headers and rows of grouping set ``g``: estimate, 95 % interval, exact."""
+    """Headers and the first :data:`MAX_GROUP_ROWS` rows of grouping set ``g``: estimate,
+    95 % interval, exact."""
     by_key = {tuple(r.get(k) for k in keys): r for r in answer.estimates if r["grouping_set"] == g}
     headers = [" / ".join(keys), "tuples\nused"]
     for a in answer.aggregates:
@@ -145,7 +158,8 @@ def _set_table(
         else:
             headers += [f"{a}\nestimate", f"{a}\n95 % interval", f"{a}\nexact"]
     table: list[list[str]] = []
-    for ref in (r for r in answer.exact if r["grouping_set"] == g):
+    theirs = (r for r in answer.exact if r["grouping_set"] == g)
+    for ref in itertools.islice(theirs, MAX_GROUP_ROWS):  # only the rows printed
         key = tuple(ref.get(k) for k in keys)
         est = by_key.get(key)
         cells = [" / ".join(str(v).strip() for v in key)]
@@ -171,7 +185,7 @@ def _answer(answer: AggregateAnswer, report: RunReport, console: Console) -> Non
     pis = list(answer.inclusion_probability.values())
     for g in sets:
         theirs = [r for r in exact if r["grouping_set"] == g]
-        keys = [k for k in theirs[0] if k != "grouping_set" and "(" not in k] if theirs else []
+        keys = _group_keys(theirs[0]) if theirs else []
         headers, table = _set_table(answer, g, keys)
         p = pis[g] if len(pis) > g else 1.0
         _table(
@@ -181,6 +195,13 @@ def _answer(answer: AggregateAnswer, report: RunReport, console: Console) -> Non
             headers,
             table,
         )
+        if len(theirs) > MAX_GROUP_ROWS:
+            where = report.files.get("estimates", "estimates.csv")
+            console.print(
+                f"(the first {MAX_GROUP_ROWS} of {fmt_count(len(theirs))} groups; every group "
+                f"is in {where} and result.csv)",
+                overflow="fold",
+            )
         console.print(
             f"(sampling kept each tuple with probability {p:.3g}: counts and sums are "
             f"divided by it; 95 % intervals; exact = DuckDB on all tuples)",
@@ -189,8 +210,26 @@ def _answer(answer: AggregateAnswer, report: RunReport, console: Console) -> Non
     _accuracy(answer, console)
 
 
+def _group_keys(row: Mapping[str, Any]) -> list[str]:
+    """The grouping columns of an exact row (not the set number, not an aggregate)."""
+    return [k for k in row if k != "grouping_set" and "(" not in k]
+
+
+def _estimates_by_group(answer: AggregateAnswer) -> dict[tuple[Any, ...], Mapping[str, Any]]:
+    """``(grouping set, key values) -> estimate row``: one pass, so matching every exact
+    group to its estimate is linear (a scan per group made 5,000 groups take minutes)."""
+    keys: dict[int, list[str]] = {}
+    for ref in answer.exact:
+        keys.setdefault(int(ref["grouping_set"]), _group_keys(ref))
+    index: dict[tuple[Any, ...], Mapping[str, Any]] = {}
+    for r in answer.estimates:
+        g = int(r["grouping_set"])
+        index.setdefault((g, *(r.get(k) for k in keys.get(g, []))), r)
+    return index
+
+
 def _accuracy(answer: AggregateAnswer, console: Console) -> None:
-    rows = answer.estimates
+    index = _estimates_by_group(answer)
     cover: list[tuple[str, str]] = []
     for a in answer.aggregates:
         if a.split("(")[0] in ("min", "max"):
@@ -198,17 +237,11 @@ def _accuracy(answer: AggregateAnswer, console: Console) -> None:
         inside = total = 0
         worst = 0.0
         for ref in answer.exact:
-            keys = [k for k in ref if k != "grouping_set" and "(" not in k]
-            match = [
-                r
-                for r in rows
-                if r["grouping_set"] == ref["grouping_set"]
-                and all(r.get(k) == ref[k] for k in keys)
-            ]
+            g = int(ref["grouping_set"])
+            est = index.get((g, *(ref[k] for k in _group_keys(ref))))
             total += 1
-            if not match:
+            if est is None:
                 continue
-            est = match[0]
             inside += int(est[f"{a} low"] <= ref[a] <= est[f"{a} high"])
             if math.isfinite(est[a]) and ref[a]:
                 worst = max(worst, abs(est[a] - ref[a]) / abs(ref[a]))
