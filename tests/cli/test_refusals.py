@@ -152,3 +152,13 @@ def test_flags_show_no_bool_value_in_help(
     assert "--json" in res.out
     assert "--help" in res.out
     assert "<bool>" not in res.out
+
+
+def test_an_unreachable_ray_address_is_one_line_not_a_hang(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("ray")
+    # Nothing listens on port 1 of the loopback: ray.init used to retry for > 300 s.
+    args = ["run", str(_plan(tmp_path)), "--backend", "ray", "--address", "127.0.0.1:1"]
+    res = run_cli(capsys, *args, "--out", str(tmp_path / "out"))
+    _one_line_exit_2(res, "--address", "127.0.0.1:1", "no Ray cluster")

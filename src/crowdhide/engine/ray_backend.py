@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import os
+import socket
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -36,6 +37,7 @@ import ray
 from crowdhide.engine.backend import BlockReport, Job, batch_nbytes, deliver, report_of
 from crowdhide.engine.messages import Block, MessageBatch
 from crowdhide.engine.program import Parcel, step
+from crowdhide.errors import InvalidParameterError
 
 __all__ = ["RayBackend", "start_ray"]
 
@@ -154,7 +156,31 @@ def start_ray(
             configure_logging=False,
         )
     else:
+        _check_reachable(address)
         ray.init(address=address, log_to_driver=False, configure_logging=False)
+
+
+#: Seconds to wait for an existing cluster's ``HOST:PORT`` to accept a connection.
+CONNECT_TIMEOUT_S = 10.0
+
+
+def _check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Fail fast when nothing listens at ``HOST:PORT``: ``ray.init`` retries for minutes
+    without a word (``"auto"`` and ``ray://`` addresses are left to Ray)."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in address:
+        return
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise InvalidParameterError(
+            f"address {address!r}: no Ray cluster answers there ({reason}; waited at most "
+            f"{timeout:g} s)",
+            parameter="address",
+            value=address,
+        ) from None
 
 
 class RayBackend:
