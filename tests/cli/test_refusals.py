@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -162,3 +163,30 @@ def test_an_unreachable_ray_address_is_one_line_not_a_hang(
     args = ["run", str(_plan(tmp_path)), "--backend", "ray", "--address", "127.0.0.1:1"]
     res = run_cli(capsys, *args, "--out", str(tmp_path / "out"))
     _one_line_exit_2(res, "--address", "127.0.0.1:1", "no Ray cluster")
+
+
+def _duckdb_interrupt() -> BaseException:
+    import duckdb
+
+    return duckdb.InterruptException("INTERRUPT Error: Interrupted!")
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, _duckdb_interrupt], ids=["python", "duckdb"])
+def test_ctrl_c_during_the_exact_answer_is_one_line_exit_130(
+    stop: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from crowdhide.plans.query import AggregateOverTable
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise stop()  # what SIGINT raises in Python, or inside a DuckDB query
+
+    monkeypatch.setattr(AggregateOverTable, "answer", interrupted)
+    res = run_cli(capsys, "run", str(_plan(tmp_path)), "--out", str(tmp_path / "out"))
+    assert res.code == 130
+    assert "Traceback" not in res.err
+    assert res.err.strip().splitlines() == [
+        "crowdhide: interrupted (Ctrl-C); files already written are incomplete"
+    ]

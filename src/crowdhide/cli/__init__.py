@@ -98,8 +98,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     _plain_help(command)
     try:
         result = command.main(args=args, prog_name="crowdhide", standalone_mode=False)
+    except KeyboardInterrupt:
+        return _interrupted()
     except Exception as exc:
         return _handle(exc, args)
+    if result == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into Exit(130), returned here
+        return _interrupted()
     return int(result) if isinstance(result, int) else 0
 
 
@@ -143,7 +147,11 @@ def _handle(exc: Exception, args: Sequence[str] = ()) -> int:
     """
     kind = type(exc).__name__
     if kind == "Exit":
-        return int(getattr(exc, "exit_code", 0))
+        code = int(getattr(exc, "exit_code", 0))
+        return _interrupted() if code == EXIT_INTERRUPTED else code
+    if kind == "InterruptException" or isinstance(exc.__context__, KeyboardInterrupt):
+        # Ctrl-C inside DuckDB (the exact answer) arrives as its InterruptException.
+        return _interrupted()
     if kind == "Abort":
         typer.echo("crowdhide: aborted", err=True)
         return 1
@@ -157,6 +165,16 @@ def _handle(exc: Exception, args: Sequence[str] = ()) -> int:
         typer.echo(f"crowdhide: error: {_as_option(_one_line(exc), args)}", err=True)
         return EXIT_USAGE
     return _report_bug(exc)
+
+
+#: Exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130
+
+
+def _interrupted() -> int:
+    """One line, no traceback: the user stopped the command."""
+    typer.echo("crowdhide: interrupted (Ctrl-C); files already written are incomplete", err=True)
+    return EXIT_INTERRUPTED
 
 
 def _as_option(text: str, args: Sequence[str]) -> str:
