@@ -13,9 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crowdhide._validation import check_int
-from crowdhide.errors import OutputPathError
+from crowdhide.errors import DataError, OutputPathError
 
-__all__ = ["HostCredentials", "Pki", "host_name", "make_pki", "write_host_cert"]
+__all__ = [
+    "HostCredentials",
+    "Pki",
+    "check_credentials",
+    "host_name",
+    "make_pki",
+    "write_host_cert",
+]
 
 
 def host_name(index: int) -> str:
@@ -190,3 +197,39 @@ def make_pki(*, hosts: int, out: Path, days: int = 365, overwrite: bool = False)
         for i in range(count)
     )
     return Pki(ca_cert=directory / "ca.pem", ca_key=directory / "ca.key", hosts=creds)
+
+
+def check_credentials(pki_dir: Path, hosts: int) -> None:
+    """Each host's certificate matches its key and was issued by the CA of ``pki_dir``.
+
+    Checked in the driver before any host starts, so a wrong file is one line naming it
+    (a host process failing its TLS setup was a traceback from a closed control pipe).
+    """
+    import ssl
+
+    from cryptography import x509
+    from cryptography.exceptions import InvalidSignature
+
+    directory = Path(pki_dir)
+    ca_file = directory / "ca.pem"
+    try:
+        ca = x509.load_pem_x509_certificate(ca_file.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise DataError(f"pki: {ca_file} is not a readable PEM certificate ({exc})") from None
+    for index in range(hosts):
+        cert = directory / f"{host_name(index)}.pem"
+        key = directory / f"{host_name(index)}.key"
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        try:
+            context.load_cert_chain(cert, key)
+            x509.load_pem_x509_certificate(cert.read_bytes()).verify_directly_issued_by(ca)
+        except ssl.SSLError as exc:
+            raise DataError(
+                f"pki: certificate {cert} does not match its key {key} ({exc.reason or exc})"
+            ) from None
+        except InvalidSignature:
+            raise DataError(f"pki: certificate {cert} was not signed by {ca_file}") from None
+        except (OSError, ValueError, TypeError) as exc:
+            raise DataError(
+                f"pki: certificate {cert} is unreadable or not issued by {ca_file} ({exc})"
+            ) from None
