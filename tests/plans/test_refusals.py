@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from crowdhide.errors import UnmetTargetError
+from crowdhide.errors import ResourceLimitError, UnmetTargetError
 from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan
+from crowdhide.plans.query import load_query
 from crowdhide.plans.runner import run_spec
 from crowdhide.plans.spec import parse_spec
 
@@ -70,3 +72,46 @@ def test_run_spec_refuses_an_unmet_target_like_the_cli(tmp_path: Path) -> None:
     report = run_spec(spec, tmp_path / "ran", allow_unmet=True)
     assert report.privacy.meets_target is False
     assert (tmp_path / "ran" / "report.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("section", "values", "named"),
+    [
+        ("data", {"rows": 10**9}, "largest accepted data.rows for this query is 400000"),
+        ("data", {"attributes": 10**6}, "data.attributes must be <= 64"),
+        ("data", {"intervals": 10**9}, "data.intervals must be <= 1000000"),
+    ],
+)
+def test_aggregate_work_beyond_the_cost_model_is_refused_before_any_work(
+    section: str, values: dict[str, int], named: str, tmp_path: Path
+) -> None:
+    raw = {
+        "data": {"generator": "aggregate", "rows": 1000},
+        "query": {"sql": "SELECT g1, g2, COUNT(*) FROM D GROUP BY GROUPING SETS ((g1), (g2))"},
+        "countermeasures": {"sigma": 0.0},
+    }
+    raw[section] = {**raw[section], **values}
+    with pytest.raises(ValueError, match=re.escape(named)):
+        load_query(parse_spec(raw))
+
+
+def test_kmeans_iterations_beyond_the_cost_model_are_refused_naming_the_largest() -> None:
+    raw = {
+        "data": {"generator": "synthetic", "rows": 20_000},
+        "query": {"kind": "kmeans", "k": 3, "iterations": 1000},
+        "countermeasures": {"sigma": 0.0},
+    }
+    with pytest.raises(ResourceLimitError, match=r"query\.iterations <= 40 at these rows"):
+        load_query(parse_spec(raw))
+
+
+def test_a_data_file_is_checked_after_loading(tmp_path: Path) -> None:
+    file = tmp_path / "big.csv"
+    file.write_text("g\n" + "1\n" * 400_001, encoding="utf-8")
+    raw = {
+        "data": {"path": str(file)},
+        "query": {"sql": "SELECT g, COUNT(*) FROM D GROUP BY GROUPING SETS ((g), (g))"},
+        "countermeasures": {"sigma": 0.0},
+    }
+    with pytest.raises(ResourceLimitError, match="is 400000"):
+        load_query(parse_spec(raw))
