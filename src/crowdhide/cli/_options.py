@@ -203,12 +203,14 @@ def finish_target(met: bool | None, detail: str, *, allow_unmet: bool, as_json: 
     raise UnmetTargetError(detail)
 
 
-def output_path(value: str) -> Path:
+def output_path(value: str | Path) -> Path:
     """Parser of every path option that is written to (``parser=output_path``).
 
     ``Path("")`` is the current folder: an empty value is refused while it can still be
     told apart from ``.`` (a user who means the current folder types ``.``).
     """
+    if isinstance(value, Path):  # a default, not typed by the user
+        return value
     if not value.strip():
         raise typer.BadParameter(f"must not be empty, got {value!r} (use '.' for this folder)")
     return Path(value)
