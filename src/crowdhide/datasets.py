@@ -30,7 +30,26 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["DATA_DIR_VARIABLE", "data_dir", "data_path", "describe_data_path"]
+__all__ = ["ADULT_COLUMNS", "DATA_DIR_VARIABLE", "data_dir", "data_path", "describe_data_path"]
+
+#: Columns of the UCI Adult files ``adult/adult.{data,test}.gz`` (no header, ", "-separated).
+ADULT_COLUMNS = (
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "income",
+)
 
 #: Environment variable naming the data folder.
 DATA_DIR_VARIABLE = "CROWDHIDE_DATA_DIR"

@@ -18,12 +18,13 @@ is never disguised as bad input.
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -116,15 +117,51 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
         args = ["--help"]
-    app = _app_for(args)
+    command = typer.main.get_command(_app_for(args))
+    _plain_help(command)
     token = COMMAND_LINE.set(("crowdhide", *args))
     try:
-        result = app(args=args, prog_name="crowdhide", standalone_mode=False)
+        result = command.main(args=args, prog_name="crowdhide", standalone_mode=False)
+    except KeyboardInterrupt:
+        return _interrupted()
     except Exception as exc:
         return _handle(exc, args)
     finally:
         COMMAND_LINE.reset(token)
+    if result == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into Exit(130), returned here
+        return _interrupted()
     return int(result) if isinstance(result, int) else 0
+
+
+def _plain_help(command: Any) -> None:
+    """Help text is text: ``[privacy]`` is escaped from rich markup (it vanished), the lines
+    of a paragraph flow (rich mode kept the docstring's line breaks) and flags show no
+    ``<bool>`` value (they take none); walks every subcommand."""
+    from rich.markup import escape
+
+    for attr in ("help", "epilog", "short_help"):
+        if isinstance(getattr(command, attr, None), str):
+            setattr(command, attr, _flow(escape(getattr(command, attr))))
+    params = list(getattr(command, "params", []))
+    # The context class of the command's own click (Typer may vendor click).
+    help_option = command.get_help_option(command.context_class(command))
+    for param in [*params, *([help_option] if help_option is not None else [])]:
+        if isinstance(getattr(param, "help", None), str):
+            param.help = escape(param.help)
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+    for sub in getattr(command, "commands", {}).values():
+        _plain_help(sub)
+
+
+def _flow(text: str) -> str:
+    """Join the lines of each paragraph (paragraphs are separated by blank lines).
+
+    >>> _flow("a\\nb\\n\\nc")
+    'a b\\n\\nc'
+    """
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(" ".join(p.split("\n")) for p in paragraphs)
 
 
 def _handle(exc: Exception, args: Sequence[str] = ()) -> int:
@@ -136,7 +173,11 @@ def _handle(exc: Exception, args: Sequence[str] = ()) -> int:
     """
     kind = type(exc).__name__
     if kind == "Exit":
-        return int(getattr(exc, "exit_code", 0))
+        code = int(getattr(exc, "exit_code", 0))
+        return _interrupted() if code == EXIT_INTERRUPTED else code
+    if kind == "InterruptException" or isinstance(exc.__context__, KeyboardInterrupt):
+        # Ctrl-C inside DuckDB (the exact answer) arrives as its InterruptException.
+        return _interrupted()
     if kind == "Abort":
         typer.echo("crowdhide: aborted", err=True)
         return 1
@@ -150,6 +191,16 @@ def _handle(exc: Exception, args: Sequence[str] = ()) -> int:
         typer.echo(f"crowdhide: error: {_as_option(_one_line(exc), args)}", err=True)
         return EXIT_USAGE
     return _report_bug(exc)
+
+
+#: Exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130
+
+
+def _interrupted() -> int:
+    """One line, no traceback: the user stopped the command."""
+    typer.echo("crowdhide: interrupted (Ctrl-C); files already written are incomplete", err=True)
+    return EXIT_INTERRUPTED
 
 
 def _as_option(text: str, args: Sequence[str]) -> str:

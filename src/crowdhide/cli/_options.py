@@ -44,6 +44,7 @@ __all__ = [
     "finish_target",
     "int_option",
     "option_names",
+    "output_path",
     "real_option",
 ]
 
@@ -202,10 +203,30 @@ def finish_target(met: bool | None, detail: str, *, allow_unmet: bool, as_json: 
     raise UnmetTargetError(detail)
 
 
-def check_output_file(path: Path, *, option: str = "--out") -> Path:
-    """Fail fast (exit 2) if ``path`` cannot be written as a file; return it unchanged."""
+def output_path(value: str | Path) -> Path:
+    """Parser of every path option that is written to (``parser=output_path``).
+
+    ``Path("")`` is the current folder: an empty value is refused while it can still be
+    told apart from ``.`` (a user who means the current folder types ``.``).
+    """
+    if isinstance(value, Path):  # a default, not typed by the user
+        return value
+    if not value.strip():
+        raise typer.BadParameter(f"must not be empty, got {value!r} (use '.' for this folder)")
+    return Path(value)
+
+
+def check_output_file(path: Path, *, option: str = "--out", suffixes: tuple[str, ...] = ()) -> Path:
+    """Fail fast (exit 2) if ``path`` cannot be written as a file; return it unchanged.
+
+    With ``suffixes`` the file name must end in one of them (the format follows the name).
+    """
     if path.is_dir():
         raise OutputPathError(f"{option} must be a file, got the directory {str(path)!r}")
+    if suffixes and not path.name.lower().endswith(suffixes):
+        raise OutputPathError(
+            f"{option} must end in one of {', '.join(suffixes)}, got {str(path)!r}"
+        )
     _check_parent_writable(path.parent, path, option)
     return path
 
@@ -227,8 +248,20 @@ def _check_parent_writable(folder: Path, path: Path, option: str) -> None:
         probe = probe.parent
     if probe.exists() and not probe.is_dir():
         raise OutputPathError(f"{option}: {str(probe)!r} is not a directory (in {str(path)!r})")
-    if not os.access(probe, os.W_OK | os.X_OK):
+    if not os.access(probe, os.W_OK | os.X_OK) or not _can_create_in(probe):
         raise OutputPathError(f"{option}: directory {str(probe)!r} is not writable")
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can be created in ``folder``: tried, since ``os.access`` says yes to
+    root everywhere (``/proc``, read-only mounts)."""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
 
 
 @contextmanager

@@ -8,12 +8,14 @@ from typing import Annotated, Any
 import typer
 
 from crowdhide.cli._engine_progress import spinner
-from crowdhide.cli._options import check_output_file, int_option, seed_option
+from crowdhide.cli._options import check_output_file, int_option, output_path, seed_option
 from crowdhide.cli._output import JsonFlag, emit
 
 __all__ = ["data", "register", "synth_command"]
 
 _KINDS = ("aggregate", "kmeans", "diabetes")
+#: The file formats written (by suffix; anything else was written as CSV).
+_SUFFIXES = (".csv", ".parquet", ".pq")
 #: Rows held in memory before writing (several float64/int64 columns: 1e7 rows ≈ 0.5 GB).
 _MAX_ROWS = 10**7
 
@@ -25,7 +27,12 @@ data = typer.Typer(help="Datasets for the built-in queries.", no_args_is_help=Tr
 def synth_command(
     kind: Annotated[str, typer.Argument(help="aggregate | kmeans | diabetes")],
     rows: Annotated[int, int_option("--rows", "Number of tuples.", low=1, high=_MAX_ROWS)] = 10_000,
-    out: Annotated[Path, typer.Option("--out", help="CSV or Parquet file.")] = Path("data.csv"),
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", help="CSV (.csv) or Parquet (.parquet, .pq) file.", parser=output_path
+        ),
+    ] = Path("data.csv"),
     distribution: Annotated[
         str, typer.Option("--distribution", help="uniform | skewed (Zipf).")
     ] = "uniform",
@@ -39,7 +46,7 @@ def synth_command(
         raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
     if distribution not in ("uniform", "skewed"):
         raise ValueError(f"--distribution must be 'uniform' or 'skewed', got {distribution!r}")
-    check_output_file(out)
+    check_output_file(out, suffixes=_SUFFIXES)
     with spinner(not as_json, f"generating {rows} rows"):
         table = _generate(kind, rows, distribution, seed)
         path = write_table(table, out)

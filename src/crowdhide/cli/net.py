@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from crowdhide.cli._options import check_output_dir, int_option
+from crowdhide.cli._options import check_output_dir, int_option, output_path
 from crowdhide.cli._output import JsonFlag, emit
 
 __all__ = ["register"]
@@ -21,14 +21,19 @@ def register(app: typer.Typer) -> None:
     @net_app.command("pki")
     def pki(
         hosts: Annotated[int, int_option("--hosts", "Number of node hosts.", low=1, high=256)] = 3,
-        out: Annotated[Path, typer.Option("--out", help="Directory to write.")] = Path("pki"),
+        out: Annotated[
+            Path, typer.Option("--out", help="Directory to write.", parser=output_path)
+        ] = Path("pki"),
         days: Annotated[int, int_option("--days", "Validity in days.", low=1, high=3650)] = 365,
+        force: Annotated[
+            bool, typer.Option("--force", help="Replace an existing CA in --out.")
+        ] = False,
         as_json: JsonFlag = False,
     ) -> None:
         """Write a CA and one ECDSA P-256 certificate per node host (keys mode 0600)."""
         from crowdhide.net.pki import make_pki
 
-        result = make_pki(hosts=hosts, out=check_output_dir(out), days=days)
+        result = make_pki(hosts=hosts, out=check_output_dir(out), days=days, overwrite=force)
         emit(
             {
                 "ca": str(result.ca_cert),

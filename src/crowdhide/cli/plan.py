@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -12,12 +12,9 @@ from crowdhide.cli._output import JsonFlag, emit
 from crowdhide.cli.run import PlanFileArgument
 
 if TYPE_CHECKING:
-    from crowdhide.plans.planner import CountermeasureChoice
     from crowdhide.plans.run_report import PlanReport
 
 __all__ = ["plan_command", "register"]
-
-_ROUTE_COLUMNS = ["route", "sender", "receiver", "kind", "senders", "targets", "sigma", "n", "d"]
 
 
 def plan_command(
@@ -47,44 +44,9 @@ def register(app: typer.Typer) -> None:
     app.command("plan")(plan_command)
 
 
-def _choice_row(route: str, choice: CountermeasureChoice) -> dict[str, Any]:
-    record = choice.to_dict()
-    keys = ("sigma", "local_dummies", "n", "d", "epsilon_cluster", "method")
-    costs = ("overhead", "channels_per_scrambler", "extra_consents")
-    return {
-        "route": route,
-        **{k: record[k] for k in keys},
-        **{k: record["costs"][k] for k in costs},
-    }
-
-
 def _print(report: PlanReport) -> None:
-    emit(
-        list(report.routes),
-        as_json=False,
-        title=f"{report.name}: routes of the protected plan",
-        columns=[*_ROUTE_COLUMNS, "scramblers"],
-    )
-    emit(
-        [h.to_dict() for h in report.hops],
-        as_json=False,
-        title="clusters (Definition 4) and certificates",
-        columns=["cluster", "targets", "parallel_clusters", "epsilon", "delta", "method"],
-        notes=list(report.privacy.notes),
-    )
-    emit(
-        [{**p.to_dict(), "clusters": " + ".join(p.clusters)} for p in report.paths],
-        as_json=False,
-        title="Theorem 1: end-to-end (ε, δ) per data path",
-    )
-    privacy = report.privacy
-    emit(
-        [_choice_row(k, v) for k, v in report.countermeasures.items()],
-        as_json=False,
-        title=f"countermeasures ({report.mode})",
-        notes=[
-            f"plan: epsilon={privacy.epsilon:.4g}, delta={privacy.delta:.3g} "
-            f"(target epsilon={report.target_epsilon}, delta={report.target_delta:g}; "
-            f"target met: {report.target_met})"
-        ],
-    )
+    from rich.console import Console
+
+    from crowdhide.report.terminal import render_plan
+
+    render_plan(report, Console())

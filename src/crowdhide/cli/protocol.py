@@ -112,7 +112,7 @@ _HISTOGRAM_COLUMNS = (
     "messages",
     "central_sigma",
     "central_tvd",
-    "central_projected_tvd",
+    "central_half_l1_error",
 )
 
 protocol_app = typer.Typer(
@@ -313,9 +313,9 @@ def histogram_command(
         **run.as_record(),
         "notes": [column_data.note] if column_data.note else [],
         "comparison": f"central Gaussian (sigma {run.central.sigma:.4g} per bin) at the same "
-        f"(ε, δ): TVD {run.central_tvd:.4g} raw, {run.central_projected_tvd:.4g} projected; "
-        f"shuffle TVD {run.tvd:.4g} "
-        f"({run.tvd / max(run.central_projected_tvd, 1e-300):.3g}x)",
+        f"(ε, δ): TVD {run.central_tvd:.4g} (simplex projection; raw half-L1 error "
+        f"{run.central_half_l1_error:.4g}); shuffle TVD {run.tvd:.4g} "
+        f"({run.tvd / max(run.central_tvd, 1e-300):.3g}x)",
     }
     _emit_run(
         record,

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from crowdhide.cli._engine_progress import spinner
-from crowdhide.cli._options import check_output_dir, seed_option
+from crowdhide.cli._options import check_output_dir, output_path, seed_option
 from crowdhide.cli._output import JsonFlag, emit
 
 __all__ = ["register", "reproduce_command"]
@@ -16,7 +16,9 @@ __all__ = ["register", "reproduce_command"]
 
 def reproduce_command(
     name: Annotated[str, typer.Argument(help="Experiment name, or 'list' to list them.")],
-    out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("results"),
+    out: Annotated[
+        Path, typer.Option("--out", help="Output directory.", parser=output_path)
+    ] = Path("results"),
     seed: Annotated[int, seed_option()] = 0,
     quick: Annotated[
         bool, typer.Option("--quick", help="Reduced-size run (minutes → seconds).")

@@ -15,6 +15,7 @@ from crowdhide.cli._options import (
     check_output_file,
     finish_target,
     int_option,
+    output_path,
     real_option,
 )
 from crowdhide.cli._output import COMMAND_LINE, JsonFlag, emit
@@ -32,11 +33,16 @@ PlanFileArgument = Annotated[
     ),
 ]
 OutOption = Annotated[
-    Path | None, typer.Option("--out", help="Output directory (default: results/<name>).")
+    Path | None,
+    typer.Option("--out", help="Output directory (default: results/<name>).", parser=output_path),
 ]
 LedgerOption = Annotated[
     Path | None,
-    typer.Option("--ledger", help="Privacy ledger (JSON): record this run's certificate."),
+    typer.Option(
+        "--ledger",
+        help="Privacy ledger (JSON): record this run's certificate.",
+        parser=output_path,
+    ),
 ]
 BudgetEpsilonOption = Annotated[
     float | None,
@@ -74,9 +80,12 @@ AddressOption = Annotated[
     str | None,
     typer.Option("--address", help="Existing Ray cluster (HOST:PORT); default: local."),
 ]
-HostsOption = Annotated[int, int_option("--hosts", "tls: node-host processes.", low=1, high=256)]
+HostsOption = Annotated[
+    int | None, int_option("--hosts", "tls: node-host processes (default 3).", low=1, high=256)
+]
 OnMissingOption = Annotated[
-    str, typer.Option("--on-missing", help="tls: fail | report lost contributions.")
+    str | None,
+    typer.Option("--on-missing", help="tls: fail | report lost contributions (default fail)."),
 ]
 PkiOption = Annotated[
     Path | None, typer.Option("--pki", help="tls: directory from `crowdhide net pki`.")
@@ -99,8 +108,8 @@ def run_command(
     backend: BackendOption = None,
     shards: ShardsOption = None,
     address: AddressOption = None,
-    hosts: HostsOption = 3,
-    on_missing: OnMissingOption = "fail",
+    hosts: HostsOption = None,
+    on_missing: OnMissingOption = None,
     pki: PkiOption = None,
     block_size: BlockSizeOption = None,
 ) -> None:
@@ -161,15 +170,23 @@ def register(app: typer.Typer) -> None:
 
 
 def _network(
-    backend: str | None, hosts: int, on_missing: str, pki: Path | None
+    backend: str | None, hosts: int | None, on_missing: str | None, pki: Path | None
 ) -> dict[str, Any] | None:
-    """Options of the tls backend, or ``None`` for the engine's own backends."""
+    """Options of the tls backend, or ``None`` for the engine's own backends (which refuse
+    the tls options rather than ignore them)."""
     if backend not in (None, "local", "ray", "tls"):
         raise ValueError(f"backend must be one of ('local', 'ray', 'tls'), got {backend!r}")
-    if on_missing not in ("fail", "report"):
+    if on_missing not in (None, "fail", "report"):
         raise ValueError(f"--on-missing must be 'fail' or 'report', got {on_missing!r}")
     if backend != "tls":
+        given = {"--hosts": hosts, "--on-missing": on_missing, "--pki": pki}
+        for option, value in given.items():
+            if value is not None:
+                used = f"--backend {backend}" if backend else "the plan file's [run] backend"
+                raise ValueError(f"{option} {value} applies to --backend tls only, not {used}")
         return None
+    hosts = 3 if hosts is None else hosts
+    on_missing = "fail" if on_missing is None else on_missing
     if not 1 <= hosts <= 256:
         raise ValueError(f"--hosts must be in [1, 256], got {hosts}")
     if pki is not None and not (pki / "ca.pem").is_file():

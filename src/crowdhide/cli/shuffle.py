@@ -25,6 +25,7 @@ from crowdhide.cli._options import (
     epsilon_option,
     finish_target,
     int_option,
+    output_path,
     real_option,
 )
 from crowdhide.cli._output import JsonFlag, emit
@@ -320,7 +321,7 @@ def calibrate_command(
 def plot_command(
     eps0: Eps0,
     delta: Delta,
-    out: Annotated[Path, typer.Option("--out", help="PNG file to write.")],
+    out: Annotated[Path, typer.Option("--out", help="PNG file to write.", parser=output_path)],
     k: DomainK = None,
     n_min: Annotated[int, int_option("--n-min", "Smallest n.", low=1, high=MAX_N)] = 100,
     n_max: Annotated[int, int_option("--n-max", "Largest n.", low=1, high=MAX_N)] = 10**7,

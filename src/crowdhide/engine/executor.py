@@ -176,8 +176,10 @@ def execute(
         raise ValueError(f"a plan must have fewer than 2**31 nodes, got {total}")
     job = Job(plan=plan, seed=seed, block_size=size, shards=count, keep=frozenset(kept))
     collector = _Collector(job)
-    transport.open(job)
     try:
+        # Inside the try: a Ctrl-C while the backend starts (Ray's workers coming up) still
+        # closes it, or Ray's agent processes outlive the run.
+        transport.open(job)
         _run_rounds(job, transport, collector, progress)
     finally:
         transport.close()

@@ -25,10 +25,15 @@ on the others). :meth:`RayBackend.close` kills the actors and shuts down what it
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import signal
+import socket
+import time
 from collections import defaultdict
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import ray
@@ -36,6 +41,7 @@ import ray
 from crowdhide.engine.backend import BlockReport, Job, batch_nbytes, deliver, report_of
 from crowdhide.engine.messages import Block, MessageBatch
 from crowdhide.engine.program import Parcel, step
+from crowdhide.errors import InvalidParameterError
 
 __all__ = ["RayBackend", "start_ray"]
 
@@ -154,7 +160,31 @@ def start_ray(
             configure_logging=False,
         )
     else:
+        _check_reachable(address)
         ray.init(address=address, log_to_driver=False, configure_logging=False)
+
+
+#: Seconds to wait for an existing cluster's ``HOST:PORT`` to accept a connection.
+CONNECT_TIMEOUT_S = 10.0
+
+
+def _check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Fail fast when nothing listens at ``HOST:PORT``: ``ray.init`` retries for minutes
+    without a word (``"auto"`` and ``ray://`` addresses are left to Ray)."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in address:
+        return
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise InvalidParameterError(
+            f"address {address!r}: no Ray cluster answers there ({reason}; waited at most "
+            f"{timeout:g} s)",
+            parameter="address",
+            value=address,
+        ) from None
 
 
 class RayBackend:
@@ -187,12 +217,12 @@ class RayBackend:
 
     def open(self, job: Job) -> None:
         if not ray.is_initialized():
+            self._started = True  # before ray.init: a start cut short is shut down too
             start_ray(
                 address=self.address,
                 num_cpus=job.shards,
                 object_store_memory=self.object_store_memory,
             )
-            self._started = True
         shard = ray.remote(num_cpus=1)(_Shard)
         # Each actor receives only its own blocks' source rows (Job.for_shard_index).
         self._actors = [shard.remote(job.for_shard_index(i), i) for i in range(job.shards)]
@@ -252,5 +282,56 @@ class RayBackend:
         self._streams.clear()
         self._job = None
         if self._started:
+            spawned = _ray_descendants()
             ray.shutdown()
+            _stop(spawned)
             self._started = False
+
+
+_RAY_MARKERS = ("ray::", "raylet", "gcs_server", "ray/_private", "ray/dashboard")
+
+
+def _ray_descendants() -> list[int]:
+    """Ids of Ray's processes below this driver (raylet, GCS and their agents), read from
+    ``/proc`` (Linux; elsewhere none)."""
+    parent: dict[int, int] = {}
+    command: dict[int, str] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text()
+            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        parent[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+        command[int(entry.name)] = line.decode(errors="replace")
+    mine = {os.getpid()}
+    grown = True
+    while grown:
+        below = {pid for pid, ppid in parent.items() if ppid in mine} - mine
+        mine |= below
+        grown = bool(below)
+    mine.discard(os.getpid())
+    return sorted(p for p in mine if any(m in command[p] for m in _RAY_MARKERS))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _stop(pids: list[int], timeout: float = 5.0) -> None:
+    """Terminate, by id, the Ray processes ``ray.shutdown`` left (after Ctrl-C its dashboard
+    and runtime-env agents outlived the run), then kill the stubborn ones."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    alive = [p for p in pids if _alive(p)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [p for p in alive if _alive(p)]
+    for pid in alive:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)

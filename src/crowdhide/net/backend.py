@@ -307,7 +307,7 @@ class TlsBackend:
             raise
 
     def _start(self) -> None:
-        from crowdhide.net.pki import make_pki
+        from crowdhide.net.pki import check_credentials, make_pki
 
         self._tmp = Path(tempfile.mkdtemp(prefix="crowdhide-net-"))
         pki_dir = self._pki_arg
@@ -317,6 +317,7 @@ class TlsBackend:
         for h in range(self.hosts):
             if not (pki_dir / f"host{h}.pem").exists():
                 raise ValueError(f"pki has no certificate for host{h} (pki={str(pki_dir)!r})")
+        check_credentials(pki_dir, self.hosts)
         for h in range(self.hosts):
             cfg = {
                 "host": h,

@@ -13,8 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crowdhide._validation import check_int
+from crowdhide.errors import DataError, OutputPathError
 
-__all__ = ["HostCredentials", "Pki", "host_name", "make_pki", "write_host_cert"]
+__all__ = [
+    "HostCredentials",
+    "Pki",
+    "check_credentials",
+    "host_name",
+    "make_pki",
+    "write_host_cert",
+]
 
 
 def host_name(index: int) -> str:
@@ -125,8 +133,11 @@ def write_host_cert(
     return HostCredentials(name=name, cert=cert_path, key=key_path)
 
 
-def make_pki(*, hosts: int, out: Path, days: int = 365) -> Pki:
+def make_pki(*, hosts: int, out: Path, days: int = 365, overwrite: bool = False) -> Pki:
     """Write a CA and ``hosts`` host certificates (ECDSA P-256) into ``out``.
+
+    An existing CA in ``out`` is replaced only with ``overwrite=True``: a new CA orphans
+    every certificate the old one issued.
 
     Examples
     --------
@@ -144,6 +155,12 @@ def make_pki(*, hosts: int, out: Path, days: int = 365) -> Pki:
     count = check_int("hosts", hosts, low=1, high=4096)
     days = check_int("days", days, low=1)
     directory = Path(out)
+    existing = [f for f in ("ca.pem", "ca.key") if (directory / f).exists()]
+    if existing and not overwrite:
+        raise OutputPathError(
+            f"{directory / existing[0]} exists: a new CA would orphan every certificate the "
+            "old one issued (pass --force / overwrite=True to replace it)"
+        )
     directory.mkdir(parents=True, exist_ok=True)
     now = _dt.datetime.now(_dt.UTC)
     key = ec.generate_private_key(ec.SECP256R1())
@@ -180,3 +197,39 @@ def make_pki(*, hosts: int, out: Path, days: int = 365) -> Pki:
         for i in range(count)
     )
     return Pki(ca_cert=directory / "ca.pem", ca_key=directory / "ca.key", hosts=creds)
+
+
+def check_credentials(pki_dir: Path, hosts: int) -> None:
+    """Each host's certificate matches its key and was issued by the CA of ``pki_dir``.
+
+    Checked in the driver before any host starts, so a wrong file is one line naming it
+    (a host process failing its TLS setup was a traceback from a closed control pipe).
+    """
+    import ssl
+
+    from cryptography import x509
+    from cryptography.exceptions import InvalidSignature
+
+    directory = Path(pki_dir)
+    ca_file = directory / "ca.pem"
+    try:
+        ca = x509.load_pem_x509_certificate(ca_file.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise DataError(f"pki: {ca_file} is not a readable PEM certificate ({exc})") from None
+    for index in range(hosts):
+        cert = directory / f"{host_name(index)}.pem"
+        key = directory / f"{host_name(index)}.key"
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        try:
+            context.load_cert_chain(cert, key)
+            x509.load_pem_x509_certificate(cert.read_bytes()).verify_directly_issued_by(ca)
+        except ssl.SSLError as exc:
+            raise DataError(
+                f"pki: certificate {cert} does not match its key {key} ({exc.reason or exc})"
+            ) from None
+        except InvalidSignature:
+            raise DataError(f"pki: certificate {cert} was not signed by {ca_file}") from None
+        except (OSError, ValueError, TypeError) as exc:
+            raise DataError(
+                f"pki: certificate {cert} is unreadable or not issued by {ca_file} ({exc})"
+            ) from None

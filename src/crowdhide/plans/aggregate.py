@@ -8,7 +8,8 @@ nodes aggregate the real tuples they receive, and report to the result node.
 
 Supported: ``SELECT <grouping columns>, <aggregates> FROM <table> GROUP BY GROUPING SETS
 ((..), (..))`` (or a plain ``GROUP BY a, b``) with ``count(*)``, ``count(col)``,
-``sum``, ``avg``, ``min``, ``max`` of columns.
+``sum``, ``avg``, ``min``, ``max`` of columns. Anything the plan would not honour
+(WHERE, HAVING, ORDER BY, LIMIT, DISTINCT, ``AS`` aliases, ...) is refused naming it.
 """
 
 from __future__ import annotations
@@ -116,6 +117,7 @@ class AggregateQuery:
             raise ValueError("query.sql must select FROM one table")
         if node.get("where_clause") or node.get("having"):
             raise ValueError("query.sql: WHERE/HAVING are not supported in the decentralized plan")
+        _refuse_unhonoured(node)
         columns = [_column(e) for e in node.get("group_expressions", [])]
         sets = tuple(tuple(columns[i] for i in s) for s in node.get("group_sets", []))
         if not sets or any(not s for s in sets):
@@ -164,6 +166,37 @@ class AggregateQuery:
                 a.column for a in self.aggregates if a.column is not None and a.function != "count"
             )
         )
+
+
+_MODIFIERS = {
+    "ORDER_MODIFIER": "ORDER BY",
+    "LIMIT_MODIFIER": "LIMIT/OFFSET",
+    "LIMIT_PERCENT_MODIFIER": "LIMIT … PERCENT",
+    "DISTINCT_MODIFIER": "SELECT DISTINCT",
+}
+
+
+def _refuse_unhonoured(node: Mapping[str, Any]) -> None:
+    """Refuse, naming it, every clause the decentralized plan would otherwise ignore.
+
+    The plan computes every group of every grouping set and labels its columns by the
+    source column and ``function(column)``: an ORDER BY, LIMIT, DISTINCT, QUALIFY, SAMPLE,
+    WITH or ``AS`` alias would silently not change the answer.
+    """
+    for modifier in node.get("modifiers") or []:
+        name = _MODIFIERS.get(str(modifier.get("type")), str(modifier.get("type")))
+        raise ValueError(f"query.sql: {name} is not supported in the decentralized plan")
+    for key, name in (("qualify", "QUALIFY"), ("sample", "USING SAMPLE")):
+        if node.get(key):
+            raise ValueError(f"query.sql: {name} is not supported in the decentralized plan")
+    if (node.get("cte_map") or {}).get("map"):
+        raise ValueError("query.sql: WITH (common table expressions) is not supported")
+    for item in node.get("select_list", []):
+        if item.get("alias"):
+            raise ValueError(
+                f"query.sql: AS aliases are not supported (got AS {item['alias']!r}); "
+                "result columns are named by column and function(column)"
+            )
 
 
 def _column(expression: Mapping[str, Any]) -> str:
@@ -389,6 +422,25 @@ def _check_columns(table: Table, query: AggregateQuery) -> None:
                 f"data column {column!r} must hold finite numbers, got {bad!r} "
                 f"({int((~finite).sum())} value(s) not finite)"
             )
+        _check_sums_fit(column, values.astype(np.float64))
+
+
+def _check_sums_fit(column: str, values: npt.NDArray[np.float64]) -> None:
+    """Refuse a column whose sum or sum of squares (the intervals' variance) overflows.
+
+    A group's sum is at most the column's sum of magnitudes, so checking the whole column
+    covers every group and every partial sum of the plan.
+    """
+    with np.errstate(over="ignore"):
+        magnitude = np.abs(values)
+        fits = bool(np.isfinite(magnitude.sum()) and np.isfinite(np.square(magnitude).sum()))
+    if not fits:
+        safe = math.sqrt(np.finfo(np.float64).max / max(len(values), 1))
+        raise ValueError(
+            f"data column {column!r}: its sum or sum of squares overflows float64 "
+            f"(largest |value| {float(magnitude.max()):.3g} over {len(values)} rows; "
+            f"values up to {safe:.3g} in magnitude always fit)"
+        )
 
 
 def _router(g: int, nodes: int, universe: int) -> Any:

@@ -17,11 +17,13 @@ import numpy.typing as npt
 
 from crowdhide._extras import require
 from crowdhide._validation import as_rng, check_int, check_real
-from crowdhide.datasets import data_path, describe_data_path
-from crowdhide.errors import MissingExtraError
+from crowdhide.datasets import ADULT_COLUMNS, data_path, describe_data_path
+from crowdhide.errors import DataError, MissingExtraError
 
 __all__ = [
+    "BUILTIN_TABLES",
     "KmeansData",
+    "load_builtin_table",
     "load_kmeans_data",
     "load_table",
     "synth_aggregate",
@@ -127,10 +129,17 @@ def synth_kmeans(
     return X.astype(np.float32), labels
 
 
+#: Built-in tables a plan file may name as ``data.path = "builtin:NAME"``.
+BUILTIN_TABLES = ("adult",)
+_ADULT_NUMERIC = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss")
+
+
 def load_table(path: Path | str) -> Table:
-    """Read a CSV or Parquet file with DuckDB into ``{column: array}``."""
+    """Read a CSV or Parquet file with DuckDB into ``{column: array}`` (or ``builtin:adult``)."""
     import duckdb
 
+    if str(path).startswith("builtin:"):
+        return load_builtin_table(str(path)[len("builtin:") :])
     file = Path(path)
     if not file.exists():
         raise FileNotFoundError(2, "No such file or directory", str(file))
@@ -156,6 +165,46 @@ def load_table(path: Path | str) -> Table:
         table[str(column)] = np.asarray(values)
     if not table:
         raise ValueError(f"data file {file} has no columns")
+    return table
+
+
+def load_builtin_table(name: str) -> Table:
+    """The UCI Adult table (``builtin:adult``, 48,842 rows) from the data folder.
+
+    Plan files run on the real table only: when it is not installed the run is refused
+    (the protocols' synthetic stand-in has 4 of the 15 columns). Numeric columns are
+    integers, ``income`` is 1 for ">50K", the others are text (``?`` where unknown).
+    """
+    if name not in BUILTIN_TABLES:
+        raise DataError(
+            f"data.path 'builtin:{name}': plan files know "
+            + ", ".join(f"builtin:{t}" for t in BUILTIN_TABLES)
+            + " (the other built-in sets are single columns for `crowdhide protocol`)"
+        )
+    files = [data_path("adult", f"adult.{part}.gz") for part in ("data", "test")]
+    if any(f is None or not f.is_file() for f in files):
+        raise DataError(
+            "data.path 'builtin:adult': the Adult data is not installed (looked for "
+            f"{describe_data_path('adult', 'adult.data.gz')}); plan files do not run on a "
+            "synthetic stand-in"
+        )
+    rows: list[list[str]] = []
+    for file in files:
+        assert file is not None
+        with gzip.open(file, "rt", encoding="utf-8") as handle:
+            for line in handle:
+                parts = line.rstrip("\n").rstrip(".").split(", ")
+                if len(parts) == len(ADULT_COLUMNS):  # skips blanks and the test file's header
+                    rows.append(parts)
+    columns = list(zip(*rows, strict=True))
+    table: Table = {}
+    for name_, values in zip(ADULT_COLUMNS, columns, strict=True):
+        if name_ in _ADULT_NUMERIC or name_ == "hours-per-week":
+            table[name_] = np.array(values, dtype=np.int64)
+        elif name_ == "income":
+            table[name_] = np.array([v == ">50K" for v in values], dtype=np.int64)
+        else:
+            table[name_] = np.array(values, dtype=object)
     return table
 
 

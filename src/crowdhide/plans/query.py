@@ -33,7 +33,7 @@ from crowdhide.plans.data import load_kmeans_data, load_table, synth_aggregate, 
 from crowdhide.plans.estimates import estimate_rows, inclusion_probabilities, write_answer
 from crowdhide.plans.kmeans import KmeansSetup, kmeans_plan, nearest, rand_index
 from crowdhide.plans.model import ExecutionPlan
-from crowdhide.plans.spec import RunSpec
+from crowdhide.plans.spec import RunSpec, check_work
 from crowdhide.plans.traffic import traffic_per_node
 
 __all__ = [
@@ -166,9 +166,15 @@ class AggregateOverTable:
     def from_spec(cls, spec: RunSpec) -> AggregateOverTable:
         """Load ``[data]`` and build the plan of ``[query]``."""
         data = spec.data
+        assert spec.query.sql is not None
+        query = AggregateQuery.from_sql(spec.query.sql)
+        sets = len(query.grouping_sets)
+        if data.path is None:  # before generating: the size is known
+            check_work(data.rows, sets, what="grouping sets")
         table: Mapping[str, npt.NDArray[Any]]
         if data.path is not None:
             table, source = load_table(data.path), str(data.path)
+            check_work(len(next(iter(table.values()))), sets, what="grouping sets")
         elif data.generator == "diabetes":
             table, source = synth_diabetes(rows=data.rows, rng=data.seed), "synthetic diabetes"
         else:
@@ -181,10 +187,9 @@ class AggregateOverTable:
                 rng=data.seed,
             )
             source = f"synthetic aggregate ({data.distribution})"
-        assert spec.query.sql is not None
         setup = aggregate_plan(
             table,
-            AggregateQuery.from_sql(spec.query.sql),
+            query,
             compute_nodes=spec.query.compute_nodes,
             domains=spec.query.domains,
             message_size=spec.message_size,
@@ -295,6 +300,12 @@ class KmeansOverPoints:
     def from_spec(cls, spec: RunSpec) -> KmeansOverPoints:
         """Load ``[data]`` (MNIST, digits or blobs) and build the plan of ``[query]``."""
         data = spec.data
+        check_work(
+            data.rows,
+            spec.query.iterations,
+            what="K-means iterations",
+            routes_key="query.iterations",
+        )
         km = load_kmeans_data(
             source=data.generator or "auto",  # type: ignore[arg-type]
             mnist_dir=data.mnist_dir,

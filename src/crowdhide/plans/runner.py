@@ -375,14 +375,15 @@ def run_spec(
     address: str | None = None,
     network: Mapping[str, Any] | None = None,
     block_size: int | None = None,
-    allow_unmet: bool = True,
+    allow_unmet: bool = False,
     pages: Mapping[str, PageWriter] | None = None,
     command: Sequence[str] | None = None,
 ) -> RunReport:
     """Prepare, execute, compare with the exact answer, write files; return the report.
 
-    With ``allow_unmet=False`` a plan whose certificate misses ``[privacy]`` raises
-    :class:`~crowdhide.errors.UnmetTargetError` before anything is executed.
+    A plan whose certificate misses ``[privacy]`` raises
+    :class:`~crowdhide.errors.UnmetTargetError` before anything is executed, as ``crowdhide
+    run`` exits 3; ``allow_unmet=True`` runs it anyway (the report says the target is unmet).
     ``backend`` (``"local"`` or ``"ray"``), ``shards`` and ``address`` override ``[run]``
     of the plan file; the result does not depend on them (same seed, same output).
     ``before_send(prepared)`` runs once the plan is certified and before any message is
@@ -403,7 +404,8 @@ def run_spec(
     prepared = prepare(spec, accountant=acct, progress=progress)
     if not allow_unmet and prepared.privacy.meets_target is False:
         raise UnmetTargetError(
-            f"{prepared.report().target_text()}; nothing was run (--allow-unmet runs it anyway)"
+            f"{prepared.report().target_text()}; nothing was run "
+            "(--allow-unmet / allow_unmet=True runs it anyway)"
         )
     if before_send is not None:  # after the target check: a refused run is not charged
         before_send(prepared)

@@ -43,7 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_bool, check_int, check_real
-from crowdhide.datasets import data_dir, data_path, describe_data_path
+from crowdhide.datasets import ADULT_COLUMNS, data_dir, data_path, describe_data_path
 from crowdhide.errors import DataTypeError, ParameterTypeError
 
 __all__ = [
@@ -61,24 +61,6 @@ __all__ = [
 ]
 
 BUILTIN_DATASETS = ("adult", "gowalla-sf", "gowalla-paris", "synthetic")
-
-ADULT_COLUMNS = (
-    "age",
-    "workclass",
-    "fnlwgt",
-    "education",
-    "education-num",
-    "marital-status",
-    "occupation",
-    "relationship",
-    "race",
-    "sex",
-    "capital-gain",
-    "capital-loss",
-    "hours-per-week",
-    "native-country",
-    "income",
-)
 
 #: Gowalla grids of Biswas et al. §V-D: (file, latitude bands, longitude bands).
 GOWALLA_GRIDS = {

@@ -8,6 +8,7 @@ terms appear only in parentheses next to a plain name.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from functools import singledispatch
@@ -24,9 +25,20 @@ from crowdhide.report.words import (
     path_meaning,
 )
 
-__all__ = ["fit_panels", "flatten", "render_ledger", "render_run"]
+__all__ = [
+    "MAX_GROUP_ROWS",
+    "fit_panels",
+    "flatten",
+    "render_ledger",
+    "render_plan",
+    "render_run",
+    "up",
+]
 
 Console = Any  # rich.console.Console (imported lazily: CLI start-up path)
+#: Groups printed per grouping set; the rest are in the CSV files (a terminal is no place
+#: for 5,000 rows, and rich lays out every row it is given).
+MAX_GROUP_ROWS = 100
 
 
 def fit_panels(widths: Sequence[int], keys: int, width: int) -> list[list[int]]:
@@ -139,7 +151,8 @@ def _result(answer: Answer, report: RunReport, console: Console) -> None:
 def _set_table(
     answer: AggregateAnswer, g: int, keys: Sequence[str]
 ) -> tuple[list[str], list[list[str]]]:
-    """Headers and rows of grouping set ``g``: estimate, 95 % interval, exact."""
+    """Headers and the first :data:`MAX_GROUP_ROWS` rows of grouping set ``g``: estimate,
+    95 % interval, exact."""
     by_key = {tuple(r.get(k) for k in keys): r for r in answer.estimates if r["grouping_set"] == g}
     headers = [" / ".join(keys), "tuples\nused"]
     for a in answer.aggregates:
@@ -148,7 +161,8 @@ def _set_table(
         else:
             headers += [f"{a}\nestimate", f"{a}\n95 % interval", f"{a}\nexact"]
     table: list[list[str]] = []
-    for ref in (r for r in answer.exact if r["grouping_set"] == g):
+    theirs = (r for r in answer.exact if r["grouping_set"] == g)
+    for ref in itertools.islice(theirs, MAX_GROUP_ROWS):  # only the rows printed
         key = tuple(ref.get(k) for k in keys)
         est = by_key.get(key)
         cells = [" / ".join(str(v).strip() for v in key)]
@@ -174,7 +188,7 @@ def _answer(answer: AggregateAnswer, report: RunReport, console: Console) -> Non
     pis = list(answer.inclusion_probability.values())
     for g in sets:
         theirs = [r for r in exact if r["grouping_set"] == g]
-        keys = [k for k in theirs[0] if k != "grouping_set" and "(" not in k] if theirs else []
+        keys = _group_keys(theirs[0]) if theirs else []
         headers, table = _set_table(answer, g, keys)
         p = pis[g] if len(pis) > g else 1.0
         _table(
@@ -184,6 +198,13 @@ def _answer(answer: AggregateAnswer, report: RunReport, console: Console) -> Non
             headers,
             table,
         )
+        if len(theirs) > MAX_GROUP_ROWS:
+            where = report.files.get("estimates", "estimates.csv")
+            console.print(
+                f"(the first {MAX_GROUP_ROWS} of {fmt_count(len(theirs))} groups; every group "
+                f"is in {where} and result.csv)",
+                overflow="fold",
+            )
         console.print(
             f"(sampling kept each tuple with probability {p:.3g}: counts and sums are "
             f"divided by it; 95 % intervals; exact = DuckDB on all tuples)",
@@ -192,8 +213,26 @@ def _answer(answer: AggregateAnswer, report: RunReport, console: Console) -> Non
     _accuracy(answer, console)
 
 
+def _group_keys(row: Mapping[str, Any]) -> list[str]:
+    """The grouping columns of an exact row (not the set number, not an aggregate)."""
+    return [k for k in row if k != "grouping_set" and "(" not in k]
+
+
+def _estimates_by_group(answer: AggregateAnswer) -> dict[tuple[Any, ...], Mapping[str, Any]]:
+    """``(grouping set, key values) -> estimate row``: one pass, so matching every exact
+    group to its estimate is linear (a scan per group made 5,000 groups take minutes)."""
+    keys: dict[int, list[str]] = {}
+    for ref in answer.exact:
+        keys.setdefault(int(ref["grouping_set"]), _group_keys(ref))
+    index: dict[tuple[Any, ...], Mapping[str, Any]] = {}
+    for r in answer.estimates:
+        g = int(r["grouping_set"])
+        index.setdefault((g, *(r.get(k) for k in keys.get(g, []))), r)
+    return index
+
+
 def _accuracy(answer: AggregateAnswer, console: Console) -> None:
-    rows = answer.estimates
+    index = _estimates_by_group(answer)
     cover: list[tuple[str, str]] = []
     for a in answer.aggregates:
         kind = a.split("(")[0]
@@ -202,17 +241,11 @@ def _accuracy(answer: AggregateAnswer, console: Console) -> None:
         inside = total = few = 0
         worst = 0.0
         for ref in answer.exact:
-            keys = [k for k in ref if k != "grouping_set" and "(" not in k]
-            match = [
-                r
-                for r in rows
-                if r["grouping_set"] == ref["grouping_set"]
-                and all(r.get(k) == ref[k] for k in keys)
-            ]
+            g = int(ref["grouping_set"])
+            est = index.get((g, *(ref[k] for k in _group_keys(ref))))
             total += 1
-            if not match:
+            if est is None:
                 continue
-            est = match[0]
             if kind != "count" and est.get("too_few_tuples"):
                 total, few = total - 1, few + 1  # no interval to cover
                 continue
@@ -332,3 +365,83 @@ def render_ledger(rows: Sequence[Mapping[str, Any]], console: Console) -> None:
         "valid ε is shown)",
         overflow="fold",
     )
+
+
+def up(value: float | None) -> str:
+    """A certified ε or δ with 4 significant digits, rounded up (never below the bound).
+
+    Examples
+    --------
+    >>> up(1.930201882), up(1.9309), up(5e-05), up(0.0), up(float("inf"))
+    ('1.931', '1.931', '5e-05', '0', '∞')
+    """
+    if value is None:
+        return "-"
+    if not math.isfinite(value):
+        return "∞" if value > 0 else "-∞"
+    text = f"{value:.4g}"
+    if float(text) >= value:  # the nearest 4 digits already read back at or above it
+        return text
+    from decimal import ROUND_CEILING, Decimal
+
+    exact = Decimal(value)
+    step = Decimal(1).scaleb(exact.adjusted() - 3)
+    return f"{float(exact.quantize(step, rounding=ROUND_CEILING)):.4g}"
+
+
+def _plain(value: Any, *, certified: bool = False) -> str:
+    if isinstance(value, bool) or value is None:
+        return {True: "yes", False: "no", None: "-"}[value]
+    if isinstance(value, float):
+        return up(value) if certified else f"{value:.6g}"
+    return str(value)
+
+
+def render_plan(report: PlanReport, console: Console) -> None:
+    """Print ``crowdhide plan`` in any width: columns that do not fit go to further panels,
+    certified ε and δ are rounded up, the target check is said in words."""
+    columns = ["route", "sender", "receiver", "kind", "senders", "targets", "sigma", "n", "d"]
+    columns.append("scramblers")
+    rows = [[_plain(r.get(c)) for c in columns] for r in report.routes]
+    _table(console, f"{report.name}: routes of the protected plan", columns, rows)
+    hop_columns = ["cluster", "targets", "parallel_clusters", "epsilon", "delta", "method"]
+    hops = [h.to_dict() for h in report.hops]
+    rows = [
+        [_plain(h.get(c), certified=c in ("epsilon", "delta")) for c in hop_columns] for h in hops
+    ]
+    headers = ["cluster", "targets", "parallel\nclusters", "ε", "δ", "certificate"]
+    _table(console, "Clusters (Definition 4) and their certificates", headers, rows)
+    for note in report.privacy.notes:
+        console.print(f"note: {note}", overflow="fold")
+    rows = [
+        [p.origin, up(p.privacy.epsilon), up(p.privacy.delta), " + ".join(p.clusters)]
+        for p in report.paths
+    ]
+    _table(
+        console,
+        "End-to-end (ε, δ) of each data path (Theorem 1)",
+        ["origin", "ε", "δ", "clusters"],
+        rows,
+        wrap=(3,),
+    )
+    keys = ("sigma", "local_dummies", "n", "d", "epsilon_cluster", "method")
+    costs = ("overhead", "channels_per_scrambler", "extra_consents")
+    rows = []
+    for route, choice in report.countermeasures.items():
+        record = choice.to_dict()
+        cells = [route] + [_plain(record[k], certified=k == "epsilon_cluster") for k in keys]
+        rows.append(cells + [_plain(record["costs"][k]) for k in costs])
+    headers = ["route", "sigma", "local\ndummies", "n", "d", "ε of\ncluster", "certificate"]
+    headers += ["network\nload (×)", "channels per\nscrambler", "extra\nconsents"]
+    _table(console, f"Countermeasures ({report.mode})", headers, rows)
+    console.print(_target_words(report), overflow="fold")
+
+
+def _target_words(report: PlanReport) -> str:
+    privacy = report.privacy
+    certified = f"certified ε = {up(privacy.epsilon)}, δ = {up(privacy.delta)}"
+    if report.target_epsilon is None:
+        return f"plan: {certified} (no target)"
+    target = f"target ε ≤ {report.target_epsilon:g}, δ ≤ {report.target_delta:.3g}"
+    verdict = "the target is met" if report.target_met else "TARGET NOT MET"
+    return f"plan: {certified}; {target}: {verdict}"
