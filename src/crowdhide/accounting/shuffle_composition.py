@@ -36,6 +36,18 @@ subsampling (γ = 1) the substitute pair is the clone pair above. The pair with 
 candidates dominates the pair with more (an extra candidate is an independent
 post-processing), so values of s are merged in blocks that keep the block's largest s.
 
+**A mechanism's own pair.** A mechanism with the three-point parameters of
+:mod:`crowdhide.accounting.shuffle_mechanisms` (clone probability ρ, informative share μ =
+β/κ, worst pair over cells) is dominated by the same system with a clone rate ρ in place of
+β, whose clones and target are informative (a ``±`` report) with probability μ and
+uninformative otherwise. The adversary is given the clone count C (n fixed: the counts of
+all Q-space reports reveal it anyway); given C it is the subsampled pair above with C
+candidates, clone rate μ and "presence" μ (uninformative = absent, counted in C). Poisson
+sampling at rate γ under ``substitute`` is the shuffle of the randomizer "report R(x) with
+probability γ, else ⊥" (n is known, so the number of ⊥ is the number of missing reports):
+its ρ is unchanged (⊥ has ratio 1/2 >= ρ) and its μ is γμ. Under ``add_remove`` μ is
+taken as 1 (the pair with μ < 1 is a garbling of it: ``±`` sent to 0 unit by unit).
+
 The pair is built on windows of C and of A (each tail ``<= e^{log_tail}``, a rigorous
 Chernoff/Bernstein bound); the mass outside the windows is put on an outcome of infinite
 privacy loss (pessimistic). For γ = 1 and many clone counts, counts are merged in blocks that
@@ -60,7 +72,7 @@ Examples
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NotRequired, TypedDict, Unpack, cast
 
 import numpy as np
@@ -229,25 +241,41 @@ def clone_pair_distributions(
 
 
 def _clone_pair(
-    *, eps0: float, n: int, pair: str, sample_rate: float, relation: str, log_tail: float
+    *,
+    eps0: float,
+    n: int,
+    pair: str,
+    sample_rate: float,
+    relation: str,
+    log_tail: float,
+    rate: float | None = None,
+    informative: float = 1.0,
 ) -> tuple[FloatArray, FloatArray, float, FloatArray]:
     """:func:`clone_pair_distributions`, a bound on the absolute rounding error of every
     log-probability and one on every outcome's loss (twice that, 0 where the loss is exact):
-    :func:`~crowdhide.accounting.composition.to_pld`'s ``log_error`` and ``loss_error``."""
+    :func:`~crowdhide.accounting.composition.to_pld`'s ``log_error`` and ``loss_error``.
+
+    ``rate`` (a mechanism's clone probability ρ, replacing the pair's β) and ``informative``
+    (its μ): see the module docstring, "A mechanism's own pair"."""
     e0 = check_real("eps0", eps0, low=0.0, low_open=True, high=_MAX_EPS0)
     nn = check_int("n", n, low=1, high=_MAX_N)
     gamma = check_probability("sample_rate", sample_rate, allow_zero=False)
-    if pair not in CLONE_PAIRS:
+    if rate is None and pair not in CLONE_PAIRS:
         raise ValueError(f"pair must be one of {', '.join(CLONE_PAIRS)}; got {pair!r}")
     if relation not in RELATIONS:
         raise ValueError(f"relation must be one of {', '.join(RELATIONS)}; got {relation!r}")
-    beta = _beta(pair, e0)
+    beta = _beta(pair, e0) if rate is None else rate
     alpha = 1.0 / (1.0 + math.exp(-e0))
     too_large = (
         f"n and sample_rate give a reduced pair too large for composition (n={n!r}, "
         f"sample_rate={sample_rate!r}; at most {MAX_PAIR_POINTS} outcomes): use a smaller n "
         "or sample_rate, or one round without sampling"
     )
+    if informative < 1.0 and relation == "substitute":
+        # A mechanism with μ < 1 (module docstring): the clone count C ~ Bin(n − 1, ρ) is
+        # revealed, each clone is informative with probability γμ, the target with γμ.
+        mu = gamma * informative
+        return _mixture_pair(nn - 1, 1.0 - beta, mu, mu, alpha, (relation, log_tail, too_large))
     try:
         if gamma >= 1.0 and relation == "substitute":
             log_p, log_q, bound, error, exact = _counts_pair(
@@ -258,6 +286,27 @@ def _clone_pair(
         # the n − 1 − s others is a clone with probability γβ / (1 − γ(1 − β)).
         res_rate = gamma * (1.0 - beta)
         clone_rate = min(1.0, gamma * beta / (1.0 - res_rate)) if res_rate < 1.0 else 0.0
+    except ValueError as exc:
+        raise ValueError(too_large) from exc
+    setting = (relation, log_tail, too_large)
+    return _mixture_pair(nn - 1, res_rate, clone_rate, gamma, alpha, setting)
+
+
+def _mixture_pair(
+    others: int,
+    res_rate: float,
+    clone_rate: float,
+    gamma: float,
+    alpha: float,
+    setting: tuple[str, float, str],
+) -> tuple[FloatArray, FloatArray, float, FloatArray]:
+    """The pair given the revealed number ``s ~ Bin(others, res_rate)`` of residual users:
+    of the ``others − s`` candidates each is a clone with probability ``clone_rate``, the
+    target present (informative) with probability ``gamma`` (:func:`_counts_pair`).
+    ``setting``: the relation, the windows' log tail and the message when too large."""
+    relation, log_tail, too_large = setting
+    nn = others + 1
+    try:
         s_win = binom_window(nn - 1, res_rate, log_tail)
         probe = _counts_pair(nn - 1, clone_rate, gamma, relation, alpha, log_tail)[0].size
         limit = max(1, min(_MAX_S_BLOCKS, MAX_PAIR_POINTS // max(probe, 1)))
@@ -334,6 +383,9 @@ class ComposedShuffleParams:
     relation: str = "substitute"
     discretization: float = 1e-4
     log_tail: float = -50.0
+    #: A mechanism's clone probability ρ and informative share μ (None, 1: the pair's own).
+    clone_rate: float | None = None
+    informative: float = 1.0
 
     def __post_init__(self) -> None:
         e0 = check_real("eps0", self.eps0, low=0.0, low_open=True, high=_MAX_EPS0)
@@ -353,6 +405,11 @@ class ComposedShuffleParams:
             "value_discretization_interval", self.discretization, low=0.0, low_open=True
         )
         object.__setattr__(self, "discretization", interval)
+        if self.clone_rate is not None:
+            rho = check_probability("clone_rate", self.clone_rate, allow_zero=False)
+            object.__setattr__(self, "clone_rate", rho)
+        mu = check_probability("informative", self.informative, allow_zero=False)
+        object.__setattr__(self, "informative", mu)
 
 
 class ComposedShuffleCurve(PrivacyCurve):
@@ -427,6 +484,8 @@ class ClonePairBound:
             sample_rate=params.sample_rate,
             relation=params.relation,
             log_tail=params.log_tail,
+            rate=params.clone_rate,
+            informative=params.informative,
         )
         cap = params.rounds * params.eps0 if params.relation == "substitute" else math.inf
         if _finite_mass(log_p, log_q) < _MIN_FINITE_MASS:
@@ -572,6 +631,8 @@ class ComposedShuffleOptions(TypedDict):
     relation: NotRequired[str]
     pair: NotRequired[str]
     value_discretization_interval: NotRequired[float | None]
+    #: A mechanism's own pair instead of ``pair``: ``(source, clone rate ρ, informative μ)``.
+    mechanism_pair: NotRequired[tuple[str, float, float] | None]
 
 
 def composed_shuffle(
@@ -629,6 +690,12 @@ def composed_shuffle(
         discretization=_interval_for(count, options.get("value_discretization_interval")),
         log_tail=log_tail,
     )
+    own = options.get("mechanism_pair")
+    if own is not None:
+        source, rho, mu = own
+        bound = ClonePairBound(source, "the mechanism's clone pair (module docstring)", True)
+        mine = replace(params, clone_rate=rho, informative=mu)
+        return Registry([bound], what="pair").statement(source, mine, **query)
     name = _pair_name(options.get("pair", "best"), params.k)
     return CLONE_PAIR_REGISTRY.statement(name, params, **query)
 

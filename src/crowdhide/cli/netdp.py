@@ -79,7 +79,12 @@ OptionalRounds = Annotated[
 OptionalSteps = Annotated[
     int | None, int_option("--steps", "Walk length T.", low=1, high=_MAX_STEPS)
 ]
-DomainSize = Annotated[int, int_option("--domain-size", "Histogram L.", low=2, high=MAX_N)]
+DomainSize = Annotated[
+    int | None,
+    int_option(
+        "--domain-size", "Histogram L (ring histogram only; default 10).", low=2, high=MAX_N
+    ),
+]
 TargetEpsilon = Annotated[
     float,
     # Smaller targets need σ beyond e^700 L: the search overflows before refusing.
@@ -135,10 +140,13 @@ def epsilon_command(
     rounds: OptionalRounds = None,
     steps: OptionalSteps = None,
     colluders: Colluders = 1,
-    domain_size: DomainSize = 10,
+    domain_size: DomainSize = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Network-DP guarantee (corrected theorem) next to the local-DP baseline."""
+    _check_applies(topology, task, rounds, steps, domain_size)
+    if domain_size is None:
+        domain_size = 10
     if topology not in ("ring", "complete"):
         raise ValueError(f"--topology must be 'ring' or 'complete', got {topology!r}")
     if task not in ("sum", "histogram", "sgd"):
@@ -166,6 +174,7 @@ def epsilon_command(
         "rounds": rounds,
         "steps": steps,
         "colluders": colluders,
+        "domain_size": domain_size if (topology, task) == ("ring", "histogram") else None,
         **res.to_dict(),
         "ldp_epsilon": ldp.privacy.epsilon,
         "ldp_delta": ldp.privacy.delta,
@@ -177,6 +186,20 @@ def epsilon_command(
         title="Network DP guarantee",
         columns=[*columns, "notes", "ldp_epsilon"],
     )
+
+
+def _check_applies(
+    topology: str, task: str, rounds: int | None, steps: int | None, domain_size: int | None
+) -> None:
+    """Refuse an option the chosen bound does not use (it would be dropped silently)."""
+    if topology == "complete" and rounds is not None:
+        raise ValueError(f"--rounds applies to the ring only (complete: --steps), got {rounds}")
+    if topology == "ring" and steps is not None:
+        raise ValueError(f"--steps applies to the complete graph only (ring: --rounds), got {steps}")
+    if domain_size is not None and (topology, task) != ("ring", "histogram"):
+        raise ValueError(
+            f"--domain-size applies to --topology ring --task histogram only, got {domain_size}"
+        )
 
 
 def _with_ldp(res: WalkBound, contributions: float, eps0: float, delta: float) -> Any:

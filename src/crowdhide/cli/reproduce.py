@@ -28,6 +28,10 @@ def reproduce_command(
     from crowdhide.experiments.registry import discover, resolve, run_experiment
 
     if name == "list":
+        given = {"--out": out != Path("results"), "--seed": seed != 0, "--quick": quick}
+        for option, value in (("--out", str(out)), ("--seed", seed), ("--quick", quick)):
+            if given[option]:  # 'list' runs nothing: the option would be dropped
+                raise ValueError(f"{option} does not apply to 'reproduce list', got {value!r}")
         rows = [{"name": e.name, "summary": e.summary} for e in discover().values()]
         emit(rows, as_json=as_json, title="Reproducible experiments")
         return

@@ -66,7 +66,7 @@ SampleRate = Annotated[
     ),
 ]
 Relation = Annotated[
-    str, typer.Option("--relation", help="With --rounds/--sample-rate: substitute|add_remove.")
+    str, typer.Option("--relation", help="Neighbouring relation: substitute|add_remove.")
 ]
 MechanismName = Annotated[
     str | None,
@@ -117,7 +117,9 @@ def _row(s: PrivacyStatement) -> dict[str, Any]:
         }
     if s.target is not None:
         row["meets_target"] = s.target.met
-    return row | {key: _finite_or_none(v) for key, v in s.inputs.items()}
+    # inputs are echoed beside the answer; the answer's own columns keep their meaning
+    # (the input ``bound`` is what was asked, the column ``bound`` what answered)
+    return row | {key: _finite_or_none(v) for key, v in s.inputs.items() if key not in row}
 
 
 def _emit_one(s: PrivacyStatement, *, as_json: bool, title: str) -> None:
@@ -166,40 +168,18 @@ def _bound_progress(as_json: bool) -> Iterator[Callable[[str, int, int], None] |
 
 
 def _answer(query: Mapping[str, float], *, as_json: bool, **options: Any) -> None:
-    """Validate, make the one library call that answers ``query`` (ε at δ or δ at ε), emit."""
-    from crowdhide.accounting import shuffle as accountant
+    """Make the one library call that answers ``query`` (ε at δ or δ at ε), emit.
+
+    Which accountant answers is decided in :mod:`crowdhide.accounting.shuffle_query`; an
+    option that does not apply comes back as an input error naming it (exit 2)."""
+    from crowdhide.accounting import shuffle_query
 
     what = "epsilon" if "delta" in query else "delta"
-    mechanism, d, bound = options.pop("mechanism"), options.pop("d"), options.pop("bound")
-    composed = {key: options.pop(key) for key in ("rounds", "sample_rate", "relation")}
-    if mechanism is not None:
-        from crowdhide.accounting import shuffle_mechanisms
-
-        known = shuffle_mechanisms.MECHANISMS.get(mechanism)
-        if known is not None and known.needs_d and d is None:
-            raise ValueError(f"--mechanism {mechanism} needs --d (the domain size), got none")
-        if known is not None and not known.needs_d and d is not None:
-            raise ValueError(
-                f"--d does not apply to --mechanism {mechanism} (input in [-1, 1]), got {d}"
-            )
-        call = getattr(shuffle_mechanisms, f"mechanism_{what}")
-        result = call(mechanism=mechanism, d=d, **options, **query)
-        _emit_one(result, as_json=as_json, title=f"shuffle {what} ({mechanism})")
-    elif composed != {"rounds": 1, "sample_rate": 1.0, "relation": "substitute"}:
-        from crowdhide.accounting.shuffle_composition import CLONE_PAIRS, composed_shuffle
-
-        if bound not in ("best", *CLONE_PAIRS):
-            raise ValueError(
-                f"--bound must be best or one of {', '.join(CLONE_PAIRS)} with --rounds or "
-                f"--sample-rate, got {bound!r}"
-            )
-        asked: dict[str, Any] = {"delta": query.get("delta"), "epsilon": query.get("epsilon")}
-        result = composed_shuffle(pair=bound, **asked, **composed, **options)
-        _emit_one(result, as_json=as_json, title=f"composed shuffle {what}")
-    elif bound == "all":
-        call = getattr(accountant, f"shuffle_{what}_all")
+    if options["bound"] == "all":
+        options.pop("bound")
         with _bound_progress(as_json) as progress:
-            rows = call(**options, **query, progress=progress)
+            asked: dict[str, Any] = {"delta": query.get("delta"), "epsilon": query.get("epsilon")}
+            rows = shuffle_query.shuffle_all(**options, **asked, progress=progress)
         given = ", ".join(f"{key}={value:g}" for key, value in query.items())
         emit(
             [r.to_dict() for r in rows] if as_json else [_row(r) for r in rows],
@@ -211,9 +191,15 @@ def _answer(query: Mapping[str, float], *, as_json: bool, **options: Any) -> Non
             columns=["bound", "kind", "conditions_met", what, "note"],
             notes=_table_notes(rows, what),
         )
-    else:
-        result = getattr(accountant, f"shuffle_{what}")(bound=bound, **options, **query)
-        _emit_one(result, as_json=as_json, title=f"shuffle {what}")
+        return
+    result = getattr(shuffle_query, f"shuffle_{what}")(**options, **query)
+    composed = (options["rounds"], options["sample_rate"], options["relation"]) != (
+        1,
+        1.0,
+        "substitute",
+    )
+    label = f" ({options['mechanism']})" if options["mechanism"] is not None else ""
+    _emit_one(result, as_json=as_json, title=f"{'composed ' * composed}shuffle {what}{label}")
 
 
 def _query_options(

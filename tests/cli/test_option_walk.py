@@ -1,0 +1,474 @@
+"""Every option of every command matters: it changes the answer, the echoed inputs or the
+exit code — never nothing (issue #28: ``shuffle epsilon --mechanism oue --rounds 100``
+printed the one-round answer with exit 0).
+
+:data:`WALK` gives each command (found by walking the Typer app, so a new command or option
+without an entry fails :func:`test_every_option_is_walked_or_skipped_with_a_reason`) a cheap
+valid base invocation and, per option, another valid value. The command is run in-process
+twice with ``--json``; the test fails when exit code and JSON output (volatile keys such
+as wall-clock times removed) are both unchanged. :data:`SKIPS` lists the options that only
+affect presentation or where output goes, each with the reason; :data:`KNOWN_DROPPED` the
+options still dropped in areas owned by other work (``xfail(strict=True)``: fixing one
+makes the test fail until its entry is removed).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+
+from crowdhide.cli import build_app
+from tests.cli_helpers import run_cli
+
+
+@dataclass(frozen=True)
+class Variant:
+    """``args`` replace the option's value in the base (or are appended); ``base`` replaces
+    the command's base invocation for this option; ``refused``: the variant is expected to
+    be refused (exit 2) — a valid outcome for an option that does not apply."""
+
+    args: tuple[str, ...]
+    base: tuple[str, ...] | None = None
+    refused: bool = False
+
+
+@dataclass(frozen=True)
+class Command:
+    base: tuple[str, ...]
+    variants: dict[str, Variant] = field(default_factory=dict)
+    slow: bool = False
+
+
+def V(*args: str, base: tuple[str, ...] | None = None, refused: bool = False) -> Variant:  # noqa: N802
+    return Variant(args, base, refused)
+
+
+SMALL_PLAN = '''
+name = "walk"
+[data]
+generator = "diabetes"
+rows = 1500
+seed = 1
+[query]
+kind = "aggregate"
+sql = """SELECT age_range, AVG(insulin) FROM D GROUP BY age_range"""
+compute_nodes = 3
+[privacy]
+epsilon = 6.0
+delta = 1e-4
+[run]
+plots = false
+'''
+UNMET_PLAN = SMALL_PLAN.replace("epsilon = 6.0", "epsilon = 0.01")
+
+SHUFFLE_Q = ("--eps0", "1", "--n", "300")
+SCR = ("--targets", "5", "--sigma", "0.3", "--n", "20", "--dummies", "5")
+NETDP_E = ("--topology", "ring", "--task", "sum", "--n", "20", "--eps0", "1", "--delta", "1e-6")
+PROTO = ("--data", "{bits}", "--column", "flag", "--epsilon", "2", "--delta", "1e-6")
+
+WALK: dict[str, Command] = {
+    "shuffle epsilon": Command(
+        (*SHUFFLE_Q, "--delta", "1e-6"),
+        {
+            "--eps0": V("--eps0", "2"),
+            "--n": V("--n", "400"),
+            "--delta": V("--delta", "1e-5"),
+            "--mechanism": V("--mechanism", "oue", "--d", "4"),
+            "--d": V("--d", "8", base=(*SHUFFLE_Q, "--delta", "1e-6", "--mechanism", "oue", "--d", "4")),
+            "--k": V("--k", "4"),
+            "--bound": V("--bound", "feldman2021"),
+            "--rounds": V("--rounds", "2"),
+            "--sample-rate": V("--sample-rate", "0.5"),
+            "--relation": V("--relation", "add_remove", "--sample-rate", "0.5"),
+        },
+    ),
+    "shuffle delta": Command(
+        (*SHUFFLE_Q, "--epsilon", "0.5"),
+        {
+            "--eps0": V("--eps0", "2"),
+            "--n": V("--n", "400"),
+            "--epsilon": V("--epsilon", "0.4"),
+            "--mechanism": V("--mechanism", "laplace"),
+            "--d": V("--d", "8", base=(*SHUFFLE_Q, "--epsilon", "0.5", "--mechanism", "krr", "--d", "4")),
+            "--k": V("--k", "4"),
+            "--bound": V("--bound", "feldman2021"),
+            "--rounds": V("--rounds", "2"),
+            "--sample-rate": V("--sample-rate", "0.5"),
+            "--relation": V("--relation", "add_remove", "--sample-rate", "0.5"),
+        },
+    ),
+    "shuffle calibrate": Command(
+        ("--epsilon", "0.5", "--delta", "1e-6", "--n", "1000"),
+        {
+            "--epsilon": V("--epsilon", "0.6"),
+            "--delta": V("--delta", "1e-5"),
+            "--n": V("--n", "2000"),
+            "--eps0": V("--eps0", "1", base=("--epsilon", "0.5", "--delta", "1e-6", "--eps0", "2")),
+            "--k": V("--k", "3"),
+            "--allow-unmet": V(
+                "--allow-unmet", base=("--epsilon", "0.001", "--delta", "1e-12", "--eps0", "30")
+            ),
+        },
+    ),
+    "shuffle plot": Command(
+        ("--eps0", "1", "--delta", "1e-6", "--out", "{tmp}/p.png", "--n-min", "100", "--n-max",
+         "1000", "--points", "2"),
+        {
+            "--eps0": V("--eps0", "2"),
+            "--delta": V("--delta", "1e-5"),
+            "--k": V("--k", "3"),
+            "--n-min": V("--n-min", "200"),
+            "--n-max": V("--n-max", "2000"),
+            "--points": V("--points", "3"),
+        },
+        slow=True,
+    ),
+    "scrambler epsilon": Command(
+        (*SCR, "--delta", "1e-6"),
+        {
+            "--targets": V("--targets", "6"),
+            "--sigma": V("--sigma", "0.4"),
+            "--n": V("--n", "30"),
+            "--dummies": V("--dummies", "6"),
+            "--delta": V("--delta", "1e-5"),
+            "--capped": V("--capped", "--method", "exact"),
+            "--method": V("--method", "hoeffding"),
+            "--samples": V("--samples", "200", base=(*SCR, "--delta", "1e-6", "--method", "montecarlo", "--samples", "100")),
+            "--seed": V("--seed", "1", base=(*SCR, "--delta", "1e-6", "--method", "montecarlo", "--samples", "100")),
+        },
+    ),
+    "scrambler delta": Command(
+        (*SCR, "--epsilon", "1"),
+        {
+            "--targets": V("--targets", "6"),
+            "--sigma": V("--sigma", "0.4"),
+            "--n": V("--n", "30"),
+            "--dummies": V("--dummies", "6"),
+            "--epsilon": V("--epsilon", "1.5"),
+            "--capped": V("--capped", "--method", "exact"),
+            "--method": V("--method", "hoeffding"),
+            "--samples": V("--samples", "200", base=(*SCR, "--epsilon", "1", "--method", "montecarlo", "--samples", "100")),
+            "--seed": V("--seed", "1", base=(*SCR, "--epsilon", "1", "--method", "montecarlo", "--samples", "100")),
+        },
+    ),
+    "scrambler calibrate": Command(
+        ("--targets", "5", "--epsilon", "1", "--delta", "1e-6", "--sources", "1000"),
+        {
+            "--targets": V("--targets", "6"),
+            "--epsilon": V("--epsilon", "1.5"),
+            "--delta": V("--delta", "1e-5"),
+            "--max-channels": V("--max-channels", "50"),
+            "--max-overhead": V("--max-overhead", "1.5"),
+            "--max-consents": V("--max-consents", "0.01"),
+            "--sources": V("--sources", "2000"),
+            "--allow-unmet": V(
+                "--allow-unmet",
+                base=("--targets", "5", "--epsilon", "1", "--delta", "1e-6", "--max-overhead", "1"),
+            ),
+        },
+        slow=True,
+    ),
+    "local epsilon": Command(
+        ("--targets", "5", "--sigma", "0.3"),
+        {
+            "--targets": V("--targets", "6"),
+            "--sigma": V("--sigma", "0.4"),
+            "--dummies": V("--dummies", "3"),
+        },
+    ),
+    "qif vulnerability": Command(
+        ("--k", "3", "--n", "4", "--eps0", "1"),
+        {
+            "--k": V("--k", "4"),
+            "--n": V("--n", "5"),
+            "--eps0": V("--eps0", "2"),
+            "--channel": V("--channel", "krr"),
+            "--adversary": V("--adversary", "informed"),
+            "--others-value": V("--others-value", "1", base=("--k", "3", "--n", "4", "--eps0", "1", "--adversary", "informed")),
+            "--others": V("--others", "1,1,1", base=("--k", "3", "--n", "4", "--eps0", "1", "--adversary", "informed")),
+        },
+    ),
+    "qif capacity": Command(
+        ("--k", "3", "--n", "4", "--eps0", "1"),
+        {
+            "--k": V("--k", "4"),
+            "--n": V("--n", "5"),
+            "--eps0": V("--eps0", "2"),
+            "--channel": V("--channel", "krr"),
+        },
+    ),
+    "qif scrambler": Command(
+        ("--targets", "3", "--sigma", "0.3", "--n", "3"),
+        {
+            "--targets": V("--targets", "2"),
+            "--sigma": V("--sigma", "0.4"),
+            "--n": V("--n", "4"),
+            "--dummies": V("--dummies", "1"),
+            "--adversary": V("--adversary", "informed"),
+            "--others-value": V("--others-value", "1", base=("--targets", "3", "--sigma", "0.3", "--n", "3", "--adversary", "informed")),
+            "--others": V("--others", "1,1,0", base=("--targets", "3", "--sigma", "0.3", "--n", "3", "--adversary", "informed")),
+        },
+    ),
+    "netdp epsilon": Command(
+        (*NETDP_E, "--rounds", "2"),
+        {
+            "--topology": V("--topology", "complete", "--steps", "40", refused=True),
+            "--task": V("--task", "histogram"),
+            "--n": V("--n", "30"),
+            "--eps0": V("--eps0", "2"),
+            "--delta": V("--delta", "1e-5"),
+            "--rounds": V("--rounds", "3"),
+            "--steps": V("--steps", "50", base=(*NETDP_E[:1], "complete", *NETDP_E[2:], "--steps", "40")),
+            "--colluders": V("--colluders", "2", base=(*NETDP_E[:1], "complete", *NETDP_E[2:], "--steps", "40")),
+            "--domain-size": V("--domain-size", "5", base=(*NETDP_E[:3], "histogram", *NETDP_E[4:], "--rounds", "2")),
+        },
+    ),
+    "netdp calibrate": Command(
+        ("--topology", "complete", "--task", "sum", "--n", "50", "--steps", "100", "--epsilon", "1", "--delta", "1e-6"),
+        {
+            "--topology": V("--topology", "ring"),
+            "--task": V("--task", "gd"),
+            "--n": V("--n", "60"),
+            "--steps": V("--steps", "120"),
+            "--epsilon": V("--epsilon", "2"),
+            "--delta": V("--delta", "1e-5"),
+            "--lipschitz": V("--lipschitz", "2", base=("--topology", "complete", "--task", "gd", "--n", "50", "--steps", "100", "--epsilon", "1", "--delta", "1e-6")),
+            "--cap-factor": V("--cap-factor", "2", base=("--topology", "complete", "--task", "gd", "--n", "50", "--steps", "100", "--epsilon", "1", "--delta", "1e-6")),
+            "--allow-unmet": V("--allow-unmet", base=("--topology", "complete", "--task", "sum", "--n", "50", "--steps", "100", "--epsilon", "1e-4", "--delta", "1e-12")),
+        },
+        slow=True,
+    ),
+    "netdp audit": Command(
+        ("--topology", "ring", "--n", "10", "--steps", "30", "--eps0", "1", "--delta", "1e-6"),
+        {
+            "--topology": V("--topology", "complete"),
+            "--n": V("--n", "12"),
+            "--steps": V("--steps", "40"),
+            "--eps0": V("--eps0", "2"),
+            "--delta": V("--delta", "1e-5"),
+            "--seed": V("--seed", "1"),
+            "--colluders": V("--colluders", "2"),
+            "--known-peers": V("--known-peers"),
+            "--group-ratio": V("--group-ratio", "0"),
+        },
+        slow=True,
+    ),
+    "protocol sum": Command(
+        PROTO + ("--seed", "1"),
+        {
+            "--data": V("--data", "{bits2}"),
+            "--column": V("--column", "flag2"),
+            "--epsilon": V("--epsilon", "3"),
+            "--delta": V("--delta", "1e-5"),
+            "--lower": V("--lower", "-1", base=(*PROTO[:3], "age", *PROTO[4:], "--seed", "1", "--protocol", "real", "--lower", "0", "--upper", "100")),
+            "--upper": V("--upper", "120", base=(*PROTO[:3], "age", *PROTO[4:], "--seed", "1", "--protocol", "real", "--lower", "0", "--upper", "100")),
+            "--protocol": V("--protocol", "single"),
+            "--calibration": V("--calibration", "paper"),
+            "--messages": V("--messages", "3", base=(*PROTO[:3], "age", *PROTO[4:], "--seed", "1", "--protocol", "real", "--lower", "0", "--upper", "100")),
+            "--clip": V("--clip", base=(*PROTO[:3], "age", *PROTO[4:], "--seed", "1", "--protocol", "real", "--lower", "0", "--upper", "50")),
+            "--seed": V("--seed", "2"),
+            "--engine": V("--engine"),
+            "--allow-unmet": V("--allow-unmet", base=(*PROTO[:5], "0.01", *PROTO[6:], "--seed", "1", "--calibration", "paper")),
+        },
+        slow=True,
+    ),
+    "protocol histogram": Command(
+        (*PROTO[:3], "cat", *PROTO[4:], "--seed", "1"),
+        {
+            "--data": V("--data", "{bits2}"),
+            "--column": V("--column", "cat2"),
+            "--epsilon": V("--epsilon", "3"),
+            "--delta": V("--delta", "1e-5"),
+            "--bins": V("--bins", "5"),
+            "--estimator": V("--estimator", "debias"),
+            "--seed": V("--seed", "2"),
+            "--engine": V("--engine"),
+            "--allow-unmet": V("--allow-unmet", base=(*PROTO[:3], "cat", PROTO[4], "0.0001", *PROTO[6:], "--seed", "1")),
+        },
+        slow=True,
+    ),
+    "data synth": Command(
+        ("diabetes", "--rows", "50", "--out", "{tmp}/d.csv"),
+        {
+            "--rows": V("--rows", "60"),
+            "--distribution": V("--distribution", "skewed"),
+            "--seed": V("--seed", "1"),
+        },
+    ),
+    "net pki": Command(
+        ("--hosts", "1", "--out", "{tmp}/pki"),
+        {
+            "--hosts": V("--hosts", "2"),
+            "--days": V("--days", "30"),
+        },
+        slow=True,
+    ),
+    "plan": Command(
+        ("{plan}",),
+        {"--allow-unmet": V("--allow-unmet", base=("{unmet}",))},
+        slow=True,
+    ),
+    "run": Command(
+        ("{plan}", "--out", "{tmp}/run"),
+        {
+            "--ledger": V("--ledger", "{tmp}/ledger.json"),
+            "--budget-epsilon": V("--budget-epsilon", "20", base=("{plan}", "--out", "{tmp}/run", "--ledger", "{tmp}/l.json")),
+            "--budget-delta": V("--budget-delta", "1e-3", base=("{plan}", "--out", "{tmp}/run", "--ledger", "{tmp}/l.json")),
+            "--population": V("--population", "walkers", base=("{plan}", "--out", "{tmp}/run", "--ledger", "{tmp}/l.json")),
+            "--allow-unmet": V("--allow-unmet", base=("{unmet}", "--out", "{tmp}/run")),
+            "--backend": V("--backend", "local"),
+            "--shards": V("--shards", "2"),
+            "--address": V("--address", "127.0.0.1:1", refused=True),
+            "--hosts": V("--hosts", "2", refused=True),
+            "--on-missing": V("--on-missing", "report", refused=True),
+            "--pki": V("--pki", "{tmp}", refused=True),
+            "--block-size": V("--block-size", "100"),
+        },
+        slow=True,
+    ),
+    "reproduce": Command(
+        ("list",),
+        {
+            "--seed": V("--seed", "1", refused=True),
+            "--quick": V("--quick", refused=True),
+            "--out": V("--out", "{tmp}/elsewhere", refused=True),
+        },
+    ),
+    "ledger show": Command(("{ledger}",)),
+}
+
+#: Options that only change presentation or where files go, with the reason.
+SKIPS: dict[str, str] = {
+    "--json": "presentation: JSON instead of a table (the walk itself runs with --json)",
+    "shuffle plot --out": "where the image is written (checked by the plot tests)",
+    "data synth --out": "where the data is written (checked by the data tests)",
+    "net pki --out": "where the PKI is written (checked by the net tests)",
+    "run --out": "where the report is written (checked by the run tests)",
+}
+
+#: Options still dropped, in areas owned by other work (see the issue-28 report).
+KNOWN_DROPPED: dict[str, str] = {}
+
+_VOLATILE = {"seconds", "elapsed", "elapsed_s", "wall_seconds", "time_s", "runtime"}
+
+
+def _commands() -> dict[str, list[str]]:
+    """Every leaf command of the app and its option names."""
+    root = typer.main.get_command(build_app())
+    found: dict[str, list[str]] = {}
+
+    def walk(cmd: Any, path: list[str]) -> None:
+        if hasattr(cmd, "commands"):
+            for name, sub in cmd.commands.items():
+                walk(sub, [*path, name])
+            return
+        opts = [p.opts[0] for p in cmd.params if p.param_type_name == "option"]
+        found[" ".join(path)] = [o for o in opts if o != "--help"]
+
+    walk(root, [])
+    return found
+
+
+def _cases() -> list[Any]:
+    cases = []
+    for name, cmd in WALK.items():
+        for option in cmd.variants:
+            key = f"{name} {option}"
+            marks = [pytest.mark.slow] if cmd.slow else []
+            if key in KNOWN_DROPPED:
+                marks.append(pytest.mark.xfail(reason=KNOWN_DROPPED[key], strict=True))
+            cases.append(pytest.param(name, option, marks=marks, id=key))
+    return cases
+
+
+def test_every_option_is_walked_or_skipped_with_a_reason() -> None:
+    missing = []
+    for name, options in _commands().items():
+        if name not in WALK:
+            missing.append(name)
+            continue
+        for option in options:
+            walked = option in WALK[name].variants
+            skipped = option in SKIPS or f"{name} {option}" in SKIPS
+            if not (walked or skipped):
+                missing.append(f"{name} {option}")
+    assert not missing, f"no variant and no listed reason for: {missing}"
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, str]:
+    bits = tmp_path / "bits.csv"
+    rows = [f"{int(i % 3 == 0)},{20 + i % 50},{i % 4}" for i in range(3000)]
+    bits.write_text("flag,age,cat\n" + "\n".join(rows) + "\n")
+    bits2 = tmp_path / "bits2.csv"
+    rows2 = [f"{int(i % 4 == 0)},{i % 5}" for i in range(3000)]
+    bits2.write_text("flag,flag2,cat2\n" + "\n".join(f"{r.split(',')[0]},{r}" for r in rows2) + "\n")
+    plan = tmp_path / "plan.toml"
+    plan.write_text(SMALL_PLAN)
+    unmet = tmp_path / "unmet.toml"
+    unmet.write_text(UNMET_PLAN)
+    ledger = tmp_path / "ledger_show.json"
+    return {"tmp": str(tmp_path), "bits": str(bits), "bits2": str(bits2), "plan": str(plan),
+            "unmet": str(unmet), "ledger": str(ledger)}  # fmt: skip
+
+
+def _fill(args: tuple[str, ...], files: dict[str, str]) -> list[str]:
+    return [a.format(**files) if "{" in a else a for a in args]
+
+
+def _apply(base: list[str], variant: list[str]) -> list[str]:
+    """Replace the values of options of ``variant`` present in ``base``; append the rest."""
+    out = list(base)
+    i = 0
+    while i < len(variant):
+        opt = variant[i]
+        has_value = i + 1 < len(variant) and not variant[i + 1].startswith("--")
+        if opt in out and has_value:
+            out[out.index(opt) + 1] = variant[i + 1]
+        elif opt not in out:
+            out += [opt, variant[i + 1]] if has_value else [opt]
+        i += 2 if has_value else 1
+    return out
+
+
+def _normalized(text: str) -> Any:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+
+    def strip(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k not in _VOLATILE}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+
+    return strip(data)
+
+
+@pytest.mark.parametrize(("name", "option"), _cases())
+def test_option_changes_the_answer_the_inputs_or_the_exit_code(
+    name: str, option: str, files: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cmd = WALK[name]
+    variant = cmd.variants[option]
+    base = _fill(variant.base if variant.base is not None else cmd.base, files)
+    changed = _apply(base, _fill(variant.args, files))
+    words = name.split()
+    first = run_cli(capsys, *words, *base, "--json")
+    assert first.code in (0, 3), (base, first.err)
+    second = run_cli(capsys, *words, *changed, "--json")
+    if variant.refused:
+        assert second.code == 2, (changed, second.out[:300])
+        assert len(second.err.strip().splitlines()) == 1, second.err
+        return
+    assert second.code in (0, 3), (changed, second.err)
+    assert (first.code, _normalized(first.out)) != (second.code, _normalized(second.out)), (
+        f"{option} changed neither the answer, the echoed inputs nor the exit code: {changed}"
+    )
