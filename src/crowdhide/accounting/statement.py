@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from types import MappingProxyType
 from typing import Any, Literal, get_args
 
@@ -68,10 +69,11 @@ def format_bound(value: float, *, up: bool = True, digits: int = 4) -> str:
     """
     if not math.isfinite(value) or value == 0.0:
         return f"{value:g}"
-    scale = 10.0 ** (digits - 1 - math.floor(math.log10(abs(value))))
-    rounded = (math.ceil if up else math.floor)(value * scale) / scale
-    text = f"{rounded:.{digits}g}"
-    # the division may land one ulp on the wrong side: fall back to the exact value then
+    exact = Decimal(value)  # every float is a finite decimal: round it without error
+    step = Decimal(1).scaleb(exact.adjusted() - digits + 1)
+    rounded = exact.quantize(step, rounding=ROUND_CEILING if up else ROUND_FLOOR)
+    text = f"{float(rounded):.{digits}g}"
+    # float() of a decimal on the safe side rounds to the nearest float: check it stayed there
     return text if (float(text) >= value if up else float(text) <= value) else repr(value)
 
 
