@@ -4,8 +4,10 @@ DataFrames)."""
 
 from __future__ import annotations
 
+import doctest
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -221,3 +223,19 @@ def test_to_pandas_gives_the_tables_and_names_the_missing_extra(
     with pytest.raises(crowdhide.MissingExtraError, match=r"crowdhide\[pandas\]"):
         report.to_pandas()
     assert math.isfinite(report.privacy.epsilon)
+
+
+def _quickstart_blocks() -> list[str]:
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Quickstart (Python)\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+
+
+def test_readme_quickstart_runs_and_shows_each_job_in_three_lines() -> None:
+    blocks = _quickstart_blocks()
+    assert len(blocks) == 3
+    assert all(sum(line.startswith(">>> ") for line in b.splitlines()) <= 3 for b in blocks)
+    parser, runner = doctest.DocTestParser(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    session = "\n".join(blocks)  # one session: the later blocks use the first's import
+    runner.run(parser.get_doctest(session, {}, "README quickstart", "README.md", 0))
+    assert runner.summarize(verbose=False).failed == 0

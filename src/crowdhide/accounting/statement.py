@@ -64,11 +64,14 @@ def format_bound(value: float, *, up: bool = True, digits: int = 4) -> str:
     --------
     >>> format_bound(0.10201), format_bound(0.10201, up=False), format_bound(1e-06)
     ('0.1021', '0.102', '1e-06')
-    >>> format_bound(math.inf), format_bound(0.0)
-    ('inf', '0')
+    >>> format_bound(math.inf), format_bound(0.0), format_bound(1e-4), format_bound(1 / 3)
+    ('inf', '0', '0.0001', '0.3334')
     """
     if not math.isfinite(value) or value == 0.0:
         return f"{value:g}"
+    plain = f"{value:.{digits}g}"
+    if float(plain) == value:  # the float's own shortest form (1e-4, not 0.0001001)
+        return plain
     exact = Decimal(value)  # every float is a finite decimal: round it without error
     step = Decimal(1).scaleb(exact.adjusted() - digits + 1)
     rounded = exact.quantize(step, rounding=ROUND_CEILING if up else ROUND_FLOOR)
