@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "protocols": 8,
     "report": 9,
     "experiments": 10,
+    "api": 10,
     "cli": 11,
     "__main__": 12,
     "__init__": 12,

@@ -5,10 +5,107 @@ communication pattern reveal with DP countermeasures (shuffling, target sampling
 messages, scramblers, randomized response, token walks), and certifies the resulting
 (ε, δ) with the tightest valid bound it knows.
 
-The top-level import is light: subpackages are imported on demand
-(``crowdhide.accounting``, ``crowdhide.mechanisms``, ...).
+The three jobs, from the top level (the same functions the command line calls):
+
+* **shuffle / scrambler accounting** — :func:`shuffle_epsilon`, :func:`shuffle_delta`,
+  :func:`scrambler_epsilon`, :func:`scrambler_delta`;
+* **plans** — :func:`load_plan`, :func:`certify_plan`, :func:`run_plan`;
+* **budgets** — :func:`compose` and the :class:`Ledger`.
+
+Every answer is a :class:`PrivacyStatement`; user errors are :class:`CrowdhideError`.
+The import is light: each name (and numpy / scipy behind it) is loaded on first use.
+
+Examples
+--------
+>>> import crowdhide
+>>> crowdhide.shuffle_epsilon(eps0=1.0, n=10_000, delta=1e-6)  # doctest: +ELLIPSIS
+PrivacyStatement(ε=0.0..., δ=1e-06, kind='upper', source='...')
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.2.0"
 
-__all__ = ["__version__"]
+#: Top-level name → the module that owns it (imported on first access).
+_LAZY: dict[str, str] = {
+    "shuffle_epsilon": "crowdhide.accounting.shuffle_query",
+    "shuffle_delta": "crowdhide.accounting.shuffle_query",
+    "scrambler_epsilon": "crowdhide.accounting.scrambler",
+    "scrambler_delta": "crowdhide.accounting.scrambler",
+    "load_plan": "crowdhide.api",
+    "certify_plan": "crowdhide.api",
+    "run_plan": "crowdhide.api",
+    "compose": "crowdhide.api",
+    "Ledger": "crowdhide.accounting.ledger",
+    "PrivacyStatement": "crowdhide.accounting.statement",
+    "CrowdhideError": "crowdhide.errors",
+    "InvalidParameterError": "crowdhide.errors",
+    "ParameterTypeError": "crowdhide.errors",
+    "ResourceLimitError": "crowdhide.errors",
+    "DataError": "crowdhide.errors",
+    "DataTypeError": "crowdhide.errors",
+    "OutputPathError": "crowdhide.errors",
+    "MissingExtraError": "crowdhide.errors",
+    "UnmetTargetError": "crowdhide.errors",
+    "BudgetExceededError": "crowdhide.errors",
+}
+
+__all__ = [
+    "BudgetExceededError",
+    "CrowdhideError",
+    "DataError",
+    "DataTypeError",
+    "InvalidParameterError",
+    "Ledger",
+    "MissingExtraError",
+    "OutputPathError",
+    "ParameterTypeError",
+    "PrivacyStatement",
+    "ResourceLimitError",
+    "UnmetTargetError",
+    "__version__",
+    "certify_plan",
+    "compose",
+    "load_plan",
+    "run_plan",
+    "scrambler_delta",
+    "scrambler_epsilon",
+    "shuffle_delta",
+    "shuffle_epsilon",
+]
+
+if TYPE_CHECKING:  # what mypy and IDEs see; at run time __getattr__ loads them
+    from crowdhide.accounting.ledger import Ledger
+    from crowdhide.accounting.scrambler import scrambler_delta, scrambler_epsilon
+    from crowdhide.accounting.shuffle_query import shuffle_delta, shuffle_epsilon
+    from crowdhide.accounting.statement import PrivacyStatement
+    from crowdhide.api import certify_plan, compose, load_plan, run_plan
+    from crowdhide.errors import (
+        BudgetExceededError,
+        CrowdhideError,
+        DataError,
+        DataTypeError,
+        InvalidParameterError,
+        MissingExtraError,
+        OutputPathError,
+        ParameterTypeError,
+        ResourceLimitError,
+        UnmetTargetError,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """Load a top-level name from its module on first access (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'crowdhide' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later accesses skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -37,6 +37,11 @@ class PrivacyCurve(abc.ABC):
     curve of the mechanism it describes unless the subclass says it is exact.
     """
 
+    def __repr__(self) -> str:
+        """One line naming the curve (evaluating it may be costly: ask ``.epsilon(δ)``)."""
+        notes = f", {len(self.notes)} note(s)" if self.notes else ""
+        return f"<{type(self).__name__}: privacy curve, .epsilon(delta) / .delta(epsilon){notes}>"
+
     @abc.abstractmethod
     def log_delta(self, epsilon: float) -> float:
         """Return ``log δ(ε)`` (``-inf`` when δ(ε) = 0)."""

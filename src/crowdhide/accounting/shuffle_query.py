@@ -272,6 +272,12 @@ def shuffle_epsilon(
     -------
     PrivacyStatement
         ``inputs`` echo every input above (and the path's own, e.g. the loss grid).
+
+    Examples
+    --------
+    >>> survey = shuffle_epsilon(eps0=2.0, n=10_000, delta=1e-6, k=4)
+    >>> survey.is_certificate, survey.epsilon < 2.0, survey.inputs["k"]
+    (True, True, 4)
     """
     d_ = check_probability("delta", delta, allow_zero=False, allow_one=False)
     return _ask(

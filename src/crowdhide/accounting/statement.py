@@ -38,12 +38,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from types import MappingProxyType
 from typing import Any, Literal, get_args
 
 from crowdhide.errors import InvalidParameterError, ParameterTypeError
 
-__all__ = ["KINDS", "Kind", "PrivacyStatement", "Target"]
+__all__ = ["KINDS", "Kind", "PrivacyStatement", "Target", "format_bound", "statement_card"]
 
 #: What a statement's (ε, δ) is: the truth, a certificate, a lower bound or an estimate.
 Kind = Literal["exact", "upper", "lower", "estimate"]
@@ -53,6 +54,30 @@ KINDS: tuple[str, ...] = get_args(Kind)
 # target and return a value rounded to the safe side by ~1e-9 relative, which must still
 # count as meeting it. δ is compared exactly.
 _TARGET_RTOL = 1e-9
+
+
+def format_bound(value: float, *, up: bool = True, digits: int = 4) -> str:
+    """``value`` to ``digits`` significant digits, rounded *up* (``up``) or down: a shown
+    upper bound is never below the computed one, a shown lower bound never above.
+
+    Examples
+    --------
+    >>> format_bound(0.10201), format_bound(0.10201, up=False), format_bound(1e-06)
+    ('0.1021', '0.102', '1e-06')
+    >>> format_bound(math.inf), format_bound(0.0), format_bound(1e-4), format_bound(1 / 3)
+    ('inf', '0', '0.0001', '0.3334')
+    """
+    if not math.isfinite(value) or value == 0.0:
+        return f"{value:g}"
+    plain = f"{value:.{digits}g}"
+    if float(plain) == value:  # the float's own shortest form (1e-4, not 0.0001001)
+        return plain
+    exact = Decimal(value)  # every float is a finite decimal: round it without error
+    step = Decimal(1).scaleb(exact.adjusted() - digits + 1)
+    rounded = exact.quantize(step, rounding=ROUND_CEILING if up else ROUND_FLOOR)
+    text = f"{float(rounded):.{digits}g}"
+    # float() of a decimal on the safe side rounds to the nearest float: check it stayed there
+    return text if (float(text) >= value if up else float(text) <= value) else repr(value)
 
 
 def _check_number(name: str, value: Any, *, high: float) -> float:
@@ -185,6 +210,25 @@ class PrivacyStatement:
         """Whether the target is met (``None`` when no target was given)."""
         return None if self.target is None else self.target.met
 
+    # -- how it reads -------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        """One line; ε and δ rounded to the safe side of ``kind`` (up for a certificate)."""
+        up = self.kind != "lower"
+        text = (
+            f"PrivacyStatement(ε={format_bound(self.epsilon, up=up)}, "
+            f"δ={format_bound(self.delta, up=up)}, kind={self.kind!r}, source={self.source!r}"
+        )
+        if not self.conditions_met:
+            text += ", conditions_met=False"
+        if self.target is not None:
+            text += f", target_met={self.target.met}"
+        return text + ")"
+
+    def _repr_html_(self) -> str:
+        """A small card (notebooks): ε, δ, kind, source, target, notes."""
+        return statement_card(self, title="Privacy statement")
+
     # -- derived statements -------------------------------------------------------------
 
     def with_target(self, *, epsilon: float, delta: float) -> PrivacyStatement:
@@ -247,3 +291,46 @@ class PrivacyStatement:
             notes=(reason,),
             inputs=inputs or {},
         )
+
+
+def statement_card(
+    statement: PrivacyStatement, *, title: str, rows: Mapping[str, str] | None = None
+) -> str:
+    """An HTML card of ``statement`` (and extra ``rows``), escaped, for ``_repr_html_``.
+
+    Examples
+    --------
+    >>> html = statement_card(PrivacyStatement(epsilon=1.0, delta=1e-6, source="<x>"), title="T")
+    >>> "&lt;x&gt;" in html, "<x>" in html
+    (True, False)
+    """
+    from html import escape
+
+    up = statement.kind != "lower"
+    target = statement.target
+    lines = {
+        "ε": format_bound(statement.epsilon, up=up),
+        "δ": format_bound(statement.delta, up=up),
+        "kind": statement.kind + ("" if statement.conditions_met else " (conditions not met)"),
+        "source": statement.source,
+        **(
+            {}
+            if target is None
+            else {
+                "target": f"ε ≤ {target.epsilon:g}, δ ≤ {target.delta:g}: "
+                + ("met" if target.met else "NOT met")
+            }
+        ),
+        **(rows or {}),
+    }
+    cells = "".join(
+        f"<tr><th style='text-align:left'>{escape(k)}</th><td>{escape(v)}</td></tr>"
+        for k, v in lines.items()
+    )
+    notes = "".join(f"<li>{escape(n)}</li>" for n in statement.notes)
+    return (
+        "<div style='border:1px solid #ccc;border-radius:6px;padding:8px;display:inline-block'>"
+        f"<b>{escape(title)}</b><table>{cells}</table>"
+        + (f"<ul>{notes}</ul>" if notes else "")
+        + "</div>"
+    )

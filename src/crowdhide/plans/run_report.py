@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from crowdhide._output import write_json
 from crowdhide.accounting import PrivacyStatement
+from crowdhide.accounting.statement import format_bound, statement_card
 
 if TYPE_CHECKING:
     from crowdhide.engine import Execution
@@ -168,6 +169,22 @@ class PlanReport:
     def from_certificate(cls, certificate: PlanPrivacy, **fields: Any) -> PlanReport:
         """The report of ``certificate`` (paths and hops read from it) and ``fields``."""
         return cls(paths=plan_paths(certificate), hops=plan_hops(certificate), **fields)
+
+    def __repr__(self) -> str:
+        """One line: name, certified (ε, δ) (rounded up), target, route count."""
+        return (
+            f"PlanReport(name={self.name!r}, ε={format_bound(self.privacy.epsilon)}, "
+            f"δ={format_bound(self.privacy.delta)}, target_met={self.target_met}, "
+            f"routes={len(self.routes)})"
+        )
+
+    def _repr_html_(self) -> str:
+        """A card like report.html's header (notebooks)."""
+        return statement_card(self.privacy, title=f"Plan {self.name}", rows=self._card_rows())
+
+    def _card_rows(self) -> dict[str, str]:
+        return {"query": str(self.query.get("sql", self.query.get("kind", ""))),
+                "data": f"{self.data_source}, {self.rows} rows"}  # fmt: skip
 
     @property
     def target_met(self) -> bool | None:
@@ -388,6 +405,42 @@ class RunReport:
     def privacy(self) -> PrivacyStatement:
         """The certified (ε, δ) of the plan, with the target check."""
         return self.plan.privacy
+
+    def __repr__(self) -> str:
+        """One line (``to_dict()`` has everything)."""
+        return (
+            f"RunReport(name={self.plan.name!r}, ε={format_bound(self.privacy.epsilon)}, "
+            f"δ={format_bound(self.privacy.delta)}, target_met={self.plan.target_met}, "
+            f"backend={self.execution.backend!r}, files={len(self.files)})"
+        )
+
+    def _repr_html_(self) -> str:
+        """A card like report.html's header: ε, δ, kind, target met or not, notes."""
+        rows = self.plan._card_rows()
+        rows["tables"] = ", ".join(self.tables()) or "none"
+        return statement_card(self.privacy, title=f"Run {self.plan.name}", rows=rows)
+
+    def tables(self) -> tuple[str, ...]:
+        """Names of the answer's tabular sections (for :meth:`to_pandas`)."""
+        sections = self.answer.to_dict()
+        return tuple(k for k, v in sections.items() if isinstance(v, list) and v)
+
+    def to_pandas(self, table: str = "estimates") -> Any:
+        """One tabular section of the answer (``result``, ``exact``, ``estimates``,
+        ``traffic`` for an aggregate query) as a ``pandas.DataFrame``.
+
+        Raises :class:`~crowdhide.errors.MissingExtraError` when pandas is not installed
+        and :class:`~crowdhide.errors.InvalidParameterError` for a table the answer lacks.
+        """
+        from crowdhide._extras import require
+        from crowdhide.errors import InvalidParameterError
+
+        if table not in self.tables():
+            raise InvalidParameterError(
+                f"table must be one of {self.tables()} for this run, got table={table!r}"
+            )
+        pandas = require("pandas", purpose="RunReport.to_pandas")
+        return pandas.DataFrame(self.answer.to_dict()[table])
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of the run (``report.json``; ``--json`` adds ``inputs``)."""

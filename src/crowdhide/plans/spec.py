@@ -183,6 +183,13 @@ class RunSpec:
     address: str | None = None
     block_size: int = 1 << 14
 
+    def __repr__(self) -> str:
+        """One line: name, query kind, data size, target and backend."""
+        return (
+            f"RunSpec(name={self.name!r}, query={self.query.kind!r}, rows={self.data.rows}, "
+            f"target=(ε={self.epsilon}, δ={self.delta:g}), backend={self.backend!r})"
+        )
+
 
 BACKENDS = ("local", "ray")
 
