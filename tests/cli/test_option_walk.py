@@ -504,6 +504,8 @@ SKIPS: dict[str, str] = {
     "shuffle plot --out": "where the image is written (checked by the plot tests)",
     "data synth --out": "where the data is written (checked by the data tests)",
     "net pki --out": "where the PKI is written (checked by the net tests)",
+    "net pki --force": "overwrite guard: without it an existing CA is refused "
+    "(tests/cli/test_refusals.py)",
     "run --out": "where the report is written (checked by the run tests)",
     # Calibrating commands: the noise is calibrated to the target, so no input inside the
     # options' ranges leaves it unmet (searched: ε down to 1e-4, δ down to 1e-12); the flag
@@ -516,9 +518,6 @@ SKIPS: dict[str, str] = {
 #: Options still dropped, in areas owned by other work (see the issue-28 report).
 KNOWN_DROPPED: dict[str, str] = {
     "plan --allow-unmet": "plan refuses an unreachable target (exit 2) instead of exit 3: inert",
-    "run --hosts": "tls option accepted and ignored on the local backend (issue 28, bounded)",
-    "run --on-missing": "tls option accepted and ignored on the local backend (issue 28, bounded)",
-    "run --pki": "tls option accepted and ignored on the local backend (issue 28, bounded)",
 }
 
 #: Base runs without files, shared by the options of a command (each is run once).
