@@ -45,6 +45,7 @@ def reproduce_command(
         "quick": quick,
         "files": [str(f) for f in result.files],
         "comparison": list(result.comparison),
+        "verdicts": [v.record() for v in result.verdicts],
         "data": result.data,
     }
     if as_json:
@@ -54,7 +55,7 @@ def reproduce_command(
         [{"file": str(f)} for f in result.files],
         as_json=False,
         title=f"{found.name}: files written",
-        notes=list(result.comparison),
+        notes=[*result.comparison, *result.verdict_lines()],
     )
 
 

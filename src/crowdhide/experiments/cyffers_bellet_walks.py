@@ -3,16 +3,13 @@
 * ``cyffers-fig1``: Fig. 1a (theory, T = 100n, ε0 = 0.1, δ = 1e-7: LDP vs network DP, corrected
   Theorem 3, paper and authors'-code visit bounds) and Fig. 1b (per-pair accounting on sampled
   walks: our certified PLD accountant next to the authors' code accounting);
-* ``cyffers-fig2``: logistic regression with local / network / centralized DP-SGD (n = 2000
-  users × 8 points, T = 20000, ε ∈ {1, 10}, δ = 1e-6);
+* ``cyffers-fig2`` lives in :mod:`crowdhide.experiments.cyffers_bellet_sgd`;
 * ``cyffers-fig3``: histograms on the complete graph (k-RR), per-pair network vs local DP.
 """
 
 from __future__ import annotations
 
 import gzip
-import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,7 +19,7 @@ from crowdhide._output import write_csv, write_json
 from crowdhide.datasets import data_path, describe_data_path
 from crowdhide.experiments.registry import ExperimentResult, experiment
 
-__all__ = ["load_houses", "run_fig1", "run_fig2", "run_fig3"]
+__all__ = ["load_houses", "run_fig1", "run_fig3"]
 
 #: California housing inside the data folder (:mod:`crowdhide.datasets`).
 HOUSING_FILE = ("california_housing", "cal_housing.data.gz")
@@ -203,21 +200,6 @@ def _fig1_comparison(
     return comparison
 
 
-def _gaussian_mu_for(epsilon: float, delta: float) -> float:
-    """Largest Gaussian shift μ whose exact ε at δ is <= epsilon."""
-    from crowdhide.accounting import calibrate
-    from crowdhide.accounting.gaussian import gaussian_epsilon
-
-    return calibrate(
-        lambda m: gaussian_epsilon(mu=m, delta=delta) <= epsilon,
-        low=1e-6,
-        high=100.0,
-        increasing=False,
-        rtol=1e-13,
-        what="Gaussian shift",
-    )
-
-
 def load_houses(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, str]:
     """Binarized California housing (OpenML "houses"-style) or a synthetic stand-in.
 
@@ -240,181 +222,6 @@ def load_houses(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, str]:
     x = (x - x.mean(axis=0)) / x.std(axis=0)
     x = x / np.linalg.norm(x, axis=1, keepdims=True)
     return x, y, source
-
-
-@experiment(
-    "cyffers-fig2",
-    "Cyffers & Bellet Fig. 2: local vs network vs central DP-SGD",
-    aliases=("seed001-fig2",),
-)
-def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
-    """Logistic regression with the three DP-SGD variants (Alg. 4 with calibrated σ)."""
-    from crowdhide.netdp.protocols import complete_sgd
-
-    task, source = _sgd_task(rng, quick)
-    rows = []
-    curves: dict[str, Any] = {}
-    for eps in (10.0, 1.0):
-        sigmas, code = _fig2_sigmas(task, eps)
-        for method, sigma in sigmas.items():
-            eta, acc, out = _best_step_size(task, method, sigma, rng)
-            hist_acc = [
-                float(np.mean(np.sign(task.x_test @ h.T) == task.y_test[:, None]))
-                for h in out.history
-            ]
-            curves[f"{method}-eps{eps:g}"] = (out.history_steps.tolist(), hist_acc)
-            rows.append(
-                {
-                    "epsilon": eps,
-                    "method": method,
-                    "sigma": sigma,
-                    "eta": eta,
-                    "authors_code_sigma": code[method],
-                    "accuracy_mean": float(acc.mean()),
-                    "accuracy_std": float(acc.std()),
-                }
-            )
-    plain = complete_sgd(
-        gradient=task.gradient,
-        n=task.n,
-        dim=task.dim,
-        steps=task.steps,
-        sigma=0.0,
-        step_size=0.1,
-        rng=rng,
-        runs=2,
-        clip=task.lipschitz,
-    )
-    plain_acc = float(np.mean(np.sign(task.x_test @ plain.models.T) == task.y_test[:, None]))
-    files = [write_csv(out_dir / "fig2.csv", rows), _plot_fig2(curves, source, out_dir)]
-    comparison = (
-        [f"data: {source}", f"non-private SGD (same walk): accuracy {plain_acc:.3f}"]
-        + [
-            f"eps={r['epsilon']:g} {r['method']}: sigma={r['sigma']:.3g} (authors' code "
-            f"{r['authors_code_sigma']:.3g}), eta={r['eta']:g}, test accuracy "
-            f"{r['accuracy_mean']:.3f} ± {r['accuracy_std']:.3f}"
-            for r in rows
-        ]
-        + ["paper (text only): network ≈ central, local clearly worse (diverges at eps=1)"]
-    )
-    return ExperimentResult(
-        files=tuple(files), comparison=tuple(comparison), data={"rows": rows, "source": source}
-    )
-
-
-@dataclass(frozen=True)
-class _SgdTask:
-    """The Fig. 2 learning task: per-user gradients, the test split and the run sizes."""
-
-    gradient: Any
-    x_test: np.ndarray
-    y_test: np.ndarray
-    n: int
-    dim: int
-    steps: int
-    runs: int
-    cap: int
-    lipschitz: float
-    quick: bool
-    delta: float = 1e-6
-
-    def accuracy(self, models: np.ndarray) -> np.ndarray:
-        """Test accuracy of each model (rows of ``models``)."""
-        hits: np.ndarray = np.mean(np.sign(self.x_test @ models.T) == self.y_test[:, None], axis=0)
-        return hits
-
-
-def _sgd_task(rng: np.random.Generator, quick: bool) -> tuple[_SgdTask, str]:
-    from crowdhide.netdp.protocols import logistic_gradients
-
-    x, y, source = load_houses(rng)
-    order = rng.permutation(x.shape[0])
-    split = int(0.8 * x.shape[0])
-    train, test = order[:split], order[split:]
-    n, per_user = (200, 8) if quick else (2000, 8)
-    steps = 2000 if quick else 20000
-    xu = x[train[: n * per_user]].reshape(n, per_user, -1)
-    yu = y[train[: n * per_user]].reshape(n, per_user)
-    task = _SgdTask(
-        gradient=logistic_gradients(xu, yu),
-        x_test=x[test],
-        y_test=y[test],
-        n=n,
-        dim=x.shape[1],
-        steps=steps,
-        runs=3 if quick else 20,
-        cap=math.ceil(1.25 * steps / n),
-        lipschitz=1.0,
-        quick=quick,
-    )
-    return task, source
-
-
-def _fig2_sigmas(task: _SgdTask, eps: float) -> tuple[dict[str, float], dict[str, float]]:
-    """Noise σ of local / network / central DP-SGD at (eps, δ), and the authors' code's σ."""
-    from crowdhide.netdp import guarantees as g
-
-    n, delta, lip = task.n, task.delta, task.lipschitz
-    code = g.code_sigmas(n=n, steps=task.steps, epsilon=eps, delta=delta, lipschitz=lip)
-    # local DP, user level: v sees all <= cap contributions of u, each a Gaussian with
-    # sensitivity 2L -> exact composition is Gaussian with shift sqrt(cap) 2L / sigma
-    mu = _gaussian_mu_for(eps, delta)
-    sigmas = {
-        "local": math.sqrt(task.cap) * 2.0 * lip / mu,
-        "network": g.sgd_calibrate_sigma(
-            n=n, contributions=task.cap, epsilon=eps, delta=delta, lipschitz=lip
-        ),
-        "central": code["central"],
-    }
-    return sigmas, code
-
-
-def _best_step_size(
-    task: _SgdTask, method: str, sigma: float, rng: np.random.Generator
-) -> tuple[float, np.ndarray, Any]:
-    """Run DP-SGD for each step size; the (step size, accuracies, run) of the best mean."""
-    from crowdhide.netdp.protocols import complete_sgd
-
-    etas = [0.3, 0.1, 0.03, 0.01, 0.003, 0.001] if not task.quick else [0.1, 0.01]
-    best: tuple[float, Any] | None = None
-    for eta in etas:
-        out = complete_sgd(
-            gradient=task.gradient,
-            n=task.n,
-            dim=task.dim,
-            steps=task.steps,
-            sigma=sigma,
-            step_size=eta,
-            rng=rng,
-            runs=task.runs,
-            cap=task.cap,
-            clip=task.lipschitz,
-            over_cap="forward" if method == "local" else "noise",
-            record_every=max(task.steps // 20, 1),
-        )
-        acc = task.accuracy(out.models)
-        if best is None or acc.mean() > best[0]:
-            best = (float(acc.mean()), (eta, acc, out))
-    assert best is not None
-    eta, acc, out = best[1]
-    return eta, acc, out
-
-
-def _plot_fig2(curves: dict[str, Any], source: str, out_dir: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for key, (xs, ys) in curves.items():
-        ax.plot(xs, ys, label=key)
-    ax.set(xlabel="iteration", ylabel="test accuracy", title=f"Fig. 2 ({source[:30]})")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out_dir / "fig2.png")
-    plt.close(fig)
-    return out_dir / "fig2.png"
 
 
 @experiment(
