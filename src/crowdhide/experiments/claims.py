@@ -34,6 +34,7 @@ __all__ = [
     "Claim",
     "Outcome",
     "Verdict",
+    "all_of",
     "better",
     "match",
     "match_all",
@@ -133,6 +134,8 @@ def _signed(measured: float, paper: float) -> str:
     rel = _rel(measured, paper)
     if not math.isfinite(rel):
         return "no relative difference"
+    if rel > 10.0:  # orders of magnitude: a factor reads better than a percentage
+        return f"×{measured / paper:.3g}"
     return f"{'+' if measured >= paper else '-'}{rel:.1%}"
 
 
@@ -197,6 +200,21 @@ def better(
         f", within ±{rtol * 100:.3g}% of the paper's" if paper_ratio is not None else ""
     )
     return Verdict(claim, outcome, detail, band, "" if outcome == HOLDS else reason)
+
+
+def all_of(
+    claim: Claim, checks: Sequence[tuple[str, bool]], *, what: str, reason: str = ""
+) -> Verdict:
+    """Judge a claim that must hold at every point: ``checks`` are ``(label, holds)`` pairs;
+    ``holds`` when all do, else ``does not hold`` naming the first failing points."""
+    if not checks:
+        raise ValueError("checks must not be empty")
+    failing = [label for label, ok in checks if not ok]
+    detail = f"{what}: {len(checks) - len(failing)}/{len(checks)} points hold"
+    if failing:
+        detail += "; fails at " + ", ".join(failing[:3]) + (" ..." if len(failing) > 3 else "")
+    outcome: Outcome = NOT_HOLD if failing else HOLDS
+    return Verdict(claim, outcome, detail, "every point", reason if failing else "")
 
 
 def verdict_lines(verdicts: Sequence[Verdict]) -> list[str]:
