@@ -164,7 +164,7 @@ def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
         rows.append(row)
     files = [write_csv(out_dir / "fig2.csv", rows)]
     plt = _figure()
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(7.5, 4))
     ax.plot(ns, [r["shuffle"] for r in rows], label="S (shuffle only)", color="gold")
     for p in ps[1:]:
         line = ax.plot(ns, [r[f"krr_shuffle_p{p}"] for r in rows], label=f"NS, p={p}")
@@ -172,8 +172,9 @@ def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     ax.set_xscale("log")
     ax.set_xlabel("n (users)")
     ax.set_ylabel("posterior vulnerability (single target)")
-    ax.set_title("Binary, uninformed adversary (dotted: k-RR alone)")
-    ax.legend(fontsize=7)
+    ax.set_title("Jurado et al. Fig. 2: binary, uninformed adversary (dotted: k-RR alone)")
+    ax.title.set_fontsize(9)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))  # off the data
     fig.tight_layout()
     fig.savefig(out_dir / "fig2.png", dpi=120)
     plt.close(fig)
@@ -229,13 +230,14 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
         rows.append(row)
     files = [write_csv(out_dir / "fig3.csv", rows)]
     plt = _figure()
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(7.5, 4))
     for p in ps:
         ax.plot(js, [r[f"p{p}"] for r in rows], label=f"p={p}")
     ax.set_xlabel("number of the 200 known others holding a")
     ax.set_ylabel("posterior vulnerability")
-    ax.set_title("Binary, all-but-one adversary, n = 201 (k-RR then shuffle)")
-    ax.legend(fontsize=7)
+    ax.set_title("Jurado et al. Fig. 3: binary, all-but-one adversary, n = 201")
+    ax.title.set_fontsize(9)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))  # off the data
     fig.tight_layout()
     fig.savefig(out_dir / "fig3.png", dpi=120)
     plt.close(fig)
@@ -320,11 +322,11 @@ def run_fig4(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
             ax.axhline(p, ls=":", color=line[0].get_color())
         ax.axhline(1 / k, ls="--", color="grey", lw=0.8)
         ax.set_xscale("log")
-        ax.set_title(f"k = {k}")
-        ax.set_xlabel("n")
+        ax.set_title(f"Jurado et al. Fig. 4: k = {k}")
+        ax.set_xlabel("n (users)")
     axes[0].set_ylabel("posterior vulnerability")
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=8)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     fig.savefig(out_dir / "fig4.png", dpi=120)
     plt.close(fig)
     files.append(out_dir / "fig4.png")
@@ -375,14 +377,15 @@ def run_fig5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     ]
     files = [write_csv(out_dir / "fig5.csv", rows)]
     plt = _figure()
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(7.5, 4))
     for k in ks:
         ax.plot(ns, [r["shuffle"] for r in rows if r["k"] == k], label=f"k={k}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("n")
     ax.set_ylabel("V[S] (uniform prior, single target)")
-    ax.legend(fontsize=7)
+    ax.set_title("Jurado et al. Fig. 5: shuffle alone, V[S] vs n", fontsize=9)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))  # off the data
     fig.tight_layout()
     fig.savefig(out_dir / "fig5.png", dpi=120)
     plt.close(fig)
@@ -439,11 +442,12 @@ def _plot_exact_vs_asymptotic(
     asymptotic_label: str,
     ylabel: str,
     path: Path,
+    title: str,
 ) -> Path:
     """Exact vulnerability (solid) and its asymptotic form (dashed, same colour) against n,
     one pair of curves per k; ``asymptotic_label`` is formatted with ``k``."""
     plt = _figure()
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(6.5, 5))
     for k in ks:
         sub = [r for r in rows if r["k"] == k]
         line = ax.plot(ns, [r["exact"] for r in sub], label=f"exact k={k}")
@@ -455,10 +459,11 @@ def _plot_exact_vs_asymptotic(
             label=asymptotic_label.format(k=k),
         )
     ax.set_xscale("log")
-    ax.set_xlabel("n")
+    ax.set_xlabel("n (users)")
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=6)
-    fig.tight_layout()
+    ax.set_title(title, fontsize=9)
+    fig.legend(loc="lower center", ncol=3, fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
@@ -495,7 +500,13 @@ def run_fig6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     files = [write_csv(out_dir / "fig6.csv", rows)]
     files.append(
         _plot_exact_vs_asymptotic(
-            rows, ks, ns, "1/k+sqrt(ln k/(kn)) k={k}", "V[S]", out_dir / "fig6.png"
+            rows,
+            ks,
+            ns,
+            "1/k+sqrt(ln k/(kn)) k={k}",
+            "V[S] (uniform prior)",
+            out_dir / "fig6.png",
+            "Jurado et al. Fig. 6: exact V[S] vs the asymptotic form (dashed, c = 1)",
         )
     )
     comparison = []
@@ -539,7 +550,13 @@ def run_fig7(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     files = [write_csv(out_dir / "fig7.csv", rows)]
     files.append(
         _plot_exact_vs_asymptotic(
-            rows, ks, ns, "eq. (16), c=1, k={k}", f"V[NS], p = {p}", out_dir / "fig7.png"
+            rows,
+            ks,
+            ns,
+            "eq. (16), c=1, k={k}",
+            f"V[NS], p = {p}",
+            out_dir / "fig7.png",
+            f"Jurado et al. Fig. 7: exact V[NS] vs Thm 22's asymptotic form (dashed), p = {p}",
         )
     )
     comparison = []
@@ -600,7 +617,7 @@ def run_scrambler(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Ex
             rows.append(row)
     files = [write_csv(out_dir / "scrambler.csv", rows)]
     plt = _figure()
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(6.5, 5))
     for sigma in sigmas:
         sub = [r for r in rows if r["sigma"] == sigma]
         xs = [max(r["dummies"], 1) for r in sub]
@@ -616,9 +633,10 @@ def run_scrambler(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Ex
     ax.set_xscale("log")
     ax.set_xlabel("dummies d (d = 0 plotted at 1)")
     ax.set_ylabel("P(guess the source's target)")
-    ax.set_title(f"Scrambler, T = {targets}, n = {n}")
-    ax.legend(fontsize=6)
-    fig.tight_layout()
+    ax.set_title(f"Scrambler as a channel (Ladjel et al. + Jurado et al.), T = {targets}, n = {n}")
+    ax.title.set_fontsize(9)
+    fig.legend(loc="lower center", ncol=4, fontsize=6, frameon=False)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     fig.savefig(out_dir / "scrambler.png", dpi=120)
     plt.close(fig)
     files.append(out_dir / "scrambler.png")
@@ -644,8 +662,25 @@ def run_scrambler(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Ex
             f"sigma={sigma}: informed V decreases with d "
             f"({informed[0]:.4f} -> {informed[-1]:.4f}) [{'OK' if ok else 'MISMATCH'}]"
         )
+    verdicts = (
+        all_of(
+            Claim(
+                "Ladjel et al.",
+                "Sec. 4 (dummies)",
+                "dummy messages protect a source's target "
+                "(here: against an adversary who knows the other sources)",
+            ),
+            [
+                (f"σ={sigma}", by[(sigma, ds[-1])]["informed"] < by[(sigma, 0)]["informed"])
+                for sigma in sigmas
+            ],
+            what=f"informed vulnerability at d={ds[-1]} < at d=0",
+            reason="dummies do not lower the vulnerability",
+        ),
+    )
     return ExperimentResult(
         files=tuple(files),
         comparison=tuple(comparison),
         data={"targets": targets, "n": n, "sigma": list(sigmas), "d": ds},
+        verdicts=verdicts,
     )
