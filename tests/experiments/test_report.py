@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from crowdhide.experiments._report import TargetRun, write_report
 from crowdhide.experiments.registry import resolve, run_experiment
+from crowdhide.experiments.report import TargetRun, write_report
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = [

@@ -75,8 +75,8 @@ def _run_all(out: Path, *, seed: int, quick: bool, as_json: bool) -> None:
     import time
 
     from crowdhide import __version__
-    from crowdhide.experiments._report import TargetRun, write_report
     from crowdhide.experiments.registry import discover, run_experiment
+    from crowdhide.experiments.report import TargetRun, write_report
 
     check_output_dir(out)
     started = datetime.datetime.now(datetime.UTC)

@@ -118,15 +118,13 @@ def exact_lambda(*, n: int, epsilon: float, delta: float, sweep: bool = True) ->
     >>> r.certified, round(r.low, 2), r.high / r.low - 1 < 2e-4
     (True, 64.69, True)
     """
-    from crowdhide.accounting._krr_fast import (
-        binary_rr_worst_log_delta,
-        binary_same_lower_log_delta,
-    )
+    from crowdhide.accounting.binary_rr import binary_rr_worst_curve
+    from crowdhide.accounting.shuffle import shuffle_delta
 
-    log_delta = math.log(delta)
-
-    def too_leaky(lam: float) -> bool:  # the all-x' neighbour alone exceeds δ
-        return binary_same_lower_log_delta(n, eps0_from_lambda(n=n, lam=lam), epsilon) > log_delta
+    def too_leaky(lam: float) -> bool:  # canonical datasets (all-x' neighbour) exceed δ
+        eps0 = eps0_from_lambda(n=n, lam=lam)
+        lower = shuffle_delta(eps0=eps0, n=n, epsilon=epsilon, k=2, bound="krr_lower", lower=False)
+        return lower.delta > delta
 
     lo, hi = 1e-9 * n, float(n)  # λ = n: every report uniform, perfectly private
     if not too_leaky(lo):
@@ -142,8 +140,9 @@ def exact_lambda(*, n: int, epsilon: float, delta: float, sweep: bool = True) ->
         high = lo * (1.0 + rtol)
         if high >= n:
             break
-        eps0 = eps0_from_lambda(n=n, lam=high)
-        if binary_rr_worst_log_delta(n, eps0, epsilon, log_delta - 40.0) <= log_delta:
+        # blocks >= (n + 1)/2: one dataset per block, the exact worst case over all of them
+        worst = binary_rr_worst_curve(eps0=eps0_from_lambda(n=n, lam=high), n=n, blocks=n)
+        if worst.delta(epsilon) <= delta:
             return ExactLambda(low=lo, high=high, certified=True)
     return ExactLambda(low=lo, high=math.nan, certified=False)
 

@@ -1,4 +1,4 @@
-"""One self-contained HTML page for a run of every reproduction (internal).
+"""One self-contained HTML page for a run of every reproduction.
 
 Each target gets a section: its summary and description (the paper's setting, from the run
 function's docstring), its figures embedded as PNG data URIs, the comparison lines and the
