@@ -43,7 +43,7 @@ def reproduce_command(
         found = resolve(name)  # former names (e.g. seed000-fig3) still run, unlisted
     except ValueError:
         known = ", ".join(discover())
-        raise ValueError(f"NAME must be 'list' or one of {known}, got {name!r}") from None
+        raise ValueError(f"NAME must be 'list', 'all' or one of {known}, got {name!r}") from None
     check_output_dir(out / name)
     with spinner(not as_json, f"reproducing {found.name}{' (quick)' if quick else ''}"):
         result = run_experiment(name, out / name, seed=seed, quick=quick)
