@@ -62,7 +62,9 @@ def fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
 
     sigmas = np.linspace(0.02, 0.98, 25 if quick else 97)
     rows: list[dict[str, Any]] = []
-    fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(11, 4))
+    from matplotlib.ticker import MaxNLocator
+
+    fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(13, 4))
     for T in (2, 5, 10, 20, 50):
         eps = [local_randomizer_epsilon(targets=T, sigma=float(s), dummies=0) for s in sigmas]
         rows += [
@@ -71,8 +73,8 @@ def fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
         ]
         ax_a.plot(sigmas, eps, label=f"T={T}")
     ax_a.axhline(math.log(3), color="grey", ls=":", label="ln 3")
-    ax_a.set(xlabel="σ", ylabel="ε", title="(a) A_σ (d = 0)", ylim=(0, 8))
-    ax_a.legend()
+    ax_a.set(xlabel="σ", ylabel="ε", title="Ladjel et al. Fig. 3(a): A_σ (d = 0)", ylim=(0, 8))
+    ax_a.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)  # off the data
     for s in (0.1, 0.3, 0.5, 0.7, 0.9):
         ds = np.arange(0, 20)
         eps = [local_randomizer_epsilon(targets=20, sigma=s, dummies=int(d)) for d in ds]
@@ -81,8 +83,9 @@ def fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
             for d, e in zip(ds, eps, strict=True)
         ]
         ax_b.plot(ds, eps, marker=".", label=f"σ={s}")
-    ax_b.set(xlabel="d (local dummies)", ylabel="ε", title="(b) A_σ^d, T = 20")
-    ax_b.legend()
+    ax_b.set(xlabel="d (local dummies)", ylabel="ε", title="Ladjel et al. Fig. 3(b): A_σ^d, T = 20")
+    ax_b.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax_b.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
     fig.tight_layout()
     png = out_dir / "ladjel_fig3.png"
     fig.savefig(png, dpi=120)
@@ -264,7 +267,7 @@ def _plot_fig5(rows: list[dict[str, Any]], png: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    fig, axes = plt.subplots(1, 3, figsize=(15, 5.2))
     # panel: (curve key, x key, curve label, axes settings)
     panels = {
         "a": ("dummies", "sigma", "Thm 3, d={}", {"xlabel": "σ", "title": "(a) n = 100"}),
@@ -288,7 +291,7 @@ def _plot_fig5(rows: list[dict[str, Any]], png: Path) -> Path:
             ]
             ax.plot(sigmas, local, "k--", label="local ε0 (certified)")
         ax.set(ylabel="ε", **settings)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)
     fig.suptitle("Theorem 3 as printed (capped scrambler) — not a certified bound")
     fig.tight_layout()
     fig.savefig(png, dpi=120)
