@@ -134,8 +134,9 @@ def _signed(measured: float, paper: float) -> str:
     rel = _rel(measured, paper)
     if not math.isfinite(rel):
         return "no relative difference"
-    if rel > 10.0:  # orders of magnitude: a factor reads better than a percentage
-        return f"×{measured / paper:.3g}"
+    ratio = measured / paper
+    if ratio > 11.0 or 0.0 < ratio < 0.1:  # orders of magnitude: a factor reads better
+        return f"×{ratio:.3g}"
     return f"{'+' if measured >= paper else '-'}{rel:.1%}"
 
 
