@@ -366,6 +366,9 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
         title=f"Cyffers & Bellet Fig. 3: k-RR histograms (mean ± sd of {runs} walks)",
     )
     ax.title.set_fontsize(9)
+    low, high = ax.get_ylim()  # label plain values: a log axis over < 1 decade shows one label
+    ticks = [t for t in (1, 2, 3, 5, 10, 20, 30, 50, 100) if low <= t <= high]
+    ax.set_yticks(ticks, [str(t) for t in ticks])
     ax.set_xticks(sorted({r["n"] for r in rows}), [str(x) for x in sorted({r["n"] for r in rows})])
     ax.minorticks_off()
     fig.legend(loc="lower center", ncol=2, fontsize=8, frameon=False)
