@@ -98,3 +98,18 @@ def test_cli_hides_former_names_but_runs_them(
     record = ran.json()
     assert record["experiment"] == "jurado-fig3"
     assert record["out"] == str(tmp_path / "seed004-fig3")
+    # every claim the target tests comes back judged, and in claims.json
+    outcomes = {v["verdict"] for v in record["verdicts"]}
+    assert record["verdicts"]
+    assert outcomes <= {"holds", "holds with different magnitude", "does not hold"}
+    assert any(f.endswith("claims.json") for f in record["files"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(discover()))
+def test_every_target_judges_its_claims_without_machine_paths(tmp_path: Path, name: str) -> None:
+    result = run_experiment(name, tmp_path, seed=0, quick=True)
+    assert result.verdicts, f"{name} judges no claim"
+    text = "\n".join([*result.comparison, *result.verdict_lines()])
+    assert str(tmp_path) not in text
+    assert "/work/" not in text

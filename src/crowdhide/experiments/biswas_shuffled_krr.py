@@ -31,6 +31,8 @@ from crowdhide._extras import require
 from crowdhide._output import write_csv, write_json
 from crowdhide.experiments._formatting import fmt_log10 as _fmt
 from crowdhide.experiments._formatting import log10_of_log as _log10
+from crowdhide.experiments._formatting import progress
+from crowdhide.experiments.claims import Claim, Verdict, all_of, better, match_all
 from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.protocols import krr_accounting
 from crowdhide.protocols.biswas import biswas_log_delta
@@ -93,7 +95,66 @@ def run_table2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
         files=(csv_path, json_path, png_path),
         comparison=tuple(_table2_comparison(rows)),
         data={"rows": rows},
+        verdicts=tuple(_table2_verdicts(rows)),
     )
+
+
+PAPER = "Biswas et al."
+#: Table II's literature columns recomputed with crowdhide's bounds: column -> (bound, k).
+TABLE2_RECOMPUTED = {
+    "balle_bennett_krr": ("balle2019_bennett", TABLE2_K),
+    "balle_hoeffding_krr": ("balle2019_hoeffding", TABLE2_K),
+    "feldman2021_clone": ("feldman2021", None),
+}
+
+
+def _recomputed_columns(n: int, eps: float) -> dict[str, float]:
+    """Table II's Balle and Feldman columns from crowdhide's implementations of those bounds
+    (the paper quotes them; k-RR blanket parameters with k = 10, FMT21 numerical clones)."""
+    from crowdhide.accounting.shuffle import shuffle_delta
+
+    out = {}
+    for column, (bound, k) in TABLE2_RECOMPUTED.items():
+        statement = shuffle_delta(eps0=TABLE2_EPS0, n=n, epsilon=eps, k=k, bound=bound, lower=False)
+        out[column] = statement.delta if statement.conditions_met else math.nan
+    return out
+
+
+def _table2_verdicts(rows: list[dict[str, Any]]) -> list[Verdict]:
+    def cell(r: dict[str, Any]) -> str:
+        return f"n={r['n']} ε={r['epsilon']:g}"
+
+    where = "Table II"
+    verdicts = [
+        all_of(
+            Claim(PAPER, where, "its δ̂ is a valid δ, orders of magnitude below [10]–[12]"),
+            [(cell(r), not r["published_below_exact"]) for r in rows],
+            what="published 'our δ' >= rigorous lower bound on the true δ",
+            reason="published values lie below a lower bound on the true δ of shuffled 10-RR "
+            "(the printed v' carries an extra factor)",
+        ),
+        match_all(
+            Claim(PAPER, where, "column [11] is Erlingsson et al.'s bound"),
+            [(cell(r), r["erlingsson_formula"], r["paper_erlingsson"]) for r in rows],
+            rtol=0.1,
+            what="exp(-n ε²/(144 ε0²)) vs printed",
+        ),
+    ]
+    for column, printed, label in (
+        ("balle_bennett_krr", "paper_balle", "column [10] is Balle et al.'s bound (k-RR blanket)"),
+        ("feldman2021_clone", "paper_feldman", "column [12] is Feldman et al.'s clone bound"),
+    ):
+        verdicts.append(
+            match_all(
+                Claim(PAPER, where, label),
+                [(cell(r), r[column], r[printed]) for r in rows],
+                rtol=0.1,
+                what="recomputed vs printed δ",
+                reason="the printed column matches none of the published bounds (note §4.6: "
+                "close to constant-free asymptotic forms)",
+            )
+        )
+    return verdicts
 
 
 def _table2_row(
@@ -129,6 +190,7 @@ def _table2_row(
         "log10_lower_bound": _log10(log_lower),
         "certificate_delta": cert_delta,
         "certificate_bound": cert_bound,
+        **_recomputed_columns(n, eps),
     }
     row["reproduced"] = abs(row["log10_published_formula"] - math.log10(published[3])) < (
         math.log10(1.015)
@@ -150,6 +212,16 @@ def _table2_comparison(rows: list[dict[str, Any]]) -> list[str]:
             f"({r['certificate_bound']})"
             + ("  <- published BELOW the truth" if r["published_below_exact"] else "")
         )
+    comparison.append(
+        "n     eps   Balle [10]: paper / Bennett k-RR / Hoeffding k-RR   "
+        "Feldman [12]: paper / clones (recomputed by crowdhide)"
+    )
+    for r in rows:
+        comparison.append(
+            f"{r['n']:<5} {r['epsilon']:<5} {r['paper_balle']:.3g} / "
+            f"{r['balle_bennett_krr']:.3g} / {r['balle_hoeffding_krr']:.3g}   "
+            f"{r['paper_feldman']:.3g} / {r['feldman2021_clone']:.3g}"
+        )
     reproduced = sum(1 for r in rows if r["reproduced"])
     comparison.append(
         f"published formula reproduces {reproduced}/{len(rows)} 'our delta' cells within 1.5% "
@@ -169,10 +241,17 @@ def _plot_table2(rows: list[dict[str, Any]], path: Path) -> None:
     require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5))
     for ax, n in zip(axes, (100, 1000), strict=True):
         sub = [r for r in rows if r["n"] == n]
         eps = [r["epsilon"] for r in sub]
+        for key, style, label in (
+            ("paper_balle", "P", "paper's [10] Balle column"),
+            ("balle_bennett_krr", "P--", "Balle et al. (Bennett, k-RR), recomputed"),
+            ("paper_feldman", "D", "paper's [12] Feldman column"),
+            ("feldman2021_clone", "D--", "Feldman et al. 2021 (clones), recomputed"),
+        ):
+            ax.plot(eps, [math.log10(r[key]) for r in sub], style, alpha=0.7, label=label)
         ax.plot(eps, [math.log10(r["paper_our_delta"]) for r in sub], "o-", label="paper")
         ax.plot(eps, [r["log10_published_formula"] for r in sub], "x--", label="published formula")
         ax.plot(eps, [r["log10_corrected_x0_count"] for r in sub], "s-", label="corrected")
@@ -183,11 +262,12 @@ def _plot_table2(rows: list[dict[str, Any]], path: Path) -> None:
             "v:",
             label="certificate (best valid bound)",
         )
-        ax.set_title(f"Table II, n = {n}, ε0 = 0.49, k = 10")
+        ax.set_title(f"Biswas et al. Table II, n = {n}, ε0 = 0.49, k = 10")
         ax.set_xlabel("ε")
         ax.set_ylabel("log10 δ")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.14, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
@@ -210,54 +290,84 @@ def run_fig1(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
         for j, e in enumerate(epsilons):
             row: dict[str, Any] = {"eps0": float(e0), "epsilon": float(e)}
             for name in grids:
-                value = _log10(
-                    biswas_log_delta(
-                        epsilon=float(e),
-                        eps0=float(e0),
-                        k=10,
-                        n=100,
-                        n_x0=80,
-                        published=name == "published",
+                # ε >= ε0: shuffled k-RR is ε0-DP, so δ = 0 exactly; the formula evaluated at
+                # ε = ε0 returns a rounding residue (2e-101), drawn as the darkest cell before
+                value = (
+                    -math.inf
+                    if e >= e0 * (1.0 - 1e-12)
+                    else _log10(
+                        biswas_log_delta(
+                            epsilon=float(e),
+                            eps0=float(e0),
+                            k=10,
+                            n=100,
+                            n_x0=80,
+                            published=name == "published",
+                        )
                     )
                 )
                 grids[name][i, j] = value
                 row[f"log10_{name}"] = value
             rows.append(row)
-    csv_path = out_dir / "biswas_fig1.csv"
-    write_csv(csv_path, rows)
-    png_path = out_dir / "biswas_fig1.png"
+    csv_path = write_csv(out_dir / "biswas_fig1.csv", rows)
+    png_path = _plot_fig1(grids, epsilons, eps0s, out_dir / "biswas_fig1.png")
+    finite = np.isfinite(grids["published"]) & np.isfinite(grids["corrected"])
+    gap = float(np.max(grids["corrected"][finite] - grids["published"][finite]))
+    comparison = (
+        "Fig. 1 (n=100, k=10, n_x0=80): caption: delta decreases in eps and increases in eps0",
+        f"largest gap corrected vs published: {gap:.1f} orders of magnitude (published too small)",
+        "delta = 0 exactly for eps >= eps0 (white cells)",
+    )
+    return ExperimentResult(
+        files=(csv_path, png_path),
+        comparison=comparison,
+        data={"gap": gap},
+        verdicts=tuple(_fig1_verdicts(grids, epsilons, eps0s)),
+    )
+
+
+def _fig1_verdicts(
+    grids: dict[str, np.ndarray], epsilons: np.ndarray, eps0s: np.ndarray
+) -> list[Verdict]:
+    """The caption's monotonicity, checked on every row (ε0 fixed) and column (ε fixed) of
+    each surface, over the cells with δ > 0 (a tolerance of 1e-9 in log10 δ)."""
+    down, up = [], []
+    for name, grid in grids.items():
+        for i, e0 in enumerate(eps0s):
+            row = grid[i][np.isfinite(grid[i])]
+            down.append((f"{name} ε0={e0:.2f}", bool(np.all(np.diff(row) <= 1e-9))))
+        for j, e in enumerate(epsilons):
+            col = grid[:, j][np.isfinite(grid[:, j])]
+            up.append((f"{name} ε={e:.2f}", bool(np.all(np.diff(col) >= -1e-9))))
+    return [
+        all_of(Claim(PAPER, "Fig. 1", "δ̂ decreases as ε grows"), down, what="rows"),
+        all_of(Claim(PAPER, "Fig. 1", "δ̂ grows with ε0"), up, what="columns"),
+    ]
+
+
+def _plot_fig1(
+    grids: dict[str, np.ndarray], epsilons: np.ndarray, eps0s: np.ndarray, path: Path
+) -> Path:
     require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    finite = np.concatenate([g[np.isfinite(g)] for g in grids.values()])
+    low, high = float(finite.min()), float(finite.max())
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
     for ax, (name, grid) in zip(axes, grids.items(), strict=True):
-        shown = np.where(np.isfinite(grid), grid, np.nan)
-        image = ax.imshow(
-            shown,
-            origin="lower",
-            aspect="auto",
-            extent=(epsilons[0], epsilons[-1], eps0s[0], eps0s[-1]),
-            cmap="viridis",
+        shown = np.ma.masked_invalid(np.where(np.isfinite(grid), grid, np.nan))
+        image = ax.pcolormesh(
+            epsilons, eps0s, shown, cmap="viridis", vmin=low, vmax=high, shading="nearest"
         )
-        ax.set_title(f"log10 δ̂ ({name}); white: δ = 0 (ε >= ε0)")
+        ax.set_facecolor("white")
+        ax.set_title(f"Biswas et al. Fig. 1: log10 δ̂ ({name})\nwhite: δ = 0 (ε ≥ ε0)", fontsize=10)
         ax.set_xlabel("ε")
         ax.set_ylabel("ε0")
-        fig.colorbar(image, ax=ax)
+        fig.colorbar(image, ax=ax, label="log10 δ̂")
     fig.tight_layout()
-    fig.savefig(png_path, dpi=120)
+    fig.savefig(path, dpi=120)
     plt.close(fig)
-    finite = np.isfinite(grids["published"]) & np.isfinite(grids["corrected"])
-    gap = float(np.max(grids["corrected"][finite] - grids["published"][finite]))
-    monotone_eps = bool(
-        np.all(np.diff(np.nan_to_num(grids["corrected"], neginf=-1e9), axis=1) <= 1e-9)
-    )
-    comparison = (
-        "Fig. 1 (n=100, k=10, n_x0=80): delta decreases in eps and increases in eps0 (caption); "
-        f"corrected surface monotone in eps: {monotone_eps}",
-        f"largest gap corrected vs published: {gap:.1f} orders of magnitude (published too small)",
-        "delta = 0 exactly for eps >= eps0 in both versions",
-    )
-    return ExperimentResult(files=(csv_path, png_path), comparison=comparison, data={"gap": gap})
+    return path
 
 
 def _utility_study(
@@ -306,18 +416,27 @@ def _utility_study(
     aliases=("seed003-fig2",),
 )
 def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
-    epsilon, delta = 1.0, 1e-6
+    epsilon, delta = 4.0, 1e-6  # the paper's ε; its δ̂ is not stated, δ = 1e-6 here
     ns = (1_000, 10_000) if quick else (1_000, 3_000, 10_000, 30_000, 100_000)
     runs = 2 if quick else 10
     pool = as_categories(load_column("builtin:synthetic", column="category")).values
     rows = []
-    for n in ns:
-        values = rng.choice(pool, size=n, replace=n > pool.size)
-        rows.append(_utility_study(values, k=15, epsilon=epsilon, delta=delta, runs=runs, rng=rng))
+    with progress("biswas-fig2", len(ns)) as bar:
+        for n in ns:
+            values = rng.choice(pool, size=n, replace=n > pool.size)
+            rows.append(
+                _utility_study(values, k=15, epsilon=epsilon, delta=delta, runs=runs, rng=rng)
+            )
+            bar.advance(f"n={n}")
     csv_path = out_dir / "biswas_fig2.csv"
     write_csv(csv_path, rows)
     png_path = out_dir / "biswas_fig2.png"
-    _plot_utility(rows, png_path, title=f"synthetic N(0,2), k = 15, ε = {epsilon}, δ = {delta}")
+    _plot_utility(
+        rows,
+        png_path,
+        title=f"Biswas et al. Fig. 2: synthetic N(0,2), k = 15\nε = {epsilon:g}, δ = {delta:g}, "
+        f"mean ± sd of {runs} runs",
+    )
     comparison = [
         f"n={r['n']}: TVD shuffle {r['tvd_shuffle_raw_mean']:.4f}, shuffle+INV "
         f"{r['tvd_shuffle_inversion_mean']:.4f}, central Gaussian {r['tvd_central_raw_mean']:.4f} "
@@ -326,19 +445,53 @@ def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     ]
     comparison.append(
         "paper (eps = eps0 = 4, inconsistent): shuffle+INV beats raw shuffle, the Gaussian is "
-        "slightly better than shuffle+INV; here the same ordering is checked at a consistent "
-        "(eps, delta) certified by the exact curve"
+        "slightly better than shuffle+INV; here eps = 4 is certified by the accountant and "
+        "eps0 calibrated to it"
     )
     return ExperimentResult(
-        files=(csv_path, png_path), comparison=tuple(comparison), data={"rows": rows}
+        files=(csv_path, png_path),
+        comparison=tuple(comparison),
+        data={"rows": rows},
+        verdicts=tuple(_fig2_verdicts(rows)),
     )
+
+
+#: "Slightly better": the Gaussian's TVD is below shuffle+INV's by a factor in (1, 1.5].
+SLIGHTLY = (1.25, 0.2)
+
+
+def _fig2_verdicts(rows: list[dict[str, Any]]) -> list[Verdict]:
+    """Fig. 2's two claims at the largest n simulated (where sampling noise is smallest)."""
+    r = max(rows, key=lambda row: row["n"])
+    at = f"n={r['n']}"
+    return [
+        better(
+            Claim(PAPER, "Sec. VI, Fig. 2", "shuffle+INV beats the raw shuffled histogram"),
+            low=r["tvd_shuffle_inversion_mean"],
+            high=r["tvd_shuffle_raw_mean"],
+            margin=0.1,
+            what=f"{at}: TVD shuffle+INV vs raw shuffle",
+            reason="inversion does not reduce the TVD",
+        ),
+        better(
+            Claim(
+                PAPER, "Sec. VI, Fig. 2", "the central Gaussian is slightly better than shuffle+INV"
+            ),
+            low=r["tvd_central_projected_mean"],
+            high=r["tvd_shuffle_inversion_mean"],
+            paper_ratio=SLIGHTLY[0],
+            rtol=SLIGHTLY[1],
+            what=f"{at}: TVD central Gaussian (projected) vs shuffle+INV",
+            reason="the gap is not 'slight' (ratio outside 1.0–1.5)",
+        ),
+    ]
 
 
 def _plot_utility(rows: list[dict[str, Any]], path: Path, *, title: str) -> None:
     require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(6.5, 5))
     ns = [r["n"] for r in rows]
     for key, label in (
         ("shuffle_raw", "shuffle (raw k-RR histogram)"),
@@ -359,8 +512,8 @@ def _plot_utility(rows: list[dict[str, Any]], path: Path, *, title: str) -> None
     ax.set_xlabel("n")
     ax.set_ylabel("total-variation distance")
     ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    fig.legend(loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
@@ -412,12 +565,13 @@ def run_gowalla(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Expe
                 capsize=3,
                 label=label,
             )
-        ax.set_title(f"{city}, n = {sub[0]['n']}, k = {sub[0]['k']}, δ = {delta}")
+        ax.set_title(f"Biswas et al., {city}: n = {sub[0]['n']}, k = {sub[0]['k']}, δ = {delta}")
         ax.set_xlabel("ε")
-        ax.set_ylabel("TVD")
+        ax.set_ylabel("TVD (mean ± sd)")
         ax.set_yscale("log")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     fig.savefig(png_path, dpi=120)
     plt.close(fig)
     comparison = [
@@ -428,8 +582,21 @@ def run_gowalla(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Expe
         f"{r['gap_inversion_vs_central_projected']:.2f}x"
         for r in rows
     ]
+    verdicts = tuple(
+        better(
+            Claim(PAPER, "Sec. V-C, Gowalla", "shuffle+INV is comparable to the central Gaussian"),
+            low=r["tvd_central_projected_mean"],
+            high=r["tvd_shuffle_inversion_mean"],
+            paper_ratio=SLIGHTLY[0],
+            rtol=SLIGHTLY[1],
+            what=f"{r['dataset']} ε={r['epsilon']:g}: TVD central Gaussian vs shuffle+INV",
+            reason="the gap is not 'slight' (ratio outside 1.0–1.5)",
+        )
+        for r in rows
+    )
     return ExperimentResult(
         files=(csv_path, json_path, png_path),
         comparison=tuple(comparison + notes),
         data={"rows": rows},
+        verdicts=verdicts,
     )

@@ -11,11 +11,14 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from crowdhide._output import write_json
+from crowdhide.experiments.claims import Verdict, verdict_lines
 
 __all__ = [
     "Experiment",
@@ -39,11 +42,18 @@ class ExperimentResult:
         Human-readable lines comparing the numbers with the paper.
     data
         JSON-serialisable key numbers, echoed by ``--json``.
+    verdicts
+        The paper's claims this run tests, each judged from the measured numbers.
     """
 
     files: tuple[Path, ...]
     comparison: tuple[str, ...] = ()
     data: dict[str, Any] = field(default_factory=dict)
+    verdicts: tuple[Verdict, ...] = ()
+
+    def verdict_lines(self) -> list[str]:
+        """The printable verdicts (a count of outcomes, then one line per claim)."""
+        return verdict_lines(self.verdicts)
 
 
 ExperimentFunction = Callable[..., ExperimentResult]
@@ -114,7 +124,11 @@ def run_experiment(
     name: str, out_dir: Path, *, seed: int | None = 0, quick: bool = False
 ) -> ExperimentResult:
     """Run the experiment ``name`` (or a former name of it), writing its files under
-    ``out_dir``."""
+    ``out_dir``, plus ``claims.json`` (its verdicts) when it judges any claim."""
     found = resolve(name)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return found.run(out_dir, rng=np.random.default_rng(seed), quick=quick)
+    result: ExperimentResult = found.run(out_dir, rng=np.random.default_rng(seed), quick=quick)
+    if not result.verdicts:
+        return result
+    claims = write_json(out_dir / "claims.json", [v.record() for v in result.verdicts])
+    return replace(result, files=(*result.files, claims))

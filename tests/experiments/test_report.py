@@ -1,0 +1,83 @@
+"""``crowdhide reproduce all`` writes one self-contained page; headless Chromium renders it."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from crowdhide.experiments.registry import resolve, run_experiment
+from crowdhide.experiments.report import TargetRun, write_report
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PROVENANCE = {"crowdhide version": "0.1.0", "seed": "7", "mode": "quick", "started (UTC)": "x"}
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("all")
+    runs = [
+        TargetRun(resolve(name), run_experiment(name, out / name, seed=7, quick=True), "", 1.0)
+        for name in ("jurado-fig3", "ladjel-fig3")
+    ]
+    runs.append(TargetRun(resolve("cheu-error"), None, "ValueError: broken on purpose"))
+    return write_report(out / "report.html", runs, provenance=PROVENANCE)
+
+
+def test_page_is_self_contained_with_claims_and_provenance(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    assert not re.search(r"(src|href)=['\"](?!data:|#)", text)  # nothing fetched
+    assert text.count("data:image/png;base64,") == 2
+    assert "crowdhide version" in text
+    assert "0.1.0" in text
+    assert "seed" in text
+    assert "n = 201, p = 0.8: V = 0.52111" in text  # a claim, with its verdict
+    assert ">holds<" in text
+    assert "failed: cheu-error" in text
+    assert "broken on purpose" in text
+    assert "/tmp" not in text
+    assert str(page.parent) not in text
+
+
+@pytest.mark.browser
+def test_chromium_renders_the_report(page: Path, tmp_path: Path) -> None:
+    if not Path(CHROMIUM).exists():
+        pytest.fail("chromium is missing: apt-get install -y chromium (CI installs it)")
+    common = [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [*common, f"--screenshot={shot}", "--window-size=1200,1600", page.as_uri()],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    dom = subprocess.run(
+        [*common, "--dump-dom", page.as_uri()],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    assert "All claims" in dom
+    assert "Jurado et al." in dom
+    assert "Ladjel et al." in dom
+    import matplotlib.image
+    import numpy as np
+
+    pixels = (matplotlib.image.imread(shot)[..., :3] * 255).astype(np.uint8).reshape(-1, 3)
+    colours, counts = np.unique(pixels, axis=0, return_counts=True)
+    assert len(colours) > 50  # the embedded figures are drawn, not a blank page
+    assert counts.max() / len(pixels) < 0.97
