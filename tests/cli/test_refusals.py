@@ -110,7 +110,7 @@ def test_net_pki_does_not_overwrite_a_ca_without_force(
     assert (out / "ca.pem").read_bytes() != before
 
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "src" / "crowdhide" / "examples"
 
 
 def test_plan_fits_80_columns_and_says_the_target_check_in_words(
