@@ -134,7 +134,7 @@ def _run(plan: Path, out: Path, *backend: str) -> tuple[int, object]:
 def _without_backend(result: object) -> object:
     # The backend's own section (hosts, shards, timings) differs by design; the answer must not.
     if isinstance(result, dict):
-        drop = {"backend", "net", "shards", "seconds", "timings", "out", "files", "run"}
+        drop = {"backend", "network", "net", "shards", "seconds", "timings", "out", "files", "run"}
         return {k: _without_backend(v) for k, v in result.items() if k not in drop}
     if isinstance(result, list):
         return [_without_backend(v) for v in result]
