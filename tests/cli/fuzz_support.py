@@ -5,9 +5,10 @@ later is fuzzed without touching this file. Values are drawn per option from its
 (flag, integer, real, path, enum, free text); free-text candidates are mined from the option's
 help text (``a | b | c``, ``one of a, b``) so that valid choices are hit often.
 
-Every invocation runs in-process under ``signal.alarm``: a command that exceeds the deadline
-is interrupted by an exception deriving from ``BaseException`` (the CLI's ``except Exception``
-cannot swallow it) and counted as a hang.
+Every invocation runs in-process under two timers: a bound on the *work* done (CPU seconds of
+this process, ``ITIMER_PROF``, which load on a shared machine does not stretch) and a generous
+wall-clock backstop for waits that use no CPU. Either raises an exception deriving from
+``BaseException`` (the CLI's ``except Exception`` cannot swallow it), counted as a hang.
 """
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import typer
 from hypothesis import strategies as st
 
 from crowdhide.cli import build_app, main
+from tests.cli.fuzz_plans import SMALL_PLAN, UNMET_PLAN
 
 #: Numbers that hit the edges: zero, negatives, tiny, huge, overflow, non-finite, garbage.
 EDGE_NUMBERS = (
@@ -155,6 +158,21 @@ class Files:
         return str(mapping.get(value, value))
 
 
+def make_files(root: Path) -> Files:
+    """Write the fuzzer's files under ``root``: a small CSV, a folder and three plans."""
+    (root / "dir").mkdir(exist_ok=True)
+    values = np.random.default_rng(0).integers(0, 2, size=50)
+    (root / "data.csv").write_text(
+        "value,bit\n" + "".join(f"{v},{v}\n" for v in values), encoding="utf-8"
+    )
+    plans = []
+    for name, text in (("small", SMALL_PLAN), ("unmet", UNMET_PLAN), ("broken", "name = [")):
+        path = root / f"{name}.toml"
+        path.write_text(text, encoding="utf-8")
+        plans.append(path)
+    return Files(root=root, plans=tuple(plans))
+
+
 def _documented_range(help_text: str) -> tuple[float | None, float | None]:
     match = re.search(r"Range: [\[(]([^,]+), ([^\])]+)[\])]", " ".join(help_text.split()))
     if not match:
@@ -242,36 +260,62 @@ class Outcome:
     err: str
     seconds: float
     hang: bool
+    #: CPU seconds the invocation used (the work bound's measure).
+    cpu_seconds: float = 0.0
+
+
+#: Work bound per invocation, in CPU seconds of the process: the slowest valid runs need ~15 s
+#: of CPU; the hangs this guards against took many minutes.
+WORK_SECONDS = 60.0
+#: Wall-clock backstop for waits that use no CPU (a stuck connection): generous, so that load
+#: on a shared machine (which stretches wall time, not work) never trips it.
+WALL_SECONDS = 600.0
 
 
 @contextlib.contextmanager
-def _alarm(seconds: float) -> Iterator[None]:
+def _bounded(work: float, wall: float) -> Iterator[None]:
     def fire(signum: int, frame: Any) -> None:
-        raise Hang(f"exceeded {seconds} s")
+        what = "CPU" if signum == signal.SIGPROF else "wall-clock"
+        raise Hang(f"exceeded {work if signum == signal.SIGPROF else wall} s of {what} time")
 
-    previous = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = {sig: signal.signal(sig, fire) for sig in (signal.SIGPROF, signal.SIGALRM)}
+    signal.setitimer(signal.ITIMER_PROF, work)
+    signal.setitimer(signal.ITIMER_REAL, wall)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
-def invoke(argv: list[str], *, timeout: float) -> Outcome:
-    """Run ``crowdhide argv`` in-process with a deadline, capturing both streams."""
+def invoke(
+    argv: list[str], *, timeout: float = WORK_SECONDS, wall: float = WALL_SECONDS
+) -> Outcome:
+    """Run ``crowdhide argv`` in-process, capturing both streams.
+
+    ``timeout`` bounds the work (CPU seconds of this process), ``wall`` the elapsed time.
+    """
     out, err = io.StringIO(), io.StringIO()
     started = time.perf_counter()
+    cpu_started = time.process_time()
     code: int | None = None
     hang = False
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            with _alarm(timeout):
+            with _bounded(timeout, wall):
                 code = main(argv)
         except Hang:
             hang = True
     return Outcome(
-        tuple(argv), code, out.getvalue(), err.getvalue(), time.perf_counter() - started, hang
+        tuple(argv),
+        code,
+        out.getvalue(),
+        err.getvalue(),
+        time.perf_counter() - started,
+        hang,
+        time.process_time() - cpu_started,
     )
 
 
@@ -283,7 +327,10 @@ def problems(outcome: Outcome, allowed: frozenset[int]) -> list[str]:
     """The invariants a fuzzed invocation must satisfy (empty list: all hold)."""
     found = []
     if outcome.hang:
-        found.append(f"hang: no result within the time bound ({outcome.seconds:.1f} s)")
+        found.append(
+            f"hang: no result within the bound ({outcome.cpu_seconds:.1f} s CPU, "
+            f"{outcome.seconds:.1f} s wall)"
+        )
     elif outcome.code not in allowed:
         found.append(f"exit code {outcome.code}")
     if "Traceback" in outcome.err or "Traceback" in outcome.out:

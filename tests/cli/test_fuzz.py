@@ -16,40 +16,22 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.cli.fuzz_support import Command, Files, argv_strategy, discover, invoke, problems
+from tests.cli.fuzz_support import (
+    Command,
+    Files,
+    argv_strategy,
+    discover,
+    invoke,
+    make_files,
+    problems,
+)
 
 COMMANDS = discover()
 ALLOWED = frozenset({0, 2, 3})
-#: Seconds per invocation: the slowest valid runs take ~25 s on a loaded 2-core machine; the
-#: hangs this guards against took many minutes.
-TIMEOUT = 60.0
-
-SMALL_PLAN = '''
-name = "fuzz"
-[data]
-generator = "diabetes"
-rows = 600
-seed = 1
-[query]
-kind = "aggregate"
-sql = """SELECT age_range, AVG(insulin), COUNT(*) FROM D GROUP BY GROUPING SETS ((age_range))"""
-compute_nodes = 3
-[privacy]
-epsilon = 6.0
-delta = 1e-4
-[run]
-plots = false
-'''
-
-UNMET_PLAN = SMALL_PLAN.replace(
-    "[privacy]\nepsilon = 6.0",
-    "[countermeasures]\nsigma = 0.2\nn = 50\nd = 5\n[privacy]\nepsilon = 0.1",
-)
 
 STATS: collections.Counter[str] = collections.Counter()
 
@@ -57,21 +39,10 @@ STATS: collections.Counter[str] = collections.Counter()
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Files]:
     root = tmp_path_factory.mktemp("fuzz")
-    (root / "dir").mkdir()
-    rng = np.random.default_rng(0)
-    values = rng.integers(0, 2, size=50)
-    (root / "data.csv").write_text(
-        "value,bit\n" + "".join(f"{v},{v}\n" for v in values), encoding="utf-8"
-    )
-    plans = []
-    for name, text in (("small", SMALL_PLAN), ("unmet", UNMET_PLAN), ("broken", "name = [")):
-        path = root / f"{name}.toml"
-        path.write_text(text, encoding="utf-8")
-        plans.append(path)
     cwd = Path.cwd()
     os.chdir(root)  # commands with default output paths write here
     try:
-        yield Files(root=root, plans=tuple(plans))
+        yield make_files(root)
     finally:
         os.chdir(cwd)
         target = os.environ.get("CROWDHIDE_FUZZ_SUMMARY")
@@ -81,7 +52,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Files]:
 
 def _fuzz(cmd: Command, files: Files, data: st.DataObject) -> None:
     argv = data.draw(argv_strategy(cmd, files), label="argv")
-    outcome = invoke(argv, timeout=TIMEOUT)
+    outcome = invoke(argv)  # work-bounded: fuzz_support.WORK_SECONDS of CPU
     STATS["runs"] += 1
     STATS[f"exit {outcome.code}"] += 1
     STATS["tracebacks"] += int("Traceback" in outcome.err)
