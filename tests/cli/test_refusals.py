@@ -190,3 +190,12 @@ def test_ctrl_c_during_the_exact_answer_is_one_line_exit_130(
     assert res.err.strip().splitlines() == [
         "crowdhide: interrupted (Ctrl-C); files already written are incomplete"
     ]
+
+
+@pytest.mark.parametrize("path", ["", ".", "/tmp"])
+def test_ledger_show_names_a_folder_or_empty_file(
+    path: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ledger show ''`` was a traceback (``PosixPath('.') has an empty name``)."""
+    res = run_cli(capsys, "ledger", "show", path)
+    _one_line_exit_2(res, "FILE must be a ledger file")

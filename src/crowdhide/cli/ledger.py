@@ -26,6 +26,8 @@ def register(app: typer.Typer) -> None:
         """Privacy spent per population: composed ε at the budget's δ, budget left."""
         from crowdhide.accounting.ledger import Ledger
 
+        if not str(file).strip() or file.is_dir():
+            raise ValueError(f"FILE must be a ledger file, got {str(file)!r} (a folder or empty)")
         if not file.exists():
             raise ValueError(f"ledger file does not exist: {file}")
         rows = Ledger(file).summary()
