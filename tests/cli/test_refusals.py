@@ -199,3 +199,34 @@ def test_ledger_show_names_a_folder_or_empty_file(
     """``ledger show ''`` was a traceback (``PosixPath('.') has an empty name``)."""
     res = run_cli(capsys, "ledger", "show", path)
     _one_line_exit_2(res, "FILE must be a ledger file")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("scrambler", "epsilon", "--delta", "1e-4", "--samples", "100"),
+        ("scrambler", "epsilon", "--delta", "1e-4", "--method", "exact", "--seed", "3"),
+        ("scrambler", "delta", "--epsilon", "1", "--method", "hoeffding", "--samples", "100"),
+    ],
+)
+def test_monte_carlo_options_are_refused_for_other_methods(
+    args: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--samples``/``--seed`` changed nothing unless the Monte-Carlo estimate ran."""
+    base = ("--targets", "8", "--sigma", "0.2", "--n", "50", "--dummies", "20")
+    res = run_cli(capsys, *args[:2], *base, *args[2:])
+    _one_line_exit_2(res, "--method montecarlo")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("qif", "vulnerability", "--k", "3", "--n", "4", "--eps0", "1", "--others-value", "1"),
+        ("qif", "scrambler", "--targets", "4", "--sigma", "0.5", "--n", "3", "--others-value", "1"),
+    ],
+)
+def test_others_value_is_refused_for_the_uninformed_adversary(
+    args: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    res = run_cli(capsys, *args)
+    _one_line_exit_2(res, "--others-value", "informed")

@@ -132,9 +132,16 @@ def register(app: typer.Typer) -> None:
     app.add_typer(qif_app, name="qif")
 
 
-def _check_others(adversary: AdversaryName, others: str | None) -> None:
-    if adversary is AdversaryName.uninformed and others is not None:
+def _check_others(ctx: typer.Context, adversary: AdversaryName, others: str | None) -> None:
+    """What the other users hold is known only to the informed adversary: typed for the
+    uninformed one it would change nothing (refused, not ignored)."""
+    if adversary is not AdversaryName.uninformed:
+        return
+    if others is not None:
         raise ValueError("others is only used with --adversary informed")
+    source = ctx.get_parameter_source("others_value")
+    if source is not None and source.name == "COMMANDLINE":
+        raise ValueError("--others-value is only used with --adversary informed")
 
 
 def _emit_table_or_json(
@@ -149,6 +156,7 @@ def _emit_table_or_json(
 
 @qif_app.command("vulnerability")
 def vulnerability(
+    ctx: typer.Context,
     k: KOpt,
     n: NOpt,
     eps0: Eps0Opt = None,
@@ -161,7 +169,7 @@ def vulnerability(
     """Single-target Bayes vulnerability (guess one user's value) and its leakage."""
     from crowdhide.qif.shuffle import informed_vulnerability, uninformed_vulnerability
 
-    _check_others(adversary, others)
+    _check_others(ctx, adversary, others)
     with _working(as_json, "computing the vulnerability..."):
         if adversary is AdversaryName.uninformed:
             result = uninformed_vulnerability(n=n, k=k, channel=channel.value, eps0=eps0)
@@ -208,6 +216,7 @@ def capacity(
 
 @qif_app.command("scrambler")
 def scrambler(
+    ctx: typer.Context,
     targets: TargetsOpt,
     sigma: SigmaOpt,
     n: SourcesOpt,
@@ -220,7 +229,7 @@ def scrambler(
     """Vulnerability of one source's target behind a scrambler cluster."""
     from crowdhide.qif.scrambler import scrambler_vulnerability
 
-    _check_others(adversary, others)
+    _check_others(ctx, adversary, others)
     with _working(as_json, "computing the vulnerability..."):
         result = scrambler_vulnerability(
             targets=targets,

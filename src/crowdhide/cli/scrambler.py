@@ -141,8 +141,22 @@ def _emit(
     emit(_record(statement), as_json=as_json, title=f"scrambler {what}")
 
 
+def _only_for_montecarlo(ctx: typer.Context, method: str) -> None:
+    """``--samples`` and ``--seed`` steer the Monte-Carlo estimate only: typed with another
+    method they would change nothing (issue 28: no option silently ignored)."""
+    if method in ("montecarlo", "all"):
+        return
+    for name in ("samples", "seed"):
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name == "COMMANDLINE":
+            raise ValueError(
+                f"--{name} applies only to --method montecarlo or all, got --method {method}"
+            )
+
+
 @scrambler.command("epsilon")
 def epsilon_command(
+    ctx: typer.Context,
     targets: Targets,
     sigma: Sigma,
     n: Sources,
@@ -157,6 +171,8 @@ def epsilon_command(
     """Smallest ε with a (ε, δ) guarantee, per evaluator."""
     from crowdhide.accounting.scrambler import scrambler_epsilon, scrambler_epsilon_all
 
+    _only_for_montecarlo(ctx, method)
+
     common = {"targets": targets, "sigma": sigma, "n": n, "dummies": dummies, "delta": delta}
     common.update(capped=capped, samples=samples, rng=seed)
     _emit("ε(δ)", scrambler_epsilon, scrambler_epsilon_all, method, common, as_json=as_json)
@@ -164,6 +180,7 @@ def epsilon_command(
 
 @scrambler.command("delta")
 def delta_command(
+    ctx: typer.Context,
     targets: Targets,
     sigma: Sigma,
     n: Sources,
@@ -177,6 +194,8 @@ def delta_command(
 ) -> None:
     """δ(ε) per evaluator (best = smallest certified δ)."""
     from crowdhide.accounting.scrambler import scrambler_delta, scrambler_delta_all
+
+    _only_for_montecarlo(ctx, method)
 
     common = {"targets": targets, "sigma": sigma, "n": n, "dummies": dummies, "epsilon": epsilon}
     common.update(capped=capped, samples=samples, rng=seed)
