@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from cryptography.exceptions import InvalidTag
 
-from crowdhide.net.backend import TlsBackend
-from crowdhide.net.frames import Sealer
+from crowdhide.backends.tls.backend import TlsBackend
+from crowdhide.backends.tls.frames import Sealer
 
 
 def test_a_body_opens_only_for_its_node_and_unaltered() -> None:

@@ -22,7 +22,8 @@ from crowdhide._output import write_csv
 from crowdhide._validation import check_int
 from crowdhide.accounting import PrivacyStatement
 from crowdhide.accounting.countermeasure_costs import route_costs
-from crowdhide.engine import Execution, Transcript, execute
+from crowdhide.backends import execute, make_backend
+from crowdhide.engine import Execution, Transcript
 from crowdhide.errors import UnmetTargetError
 from crowdhide.plans.certify import (
     CountermeasureAccountant,
@@ -246,12 +247,10 @@ def _execute(
 
     if network is None:
         return execute(plan, rng=seed, progress=step, **options), None
-    from crowdhide.net.backend import TlsBackend
-
     settings = dict(network)
     # Room for the largest message plus header and end-to-end sealing (onion: two layers).
     settings.setdefault("frame_size", max(256, max(r.message_size for r in plan.routes) + 128))
-    backend = TlsBackend(**settings)
+    backend: Any = make_backend("tls", **settings)
     try:
         run = execute(
             plan, rng=seed, progress=step, backend=backend, block_size=options["block_size"]
@@ -386,7 +385,7 @@ def run_spec(
     ``before_send(prepared)`` runs once the plan is certified and before any message is
     sent (a privacy-budget check raises there to refuse the run).
     ``network`` (e.g. ``{"hosts": 3, "on_missing": "report"}``) runs the plan on the ``tls``
-    backend instead (:class:`crowdhide.net.backend.TlsBackend`, node programs in host
+    backend instead (:class:`crowdhide.backends.tls.backend.TlsBackend`, node programs in host
     processes); ``block_size`` overrides ``[run] block_size`` (blocks are spread over hosts).
     ``pages`` (``{"html": writer}``) writes more pages before ``report.json``, which lists
     them under ``files`` (:func:`crowdhide.report.html.run_with_html` adds ``report.html``).

@@ -5,10 +5,10 @@
 every group lives on host ``b mod H`` (the node map); each host runs
 :func:`crowdhide.engine.program.step` on its blocks and sends every emitted message — real or
 dummy — as one fixed-size frame to the host of the receiving block, sealed end to end for
-the receiving node (:mod:`crowdhide.net.frames`, :mod:`crowdhide.net.codec`). A host
-receives the job restricted to its blocks (:meth:`TlsBackend.job_for`): the source rows of
-the nodes it serves, no other user's data. The driver
-only sequences rounds and collects the blocks' reports (observer view, counters, kept
+the receiving node (:mod:`crowdhide.backends.tls.frames`,
+:mod:`crowdhide.backends.tls.codec`). A host receives the job restricted to its blocks
+(:meth:`TlsBackend.job_for`): the source rows of the nodes it serves, no other user's data.
+The driver only sequences rounds and collects the blocks' reports (observer view, counters, kept
 states), exactly as from the local backend, so the result is the same for the same seed
 and block size.
 
@@ -38,8 +38,8 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_int, check_real
-from crowdhide.net import frames as fr
-from crowdhide.net._control import Channel, ChildGoneError, write_message
+from crowdhide.backends.tls import frames as fr
+from crowdhide.backends.tls._control import Channel, ChildGoneError, write_message
 
 __all__ = ["MissingContributionsError", "MissingReport", "TlsBackend", "WireView", "host_of_block"]
 
@@ -150,7 +150,7 @@ class TlsBackend:
     hosts
         Number of node-host processes; block ``b`` of each group lives on host ``b mod H``.
     pki
-        Directory written by :func:`crowdhide.net.pki.make_pki` (default: a fresh one in a
+        Directory written by :func:`crowdhide.backends.tls.pki.make_pki` (default: a fresh one in a
         temporary directory, removed at :meth:`close`).
     frame_size
         Bytes of every frame; must hold the largest message with its sealing overhead.
@@ -307,7 +307,7 @@ class TlsBackend:
             raise
 
     def _start(self) -> None:
-        from crowdhide.net.pki import make_pki
+        from crowdhide.backends.tls.pki import make_pki
 
         self._tmp = Path(tempfile.mkdtemp(prefix="crowdhide-net-"))
         pki_dir = self._pki_arg
@@ -327,13 +327,14 @@ class TlsBackend:
                 "key": str(pki_dir / f"host{h}.key"),
             }
             # Launch all first: the hosts start (import, bind) in parallel.
-            self._procs.append(self._launch("crowdhide.net.host", cfg, f"host{h}"))
+            self._procs.append(self._launch("crowdhide.backends.tls.host", cfg, f"host{h}"))
         hellos = [self._hello(child) for child in self._procs]
         ports = self.ports = {h: m["port"] for h, m in enumerate(hellos)}
         publics = {h: m["public"] for h, m in enumerate(hellos)}
         addresses = {(a, b): ports[b] for a in range(self.hosts) for b in range(self.hosts)}
         if self.observe:
-            self._relay = self._launch("crowdhide.net.relay", {"pairs": addresses}, "relay")
+            pairs = {"pairs": addresses}
+            self._relay = self._launch("crowdhide.backends.tls.relay", pairs, "relay")
             addresses = self._hello(self._relay)["ports"]
         self._all("learn", lambda h: {"hosts": publics, "nodes": {}})
         replies = self._all(

@@ -1,6 +1,6 @@
 """Messages of a :class:`~crowdhide.engine.messages.MessageBatch` part ⇄ fixed-size frames.
 
-One message is one frame (:mod:`crowdhide.net.frames` header + sealed body + padding). The
+One message is one frame (:mod:`crowdhide.backends.tls.frames` header + sealed body + padding). The
 body carries the message's own fields and the payload rows it references, as records of
 the route's *schema* (column names, dtypes and shapes, known to both ends through the
 driver; the values travel only inside frames):
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide.net import frames as fr
+from crowdhide.backends.tls import frames as fr
 
 __all__ = ["HANDLE", "MULTI", "Schema", "record_dtype", "schema_of"]
 
