@@ -74,16 +74,17 @@ def connections(count: int) -> dict[str, Any]:
 
 def throughput(frames: int) -> dict[str, Any]:
     """Frames per second of host 0 sending to host 1 (256-byte frames)."""
+    from crowdhide.backends.tls import control as ctl
     from crowdhide.backends.tls.backend import TlsBackend
 
     with TlsBackend(hosts=2, frame_size=256, deadline=300.0) as backend:
         backend.start()
         start = time.perf_counter()
-        backend._all("blast", lambda h: {"peer": 1, "count": frames}, hosts=[0])
+        backend._all(lambda h: ctl.Blast(peer=1, count=frames), hosts=[0])
         sealed = time.perf_counter()
-        replies = backend._all("flush", lambda h: {"epoch": 1, "alive": [0, 1], "deadline": 300.0})
+        replies = backend._all(lambda h: ctl.Flush(epoch=1, alive=(0, 1), deadline=300.0))
         done = time.perf_counter()
-        received = replies[1]["received"][0]
+        received = replies[1].received[0]
     return {
         "frames": frames,
         "received": received,

@@ -11,6 +11,7 @@ import pytest
 from crowdhide.backends import execute
 from crowdhide.backends.tls._control import Channel
 from crowdhide.backends.tls.backend import host_of_block
+from crowdhide.backends.tls.control import LoadJob
 from tests.engine._marked import BLOCK, SOURCES, marked_plan, rows_in, rows_of
 
 pytestmark = pytest.mark.net
@@ -24,8 +25,8 @@ def test_hosts_receive_only_their_blocks(
     send = Channel.send
 
     def spy(self: Channel, message: Any) -> None:
-        if isinstance(message, dict) and message.get("op") == "job":
-            shipped[self.name] = message["job"]
+        if isinstance(message, LoadJob):
+            shipped[self.name] = message.job
         send(self, message)
 
     monkeypatch.setattr(Channel, "send", spy)

@@ -39,7 +39,7 @@ def test_same_execution_as_local_backend(backends, protected: bool) -> None:
             getattr(run.transcript, column), getattr(local.transcript, column)
         )
     # Every message, dummies included, crossed a TLS link as one frame.
-    assert sum(s["stats"]["frames_in"] for s in stats.values()) == len(local.transcript)
+    assert sum(s.stats["frames_in"] for s in stats.values()) == len(local.transcript)
     assert not backend.missing
     assert_all_gone(pids, ports)
 
@@ -56,7 +56,7 @@ def test_every_record_after_the_handshake_has_the_frame_length(backends) -> None
         for b in range(2):
             link = records[(records[:, 0] == a) & (records[:, 1] == b)]
             assert np.unique(link[:, 2]).size == 1  # one connection per ordered host pair
-            for direction, written in ((0, stats[a]["written"][b]), (1, stats[b]["written_in"][a])):
+            for direction, written in ((0, stats[a].written[b]), (1, stats[b].written_in[a])):
                 app = link[(link[:, 3] == direction) & (link[:, 4] == 23), 5]
                 first = int(np.argmax(app == length))
                 assert app[first] == length
@@ -124,14 +124,14 @@ def test_peers_without_valid_credentials_are_refused(backends, tmp_path: Path) -
     }
     for name, (cert, key, claim) in cases.items():
         assert _rogue(port, cert, key, claim, backend.frame) == b"", name
-    stats = backend.host_stats()[0]["stats"]
+    stats = backend.host_stats()[0].stats
     assert stats["frames_in"] == 0  # nothing any refused peer sent was delivered
     assert stats["refused"] == 1  # the wrong-name peer got past TLS and was refused by name
     # A genuine host certificate passes the same checks, and its frames count (can fail).
     assert (
         len(_rogue(port, pki / "host1.pem", pki / "host1.key", 1, backend.frame)) == backend.frame
     )
-    assert backend.host_stats()[0]["stats"]["frames_in"] == 20
+    assert backend.host_stats()[0].stats["frames_in"] == 20
 
 
 def _killer(backend: TlsBackend, host: int):

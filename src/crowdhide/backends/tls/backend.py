@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,12 +38,14 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_int, check_real
+from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls import frames as fr
 from crowdhide.backends.tls._control import Channel, ChildGoneError, write_message
 
 __all__ = ["MissingContributionsError", "MissingReport", "TlsBackend", "WireView", "host_of_block"]
 
 IntArray = npt.NDArray[np.int64]
+_NO_RECORDS: IntArray = np.zeros((0, 7), dtype=np.int64)
 
 
 def host_of_block(block: int, hosts: int) -> int:
@@ -200,7 +202,7 @@ class TlsBackend:
         self._epoch = 0
         self._wire: IntArray | None = None
         self.ports: dict[int, int] = {}
-        self.final_stats: dict[int, Any] = {}
+        self.final_stats: dict[int, ctl.Stats] = {}
         self.frames_sent = 0
         self._closed = False
         self._dead: set[int] = set()
@@ -212,7 +214,7 @@ class TlsBackend:
         procs = self._procs + ([self._relay] if self._relay is not None else [])
         return [p.proc.pid for p in procs]
 
-    def _launch(self, module: str, cfg: dict[str, Any], label: str) -> _Proc:
+    def _launch(self, module: str, cfg: Any, label: str) -> _Proc:
         assert self._tmp is not None
         log = self._tmp / f"{label}.log"
         with log.open("wb") as err:
@@ -230,25 +232,36 @@ class TlsBackend:
             write_message(proc.stdin, cfg)
         return child
 
-    def _hello(self, child: _Proc) -> Any:
+    def _hello(self, child: _Proc, kind: type[Any]) -> Any:
         try:
-            return child.channel.recv(60.0)
-        except (ChildGoneError, TimeoutError, OSError) as exc:
+            reply = child.channel.recv(60.0)
+        except (ChildGoneError, TimeoutError, OSError, ctl.ControlError) as exc:
             raise ConnectionError(
                 f"{child.channel.name} failed to start: {exc}; {_tail(child.log)}"
             ) from None
+        if not isinstance(reply, kind):
+            raise ConnectionError(
+                f"{child.channel.name} answered {type(reply).__name__}, not {kind.__name__}"
+            )
+        return reply
 
     def _all(
-        self, op: str, args: Any, hosts: list[int] | None = None, timeout: float | None = None
+        self,
+        make: Callable[[int], Any],
+        hosts: list[int] | None = None,
+        timeout: float | None = None,
     ) -> dict[int, Any]:
-        """Send ``op`` to every live host (or ``hosts``) first, then read every reply."""
+        """Send ``make(h)`` to every live host (or ``hosts``) first, then read every reply.
+
+        A host whose reply is not a control message is marked dead like one that does not
+        answer (its bytes are decoded as data, never run)."""
         targets = [
             h for h in (hosts if hosts is not None else range(self.hosts)) if self._procs[h].alive
         ]
         sent = []
         for h in targets:
             try:
-                self._procs[h].channel.send({"op": op, **args(h)})
+                self._procs[h].channel.send(make(h))
                 sent.append(h)
             except ChildGoneError:
                 self._procs[h].alive = False
@@ -257,7 +270,7 @@ class TlsBackend:
         for h in sent:
             try:
                 replies[h] = self._procs[h].channel.recv(timeout or self.deadline + 30.0)
-            except (ChildGoneError, TimeoutError):
+            except (ChildGoneError, TimeoutError, ctl.ControlError):
                 self._procs[h].alive = False
                 self._dead.add(h)
         return replies
@@ -266,9 +279,9 @@ class TlsBackend:
         proc = child.proc
         if proc.poll() is None:
             try:
-                child.channel.send({"op": "stop"})
+                child.channel.send(ctl.Stop())
                 child.channel.recv(5.0)
-            except (ChildGoneError, TimeoutError, OSError):
+            except (ChildGoneError, TimeoutError, OSError, ctl.ControlError):
                 pass
             try:
                 proc.wait(5.0)
@@ -284,9 +297,10 @@ class TlsBackend:
     def _dump(self) -> IntArray:
         assert self._relay is not None
         try:
-            self._relay.channel.send({"op": "dump"})
-            records: IntArray = self._relay.channel.recv(30.0)["records"]
-        except (ChildGoneError, TimeoutError):
+            self._relay.channel.send(ctl.Dump())
+            reply = self._relay.channel.recv(30.0)
+            records: IntArray = reply.records if isinstance(reply, ctl.Dumped) else _NO_RECORDS
+        except (ChildGoneError, TimeoutError, ctl.ControlError):
             records = np.zeros((0, 7), dtype=np.int64)
         return records
 
@@ -318,33 +332,36 @@ class TlsBackend:
             if not (pki_dir / f"host{h}.pem").exists():
                 raise ValueError(f"pki has no certificate for host{h} (pki={str(pki_dir)!r})")
         for h in range(self.hosts):
-            cfg = {
-                "host": h,
-                "hosts": self.hosts,
-                "frame": self.frame,
-                "ca": str(pki_dir / "ca.pem"),
-                "cert": str(pki_dir / f"host{h}.pem"),
-                "key": str(pki_dir / f"host{h}.key"),
-            }
+            cfg = ctl.HostConfig(
+                host=h,
+                hosts=self.hosts,
+                frame=self.frame,
+                ca=str(pki_dir / "ca.pem"),
+                cert=str(pki_dir / f"host{h}.pem"),
+                key=str(pki_dir / f"host{h}.key"),
+            )
             # Launch all first: the hosts start (import, bind) in parallel.
             self._procs.append(self._launch("crowdhide.backends.tls.host", cfg, f"host{h}"))
-        hellos = [self._hello(child) for child in self._procs]
-        ports = self.ports = {h: m["port"] for h, m in enumerate(hellos)}
-        publics = {h: m["public"] for h, m in enumerate(hellos)}
+        hellos = [self._hello(child, ctl.Hello) for child in self._procs]
+        ports = self.ports = {h: m.port for h, m in enumerate(hellos)}
+        publics = {h: m.public for h, m in enumerate(hellos)}
         addresses = {(a, b): ports[b] for a in range(self.hosts) for b in range(self.hosts)}
         if self.observe:
-            pairs = {"pairs": addresses}
+            pairs = ctl.RelayConfig(pairs=addresses)
             self._relay = self._launch("crowdhide.backends.tls.relay", pairs, "relay")
-            addresses = self._hello(self._relay)["ports"]
-        self._all("learn", lambda h: {"hosts": publics, "nodes": {}})
+            addresses = dict(self._hello(self._relay, ctl.RelayReady).ports)
+        self._all(lambda h: ctl.Learn(hosts=publics, nodes={}))
         replies = self._all(
-            "connect",
-            lambda h: {
-                "peers": {b: ("127.0.0.1", addresses[(h, b)]) for b in range(self.hosts)},
-                "timeout": self.deadline,
-            },
+            lambda h: ctl.Connect(
+                peers={b: ("127.0.0.1", addresses[(h, b)]) for b in range(self.hosts)},
+                timeout=self.deadline,
+            )
         )
-        failed = {h: r["failed"] for h, r in replies.items() if r["failed"]}
+        failed = {
+            h: r.failed if isinstance(r, ctl.Connected) else f"unexpected reply {r!r}"
+            for h, r in replies.items()
+            if not isinstance(r, ctl.Connected) or r.failed
+        }
         if failed or len(replies) < self.hosts:
             raise ConnectionError(f"links failed to come up: {failed}")
 
@@ -354,7 +371,7 @@ class TlsBackend:
             return
         self._closed = True
         if self._procs:
-            self.final_stats = self._all("stats", lambda h: {}, timeout=10.0)
+            self.final_stats = self._all(lambda h: ctl.GetStats(), timeout=10.0)
         if self._relay is not None and self._wire is None and self._relay.proc.poll() is None:
             self._wire = self._dump()
         for child in self._procs + ([self._relay] if self._relay is not None else []):
@@ -369,9 +386,9 @@ class TlsBackend:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def host_stats(self) -> dict[int, Any]:
+    def host_stats(self) -> dict[int, ctl.Stats]:
         """Counters of every live host (frames in/out, refused peers, frames per link)."""
-        return self._all("stats", lambda h: {}) if not self._closed else self.final_stats
+        return self._all(lambda h: ctl.GetStats()) if not self._closed else self.final_stats
 
     # -- backend contract ----------------------------------------------------------------
     def open(self, job: Any) -> None:
@@ -393,15 +410,18 @@ class TlsBackend:
         try:
             self._start()
             replies = self._all(
-                "job",
-                lambda h: {"job": cloudpickle.dumps(self.job_for(h)), "receivers": receivers},
+                lambda h: ctl.LoadJob(
+                    job=cloudpickle.dumps(self.job_for(h)), receivers=tuple(receivers)
+                )
             )
-            if len(replies) < self.hosts:
+            if len(replies) < self.hosts or not all(
+                isinstance(r, ctl.JobLoaded) for r in replies.values()
+            ):
                 raise ConnectionError("a host failed to load the job")
             nodes: dict[int, bytes] = {}
             for reply in replies.values():
-                nodes.update(reply["nodes"])
-            self._all("learn", lambda h: {"hosts": {}, "nodes": nodes})
+                nodes.update(reply.nodes)
+            self._all(lambda h: ctl.Learn(hosts={}, nodes=nodes))
         except BaseException:
             self.close()
             raise
@@ -423,17 +443,21 @@ class TlsBackend:
             if not proc.alive:  # delivered to a dead host, never consumed
                 for sender, rows in self._held.pop((h, group), []):
                     self._lose(rows, sender)
-        replies = self._all("run", lambda h: {"group": group, "schemas": self._schemas})
-        errors = {h: r["error"] for h, r in replies.items() if "error" in r}
+        replies = self._all(lambda h: ctl.Run(group=group, schemas=self._schemas))
+        errors = {
+            h: r.error if isinstance(r, ctl.RunFailed) else f"unexpected reply {type(r).__name__}"
+            for h, r in replies.items()
+            if not isinstance(r, ctl.RunDone)
+        }
         if errors:
             raise RuntimeError(f"node program of group {group!r} failed: {errors}")
         reports = []
         for h, reply in replies.items():
-            reports.extend(reply["reports"])
-            self._schemas.update(reply["schemas"])
-            for handle, where in reply["handles"].items():
+            reports.extend(reply.reports)
+            self._schemas.update(reply.schemas)
+            for handle, where in reply.handles.items():
                 self._handles[(h, handle)] = where
-            for peer, log in reply["log"].items():
+            for peer, log in reply.log.items():
                 self._queued[(h, peer)].append(log)
             for key in [k for k in self._held if k[0] == h and k[1] == group]:
                 del self._held[key]
@@ -466,9 +490,13 @@ class TlsBackend:
         self._epoch += 1
         queued, self._queued = self._queued, defaultdict(list)
         alive = [h for h, p in enumerate(self._procs) if p.alive]
-        replies = self._all(
-            "flush", lambda h: {"epoch": self._epoch, "alive": alive, "deadline": self.deadline}
-        )
+        replies = {
+            h: r
+            for h, r in self._all(
+                lambda h: ctl.Flush(epoch=self._epoch, alive=tuple(alive), deadline=self.deadline)
+            ).items()
+            if isinstance(r, ctl.Flushed)
+        }
         routes = self._job.plan.routes
         scrambler = {
             i: r.protection.scrambler.group
@@ -480,7 +508,7 @@ class TlsBackend:
             self._logs[(a, b, self._epoch)] = log
             got = 0
             if a in replies and b in replies:
-                got = int(replies[b]["received"].get(a) or 0)
+                got = int(replies[b].received.get(a) or 0)
             self.frames_sent += got
             self._lose(log[got:], a)
             for r, kind in {(int(r), int(k)) for r, k in log[:got, :2]}:

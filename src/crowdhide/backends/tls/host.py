@@ -20,6 +20,7 @@ TLS link to every host of the run (itself included, so every message crosses a s
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import ssl
 import sys
 from collections import defaultdict
@@ -28,8 +29,9 @@ from typing import Any
 import numpy as np
 
 from crowdhide.backends.tls import codec
+from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls import frames as fr
-from crowdhide.backends.tls._control import read_message_async, write_message
+from crowdhide.backends.tls._control import read_message, read_message_async, write_message
 
 __all__ = ["main"]
 
@@ -482,79 +484,83 @@ def _encode(host: Host, part: Any, peer: int, tags: dict[int, list[Any]]) -> dic
     return {r: schema} if kind != fr.FORWARD else {}
 
 
-async def _serve(cfg: dict[str, Any]) -> None:
-    host = Host(cfg)
+async def _serve(cfg: ctl.HostConfig) -> None:
+    host = Host(dataclasses.asdict(cfg))
     loop = asyncio.get_running_loop()
     server = await loop.create_server(
         lambda: _Link(host, outgoing=None),
         "127.0.0.1",
         0,
         ssl=host.contexts[0],
-        ssl_handshake_timeout=float(cfg.get("handshake_timeout", 10.0)),
+        ssl_handshake_timeout=cfg.handshake_timeout,
     )
     port = server.sockets[0].getsockname()[1]
     out = sys.stdout.buffer
-    write_message(out, {"port": port, "public": host.sealer.host_public})
+    write_message(out, ctl.Hello(port=port, public=host.sealer.host_public))
     reader = asyncio.StreamReader(limit=1 << 30)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     while True:
         msg = await read_message_async(reader)
-        if msg is None or msg["op"] == "stop":
+        if msg is None or isinstance(msg, ctl.Stop):
             break
         write_message(out, await _dispatch(host, msg))
     server.close()
     for link in list(host.out.values()) + list(host.incoming.values()):
         link.drop()
     await server.wait_closed()
-    write_message(out, {"stopped": True, "stats": host.stats})
+    write_message(out, ctl.Stopped(stats=dict(host.stats)))
 
 
-async def _dispatch(host: Host, msg: dict[str, Any]) -> dict[str, Any]:
-    op = msg["op"]
-    if op == "connect":
-        return await host.connect(msg["peers"], float(msg["timeout"]))
-    if op == "job":
-        import pickle
+async def _dispatch(host: Host, msg: Any) -> Any:
+    if isinstance(msg, ctl.Connect):
+        return ctl.Connected(**await host.connect(dict(msg.peers), msg.timeout))
+    if isinstance(msg, ctl.LoadJob):
+        import pickle  # the plan's programs are still closures: see LoadJob
 
-        job = pickle.loads(msg["job"])
-        return host.set_job(job, list(msg["receivers"]))
-    if op == "learn":
-        host.sealer.learn(hosts=msg["hosts"], nodes=msg["nodes"])
-        return {}
-    if op == "run":
+        job = pickle.loads(msg.job)
+        return ctl.JobLoaded(**host.set_job(job, list(msg.receivers)))
+    if isinstance(msg, ctl.Learn):
+        host.sealer.learn(hosts=dict(msg.hosts), nodes=dict(msg.nodes))
+        return ctl.Learned()
+    if isinstance(msg, ctl.Run):
         try:
-            return host.run(msg["group"], msg["schemas"])
+            done = host.run(msg.group, dict(msg.schemas))
         except Exception as exc:  # a program error: report it, keep serving
-            return {"error": f"{type(exc).__name__}: {exc}"}
-    if op == "flush":
-        return await host.flush(int(msg["epoch"]), list(msg["alive"]), float(msg["deadline"]))
-    if op == "blast":  # benchmark: queue `count` sealed frames for `peer`
+            return ctl.RunFailed(error=f"{type(exc).__name__}: {exc}")
+        return ctl.RunDone(
+            reports=tuple(done["reports"]),
+            schemas=done["schemas"],
+            log=done["log"],
+            handles=done["handles"],
+        )
+    if isinstance(msg, ctl.Flush):
+        return ctl.Flushed(**await host.flush(msg.epoch, list(msg.alive), msg.deadline))
+    if isinstance(msg, ctl.Blast):  # benchmark: queue `count` sealed frames for `peer`
         node = 1 << 30
         host.sealer.learn(hosts={}, nodes={node: host.sealer.node_public(node)})
         fields = codec.pack_fields(0, 0, 0) + codec.encode_values(None, 0, -1)
-        queue = host.outbox[int(msg["peer"])]
-        for i in range(int(msg["count"])):
+        queue = host.outbox[msg.peer]
+        for i in range(msg.count):
             head = fr.HEADER.pack(fr.DATA, fr.PLAIN, 0, host.host, 0, node, i)
             body = host.sealer.seal(node, fields)
             queue.append(head + body + bytes(host.frame - len(head) - len(body)))
-        return {"queued": int(msg["count"])}
-    if op == "stats":
-        return {
-            "stats": dict(host.stats),
-            "up": {p: not link.closed for p, link in host.out.items()},
-            "written": {p: link.written for p, link in host.out.items()},
-            "written_in": {p: link.written for p, link in host.incoming.items()},
-        }
-    raise ValueError(f"unknown op {op!r}")
+        return ctl.Blasted(queued=msg.count)
+    if isinstance(msg, ctl.GetStats):
+        return ctl.Stats(
+            stats=dict(host.stats),
+            up={p: not link.closed for p, link in host.out.items()},
+            written={p: link.written for p, link in host.out.items()},
+            written_in={p: link.written for p, link in host.incoming.items()},
+        )
+    raise ValueError(f"not an operation of a node host: {type(msg).__name__}")
 
 
 def main() -> None:
-    """Entry point: read the configuration from stdin, then serve until ``stop``."""
-    import pickle
-    import struct
-
-    (length,) = struct.unpack("<Q", sys.stdin.buffer.read(8))
-    cfg = pickle.loads(sys.stdin.buffer.read(length))
+    """Entry point: read the configuration from stdin, then serve until ``Stop``."""
+    cfg = read_message(sys.stdin.buffer)
+    if not isinstance(cfg, ctl.HostConfig):
+        kind = type(cfg).__name__
+        raise SystemExit(f"the first control message must be a HostConfig, got {kind}")
     asyncio.run(_serve(cfg))
 
 
