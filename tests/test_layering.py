@@ -38,11 +38,11 @@ LAYERS: dict[str, int] = {
 #: Third-party packages that only these modules may import (anywhere in the module).
 CONFINED = {
     "ray": {"backends/ray.py"},
-    # Nothing crosses a process boundary as a pickle: the local backend's spill files are
-    # read back by the process that wrote them; the tls job (programs are closures until
-    # the plan is shipped as data) is the one pickle left on a boundary.
-    "pickle": {"backends/local.py", "backends/tls/host.py"},
-    "cloudpickle": {"backends/tls/backend.py"},
+    # Nothing crosses a process or network boundary as a pickle: the local backend's spill
+    # files are read back by the process that wrote them; node hosts get signed plan
+    # documents naming their programs (crowdhide.engine.document), never code.
+    "pickle": {"backends/local.py"},
+    "cloudpickle": set(),
 }
 
 

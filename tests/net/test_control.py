@@ -33,9 +33,17 @@ _REPORT = BlockReport(
 )
 
 EXAMPLES: list[Any] = [
-    ctl.HostConfig(host=1, hosts=3, frame=256, ca="ca.pem", cert="h.pem", key="h.key"),
+    ctl.HostConfig(
+        host=1, hosts=3, frame=256, ca="ca.pem", cert="h.pem", key="h.key", coordinator=b"c" * 32
+    ),
     ctl.Connect(peers={0: ("10.0.0.1", 7000), 2: ("10.0.0.3", 7002)}, timeout=5.0),
-    ctl.LoadJob(job=b"\x00\x01", receivers=("C", "R")),
+    ctl.LoadJob(
+        plan=b"{}",
+        signature=b"s" * 64,
+        rows={"S": {0: {"g": np.arange(3)}, 50: {"g": np.arange(2)}}},
+        receivers=("C", "R"),
+    ),
+    ctl.JobRefused(error="bad signature"),
     ctl.Learn(hosts={0: b"k" * 32}, nodes={1 << 30: b"n" * 32}),
     ctl.Run(group="C", schemas={0: (("x", "<f8", ()), ("k", "<i4", (2,)))}),
     ctl.Flush(epoch=4, alive=(0, 2), deadline=10.0),

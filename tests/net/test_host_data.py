@@ -11,7 +11,7 @@ import pytest
 from crowdhide.backends import execute
 from crowdhide.backends.tls._control import Channel
 from crowdhide.backends.tls.backend import host_of_block
-from crowdhide.backends.tls.control import LoadJob
+from crowdhide.backends.tls.control import LoadJob, encode
 from tests.engine._marked import BLOCK, SOURCES, marked_plan, rows_in, rows_of
 
 pytestmark = pytest.mark.net
@@ -26,7 +26,7 @@ def test_hosts_receive_only_their_blocks(
 
     def spy(self: Channel, message: Any) -> None:
         if isinstance(message, LoadJob):
-            shipped[self.name] = message.job
+            shipped[self.name] = encode(message)  # every byte on the host's control pipe
         send(self, message)
 
     monkeypatch.setattr(Channel, "send", spy)

@@ -7,6 +7,7 @@ import pytest
 
 from crowdhide.audit import link_attack, transcript_link_counts, wire_link_counts
 from crowdhide.backends import execute
+from crowdhide.engine.library import named
 from crowdhide.plans import PlanBuilder, protect
 from crowdhide.plans.certify import certify
 from crowdhide.plans.model import ExecutionPlan
@@ -26,9 +27,9 @@ def neighbour_plan(*, target: int, protected: bool) -> ExecutionPlan:
     b.compute(
         "C",
         size=4,
-        process=lambda inbox, rng: {"count": np.bincount(inbox.only("S->C").target, minlength=4)},
+        process=named("compute.count", route="S->C", size=4),  # plans travel as data
     )
-    b.route("S", "C", by=lambda s: s["g"])
+    b.route("S", "C", by=named("route.column", column="g"))
     plan = b.build()
     return protect(plan, sigma=0.5, per_scrambler=10, dummies=4) if protected else plan
 

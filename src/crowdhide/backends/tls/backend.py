@@ -136,7 +136,7 @@ class _Proc:
 def _env() -> dict[str, str]:
     import crowdhide
 
-    # The driver's own import path: programs pickled by reference resolve the same way.
+    # The driver's own import path: the hosts run the same crowdhide (and program registry).
     src = str(Path(crowdhide.__file__).resolve().parents[1])
     paths = [src, os.getcwd(), *[p for p in sys.path if p and os.path.isdir(p)]]
     env = dict(os.environ)
@@ -206,6 +206,7 @@ class TlsBackend:
         self.frames_sent = 0
         self._closed = False
         self._dead: set[int] = set()
+        self._signer: Any = None
 
     # -- processes -----------------------------------------------------------------------
     @property
@@ -322,8 +323,10 @@ class TlsBackend:
 
     def _start(self) -> None:
         from crowdhide.backends.tls.pki import make_pki
+        from crowdhide.backends.tls.shipping import Signer
 
         self._tmp = Path(tempfile.mkdtemp(prefix="crowdhide-net-"))
+        self._signer = Signer.generate()  # the coordinator's plan key: never sent
         pki_dir = self._pki_arg
         if pki_dir is None:
             pki_dir = self._tmp / "pki"
@@ -339,6 +342,7 @@ class TlsBackend:
                 ca=str(pki_dir / "ca.pem"),
                 cert=str(pki_dir / f"host{h}.pem"),
                 key=str(pki_dir / f"host{h}.key"),
+                coordinator=self._signer.public,
             )
             # Launch all first: the hosts start (import, bind) in parallel.
             self._procs.append(self._launch("crowdhide.backends.tls.host", cfg, f"host{h}"))
@@ -392,8 +396,13 @@ class TlsBackend:
 
     # -- backend contract ----------------------------------------------------------------
     def open(self, job: Any) -> None:
-        """Start hosts (and relay), bring links up, ship the job, distribute node keys."""
-        import cloudpickle  # programs are closures: pickle them by value
+        """Start hosts (and relay), bring links up, ship the signed plan, distribute node keys.
+
+        The plan travels as a signed document naming its programs
+        (:mod:`crowdhide.backends.tls.shipping`); a plan with an unnamed program is refused
+        here, before any process starts."""
+        from crowdhide.backends.tls.shipping import ship_job
+        from crowdhide.engine.document import plan_document
 
         if self._procs:
             raise ValueError("a TlsBackend runs one job; create a new one for another run")
@@ -407,13 +416,22 @@ class TlsBackend:
                 if r.protection is not None and r.protection.scrambler is not None
             }
         )
+        plan_document(plan)  # PlanDocumentError (one line) for a program that is not named
+        placement = {"rule": "block b of every group on host b mod hosts", "hosts": self.hosts}
         try:
             self._start()
             replies = self._all(
-                lambda h: ctl.LoadJob(
-                    job=cloudpickle.dumps(self.job_for(h)), receivers=tuple(receivers)
+                lambda h: ship_job(
+                    job,
+                    self._signer,
+                    placement=placement,
+                    owns=lambda group, block: host_of_block(block, self.hosts) == h,
+                    receivers=tuple(receivers),
                 )
             )
+            refused = {h: r.error for h, r in replies.items() if isinstance(r, ctl.JobRefused)}
+            if refused:
+                raise ConnectionError(f"hosts refused the plan: {refused}")
             if len(replies) < self.hosts or not all(
                 isinstance(r, ctl.JobLoaded) for r in replies.values()
             ):

@@ -60,6 +60,7 @@ __all__ = [
     "Hello",
     "HostConfig",
     "JobLoaded",
+    "JobRefused",
     "Learn",
     "Learned",
     "LoadJob",
@@ -94,6 +95,8 @@ class HostConfig:
     ca: str
     cert: str
     key: str
+    #: The coordinator's Ed25519 public key: plans it did not sign are refused.
+    coordinator: bytes = b""
     handshake_timeout: float = 10.0
 
 
@@ -107,9 +110,12 @@ class Connect:
 
 @dataclass(frozen=True)
 class LoadJob:
-    """The job restricted to this host's blocks, and the groups whose nodes receive."""
+    """A signed plan document (:mod:`crowdhide.engine.document`), the source rows of this
+    host's blocks (``{group: {first row: {column: values}}}``) and the receiving groups."""
 
-    job: bytes = field(repr=False)
+    plan: bytes = field(repr=False)
+    signature: bytes = field(repr=False)
+    rows: Mapping[str, Mapping[int, Mapping[str, npt.NDArray[Any]]]] = field(repr=False)
     receivers: tuple[str, ...]
 
 
@@ -177,6 +183,13 @@ class JobLoaded:
     """Public sealing keys of the receiving nodes this host serves."""
 
     nodes: Mapping[int, bytes]
+
+
+@dataclass(frozen=True)
+class JobRefused:
+    """The host refused the plan (signature, version, unknown program, malformed)."""
+
+    error: str
 
 
 @dataclass(frozen=True)
@@ -276,6 +289,7 @@ TYPES: dict[str, type] = {
         Hello,
         Connected,
         JobLoaded,
+        JobRefused,
         Learned,
         RunDone,
         RunFailed,

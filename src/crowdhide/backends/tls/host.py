@@ -515,9 +515,12 @@ async def _dispatch(host: Host, msg: Any) -> Any:
     if isinstance(msg, ctl.Connect):
         return ctl.Connected(**await host.connect(dict(msg.peers), msg.timeout))
     if isinstance(msg, ctl.LoadJob):
-        import pickle  # the plan's programs are still closures: see LoadJob
+        from crowdhide.backends.tls.shipping import PlanRefusedError, load_job
 
-        job = pickle.loads(msg.job)
+        try:
+            job, _ = load_job(msg, coordinator=host.cfg["coordinator"])
+        except PlanRefusedError as exc:
+            return ctl.JobRefused(error=str(exc))
         return ctl.JobLoaded(**host.set_job(job, list(msg.receivers)))
     if isinstance(msg, ctl.Learn):
         host.sealer.learn(hosts=dict(msg.hosts), nodes=dict(msg.nodes))
