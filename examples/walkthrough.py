@@ -21,7 +21,7 @@ from crowdhide.accounting import PrivacyStatement
 from crowdhide.accounting.ledger import spent
 from crowdhide.accounting.scrambler import scrambler_epsilon
 from crowdhide.accounting.shuffle import shuffle_epsilon
-from crowdhide.engine import execute
+from crowdhide.backends import execute
 from crowdhide.plans import protect
 from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan, exact_answer
 from crowdhide.plans.certify import certify

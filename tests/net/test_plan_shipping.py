@@ -148,3 +148,18 @@ def test_a_plan_with_closures_starts_no_host(backends: Any) -> None:
     with pytest.raises(PlanDocumentError, match="not a named program"):
         execute(b.build(), rng=0, backend=backend)
     assert backend.pids == []
+
+
+def test_kmeans_runs_over_tls_as_data(backends: Any) -> None:
+    from crowdhide.plans.data import synth_kmeans
+    from crowdhide.plans.kmeans import kmeans_plan
+
+    points, _ = synth_kmeans(rows=90, dim=2, clusters=3, rng=1)
+    plan = kmeans_plan(points, k=3, iterations=2, rng=1, relay_per=10).plan
+    document = json.loads(canonical(plan_document(plan)))
+    data = {g.name: g.data for g in plan.groups if g.data is not None}
+    assert plan_from_document(document, data=data) == plan
+    local = execute(plan, rng=2, block_size=30)
+    run = execute(plan, rng=2, backend=backends(hosts=2), block_size=30)
+    np.testing.assert_array_equal(run.states["R"]["centroid"], local.states["R"]["centroid"])
+    np.testing.assert_array_equal(run.states["R"]["count"], local.states["R"]["count"])

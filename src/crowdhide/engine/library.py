@@ -36,12 +36,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide.engine.messages import NODE, Inbox
+from crowdhide.engine.messages import NODE, Delivery, Inbox
 
 __all__ = [
     "ProgramRef",
     "UnknownProgramError",
+    "combine_partials",
     "named",
+    "nearest",
     "program_names",
     "ref_of",
     "resolve",
@@ -49,6 +51,7 @@ __all__ = [
 
 _TAG = "__crowdhide_program__"
 Factory = Callable[..., Callable[..., Any]]
+FloatArray = npt.NDArray[np.float32]
 _FACTORIES: dict[str, Factory] = {}
 
 
@@ -250,5 +253,119 @@ def _aggregate_result(sets: int) -> Callable[..., Any]:
             delivery = inbox.only(f"C{g}->R")
             out[f"set{g}"] = {name: delivery.gather(name) for name in delivery.columns}
         return out
+
+    return process
+
+
+# -- distributed K-means (crowdhide.plans.kmeans) --------------------------------------------
+def nearest(points: FloatArray, centroids: FloatArray) -> npt.NDArray[np.int64]:
+    """Index of the nearest centroid of each point (squared Euclidean distance)."""
+    cross = points @ centroids.T
+    distance = (centroids * centroids).sum(axis=1)[None, :] - 2.0 * cross
+    return np.asarray(np.argmin(distance, axis=1), dtype=np.int64)
+
+
+@_register("kmeans.source")
+def _kmeans_source(i: int, initial: list[list[float]]) -> Callable[..., Any]:
+    """Each source labels its point with its nearest centroid (the ones it received)."""
+    first = np.asarray(initial, dtype=np.float32)
+
+    def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
+        assert inbox.state is not None
+        assert inbox.block is not None
+        points = np.asarray(inbox.state["x"], dtype=np.float32)
+        if i == 0:
+            return {"nearest": nearest(points, first)}
+        delivery = next(d for d in inbox if d.route.endswith(f"->src@{i}"))
+        out = np.zeros(inbox.block.size, dtype=np.int64)
+        # Each source uses the centroids it received; messages carrying the same rows (one
+        # broadcast, or one relay's message) are evaluated together.
+        for rows, nodes in _received_sets(delivery, "centroid"):
+            local = nodes - inbox.block.start
+            out[local] = nearest(points[local], rows)
+        return {"nearest": out}
+
+    return process
+
+
+def _received_sets(
+    delivery: Delivery, column: str
+) -> list[tuple[FloatArray, npt.NDArray[np.int64]]]:
+    """``[(rows, receiving nodes)]``: the centroid set each node received, deduplicated."""
+    table = np.asarray(delivery.columns[column], dtype=np.float32)
+    if delivery.count is None:  # one row per message: every centroid node broadcast its row
+        sources, first = np.unique(delivery.source, return_index=True)
+        del sources
+        return [(table[delivery.first[first]], np.unique(delivery.target))]
+    sets = []
+    for start in np.unique(delivery.first).tolist():
+        mine = delivery.first == start
+        count = int(delivery.count[mine][0])
+        sets.append((table[start : start + count], delivery.target[mine]))
+    return sets
+
+
+@_register("kmeans.relay")
+def _kmeans_relay(i: int) -> Callable[..., Any]:
+    def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
+        assert inbox.block is not None
+        delivery = inbox.only(f"centroids@{i}->relay@{i}")
+        # Every relay received every centroid; it forwards all K in one message per source.
+        ((rows, _),) = _received_sets(delivery, "centroid")
+        nodes = np.arange(inbox.block.start, inbox.block.stop, dtype=np.int64)
+        return {NODE: np.repeat(nodes, rows.shape[0]), "centroid": np.tile(rows, (len(nodes), 1))}
+
+    return process
+
+
+@_register("kmeans.centroids")
+def _kmeans_centroids(i: int, initial: list[list[float]]) -> Callable[..., Any]:
+    """New centroids: the mean of the points received, else the previous centroid."""
+    first = np.asarray(initial, dtype=np.float32)
+
+    def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
+        assert inbox.block is not None
+        start, size = inbox.block.start, inbox.block.size
+        if i == 0:
+            previous = first[start : start + size]
+        else:
+            back = inbox.only(f"centroids@{i - 1}->centroids@{i}")
+            previous = np.empty((size, first.shape[1]), dtype=np.float32)
+            previous[back.target - start] = back.gather("centroid")
+        delivery = inbox.only(f"src@{i}->centroids@{i}")
+        x = delivery.gather("x")
+        sums, counts = _sums_by_node(delivery.target - start, x, size)
+        centroid = np.where(
+            counts[:, None] > 0, sums / np.maximum(counts, 1.0)[:, None], previous
+        ).astype(np.float32)
+        return {"centroid": centroid, "count": counts.astype(np.int64)}
+
+    return process
+
+
+def _sums_by_node(
+    node: npt.NDArray[np.integer[Any]], x: FloatArray, size: int
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Per-node sums and counts of the points, in float64 and a fixed summation order.
+
+    (A BLAS product sums in an order that depends on its thread count, so hosts with
+    different cores could disagree in the last bits.)
+    """
+    counts = np.bincount(node, minlength=size).astype(np.float64)
+    sums = np.zeros((size, x.shape[1]), dtype=np.float64)
+    if len(node):
+        order = np.argsort(node, kind="stable")
+        present = np.flatnonzero(counts)
+        starts = np.searchsorted(node[order], present)
+        sums[present] = np.add.reduceat(x[order].astype(np.float64), starts, axis=0)
+    return sums, counts
+
+
+@_register("kmeans.result")
+def _kmeans_result(last: int) -> Callable[..., Any]:
+    def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
+        delivery = inbox.only(f"centroids@{last}->R")
+        order = np.argsort(delivery.source, kind="stable")
+        return {name: delivery.gather(name)[order] for name in ("centroid", "count")}
 
     return process
