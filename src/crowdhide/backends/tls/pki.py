@@ -14,7 +14,7 @@ from pathlib import Path
 
 from crowdhide._validation import check_int
 
-__all__ = ["HostCredentials", "Pki", "host_name", "make_pki", "write_host_cert"]
+__all__ = ["HostCredentials", "Pki", "host_name", "make_ca", "make_pki", "write_host_cert"]
 
 
 def host_name(index: int) -> str:
@@ -136,12 +136,25 @@ def make_pki(*, hosts: int, out: Path, days: int = 365) -> Pki:
     >>> [h.name for h in pki.hosts], oct(stat.S_IMODE(pki.hosts[0].key.stat().st_mode))
     (['host0', 'host1'], '0o600')
     """
+    count = check_int("hosts", hosts, low=1, high=4096)
+    days = check_int("days", days, low=1)
+    directory = Path(out)
+    make_ca(out=directory, days=days)
+    now = _dt.datetime.now(_dt.UTC)
+    creds = tuple(
+        write_host_cert(directory, host_name(i), not_after=now + _dt.timedelta(days=days))
+        for i in range(count)
+    )
+    return Pki(ca_cert=directory / "ca.pem", ca_key=directory / "ca.key", hosts=creds)
+
+
+def make_ca(*, out: Path, days: int = 365) -> Path:
+    """Write a CA certificate ``out/ca.pem`` and its key ``out/ca.key`` (mode 0600)."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
 
-    count = check_int("hosts", hosts, low=1, high=4096)
     days = check_int("days", days, low=1)
     directory = Path(out)
     directory.mkdir(parents=True, exist_ok=True)
@@ -159,7 +172,7 @@ def make_pki(*, hosts: int, out: Path, days: int = 365) -> Pki:
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
             x509.KeyUsage(
-                digital_signature=False,
+                digital_signature=True,  # the CA also signs node directories
                 content_commitment=False,
                 key_encipherment=False,
                 data_encipherment=False,
@@ -175,8 +188,4 @@ def make_pki(*, hosts: int, out: Path, days: int = 365) -> Pki:
     )
     (directory / "ca.pem").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     _write_key(directory / "ca.key", key)
-    creds = tuple(
-        write_host_cert(directory, host_name(i), not_after=now + _dt.timedelta(days=days))
-        for i in range(count)
-    )
-    return Pki(ca_cert=directory / "ca.pem", ca_key=directory / "ca.key", hosts=creds)
+    return directory / "ca.pem"
