@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -163,6 +163,10 @@ class TlsBackend:
         :attr:`missing` and continues with what arrived.
     observe
         Route every link through a relay process recording TLS records (:meth:`wire`).
+    netns
+        One ``(network namespace, IP address)`` per host: host ``h`` runs inside namespace
+        ``netns[h][0]`` (``ip netns exec``) and listens on ``netns[h][1]``; peers connect to
+        those addresses (default: every host on 127.0.0.1 in this namespace).
 
     The executor calls :meth:`close` at the end of a run; every process is stopped by its id.
     """
@@ -178,8 +182,10 @@ class TlsBackend:
         deadline: float = 10.0,
         on_missing: str = "fail",
         observe: bool = False,
+        netns: Sequence[tuple[str, str]] | None = None,
     ) -> None:
         self.hosts = check_int("hosts", hosts, low=1, high=256)
+        self.netns = _check_netns(netns, self.hosts, observe)
         self.frame = check_int("frame_size", frame_size, low=fr.MIN_FRAME, high=16_000)
         self.deadline = check_real("deadline", deadline, low=0.1, high=3600.0)
         if on_missing not in ("fail", "report"):
@@ -215,12 +221,14 @@ class TlsBackend:
         procs = self._procs + ([self._relay] if self._relay is not None else [])
         return [p.proc.pid for p in procs]
 
-    def _launch(self, module: str, cfg: Any, label: str) -> _Proc:
+    def _launch(self, module: str, cfg: Any, label: str, netns: str | None = None) -> _Proc:
         assert self._tmp is not None
         log = self._tmp / f"{label}.log"
+        # In a network namespace: ``ip netns exec`` execs the interpreter (same pid, pipes).
+        prefix = ["ip", "netns", "exec", netns] if netns is not None else []
         with log.open("wb") as err:
             proc = subprocess.Popen(
-                [sys.executable, "-m", module],
+                [*prefix, sys.executable, "-m", module],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=err,
@@ -343,9 +351,13 @@ class TlsBackend:
                 cert=str(pki_dir / f"host{h}.pem"),
                 key=str(pki_dir / f"host{h}.key"),
                 coordinator=self._signer.public,
+                listen=self._address(h),
             )
             # Launch all first: the hosts start (import, bind) in parallel.
-            self._procs.append(self._launch("crowdhide.backends.tls.host", cfg, f"host{h}"))
+            space = self.netns[h][0] if self.netns is not None else None
+            self._procs.append(
+                self._launch("crowdhide.backends.tls.host", cfg, f"host{h}", netns=space)
+            )
         hellos = [self._hello(child, ctl.Hello) for child in self._procs]
         ports = self.ports = {h: m.port for h, m in enumerate(hellos)}
         publics = {h: m.public for h, m in enumerate(hellos)}
@@ -357,7 +369,7 @@ class TlsBackend:
         self._all(lambda h: ctl.Learn(hosts=publics, nodes={}))
         replies = self._all(
             lambda h: ctl.Connect(
-                peers={b: ("127.0.0.1", addresses[(h, b)]) for b in range(self.hosts)},
+                peers={b: (self._address(b), addresses[(h, b)]) for b in range(self.hosts)},
                 timeout=self.deadline,
             )
         )
@@ -368,6 +380,10 @@ class TlsBackend:
         }
         if failed or len(replies) < self.hosts:
             raise ConnectionError(f"links failed to come up: {failed}")
+
+    def _address(self, host: int) -> str:
+        """The address host ``host`` listens on (its namespace's, else loopback)."""
+        return self.netns[host][1] if self.netns is not None else "127.0.0.1"
 
     def close(self) -> None:
         """Stop every child process by its id and remove temporary files (idempotent)."""
@@ -547,6 +563,22 @@ class TlsBackend:
                 origin = int(first[where[2], 2]) if first is not None and where else -1
             if origin >= 0:
                 self._lost[routes[r].name].append(np.array([origin], dtype=np.int64))
+
+
+def _check_netns(
+    netns: Sequence[tuple[str, str]] | None, hosts: int, observe: bool
+) -> tuple[tuple[str, str], ...] | None:
+    """``netns``: one ``(namespace, IP address)`` per host, or ``None`` (all on loopback)."""
+    if netns is None:
+        return None
+    pairs = tuple((str(n), str(a)) for n, a in netns)
+    if len(pairs) != hosts:
+        raise ValueError(
+            f"netns must name one (namespace, address) per host ({hosts}), got {pairs}"
+        )
+    if observe:
+        raise ValueError("observe applies to hosts on loopback only (netns given); capture instead")
+    return pairs
 
 
 def _tail(path: Path, lines: int = 5) -> str:

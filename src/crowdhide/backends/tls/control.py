@@ -97,6 +97,8 @@ class HostConfig:
     key: str
     #: The coordinator's Ed25519 public key: plans it did not sign are refused.
     coordinator: bytes = b""
+    #: The address to listen on (port chosen by the system).
+    listen: str = "127.0.0.1"
     handshake_timeout: float = 10.0
 
 

@@ -489,7 +489,7 @@ async def _serve(cfg: ctl.HostConfig) -> None:
     loop = asyncio.get_running_loop()
     server = await loop.create_server(
         lambda: _Link(host, outgoing=None),
-        "127.0.0.1",
+        cfg.listen,
         0,
         ssl=host.contexts[0],
         ssl_handshake_timeout=cfg.handshake_timeout,
