@@ -32,7 +32,7 @@ def test_hosts_receive_only_their_blocks(
     monkeypatch.setattr(Channel, "send", spy)
     plan = marked_plan(protected=protected)
     local = execute(plan, rng=3, block_size=BLOCK)
-    run = execute(plan, rng=3, block_size=BLOCK, backend=backends(hosts=3))
+    run = execute(plan, rng=3, block_size=BLOCK, backend=backends(hosts=3, placement="modulo"))
     np.testing.assert_array_equal(run.states["C"]["total"], local.states["C"]["total"])
     assert run.routes == local.routes
     assert sorted(shipped) == ["host0", "host1", "host2"]

@@ -16,6 +16,7 @@ import pytest
 
 from crowdhide.audit import transcript_link_counts
 from crowdhide.backends import execute
+from crowdhide.engine import Job
 from tests.net.conftest import BLOCK, assert_all_gone, small_plan
 from tests.net.netns import Bridge, available, leftovers, tcp_payload_bytes
 
@@ -63,8 +64,19 @@ def test_hosts_in_namespaces_give_the_local_result_and_the_capture_matches(
     assert run.routes == local.routes
     assert not backend.missing
     t = run.transcript
+    job = Job(plan=plan, seed=3, block_size=BLOCK)
+    # the default placement puts the scramblers and C on different hosts: the
+    # data-dependent hop crosses the bridge
+    placed = backend.placement.groups(job)
+    scramblers = next(g.name for g in plan.groups if g.role == "scrambler")
+    assert set(placed[scramblers]).isdisjoint(placed["C"])
     frames = transcript_link_counts(
-        t.source, t.target, groups=t.groups, block_size=BLOCK, hosts=HOSTS
+        t.source,
+        t.target,
+        groups=t.groups,
+        block_size=BLOCK,
+        hosts=HOSTS,
+        node_hosts=backend.placement.node_hosts(job),
     )
     seen = tcp_payload_bytes(pcap)
     assert set(seen) <= {(a, b) for a in bridge.addresses for b in bridge.addresses if a != b}

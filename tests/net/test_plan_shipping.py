@@ -64,7 +64,11 @@ def _shipped(signer: Signer | None = None, **run: Any) -> tuple[ctl.LoadJob, Sig
     job = Job(plan=plan, seed=3, block_size=BLOCK, shards=1)
     signer = signer or Signer.generate()
     message = ship_job(
-        job, signer, placement={"hosts": 3}, owns=lambda g, b: b % 3 == 1, receivers=("C",)
+        job,
+        signer,
+        placement={"rule": "modulo", "hosts": 3},
+        owns=lambda g, b: b % 3 == 1,
+        receivers=("C",),
     )
     return message, signer
 
@@ -78,7 +82,8 @@ def _resigned(message: ctl.LoadJob, signer: Signer, edit: Any) -> ctl.LoadJob:
 
 def test_a_node_loads_a_signed_plan_with_only_its_rows() -> None:
     message, signer = _shipped()
-    job, digest = load_job(message, coordinator=signer.public)
+    job, digest, placement = load_job(message, coordinator=signer.public)
+    assert placement.hosts == 3
     assert job.seed == 3
     assert job.block_size == BLOCK
     assert len(digest) == 64

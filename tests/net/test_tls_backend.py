@@ -147,7 +147,7 @@ def _killer(backend: TlsBackend, host: int):
 def test_sigkill_of_a_host_reports_exactly_its_sources(backends, protected: bool) -> None:
     plan = small_plan(protected=protected)
     local = execute(plan, rng=5, block_size=BLOCK)
-    backend = backends(hosts=3, on_missing="report", deadline=5.0)
+    backend = backends(hosts=3, on_missing="report", deadline=5.0, placement="modulo")
     run = execute(plan, rng=5, backend=backend, progress=_killer(backend, 1), block_size=BLOCK)
     pids, ports = backend.pids, list(backend.ports.values())
     report = backend.missing
@@ -184,7 +184,7 @@ def test_sigkill_of_a_scrambler_host_names_the_sources_behind_its_forwards(backe
     scramblers = next(g for g in plan.groups if g.role == "scrambler")
     assert scramblers.size == 60  # blocks 0 (host 0) and 1 (host 1: scramblers 50..59)
     local = execute(plan, rng=2, block_size=BLOCK)
-    backend = backends(hosts=3, on_missing="report", deadline=5.0)
+    backend = backends(hosts=3, on_missing="report", deadline=5.0, placement="modulo")
 
     def progress(done: int, total: int, group: str) -> None:
         if group == scramblers.name:  # host 1 queued its forwards; they never leave

@@ -45,7 +45,7 @@ def _counts(plan: ExecutionPlan, seed: int) -> np.ndarray:
 @pytest.mark.parametrize("protected", [False, True])
 def test_the_captured_wire_shows_exactly_the_transcript_per_link(backends, protected) -> None:
     plan = neighbour_plan(target=1, protected=protected)
-    backend = backends(hosts=HOSTS, observe=True)
+    backend = backends(hosts=HOSTS, observe=True, placement="modulo")
     run = execute(plan, rng=4, backend=backend, block_size=1)
     t = run.transcript
     wire = wire_link_counts(backend.wire().records, frame_record=backend.frame + 17, hosts=HOSTS)

@@ -31,7 +31,9 @@ __all__ = ["BACKENDS", "LocalBackend", "execute", "make_backend"]
 BACKENDS: Mapping[str, frozenset[str]] = {
     "local": frozenset({"memory_budget"}),
     "ray": frozenset({"address", "object_store_memory"}),
-    "tls": frozenset({"hosts", "pki", "frame_size", "deadline", "on_missing", "observe", "netns"}),
+    "tls": frozenset(
+        {"hosts", "pki", "frame_size", "deadline", "on_missing", "observe", "netns", "placement"}
+    ),
 }
 
 

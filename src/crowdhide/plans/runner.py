@@ -23,7 +23,7 @@ from crowdhide._validation import check_int
 from crowdhide.accounting import PrivacyStatement
 from crowdhide.accounting.countermeasure_costs import route_costs
 from crowdhide.backends import execute, make_backend
-from crowdhide.engine import Execution, Transcript
+from crowdhide.engine import Execution, Job, Transcript
 from crowdhide.errors import UnmetTargetError
 from crowdhide.plans.certify import (
     CountermeasureAccountant,
@@ -257,9 +257,15 @@ def _execute(
         )
     finally:
         backend.close()
+    placed = Job(plan=plan, seed=seed, block_size=options["block_size"])
     record = {
         "backend": "tls",
         "hosts": backend.hosts,
+        # where each group ran (part of the signed plan): data-dependent hops cross hosts
+        "placement": backend.placement.rule,
+        "hosts_of_groups": {
+            g: " ".join(map(str, h)) for g, h in backend.placement.groups(placed).items()
+        },
         "frame_bytes": backend.frame,
         "tls_record_bytes": backend.frame + 22,
         "data_frames_delivered": backend.frames_sent,

@@ -1,11 +1,11 @@
 """The ``tls`` backend: node programs run in node-host processes linked by mutual TLS 1.3.
 
 :class:`TlsBackend` implements the engine's backend contract (``open(job)``,
-``run_group(group)``, ``close()``; see :mod:`crowdhide.engine.backend`). Block ``b`` of
-every group lives on host ``b mod H`` (the node map); each host runs
-:func:`crowdhide.engine.program.step` on its blocks and sends every emitted message — real or
-dummy — as one fixed-size frame to the host of the receiving block, sealed end to end for
-the receiving node (:mod:`crowdhide.backends.tls.frames`,
+``run_group(group)``, ``close()``; see :mod:`crowdhide.engine.backend`). Blocks are placed on
+hosts by :class:`~crowdhide.backends.tls.placement.Placement` (default ``"spread"``); each
+host runs :func:`crowdhide.engine.program.step` on its blocks and sends every emitted
+message — real or dummy — as one fixed-size frame to the host of the receiving block,
+sealed end to end for the receiving node (:mod:`crowdhide.backends.tls.frames`,
 :mod:`crowdhide.backends.tls.codec`). A host receives the job restricted to its blocks
 (:meth:`TlsBackend.job_for`): the source rows of the nodes it serves, no other user's data.
 The driver only sequences rounds and collects the blocks' reports (observer view, counters, kept
@@ -41,6 +41,7 @@ from crowdhide._validation import check_int, check_real
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls import frames as fr
 from crowdhide.backends.tls._control import Channel, ChildGoneError, write_message
+from crowdhide.backends.tls.placement import Placement
 
 __all__ = ["MissingContributionsError", "MissingReport", "TlsBackend", "WireView", "host_of_block"]
 
@@ -150,7 +151,7 @@ class TlsBackend:
     Parameters
     ----------
     hosts
-        Number of node-host processes; block ``b`` of each group lives on host ``b mod H``.
+        Number of node-host processes (blocks placed by ``placement``).
     pki
         Directory written by :func:`crowdhide.backends.tls.pki.make_pki` (default: a fresh one in a
         temporary directory, removed at :meth:`close`).
@@ -163,6 +164,10 @@ class TlsBackend:
         :attr:`missing` and continues with what arrived.
     observe
         Route every link through a relay process recording TLS records (:meth:`wire`).
+    placement
+        ``"spread"`` (default: small groups — scramblers, compute, result — on different
+        hosts) or ``"modulo"`` (block ``b`` on host ``b mod H``); see
+        :mod:`crowdhide.backends.tls.placement`.
     netns
         One ``(network namespace, IP address)`` per host: host ``h`` runs inside namespace
         ``netns[h][0]`` (``ip netns exec``) and listens on ``netns[h][1]``; peers connect to
@@ -183,8 +188,10 @@ class TlsBackend:
         on_missing: str = "fail",
         observe: bool = False,
         netns: Sequence[tuple[str, str]] | None = None,
+        placement: str = "spread",
     ) -> None:
         self.hosts = check_int("hosts", hosts, low=1, high=256)
+        self.placement = Placement(hosts=self.hosts, rule=placement)
         self.netns = _check_netns(netns, self.hosts, observe)
         self.frame = check_int("frame_size", frame_size, low=fr.MIN_FRAME, high=16_000)
         self.deadline = check_real("deadline", deadline, low=0.1, high=3600.0)
@@ -433,15 +440,14 @@ class TlsBackend:
             }
         )
         plan_document(plan)  # PlanDocumentError (one line) for a program that is not named
-        placement = {"rule": "block b of every group on host b mod hosts", "hosts": self.hosts}
         try:
             self._start()
             replies = self._all(
                 lambda h: ship_job(
                     job,
                     self._signer,
-                    placement=placement,
-                    owns=lambda group, block: host_of_block(block, self.hosts) == h,
+                    placement=self.placement.to_json(),
+                    owns=lambda group, block: self.placement.host(job, group, block) == h,
                     receivers=tuple(receivers),
                 )
             )
@@ -466,7 +472,8 @@ class TlsBackend:
         the whole job."""
         if self._job is None:
             raise RuntimeError("TlsBackend.job_for called before open()")
-        return self._job.for_shard(lambda group, block: host_of_block(block, self.hosts) == host)
+        job = self._job
+        return job.for_shard(lambda group, block: self.placement.host(job, group, block) == host)
 
     def run_group(self, group: str) -> list[Any]:
         """Close the previous round, then run ``group`` on every host; return block reports."""
@@ -496,7 +503,7 @@ class TlsBackend:
             for key in [k for k in self._held if k[0] == h and k[1] == group]:
                 del self._held[key]
         for block in job.blocks(group):
-            if host_of_block(block.index, self.hosts) not in replies:
+            if self.placement.host(job, group, block.index) not in replies:
                 self._lost_blocks.append((group, block.index))
         self._check()
         return reports

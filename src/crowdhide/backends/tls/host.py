@@ -271,9 +271,10 @@ class Host:
         return {"received": received, "acked": acked}
 
     # -- programs ------------------------------------------------------------------------
-    def set_job(self, job: Any, receivers: list[str]) -> dict[str, Any]:
+    def set_job(self, job: Any, receivers: list[str], placement: Any) -> dict[str, Any]:
         """Keep the job; create the X25519 keys of the receiving nodes this host serves."""
         self.job = job
+        self.placement = placement  # which host serves which block (signed in the plan)
         plan = job.plan
         self.offsets = plan.node_offsets()
         self.levels = plan.levels()
@@ -287,7 +288,7 @@ class Host:
         keys = {}
         for group in receivers:
             for block in job.blocks(group):
-                if block.index % self.hosts == self.host:
+                if self.placement.host(job, group, block.index) == self.host:
                     first = self.offsets[group]
                     for node in range(first + block.start, first + block.stop):
                         keys[node] = self.sealer.node_public(node)
@@ -305,13 +306,14 @@ class Host:
         tags: dict[int, list[Any]] = defaultdict(list)
         emitted: dict[int, Any] = {}
         for block in job.blocks(group):
-            if block.index % self.hosts != self.host:
+            if self.placement.host(job, group, block.index) != self.host:
                 continue
             result = step(job.plan, block, inbox.pop(block.index, []), seed=job.seed)
             for batch in result.batches:
                 size = job.plan.group(batch.receiver).size
                 for rb, part in split(batch, size, job.block_size):
-                    emitted.update(self._encode(part, rb % self.hosts, tags))
+                    peer = self.placement.host(job, batch.receiver, rb)
+                    emitted.update(self._encode(part, peer, tags))
             reports.append(report_of(job, result, self.offsets))
         log = {peer: np.asarray(t, dtype=np.int64).reshape(-1, 4) for peer, t in tags.items()}
         return {"reports": reports, "schemas": emitted, "log": log, "handles": handles}
@@ -518,10 +520,10 @@ async def _dispatch(host: Host, msg: Any) -> Any:
         from crowdhide.backends.tls.shipping import PlanRefusedError, load_job
 
         try:
-            job, _ = load_job(msg, coordinator=host.cfg["coordinator"])
+            job, _, placement = load_job(msg, coordinator=host.cfg["coordinator"])
         except PlanRefusedError as exc:
             return ctl.JobRefused(error=str(exc))
-        return ctl.JobLoaded(**host.set_job(job, list(msg.receivers)))
+        return ctl.JobLoaded(**host.set_job(job, list(msg.receivers), placement))
     if isinstance(msg, ctl.Learn):
         host.sealer.learn(hosts=dict(msg.hosts), nodes=dict(msg.nodes))
         return ctl.Learned()

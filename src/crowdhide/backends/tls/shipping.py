@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crowdhide.backends.tls import control as ctl
+from crowdhide.backends.tls.placement import Placement
 from crowdhide.engine.backend import Job
 from crowdhide.engine.document import (
     PlanDocumentError,
@@ -104,8 +105,9 @@ def ship_job(
     return ctl.LoadJob(plan=blob, signature=signer.sign(blob), rows=rows, receivers=receivers)
 
 
-def load_job(message: ctl.LoadJob, *, coordinator: bytes) -> tuple[Job, str]:
-    """The job of a verified plan, with the rows this host received; and the plan's digest."""
+def load_job(message: ctl.LoadJob, *, coordinator: bytes) -> tuple[Job, str, Placement]:
+    """The job of a verified plan with the rows this host received, the plan's digest and
+    its placement."""
     verify(coordinator, message.plan, message.signature)
     try:
         document = json.loads(message.plan)
@@ -122,8 +124,9 @@ def load_job(message: ctl.LoadJob, *, coordinator: bytes) -> tuple[Job, str]:
             block_size=int(run["block_size"]),
             keep=frozenset(run["keep"]),
         )
+        placement = Placement(**document["placement"])
     except PlanDocumentError as exc:
         raise PlanRefusedError(str(exc)) from None
     except (KeyError, TypeError, ValueError) as exc:
         raise PlanRefusedError(f"malformed plan: {type(exc).__name__}: {exc}") from None
-    return job, digest(document)
+    return job, digest(document), placement
