@@ -76,6 +76,12 @@ OnMissingOption = Annotated[
 PkiOption = Annotated[
     Path | None, typer.Option("--pki", help="tls: directory from `crowdhide net pki`.")
 ]
+PlacementOption = Annotated[
+    str | None,
+    typer.Option(
+        "--placement", help="tls: spread (default: small groups on different hosts) | modulo."
+    ),
+]
 BlockSizeOption = Annotated[
     int | None,
     int_option("--block-size", "Nodes per block (default: [run] block_size).", low=1, high=10**9),
@@ -97,6 +103,7 @@ def run_command(
     hosts: HostsOption = 3,
     on_missing: OnMissingOption = "fail",
     pki: PkiOption = None,
+    placement: PlacementOption = None,
     block_size: BlockSizeOption = None,
 ) -> None:
     """Run a decentralized query with DP countermeasures; write result, transcript, plots.
@@ -111,7 +118,7 @@ def run_command(
     from crowdhide.plans.spec import load_spec
     from crowdhide.report.html import run_with_html
 
-    network = _network(backend, hosts, on_missing, pki)
+    network = _network(backend, hosts, on_missing, pki, placement)
     if ledger is not None:
         check_output_file(ledger, option="--ledger")
     spec = load_spec(plan_file)
@@ -155,20 +162,24 @@ def register(app: typer.Typer) -> None:
 
 
 def _network(
-    backend: str | None, hosts: int, on_missing: str, pki: Path | None
+    backend: str | None, hosts: int, on_missing: str, pki: Path | None, placement: str | None
 ) -> dict[str, Any] | None:
     """Options of the tls backend, or ``None`` for the engine's own backends."""
     if backend not in (None, "local", "ray", "tls"):
         raise ValueError(f"backend must be one of ('local', 'ray', 'tls'), got {backend!r}")
     if on_missing not in ("fail", "report"):
         raise ValueError(f"--on-missing must be 'fail' or 'report', got {on_missing!r}")
+    if placement is not None and placement not in ("spread", "modulo"):
+        raise ValueError(f"--placement must be 'spread' or 'modulo', got {placement!r}")
     if backend != "tls":
+        if placement is not None:
+            raise ValueError(f"--placement applies to --backend tls only, got {placement!r}")
         return None
     if not 1 <= hosts <= 256:
         raise ValueError(f"--hosts must be in [1, 256], got {hosts}")
     if pki is not None and not (pki / "ca.pem").is_file():
         raise ValueError(f"--pki must be a directory written by `crowdhide net pki`, got {pki}")
-    return {"hosts": hosts, "on_missing": on_missing, "pki": pki}
+    return {"hosts": hosts, "on_missing": on_missing, "pki": pki, "placement": placement}
 
 
 def _print(report: RunReport) -> None:
