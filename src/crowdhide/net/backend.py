@@ -12,12 +12,12 @@ only sequences rounds and collects the blocks' reports (observer view, counters,
 states), exactly as from the local backend, so the result is the same for the same seed
 and block size.
 
-Delivery is accounted per round: ``run_group`` first closes the previous round — every host
-writes its queued frames and an ``END`` frame per link, the receiver acknowledges and
-reports the count it got — and since a TLS link delivers in order, the first ``k`` frames of
-a link with ``k`` received are exactly the delivered ones. Every other message (queued on a
-dead host, addressed to a dead host, or lost on a dropped link) is named by the source row
-it carried (:class:`MissingReport`), or the run fails (``on_missing="fail"``).
+Delivery is accounted per round and link: ``run_group`` first closes the previous round —
+every host writes its queued frames and an ``END`` frame per link, the receiver acknowledges
+and reports the count it got. Frames queued on a dead host, addressed to a dead host or lost
+on a dropped link are counted per link (:class:`MissingReport`), or the run fails
+(``on_missing="fail"``). The driver learns counts only: no frame tells it which source a
+message came from or whether it was real.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_int, check_real
+from crowdhide.errors import InvalidParameterError
 from crowdhide.net import frames as fr
 from crowdhide.net._control import Channel, ChildGoneError, write_message
 
@@ -59,24 +60,28 @@ def host_of_block(block: int, hosts: int) -> int:
 
 @dataclass(frozen=True)
 class MissingReport:
-    """Messages that did not reach their node, named by the source rows they carried.
+    """Frames that did not reach their host, counted per link; blocks that could not run.
+
+    Only what an observer of the wire already sees is reported: counts per link, dead
+    hosts, blocks not run. Which source's *real* message was lost is never reported (nor
+    known to the driver): naming it would reveal where it was going, i.e. its value.
 
     Attributes
     ----------
-    contributions
-        ``{route: sorted source rows}`` whose *real* message on that data route was lost.
     messages
-        Frames lost (real and dummy).
+        Frames lost (real and dummy alike).
     dead_hosts
         Hosts found dead.
     lost_blocks
         ``(group, block)`` that could not run because their host was dead.
+    links
+        ``{(sender host, receiver host): frames lost}`` (links that lost frames only).
     """
 
-    contributions: Mapping[str, IntArray]
     messages: int
     dead_hosts: tuple[int, ...]
     lost_blocks: tuple[tuple[str, int], ...] = ()
+    links: Mapping[tuple[int, int], int] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return self.messages > 0 or bool(self.lost_blocks)
@@ -87,7 +92,7 @@ class MissingReport:
             "messages_lost": self.messages,
             "dead_hosts": list(self.dead_hosts),
             "lost_blocks": [list(b) for b in self.lost_blocks],
-            "missing_contributions": {k: v.tolist() for k, v in self.contributions.items()},
+            "lost_per_link": {f"{a}->{b}": n for (a, b), n in sorted(self.links.items())},
         }
 
 
@@ -95,11 +100,11 @@ class MissingContributionsError(ConnectionError):
     """Raised with ``on_missing="fail"`` when a round lost messages or blocks."""
 
     def __init__(self, report: MissingReport) -> None:
-        counts = {k: len(v) for k, v in report.contributions.items()}
+        links = {f"{a}->{b}": n for (a, b), n in sorted(report.links.items())}
         super().__init__(
-            f"{report.messages} messages lost, blocks not run {list(report.lost_blocks)} "
-            f"(dead hosts {list(report.dead_hosts)}); missing contributions per route: "
-            f"{counts}; rerun with --on-missing report to keep the rest"
+            f"{report.messages} messages lost (per link {links}), blocks not run "
+            f"{list(report.lost_blocks)} (dead hosts {list(report.dead_hosts)}); "
+            f"rerun with --on-missing report to keep the rest"
         )
         self.report = report
 
@@ -190,12 +195,8 @@ class TlsBackend:
         self._relay: _Proc | None = None
         self._job: Any = None
         self._schemas: dict[int, Any] = {}
-        self._queued: dict[tuple[int, int], list[IntArray]] = defaultdict(list)
-        self._logs: dict[tuple[int, int, int], IntArray] = {}
-        self._held: dict[tuple[int, str], list[tuple[int, IntArray]]] = defaultdict(list)
-        self._handles: dict[tuple[int, int], tuple[int, int, int]] = {}
-        self._lost: dict[str, list[IntArray]] = defaultdict(list)
-        self._lost_messages = 0
+        self._queued: dict[tuple[int, int], int] = {}
+        self._lost: dict[tuple[int, int], int] = defaultdict(int)
         self._lost_blocks: list[tuple[str, int]] = []
         self._epoch = 0
         self._wire: IntArray | None = None
@@ -330,12 +331,10 @@ class TlsBackend:
             self._procs.append(self._launch("crowdhide.net.host", cfg, f"host{h}"))
         hellos = [self._hello(child) for child in self._procs]
         ports = self.ports = {h: m["port"] for h, m in enumerate(hellos)}
-        publics = {h: m["public"] for h, m in enumerate(hellos)}
         addresses = {(a, b): ports[b] for a in range(self.hosts) for b in range(self.hosts)}
         if self.observe:
             self._relay = self._launch("crowdhide.net.relay", {"pairs": addresses}, "relay")
             addresses = self._hello(self._relay)["ports"]
-        self._all("learn", lambda h: {"hosts": publics, "nodes": {}})
         replies = self._all(
             "connect",
             lambda h: {
@@ -418,24 +417,22 @@ class TlsBackend:
         if self._queued:
             self._flush()
         job = self._job
-        for h, proc in enumerate(self._procs):
-            if not proc.alive:  # delivered to a dead host, never consumed
-                for sender, rows in self._held.pop((h, group), []):
-                    self._lose(rows, sender)
-        replies = self._all("run", lambda h: {"group": group, "schemas": self._schemas})
+        epoch = self._epoch + 1  # the round in which the frames emitted now will be sent
+        replies = self._all(
+            "run", lambda h: {"group": group, "schemas": self._schemas, "epoch": epoch}
+        )
         errors = {h: r["error"] for h, r in replies.items() if "error" in r}
         if errors:
+            sizes = [e for e in errors.values() if "run.message_size" in e]
+            if sizes:
+                raise InvalidParameterError(sizes[0], parameter="run.message_size")
             raise RuntimeError(f"node program of group {group!r} failed: {errors}")
         reports = []
         for h, reply in replies.items():
             reports.extend(reply["reports"])
             self._schemas.update(reply["schemas"])
-            for handle, where in reply["handles"].items():
-                self._handles[(h, handle)] = where
-            for peer, log in reply["log"].items():
-                self._queued[(h, peer)].append(log)
-            for key in [k for k in self._held if k[0] == h and k[1] == group]:
-                del self._held[key]
+            for peer, count in reply["queued"].items():
+                self._queued[(h, peer)] = int(count)
         for block in job.blocks(group):
             if host_of_block(block.index, self.hosts) not in replies:
                 self._lost_blocks.append((group, block.index))
@@ -448,58 +445,29 @@ class TlsBackend:
 
     @property
     def missing(self) -> MissingReport:
-        """Everything lost so far."""
-        rows = {
-            k: np.unique(np.concatenate(v)).astype(np.int64) for k, v in self._lost.items() if v
-        }
-        dead = tuple(sorted(self._dead))
+        """Everything lost so far (counts per link, dead hosts, blocks not run)."""
+        links = {k: n for k, n in self._lost.items() if n}
         return MissingReport(
-            contributions=rows,
-            messages=self._lost_messages,
-            dead_hosts=dead,
+            messages=sum(links.values()),
+            dead_hosts=tuple(sorted(self._dead)),
             lost_blocks=tuple(self._lost_blocks),
+            links=links,
         )
 
     # -- rounds --------------------------------------------------------------------------
     def _flush(self) -> None:
         self._epoch += 1
-        queued, self._queued = self._queued, defaultdict(list)
+        queued, self._queued = self._queued, {}
         alive = [h for h, p in enumerate(self._procs) if p.alive]
         replies = self._all(
             "flush", lambda h: {"epoch": self._epoch, "alive": alive, "deadline": self.deadline}
         )
-        routes = self._job.plan.routes
-        scrambler = {
-            i: r.protection.scrambler.group
-            for i, r in enumerate(routes)
-            if r.protection is not None and r.protection.scrambler is not None
-        }
-        for (a, b), parts in queued.items():
-            log = np.concatenate(parts)
-            self._logs[(a, b, self._epoch)] = log
+        for (a, b), count in queued.items():
             got = 0
             if a in replies and b in replies:
                 got = int(replies[b]["received"].get(a) or 0)
             self.frames_sent += got
-            self._lose(log[got:], a)
-            for r, kind in {(int(r), int(k)) for r, k in log[:got, :2]}:
-                rows = log[:got][(log[:got, 0] == r) & (log[:got, 1] == kind)]
-                receiver = scrambler[r] if kind == fr.ONION else routes[r].receiver
-                self._held[(b, receiver)].append((a, rows))
-
-    def _lose(self, log: IntArray, sender: int) -> None:
-        """Record frames of ``log`` (rows: route, mode, origin, handle) sent by ``sender``."""
-        if log.size == 0:
-            return
-        self._lost_messages += int(log.shape[0])
-        routes = self._job.plan.routes
-        for r, _, origin, handle in log.tolist():
-            if handle >= 0:  # a forwarded inner body: find the source row it came from
-                where = self._handles.get((sender, handle))
-                first = self._logs.get((where[0], sender, where[1])) if where else None
-                origin = int(first[where[2], 2]) if first is not None and where else -1
-            if origin >= 0:
-                self._lost[routes[r].name].append(np.array([origin], dtype=np.int64))
+            self._lost[(a, b)] += count - got
 
 
 def _tail(path: Path, lines: int = 5) -> str:

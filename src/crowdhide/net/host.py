@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import struct
 import sys
 from collections import defaultdict
 from typing import Any
 
 import numpy as np
 
-from crowdhide.net import codec
+from crowdhide.net import codec, hpke
 from crowdhide.net import frames as fr
 from crowdhide.net._control import read_message_async, write_message
 
@@ -108,13 +109,15 @@ class Host:
         self.host = int(cfg["host"])
         self.hosts = int(cfg["hosts"])
         self.frame = int(cfg["frame"])
+        self.values = codec.values_bytes(self.frame)
+        self.lengths: dict[int, set[int]] = {}
         self.sealer = fr.Sealer(host=self.host)
         self.contexts = _contexts(cfg)
         self.out: dict[int, _Link] = {}
         self.incoming: dict[int, _Link] = {}
         # Received data frames: (frame, from host, epoch, position in that link's epoch).
         self.inbox: list[tuple[bytes, int, int, int]] = []
-        self.handles: list[tuple[int, bytes]] = []
+        self.handles: list[bytes] = []
         self.outbox: dict[int, list[bytes]] = defaultdict(list)
         self.recv_count: dict[int, int] = defaultdict(int)
         self.recv_epochs: dict[int, int] = defaultdict(int)
@@ -127,44 +130,47 @@ class Host:
 
     # -- frames --------------------------------------------------------------------------
     def on_frame(self, link: _Link, frame: bytes) -> None:
-        head = fr.unpack_header(frame)
+        kind = frame[0]
         if not link.outgoing and link.peer is None:
-            self._welcome_incoming(link, head)
+            self._welcome_incoming(link, fr.unpack_control(frame))
             return
         peer = link.peer
         assert peer is not None
-        if head.kind == fr.WELCOME and link.outgoing:
-            ok = head.origin == peer and head.index == fr.WELCOME_MAGIC
+        if kind == fr.WELCOME and link.outgoing:
+            head = fr.unpack_control(frame)
+            ok = head.origin == peer and head.magic == fr.WELCOME_MAGIC
             if not link.welcomed.done():
                 link.welcomed.set_result(ok)
-        elif head.kind == fr.DATA and not link.outgoing:
+        elif kind == fr.DATA and not link.outgoing:
             epoch = self.recv_epochs[peer] + 1
             self.inbox.append((frame, peer, epoch, self.recv_count[peer]))
             self.recv_count[peer] += 1
             self.stats["frames_in"] += 1
-        elif head.kind == fr.END and not link.outgoing:
+        elif kind == fr.END and not link.outgoing:
+            head = fr.unpack_control(frame)
             got = self.recv_count.pop(peer, 0)
             self.recv_epochs[peer] += 1
-            self.ends[(peer, head.batch)] = got
+            self.ends[(peer, head.epoch)] = got
             link.write(
                 fr.pack_control(
-                    fr.ACK, batch=head.batch, count=got, origin=self.host, size=self.frame
+                    fr.ACK, epoch=head.epoch, count=got, origin=self.host, size=self.frame
                 )
             )
-        elif head.kind == fr.ACK and link.outgoing:
-            self.acks[(peer, head.batch)] = head.index
+        elif kind == fr.ACK and link.outgoing:
+            head = fr.unpack_control(frame)
+            self.acks[(peer, head.epoch)] = head.count
         else:
             link.drop()
             return
         self.changed.set()
 
-    def _welcome_incoming(self, link: _Link, head: fr.Header) -> None:
+    def _welcome_incoming(self, link: _Link, head: fr.Control) -> None:
         assert link.transport is not None
         names = _names(link.transport.get_extra_info("peercert"))
         claimed = head.origin
         if (
             head.kind != fr.WELCOME
-            or head.index != fr.WELCOME_MAGIC
+            or head.magic != fr.WELCOME_MAGIC
             or claimed >= self.hosts
             or f"host{claimed}" not in names
         ):
@@ -174,11 +180,7 @@ class Host:
             return
         link.peer = claimed
         self.incoming[claimed] = link
-        link.write(
-            fr.pack_control(
-                fr.WELCOME, batch=0, count=fr.WELCOME_MAGIC, origin=self.host, size=self.frame
-            )
-        )
+        link.write(fr.pack_control(fr.WELCOME, epoch=0, count=0, origin=self.host, size=self.frame))
         self.changed.set()
 
     # -- links and rounds ----------------------------------------------------------------
@@ -199,13 +201,7 @@ class Host:
                     timeout,
                 )
                 link.write(
-                    fr.pack_control(
-                        fr.WELCOME,
-                        batch=0,
-                        count=fr.WELCOME_MAGIC,
-                        origin=self.host,
-                        size=self.frame,
-                    )
+                    fr.pack_control(fr.WELCOME, epoch=0, count=0, origin=self.host, size=self.frame)
                 )
                 if not await asyncio.wait_for(link.welcomed, timeout):
                     link.drop()
@@ -220,7 +216,7 @@ class Host:
 
     async def flush(self, epoch: int, alive: list[int], deadline: float) -> dict[str, Any]:
         """Write queued frames and close the epoch on every link; report what arrived."""
-        key = epoch & 0xFFFF
+        key = epoch
         for peer, link in self.out.items():
             queued = self.outbox.pop(peer, [])
             if link.closed:
@@ -230,7 +226,7 @@ class Host:
             self.stats["frames_out"] += len(queued)
             link.write(
                 fr.pack_control(
-                    fr.END, batch=key, count=len(queued), origin=self.host, size=self.frame
+                    fr.END, epoch=key, count=len(queued), origin=self.host, size=self.frame
                 )
             )
             if len(queued) > 256:
@@ -291,16 +287,16 @@ class Host:
                         keys[node] = self.sealer.node_public(node)
         return {"nodes": keys}
 
-    def run(self, group: str, schemas: dict[int, codec.Schema]) -> dict[str, Any]:
-        """Run ``group``'s program on this host's blocks; queue the frames they emit."""
+    def run(self, group: str, schemas: dict[int, codec.Schema], epoch: int) -> dict[str, Any]:
+        """Run ``group``'s program on this host's blocks; queue the frames they emit for
+        ``epoch`` (the round in which they will be sent)."""
         from crowdhide.engine.backend import report_of
         from crowdhide.engine.program import split, step
 
         self.schemas.update(schemas)
         job = self.job
-        inbox, handles = self._decode(group)
+        inbox = self._decode(group)
         reports: list[Any] = []
-        tags: dict[int, list[Any]] = defaultdict(list)
         emitted: dict[int, Any] = {}
         for block in job.blocks(group):
             if block.index % self.hosts != self.host:
@@ -309,46 +305,54 @@ class Host:
             for batch in result.batches:
                 size = job.plan.group(batch.receiver).size
                 for rb, part in split(batch, size, job.block_size):
-                    emitted.update(self._encode(part, rb % self.hosts, tags))
+                    emitted.update(_encode(self, part, rb % self.hosts, epoch))
             reports.append(report_of(job, result, self.offsets))
-        log = {peer: np.asarray(t, dtype=np.int64).reshape(-1, 4) for peer, t in tags.items()}
-        return {"reports": reports, "schemas": emitted, "log": log, "handles": handles}
+        queued = {peer: len(q) for peer, q in self.outbox.items()}
+        return {"reports": reports, "schemas": emitted, "queued": queued}
 
-    def _decode(self, group: str) -> tuple[dict[int, list[Any]], dict[int, tuple[int, int, int]]]:
+    def _decode(self, group: str) -> dict[int, list[Any]]:
         """Decrypt the frames addressed to ``group``; rebuild one batch part per sender block."""
         first = self.offsets[group]
         last = first + self.job.plan.group(group).size
         keep, parts = [], defaultdict(list)
         for item in self.inbox:
-            head = fr.unpack_header(item[0])
-            if first <= head.dst < last:
-                parts[(head.batch, head.mode, head.block)].append((head, item))
+            _kind, mode, r, block, dst = fr.HEADER.unpack_from(item[0], 0)
+            if first <= dst < last:
+                parts[(r, mode, block)].append((dst, item))
             else:
                 keep.append(item)
         self.inbox = keep
         inbox: dict[int, list[Any]] = defaultdict(list)
-        handles: dict[int, tuple[int, int, int]] = {}
-        size = self.job.block_size
         for (r, mode, sender_block), items in parts.items():
-            # Message order of a part: its index, within each receiver block.
-            items.sort(key=lambda x: ((x[0].dst - first) // size, x[0].index))
-            for rb, batch in _rebuild(self, group, r, mode, sender_block, items, handles):
+            for rb, batch in _rebuild(self, group, r, mode, sender_block, items):
                 inbox[rb].append(batch)
-        return inbox, handles
+        return inbox
 
-    def _encode(self, part: Any, peer: int, tags: dict[int, list[Any]]) -> dict[int, Any]:
-        """Queue one frame per message of ``part`` for ``peer``; return its route's schema."""
-        return _encode(self, part, peer, tags)
+    def opened(self, mode: int, plain: bytes) -> None:
+        """Record the length of a decrypted body (the wire tests read them from ``stats``)."""
+        self.lengths.setdefault(mode, set()).add(len(plain))
+
+
+def _open(host: Host, node: int, frame: bytes) -> bytes:
+    """The plaintext of a data frame's body (sealed for ``node``, header as associated data)."""
+    head = frame[: fr.HEADER.size]
+    kind = frame[1] & 0x7F
+    length = codec.FIELDS + host.values + hpke.OVERHEAD
+    if kind != fr.PLAIN:
+        length += codec.inner_bytes(host.values) - host.values
+    body = memoryview(frame)[fr.HEADER.size : fr.HEADER.size + length]
+    return host.sealer.open(node, body, head)
+
+
+def _inner_aad(r: int, node: int) -> bytes:
+    return _INNER.pack(r, node)
+
+
+_INNER = struct.Struct("<HI")
 
 
 def _rebuild(
-    host: Host,
-    group: str,
-    r: int,
-    mode: int,
-    sender_block: int,
-    items: list[Any],
-    handles: dict[int, tuple[int, int, int]],
+    host: Host, group: str, r: int, mode: int, sender_block: int, items: list[Any]
 ) -> list[tuple[int, Any]]:
     """Batches (by receiver block) of one route and sender block from decrypted frames."""
     route = host.routes[r]
@@ -356,30 +360,32 @@ def _rebuild(
     schema = host.schemas.get(r, ())
     dtype = codec.record_dtype(schema)
     offset = host.offsets[group]
+    opened = []
+    for node, (frame, _peer, _epoch, _seq) in items:
+        plain = _open(host, node, frame)
+        host.opened(kind, plain)
+        _, index, src, order, forward = codec.unpack_fields(plain)
+        opened.append(
+            ((node - offset) // host.job.block_size, index, node, src, order, forward, plain)
+        )
+    # Message order of a part: its index, within each receiver block (frames may arrive in
+    # any order: the index inside the sealed body restores the sender's order).
+    opened.sort(key=lambda x: (x[0], x[1]))
     by_block: dict[int, list[Any]] = defaultdict(list)
-    for head, (frame, peer, epoch, seq) in items:
-        node = head.dst
+    for rb, _, node, src, order, forward, plain in opened:
+        inner = plain[codec.FIELDS :]
         if kind == fr.ONION:
-            plain, _ = host.sealer.open(node, head.origin, frame, fr.HEADER.size)
-            src, order, forward = codec.unpack_fields(plain)
-            handles[len(host.handles)] = (peer, epoch, seq)
             row: tuple[Any, ...] = (src, node - offset, order, len(host.handles), forward, None)
-            host.handles.append((head.origin, plain[codec.FIELDS :]))
+            host.handles.append(inner)
         else:
-            if kind == fr.PLAIN:
-                plain, _ = host.sealer.open(node, head.origin, frame, fr.HEADER.size)
-                src, order, _ = codec.unpack_fields(plain)
-                values = plain[codec.FIELDS :]
-            else:
-                src, order, _ = codec.unpack_fields(memoryview(frame)[fr.HEADER.size :])
-                at = fr.HEADER.size + codec.FIELDS
-                origin = codec.unpack_origin(frame, at)
-                values, _ = host.sealer.open(node, origin, frame, at + codec.ORIGIN_BYTES)
-            rows, records = codec.decode_values(values, dtype)
+            if kind == fr.FORWARD:
+                inner = host.sealer.open(node, inner, _inner_aad(r, node))
+                host.opened(-1, inner)
+            rows, records = codec.decode_values(inner, dtype)
             if rows < 0:
-                continue  # the target drops dummies after decryption
+                continue  # the target drops dummies after decryption and parsing
             row = (src, node - offset, order, rows, -1, records)
-        by_block[(node - offset) // host.job.block_size].append(row)
+        by_block[rb].append(row)
     return [
         (rb, _batch(host, route, kind, mode, sender_block, rows_, schema, dtype))
         for rb, rows_ in by_block.items()
@@ -429,9 +435,8 @@ def _batch(
     )
 
 
-def _encode(host: Host, part: Any, peer: int, tags: dict[int, list[Any]]) -> dict[int, Any]:
-    from crowdhide.engine.messages import ORIGIN
-
+def _encode(host: Host, part: Any, peer: int, epoch: int) -> dict[int, Any]:
+    """Queue one frame per message of ``part`` for ``peer``; return its route's schema."""
     r = host.route_index[part.route]
     route = host.routes[r]
     if part.forward is not None:
@@ -441,44 +446,36 @@ def _encode(host: Host, part: Any, peer: int, tags: dict[int, list[Any]]) -> dic
     else:
         kind = fr.PLAIN
     mode = kind | (codec.MULTI if part.rows is not None else 0)
-    schema = codec.schema_of(part.columns) if kind != fr.FORWARD else ()
-    records = codec.table(part.columns, schema) if kind != fr.FORWARD else None
-    origins = part.columns.get(ORIGIN)
+    wire = codec.wire_columns(part.columns) if kind != fr.FORWARD else {}
+    schema = codec.schema_of(wire)
+    records = codec.table(wire, schema) if kind != fr.FORWARD else None
     handle_col = part.columns.get(codec.HANDLE)
     dst_first = host.offsets[part.receiver]
     final_first = host.offsets[route.receiver]
-    seal, frame_size = host.sealer, host.frame
-    queue, log = host.outbox[peer], tags[peer]
+    seal, frame_size, values = host.sealer, host.frame, host.values
+    queue = host.outbox[peer]
     for i in range(len(part)):
         node = dst_first + int(part.dst[i])
         p = int(part.payload[i])
         rows = -1 if p < 0 else (int(part.rows[i]) if part.rows is not None else 1)
-        handle = -1
+        forward = 0
         if kind == fr.FORWARD:
-            fields = codec.pack_fields(int(part.src[i]), int(part.order[i]), 0)
             if p >= 0:
-                handle = int(handle_col[p])
-                origin, inner = host.handles[handle]
-            else:  # the scrambler's own dummy, sealed for the target
-                origin, inner = host.host, seal.seal(node, codec.encode_values(None, 0, -1))
-            body = fields + codec.pack_origin(origin) + inner
+                inner = host.handles[int(handle_col[p])]
+            else:  # the scrambler's own dummy: a fresh inner body of the same length
+                blank = codec.encode_values(None, 0, -1, values)
+                inner = seal.seal(node, blank, _inner_aad(r, node))
         elif kind == fr.ONION:
-            target = int(part.forward[i])
-            inner = seal.seal(final_first + target, codec.encode_values(records, p, rows))
-            fields = codec.pack_fields(int(part.src[i]), int(part.order[i]), target)
-            body = seal.seal(node, fields + inner)
+            forward = int(part.forward[i])
+            target = final_first + forward
+            filled = codec.encode_values(records, p, rows, values)
+            inner = seal.seal(target, filled, _inner_aad(r, target))
         else:
-            fields = codec.pack_fields(int(part.src[i]), int(part.order[i]), 0)
-            body = seal.seal(node, fields + codec.encode_values(records, p, rows))
-        head = fr.HEADER.pack(fr.DATA, mode, r, host.host, part.block, node, i)
-        length = len(head) + len(body)
-        if length > frame_size:
-            raise ValueError(
-                f"frame_size must hold every message: route {part.route!r} needs {length} "
-                f"bytes, got frame_size={frame_size}"
-            )
-        queue.append(head + body + bytes(frame_size - length))
-        log.append((r, kind, int(origins[p]) if origins is not None and p >= 0 else -1, handle))
+            inner = codec.encode_values(records, p, rows, values)
+        fields = codec.pack_fields(epoch, i, int(part.src[i]), int(part.order[i]), forward)
+        head = fr.HEADER.pack(fr.DATA, mode, r, part.block, node)
+        body = seal.seal(node, fields + inner, head)
+        queue.append(head + body + bytes(frame_size - len(head) - len(body)))
     return {r: schema} if kind != fr.FORWARD else {}
 
 
@@ -494,7 +491,7 @@ async def _serve(cfg: dict[str, Any]) -> None:
     )
     port = server.sockets[0].getsockname()[1]
     out = sys.stdout.buffer
-    write_message(out, {"port": port, "public": host.sealer.host_public})
+    write_message(out, {"port": port, "public": b""})
     reader = asyncio.StreamReader(limit=1 << 30)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     while True:
@@ -523,7 +520,7 @@ async def _dispatch(host: Host, msg: dict[str, Any]) -> dict[str, Any]:
         return {}
     if op == "run":
         try:
-            return host.run(msg["group"], msg["schemas"])
+            return host.run(msg["group"], msg["schemas"], int(msg["epoch"]))
         except Exception as exc:  # a program error: report it, keep serving
             return {"error": f"{type(exc).__name__}: {exc}"}
     if op == "flush":
@@ -531,16 +528,17 @@ async def _dispatch(host: Host, msg: dict[str, Any]) -> dict[str, Any]:
     if op == "blast":  # benchmark: queue `count` sealed frames for `peer`
         node = 1 << 30
         host.sealer.learn(hosts={}, nodes={node: host.sealer.node_public(node)})
-        fields = codec.pack_fields(0, 0, 0) + codec.encode_values(None, 0, -1)
         queue = host.outbox[int(msg["peer"])]
+        blank = codec.encode_values(None, 0, -1, host.values)
         for i in range(int(msg["count"])):
-            head = fr.HEADER.pack(fr.DATA, fr.PLAIN, 0, host.host, 0, node, i)
-            body = host.sealer.seal(node, fields)
+            head = fr.HEADER.pack(fr.DATA, fr.PLAIN, 0, 0, node)
+            body = host.sealer.seal(node, codec.pack_fields(0, i, 0, 0) + blank, head)
             queue.append(head + body + bytes(host.frame - len(head) - len(body)))
         return {"queued": int(msg["count"])}
     if op == "stats":
         return {
             "stats": dict(host.stats),
+            "opened_lengths": {m: sorted(v) for m, v in host.lengths.items()},
             "up": {p: not link.closed for p, link in host.out.items()},
             "written": {p: link.written for p, link in host.out.items()},
             "written_in": {p: link.written for p, link in host.incoming.items()},

@@ -23,7 +23,7 @@ from crowdhide._validation import check_int
 from crowdhide.accounting import PrivacyStatement
 from crowdhide.accounting.countermeasure_costs import route_costs
 from crowdhide.engine import Execution, Transcript, execute
-from crowdhide.errors import UnmetTargetError
+from crowdhide.errors import InvalidParameterError, UnmetTargetError
 from crowdhide.plans.certify import (
     CountermeasureAccountant,
     PlanPrivacy,
@@ -247,10 +247,20 @@ def _execute(
     if network is None:
         return execute(plan, rng=seed, progress=step, **options), None
     from crowdhide.net.backend import TlsBackend
+    from crowdhide.net.codec import frame_bytes
 
     settings = dict(network)
-    # Room for the largest message plus header and end-to-end sealing (onion: two layers).
-    settings.setdefault("frame_size", max(256, max(r.message_size for r in plan.routes) + 128))
+    # One frame size for the run: the largest message plus header and two sealing layers.
+    largest = max(r.message_size for r in plan.routes)
+    if frame_bytes(largest) > 16_000:  # one frame must fit one TLS record (16 KiB)
+        raise InvalidParameterError(
+            f"run.message_size: the plan's largest message is {largest} bytes; the tls "
+            f"backend carries at most {16_000 - frame_bytes(0)} per frame (fewer groups per "
+            f"compute node: raise query.compute_nodes)",
+            parameter="run.message_size",
+            value=largest,
+        )
+    settings.setdefault("frame_size", frame_bytes(largest))
     backend = TlsBackend(**settings)
     try:
         run = execute(
