@@ -33,7 +33,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "diabetes.toml"
 
 
 async def _connect_many(port: int, pki: Path, count: int, parallel: int, frame: int) -> float:
-    from crowdhide.net import frames as fr
+    from crowdhide.backends.tls import frames as fr
 
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.minimum_version = ctx.maximum_version = ssl.TLSVersion.TLSv1_3
@@ -60,8 +60,8 @@ async def _connect_many(port: int, pki: Path, count: int, parallel: int, frame: 
 
 def connections(count: int) -> dict[str, Any]:
     """Open ``count`` mutual-TLS connections to a host process; return the timing."""
-    from crowdhide.net.backend import TlsBackend
-    from crowdhide.net.pki import make_pki
+    from crowdhide.backends.tls.backend import TlsBackend
+    from crowdhide.backends.tls.pki import make_pki
 
     with tempfile.TemporaryDirectory() as tmp:
         pki = Path(tmp)
@@ -74,7 +74,7 @@ def connections(count: int) -> dict[str, Any]:
 
 def throughput(frames: int) -> dict[str, Any]:
     """Frames per second of host 0 sending to host 1 (256-byte frames)."""
-    from crowdhide.net.backend import TlsBackend
+    from crowdhide.backends.tls.backend import TlsBackend
 
     with TlsBackend(hosts=2, frame_size=256, deadline=300.0) as backend:
         backend.start()
@@ -135,7 +135,7 @@ def attack(runs: int) -> dict[str, Any]:
     import numpy as np
 
     from crowdhide.audit import link_attack, transcript_link_counts
-    from crowdhide.engine import execute
+    from crowdhide.backends import execute
     from crowdhide.plans import PlanBuilder, protect
     from crowdhide.plans.certify import certify
 

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from crowdhide._json import jsonable as _jsonable
-from crowdhide.engine import Execution, Transcript, execute
+from crowdhide.backends import execute
+from crowdhide.engine import Execution, Transcript
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

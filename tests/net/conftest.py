@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from crowdhide.net.backend import TlsBackend
+from crowdhide.backends.tls.backend import TlsBackend
 from crowdhide.plans import PlanBuilder, protect
 from crowdhide.plans.model import ExecutionPlan
 

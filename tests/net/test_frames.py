@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from cryptography.exceptions import InvalidTag
 
-from crowdhide.net import codec
-from crowdhide.net.backend import TlsBackend
-from crowdhide.net.frames import Sealer
+from crowdhide.backends.tls import codec
+from crowdhide.backends.tls.backend import TlsBackend
+from crowdhide.backends.tls.frames import Sealer
 
 
 def test_a_body_opens_only_for_its_node_and_unaltered() -> None:

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from crowdhide.engine import execute
-from crowdhide.net._control import Channel
-from crowdhide.net.backend import host_of_block
+from crowdhide.backends import execute
+from crowdhide.backends.tls._control import Channel
+from crowdhide.backends.tls.backend import host_of_block
 from tests.engine._marked import BLOCK, SOURCES, marked_plan, rows_in, rows_of
 
 pytestmark = pytest.mark.net

@@ -6,7 +6,7 @@ import pytest
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
-from crowdhide.net import hpke
+from crowdhide.backends.tls import hpke
 
 # RFC 9180, appendix A.2.1: DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, ChaCha20Poly1305, base.
 INFO = "4f6465206f6e2061204772656369616e2055726e"

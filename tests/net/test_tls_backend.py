@@ -12,10 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crowdhide.engine import Job, execute
-from crowdhide.net import frames as fr
-from crowdhide.net.backend import MissingContributionsError, TlsBackend
-from crowdhide.net.pki import make_pki, write_host_cert
+from crowdhide.backends import execute
+from crowdhide.backends.tls import frames as fr
+from crowdhide.backends.tls.backend import MissingContributionsError, TlsBackend
+from crowdhide.backends.tls.pki import make_pki, write_host_cert
+from crowdhide.engine import Job
 from tests.net.conftest import BLOCK, SOURCES, assert_all_gone, small_plan
 
 pytestmark = pytest.mark.net

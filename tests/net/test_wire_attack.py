@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from crowdhide.audit import link_attack, transcript_link_counts, wire_link_counts
-from crowdhide.engine import execute
+from crowdhide.backends import execute
 from crowdhide.plans import PlanBuilder, protect
 from crowdhide.plans.certify import certify
 from crowdhide.plans.model import ExecutionPlan

@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonFlag = False,
     ) -> None:
         """Write a CA and one ECDSA P-256 certificate per node host (keys mode 0600)."""
-        from crowdhide.net.pki import make_pki
+        from crowdhide.backends.tls.pki import make_pki
 
         result = make_pki(hosts=hosts, out=check_output_dir(out), days=days)
         emit(

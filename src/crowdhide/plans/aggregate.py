@@ -315,7 +315,7 @@ def aggregate_plan(
     >>> t = {"A": np.array([1, 2, 2, 3]), "I": np.array([1.0, 2.0, 4.0, 8.0])}
     >>> q = AggregateQuery.from_sql("SELECT A, AVG(I) FROM D GROUP BY A")
     >>> setup = aggregate_plan(t, q, compute_nodes=2)
-    >>> from crowdhide.engine import execute
+    >>> from crowdhide.backends import execute
     >>> run = execute(setup.plan, rng=0)
     >>> [(r["A"], r["avg(I)"]) for r in setup.result_rows(run.states["R"])]
     [(1, 1.0), (2, 3.0), (3, 8.0)]

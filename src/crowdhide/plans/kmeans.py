@@ -104,7 +104,7 @@ def kmeans_plan(
     Examples
     --------
     >>> from crowdhide.plans.data import synth_kmeans
-    >>> from crowdhide.engine import execute
+    >>> from crowdhide.backends import execute
     >>> X, y = synth_kmeans(rows=300, dim=2, clusters=3, rng=0)
     >>> setup = kmeans_plan(X, k=3, iterations=5, rng=0)
     >>> run = execute(setup.plan, rng=0)

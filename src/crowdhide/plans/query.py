@@ -20,7 +20,8 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._output import write_csv
-from crowdhide.engine import Execution, execute
+from crowdhide.backends import execute
+from crowdhide.engine import Execution
 from crowdhide.plans.aggregate import (
     AggregateQuery,
     AggregateSetup,

@@ -22,8 +22,9 @@ from crowdhide._output import write_csv
 from crowdhide._validation import check_int
 from crowdhide.accounting import PrivacyStatement
 from crowdhide.accounting.countermeasure_costs import route_costs
-from crowdhide.engine import Execution, Transcript, execute
-from crowdhide.errors import InvalidParameterError, UnmetTargetError
+from crowdhide.backends import execute, make_backend
+from crowdhide.engine import Execution, Transcript
+from crowdhide.errors import UnmetTargetError
 from crowdhide.plans.certify import (
     CountermeasureAccountant,
     PlanPrivacy,
@@ -246,22 +247,9 @@ def _execute(
 
     if network is None:
         return execute(plan, rng=seed, progress=step, **options), None
-    from crowdhide.net.backend import TlsBackend
-    from crowdhide.net.codec import frame_bytes
-
     settings = dict(network)
-    # One frame size for the run: the largest message plus header and two sealing layers.
-    largest = max(r.message_size for r in plan.routes)
-    if frame_bytes(largest) > 16_000:  # one frame must fit one TLS record (16 KiB)
-        raise InvalidParameterError(
-            f"run.message_size: the plan's largest message is {largest} bytes; the tls "
-            f"backend carries at most {16_000 - frame_bytes(0)} per frame (fewer groups per "
-            f"compute node: raise query.compute_nodes)",
-            parameter="run.message_size",
-            value=largest,
-        )
-    settings.setdefault("frame_size", frame_bytes(largest))
-    backend = TlsBackend(**settings)
+    # The tls backend sizes its frames from the plan (one size for the whole run).
+    backend: Any = make_backend("tls", **settings)
     try:
         run = execute(
             plan, rng=seed, progress=step, backend=backend, block_size=options["block_size"]
@@ -396,7 +384,7 @@ def run_spec(
     ``before_send(prepared)`` runs once the plan is certified and before any message is
     sent (a privacy-budget check raises there to refuse the run).
     ``network`` (e.g. ``{"hosts": 3, "on_missing": "report"}``) runs the plan on the ``tls``
-    backend instead (:class:`crowdhide.net.backend.TlsBackend`, node programs in host
+    backend instead (:class:`crowdhide.backends.tls.backend.TlsBackend`, node programs in host
     processes); ``block_size`` overrides ``[run] block_size`` (blocks are spread over hosts).
     ``pages`` (``{"html": writer}``) writes more pages before ``report.json``, which lists
     them under ``files`` (:func:`crowdhide.report.html.run_with_html` adds ``report.html``).

@@ -5,10 +5,10 @@
 every group lives on host ``b mod H`` (the node map); each host runs
 :func:`crowdhide.engine.program.step` on its blocks and sends every emitted message — real or
 dummy — as one fixed-size frame to the host of the receiving block, sealed end to end for
-the receiving node (:mod:`crowdhide.net.frames`, :mod:`crowdhide.net.codec`). A host
-receives the job restricted to its blocks (:meth:`TlsBackend.job_for`): the source rows of
-the nodes it serves, no other user's data. The driver
-only sequences rounds and collects the blocks' reports (observer view, counters, kept
+the receiving node (:mod:`crowdhide.backends.tls.frames`,
+:mod:`crowdhide.backends.tls.codec`). A host receives the job restricted to its blocks
+(:meth:`TlsBackend.job_for`): the source rows of the nodes it serves, no other user's data.
+The driver only sequences rounds and collects the blocks' reports (observer view, counters, kept
 states), exactly as from the local backend, so the result is the same for the same seed
 and block size.
 
@@ -38,9 +38,10 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_int, check_real
+from crowdhide.backends.tls import codec
+from crowdhide.backends.tls import frames as fr
+from crowdhide.backends.tls._control import Channel, ChildGoneError, write_message
 from crowdhide.errors import InvalidParameterError
-from crowdhide.net import frames as fr
-from crowdhide.net._control import Channel, ChildGoneError, write_message
 
 __all__ = ["MissingContributionsError", "MissingReport", "TlsBackend", "WireView", "host_of_block"]
 
@@ -155,10 +156,11 @@ class TlsBackend:
     hosts
         Number of node-host processes; block ``b`` of each group lives on host ``b mod H``.
     pki
-        Directory written by :func:`crowdhide.net.pki.make_pki` (default: a fresh one in a
+        Directory written by :func:`crowdhide.backends.tls.pki.make_pki` (default: a fresh one in a
         temporary directory, removed at :meth:`close`).
     frame_size
-        Bytes of every frame; must hold the largest message with its sealing overhead.
+        Bytes of every frame; default: derived from the plan at :meth:`open`
+        (:func:`~crowdhide.backends.tls.codec.frame_for`), 256 for :meth:`start` alone.
     deadline
         Seconds a round may take before missing links are declared lost.
     on_missing
@@ -177,13 +179,18 @@ class TlsBackend:
         *,
         hosts: int = 3,
         pki: Path | None = None,
-        frame_size: int = 256,
+        frame_size: int | None = None,
         deadline: float = 10.0,
         on_missing: str = "fail",
         observe: bool = False,
     ) -> None:
         self.hosts = check_int("hosts", hosts, low=1, high=256)
-        self.frame = check_int("frame_size", frame_size, low=fr.MIN_FRAME, high=16_000)
+        self._frame_arg = (
+            None
+            if frame_size is None
+            else check_int("frame_size", frame_size, low=fr.MIN_FRAME, high=codec.MAX_FRAME)
+        )
+        self.frame = 256 if frame_size is None else self._frame_arg
         self.deadline = check_real("deadline", deadline, low=0.1, high=3600.0)
         if on_missing not in ("fail", "report"):
             raise ValueError(f"on_missing must be 'fail' or 'report', got {on_missing!r}")
@@ -308,7 +315,7 @@ class TlsBackend:
             raise
 
     def _start(self) -> None:
-        from crowdhide.net.pki import make_pki
+        from crowdhide.backends.tls.pki import make_pki
 
         self._tmp = Path(tempfile.mkdtemp(prefix="crowdhide-net-"))
         pki_dir = self._pki_arg
@@ -328,12 +335,13 @@ class TlsBackend:
                 "key": str(pki_dir / f"host{h}.key"),
             }
             # Launch all first: the hosts start (import, bind) in parallel.
-            self._procs.append(self._launch("crowdhide.net.host", cfg, f"host{h}"))
+            self._procs.append(self._launch("crowdhide.backends.tls.host", cfg, f"host{h}"))
         hellos = [self._hello(child) for child in self._procs]
         ports = self.ports = {h: m["port"] for h, m in enumerate(hellos)}
         addresses = {(a, b): ports[b] for a in range(self.hosts) for b in range(self.hosts)}
         if self.observe:
-            self._relay = self._launch("crowdhide.net.relay", {"pairs": addresses}, "relay")
+            pairs = {"pairs": addresses}
+            self._relay = self._launch("crowdhide.backends.tls.relay", pairs, "relay")
             addresses = self._hello(self._relay)["ports"]
         replies = self._all(
             "connect",
@@ -380,6 +388,8 @@ class TlsBackend:
             raise ValueError("a TlsBackend runs one job; create a new one for another run")
         self._job = job
         plan = job.plan
+        if self._frame_arg is None:  # one frame size for the run, from the plan
+            self.frame = codec.frame_for(plan)
         receivers = sorted(
             {r.receiver for r in plan.routes}
             | {

@@ -1,8 +1,8 @@
 """A node-host process: runs the node programs of its blocks and talks mutual TLS 1.3.
 
-Started by the driver (:class:`crowdhide.net.backend.TlsBackend`) as
-``python -m crowdhide.net.host``; it reads its configuration and commands from stdin and
-answers on stdout (:mod:`crowdhide.net._control`). It listens on 127.0.0.1 and opens one
+Started by the driver (:class:`crowdhide.backends.tls.backend.TlsBackend`) as
+``python -m crowdhide.backends.tls.host``; it reads its configuration and commands from stdin and
+answers on stdout (:mod:`crowdhide.backends.tls._control`). It listens on 127.0.0.1 and opens one
 TLS link to every host of the run (itself included, so every message crosses a socket).
 
 * **Peers.** A peer is accepted only if its certificate chains to the run's CA (checked by
@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from crowdhide.net import codec, hpke
-from crowdhide.net import frames as fr
-from crowdhide.net._control import read_message_async, write_message
+from crowdhide.backends.tls import codec, hpke
+from crowdhide.backends.tls import frames as fr
+from crowdhide.backends.tls._control import read_message_async, write_message
 
 __all__ = ["main"]
 

@@ -1,6 +1,6 @@
 """A loopback relay that plays the on-path observer.
 
-Started by the driver as ``python -m crowdhide.net.relay``. For every ordered host pair
+Started by the driver as ``python -m crowdhide.backends.tls.relay``. For every ordered host pair
 ``(a, b)`` it listens on its own 127.0.0.1 port and forwards the bytes of host ``a``'s link
 to host ``b`` unchanged, in both directions, while parsing TLS record headers (content type
 and length, 5 bytes in the clear) and timestamping each record. This is exactly what a
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from crowdhide.net._control import read_message_async, write_message
+from crowdhide.backends.tls._control import read_message_async, write_message
 
 __all__ = ["main"]
 

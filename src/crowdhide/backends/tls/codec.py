@@ -1,7 +1,8 @@
 """Messages of a :class:`~crowdhide.engine.messages.MessageBatch` part ⇄ fixed-size frames.
 
-One message is one frame (:mod:`crowdhide.net.frames` header + sealed body + padding). Every
-plaintext has **one length per mode**, whatever the message carries: the *values block*
+One message is one frame (:mod:`crowdhide.backends.tls.frames` header + sealed body +
+padding). Every plaintext has **one length per mode**, whatever the message carries: the
+*values block*
 (``rows i32`` then the payload records, ``rows = -1`` for a dummy) is zero-padded to the
 run's capacity ``V`` (:func:`values_bytes`), so real messages, dummies and messages with any
 number of rows seal to bodies of equal length. Records are rows of the route's *schema*
@@ -28,8 +29,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide.net import frames as fr
-from crowdhide.net import hpke
+from crowdhide.backends.tls import frames as fr
+from crowdhide.backends.tls import hpke
 
 __all__ = [
     "FIELDS",
@@ -37,6 +38,7 @@ __all__ = [
     "MULTI",
     "Schema",
     "frame_bytes",
+    "frame_for",
     "record_dtype",
     "schema_of",
     "values_bytes",
@@ -69,6 +71,30 @@ def values_bytes(frame: int) -> int:
 def frame_bytes(payload: int) -> int:
     """Frame size whose values block holds ``payload`` bytes of records (plus the count)."""
     return FIXED + _ROWS.size + payload
+
+
+#: Largest frame: one frame must fit one TLS record (16 KiB) with room to spare.
+MAX_FRAME = 16_000
+
+
+def frame_for(plan: Any) -> int:
+    """The run's frame size: the plan's largest ``message_size`` in the values block.
+
+    Raises :class:`~crowdhide.errors.InvalidParameterError` naming ``run.message_size`` when
+    such frames would not fit one TLS record: refused before anything is sent.
+    """
+    from crowdhide.errors import InvalidParameterError
+
+    largest = max((int(r.message_size) for r in plan.routes), default=0)
+    if frame_bytes(largest) > MAX_FRAME:
+        raise InvalidParameterError(
+            f"run.message_size: the plan's largest message is {largest} bytes; the tls "
+            f"backend carries at most {MAX_FRAME - frame_bytes(0)} per frame (fewer groups "
+            f"per compute node: raise query.compute_nodes)",
+            parameter="run.message_size",
+            value=largest,
+        )
+    return frame_bytes(largest)
 
 
 def wire_columns(columns: Mapping[str, npt.NDArray[Any]]) -> dict[str, npt.NDArray[Any]]:

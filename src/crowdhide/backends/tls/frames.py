@@ -3,7 +3,7 @@
 Every frame of a run has the same size ``F`` (data and control alike) and is written with
 one ``write`` call, so every TLS record after the handshake has one length (``F + 22``
 bytes on the wire in TLS 1.3). A data frame is a 12-byte header (visible to the receiving
-host only, inside TLS) and a body sealed with HPKE (:mod:`crowdhide.net.hpke`, a fresh
+host only, inside TLS) and a body sealed with HPKE (:mod:`crowdhide.backends.tls.hpke`, a fresh
 ephemeral key per message) for the node that must read it, then zero padding.
 
 Header of a data frame (little endian): kind u8, mode u8, route u16, sender block u32,
@@ -12,7 +12,7 @@ route or block does not open. Control frames (``WELCOME``, ``END``, ``ACK``): ki
 origin host u16, epoch u32, count u32, magic u32.
 
 Plaintexts have one length per mode whatever the message carries (real, dummy, any number
-of rows), see :mod:`crowdhide.net.codec`; a scrambler's decrypted body has one length.
+of rows), see :mod:`crowdhide.backends.tls.codec`; a scrambler's decrypted body has one length.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from crowdhide.net import hpke
+from crowdhide.backends.tls import hpke
 
 __all__ = [
     "ACK",
