@@ -83,9 +83,16 @@ class MissingReport:
     dead_hosts: tuple[int, ...]
     lost_blocks: tuple[tuple[str, int], ...] = ()
     links: Mapping[tuple[int, int], int] = field(default_factory=dict)
+    withheld: Mapping[tuple[int, int], int] = field(default_factory=dict)
+    rejected: Mapping[tuple[int, int], Mapping[str, int]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return self.messages > 0 or bool(self.lost_blocks)
+        return self.messages > 0 or bool(self.lost_blocks or self.withheld or self.rejected)
+
+    @property
+    def suspects(self) -> tuple[int, ...]:
+        """Hosts that withheld frames or sent frames their receiver refused."""
+        return tuple(sorted({a for a, _ in self.withheld} | {a for a, _ in self.rejected}))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -94,6 +101,11 @@ class MissingReport:
             "dead_hosts": list(self.dead_hosts),
             "lost_blocks": [list(b) for b in self.lost_blocks],
             "lost_per_link": {f"{a}->{b}": n for (a, b), n in sorted(self.links.items())},
+            "withheld_per_link": {f"{a}->{b}": n for (a, b), n in sorted(self.withheld.items())},
+            "rejected_per_link": {
+                f"{a}->{b}": dict(c) for (a, b), c in sorted(self.rejected.items())
+            },
+            "suspect_hosts": list(self.suspects),
         }
 
 
@@ -102,9 +114,10 @@ class MissingContributionsError(ConnectionError):
 
     def __init__(self, report: MissingReport) -> None:
         links = {f"{a}->{b}": n for (a, b), n in sorted(report.links.items())}
+        suspects = f"; suspect hosts {list(report.suspects)}" if report.suspects else ""
         super().__init__(
             f"{report.messages} messages lost (per link {links}), blocks not run "
-            f"{list(report.lost_blocks)} (dead hosts {list(report.dead_hosts)}); "
+            f"{list(report.lost_blocks)} (dead hosts {list(report.dead_hosts)}){suspects}; "
             f"rerun with --on-missing report to keep the rest"
         )
         self.report = report
@@ -204,6 +217,9 @@ class TlsBackend:
         self._schemas: dict[int, Any] = {}
         self._queued: dict[tuple[int, int], int] = {}
         self._lost: dict[tuple[int, int], int] = defaultdict(int)
+        self._expected: dict[tuple[int, int], int] = defaultdict(int)
+        self._withheld: dict[tuple[int, int], int] = defaultdict(int)
+        self._rejected: dict[tuple[int, int], dict[str, int]] = {}
         self._lost_blocks: list[tuple[str, int]] = []
         self._epoch = 0
         self._wire: IntArray | None = None
@@ -440,6 +456,8 @@ class TlsBackend:
         reports = []
         for h, reply in replies.items():
             reports.extend(reply["reports"])
+            for peer, count in self._link_counts(reply["reports"]).items():
+                self._expected[(h, peer)] += count
             self._schemas.update(reply["schemas"])
             for peer, count in reply["queued"].items():
                 self._queued[(h, peer)] = int(count)
@@ -453,15 +471,33 @@ class TlsBackend:
         if self.on_missing == "fail" and self.missing:
             raise MissingContributionsError(self.missing)
 
+    def _link_counts(self, reports: list[Any]) -> dict[int, int]:
+        """Messages per receiving host in ``reports``' traffic (the transcript the blocks
+        claim, coarsened by the node map): what the sender must put on each link."""
+        plan = self._job.plan
+        offsets = plan.node_offsets()
+        names = sorted(offsets, key=offsets.__getitem__)
+        starts = np.array([offsets[g] for g in names], dtype=np.int64)
+        counts = np.zeros(self.hosts, dtype=np.int64)
+        for report in reports:
+            for _, _, _, dst, _ in report.traffic:
+                dst = np.asarray(dst, dtype=np.int64)
+                local = dst - starts[np.searchsorted(starts, dst, side="right") - 1]
+                hosts = (local // self._job.block_size) % self.hosts
+                counts += np.bincount(hosts, minlength=self.hosts)
+        return {int(h): int(n) for h, n in enumerate(counts) if n}
+
     @property
     def missing(self) -> MissingReport:
-        """Everything lost so far (counts per link, dead hosts, blocks not run)."""
+        """Everything lost or refused so far (counts per link, dead hosts, blocks not run)."""
         links = {k: n for k, n in self._lost.items() if n}
         return MissingReport(
             messages=sum(links.values()),
             dead_hosts=tuple(sorted(self._dead)),
             lost_blocks=tuple(self._lost_blocks),
             links=links,
+            withheld={k: n for k, n in self._withheld.items() if n},
+            rejected={k: dict(v) for k, v in self._rejected.items()},
         )
 
     # -- rounds --------------------------------------------------------------------------
@@ -472,12 +508,24 @@ class TlsBackend:
         replies = self._all(
             "flush", lambda h: {"epoch": self._epoch, "alive": alive, "deadline": self.deadline}
         )
-        for (a, b), count in queued.items():
-            got = 0
+        expected, self._expected = self._expected, defaultdict(int)
+        for a, b in set(queued) | set(expected):
+            # The blocks' transcript says `want` frames; the sender queued `count` and told
+            # the receiver `claim` in its END; the receiver got `got` (TLS: in order, intact).
+            want, count = expected.get((a, b), 0), queued.get((a, b), 0)
+            got, claim = 0, None
             if a in replies and b in replies:
                 got = int(replies[b]["received"].get(a) or 0)
+                claim = replies[b]["claimed"].get(a)
+            sent = count if claim is None else min(count, int(claim))
+            self._withheld[(a, b)] += max(0, want - sent)
             self.frames_sent += got
-            self._lost[(a, b)] += count - got
+            self._lost[(a, b)] += max(0, min(want, sent) - got)
+        for b, reply in replies.items():
+            for a, counts in reply.get("rejected", {}).items():
+                total = self._rejected.setdefault((int(a), b), {})
+                for reason, n in counts.items():
+                    total[reason] = total.get(reason, 0) + int(n)
 
 
 def _tail(path: Path, lines: int = 5) -> str:

@@ -116,7 +116,14 @@ class Host:
         self.out: dict[int, _Link] = {}
         self.incoming: dict[int, _Link] = {}
         # Received data frames: (frame, from host, epoch, position in that link's epoch).
-        self.inbox: list[tuple[bytes, int, int, int]] = []
+        # Accepted data frames: route, mode, sender block, node, index, src, order, forward,
+        # payload (an inner body at a scrambler, the values block elsewhere).
+        self.inbox: list[tuple[int, int, int, int, int, int, int, int, bytes]] = []
+        self.seen: set[bytes] = set()
+        self.rejected: dict[int, dict[str, int]] = defaultdict(
+            lambda: dict.fromkeys(("invalid", "stale", "duplicate", "garbage"), 0)
+        )
+        self.claims: dict[tuple[int, int], int] = {}
         self.handles: list[bytes] = []
         self.outbox: dict[int, list[bytes]] = defaultdict(list)
         self.recv_count: dict[int, int] = defaultdict(int)
@@ -125,7 +132,9 @@ class Host:
         self.acks: dict[tuple[int, int], int] = {}
         self.schemas: dict[int, codec.Schema] = {}
         self.job: Any = None
-        self.stats = dict.fromkeys(("handshakes", "refused", "frames_in", "frames_out"), 0)
+        self.stats = dict.fromkeys(
+            ("handshakes", "refused", "duplicate_identity", "frames_in", "frames_out"), 0
+        )
         self.changed = asyncio.Event()
 
     # -- frames --------------------------------------------------------------------------
@@ -142,15 +151,15 @@ class Host:
             if not link.welcomed.done():
                 link.welcomed.set_result(ok)
         elif kind == fr.DATA and not link.outgoing:
-            epoch = self.recv_epochs[peer] + 1
-            self.inbox.append((frame, peer, epoch, self.recv_count[peer]))
             self.recv_count[peer] += 1
             self.stats["frames_in"] += 1
+            self._accept(peer, frame)
         elif kind == fr.END and not link.outgoing:
             head = fr.unpack_control(frame)
             got = self.recv_count.pop(peer, 0)
             self.recv_epochs[peer] += 1
             self.ends[(peer, head.epoch)] = got
+            self.claims[(peer, head.epoch)] = head.count
             link.write(
                 fr.pack_control(
                     fr.ACK, epoch=head.epoch, count=got, origin=self.host, size=self.frame
@@ -159,10 +168,47 @@ class Host:
         elif kind == fr.ACK and link.outgoing:
             head = fr.unpack_control(frame)
             self.acks[(peer, head.epoch)] = head.count
-        else:
+        else:  # garbage, or a frame in the wrong direction: name the peer, drop its link
+            self.rejected[peer]["garbage"] += 1
             link.drop()
             return
         self.changed.set()
+
+    def _accept(self, peer: int, frame: bytes) -> None:
+        """Open a data frame on arrival; keep it only if it is new and of this epoch.
+
+        Frames that do not open (forged, misdirected, garbage), carry another epoch (replayed
+        or late: they were reported lost in their own epoch) or repeat a body already
+        received (same ephemeral key: duplicated or replayed) are dropped and counted per
+        link, so the driver can name the host that sent them.
+        """
+        from cryptography.exceptions import InvalidTag
+
+        epoch = self.recv_epochs[peer] + 1
+        try:
+            _, mode, r, block, dst = fr.HEADER.unpack_from(frame, 0)
+            plain = _open(self, dst, frame)
+            sent, index, src, order, forward = codec.unpack_fields(plain)
+            inner = plain[codec.FIELDS :]
+            kind = mode & 0x7F
+            keys = [frame[fr.HEADER.size : fr.HEADER.size + 8]]
+            if kind == fr.FORWARD:
+                keys.append(inner[:8])
+                inner = self.sealer.open(dst, inner, _inner_aad(r, dst))
+        except (InvalidTag, ValueError, KeyError, struct.error):
+            self.rejected[peer]["invalid"] += 1
+            return
+        if sent != epoch:
+            self.rejected[peer]["stale"] += 1
+            return
+        if any(k in self.seen for k in keys):
+            self.rejected[peer]["duplicate"] += 1
+            return
+        self.seen.update(keys)
+        self.opened(kind, plain)
+        if kind == fr.FORWARD:
+            self.opened(-1, inner)
+        self.inbox.append((r, mode, block, dst, index, src, order, forward, inner))
 
     def _welcome_incoming(self, link: _Link, head: fr.Control) -> None:
         assert link.transport is not None
@@ -173,7 +219,12 @@ class Host:
             or head.magic != fr.WELCOME_MAGIC
             or claimed >= self.hosts
             or f"host{claimed}" not in names
+            or (claimed in self.incoming and not self.incoming[claimed].closed)
         ):
+            # A second link under an existing identity is refused too (it would replace
+            # the first); it is counted apart so the driver can name it.
+            if f"host{claimed}" in names and claimed in self.incoming:
+                self.stats["duplicate_identity"] += 1
             # Wrong frame, or a CA-signed certificate naming another host: refuse, deliver nothing.
             self.stats["refused"] += 1
             link.drop()
@@ -262,7 +313,10 @@ class Host:
                 received[p] = self.recv_count.pop(p, 0)
                 self.recv_epochs[p] += 1
         acked = {p: self.acks.pop((p, key), None) for p in self.out}
-        return {"received": received, "acked": acked}
+        claimed = {p: self.claims.pop((p, key), None) for p in alive}
+        rejected = {p: dict(c) for p, c in self.rejected.items() if any(c.values())}
+        self.rejected.clear()
+        return {"received": received, "acked": acked, "claimed": claimed, "rejected": rejected}
 
     # -- programs ------------------------------------------------------------------------
     def set_job(self, job: Any, receivers: list[str]) -> dict[str, Any]:
@@ -311,14 +365,14 @@ class Host:
         return {"reports": reports, "schemas": emitted, "queued": queued}
 
     def _decode(self, group: str) -> dict[int, list[Any]]:
-        """Decrypt the frames addressed to ``group``; rebuild one batch part per sender block."""
+        """Rebuild one batch part per route and sender block from the frames accepted for
+        ``group`` (opened on arrival, see :meth:`_accept`)."""
         first = self.offsets[group]
         last = first + self.job.plan.group(group).size
         keep, parts = [], defaultdict(list)
         for item in self.inbox:
-            _kind, mode, r, block, dst = fr.HEADER.unpack_from(item[0], 0)
-            if first <= dst < last:
-                parts[(r, mode, block)].append((dst, item))
+            if first <= item[3] < last:
+                parts[(item[0], item[1], item[2])].append(item)
             else:
                 keep.append(item)
         self.inbox = keep
@@ -354,38 +408,27 @@ _INNER = struct.Struct("<HI")
 def _rebuild(
     host: Host, group: str, r: int, mode: int, sender_block: int, items: list[Any]
 ) -> list[tuple[int, Any]]:
-    """Batches (by receiver block) of one route and sender block from decrypted frames."""
+    """Batches (by receiver block) of one route and sender block from accepted frames."""
     route = host.routes[r]
     kind = mode & 0x7F
     schema = host.schemas.get(r, ())
     dtype = codec.record_dtype(schema)
     offset = host.offsets[group]
-    opened = []
-    for node, (frame, _peer, _epoch, _seq) in items:
-        plain = _open(host, node, frame)
-        host.opened(kind, plain)
-        _, index, src, order, forward = codec.unpack_fields(plain)
-        opened.append(
-            ((node - offset) // host.job.block_size, index, node, src, order, forward, plain)
-        )
+    size = host.job.block_size
     # Message order of a part: its index, within each receiver block (frames may arrive in
     # any order: the index inside the sealed body restores the sender's order).
-    opened.sort(key=lambda x: (x[0], x[1]))
+    items.sort(key=lambda x: ((x[3] - offset) // size, x[4]))
     by_block: dict[int, list[Any]] = defaultdict(list)
-    for rb, _, node, src, order, forward, plain in opened:
-        inner = plain[codec.FIELDS :]
+    for _, _, _, node, _, src, order, forward, inner in items:
         if kind == fr.ONION:
             row: tuple[Any, ...] = (src, node - offset, order, len(host.handles), forward, None)
             host.handles.append(inner)
         else:
-            if kind == fr.FORWARD:
-                inner = host.sealer.open(node, inner, _inner_aad(r, node))
-                host.opened(-1, inner)
             rows, records = codec.decode_values(inner, dtype)
             if rows < 0:
                 continue  # the target drops dummies after decryption and parsing
             row = (src, node - offset, order, rows, -1, records)
-        by_block[rb].append(row)
+        by_block[(node - offset) // size].append(row)
     return [
         (rb, _batch(host, route, kind, mode, sender_block, rows_, schema, dtype))
         for rb, rows_ in by_block.items()
