@@ -21,7 +21,7 @@ def _patch() -> None:
     flush = real.Host.flush
     kept: list[tuple[int, bytes]] = []
 
-    async def rogue(self: Any, epoch: int, alive: list[int], deadline: float) -> Any:
+    async def rogue(self: Any, *args: Any) -> Any:
         peers = [p for p in sorted(self.outbox) if p != self.host and self.outbox[p]]
         if action == "replay" and kept:
             self.outbox[kept[0][0]].append(kept[0][1])  # a frame of an earlier round
@@ -35,7 +35,7 @@ def _patch() -> None:
                 queue.append(bytes([0x7E]) + bytes(self.frame - 1))
             if not kept:
                 kept.append((peers[0], queue[0]))
-        return await flush(self, epoch, alive, deadline)
+        return await flush(self, *args)
 
     real.Host.flush = rogue  # type: ignore[method-assign]
 

@@ -261,6 +261,8 @@ def _execute(
         "hosts": backend.hosts,
         "frame_bytes": backend.frame,
         "tls_record_bytes": backend.frame + 22,
+        "round_seconds": backend.round_seconds,
+        "round_lateness_max_seconds": max(backend.lateness, default=0.0),
         "data_frames_delivered": backend.frames_sent,
         **backend.missing.to_dict(),
     }
@@ -405,6 +407,8 @@ def run_spec(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     options = {"backend": backend_name, "shards": shard_count, "address": ray_address}
+    if network is not None and network.get("round_seconds") is None and spec.round_seconds:
+        network = {**network, "round_seconds": spec.round_seconds}
     run, net_record = _execute(
         prepared.plan, spec.seed, tick, network=network, options={**options, "block_size": size}
     )

@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ from crowdhide._validation import check_int, check_real
 from crowdhide.backends.tls import codec
 from crowdhide.backends.tls import frames as fr
 from crowdhide.backends.tls._control import Channel, ChildGoneError, write_message
-from crowdhide.errors import InvalidParameterError
+from crowdhide.errors import InvalidParameterError, RoundOverrunError
 
 __all__ = ["MissingContributionsError", "MissingReport", "TlsBackend", "WireView", "host_of_block"]
 
@@ -181,6 +182,11 @@ class TlsBackend:
         :attr:`missing` and continues with what arrived.
     observe
         Route every link through a relay process recording TLS records (:meth:`wire`).
+    round_seconds
+        Fixed length of a round: frames leave at the round's start, acknowledgements at its
+        middle, processing fills the second half (default: :func:`default_round_seconds`
+        of the plan). A round that does not fit raises
+        :class:`~crowdhide.errors.RoundOverrunError`.
 
     The executor calls :meth:`close` at the end of a run; every process is stopped by its id.
     """
@@ -196,8 +202,17 @@ class TlsBackend:
         deadline: float = 10.0,
         on_missing: str = "fail",
         observe: bool = False,
+        round_seconds: float | None = None,
     ) -> None:
         self.hosts = check_int("hosts", hosts, low=1, high=256)
+        self._round_arg = (
+            None
+            if round_seconds is None
+            else check_real("round_seconds", round_seconds, low=0.05, high=3600.0)
+        )
+        self.round_seconds = self._round_arg
+        self._start_at: float | None = None
+        self.lateness: list[float] = []
         self._frame_arg = (
             None
             if frame_size is None
@@ -406,6 +421,8 @@ class TlsBackend:
         plan = job.plan
         if self._frame_arg is None:  # one frame size for the run, from the plan
             self.frame = codec.frame_for(plan)
+        if self._round_arg is None:  # one round length for the run, from the plan
+            self.round_seconds = default_round_seconds(plan)
         receivers = sorted(
             {r.receiver for r in plan.routes}
             | {
@@ -501,13 +518,52 @@ class TlsBackend:
         )
 
     # -- rounds --------------------------------------------------------------------------
+    def _schedule(self) -> tuple[float | None, float | None]:
+        """Wall-clock start and acknowledgement time of the next round (``None``: no
+        schedule, for :meth:`start` without a job). Rounds follow each other every
+        ``round_seconds``, whatever the processing took: a driver that reaches a round
+        after its start is an overrun."""
+        length = self.round_seconds
+        if length is None:
+            return None, None
+        now = time.time()
+        if self._start_at is None:
+            self._start_at = now + _LEAD
+        else:
+            self._start_at += length
+            if now > self._start_at + _SLACK:
+                raise RoundOverrunError(
+                    f"round {self._epoch} overran its fixed length by "
+                    f"{now - self._start_at:.3f} s (round_seconds={length}): the processing "
+                    f"of the previous round did not fit; raise --round-seconds "
+                    f"(run.round_seconds)"
+                )
+        return self._start_at, self._start_at + length / 2
+
     def _flush(self) -> None:
         self._epoch += 1
         queued, self._queued = self._queued, {}
         alive = [h for h, p in enumerate(self._procs) if p.alive]
+        start, ack_at = self._schedule()
         replies = self._all(
-            "flush", lambda h: {"epoch": self._epoch, "alive": alive, "deadline": self.deadline}
+            "flush",
+            lambda h: {
+                "epoch": self._epoch,
+                "alive": alive,
+                "deadline": self.deadline,
+                "start": start,
+                "ack_at": ack_at,
+            },
+            timeout=(self.round_seconds or 0.0) + self.deadline + 30.0,
         )
+        late = max((float(r.get("late", 0.0)) for r in replies.values()), default=0.0)
+        self.lateness.append(late)
+        if late > _SLACK:
+            raise RoundOverrunError(
+                f"round {self._epoch} overran its fixed length by {late:.3f} s "
+                f"(round_seconds={self.round_seconds}); raise --round-seconds "
+                f"(run.round_seconds)"
+            )
         expected, self._expected = self._expected, defaultdict(int)
         for a, b in set(queued) | set(expected):
             # The blocks' transcript says `want` frames; the sender queued `count` and told
@@ -526,6 +582,63 @@ class TlsBackend:
                 total = self._rejected.setdefault((int(a), b), {})
                 for reason, n in counts.items():
                     total[reason] = total.get(reason, 0) + int(n)
+
+
+#: Seconds from the first flush to the first round's start (hosts receive the schedule).
+_LEAD = 0.2
+#: Lateness tolerated before a round counts as overrun (scheduler and clock jitter).
+_SLACK = 0.05
+#: Seconds of work per frame and round assumed by the default round length (seal, write,
+#: read, open on a loaded 2-core machine: about 4 times the measured unloaded cost).
+_PER_FRAME = 1e-3
+
+
+def worst_case_frames(plan: Any) -> int:
+    """The most frames any group of ``plan`` emits in one round, whatever the data.
+
+    Data routes: one per sender (and its flooding dummies), or the first hop to a scrambler
+    and the scramblers' forwards with their dummies; ``fixed``: one per sender;
+    ``broadcast``: one per sender and receiver; ``fanout``: one per receiver; ``stream``:
+    one per row, at most the largest group.
+
+    Examples
+    --------
+    >>> from crowdhide.engine.plan import PlanBuilder
+    >>> b = PlanBuilder()
+    >>> _ = b.sources("S", {"g": np.zeros(10, dtype=int)})
+    >>> _ = b.compute("C", size=3, process=lambda inbox, rng: {})
+    >>> _ = b.route("S", "C", by=lambda s: s["g"])
+    >>> worst_case_frames(b.build())
+    10
+    """
+    per_group: dict[str, int] = defaultdict(int)
+    largest = max(g.size for g in plan.groups)
+    for r in plan.routes:
+        senders, receivers = plan.group(r.sender).size, plan.group(r.receiver).size
+        p = r.protection
+        if r.kind == "data":
+            layer = p.scrambler if p is not None else None
+            flood = p.local_dummies if p is not None else 0
+            per_group[r.sender] += senders * (1 + flood)
+            if layer is not None:
+                extra = -(-senders // layer.per_scrambler) * layer.dummies
+                per_group[layer.group] += senders + extra
+        elif r.kind == "fixed":
+            per_group[r.sender] += senders
+        elif r.kind == "broadcast":
+            per_group[r.sender] += senders * receivers
+        elif r.kind == "fanout":
+            per_group[r.sender] += receivers
+        else:
+            per_group[r.sender] += largest
+    return max(per_group.values(), default=0)
+
+
+def default_round_seconds(plan: Any) -> float:
+    """Default fixed round length: two halves (send + acknowledge, then process), each
+    0.5 s plus :data:`_PER_FRAME` per frame of the plan's busiest round
+    (:func:`worst_case_frames`). Data-independent: it depends on the plan only."""
+    return round(2 * (0.5 + _PER_FRAME * worst_case_frames(plan)), 3)
 
 
 def _tail(path: Path, lines: int = 5) -> str:

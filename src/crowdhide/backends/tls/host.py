@@ -20,9 +20,11 @@ TLS link to every host of the run (itself included, so every message crosses a s
 from __future__ import annotations
 
 import asyncio
+import secrets
 import ssl
 import struct
 import sys
+import time
 from collections import defaultdict
 from typing import Any
 
@@ -124,6 +126,9 @@ class Host:
             lambda: dict.fromkeys(("invalid", "stale", "duplicate", "garbage"), 0)
         )
         self.claims: dict[tuple[int, int], int] = {}
+        self.ack_at: float | None = None
+        self.pending_acks: list[tuple[_Link, bytes]] = []
+        self.late = 0.0
         self.handles: list[bytes] = []
         self.outbox: dict[int, list[bytes]] = defaultdict(list)
         self.recv_count: dict[int, int] = defaultdict(int)
@@ -160,11 +165,15 @@ class Host:
             self.recv_epochs[peer] += 1
             self.ends[(peer, head.epoch)] = got
             self.claims[(peer, head.epoch)] = head.count
-            link.write(
-                fr.pack_control(
-                    fr.ACK, epoch=head.epoch, count=got, origin=self.host, size=self.frame
-                )
+            ack = fr.pack_control(
+                fr.ACK, epoch=head.epoch, count=got, origin=self.host, size=self.frame
             )
+            if self.ack_at is not None and time.time() < self.ack_at:
+                self.pending_acks.append((link, ack))  # acknowledged at the round's end
+            else:
+                if self.ack_at is not None:  # an END after the round's end: an overrun
+                    self.late = max(self.late, time.time() - self.ack_at)
+                link.write(ack)
         elif kind == fr.ACK and link.outgoing:
             head = fr.unpack_control(frame)
             self.acks[(peer, head.epoch)] = head.count
@@ -265,24 +274,68 @@ class Host:
         results = await asyncio.gather(*(one(p, a) for p, a in peers.items()))
         return {"failed": {p: r for p, r in zip(peers, results, strict=True) if r is not None}}
 
-    async def flush(self, epoch: int, alive: list[int], deadline: float) -> dict[str, Any]:
-        """Write queued frames and close the epoch on every link; report what arrived."""
-        key = epoch
+    async def flush(
+        self,
+        epoch: int,
+        alive: list[int],
+        deadline: float,
+        start: float | None = None,
+        ack_at: float | None = None,
+    ) -> dict[str, Any]:
+        """One round on the wire; report what arrived.
+
+        With a schedule (``start``, ``ack_at``: wall-clock times from the driver) the queued
+        frames leave at ``start`` — not when this host finished processing — in a random
+        order per link (independent of which are real), then an ``END`` per link; ENDs are
+        acknowledged at ``ack_at``, the round's end, however early they arrived. A host that
+        reaches ``start`` late, or an END after ``ack_at``, is an overrun (``late``, seconds).
+        """
+        self.late = 0.0
+        if start is not None:
+            wait = start - time.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            else:
+                self.late = -wait
+        self.ack_at = ack_at
+        await self._send_window(epoch)
+        if ack_at is not None:
+            await self._acknowledge(ack_at)
+        result = await self._close_round(epoch, alive, deadline)
+        result["late"] = self.late
+        return result
+
+    async def _send_window(self, epoch: int) -> None:
+        """Every queued frame in a shuffled order per link, then the link's END."""
+        shuffle = secrets.SystemRandom().shuffle
         for peer, link in self.out.items():
             queued = self.outbox.pop(peer, [])
             if link.closed:
                 continue
+            shuffle(queued)  # the order on the wire says nothing about which are real
             for frame in queued:
                 link.write(frame)
             self.stats["frames_out"] += len(queued)
             link.write(
                 fr.pack_control(
-                    fr.END, epoch=key, count=len(queued), origin=self.host, size=self.frame
+                    fr.END, epoch=epoch, count=len(queued), origin=self.host, size=self.frame
                 )
             )
             if len(queued) > 256:
                 await asyncio.sleep(0)  # let the loop drain while others flush
         self.outbox.clear()
+
+    async def _acknowledge(self, ack_at: float) -> None:
+        """Wait for the ENDs until the round's end, then acknowledge them all at once."""
+        await asyncio.sleep(max(0.0, ack_at - time.time()))
+        self.ack_at = None  # later ENDs are acknowledged on arrival (and counted as late)
+        for link, ack in self.pending_acks:
+            if not link.closed:
+                link.write(ack)
+        self.pending_acks.clear()
+
+    async def _close_round(self, epoch: int, alive: list[int], deadline: float) -> dict[str, Any]:
+        key = epoch
         loop = asyncio.get_running_loop()
         stop = loop.time() + deadline
 
@@ -567,7 +620,13 @@ async def _dispatch(host: Host, msg: dict[str, Any]) -> dict[str, Any]:
         except Exception as exc:  # a program error: report it, keep serving
             return {"error": f"{type(exc).__name__}: {exc}"}
     if op == "flush":
-        return await host.flush(int(msg["epoch"]), list(msg["alive"]), float(msg["deadline"]))
+        return await host.flush(
+            int(msg["epoch"]),
+            list(msg["alive"]),
+            float(msg["deadline"]),
+            msg.get("start"),
+            msg.get("ack_at"),
+        )
     if op == "blast":  # benchmark: queue `count` sealed frames for `peer`
         node = 1 << 30
         host.sealer.learn(hosts={}, nodes={node: host.sealer.node_public(node)})
