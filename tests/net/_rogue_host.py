@@ -5,11 +5,13 @@ first other host at every round barrier, as ``ROGUE_ACTION`` says:
 * ``duplicate`` — writes its first frame twice (and counts it twice in its END);
 * ``replay`` — writes again a frame it sent in an earlier round;
 * ``withhold`` — drops its first frame (and counts only what it writes);
-* ``garbage`` — writes a frame of an unknown kind after its data frames.
+* ``garbage`` — writes a frame of an unknown kind after its data frames;
+* ``late`` — starts its first round ``ROGUE_DELAY`` seconds after the schedule.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 
@@ -22,6 +24,9 @@ def _patch() -> None:
     kept: list[tuple[int, bytes]] = []
 
     async def rogue(self: Any, *args: Any) -> Any:
+        if action == "late" and not kept:
+            kept.append((0, b""))
+            await asyncio.sleep(float(os.environ["ROGUE_DELAY"]))
         peers = [p for p in sorted(self.outbox) if p != self.host and self.outbox[p]]
         if action == "replay" and kept:
             self.outbox[kept[0][0]].append(kept[0][1])  # a frame of an earlier round

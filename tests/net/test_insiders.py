@@ -10,6 +10,7 @@ import pytest
 
 from crowdhide.backends import execute
 from crowdhide.backends.tls.backend import TlsBackend
+from crowdhide.errors import RoundOverrunError
 from tests.net.conftest import BLOCK, SOURCES, small_plan
 
 pytestmark = pytest.mark.net
@@ -17,7 +18,9 @@ pytestmark = pytest.mark.net
 ROGUE = 1
 
 
-def _rogue_backend(backends: Any, monkeypatch: pytest.MonkeyPatch, action: str) -> TlsBackend:
+def _rogue_backend(
+    backends: Any, monkeypatch: pytest.MonkeyPatch, action: str, **options: Any
+) -> TlsBackend:
     monkeypatch.setenv("ROGUE_ACTION", action)
     launch = TlsBackend._launch
 
@@ -27,7 +30,8 @@ def _rogue_backend(backends: Any, monkeypatch: pytest.MonkeyPatch, action: str) 
         return launch(self, module, cfg, label)
 
     monkeypatch.setattr(TlsBackend, "_launch", swap)
-    backend: TlsBackend = backends(hosts=3, on_missing="report", deadline=5.0)
+    settings = {"hosts": 3, "on_missing": "report", "deadline": 5.0, **options}
+    backend: TlsBackend = backends(**settings)
     return backend
 
 
@@ -66,3 +70,18 @@ def test_a_withheld_frame_is_named_on_its_link(
     assert report.suspects == (ROGUE,)
     assert report.messages == 0  # not lost in transit: withheld by its sender
     assert SOURCES > 0
+
+
+def test_frames_of_a_late_host_are_reported_lost_and_never_used(
+    backends: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host that starts its round after the others closed it (deadline passed): its
+    frames count as lost in that round, the run stops as an overrun; nothing is used twice."""
+    monkeypatch.setenv("ROGUE_DELAY", "4")
+    plan = small_plan(protected=False)
+    backend = _rogue_backend(backends, monkeypatch, "late", deadline=1.0, round_seconds=1.0)
+    with pytest.raises(RoundOverrunError, match="overran its fixed length"):
+        execute(plan, rng=3, backend=backend, block_size=BLOCK)
+    report = backend.missing
+    assert report.messages > 0
+    assert {a for a, _ in report.links} == {ROGUE}

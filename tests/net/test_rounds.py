@@ -56,7 +56,8 @@ def test_rounds_that_fit_keep_their_schedule(backends: Any) -> None:
 def test_default_round_length_follows_the_plan_only() -> None:
     plan = small_plan(protected=True)  # 300 sources, scramblers of 10 with 5 dummies
     assert worst_case_frames(plan) == 300 + 30 * 5
-    assert default_round_seconds(plan) == pytest.approx(2 * (0.5 + 1e-3 * 450))
+    assert default_round_seconds(plan, per_frame=1e-5) == pytest.approx(2 * (0.5 + 1e-3 * 450))
+    assert default_round_seconds(plan, per_frame=1e-3) == pytest.approx(2 * (0.5 + 2e-3 * 450))
 
 
 def test_round_seconds_applies_to_tls_only(capsys: Any) -> None:

@@ -2,13 +2,12 @@
 
 One message is one frame (:mod:`crowdhide.backends.tls.frames` header + sealed body +
 padding). Every plaintext has **one length per mode**, whatever the message carries: the
-*values block*
-(``rows i32`` then the payload records, ``rows = -1`` for a dummy) is zero-padded to the
-run's capacity ``V`` (:func:`values_bytes`), so real messages, dummies and messages with any
-number of rows seal to bodies of equal length. Records are rows of the route's *schema*
-(column names, dtypes and shapes, known to both ends through the driver; the values travel
-only inside frames). The engine's ``@origin`` column (which source sent a real message)
-never travels: :func:`wire_columns` drops it.
+*values block* (``rows i32`` then the payload records, ``rows = -1`` for a dummy) is
+zero-padded to the run's capacity ``V`` (:func:`values_bytes`), so real messages, dummies and
+messages with any number of rows seal to bodies of equal length. Records are rows of the
+route's *schema* (column names, dtypes and shapes, known to both ends through the driver;
+the values travel only inside frames). The engine's ``@origin`` column (which source sent a
+real message) never travels: :func:`wire_columns` drops it.
 
 * ``PLAIN`` — sealed for the receiving node: ``fields || values``;
 * ``ONION`` — first hop to a scrambler, sealed for the scrambler: ``fields || inner`` where

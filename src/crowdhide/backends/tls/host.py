@@ -13,8 +13,11 @@ TLS link to every host of the run (itself included, so every message crosses a s
   (block ``b`` lives on host ``b mod H``) with :func:`crowdhide.engine.program.step`, on
   the messages decrypted from the frames it received; dummies are dropped after decryption,
   except at scramblers, which cannot tell them and see opaque handles instead of payloads.
-* **Rounds.** ``flush`` writes the queued frames (one ``write`` per frame), then an ``END``
-  frame per link with the count; the receiver answers ``ACK`` and reports what it got.
+* **Frames** are opened on arrival (epoch, duplicate and validity checks, counted per link
+  when refused) whether they carry a real message or a dummy.
+* **Rounds.** ``flush`` waits for the round's scheduled start, writes the queued frames in a
+  shuffled order (one ``write`` per frame), then an ``END`` frame per link with the count;
+  the receiver answers ``ACK`` at the round's scheduled middle and reports what it got.
 """
 
 from __future__ import annotations
