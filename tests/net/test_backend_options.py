@@ -14,6 +14,7 @@ from crowdhide.backends import make_backend
         ("local", {"hosts": 3}, "hosts applies to backend 'tls' only, got 3"),
         ("ray", {"memory_budget": 1}, "memory_budget applies to backend 'local' only, got 1"),
         ("tls", {"address": "a:1"}, "address applies to backend 'ray' only, got 'a:1'"),
+        ("local", {"round_seconds": 1.0}, "round_seconds applies to backend 'tls' only, got 1.0"),
         ("tls", {"hosts": 2, "netns": [("a", "10.0.0.1")]}, "netns must name one"),
         (
             "tls",

@@ -98,11 +98,15 @@ def test_a_stopped_host_and_a_slow_link_change_nothing(bridge: Bridge, backends:
     plan = small_plan(protected=True)
     local = execute(plan, rng=6, block_size=BLOCK)
     bridge.rate(1, "2mbit")  # every frame to host 1 through a token bucket
-    backend = backends(hosts=HOSTS, netns=bridge.netns(), deadline=30.0)
+    # Rounds have a fixed length: one long enough for the 2 s stop and the slow link (a
+    # round that does not fit is an overrun, which is reported: tests/net/test_rounds.py).
+    backend = backends(hosts=HOSTS, netns=bridge.netns(), deadline=30.0, round_seconds=8.0)
     resumed: list[threading.Timer] = []
 
     def progress(done: int, total: int, group: str) -> None:
-        if done == 1:  # host 2 stops between rounds with frames queued, resumes 2 s later
+        # Host 2 stops between rounds with frames queued (the scramblers'), resumes 2 s later,
+        # before the next round's start (a host stopped across a round's start is an overrun).
+        if done == 2:
             pid = backend.pids[2]
             os.kill(pid, signal.SIGSTOP)
             timer = threading.Timer(2.0, os.kill, (pid, signal.SIGCONT))
@@ -130,4 +134,7 @@ def test_a_link_taken_down_is_reported_as_lost(bridge: Bridge, backends: Any) ->
     report = backend.missing
     assert report.messages > 0
     delivered = int(run.states["C"]["count"].sum())
-    assert delivered + len(report.contributions.get("S->C", ())) == 300
+    # No origins are reported (which source's message was lost would reveal its value):
+    # every S message is one real frame here, lost on a link of host 1 or delivered.
+    assert delivered + report.messages == 300
+    assert all(1 in link for link in report.links)

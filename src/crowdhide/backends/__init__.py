@@ -32,7 +32,17 @@ BACKENDS: Mapping[str, frozenset[str]] = {
     "local": frozenset({"memory_budget"}),
     "ray": frozenset({"address", "object_store_memory"}),
     "tls": frozenset(
-        {"hosts", "pki", "frame_size", "deadline", "on_missing", "observe", "netns", "placement"}
+        {
+            "hosts",
+            "pki",
+            "frame_size",
+            "deadline",
+            "on_missing",
+            "observe",
+            "netns",
+            "placement",
+            "round_seconds",
+        }
     ),
 }
 

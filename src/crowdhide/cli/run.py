@@ -73,6 +73,15 @@ HostsOption = Annotated[int, int_option("--hosts", "tls: node-host processes.", 
 OnMissingOption = Annotated[
     str, typer.Option("--on-missing", help="tls: fail | report lost contributions.")
 ]
+RoundSecondsOption = Annotated[
+    float | None,
+    real_option(
+        "--round-seconds",
+        "tls: fixed length of a round (default: [run] round_seconds, else from the plan).",
+        low=0.05,
+        high=3600.0,
+    ),
+]
 PkiOption = Annotated[
     Path | None, typer.Option("--pki", help="tls: directory from `crowdhide net pki`.")
 ]
@@ -105,6 +114,7 @@ def run_command(
     pki: PkiOption = None,
     placement: PlacementOption = None,
     block_size: BlockSizeOption = None,
+    round_seconds: RoundSecondsOption = None,
 ) -> None:
     """Run a decentralized query with DP countermeasures; write result, transcript, plots.
 
@@ -119,6 +129,10 @@ def run_command(
     from crowdhide.report.html import run_with_html
 
     network = _network(backend, hosts, on_missing, pki, placement)
+    if round_seconds is not None:
+        if network is None:
+            raise ValueError(f"--round-seconds applies to --backend tls only, got {round_seconds}")
+        network["round_seconds"] = round_seconds
     if ledger is not None:
         check_output_file(ledger, option="--ledger")
     spec = load_spec(plan_file)

@@ -306,7 +306,8 @@ def aggregate_plan(
         Public domain of each grouping column. Missing ones are read from the data (then
         the domain itself is assumed public, as in the paper).
     message_size
-        Bytes per message on the wire.
+        Bytes per message on the wire; a compute node's message to the result node is at
+        least its largest possible partial aggregate (``⌈domain / C⌉`` keys).
 
     Examples
     --------
@@ -367,8 +368,12 @@ def aggregate_plan(
             columns=(f"__key{g}", *query.numeric_columns),
         )
         routes.append(f"S->C{g}")
-    for g in range(len(sizes)):
-        builder.route(f"C{g}", "R", kind="fixed", message_size=message_size)
+    # A compute node sends its partial aggregates (the keys of its part of the domain that
+    # occur) in one message: size it for a full part, so no data set makes it overflow.
+    record = 16 + 32 * len(query.numeric_columns)  # key, count; sum, sumsq, min, max each
+    for g, nodes in enumerate(sizes):
+        full = -(-universes[g] // nodes) * record
+        builder.route(f"C{g}", "R", kind="fixed", message_size=max(message_size, full))
     return AggregateSetup(
         plan=builder.build(), query=query, domains=tuple(all_domains), routes=tuple(routes)
     )

@@ -248,8 +248,7 @@ def _execute(
     if network is None:
         return execute(plan, rng=seed, progress=step, **options), None
     settings = dict(network)
-    # Room for the largest message plus header and end-to-end sealing (onion: two layers).
-    settings.setdefault("frame_size", max(256, max(r.message_size for r in plan.routes) + 128))
+    # The tls backend sizes its frames from the plan (one size for the whole run).
     backend: Any = make_backend("tls", **settings)
     try:
         run = execute(
@@ -268,6 +267,8 @@ def _execute(
         },
         "frame_bytes": backend.frame,
         "tls_record_bytes": backend.frame + 22,
+        "round_seconds": backend.round_seconds,
+        "round_lateness_max_seconds": max(backend.lateness, default=0.0),
         "data_frames_delivered": backend.frames_sent,
         **backend.missing.to_dict(),
     }
@@ -412,6 +413,8 @@ def run_spec(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     options = {"backend": backend_name, "shards": shard_count, "address": ray_address}
+    if network is not None and network.get("round_seconds") is None and spec.round_seconds:
+        network = {**network, "round_seconds": spec.round_seconds}
     run, net_record = _execute(
         prepared.plan, spec.seed, tick, network=network, options={**options, "block_size": size}
     )

@@ -12,12 +12,12 @@ The driver only sequences rounds and collects the blocks' reports (observer view
 states), exactly as from the local backend, so the result is the same for the same seed
 and block size.
 
-Delivery is accounted per round: ``run_group`` first closes the previous round — every host
-writes its queued frames and an ``END`` frame per link, the receiver acknowledges and
-reports the count it got — and since a TLS link delivers in order, the first ``k`` frames of
-a link with ``k`` received are exactly the delivered ones. Every other message (queued on a
-dead host, addressed to a dead host, or lost on a dropped link) is named by the source row
-it carried (:class:`MissingReport`), or the run fails (``on_missing="fail"``).
+Delivery is accounted per round and link: ``run_group`` first closes the previous round —
+every host writes its queued frames and an ``END`` frame per link, the receiver acknowledges
+and reports the count it got. Frames queued on a dead host, addressed to a dead host or lost
+on a dropped link are counted per link (:class:`MissingReport`), or the run fails
+(``on_missing="fail"``). The driver learns counts only: no frame tells it which source a
+message came from or whether it was real.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,10 +39,12 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_int, check_real
+from crowdhide.backends.tls import codec
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls import frames as fr
 from crowdhide.backends.tls._control import Channel, ChildGoneError, write_message
 from crowdhide.backends.tls.placement import Placement
+from crowdhide.errors import InvalidParameterError, RoundOverrunError
 
 __all__ = ["MissingContributionsError", "MissingReport", "TlsBackend", "WireView", "host_of_block"]
 
@@ -62,27 +65,38 @@ def host_of_block(block: int, hosts: int) -> int:
 
 @dataclass(frozen=True)
 class MissingReport:
-    """Messages that did not reach their node, named by the source rows they carried.
+    """Frames that did not reach their host, counted per link; blocks that could not run.
+
+    Only what an observer of the wire already sees is reported: counts per link, dead
+    hosts, blocks not run. Which source's *real* message was lost is never reported (nor
+    known to the driver): naming it would reveal where it was going, i.e. its value.
 
     Attributes
     ----------
-    contributions
-        ``{route: sorted source rows}`` whose *real* message on that data route was lost.
     messages
-        Frames lost (real and dummy).
+        Frames lost (real and dummy alike).
     dead_hosts
         Hosts found dead.
     lost_blocks
         ``(group, block)`` that could not run because their host was dead.
+    links
+        ``{(sender host, receiver host): frames lost}`` (links that lost frames only).
     """
 
-    contributions: Mapping[str, IntArray]
     messages: int
     dead_hosts: tuple[int, ...]
     lost_blocks: tuple[tuple[str, int], ...] = ()
+    links: Mapping[tuple[int, int], int] = field(default_factory=dict)
+    withheld: Mapping[tuple[int, int], int] = field(default_factory=dict)
+    rejected: Mapping[tuple[int, int], Mapping[str, int]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return self.messages > 0 or bool(self.lost_blocks)
+        return self.messages > 0 or bool(self.lost_blocks or self.withheld or self.rejected)
+
+    @property
+    def suspects(self) -> tuple[int, ...]:
+        """Hosts that withheld frames or sent frames their receiver refused."""
+        return tuple(sorted({a for a, _ in self.withheld} | {a for a, _ in self.rejected}))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -90,7 +104,12 @@ class MissingReport:
             "messages_lost": self.messages,
             "dead_hosts": list(self.dead_hosts),
             "lost_blocks": [list(b) for b in self.lost_blocks],
-            "missing_contributions": {k: v.tolist() for k, v in self.contributions.items()},
+            "lost_per_link": {f"{a}->{b}": n for (a, b), n in sorted(self.links.items())},
+            "withheld_per_link": {f"{a}->{b}": n for (a, b), n in sorted(self.withheld.items())},
+            "rejected_per_link": {
+                f"{a}->{b}": dict(c) for (a, b), c in sorted(self.rejected.items())
+            },
+            "suspect_hosts": list(self.suspects),
         }
 
 
@@ -98,11 +117,12 @@ class MissingContributionsError(ConnectionError):
     """Raised with ``on_missing="fail"`` when a round lost messages or blocks."""
 
     def __init__(self, report: MissingReport) -> None:
-        counts = {k: len(v) for k, v in report.contributions.items()}
+        links = {f"{a}->{b}": n for (a, b), n in sorted(report.links.items())}
+        suspects = f"; suspect hosts {list(report.suspects)}" if report.suspects else ""
         super().__init__(
-            f"{report.messages} messages lost, blocks not run {list(report.lost_blocks)} "
-            f"(dead hosts {list(report.dead_hosts)}); missing contributions per route: "
-            f"{counts}; rerun with --on-missing report to keep the rest"
+            f"{report.messages} messages lost (per link {links}), blocks not run "
+            f"{list(report.lost_blocks)} (dead hosts {list(report.dead_hosts)}){suspects}; "
+            f"rerun with --on-missing report to keep the rest"
         )
         self.report = report
 
@@ -156,7 +176,8 @@ class TlsBackend:
         Directory written by :func:`crowdhide.backends.tls.pki.make_pki` (default: a fresh one in a
         temporary directory, removed at :meth:`close`).
     frame_size
-        Bytes of every frame; must hold the largest message with its sealing overhead.
+        Bytes of every frame; default: derived from the plan at :meth:`open`
+        (:func:`~crowdhide.backends.tls.codec.frame_for`), 256 for :meth:`start` alone.
     deadline
         Seconds a round may take before missing links are declared lost.
     on_missing
@@ -172,6 +193,11 @@ class TlsBackend:
         One ``(network namespace, IP address)`` per host: host ``h`` runs inside namespace
         ``netns[h][0]`` (``ip netns exec``) and listens on ``netns[h][1]``; peers connect to
         those addresses (default: every host on 127.0.0.1 in this namespace).
+    round_seconds
+        Fixed length of a round: frames leave at the round's start, acknowledgements at its
+        middle, processing fills the second half (default: :func:`default_round_seconds`
+        of the plan). A round that does not fit raises
+        :class:`~crowdhide.errors.RoundOverrunError`.
 
     The executor calls :meth:`close` at the end of a run; every process is stopped by its id.
     """
@@ -183,17 +209,31 @@ class TlsBackend:
         *,
         hosts: int = 3,
         pki: Path | None = None,
-        frame_size: int = 256,
+        frame_size: int | None = None,
         deadline: float = 10.0,
         on_missing: str = "fail",
         observe: bool = False,
+        round_seconds: float | None = None,
         netns: Sequence[tuple[str, str]] | None = None,
         placement: str = "spread",
     ) -> None:
         self.hosts = check_int("hosts", hosts, low=1, high=256)
         self.placement = Placement(hosts=self.hosts, rule=placement)
         self.netns = _check_netns(netns, self.hosts, observe)
-        self.frame = check_int("frame_size", frame_size, low=fr.MIN_FRAME, high=16_000)
+        self._round_arg = (
+            None
+            if round_seconds is None
+            else check_real("round_seconds", round_seconds, low=0.05, high=3600.0)
+        )
+        self.round_seconds = self._round_arg
+        self._start_at: float | None = None
+        self.lateness: list[float] = []
+        self._frame_arg = (
+            None
+            if frame_size is None
+            else check_int("frame_size", frame_size, low=fr.MIN_FRAME, high=codec.MAX_FRAME)
+        )
+        self.frame: int = 256 if self._frame_arg is None else self._frame_arg
         self.deadline = check_real("deadline", deadline, low=0.1, high=3600.0)
         if on_missing not in ("fail", "report"):
             raise ValueError(f"on_missing must be 'fail' or 'report', got {on_missing!r}")
@@ -205,12 +245,11 @@ class TlsBackend:
         self._relay: _Proc | None = None
         self._job: Any = None
         self._schemas: dict[int, Any] = {}
-        self._queued: dict[tuple[int, int], list[IntArray]] = defaultdict(list)
-        self._logs: dict[tuple[int, int, int], IntArray] = {}
-        self._held: dict[tuple[int, str], list[tuple[int, IntArray]]] = defaultdict(list)
-        self._handles: dict[tuple[int, int], tuple[int, int, int]] = {}
-        self._lost: dict[str, list[IntArray]] = defaultdict(list)
-        self._lost_messages = 0
+        self._queued: dict[tuple[int, int], int] = {}
+        self._lost: dict[tuple[int, int], int] = defaultdict(int)
+        self._expected: dict[tuple[int, int], int] = defaultdict(int)
+        self._withheld: dict[tuple[int, int], int] = defaultdict(int)
+        self._rejected: dict[tuple[int, int], dict[str, int]] = {}
         self._lost_blocks: list[tuple[str, int]] = []
         self._epoch = 0
         self._wire: IntArray | None = None
@@ -220,6 +259,7 @@ class TlsBackend:
         self._closed = False
         self._dead: set[int] = set()
         self._signer: Any = None
+        self._node_hosts: IntArray | None = None
 
     # -- processes -----------------------------------------------------------------------
     @property
@@ -367,13 +407,11 @@ class TlsBackend:
             )
         hellos = [self._hello(child, ctl.Hello) for child in self._procs]
         ports = self.ports = {h: m.port for h, m in enumerate(hellos)}
-        publics = {h: m.public for h, m in enumerate(hellos)}
         addresses = {(a, b): ports[b] for a in range(self.hosts) for b in range(self.hosts)}
         if self.observe:
             pairs = ctl.RelayConfig(pairs=addresses)
             self._relay = self._launch("crowdhide.backends.tls.relay", pairs, "relay")
             addresses = dict(self._hello(self._relay, ctl.RelayReady).ports)
-        self._all(lambda h: ctl.Learn(hosts=publics, nodes={}))
         replies = self._all(
             lambda h: ctl.Connect(
                 peers={b: (self._address(b), addresses[(h, b)]) for b in range(self.hosts)},
@@ -431,6 +469,10 @@ class TlsBackend:
             raise ValueError("a TlsBackend runs one job; create a new one for another run")
         self._job = job
         plan = job.plan
+        if self._frame_arg is None:  # one frame size for the run, from the plan
+            self.frame = codec.frame_for(plan)
+        if self._round_arg is None:  # one round length for the run, from the plan
+            self.round_seconds = default_round_seconds(plan)
         receivers = sorted(
             {r.receiver for r in plan.routes}
             | {
@@ -480,28 +522,26 @@ class TlsBackend:
         if self._queued:
             self._flush()
         job = self._job
-        for h, proc in enumerate(self._procs):
-            if not proc.alive:  # delivered to a dead host, never consumed
-                for sender, rows in self._held.pop((h, group), []):
-                    self._lose(rows, sender)
-        replies = self._all(lambda h: ctl.Run(group=group, schemas=self._schemas))
+        epoch = self._epoch + 1  # the round in which the frames emitted now will be sent
+        replies = self._all(lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch))
         errors = {
             h: r.error if isinstance(r, ctl.RunFailed) else f"unexpected reply {type(r).__name__}"
             for h, r in replies.items()
             if not isinstance(r, ctl.RunDone)
         }
         if errors:
+            sizes = [e for e in errors.values() if "run.message_size" in e]
+            if sizes:
+                raise InvalidParameterError(sizes[0], parameter="run.message_size")
             raise RuntimeError(f"node program of group {group!r} failed: {errors}")
         reports = []
         for h, reply in replies.items():
             reports.extend(reply.reports)
+            for peer, count in self._link_counts(reply.reports).items():
+                self._expected[(h, peer)] += count
             self._schemas.update(reply.schemas)
-            for handle, where in reply.handles.items():
-                self._handles[(h, handle)] = where
-            for peer, log in reply.log.items():
-                self._queued[(h, peer)].append(log)
-            for key in [k for k in self._held if k[0] == h and k[1] == group]:
-                del self._held[key]
+            for peer, count in reply.queued.items():
+                self._queued[(h, peer)] = int(count)
         for block in job.blocks(group):
             if self.placement.host(job, group, block.index) not in replies:
                 self._lost_blocks.append((group, block.index))
@@ -512,64 +552,181 @@ class TlsBackend:
         if self.on_missing == "fail" and self.missing:
             raise MissingContributionsError(self.missing)
 
+    def _link_counts(self, reports: list[Any]) -> dict[int, int]:
+        """Messages per receiving host in ``reports``' traffic (the transcript the blocks
+        claim, coarsened by the placement): what the sender must put on each link."""
+        if self._node_hosts is None:
+            self._node_hosts = self.placement.node_hosts(self._job)
+        counts = np.zeros(self.hosts, dtype=np.int64)
+        for report in reports:
+            for _, _, _, dst, _ in report.traffic:
+                hosts = self._node_hosts[np.asarray(dst, dtype=np.int64)]
+                counts += np.bincount(hosts, minlength=self.hosts)
+        return {int(h): int(n) for h, n in enumerate(counts) if n}
+
     @property
     def missing(self) -> MissingReport:
-        """Everything lost so far."""
-        rows = {
-            k: np.unique(np.concatenate(v)).astype(np.int64) for k, v in self._lost.items() if v
-        }
-        dead = tuple(sorted(self._dead))
+        """Everything lost or refused so far (counts per link, dead hosts, blocks not run)."""
+        links = {k: n for k, n in self._lost.items() if n}
         return MissingReport(
-            contributions=rows,
-            messages=self._lost_messages,
-            dead_hosts=dead,
+            messages=sum(links.values()),
+            dead_hosts=tuple(sorted(self._dead)),
             lost_blocks=tuple(self._lost_blocks),
+            links=links,
+            withheld={k: n for k, n in self._withheld.items() if n},
+            rejected={k: dict(v) for k, v in self._rejected.items()},
         )
 
     # -- rounds --------------------------------------------------------------------------
+    def _schedule(self) -> tuple[float | None, float | None]:
+        """Wall-clock start and acknowledgement time of the next round (``None``: no
+        schedule, for :meth:`start` without a job). Rounds follow each other every
+        ``round_seconds``, whatever the processing took: a driver that reaches a round
+        after its start is an overrun."""
+        length = self.round_seconds
+        if length is None:
+            return None, None
+        now = time.time()
+        if self._start_at is None:
+            self._start_at = now + _LEAD
+        else:
+            self._start_at += length
+            if now > self._start_at + _SLACK:
+                raise RoundOverrunError(
+                    f"round {self._epoch} overran its fixed length by "
+                    f"{now - self._start_at:.3f} s (round_seconds={length}): the processing "
+                    f"of the previous round did not fit; raise --round-seconds "
+                    f"(run.round_seconds)"
+                )
+        return self._start_at, self._start_at + length / 2
+
     def _flush(self) -> None:
         self._epoch += 1
-        queued, self._queued = self._queued, defaultdict(list)
+        queued, self._queued = self._queued, {}
         alive = [h for h, p in enumerate(self._procs) if p.alive]
+        start, ack_at = self._schedule()
         replies = {
             h: r
             for h, r in self._all(
-                lambda h: ctl.Flush(epoch=self._epoch, alive=tuple(alive), deadline=self.deadline)
+                lambda h: ctl.Flush(
+                    epoch=self._epoch,
+                    alive=tuple(alive),
+                    deadline=self.deadline,
+                    start=start,
+                    ack_at=ack_at,
+                ),
+                timeout=(self.round_seconds or 0.0) + self.deadline + 30.0,
             ).items()
             if isinstance(r, ctl.Flushed)
         }
-        routes = self._job.plan.routes
-        scrambler = {
-            i: r.protection.scrambler.group
-            for i, r in enumerate(routes)
-            if r.protection is not None and r.protection.scrambler is not None
-        }
-        for (a, b), parts in queued.items():
-            log = np.concatenate(parts)
-            self._logs[(a, b, self._epoch)] = log
-            got = 0
+        expected, self._expected = self._expected, defaultdict(int)
+        for a, b in set(queued) | set(expected):
+            # The blocks' transcript says `want` frames; the sender queued `count` and told
+            # the receiver `claim` in its END; the receiver got `got` (TLS: in order, intact).
+            want, count = expected.get((a, b), 0), queued.get((a, b), 0)
+            got, claim = 0, None
             if a in replies and b in replies:
                 got = int(replies[b].received.get(a) or 0)
+                claim = replies[b].claimed.get(a)
+            sent = count if claim is None else min(count, int(claim))
+            self._withheld[(a, b)] += max(0, want - sent)
             self.frames_sent += got
-            self._lose(log[got:], a)
-            for r, kind in {(int(r), int(k)) for r, k in log[:got, :2]}:
-                rows = log[:got][(log[:got, 0] == r) & (log[:got, 1] == kind)]
-                receiver = scrambler[r] if kind == fr.ONION else routes[r].receiver
-                self._held[(b, receiver)].append((a, rows))
+            self._lost[(a, b)] += max(0, min(want, sent) - got)
+        for b, reply in replies.items():
+            for a, counts in reply.rejected.items():
+                total = self._rejected.setdefault((int(a), b), {})
+                for reason, n in counts.items():
+                    total[reason] = total.get(reason, 0) + int(n)
+        # Accounted first (frames of a late round are reported lost, and refused as stale if
+        # they arrive later), then the overrun is reported: a round is never stretched.
+        late = max((float(r.late) for r in replies.values()), default=0.0)
+        self.lateness.append(late)
+        if late > _SLACK:
+            raise RoundOverrunError(
+                f"round {self._epoch} overran its fixed length by {late:.3f} s "
+                f"(round_seconds={self.round_seconds}); raise --round-seconds "
+                f"(run.round_seconds)"
+            )
 
-    def _lose(self, log: IntArray, sender: int) -> None:
-        """Record frames of ``log`` (rows: route, mode, origin, handle) sent by ``sender``."""
-        if log.size == 0:
-            return
-        self._lost_messages += int(log.shape[0])
-        routes = self._job.plan.routes
-        for r, _, origin, handle in log.tolist():
-            if handle >= 0:  # a forwarded inner body: find the source row it came from
-                where = self._handles.get((sender, handle))
-                first = self._logs.get((where[0], sender, where[1])) if where else None
-                origin = int(first[where[2], 2]) if first is not None and where else -1
-            if origin >= 0:
-                self._lost[routes[r].name].append(np.array([origin], dtype=np.int64))
+
+#: Seconds from the first flush to the first round's start (hosts receive the schedule).
+_LEAD = 0.2
+#: Lateness tolerated before a round counts as overrun (scheduler and clock jitter).
+_SLACK = 0.05
+#: Least seconds of work per frame and round assumed by the default round length.
+_PER_FRAME = 1e-3
+#: Default round length: measured sealing work of a frame times this (writing, reading,
+#: parsing, the program, and a machine whose load changes during the run).
+_MARGIN = 2.0
+
+
+def worst_case_frames(plan: Any) -> int:
+    """The most frames any group of ``plan`` emits in one round, whatever the data.
+
+    Data routes: one per sender (and its flooding dummies), or the first hop to a scrambler
+    and the scramblers' forwards with their dummies; ``fixed``: one per sender;
+    ``broadcast``: one per sender and receiver; ``fanout``: one per receiver; ``stream``:
+    one per row, at most the largest group.
+
+    Examples
+    --------
+    >>> from crowdhide.engine.plan import PlanBuilder
+    >>> b = PlanBuilder()
+    >>> _ = b.sources("S", {"g": np.zeros(10, dtype=int)})
+    >>> _ = b.compute("C", size=3, process=lambda inbox, rng: {})
+    >>> _ = b.route("S", "C", by=lambda s: s["g"])
+    >>> worst_case_frames(b.build())
+    10
+    """
+    per_group: dict[str, int] = defaultdict(int)
+    largest = max(g.size for g in plan.groups)
+    for r in plan.routes:
+        senders, receivers = plan.group(r.sender).size, plan.group(r.receiver).size
+        p = r.protection
+        if r.kind == "data":
+            layer = p.scrambler if p is not None else None
+            flood = p.local_dummies if p is not None else 0
+            per_group[r.sender] += senders * (1 + flood)
+            if layer is not None:
+                extra = -(-senders // layer.per_scrambler) * layer.dummies
+                per_group[layer.group] += senders + extra
+        elif r.kind == "fixed":
+            per_group[r.sender] += senders
+        elif r.kind == "broadcast":
+            per_group[r.sender] += senders * receivers
+        elif r.kind == "fanout":
+            per_group[r.sender] += receivers
+        else:
+            per_group[r.sender] += largest
+    return max(per_group.values(), default=0)
+
+
+def frame_seconds(frame: int, *, trials: int = 64) -> float:
+    """Measured seconds of the sealing work of one frame on this machine: an onion's two
+    HPKE seals and two opens of a ``frame``-byte frame's plaintexts (dummy contents: the
+    work does not depend on them)."""
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
+    from crowdhide.backends.tls import hpke
+
+    node = X25519PrivateKey.generate()
+    public, plain = hpke.public_bytes(node), bytes(codec.values_bytes(frame))
+    began = time.perf_counter()
+    for _ in range(trials):
+        inner = hpke.seal_base(public, fr.INFO, b"", plain)
+        outer = hpke.seal_base(public, fr.INFO, b"", inner)
+        hpke.open_base(node, fr.INFO, b"", hpke.open_base(node, fr.INFO, b"", outer))
+    return (time.perf_counter() - began) / trials
+
+
+def default_round_seconds(plan: Any, *, per_frame: float | None = None) -> float:
+    """Default fixed round length: two halves (send + acknowledge, then process), each
+    0.5 s plus ``_MARGIN`` times the measured sealing work of a frame
+    (:func:`frame_seconds`, at least :data:`_PER_FRAME`) per frame of the plan's busiest
+    round (:func:`worst_case_frames`). It depends on the plan and the machine, never on the
+    data."""
+    cost = max(_PER_FRAME, _MARGIN * (per_frame or frame_seconds(codec.frame_for(plan))))
+    return round(2 * (0.5 + cost * worst_case_frames(plan)), 3)
 
 
 def _check_netns(

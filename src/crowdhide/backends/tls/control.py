@@ -131,19 +131,26 @@ class Learn:
 
 @dataclass(frozen=True)
 class Run:
-    """Run one group's program on this host's blocks (with the payload schemas known)."""
+    """Run one group's program on this host's blocks (with the payload schemas known); the
+    frames it emits are sealed for ``epoch``, the round in which they will be sent."""
 
     group: str
     schemas: Mapping[int, Any]
+    epoch: int
 
 
 @dataclass(frozen=True)
 class Flush:
-    """Close epoch ``epoch``: write queued frames, ``END`` every link, report arrivals."""
+    """Close epoch ``epoch``: write queued frames, ``END`` every link, report arrivals.
+
+    With a schedule, frames leave at ``start`` and ENDs are acknowledged at ``ack_at``
+    (wall-clock seconds); ``None``: at once (no fixed-length rounds)."""
 
     epoch: int
     alive: tuple[int, ...]
     deadline: float
+    start: float | None = None
+    ack_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -167,10 +174,10 @@ class Stop:
 # -- host -> driver -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Hello:
-    """A host is listening on ``port``; ``public`` is its X25519 sealing key."""
+    """A host is listening on ``port`` (bodies are sealed with ephemeral keys: a host has
+    no sealing key of its own to announce)."""
 
     port: int
-    public: bytes
 
 
 @dataclass(frozen=True)
@@ -201,12 +208,12 @@ class Learned:
 
 @dataclass(frozen=True)
 class RunDone:
-    """A group ran: block reports, payload schemas, per-peer frame logs, handle origins."""
+    """A group ran: block reports, payload schemas, and the frames now queued per peer
+    (counts only: no origin leaves the host)."""
 
     reports: tuple[BlockReport, ...] = field(repr=False)
     schemas: Mapping[int, Any]
-    log: Mapping[int, IntArray] = field(repr=False)
-    handles: Mapping[int, tuple[int, int, int]] = field(repr=False)
+    queued: Mapping[int, int]
 
 
 @dataclass(frozen=True)
@@ -218,10 +225,16 @@ class RunFailed:
 
 @dataclass(frozen=True)
 class Flushed:
-    """Frames received per peer in the epoch, and the counts peers acknowledged."""
+    """One epoch per link: frames received from each peer, counts peers acknowledged,
+    counts peers claimed in their ``END`` (``None``: no END), frames refused per peer and
+    reason (``invalid``/``stale``/``duplicate``/``garbage``), and seconds this host was
+    late for the round's schedule."""
 
     received: Mapping[int, int]
     acked: Mapping[int, int | None]
+    claimed: Mapping[int, int | None] = field(default_factory=dict)
+    rejected: Mapping[int, Mapping[str, int]] = field(default_factory=dict)
+    late: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -233,12 +246,14 @@ class Blasted:
 
 @dataclass(frozen=True)
 class Stats:
-    """Counters: handshakes, refused peers, frames; links up; frames written per link."""
+    """Counters: handshakes, refused peers, frames; links up; frames written per link;
+    the lengths of decrypted bodies seen per mode (the wire tests check one per mode)."""
 
     stats: Mapping[str, int]
     up: Mapping[int, bool]
     written: Mapping[int, int]
     written_in: Mapping[int, int]
+    opened_lengths: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -2,33 +2,41 @@
 
 Started by the driver (:class:`crowdhide.backends.tls.backend.TlsBackend`) as
 ``python -m crowdhide.backends.tls.host``; it reads its configuration and commands from stdin and
-answers on stdout (:mod:`crowdhide.backends.tls._control`). It listens on 127.0.0.1 and opens one
-TLS link to every host of the run (itself included, so every message crosses a socket).
+answers on stdout (typed messages, :mod:`crowdhide.backends.tls.control`). It listens on its
+configured address (127.0.0.1 by default) and opens one TLS link to every host of the run
+(itself included, so every message crosses a socket).
 
 * **Peers.** A peer is accepted only if its certificate chains to the run's CA (checked by
   ``ssl``) *and* its DNS name is ``host<i>`` for the id ``i`` it claims in its welcome
   frame; a link is up only once the server's welcome frame came back (in TLS 1.3 a client
   whose certificate is rejected may believe the handshake succeeded).
 * **Programs.** ``run`` executes the program of one group on every block this host serves
-  (block ``b`` lives on host ``b mod H``) with :func:`crowdhide.engine.program.step`, on
-  the messages decrypted from the frames it received; dummies are dropped after decryption,
+  (the signed plan's placement, :mod:`crowdhide.backends.tls.placement`) with
+  :func:`crowdhide.engine.program.step`, on the messages decrypted from the frames it
+  received; dummies are dropped after decryption,
   except at scramblers, which cannot tell them and see opaque handles instead of payloads.
-* **Rounds.** ``flush`` writes the queued frames (one ``write`` per frame), then an ``END``
-  frame per link with the count; the receiver answers ``ACK`` and reports what it got.
+* **Frames** are opened on arrival (epoch, duplicate and validity checks, counted per link
+  when refused) whether they carry a real message or a dummy.
+* **Rounds.** ``flush`` waits for the round's scheduled start, writes the queued frames in a
+  shuffled order (one ``write`` per frame), then an ``END`` frame per link with the count;
+  the receiver answers ``ACK`` at the round's scheduled middle and reports what it got.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import secrets
 import ssl
+import struct
 import sys
+import time
 from collections import defaultdict
 from typing import Any
 
 import numpy as np
 
-from crowdhide.backends.tls import codec
+from crowdhide.backends.tls import codec, hpke
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls import frames as fr
 from crowdhide.backends.tls._control import read_message, read_message_async, write_message
@@ -110,13 +118,25 @@ class Host:
         self.host = int(cfg["host"])
         self.hosts = int(cfg["hosts"])
         self.frame = int(cfg["frame"])
+        self.values = codec.values_bytes(self.frame)
+        self.lengths: dict[int, set[int]] = {}
         self.sealer = fr.Sealer(host=self.host)
         self.contexts = _contexts(cfg)
         self.out: dict[int, _Link] = {}
         self.incoming: dict[int, _Link] = {}
         # Received data frames: (frame, from host, epoch, position in that link's epoch).
-        self.inbox: list[tuple[bytes, int, int, int]] = []
-        self.handles: list[tuple[int, bytes]] = []
+        # Accepted data frames: route, mode, sender block, node, index, src, order, forward,
+        # payload (an inner body at a scrambler, the values block elsewhere).
+        self.inbox: list[tuple[int, int, int, int, int, int, int, int, bytes]] = []
+        self.seen: set[bytes] = set()
+        self.rejected: dict[int, dict[str, int]] = defaultdict(
+            lambda: dict.fromkeys(("invalid", "stale", "duplicate", "garbage"), 0)
+        )
+        self.claims: dict[tuple[int, int], int] = {}
+        self.ack_at: float | None = None
+        self.pending_acks: list[tuple[_Link, bytes]] = []
+        self.late = 0.0
+        self.handles: list[bytes] = []
         self.outbox: dict[int, list[bytes]] = defaultdict(list)
         self.recv_count: dict[int, int] = defaultdict(int)
         self.recv_epochs: dict[int, int] = defaultdict(int)
@@ -124,63 +144,110 @@ class Host:
         self.acks: dict[tuple[int, int], int] = {}
         self.schemas: dict[int, codec.Schema] = {}
         self.job: Any = None
-        self.stats = dict.fromkeys(("handshakes", "refused", "frames_in", "frames_out"), 0)
+        self.stats = dict.fromkeys(
+            ("handshakes", "refused", "duplicate_identity", "frames_in", "frames_out"), 0
+        )
         self.changed = asyncio.Event()
 
     # -- frames --------------------------------------------------------------------------
     def on_frame(self, link: _Link, frame: bytes) -> None:
-        head = fr.unpack_header(frame)
+        kind = frame[0]
         if not link.outgoing and link.peer is None:
-            self._welcome_incoming(link, head)
+            self._welcome_incoming(link, fr.unpack_control(frame))
             return
         peer = link.peer
         assert peer is not None
-        if head.kind == fr.WELCOME and link.outgoing:
-            ok = head.origin == peer and head.index == fr.WELCOME_MAGIC
+        if kind == fr.WELCOME and link.outgoing:
+            head = fr.unpack_control(frame)
+            ok = head.origin == peer and head.magic == fr.WELCOME_MAGIC
             if not link.welcomed.done():
                 link.welcomed.set_result(ok)
-        elif head.kind == fr.DATA and not link.outgoing:
-            epoch = self.recv_epochs[peer] + 1
-            self.inbox.append((frame, peer, epoch, self.recv_count[peer]))
+        elif kind == fr.DATA and not link.outgoing:
             self.recv_count[peer] += 1
             self.stats["frames_in"] += 1
-        elif head.kind == fr.END and not link.outgoing:
+            self._accept(peer, frame)
+        elif kind == fr.END and not link.outgoing:
+            head = fr.unpack_control(frame)
             got = self.recv_count.pop(peer, 0)
             self.recv_epochs[peer] += 1
-            self.ends[(peer, head.batch)] = got
-            link.write(
-                fr.pack_control(
-                    fr.ACK, batch=head.batch, count=got, origin=self.host, size=self.frame
-                )
+            self.ends[(peer, head.epoch)] = got
+            self.claims[(peer, head.epoch)] = head.count
+            ack = fr.pack_control(
+                fr.ACK, epoch=head.epoch, count=got, origin=self.host, size=self.frame
             )
-        elif head.kind == fr.ACK and link.outgoing:
-            self.acks[(peer, head.batch)] = head.index
-        else:
+            if self.ack_at is not None and time.time() < self.ack_at:
+                self.pending_acks.append((link, ack))  # acknowledged at the round's end
+            else:
+                if self.ack_at is not None:  # an END after the round's end: an overrun
+                    self.late = max(self.late, time.time() - self.ack_at)
+                link.write(ack)
+        elif kind == fr.ACK and link.outgoing:
+            head = fr.unpack_control(frame)
+            self.acks[(peer, head.epoch)] = head.count
+        else:  # garbage, or a frame in the wrong direction: name the peer, drop its link
+            self.rejected[peer]["garbage"] += 1
             link.drop()
             return
         self.changed.set()
 
-    def _welcome_incoming(self, link: _Link, head: fr.Header) -> None:
+    def _accept(self, peer: int, frame: bytes) -> None:
+        """Open a data frame on arrival; keep it only if it is new and of this epoch.
+
+        Frames that do not open (forged, misdirected, garbage), carry another epoch (replayed
+        or late: they were reported lost in their own epoch) or repeat a body already
+        received (same ephemeral key: duplicated or replayed) are dropped and counted per
+        link, so the driver can name the host that sent them.
+        """
+        from cryptography.exceptions import InvalidTag
+
+        epoch = self.recv_epochs[peer] + 1
+        try:
+            _, mode, r, block, dst = fr.HEADER.unpack_from(frame, 0)
+            plain = _open(self, dst, frame)
+            sent, index, src, order, forward = codec.unpack_fields(plain)
+            inner = plain[codec.FIELDS :]
+            kind = mode & 0x7F
+            keys = [frame[fr.HEADER.size : fr.HEADER.size + 8]]
+            if kind == fr.FORWARD:
+                keys.append(inner[:8])
+                inner = self.sealer.open(dst, inner, _inner_aad(r, dst))
+        except (InvalidTag, ValueError, KeyError, struct.error):
+            self.rejected[peer]["invalid"] += 1
+            return
+        if sent != epoch:
+            self.rejected[peer]["stale"] += 1
+            return
+        if any(k in self.seen for k in keys):
+            self.rejected[peer]["duplicate"] += 1
+            return
+        self.seen.update(keys)
+        self.opened(kind, plain)
+        if kind == fr.FORWARD:
+            self.opened(-1, inner)
+        self.inbox.append((r, mode, block, dst, index, src, order, forward, inner))
+
+    def _welcome_incoming(self, link: _Link, head: fr.Control) -> None:
         assert link.transport is not None
         names = _names(link.transport.get_extra_info("peercert"))
         claimed = head.origin
         if (
             head.kind != fr.WELCOME
-            or head.index != fr.WELCOME_MAGIC
+            or head.magic != fr.WELCOME_MAGIC
             or claimed >= self.hosts
             or f"host{claimed}" not in names
+            or (claimed in self.incoming and not self.incoming[claimed].closed)
         ):
+            # A second link under an existing identity is refused too (it would replace
+            # the first); it is counted apart so the driver can name it.
+            if f"host{claimed}" in names and claimed in self.incoming:
+                self.stats["duplicate_identity"] += 1
             # Wrong frame, or a CA-signed certificate naming another host: refuse, deliver nothing.
             self.stats["refused"] += 1
             link.drop()
             return
         link.peer = claimed
         self.incoming[claimed] = link
-        link.write(
-            fr.pack_control(
-                fr.WELCOME, batch=0, count=fr.WELCOME_MAGIC, origin=self.host, size=self.frame
-            )
-        )
+        link.write(fr.pack_control(fr.WELCOME, epoch=0, count=0, origin=self.host, size=self.frame))
         self.changed.set()
 
     # -- links and rounds ----------------------------------------------------------------
@@ -201,13 +268,7 @@ class Host:
                     timeout,
                 )
                 link.write(
-                    fr.pack_control(
-                        fr.WELCOME,
-                        batch=0,
-                        count=fr.WELCOME_MAGIC,
-                        origin=self.host,
-                        size=self.frame,
-                    )
+                    fr.pack_control(fr.WELCOME, epoch=0, count=0, origin=self.host, size=self.frame)
                 )
                 if not await asyncio.wait_for(link.welcomed, timeout):
                     link.drop()
@@ -220,24 +281,68 @@ class Host:
         results = await asyncio.gather(*(one(p, a) for p, a in peers.items()))
         return {"failed": {p: r for p, r in zip(peers, results, strict=True) if r is not None}}
 
-    async def flush(self, epoch: int, alive: list[int], deadline: float) -> dict[str, Any]:
-        """Write queued frames and close the epoch on every link; report what arrived."""
-        key = epoch & 0xFFFF
+    async def flush(
+        self,
+        epoch: int,
+        alive: list[int],
+        deadline: float,
+        start: float | None = None,
+        ack_at: float | None = None,
+    ) -> dict[str, Any]:
+        """One round on the wire; report what arrived.
+
+        With a schedule (``start``, ``ack_at``: wall-clock times from the driver) the queued
+        frames leave at ``start`` — not when this host finished processing — in a random
+        order per link (independent of which are real), then an ``END`` per link; ENDs are
+        acknowledged at ``ack_at``, the round's end, however early they arrived. A host that
+        reaches ``start`` late, or an END after ``ack_at``, is an overrun (``late``, seconds).
+        """
+        self.late = 0.0
+        if start is not None:
+            wait = start - time.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            else:
+                self.late = -wait
+        self.ack_at = ack_at
+        await self._send_window(epoch)
+        if ack_at is not None:
+            await self._acknowledge(ack_at)
+        result = await self._close_round(epoch, alive, deadline)
+        result["late"] = self.late
+        return result
+
+    async def _send_window(self, epoch: int) -> None:
+        """Every queued frame in a shuffled order per link, then the link's END."""
+        shuffle = secrets.SystemRandom().shuffle
         for peer, link in self.out.items():
             queued = self.outbox.pop(peer, [])
             if link.closed:
                 continue
+            shuffle(queued)  # the order on the wire says nothing about which are real
             for frame in queued:
                 link.write(frame)
             self.stats["frames_out"] += len(queued)
             link.write(
                 fr.pack_control(
-                    fr.END, batch=key, count=len(queued), origin=self.host, size=self.frame
+                    fr.END, epoch=epoch, count=len(queued), origin=self.host, size=self.frame
                 )
             )
             if len(queued) > 256:
                 await asyncio.sleep(0)  # let the loop drain while others flush
         self.outbox.clear()
+
+    async def _acknowledge(self, ack_at: float) -> None:
+        """Wait for the ENDs until the round's end, then acknowledge them all at once."""
+        await asyncio.sleep(max(0.0, ack_at - time.time()))
+        self.ack_at = None  # later ENDs are acknowledged on arrival (and counted as late)
+        for link, ack in self.pending_acks:
+            if not link.closed:
+                link.write(ack)
+        self.pending_acks.clear()
+
+    async def _close_round(self, epoch: int, alive: list[int], deadline: float) -> dict[str, Any]:
+        key = epoch
         loop = asyncio.get_running_loop()
         stop = loop.time() + deadline
 
@@ -268,7 +373,10 @@ class Host:
                 received[p] = self.recv_count.pop(p, 0)
                 self.recv_epochs[p] += 1
         acked = {p: self.acks.pop((p, key), None) for p in self.out}
-        return {"received": received, "acked": acked}
+        claimed = {p: self.claims.pop((p, key), None) for p in alive}
+        rejected = {p: dict(c) for p, c in self.rejected.items() if any(c.values())}
+        self.rejected.clear()
+        return {"received": received, "acked": acked, "claimed": claimed, "rejected": rejected}
 
     # -- programs ------------------------------------------------------------------------
     def set_job(self, job: Any, receivers: list[str], placement: Any) -> dict[str, Any]:
@@ -294,16 +402,16 @@ class Host:
                         keys[node] = self.sealer.node_public(node)
         return {"nodes": keys}
 
-    def run(self, group: str, schemas: dict[int, codec.Schema]) -> dict[str, Any]:
-        """Run ``group``'s program on this host's blocks; queue the frames they emit."""
+    def run(self, group: str, schemas: dict[int, codec.Schema], epoch: int) -> dict[str, Any]:
+        """Run ``group``'s program on this host's blocks; queue the frames they emit for
+        ``epoch`` (the round in which they will be sent)."""
         from crowdhide.engine.backend import report_of
         from crowdhide.engine.program import split, step
 
         self.schemas.update(schemas)
         job = self.job
-        inbox, handles = self._decode(group)
+        inbox = self._decode(group)
         reports: list[Any] = []
-        tags: dict[int, list[Any]] = defaultdict(list)
         emitted: dict[int, Any] = {}
         for block in job.blocks(group):
             if self.placement.host(job, group, block.index) != self.host:
@@ -313,77 +421,76 @@ class Host:
                 size = job.plan.group(batch.receiver).size
                 for rb, part in split(batch, size, job.block_size):
                     peer = self.placement.host(job, batch.receiver, rb)
-                    emitted.update(self._encode(part, peer, tags))
+                    emitted.update(_encode(self, part, peer, epoch))
             reports.append(report_of(job, result, self.offsets))
-        log = {peer: np.asarray(t, dtype=np.int64).reshape(-1, 4) for peer, t in tags.items()}
-        return {"reports": reports, "schemas": emitted, "log": log, "handles": handles}
+        queued = {peer: len(q) for peer, q in self.outbox.items()}
+        return {"reports": reports, "schemas": emitted, "queued": queued}
 
-    def _decode(self, group: str) -> tuple[dict[int, list[Any]], dict[int, tuple[int, int, int]]]:
-        """Decrypt the frames addressed to ``group``; rebuild one batch part per sender block."""
+    def _decode(self, group: str) -> dict[int, list[Any]]:
+        """Rebuild one batch part per route and sender block from the frames accepted for
+        ``group`` (opened on arrival, see :meth:`_accept`)."""
         first = self.offsets[group]
         last = first + self.job.plan.group(group).size
         keep, parts = [], defaultdict(list)
         for item in self.inbox:
-            head = fr.unpack_header(item[0])
-            if first <= head.dst < last:
-                parts[(head.batch, head.mode, head.block)].append((head, item))
+            if first <= item[3] < last:
+                parts[(item[0], item[1], item[2])].append(item)
             else:
                 keep.append(item)
         self.inbox = keep
         inbox: dict[int, list[Any]] = defaultdict(list)
-        handles: dict[int, tuple[int, int, int]] = {}
-        size = self.job.block_size
         for (r, mode, sender_block), items in parts.items():
-            # Message order of a part: its index, within each receiver block.
-            items.sort(key=lambda x: ((x[0].dst - first) // size, x[0].index))
-            for rb, batch in _rebuild(self, group, r, mode, sender_block, items, handles):
+            for rb, batch in _rebuild(self, group, r, mode, sender_block, items):
                 inbox[rb].append(batch)
-        return inbox, handles
+        return inbox
 
-    def _encode(self, part: Any, peer: int, tags: dict[int, list[Any]]) -> dict[int, Any]:
-        """Queue one frame per message of ``part`` for ``peer``; return its route's schema."""
-        return _encode(self, part, peer, tags)
+    def opened(self, mode: int, plain: bytes) -> None:
+        """Record the length of a decrypted body (the wire tests read them from ``stats``)."""
+        self.lengths.setdefault(mode, set()).add(len(plain))
+
+
+def _open(host: Host, node: int, frame: bytes) -> bytes:
+    """The plaintext of a data frame's body (sealed for ``node``, header as associated data)."""
+    head = frame[: fr.HEADER.size]
+    kind = frame[1] & 0x7F
+    length = codec.FIELDS + host.values + hpke.OVERHEAD
+    if kind != fr.PLAIN:
+        length += codec.inner_bytes(host.values) - host.values
+    body = memoryview(frame)[fr.HEADER.size : fr.HEADER.size + length]
+    return host.sealer.open(node, body, head)
+
+
+def _inner_aad(r: int, node: int) -> bytes:
+    return _INNER.pack(r, node)
+
+
+_INNER = struct.Struct("<HI")
 
 
 def _rebuild(
-    host: Host,
-    group: str,
-    r: int,
-    mode: int,
-    sender_block: int,
-    items: list[Any],
-    handles: dict[int, tuple[int, int, int]],
+    host: Host, group: str, r: int, mode: int, sender_block: int, items: list[Any]
 ) -> list[tuple[int, Any]]:
-    """Batches (by receiver block) of one route and sender block from decrypted frames."""
+    """Batches (by receiver block) of one route and sender block from accepted frames."""
     route = host.routes[r]
     kind = mode & 0x7F
     schema = host.schemas.get(r, ())
     dtype = codec.record_dtype(schema)
     offset = host.offsets[group]
+    size = host.job.block_size
+    # Message order of a part: its index, within each receiver block (frames may arrive in
+    # any order: the index inside the sealed body restores the sender's order).
+    items.sort(key=lambda x: ((x[3] - offset) // size, x[4]))
     by_block: dict[int, list[Any]] = defaultdict(list)
-    for head, (frame, peer, epoch, seq) in items:
-        node = head.dst
+    for _, _, _, node, _, src, order, forward, inner in items:
         if kind == fr.ONION:
-            plain, _ = host.sealer.open(node, head.origin, frame, fr.HEADER.size)
-            src, order, forward = codec.unpack_fields(plain)
-            handles[len(host.handles)] = (peer, epoch, seq)
             row: tuple[Any, ...] = (src, node - offset, order, len(host.handles), forward, None)
-            host.handles.append((head.origin, plain[codec.FIELDS :]))
+            host.handles.append(inner)
         else:
-            if kind == fr.PLAIN:
-                plain, _ = host.sealer.open(node, head.origin, frame, fr.HEADER.size)
-                src, order, _ = codec.unpack_fields(plain)
-                values = plain[codec.FIELDS :]
-            else:
-                src, order, _ = codec.unpack_fields(memoryview(frame)[fr.HEADER.size :])
-                at = fr.HEADER.size + codec.FIELDS
-                origin = codec.unpack_origin(frame, at)
-                values, _ = host.sealer.open(node, origin, frame, at + codec.ORIGIN_BYTES)
-            rows, records = codec.decode_values(values, dtype)
+            rows, records = codec.decode_values(inner, dtype)
             if rows < 0:
-                continue  # the target drops dummies after decryption
+                continue  # the target drops dummies after decryption and parsing
             row = (src, node - offset, order, rows, -1, records)
-        by_block[(node - offset) // host.job.block_size].append(row)
+        by_block[(node - offset) // size].append(row)
     return [
         (rb, _batch(host, route, kind, mode, sender_block, rows_, schema, dtype))
         for rb, rows_ in by_block.items()
@@ -433,9 +540,8 @@ def _batch(
     )
 
 
-def _encode(host: Host, part: Any, peer: int, tags: dict[int, list[Any]]) -> dict[int, Any]:
-    from crowdhide.engine.messages import ORIGIN
-
+def _encode(host: Host, part: Any, peer: int, epoch: int) -> dict[int, Any]:
+    """Queue one frame per message of ``part`` for ``peer``; return its route's schema."""
     r = host.route_index[part.route]
     route = host.routes[r]
     if part.forward is not None:
@@ -445,44 +551,36 @@ def _encode(host: Host, part: Any, peer: int, tags: dict[int, list[Any]]) -> dic
     else:
         kind = fr.PLAIN
     mode = kind | (codec.MULTI if part.rows is not None else 0)
-    schema = codec.schema_of(part.columns) if kind != fr.FORWARD else ()
-    records = codec.table(part.columns, schema) if kind != fr.FORWARD else None
-    origins = part.columns.get(ORIGIN)
+    wire = codec.wire_columns(part.columns) if kind != fr.FORWARD else {}
+    schema = codec.schema_of(wire)
+    records = codec.table(wire, schema) if kind != fr.FORWARD else None
     handle_col = part.columns.get(codec.HANDLE)
     dst_first = host.offsets[part.receiver]
     final_first = host.offsets[route.receiver]
-    seal, frame_size = host.sealer, host.frame
-    queue, log = host.outbox[peer], tags[peer]
+    seal, frame_size, values = host.sealer, host.frame, host.values
+    queue = host.outbox[peer]
     for i in range(len(part)):
         node = dst_first + int(part.dst[i])
         p = int(part.payload[i])
         rows = -1 if p < 0 else (int(part.rows[i]) if part.rows is not None else 1)
-        handle = -1
+        forward = 0
         if kind == fr.FORWARD:
-            fields = codec.pack_fields(int(part.src[i]), int(part.order[i]), 0)
             if p >= 0:
-                handle = int(handle_col[p])
-                origin, inner = host.handles[handle]
-            else:  # the scrambler's own dummy, sealed for the target
-                origin, inner = host.host, seal.seal(node, codec.encode_values(None, 0, -1))
-            body = fields + codec.pack_origin(origin) + inner
+                inner = host.handles[int(handle_col[p])]
+            else:  # the scrambler's own dummy: a fresh inner body of the same length
+                blank = codec.encode_values(None, 0, -1, values)
+                inner = seal.seal(node, blank, _inner_aad(r, node))
         elif kind == fr.ONION:
-            target = int(part.forward[i])
-            inner = seal.seal(final_first + target, codec.encode_values(records, p, rows))
-            fields = codec.pack_fields(int(part.src[i]), int(part.order[i]), target)
-            body = seal.seal(node, fields + inner)
+            forward = int(part.forward[i])
+            target = final_first + forward
+            filled = codec.encode_values(records, p, rows, values)
+            inner = seal.seal(target, filled, _inner_aad(r, target))
         else:
-            fields = codec.pack_fields(int(part.src[i]), int(part.order[i]), 0)
-            body = seal.seal(node, fields + codec.encode_values(records, p, rows))
-        head = fr.HEADER.pack(fr.DATA, mode, r, host.host, part.block, node, i)
-        length = len(head) + len(body)
-        if length > frame_size:
-            raise ValueError(
-                f"frame_size must hold every message: route {part.route!r} needs {length} "
-                f"bytes, got frame_size={frame_size}"
-            )
-        queue.append(head + body + bytes(frame_size - length))
-        log.append((r, kind, int(origins[p]) if origins is not None and p >= 0 else -1, handle))
+            inner = codec.encode_values(records, p, rows, values)
+        fields = codec.pack_fields(epoch, i, int(part.src[i]), int(part.order[i]), forward)
+        head = fr.HEADER.pack(fr.DATA, mode, r, part.block, node)
+        body = seal.seal(node, fields + inner, head)
+        queue.append(head + body + bytes(frame_size - len(head) - len(body)))
     return {r: schema} if kind != fr.FORWARD else {}
 
 
@@ -498,7 +596,7 @@ async def _serve(cfg: ctl.HostConfig) -> None:
     )
     port = server.sockets[0].getsockname()[1]
     out = sys.stdout.buffer
-    write_message(out, ctl.Hello(port=port, public=host.sealer.host_public))
+    write_message(out, ctl.Hello(port=port))
     reader = asyncio.StreamReader(limit=1 << 30)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     while True:
@@ -529,25 +627,23 @@ async def _dispatch(host: Host, msg: Any) -> Any:
         return ctl.Learned()
     if isinstance(msg, ctl.Run):
         try:
-            done = host.run(msg.group, dict(msg.schemas))
+            done = host.run(msg.group, dict(msg.schemas), msg.epoch)
         except Exception as exc:  # a program error: report it, keep serving
             return ctl.RunFailed(error=f"{type(exc).__name__}: {exc}")
         return ctl.RunDone(
-            reports=tuple(done["reports"]),
-            schemas=done["schemas"],
-            log=done["log"],
-            handles=done["handles"],
+            reports=tuple(done["reports"]), schemas=done["schemas"], queued=done["queued"]
         )
     if isinstance(msg, ctl.Flush):
-        return ctl.Flushed(**await host.flush(msg.epoch, list(msg.alive), msg.deadline))
+        flushed = await host.flush(msg.epoch, list(msg.alive), msg.deadline, msg.start, msg.ack_at)
+        return ctl.Flushed(**flushed)
     if isinstance(msg, ctl.Blast):  # benchmark: queue `count` sealed frames for `peer`
         node = 1 << 30
         host.sealer.learn(hosts={}, nodes={node: host.sealer.node_public(node)})
-        fields = codec.pack_fields(0, 0, 0) + codec.encode_values(None, 0, -1)
         queue = host.outbox[msg.peer]
+        blank = codec.encode_values(None, 0, -1, host.values)
         for i in range(msg.count):
-            head = fr.HEADER.pack(fr.DATA, fr.PLAIN, 0, host.host, 0, node, i)
-            body = host.sealer.seal(node, fields)
+            head = fr.HEADER.pack(fr.DATA, fr.PLAIN, 0, 0, node)
+            body = host.sealer.seal(node, codec.pack_fields(0, i, 0, 0) + blank, head)
             queue.append(head + body + bytes(host.frame - len(head) - len(body)))
         return ctl.Blasted(queued=msg.count)
     if isinstance(msg, ctl.GetStats):
@@ -556,6 +652,7 @@ async def _dispatch(host: Host, msg: Any) -> Any:
             up={p: not link.closed for p, link in host.out.items()},
             written={p: link.written for p, link in host.out.items()},
             written_in={p: link.written for p, link in host.incoming.items()},
+            opened_lengths={m: tuple(sorted(v)) for m, v in host.lengths.items()},
         )
     raise ValueError(f"not an operation of a node host: {type(msg).__name__}")
 
