@@ -12,7 +12,7 @@ import importlib.util
 
 #: Module file (relative to this folder) -> the top-level import it needs, and the extra.
 NEEDS_EXTRA: dict[str, tuple[str, str]] = {
-    "src/crowdhide/engine/ray_backend.py": ("ray", "ray"),
+    "src/crowdhide/backends/ray.py": ("ray", "ray"),
 }
 
 collect_ignore = [

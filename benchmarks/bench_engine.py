@@ -173,7 +173,7 @@ def one(sources: int, mode: str) -> dict[str, Any]:
             "execute_rss_mb": 0.0,
             "worker_rss_mb": 0.0,
         }
-    from crowdhide.engine import execute
+    from crowdhide.backends import execute
     from crowdhide.plans import protect
     from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan
 
@@ -185,7 +185,7 @@ def one(sources: int, mode: str) -> dict[str, Any]:
     backend: Any = "local"
     startup = 0.0
     if mode == "ray":
-        from crowdhide.engine.ray_backend import RayBackend, start_ray
+        from crowdhide.backends.ray import RayBackend, start_ray
 
         lines = Path("/proc/net/dev").read_text(encoding="utf-8").splitlines()[2:]
         interfaces = sorted(line.split(":")[0].strip() for line in lines)  # this namespace's

@@ -26,7 +26,7 @@ LAYERS: dict[str, int] = {
     "audit": 4,
     "netdp": 4,
     "engine": 5,
-    "net": 6,
+    "backends": 6,
     "plans": 7,
     "protocols": 8,
     "report": 9,
@@ -39,7 +39,12 @@ LAYERS: dict[str, int] = {
 
 #: Third-party packages that only these modules may import (anywhere in the module).
 CONFINED = {
-    "ray": {"engine/ray_backend.py"},
+    "ray": {"backends/ray.py"},
+    # Nothing crosses a process or network boundary as a pickle: the local backend's spill
+    # files are read back by the process that wrote them; node hosts get signed plan
+    # documents naming their programs (crowdhide.engine.document), never code.
+    "pickle": {"backends/local.py"},
+    "cloudpickle": set(),
 }
 
 
@@ -116,3 +121,23 @@ def test_the_guard_sees_violations() -> None:
     found = _violations(SRC / "engine" / "probe.py", source)
     assert any("crowdhide.plans" in v for v in found)
     assert any("private" in v for v in found)
+
+
+#: Backend implementations: only the backends wing itself imports them (``make_backend``
+#: in ``backends/__init__.py`` is the one place that chooses a backend by name).
+IMPLEMENTATIONS = (
+    "crowdhide.backends.local",
+    "crowdhide.backends.ray",
+    "crowdhide.backends.tls.backend",
+)
+
+
+def test_backends_are_chosen_in_one_place() -> None:
+    outside = {
+        str(p.relative_to(SRC)): sorted(
+            n for n in _imports(p) if any(n == m or n.startswith(f"{m}.") for m in IMPLEMENTATIONS)
+        )
+        for p in _modules()
+        if _owner(p) != "backends"
+    }
+    assert {k: v for k, v in outside.items() if v} == {}

@@ -126,3 +126,11 @@ class UnmetTargetError(CrowdhideError, ValueError):
 
 class BudgetExceededError(CrowdhideError, ValueError):
     """A run would take a population past its privacy budget; it was refused before sending."""
+
+
+class RoundOverrunError(CrowdhideError):
+    """A round of a tls run took longer than its fixed length (CLI exit code 4).
+
+    Rounds have a fixed length so that their timing on the wire does not depend on the data;
+    an overrun is reported, never absorbed by stretching the round.
+    """

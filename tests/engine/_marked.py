@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide.engine.library import named
 from crowdhide.engine.plan import ExecutionPlan, PlanBuilder, protect
 
 SOURCES = 300
@@ -18,17 +17,15 @@ def markers() -> npt.NDArray[np.int64]:
     return np.int64(0x3E5A_71C9_0000_0000) + np.arange(SOURCES, dtype=np.int64) * 0x1_0001 + 7
 
 
-def _total(inbox: Any, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
-    got = inbox.only("S->C")
-    return {"total": np.bincount(got.target, weights=got.gather("x") % 1000, minlength=4)}
-
-
 def marked_plan(*, protected: bool) -> ExecutionPlan:
     """Sources with a marker column ``x`` sum it per compute node (optionally protected)."""
     b = PlanBuilder()
     b.sources("S", {"g": np.arange(SOURCES) % 4, "x": markers()})
-    b.compute("C", size=4, process=_total)
-    b.route("S", "C", by=lambda s: s["g"])
+    # named programs (not closures): the plan can travel as data to node hosts
+    b.compute(
+        "C", size=4, process=named("compute.sum", route="S->C", column="x", size=4, modulo=1000)
+    )
+    b.route("S", "C", by=named("route.column", column="g"))
     plan = b.build()
     return protect(plan, sigma=0.5, per_scrambler=10, dummies=5) if protected else plan
 

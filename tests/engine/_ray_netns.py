@@ -41,7 +41,7 @@ def host(address: str) -> str:
 def main(path: Path) -> None:
     import ray
 
-    from crowdhide.engine.ray_backend import start_ray
+    from crowdhide.backends.ray import start_ray
     from tests.engine._workloads import WORKLOADS
 
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True, check=True)

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from crowdhide._json import jsonable as _jsonable
-from crowdhide.engine import Execution, Transcript, execute
+from crowdhide.backends import execute
+from crowdhide.engine import Execution, Transcript
 
 BLOCK = 997  # small blocks: every source group spans several blocks and shards
 SEED = 5

@@ -11,7 +11,8 @@ import pytest
 
 from crowdhide.accounting import DiscretePairCurve
 from crowdhide.accounting.scrambler import local_randomizer_epsilon
-from crowdhide.engine import Inbox, LocalBackend, Transcript, execute
+from crowdhide.backends import LocalBackend, execute
+from crowdhide.engine import Inbox, Transcript
 from crowdhide.plans import PlanBuilder, protect
 from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan, compare, exact_answer
 from crowdhide.plans.data import synth_aggregate

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from crowdhide.engine import execute
+from crowdhide.backends import execute
 from crowdhide.plans import PlanBuilder, protect
 from crowdhide.plans.certify import LocalBoundAccountant, certify
 

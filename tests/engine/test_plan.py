@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from crowdhide.engine import execute
+from crowdhide.backends import execute
 from crowdhide.plans import PlanBuilder, compose_along_paths, protect
 from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan
 from crowdhide.plans.certify import LocalBoundAccountant, certify

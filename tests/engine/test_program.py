@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from crowdhide.engine import Execution, Inbox, LocalBackend, execute
+from crowdhide.backends import LocalBackend, execute
+from crowdhide.engine import Execution, Inbox
 from crowdhide.engine.plan import ExecutionPlan, NodeGroup, PlanBuilder, protect
 
 SOURCES = 5000

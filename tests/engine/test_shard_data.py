@@ -17,7 +17,8 @@ import cloudpickle
 import numpy as np
 import pytest
 
-from crowdhide.engine import Job, execute
+from crowdhide.backends import execute
+from crowdhide.engine import Job
 from tests.engine._marked import BLOCK, SOURCES, marked_plan, rows_in, rows_of
 
 
@@ -99,7 +100,7 @@ def test_ray_actors_receive_only_their_blocks(
     monkeypatch: pytest.MonkeyPatch, protected: bool
 ) -> None:
     pytest.importorskip("ray")
-    from crowdhide.engine import ray_backend
+    from crowdhide.backends import ray as ray_backend
 
     received: list[bytes] = []
     monkeypatch.setattr(ray_backend, "ray", _stand_in(received))

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crowdhide.engine import Block, BlockState, OutOfBlockError, block_rng, execute
+from crowdhide.backends import execute
+from crowdhide.engine import Block, BlockState, OutOfBlockError, block_rng
 from crowdhide.plans import PlanBuilder, protect
 from tests.engine._workloads import WORKLOADS
 
@@ -89,7 +90,7 @@ def test_deliveries_carry_declared_columns_only() -> None:
 
 
 def test_spilled_mail_and_transcript_change_nothing() -> None:
-    from crowdhide.engine import LocalBackend
+    from crowdhide.backends import LocalBackend
     from crowdhide.engine.executor import TrafficSink
 
     b = PlanBuilder().sources("S", {"g": np.arange(3000) % 7, "v": np.arange(3000) * 0.5})

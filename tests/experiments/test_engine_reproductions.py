@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crowdhide.engine import execute
+from crowdhide.backends import execute
 from crowdhide.experiments.registry import ExperimentResult, run_experiment
 from crowdhide.plans import protect
 from crowdhide.plans.data import load_kmeans_data, synth_kmeans

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from crowdhide.net.backend import TlsBackend
+from crowdhide.backends.tls.backend import TlsBackend
+from crowdhide.engine.library import named
 from crowdhide.plans import PlanBuilder, protect
 from crowdhide.plans.model import ExecutionPlan
 
@@ -28,9 +29,9 @@ def small_plan(*, protected: bool) -> ExecutionPlan:
     b.compute(
         "C",
         size=4,
-        process=lambda inbox, rng: {"count": np.bincount(inbox.only("S->C").target, minlength=4)},
+        process=named("compute.count", route="S->C", size=4),  # plans travel as data
     )
-    b.route("S", "C", by=lambda s: s["g"])
+    b.route("S", "C", by=named("route.column", column="g"))
     plan = b.build()
     return protect(plan, sigma=0.5, per_scrambler=10, dummies=5) if protected else plan
 

@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from crowdhide.engine import execute
-from crowdhide.net._control import Channel
-from crowdhide.net.backend import host_of_block
+from crowdhide.backends import execute
+from crowdhide.backends.tls._control import Channel
+from crowdhide.backends.tls.backend import host_of_block
+from crowdhide.backends.tls.control import LoadJob, encode
 from tests.engine._marked import BLOCK, SOURCES, marked_plan, rows_in, rows_of
 
 pytestmark = pytest.mark.net
@@ -24,14 +25,14 @@ def test_hosts_receive_only_their_blocks(
     send = Channel.send
 
     def spy(self: Channel, message: Any) -> None:
-        if isinstance(message, dict) and message.get("op") == "job":
-            shipped[self.name] = message["job"]
+        if isinstance(message, LoadJob):
+            shipped[self.name] = encode(message)  # every byte on the host's control pipe
         send(self, message)
 
     monkeypatch.setattr(Channel, "send", spy)
     plan = marked_plan(protected=protected)
     local = execute(plan, rng=3, block_size=BLOCK)
-    run = execute(plan, rng=3, block_size=BLOCK, backend=backends(hosts=3))
+    run = execute(plan, rng=3, block_size=BLOCK, backend=backends(hosts=3, placement="modulo"))
     np.testing.assert_array_equal(run.states["C"]["total"], local.states["C"]["total"])
     assert run.routes == local.routes
     assert sorted(shipped) == ["host0", "host1", "host2"]

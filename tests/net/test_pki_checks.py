@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from crowdhide.backends.tls.pki import check_credentials, make_pki
 from crowdhide.errors import DataError
-from crowdhide.net.pki import check_credentials, make_pki
 from tests.cli_helpers import run_cli
 
 PLAN = """

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from crowdhide.audit import link_attack, transcript_link_counts, wire_link_counts
-from crowdhide.engine import execute
+from crowdhide.backends import execute
+from crowdhide.engine.library import named
 from crowdhide.plans import PlanBuilder, protect
 from crowdhide.plans.certify import certify
 from crowdhide.plans.model import ExecutionPlan
@@ -26,9 +27,9 @@ def neighbour_plan(*, target: int, protected: bool) -> ExecutionPlan:
     b.compute(
         "C",
         size=4,
-        process=lambda inbox, rng: {"count": np.bincount(inbox.only("S->C").target, minlength=4)},
+        process=named("compute.count", route="S->C", size=4),  # plans travel as data
     )
-    b.route("S", "C", by=lambda s: s["g"])
+    b.route("S", "C", by=named("route.column", column="g"))
     plan = b.build()
     return protect(plan, sigma=0.5, per_scrambler=10, dummies=4) if protected else plan
 
@@ -44,7 +45,7 @@ def _counts(plan: ExecutionPlan, seed: int) -> np.ndarray:
 @pytest.mark.parametrize("protected", [False, True])
 def test_the_captured_wire_shows_exactly_the_transcript_per_link(backends, protected) -> None:
     plan = neighbour_plan(target=1, protected=protected)
-    backend = backends(hosts=HOSTS, observe=True)
+    backend = backends(hosts=HOSTS, observe=True, placement="modulo")
     run = execute(plan, rng=4, backend=backend, block_size=1)
     t = run.transcript
     wire = wire_link_counts(backend.wire().records, frame_record=backend.frame + 17, hosts=HOSTS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crowdhide.engine import execute
+from crowdhide.backends import execute
 from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan, compare, exact_answer
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from crowdhide.engine import execute
+from crowdhide.backends import execute
 from crowdhide.plans import protect
 from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan, exact_answer
 from crowdhide.plans.estimates import (

@@ -11,7 +11,7 @@ import pytest
 from crowdhide.accounting.countermeasure_costs import Constraints, route_costs
 from crowdhide.accounting.scrambler import local_randomizer_epsilon as local_sampling_epsilon
 from crowdhide.accounting.statement import PrivacyStatement
-from crowdhide.engine import execute
+from crowdhide.backends import execute
 from crowdhide.plans import protect
 from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan
 from crowdhide.plans.certify import (

@@ -11,7 +11,7 @@ import numpy.typing as npt
 import pytest
 from scipy.stats import chisquare
 
-from crowdhide.engine import execute
+from crowdhide.backends import execute
 from crowdhide.plans import PlanBuilder, protect
 from crowdhide.plans.model import compose_along_paths
 from crowdhide.protocols import (

@@ -74,10 +74,18 @@ def transcript_link_counts(
     groups: Mapping[str, tuple[int, int]],
     block_size: int,
     hosts: int,
+    node_hosts: npt.ArrayLike | None = None,
 ) -> IntArray:
-    """Messages per host pair of a transcript: what :func:`wire_link_counts` would show."""
-    a = host_of_nodes(source, groups=groups, block_size=block_size, hosts=hosts)
-    b = host_of_nodes(target, groups=groups, block_size=block_size, hosts=hosts)
+    """Messages per host pair of a transcript: what :func:`wire_link_counts` would show.
+
+    ``node_hosts`` (the host of every global node id, e.g. from the tls backend's placement)
+    replaces the node map "block ``b`` on host ``b mod H``"."""
+    if node_hosts is not None:
+        where = np.asarray(node_hosts, dtype=np.int64)
+        a, b = where[np.asarray(source, dtype=np.int64)], where[np.asarray(target, dtype=np.int64)]
+    else:
+        a = host_of_nodes(source, groups=groups, block_size=block_size, hosts=hosts)
+        b = host_of_nodes(target, groups=groups, block_size=block_size, hosts=hosts)
     out = np.zeros((hosts, hosts), dtype=np.int64)
     np.add.at(out, (a, b), 1)
     return out

@@ -55,10 +55,14 @@ EXIT_BUG = 1
 EXIT_USAGE = 2
 #: A run, plan or calibration certifies less privacy than its target (see ``--allow-unmet``).
 EXIT_UNMET = 3
+#: A tls run's round did not fit its fixed length (``--round-seconds``): reported, never
+#: absorbed by stretching the round.
+EXIT_OVERRUN = 4
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 success · 2 invalid input (one line naming the option) · "
-    "3 privacy target not met (pass --allow-unmet to exit 0) · 1 bug in crowdhide "
+    "3 privacy target not met (pass --allow-unmet to exit 0) · 4 a tls round overran "
+    "its fixed length (raise --round-seconds) · 1 bug in crowdhide "
     "(traceback; please report it)."
 )
 

@@ -1,4 +1,11 @@
-"""``crowdhide net pki --hosts H --out DIR``: credentials of a run over mutual TLS."""
+"""``crowdhide net ...``: credentials of runs over mutual TLS.
+
+* ``net pki --hosts H --out DIR`` — a CA and every host's key and certificate in one folder
+  (one machine, the driver starts the hosts);
+* enrolment of nodes that keep their own keys (``crowdhide node init`` writes a card):
+  ``net ca init --out CA``, ``net ca sign --ca CA CARD``, ``net directory --ca CA --out
+  DIRECTORY.toml CARD...`` (a directory of the nodes signed with the CA key).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ import typer
 
 from crowdhide.cli._options import check_output_dir, int_option, output_path
 from crowdhide.cli._output import JsonFlag, emit
+from crowdhide.errors import OutputPathError
 
 __all__ = ["register"]
 
@@ -31,7 +39,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonFlag = False,
     ) -> None:
         """Write a CA and one ECDSA P-256 certificate per node host (keys mode 0600)."""
-        from crowdhide.net.pki import make_pki
+        from crowdhide.backends.tls.pki import make_pki
 
         result = make_pki(hosts=hosts, out=check_output_dir(out), days=days, overwrite=force)
         emit(
@@ -45,4 +53,55 @@ def register(app: typer.Typer) -> None:
             },
             as_json=as_json,
             title="PKI written (private keys mode 0600)",
+        )
+
+    ca_app = typer.Typer(help="A CA that signs nodes' certificate requests.", no_args_is_help=True)
+    net_app.add_typer(ca_app, name="ca")
+
+    @ca_app.command("init")
+    def ca_init(
+        out: Annotated[Path, typer.Option("--out", help="CA folder to write.")] = Path("ca"),
+        days: Annotated[int, int_option("--days", "Validity in days.", low=1, high=3650)] = 365,
+        as_json: JsonFlag = False,
+    ) -> None:
+        """Write a CA certificate and key (key mode 0600)."""
+        from crowdhide.backends.tls.pki import make_ca
+
+        if (out / "ca.key").exists():
+            raise OutputPathError(f"--out already holds a CA key, got {str(out)!r}")
+        cert = make_ca(out=check_output_dir(out), days=days)
+        emit({"ca": str(cert), "key": str(out / "ca.key")}, as_json=as_json, title="CA written")
+
+    @ca_app.command("sign")
+    def ca_sign(
+        card: Annotated[Path, typer.Argument(help="card.json written by `crowdhide node init`.")],
+        ca: Annotated[Path, typer.Option("--ca", help="CA folder (`net ca init`).")] = Path("ca"),
+        days: Annotated[int, int_option("--days", "Validity in days.", low=1, high=3650)] = 365,
+        as_json: JsonFlag = False,
+    ) -> None:
+        """Sign a node's certificate request; the certificate goes back to the node."""
+        from crowdhide.backends.tls.enrol import ca_sign as sign
+
+        cert = sign(ca, card, days=days)
+        emit({"certificate": str(cert), "card": str(card)}, as_json=as_json, title="signed")
+
+    @net_app.command("directory")
+    def directory(
+        cards: Annotated[list[Path], typer.Argument(help="Cards of the enrolled nodes.")],
+        ca: Annotated[Path, typer.Option("--ca", help="CA folder (`net ca init`).")] = Path("ca"),
+        out: Annotated[Path, typer.Option("--out", help="Directory file to write.")] = Path(
+            "directory.toml"
+        ),
+        as_json: JsonFlag = False,
+    ) -> None:
+        """Write the nodes' directory (id, address, certificate fingerprint, sealing key),
+        signed with the CA key."""
+        from crowdhide.backends.tls.enrol import load_directory, make_directory
+
+        path = make_directory(ca, cards, out=out)
+        entries = load_directory(path, ca=ca / "ca.pem").entries
+        emit(
+            {"directory": str(path), "nodes": [f"{e.node} {e.address}" for e in entries]},
+            as_json=as_json,
+            title="directory written (signed by the CA)",
         )

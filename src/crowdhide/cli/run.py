@@ -87,8 +87,23 @@ OnMissingOption = Annotated[
     str | None,
     typer.Option("--on-missing", help="tls: fail | report lost contributions (default fail)."),
 ]
+RoundSecondsOption = Annotated[
+    float | None,
+    real_option(
+        "--round-seconds",
+        "tls: fixed length of a round (default: [run] round_seconds, else from the plan).",
+        low=0.05,
+        high=3600.0,
+    ),
+]
 PkiOption = Annotated[
     Path | None, typer.Option("--pki", help="tls: directory from `crowdhide net pki`.")
+]
+PlacementOption = Annotated[
+    str | None,
+    typer.Option(
+        "--placement", help="tls: spread (default: small groups on different hosts) | modulo."
+    ),
 ]
 BlockSizeOption = Annotated[
     int | None,
@@ -111,7 +126,9 @@ def run_command(
     hosts: HostsOption = None,
     on_missing: OnMissingOption = None,
     pki: PkiOption = None,
+    placement: PlacementOption = None,
     block_size: BlockSizeOption = None,
+    round_seconds: RoundSecondsOption = None,
 ) -> None:
     """Run a decentralized query with DP countermeasures; write result, transcript, plots.
 
@@ -125,7 +142,11 @@ def run_command(
     from crowdhide.plans.spec import load_spec
     from crowdhide.report.html import run_with_html
 
-    network = _network(backend, hosts, on_missing, pki)
+    network = _network(backend, hosts, on_missing, pki, placement)
+    if round_seconds is not None:
+        if network is None:
+            raise ValueError(f"--round-seconds applies to --backend tls only, got {round_seconds}")
+        network["round_seconds"] = round_seconds
     if ledger is not None:
         check_output_file(ledger, option="--ledger")
     spec = load_spec(plan_file)
@@ -170,7 +191,11 @@ def register(app: typer.Typer) -> None:
 
 
 def _network(
-    backend: str | None, hosts: int | None, on_missing: str | None, pki: Path | None
+    backend: str | None,
+    hosts: int | None,
+    on_missing: str | None,
+    pki: Path | None,
+    placement: str | None,
 ) -> dict[str, Any] | None:
     """Options of the tls backend, or ``None`` for the engine's own backends (which refuse
     the tls options rather than ignore them)."""
@@ -178,8 +203,15 @@ def _network(
         raise ValueError(f"backend must be one of ('local', 'ray', 'tls'), got {backend!r}")
     if on_missing not in (None, "fail", "report"):
         raise ValueError(f"--on-missing must be 'fail' or 'report', got {on_missing!r}")
+    if placement is not None and placement not in ("spread", "modulo"):
+        raise ValueError(f"--placement must be 'spread' or 'modulo', got {placement!r}")
     if backend != "tls":
-        given = {"--hosts": hosts, "--on-missing": on_missing, "--pki": pki}
+        given = {
+            "--hosts": hosts,
+            "--on-missing": on_missing,
+            "--pki": pki,
+            "--placement": placement,
+        }
         for option, value in given.items():
             if value is not None:
                 used = f"--backend {backend}" if backend else "the plan file's [run] backend"
@@ -191,7 +223,7 @@ def _network(
         raise ValueError(f"--hosts must be in [1, 256], got {hosts}")
     if pki is not None and not (pki / "ca.pem").is_file():
         raise ValueError(f"--pki must be a directory written by `crowdhide net pki`, got {pki}")
-    return {"hosts": hosts, "on_missing": on_missing, "pki": pki}
+    return {"hosts": hosts, "on_missing": on_missing, "pki": pki, "placement": placement}
 
 
 def _print(report: RunReport) -> None:

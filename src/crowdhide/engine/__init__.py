@@ -1,13 +1,8 @@
-"""Sharded execution of plans: node programs on blocks, backends, the observer's transcript."""
+"""Sharded execution of plans: node programs on blocks, the backend contract, the observer's
+transcript (the backends themselves live in :mod:`crowdhide.backends`)."""
 
-from crowdhide.engine.backend import (
-    DEFAULT_BLOCK_SIZE,
-    Backend,
-    BlockReport,
-    Job,
-    LocalBackend,
-)
-from crowdhide.engine.executor import Execution, RouteStats, execute, make_backend, seed_of
+from crowdhide.engine.backend import DEFAULT_BLOCK_SIZE, Backend, BlockReport, Job
+from crowdhide.engine.executor import Execution, RouteStats, execute, seed_of
 from crowdhide.engine.messages import (
     Block,
     BlockState,
@@ -30,14 +25,12 @@ __all__ = [
     "Execution",
     "Inbox",
     "Job",
-    "LocalBackend",
     "MessageBatch",
     "OutOfBlockError",
     "RouteStats",
     "Transcript",
     "block_rng",
     "execute",
-    "make_backend",
     "seed_of",
     "split",
     "step",

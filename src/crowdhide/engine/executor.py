@@ -27,19 +27,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide._extras import require
 from crowdhide._validation import check_bool, check_int
-from crowdhide.engine.backend import (
-    DEFAULT_BLOCK_SIZE,
-    Backend,
-    BlockReport,
-    Job,
-    LocalBackend,
-)
+from crowdhide.engine.backend import DEFAULT_BLOCK_SIZE, Backend, BlockReport, Job
 from crowdhide.engine.messages import Transcript
 from crowdhide.engine.plan import ExecutionPlan, State
 
-__all__ = ["Execution", "RouteStats", "execute", "make_backend", "seed_of"]
+__all__ = ["Execution", "RouteStats", "execute", "seed_of"]
 
 ProgressCallback = Callable[[int, int, str], None]
 
@@ -107,16 +100,15 @@ def seed_of(rng: np.random.Generator | int | None) -> int:
 def execute(
     plan: ExecutionPlan,
     *,
+    backend: Backend,
     rng: np.random.Generator | int | None = None,
-    backend: Backend | str | None = None,
     shards: int = 1,
     block_size: int = DEFAULT_BLOCK_SIZE,
-    address: str | None = None,
     keep: Collection[str] | None = None,
     keep_sources: bool = False,
     progress: ProgressCallback | None = None,
 ) -> Execution:
-    """Run ``plan`` round by round on ``backend`` (default: the local streaming backend).
+    """Run ``plan`` round by round on ``backend``.
 
     Parameters
     ----------
@@ -126,13 +118,13 @@ def execute(
         Seed (int >= 0) of the counter-based randomness; a Generator contributes one draw;
         ``None`` draws fresh entropy.
     backend
-        A :class:`~crowdhide.engine.backend.Backend`, or ``"local"`` / ``"ray"``.
+        A :class:`~crowdhide.engine.backend.Backend` (:func:`crowdhide.backends.make_backend`
+        chooses one by name; :func:`crowdhide.backends.execute` runs this with it). The
+        engine never chooses a backend itself, so it imports none.
     shards
         Shards (Ray: actors, about one per core); never changes the result.
     block_size
         Nodes per block (unit of execution and of randomness; part of the seed's meaning).
-    address
-        Ray only: address of an existing cluster (default: start Ray on this machine).
     keep
         Groups whose final state to return (default: every non-source group).
     keep_sources
@@ -143,24 +135,25 @@ def execute(
     Examples
     --------
     >>> import numpy as np
+    >>> from crowdhide.backends.local import LocalBackend
     >>> from crowdhide.engine.plan import PlanBuilder, protect
+    >>> local = LocalBackend()
     >>> b = PlanBuilder()
     >>> _ = b.sources("S", {"g": np.arange(100) % 4})
     >>> _ = b.compute("C", size=4, process=lambda inbox, rng: {
     ...     "count": np.bincount(inbox.only("S->C").target, minlength=4)})
     >>> _ = b.route("S", "C", by=lambda s: s["g"])
-    >>> run = execute(b.build(), rng=0)
+    >>> run = execute(b.build(), backend=local, rng=0)
     >>> run.states["C"]["count"].tolist(), len(run.transcript)
     ([25, 25, 25, 25], 100)
-    >>> safe = execute(protect(b.build(), sigma=0.5, per_scrambler=10, dummies=5), rng=0)
+    >>> plan = protect(b.build(), sigma=0.5, per_scrambler=10, dummies=5)
+    >>> safe = execute(plan, backend=local, rng=0)
     >>> int(safe.states["C"]["count"].sum()) == safe.routes["S->C"].real_delivered
     True
     >>> len(safe.transcript) == 100 + 100 + 10 * 5
     True
-    >>> three = execute(protect(b.build(), sigma=0.5, per_scrambler=10, dummies=5), rng=0,
-    ...                 shards=3, block_size=16)
-    >>> sixteen = execute(protect(b.build(), sigma=0.5, per_scrambler=10, dummies=5), rng=0,
-    ...                   block_size=16)
+    >>> three = execute(plan, backend=local, rng=0, shards=3, block_size=16)
+    >>> sixteen = execute(plan, backend=local, rng=0, block_size=16)
     >>> bool((three.transcript.target == sixteen.transcript.target).all())
     True
     """
@@ -170,7 +163,12 @@ def execute(
     sources = check_bool("keep_sources", keep_sources)
     every = {g.name for g in plan.groups if g.role != "source" or sources}
     kept = set(keep) if keep is not None else every
-    transport = _transport(backend, address)
+    if not isinstance(backend, Backend):
+        raise TypeError(
+            "backend must be a Backend object (crowdhide.backends.make_backend chooses one "
+            f"by name), got {backend!r}"
+        )
+    transport = backend
     total = sum(g.size for g in plan.groups)
     if total >= 2**31:
         raise ValueError(f"a plan must have fewer than 2**31 nodes, got {total}")
@@ -184,40 +182,6 @@ def execute(
     finally:
         transport.close()
     return collector.finish(getattr(transport, "name", type(transport).__name__))
-
-
-def make_backend(name: str, *, address: str | None = None) -> Backend:
-    """A backend by name: ``"local"`` or ``"ray"`` (``address``: an existing Ray cluster).
-
-    It lives here, above every backend module, so that no backend imports another (the
-    Ray backend builds on the contract in :mod:`crowdhide.engine.backend`).
-
-    Examples
-    --------
-    >>> make_backend("local").name
-    'local'
-    >>> make_backend("spark")
-    Traceback (most recent call last):
-    ...
-    ValueError: backend must be 'local' or 'ray', got 'spark'
-    """
-    if name == "local":
-        if address is not None:
-            raise ValueError(f"address applies to backend 'ray' only, got {address!r}")
-        return LocalBackend()
-    if name == "ray":
-        require("ray", purpose="backend 'ray'")  # MissingExtraError names the extra
-        from crowdhide.engine.ray_backend import RayBackend
-
-        backend: Backend = RayBackend(address=address)
-        return backend
-    raise ValueError(f"backend must be 'local' or 'ray', got {name!r}")
-
-
-def _transport(backend: Backend | str | None, address: str | None) -> Backend:
-    if backend is None or isinstance(backend, str):
-        return make_backend(backend or "local", address=address)
-    return backend
 
 
 def _run_rounds(

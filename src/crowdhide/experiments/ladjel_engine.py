@@ -165,7 +165,7 @@ def _plot(
 
 def _engine_check(quick: bool) -> dict[str, Any]:
     """Execute one Fig. 8(a) configuration and compare messages with the cost formula."""
-    from crowdhide.engine import execute
+    from crowdhide.backends import execute
     from crowdhide.plans import protect
     from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan
     from crowdhide.plans.data import synth_aggregate

@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_int
-from crowdhide.engine.messages import NODE, Inbox
+from crowdhide.engine.library import named
 from crowdhide.plans.model import ExecutionPlan, PlanBuilder
 
 __all__ = [
@@ -339,7 +339,8 @@ def aggregate_plan(
         Public domain of each grouping column. Missing ones are read from the data (then
         the domain itself is assumed public, as in the paper).
     message_size
-        Bytes per message on the wire.
+        Bytes per message on the wire; a compute node's message to the result node is at
+        least its largest possible partial aggregate (``⌈domain / C⌉`` keys).
 
     Examples
     --------
@@ -347,7 +348,7 @@ def aggregate_plan(
     >>> t = {"A": np.array([1, 2, 2, 3]), "I": np.array([1.0, 2.0, 4.0, 8.0])}
     >>> q = AggregateQuery.from_sql("SELECT A, AVG(I) FROM D GROUP BY A")
     >>> setup = aggregate_plan(t, q, compute_nodes=2)
-    >>> from crowdhide.engine import execute
+    >>> from crowdhide.backends import execute
     >>> run = execute(setup.plan, rng=0)
     >>> [(r["A"], r["avg(I)"]) for r in setup.result_rows(run.states["R"])]
     [(1, 1.0), (2, 3.0), (3, 8.0)]
@@ -381,21 +382,31 @@ def aggregate_plan(
         builder.compute(
             f"C{g}",
             size=nodes,
-            process=_compute_process(g, query, f"S->C{g}", universes[g]),
-            combine=_combine_partials,  # partial aggregates merge: a compute block streams
+            process=named(
+                "aggregate.compute",
+                g=g,
+                columns=list(query.numeric_columns),
+                route=f"S->C{g}",
+                universe=universes[g],
+            ),
+            combine=named("aggregate.combine"),  # partial aggregates merge: a block streams
         )
-    builder.result("R", process=_result_process(len(sizes)))
+    builder.result("R", process=named("aggregate.result", sets=len(sizes)))
     for g in range(len(sizes)):
         builder.route(
             "S",
             f"C{g}",
-            by=_router(g, sizes[g], universes[g]),
+            by=named("aggregate.router", g=g, nodes=sizes[g], universe=universes[g]),
             message_size=message_size,
             columns=(f"__key{g}", *query.numeric_columns),
         )
         routes.append(f"S->C{g}")
-    for g in range(len(sizes)):
-        builder.route(f"C{g}", "R", kind="fixed", message_size=message_size)
+    # A compute node sends its partial aggregates (the keys of its part of the domain that
+    # occur) in one message: size it for a full part, so no data set makes it overflow.
+    record = 16 + 32 * len(query.numeric_columns)  # key, count; sum, sumsq, min, max each
+    for g, nodes in enumerate(sizes):
+        full = -(-universes[g] // nodes) * record
+        builder.route(f"C{g}", "R", kind="fixed", message_size=max(message_size, full))
     return AggregateSetup(
         plan=builder.build(), query=query, domains=tuple(all_domains), routes=tuple(routes)
     )
@@ -441,94 +452,6 @@ def _check_sums_fit(column: str, values: npt.NDArray[np.float64]) -> None:
             f"(largest |value| {float(magnitude.max()):.3g} over {len(values)} rows; "
             f"values up to {safe:.3g} in magnitude always fit)"
         )
-
-
-def _router(g: int, nodes: int, universe: int) -> Any:
-    """Compute node owning a key: the key domain is cut into ``nodes`` contiguous parts."""
-
-    def by(state: Mapping[str, npt.NDArray[Any]]) -> npt.NDArray[np.int64]:
-        return np.asarray(state[f"__key{g}"], dtype=np.int64) * nodes // universe
-
-    return by
-
-
-def _compute_process(g: int, query: AggregateQuery, route: str, universe: int) -> Any:
-    def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
-        delivery = inbox.only(route)
-        keys = delivery.gather(f"__key{g}")
-        present: npt.NDArray[np.intp]
-        owner: npt.NDArray[np.integer[Any]]
-        if universe <= 4 * len(keys) + (1 << 20):
-            # Codes are < universe: aggregate by code directly (no sort of the messages).
-            slot = keys.astype(np.intp)
-            size = universe
-            counts = np.bincount(slot, minlength=size)
-            present = np.flatnonzero(counts)
-            node = np.zeros(size, dtype=np.int64)
-            node[slot] = delivery.target  # all messages of one key went to one node
-            key, owner = present, node[present]
-        else:
-            key, index, slot = np.unique(keys, return_index=True, return_inverse=True)
-            size = len(key)
-            counts = np.bincount(slot, minlength=size)
-            present = np.arange(size)
-            owner = delivery.target[index]
-        out: dict[str, npt.NDArray[Any]] = {
-            NODE: owner,  # each key's partial aggregate stays at its node
-            "key": np.asarray(key, dtype=np.int64),
-            "count": counts[present],
-        }
-        for column in query.numeric_columns:
-            values = delivery.gather(column).astype(np.float64)
-            out[f"sum:{column}"] = np.bincount(slot, weights=values, minlength=size)[present]
-            # Squares too: the estimates' variance (crowdhide.plans.estimates) needs them.
-            out[f"sumsq:{column}"] = np.bincount(slot, weights=values * values, minlength=size)[
-                present
-            ]
-            low = np.full(size, np.inf)
-            high = np.full(size, -np.inf)
-            np.minimum.at(low, slot, values)
-            np.maximum.at(high, slot, values)
-            out[f"min:{column}"] = low[present]
-            out[f"max:{column}"] = high[present]
-        return out
-
-    return process
-
-
-def _combine_partials(partials: Sequence[Mapping[str, npt.NDArray[Any]]]) -> dict[str, Any]:
-    """Merge partial aggregates of disjoint message sets (rows sorted by key, as computed)."""
-    if len(partials) == 1:
-        return dict(partials[0])
-    key, slot = np.unique(np.concatenate([p["key"] for p in partials]), return_inverse=True)
-    out: dict[str, npt.NDArray[Any]] = {"key": key}
-    for name in partials[0]:
-        if name == "key":
-            continue
-        values = np.concatenate([p[name] for p in partials])
-        if name == NODE:
-            merged = np.zeros(len(key), dtype=values.dtype)
-            merged[slot] = values  # a key lives at one node
-        elif name.startswith(("min:", "max:")):
-            merged = np.full(len(key), np.inf if name.startswith("min:") else -np.inf)
-            (np.minimum if name.startswith("min:") else np.maximum).at(merged, slot, values)
-        else:
-            merged = np.bincount(slot, weights=values, minlength=len(key))
-            if name == "count":
-                merged = merged.astype(values.dtype)
-        out[name] = merged
-    return {name: out[name] for name in partials[0]}
-
-
-def _result_process(sets: int) -> Any:
-    def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for g in range(sets):
-            delivery = inbox.only(f"C{g}->R")
-            out[f"set{g}"] = {name: delivery.gather(name) for name in delivery.columns}
-        return out
-
-    return process
 
 
 def exact_answer(

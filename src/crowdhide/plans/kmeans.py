@@ -23,19 +23,12 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_int
-from crowdhide.engine.messages import NODE, Delivery, Inbox
+from crowdhide.engine.library import named, nearest
 from crowdhide.plans.model import ExecutionPlan, PlanBuilder
 
 __all__ = ["KmeansSetup", "kmeans_plan", "nearest", "rand_index"]
 
 FloatArray = npt.NDArray[np.float32]
-
-
-def nearest(points: FloatArray, centroids: FloatArray) -> npt.NDArray[np.int64]:
-    """Index of the nearest centroid of each point (squared Euclidean distance)."""
-    cross = points @ centroids.T
-    distance = (centroids * centroids).sum(axis=1)[None, :] - 2.0 * cross
-    return np.asarray(np.argmin(distance, axis=1), dtype=np.int64)
 
 
 def rand_index(labels_true: npt.ArrayLike, labels_pred: npt.ArrayLike) -> float:
@@ -104,7 +97,7 @@ def kmeans_plan(
     Examples
     --------
     >>> from crowdhide.plans.data import synth_kmeans
-    >>> from crowdhide.engine import execute
+    >>> from crowdhide.backends import execute
     >>> X, y = synth_kmeans(rows=300, dim=2, clusters=3, rng=0)
     >>> setup = kmeans_plan(X, k=3, iterations=5, rng=0)
     >>> run = execute(setup.plan, rng=0)
@@ -122,21 +115,24 @@ def kmeans_plan(
     b = PlanBuilder()
     routes: list[str] = []
     for i in range(I):
-        b.sources(f"src@{i}", {"x": X}, device="S", process=_source_process(i, initial))
-        b.compute(f"centroids@{i}", size=K, process=_centroid_process(i, initial))
-    b.result("R", process=_result_process(I - 1))
+        # Named programs (the plan travels as data); the initial centroids are parameters.
+        start = initial.tolist()
+        source = named("kmeans.source", i=i, initial=start)
+        b.sources(f"src@{i}", {"x": X}, device="S", process=source)
+        b.compute(f"centroids@{i}", size=K, process=named("kmeans.centroids", i=i, initial=start))
+    b.result("R", process=named("kmeans.result", last=I - 1))
     relays = (
         None if relay_per is None else -(-X.shape[0] // check_int("relay_per", relay_per, low=1))
     )
     for i in range(I - 1):
         if relays is not None:
-            b.compute(f"relay@{i}", size=relays, process=_relay_process(i))
+            b.compute(f"relay@{i}", size=relays, process=named("kmeans.relay", i=i))
     for i in range(I):
         name = f"src@{i}->centroids@{i}"
         b.route(
             f"src@{i}",
             f"centroids@{i}",
-            by=_by_nearest,
+            by=named("route.column", column="nearest"),
             name=name,
             message_size=size,
             columns=("x",),
@@ -153,103 +149,3 @@ def kmeans_plan(
             b.route(f"centroids@{i}", f"centroids@{i + 1}", kind="fixed", message_size=size)
     b.route(f"centroids@{I - 1}", "R", kind="fixed", message_size=size)
     return KmeansSetup(plan=b.build(), k=K, iterations=I, initial=initial, routes=tuple(routes))
-
-
-def _by_nearest(state: Mapping[str, npt.NDArray[Any]]) -> npt.NDArray[np.int64]:
-    return np.asarray(state["nearest"], dtype=np.int64)
-
-
-def _source_process(i: int, initial: FloatArray) -> Any:
-    def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
-        assert inbox.state is not None
-        assert inbox.block is not None
-        points = np.asarray(inbox.state["x"], dtype=np.float32)
-        if i == 0:
-            return {"nearest": nearest(points, initial)}
-        delivery = next(d for d in inbox if d.route.endswith(f"->src@{i}"))
-        out = np.zeros(inbox.block.size, dtype=np.int64)
-        # Each source uses the centroids it received; messages carrying the same rows (one
-        # broadcast, or one relay's message) are evaluated together.
-        for rows, nodes in _received_sets(delivery, "centroid"):
-            local = nodes - inbox.block.start
-            out[local] = nearest(points[local], rows)
-        return {"nearest": out}
-
-    return process
-
-
-def _received_sets(
-    delivery: Delivery, column: str
-) -> list[tuple[FloatArray, npt.NDArray[np.int64]]]:
-    """``[(rows, receiving nodes)]``: the centroid set each node received, deduplicated."""
-    table = np.asarray(delivery.columns[column], dtype=np.float32)
-    if delivery.count is None:  # one row per message: every centroid node broadcast its row
-        sources, first = np.unique(delivery.source, return_index=True)
-        del sources
-        return [(table[delivery.first[first]], np.unique(delivery.target))]
-    sets = []
-    for start in np.unique(delivery.first).tolist():
-        mine = delivery.first == start
-        count = int(delivery.count[mine][0])
-        sets.append((table[start : start + count], delivery.target[mine]))
-    return sets
-
-
-def _relay_process(i: int) -> Any:
-    def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
-        assert inbox.block is not None
-        delivery = inbox.only(f"centroids@{i}->relay@{i}")
-        # Every relay received every centroid; it forwards all K in one message per source.
-        ((rows, _),) = _received_sets(delivery, "centroid")
-        nodes = np.arange(inbox.block.start, inbox.block.stop, dtype=np.int64)
-        return {NODE: np.repeat(nodes, rows.shape[0]), "centroid": np.tile(rows, (len(nodes), 1))}
-
-    return process
-
-
-def _centroid_process(i: int, initial: FloatArray) -> Any:
-    def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
-        assert inbox.block is not None
-        start, size = inbox.block.start, inbox.block.size
-        if i == 0:
-            previous = initial[start : start + size]
-        else:
-            back = inbox.only(f"centroids@{i - 1}->centroids@{i}")
-            previous = np.empty((size, initial.shape[1]), dtype=np.float32)
-            previous[back.target - start] = back.gather("centroid")
-        delivery = inbox.only(f"src@{i}->centroids@{i}")
-        x = delivery.gather("x")
-        sums, counts = _sums_by_node(delivery.target - start, x, size)
-        centroid = np.where(
-            counts[:, None] > 0, sums / np.maximum(counts, 1.0)[:, None], previous
-        ).astype(np.float32)
-        return {"centroid": centroid, "count": counts.astype(np.int64)}
-
-    return process
-
-
-def _sums_by_node(
-    node: npt.NDArray[np.integer[Any]], x: FloatArray, size: int
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """Per-node sums and counts of the points, in float64 and a fixed summation order.
-
-    (A BLAS product sums in an order that depends on its thread count, so hosts with
-    different cores could disagree in the last bits.)
-    """
-    counts = np.bincount(node, minlength=size).astype(np.float64)
-    sums = np.zeros((size, x.shape[1]), dtype=np.float64)
-    if len(node):
-        order = np.argsort(node, kind="stable")
-        present = np.flatnonzero(counts)
-        starts = np.searchsorted(node[order], present)
-        sums[present] = np.add.reduceat(x[order].astype(np.float64), starts, axis=0)
-    return sums, counts
-
-
-def _result_process(last: int) -> Any:
-    def process(inbox: Inbox, rng: np.random.Generator) -> dict[str, npt.NDArray[Any]]:
-        delivery = inbox.only(f"centroids@{last}->R")
-        order = np.argsort(delivery.source, kind="stable")
-        return {name: delivery.gather(name)[order] for name in ("centroid", "count")}
-
-    return process

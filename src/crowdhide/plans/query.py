@@ -20,7 +20,8 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._output import write_csv
-from crowdhide.engine import Execution, execute
+from crowdhide.backends import execute
+from crowdhide.engine import Execution
 from crowdhide.plans.aggregate import (
     AggregateQuery,
     AggregateSetup,
@@ -230,8 +231,19 @@ class AggregateOverTable:
         setup = self.setup
         rows = setup.result_rows(run.states["R"])
         exact = exact_answer(self.table, setup.query)
+        known = all(r in run.used for r in setup.routes)
         masks = [run.used.get(r, np.zeros(self.rows, dtype=bool)) for r in setup.routes]
-        on_used = exact_answer(self.table, setup.query, masks=masks)
+        # A tls run does not tell the driver which tuples were used (that would reveal where
+        # each real message went): the check against DuckDB needs the local engine.
+        on_used: dict[str, Any] = (
+            compare(rows, exact_answer(self.table, setup.query, masks=masks), setup.query)
+            if known
+            else {"not_available": "the tls backend does not reveal which tuples were used"}
+        )
+        used = tuple(
+            int(m.sum()) if known else run.routes[r].real_delivered
+            for r, m in zip(setup.routes, masks, strict=True)
+        )
         pis = inclusion_probabilities(protected, setup.routes)
         return AggregateAnswer(
             query=setup.query,
@@ -243,9 +255,9 @@ class AggregateOverTable:
             route_names=self.route_names,
             utility=AggregateUtility(
                 tuples=self.rows,
-                tuples_used_per_grouping_set=tuple(int(m.sum()) for m in masks),
+                tuples_used_per_grouping_set=used,
                 vs_exact=compare(rows, exact, setup.query),
-                vs_duckdb_on_used_tuples=compare(rows, on_used, setup.query),
+                vs_duckdb_on_used_tuples=on_used,
                 duckdb_rows_of_original_sql=len(run_sql(self.table, setup.query)),
             ),
         )
@@ -360,7 +372,8 @@ class KmeansOverPoints:
             rand_index_unprotected=self._score(baseline.centroids(central.states["R"])),
             tuples=self.rows,
             tuples_used_per_iteration=tuple(
-                int(run.used[r].sum()) if r in run.used else 0 for r in self.setup.routes
+                int(run.used[r].sum()) if r in run.used else run.routes[r].real_delivered
+                for r in self.setup.routes
             ),
             test_points=int(self.test.shape[0]),
         )

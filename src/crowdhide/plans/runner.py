@@ -22,7 +22,8 @@ from crowdhide._output import write_csv
 from crowdhide._validation import check_int
 from crowdhide.accounting import PrivacyStatement
 from crowdhide.accounting.countermeasure_costs import route_costs
-from crowdhide.engine import Execution, Transcript, execute
+from crowdhide.backends import execute, make_backend
+from crowdhide.engine import Execution, Job, Transcript
 from crowdhide.errors import MissingExtraError, UnmetTargetError
 from crowdhide.plans.certify import (
     CountermeasureAccountant,
@@ -247,23 +248,28 @@ def _execute(
 
     if network is None:
         return execute(plan, rng=seed, progress=step, **options), None
-    from crowdhide.net.backend import TlsBackend
-
     settings = dict(network)
-    # Room for the largest message plus header and end-to-end sealing (onion: two layers).
-    settings.setdefault("frame_size", max(256, max(r.message_size for r in plan.routes) + 128))
-    backend = TlsBackend(**settings)
+    # The tls backend sizes its frames from the plan (one size for the whole run).
+    backend: Any = make_backend("tls", **settings)
     try:
         run = execute(
             plan, rng=seed, progress=step, backend=backend, block_size=options["block_size"]
         )
     finally:
         backend.close()
+    placed = Job(plan=plan, seed=seed, block_size=options["block_size"])
     record = {
         "backend": "tls",
         "hosts": backend.hosts,
+        # where each group ran (part of the signed plan): data-dependent hops cross hosts
+        "placement": backend.placement.rule,
+        "hosts_of_groups": {
+            g: " ".join(map(str, h)) for g, h in backend.placement.groups(placed).items()
+        },
         "frame_bytes": backend.frame,
         "tls_record_bytes": backend.frame + 22,
+        "round_seconds": backend.round_seconds,
+        "round_lateness_max_seconds": max(backend.lateness, default=0.0),
         "data_frames_delivered": backend.frames_sent,
         **backend.missing.to_dict(),
     }
@@ -389,7 +395,7 @@ def run_spec(
     ``before_send(prepared)`` runs once the plan is certified and before any message is
     sent (a privacy-budget check raises there to refuse the run).
     ``network`` (e.g. ``{"hosts": 3, "on_missing": "report"}``) runs the plan on the ``tls``
-    backend instead (:class:`crowdhide.net.backend.TlsBackend`, node programs in host
+    backend instead (:class:`crowdhide.backends.tls.backend.TlsBackend`, node programs in host
     processes); ``block_size`` overrides ``[run] block_size`` (blocks are spread over hosts).
     ``pages`` (``{"html": writer}``) writes more pages before ``report.json``, which lists
     them under ``files`` (:func:`crowdhide.report.html.run_with_html` adds ``report.html``).
@@ -413,6 +419,8 @@ def run_spec(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     options = {"backend": backend_name, "shards": shard_count, "address": ray_address}
+    if network is not None and network.get("round_seconds") is None and spec.round_seconds:
+        network = {**network, "round_seconds": spec.round_seconds}
     run, net_record = _execute(
         prepared.plan, spec.seed, tick, network=network, options={**options, "block_size": size}
     )

@@ -70,6 +70,7 @@ _SECTIONS = {
     "run": {
         "seed",
         "message_size",
+        "round_seconds",
         "plots",
         "transcript_csv_max_rows",
         "backend",
@@ -182,6 +183,7 @@ class RunSpec:
     shards: int = 1
     address: str | None = None
     block_size: int = 1 << 14
+    round_seconds: float | None = None
 
     def __repr__(self) -> str:
         """One line: name, query kind, data size, target and backend."""
@@ -273,6 +275,9 @@ def parse_spec(raw: Mapping[str, Any], *, base: Path | None = None) -> RunSpec:
         fixed=fixed_spec,
         seed=check_int("run.seed", run.get("seed", 0), low=0),
         message_size=check_int("run.message_size", run.get("message_size", 64), low=1),
+        round_seconds=None
+        if run.get("round_seconds") is None
+        else check_real("run.round_seconds", run["round_seconds"], low=0.05, high=3600.0),
         plots=check_bool("run.plots", run.get("plots", True)),
         transcript_csv_max_rows=check_int(
             "run.transcript_csv_max_rows", run.get("transcript_csv_max_rows", 500_000), low=0

@@ -31,7 +31,7 @@ def traffic_per_node(
     --------
     >>> import numpy as np
     >>> from crowdhide.plans import PlanBuilder, protect
-    >>> from crowdhide.engine import execute
+    >>> from crowdhide.backends import execute
     >>> b = PlanBuilder()
     >>> _ = b.sources("S", {"x": np.array([0, 0, 0, 1])})
     >>> _ = b.compute("C", size=2, process=lambda inbox, rng: {})

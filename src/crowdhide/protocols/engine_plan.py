@@ -32,7 +32,8 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_int
-from crowdhide.engine import DEFAULT_BLOCK_SIZE, Backend, Execution, Inbox, Transcript, execute
+from crowdhide.backends import execute
+from crowdhide.engine import DEFAULT_BLOCK_SIZE, Backend, Execution, Inbox, Transcript
 from crowdhide.plans.model import ExecutionPlan, PlanBuilder, State
 from crowdhide.protocols.shuffler import shuffle_messages
 
@@ -262,7 +263,7 @@ def run_on_engine(
     # it is called once, in the same order as on the direct path.
     users_count = plan.group(USERS).size
     execution = execute(
-        plan, rng=0, backend=backend, block_size=max(DEFAULT_BLOCK_SIZE, users_count)
+        plan, rng=0, backend=backend or "local", block_size=max(DEFAULT_BLOCK_SIZE, users_count)
     )
     return EngineRun(
         result=execution.states[ANALYZER], execution=execution, secure=shuffle_rng is None

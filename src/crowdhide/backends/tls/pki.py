@@ -20,6 +20,7 @@ __all__ = [
     "Pki",
     "check_credentials",
     "host_name",
+    "make_ca",
     "make_pki",
     "write_host_cert",
 ]
@@ -147,12 +148,28 @@ def make_pki(*, hosts: int, out: Path, days: int = 365, overwrite: bool = False)
     >>> [h.name for h in pki.hosts], oct(stat.S_IMODE(pki.hosts[0].key.stat().st_mode))
     (['host0', 'host1'], '0o600')
     """
+    count = check_int("hosts", hosts, low=1, high=4096)
+    days = check_int("days", days, low=1)
+    directory = Path(out)
+    make_ca(out=directory, days=days, overwrite=overwrite)
+    now = _dt.datetime.now(_dt.UTC)
+    creds = tuple(
+        write_host_cert(directory, host_name(i), not_after=now + _dt.timedelta(days=days))
+        for i in range(count)
+    )
+    return Pki(ca_cert=directory / "ca.pem", ca_key=directory / "ca.key", hosts=creds)
+
+
+def make_ca(*, out: Path, days: int = 365, overwrite: bool = False) -> Path:
+    """Write a CA certificate ``out/ca.pem`` and its key ``out/ca.key`` (mode 0600).
+
+    An existing CA in ``out`` is replaced only with ``overwrite=True``.
+    """
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
 
-    count = check_int("hosts", hosts, low=1, high=4096)
     days = check_int("days", days, low=1)
     directory = Path(out)
     existing = [f for f in ("ca.pem", "ca.key") if (directory / f).exists()]
@@ -176,7 +193,7 @@ def make_pki(*, hosts: int, out: Path, days: int = 365, overwrite: bool = False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
             x509.KeyUsage(
-                digital_signature=False,
+                digital_signature=True,  # the CA also signs node directories
                 content_commitment=False,
                 key_encipherment=False,
                 data_encipherment=False,
@@ -192,11 +209,7 @@ def make_pki(*, hosts: int, out: Path, days: int = 365, overwrite: bool = False)
     )
     (directory / "ca.pem").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     _write_key(directory / "ca.key", key)
-    creds = tuple(
-        write_host_cert(directory, host_name(i), not_after=now + _dt.timedelta(days=days))
-        for i in range(count)
-    )
-    return Pki(ca_cert=directory / "ca.pem", ca_key=directory / "ca.key", hosts=creds)
+    return directory / "ca.pem"
 
 
 def check_credentials(pki_dir: Path, hosts: int) -> None:

@@ -1,19 +1,21 @@
 """The control channel between the driver and its child processes (a pipe pair).
 
-Messages are length-prefixed pickles: the channel links a driver to processes it started
-itself, with its own ``sys.executable``, so both ends are the same trusted program.
+Messages are the typed dataclasses of :mod:`crowdhide.backends.tls.control`, each written
+as a length-prefixed :func:`~crowdhide.backends.tls.control.encode` (JSON and raw buffers,
+never a pickle): a child decodes only the listed types, whoever wrote the bytes.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 import select
 import struct
 import time
 from typing import IO, Any
 
-__all__ = ["Channel", "ChildGoneError", "write_message"]
+from crowdhide.backends.tls.control import decode, encode
+
+__all__ = ["Channel", "ChildGoneError", "read_message", "read_message_async", "write_message"]
 
 _LENGTH = struct.Struct("<Q")
 
@@ -24,7 +26,7 @@ class ChildGoneError(ConnectionError):
 
 def write_message(stream: IO[bytes], message: Any) -> None:
     """Write one message to a blocking binary stream."""
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    data = encode(message)
     stream.write(_LENGTH.pack(len(data)) + data)
     stream.flush()
 
@@ -66,7 +68,7 @@ class Channel:
         self._fill(_LENGTH.size + length, deadline)
         data = bytes(self._buffer[_LENGTH.size : _LENGTH.size + length])
         del self._buffer[: _LENGTH.size + length]
-        return pickle.loads(data)
+        return decode(data)
 
 
 async def read_message_async(reader: Any) -> Any:
@@ -79,4 +81,13 @@ async def read_message_async(reader: Any) -> Any:
         data = await reader.readexactly(length)
     except asyncio.IncompleteReadError:
         return None
-    return pickle.loads(data)
+    return decode(data)
+
+
+def read_message(stream: IO[bytes]) -> Any:
+    """Child side, blocking: read one message (the configuration, before the loop starts)."""
+    head = stream.read(_LENGTH.size)
+    if len(head) < _LENGTH.size:
+        raise ChildGoneError("the driver closed the control pipe before the configuration")
+    (length,) = _LENGTH.unpack(head)
+    return decode(stream.read(length))

@@ -1,6 +1,6 @@
 """A loopback relay that plays the on-path observer.
 
-Started by the driver as ``python -m crowdhide.net.relay``. For every ordered host pair
+Started by the driver as ``python -m crowdhide.backends.tls.relay``. For every ordered host pair
 ``(a, b)`` it listens on its own 127.0.0.1 port and forwards the bytes of host ``a``'s link
 to host ``b`` unchanged, in both directions, while parsing TLS record headers (content type
 and length, 5 bytes in the clear) and timestamping each record. This is exactly what a
@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from crowdhide.net._control import read_message_async, write_message
+from crowdhide.backends.tls import control as ctl
+from crowdhide.backends.tls._control import read_message, read_message_async, write_message
 
 __all__ = ["main"]
 
@@ -62,7 +63,7 @@ async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tap:
         writer.close()
 
 
-async def _serve(cfg: dict[str, Any]) -> None:
+async def _serve(cfg: ctl.RelayConfig) -> None:
     log: list[tuple[int, int, int, int, int, int, int]] = []
     counter = [0]
     servers = {}
@@ -86,34 +87,34 @@ async def _serve(cfg: dict[str, Any]) -> None:
 
         return handle
 
-    for pair, upstream in cfg["pairs"].items():
+    for pair, upstream in cfg.pairs.items():
         servers[pair] = await asyncio.start_server(handler(pair, upstream), "127.0.0.1", 0)
     out = sys.stdout.buffer
-    write_message(out, {"ports": {p: s.sockets[0].getsockname()[1] for p, s in servers.items()}})
+    ports = {p: s.sockets[0].getsockname()[1] for p, s in servers.items()}
+    write_message(out, ctl.RelayReady(ports=ports))
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=1 << 30)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     while True:
         msg = await read_message_async(reader)
-        if msg is None or msg["op"] == "stop":
+        if msg is None or isinstance(msg, ctl.Stop):
             break
-        if msg["op"] == "dump":
+        if isinstance(msg, ctl.Dump):
             table = np.asarray(log, dtype=np.int64).reshape(-1, 7)
-            write_message(out, {"records": table})
+            write_message(out, ctl.Dumped(records=table))
     for server in servers.values():
         server.close()
     for task in list(tasks):
         task.cancel()
-    write_message(out, {"stopped": True})
+    write_message(out, ctl.Stopped(stats={}))
 
 
 def main() -> None:
-    """Entry point: read the configuration from stdin, relay until ``stop``."""
-    import pickle
-    import struct
-
-    (length,) = struct.unpack("<Q", sys.stdin.buffer.read(8))
-    cfg = pickle.loads(sys.stdin.buffer.read(length))
+    """Entry point: read the configuration from stdin, relay until ``Stop``."""
+    cfg = read_message(sys.stdin.buffer)
+    if not isinstance(cfg, ctl.RelayConfig):
+        kind = type(cfg).__name__
+        raise SystemExit(f"the first control message must be a RelayConfig, got {kind}")
     asyncio.run(_serve(cfg))
 
 

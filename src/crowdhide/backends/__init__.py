@@ -1,0 +1,129 @@
+"""The backends wing: every implementation of the engine's backend contract, side by side.
+
+* :mod:`crowdhide.backends.local` — :class:`~crowdhide.backends.local.LocalBackend`, blocks
+  run in this process one at a time (the default);
+* :mod:`crowdhide.backends.ray` — ``RayBackend``, one Ray actor per shard (extra ``ray``);
+* :mod:`crowdhide.backends.tls` — ``TlsBackend``, node programs in node-host processes
+  linked by mutual TLS 1.3.
+
+The contract (``Backend``, ``Job``, ``BlockReport``, ``deliver``, ``report_of``) lives in
+:mod:`crowdhide.engine.backend`; the engine's executor takes a backend *object* and never
+chooses one. :func:`make_backend` here is the one place that chooses a backend by name, so
+no backend module imports another and ``ray`` / ``cryptography`` load only when asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import numpy as np
+
+from crowdhide._extras import require
+from crowdhide.backends.local import LocalBackend
+from crowdhide.engine.backend import Backend
+from crowdhide.engine.executor import Execution, ProgressCallback
+from crowdhide.engine.executor import execute as _engine_execute
+from crowdhide.engine.plan import ExecutionPlan
+
+__all__ = ["BACKENDS", "LocalBackend", "execute", "make_backend"]
+
+#: Backend names and the options each accepts (anything else is refused, never ignored).
+BACKENDS: Mapping[str, frozenset[str]] = {
+    "local": frozenset({"memory_budget"}),
+    "ray": frozenset({"address", "object_store_memory"}),
+    "tls": frozenset(
+        {
+            "hosts",
+            "pki",
+            "frame_size",
+            "deadline",
+            "on_missing",
+            "observe",
+            "netns",
+            "placement",
+            "round_seconds",
+        }
+    ),
+}
+
+
+def make_backend(name: str, **options: Any) -> Backend:
+    """The backend called ``name``, built with ``options`` (``None`` values: not given).
+
+    Examples
+    --------
+    >>> make_backend("local").name
+    'local'
+    >>> make_backend("spark")
+    Traceback (most recent call last):
+    ...
+    ValueError: backend must be one of ('local', 'ray', 'tls'), got 'spark'
+    >>> make_backend("local", address="10.0.0.1:6379")
+    Traceback (most recent call last):
+    ...
+    ValueError: address applies to backend 'ray' only, got '10.0.0.1:6379'
+    """
+    if name not in BACKENDS:
+        raise ValueError(f"backend must be one of {tuple(BACKENDS)}, got {name!r}")
+    given = {k: v for k, v in options.items() if v is not None}
+    for key, value in given.items():
+        if key not in BACKENDS[name]:
+            owners = [n for n, keys in BACKENDS.items() if key in keys]
+            where = f"backend {owners[0]!r} only" if len(owners) == 1 else f"backends {owners}"
+            raise ValueError(f"{key} applies to {where}, got {value!r}")
+    if name == "local":
+        return LocalBackend(**given)
+    if name == "ray":
+        require("ray", purpose="backend 'ray'")  # MissingExtraError names the extra
+        from crowdhide.backends.ray import RayBackend
+
+        ray_backend: Backend = RayBackend(**given)
+        return ray_backend
+    from crowdhide.backends.tls.backend import TlsBackend
+
+    tls_backend: Backend = TlsBackend(**given)
+    return tls_backend
+
+
+def execute(
+    plan: ExecutionPlan,
+    *,
+    backend: Backend | str = "local",
+    rng: np.random.Generator | int | None = None,
+    shards: int = 1,
+    block_size: int | None = None,
+    address: str | None = None,
+    keep: Collection[str] | None = None,
+    keep_sources: bool = False,
+    progress: ProgressCallback | None = None,
+) -> Execution:
+    """:func:`crowdhide.engine.execute` on ``backend``, a backend object or a name
+    (:func:`make_backend`; ``address``: an existing Ray cluster, backend ``"ray"`` only).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdhide.engine.plan import PlanBuilder
+    >>> b = PlanBuilder()
+    >>> _ = b.sources("S", {"g": np.arange(10) % 2})
+    >>> _ = b.compute("C", size=2, process=lambda inbox, rng: {
+    ...     "count": np.bincount(inbox.only("S->C").target, minlength=2)})
+    >>> _ = b.route("S", "C", by=lambda s: s["g"])
+    >>> execute(b.build(), rng=0).states["C"]["count"].tolist()
+    [5, 5]
+    """
+    chosen = make_backend(backend, address=address) if isinstance(backend, str) else backend
+    if address is not None and not isinstance(backend, str):
+        raise ValueError(f"address applies to a backend chosen by name, got {address!r}")
+    extra: dict[str, Any] = {} if block_size is None else {"block_size": block_size}
+    return _engine_execute(
+        plan,
+        backend=chosen,
+        rng=rng,
+        shards=shards,
+        keep=keep,
+        keep_sources=keep_sources,
+        progress=progress,
+        **extra,
+    )

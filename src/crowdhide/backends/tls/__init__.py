@@ -1,0 +1,16 @@
+"""Real decentralized runs: node-host processes talking mutual TLS 1.3 on fixed-size frames.
+
+* :mod:`crowdhide.backends.tls.pki` — a run's CA and one ECDSA P-256 certificate per node host;
+* :mod:`crowdhide.backends.tls.frames` — fixed-size frames whose payload is sealed end to end for
+  the target node (X25519 + ChaCha20-Poly1305);
+* :mod:`crowdhide.backends.tls.host` — a node-host process
+  (``python -m crowdhide.backends.tls.host``);
+* :mod:`crowdhide.backends.tls.relay` — a loopback relay recording the on-path observer's view;
+* :mod:`crowdhide.backends.tls.backend` — :class:`~crowdhide.backends.tls.backend.TlsBackend`,
+  the engine backend that moves every message as a frame between host processes.
+
+Nothing here is imported by ``import crowdhide``; the heavy ``cryptography`` import happens
+inside functions.
+"""
+
+__all__: list[str] = []

@@ -1,0 +1,754 @@
+"""The ``tls`` backend: node programs run in node-host processes linked by mutual TLS 1.3.
+
+:class:`TlsBackend` implements the engine's backend contract (``open(job)``,
+``run_group(group)``, ``close()``; see :mod:`crowdhide.engine.backend`). Blocks are placed on
+hosts by :class:`~crowdhide.backends.tls.placement.Placement` (default ``"spread"``); each
+host runs :func:`crowdhide.engine.program.step` on its blocks and sends every emitted
+message — real or dummy — as one fixed-size frame to the host of the receiving block,
+sealed end to end for the receiving node (:mod:`crowdhide.backends.tls.frames`,
+:mod:`crowdhide.backends.tls.codec`). A host receives the job restricted to its blocks
+(:meth:`TlsBackend.job_for`): the source rows of the nodes it serves, no other user's data.
+The driver only sequences rounds and collects the blocks' reports (observer view, counters, kept
+states), exactly as from the local backend, so the result is the same for the same seed
+and block size.
+
+Delivery is accounted per round and link: ``run_group`` first closes the previous round —
+every host writes its queued frames and an ``END`` frame per link, the receiver acknowledges
+and reports the count it got. Frames queued on a dead host, addressed to a dead host or lost
+on a dropped link are counted per link (:class:`MissingReport`), or the run fails
+(``on_missing="fail"``). The driver learns counts only: no frame tells it which source a
+message came from or whether it was real.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from crowdhide._validation import check_int, check_real
+from crowdhide.backends.tls import codec
+from crowdhide.backends.tls import control as ctl
+from crowdhide.backends.tls import frames as fr
+from crowdhide.backends.tls._control import Channel, ChildGoneError, write_message
+from crowdhide.backends.tls.placement import Placement
+from crowdhide.errors import InvalidParameterError, RoundOverrunError
+
+__all__ = ["MissingContributionsError", "MissingReport", "TlsBackend", "WireView", "host_of_block"]
+
+IntArray = npt.NDArray[np.int64]
+_NO_RECORDS: IntArray = np.zeros((0, 7), dtype=np.int64)
+
+
+def host_of_block(block: int, hosts: int) -> int:
+    """The node map: host serving block ``block`` of any group.
+
+    Examples
+    --------
+    >>> [host_of_block(b, 3) for b in range(5)]
+    [0, 1, 2, 0, 1]
+    """
+    return block % hosts
+
+
+@dataclass(frozen=True)
+class MissingReport:
+    """Frames that did not reach their host, counted per link; blocks that could not run.
+
+    Only what an observer of the wire already sees is reported: counts per link, dead
+    hosts, blocks not run. Which source's *real* message was lost is never reported (nor
+    known to the driver): naming it would reveal where it was going, i.e. its value.
+
+    Attributes
+    ----------
+    messages
+        Frames lost (real and dummy alike).
+    dead_hosts
+        Hosts found dead.
+    lost_blocks
+        ``(group, block)`` that could not run because their host was dead.
+    links
+        ``{(sender host, receiver host): frames lost}`` (links that lost frames only).
+    """
+
+    messages: int
+    dead_hosts: tuple[int, ...]
+    lost_blocks: tuple[tuple[str, int], ...] = ()
+    links: Mapping[tuple[int, int], int] = field(default_factory=dict)
+    withheld: Mapping[tuple[int, int], int] = field(default_factory=dict)
+    rejected: Mapping[tuple[int, int], Mapping[str, int]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return self.messages > 0 or bool(self.lost_blocks or self.withheld or self.rejected)
+
+    @property
+    def suspects(self) -> tuple[int, ...]:
+        """Hosts that withheld frames or sent frames their receiver refused."""
+        return tuple(sorted({a for a, _ in self.withheld} | {a for a, _ in self.rejected}))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "messages_lost": self.messages,
+            "dead_hosts": list(self.dead_hosts),
+            "lost_blocks": [list(b) for b in self.lost_blocks],
+            "lost_per_link": {f"{a}->{b}": n for (a, b), n in sorted(self.links.items())},
+            "withheld_per_link": {f"{a}->{b}": n for (a, b), n in sorted(self.withheld.items())},
+            "rejected_per_link": {
+                f"{a}->{b}": dict(c) for (a, b), c in sorted(self.rejected.items())
+            },
+            "suspect_hosts": list(self.suspects),
+        }
+
+
+class MissingContributionsError(ConnectionError):
+    """Raised with ``on_missing="fail"`` when a round lost messages or blocks."""
+
+    def __init__(self, report: MissingReport) -> None:
+        links = {f"{a}->{b}": n for (a, b), n in sorted(report.links.items())}
+        suspects = f"; suspect hosts {list(report.suspects)}" if report.suspects else ""
+        super().__init__(
+            f"{report.messages} messages lost (per link {links}), blocks not run "
+            f"{list(report.lost_blocks)} (dead hosts {list(report.dead_hosts)}){suspects}; "
+            f"rerun with --on-missing report to keep the rest"
+        )
+        self.report = report
+
+
+@dataclass(frozen=True)
+class WireView:
+    """The on-path observer's view recorded by the relay: one row per TLS record.
+
+    ``records`` columns: link initiator host, link acceptor host, connection number,
+    direction (0 = initiator → acceptor), TLS content type, record length, time (ns).
+    """
+
+    records: IntArray = field(repr=False)
+
+    def link_counts(self, *, length: int, hosts: int) -> IntArray:
+        """``(hosts, hosts)`` counts of initiator→acceptor records of exactly ``length`` bytes."""
+        r = self.records
+        mask = (r[:, 3] == 0) & (r[:, 4] == 23) & (r[:, 5] == length)
+        out = np.zeros((hosts, hosts), dtype=np.int64)
+        np.add.at(out, (r[mask, 0], r[mask, 1]), 1)
+        return out
+
+
+@dataclass
+class _Proc:
+    proc: subprocess.Popen[bytes]
+    channel: Channel
+    log: Path
+    alive: bool = True
+
+
+def _env() -> dict[str, str]:
+    import crowdhide
+
+    # The driver's own import path: the hosts run the same crowdhide (and program registry).
+    src = str(Path(crowdhide.__file__).resolve().parents[1])
+    paths = [src, os.getcwd(), *[p for p in sys.path if p and os.path.isdir(p)]]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    return env
+
+
+class TlsBackend:
+    """Engine backend running ``hosts`` node-host processes linked by mutual TLS 1.3.
+
+    Parameters
+    ----------
+    hosts
+        Number of node-host processes (blocks placed by ``placement``).
+    pki
+        Directory written by :func:`crowdhide.backends.tls.pki.make_pki` (default: a fresh one in a
+        temporary directory, removed at :meth:`close`).
+    frame_size
+        Bytes of every frame; default: derived from the plan at :meth:`open`
+        (:func:`~crowdhide.backends.tls.codec.frame_for`), 256 for :meth:`start` alone.
+    deadline
+        Seconds a round may take before missing links are declared lost.
+    on_missing
+        ``"fail"`` raises :class:`MissingContributionsError`; ``"report"`` records the loss in
+        :attr:`missing` and continues with what arrived.
+    observe
+        Route every link through a relay process recording TLS records (:meth:`wire`).
+    placement
+        ``"spread"`` (default: small groups — scramblers, compute, result — on different
+        hosts) or ``"modulo"`` (block ``b`` on host ``b mod H``); see
+        :mod:`crowdhide.backends.tls.placement`.
+    netns
+        One ``(network namespace, IP address)`` per host: host ``h`` runs inside namespace
+        ``netns[h][0]`` (``ip netns exec``) and listens on ``netns[h][1]``; peers connect to
+        those addresses (default: every host on 127.0.0.1 in this namespace).
+    round_seconds
+        Fixed length of a round: frames leave at the round's start, acknowledgements at its
+        middle, processing fills the second half (default: :func:`default_round_seconds`
+        of the plan). A round that does not fit raises
+        :class:`~crowdhide.errors.RoundOverrunError`.
+
+    The executor calls :meth:`close` at the end of a run; every process is stopped by its id.
+    """
+
+    name = "tls"
+
+    def __init__(
+        self,
+        *,
+        hosts: int = 3,
+        pki: Path | None = None,
+        frame_size: int | None = None,
+        deadline: float = 10.0,
+        on_missing: str = "fail",
+        observe: bool = False,
+        round_seconds: float | None = None,
+        netns: Sequence[tuple[str, str]] | None = None,
+        placement: str = "spread",
+    ) -> None:
+        self.hosts = check_int("hosts", hosts, low=1, high=256)
+        self.placement = Placement(hosts=self.hosts, rule=placement)
+        self.netns = _check_netns(netns, self.hosts, observe)
+        self._round_arg = (
+            None
+            if round_seconds is None
+            else check_real("round_seconds", round_seconds, low=0.05, high=3600.0)
+        )
+        self.round_seconds = self._round_arg
+        self._start_at: float | None = None
+        self.lateness: list[float] = []
+        self._frame_arg = (
+            None
+            if frame_size is None
+            else check_int("frame_size", frame_size, low=fr.MIN_FRAME, high=codec.MAX_FRAME)
+        )
+        self.frame: int = 256 if self._frame_arg is None else self._frame_arg
+        self.deadline = check_real("deadline", deadline, low=0.1, high=3600.0)
+        if on_missing not in ("fail", "report"):
+            raise ValueError(f"on_missing must be 'fail' or 'report', got {on_missing!r}")
+        self.on_missing = on_missing
+        self.observe = bool(observe)
+        self._pki_arg = None if pki is None else Path(pki)
+        self._tmp: Path | None = None
+        self._procs: list[_Proc] = []
+        self._relay: _Proc | None = None
+        self._job: Any = None
+        self._schemas: dict[int, Any] = {}
+        self._queued: dict[tuple[int, int], int] = {}
+        self._lost: dict[tuple[int, int], int] = defaultdict(int)
+        self._expected: dict[tuple[int, int], int] = defaultdict(int)
+        self._withheld: dict[tuple[int, int], int] = defaultdict(int)
+        self._rejected: dict[tuple[int, int], dict[str, int]] = {}
+        self._lost_blocks: list[tuple[str, int]] = []
+        self._epoch = 0
+        self._wire: IntArray | None = None
+        self.ports: dict[int, int] = {}
+        self.final_stats: dict[int, ctl.Stats] = {}
+        self.frames_sent = 0
+        self._closed = False
+        self._dead: set[int] = set()
+        self._signer: Any = None
+        self._node_hosts: IntArray | None = None
+
+    # -- processes -----------------------------------------------------------------------
+    @property
+    def pids(self) -> list[int]:
+        """Process ids of every child (hosts, then the relay)."""
+        procs = self._procs + ([self._relay] if self._relay is not None else [])
+        return [p.proc.pid for p in procs]
+
+    def _launch(self, module: str, cfg: Any, label: str, netns: str | None = None) -> _Proc:
+        assert self._tmp is not None
+        log = self._tmp / f"{label}.log"
+        # In a network namespace: ``ip netns exec`` execs the interpreter (same pid, pipes).
+        prefix = ["ip", "netns", "exec", netns] if netns is not None else []
+        with log.open("wb") as err:
+            proc = subprocess.Popen(
+                [*prefix, sys.executable, "-m", module],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                env=_env(),
+            )
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        child = _Proc(proc, Channel(proc.stdin, proc.stdout, label), log)
+        with contextlib.suppress(OSError):  # a dead child is reported by _hello
+            write_message(proc.stdin, cfg)
+        return child
+
+    def _hello(self, child: _Proc, kind: type[Any]) -> Any:
+        try:
+            reply = child.channel.recv(60.0)
+        except (ChildGoneError, TimeoutError, OSError, ctl.ControlError) as exc:
+            raise ConnectionError(
+                f"{child.channel.name} failed to start: {exc}; {_tail(child.log)}"
+            ) from None
+        if not isinstance(reply, kind):
+            raise ConnectionError(
+                f"{child.channel.name} answered {type(reply).__name__}, not {kind.__name__}"
+            )
+        return reply
+
+    def _all(
+        self,
+        make: Callable[[int], Any],
+        hosts: list[int] | None = None,
+        timeout: float | None = None,
+    ) -> dict[int, Any]:
+        """Send ``make(h)`` to every live host (or ``hosts``) first, then read every reply.
+
+        A host whose reply is not a control message is marked dead like one that does not
+        answer (its bytes are decoded as data, never run)."""
+        targets = [
+            h for h in (hosts if hosts is not None else range(self.hosts)) if self._procs[h].alive
+        ]
+        sent = []
+        for h in targets:
+            try:
+                self._procs[h].channel.send(make(h))
+                sent.append(h)
+            except ChildGoneError:
+                self._procs[h].alive = False
+                self._dead.add(h)
+        replies = {}
+        for h in sent:
+            try:
+                replies[h] = self._procs[h].channel.recv(timeout or self.deadline + 30.0)
+            except (ChildGoneError, TimeoutError, ctl.ControlError):
+                self._procs[h].alive = False
+                self._dead.add(h)
+        return replies
+
+    def _stop(self, child: _Proc) -> None:
+        proc = child.proc
+        if proc.poll() is None:
+            try:
+                child.channel.send(ctl.Stop())
+                child.channel.recv(5.0)
+            except (ChildGoneError, TimeoutError, OSError, ctl.ControlError):
+                pass
+            try:
+                proc.wait(5.0)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5.0)
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):  # unflushed bytes for a killed child
+                    stream.close()
+        child.alive = False
+
+    def _dump(self) -> IntArray:
+        assert self._relay is not None
+        try:
+            self._relay.channel.send(ctl.Dump())
+            reply = self._relay.channel.recv(30.0)
+            records: IntArray = reply.records if isinstance(reply, ctl.Dumped) else _NO_RECORDS
+        except (ChildGoneError, TimeoutError, ctl.ControlError):
+            records = np.zeros((0, 7), dtype=np.int64)
+        return records
+
+    def wire(self) -> WireView:
+        """The relay's records so far (``observe=True`` only)."""
+        if not self.observe:
+            raise ValueError("observe must be True to record the wire view, got False")
+        return WireView(self._wire if self._wire is not None else self._dump())
+
+    def start(self) -> None:
+        """Start the hosts (and relay) and bring every link up, without a job (benchmarks)."""
+        if self._procs:
+            raise ValueError("the hosts of this backend are already running")
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self) -> None:
+        from crowdhide.backends.tls.pki import check_credentials, make_pki
+        from crowdhide.backends.tls.shipping import Signer
+
+        self._tmp = Path(tempfile.mkdtemp(prefix="crowdhide-net-"))
+        self._signer = Signer.generate()  # the coordinator's plan key: never sent
+        pki_dir = self._pki_arg
+        if pki_dir is None:
+            pki_dir = self._tmp / "pki"
+            make_pki(hosts=self.hosts, out=pki_dir)
+        for h in range(self.hosts):
+            if not (pki_dir / f"host{h}.pem").exists():
+                raise ValueError(f"pki has no certificate for host{h} (pki={str(pki_dir)!r})")
+        check_credentials(pki_dir, self.hosts)
+        for h in range(self.hosts):
+            cfg = ctl.HostConfig(
+                host=h,
+                hosts=self.hosts,
+                frame=self.frame,
+                ca=str(pki_dir / "ca.pem"),
+                cert=str(pki_dir / f"host{h}.pem"),
+                key=str(pki_dir / f"host{h}.key"),
+                coordinator=self._signer.public,
+                listen=self._address(h),
+            )
+            # Launch all first: the hosts start (import, bind) in parallel.
+            space = self.netns[h][0] if self.netns is not None else None
+            self._procs.append(
+                self._launch("crowdhide.backends.tls.host", cfg, f"host{h}", netns=space)
+            )
+        hellos = [self._hello(child, ctl.Hello) for child in self._procs]
+        ports = self.ports = {h: m.port for h, m in enumerate(hellos)}
+        addresses = {(a, b): ports[b] for a in range(self.hosts) for b in range(self.hosts)}
+        if self.observe:
+            pairs = ctl.RelayConfig(pairs=addresses)
+            self._relay = self._launch("crowdhide.backends.tls.relay", pairs, "relay")
+            addresses = dict(self._hello(self._relay, ctl.RelayReady).ports)
+        replies = self._all(
+            lambda h: ctl.Connect(
+                peers={b: (self._address(b), addresses[(h, b)]) for b in range(self.hosts)},
+                timeout=self.deadline,
+            )
+        )
+        failed = {
+            h: r.failed if isinstance(r, ctl.Connected) else f"unexpected reply {r!r}"
+            for h, r in replies.items()
+            if not isinstance(r, ctl.Connected) or r.failed
+        }
+        if failed or len(replies) < self.hosts:
+            raise ConnectionError(f"links failed to come up: {failed}")
+
+    def _address(self, host: int) -> str:
+        """The address host ``host`` listens on (its namespace's, else loopback)."""
+        return self.netns[host][1] if self.netns is not None else "127.0.0.1"
+
+    def close(self) -> None:
+        """Stop every child process by its id and remove temporary files (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._procs:
+            self.final_stats = self._all(lambda h: ctl.GetStats(), timeout=10.0)
+        if self._relay is not None and self._wire is None and self._relay.proc.poll() is None:
+            self._wire = self._dump()
+        for child in self._procs + ([self._relay] if self._relay is not None else []):
+            self._stop(child)
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def __enter__(self) -> TlsBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def host_stats(self) -> dict[int, ctl.Stats]:
+        """Counters of every live host (frames in/out, refused peers, frames per link)."""
+        return self._all(lambda h: ctl.GetStats()) if not self._closed else self.final_stats
+
+    # -- backend contract ----------------------------------------------------------------
+    def open(self, job: Any) -> None:
+        """Start hosts (and relay), bring links up, ship the signed plan, distribute node keys.
+
+        The plan travels as a signed document naming its programs
+        (:mod:`crowdhide.backends.tls.shipping`); a plan with an unnamed program is refused
+        here, before any process starts."""
+        from crowdhide.backends.tls.shipping import ship_job
+        from crowdhide.engine.document import plan_document
+
+        if self._procs:
+            raise ValueError("a TlsBackend runs one job; create a new one for another run")
+        self._job = job
+        plan = job.plan
+        if self._frame_arg is None:  # one frame size for the run, from the plan
+            self.frame = codec.frame_for(plan)
+        if self._round_arg is None:  # one round length for the run, from the plan
+            self.round_seconds = default_round_seconds(plan)
+        receivers = sorted(
+            {r.receiver for r in plan.routes}
+            | {
+                r.protection.scrambler.group
+                for r in plan.routes
+                if r.protection is not None and r.protection.scrambler is not None
+            }
+        )
+        plan_document(plan)  # PlanDocumentError (one line) for a program that is not named
+        try:
+            self._start()
+            replies = self._all(
+                lambda h: ship_job(
+                    job,
+                    self._signer,
+                    placement=self.placement.to_json(),
+                    owns=lambda group, block: self.placement.host(job, group, block) == h,
+                    receivers=tuple(receivers),
+                )
+            )
+            refused = {h: r.error for h, r in replies.items() if isinstance(r, ctl.JobRefused)}
+            if refused:
+                raise ConnectionError(f"hosts refused the plan: {refused}")
+            if len(replies) < self.hosts or not all(
+                isinstance(r, ctl.JobLoaded) for r in replies.values()
+            ):
+                raise ConnectionError("a host failed to load the job")
+            nodes: dict[int, bytes] = {}
+            for reply in replies.values():
+                nodes.update(reply.nodes)
+            self._all(lambda h: ctl.Learn(hosts={}, nodes=nodes))
+        except BaseException:
+            self.close()
+            raise
+
+    def job_for(self, host: int) -> Any:
+        """The job as host ``host`` receives it: the source rows of its own blocks only
+        (:meth:`Job.for_shard <crowdhide.engine.backend.Job.for_shard>`); the driver keeps
+        the whole job."""
+        if self._job is None:
+            raise RuntimeError("TlsBackend.job_for called before open()")
+        job = self._job
+        return job.for_shard(lambda group, block: self.placement.host(job, group, block) == host)
+
+    def run_group(self, group: str) -> list[Any]:
+        """Close the previous round, then run ``group`` on every host; return block reports."""
+        if self._queued:
+            self._flush()
+        job = self._job
+        epoch = self._epoch + 1  # the round in which the frames emitted now will be sent
+        replies = self._all(lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch))
+        errors = {
+            h: r.error if isinstance(r, ctl.RunFailed) else f"unexpected reply {type(r).__name__}"
+            for h, r in replies.items()
+            if not isinstance(r, ctl.RunDone)
+        }
+        if errors:
+            sizes = [e for e in errors.values() if "run.message_size" in e]
+            if sizes:
+                raise InvalidParameterError(sizes[0], parameter="run.message_size")
+            raise RuntimeError(f"node program of group {group!r} failed: {errors}")
+        reports = []
+        for h, reply in replies.items():
+            reports.extend(reply.reports)
+            for peer, count in self._link_counts(reply.reports).items():
+                self._expected[(h, peer)] += count
+            self._schemas.update(reply.schemas)
+            for peer, count in reply.queued.items():
+                self._queued[(h, peer)] = int(count)
+        for block in job.blocks(group):
+            if self.placement.host(job, group, block.index) not in replies:
+                self._lost_blocks.append((group, block.index))
+        self._check()
+        return reports
+
+    def _check(self) -> None:
+        if self.on_missing == "fail" and self.missing:
+            raise MissingContributionsError(self.missing)
+
+    def _link_counts(self, reports: list[Any]) -> dict[int, int]:
+        """Messages per receiving host in ``reports``' traffic (the transcript the blocks
+        claim, coarsened by the placement): what the sender must put on each link."""
+        if self._node_hosts is None:
+            self._node_hosts = self.placement.node_hosts(self._job)
+        counts = np.zeros(self.hosts, dtype=np.int64)
+        for report in reports:
+            for _, _, _, dst, _ in report.traffic:
+                hosts = self._node_hosts[np.asarray(dst, dtype=np.int64)]
+                counts += np.bincount(hosts, minlength=self.hosts)
+        return {int(h): int(n) for h, n in enumerate(counts) if n}
+
+    @property
+    def missing(self) -> MissingReport:
+        """Everything lost or refused so far (counts per link, dead hosts, blocks not run)."""
+        links = {k: n for k, n in self._lost.items() if n}
+        return MissingReport(
+            messages=sum(links.values()),
+            dead_hosts=tuple(sorted(self._dead)),
+            lost_blocks=tuple(self._lost_blocks),
+            links=links,
+            withheld={k: n for k, n in self._withheld.items() if n},
+            rejected={k: dict(v) for k, v in self._rejected.items()},
+        )
+
+    # -- rounds --------------------------------------------------------------------------
+    def _schedule(self) -> tuple[float | None, float | None]:
+        """Wall-clock start and acknowledgement time of the next round (``None``: no
+        schedule, for :meth:`start` without a job). Rounds follow each other every
+        ``round_seconds``, whatever the processing took: a driver that reaches a round
+        after its start is an overrun."""
+        length = self.round_seconds
+        if length is None:
+            return None, None
+        now = time.time()
+        if self._start_at is None:
+            self._start_at = now + _LEAD
+        else:
+            self._start_at += length
+            if now > self._start_at + _SLACK:
+                raise RoundOverrunError(
+                    f"round {self._epoch} overran its fixed length by "
+                    f"{now - self._start_at:.3f} s (round_seconds={length}): the processing "
+                    f"of the previous round did not fit; raise --round-seconds "
+                    f"(run.round_seconds)"
+                )
+        return self._start_at, self._start_at + length / 2
+
+    def _flush(self) -> None:
+        self._epoch += 1
+        queued, self._queued = self._queued, {}
+        alive = [h for h, p in enumerate(self._procs) if p.alive]
+        start, ack_at = self._schedule()
+        replies = {
+            h: r
+            for h, r in self._all(
+                lambda h: ctl.Flush(
+                    epoch=self._epoch,
+                    alive=tuple(alive),
+                    deadline=self.deadline,
+                    start=start,
+                    ack_at=ack_at,
+                ),
+                timeout=(self.round_seconds or 0.0) + self.deadline + 30.0,
+            ).items()
+            if isinstance(r, ctl.Flushed)
+        }
+        expected, self._expected = self._expected, defaultdict(int)
+        for a, b in set(queued) | set(expected):
+            # The blocks' transcript says `want` frames; the sender queued `count` and told
+            # the receiver `claim` in its END; the receiver got `got` (TLS: in order, intact).
+            want, count = expected.get((a, b), 0), queued.get((a, b), 0)
+            got, claim = 0, None
+            if a in replies and b in replies:
+                got = int(replies[b].received.get(a) or 0)
+                claim = replies[b].claimed.get(a)
+            sent = count if claim is None else min(count, int(claim))
+            self._withheld[(a, b)] += max(0, want - sent)
+            self.frames_sent += got
+            self._lost[(a, b)] += max(0, min(want, sent) - got)
+        for b, reply in replies.items():
+            for a, counts in reply.rejected.items():
+                total = self._rejected.setdefault((int(a), b), {})
+                for reason, n in counts.items():
+                    total[reason] = total.get(reason, 0) + int(n)
+        # Accounted first (frames of a late round are reported lost, and refused as stale if
+        # they arrive later), then the overrun is reported: a round is never stretched.
+        late = max((float(r.late) for r in replies.values()), default=0.0)
+        self.lateness.append(late)
+        if late > _SLACK:
+            raise RoundOverrunError(
+                f"round {self._epoch} overran its fixed length by {late:.3f} s "
+                f"(round_seconds={self.round_seconds}); raise --round-seconds "
+                f"(run.round_seconds)"
+            )
+
+
+#: Seconds from the first flush to the first round's start (hosts receive the schedule).
+_LEAD = 0.2
+#: Lateness tolerated before a round counts as overrun (scheduler and clock jitter).
+_SLACK = 0.05
+#: Least seconds of work per frame and round assumed by the default round length.
+_PER_FRAME = 1e-3
+#: Default round length: measured sealing work of a frame times this (writing, reading,
+#: parsing, the program, and a machine whose load changes during the run).
+_MARGIN = 2.0
+
+
+def worst_case_frames(plan: Any) -> int:
+    """The most frames any group of ``plan`` emits in one round, whatever the data.
+
+    Data routes: one per sender (and its flooding dummies), or the first hop to a scrambler
+    and the scramblers' forwards with their dummies; ``fixed``: one per sender;
+    ``broadcast``: one per sender and receiver; ``fanout``: one per receiver; ``stream``:
+    one per row, at most the largest group.
+
+    Examples
+    --------
+    >>> from crowdhide.engine.plan import PlanBuilder
+    >>> b = PlanBuilder()
+    >>> _ = b.sources("S", {"g": np.zeros(10, dtype=int)})
+    >>> _ = b.compute("C", size=3, process=lambda inbox, rng: {})
+    >>> _ = b.route("S", "C", by=lambda s: s["g"])
+    >>> worst_case_frames(b.build())
+    10
+    """
+    per_group: dict[str, int] = defaultdict(int)
+    largest = max(g.size for g in plan.groups)
+    for r in plan.routes:
+        senders, receivers = plan.group(r.sender).size, plan.group(r.receiver).size
+        p = r.protection
+        if r.kind == "data":
+            layer = p.scrambler if p is not None else None
+            flood = p.local_dummies if p is not None else 0
+            per_group[r.sender] += senders * (1 + flood)
+            if layer is not None:
+                extra = -(-senders // layer.per_scrambler) * layer.dummies
+                per_group[layer.group] += senders + extra
+        elif r.kind == "fixed":
+            per_group[r.sender] += senders
+        elif r.kind == "broadcast":
+            per_group[r.sender] += senders * receivers
+        elif r.kind == "fanout":
+            per_group[r.sender] += receivers
+        else:
+            per_group[r.sender] += largest
+    return max(per_group.values(), default=0)
+
+
+def frame_seconds(frame: int, *, trials: int = 64) -> float:
+    """Measured seconds of the sealing work of one frame on this machine: an onion's two
+    HPKE seals and two opens of a ``frame``-byte frame's plaintexts (dummy contents: the
+    work does not depend on them)."""
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
+    from crowdhide.backends.tls import hpke
+
+    node = X25519PrivateKey.generate()
+    public, plain = hpke.public_bytes(node), bytes(codec.values_bytes(frame))
+    began = time.perf_counter()
+    for _ in range(trials):
+        inner = hpke.seal_base(public, fr.INFO, b"", plain)
+        outer = hpke.seal_base(public, fr.INFO, b"", inner)
+        hpke.open_base(node, fr.INFO, b"", hpke.open_base(node, fr.INFO, b"", outer))
+    return (time.perf_counter() - began) / trials
+
+
+def default_round_seconds(plan: Any, *, per_frame: float | None = None) -> float:
+    """Default fixed round length: two halves (send + acknowledge, then process), each
+    0.5 s plus ``_MARGIN`` times the measured sealing work of a frame
+    (:func:`frame_seconds`, at least :data:`_PER_FRAME`) per frame of the plan's busiest
+    round (:func:`worst_case_frames`). It depends on the plan and the machine, never on the
+    data."""
+    cost = max(_PER_FRAME, _MARGIN * (per_frame or frame_seconds(codec.frame_for(plan))))
+    return round(2 * (0.5 + cost * worst_case_frames(plan)), 3)
+
+
+def _check_netns(
+    netns: Sequence[tuple[str, str]] | None, hosts: int, observe: bool
+) -> tuple[tuple[str, str], ...] | None:
+    """``netns``: one ``(namespace, IP address)`` per host, or ``None`` (all on loopback)."""
+    if netns is None:
+        return None
+    pairs = tuple((str(n), str(a)) for n, a in netns)
+    if len(pairs) != hosts:
+        raise ValueError(
+            f"netns must name one (namespace, address) per host ({hosts}), got {pairs}"
+        )
+    if observe:
+        raise ValueError("observe applies to hosts on loopback only (netns given); capture instead")
+    return pairs
+
+
+def _tail(path: Path, lines: int = 5) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return "no log"
+    return " | ".join(text[-lines:]) if text else "empty log"

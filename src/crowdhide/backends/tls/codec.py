@@ -1,0 +1,190 @@
+"""Messages of a :class:`~crowdhide.engine.messages.MessageBatch` part ⇄ fixed-size frames.
+
+One message is one frame (:mod:`crowdhide.backends.tls.frames` header + sealed body +
+padding). Every plaintext has **one length per mode**, whatever the message carries: the
+*values block* (``rows i32`` then the payload records, ``rows = -1`` for a dummy) is
+zero-padded to the run's capacity ``V`` (:func:`values_bytes`), so real messages, dummies and
+messages with any number of rows seal to bodies of equal length. Records are rows of the
+route's *schema* (column names, dtypes and shapes, known to both ends through the driver;
+the values travel only inside frames). The engine's ``@origin`` column (which source sent a
+real message) never travels: :func:`wire_columns` drops it.
+
+* ``PLAIN`` — sealed for the receiving node: ``fields || values``;
+* ``ONION`` — first hop to a scrambler, sealed for the scrambler: ``fields || inner`` where
+  ``inner`` = ``values`` sealed for the final target (``forward`` names it in ``fields``);
+* ``FORWARD`` — second hop, sealed for the target: ``fields || inner`` (the scrambler
+  forwards the inner body unread; its own dummies are fresh inner bodies with ``rows = -1``).
+
+``fields`` = ``epoch u32, index u32, src u32, order i32, forward i32`` (``forward = 0`` but
+for onions). Header flag ``MULTI`` records that the part carried a per-message row count.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from crowdhide.backends.tls import frames as fr
+from crowdhide.backends.tls import hpke
+
+__all__ = [
+    "FIELDS",
+    "HANDLE",
+    "MULTI",
+    "Schema",
+    "frame_bytes",
+    "frame_for",
+    "record_dtype",
+    "schema_of",
+    "values_bytes",
+    "wire_columns",
+]
+
+#: Column a scrambler's program sees instead of payloads: opaque handles of inner bodies.
+HANDLE = "@handle"
+MULTI = 0x80
+_FIELDS = struct.Struct("<IIIii")  # epoch, index, src, order, forward
+_ROWS = struct.Struct("<i")
+FIELDS = _FIELDS.size
+#: Bytes of a frame besides the values block: header, onion fields, two HPKE layers.
+FIXED = fr.HEADER.size + FIELDS + 2 * hpke.OVERHEAD
+
+Schema = tuple[tuple[str, str, tuple[int, ...]], ...]
+
+
+def values_bytes(frame: int) -> int:
+    """Capacity ``V`` of the values block in frames of ``frame`` bytes.
+
+    Examples
+    --------
+    >>> values_bytes(frame_bytes(64)), frame_bytes(64)
+    (68, 196)
+    """
+    return frame - FIXED
+
+
+def frame_bytes(payload: int) -> int:
+    """Frame size whose values block holds ``payload`` bytes of records (plus the count)."""
+    return FIXED + _ROWS.size + payload
+
+
+#: Largest frame: one frame must fit one TLS record (16 KiB) with room to spare.
+MAX_FRAME = 16_000
+
+
+def frame_for(plan: Any) -> int:
+    """The run's frame size: the plan's largest ``message_size`` in the values block.
+
+    Raises :class:`~crowdhide.errors.InvalidParameterError` naming ``run.message_size`` when
+    such frames would not fit one TLS record: refused before anything is sent.
+    """
+    from crowdhide.errors import InvalidParameterError
+
+    largest = max((int(r.message_size) for r in plan.routes), default=0)
+    if frame_bytes(largest) > MAX_FRAME:
+        raise InvalidParameterError(
+            f"run.message_size: the plan's largest message is {largest} bytes; the tls "
+            f"backend carries at most {MAX_FRAME - frame_bytes(0)} per frame (fewer groups "
+            f"per compute node: raise query.compute_nodes)",
+            parameter="run.message_size",
+            value=largest,
+        )
+    return frame_bytes(largest)
+
+
+def wire_columns(columns: Mapping[str, npt.NDArray[Any]]) -> dict[str, npt.NDArray[Any]]:
+    """The columns a message carries on the wire: all but the engine's ``@origin``."""
+    from crowdhide.engine.messages import ORIGIN
+
+    return {name: values for name, values in columns.items() if name != ORIGIN}
+
+
+def schema_of(columns: Mapping[str, npt.NDArray[Any]]) -> Schema:
+    """The schema of a payload table.
+
+    Examples
+    --------
+    >>> schema_of({"x": np.zeros(3), "k": np.zeros((3, 2), dtype=np.int32)})
+    (('x', '<f8', ()), ('k', '<i4', (2,)))
+    """
+    out = []
+    for name, values in columns.items():
+        arr = np.asarray(values)
+        if arr.dtype.hasobject:
+            raise TypeError(f"column {name!r} has dtype object; frames carry numeric columns")
+        out.append((name, arr.dtype.str, tuple(arr.shape[1:])))
+    return tuple(out)
+
+
+def record_dtype(schema: Schema) -> np.dtype[Any]:
+    """The packed record of one payload row."""
+    return np.dtype([(name, np.dtype(kind), shape) for name, kind, shape in schema])
+
+
+def table(columns: Mapping[str, npt.NDArray[Any]], schema: Schema) -> npt.NDArray[Any]:
+    """Rows of ``columns`` as packed records."""
+    length = len(next(iter(columns.values()))) if columns else 0
+    out = np.empty(length, dtype=record_dtype(schema))
+    for name, _, _ in schema:
+        out[name] = columns[name]
+    return out
+
+
+def columns_of(records: npt.NDArray[Any], schema: Schema) -> dict[str, npt.NDArray[Any]]:
+    """Columns of packed records."""
+    return {name: np.ascontiguousarray(records[name]) for name, _, _ in schema}
+
+
+def encode_values(records: npt.NDArray[Any] | None, first: int, rows: int, size: int) -> bytes:
+    """The values block of exactly ``size`` bytes: ``rows`` and records ``first ..
+    first+rows-1`` (``rows = -1``: a dummy), zero-padded. ``ValueError`` if they do not fit.
+    """
+    if rows < 0 or records is None:
+        return _ROWS.pack(-1) + bytes(size - _ROWS.size)
+    data = _ROWS.pack(rows) + records[first : first + rows].tobytes()
+    if len(data) > size:
+        raise ValueError(
+            f"run.message_size must hold every message: one carries {rows} row(s), "
+            f"{len(data) - _ROWS.size} bytes, the frames hold {size - _ROWS.size}"
+        )
+    return data + bytes(size - len(data))
+
+
+def decode_values(data: bytes, dtype: np.dtype[Any]) -> tuple[int, npt.NDArray[Any]]:
+    """Inverse of :func:`encode_values`: ``(rows, records)``.
+
+    A dummy is parsed like a real message (its records are read and discarded), so the
+    receiver's work does not depend on which it is.
+    """
+    (rows,) = _ROWS.unpack_from(data, 0)
+    count = max(rows, 0)
+    end = _ROWS.size + count * dtype.itemsize
+    if end > len(data):
+        raise ValueError(f"values block announces {rows} rows, more than it holds")
+    records = np.frombuffer(data[_ROWS.size : end], dtype=dtype)
+    return (rows, records) if rows >= 0 else (-1, records[:0])
+
+
+def pack_fields(epoch: int, index: int, src: int, order: int, forward: int = 0) -> bytes:
+    """The fixed fields in front of every plaintext."""
+    return _FIELDS.pack(epoch, index, src, order, forward)
+
+
+def unpack_fields(data: bytes | memoryview) -> tuple[int, int, int, int, int]:
+    """Inverse of :func:`pack_fields`: ``(epoch, index, src, order, forward)``."""
+    epoch, index, src, order, forward = _FIELDS.unpack_from(data, 0)
+    return int(epoch), int(index), int(src), int(order), int(forward)
+
+
+def inner_bytes(values: int) -> int:
+    """Length of a sealed inner body (an onion's payload for the final target)."""
+    return hpke.OVERHEAD + values
+
+
+def concat(parts: Sequence[npt.NDArray[Any]], dtype: np.dtype[Any]) -> npt.NDArray[Any]:
+    """Concatenate record arrays (empty-safe)."""
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)

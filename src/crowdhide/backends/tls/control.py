@@ -1,0 +1,459 @@
+"""Typed control messages between the driver and its node hosts, and their byte encoding.
+
+One frozen dataclass per operation (and per reply) replaces the ``{"op": ...}`` dicts. A
+message crosses the process boundary as **JSON plus raw buffers**, never as a pickle:
+decoding builds only the types listed in :data:`TYPES` (messages, and the engine's
+:class:`~crowdhide.engine.messages.Block` and :class:`~crowdhide.engine.backend.BlockReport`
+that replies carry), so a peer that controls the bytes can make the decoder raise
+:class:`ControlError`, never run code.
+
+Encoding (:func:`encode`): ``u32 length of the JSON document || JSON || buffers``. In the
+JSON, plain ``str``/``int``/``float``/``bool``/``None``, lists and string-keyed objects
+are themselves; everything else is a one-key object whose key starts with ``$``:
+``$bytes`` / ``$array`` (an index into the buffers; arrays also carry a dtype descriptor
+and a shape; object dtypes are refused), ``$tuple``, ``$frozenset``, ``$dict`` (pairs, for
+non-string keys), ``$scalar`` (a numpy scalar) and ``$type`` (a listed dataclass by name).
+
+Examples
+--------
+>>> import numpy as np
+>>> msg = Flushed(received={0: 3, 2: 0}, acked={0: 3, 2: None})
+>>> decode(encode(msg)) == msg
+True
+>>> arr = decode(encode(Dumped(records=np.arange(6).reshape(2, 3)))).records
+>>> arr.shape, arr.dtype.str
+((2, 3), '<i8')
+>>> doc = b'{"$type": "os.system"}'
+>>> decode(len(doc).to_bytes(4, "little") + doc)
+Traceback (most recent call last):
+...
+crowdhide.backends.tls.control.ControlError: control message: unknown type 'os.system'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from crowdhide.engine.backend import BlockReport
+from crowdhide.engine.messages import Block
+
+__all__ = [
+    "TYPES",
+    "Blast",
+    "Blasted",
+    "Connect",
+    "Connected",
+    "ControlError",
+    "Dump",
+    "Dumped",
+    "Flush",
+    "Flushed",
+    "GetStats",
+    "Hello",
+    "HostConfig",
+    "JobLoaded",
+    "JobRefused",
+    "Learn",
+    "Learned",
+    "LoadJob",
+    "RelayConfig",
+    "RelayReady",
+    "Run",
+    "RunDone",
+    "RunFailed",
+    "Stats",
+    "Stop",
+    "Stopped",
+    "decode",
+    "encode",
+]
+
+_LENGTH = struct.Struct("<I")
+IntArray = npt.NDArray[np.int64]
+
+
+class ControlError(ValueError):
+    """Bytes that are not a well-formed control message (named in the text)."""
+
+
+# -- driver -> host -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class HostConfig:
+    """A host's first message: its id, the run's host count, frame size and credentials."""
+
+    host: int
+    hosts: int
+    frame: int
+    ca: str
+    cert: str
+    key: str
+    #: The coordinator's Ed25519 public key: plans it did not sign are refused.
+    coordinator: bytes = b""
+    #: The address to listen on (port chosen by the system).
+    listen: str = "127.0.0.1"
+    handshake_timeout: float = 10.0
+
+
+@dataclass(frozen=True)
+class Connect:
+    """Open one TLS link to every peer ``{host: (address, port)}``."""
+
+    peers: Mapping[int, tuple[str, int]]
+    timeout: float
+
+
+@dataclass(frozen=True)
+class LoadJob:
+    """A signed plan document (:mod:`crowdhide.engine.document`), the source rows of this
+    host's blocks (``{group: {first row: {column: values}}}``) and the receiving groups."""
+
+    plan: bytes = field(repr=False)
+    signature: bytes = field(repr=False)
+    rows: Mapping[str, Mapping[int, Mapping[str, npt.NDArray[Any]]]] = field(repr=False)
+    receivers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Learn:
+    """Public sealing keys of hosts (by id) and nodes (by global id)."""
+
+    hosts: Mapping[int, bytes]
+    nodes: Mapping[int, bytes]
+
+
+@dataclass(frozen=True)
+class Run:
+    """Run one group's program on this host's blocks (with the payload schemas known); the
+    frames it emits are sealed for ``epoch``, the round in which they will be sent."""
+
+    group: str
+    schemas: Mapping[int, Any]
+    epoch: int
+
+
+@dataclass(frozen=True)
+class Flush:
+    """Close epoch ``epoch``: write queued frames, ``END`` every link, report arrivals.
+
+    With a schedule, frames leave at ``start`` and ENDs are acknowledged at ``ack_at``
+    (wall-clock seconds); ``None``: at once (no fixed-length rounds)."""
+
+    epoch: int
+    alive: tuple[int, ...]
+    deadline: float
+    start: float | None = None
+    ack_at: float | None = None
+
+
+@dataclass(frozen=True)
+class Blast:
+    """Benchmark: queue ``count`` sealed dummy frames for ``peer``."""
+
+    peer: int
+    count: int
+
+
+@dataclass(frozen=True)
+class GetStats:
+    """Ask for the host's counters."""
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Close every link and exit."""
+
+
+# -- host -> driver -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Hello:
+    """A host is listening on ``port`` (bodies are sealed with ephemeral keys: a host has
+    no sealing key of its own to announce)."""
+
+    port: int
+
+
+@dataclass(frozen=True)
+class Connected:
+    """Links that did not come up, with the reason."""
+
+    failed: Mapping[int, str]
+
+
+@dataclass(frozen=True)
+class JobLoaded:
+    """Public sealing keys of the receiving nodes this host serves."""
+
+    nodes: Mapping[int, bytes]
+
+
+@dataclass(frozen=True)
+class JobRefused:
+    """The host refused the plan (signature, version, unknown program, malformed)."""
+
+    error: str
+
+
+@dataclass(frozen=True)
+class Learned:
+    """Keys recorded."""
+
+
+@dataclass(frozen=True)
+class RunDone:
+    """A group ran: block reports, payload schemas, and the frames now queued per peer
+    (counts only: no origin leaves the host)."""
+
+    reports: tuple[BlockReport, ...] = field(repr=False)
+    schemas: Mapping[int, Any]
+    queued: Mapping[int, int]
+
+
+@dataclass(frozen=True)
+class RunFailed:
+    """A node program raised (the host keeps serving)."""
+
+    error: str
+
+
+@dataclass(frozen=True)
+class Flushed:
+    """One epoch per link: frames received from each peer, counts peers acknowledged,
+    counts peers claimed in their ``END`` (``None``: no END), frames refused per peer and
+    reason (``invalid``/``stale``/``duplicate``/``garbage``), and seconds this host was
+    late for the round's schedule."""
+
+    received: Mapping[int, int]
+    acked: Mapping[int, int | None]
+    claimed: Mapping[int, int | None] = field(default_factory=dict)
+    rejected: Mapping[int, Mapping[str, int]] = field(default_factory=dict)
+    late: float = 0.0
+
+
+@dataclass(frozen=True)
+class Blasted:
+    """Frames queued by :class:`Blast`."""
+
+    queued: int
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Counters: handshakes, refused peers, frames; links up; frames written per link;
+    the lengths of decrypted bodies seen per mode (the wire tests check one per mode)."""
+
+    stats: Mapping[str, int]
+    up: Mapping[int, bool]
+    written: Mapping[int, int]
+    written_in: Mapping[int, int]
+    opened_lengths: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """The host stopped; its final counters."""
+
+    stats: Mapping[str, int]
+
+
+# -- relay ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RelayConfig:
+    """Relay ``(initiator, acceptor)`` links to the acceptor's port."""
+
+    pairs: Mapping[tuple[int, int], int]
+
+
+@dataclass(frozen=True)
+class RelayReady:
+    """The relay's listening port for each link."""
+
+    ports: Mapping[tuple[int, int], int]
+
+
+@dataclass(frozen=True)
+class Dump:
+    """Ask the relay for its records."""
+
+
+@dataclass(frozen=True)
+class Dumped:
+    """The relay's records (see :class:`~crowdhide.backends.tls.backend.WireView`)."""
+
+    records: IntArray = field(repr=False)
+
+
+#: Every type the decoder may build, by name.
+TYPES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (
+        HostConfig,
+        Connect,
+        LoadJob,
+        Learn,
+        Run,
+        Flush,
+        Blast,
+        GetStats,
+        Stop,
+        Hello,
+        Connected,
+        JobLoaded,
+        JobRefused,
+        Learned,
+        RunDone,
+        RunFailed,
+        Flushed,
+        Blasted,
+        Stats,
+        Stopped,
+        RelayConfig,
+        RelayReady,
+        Dump,
+        Dumped,
+        Block,
+        BlockReport,
+    )
+}
+
+
+def encode(message: Any) -> bytes:
+    """``message`` (a listed dataclass) as bytes."""
+    if type(message).__name__ not in TYPES or TYPES[type(message).__name__] is not type(message):
+        raise TypeError(f"not a control message type: {type(message).__name__}")
+    buffers: list[bytes] = []
+    doc = json.dumps(_pack(message, buffers), separators=(",", ":")).encode()
+    return b"".join([_LENGTH.pack(len(doc)), doc, *buffers])
+
+
+def decode(data: bytes) -> Any:
+    """Inverse of :func:`encode`; :class:`ControlError` for anything malformed."""
+    try:
+        (length,) = _LENGTH.unpack_from(data, 0)
+        doc = json.loads(bytes(data[_LENGTH.size : _LENGTH.size + length]))
+    except (struct.error, ValueError, UnicodeDecodeError) as exc:
+        raise ControlError(f"control message: not a JSON document ({exc})") from None
+    reader = _Buffers(memoryview(data)[_LENGTH.size + length :])
+    message = _unpack(doc, reader)
+    if reader.at != len(reader.data):
+        raise ControlError("control message: trailing bytes after the last buffer")
+    if type(message).__name__ not in TYPES or isinstance(message, (Block, BlockReport)):
+        raise ControlError(f"control message: not a message but {type(message).__name__}")
+    return message
+
+
+def _pack(value: Any, buffers: list[bytes]) -> Any:
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, np.generic):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        buffers.append(bytes(value))
+        return {"$bytes": len(bytes(value))}
+    if isinstance(value, np.ndarray):
+        if value.dtype.hasobject:
+            raise TypeError("control messages carry numeric arrays only, got dtype object")
+        raw = np.ascontiguousarray(value).tobytes()
+        buffers.append(raw)
+        descr = np.lib.format.dtype_to_descr(value.dtype)
+        return {"$array": [len(raw), descr, list(value.shape)]}
+    if isinstance(value, np.generic):
+        return {"$scalar": _pack(np.asarray(value).reshape(1), buffers)}
+    if isinstance(value, tuple):
+        return {"$tuple": [_pack(v, buffers) for v in value]}
+    if isinstance(value, list):
+        return [_pack(v, buffers) for v in value]
+    if isinstance(value, (frozenset, set)):
+        return {"$frozenset": [_pack(v, buffers) for v in sorted(value)]}
+    if isinstance(value, Mapping):
+        if all(isinstance(k, str) and not k.startswith("$") for k in value):
+            return {k: _pack(v, buffers) for k, v in value.items()}
+        return {"$dict": [[_pack(k, buffers), _pack(v, buffers)] for k, v in value.items()]}
+    if dataclasses.is_dataclass(value) and TYPES.get(type(value).__name__) is type(value):
+        fields = {f.name: _pack(getattr(value, f.name), buffers) for f in dataclasses.fields(value)}
+        return {"$type": type(value).__name__, "fields": fields}
+    raise TypeError(f"control messages cannot carry a {type(value).__name__}")
+
+
+class _Buffers:
+    def __init__(self, data: memoryview) -> None:
+        self.data = data
+        self.at = 0
+
+    def take(self, length: Any) -> bytes:
+        if not isinstance(length, int) or length < 0 or self.at + length > len(self.data):
+            raise ControlError(f"control message: bad buffer length {length!r}")
+        out = bytes(self.data[self.at : self.at + length])
+        self.at += length
+        return out
+
+
+def _unpack(value: Any, reader: _Buffers) -> Any:
+    if isinstance(value, list):
+        return [_unpack(v, reader) for v in value]
+    if not isinstance(value, dict):
+        return value
+    tags = [k for k in value if k.startswith("$")]
+    if not tags:
+        return {k: _unpack(v, reader) for k, v in value.items()}
+    tag = tags[0]
+    body = value[tag]
+    try:
+        return _TAGS[tag](value, body, reader)
+    except KeyError:
+        raise ControlError(f"control message: unknown tag {tag!r}") from None
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, ControlError):
+            raise
+        raise ControlError(f"control message: bad {tag} ({exc})") from None
+
+
+def _array(body: Any, reader: _Buffers) -> npt.NDArray[Any]:
+    length, descr, shape = body
+    dtype = np.lib.format.descr_to_dtype(_descr(descr))
+    if dtype.hasobject:
+        raise ControlError("control message: object arrays are refused")
+    out: npt.NDArray[Any] = np.frombuffer(reader.take(length), dtype=dtype).reshape(shape)
+    return out.copy()  # writable, like the array that was sent
+
+
+def _descr(descr: Any) -> Any:
+    """A structured descriptor from JSON lists back to the tuples numpy expects."""
+    if isinstance(descr, str):
+        return descr
+    out = []
+    for name, sub, *shape in descr:
+        kind = _descr(sub) if isinstance(sub, list) else sub
+        out.append((name, kind, tuple(shape[0])) if shape else (name, kind))
+    return out
+
+
+def _typed(value: Any, body: Any, reader: _Buffers) -> Any:
+    cls = TYPES.get(body) if isinstance(body, str) else None
+    if cls is None:
+        raise ControlError(f"control message: unknown type {body!r}")
+    fields = value.get("fields", {})
+    if not isinstance(fields, dict):
+        raise ControlError(f"control message: fields of {body} must be an object")
+    names = {f.name for f in dataclasses.fields(cls)}
+    if not set(fields) <= names:
+        raise ControlError(f"control message: {body} has no field {sorted(set(fields) - names)}")
+    return cls(**{k: _unpack(v, reader) for k, v in fields.items()})
+
+
+_TAGS: dict[str, Any] = {
+    "$bytes": lambda value, body, reader: reader.take(body),
+    "$array": lambda value, body, reader: _array(body, reader),
+    "$scalar": lambda value, body, reader: _unpack(body, reader)[0],
+    "$tuple": lambda value, body, reader: tuple(_unpack(v, reader) for v in body),
+    "$frozenset": lambda value, body, reader: frozenset(_unpack(v, reader) for v in body),
+    "$dict": lambda value, body, reader: {_unpack(k, reader): _unpack(v, reader) for k, v in body},
+    "$type": _typed,
+}

@@ -1,0 +1,670 @@
+"""A node-host process: runs the node programs of its blocks and talks mutual TLS 1.3.
+
+Started by the driver (:class:`crowdhide.backends.tls.backend.TlsBackend`) as
+``python -m crowdhide.backends.tls.host``; it reads its configuration and commands from stdin and
+answers on stdout (typed messages, :mod:`crowdhide.backends.tls.control`). It listens on its
+configured address (127.0.0.1 by default) and opens one TLS link to every host of the run
+(itself included, so every message crosses a socket).
+
+* **Peers.** A peer is accepted only if its certificate chains to the run's CA (checked by
+  ``ssl``) *and* its DNS name is ``host<i>`` for the id ``i`` it claims in its welcome
+  frame; a link is up only once the server's welcome frame came back (in TLS 1.3 a client
+  whose certificate is rejected may believe the handshake succeeded).
+* **Programs.** ``run`` executes the program of one group on every block this host serves
+  (the signed plan's placement, :mod:`crowdhide.backends.tls.placement`) with
+  :func:`crowdhide.engine.program.step`, on the messages decrypted from the frames it
+  received; dummies are dropped after decryption,
+  except at scramblers, which cannot tell them and see opaque handles instead of payloads.
+* **Frames** are opened on arrival (epoch, duplicate and validity checks, counted per link
+  when refused) whether they carry a real message or a dummy.
+* **Rounds.** ``flush`` waits for the round's scheduled start, writes the queued frames in a
+  shuffled order (one ``write`` per frame), then an ``END`` frame per link with the count;
+  the receiver answers ``ACK`` at the round's scheduled middle and reports what it got.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import secrets
+import ssl
+import struct
+import sys
+import time
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from crowdhide.backends.tls import codec, hpke
+from crowdhide.backends.tls import control as ctl
+from crowdhide.backends.tls import frames as fr
+from crowdhide.backends.tls._control import read_message, read_message_async, write_message
+
+__all__ = ["main"]
+
+
+def _contexts(cfg: dict[str, Any]) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    client = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    for ctx in (server, client):
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+        ctx.maximum_version = ssl.TLSVersion.TLSv1_3
+        ctx.load_cert_chain(cfg["cert"], cfg["key"])
+        ctx.load_verify_locations(cfg["ca"])
+        ctx.verify_mode = ssl.CERT_REQUIRED
+    # No session tickets: nothing but frames follows the handshake on the wire.
+    server.num_tickets = 0
+    return server, client
+
+
+def _names(peercert: Any) -> set[str]:
+    if not peercert:
+        return set()
+    return {value for kind, value in peercert.get("subjectAltName", ()) if kind == "DNS"}
+
+
+class _Link(asyncio.Protocol):
+    """One TLS connection carrying fixed-size frames."""
+
+    def __init__(self, host: Host, *, outgoing: int | None) -> None:
+        self.host = host
+        self.peer = outgoing  # known up front for outgoing links, after WELCOME otherwise
+        self.outgoing = outgoing is not None
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.welcomed: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self.closed = False
+        self.written = 0
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        if not self.outgoing:
+            self.host.stats["handshakes"] += 1
+
+    def write(self, frame: bytes) -> None:
+        assert self.transport is not None
+        self.transport.write(frame)  # one write per frame: one TLS record per frame
+        self.written += 1
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        size = self.host.frame
+        usable = len(self.buffer) - len(self.buffer) % size
+        for start in range(0, usable, size):
+            if self.closed:
+                return
+            self.host.on_frame(self, bytes(self.buffer[start : start + size]))
+        del self.buffer[:usable]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if not self.welcomed.done():
+            self.welcomed.set_result(False)
+        self.host.changed.set()
+
+    def drop(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.abort()
+
+
+class Host:
+    """State of one node host (see the module docstring)."""
+
+    def __init__(self, cfg: dict[str, Any]) -> None:
+        self.cfg = cfg
+        self.host = int(cfg["host"])
+        self.hosts = int(cfg["hosts"])
+        self.frame = int(cfg["frame"])
+        self.values = codec.values_bytes(self.frame)
+        self.lengths: dict[int, set[int]] = {}
+        self.sealer = fr.Sealer(host=self.host)
+        self.contexts = _contexts(cfg)
+        self.out: dict[int, _Link] = {}
+        self.incoming: dict[int, _Link] = {}
+        # Received data frames: (frame, from host, epoch, position in that link's epoch).
+        # Accepted data frames: route, mode, sender block, node, index, src, order, forward,
+        # payload (an inner body at a scrambler, the values block elsewhere).
+        self.inbox: list[tuple[int, int, int, int, int, int, int, int, bytes]] = []
+        self.seen: set[bytes] = set()
+        self.rejected: dict[int, dict[str, int]] = defaultdict(
+            lambda: dict.fromkeys(("invalid", "stale", "duplicate", "garbage"), 0)
+        )
+        self.claims: dict[tuple[int, int], int] = {}
+        self.ack_at: float | None = None
+        self.pending_acks: list[tuple[_Link, bytes]] = []
+        self.late = 0.0
+        self.handles: list[bytes] = []
+        self.outbox: dict[int, list[bytes]] = defaultdict(list)
+        self.recv_count: dict[int, int] = defaultdict(int)
+        self.recv_epochs: dict[int, int] = defaultdict(int)
+        self.ends: dict[tuple[int, int], int] = {}
+        self.acks: dict[tuple[int, int], int] = {}
+        self.schemas: dict[int, codec.Schema] = {}
+        self.job: Any = None
+        self.stats = dict.fromkeys(
+            ("handshakes", "refused", "duplicate_identity", "frames_in", "frames_out"), 0
+        )
+        self.changed = asyncio.Event()
+
+    # -- frames --------------------------------------------------------------------------
+    def on_frame(self, link: _Link, frame: bytes) -> None:
+        kind = frame[0]
+        if not link.outgoing and link.peer is None:
+            self._welcome_incoming(link, fr.unpack_control(frame))
+            return
+        peer = link.peer
+        assert peer is not None
+        if kind == fr.WELCOME and link.outgoing:
+            head = fr.unpack_control(frame)
+            ok = head.origin == peer and head.magic == fr.WELCOME_MAGIC
+            if not link.welcomed.done():
+                link.welcomed.set_result(ok)
+        elif kind == fr.DATA and not link.outgoing:
+            self.recv_count[peer] += 1
+            self.stats["frames_in"] += 1
+            self._accept(peer, frame)
+        elif kind == fr.END and not link.outgoing:
+            head = fr.unpack_control(frame)
+            got = self.recv_count.pop(peer, 0)
+            self.recv_epochs[peer] += 1
+            self.ends[(peer, head.epoch)] = got
+            self.claims[(peer, head.epoch)] = head.count
+            ack = fr.pack_control(
+                fr.ACK, epoch=head.epoch, count=got, origin=self.host, size=self.frame
+            )
+            if self.ack_at is not None and time.time() < self.ack_at:
+                self.pending_acks.append((link, ack))  # acknowledged at the round's end
+            else:
+                if self.ack_at is not None:  # an END after the round's end: an overrun
+                    self.late = max(self.late, time.time() - self.ack_at)
+                link.write(ack)
+        elif kind == fr.ACK and link.outgoing:
+            head = fr.unpack_control(frame)
+            self.acks[(peer, head.epoch)] = head.count
+        else:  # garbage, or a frame in the wrong direction: name the peer, drop its link
+            self.rejected[peer]["garbage"] += 1
+            link.drop()
+            return
+        self.changed.set()
+
+    def _accept(self, peer: int, frame: bytes) -> None:
+        """Open a data frame on arrival; keep it only if it is new and of this epoch.
+
+        Frames that do not open (forged, misdirected, garbage), carry another epoch (replayed
+        or late: they were reported lost in their own epoch) or repeat a body already
+        received (same ephemeral key: duplicated or replayed) are dropped and counted per
+        link, so the driver can name the host that sent them.
+        """
+        from cryptography.exceptions import InvalidTag
+
+        epoch = self.recv_epochs[peer] + 1
+        try:
+            _, mode, r, block, dst = fr.HEADER.unpack_from(frame, 0)
+            plain = _open(self, dst, frame)
+            sent, index, src, order, forward = codec.unpack_fields(plain)
+            inner = plain[codec.FIELDS :]
+            kind = mode & 0x7F
+            keys = [frame[fr.HEADER.size : fr.HEADER.size + 8]]
+            if kind == fr.FORWARD:
+                keys.append(inner[:8])
+                inner = self.sealer.open(dst, inner, _inner_aad(r, dst))
+        except (InvalidTag, ValueError, KeyError, struct.error):
+            self.rejected[peer]["invalid"] += 1
+            return
+        if sent != epoch:
+            self.rejected[peer]["stale"] += 1
+            return
+        if any(k in self.seen for k in keys):
+            self.rejected[peer]["duplicate"] += 1
+            return
+        self.seen.update(keys)
+        self.opened(kind, plain)
+        if kind == fr.FORWARD:
+            self.opened(-1, inner)
+        self.inbox.append((r, mode, block, dst, index, src, order, forward, inner))
+
+    def _welcome_incoming(self, link: _Link, head: fr.Control) -> None:
+        assert link.transport is not None
+        names = _names(link.transport.get_extra_info("peercert"))
+        claimed = head.origin
+        if (
+            head.kind != fr.WELCOME
+            or head.magic != fr.WELCOME_MAGIC
+            or claimed >= self.hosts
+            or f"host{claimed}" not in names
+            or (claimed in self.incoming and not self.incoming[claimed].closed)
+        ):
+            # A second link under an existing identity is refused too (it would replace
+            # the first); it is counted apart so the driver can name it.
+            if f"host{claimed}" in names and claimed in self.incoming:
+                self.stats["duplicate_identity"] += 1
+            # Wrong frame, or a CA-signed certificate naming another host: refuse, deliver nothing.
+            self.stats["refused"] += 1
+            link.drop()
+            return
+        link.peer = claimed
+        self.incoming[claimed] = link
+        link.write(fr.pack_control(fr.WELCOME, epoch=0, count=0, origin=self.host, size=self.frame))
+        self.changed.set()
+
+    # -- links and rounds ----------------------------------------------------------------
+    async def connect(self, peers: dict[int, tuple[str, int]], timeout: float) -> dict[str, Any]:
+        client = self.contexts[1]
+        loop = asyncio.get_running_loop()
+
+        async def one(peer: int, address: tuple[str, int]) -> str | None:
+            try:
+                _, link = await asyncio.wait_for(
+                    loop.create_connection(
+                        lambda: _Link(self, outgoing=peer),
+                        address[0],
+                        address[1],
+                        ssl=client,
+                        server_hostname=f"host{peer}",
+                    ),
+                    timeout,
+                )
+                link.write(
+                    fr.pack_control(fr.WELCOME, epoch=0, count=0, origin=self.host, size=self.frame)
+                )
+                if not await asyncio.wait_for(link.welcomed, timeout):
+                    link.drop()
+                    return "peer refused the link (no welcome frame)"
+            except (TimeoutError, OSError, ssl.SSLError) as exc:
+                return f"{type(exc).__name__}: {exc}"
+            self.out[peer] = link
+            return None
+
+        results = await asyncio.gather(*(one(p, a) for p, a in peers.items()))
+        return {"failed": {p: r for p, r in zip(peers, results, strict=True) if r is not None}}
+
+    async def flush(
+        self,
+        epoch: int,
+        alive: list[int],
+        deadline: float,
+        start: float | None = None,
+        ack_at: float | None = None,
+    ) -> dict[str, Any]:
+        """One round on the wire; report what arrived.
+
+        With a schedule (``start``, ``ack_at``: wall-clock times from the driver) the queued
+        frames leave at ``start`` — not when this host finished processing — in a random
+        order per link (independent of which are real), then an ``END`` per link; ENDs are
+        acknowledged at ``ack_at``, the round's end, however early they arrived. A host that
+        reaches ``start`` late, or an END after ``ack_at``, is an overrun (``late``, seconds).
+        """
+        self.late = 0.0
+        if start is not None:
+            wait = start - time.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            else:
+                self.late = -wait
+        self.ack_at = ack_at
+        await self._send_window(epoch)
+        if ack_at is not None:
+            await self._acknowledge(ack_at)
+        result = await self._close_round(epoch, alive, deadline)
+        result["late"] = self.late
+        return result
+
+    async def _send_window(self, epoch: int) -> None:
+        """Every queued frame in a shuffled order per link, then the link's END."""
+        shuffle = secrets.SystemRandom().shuffle
+        for peer, link in self.out.items():
+            queued = self.outbox.pop(peer, [])
+            if link.closed:
+                continue
+            shuffle(queued)  # the order on the wire says nothing about which are real
+            for frame in queued:
+                link.write(frame)
+            self.stats["frames_out"] += len(queued)
+            link.write(
+                fr.pack_control(
+                    fr.END, epoch=epoch, count=len(queued), origin=self.host, size=self.frame
+                )
+            )
+            if len(queued) > 256:
+                await asyncio.sleep(0)  # let the loop drain while others flush
+        self.outbox.clear()
+
+    async def _acknowledge(self, ack_at: float) -> None:
+        """Wait for the ENDs until the round's end, then acknowledge them all at once."""
+        await asyncio.sleep(max(0.0, ack_at - time.time()))
+        self.ack_at = None  # later ENDs are acknowledged on arrival (and counted as late)
+        for link, ack in self.pending_acks:
+            if not link.closed:
+                link.write(ack)
+        self.pending_acks.clear()
+
+    async def _close_round(self, epoch: int, alive: list[int], deadline: float) -> dict[str, Any]:
+        key = epoch
+        loop = asyncio.get_running_loop()
+        stop = loop.time() + deadline
+
+        def pending() -> bool:
+            acks = any(
+                (p, key) not in self.acks and not link.closed
+                for p, link in self.out.items()
+                if p in alive
+            )
+            ends = any(
+                (p, key) not in self.ends
+                and (p not in self.incoming or not self.incoming[p].closed)
+                for p in alive
+            )
+            return acks or ends
+
+        while pending() and loop.time() < stop:
+            self.changed.clear()
+            try:
+                await asyncio.wait_for(self.changed.wait(), max(0.0, stop - loop.time()))
+            except TimeoutError:
+                break
+        received = {}
+        for p in alive:
+            # Without an END (peer died or link dropped), what arrived so far is what counts.
+            received[p] = self.ends.pop((p, key), None)
+            if received[p] is None:
+                received[p] = self.recv_count.pop(p, 0)
+                self.recv_epochs[p] += 1
+        acked = {p: self.acks.pop((p, key), None) for p in self.out}
+        claimed = {p: self.claims.pop((p, key), None) for p in alive}
+        rejected = {p: dict(c) for p, c in self.rejected.items() if any(c.values())}
+        self.rejected.clear()
+        return {"received": received, "acked": acked, "claimed": claimed, "rejected": rejected}
+
+    # -- programs ------------------------------------------------------------------------
+    def set_job(self, job: Any, receivers: list[str], placement: Any) -> dict[str, Any]:
+        """Keep the job; create the X25519 keys of the receiving nodes this host serves."""
+        self.job = job
+        self.placement = placement  # which host serves which block (signed in the plan)
+        plan = job.plan
+        self.offsets = plan.node_offsets()
+        self.levels = plan.levels()
+        self.routes = list(plan.routes)
+        self.route_index = {r.name: i for i, r in enumerate(self.routes)}
+        self.scrambler_of = {
+            r.name: r.protection.scrambler.group
+            for r in self.routes
+            if r.protection is not None and r.protection.scrambler is not None
+        }
+        keys = {}
+        for group in receivers:
+            for block in job.blocks(group):
+                if self.placement.host(job, group, block.index) == self.host:
+                    first = self.offsets[group]
+                    for node in range(first + block.start, first + block.stop):
+                        keys[node] = self.sealer.node_public(node)
+        return {"nodes": keys}
+
+    def run(self, group: str, schemas: dict[int, codec.Schema], epoch: int) -> dict[str, Any]:
+        """Run ``group``'s program on this host's blocks; queue the frames they emit for
+        ``epoch`` (the round in which they will be sent)."""
+        from crowdhide.engine.backend import report_of
+        from crowdhide.engine.program import split, step
+
+        self.schemas.update(schemas)
+        job = self.job
+        inbox = self._decode(group)
+        reports: list[Any] = []
+        emitted: dict[int, Any] = {}
+        for block in job.blocks(group):
+            if self.placement.host(job, group, block.index) != self.host:
+                continue
+            result = step(job.plan, block, inbox.pop(block.index, []), seed=job.seed)
+            for batch in result.batches:
+                size = job.plan.group(batch.receiver).size
+                for rb, part in split(batch, size, job.block_size):
+                    peer = self.placement.host(job, batch.receiver, rb)
+                    emitted.update(_encode(self, part, peer, epoch))
+            reports.append(report_of(job, result, self.offsets))
+        queued = {peer: len(q) for peer, q in self.outbox.items()}
+        return {"reports": reports, "schemas": emitted, "queued": queued}
+
+    def _decode(self, group: str) -> dict[int, list[Any]]:
+        """Rebuild one batch part per route and sender block from the frames accepted for
+        ``group`` (opened on arrival, see :meth:`_accept`)."""
+        first = self.offsets[group]
+        last = first + self.job.plan.group(group).size
+        keep, parts = [], defaultdict(list)
+        for item in self.inbox:
+            if first <= item[3] < last:
+                parts[(item[0], item[1], item[2])].append(item)
+            else:
+                keep.append(item)
+        self.inbox = keep
+        inbox: dict[int, list[Any]] = defaultdict(list)
+        for (r, mode, sender_block), items in parts.items():
+            for rb, batch in _rebuild(self, group, r, mode, sender_block, items):
+                inbox[rb].append(batch)
+        return inbox
+
+    def opened(self, mode: int, plain: bytes) -> None:
+        """Record the length of a decrypted body (the wire tests read them from ``stats``)."""
+        self.lengths.setdefault(mode, set()).add(len(plain))
+
+
+def _open(host: Host, node: int, frame: bytes) -> bytes:
+    """The plaintext of a data frame's body (sealed for ``node``, header as associated data)."""
+    head = frame[: fr.HEADER.size]
+    kind = frame[1] & 0x7F
+    length = codec.FIELDS + host.values + hpke.OVERHEAD
+    if kind != fr.PLAIN:
+        length += codec.inner_bytes(host.values) - host.values
+    body = memoryview(frame)[fr.HEADER.size : fr.HEADER.size + length]
+    return host.sealer.open(node, body, head)
+
+
+def _inner_aad(r: int, node: int) -> bytes:
+    return _INNER.pack(r, node)
+
+
+_INNER = struct.Struct("<HI")
+
+
+def _rebuild(
+    host: Host, group: str, r: int, mode: int, sender_block: int, items: list[Any]
+) -> list[tuple[int, Any]]:
+    """Batches (by receiver block) of one route and sender block from accepted frames."""
+    route = host.routes[r]
+    kind = mode & 0x7F
+    schema = host.schemas.get(r, ())
+    dtype = codec.record_dtype(schema)
+    offset = host.offsets[group]
+    size = host.job.block_size
+    # Message order of a part: its index, within each receiver block (frames may arrive in
+    # any order: the index inside the sealed body restores the sender's order).
+    items.sort(key=lambda x: ((x[3] - offset) // size, x[4]))
+    by_block: dict[int, list[Any]] = defaultdict(list)
+    for _, _, _, node, _, src, order, forward, inner in items:
+        if kind == fr.ONION:
+            row: tuple[Any, ...] = (src, node - offset, order, len(host.handles), forward, None)
+            host.handles.append(inner)
+        else:
+            rows, records = codec.decode_values(inner, dtype)
+            if rows < 0:
+                continue  # the target drops dummies after decryption and parsing
+            row = (src, node - offset, order, rows, -1, records)
+        by_block[(node - offset) // size].append(row)
+    return [
+        (rb, _batch(host, route, kind, mode, sender_block, rows_, schema, dtype))
+        for rb, rows_ in by_block.items()
+    ]
+
+
+def _batch(
+    host: Host,
+    route: Any,
+    kind: int,
+    mode: int,
+    sender_block: int,
+    rows_: list[Any],
+    schema: codec.Schema,
+    dtype: Any,
+) -> Any:
+    from crowdhide.engine.messages import MessageBatch
+
+    sender = host.scrambler_of[route.name] if kind == fr.FORWARD else route.sender
+    receiver = host.scrambler_of[route.name] if kind == fr.ONION else route.receiver
+    src, dst, order = (np.array([x[i] for x in rows_], dtype=np.int64) for i in range(3))
+    if kind == fr.ONION:
+        columns = {codec.HANDLE: np.array([x[3] for x in rows_], dtype=np.int64)}
+        payload = np.arange(len(rows_), dtype=np.int64)
+        forward: Any = np.array([x[4] for x in rows_], dtype=np.int64)
+        rows_arr = None
+    else:
+        counts = np.array([x[3] for x in rows_], dtype=np.int64)
+        payload = (np.cumsum(counts) - counts).astype(np.int64)
+        columns = codec.columns_of(codec.concat([x[5] for x in rows_], dtype), schema)
+        forward = None
+        rows_arr = counts if mode & codec.MULTI else None
+    return MessageBatch(
+        route=route.name,
+        round=host.levels[sender],
+        sender=sender,
+        receiver=receiver,
+        block=sender_block,
+        src=src,
+        dst=dst,
+        order=order,
+        size=route.message_size,
+        payload=payload,
+        columns=columns,
+        rows=rows_arr,
+        forward=forward,
+    )
+
+
+def _encode(host: Host, part: Any, peer: int, epoch: int) -> dict[int, Any]:
+    """Queue one frame per message of ``part`` for ``peer``; return its route's schema."""
+    r = host.route_index[part.route]
+    route = host.routes[r]
+    if part.forward is not None:
+        kind = fr.ONION
+    elif part.sender != route.sender:
+        kind = fr.FORWARD
+    else:
+        kind = fr.PLAIN
+    mode = kind | (codec.MULTI if part.rows is not None else 0)
+    wire = codec.wire_columns(part.columns) if kind != fr.FORWARD else {}
+    schema = codec.schema_of(wire)
+    records = codec.table(wire, schema) if kind != fr.FORWARD else None
+    handle_col = part.columns.get(codec.HANDLE)
+    dst_first = host.offsets[part.receiver]
+    final_first = host.offsets[route.receiver]
+    seal, frame_size, values = host.sealer, host.frame, host.values
+    queue = host.outbox[peer]
+    for i in range(len(part)):
+        node = dst_first + int(part.dst[i])
+        p = int(part.payload[i])
+        rows = -1 if p < 0 else (int(part.rows[i]) if part.rows is not None else 1)
+        forward = 0
+        if kind == fr.FORWARD:
+            if p >= 0:
+                inner = host.handles[int(handle_col[p])]
+            else:  # the scrambler's own dummy: a fresh inner body of the same length
+                blank = codec.encode_values(None, 0, -1, values)
+                inner = seal.seal(node, blank, _inner_aad(r, node))
+        elif kind == fr.ONION:
+            forward = int(part.forward[i])
+            target = final_first + forward
+            filled = codec.encode_values(records, p, rows, values)
+            inner = seal.seal(target, filled, _inner_aad(r, target))
+        else:
+            inner = codec.encode_values(records, p, rows, values)
+        fields = codec.pack_fields(epoch, i, int(part.src[i]), int(part.order[i]), forward)
+        head = fr.HEADER.pack(fr.DATA, mode, r, part.block, node)
+        body = seal.seal(node, fields + inner, head)
+        queue.append(head + body + bytes(frame_size - len(head) - len(body)))
+    return {r: schema} if kind != fr.FORWARD else {}
+
+
+async def _serve(cfg: ctl.HostConfig) -> None:
+    host = Host(dataclasses.asdict(cfg))
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(
+        lambda: _Link(host, outgoing=None),
+        cfg.listen,
+        0,
+        ssl=host.contexts[0],
+        ssl_handshake_timeout=cfg.handshake_timeout,
+    )
+    port = server.sockets[0].getsockname()[1]
+    out = sys.stdout.buffer
+    write_message(out, ctl.Hello(port=port))
+    reader = asyncio.StreamReader(limit=1 << 30)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while True:
+        msg = await read_message_async(reader)
+        if msg is None or isinstance(msg, ctl.Stop):
+            break
+        write_message(out, await _dispatch(host, msg))
+    server.close()
+    for link in list(host.out.values()) + list(host.incoming.values()):
+        link.drop()
+    await server.wait_closed()
+    write_message(out, ctl.Stopped(stats=dict(host.stats)))
+
+
+async def _dispatch(host: Host, msg: Any) -> Any:
+    if isinstance(msg, ctl.Connect):
+        return ctl.Connected(**await host.connect(dict(msg.peers), msg.timeout))
+    if isinstance(msg, ctl.LoadJob):
+        from crowdhide.backends.tls.shipping import PlanRefusedError, load_job
+
+        try:
+            job, _, placement = load_job(msg, coordinator=host.cfg["coordinator"])
+        except PlanRefusedError as exc:
+            return ctl.JobRefused(error=str(exc))
+        return ctl.JobLoaded(**host.set_job(job, list(msg.receivers), placement))
+    if isinstance(msg, ctl.Learn):
+        host.sealer.learn(hosts=dict(msg.hosts), nodes=dict(msg.nodes))
+        return ctl.Learned()
+    if isinstance(msg, ctl.Run):
+        try:
+            done = host.run(msg.group, dict(msg.schemas), msg.epoch)
+        except Exception as exc:  # a program error: report it, keep serving
+            return ctl.RunFailed(error=f"{type(exc).__name__}: {exc}")
+        return ctl.RunDone(
+            reports=tuple(done["reports"]), schemas=done["schemas"], queued=done["queued"]
+        )
+    if isinstance(msg, ctl.Flush):
+        flushed = await host.flush(msg.epoch, list(msg.alive), msg.deadline, msg.start, msg.ack_at)
+        return ctl.Flushed(**flushed)
+    if isinstance(msg, ctl.Blast):  # benchmark: queue `count` sealed frames for `peer`
+        node = 1 << 30
+        host.sealer.learn(hosts={}, nodes={node: host.sealer.node_public(node)})
+        queue = host.outbox[msg.peer]
+        blank = codec.encode_values(None, 0, -1, host.values)
+        for i in range(msg.count):
+            head = fr.HEADER.pack(fr.DATA, fr.PLAIN, 0, 0, node)
+            body = host.sealer.seal(node, codec.pack_fields(0, i, 0, 0) + blank, head)
+            queue.append(head + body + bytes(host.frame - len(head) - len(body)))
+        return ctl.Blasted(queued=msg.count)
+    if isinstance(msg, ctl.GetStats):
+        return ctl.Stats(
+            stats=dict(host.stats),
+            up={p: not link.closed for p, link in host.out.items()},
+            written={p: link.written for p, link in host.out.items()},
+            written_in={p: link.written for p, link in host.incoming.items()},
+            opened_lengths={m: tuple(sorted(v)) for m, v in host.lengths.items()},
+        )
+    raise ValueError(f"not an operation of a node host: {type(msg).__name__}")
+
+
+def main() -> None:
+    """Entry point: read the configuration from stdin, then serve until ``Stop``."""
+    cfg = read_message(sys.stdin.buffer)
+    if not isinstance(cfg, ctl.HostConfig):
+        kind = type(cfg).__name__
+        raise SystemExit(f"the first control message must be a HostConfig, got {kind}")
+    asyncio.run(_serve(cfg))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""Placement: which node host serves which block of which group.
+
+Two rules, part of the signed plan document (``placement``) and of the run report:
+
+* ``"spread"`` (default) — a group with at least as many blocks as hosts is cut into
+  contiguous ranges of about equal node counts (the engine's shard map,
+  :meth:`Job.shard_of <crowdhide.engine.backend.Job.shard_of>`); a smaller group (compute,
+  result, scramblers) puts block ``b`` on host ``(b + o) mod H``, where the offsets ``o``
+  go round-robin over the non-scrambler groups in plan order and a scrambler group sits on
+  the host *after* its route's receiver — so the data-dependent hop (scrambler → target, or
+  sources → target) crosses machines whenever there are two hosts or more;
+* ``"modulo"`` — block ``b`` of every group on host ``b mod H`` (small groups all on host 0).
+
+Examples
+--------
+>>> import numpy as np
+>>> from crowdhide.engine.backend import Job
+>>> from crowdhide.engine.library import named
+>>> from crowdhide.engine.plan import PlanBuilder
+>>> b = PlanBuilder()
+>>> _ = b.sources("S", {"g": np.arange(6) % 2})
+>>> _ = b.compute("C", size=2, process=named("compute.count", route="S->C", size=2))
+>>> _ = b.route("S", "C", by=named("route.column", column="g"))
+>>> job = Job(b.build(), seed=0, block_size=2)
+>>> spread = Placement(hosts=3)
+>>> [spread.host(job, "S", i) for i in range(3)], spread.host(job, "C", 0)
+([0, 1, 2], 0)
+>>> Placement(hosts=3, rule="modulo").host(job, "C", 0)
+0
+>>> spread.groups(job)
+{'S': [0, 1, 2], 'C': [0]}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from crowdhide._validation import check_int
+from crowdhide.engine.backend import Job
+
+__all__ = ["RULES", "Placement"]
+
+RULES = ("spread", "modulo")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A placement rule over ``hosts`` node hosts."""
+
+    hosts: int
+    rule: str = "spread"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hosts", check_int("hosts", self.hosts, low=1))
+        if self.rule not in RULES:
+            raise ValueError(f"placement must be one of {RULES}, got {self.rule!r}")
+
+    def host(self, job: Job, group: str, block: int) -> int:
+        """The host serving block ``block`` of ``group``."""
+        if self.rule == "modulo":
+            return block % self.hosts
+        count = -(-job.plan.group(group).size // job.block_size)
+        if count >= self.hosts:
+            return replace(job, shards=self.hosts).shard_of(block, group)
+        return (block + self._offsets(job)[group]) % self.hosts
+
+    def _offsets(self, job: Job) -> dict[str, int]:
+        """Offsets of the groups with fewer blocks than hosts (see the module docstring)."""
+        plan = job.plan
+        small = [g for g in plan.groups if -(-g.size // job.block_size) < self.hosts]
+        offsets: dict[str, int] = {}
+        turn = 0
+        for g in small:
+            if g.role != "scrambler":
+                offsets[g.name] = turn % self.hosts
+                turn += 1
+        for g in small:
+            if g.role == "scrambler":
+                route = next(
+                    r
+                    for r in plan.routes
+                    if r.protection is not None
+                    and r.protection.scrambler is not None
+                    and r.protection.scrambler.group == g.name
+                )
+                target = offsets.get(route.receiver, 0)
+                offsets[g.name] = (target + 1) % self.hosts
+        return offsets
+
+    def groups(self, job: Job) -> dict[str, list[int]]:
+        """Hosts serving each group (for the report)."""
+        return {
+            g.name: sorted({self.host(job, g.name, b.index) for b in job.blocks(g.name)})
+            for g in job.plan.groups
+        }
+
+    def node_hosts(self, job: Job) -> npt.NDArray[np.int64]:
+        """Host of every global node id (for traffic analysis of a transcript)."""
+        offsets = job.plan.node_offsets()
+        total = sum(g.size for g in job.plan.groups)
+        out = np.zeros(total, dtype=np.int64)
+        for g in job.plan.groups:
+            for b in job.blocks(g.name):
+                first = offsets[g.name]
+                out[first + b.start : first + b.stop] = self.host(job, g.name, b.index)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The placement as it appears in the signed plan document."""
+        return {"rule": self.rule, "hosts": self.hosts}

@@ -1,0 +1,132 @@
+"""Shipping a job to a node host as a signed plan document (no code, no pickle).
+
+The coordinator signs the canonical plan document (:mod:`crowdhide.engine.document`: named
+programs, routes, countermeasures, run parameters, placement) with an Ed25519 key of its
+own; every host is configured with the coordinator's *public* key and refuses a document
+whose signature does not verify, whose version it does not read, or that names a program
+its registry does not have (:class:`PlanRefusedError`, sent back as
+:class:`~crowdhide.backends.tls.control.JobRefused`). A host receives the source rows of
+the blocks it serves only, as arrays beside the document.
+
+Examples
+--------
+>>> signer = Signer.generate()
+>>> sig = signer.sign(b"plan")
+>>> verify(signer.public, b"plan", sig)
+>>> verify(signer.public, b"plan!", sig)
+Traceback (most recent call last):
+...
+crowdhide.backends.tls.shipping.PlanRefusedError: the plan's signature does not verify ...
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from crowdhide.backends.tls import control as ctl
+from crowdhide.backends.tls.placement import Placement
+from crowdhide.engine.backend import Job
+from crowdhide.engine.document import (
+    PlanDocumentError,
+    canonical,
+    digest,
+    plan_document,
+    plan_from_document,
+)
+from crowdhide.engine.plan import BlockRows
+
+__all__ = ["PlanRefusedError", "Signer", "load_job", "ship_job", "verify"]
+
+
+class PlanRefusedError(ValueError):
+    """A host refuses a plan: bad signature, unknown version or program, malformed."""
+
+
+@dataclass(frozen=True)
+class Signer:
+    """The coordinator's Ed25519 signing key (it never leaves the coordinator)."""
+
+    public: bytes
+    _key: Any = field(repr=False)
+
+    @classmethod
+    def generate(cls) -> Signer:
+        """A fresh key pair."""
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        key = Ed25519PrivateKey.generate()
+        raw = key.public_key().public_bytes(
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw
+        )
+        return cls(public=raw, _key=key)
+
+    def sign(self, data: bytes) -> bytes:
+        """Ed25519 signature of ``data``."""
+        signature: bytes = self._key.sign(data)
+        return signature
+
+
+def verify(public: bytes, data: bytes, signature: bytes) -> None:
+    """Raise :class:`PlanRefusedError` unless ``signature`` is ``public``'s over ``data``."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    if len(public) != 32:
+        raise PlanRefusedError("this node has no coordinator key to verify plans with")
+    try:
+        Ed25519PublicKey.from_public_bytes(public).verify(signature, data)
+    except (InvalidSignature, ValueError):
+        raise PlanRefusedError(
+            "the plan's signature does not verify with the coordinator key this node trusts"
+        ) from None
+
+
+def ship_job(
+    job: Job,
+    signer: Signer,
+    *,
+    placement: Mapping[str, Any],
+    owns: Callable[[str, int], bool],
+    receivers: tuple[str, ...],
+) -> ctl.LoadJob:
+    """The :class:`~crowdhide.backends.tls.control.LoadJob` of the host owning ``owns``."""
+    run = {"seed": job.seed, "block_size": job.block_size, "keep": sorted(job.keep)}
+    blob = canonical(plan_document(job.plan, run=run, placement=placement))
+    mine = job.for_shard(owns)
+    rows = {
+        g.name: dict(g.data.parts)
+        for g in mine.plan.groups
+        if g.role == "source" and isinstance(g.data, BlockRows)
+    }
+    return ctl.LoadJob(plan=blob, signature=signer.sign(blob), rows=rows, receivers=receivers)
+
+
+def load_job(message: ctl.LoadJob, *, coordinator: bytes) -> tuple[Job, str, Placement]:
+    """The job of a verified plan with the rows this host received, the plan's digest and
+    its placement."""
+    verify(coordinator, message.plan, message.signature)
+    try:
+        document = json.loads(message.plan)
+        data = {}
+        for g in document["groups"]:
+            if g["role"] == "source":
+                parts = message.rows.get(g["name"], {})
+                data[g["name"]] = BlockRows(parts, tuple(g["columns"] or ()))
+        plan = plan_from_document(document, data=data)
+        run = document["run"]
+        job = Job(
+            plan=plan,
+            seed=int(run["seed"]),
+            block_size=int(run["block_size"]),
+            keep=frozenset(run["keep"]),
+        )
+        placement = Placement(**document["placement"])
+    except PlanDocumentError as exc:
+        raise PlanRefusedError(str(exc)) from None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise PlanRefusedError(f"malformed plan: {type(exc).__name__}: {exc}") from None
+    return job, digest(document), placement

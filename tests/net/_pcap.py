@@ -1,0 +1,87 @@
+"""A tiny pcap reader for the wire tests: TCP streams on IPv4 loopback → TLS records.
+
+Reads the classic pcap format (what ``tcpdump -w`` writes) with ``struct`` only: Ethernet
+(linktype 1, Linux loopback) or Linux cooked (113) frames, IPv4, TCP; reassembles each
+direction of each connection by sequence number and cuts it into TLS records (5-byte header:
+content type, version, length). A record's time is that of the packet holding its last byte.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Record", "tls_records"]
+
+
+@dataclass(frozen=True)
+class Record:
+    """One TLS record: ``(src port, dst port)`` of its direction, type, length, time (s)."""
+
+    src: int
+    dst: int
+    kind: int
+    length: int
+    time: float
+
+
+def _packets(path: Path) -> list[tuple[float, bytes]]:
+    data = path.read_bytes()
+    magic = struct.unpack_from("<I", data, 0)[0]
+    endian = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
+    nano = magic in (0xA1B23C4D, 0x4D3CB2A1)
+    link = struct.unpack_from(endian + "I", data, 20)[0]
+    skip = {1: 14, 113: 16}[link]
+    out, at = [], 24
+    while at + 16 <= len(data):
+        sec, frac, incl, _ = struct.unpack_from(endian + "IIII", data, at)
+        at += 16
+        out.append((sec + frac / (1e9 if nano else 1e6), data[at + skip : at + incl]))
+        at += incl
+    return out
+
+
+def tls_records(path: Path) -> list[Record]:
+    """Every TLS record of every TCP connection in the capture, in capture order."""
+    streams: dict[tuple[int, int], dict[int, tuple[float, bytes]]] = defaultdict(dict)
+    first: dict[tuple[int, int], int] = {}
+    for time, ip in _packets(path):
+        if len(ip) < 20 or ip[0] >> 4 != 4 or ip[9] != 6:
+            continue
+        ihl = (ip[0] & 0x0F) * 4
+        total = struct.unpack_from("!H", ip, 2)[0]
+        tcp = ip[ihl:total]
+        sport, dport, seq = struct.unpack_from("!HHI", tcp, 0)
+        flags = tcp[13]
+        payload = tcp[(tcp[12] >> 4) * 4 :]
+        key = (sport, dport)
+        if flags & 0x02:  # SYN: the stream starts after it
+            first[key] = seq + 1
+        if payload:
+            streams[key][seq] = (time, payload)
+    records: list[Record] = []
+    for key, segments in streams.items():
+        start = first.get(key, min(segments))
+        buffer, times, at = bytearray(), [], start
+        for seq in sorted(segments):
+            time, payload = segments[seq]
+            if seq + len(payload) <= at:
+                continue  # a retransmission
+            payload = payload[max(0, at - seq) :]
+            buffer += payload
+            times.append((len(buffer), time))
+            at = max(at, seq) + len(payload)
+        pos, t = 0, 0
+        while pos + 5 <= len(buffer):
+            length = struct.unpack_from("!H", buffer, pos + 3)[0]
+            end = pos + 5 + length
+            if end > len(buffer):
+                break
+            while times[t][0] < end:
+                t += 1
+            records.append(Record(key[0], key[1], buffer[pos], length, times[t][1]))
+            pos = end
+    records.sort(key=lambda r: r.time)
+    return records

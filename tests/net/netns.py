@@ -1,0 +1,204 @@
+"""A multi-address network made of Linux network namespaces, for the tls tests.
+
+:class:`Bridge` creates, under a prefix unique to this process, a namespace holding a bridge
+``br0`` and ``n`` node namespaces, each linked to the bridge by a veth pair and given the
+address ``10.231.<k>.<i+1>/24`` (loopback up). Nothing is created outside these namespaces:
+every veth end lives in one of them, so ``ip netns del`` removes everything.
+:meth:`Bridge.capture` runs ``tcpdump`` on the bridge; faults are :meth:`link` (down/up),
+:meth:`rate` (``tc qdisc ... tbf``). :meth:`Bridge.close` stops every process it started (by
+pid) and deletes every namespace; :func:`leftovers` lists what would remain.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+__all__ = ["Bridge", "available", "leftovers"]
+
+
+def available() -> str | None:
+    """Why the harness cannot run here, or ``None``."""
+    if os.geteuid() != 0:
+        return "network namespaces need root"
+    for tool in ("ip", "tc", "tcpdump"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (Debian: iproute2, tcpdump)"
+    return None
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, timeout=20)
+
+
+def _in(ns: str, *args: str) -> None:
+    subprocess.run(["ip", "netns", "exec", ns, *args], check=True, capture_output=True, timeout=20)
+
+
+def leftovers(prefix: str) -> list[str]:
+    """Namespaces named ``prefix*`` and links named ``prefix*`` in this namespace."""
+    spaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=10)
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True, timeout=10)
+    names = [line.split()[0] for line in spaces.stdout.splitlines() if line.strip()]
+    found = [f"netns {n}" for n in names if n.startswith(prefix)]
+    found += [
+        f"link {line.split(':')[1].strip()}"
+        for line in links.stdout.splitlines()
+        if line.split(":")[1].strip().split("@")[0].startswith(prefix)
+    ]
+    return found
+
+
+class Bridge:
+    """``n`` node namespaces on one bridge (see the module docstring)."""
+
+    def __init__(self, n: int, *, tag: str = "") -> None:
+        self.prefix = f"chd{os.getpid() % 100000}{tag}"
+        self.subnet = 1 + os.getpid() % 250
+        self.hub = f"{self.prefix}h"
+        self.nodes = [f"{self.prefix}n{i}" for i in range(n)]
+        self.addresses = [f"10.231.{self.subnet}.{i + 1}" for i in range(n)]
+        self.processes: list[subprocess.Popen[bytes]] = []
+        try:
+            self._build()
+        except BaseException:
+            self.close()
+            raise
+
+    def _build(self) -> None:
+        _ip("netns", "add", self.hub)
+        _in(self.hub, "ip", "link", "add", "br0", "type", "bridge")
+        _in(self.hub, "ip", "link", "set", "br0", "up")
+        for i, (ns, address) in enumerate(zip(self.nodes, self.addresses, strict=True)):
+            _ip("netns", "add", ns)
+            # Both veth ends are created inside the hub namespace and one is moved at once:
+            # no interface ever exists in the test's own namespace.
+            _in(
+                self.hub,
+                "ip",
+                "link",
+                "add",
+                f"p{i}",
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "eth0",
+                "netns",
+                ns,
+            )
+            _in(self.hub, "ip", "link", "set", f"p{i}", "master", "br0")
+            _in(self.hub, "ip", "link", "set", f"p{i}", "up")
+            _in(ns, "ip", "addr", "add", f"{address}/24", "dev", "eth0")
+            _in(ns, "ip", "link", "set", "eth0", "up")
+            _in(ns, "ip", "link", "set", "lo", "up")
+
+    def netns(self) -> list[tuple[str, str]]:
+        """``(namespace, address)`` per node, as the tls backend's ``netns`` option takes."""
+        return list(zip(self.nodes, self.addresses, strict=True))
+
+    def capture(self, out: Path) -> subprocess.Popen[bytes]:
+        """Start ``tcpdump`` on the bridge writing ``out`` (stopped by :meth:`stop_capture`)."""
+        proc = subprocess.Popen(
+            [
+                "ip",
+                "netns",
+                "exec",
+                self.hub,
+                "tcpdump",
+                "-i",
+                "br0",
+                "-U",
+                "-n",
+                "-s",
+                "128",
+                "-w",
+                str(out),
+                "tcp",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        self.processes.append(proc)
+        deadline = time.monotonic() + 10
+        assert proc.stderr is not None
+        while time.monotonic() < deadline:  # tcpdump says "listening on br0" once ready
+            line = proc.stderr.readline()
+            if b"listening on" in line or not line:
+                break
+        return proc
+
+    def stop_capture(self, proc: subprocess.Popen[bytes]) -> None:
+        """Stop a capture cleanly (SIGINT flushes the file)."""
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+    def link(self, i: int, up: bool) -> None:
+        """Take node ``i``'s link down or up (its bridge port)."""
+        _in(self.hub, "ip", "link", "set", f"p{i}", "up" if up else "down")
+
+    def rate(self, i: int, rate: str) -> None:
+        """Rate-limit traffic towards node ``i`` with a token bucket (``tc ... tbf``)."""
+        _in(
+            self.hub,
+            "tc",
+            "qdisc",
+            "replace",
+            "dev",
+            f"p{i}",
+            "root",
+            "tbf",
+            "rate",
+            rate,
+            "burst",
+            "32kbit",
+            "latency",
+            "400ms",
+        )
+
+    def close(self) -> None:
+        """Stop every process started here (by pid) and delete every namespace."""
+        for proc in self.processes:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+            if proc.stderr is not None:
+                proc.stderr.close()
+        for ns in [*self.nodes, self.hub]:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=20)
+
+
+def tcp_payload_bytes(pcap: Path) -> dict[tuple[str, str], int]:
+    """TCP payload bytes per (source address, destination address) in a pcap file (IPv4,
+    Ethernet, as written by tcpdump on the bridge)."""
+    import struct
+
+    data = pcap.read_bytes()
+    out: dict[tuple[str, str], int] = {}
+    at = 24  # global header
+    while at + 16 <= len(data):
+        incl, orig = struct.unpack_from("<II", data, at + 8)
+        packet = data[at + 16 : at + 16 + incl]
+        at += 16 + incl
+        if len(packet) < 34 or packet[12:14] != b"\x08\x00":
+            continue
+        ip = packet[14:]
+        ihl = (ip[0] & 0x0F) * 4
+        total = struct.unpack_from(">H", ip, 2)[0]
+        if ip[9] != 6:
+            continue
+        tcp_header = (ip[ihl + 12] >> 4) * 4
+        payload = total - ihl - tcp_header
+        key = (".".join(map(str, ip[12:16])), ".".join(map(str, ip[16:20])))
+        out[key] = out.get(key, 0) + payload
+        del orig
+    return out

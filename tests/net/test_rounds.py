@@ -1,0 +1,68 @@
+"""Fixed-length rounds: frames leave at the round's start, acknowledgements at its middle,
+and a round whose processing does not fit is reported (never stretched)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+from crowdhide.backends import execute
+from crowdhide.backends.tls.backend import default_round_seconds, worst_case_frames
+from crowdhide.engine.library import named
+from crowdhide.engine.plan import PlanBuilder
+from crowdhide.errors import RoundOverrunError
+from tests.cli_helpers import run_cli
+from tests.net._programs import use_test_hosts
+from tests.net.conftest import BLOCK, small_plan
+
+pytestmark = pytest.mark.net
+
+
+def _slow_plan(seconds: float) -> Any:
+    """Sources -> a compute node that takes ``seconds`` -> a result node."""
+    b = PlanBuilder()
+    b.sources("S", {"g": np.zeros(20, dtype=np.int64)})
+    b.compute("C", size=1, process=named("test.sleep_count", route="S->C", seconds=seconds))
+    b.result("R", process=named("test.deliveries"))
+    b.route("S", "C", by=named("route.column", column="g"))
+    b.route("C", "R", kind="fixed")
+    return b.build()
+
+
+@pytest.fixture(autouse=True)
+def _test_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
+    use_test_hosts(monkeypatch.setattr)  # hosts that know the test programs
+
+
+def test_a_round_that_does_not_fit_is_an_overrun(backends: Any) -> None:
+    backend = backends(hosts=2, round_seconds=0.2)
+    with pytest.raises(RoundOverrunError, match=r"overran its fixed length by .*round_seconds"):
+        execute(_slow_plan(1.0), rng=0, backend=backend, block_size=BLOCK)
+
+
+def test_rounds_that_fit_keep_their_schedule(backends: Any) -> None:
+    backend = backends(hosts=2, round_seconds=1.0)
+    started = time.monotonic()
+    run = execute(_slow_plan(0.1), rng=0, backend=backend, block_size=BLOCK)
+    elapsed = time.monotonic() - started
+    assert run.states["C"]["count"].tolist() == [20]
+    # Two rounds with frames (S -> C, C -> R): the second starts one round after the first.
+    assert len(backend.lateness) == 2
+    assert max(backend.lateness) <= 0.05
+    assert elapsed >= 1.0 + 0.5  # round 1 whole, round 2 up to its acknowledgements
+
+
+def test_default_round_length_follows_the_plan_only() -> None:
+    plan = small_plan(protected=True)  # 300 sources, scramblers of 10 with 5 dummies
+    assert worst_case_frames(plan) == 300 + 30 * 5
+    assert default_round_seconds(plan, per_frame=1e-5) == pytest.approx(2 * (0.5 + 1e-3 * 450))
+    assert default_round_seconds(plan, per_frame=1e-3) == pytest.approx(2 * (0.5 + 2e-3 * 450))
+
+
+def test_round_seconds_applies_to_tls_only(capsys: Any) -> None:
+    result = run_cli(capsys, "run", "examples/diabetes.toml", "--round-seconds", "2")
+    assert result.code == 2
+    assert "--round-seconds applies to --backend tls only" in result.err
