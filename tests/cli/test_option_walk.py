@@ -506,21 +506,23 @@ WALK: dict[str, Command] = {
     "node init": Command(()),
 }
 
+ENROLMENT = "enrolment writes keys and certificates, no answer to compare (test_enrol.py)"
+
 #: Options that only change presentation or where files go, with the reason.
 SKIPS: dict[str, str] = {
     "--json": "presentation: JSON instead of a table (the walk itself runs with --json)",
     "shuffle plot --out": "where the image is written (checked by the plot tests)",
     "data synth --out": "where the data is written (checked by the data tests)",
     "net pki --out": "where the PKI is written (checked by the net tests)",
-    "net ca init --out": "enrolment writes keys and certificates, no answer to compare (files: test_enrol.py)",
-    "net ca init --days": "enrolment writes keys and certificates, no answer to compare (files: test_enrol.py)",
-    "net ca sign --ca": "enrolment writes keys and certificates, no answer to compare (files: test_enrol.py)",
-    "net ca sign --days": "enrolment writes keys and certificates, no answer to compare (files: test_enrol.py)",
-    "net directory --ca": "enrolment writes keys and certificates, no answer to compare (files: test_enrol.py)",
-    "net directory --out": "enrolment writes keys and certificates, no answer to compare (files: test_enrol.py)",
-    "node init --id": "enrolment writes keys and certificates, no answer to compare (files: test_enrol.py)",
-    "node init --address": "enrolment writes keys and certificates, no answer to compare (files: test_enrol.py)",
-    "node init --state": "enrolment writes keys and certificates, no answer to compare (files: test_enrol.py)",
+    "net ca init --out": ENROLMENT,
+    "net ca init --days": ENROLMENT,
+    "net ca sign --ca": ENROLMENT,
+    "net ca sign --days": ENROLMENT,
+    "net directory --ca": ENROLMENT,
+    "net directory --out": ENROLMENT,
+    "node init --id": ENROLMENT,
+    "node init --address": ENROLMENT,
+    "node init --state": ENROLMENT,
     "net pki --force": "overwrite guard: without it an existing CA is refused "
     "(tests/cli/test_refusals.py)",
     "run --out": "where the report is written (checked by the run tests)",
