@@ -242,7 +242,7 @@ def test_rounds_and_sampling_change_every_mechanism_answer() -> None:
         ({"d": 4}, "d applies only with mechanism"),
         ({"mechanism": "krr", "d": 4, "k": 8}, "k does not apply to mechanism 'krr'"),
         ({"mechanism": "laplace", "d": 4}, "d does not apply to mechanism 'laplace'"),
-        ({"mechanism": "oue"}, "needs d"),
+        ({"mechanism": "oue"}, "is needed by mechanism"),
         ({"mechanism": "subset", "d": 8}, "needs k"),
         ({"mechanism": "nope", "d": 8}, "mechanism must be one of"),
         ({"mechanism": "oue", "d": 8, "bound": "exact"}, "bound must be best or mechanism:oue"),

@@ -105,7 +105,9 @@ def _randomizer(mechanism: Any, d: Any, k: Any) -> None:
             f"give the domain size as d), got k={k!r}"
         )
     if known.needs_d and d is None:
-        raise InvalidParameterError(f"mechanism {mechanism!r} needs d (the domain size), got none")
+        raise InvalidParameterError(
+            f"d (the domain size) is needed by mechanism {mechanism!r}, got none", parameter="d"
+        )
     if not known.needs_d and d is not None:
         raise InvalidParameterError(
             f"d does not apply to mechanism {mechanism!r} (input in [-1, 1]), got d={d!r}"

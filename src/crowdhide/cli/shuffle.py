@@ -174,8 +174,13 @@ def _answer(query: Mapping[str, float], *, as_json: bool, **options: Any) -> Non
     Which accountant answers is decided in :mod:`crowdhide.accounting.shuffle_query`; an
     option that does not apply comes back as an input error naming it (exit 2)."""
     from crowdhide.accounting import shuffle_query
+    from crowdhide.accounting.shuffle_mechanisms import MECHANISMS
 
     what = "epsilon" if "delta" in query else "delta"
+    mechanism = options.get("mechanism")
+    needs_d = mechanism in MECHANISMS and MECHANISMS[mechanism].needs_d
+    if needs_d and options.get("d") is None:  # name the option the user must add
+        raise ValueError(f"--d (the domain size) is needed by --mechanism {mechanism}")
     if options["bound"] == "all":
         options.pop("bound")
         with _bound_progress(as_json) as progress:
