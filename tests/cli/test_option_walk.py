@@ -450,7 +450,8 @@ WALK: dict[str, Command] = {
         },
     ),
     "net pki": Command(
-        ("--hosts", "1", "--out", "{tmp}/pki"),
+        # --force: the base and its variants write into the same folder (a CA is kept otherwise)
+        ("--hosts", "1", "--out", "{tmp}/pki", "--force"),
         {
             "--hosts": V("--hosts", "2"),
             "--days": V("--days", "30"),
