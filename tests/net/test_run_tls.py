@@ -100,7 +100,10 @@ def test_pki_writes_private_keys_with_mode_0600(capsys, tmp_path: Path) -> None:
             "backend must be one of ('local', 'ray', 'tls'), got 'mpi'",
         ),
         (("run", str(EXAMPLE), "--on-missing", "skip"), "--on-missing must be 'fail' or 'report'"),
-        (("run", str(EXAMPLE), "--placement", "spread"), "--placement applies to --backend tls"),
+        (
+            ("run", str(EXAMPLE), "--placement", "spread"),
+            "--placement spread applies to --backend tls",
+        ),
         (
             ("run", str(EXAMPLE), "--backend", "tls", "--placement", "random"),
             "--placement must be 'spread' or 'modulo', got 'random'",
