@@ -1,7 +1,5 @@
 """``python -m crowdhide`` runs the command line."""
 
-import sys
+from crowdhide.cli import entry
 
-from crowdhide.cli import main
-
-sys.exit(main())
+entry()

@@ -230,3 +230,26 @@ def test_others_value_is_refused_for_the_uninformed_adversary(
 ) -> None:
     res = run_cli(capsys, *args)
     _one_line_exit_2(res, "--others-value", "informed")
+
+
+@pytest.mark.parametrize(("ray_loaded", "finalized"), [(True, False), (False, True)])
+def test_an_interrupted_ray_run_exits_130_without_finalizing(
+    ray_loaded: bool, finalized: bool
+) -> None:
+    """Ray's exit handlers could crash (SIGSEGV) after Ctrl-C: ``entry`` skips them then."""
+    import subprocess
+    import sys
+
+    script = (
+        "import atexit, sys, types\n"
+        f"if {ray_loaded}: sys.modules['ray'] = types.ModuleType('ray')\n"
+        "atexit.register(lambda: print('finalized', flush=True))\n"
+        "from crowdhide import cli\n"
+        "cli.main = lambda: cli.EXIT_INTERRUPTED\n"
+        "cli.entry()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 130, done.stderr
+    assert ("finalized" in done.stdout) is finalized
