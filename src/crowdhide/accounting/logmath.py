@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +19,8 @@ __all__ = [
     "logsumexp",
     "loss_allowance",
     "probability_loss_allowance",
+    "product_up",
+    "pure_cap_up",
     "rate_down",
     "rate_up",
 ]
@@ -119,6 +122,41 @@ def rate_up(rate: float, *, ulps: int = 8) -> float:
     (True, 1.0)
     """
     return min(1.0, rate * (1.0 + ulps * MACHINE_EPSILON))
+
+
+def product_up(a: float, b: float) -> float:
+    """``a·b`` rounded up: the float product, or the next float above it when rounding to
+    nearest went below the exact product (checked in exact rational arithmetic). Used for
+    basic-composition caps ``R·ε0``: ``3 × 0.3`` rounds to ``0.8999999999999999``, below
+    the exact ``0.9000000000000000222…`` of the float 0.3 times 3.
+
+    Examples
+    --------
+    >>> product_up(3, 0.3) > 3 * 0.3, product_up(3, 1.0)
+    (True, 3.0)
+    """
+    value = a * b
+    if math.isfinite(value) and Fraction(value) < Fraction(a) * Fraction(b):
+        return math.nextafter(value, math.inf)
+    return value
+
+
+def pure_cap_up(value: float, *, ulps: int = 16) -> float:
+    """A pure ε computed in floating point (``R·ε0``, ``log1p(x)`` of a rounded ``x``), raised
+    so that it is at least the exact value: used where a curve reports δ = 0 from that ε on,
+    so a cap one ulp low would certify δ = 0 where the true δ is positive (issue 28's
+    review: ``3 × 0.3`` rounds to ``0.8999999999999999``). ``ulps`` units of
+    ``ulp(max(value, 1))`` cover a handful of roundings of the inputs (a relative error
+    ``r`` of ``x`` moves ``log1p(x)`` by at most ``r`` absolutely) and of the result.
+
+    Examples
+    --------
+    >>> pure_cap_up(3 * 0.3) >= 0.9, pure_cap_up(math.inf)
+    (True, inf)
+    """
+    if not math.isfinite(value):
+        return value
+    return value + ulps * math.ulp(max(abs(value), 1.0))
 
 
 def loss_allowance(eps0: float) -> float:

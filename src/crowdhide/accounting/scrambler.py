@@ -718,7 +718,7 @@ def _evaluate(
     assert isinstance(bound, _ScramblerBound)
     notes = list(bound.notes(params, statement))
     eps, eps0 = statement.epsilon, params.eps0
-    if delta is not None and name in _CAPPED_AT_EPS0 and math.isfinite(eps0) and eps == eps0:
+    if delta is not None and name in _CAPPED_AT_EPS0 and math.isfinite(eps0) and eps >= eps0:
         notes.append(
             "bound gives no ε below the local ε0; capped at ε0 (the scrambler post-processes "
             "the sampled messages)"

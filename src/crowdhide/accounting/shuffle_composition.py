@@ -89,7 +89,7 @@ from crowdhide.accounting.binomial_tails import (
 )
 from crowdhide.accounting.composition import PldCurve, to_pld
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
-from crowdhide.accounting.logmath import MACHINE_EPSILON
+from crowdhide.accounting.logmath import MACHINE_EPSILON, product_up
 from crowdhide.accounting.registry import Registry
 from crowdhide.accounting.statement import Kind, PrivacyStatement
 
@@ -487,7 +487,10 @@ class ClonePairBound:
             rate=params.clone_rate,
             informative=params.informative,
         )
-        cap = params.rounds * params.eps0 if params.relation == "substitute" else math.inf
+        # R·ε0 rounds to nearest; the cap says δ = 0 from there on, so it must not be low
+        cap = (
+            product_up(params.rounds, params.eps0) if params.relation == "substitute" else math.inf
+        )
         if _finite_mass(log_p, log_q) < _MIN_FINITE_MASS:
             # (almost) every outcome tells the datasets apart; dp_accounting cannot hold a
             # PLD without finite losses, and δ <= 1 is the (trivial, valid) answer
