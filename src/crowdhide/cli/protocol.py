@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from crowdhide.accounting.statement import format_bound
 from crowdhide.cli._engine_progress import with_spinner as _run
 from crowdhide.cli._options import (
     AllowUnmetFlag,
@@ -149,8 +150,8 @@ def _emit_run(
         )
     finish_target(
         record["target_met"],
-        f"certified epsilon={record['epsilon']:.6g} > target epsilon="
-        f"{record['target_epsilon']:.6g} (delta={record['delta']:.3g})",
+        f"certified epsilon={format_bound(record['epsilon'], digits=6)} > target epsilon="
+        f"{record['target_epsilon']:.6g} (delta={format_bound(record['delta'])})",
         allow_unmet=allow_unmet,
         as_json=as_json,
     )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from crowdhide.accounting.statement import format_bound
 from crowdhide.cli._engine_progress import progress_wanted, spinner
 from crowdhide.cli._options import (
     MAX_EPSILON,
@@ -135,13 +136,14 @@ def _table_notes(rows: list[PrivacyStatement], key: str) -> list[str]:
         return []
     value = getattr(best, key)
     notes = [
-        f"best valid upper bound: {best.source} ({key} = {value:.6g}); "
+        f"best valid upper bound: {best.source} ({key} = {format_bound(value, digits=6)}); "
         "kind 'lower' rows are lower bounds, not guarantees."
     ]
     low = math.nan if best.lower is None else getattr(best.lower, key)
     if math.isfinite(low) and low > 0.0 and best.lower is not None:
         notes.append(
-            f"the truth lies in [{low:.6g}, {value:.6g}] "
+            f"the truth lies in [{format_bound(low, up=False, digits=6)}, "
+            f"{format_bound(value, digits=6)}] "
             f"({best.lower.source}; certificate / lower bound = {value / low:.4g})"
         )
     return notes
@@ -317,7 +319,8 @@ def calibrate_command(
     else:
         record |= {"target_met": bool(result.meets_target), solved: result.inputs[solved]}
         record |= result.to_dict() if as_json else _row(result)
-        detail = f"certified epsilon={result.epsilon:.6g} vs target epsilon={epsilon:g}"
+        shown = format_bound(result.epsilon, digits=6)
+        detail = f"certified epsilon={shown} vs target epsilon={epsilon:g}"
     emit(record, as_json=as_json, title=f"calibrated {solved}")
     finish_target(record["target_met"], detail, allow_unmet=allow_unmet, as_json=as_json)
 

@@ -26,6 +26,7 @@ from crowdhide.report.words import (
     cost_words,
     fmt_count,
     fmt_num,
+    fmt_up,
     interval_cell,
     path_meaning,
     route_words,
@@ -111,7 +112,7 @@ def _summary(report: RunReport) -> str:
     return (
         "<div class='cards'>"
         f"<div class='card'>privacy of the traffic<div class='big' id='epsilon'>ε = "
-        f"{fmt_num(p.epsilon)}</div>δ = {p.delta:.2g}; {html.escape(goal)} {verdict}</div>"
+        f"{fmt_up(p.epsilon)}</div>δ = {fmt_up(p.delta)}; {html.escape(goal)} {verdict}</div>"
         f"<div class='card'>network load<div class='big'>{c.overhead:.2f} ×</div>"
         f"{fmt_count(c.messages)} messages instead of {fmt_count(c.unprotected_messages)}"
         "</div></div>"
@@ -219,8 +220,8 @@ def _privacy_section(plan: PlanReport) -> str:
     for p in plan.paths:
         out.append(
             f"<tr><td class='k'>a user's tuple ({html.escape(p.origin)}) through "
-            f"{len(p.clusters)} steps</td><td>{fmt_num(p.privacy.epsilon)}</td>"
-            f"<td>{p.privacy.delta:.2g}</td><td class='k'>"
+            f"{len(p.clusters)} steps</td><td>{fmt_up(p.privacy.epsilon)}</td>"
+            f"<td>{fmt_up(p.privacy.delta)}</td><td class='k'>"
             f"{html.escape(path_meaning(p.privacy.epsilon, p.privacy.delta))}</td></tr>"
         )
     out.append("</table><table><caption>Per data-dependent hop</caption>")
@@ -231,7 +232,7 @@ def _privacy_section(plan: PlanReport) -> str:
         words = cluster_words(h, plan.route_names, plan.countermeasures)
         out.append(
             f"<tr><td class='k'>{html.escape(words)}</td>"
-            f"<td>{fmt_num(h.privacy.epsilon)}</td><td>{h.privacy.delta:.2g}</td></tr>"
+            f"<td>{fmt_up(h.privacy.epsilon)}</td><td>{fmt_up(h.privacy.delta)}</td></tr>"
         )
     out.append("</table>")
     out += [f"<p>Note: {html.escape(n)}</p>" for n in plan.privacy.notes]

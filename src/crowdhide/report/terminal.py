@@ -20,7 +20,9 @@ from crowdhide.report.words import (
     cluster_words,
     cost_words,
     fmt_count,
+    fmt_down,
     fmt_num,
+    fmt_up,
     interval_cell,
     path_meaning,
 )
@@ -32,7 +34,6 @@ __all__ = [
     "render_ledger",
     "render_plan",
     "render_run",
-    "up",
 ]
 
 Console = Any  # rich.console.Console (imported lazily: CLI start-up path)
@@ -271,8 +272,8 @@ def _privacy(plan: PlanReport, console: Console) -> None:
     rows = [
         [
             f"a user's tuple ({p.origin}) through the {len(p.clusters)} steps of the plan",
-            fmt_num(p.privacy.epsilon),
-            f"{p.privacy.delta:.2g}",
+            fmt_up(p.privacy.epsilon),
+            fmt_up(p.privacy.delta),
         ]
         for p in plan.paths
     ]
@@ -291,8 +292,8 @@ def _privacy(plan: PlanReport, console: Console) -> None:
     console.print(path_meaning(privacy.epsilon, privacy.delta), overflow="fold")
     if privacy.meets_target is False:
         console.print(
-            f"TARGET NOT MET: certified ε = {fmt_num(privacy.epsilon)}, δ = "
-            f"{privacy.delta:.2g} is weaker than the target ε = {fmt_num(plan.target_epsilon)},"
+            f"TARGET NOT MET: certified ε = {fmt_up(privacy.epsilon)}, δ = "
+            f"{fmt_up(privacy.delta)} is weaker than the target ε = {fmt_num(plan.target_epsilon)},"
             f" δ = {plan.target_delta:.2g}",
             style="bold red",
             overflow="fold",
@@ -300,8 +301,8 @@ def _privacy(plan: PlanReport, console: Console) -> None:
     hops = [
         [
             cluster_words(h, plan.route_names, plan.countermeasures),
-            fmt_num(h.privacy.epsilon),
-            f"{h.privacy.delta:.2g}",
+            fmt_up(h.privacy.epsilon),
+            fmt_up(h.privacy.delta),
         ]
         for h in plan.hops
         if h.data_dependent
@@ -345,11 +346,11 @@ def render_ledger(rows: Sequence[Mapping[str, Any]], console: Console) -> None:
         [
             str(r["population"]),
             str(r["runs"]),
-            fmt_num(r["epsilon_spent"]),
+            fmt_up(r["epsilon_spent"]),
             f"{r['at_delta']:.2g}",
             str(r["method"]),
             fmt_num(r["budget_epsilon"]),
-            fmt_num(r["epsilon_left"]),
+            fmt_down(r["epsilon_left"]),
         ]
         for r in rows
     ]
@@ -368,33 +369,11 @@ def render_ledger(rows: Sequence[Mapping[str, Any]], console: Console) -> None:
     )
 
 
-def up(value: float | None) -> str:
-    """A certified ε or δ with 4 significant digits, rounded up (never below the bound).
-
-    Examples
-    --------
-    >>> up(1.930201882), up(1.9309), up(5e-05), up(0.0), up(float("inf"))
-    ('1.931', '1.931', '5e-05', '0', '∞')
-    """
-    if value is None:
-        return "-"
-    if not math.isfinite(value):
-        return "∞" if value > 0 else "-∞"
-    text = f"{value:.4g}"
-    if float(text) >= value:  # the nearest 4 digits already read back at or above it
-        return text
-    from decimal import ROUND_CEILING, Decimal
-
-    exact = Decimal(value)
-    step = Decimal(1).scaleb(exact.adjusted() - 3)
-    return f"{float(exact.quantize(step, rounding=ROUND_CEILING)):.4g}"
-
-
 def _plain(value: Any, *, certified: bool = False) -> str:
     if isinstance(value, bool) or value is None:
         return {True: "yes", False: "no", None: "-"}[value]
     if isinstance(value, float):
-        return up(value) if certified else f"{value:.6g}"
+        return fmt_up(value) if certified else f"{value:.6g}"
     return str(value)
 
 
@@ -415,7 +394,7 @@ def render_plan(report: PlanReport, console: Console) -> None:
     for note in report.privacy.notes:
         console.print(f"note: {note}", overflow="fold")
     rows = [
-        [p.origin, up(p.privacy.epsilon), up(p.privacy.delta), " + ".join(p.clusters)]
+        [p.origin, fmt_up(p.privacy.epsilon), fmt_up(p.privacy.delta), " + ".join(p.clusters)]
         for p in report.paths
     ]
     _table(
@@ -440,7 +419,7 @@ def render_plan(report: PlanReport, console: Console) -> None:
 
 def _target_words(report: PlanReport) -> str:
     privacy = report.privacy
-    certified = f"certified ε = {up(privacy.epsilon)}, δ = {up(privacy.delta)}"
+    certified = f"certified ε = {fmt_up(privacy.epsilon)}, δ = {fmt_up(privacy.delta)}"
     if report.target_epsilon is None:
         return f"plan: {certified} (no target)"
     target = f"target ε ≤ {report.target_epsilon:g}, δ ≤ {report.target_delta:.3g}"

@@ -15,8 +15,10 @@ __all__ = [
     "cluster_words",
     "cost_words",
     "fmt_count",
+    "fmt_down",
     "fmt_interval",
     "fmt_num",
+    "fmt_up",
     "group_words",
     "interval_cell",
     "path_meaning",
@@ -48,6 +50,39 @@ def fmt_count(value: Any) -> str:
     if isinstance(value, float) and math.isinf(value):
         return "∞" if value > 0 else "-∞"
     return f"{round(float(value)):,}"
+
+
+def fmt_up(value: float | None) -> str:
+    """A certified ε or δ (or ε spent) to 4 significant digits rounded *up*: a report never
+    shows a certificate below the computed one.
+
+    Examples
+    --------
+    >>> fmt_up(1.930201882), fmt_up(1.9309), fmt_up(5e-05), fmt_up(0.0), fmt_up(float("inf"))
+    ('1.931', '1.931', '5e-05', '0', '∞')
+    """
+    return _fmt_bound(value, up=True)
+
+
+def fmt_down(value: float | None) -> str:
+    """A lower bound or a budget left, to 4 significant digits rounded *down*.
+
+    Examples
+    --------
+    >>> fmt_down(0.1304228), fmt_down(1.999)
+    ('0.1304', '1.999')
+    """
+    return _fmt_bound(value, up=False)
+
+
+def _fmt_bound(value: float | None, *, up: bool) -> str:
+    from crowdhide.accounting.statement import format_bound
+
+    if value is None:
+        return "-"
+    if not math.isfinite(value):
+        return "∞" if value > 0 else "-∞"
+    return format_bound(value, up=up)
 
 
 def fmt_num(value: Any) -> str:
