@@ -13,7 +13,7 @@ from crowdhide.accounting.scrambler_bounds import (
     _lemma2_weights,
     max_montecarlo_samples,
 )
-from crowdhide.errors import ResourceLimitError
+from crowdhide.errors import InvalidParameterError, ResourceLimitError
 
 
 def _dense(
@@ -59,4 +59,13 @@ def test_samples_beyond_the_cost_model_are_refused_before_any_draw() -> None:
     with pytest.raises(ResourceLimitError, match=rf"samples must be <= {largest} here"):
         MonteCarloLemma2(
             targets=20, sigma=0.2, n=100, dummies=50, samples=10**6, rng=np.random.default_rng(0)
+        )
+
+
+@pytest.mark.parametrize("samples", [1, 0, True])
+def test_fewer_than_two_samples_are_refused(samples: int) -> None:
+    # the standard error divides by samples − 1: one sample was a ZeroDivisionError
+    with pytest.raises(InvalidParameterError, match="samples must be an integer >= 2"):
+        MonteCarloLemma2(
+            targets=3, sigma=0.3, n=10, dummies=1, samples=samples, rng=np.random.default_rng(0)
         )

@@ -41,7 +41,7 @@ from crowdhide.accounting.binomial_tails import (
     window_log_pmf_error,
 )
 from crowdhide.accounting.logmath import MACHINE_EPSILON
-from crowdhide.errors import ResourceLimitError
+from crowdhide.errors import InvalidParameterError, ResourceLimitError
 
 __all__ = [
     "Lemma2Exact",
@@ -526,6 +526,13 @@ class MonteCarloLemma2:
         samples: int,
         rng: np.random.Generator,
     ) -> None:
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 2:
+            # the standard error divides by samples − 1 (ddof = 1)
+            raise InvalidParameterError(
+                f"samples must be an integer >= 2, got {samples!r}",
+                parameter="samples",
+                value=samples,
+            )
         self.targets, self.sigma = targets, sigma
         weights = _lemma2_weights(n, sigma, math.log(1e-12))
         N = weights.m + dummies + 1
