@@ -65,8 +65,9 @@ def test_generic_shuffle_bounds_near_eps0(name: str, n: int, eps0: float) -> Non
     datasets of those two, so it is at most the larger of their worst cases."""
     bound = SHUFFLE_REGISTRY[name]
     params = ShuffleParams(eps0=eps0, n=n)
-    if bound.kind not in CHECKED or bound.applies(params) is not None:
-        pytest.skip(f"{name} does not apply without k")
+    reason = bound.applies(params)
+    if bound.kind not in CHECKED or reason is not None:
+        pytest.skip(f"{name} at n={n}: {reason or f'kind {bound.kind} is not checked'}")
     curve = bound.curve(params)
     for eps in _points(eps0):
         truth = max(exact_mp.krr_worst_delta(n, k, eps0, eps) for k in (2, 3))
