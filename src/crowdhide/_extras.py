@@ -24,6 +24,7 @@ __all__ = ["EXTRAS", "install_line", "require"]
 #: Top-level module → (extra that provides it, distribution name to show the user).
 EXTRAS: dict[str, tuple[str, str]] = {
     "matplotlib": ("plot", "matplotlib"),
+    "opendp": ("opendp", "opendp"),
     "pandas": ("pandas", "pandas"),
     "ray": ("ray", "ray"),
     "sklearn": ("data", "scikit-learn"),

@@ -4,12 +4,14 @@ A block that holds ``>>>`` prompts is a doctest: its printed results are checked
 ``python`` block is run as a script and must not raise. Every block of a page shares one
 namespace, so a tutorial can build on its earlier cells. A block right after an HTML comment
 ``<!-- not run: REASON -->`` is skipped (a signature listing, not code to run); the reason is
-required so that skipping stays a visible decision.
+required so that skipping stays a visible decision. A block after ``<!-- needs: MODULE -->``
+is skipped when ``MODULE`` (an optional extra) is not installed.
 """
 
 from __future__ import annotations
 
 import doctest
+import importlib.util
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +20,8 @@ from typing import Any
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 _BLOCK = re.compile(
-    r"(?P<skip><!-- not run: (?P<reason>[^>]+?) -->\s*\n)?^```python\n(?P<code>.*?)^```",
+    r"(?:<!-- not run: (?P<reason>[^>]+?) -->\s*\n|<!-- needs: (?P<needs>[\w.]+) -->\s*\n)?"
+    r"^```python\n(?P<code>.*?)^```",
     flags=re.S | re.M,
 )
 _FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
@@ -31,6 +34,7 @@ class Block:
     line: int
     code: str
     skip_reason: str | None
+    needs: str | None = None
 
     @property
     def is_doctest(self) -> bool:
@@ -52,6 +56,7 @@ def blocks(path: Path) -> list[Block]:
             line=text.count("\n", 0, m.start("code")) + 1,
             code=m.group("code"),
             skip_reason=m.group("reason"),
+            needs=m.group("needs"),
         )
         for m in _BLOCK.finditer(text)
     ]
@@ -68,7 +73,9 @@ def run_page(path: Path) -> PageResult:
     rel = path.relative_to(DOCS.parent) if path.is_relative_to(DOCS) else path
     attempted = scripts = skipped = 0
     for block in blocks(path):
-        if block.skip_reason is not None:
+        if block.skip_reason is not None or (
+            block.needs is not None and importlib.util.find_spec(block.needs) is None
+        ):
             skipped += 1
             continue
         where = f"{rel}:{block.line}"

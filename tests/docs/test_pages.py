@@ -17,6 +17,7 @@ from tests.docs.pages import DOCS, blocks, pages_with_code, run_page
 MIN_RUN: dict[str, int] = {
     "engine.md": 1,
     "getting-started.md": 4,
+    "interop.md": 14,
     "mechanisms.md": 19,
     "netdp.md": 8,
     "protocols.md": 2,
@@ -30,6 +31,7 @@ MIN_RUN: dict[str, int] = {
 #: Pages whose examples take longer than a few seconds.
 SLOW = {
     "getting-started.md",
+    "interop.md",
     "shuffle.md",
     "tutorials/plan-certify-run.md",
     "tutorials/shuffle-tour.md",
