@@ -22,7 +22,7 @@ MIN_RUN: dict[str, int] = {
     "netdp.md": 8,
     "protocols.md": 2,
     "qif.md": 17,
-    "scrambler.md": 1,
+    "scrambler.md": 12,
     "shuffle.md": 17,
     "shuffle_composition.md": 3,
     "tutorials/plan-certify-run.md": 12,
