@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import importlib.util
 
-#: Module file (relative to this folder) -> the top-level import it needs, and the extra.
+#: Module file or package folder (relative to this folder) -> the top-level import it needs,
+#: and the extra.
 NEEDS_EXTRA: dict[str, tuple[str, str]] = {
     "src/crowdhide/backends/ray.py": ("ray", "ray"),
+    "src/crowdhide/backends/tls": ("cryptography", "net"),
 }
 
 collect_ignore = [

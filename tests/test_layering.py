@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "qif": 4,
     "audit": 4,
     "netdp": 4,
+    "interop": 4,
     "engine": 5,
     "backends": 6,
     "plans": 7,

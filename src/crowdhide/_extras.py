@@ -23,7 +23,10 @@ __all__ = ["EXTRAS", "install_line", "require"]
 
 #: Top-level module → (extra that provides it, distribution name to show the user).
 EXTRAS: dict[str, tuple[str, str]] = {
+    "cryptography": ("net", "cryptography"),
+    "duckdb": ("engine", "duckdb"),
     "matplotlib": ("plot", "matplotlib"),
+    "opendp": ("opendp", "opendp"),
     "pandas": ("pandas", "pandas"),
     "ray": ("ray", "ray"),
     "sklearn": ("data", "scikit-learn"),

@@ -115,12 +115,8 @@ class UnmetTargetError(CrowdhideError, ValueError):
     """A run, plan or calibration certifies less privacy than its target.
 
     Also a :class:`ValueError` (what calibrations raised before) so existing ``except
-    ValueError`` callers keep working; the CLI checks for it first (exit code 3).
-
-    Parameters
-    ----------
-    message
-        One line giving the certified figure next to the target.
+    ValueError`` callers keep working; the CLI checks for it first (exit code 3). Its
+    message is one line giving the certified figure next to the target.
     """
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide._extras import require
 from crowdhide._validation import check_int
 from crowdhide.engine.library import named
 from crowdhide.plans.model import ExecutionPlan, PlanBuilder
@@ -94,7 +95,7 @@ class AggregateQuery:
     @classmethod
     def from_sql(cls, sql: str) -> AggregateQuery:
         """Parse ``sql`` with DuckDB; raise ``ValueError`` naming ``query.sql`` otherwise."""
-        import duckdb
+        duckdb = require("duckdb", purpose="parsing a plan's SQL (DuckDB)")
 
         if not isinstance(sql, str) or not sql.strip():
             raise ValueError(f"query.sql must be a non-empty SQL string, got {sql!r}")
@@ -462,7 +463,7 @@ def exact_answer(
     With ``masks`` (one boolean mask over rows per grouping set) each grouping set is
     answered on the masked rows only — the tuples a decentralized run actually used.
     """
-    import duckdb
+    duckdb = require("duckdb", purpose="answering a plan query exactly (DuckDB)")
 
     con = duckdb.connect()
     try:
@@ -490,7 +491,7 @@ def exact_answer(
 
 def run_sql(table: Table, query: AggregateQuery) -> list[tuple[Any, ...]]:
     """Run the user's SQL verbatim in DuckDB (the table registered under its name)."""
-    import duckdb
+    duckdb = require("duckdb", purpose="running a plan's SQL (DuckDB)")
 
     con = duckdb.connect()
     try:

@@ -136,7 +136,7 @@ _ADULT_NUMERIC = ("age", "fnlwgt", "education-num", "capital-gain", "capital-los
 
 def load_table(path: Path | str) -> Table:
     """Read a CSV or Parquet file with DuckDB into ``{column: array}`` (or ``builtin:adult``)."""
-    import duckdb
+    duckdb = require("duckdb", purpose="reading a data table (DuckDB)")
 
     if str(path).startswith("builtin:"):
         return load_builtin_table(str(path)[len("builtin:") :])
@@ -210,7 +210,7 @@ def load_builtin_table(name: str) -> Table:
 
 def write_table(table: Mapping[str, npt.NDArray[Any]], path: Path | str) -> Path:
     """Write ``table`` as CSV or Parquet (by suffix) with DuckDB."""
-    import duckdb
+    duckdb = require("duckdb", purpose="writing a data table (DuckDB)")
 
     file = Path(path)
     file.parent.mkdir(parents=True, exist_ok=True)

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide._extras import require
 from crowdhide._validation import check_bool, check_int, check_real
 from crowdhide.datasets import ADULT_COLUMNS, data_dir, data_path, describe_data_path
 from crowdhide.errors import DataTypeError, ParameterTypeError
@@ -146,7 +147,7 @@ def load_column(source: str | os.PathLike[str], *, column: str) -> DataColumn:
 
 
 def _load_file(path: Path, column: str) -> DataColumn:
-    import duckdb
+    duckdb = require("duckdb", purpose="reading a data column (DuckDB)")
 
     if not path.exists():
         raise ValueError(f"data file not found: {str(path)!r}")

@@ -9,8 +9,15 @@
 * :mod:`crowdhide.backends.tls.backend` — :class:`~crowdhide.backends.tls.backend.TlsBackend`,
   the engine backend that moves every message as a frame between host processes.
 
-Nothing here is imported by ``import crowdhide``; the heavy ``cryptography`` import happens
-inside functions.
+Nothing here is imported by ``import crowdhide``. ``cryptography`` comes with the ``net``
+extra: importing any module of this package without it raises
+:class:`~crowdhide.errors.MissingExtraError` naming ``pip install 'crowdhide[net]'`` (exit
+code 2 on the command line), before any host, key or file is made. The modules themselves
+import it inside functions.
 """
 
+from crowdhide._extras import require
+
 __all__: list[str] = []
+
+require("cryptography", purpose="the tls backend, crowdhide net and crowdhide node")
