@@ -271,8 +271,17 @@ def _execute(
         "round_seconds": backend.round_seconds,
         "round_lateness_max_seconds": max(backend.lateness, default=0.0),
         "data_frames_delivered": backend.frames_sent,
+        "delivered_per_link": {
+            f"{a}->{b}": n for (a, b), n in sorted(backend.ledger.delivered.items()) if n
+        },
         **backend.missing.to_dict(),
     }
+    if hasattr(backend, "describe"):  # node daemons: the coordinator observed counts only
+        record.update(
+            coordinator_observes=backend.describe()["observed"],
+            transcript="not observed by the coordinator (per-link frame counts only)",
+            rows_of_nodes={str(h): f"{a}..{b - 1}" for h, (a, b) in enumerate(backend.ranges)},
+        )
     return run, record
 
 

@@ -52,8 +52,12 @@ __all__ = [
     "Connect",
     "Connected",
     "ControlError",
+    "Describe",
+    "Described",
     "Dump",
     "Dumped",
+    "EndRun",
+    "Ended",
     "Flush",
     "Flushed",
     "GetStats",
@@ -63,9 +67,14 @@ __all__ = [
     "JobRefused",
     "Learn",
     "Learned",
+    "Link",
     "LoadJob",
+    "Prepare",
+    "Prepared",
+    "Ran",
     "RelayConfig",
     "RelayReady",
+    "Released",
     "Run",
     "RunDone",
     "RunFailed",
@@ -169,6 +178,75 @@ class GetStats:
 @dataclass(frozen=True)
 class Stop:
     """Close every link and exit."""
+
+
+# -- coordinator -> node daemon (crowdhide node serve) ------------------------------------
+@dataclass(frozen=True)
+class Describe:
+    """Ask a daemon which source rows it holds."""
+
+
+@dataclass(frozen=True)
+class Prepare:
+    """Start a run session: frames of ``frame`` bytes between ``hosts`` daemons."""
+
+    frame: int
+    hosts: int
+
+
+@dataclass(frozen=True)
+class Link:
+    """Open one TLS link to every daemon of ``peers`` (addresses from the signed directory,
+    never from the coordinator)."""
+
+    peers: tuple[int, ...]
+    timeout: float
+
+
+@dataclass(frozen=True)
+class EndRun:
+    """Close the session's links; the daemon keeps serving."""
+
+
+# -- node daemon -> coordinator -----------------------------------------------------------
+@dataclass(frozen=True)
+class Described:
+    """This daemon's id and the source rows ``[first, first + rows)`` it holds."""
+
+    node: int
+    first: int
+    rows: int
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Session started."""
+
+
+@dataclass(frozen=True)
+class Released:
+    """The state a block of a *result* group publishes (the run's released output)."""
+
+    group: str
+    block: int
+    state: Mapping[str, Any] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A group ran on a daemon: payload schemas, frames its blocks emitted and frames now
+    queued per peer (counts), and the released outputs of result blocks. No block report:
+    no tuple, no real/dummy count, no origin, no ``used`` mask, no per-message log."""
+
+    schemas: Mapping[int, Any]
+    queued: Mapping[int, int]
+    emitted: Mapping[int, int]
+    released: tuple[Released, ...] = ()
+
+
+@dataclass(frozen=True)
+class Ended:
+    """Session closed."""
 
 
 # -- host -> driver -------------------------------------------------------------------------
@@ -318,6 +396,15 @@ TYPES: dict[str, type] = {
         RelayReady,
         Dump,
         Dumped,
+        Describe,
+        Prepare,
+        Link,
+        EndRun,
+        Described,
+        Prepared,
+        Released,
+        Ran,
+        Ended,
         Block,
         BlockReport,
     )
@@ -344,7 +431,7 @@ def decode(data: bytes) -> Any:
     message = _unpack(doc, reader)
     if reader.at != len(reader.data):
         raise ControlError("control message: trailing bytes after the last buffer")
-    if type(message).__name__ not in TYPES or isinstance(message, (Block, BlockReport)):
+    if type(message).__name__ not in TYPES or isinstance(message, (Block, BlockReport, Released)):
         raise ControlError(f"control message: not a message but {type(message).__name__}")
     return message
 
