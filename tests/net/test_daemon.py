@@ -243,3 +243,129 @@ def test_a_daemon_killed_mid_run_is_named_in_one_line(
     assert "\n" not in text
     assert f"node 1 ({dep.addresses[1]}) died" in text
     assert daemons.procs[1].wait(10) == -signal.SIGKILL
+
+
+def test_daemon_and_run_options_are_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from tests.cli_helpers import run_cli
+
+    (port,) = free_ports(1)
+    dep = enrol(tmp_path, [f"127.0.0.1:{port}"])
+    (rows,) = split_rows(diabetes_plan(), tmp_path, nodes=1)
+    serve = (
+        *("node", "serve", "--data", str(rows)),
+        *("--directory", str(dep.directory), "--ca", str(dep.ca)),
+    )
+    (dep.nodes[0] / "cert.pem").rename(tmp_path / "cert.pem")
+    cases = [
+        ((*serve, "--listen", "127.0.0.1:x", "--state", str(dep.nodes[0])), "IP:PORT"),
+        ((*serve, "--listen", f"127.0.0.1:{port}", "--state", str(dep.nodes[0])), "cert.pem"),
+        ((*serve, "--listen", f"127.0.0.1:{port}", "--state", str(dep.coordinator)), "not a node"),
+        (
+            ("run", "example:diabetes", "--directory", str(dep.directory)),
+            "applies to --backend tls only",
+        ),
+        (
+            ("run", "example:diabetes", "--backend", "tls", "--directory", str(dep.directory)),
+            "--ca is needed",
+        ),
+        (
+            (
+                *("run", "example:diabetes", "--backend", "tls", "--hosts", "3"),
+                *("--directory", str(dep.directory), "--ca", str(dep.ca)),
+                *("--state", str(dep.coordinator)),
+            ),
+            "--hosts 3 does not apply",
+        ),
+    ]
+    for args, message in cases:
+        result = run_cli(capsys, *args)
+        assert result.code == 2, (args, result.err)
+        assert message in result.err, (args, result.err)
+        assert len(result.err.strip().splitlines()) == 1, result.err
+
+
+def test_a_daemon_refuses_an_address_it_cannot_listen_on(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        dep = enrol(tmp_path, [f"127.0.0.1:{port}"])
+        (rows,) = split_rows(diabetes_plan(), tmp_path, nodes=1)
+        with pytest.raises(RuntimeError, match=r"--listen 127\.0\.0\.1:\d+: cannot listen"):
+            Daemons(dep, [rows])
+    assert "Traceback" not in (tmp_path / "daemon0.log").read_text()
+
+
+def test_a_coordinator_swapping_a_sealing_key_is_refused(
+    deployment: tuple[Deployment, Daemons], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The coordinator relays the nodes' sealing keys; each daemon signed its own (bound to
+    the plan's digest), so a key the coordinator substitutes does not verify."""
+    dep, _ = deployment
+    send = _Conn.send
+
+    def swapping(self: _Conn, message: Any) -> None:
+        if isinstance(message, ctl.Learn):
+            keys, signature = message.signed[1]
+            forged = {node: bytes(32) for node in keys}  # the coordinator's own keys
+            message = dataclasses.replace(
+                message, signed={**message.signed, 1: (forged, signature)}
+            )
+        send(self, message)
+
+    monkeypatch.setattr(_Conn, "send", swapping)
+    with pytest.raises(NodeFailureError, match="sealing keys of node 1 are not signed by it"):
+        execute(diabetes_plan(), rng=5, backend=coordinator(dep), block_size=BLOCK)
+
+
+def test_a_certificate_of_the_ca_outside_the_directory_is_dropped(
+    deployment: tuple[Deployment, Daemons], tmp_path: Path
+) -> None:
+    """A coordinator the CA signed but the directory lists under another key completes the
+    TLS handshake and is dropped unanswered; the directory's coordinator is answered."""
+    import shutil
+
+    from crowdhide.backends.tls.enrol import ca_sign, node_init
+
+    dep, _ = deployment
+    rogue = tmp_path / "rogue"
+    card = node_init(rogue, node=100, address="127.0.0.1:9", role="coordinator")
+    shutil.copy(ca_sign(dep.root / "ca", card), rogue / "cert.pem")
+    assert ask_describe(dep, dep.coordinator) is not None  # the check can tell
+    assert ask_describe(dep, rogue) is None
+
+
+def ask_describe(dep: Deployment, state: Path) -> Any:
+    """Send ``Describe`` to daemon 0 with the credentials in ``state``; its reply, or
+    ``None`` if the daemon closed the connection."""
+    import socket
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.load_cert_chain(state / "cert.pem", state / "tls.key")
+    context.load_verify_locations(dep.ca)
+    host, port = dep.addresses[0].split(":")
+    data = ctl.encode(ctl.Describe())
+    with (
+        socket.create_connection((host, int(port)), timeout=10) as raw,
+        context.wrap_socket(raw, server_hostname="host0") as tls,
+    ):
+        tls.settimeout(20)
+        try:
+            tls.sendall(len(data).to_bytes(8, "little") + data)
+            head = tls.recv(8)
+        except (ssl.SSLError, ConnectionError):
+            return None
+        if len(head) < 8:
+            return None
+        body = b""
+        while len(body) < int.from_bytes(head, "little"):
+            chunk = tls.recv(65536)
+            if not chunk:
+                return None
+            body += chunk
+        return ctl.decode(body)

@@ -83,6 +83,7 @@ __all__ = [
     "Stopped",
     "decode",
     "encode",
+    "key_statement",
 ]
 
 _LENGTH = struct.Struct("<I")
@@ -132,10 +133,14 @@ class LoadJob:
 
 @dataclass(frozen=True)
 class Learn:
-    """Public sealing keys of hosts (by id) and nodes (by global id)."""
+    """Public sealing keys of hosts (by id) and nodes (by global id); for node daemons, every
+    daemon's :class:`JobLoaded` as signed (``signed``: ``{host: (nodes, signature)}``), which
+    each daemon verifies against that host's certificate: the coordinator relays the keys
+    but cannot swap them."""
 
     hosts: Mapping[int, bytes]
     nodes: Mapping[int, bytes]
+    signed: Mapping[int, tuple[Mapping[int, bytes], bytes]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -267,9 +272,11 @@ class Connected:
 
 @dataclass(frozen=True)
 class JobLoaded:
-    """Public sealing keys of the receiving nodes this host serves."""
+    """Public sealing keys of the receiving nodes this host serves (a node daemon signs them
+    with its TLS key, bound to the plan's digest: :func:`key_statement`)."""
 
     nodes: Mapping[int, bytes]
+    signature: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -409,6 +416,22 @@ TYPES: dict[str, type] = {
         BlockReport,
     )
 }
+
+
+def key_statement(plan_digest: str, host: int, nodes: Mapping[int, bytes]) -> bytes:
+    """The bytes a daemon signs to vouch for its nodes' sealing keys in one plan's run.
+
+    Examples
+    --------
+    >>> key_statement("ab", 1, {7: bytes(2)})
+    b'{"host":1,"nodes":{"7":"0000"},"plan":"ab"}'
+    """
+    body = {
+        "plan": plan_digest,
+        "host": int(host),
+        "nodes": {str(n): bytes(k).hex() for n, k in sorted(nodes.items())},
+    }
+    return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
 
 
 def encode(message: Any) -> bytes:

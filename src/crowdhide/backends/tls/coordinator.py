@@ -314,10 +314,8 @@ class Coordinator:
         )
         loaded = self._all(lambda h: message)
         self._expect(loaded, ctl.JobLoaded, "loading the plan")
-        nodes: dict[int, bytes] = {}
-        for reply in loaded.values():
-            nodes.update(reply.nodes)
-        learned = self._all(lambda h: ctl.Learn(hosts={}, nodes=nodes))
+        signed = {h: (dict(r.nodes), r.signature) for h, r in loaded.items()}
+        learned = self._all(lambda h: ctl.Learn(hosts={}, nodes={}, signed=signed))
         self._expect(learned, ctl.Learned, "distributing the nodes' keys")
 
     def run_group(self, group: str) -> list[BlockReport]:

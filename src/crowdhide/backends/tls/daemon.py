@@ -49,7 +49,7 @@ from crowdhide.backends.tls.enrol import (
 )
 from crowdhide.backends.tls.host import Host, _contexts, _Link
 from crowdhide.backends.tls.placement import Placement
-from crowdhide.errors import DataError
+from crowdhide.errors import DataError, InvalidParameterError
 
 __all__ = ["Daemon", "Identity", "NodeRows", "serve", "write_rows"]
 
@@ -297,6 +297,10 @@ class Daemon:
         self.control: _Control | None = None
         self.refused = 0
         self.stopping = asyncio.Event()
+        self.plan_digest = ""
+        from crowdhide.backends.tls.shipping import Signer
+
+        self.signer = Signer.from_pem(identity.key)
 
     async def run(self, listen: tuple[str, int], ready: Callable[[int], None]) -> None:
         """Serve until SIGTERM/SIGINT (or :attr:`stopping` is set); ``ready(port)`` once
@@ -305,14 +309,20 @@ class Daemon:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.stopping.set)
         server_ctx, _ = self.identity.contexts()
-        server = await loop.create_server(
-            lambda: _Door(self),
-            listen[0],
-            listen[1],
-            ssl=server_ctx,
-            ssl_handshake_timeout=10.0,
-            reuse_address=True,
-        )
+        try:
+            server = await loop.create_server(
+                lambda: _Door(self),
+                listen[0],
+                listen[1],
+                ssl=server_ctx,
+                ssl_handshake_timeout=10.0,
+                reuse_address=True,
+            )
+        except OSError as exc:  # address in use, or not one of this machine's
+            raise InvalidParameterError(
+                f"--listen {listen[0]}:{listen[1]}: cannot listen there ({exc.strerror or exc})",
+                parameter="listen",
+            ) from None
         try:
             ready(int(server.sockets[0].getsockname()[1]))
             await self.stopping.wait()
@@ -352,8 +362,7 @@ class Daemon:
         if isinstance(message, ctl.LoadJob):
             return self._load(host, message, coordinator)
         if isinstance(message, ctl.Learn):
-            host.sealer.learn(hosts={}, nodes=dict(message.nodes))
-            return ctl.Learned()
+            return self._learn(host, message)
         if isinstance(message, ctl.Run):
             return self._run(host, message)
         if isinstance(message, ctl.Flush):
@@ -395,7 +404,7 @@ class Daemon:
             if not placement.ranges:
                 raise ValueError("the plan's placement gives no node its rows")
             rows = self.rows.parts(document, placement.ranges[self.node])
-            job, _, placement = load_job(
+            job, plan_digest, placement = load_job(
                 dataclasses.replace(message, rows=rows), coordinator=coordinator
             )
             # Only result groups publish their state: a plan asking for more is refused.
@@ -406,7 +415,42 @@ class Daemon:
             return ctl.JobRefused(error=str(exc))
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             return ctl.JobRefused(error=f"node {self.node} refused the plan: {exc}")
-        return ctl.JobLoaded(**host.set_job(job, list(message.receivers), placement))
+        nodes = host.set_job(job, list(message.receivers), placement)["nodes"]
+        self.plan_digest = plan_digest
+        statement = ctl.key_statement(plan_digest, self.node, nodes)
+        return ctl.JobLoaded(nodes=nodes, signature=self.signer.sign(statement))
+
+    def _learn(self, host: Host, message: ctl.Learn) -> Any:
+        """Learn the nodes' sealing keys only as each daemon signed them (the coordinator
+        relays them and could otherwise swap one for its own)."""
+        from crowdhide.backends.tls.shipping import PlanRefusedError, verify
+
+        nodes: dict[int, bytes] = {}
+        for h in range(host.hosts):
+            if h not in message.signed:
+                return ctl.RunFailed(error=f"no signed sealing keys of node {h}")
+            keys, signature = message.signed[h]
+            public = self._public_of(host, h)
+            try:
+                verify(public, ctl.key_statement(self.plan_digest, h, keys), signature)
+            except PlanRefusedError:
+                return ctl.RunFailed(error=f"the sealing keys of node {h} are not signed by it")
+            nodes.update(keys)
+        host.sealer.learn(hosts={}, nodes=nodes)
+        return ctl.Learned()
+
+    def _public_of(self, host: Host, h: int) -> bytes:
+        """The public key of daemon ``h``'s certificate (checked against the directory when
+        its link came up; this daemon's own from ``cert.pem``)."""
+        if h == self.node:
+            from cryptography import x509
+            from cryptography.hazmat.primitives import serialization
+
+            cert = x509.load_pem_x509_certificate(self.identity.cert.read_bytes())
+            return public_key_der(cert.public_bytes(serialization.Encoding.DER))
+        link = host.out.get(h)
+        der = _peer_der(link.transport if link is not None else None)
+        return public_key_der(der) if der is not None else b""
 
     def _run(self, host: Host, message: ctl.Run) -> Any:
         try:
