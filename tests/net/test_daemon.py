@@ -227,12 +227,15 @@ def test_a_coordinator_outside_the_directory_is_refused(
         execute(diabetes_plan(), rng=5, backend=rogue, block_size=BLOCK)
 
 
+@pytest.mark.parametrize(("victim", "on_missing"), [(1, "fail"), (2, "report")])
 def test_a_daemon_killed_mid_run_is_named_in_one_line(
-    deployment: tuple[Deployment, Daemons],
+    deployment: tuple[Deployment, Daemons], victim: int, on_missing: str
 ) -> None:
+    """Node 2 serves the result group: even under ``report`` its death ends the run with
+    one line (nothing was released), not a KeyError."""
     dep, daemons = deployment
-    backend = coordinator(dep, round_seconds=2.0, deadline=3.0)
-    timer = threading.Timer(4.0, lambda: daemons.procs[1].send_signal(signal.SIGKILL))
+    backend = coordinator(dep, round_seconds=2.0, deadline=3.0, on_missing=on_missing)
+    timer = threading.Timer(4.0, lambda: daemons.procs[victim].send_signal(signal.SIGKILL))
     timer.start()
     try:
         with pytest.raises(NodeFailureError) as caught:
@@ -241,8 +244,8 @@ def test_a_daemon_killed_mid_run_is_named_in_one_line(
         timer.cancel()
     text = str(caught.value)
     assert "\n" not in text
-    assert f"node 1 ({dep.addresses[1]}) died" in text
-    assert daemons.procs[1].wait(10) == -signal.SIGKILL
+    assert f"node {victim} ({dep.addresses[victim]}) died" in text
+    assert daemons.procs[victim].wait(10) == -signal.SIGKILL
 
 
 def test_daemon_and_run_options_are_refused_in_one_line(

@@ -327,7 +327,10 @@ class Coordinator:
             self._flush()
         epoch = self.ledger.epoch + 1
         self._where = f"group {group!r} (round {epoch})"
-        replies = self._all(lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch))
+        replies = self._all(
+            lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch),
+            timeout=(self.round_seconds or 0.0) + self.deadline + 30.0,
+        )
         errors = {
             h: getattr(r, "error", type(r).__name__)
             for h, r in replies.items()
@@ -337,6 +340,9 @@ class Coordinator:
             sizes = [e for e in errors.values() if "run.message_size" in e]
             if sizes:
                 raise InvalidParameterError(sizes[0], parameter="run.message_size")
+            if self.ledger.dead:  # what arrived after a death was not enough to go on
+                self._where = f"the run (group {group!r} then failed on what arrived: {errors})"
+                raise NodeFailureError(self.failure_text(advice="nothing was released"))
             raise RuntimeError(f"node program of group {group!r} failed: {errors}")
         reports = []
         for h, reply in replies.items():
@@ -351,13 +357,18 @@ class Coordinator:
             if self.placement.host(job, group, block.index) not in replies:
                 self.ledger.lost_blocks.append((group, block.index))
         self._check()
+        if len(reports) < len(job.blocks(group)) and job.plan.group(group).role == "result":
+            # Even with --on-missing report: without the result there is nothing to report.
+            raise NodeFailureError(
+                self.failure_text(advice="the result was not released: nothing to report")
+            )
         return reports
 
     def _check(self) -> None:
         if self.on_missing == "fail" and self.ledger.missing:
             raise NodeFailureError(self.failure_text())
 
-    def failure_text(self) -> str:
+    def failure_text(self, advice: str = "rerun with --on-missing report to keep the rest") -> str:
         """One line: which nodes died (id and address) and what was lost."""
         m = self.ledger.missing
         dead = ", ".join(f"node {h} ({self.entries[h].address})" for h in m.dead_hosts)
@@ -369,7 +380,7 @@ class Coordinator:
             parts.append(f"{len(m.lost_blocks)} blocks not run")
         if m.suspects:
             parts.append(f"suspect nodes {list(m.suspects)}")
-        return "; ".join(parts) + "; rerun with --on-missing report to keep the rest"
+        return "; ".join([*parts, advice])
 
     def _flush(self) -> None:
         ledger = self.ledger

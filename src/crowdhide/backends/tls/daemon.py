@@ -280,7 +280,10 @@ class _Control(asyncio.Protocol):
     async def _work(self) -> None:
         while not self.closed:
             message = await self.queue.get()
-            reply = await self.daemon.dispatch(message, self.public)
+            try:
+                reply = await self.daemon.dispatch(message, self.public)
+            except Exception as exc:  # a bug here must not leave the coordinator waiting
+                reply = ctl.RunFailed(error=f"node {self.daemon.node}: {type(exc).__name__}: {exc}")
             if not self.closed:
                 data = ctl.encode(reply)
                 self.transport.write(_LENGTH.pack(len(data)) + data)
