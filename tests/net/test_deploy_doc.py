@@ -198,6 +198,7 @@ def test_the_deploy_guide_runs_diabetes_over_three_daemons(bridge: Bridge, tmp_p
         assert report["result"] == expected["result"]
         assert report["estimates"] == expected["estimates"]
         net = report["network"]
+        assert any("coordinator does not observe" in n for n in report["notes"])
         assert net["dead_hosts"] == []
         assert net["messages_lost"] == 0
         # every frame of the local run crossed a link (dummies included)

@@ -51,7 +51,11 @@ def register(app: typer.Typer) -> None:
     @node_app.command("serve")
     def serve(
         listen: Annotated[
-            str, typer.Option("--listen", help="IP:PORT to listen on (port 0: any free).")
+            str,
+            typer.Option(
+                "--listen",
+                help="IP:PORT to listen on (its directory address, or e.g. 0.0.0.0:PORT).",
+            ),
         ],
         data: Annotated[
             Path, typer.Option("--data", help="This node's rows (`crowdhide net split`).")

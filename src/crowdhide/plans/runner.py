@@ -446,6 +446,12 @@ def run_spec(
         notes, plots = _plots(prepared, out, acct)
         files.update(plots)
         tick("plots", 1, 1)
+    if net_record is not None and "coordinator_observes" in net_record:
+        notes += (
+            "node daemons: the coordinator does not observe the transcript, so costs "
+            "(messages, channels, dummies) and tuples used read 0; frames per link are "
+            "under network.delivered_per_link",
+        )
     report = RunReport(
         plan=prepared.report(),
         execution=ExecutionRecord.of(run, address=ray_address),
