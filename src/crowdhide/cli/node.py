@@ -48,40 +48,40 @@ def register(app: typer.Typer) -> None:
             title="node keys ready (mode 0600); hand card.json to the CA operator",
         )
 
-    @node_app.command("serve")
-    def serve(
-        listen: Annotated[
-            str,
-            typer.Option(
-                "--listen",
-                help="IP:PORT to listen on (its directory address, or e.g. 0.0.0.0:PORT).",
-            ),
-        ],
-        data: Annotated[
-            Path, typer.Option("--data", help="This node's rows (`crowdhide net split`).")
-        ],
-        directory: Annotated[
-            Path, typer.Option("--directory", help="The CA-signed directory of the nodes.")
-        ],
-        ca: Annotated[Path, typer.Option("--ca", help="The CA certificate (ca.pem).")],
-        state: Annotated[
-            Path, typer.Option("--state", help="This node's folder (node init + cert.pem).")
-        ] = Path("node-state"),
-    ) -> None:
-        """Serve runs until SIGTERM or Ctrl-C: authenticate the coordinator and every peer
-        against the signed directory, run this node's part of a signed plan on its own
-        rows, tell the coordinator only frame counts and released outputs. Prints one line
-        once listening."""
-        import sys
+    node_app.command("serve")(serve_command)
 
-        from crowdhide.backends.tls.daemon import serve as run_daemon
 
-        for option, path in (("--data", data), ("--directory", directory), ("--ca", ca)):
-            if not path.is_file():
-                raise ValueError(f"{option} must be an existing file, got {str(path)!r}")
+def serve_command(
+    listen: Annotated[
+        str,
+        typer.Option(
+            "--listen",
+            help="IP:PORT to listen on (its directory address, or e.g. 0.0.0.0:PORT).",
+        ),
+    ],
+    data: Annotated[Path, typer.Option("--data", help="This node's rows (`crowdhide net split`).")],
+    directory: Annotated[
+        Path, typer.Option("--directory", help="The CA-signed directory of the nodes.")
+    ],
+    ca: Annotated[Path, typer.Option("--ca", help="The CA certificate (ca.pem).")],
+    state: Annotated[
+        Path, typer.Option("--state", help="This node's folder (node init + cert.pem).")
+    ] = Path("node-state"),
+) -> None:
+    """Serve runs until SIGTERM or Ctrl-C: authenticate the coordinator and every peer
+    against the signed directory, run this node's part of a signed plan on its own
+    rows, tell the coordinator only frame counts and released outputs. Prints one line
+    once listening."""
+    import sys
 
-        def ready(line: str) -> None:
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
+    from crowdhide.backends.tls.daemon import serve as run_daemon
 
-        run_daemon(listen=listen, state=state, data=data, directory=directory, ca=ca, ready=ready)
+    for option, path in (("--data", data), ("--directory", directory), ("--ca", ca)):
+        if not path.is_file():
+            raise ValueError(f"{option} must be an existing file, got {str(path)!r}")
+
+    def ready(line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    run_daemon(listen=listen, state=state, data=data, directory=directory, ca=ca, ready=ready)
