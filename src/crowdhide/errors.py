@@ -27,6 +27,7 @@ __all__ = [
     "DataTypeError",
     "InvalidParameterError",
     "MissingExtraError",
+    "NodeFailureError",
     "OutputPathError",
     "ParameterTypeError",
     "ResourceLimitError",
@@ -130,3 +131,9 @@ class RoundOverrunError(CrowdhideError):
     Rounds have a fixed length so that their timing on the wire does not depend on the data;
     an overrun is reported, never absorbed by stretching the round.
     """
+
+
+class NodeFailureError(CrowdhideError):
+    """A tls run lost a node or frames: dead nodes, lost or refused frames, counted per link
+    (CLI exit code 5). The message names what the network observer already sees, never
+    which source's message was lost."""

@@ -505,9 +505,14 @@ WALK: dict[str, Command] = {
     "net ca sign": Command(()),
     "net directory": Command(()),
     "node init": Command(()),
+    # A long-running daemon and the rows files it reads: tests/net/test_daemon.py and
+    # tests/net/test_deploy_doc.py run them (every option listed in SKIPS).
+    "node serve": Command(()),
+    "net split": Command(()),
 }
 
 ENROLMENT = "enrolment writes keys and certificates, no answer to compare (test_enrol.py)"
+DAEMON = "needs running node daemons (tests/net/test_daemon.py, tests/net/test_deploy_doc.py)"
 
 #: Options that only change presentation or where files go, with the reason.
 SKIPS: dict[str, str] = {
@@ -524,6 +529,18 @@ SKIPS: dict[str, str] = {
     "node init --id": ENROLMENT,
     "node init --address": ENROLMENT,
     "node init --state": ENROLMENT,
+    "node init --role": ENROLMENT,
+    "node serve --listen": DAEMON,
+    "node serve --data": DAEMON,
+    "node serve --directory": DAEMON,
+    "node serve --ca": DAEMON,
+    "node serve --state": DAEMON,
+    "net split --nodes": DAEMON,
+    "net split --block-size": DAEMON,
+    "net split --out": DAEMON,
+    "run --directory": DAEMON,
+    "run --ca": DAEMON,
+    "run --state": DAEMON,
     "net pki --force": "overwrite guard: without it an existing CA is refused "
     "(tests/cli/test_refusals.py)",
     "run --out": "where the report is written (checked by the run tests)",

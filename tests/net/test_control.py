@@ -80,6 +80,19 @@ EXAMPLES: list[Any] = [
     ctl.RelayReady(ports={(0, 1): 9001}),
     ctl.Dump(),
     ctl.Dumped(records=np.arange(14, dtype=np.int64).reshape(2, 7)),
+    ctl.Describe(),
+    ctl.Described(node=1, first=200, rows=200),
+    ctl.Prepare(frame=276, hosts=3),
+    ctl.Prepared(),
+    ctl.Link(peers=(0, 1, 2), timeout=5.0),
+    ctl.Ran(
+        schemas={0: (("x", "<f8", ()),)},
+        queued={1: 3},
+        emitted={1: 3},
+        released=(ctl.Released("R", 0, {"sum": np.arange(3.0)}),),
+    ),
+    ctl.EndRun(),
+    ctl.Ended(),
 ]
 
 
@@ -111,7 +124,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def test_every_message_type_has_an_example() -> None:
-    listed = {n for n, t in ctl.TYPES.items() if t not in (Block, BlockReport)}
+    listed = {n for n, t in ctl.TYPES.items() if t not in (Block, BlockReport, ctl.Released)}
     assert {type(m).__name__ for m in EXAMPLES} == listed
 
 

@@ -43,6 +43,9 @@ BACKENDS: Mapping[str, frozenset[str]] = {
             "netns",
             "placement",
             "round_seconds",
+            "directory",
+            "ca",
+            "state",
         }
     ),
 }
@@ -80,6 +83,18 @@ def make_backend(name: str, **options: Any) -> Backend:
 
         ray_backend: Backend = RayBackend(**given)
         return ray_backend
+    if "directory" in given:  # running node daemons: the coordinator starts nothing
+        spawn_only = sorted(set(given) & {"hosts", "pki", "observe", "netns"})
+        if spawn_only or not {"ca", "state"} <= set(given):
+            raise ValueError(
+                f"a tls run on node daemons (directory) takes ca and state, not {spawn_only}"
+            )
+        from crowdhide.backends.tls.coordinator import Coordinator
+
+        coordinator: Backend = Coordinator(**given)
+        return coordinator
+    if {"ca", "state"} & set(given):
+        raise ValueError("ca and state apply to a tls run on node daemons (directory) only")
     from crowdhide.backends.tls.backend import TlsBackend
 
     tls_backend: Backend = TlsBackend(**given)

@@ -6,7 +6,8 @@ never touches this file. Every command takes ``--json``; invalid input ends with
 standard error and exit code 2, never a traceback.
 
 Exit codes: 0 success; 2 invalid input (one line naming the option); 3 a privacy target was
-not met (unless ``--allow-unmet``); 4 a round of a tls run overran its fixed length; 1 a bug
+not met (unless ``--allow-unmet``); 4 a round of a tls run overran its fixed length; 5 a tls
+run lost a node or frames (``--on-missing fail``); 1 a bug
 in crowdhide (traceback and a request to report it).
 User errors are the :mod:`crowdhide.errors` classes, click's usage errors, ``ValueError`` raised
 by crowdhide's own validation, and errors opening the user's files. Anything else is a bug and
@@ -33,12 +34,18 @@ import typer
 from crowdhide.cli._options import (
     EXIT_BUG,
     EXIT_CODES_HELP,
+    EXIT_NODE_FAILURE,
     EXIT_OVERRUN,
     EXIT_UNMET,
     EXIT_USAGE,
 )
 from crowdhide.cli._output import COMMAND_LINE
-from crowdhide.errors import CrowdhideError, RoundOverrunError, UnmetTargetError
+from crowdhide.errors import (
+    CrowdhideError,
+    NodeFailureError,
+    RoundOverrunError,
+    UnmetTargetError,
+)
 
 __all__ = ["build_app", "entry", "main"]
 
@@ -215,6 +222,9 @@ def _handle(exc: Exception, args: Sequence[str] = ()) -> int:
     if isinstance(exc, RoundOverrunError):
         typer.echo(f"crowdhide: ROUND OVERRUN: {_one_line(exc)}", err=True)
         return EXIT_OVERRUN
+    if isinstance(exc, NodeFailureError):
+        typer.echo(f"crowdhide: NODE FAILURE: {_one_line(exc)}", err=True)
+        return EXIT_NODE_FAILURE
     if _is_user_error(exc):
         typer.echo(f"crowdhide: error: {_as_option(_one_line(exc), args)}", err=True)
         return EXIT_USAGE

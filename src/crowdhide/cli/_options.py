@@ -33,6 +33,7 @@ from crowdhide.errors import (
 __all__ = [
     "EXIT_BUG",
     "EXIT_CODES_HELP",
+    "EXIT_NODE_FAILURE",
     "EXIT_OK",
     "EXIT_UNMET",
     "EXIT_USAGE",
@@ -58,11 +59,15 @@ EXIT_UNMET = 3
 #: A tls run's round did not fit its fixed length (``--round-seconds``): reported, never
 #: absorbed by stretching the round.
 EXIT_OVERRUN = 4
+#: A tls run lost a node daemon or frames (``--on-missing fail``): one line naming the dead
+#: nodes and the links that lost frames.
+EXIT_NODE_FAILURE = 5
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 success · 2 invalid input (one line naming the option) · "
     "3 privacy target not met (pass --allow-unmet to exit 0) · 4 a tls round overran "
-    "its fixed length (raise --round-seconds) · 1 bug in crowdhide "
+    "its fixed length (raise --round-seconds) · 5 a tls node died or frames were lost · "
+    "1 bug in crowdhide "
     "(traceback; please report it)."
 )
 

@@ -4,7 +4,9 @@
   (one machine, the driver starts the hosts);
 * enrolment of nodes that keep their own keys (``crowdhide node init`` writes a card):
   ``net ca init --out CA``, ``net ca sign --ca CA CARD``, ``net directory --ca CA --out
-  DIRECTORY.toml CARD...`` (a directory of the nodes signed with the CA key).
+  DIRECTORY.toml CARD...`` (a directory of the nodes signed with the CA key);
+* ``net split PLAN.toml --nodes N --block-size B --out DIR`` — a simulation's source rows cut
+  into one data file per node daemon (``crowdhide node serve --data``).
 """
 
 from __future__ import annotations
@@ -105,3 +107,48 @@ def register(app: typer.Typer) -> None:
             as_json=as_json,
             title="directory written (signed by the CA)",
         )
+
+    net_app.command("split")(split_command)
+
+
+def split_command(
+    plan_file: Annotated[Path, typer.Argument(help="PLAN.toml, or example:NAME.")],
+    nodes: Annotated[int, int_option("--nodes", "Node daemons.", low=1, high=256)] = 3,
+    block_size: Annotated[
+        int, int_option("--block-size", "Nodes per block of the run.", low=1, high=10**9)
+    ] = 2000,
+    out: Annotated[
+        Path, typer.Option("--out", help="Directory for rows-<id>.npz.", parser=output_path)
+    ] = Path("rows"),
+    as_json: JsonFlag = False,
+) -> None:
+    """Simulation: cut the plan's source rows into whole blocks, one contiguous range
+    per node daemon, written as rows-<id>.npz (the daemon of node <id> reads only its
+    own file)."""
+    from crowdhide.backends.tls.daemon import write_rows
+    from crowdhide.plans.query import load_query
+    from crowdhide.plans.spec import load_spec
+
+    query = load_query(load_spec(plan_file))
+    sources = [g for g in query.plan.groups if g.role == "source"]
+    total = sources[0].size
+    blocks = -(-total // block_size)
+    if blocks < nodes:
+        raise ValueError(
+            f"--nodes {nodes} is more than the {blocks} blocks of {total} rows "
+            f"(--block-size {block_size})"
+        )
+    folder = check_output_dir(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    files, ranges = [], []
+    for i in range(nodes):
+        first = min(total, (blocks * i // nodes) * block_size)
+        stop = min(total, (blocks * (i + 1) // nodes) * block_size)
+        columns = {g.name: {c: v[first:stop] for c, v in (g.data or {}).items()} for g in sources}
+        files.append(str(write_rows(folder / f"rows-{i}.npz", first=first, columns=columns)))
+        ranges.append(f"{first}..{stop - 1}")
+    emit(
+        {"files": files, "rows": ranges, "block_size": block_size},
+        as_json=as_json,
+        title="rows split (one file per node daemon)",
+    )

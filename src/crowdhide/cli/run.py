@@ -105,6 +105,20 @@ PlacementOption = Annotated[
         "--placement", help="tls: spread (default: small groups on different hosts) | modulo."
     ),
 ]
+DirectoryOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--directory",
+        help="tls: run on the node daemons of this signed directory (with --ca, --state).",
+    ),
+]
+CaOption = Annotated[
+    Path | None, typer.Option("--ca", help="tls with --directory: the CA certificate.")
+]
+StateOption = Annotated[
+    Path | None,
+    typer.Option("--state", help="tls with --directory: the coordinator's enrolled folder."),
+]
 BlockSizeOption = Annotated[
     int | None,
     int_option("--block-size", "Nodes per block (default: [run] block_size).", low=1, high=10**9),
@@ -129,6 +143,9 @@ def run_command(
     placement: PlacementOption = None,
     block_size: BlockSizeOption = None,
     round_seconds: RoundSecondsOption = None,
+    directory: DirectoryOption = None,
+    ca: CaOption = None,
+    state: StateOption = None,
 ) -> None:
     """Run a decentralized query with DP countermeasures; write result, transcript, plots.
 
@@ -143,6 +160,7 @@ def run_command(
     from crowdhide.report.html import run_with_html
 
     network = _network(backend, hosts, on_missing, pki, placement)
+    network = _daemons(network, backend, hosts, pki, directory=directory, ca=ca, state=state)
     if round_seconds is not None:
         if network is None:
             raise ValueError(f"--round-seconds applies to --backend tls only, got {round_seconds}")
@@ -224,6 +242,41 @@ def _network(
     if pki is not None and not (pki / "ca.pem").is_file():
         raise ValueError(f"--pki must be a directory written by `crowdhide net pki`, got {pki}")
     return {"hosts": hosts, "on_missing": on_missing, "pki": pki, "placement": placement}
+
+
+def _daemons(
+    network: dict[str, Any] | None,
+    backend: str | None,
+    hosts: int | None,
+    pki: Path | None,
+    **given: Path | None,
+) -> dict[str, Any] | None:
+    """The tls options of a run on running node daemons (``--directory``, ``--ca``,
+    ``--state``: all three or none), which replace ``--hosts`` and ``--pki``."""
+    named = {f"--{k}": v for k, v in given.items()}
+    if all(v is None for v in named.values()):
+        return network
+    if network is None:
+        option, value = next((k, v) for k, v in named.items() if v is not None)
+        raise ValueError(f"{option} {value} applies to --backend tls only, got {backend!r}")
+    lacking = [k for k, v in named.items() if v is None]
+    if lacking:
+        raise ValueError(
+            f"{lacking[0]} is needed with {', '.join(k for k in named if k not in lacking)}"
+        )
+    spawn: dict[str, object] = {"--hosts": hosts, "--pki": pki}
+    for flag, setting in spawn.items():
+        if setting is not None:
+            raise ValueError(
+                f"{flag} {setting} does not apply to a run on node daemons (--directory): "
+                f"the directory lists them and each holds its own keys"
+            )
+    for option, path in named.items():
+        assert path is not None
+        if not path.exists():
+            raise ValueError(f"{option} does not exist, got {str(path)!r}")
+    settings = {k: v for k, v in network.items() if k not in ("hosts", "pki")}
+    return {**settings, **given}
 
 
 def _print(report: RunReport) -> None:

@@ -271,8 +271,17 @@ def _execute(
         "round_seconds": backend.round_seconds,
         "round_lateness_max_seconds": max(backend.lateness, default=0.0),
         "data_frames_delivered": backend.frames_sent,
+        "delivered_per_link": {
+            f"{a}->{b}": n for (a, b), n in sorted(backend.ledger.delivered.items()) if n
+        },
         **backend.missing.to_dict(),
     }
+    if hasattr(backend, "describe"):  # node daemons: the coordinator observed counts only
+        record.update(
+            coordinator_observes=backend.describe()["observed"],
+            transcript="not observed by the coordinator (per-link frame counts only)",
+            rows_of_nodes={str(h): f"{a}..{b - 1}" for h, (a, b) in enumerate(backend.ranges)},
+        )
     return run, record
 
 
@@ -437,6 +446,12 @@ def run_spec(
         notes, plots = _plots(prepared, out, acct)
         files.update(plots)
         tick("plots", 1, 1)
+    if net_record is not None and "coordinator_observes" in net_record:
+        notes += (
+            "node daemons: the coordinator does not observe the transcript, so costs "
+            "(messages, channels, dummies) and tuples used read 0; frames per link are "
+            "under network.delivered_per_link",
+        )
     report = RunReport(
         plan=prepared.report(),
         execution=ExecutionRecord.of(run, address=ray_address),

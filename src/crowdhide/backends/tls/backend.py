@@ -28,9 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
-from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,9 +42,26 @@ from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls import frames as fr
 from crowdhide.backends.tls._control import Channel, ChildGoneError, write_message
 from crowdhide.backends.tls.placement import Placement
-from crowdhide.errors import InvalidParameterError, RoundOverrunError
+from crowdhide.backends.tls.rounds import (
+    Ledger,
+    MissingContributionsError,
+    MissingReport,
+    default_round_seconds,
+    frame_seconds,
+    worst_case_frames,
+)
+from crowdhide.errors import InvalidParameterError
 
-__all__ = ["MissingContributionsError", "MissingReport", "TlsBackend", "WireView", "host_of_block"]
+__all__ = [
+    "MissingContributionsError",
+    "MissingReport",
+    "TlsBackend",
+    "WireView",
+    "default_round_seconds",
+    "frame_seconds",
+    "host_of_block",
+    "worst_case_frames",
+]
 
 IntArray = npt.NDArray[np.int64]
 _NO_RECORDS: IntArray = np.zeros((0, 7), dtype=np.int64)
@@ -61,70 +76,6 @@ def host_of_block(block: int, hosts: int) -> int:
     [0, 1, 2, 0, 1]
     """
     return block % hosts
-
-
-@dataclass(frozen=True)
-class MissingReport:
-    """Frames that did not reach their host, counted per link; blocks that could not run.
-
-    Only what an observer of the wire already sees is reported: counts per link, dead
-    hosts, blocks not run. Which source's *real* message was lost is never reported (nor
-    known to the driver): naming it would reveal where it was going, i.e. its value.
-
-    Attributes
-    ----------
-    messages
-        Frames lost (real and dummy alike).
-    dead_hosts
-        Hosts found dead.
-    lost_blocks
-        ``(group, block)`` that could not run because their host was dead.
-    links
-        ``{(sender host, receiver host): frames lost}`` (links that lost frames only).
-    """
-
-    messages: int
-    dead_hosts: tuple[int, ...]
-    lost_blocks: tuple[tuple[str, int], ...] = ()
-    links: Mapping[tuple[int, int], int] = field(default_factory=dict)
-    withheld: Mapping[tuple[int, int], int] = field(default_factory=dict)
-    rejected: Mapping[tuple[int, int], Mapping[str, int]] = field(default_factory=dict)
-
-    def __bool__(self) -> bool:
-        return self.messages > 0 or bool(self.lost_blocks or self.withheld or self.rejected)
-
-    @property
-    def suspects(self) -> tuple[int, ...]:
-        """Hosts that withheld frames or sent frames their receiver refused."""
-        return tuple(sorted({a for a, _ in self.withheld} | {a for a, _ in self.rejected}))
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "messages_lost": self.messages,
-            "dead_hosts": list(self.dead_hosts),
-            "lost_blocks": [list(b) for b in self.lost_blocks],
-            "lost_per_link": {f"{a}->{b}": n for (a, b), n in sorted(self.links.items())},
-            "withheld_per_link": {f"{a}->{b}": n for (a, b), n in sorted(self.withheld.items())},
-            "rejected_per_link": {
-                f"{a}->{b}": dict(c) for (a, b), c in sorted(self.rejected.items())
-            },
-            "suspect_hosts": list(self.suspects),
-        }
-
-
-class MissingContributionsError(ConnectionError):
-    """Raised with ``on_missing="fail"`` when a round lost messages or blocks."""
-
-    def __init__(self, report: MissingReport) -> None:
-        links = {f"{a}->{b}": n for (a, b), n in sorted(report.links.items())}
-        suspects = f"; suspect hosts {list(report.suspects)}" if report.suspects else ""
-        super().__init__(
-            f"{report.messages} messages lost (per link {links}), blocks not run "
-            f"{list(report.lost_blocks)} (dead hosts {list(report.dead_hosts)}){suspects}; "
-            f"rerun with --on-missing report to keep the rest"
-        )
-        self.report = report
 
 
 @dataclass(frozen=True)
@@ -226,8 +177,6 @@ class TlsBackend:
             else check_real("round_seconds", round_seconds, low=0.05, high=3600.0)
         )
         self.round_seconds = self._round_arg
-        self._start_at: float | None = None
-        self.lateness: list[float] = []
         self._frame_arg = (
             None
             if frame_size is None
@@ -238,6 +187,7 @@ class TlsBackend:
         if on_missing not in ("fail", "report"):
             raise ValueError(f"on_missing must be 'fail' or 'report', got {on_missing!r}")
         self.on_missing = on_missing
+        self.ledger = Ledger(on_missing=on_missing)
         self.observe = bool(observe)
         self._pki_arg = None if pki is None else Path(pki)
         self._tmp: Path | None = None
@@ -245,19 +195,11 @@ class TlsBackend:
         self._relay: _Proc | None = None
         self._job: Any = None
         self._schemas: dict[int, Any] = {}
-        self._queued: dict[tuple[int, int], int] = {}
-        self._lost: dict[tuple[int, int], int] = defaultdict(int)
-        self._expected: dict[tuple[int, int], int] = defaultdict(int)
-        self._withheld: dict[tuple[int, int], int] = defaultdict(int)
-        self._rejected: dict[tuple[int, int], dict[str, int]] = {}
-        self._lost_blocks: list[tuple[str, int]] = []
-        self._epoch = 0
         self._wire: IntArray | None = None
         self.ports: dict[int, int] = {}
         self.final_stats: dict[int, ctl.Stats] = {}
-        self.frames_sent = 0
         self._closed = False
-        self._dead: set[int] = set()
+        self._dead = self.ledger.dead
         self._signer: Any = None
         self._node_hosts: IntArray | None = None
 
@@ -520,10 +462,10 @@ class TlsBackend:
 
     def run_group(self, group: str) -> list[Any]:
         """Close the previous round, then run ``group`` on every host; return block reports."""
-        if self._queued:
+        if self.ledger.queued:
             self._flush()
         job = self._job
-        epoch = self._epoch + 1  # the round in which the frames emitted now will be sent
+        epoch = self.ledger.epoch + 1  # the round in which the frames emitted now will be sent
         replies = self._all(lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch))
         errors = {
             h: r.error if isinstance(r, ctl.RunFailed) else f"unexpected reply {type(r).__name__}"
@@ -538,20 +480,13 @@ class TlsBackend:
         reports = []
         for h, reply in replies.items():
             reports.extend(reply.reports)
-            for peer, count in self._link_counts(reply.reports).items():
-                self._expected[(h, peer)] += count
+            self.ledger.ran(h, self._link_counts(reply.reports), reply.queued)
             self._schemas.update(reply.schemas)
-            for peer, count in reply.queued.items():
-                self._queued[(h, peer)] = int(count)
         for block in job.blocks(group):
             if self.placement.host(job, group, block.index) not in replies:
-                self._lost_blocks.append((group, block.index))
-        self._check()
+                self.ledger.lost_blocks.append((group, block.index))
+        self.ledger.check()
         return reports
-
-    def _check(self) -> None:
-        if self.on_missing == "fail" and self.missing:
-            raise MissingContributionsError(self.missing)
 
     def _link_counts(self, reports: list[Any]) -> dict[int, int]:
         """Messages per receiving host in ``reports``' traffic (the transcript the blocks
@@ -568,49 +503,30 @@ class TlsBackend:
     @property
     def missing(self) -> MissingReport:
         """Everything lost or refused so far (counts per link, dead hosts, blocks not run)."""
-        links = {k: n for k, n in self._lost.items() if n}
-        return MissingReport(
-            messages=sum(links.values()),
-            dead_hosts=tuple(sorted(self._dead)),
-            lost_blocks=tuple(self._lost_blocks),
-            links=links,
-            withheld={k: n for k, n in self._withheld.items() if n},
-            rejected={k: dict(v) for k, v in self._rejected.items()},
-        )
+        return self.ledger.missing
+
+    @property
+    def lateness(self) -> list[float]:
+        """Seconds the hosts were late for each round's schedule (largest per round)."""
+        return self.ledger.lateness
+
+    @property
+    def frames_sent(self) -> int:
+        """Data frames delivered so far."""
+        return self.ledger.frames_sent
 
     # -- rounds --------------------------------------------------------------------------
-    def _schedule(self) -> tuple[float | None, float | None]:
-        """Wall-clock start and acknowledgement time of the next round (``None``: no
-        schedule, for :meth:`start` without a job). Rounds follow each other every
-        ``round_seconds``, whatever the processing took: a driver that reaches a round
-        after its start is an overrun."""
-        length = self.round_seconds
-        if length is None:
-            return None, None
-        now = time.time()
-        if self._start_at is None:
-            self._start_at = now + _LEAD
-        else:
-            self._start_at += length
-            if now > self._start_at + _SLACK:
-                raise RoundOverrunError(
-                    f"round {self._epoch} overran its fixed length by "
-                    f"{now - self._start_at:.3f} s (round_seconds={length}): the processing "
-                    f"of the previous round did not fit; raise --round-seconds "
-                    f"(run.round_seconds)"
-                )
-        return self._start_at, self._start_at + length / 2
-
     def _flush(self) -> None:
-        self._epoch += 1
-        queued, self._queued = self._queued, {}
+        ledger = self.ledger
+        ledger.epoch += 1
+        queued, ledger.queued = ledger.queued, {}
         alive = [h for h, p in enumerate(self._procs) if p.alive]
-        start, ack_at = self._schedule()
+        start, ack_at = ledger.schedule(self.round_seconds)
         replies = {
             h: r
             for h, r in self._all(
                 lambda h: ctl.Flush(
-                    epoch=self._epoch,
+                    epoch=ledger.epoch,
                     alive=tuple(alive),
                     deadline=self.deadline,
                     start=start,
@@ -620,114 +536,7 @@ class TlsBackend:
             ).items()
             if isinstance(r, ctl.Flushed)
         }
-        expected, self._expected = self._expected, defaultdict(int)
-        for a, b in set(queued) | set(expected):
-            # The blocks' transcript says `want` frames; the sender queued `count` and told
-            # the receiver `claim` in its END; the receiver got `got` (TLS: in order, intact).
-            want, count = expected.get((a, b), 0), queued.get((a, b), 0)
-            got, claim = 0, None
-            if a in replies and b in replies:
-                got = int(replies[b].received.get(a) or 0)
-                claim = replies[b].claimed.get(a)
-            sent = count if claim is None else min(count, int(claim))
-            self._withheld[(a, b)] += max(0, want - sent)
-            self.frames_sent += got
-            self._lost[(a, b)] += max(0, min(want, sent) - got)
-        for b, reply in replies.items():
-            for a, counts in reply.rejected.items():
-                total = self._rejected.setdefault((int(a), b), {})
-                for reason, n in counts.items():
-                    total[reason] = total.get(reason, 0) + int(n)
-        # Accounted first (frames of a late round are reported lost, and refused as stale if
-        # they arrive later), then the overrun is reported: a round is never stretched.
-        late = max((float(r.late) for r in replies.values()), default=0.0)
-        self.lateness.append(late)
-        if late > _SLACK:
-            raise RoundOverrunError(
-                f"round {self._epoch} overran its fixed length by {late:.3f} s "
-                f"(round_seconds={self.round_seconds}); raise --round-seconds "
-                f"(run.round_seconds)"
-            )
-
-
-#: Seconds from the first flush to the first round's start (hosts receive the schedule).
-_LEAD = 0.2
-#: Lateness tolerated before a round counts as overrun (scheduler and clock jitter).
-_SLACK = 0.05
-#: Least seconds of work per frame and round assumed by the default round length.
-_PER_FRAME = 1e-3
-#: Default round length: measured sealing work of a frame times this (writing, reading,
-#: parsing, the program, and a machine whose load changes during the run).
-_MARGIN = 2.0
-
-
-def worst_case_frames(plan: Any) -> int:
-    """The most frames any group of ``plan`` emits in one round, whatever the data.
-
-    Data routes: one per sender (and its flooding dummies), or the first hop to a scrambler
-    and the scramblers' forwards with their dummies; ``fixed``: one per sender;
-    ``broadcast``: one per sender and receiver; ``fanout``: one per receiver; ``stream``:
-    one per row, at most the largest group.
-
-    Examples
-    --------
-    >>> from crowdhide.engine.plan import PlanBuilder
-    >>> b = PlanBuilder()
-    >>> _ = b.sources("S", {"g": np.zeros(10, dtype=int)})
-    >>> _ = b.compute("C", size=3, process=lambda inbox, rng: {})
-    >>> _ = b.route("S", "C", by=lambda s: s["g"])
-    >>> worst_case_frames(b.build())
-    10
-    """
-    per_group: dict[str, int] = defaultdict(int)
-    largest = max(g.size for g in plan.groups)
-    for r in plan.routes:
-        senders, receivers = plan.group(r.sender).size, plan.group(r.receiver).size
-        p = r.protection
-        if r.kind == "data":
-            layer = p.scrambler if p is not None else None
-            flood = p.local_dummies if p is not None else 0
-            per_group[r.sender] += senders * (1 + flood)
-            if layer is not None:
-                extra = -(-senders // layer.per_scrambler) * layer.dummies
-                per_group[layer.group] += senders + extra
-        elif r.kind == "fixed":
-            per_group[r.sender] += senders
-        elif r.kind == "broadcast":
-            per_group[r.sender] += senders * receivers
-        elif r.kind == "fanout":
-            per_group[r.sender] += receivers
-        else:
-            per_group[r.sender] += largest
-    return max(per_group.values(), default=0)
-
-
-def frame_seconds(frame: int, *, trials: int = 64) -> float:
-    """Measured seconds of the sealing work of one frame on this machine: an onion's two
-    HPKE seals and two opens of a ``frame``-byte frame's plaintexts (dummy contents: the
-    work does not depend on them)."""
-    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
-
-    from crowdhide.backends.tls import hpke
-
-    node = X25519PrivateKey.generate()
-    public, plain = hpke.public_bytes(node), bytes(codec.values_bytes(frame))
-    began = time.perf_counter()
-    for _ in range(trials):
-        inner = hpke.seal_base(public, fr.INFO, b"", plain)
-        outer = hpke.seal_base(public, fr.INFO, b"", inner)
-        hpke.open_base(node, fr.INFO, b"", hpke.open_base(node, fr.INFO, b"", outer))
-    return (time.perf_counter() - began) / trials
-
-
-def default_round_seconds(plan: Any, *, per_frame: float | None = None) -> float:
-    """Default fixed round length: two halves (send + acknowledge, then process), each
-    0.5 s plus ``_MARGIN`` times the measured sealing work of a frame
-    (:func:`frame_seconds`, at least :data:`_PER_FRAME`) per frame of the plan's busiest
-    round (:func:`worst_case_frames`). It depends on the plan and the machine, never on the
-    data."""
-    cost = max(_PER_FRAME, _MARGIN * (per_frame or frame_seconds(codec.frame_for(plan))))
-    return round(2 * (0.5 + cost * worst_case_frames(plan)), 3)
+        ledger.settle(queued, replies, self.round_seconds)
 
 
 def _check_netns(

@@ -52,8 +52,12 @@ __all__ = [
     "Connect",
     "Connected",
     "ControlError",
+    "Describe",
+    "Described",
     "Dump",
     "Dumped",
+    "EndRun",
+    "Ended",
     "Flush",
     "Flushed",
     "GetStats",
@@ -63,9 +67,14 @@ __all__ = [
     "JobRefused",
     "Learn",
     "Learned",
+    "Link",
     "LoadJob",
+    "Prepare",
+    "Prepared",
+    "Ran",
     "RelayConfig",
     "RelayReady",
+    "Released",
     "Run",
     "RunDone",
     "RunFailed",
@@ -74,6 +83,7 @@ __all__ = [
     "Stopped",
     "decode",
     "encode",
+    "key_statement",
 ]
 
 _LENGTH = struct.Struct("<I")
@@ -123,10 +133,14 @@ class LoadJob:
 
 @dataclass(frozen=True)
 class Learn:
-    """Public sealing keys of hosts (by id) and nodes (by global id)."""
+    """Public sealing keys of hosts (by id) and nodes (by global id); for node daemons, every
+    daemon's :class:`JobLoaded` as signed (``signed``: ``{host: (nodes, signature)}``), which
+    each daemon verifies against that host's certificate: the coordinator relays the keys
+    but cannot swap them."""
 
     hosts: Mapping[int, bytes]
     nodes: Mapping[int, bytes]
+    signed: Mapping[int, tuple[Mapping[int, bytes], bytes]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -171,6 +185,75 @@ class Stop:
     """Close every link and exit."""
 
 
+# -- coordinator -> node daemon (crowdhide node serve) ------------------------------------
+@dataclass(frozen=True)
+class Describe:
+    """Ask a daemon which source rows it holds."""
+
+
+@dataclass(frozen=True)
+class Prepare:
+    """Start a run session: frames of ``frame`` bytes between ``hosts`` daemons."""
+
+    frame: int
+    hosts: int
+
+
+@dataclass(frozen=True)
+class Link:
+    """Open one TLS link to every daemon of ``peers`` (addresses from the signed directory,
+    never from the coordinator)."""
+
+    peers: tuple[int, ...]
+    timeout: float
+
+
+@dataclass(frozen=True)
+class EndRun:
+    """Close the session's links; the daemon keeps serving."""
+
+
+# -- node daemon -> coordinator -----------------------------------------------------------
+@dataclass(frozen=True)
+class Described:
+    """This daemon's id and the source rows ``[first, first + rows)`` it holds."""
+
+    node: int
+    first: int
+    rows: int
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Session started."""
+
+
+@dataclass(frozen=True)
+class Released:
+    """The state a block of a *result* group publishes (the run's released output)."""
+
+    group: str
+    block: int
+    state: Mapping[str, Any] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A group ran on a daemon: payload schemas, frames its blocks emitted and frames now
+    queued per peer (counts), and the released outputs of result blocks. No block report:
+    no tuple, no real/dummy count, no origin, no ``used`` mask, no per-message log."""
+
+    schemas: Mapping[int, Any]
+    queued: Mapping[int, int]
+    emitted: Mapping[int, int]
+    released: tuple[Released, ...] = ()
+
+
+@dataclass(frozen=True)
+class Ended:
+    """Session closed."""
+
+
 # -- host -> driver -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Hello:
@@ -189,9 +272,11 @@ class Connected:
 
 @dataclass(frozen=True)
 class JobLoaded:
-    """Public sealing keys of the receiving nodes this host serves."""
+    """Public sealing keys of the receiving nodes this host serves (a node daemon signs them
+    with its TLS key, bound to the plan's digest: :func:`key_statement`)."""
 
     nodes: Mapping[int, bytes]
+    signature: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -318,10 +403,35 @@ TYPES: dict[str, type] = {
         RelayReady,
         Dump,
         Dumped,
+        Describe,
+        Prepare,
+        Link,
+        EndRun,
+        Described,
+        Prepared,
+        Released,
+        Ran,
+        Ended,
         Block,
         BlockReport,
     )
 }
+
+
+def key_statement(plan_digest: str, host: int, nodes: Mapping[int, bytes]) -> bytes:
+    """The bytes a daemon signs to vouch for its nodes' sealing keys in one plan's run.
+
+    Examples
+    --------
+    >>> key_statement("ab", 1, {7: bytes(2)})
+    b'{"host":1,"nodes":{"7":"0000"},"plan":"ab"}'
+    """
+    body = {
+        "plan": plan_digest,
+        "host": int(host),
+        "nodes": {str(n): bytes(k).hex() for n, k in sorted(nodes.items())},
+    }
+    return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
 
 
 def encode(message: Any) -> bytes:
@@ -344,7 +454,7 @@ def decode(data: bytes) -> Any:
     message = _unpack(doc, reader)
     if reader.at != len(reader.data):
         raise ControlError("control message: trailing bytes after the last buffer")
-    if type(message).__name__ not in TYPES or isinstance(message, (Block, BlockReport)):
+    if type(message).__name__ not in TYPES or isinstance(message, (Block, BlockReport, Released)):
         raise ControlError(f"control message: not a message but {type(message).__name__}")
     return message
 

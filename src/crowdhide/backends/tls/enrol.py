@@ -51,6 +51,7 @@ from crowdhide.errors import CrowdhideError
 
 __all__ = [
     "DIRECTORY_VERSION",
+    "ROLES",
     "Directory",
     "EnrolmentError",
     "NodeEntry",
@@ -62,6 +63,8 @@ __all__ = [
 ]
 
 DIRECTORY_VERSION = "crowdhide-directory/1"
+#: Roles of directory entries: daemons serving blocks, and the coordinator of runs.
+ROLES = ("node", "coordinator")
 
 
 class EnrolmentError(CrowdhideError, ValueError):
@@ -117,7 +120,7 @@ def _keys(state: Path) -> tuple[Any, Any]:
     return out[0], out[1]
 
 
-def node_init(state: Path, *, node: int, address: str) -> Path:
+def node_init(state: Path, *, node: int, address: str, role: str = "node") -> Path:
     """Create (or reuse) the node's keys in ``state`` and write its public card; return it."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
@@ -125,6 +128,8 @@ def node_init(state: Path, *, node: int, address: str) -> Path:
 
     name = host_name(node)
     check_address(address)
+    if role not in ROLES:
+        raise EnrolmentError(f"role must be one of {ROLES}, got {role!r}")
     state = Path(state)
     state.mkdir(parents=True, exist_ok=True, mode=0o700)
     card_path = state / "card.json"
@@ -145,6 +150,8 @@ def node_init(state: Path, *, node: int, address: str) -> Path:
         "csr": csr.public_bytes(serialization.Encoding.PEM).decode(),
         "sealing_public": sealing.hex(),
     }
+    if role != "node":
+        card["role"] = role
     card_path.write_text(json.dumps(card, indent=2) + "\n")
     return card_path
 
@@ -160,7 +167,8 @@ def _card(path: Path) -> dict[str, Any]:
         )
         check_address(address)
         if (
-            not isinstance(node, int)
+            card.get("role", "node") not in ROLES
+            or not isinstance(node, int)
             or len(bytes.fromhex(sealing)) != 32
             or "CERTIFICATE REQUEST" not in csr
         ):
@@ -247,6 +255,16 @@ class NodeEntry:
     address: str
     certificate_sha256: str
     sealing_public: str
+    #: ``"node"`` (a daemon serving blocks) or ``"coordinator"`` (schedules runs, no blocks).
+    role: str = "node"
+
+    def signed(self) -> dict[str, Any]:
+        """The fields the directory's signature covers (``role`` only when not ``node``, so
+        directories written before roles existed still verify)."""
+        out = dict(self.__dict__)
+        if self.role == "node":
+            del out["role"]
+        return out
 
 
 @dataclass(frozen=True)
@@ -254,6 +272,16 @@ class Directory:
     """The verified list of a deployment's nodes."""
 
     entries: tuple[NodeEntry, ...]
+
+    @property
+    def nodes(self) -> tuple[NodeEntry, ...]:
+        """The entries of role ``node`` (the daemons), by id."""
+        return tuple(e for e in self.entries if e.role == "node")
+
+    def by_fingerprint(self, der: bytes) -> NodeEntry | None:
+        """The entry whose certificate has the DER encoding ``der``, if any."""
+        seen = hashlib.sha256(der).hexdigest()
+        return next((e for e in self.entries if e.certificate_sha256 == seen), None)
 
     def entry(self, node: int) -> NodeEntry:
         """The entry of ``node``."""
@@ -274,7 +302,7 @@ class Directory:
 
 
 def _signed_bytes(entries: Sequence[NodeEntry]) -> bytes:
-    body = {"version": DIRECTORY_VERSION, "nodes": [e.__dict__ for e in entries]}
+    body = {"version": DIRECTORY_VERSION, "nodes": [e.signed() for e in entries]}
     return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
 
 
@@ -296,6 +324,7 @@ def make_directory(ca: Path, cards: Sequence[Path], *, out: Path) -> Path:
                 card["address"],
                 _fingerprint(cert.read_bytes()),
                 card["sealing_public"],
+                card.get("role", "node"),
             )
         )
     entries.sort(key=lambda e: e.node)
@@ -309,6 +338,7 @@ def make_directory(ca: Path, cards: Sequence[Path], *, out: Path) -> Path:
             f'address = "{e.address}"',
             f'certificate_sha256 = "{e.certificate_sha256}"',
             f'sealing_public = "{e.sealing_public}"',
+            *([f'role = "{e.role}"'] if e.role != "node" else []),
             "",
         ]
     Path(out).write_text("\n".join(lines))
@@ -341,6 +371,7 @@ def load_directory(path: Path, *, ca: Path) -> Directory:
                 str(n["address"]),
                 str(n["certificate_sha256"]),
                 str(n["sealing_public"]),
+                str(n.get("role", "node")),
             )
             for n in data.get("node", [])
         ]
@@ -361,4 +392,6 @@ def load_directory(path: Path, *, ca: Path) -> Directory:
     _check_unique(entries)
     for e in entries:
         check_address(e.address)
+        if e.role not in ROLES:
+            raise EnrolmentError(f"{path}: node {e.node} has role {e.role!r}, not one of {ROLES}")
     return Directory(tuple(entries))

@@ -32,6 +32,7 @@ import struct
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -148,6 +149,9 @@ class Host:
             ("handshakes", "refused", "duplicate_identity", "frames_in", "frames_out"), 0
         )
         self.changed = asyncio.Event()
+        #: Extra authentication of a peer claiming id ``i`` on a transport (node daemons:
+        #: its certificate must be the one the signed directory lists for ``i``).
+        self.peer_check: Callable[[int, asyncio.BaseTransport], bool] | None = None
 
     # -- frames --------------------------------------------------------------------------
     def on_frame(self, link: _Link, frame: bytes) -> None:
@@ -236,6 +240,7 @@ class Host:
             or claimed >= self.hosts
             or f"host{claimed}" not in names
             or (claimed in self.incoming and not self.incoming[claimed].closed)
+            or (self.peer_check is not None and not self.peer_check(claimed, link.transport))
         ):
             # A second link under an existing identity is refused too (it would replace
             # the first); it is counted apart so the driver can name it.
@@ -267,6 +272,12 @@ class Host:
                     ),
                     timeout,
                 )
+                check = self.peer_check
+                if check is not None and (
+                    link.transport is None or not check(peer, link.transport)
+                ):
+                    link.drop()
+                    return "its certificate is not the signed directory's"
                 link.write(
                     fr.pack_control(fr.WELCOME, epoch=0, count=0, origin=self.host, size=self.frame)
                 )

@@ -11,6 +11,10 @@ Two rules, part of the signed plan document (``placement``) and of the run repor
   sources → target) crosses machines whenever there are two hosts or more;
 * ``"modulo"`` — block ``b`` of every group on host ``b mod H`` (small groups all on host 0).
 
+With ``ranges`` (node daemons that each hold their own users' rows, one ``(first, stop)``
+row range per host), the blocks of every source group go to the host holding their rows
+instead; a block that straddles two hosts' rows is refused (:meth:`Placement.check`).
+
 Examples
 --------
 >>> import numpy as np
@@ -53,14 +57,58 @@ class Placement:
 
     hosts: int
     rule: str = "spread"
+    #: Per host, the source rows ``[first, stop)`` it holds (node daemons); empty: none.
+    ranges: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hosts", check_int("hosts", self.hosts, low=1))
         if self.rule not in RULES:
             raise ValueError(f"placement must be one of {RULES}, got {self.rule!r}")
+        ranges = tuple((int(a), int(b)) for a, b in self.ranges)
+        if ranges and len(ranges) != self.hosts:
+            raise ValueError(f"placement ranges must give one row range per host, got {ranges}")
+        object.__setattr__(self, "ranges", ranges)
+
+    def check(self, job: Job) -> None:
+        """Raise unless every source block lies within one host's rows (with ``ranges``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from crowdhide.engine.plan import PlanBuilder
+        >>> b = PlanBuilder()
+        >>> _ = b.sources("S", {"g": np.arange(6) % 2})
+        >>> _ = b.result("R", process=lambda inbox, rng: {})
+        >>> _ = b.route("S", "R", kind="fixed")
+        >>> job = Job(b.build(), seed=0, block_size=3)
+        >>> Placement(hosts=2, ranges=((0, 3), (3, 6))).host(job, "S", 1)
+        1
+        >>> Placement(hosts=2, ranges=((0, 2), (2, 6))).check(job)
+        Traceback (most recent call last):
+        ...
+        ValueError: block 0 of group 'S' (rows 0..2) is not within one node's rows ...
+        """
+        if not self.ranges:
+            return
+        for g in job.plan.groups:
+            if g.role != "source":
+                continue
+            for b in job.blocks(g.name):
+                if not any(a <= b.start and b.stop <= z for a, z in self.ranges):
+                    raise ValueError(
+                        f"block {b.index} of group {g.name!r} (rows {b.start}..{b.stop - 1}) "
+                        f"is not within one node's rows {list(self.ranges)}; choose a block "
+                        f"size that divides every node's row count (--block-size)"
+                    )
 
     def host(self, job: Job, group: str, block: int) -> int:
         """The host serving block ``block`` of ``group``."""
+        if self.ranges and job.plan.group(group).role == "source":
+            start = block * job.block_size
+            for h, (first, stop) in enumerate(self.ranges):
+                if first <= start < stop:
+                    return h
+            raise ValueError(f"no node holds rows from {start} of group {group!r}")
         if self.rule == "modulo":
             return block % self.hosts
         count = -(-job.plan.group(group).size // job.block_size)
@@ -111,4 +159,7 @@ class Placement:
 
     def to_json(self) -> dict[str, Any]:
         """The placement as it appears in the signed plan document."""
-        return {"rule": self.rule, "hosts": self.hosts}
+        out: dict[str, Any] = {"rule": self.rule, "hosts": self.hosts}
+        if self.ranges:
+            out["ranges"] = [list(r) for r in self.ranges]
+        return out

@@ -64,8 +64,33 @@ class Signer:
         )
         return cls(public=raw, _key=key)
 
+    @classmethod
+    def from_pem(cls, path: Any) -> Signer:
+        """The signer of an ECDSA P-256 key in PEM (a node's or the coordinator's
+        ``tls.key``); its public key is the DER SubjectPublicKeyInfo, the one in its
+        certificate, so a daemon verifies plans with the key of the certificate it
+        authenticated."""
+        from pathlib import Path
+
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+
+        key = serialization.load_pem_private_key(Path(path).read_bytes(), password=None)
+        if not isinstance(key, ec.EllipticCurvePrivateKey):
+            raise PlanRefusedError(f"{path} is not an ECDSA key")
+        public = key.public_key().public_bytes(
+            serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        return cls(public=public, _key=key)
+
     def sign(self, data: bytes) -> bytes:
-        """Ed25519 signature of ``data``."""
+        """Signature of ``data`` (Ed25519, or ECDSA with SHA-256 for a PEM key)."""
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import ec
+
+        if isinstance(self._key, ec.EllipticCurvePrivateKey):
+            ecdsa: bytes = self._key.sign(data, ec.ECDSA(hashes.SHA256()))
+            return ecdsa
         signature: bytes = self._key.sign(data)
         return signature
 
@@ -73,12 +98,20 @@ class Signer:
 def verify(public: bytes, data: bytes, signature: bytes) -> None:
     """Raise :class:`PlanRefusedError` unless ``signature`` is ``public``'s over ``data``."""
     from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-    if len(public) != 32:
+    if not public:
         raise PlanRefusedError("this node has no coordinator key to verify plans with")
     try:
-        Ed25519PublicKey.from_public_bytes(public).verify(signature, data)
+        if len(public) == 32:
+            Ed25519PublicKey.from_public_bytes(public).verify(signature, data)
+        else:  # the DER public key of the coordinator's certificate
+            key = serialization.load_der_public_key(public)
+            if not isinstance(key, ec.EllipticCurvePublicKey):
+                raise ValueError("not an ECDSA key")
+            key.verify(signature, data, ec.ECDSA(hashes.SHA256()))
     except (InvalidSignature, ValueError):
         raise PlanRefusedError(
             "the plan's signature does not verify with the coordinator key this node trusts"
@@ -90,18 +123,21 @@ def ship_job(
     signer: Signer,
     *,
     placement: Mapping[str, Any],
-    owns: Callable[[str, int], bool],
+    owns: Callable[[str, int], bool] | None,
     receivers: tuple[str, ...],
 ) -> ctl.LoadJob:
-    """The :class:`~crowdhide.backends.tls.control.LoadJob` of the host owning ``owns``."""
+    """The :class:`~crowdhide.backends.tls.control.LoadJob` of the host owning ``owns``
+    (``None``: a node daemon, which reads its own users' rows; no row is shipped)."""
     run = {"seed": job.seed, "block_size": job.block_size, "keep": sorted(job.keep)}
     blob = canonical(plan_document(job.plan, run=run, placement=placement))
-    mine = job.for_shard(owns)
-    rows = {
-        g.name: dict(g.data.parts)
-        for g in mine.plan.groups
-        if g.role == "source" and isinstance(g.data, BlockRows)
-    }
+    rows: dict[str, Any] = {}
+    if owns is not None:
+        mine = job.for_shard(owns)
+        rows = {
+            g.name: dict(g.data.parts)
+            for g in mine.plan.groups
+            if g.role == "source" and isinstance(g.data, BlockRows)
+        }
     return ctl.LoadJob(plan=blob, signature=signer.sign(blob), rows=rows, receivers=receivers)
 
 

@@ -1,0 +1,443 @@
+"""The coordinator of a deployment: schedules runs on running node daemons, knows little.
+
+:class:`Coordinator` implements the engine's backend contract like
+:class:`~crowdhide.backends.tls.backend.TlsBackend`, but starts nothing: it dials every
+daemon of the signed directory (:mod:`crowdhide.backends.tls.daemon`) over mutual TLS with
+its own enrolled certificate (role ``coordinator``), checks each daemon's certificate
+against the directory, and signs the plan document with its own key. Sources' rows never
+pass through it: each daemon reads its own.
+
+What it learns, per daemon and round (:class:`~crowdhide.backends.tls.control.Ran`,
+:class:`~crowdhide.backends.tls.control.Flushed`): frames emitted, queued, received,
+claimed and refused per link, acknowledgements, lateness, liveness, and the state of the
+result blocks (the released output). The block reports it hands the engine therefore
+carry no traffic, no message counters, no ``used`` mask and no state but the result's:
+the run's transcript is empty and its route counters are zero, and the report says the
+coordinator does not observe them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import select
+import socket
+import ssl
+import struct
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from crowdhide._validation import check_real
+from crowdhide.backends.tls import codec
+from crowdhide.backends.tls import control as ctl
+from crowdhide.backends.tls.daemon import Identity
+from crowdhide.backends.tls.enrol import check_address
+from crowdhide.backends.tls.placement import Placement
+from crowdhide.backends.tls.rounds import Ledger, MissingReport, default_round_seconds
+from crowdhide.engine.backend import BlockReport, Job
+from crowdhide.errors import InvalidParameterError, NodeFailureError
+
+__all__ = ["Coordinator", "NodeGoneError"]
+
+_LENGTH = struct.Struct("<Q")
+_MAX_REPLY = 1 << 30
+
+
+class NodeGoneError(ConnectionError):
+    """A daemon's control connection closed, timed out or carried garbage."""
+
+
+class _Conn:
+    """The control connection to one daemon (blocking TLS socket, deadlines on reads)."""
+
+    def __init__(self, node: int, sock: ssl.SSLSocket) -> None:
+        self.node = node
+        self.sock = sock
+        self.buffer = bytearray()
+        self.alive = True
+
+    def send(self, message: Any) -> None:
+        data = ctl.encode(message)
+        try:
+            self.sock.settimeout(30.0)
+            self.sock.sendall(_LENGTH.pack(len(data)) + data)
+        except OSError as exc:
+            raise NodeGoneError(f"node {self.node}: {exc}") from None
+
+    def _read(self, size: int) -> bytes:
+        """Bytes from the daemon (every byte the coordinator receives passes here)."""
+        return self.sock.recv(size)
+
+    def _fill(self, need: int, deadline: float) -> None:
+        while len(self.buffer) < need:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise NodeGoneError(f"node {self.node} did not answer in time")
+            if not self.sock.pending():
+                ready, _, _ = select.select([self.sock], [], [], left)
+                if not ready:
+                    continue
+            try:
+                chunk = self._read(max(65536, need - len(self.buffer)))
+            except (ssl.SSLWantReadError, BlockingIOError):
+                continue
+            except OSError as exc:
+                raise NodeGoneError(f"node {self.node}: {exc}") from None
+            if not chunk:
+                raise NodeGoneError(f"node {self.node} closed its control connection")
+            self.buffer += chunk
+
+    def recv(self, timeout: float) -> Any:
+        deadline = time.monotonic() + timeout
+        self.sock.settimeout(0.0)
+        self._fill(_LENGTH.size, deadline)
+        (length,) = _LENGTH.unpack_from(self.buffer, 0)
+        if length > _MAX_REPLY:
+            raise NodeGoneError(f"node {self.node} sent a {length}-byte reply")
+        self._fill(_LENGTH.size + length, deadline)
+        data = bytes(self.buffer[_LENGTH.size : _LENGTH.size + length])
+        del self.buffer[: _LENGTH.size + length]
+        try:
+            return ctl.decode(data)
+        except ctl.ControlError as exc:
+            raise NodeGoneError(f"node {self.node}: {exc}") from None
+
+    def close(self) -> None:
+        self.alive = False
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+class Coordinator:
+    """Engine backend running a job on the node daemons of a signed directory.
+
+    Parameters
+    ----------
+    directory, ca
+        The CA-signed directory (``crowdhide net directory``) and the CA certificate.
+    state
+        The coordinator's own state folder (``crowdhide node init --role coordinator``,
+        plus its ``cert.pem``): its key signs the plan and authenticates it to the daemons.
+    on_missing, deadline, round_seconds, placement, frame_size
+        As for :class:`~crowdhide.backends.tls.backend.TlsBackend`.
+    connect_timeout
+        Seconds to reach a daemon (TCP and TLS handshake).
+    """
+
+    name = "tls"
+
+    def __init__(
+        self,
+        *,
+        directory: Path,
+        ca: Path,
+        state: Path,
+        on_missing: str = "fail",
+        deadline: float = 10.0,
+        round_seconds: float | None = None,
+        placement: str = "spread",
+        frame_size: int | None = None,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        from crowdhide.backends.tls.shipping import Signer
+
+        self.identity = Identity.load(state, directory=directory, ca=ca, role="coordinator")
+        self.entries = self.identity.directory.nodes
+        self.hosts = len(self.entries)
+        if [e.node for e in self.entries] != list(range(self.hosts)):
+            ids = [e.node for e in self.entries]
+            raise InvalidParameterError(
+                f"directory: node daemons must have ids 0..{self.hosts - 1}, got {ids}",
+                parameter="directory",
+            )
+        if on_missing not in ("fail", "report"):
+            raise ValueError(f"on_missing must be 'fail' or 'report', got {on_missing!r}")
+        self.on_missing = on_missing
+        self.deadline = check_real("deadline", deadline, low=0.1, high=3600.0)
+        self.connect_timeout = check_real("connect_timeout", connect_timeout, low=0.1, high=600.0)
+        self._round_arg = round_seconds
+        self.round_seconds = round_seconds
+        self._frame_arg = frame_size
+        self.frame = 256 if frame_size is None else int(frame_size)
+        self.placement = Placement(hosts=self.hosts, rule=placement)
+        self.signer = Signer.from_pem(self.identity.key)
+        self.ledger = Ledger(on_missing=on_missing)
+        self.conns: dict[int, _Conn] = {}
+        self.ranges: tuple[tuple[int, int], ...] = ()
+        self._job: Job | None = None
+        self._schemas: dict[int, Any] = {}
+        self._closed = False
+        self._where = ""
+
+    # -- connections ---------------------------------------------------------------------
+    def _dial(self, node: int) -> _Conn:
+        _, client = self.identity.contexts()
+        ip, port = check_address(self.entries[node].address)
+        try:
+            raw = socket.create_connection((ip, port), timeout=self.connect_timeout)
+        except OSError as exc:
+            raise NodeFailureError(
+                f"node {node} ({self.entries[node].address}) is unreachable: {exc}"
+            ) from None
+        try:
+            sock = client.wrap_socket(raw, server_hostname=f"host{node}")
+        except (OSError, ssl.SSLError) as exc:
+            raw.close()
+            raise NodeFailureError(
+                f"node {node} ({self.entries[node].address}): TLS handshake failed: {exc}"
+            ) from None
+        der = sock.getpeercert(binary_form=True)
+        entry = self.identity.directory.by_fingerprint(der) if der else None
+        if entry is None or entry.node != node or entry.role != "node":
+            sock.close()
+            raise NodeFailureError(
+                f"node {node} ({self.entries[node].address}) presented a certificate that "
+                f"is not the signed directory's"
+            )
+        return _Conn(node, sock)
+
+    def _all(self, make: Callable[[int], Any], timeout: float = 60.0) -> dict[int, Any]:
+        """Send ``make(h)`` to every live daemon, then read every reply; a daemon that does
+        not answer is dead (counted in the ledger, named in the report)."""
+        sent = []
+        for h, conn in self.conns.items():
+            if not conn.alive:
+                continue
+            try:
+                conn.send(make(h))
+                sent.append(h)
+            except NodeGoneError:
+                self._bury(h)
+        replies = {}
+        for h in sent:
+            try:
+                replies[h] = self.conns[h].recv(timeout)
+            except NodeGoneError:
+                self._bury(h)
+        return replies
+
+    def _bury(self, node: int) -> None:
+        self.conns[node].close()
+        self.ledger.dead.add(node)
+
+    def _expect(self, replies: dict[int, Any], kind: type, what: str) -> None:
+        """Raise one line unless every daemon answered ``kind``: dead nodes first (named
+        with their addresses), then refusals."""
+        if len(replies) < self.hosts:
+            self._where = what
+            raise NodeFailureError(self.failure_text())
+        bad = {
+            h: getattr(r, "error", None) or getattr(r, "failed", None) or type(r).__name__
+            for h, r in replies.items()
+            if not isinstance(r, kind)
+        }
+        if bad:
+            raise NodeFailureError(f"{what} failed: {bad}")
+
+    # -- backend contract ----------------------------------------------------------------
+    def open(self, job: Job) -> None:
+        """Reach every daemon, agree the placement on their rows, ship the signed plan."""
+        from crowdhide.backends.tls.shipping import ship_job
+        from crowdhide.engine.document import plan_document
+
+        if self.conns:
+            raise ValueError("a Coordinator runs one job; create a new one for another run")
+        plan = job.plan
+        plan_document(plan)  # a program that is not named: one line, before any connection
+        results = [g.name for g in plan.groups if g.role == "result"]
+        job = Job(plan=plan, seed=job.seed, block_size=job.block_size, keep=frozenset(results))
+        self._job = job
+        if self._frame_arg is None:
+            self.frame = codec.frame_for(plan)
+        if self._round_arg is None:
+            self.round_seconds = default_round_seconds(plan)
+        try:
+            for h in range(self.hosts):
+                self.conns[h] = self._dial(h)
+            self._where = "setup"
+            described = self._all(lambda h: ctl.Describe())
+            self._expect(described, ctl.Described, "describing the nodes")
+            self.ranges = tuple(
+                (described[h].first, described[h].first + described[h].rows)
+                for h in range(self.hosts)
+            )
+            self._check_ranges(job)
+            self.placement = Placement(
+                hosts=self.hosts, rule=self.placement.rule, ranges=self.ranges
+            )
+            self.placement.check(job)
+            self._setup(job, ship_job)
+        except BaseException:
+            self.close()
+            raise
+
+    def _check_ranges(self, job: Job) -> None:
+        covered = sorted(self.ranges)
+        sizes = {g.size for g in job.plan.groups if g.role == "source"}
+        total = sizes.pop() if len(sizes) == 1 else None
+        tiled = all(a[1] == b[0] for a, b in itertools.pairwise(covered))
+        if total is None or covered[0][0] != 0 or covered[-1][1] != total or not tiled:
+            raise InvalidParameterError(
+                f"the nodes' rows {list(self.ranges)} must tile the plan's {total} sources "
+                f"(each daemon's --data: its rows first..first+n-1)",
+                parameter="data",
+            )
+
+    def _setup(self, job: Job, ship_job: Any) -> None:
+        plan = job.plan
+        prepared = self._all(lambda h: ctl.Prepare(frame=self.frame, hosts=self.hosts))
+        self._expect(prepared, ctl.Prepared, "starting the session")
+        linked = self._all(
+            lambda h: ctl.Link(peers=tuple(range(self.hosts)), timeout=self.connect_timeout),
+            timeout=self.connect_timeout + 30.0,
+        )
+        self._expect(linked, ctl.Connected, "linking the nodes")
+        failed = {h: r.failed for h, r in linked.items() if r.failed}
+        if failed:
+            raise NodeFailureError(f"links between nodes failed to come up: {failed}")
+        receivers = sorted(
+            {r.receiver for r in plan.routes}
+            | {
+                r.protection.scrambler.group
+                for r in plan.routes
+                if r.protection is not None and r.protection.scrambler is not None
+            }
+        )
+        message = ship_job(
+            job,
+            self.signer,
+            placement=self.placement.to_json(),
+            owns=None,
+            receivers=tuple(receivers),
+        )
+        loaded = self._all(lambda h: message)
+        self._expect(loaded, ctl.JobLoaded, "loading the plan")
+        signed = {h: (dict(r.nodes), r.signature) for h, r in loaded.items()}
+        learned = self._all(lambda h: ctl.Learn(hosts={}, nodes={}, signed=signed))
+        self._expect(learned, ctl.Learned, "distributing the nodes' keys")
+
+    def run_group(self, group: str) -> list[BlockReport]:
+        """Close the previous round, run ``group`` on every daemon; the reports carry the
+        released state of result blocks only."""
+        job = self._job
+        assert job is not None
+        if self.ledger.queued:
+            self._flush()
+        epoch = self.ledger.epoch + 1
+        self._where = f"group {group!r} (round {epoch})"
+        replies = self._all(
+            lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch),
+            timeout=(self.round_seconds or 0.0) + self.deadline + 30.0,
+        )
+        errors = {
+            h: getattr(r, "error", type(r).__name__)
+            for h, r in replies.items()
+            if not isinstance(r, ctl.Ran)
+        }
+        if errors:
+            sizes = [e for e in errors.values() if "run.message_size" in e]
+            if sizes:
+                raise InvalidParameterError(sizes[0], parameter="run.message_size")
+            if self.ledger.dead:  # what arrived after a death was not enough to go on
+                self._where = f"the run (group {group!r} then failed on what arrived: {errors})"
+                raise NodeFailureError(self.failure_text(advice="nothing was released"))
+            raise RuntimeError(f"node program of group {group!r} failed: {errors}")
+        reports = []
+        for h, reply in replies.items():
+            self.ledger.ran(h, reply.emitted, reply.queued)
+            self._schemas.update(reply.schemas)
+            for out in reply.released:
+                if out.group != group or job.plan.group(group).role != "result":
+                    raise NodeFailureError(f"node {h} released the state of {out.group!r}")
+                block = job.blocks(group)[out.block]
+                reports.append(BlockReport(block, (), {}, {}, dict(out.state)))
+        for block in job.blocks(group):
+            if self.placement.host(job, group, block.index) not in replies:
+                self.ledger.lost_blocks.append((group, block.index))
+        self._check()
+        if len(reports) < len(job.blocks(group)) and job.plan.group(group).role == "result":
+            # Even with --on-missing report: without the result there is nothing to report.
+            raise NodeFailureError(
+                self.failure_text(advice="the result was not released: nothing to report")
+            )
+        return reports
+
+    def _check(self) -> None:
+        if self.on_missing == "fail" and self.ledger.missing:
+            raise NodeFailureError(self.failure_text())
+
+    def failure_text(self, advice: str = "rerun with --on-missing report to keep the rest") -> str:
+        """One line: which nodes died (id and address) and what was lost."""
+        m = self.ledger.missing
+        dead = ", ".join(f"node {h} ({self.entries[h].address})" for h in m.dead_hosts)
+        parts = [f"{dead} died during {self._where}"] if dead else []
+        if m.messages:
+            links = {f"{a}->{b}": n for (a, b), n in sorted(m.links.items())}
+            parts.append(f"{m.messages} frames lost (per link {links})")
+        if m.lost_blocks:
+            parts.append(f"{len(m.lost_blocks)} blocks not run")
+        if m.suspects:
+            parts.append(f"suspect nodes {list(m.suspects)}")
+        return "; ".join([*parts, advice])
+
+    def _flush(self) -> None:
+        ledger = self.ledger
+        ledger.epoch += 1
+        queued, ledger.queued = ledger.queued, {}
+        alive = tuple(h for h, c in self.conns.items() if c.alive)
+        start, ack_at = ledger.schedule(self.round_seconds)
+        replies = self._all(
+            lambda h: ctl.Flush(
+                epoch=ledger.epoch, alive=alive, deadline=self.deadline, start=start, ack_at=ack_at
+            ),
+            timeout=(self.round_seconds or 0.0) + self.deadline + 30.0,
+        )
+        ledger.settle(
+            queued,
+            {h: r for h, r in replies.items() if isinstance(r, ctl.Flushed)},
+            self.round_seconds,
+        )
+
+    @property
+    def missing(self) -> MissingReport:
+        """Everything lost or refused so far."""
+        return self.ledger.missing
+
+    @property
+    def lateness(self) -> list[float]:
+        return self.ledger.lateness
+
+    @property
+    def frames_sent(self) -> int:
+        return self.ledger.frames_sent
+
+    def close(self) -> None:
+        """End the session on every live daemon and close the connections (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        live = [c for c in self.conns.values() if c.alive]
+        for conn in live:
+            try:
+                conn.send(ctl.EndRun())
+                conn.recv(10.0)
+            except NodeGoneError:
+                pass
+        for conn in self.conns.values():
+            conn.close()
+
+    def __enter__(self) -> Coordinator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def describe(self) -> dict[str, Any]:
+        """What the coordinator knows of the deployment (for the report)."""
+        return {
+            "nodes": {e.node: e.address for e in self.entries},
+            "rows": {h: list(r) for h, r in enumerate(self.ranges)},
+            "observed": "per-link frame counts, acknowledgements, liveness, released outputs",
+        }

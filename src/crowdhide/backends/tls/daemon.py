@@ -1,0 +1,504 @@
+"""A node daemon (``crowdhide node serve``): serves runs with its own keys and its own rows.
+
+The unit of deployment: whoever owns a block of users' data runs one daemon. It uses only
+what is in its state folder (``crowdhide node init``: TLS key, ``cert.pem`` signed by the
+CA) and its own data file (:func:`write_rows`: the source rows ``[first, first + n)`` it
+holds), and trusts only the CA certificate and the CA-signed directory
+(:mod:`crowdhide.backends.tls.enrol`).
+
+* **Who may connect.** Every TLS peer must present a certificate chaining to the CA whose
+  SHA-256 fingerprint is a directory entry: an entry of role ``coordinator`` opens the
+  *control* connection (typed messages of :mod:`crowdhide.backends.tls.control`, JSON plus
+  raw buffers, never a pickle), an entry of role ``node`` a *frame* link
+  (:class:`~crowdhide.backends.tls.host.Host`), and only under the id the directory gives
+  it. Anything else is dropped after the handshake. Peers are dialled at the directory's
+  addresses, never at addresses the coordinator names.
+* **What it accepts.** A plan document signed with the key of the coordinator's certificate
+  (:mod:`crowdhide.backends.tls.shipping`); the daemon fills in the rows of the source blocks
+  the plan's placement gives it from its own file, and refuses a plan that places other
+  rows on it.
+* **What it tells the coordinator** (:class:`~crowdhide.backends.tls.control.Ran`): frames
+  emitted and queued per peer, payload schemas, and the state of *result* blocks (the
+  released output) — no block report, no real/dummy count, no origin, no ``used`` mask.
+* **Stopping.** SIGTERM or SIGINT closes the listener and every link and returns; nothing
+  is left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import signal
+import struct
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from crowdhide.backends.tls import control as ctl
+from crowdhide.backends.tls.enrol import (
+    Directory,
+    EnrolmentError,
+    NodeEntry,
+    check_address,
+    load_directory,
+)
+from crowdhide.backends.tls.host import Host, _contexts, _Link
+from crowdhide.backends.tls.placement import Placement
+from crowdhide.errors import DataError, InvalidParameterError
+
+__all__ = ["Daemon", "Identity", "NodeRows", "serve", "write_rows"]
+
+_LENGTH = struct.Struct("<Q")
+#: Largest control message a daemon reads (a plan document, schemas, keys).
+MAX_CONTROL = 1 << 28
+
+
+def write_rows(path: Path, *, first: int, columns: Mapping[str, Mapping[str, Any]]) -> Path:
+    """Write a node's data file: its rows ``[first, first + n)`` of every source group
+    (``{group: {column: values}}``), as ``.npz`` (arrays only, loaded without pickle).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "rows.npz"
+    >>> _ = write_rows(path, first=4, columns={"S": {"g": np.arange(3)}})
+    >>> rows = NodeRows.load(path)
+    >>> rows.first, rows.count, rows.columns["S"]["g"].tolist()
+    (4, 3, [0, 1, 2])
+    """
+    arrays: dict[str, Any] = {"first": np.asarray(int(first), dtype=np.int64)}
+    for group, cols in columns.items():
+        for name, values in cols.items():
+            arrays[f"{group}/{name}"] = np.asarray(values)
+    with Path(path).open("wb") as handle:
+        np.savez(handle, **arrays)
+    return Path(path)
+
+
+@dataclass(frozen=True)
+class NodeRows:
+    """The source rows one daemon holds: ``count`` rows from global row ``first``."""
+
+    first: int
+    count: int
+    columns: Mapping[str, Mapping[str, npt.NDArray[Any]]] = field(repr=False)
+
+    @classmethod
+    def load(cls, path: Path) -> NodeRows:
+        """Read a data file written by :func:`write_rows` (:class:`DataError` otherwise)."""
+        try:
+            with np.load(Path(path), allow_pickle=False) as npz:
+                first = int(npz["first"])
+                columns: dict[str, dict[str, npt.NDArray[Any]]] = {}
+                for key in npz.files:
+                    if key != "first":
+                        group, _, name = key.partition("/")
+                        columns.setdefault(group, {})[name] = npz[key]
+        except (OSError, ValueError, KeyError) as exc:
+            raise DataError(f"--data {str(path)!r} is not a node data file ({exc})") from None
+        lengths = {len(v) for cols in columns.values() for v in cols.values()}
+        if len(lengths) != 1 or first < 0:
+            raise DataError(
+                f"--data {str(path)!r}: every column must have the same number of rows "
+                f"and first >= 0, got lengths {sorted(lengths)} and first {first}"
+            )
+        return cls(first, lengths.pop(), columns)
+
+    def parts(self, document: Mapping[str, Any], mine: tuple[int, int]) -> dict[str, Any]:
+        """``{group: {first row of block: {column: values}}}`` of the source blocks the plan
+        puts on this node (its rows ``mine``); :class:`ValueError` naming what differs."""
+        if mine != (self.first, self.first + self.count):
+            raise ValueError(
+                f"the plan places rows {mine[0]}..{mine[1] - 1} on this node, which holds "
+                f"rows {self.first}..{self.first + self.count - 1}"
+            )
+        size = int(document["run"]["block_size"])
+        out: dict[str, Any] = {}
+        for g in document["groups"]:
+            if g["role"] != "source":
+                continue
+            held = self.columns.get(g["name"], {})
+            missing = [c for c in g["columns"] or () if c not in held]
+            if missing:
+                raise ValueError(f"this node's data has no column {missing} of group {g['name']!r}")
+            parts = {}
+            start = -(-mine[0] // size) * size
+            for begin in range(start, mine[1], size):
+                stop = min(begin + size, int(g["size"]))
+                if stop > mine[1]:
+                    raise ValueError(f"block at row {begin} of {g['name']!r} ends past this node")
+                a, z = begin - self.first, stop - self.first
+                parts[begin] = {c: held[c][a:z] for c in g["columns"] or ()}
+            out[g["name"]] = parts
+        return out
+
+
+@dataclass(frozen=True)
+class Identity:
+    """A daemon's own credentials (from ``--state``) and what it trusts."""
+
+    node: int
+    cert: Path
+    key: Path
+    ca: Path
+    directory: Directory
+
+    @classmethod
+    def load(cls, state: Path, *, directory: Path, ca: Path, role: str = "node") -> Identity:
+        """Read ``state`` (``node init`` + ``cert.pem``) and verify the directory; the node's
+        certificate must be the one the directory lists for it under ``role``."""
+        state = Path(state)
+        try:
+            node = int(json.loads((state / "card.json").read_text())["node"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise EnrolmentError(
+                f"--state {str(state)!r} holds no node card (crowdhide node init): {exc}"
+            ) from None
+        cert = state / "cert.pem"
+        if not cert.is_file():
+            raise EnrolmentError(
+                f"--state {str(state)!r} has no cert.pem: copy there the certificate "
+                f"`crowdhide net ca sign` issued for node {node}"
+            )
+        signed = load_directory(directory, ca=ca)
+        entry = signed.entry(node)
+        signed.check_peer(node, cert.read_bytes())
+        if entry.role != role:
+            raise EnrolmentError(f"the directory lists node {node} as a {entry.role}, not a {role}")
+        return cls(node, cert, state / "tls.key", Path(ca), signed)
+
+    def contexts(self) -> tuple[Any, Any]:
+        """Server and client TLS contexts (TLS 1.3, certificates required both ways)."""
+        cfg = {"cert": str(self.cert), "key": str(self.key), "ca": str(self.ca)}
+        return _contexts(cfg)
+
+    def entry_of(self, transport: asyncio.BaseTransport | None) -> NodeEntry | None:
+        """The directory entry of the certificate presented on ``transport``."""
+        der = _peer_der(transport)
+        return None if der is None else self.directory.by_fingerprint(der)
+
+
+def _peer_der(transport: asyncio.BaseTransport | None) -> bytes | None:
+    if transport is None:
+        return None
+    tls = transport.get_extra_info("ssl_object")
+    der = tls.getpeercert(binary_form=True) if tls is not None else None
+    return bytes(der) if der else None
+
+
+def public_key_der(certificate_der: bytes) -> bytes:
+    """The DER SubjectPublicKeyInfo of a certificate (what plans are verified with)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    key = x509.load_der_x509_certificate(certificate_der).public_key()
+    return key.public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+
+
+class _Door(asyncio.Protocol):
+    """Every accepted connection: authenticated against the directory, then handed to a
+    control connection (the coordinator) or to a frame link (another daemon)."""
+
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+        self.inner: asyncio.Protocol | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        daemon = self.daemon
+        entry = daemon.identity.entry_of(transport)
+        host = daemon.session
+        if entry is not None and entry.role == "coordinator" and daemon.control is None:
+            control = _Control(daemon, transport)
+            daemon.control = control
+            self.inner = control
+        elif entry is not None and entry.role == "node" and host is not None:
+            self.inner = _Link(host, outgoing=None)
+            self.inner.connection_made(transport)
+        else:  # unknown certificate, a second coordinator, or a peer outside a session
+            daemon.refused += 1
+            assert isinstance(transport, asyncio.Transport)
+            transport.abort()
+
+    def data_received(self, data: bytes) -> None:
+        if self.inner is not None:
+            self.inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return None  # close the transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.inner is not None:
+            self.inner.connection_lost(exc)
+
+
+class _Control(asyncio.Protocol):
+    """The coordinator's control connection: length-prefixed typed messages, answered in
+    order by one worker task."""
+
+    def __init__(self, daemon: Daemon, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.daemon = daemon
+        self.transport = transport
+        der = _peer_der(transport)
+        self.public = public_key_der(der) if der is not None else b""
+        self.buffer = bytearray()
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.closed = False
+        self.task = asyncio.get_running_loop().create_task(self._work())
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while len(self.buffer) >= _LENGTH.size and not self.closed:
+            (length,) = _LENGTH.unpack_from(self.buffer, 0)
+            if length > MAX_CONTROL:
+                self.transport.abort()
+                return
+            if len(self.buffer) < _LENGTH.size + length:
+                return
+            data_ = bytes(self.buffer[_LENGTH.size : _LENGTH.size + length])
+            del self.buffer[: _LENGTH.size + length]
+            try:
+                self.queue.put_nowait(ctl.decode(data_))
+            except ctl.ControlError:
+                self.transport.abort()  # garbage from the coordinator: end its session
+                return
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.task.cancel()
+        if self.daemon.control is self:
+            self.daemon.control = None
+        self.daemon.end_session()
+
+    async def _work(self) -> None:
+        while not self.closed:
+            message = await self.queue.get()
+            try:
+                reply = await self.daemon.dispatch(message, self.public)
+            except Exception as exc:  # a bug here must not leave the coordinator waiting
+                reply = ctl.RunFailed(error=f"node {self.daemon.node}: {type(exc).__name__}: {exc}")
+            if not self.closed:
+                data = ctl.encode(reply)
+                self.transport.write(_LENGTH.pack(len(data)) + data)
+
+
+class Daemon:
+    """One node daemon (see the module docstring)."""
+
+    def __init__(self, identity: Identity, rows: NodeRows) -> None:
+        self.identity = identity
+        self.rows = rows
+        self.node = identity.node
+        self.session: Host | None = None
+        self.control: _Control | None = None
+        self.refused = 0
+        self.stopping = asyncio.Event()
+        self.plan_digest = ""
+        from crowdhide.backends.tls.shipping import Signer
+
+        self.signer = Signer.from_pem(identity.key)
+
+    async def run(self, listen: tuple[str, int], ready: Callable[[int], None]) -> None:
+        """Serve until SIGTERM/SIGINT (or :attr:`stopping` is set); ``ready(port)`` once
+        listening."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stopping.set)
+        server_ctx, _ = self.identity.contexts()
+        try:
+            server = await loop.create_server(
+                lambda: _Door(self),
+                listen[0],
+                listen[1],
+                ssl=server_ctx,
+                ssl_handshake_timeout=10.0,
+                reuse_address=True,
+            )
+        except OSError as exc:  # address in use, or not one of this machine's
+            raise InvalidParameterError(
+                f"--listen {listen[0]}:{listen[1]}: cannot listen there ({exc.strerror or exc})",
+                parameter="listen",
+            ) from None
+        try:
+            ready(int(server.sockets[0].getsockname()[1]))
+            await self.stopping.wait()
+        finally:
+            server.close()
+            self.end_session()
+            if self.control is not None:
+                self.control.transport.abort()
+            await asyncio.wait_for(server.wait_closed(), 10.0)
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+
+    def end_session(self) -> None:
+        """Drop the session's links (the daemon keeps listening)."""
+        host, self.session = self.session, None
+        if host is not None:
+            for link in list(host.out.values()) + list(host.incoming.values()):
+                link.drop()
+
+    def _peer_ok(self, claimed: int, transport: asyncio.BaseTransport) -> bool:
+        entry = self.identity.entry_of(transport)
+        return entry is not None and entry.role == "node" and entry.node == claimed
+
+    async def dispatch(self, message: Any, coordinator: bytes) -> Any:
+        """The reply to one control message of the coordinator."""
+        if isinstance(message, ctl.Describe):
+            return ctl.Described(node=self.node, first=self.rows.first, rows=self.rows.count)
+        if isinstance(message, ctl.Prepare):
+            return self._prepare(message)
+        host = self.session
+        if host is None:
+            return ctl.RunFailed(error=f"{type(message).__name__} outside a session")
+        if isinstance(message, ctl.Link):
+            entries = {p: self.identity.directory.entry(p) for p in message.peers}
+            peers = {p: check_address(e.address) for p, e in entries.items()}
+            return ctl.Connected(**await host.connect(peers, message.timeout))
+        if isinstance(message, ctl.LoadJob):
+            return self._load(host, message, coordinator)
+        if isinstance(message, ctl.Learn):
+            return self._learn(host, message)
+        if isinstance(message, ctl.Run):
+            return self._run(host, message)
+        if isinstance(message, ctl.Flush):
+            done = await host.flush(
+                message.epoch, list(message.alive), message.deadline, message.start, message.ack_at
+            )
+            return ctl.Flushed(**done)
+        if isinstance(message, ctl.EndRun):
+            self.end_session()
+            return ctl.Ended()
+        return ctl.RunFailed(error=f"not an operation of a node daemon: {type(message).__name__}")
+
+    def _prepare(self, message: ctl.Prepare) -> Any:
+        self.end_session()
+        hosts = len(self.identity.directory.nodes)
+        if message.hosts != hosts:
+            return ctl.RunFailed(error=f"the directory lists {hosts} nodes, not {message.hosts}")
+        cfg = {
+            "host": self.node,
+            "hosts": hosts,
+            "frame": message.frame,
+            "cert": str(self.identity.cert),
+            "key": str(self.identity.key),
+            "ca": str(self.identity.ca),
+            "coordinator": b"",
+        }
+        host = Host(cfg)
+        host.peer_check = self._peer_ok
+        self.session = host
+        return ctl.Prepared()
+
+    def _load(self, host: Host, message: ctl.LoadJob, coordinator: bytes) -> Any:
+        from crowdhide.backends.tls.shipping import PlanRefusedError, load_job, verify
+
+        try:
+            verify(coordinator, message.plan, message.signature)
+            document = json.loads(message.plan)
+            placement = Placement(**document["placement"])
+            if not placement.ranges:
+                raise ValueError("the plan's placement gives no node its rows")
+            rows = self.rows.parts(document, placement.ranges[self.node])
+            job, plan_digest, placement = load_job(
+                dataclasses.replace(message, rows=rows), coordinator=coordinator
+            )
+            # Only result groups publish their state: a plan asking for more is refused.
+            roles = {g.name: g.role for g in job.plan.groups}
+            if any(roles.get(name) != "result" for name in job.keep):
+                raise ValueError(f"the plan asks for the state of {sorted(job.keep)}")
+        except PlanRefusedError as exc:
+            return ctl.JobRefused(error=str(exc))
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            return ctl.JobRefused(error=f"node {self.node} refused the plan: {exc}")
+        nodes = host.set_job(job, list(message.receivers), placement)["nodes"]
+        self.plan_digest = plan_digest
+        statement = ctl.key_statement(plan_digest, self.node, nodes)
+        return ctl.JobLoaded(nodes=nodes, signature=self.signer.sign(statement))
+
+    def _learn(self, host: Host, message: ctl.Learn) -> Any:
+        """Learn the nodes' sealing keys only as each daemon signed them (the coordinator
+        relays them and could otherwise swap one for its own)."""
+        from crowdhide.backends.tls.shipping import PlanRefusedError, verify
+
+        nodes: dict[int, bytes] = {}
+        for h in range(host.hosts):
+            if h not in message.signed:
+                return ctl.RunFailed(error=f"no signed sealing keys of node {h}")
+            keys, signature = message.signed[h]
+            public = self._public_of(host, h)
+            try:
+                verify(public, ctl.key_statement(self.plan_digest, h, keys), signature)
+            except PlanRefusedError:
+                return ctl.RunFailed(error=f"the sealing keys of node {h} are not signed by it")
+            nodes.update(keys)
+        host.sealer.learn(hosts={}, nodes=nodes)
+        return ctl.Learned()
+
+    def _public_of(self, host: Host, h: int) -> bytes:
+        """The public key of daemon ``h``'s certificate (checked against the directory when
+        its link came up; this daemon's own from ``cert.pem``)."""
+        if h == self.node:
+            from cryptography import x509
+            from cryptography.hazmat.primitives import serialization
+
+            cert = x509.load_pem_x509_certificate(self.identity.cert.read_bytes())
+            return public_key_der(cert.public_bytes(serialization.Encoding.DER))
+        link = host.out.get(h)
+        der = _peer_der(link.transport if link is not None else None)
+        return public_key_der(der) if der is not None else b""
+
+    def _run(self, host: Host, message: ctl.Run) -> Any:
+        try:
+            done = host.run(message.group, dict(message.schemas), message.epoch)
+        except Exception as exc:  # a program error: report it, keep serving
+            return ctl.RunFailed(error=f"{type(exc).__name__}: {exc}")
+        where = host.placement.node_hosts(host.job)
+        emitted = np.zeros(host.hosts, dtype=np.int64)
+        released = []
+        for report in done["reports"]:
+            for _, _, _, dst, _ in report.traffic:
+                emitted += np.bincount(where[np.asarray(dst, dtype=np.int64)], minlength=host.hosts)
+            if report.state is not None:
+                released.append(ctl.Released(report.block.group, report.block.index, report.state))
+        return ctl.Ran(
+            schemas=done["schemas"],
+            queued=done["queued"],
+            emitted={h: int(n) for h, n in enumerate(emitted) if n},
+            released=tuple(released),
+        )
+
+
+def serve(
+    *,
+    listen: str,
+    state: Path,
+    data: Path,
+    directory: Path,
+    ca: Path,
+    ready: Callable[[str], None] = print,
+) -> None:
+    """Load the daemon's identity and rows, then serve until SIGTERM/SIGINT."""
+    address = check_address(listen)
+    identity = Identity.load(state, directory=directory, ca=ca)
+    rows = NodeRows.load(data)
+
+    async def main() -> None:
+        daemon = Daemon(identity, rows)
+
+        def say(port: int) -> None:
+            ready(
+                f"node {identity.node} listening on {address[0]}:{port} "
+                f"(rows {rows.first}..{rows.first + rows.count - 1})"
+            )
+
+        await daemon.run(address, say)
+
+    asyncio.run(main())

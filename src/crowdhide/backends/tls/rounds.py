@@ -1,0 +1,282 @@
+"""Rounds of a tls run: fixed-length schedule, per-link accounting of frames, fault reports.
+
+Shared by the two coordinators of the ``tls`` backend —
+:class:`~crowdhide.backends.tls.backend.TlsBackend` (spawns its hosts) and
+:class:`~crowdhide.backends.tls.coordinator.Coordinator` (connects to running node
+daemons). :class:`Ledger` reconciles, per round and link, the frames the sender's
+blocks emitted, the count it queued and claimed in its ``END``, and what the receiver got;
+losses are counts per link, dead hosts and blocks not run (:class:`MissingReport`) — never
+which source's message was lost.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from crowdhide.backends.tls import codec
+from crowdhide.backends.tls import control as ctl
+from crowdhide.backends.tls import frames as fr
+from crowdhide.errors import NodeFailureError, RoundOverrunError
+
+__all__ = [
+    "Ledger",
+    "MissingContributionsError",
+    "MissingReport",
+    "default_round_seconds",
+    "frame_seconds",
+    "worst_case_frames",
+]
+
+
+@dataclass(frozen=True)
+class MissingReport:
+    """Frames that did not reach their host, counted per link; blocks that could not run.
+
+    Only what an observer of the wire already sees is reported: counts per link, dead
+    hosts, blocks not run. Which source's *real* message was lost is never reported (nor
+    known to the driver): naming it would reveal where it was going, i.e. its value.
+
+    Attributes
+    ----------
+    messages
+        Frames lost (real and dummy alike).
+    dead_hosts
+        Hosts found dead.
+    lost_blocks
+        ``(group, block)`` that could not run because their host was dead.
+    links
+        ``{(sender host, receiver host): frames lost}`` (links that lost frames only).
+    """
+
+    messages: int
+    dead_hosts: tuple[int, ...]
+    lost_blocks: tuple[tuple[str, int], ...] = ()
+    links: Mapping[tuple[int, int], int] = field(default_factory=dict)
+    withheld: Mapping[tuple[int, int], int] = field(default_factory=dict)
+    rejected: Mapping[tuple[int, int], Mapping[str, int]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return self.messages > 0 or bool(self.lost_blocks or self.withheld or self.rejected)
+
+    @property
+    def suspects(self) -> tuple[int, ...]:
+        """Hosts that withheld frames or sent frames their receiver refused."""
+        return tuple(sorted({a for a, _ in self.withheld} | {a for a, _ in self.rejected}))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "messages_lost": self.messages,
+            "dead_hosts": list(self.dead_hosts),
+            "lost_blocks": [list(b) for b in self.lost_blocks],
+            "lost_per_link": {f"{a}->{b}": n for (a, b), n in sorted(self.links.items())},
+            "withheld_per_link": {f"{a}->{b}": n for (a, b), n in sorted(self.withheld.items())},
+            "rejected_per_link": {
+                f"{a}->{b}": dict(c) for (a, b), c in sorted(self.rejected.items())
+            },
+            "suspect_hosts": list(self.suspects),
+        }
+
+
+class MissingContributionsError(NodeFailureError, ConnectionError):
+    """Raised with ``on_missing="fail"`` when a round lost messages or blocks."""
+
+    def __init__(self, report: MissingReport) -> None:
+        links = {f"{a}->{b}": n for (a, b), n in sorted(report.links.items())}
+        suspects = f"; suspect hosts {list(report.suspects)}" if report.suspects else ""
+        super().__init__(
+            f"{report.messages} messages lost (per link {links}), blocks not run "
+            f"{list(report.lost_blocks)} (dead hosts {list(report.dead_hosts)}){suspects}; "
+            f"rerun with --on-missing report to keep the rest"
+        )
+        self.report = report
+
+
+#: Seconds from the first flush to the first round's start (hosts receive the schedule).
+_LEAD = 0.2
+#: Lateness tolerated before a round counts as overrun (scheduler and clock jitter).
+_SLACK = 0.05
+#: Least seconds of work per frame and round assumed by the default round length.
+_PER_FRAME = 1e-3
+#: Default round length: measured sealing work of a frame times this (writing, reading,
+#: parsing, the program, and a machine whose load changes during the run).
+_MARGIN = 2.0
+
+
+def worst_case_frames(plan: Any) -> int:
+    """The most frames any group of ``plan`` emits in one round, whatever the data.
+
+    Data routes: one per sender (and its flooding dummies), or the first hop to a scrambler
+    and the scramblers' forwards with their dummies; ``fixed``: one per sender;
+    ``broadcast``: one per sender and receiver; ``fanout``: one per receiver; ``stream``:
+    one per row, at most the largest group.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdhide.engine.plan import PlanBuilder
+    >>> b = PlanBuilder()
+    >>> _ = b.sources("S", {"g": np.zeros(10, dtype=int)})
+    >>> _ = b.compute("C", size=3, process=lambda inbox, rng: {})
+    >>> _ = b.route("S", "C", by=lambda s: s["g"])
+    >>> worst_case_frames(b.build())
+    10
+    """
+    per_group: dict[str, int] = defaultdict(int)
+    largest = max(g.size for g in plan.groups)
+    for r in plan.routes:
+        senders, receivers = plan.group(r.sender).size, plan.group(r.receiver).size
+        p = r.protection
+        if r.kind == "data":
+            layer = p.scrambler if p is not None else None
+            flood = p.local_dummies if p is not None else 0
+            per_group[r.sender] += senders * (1 + flood)
+            if layer is not None:
+                extra = -(-senders // layer.per_scrambler) * layer.dummies
+                per_group[layer.group] += senders + extra
+        elif r.kind == "fixed":
+            per_group[r.sender] += senders
+        elif r.kind == "broadcast":
+            per_group[r.sender] += senders * receivers
+        elif r.kind == "fanout":
+            per_group[r.sender] += receivers
+        else:
+            per_group[r.sender] += largest
+    return max(per_group.values(), default=0)
+
+
+def frame_seconds(frame: int, *, trials: int = 64) -> float:
+    """Measured seconds of the sealing work of one frame on this machine: an onion's two
+    HPKE seals and two opens of a ``frame``-byte frame's plaintexts (dummy contents: the
+    work does not depend on them)."""
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
+    from crowdhide.backends.tls import hpke
+
+    node = X25519PrivateKey.generate()
+    public, plain = hpke.public_bytes(node), bytes(codec.values_bytes(frame))
+    began = time.perf_counter()
+    for _ in range(trials):
+        inner = hpke.seal_base(public, fr.INFO, b"", plain)
+        outer = hpke.seal_base(public, fr.INFO, b"", inner)
+        hpke.open_base(node, fr.INFO, b"", hpke.open_base(node, fr.INFO, b"", outer))
+    return (time.perf_counter() - began) / trials
+
+
+def default_round_seconds(plan: Any, *, per_frame: float | None = None) -> float:
+    """Default fixed round length: two halves (send + acknowledge, then process), each
+    0.5 s plus ``_MARGIN`` times the measured sealing work of a frame
+    (:func:`frame_seconds`, at least :data:`_PER_FRAME`) per frame of the plan's busiest
+    round (:func:`worst_case_frames`). It depends on the plan and the machine, never on the
+    data."""
+    cost = max(_PER_FRAME, _MARGIN * (per_frame or frame_seconds(codec.frame_for(plan))))
+    return round(2 * (0.5 + cost * worst_case_frames(plan)), 3)
+
+
+class Ledger:
+    """Per-link accounting and the fixed-length schedule of one run (see the module
+    docstring); ``on_missing="fail"`` raises :class:`MissingContributionsError` at the first
+    loss."""
+
+    def __init__(self, *, on_missing: str) -> None:
+        self.on_missing = on_missing
+        self.queued: dict[tuple[int, int], int] = {}
+        self.lost: dict[tuple[int, int], int] = defaultdict(int)
+        self.expected: dict[tuple[int, int], int] = defaultdict(int)
+        self.withheld: dict[tuple[int, int], int] = defaultdict(int)
+        self.rejected: dict[tuple[int, int], dict[str, int]] = {}
+        self.lost_blocks: list[tuple[str, int]] = []
+        self.dead: set[int] = set()
+        self.epoch = 0
+        self.frames_sent = 0
+        #: Data frames delivered per link ``(sender, receiver)``: what the wire shows.
+        self.delivered: dict[tuple[int, int], int] = defaultdict(int)
+        self.lateness: list[float] = []
+        self.start_at: float | None = None
+
+    def ran(self, host: int, emitted: Mapping[int, int], queued: Mapping[int, int]) -> None:
+        """Host ``host`` ran a group: frames its blocks emitted and frames it queued, per peer."""
+        for peer, count in emitted.items():
+            self.expected[(host, int(peer))] += int(count)
+        for peer, count in queued.items():
+            self.queued[(host, int(peer))] = int(count)
+
+    @property
+    def missing(self) -> MissingReport:
+        """Everything lost or refused so far (counts per link, dead hosts, blocks not run)."""
+        links = {k: n for k, n in self.lost.items() if n}
+        return MissingReport(
+            messages=sum(links.values()),
+            dead_hosts=tuple(sorted(self.dead)),
+            lost_blocks=tuple(self.lost_blocks),
+            links=links,
+            withheld={k: n for k, n in self.withheld.items() if n},
+            rejected={k: dict(v) for k, v in self.rejected.items()},
+        )
+
+    def check(self) -> None:
+        """Raise :class:`MissingContributionsError` (``fail``) if anything was lost."""
+        if self.on_missing == "fail" and self.missing:
+            raise MissingContributionsError(self.missing)
+
+    def schedule(self, length: float | None) -> tuple[float | None, float | None]:
+        """Wall-clock start and acknowledgement time of the next round (``None``: no
+        schedule). Rounds follow each other every ``length`` seconds, whatever the
+        processing took: reaching a round after its start is an overrun."""
+        if length is None:
+            return None, None
+        now = time.time()
+        if self.start_at is None:
+            self.start_at = now + _LEAD
+        else:
+            self.start_at += length
+            if now > self.start_at + _SLACK:
+                raise RoundOverrunError(
+                    f"round {self.epoch} overran its fixed length by "
+                    f"{now - self.start_at:.3f} s (round_seconds={length}): the processing "
+                    f"of the previous round did not fit; raise --round-seconds "
+                    f"(run.round_seconds)"
+                )
+        return self.start_at, self.start_at + length / 2
+
+    def settle(
+        self,
+        queued: Mapping[tuple[int, int], int],
+        replies: Mapping[int, ctl.Flushed],
+        round_seconds: float | None,
+    ) -> None:
+        """Reconcile one round from the receivers' replies
+        (:class:`~crowdhide.backends.tls.control.Flushed`)."""
+        expected, self.expected = self.expected, defaultdict(int)
+        for a, b in set(queued) | set(expected):
+            # The blocks' transcript says `want` frames; the sender queued `count` and told
+            # the receiver `claim` in its END; the receiver got `got` (TLS: in order, intact).
+            want, count = expected.get((a, b), 0), queued.get((a, b), 0)
+            got, claim = 0, None
+            if a in replies and b in replies:
+                got = int(replies[b].received.get(a) or 0)
+                claim = replies[b].claimed.get(a)
+            sent = count if claim is None else min(count, int(claim))
+            self.withheld[(a, b)] += max(0, want - sent)
+            self.frames_sent += got
+            self.delivered[(a, b)] += got
+            self.lost[(a, b)] += max(0, min(want, sent) - got)
+        for b, reply in replies.items():
+            for a, counts in reply.rejected.items():
+                total = self.rejected.setdefault((int(a), b), {})
+                for reason, n in counts.items():
+                    total[reason] = total.get(reason, 0) + int(n)
+        # Accounted first (frames of a late round are reported lost, and refused as stale if
+        # they arrive later), then the overrun is reported: a round is never stretched.
+        late = max((float(r.late) for r in replies.values()), default=0.0)
+        self.lateness.append(late)
+        if late > _SLACK:
+            raise RoundOverrunError(
+                f"round {self.epoch} overran its fixed length by {late:.3f} s "
+                f"(round_seconds={round_seconds}); raise --round-seconds "
+                f"(run.round_seconds)"
+            )
