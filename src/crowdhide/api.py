@@ -53,19 +53,40 @@ def load_plan(path: Path | str) -> RunSpec:
     return load_spec(path)
 
 
-def _spec(plan: RunSpec | Path | str) -> RunSpec:
+def _spec(plan: RunSpec | Path | str, data: Any = None) -> RunSpec:
+    """The plan, with ``data`` (any table :func:`crowdhide.plans.data.as_table` takes) in
+    place of its ``[data]`` source."""
     from crowdhide.plans.spec import RunSpec
 
-    return plan if isinstance(plan, RunSpec) else load_plan(plan)
+    spec = plan if isinstance(plan, RunSpec) else load_plan(plan)
+    if data is None:
+        return spec
+    from crowdhide.errors import InvalidParameterError
+    from crowdhide.plans.data import as_table
+
+    if spec.query.kind != "aggregate":
+        raise InvalidParameterError(
+            f"data= replaces the table of an aggregate plan; plan {spec.name!r} is a "
+            f"{spec.query.kind!r} query (it reads its points from [data])",
+            parameter="data",
+            value=type(data).__name__,
+        )
+    table = as_table(data)
+    rows = len(next(iter(table.values())))
+    return replace(spec, data=replace(spec.data, path=None, generator=None, rows=rows, table=table))
 
 
-def certify_plan(plan: RunSpec | Path | str) -> PlanReport:
+def certify_plan(plan: RunSpec | Path | str, *, data: Any = None) -> PlanReport:
     """Build, protect and certify a plan without running it (``crowdhide plan``).
 
     Parameters
     ----------
     plan
         A plan from :func:`load_plan`, or its path / ``example:NAME``.
+    data
+        Optionally, the table to run an aggregate plan on instead of its ``[data]``: a
+        mapping of columns, a ``pandas.DataFrame``, a ``pyarrow.Table`` or a CSV / Parquet
+        path.
 
     Returns
     -------
@@ -78,14 +99,28 @@ def certify_plan(plan: RunSpec | Path | str) -> PlanReport:
     >>> report = certify_plan("example:diabetes")
     >>> report.privacy.epsilon <= 2.0, report.target_met
     (True, True)
+    >>> report
+    PlanReport(name='diabetes', ε=1.931, δ=0.0001, target_met=True, routes=4)
+
+    With a table from Python (here a pandas DataFrame):
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"age_range": ["20-39", "40-59", "60+"] * 4000,
+    ...                    "bmi": ["normal", "high"] * 6000, "insulin": [80.0, 120.0] * 6000})
+    >>> certify_plan("example:diabetes", data=df).privacy.meets_target
+    True
     """
     from crowdhide.plans.runner import prepare
 
-    return prepare(_spec(plan)).report()
+    return prepare(_spec(plan, data)).report()
 
 
 def run_plan(
-    plan: RunSpec | Path | str, out_dir: Path | str | None = None, **options: Any
+    plan: RunSpec | Path | str,
+    out_dir: Path | str | None = None,
+    *,
+    data: Any = None,
+    **options: Any,
 ) -> RunReport:
     """Run a plan: certify it, execute it, compare with the exact answer (``crowdhide run``).
 
@@ -97,6 +132,8 @@ def run_plan(
         Where to write ``report.json``, ``report.html``, the result CSVs and the transcript.
         ``None`` (default): nothing is kept — the run works in a temporary folder that is
         removed, and the returned report lists no ``files``.
+    data
+        As for :func:`certify_plan`: a table that replaces an aggregate plan's ``[data]``.
     **options
         Those of :func:`crowdhide.plans.runner.run_spec` (``backend``, ``shards``,
         ``allow_unmet``, ``before_send`` ...).
@@ -111,10 +148,12 @@ def run_plan(
     >>> report = run_plan("example:diabetes")
     >>> report.privacy.meets_target, dict(report.files)
     (True, {})
+    >>> report.to_pandas("result").columns.tolist()[:3]
+    ['grouping_set', 'age_range', 'avg(insulin)']
     """
     from crowdhide.report.html import run_with_html
 
-    spec = _spec(plan)
+    spec = _spec(plan, data)
     if out_dir is not None:
         return run_with_html(spec, Path(out_dir), **options)
     with tempfile.TemporaryDirectory(prefix="crowdhide-run-") as tmp:

@@ -24,9 +24,12 @@ import numpy.typing as npt
 from crowdhide._validation import check_probability, check_real
 from crowdhide.accounting.logmath import log1mexp, logsumexp
 from crowdhide.accounting.roots import safe_root
-from crowdhide.accounting.statement import PrivacyStatement
+from crowdhide.accounting.statement import PrivacyStatement, format_bound
 
 __all__ = ["DiscretePairCurve", "PrivacyCurve", "RoundedCurve", "SmallestCurve"]
+
+#: The δ at which a curve's notebook table shows ε.
+_HTML_DELTAS = (1e-3, 1e-5, 1e-6, 1e-9)
 
 
 class PrivacyCurve(abc.ABC):
@@ -41,6 +44,29 @@ class PrivacyCurve(abc.ABC):
         """One line naming the curve (evaluating it may be costly: ask ``.epsilon(δ)``)."""
         notes = f", {len(self.notes)} note(s)" if self.notes else ""
         return f"<{type(self).__name__}: privacy curve, .epsilon(delta) / .delta(epsilon){notes}>"
+
+    def _repr_html_(self) -> str:
+        """A small table of ε(δ) at a few δ, rounded up (notebooks; evaluates the curve).
+
+        Examples
+        --------
+        >>> rr = DiscretePairCurve(np.log([0.75, 0.25]), np.log([0.25, 0.75]))
+        >>> rr
+        <DiscretePairCurve: privacy curve, .epsilon(delta) / .delta(epsilon)>
+        >>> "<tr><td>1e-06</td><td>1.099</td></tr>" in rr._repr_html_()  # ln 3 = 1.0986...
+        True
+        """
+        from html import escape
+
+        cells = "".join(
+            f"<tr><td>{d:g}</td><td>{format_bound(self.epsilon(d))}</td></tr>" for d in _HTML_DELTAS
+        )
+        notes = "".join(f"<li>{escape(n)}</li>" for n in self.notes)
+        return (
+            f"<b>{escape(type(self).__name__)}</b> (privacy curve; ε rounded up)"
+            f"<table><tr><th>δ</th><th>ε(δ)</th></tr>{cells}</table>"
+            + (f"<ul>{notes}</ul>" if notes else "")
+        )
 
     @abc.abstractmethod
     def log_delta(self, epsilon: float) -> float:

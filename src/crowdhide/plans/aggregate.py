@@ -23,8 +23,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide._tables import Rows, TableLike
 from crowdhide._validation import check_int
 from crowdhide.engine.library import named
+from crowdhide.plans.data import as_table
 from crowdhide.plans.model import ExecutionPlan, PlanBuilder
 
 __all__ = [
@@ -226,9 +228,10 @@ class AggregateSetup:
     domains: tuple[tuple[npt.NDArray[Any], ...], ...]
     routes: tuple[str, ...]
 
-    def result_rows(self, result_state: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """Rows ``{grouping_set, <columns>, <aggregates>}`` of the result node's state."""
-        rows: list[dict[str, Any]] = []
+    def result_rows(self, result_state: Mapping[str, Any]) -> Rows:
+        """Rows ``{grouping_set, <columns>, <aggregates>}`` of the result node's state
+        (a list with ``.to_pandas()``)."""
+        rows = Rows()
         for g, columns in enumerate(self.query.grouping_sets):
             part = result_state[f"set{g}"]
             keys = part["key"]
@@ -317,7 +320,7 @@ def _domain(values: Any) -> npt.NDArray[Any]:
 
 
 def aggregate_plan(
-    table: Table,
+    table: TableLike,
     query: AggregateQuery,
     *,
     compute_nodes: int,
@@ -329,7 +332,8 @@ def aggregate_plan(
     Parameters
     ----------
     table
-        Column arrays of equal length.
+        Column arrays of equal length: a mapping, a ``pandas.DataFrame``, a
+        ``pyarrow.Table`` or a CSV / Parquet path (:func:`crowdhide.plans.data.as_table`).
     query
         Parsed query.
     compute_nodes
@@ -352,8 +356,19 @@ def aggregate_plan(
     >>> run = execute(setup.plan, rng=0)
     >>> [(r["A"], r["avg(I)"]) for r in setup.result_rows(run.states["R"])]
     [(1, 1.0), (2, 3.0), (3, 8.0)]
+
+    A ``pandas.DataFrame`` or a ``pyarrow.Table`` is taken as it is:
+
+    >>> import pandas as pd, pyarrow as pa
+    >>> df = pd.DataFrame(t)
+    >>> run = execute(aggregate_plan(df, q, compute_nodes=2).plan, rng=0)
+    >>> setup.result_rows(run.states["R"])
+    Rows(3 rows × 3 columns: grouping_set, A, avg(I))
+    >>> aggregate_plan(pa.Table.from_pandas(df), q, compute_nodes=2).plan == setup.plan
+    True
     """
     C = check_int("query.compute_nodes", compute_nodes, low=1)
+    table = as_table(table)
     _check_columns(table, query)
     grouped = {c for columns in query.grouping_sets for c in columns}
     if domains and set(domains) - grouped:
@@ -455,18 +470,29 @@ def _check_sums_fit(column: str, values: npt.NDArray[np.float64]) -> None:
 
 
 def exact_answer(
-    table: Table, query: AggregateQuery, *, masks: Sequence[npt.NDArray[np.bool_]] | None = None
-) -> list[dict[str, Any]]:
+    table: TableLike, query: AggregateQuery, *, masks: Sequence[npt.NDArray[np.bool_]] | None = None
+) -> Rows:
     """The central answer computed by DuckDB, in :meth:`AggregateSetup.result_rows` form.
 
     With ``masks`` (one boolean mask over rows per grouping set) each grouping set is
     answered on the masked rows only — the tuples a decentralized run actually used.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"A": [1, 2, 2], "I": [1.0, 2.0, 4.0]})
+    >>> q = AggregateQuery.from_sql("SELECT A, AVG(I) FROM D GROUP BY A")
+    >>> exact_answer(df, q).to_pandas()
+       grouping_set  A  avg(I)
+    0             0  1     1.0
+    1             0  2     3.0
     """
     import duckdb
 
+    table = as_table(table)
     con = duckdb.connect()
     try:
-        rows: list[dict[str, Any]] = []
+        rows = Rows()
         aggs = ", ".join(a.sql() for a in query.aggregates)
         for g, columns in enumerate(query.grouping_sets):
             data = {c: np.asarray(table[c]) for c in set(columns) | set(query.value_columns)}
@@ -488,13 +514,14 @@ def exact_answer(
         con.close()
 
 
-def run_sql(table: Table, query: AggregateQuery) -> list[tuple[Any, ...]]:
+def run_sql(table: TableLike, query: AggregateQuery) -> list[tuple[Any, ...]]:
     """Run the user's SQL verbatim in DuckDB (the table registered under its name)."""
     import duckdb
 
+    table = as_table(table)
     con = duckdb.connect()
     try:
-        con.register(query.table, {k: np.asarray(v) for k, v in table.items()})
+        con.register(query.table, table)
         return list(con.execute(query.sql).fetchall())
     finally:
         con.close()

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._extras import require
+from crowdhide._tables import as_table as _columns_of
 from crowdhide._validation import as_rng, check_int, check_real
 from crowdhide.datasets import ADULT_COLUMNS, data_path, describe_data_path
 from crowdhide.errors import DataError, MissingExtraError
@@ -23,6 +24,7 @@ from crowdhide.errors import DataError, MissingExtraError
 __all__ = [
     "BUILTIN_TABLES",
     "KmeansData",
+    "as_table",
     "load_builtin_table",
     "load_kmeans_data",
     "load_table",
@@ -166,6 +168,22 @@ def load_table(path: Path | str) -> Table:
     if not table:
         raise ValueError(f"data file {file} has no columns")
     return table
+
+
+def as_table(table: Any) -> Table:
+    """Any table a plan takes, as ``{column: array}``: a mapping of columns, a
+    ``pandas.DataFrame``, a ``pyarrow.Table`` / ``RecordBatch``, or a CSV / Parquet path
+    (or ``builtin:adult``), read by :func:`load_table`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> sorted(as_table(pd.DataFrame({"g": ["a", "b"], "v": [1.0, 2.0]})))
+    ['g', 'v']
+    """
+    if isinstance(table, str | Path):
+        return load_table(table)
+    return _columns_of(table)
 
 
 def load_builtin_table(name: str) -> Table:

@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._output import write_csv
+from crowdhide._tables import Rows
 from crowdhide._validation import check_probability
 from crowdhide.plans.aggregate import AggregateQuery, AggregateSetup, _decode, _plain
 from crowdhide.plans.model import ExecutionPlan
@@ -186,14 +187,14 @@ def estimate_rows(
     inclusion: Mapping[str, float],
     *,
     level: float = 0.95,
-) -> list[dict[str, Any]]:
+) -> Rows:
     """Estimates with ``level`` intervals, one row per group of every grouping set.
 
     Each row has ``grouping_set``, the group's columns, ``tuples_used``, ``inclusion``
     (π), ``too_few_tuples`` (fewer than :data:`MIN_TUPLES_FOR_INTERVAL`: no sum/avg
     interval) and per aggregate ``label`` (estimate), ``label low`` and ``label high``.
     """
-    rows: list[dict[str, Any]] = []
+    rows = Rows()
     query = setup.query
     for g, columns in enumerate(query.grouping_sets):
         pi = float(inclusion[setup.routes[g]])

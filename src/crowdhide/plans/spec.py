@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +128,11 @@ def check_work(rows: int, routes: int, *, what: str, routes_key: str | None = No
 
 @dataclass(frozen=True)
 class DataSpec:
-    """``[data]``: a file (``path``) or a generator with its parameters."""
+    """``[data]``: a file (``path``) or a generator with its parameters.
+
+    ``table`` is a table given from Python (:func:`crowdhide.certify_plan`'s ``data=``);
+    when set it replaces ``path`` and the generator.
+    """
 
     path: Path | None
     generator: str | None
@@ -139,6 +143,7 @@ class DataSpec:
     intervals: int
     seed: int
     mnist_dir: Path | None
+    table: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
