@@ -8,7 +8,8 @@ messages, scramblers, randomized response, token walks), and certifies the resul
 The three jobs, from the top level (the same functions the command line calls):
 
 * **shuffle / scrambler accounting** — :func:`shuffle_epsilon`, :func:`shuffle_delta`,
-  :func:`scrambler_epsilon`, :func:`scrambler_delta`;
+  :func:`scrambler_epsilon`, :func:`scrambler_delta`; the best shuffle certificate as a
+  curve to hand to another accountant, :func:`shuffle_curve`;
 * **plans** — :func:`load_plan`, :func:`certify_plan`, :func:`run_plan`;
 * **budgets** — :func:`compose` and the :class:`Ledger`.
 
@@ -33,6 +34,7 @@ __version__ = "0.2.0"
 _LAZY: dict[str, str] = {
     "shuffle_epsilon": "crowdhide.accounting.shuffle_query",
     "shuffle_delta": "crowdhide.accounting.shuffle_query",
+    "shuffle_curve": "crowdhide.accounting.certificate_curve",
     "scrambler_epsilon": "crowdhide.accounting.scrambler",
     "scrambler_delta": "crowdhide.accounting.scrambler",
     "load_plan": "crowdhide.api",
@@ -73,11 +75,13 @@ __all__ = [
     "run_plan",
     "scrambler_delta",
     "scrambler_epsilon",
+    "shuffle_curve",
     "shuffle_delta",
     "shuffle_epsilon",
 ]
 
 if TYPE_CHECKING:  # what mypy and IDEs see; at run time __getattr__ loads them
+    from crowdhide.accounting.certificate_curve import shuffle_curve
     from crowdhide.accounting.ledger import Ledger
     from crowdhide.accounting.scrambler import scrambler_delta, scrambler_epsilon
     from crowdhide.accounting.shuffle_query import shuffle_delta, shuffle_epsilon
