@@ -9,7 +9,8 @@ The three jobs, from the top level (the same functions the command line calls):
 
 * **shuffle / scrambler accounting** — :func:`shuffle_epsilon`, :func:`shuffle_delta`,
   :func:`scrambler_epsilon`, :func:`scrambler_delta`; the best shuffle certificate as a
-  curve to hand to another accountant, :func:`shuffle_curve`;
+  curve to hand to another accountant, :func:`shuffle_curve`; :func:`calibrate` solves for
+  ε0, n or the countermeasures that meet a target;
 * **plans** — :func:`load_plan`, :func:`certify_plan`, :func:`run_plan`;
 * **budgets** — :func:`compose` and the :class:`Ledger`.
 
@@ -41,6 +42,8 @@ _LAZY: dict[str, str] = {
     "certify_plan": "crowdhide.api",
     "run_plan": "crowdhide.api",
     "compose": "crowdhide.api",
+    "calibrate": "crowdhide.api",
+    "Calibration": "crowdhide.api",
     "Ledger": "crowdhide.accounting.ledger",
     "PrivacyStatement": "crowdhide.accounting.statement",
     "CrowdhideError": "crowdhide.errors",
@@ -57,6 +60,7 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "BudgetExceededError",
+    "Calibration",
     "CrowdhideError",
     "DataError",
     "DataTypeError",
@@ -69,6 +73,7 @@ __all__ = [
     "ResourceLimitError",
     "UnmetTargetError",
     "__version__",
+    "calibrate",
     "certify_plan",
     "compose",
     "load_plan",
@@ -86,7 +91,7 @@ if TYPE_CHECKING:  # what mypy and IDEs see; at run time __getattr__ loads them
     from crowdhide.accounting.scrambler import scrambler_delta, scrambler_epsilon
     from crowdhide.accounting.shuffle_query import shuffle_delta, shuffle_epsilon
     from crowdhide.accounting.statement import PrivacyStatement
-    from crowdhide.api import certify_plan, compose, load_plan, run_plan
+    from crowdhide.api import Calibration, calibrate, certify_plan, compose, load_plan, run_plan
     from crowdhide.errors import (
         BudgetExceededError,
         CrowdhideError,
