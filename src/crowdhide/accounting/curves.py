@@ -25,6 +25,7 @@ from crowdhide._validation import check_probability, check_real
 from crowdhide.accounting.logmath import log1mexp, logsumexp
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.statement import PrivacyStatement, format_bound
+from crowdhide.errors import InvalidParameterError
 
 __all__ = ["DiscretePairCurve", "PrivacyCurve", "RoundedCurve", "SmallestCurve"]
 
@@ -138,7 +139,7 @@ class SmallestCurve(PrivacyCurve):
 
     def __init__(self, members: list[PrivacyCurve]) -> None:
         if not members:
-            raise ValueError("SmallestCurve needs at least one member curve")
+            raise InvalidParameterError("SmallestCurve needs at least one member curve")
         self._members = members
 
     def log_delta(self, epsilon: float) -> float:
@@ -254,19 +255,23 @@ class DiscretePairCurve(PrivacyCurve):
         lp = np.asarray(log_p, dtype=np.float64).ravel()
         lq = np.asarray(log_q, dtype=np.float64).ravel()
         if lp.shape != lq.shape:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"log_p and log_q must have the same length, got {lp.size} and {lq.size}"
             )
         if lp.size == 0:
-            raise ValueError("log_p must not be empty, got an empty array")
+            raise InvalidParameterError("log_p must not be empty, got an empty array")
         for name, arr in (("log_p", lp), ("log_q", lq)):
             if np.isnan(arr).any() or (arr == np.inf).any():
-                raise ValueError(f"{name} must contain log-probabilities, got NaN or +inf")
+                raise InvalidParameterError(
+                    f"{name} must contain log-probabilities, got NaN or +inf"
+                )
             if (arr > 1e-12).any():
-                raise ValueError(f"{name} must be <= 0 (log-probabilities), got {arr.max()!r}")
+                raise InvalidParameterError(
+                    f"{name} must be <= 0 (log-probabilities), got {arr.max()!r}"
+                )
             total = float(logsumexp(arr))
             if abs(total) > 1e-9:
-                raise ValueError(
+                raise InvalidParameterError(
                     f"{name} must describe a distribution (sum of probabilities 1), "
                     f"got sum {math.exp(total)!r}"
                 )

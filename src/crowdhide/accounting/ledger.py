@@ -38,7 +38,7 @@ from typing import Any
 from crowdhide._tables import Rows
 from crowdhide._validation import check_probability, check_real
 from crowdhide.accounting.statement import PrivacyStatement
-from crowdhide.errors import BudgetExceededError, DataError
+from crowdhide.errors import BudgetExceededError, DataError, InvalidParameterError
 
 __all__ = ["BudgetExceededError", "Ledger", "Spent", "spent"]
 
@@ -218,7 +218,9 @@ class Ledger:
         :class:`BudgetExceededError` — recording nothing — if it would exceed the budget.
         """
         if not math.isfinite(guarantee.epsilon):
-            raise ValueError(f"run {run!r}: an unprotected run (ε = inf) cannot be charged")
+            raise InvalidParameterError(
+                f"run {run!r}: an unprotected run (ε = inf) cannot be charged"
+            )
         if budget is not None:
             check_real("budget epsilon", budget[0], low=0.0, low_open=True)
             check_probability("budget delta", budget[1], allow_zero=False, allow_one=False)

@@ -26,6 +26,7 @@ import numpy.typing as npt
 from crowdhide._tables import Rows, TableLike
 from crowdhide._validation import check_int
 from crowdhide.engine.library import named
+from crowdhide.errors import DataError, InvalidParameterError
 from crowdhide.plans.data import as_table
 from crowdhide.plans.model import ExecutionPlan, PlanBuilder
 
@@ -82,7 +83,7 @@ class AggregateQuery:
     >>> AggregateQuery.from_sql("SELEC A")
     Traceback (most recent call last):
     ...
-    ValueError: query.sql does not parse: syntax error at or near "SELEC"
+    crowdhide.errors.InvalidParameterError: query.sql does not parse: syntax error ... "SELEC"
     """
 
     sql: str
@@ -99,7 +100,7 @@ class AggregateQuery:
         import duckdb
 
         if not isinstance(sql, str) or not sql.strip():
-            raise ValueError(f"query.sql must be a non-empty SQL string, got {sql!r}")
+            raise InvalidParameterError(f"query.sql must be a non-empty SQL string, got {sql!r}")
         con = duckdb.connect()
         try:
             raw = con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()
@@ -109,36 +110,40 @@ class AggregateQuery:
             json.loads(raw[0]) if raw else {"error": True, "error_message": "empty"}
         )
         if tree.get("error"):
-            raise ValueError(f"query.sql does not parse: {tree.get('error_message')}")
+            raise InvalidParameterError(f"query.sql does not parse: {tree.get('error_message')}")
         statements = tree["statements"]
         if len(statements) != 1 or statements[0]["node"].get("type") != "SELECT_NODE":
-            raise ValueError("query.sql must be a single SELECT statement")
+            raise InvalidParameterError("query.sql must be a single SELECT statement")
         node = statements[0]["node"]
         source = node.get("from_table") or {}
         if source.get("type") != "BASE_TABLE":
-            raise ValueError("query.sql must select FROM one table")
+            raise InvalidParameterError("query.sql must select FROM one table")
         if node.get("where_clause") or node.get("having"):
-            raise ValueError("query.sql: WHERE/HAVING are not supported in the decentralized plan")
+            raise InvalidParameterError(
+                "query.sql: WHERE/HAVING are not supported in the decentralized plan"
+            )
         _refuse_unhonoured(node)
         columns = [_column(e) for e in node.get("group_expressions", [])]
         sets = tuple(tuple(columns[i] for i in s) for s in node.get("group_sets", []))
         if not sets or any(not s for s in sets):
-            raise ValueError("query.sql must GROUP BY at least one column in every grouping set")
+            raise DataError("query.sql must GROUP BY at least one column in every grouping set")
         aggregates: list[Aggregate] = []
         select: list[str] = []
         for item in node["select_list"]:
             if item["class"] == "COLUMN_REF":
                 if _column(item) not in columns:
-                    raise ValueError(f"query.sql selects {_column(item)!r} outside GROUP BY")
+                    raise InvalidParameterError(
+                        f"query.sql selects {_column(item)!r} outside GROUP BY"
+                    )
                 select.append(_column(item))
                 continue
             if item["class"] != "FUNCTION" or item["function_name"] not in _FUNCTIONS:
-                raise ValueError(
+                raise InvalidParameterError(
                     "query.sql aggregates must be count/sum/avg/min/max, got "
                     f"{item.get('function_name', item['class'])!r}"
                 )
             if item.get("distinct"):
-                raise ValueError("query.sql: DISTINCT aggregates are not supported")
+                raise InvalidParameterError("query.sql: DISTINCT aggregates are not supported")
             args = item["arguments"]
             column = (
                 None if item["function_name"] == "count_star" else _column(args[0]["expression"])
@@ -146,7 +151,7 @@ class AggregateQuery:
             aggregates.append(Aggregate(_FUNCTIONS[item["function_name"]], column))
             select.append(aggregates[-1].label)
         if not aggregates:
-            raise ValueError("query.sql must compute at least one aggregate")
+            raise InvalidParameterError("query.sql must compute at least one aggregate")
         return cls(
             sql=sql,
             table=str(source["table_name"]),
@@ -187,15 +192,17 @@ def _refuse_unhonoured(node: Mapping[str, Any]) -> None:
     """
     for modifier in node.get("modifiers") or []:
         name = _MODIFIERS.get(str(modifier.get("type")), str(modifier.get("type")))
-        raise ValueError(f"query.sql: {name} is not supported in the decentralized plan")
+        raise InvalidParameterError(f"query.sql: {name} is not supported in the decentralized plan")
     for key, name in (("qualify", "QUALIFY"), ("sample", "USING SAMPLE")):
         if node.get(key):
-            raise ValueError(f"query.sql: {name} is not supported in the decentralized plan")
+            raise InvalidParameterError(
+                f"query.sql: {name} is not supported in the decentralized plan"
+            )
     if (node.get("cte_map") or {}).get("map"):
-        raise ValueError("query.sql: WITH (common table expressions) is not supported")
+        raise InvalidParameterError("query.sql: WITH (common table expressions) is not supported")
     for item in node.get("select_list", []):
         if item.get("alias"):
-            raise ValueError(
+            raise DataError(
                 f"query.sql: AS aliases are not supported (got AS {item['alias']!r}); "
                 "result columns are named by column and function(column)"
             )
@@ -203,7 +210,7 @@ def _refuse_unhonoured(node: Mapping[str, Any]) -> None:
 
 def _column(expression: Mapping[str, Any]) -> str:
     if expression.get("class") != "COLUMN_REF":
-        raise ValueError("query.sql may group and aggregate plain columns only")
+        raise InvalidParameterError("query.sql may group and aggregate plain columns only")
     return str(expression["column_names"][-1])
 
 
@@ -286,7 +293,7 @@ def _encode(
             if not np.array_equal(domain[code], values):
                 code = None
         if code is None:
-            raise ValueError(f"data column {column!r} has values outside its declared domain")
+            raise DataError(f"data column {column!r} has values outside its declared domain")
         key = key * len(domain) + code
     return key
 
@@ -372,7 +379,7 @@ def aggregate_plan(
     _check_columns(table, query)
     grouped = {c for columns in query.grouping_sets for c in columns}
     if domains and set(domains) - grouped:
-        raise ValueError(
+        raise DataError(
             f"query.domains names column(s) {sorted(set(domains) - grouped)} that the query "
             f"does not group by (grouped: {sorted(grouped)})"
         )
@@ -432,19 +439,19 @@ def _check_columns(table: Table, query: AggregateQuery) -> None:
     needed = {c for s in query.grouping_sets for c in s} | set(query.value_columns)
     missing = sorted(needed - set(table))
     if missing:
-        raise ValueError(
+        raise DataError(
             f"data has no column(s) {missing} used by query.sql (columns: {sorted(table)})"
         )
     for column in query.numeric_columns:
         values = np.asarray(table[column])
         if not np.issubdtype(values.dtype, np.number):
-            raise ValueError(
+            raise DataError(
                 f"data column {column!r} must be numeric to aggregate, got {values.dtype}"
             )
         finite = np.isfinite(values.astype(np.float64))
         if not finite.all():  # NaN, or ±inf (a sum of them is not a number either)
             bad = values[~finite][0]
-            raise ValueError(
+            raise DataError(
                 f"data column {column!r} must hold finite numbers, got {bad!r} "
                 f"({int((~finite).sum())} value(s) not finite)"
             )
@@ -462,7 +469,7 @@ def _check_sums_fit(column: str, values: npt.NDArray[np.float64]) -> None:
         fits = bool(np.isfinite(magnitude.sum()) and np.isfinite(np.square(magnitude).sum()))
     if not fits:
         safe = math.sqrt(np.finfo(np.float64).max / max(len(values), 1))
-        raise ValueError(
+        raise DataError(
             f"data column {column!r}: its sum or sum of squares overflows float64 "
             f"(largest |value| {float(magnitude.max()):.3g} over {len(values)} rows; "
             f"values up to {safe:.3g} in magnitude always fit)"

@@ -48,6 +48,7 @@ import numpy.typing as npt
 from crowdhide._output import write_csv
 from crowdhide._tables import Rows
 from crowdhide._validation import check_probability
+from crowdhide.errors import InvalidParameterError
 from crowdhide.plans.aggregate import AggregateQuery, AggregateSetup, _decode, _plain
 from crowdhide.plans.model import ExecutionPlan
 
@@ -78,7 +79,7 @@ def inclusion_probability(*, sigma: float, targets: int) -> float:
     """
     s = check_probability("sigma", sigma)
     if not isinstance(targets, int) or targets < 1:
-        raise ValueError(f"targets must be an integer >= 1, got {targets!r}")
+        raise InvalidParameterError(f"targets must be an integer >= 1, got {targets!r}")
     return 1.0 if s == 0.0 else (1.0 - s) + s / targets
 
 
@@ -114,7 +115,7 @@ def count_interval(
     n = np.asarray(used, dtype=np.float64)
     p = check_probability("inclusion probability", pi)
     if p == 0.0:
-        raise ValueError("inclusion probability must be > 0")
+        raise InvalidParameterError("inclusion probability must be > 0")
     if p == 1.0:
         return n.copy(), n.copy()
     tail = (1.0 - level) / 2.0
