@@ -19,6 +19,7 @@ LAYERS: dict[str, int] = {
     "_extras": 1,
     "_json": 1,
     "_output": 2,
+    "_tables": 2,
     "datasets": 2,
     "accounting": 3,
     "mechanisms": 4,

@@ -8,7 +8,9 @@ messages, scramblers, randomized response, token walks), and certifies the resul
 The three jobs, from the top level (the same functions the command line calls):
 
 * **shuffle / scrambler accounting** — :func:`shuffle_epsilon`, :func:`shuffle_delta`,
-  :func:`scrambler_epsilon`, :func:`scrambler_delta`;
+  :func:`scrambler_epsilon`, :func:`scrambler_delta`; the best shuffle certificate as a
+  curve to hand to another accountant, :func:`shuffle_curve`; :func:`calibrate` solves for
+  ε0, n or the countermeasures that meet a target;
 * **plans** — :func:`load_plan`, :func:`certify_plan`, :func:`run_plan`;
 * **budgets** — :func:`compose` and the :class:`Ledger`.
 
@@ -33,12 +35,15 @@ __version__ = "0.2.0"
 _LAZY: dict[str, str] = {
     "shuffle_epsilon": "crowdhide.accounting.shuffle_query",
     "shuffle_delta": "crowdhide.accounting.shuffle_query",
+    "shuffle_curve": "crowdhide.accounting.certificate_curve",
     "scrambler_epsilon": "crowdhide.accounting.scrambler",
     "scrambler_delta": "crowdhide.accounting.scrambler",
     "load_plan": "crowdhide.api",
     "certify_plan": "crowdhide.api",
     "run_plan": "crowdhide.api",
     "compose": "crowdhide.api",
+    "calibrate": "crowdhide.api",
+    "Calibration": "crowdhide.api",
     "Ledger": "crowdhide.accounting.ledger",
     "PrivacyStatement": "crowdhide.accounting.statement",
     "CrowdhideError": "crowdhide.errors",
@@ -55,6 +60,7 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "BudgetExceededError",
+    "Calibration",
     "CrowdhideError",
     "DataError",
     "DataTypeError",
@@ -67,22 +73,25 @@ __all__ = [
     "ResourceLimitError",
     "UnmetTargetError",
     "__version__",
+    "calibrate",
     "certify_plan",
     "compose",
     "load_plan",
     "run_plan",
     "scrambler_delta",
     "scrambler_epsilon",
+    "shuffle_curve",
     "shuffle_delta",
     "shuffle_epsilon",
 ]
 
 if TYPE_CHECKING:  # what mypy and IDEs see; at run time __getattr__ loads them
+    from crowdhide.accounting.certificate_curve import shuffle_curve
     from crowdhide.accounting.ledger import Ledger
     from crowdhide.accounting.scrambler import scrambler_delta, scrambler_epsilon
     from crowdhide.accounting.shuffle_query import shuffle_delta, shuffle_epsilon
     from crowdhide.accounting.statement import PrivacyStatement
-    from crowdhide.api import certify_plan, compose, load_plan, run_plan
+    from crowdhide.api import Calibration, calibrate, certify_plan, compose, load_plan, run_plan
     from crowdhide.errors import (
         BudgetExceededError,
         CrowdhideError,

@@ -60,6 +60,7 @@ from crowdhide.accounting import _krr_fast
 from crowdhide.accounting.binary_rr_contour import tilted_worst_log_delta
 from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.roots import safe_root
+from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "BINARY_BLOCKS",
@@ -121,7 +122,7 @@ class BinaryRrWorstCurve(PrivacyCurve):
         self.width = block_width(n, blocks)
         rows = len(_krr_fast.binary_core_rows(n, self.width))
         if _setup_cost(n, eps0, rows, 40.0) > 5.0 * _SETUP_BUDGET:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"blocks must be smaller for n={n!r} (set-up over ~5 s), got blocks={blocks!r}"
             )
         self._cap = _window_cap(n, eps0, rows)
@@ -302,5 +303,7 @@ def binary_rr_tilted_curve(
     nn = check_int("n", n, low=1, high=10**9)
     bb = check_int("blocks", blocks, low=1, high=10**6)
     if min(bb, (nn - 1) // 2 + 1) > 10_000:  # the work grows with the number of cores
-        raise ValueError(f"blocks must be at most 10000 for n={n!r}, got blocks={blocks!r}")
+        raise InvalidParameterError(
+            f"blocks must be at most 10000 for n={n!r}, got blocks={blocks!r}"
+        )
     return BinaryRrTiltedCurve(eps0=e0, n=nn, blocks=bb)

@@ -30,6 +30,7 @@ from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
 from crowdhide.accounting.logmath import MACHINE_EPSILON
 from crowdhide.accounting.statement import Kind, PrivacyStatement
+from crowdhide.errors import InvalidParameterError, ParameterTypeError
 
 __all__ = [
     "PldCurve",
@@ -130,7 +131,7 @@ def heterogeneous_advanced_composition(
     """
     slack = check_probability("delta_slack", delta_slack, allow_zero=False, allow_one=False)
     if not guarantees:
-        raise ValueError("guarantees must not be empty, got []")
+        raise InvalidParameterError("guarantees must not be empty, got []")
     eps = np.array([g.epsilon for g in guarantees], dtype=float)
     deltas = np.array([g.delta for g in guarantees], dtype=float)
     name = "heterogeneous_advanced_composition"
@@ -276,7 +277,7 @@ def to_pld(
         return source
     if isinstance(source, PrivacyStatement):
         if not source.is_certificate:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"only a certificate (finite epsilon, delta < 1, kind upper or exact, conditions "
                 f"met) can be composed, got {source.kind} statement from {source.source!r} with "
                 f"epsilon={source.epsilon!r}, delta={source.delta!r}"
@@ -290,7 +291,7 @@ def to_pld(
             )
         )
     if not isinstance(source, DiscretePairCurve):
-        raise TypeError(
+        raise ParameterTypeError(
             "source must be a DiscretePairCurve, PrivacyStatement or PldCurve, "
             f"got {type(source).__name__}"
         )
@@ -298,12 +299,12 @@ def to_pld(
     log_p, log_q = source.support_log_probabilities()
     shift = np.asarray(2.0 * error if loss_error is None else loss_error, dtype=np.float64)
     if shift.ndim and shift.shape != log_p.shape:
-        raise ValueError(
+        raise InvalidParameterError(
             f"loss_error must be a number or one value per outcome ({log_p.size}), "
             f"got shape {shift.shape}"
         )
     if np.isnan(shift).any() or (shift < 0).any():
-        raise ValueError("loss_error must be >= 0 (no NaN)")
+        raise InvalidParameterError("loss_error must be >= 0 (no NaN)")
     remove, inf_remove = _rounded_loss_pmf(log_p, log_q, interval, error, shift)
     pmf_remove = pld_pmf.create_pmf(remove, interval, inf_remove, pessimistic_estimate=True)
     pmf_add = None
@@ -331,7 +332,7 @@ def compose_curves(
     0.5
     """
     if not parts:
-        raise ValueError("parts must not be empty, got []")
+        raise InvalidParameterError("parts must not be empty, got []")
     result: PldCurve | None = None
     for source, count in parts:
         k = check_int("count", count, low=1)

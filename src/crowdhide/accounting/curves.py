@@ -24,9 +24,13 @@ import numpy.typing as npt
 from crowdhide._validation import check_probability, check_real
 from crowdhide.accounting.logmath import log1mexp, logsumexp, pure_cap_up
 from crowdhide.accounting.roots import safe_root
-from crowdhide.accounting.statement import PrivacyStatement
+from crowdhide.accounting.statement import PrivacyStatement, format_bound
+from crowdhide.errors import InvalidParameterError
 
 __all__ = ["DiscretePairCurve", "PrivacyCurve", "RoundedCurve", "SmallestCurve"]
+
+#: The δ at which a curve's notebook table shows ε.
+_HTML_DELTAS = (1e-3, 1e-5, 1e-6, 1e-9)
 
 
 class PrivacyCurve(abc.ABC):
@@ -41,6 +45,29 @@ class PrivacyCurve(abc.ABC):
         """One line naming the curve (evaluating it may be costly: ask ``.epsilon(δ)``)."""
         notes = f", {len(self.notes)} note(s)" if self.notes else ""
         return f"<{type(self).__name__}: privacy curve, .epsilon(delta) / .delta(epsilon){notes}>"
+
+    def _repr_html_(self) -> str:
+        """A small table of ε(δ) at a few δ, rounded up (notebooks; evaluates the curve).
+
+        Examples
+        --------
+        >>> rr = DiscretePairCurve(np.log([0.75, 0.25]), np.log([0.25, 0.75]))
+        >>> rr
+        <DiscretePairCurve: privacy curve, .epsilon(delta) / .delta(epsilon)>
+        >>> "<tr><td>1e-06</td><td>1.099</td></tr>" in rr._repr_html_()  # ln 3 = 1.0986...
+        True
+        """
+        from html import escape
+
+        cells = "".join(
+            f"<tr><td>{d:g}</td><td>{format_bound(self.epsilon(d))}</td></tr>" for d in _HTML_DELTAS
+        )
+        notes = "".join(f"<li>{escape(n)}</li>" for n in self.notes)
+        return (
+            f"<b>{escape(type(self).__name__)}</b> (privacy curve; ε rounded up)"
+            f"<table><tr><th>δ</th><th>ε(δ)</th></tr>{cells}</table>"
+            + (f"<ul>{notes}</ul>" if notes else "")
+        )
 
     @abc.abstractmethod
     def log_delta(self, epsilon: float) -> float:
@@ -112,7 +139,7 @@ class SmallestCurve(PrivacyCurve):
 
     def __init__(self, members: list[PrivacyCurve]) -> None:
         if not members:
-            raise ValueError("SmallestCurve needs at least one member curve")
+            raise InvalidParameterError("SmallestCurve needs at least one member curve")
         self._members = members
 
     def log_delta(self, epsilon: float) -> float:
@@ -231,19 +258,23 @@ class DiscretePairCurve(PrivacyCurve):
         lp = np.asarray(log_p, dtype=np.float64).ravel()
         lq = np.asarray(log_q, dtype=np.float64).ravel()
         if lp.shape != lq.shape:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"log_p and log_q must have the same length, got {lp.size} and {lq.size}"
             )
         if lp.size == 0:
-            raise ValueError("log_p must not be empty, got an empty array")
+            raise InvalidParameterError("log_p must not be empty, got an empty array")
         for name, arr in (("log_p", lp), ("log_q", lq)):
             if np.isnan(arr).any() or (arr == np.inf).any():
-                raise ValueError(f"{name} must contain log-probabilities, got NaN or +inf")
+                raise InvalidParameterError(
+                    f"{name} must contain log-probabilities, got NaN or +inf"
+                )
             if (arr > 1e-12).any():
-                raise ValueError(f"{name} must be <= 0 (log-probabilities), got {arr.max()!r}")
+                raise InvalidParameterError(
+                    f"{name} must be <= 0 (log-probabilities), got {arr.max()!r}"
+                )
             total = float(logsumexp(arr))
             if abs(total) > 1e-9:
-                raise ValueError(
+                raise InvalidParameterError(
                     f"{name} must describe a distribution (sum of probabilities 1), "
                     f"got sum {math.exp(total)!r}"
                 )

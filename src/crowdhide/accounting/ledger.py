@@ -35,9 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from crowdhide._tables import Rows
 from crowdhide._validation import check_probability, check_real
 from crowdhide.accounting.statement import PrivacyStatement
-from crowdhide.errors import BudgetExceededError, DataError
+from crowdhide.errors import BudgetExceededError, DataError, InvalidParameterError
 
 __all__ = ["BudgetExceededError", "Ledger", "Spent", "spent"]
 
@@ -145,6 +146,9 @@ class Ledger:
     crowdhide.errors.BudgetExceededError: run 'c' refused: population 'clinic' ...
     >>> [r["run"] for r in book.runs("clinic")]
     ['a', 'b']
+    >>> book.summary().to_pandas()[["population", "runs", "epsilon_spent"]]
+      population  runs  epsilon_spent
+    0     clinic     2            2.0
     """
 
     def __init__(self, path: Path | str) -> None:
@@ -214,7 +218,9 @@ class Ledger:
         :class:`BudgetExceededError` — recording nothing — if it would exceed the budget.
         """
         if not math.isfinite(guarantee.epsilon):
-            raise ValueError(f"run {run!r}: an unprotected run (ε = inf) cannot be charged")
+            raise InvalidParameterError(
+                f"run {run!r}: an unprotected run (ε = inf) cannot be charged"
+            )
         if budget is not None:
             check_real("budget epsilon", budget[0], low=0.0, low_open=True)
             check_probability("budget delta", budget[1], allow_zero=False, allow_one=False)
@@ -257,16 +263,17 @@ class Ledger:
                     record["status"] = status
                     break
 
-    def runs(self, population: str) -> list[dict[str, Any]]:
-        """Recorded runs of ``population`` (oldest first)."""
+    def runs(self, population: str) -> Rows:
+        """Recorded runs of ``population`` (oldest first; ``.to_pandas()`` for a frame)."""
         with self._locked() as state:
-            return list(state["populations"].get(population, {}).get("runs", []))
+            return Rows(state["populations"].get(population, {}).get("runs", []))
 
-    def summary(self) -> list[dict[str, Any]]:
-        """Per population: runs, budget and the ε spent at the budget's δ (or at Σ δ_i)."""
+    def summary(self) -> Rows:
+        """Per population: runs, budget and the ε spent at the budget's δ (or at Σ δ_i);
+        a list of dicts with ``.to_pandas()``."""
         with self._locked() as state:
             populations = dict(state["populations"])
-        rows: list[dict[str, Any]] = []
+        rows = Rows()
         for name, entry in sorted(populations.items()):
             gs = [_statement(r["epsilon"], r["delta"]) for r in entry["runs"]]
             budget = entry.get("budget")

@@ -9,6 +9,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import logsumexp
 
+from crowdhide.errors import InvalidParameterError
+
 __all__ = [
     "MACHINE_EPSILON",
     "kappa_up",
@@ -59,7 +61,7 @@ def log_add(a: float, b: float) -> float:
 def log_sub(a: float, b: float) -> float:
     """Return ``log(exp(a) - exp(b))`` for ``a >= b`` (``-inf`` when equal)."""
     if b > a:
-        raise ValueError(f"log_sub needs a >= b, got a={a!r}, b={b!r}")
+        raise InvalidParameterError(f"log_sub needs a >= b, got a={a!r}, b={b!r}")
     if b == -np.inf:
         return a
     return a + float(log1mexp(b - a))

@@ -86,7 +86,9 @@ def safe_root(
     if g_lo <= 0.0:
         return lo
     if g_hi > 0.0:
-        raise ValueError(f"no root in [{lo!r}, {hi!r}]: log delta stays above {target!r}")
+        raise InvalidParameterError(
+            f"no root in [{lo!r}, {hi!r}]: log delta stays above {target!r}"
+        )
     # Chandrupatla's method: the bracket is always [a, b] (a the newest point, c the point
     # it replaced), so whichever end passes is available at every step.
     a, fa, b, fb = hi, g_hi, lo, g_lo

@@ -610,7 +610,9 @@ class ThirdTargetPair:
         self, *, targets: int, sigma: float, n: int, dummies: int, log_tail: float = -60.0
     ) -> None:
         if targets < 3:
-            raise ValueError(f"targets must be >= 3 for a third-target pair, got {targets}")
+            raise InvalidParameterError(
+                f"targets must be >= 3 for a third-target pair, got {targets}"
+            )
         T, K = targets, n + dummies
         self.sigma, self.targets = sigma, T
         weights = _lemma2_weights(n, sigma, min(log_tail, -40.0), max_components=10**9, upper=False)

@@ -31,6 +31,7 @@ import numpy.typing as npt
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
 from crowdhide.accounting.logmath import pure_cap_up
 from crowdhide.accounting.roots import calibrate, safe_root
+from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "BoundCurve",
@@ -92,7 +93,7 @@ class BoundCurve(PrivacyCurve):
         lower_side: bool = False,
     ) -> None:
         if (point is None) == (vector is None):
-            raise ValueError("give exactly one of point and vector, got both or neither")
+            raise InvalidParameterError("give exactly one of point and vector, got both or neither")
         self.eps0 = eps0
         self._point = point
         self._vector = vector

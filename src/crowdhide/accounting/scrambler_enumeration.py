@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide.accounting.curves import DiscretePairCurve
+from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "count_distribution",
@@ -76,7 +77,9 @@ def count_distribution(
     total = len(inputs) + dummies
     size = (total + 1) ** targets
     if size > MAX_CELLS:
-        raise ValueError(f"instance too large for brute force: {size} cells > {MAX_CELLS}")
+        raise InvalidParameterError(
+            f"instance too large for brute force: {size} cells > {MAX_CELLS}"
+        )
     base = total + 1
     # Flat C-order layout: one more message at target j moves mass by stride_j = base^(T−1−j)
     # (counts never exceed ``total``, so no carry into the next axis can occur).
@@ -105,7 +108,7 @@ def count_distribution(
         open_targets = [grids[j] < cap for j in range(targets)]
         n_open = sum(o.astype(float) for o in open_targets)
         if np.any((n_open == 0) & (arr > 0)):
-            raise ValueError("capped scrambler ran out of targets: need n + d <= n T")
+            raise InvalidParameterError("capped scrambler ran out of targets: need n + d <= n T")
         with np.errstate(divide="ignore", invalid="ignore"):
             inv = np.where(n_open > 0, 1.0 / n_open, 0.0)
         arr = sum(

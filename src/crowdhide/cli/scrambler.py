@@ -218,10 +218,10 @@ def calibrate_command(
 
     Exit code 3 if nothing meets the target under the constraints (unless --allow-unmet).
     """
-    from crowdhide.accounting.countermeasure_calibration import calibrate_countermeasures
+    from crowdhide.api import calibrate
 
     with spinner(not as_json, "searching σ, n, d"):
-        cal = calibrate_countermeasures(
+        found = calibrate(
             targets=targets,
             epsilon=epsilon,
             delta=delta,
@@ -230,6 +230,8 @@ def calibrate_command(
             max_consents=max_consents,
             sources=sources,
         )
+    cal = found.countermeasures
+    assert cal is not None  # solved for countermeasures: targets were given
     record = cal.to_dict()
     record.update(
         max_channels_limit=max_channels,

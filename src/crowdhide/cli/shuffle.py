@@ -280,18 +280,18 @@ def _calibrated(
 ) -> tuple[str, PrivacyStatement | str]:
     """``(solved_for, statement)``, or ``(solved_for, reason)`` when the target is out of
     reach."""
-    from crowdhide.accounting.shuffle import calibrate_eps0, calibrate_n
+    from crowdhide.api import calibrate
     from crowdhide.errors import UnmetTargetError
 
     if (n is None) == (eps0 is None):
         raise ValueError("give exactly one of --n (calibrate eps0) or --eps0 (calibrate n)")
     if n is not None:
         with spinner(not quiet, "calibrating eps0"):
-            return "eps0", calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k)
+            return "eps0", calibrate(epsilon=epsilon, delta=delta, n=n, k=k).privacy
     assert eps0 is not None
     try:
         with spinner(not quiet, "calibrating n"):
-            return "n", calibrate_n(epsilon=epsilon, delta=delta, eps0=eps0, k=k)
+            return "n", calibrate(epsilon=epsilon, delta=delta, eps0=eps0, k=k).privacy
     except UnmetTargetError as exc:
         return "n", str(exc)
 

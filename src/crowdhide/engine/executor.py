@@ -31,6 +31,7 @@ from crowdhide._validation import check_bool, check_int
 from crowdhide.engine.backend import DEFAULT_BLOCK_SIZE, Backend, BlockReport, Job
 from crowdhide.engine.messages import Transcript
 from crowdhide.engine.plan import ExecutionPlan, State
+from crowdhide.errors import DataTypeError, InvalidParameterError, ParameterTypeError
 
 __all__ = ["Execution", "RouteStats", "execute", "seed_of"]
 
@@ -164,14 +165,14 @@ def execute(
     every = {g.name for g in plan.groups if g.role != "source" or sources}
     kept = set(keep) if keep is not None else every
     if not isinstance(backend, Backend):
-        raise TypeError(
+        raise ParameterTypeError(
             "backend must be a Backend object (crowdhide.backends.make_backend chooses one "
             f"by name), got {backend!r}"
         )
     transport = backend
     total = sum(g.size for g in plan.groups)
     if total >= 2**31:
-        raise ValueError(f"a plan must have fewer than 2**31 nodes, got {total}")
+        raise InvalidParameterError(f"a plan must have fewer than 2**31 nodes, got {total}")
     job = Job(plan=plan, seed=seed, block_size=size, shards=count, keep=frozenset(kept))
     collector = _Collector(job)
     try:
@@ -309,7 +310,7 @@ def _join(states: list[State]) -> State:
     for name in names:
         values = [s[name] for s in states]
         if not all(isinstance(v, np.ndarray) and v.ndim >= 1 for v in values):
-            raise TypeError(
+            raise DataTypeError(
                 f"state column {name!r} of a multi-block group must be an array to join blocks"
             )
         joined[name] = np.concatenate(values)

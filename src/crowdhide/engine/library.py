@@ -37,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide.engine.messages import NODE, Delivery, Inbox
+from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "ProgramRef",
@@ -89,7 +90,9 @@ def named(name: str, **params: Any) -> Callable[..., Any]:
     ref = ProgramRef(name, params)
     text = json.dumps(params, sort_keys=True)
     if json.loads(text) != params:
-        raise ValueError(f"parameters of program {name!r} must be JSON values, got {params!r}")
+        raise InvalidParameterError(
+            f"parameters of program {name!r} must be JSON values, got {params!r}"
+        )
     built = resolve(ref)
     setattr(built, _TAG, ref)
     return built

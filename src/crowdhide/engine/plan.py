@@ -49,6 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_bool, check_int, check_probability
+from crowdhide.errors import DataError, InvalidParameterError
 
 if TYPE_CHECKING:
     from crowdhide.engine.messages import Inbox
@@ -110,10 +111,14 @@ class BlockRows(Mapping[str, npt.NDArray[Any]]):
         for start, part in self.parts.items():
             lengths = {len(part[c]) for c in self.columns if c in part}
             if set(part) != set(self.columns) or len(lengths) > 1:
-                raise ValueError(f"{name}: block at row {start} must have columns {self.columns}")
+                raise InvalidParameterError(
+                    f"{name}: block at row {start} must have columns {self.columns}"
+                )
             stop = start + (lengths.pop() if lengths else 0)
             if start < 0 or stop > size:
-                raise ValueError(f"{name}: rows {start}..{stop - 1} lie outside 0..{size - 1}")
+                raise InvalidParameterError(
+                    f"{name}: rows {start}..{stop - 1} lie outside 0..{size - 1}"
+                )
 
     def rows(self, start: int, stop: int) -> State:
         """The columns of rows ``start .. stop-1``, which must be one held block."""
@@ -186,14 +191,16 @@ class NodeGroup:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
-            raise ValueError(f"group name must be a non-empty string, got {self.name!r}")
+            raise InvalidParameterError(f"group name must be a non-empty string, got {self.name!r}")
         object.__setattr__(self, "size", check_int(f"groups[{self.name}].size", self.size, low=1))
         if self.role not in _ROLES:
-            raise ValueError(f"groups[{self.name}].role must be one of {_ROLES}, got {self.role!r}")
+            raise InvalidParameterError(
+                f"groups[{self.name}].role must be one of {_ROLES}, got {self.role!r}"
+            )
         if self.role == "source" and self.data is None:
-            raise ValueError(f"groups[{self.name}].data is required for a source group")
+            raise InvalidParameterError(f"groups[{self.name}].data is required for a source group")
         if self.combine is not None and (self.role != "compute" or self.process is None):
-            raise ValueError(
+            raise InvalidParameterError(
                 f"groups[{self.name}].combine applies to compute groups with a process only "
                 f"(role {self.role!r})"
             )
@@ -202,7 +209,7 @@ class NodeGroup:
         elif self.data is not None:
             for column, values in self.data.items():
                 if len(values) != self.size:
-                    raise ValueError(
+                    raise DataError(
                         f"groups[{self.name}].data[{column!r}] must have {self.size} rows "
                         f"(one per node), got {len(values)}"
                     )
@@ -287,7 +294,7 @@ class Protection:
             self, "local_dummies", check_int("local_dummies", self.local_dummies, low=0)
         )
         if self.scrambler is not None and self.local_dummies:
-            raise ValueError(
+            raise InvalidParameterError(
                 "local_dummies must be 0 when scramblers are used (the scramblers add the "
                 f"dummies), got {self.local_dummies}"
             )
@@ -332,21 +339,23 @@ class Route:
             if isinstance(self.columns, str) or not all(
                 isinstance(c, str) and c for c in self.columns
             ):
-                raise ValueError(
+                raise DataError(
                     f"routes[{self.name}].columns must be a sequence of column names, "
                     f"got {self.columns!r}"
                 )
             object.__setattr__(self, "columns", tuple(self.columns))
         if not isinstance(self.name, str) or not self.name:
-            raise ValueError(f"route name must be a non-empty string, got {self.name!r}")
+            raise InvalidParameterError(f"route name must be a non-empty string, got {self.name!r}")
         if self.kind not in _KINDS:
-            raise ValueError(f"routes[{self.name}].kind must be one of {_KINDS}, got {self.kind!r}")
+            raise InvalidParameterError(
+                f"routes[{self.name}].kind must be one of {_KINDS}, got {self.kind!r}"
+            )
         if self.kind == "data" and self.by is None:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"routes[{self.name}].by (routing function) is required for a data route"
             )
         if self.kind != "data" and self.protection is not None:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"routes[{self.name}].protection applies to data routes only (kind={self.kind!r})"
             )
         object.__setattr__(
@@ -435,55 +444,61 @@ class ExecutionPlan:
         names = [g.name for g in self.groups]
         duplicate = {n for n in names if names.count(n) > 1}
         if duplicate:
-            raise ValueError(f"group names must be unique, got duplicates {sorted(duplicate)}")
+            raise InvalidParameterError(
+                f"group names must be unique, got duplicates {sorted(duplicate)}"
+            )
         route_names = [r.name for r in self.routes]
         duplicate = {n for n in route_names if route_names.count(n) > 1}
         if duplicate:
-            raise ValueError(f"route names must be unique, got duplicates {sorted(duplicate)}")
+            raise InvalidParameterError(
+                f"route names must be unique, got duplicates {sorted(duplicate)}"
+            )
         if not any(g.holds_data for g in self.groups):
-            raise ValueError("a plan needs at least one source group (role='source')")
+            raise InvalidParameterError("a plan needs at least one source group (role='source')")
         by_name = {g.name: g for g in self.groups}
         for route in self.routes:
             for end in ("sender", "receiver"):
                 if getattr(route, end) not in by_name:
-                    raise ValueError(
+                    raise InvalidParameterError(
                         f"routes[{route.name}].{end} must name a group, got {getattr(route, end)!r}"
                     )
             if route.kind == "fanout" and by_name[route.receiver].size < by_name[route.sender].size:
-                raise ValueError(
+                raise InvalidParameterError(
                     f"routes[{route.name}]: a fanout needs at least as many receivers as senders"
                 )
             if route.kind == "stream" and by_name[route.sender].size != 1:
-                raise ValueError(
+                raise InvalidParameterError(
                     f"routes[{route.name}]: a stream is sent by a single node, got sender group "
                     f"{route.sender!r} of size {by_name[route.sender].size}"
                 )
             if route.sender == route.receiver:
-                raise ValueError(f"routes[{route.name}] must not loop on group {route.sender!r}")
+                raise InvalidParameterError(
+                    f"routes[{route.name}] must not loop on group {route.sender!r}"
+                )
             protection = route.protection
             if protection is not None:
                 targets = by_name[route.receiver].size
                 if protection.local_dummies > targets - 1:
-                    raise ValueError(
+                    raise InvalidParameterError(
                         f"routes[{route.name}].protection.local_dummies must be <= T-1 = "
                         f"{targets - 1}, got {protection.local_dummies}"
                     )
                 layer = protection.scrambler
                 if layer is not None:
                     if layer.group not in by_name or by_name[layer.group].role != "scrambler":
-                        raise ValueError(
+                        raise InvalidParameterError(
                             f"routes[{route.name}].protection.scrambler.group must name a "
                             f"scrambler group, got {layer.group!r}"
                         )
                     expected = layer.scrambler_count(by_name[route.sender].size)
                     if by_name[layer.group].size != expected:
-                        raise ValueError(
+                        raise InvalidParameterError(
                             f"groups[{layer.group}].size must be ceil(S/n) = {expected}, "
                             f"got {by_name[layer.group].size}"
                         )
         for group in self.groups:
             if group.role in ("compute", "result") and group.process is None:
-                raise ValueError(
+                raise InvalidParameterError(
                     f"groups[{group.name}].process is required for role {group.role!r}"
                 )
         self.levels()  # raises on cycles
@@ -540,7 +555,7 @@ class ExecutionPlan:
                         ready.append(dst)
         if seen != len(names):
             cyclic = sorted(n for n in names if indegree[n] > 0)
-            raise ValueError(
+            raise InvalidParameterError(
                 "routes must form an acyclic plan (unroll iterations, Remark 1); "
                 f"cycle through {cyclic}"
             )
@@ -706,10 +721,12 @@ class PlanBuilder:
     ) -> PlanBuilder:
         """Add ``len(data)`` source nodes, one tuple each (columns of equal length)."""
         if not isinstance(data, Mapping) or not data:
-            raise ValueError(f"groups[{name}].data must be a non-empty mapping of columns")
+            raise InvalidParameterError(
+                f"groups[{name}].data must be a non-empty mapping of columns"
+            )
         sizes = {len(np.asarray(v)) for v in data.values()}
         if len(sizes) != 1:
-            raise ValueError(
+            raise DataError(
                 f"groups[{name}].data columns must have equal lengths, got {sorted(sizes)}"
             )
         columns = {k: np.asarray(v) for k, v in data.items()}
@@ -810,14 +827,16 @@ def protect(
     if route is not None:
         found = plan.route(route)
         if found.kind != "data":
-            raise ValueError(f"route must name a data route, got {route!r} (kind={found.kind!r})")
+            raise InvalidParameterError(
+                f"route must name a data route, got {route!r} (kind={found.kind!r})"
+            )
     if not names:
-        raise ValueError("plan has no data route to protect")
+        raise InvalidParameterError("plan has no data route to protect")
     result = plan
     for name in names:
         current = result.route(name)
         if current.protection is not None:
-            raise ValueError(f"routes[{name}] is already protected")
+            raise InvalidParameterError(f"routes[{name}] is already protected")
         extra: list[NodeGroup] = []
         layer = None
         if per_scrambler is not None:
@@ -833,7 +852,7 @@ def protect(
                 )
             )
         elif dummies:
-            raise ValueError("dummies (d) need a scrambler layer: set per_scrambler (n)")
+            raise InvalidParameterError("dummies (d) need a scrambler layer: set per_scrambler (n)")
         protection = Protection(sigma=sigma, local_dummies=local_dummies, scrambler=layer)
         result = result.with_route(replace(current, protection=protection), extra_groups=extra)
     return result
@@ -879,7 +898,7 @@ def compose_along_paths(
     known = {c.name: c for c in plan.clusters()}
     for name in per_cluster:
         if name not in known:
-            raise ValueError(f"per_cluster names an unknown cluster {name!r}")
+            raise InvalidParameterError(f"per_cluster names an unknown cluster {name!r}")
     rows: list[tuple[DataPath, float, float]] = []
     for path in plan.data_paths():
         eps_sum = 0.0
@@ -888,7 +907,9 @@ def compose_along_paths(
             if name in per_cluster:
                 eps_i, delta_i = per_cluster[name]
             elif known[name].data_dependent:
-                raise ValueError(f"per_cluster is missing data-dependent cluster {name!r}")
+                raise InvalidParameterError(
+                    f"per_cluster is missing data-dependent cluster {name!r}"
+                )
             else:
                 eps_i, delta_i = 0.0, 0.0
             eps_sum += eps_i
@@ -897,7 +918,7 @@ def compose_along_paths(
     eps = max((r[1] for r in rows), default=0.0)
     delta = max((r[2] for r in rows), default=0.0)
     if math.isnan(eps):
-        raise ValueError("per-cluster epsilons must not be NaN")
+        raise InvalidParameterError("per-cluster epsilons must not be NaN")
     return eps, delta, rows
 
 

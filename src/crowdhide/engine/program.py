@@ -50,6 +50,7 @@ from crowdhide.engine.messages import (
     merge_deliveries,
 )
 from crowdhide.engine.plan import ExecutionPlan, NodeGroup, Route, State, block_rows
+from crowdhide.errors import DataError, InvalidParameterError, ParameterTypeError
 
 __all__ = ["BlockResult", "Parcel", "block_rng", "inbox_of", "split", "step"]
 
@@ -119,7 +120,9 @@ def split(
     if len(batch) == 0:
         return []
     if batch.dst.min() < 0 or batch.dst.max() >= receiver_size:
-        raise ValueError(f"batch of route {batch.route!r} addresses a node outside its group")
+        raise InvalidParameterError(
+            f"batch of route {batch.route!r} addresses a node outside its group"
+        )
     if receiver_size <= block_size:
         return [(0, batch)]  # a one-block receiver group (scramblers, compute nodes)
     which = batch.dst // block_size
@@ -252,7 +255,9 @@ def _receive(
     by_route: dict[str, list[MessageBatch]] = {}
     for batch in batches:
         if batch.receiver != group.name:
-            raise ValueError(f"batch of route {batch.route!r} is not addressed to {group.name!r}")
+            raise InvalidParameterError(
+                f"batch of route {batch.route!r} is not addressed to {group.name!r}"
+            )
         by_route.setdefault(batch.route, []).append(batch)
     if isinstance(batches, list):
         batches.clear()  # the merged deliveries replace the raw parts (memory of big inboxes)
@@ -284,7 +289,7 @@ def _run(group: NodeGroup, inbox: Inbox, rng: np.random.Generator) -> State:
 
 def _checked(group: NodeGroup, state: Any) -> State:
     if not isinstance(state, Mapping):
-        raise TypeError(
+        raise ParameterTypeError(
             f"groups[{group.name}].process must return a mapping of arrays, "
             f"got {type(state).__name__}"
         )
@@ -295,16 +300,16 @@ def _targets(route: Route, state: State, senders: int, receivers: int) -> IntArr
     assert route.by is not None
     raw = np.asarray(route.by(state))
     if raw.shape != (senders,):
-        raise ValueError(
+        raise InvalidParameterError(
             f"routes[{route.name}].by must return one target per sender ({senders},), "
             f"got shape {raw.shape}"
         )
     if not np.issubdtype(raw.dtype, np.integer):
-        raise TypeError(
+        raise ParameterTypeError(
             f"routes[{route.name}].by must return integer targets, got dtype {raw.dtype}"
         )
     if senders and (raw.min() < 0 or raw.max() >= receivers):
-        raise ValueError(
+        raise InvalidParameterError(
             f"routes[{route.name}].by must return targets in [0, {receivers}), "
             f"got range [{raw.min()}, {raw.max()}]"
         )
@@ -316,7 +321,7 @@ def _table(route: Route, state: State, block: Block) -> tuple[dict[str, Any], In
     names = [c for c in (route.columns or tuple(state)) if c != NODE]
     missing = [c for c in names if c not in state]
     if missing:
-        raise ValueError(
+        raise DataError(
             f"routes[{route.name}] carries column(s) {missing} that the state of "
             f"{route.sender!r} does not have (columns: {sorted(state)})"
         )
@@ -331,17 +336,19 @@ def _table(route: Route, state: State, block: Block) -> tuple[dict[str, Any], In
     elif block.size == 1:
         owner = np.full(next(iter(lengths.values()), 0), block.start, dtype=np.int64)
     else:
-        raise ValueError(
+        raise DataError(
             f"routes[{route.name}]: the state of {route.sender!r} must give one row per node, "
             f"or a {NODE!r} column naming each row's node (lengths {lengths})"
         )
     if any(n != len(owner) for n in lengths.values()):
-        raise ValueError(
+        raise InvalidParameterError(
             f"routes[{route.name}] carries columns of one row per message: the state of "
             f"{route.sender!r} must have columns of equal length, got lengths {lengths}"
         )
     if len(owner) and (owner.min() < block.start or owner.max() >= block.stop):
-        raise ValueError(f"groups[{route.sender}]: {NODE!r} names a node outside the block")
+        raise InvalidParameterError(
+            f"groups[{route.sender}]: {NODE!r} names a node outside the block"
+        )
     if len(owner) > 1 and (np.diff(owner) < 0).any():
         perm = np.argsort(owner, kind="stable")
         owner = owner[perm]
@@ -391,7 +398,7 @@ def _emit(
     if route.kind == "data":
         return _emit_data(route, state, block, receivers, base, rng, batch)
     if route.kind == "stream" and not state:
-        raise ValueError(
+        raise InvalidParameterError(
             f"routes[{route.name}] is a stream: the state of {route.sender!r} must be "
             "non-empty columns of equal length (one row per message), got lengths {}"
         )
@@ -607,7 +614,7 @@ def _capped_dummies(
     for j in range(d):
         allowed = counts < inputs[:, None]
         if not allowed.any(axis=1).all():
-            raise ValueError(
+            raise InvalidParameterError(
                 f"capped scrambler cannot place dummy {j + 1}: n + d > n*T "
                 f"(n={layer.per_scrambler}, d={d}, T={targets})"
             )

@@ -28,6 +28,7 @@ import numpy as np
 
 from crowdhide._extras import require
 from crowdhide._output import write_csv, write_json
+from crowdhide.errors import InvalidParameterError
 from crowdhide.experiments._formatting import progress
 from crowdhide.experiments.claims import Claim, Verdict, better, match, match_all
 from crowdhide.experiments.registry import ExperimentResult, experiment
@@ -129,7 +130,7 @@ def exact_lambda(*, n: int, epsilon: float, delta: float, sweep: bool = True) ->
 
     lo, hi = 1e-9 * n, float(n)  # λ = n: every report uniform, perfectly private
     if not too_leaky(lo):
-        raise ValueError(f"no λ in (0, n] is needed at n={n}, ε={epsilon}, δ={delta}")
+        raise InvalidParameterError(f"no λ in (0, n] is needed at n={n}, ε={epsilon}, δ={delta}")
     for _ in range(200):  # bisection in log λ; lo stays 'too leaky', so λ_exact > lo
         mid = math.sqrt(lo * hi)
         lo, hi = (mid, hi) if too_leaky(mid) else (lo, mid)

@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from crowdhide.errors import InvalidParameterError
+
 __all__ = [
     "HOLDS",
     "MAGNITUDE",
@@ -153,7 +155,7 @@ def match_all(
     within a factor 10 with the same sign; else ``does not hold``. The measured line names
     the worst point."""
     if not pairs:
-        raise ValueError("pairs must not be empty")
+        raise InvalidParameterError("pairs must not be empty")
     worst = max(pairs, key=lambda p: _rel(p[1], p[2]))
     rel = _rel(worst[1], worst[2])
     if rel <= rtol:
@@ -209,7 +211,7 @@ def all_of(
     """Judge a claim that must hold at every point: ``checks`` are ``(label, holds)`` pairs;
     ``holds`` when all do, else ``does not hold`` naming the first failing points."""
     if not checks:
-        raise ValueError("checks must not be empty")
+        raise InvalidParameterError("checks must not be empty")
     failing = [label for label, ok in checks if not ok]
     detail = f"{what}: {len(checks) - len(failing)}/{len(checks)} points hold"
     if failing:

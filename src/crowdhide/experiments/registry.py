@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from crowdhide._output import write_json
+from crowdhide.errors import InvalidParameterError
 from crowdhide.experiments.claims import Verdict, verdict_lines
 
 __all__ = [
@@ -87,7 +88,7 @@ def experiment(
         for key in (name, *aliases):
             known = _REGISTRY.get(_ALIASES.get(key, key))
             if known is not None and known.run is not func:
-                raise ValueError(f"experiment name already registered: {key!r}")
+                raise InvalidParameterError(f"experiment name already registered: {key!r}")
         _REGISTRY[name] = Experiment(name=name, summary=summary, run=func, aliases=aliases)
         _ALIASES.update(dict.fromkeys(aliases, name))
         return func
@@ -116,7 +117,7 @@ def resolve(name: str) -> Experiment:
     current = _ALIASES.get(name, name)
     if current not in registry:
         known = ", ".join(registry) or "(none)"
-        raise ValueError(f"name must be a known experiment ({known}), got {name!r}")
+        raise InvalidParameterError(f"name must be a known experiment ({known}), got {name!r}")
     return registry[current]
 
 

@@ -30,6 +30,7 @@ from crowdhide.accounting.binomial_tails import betainc_error
 from crowdhide.accounting.gaussian import gaussian_epsilon, gaussian_log_delta
 from crowdhide.accounting.logmath import log1mexp, log_terms_error
 from crowdhide.accounting.roots import safe_root
+from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "CycleMechanism",
@@ -138,7 +139,7 @@ class CycleMechanism:
             check_real("eps0", self.eps0, low=0.0, low_open=True)
             check_int("domain_size", self.domain_size, low=2)
         else:
-            raise ValueError(f"kind must be 'gaussian' or 'krr', got {self.kind!r}")
+            raise InvalidParameterError(f"kind must be 'gaussian' or 'krr', got {self.kind!r}")
 
     def local_epsilon(self, *, contributions: int, delta: float) -> float:
         """Exact local-DP ε of ``contributions`` contributions of one user at δ."""
@@ -297,7 +298,9 @@ def cycle_profile(
     if r <= 0 or (h <= 0 and f == 0):
         return np.zeros_like(e)
     if not 1 <= noise <= r:
-        raise ValueError(f"noise_terms must be in [1, intermediates={r}], got {noise_terms!r}")
+        raise InvalidParameterError(
+            f"noise_terms must be in [1, intermediates={r}], got {noise_terms!r}"
+        )
     if f == 0:
         log_eta = float(log1mexp(h * math.log1p(-p)))
         eps_base = np.log1p(np.expm1(e) / math.exp(log_eta))

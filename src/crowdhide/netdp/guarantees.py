@@ -39,7 +39,7 @@ from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting.composition import advanced_epsilon
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.statement import PrivacyStatement
-from crowdhide.errors import UnmetTargetError
+from crowdhide.errors import InvalidParameterError, UnmetTargetError
 from crowdhide.netdp.noise import classic_gaussian_sigma
 
 __all__ = [
@@ -143,7 +143,7 @@ def _bound(
 
 def _check_form(form: str) -> Form:
     if form not in ("corrected", "published"):
-        raise ValueError(f"form must be 'corrected' or 'published', got {form!r}")
+        raise InvalidParameterError(f"form must be 'corrected' or 'published', got {form!r}")
     return "corrected" if form == "corrected" else "published"
 
 
@@ -193,13 +193,15 @@ def visit_bound(
         return mean + math.sqrt(1.5 * t * log_inv), "code"
     if method == "chernoff" or (method == "auto" and chernoff_ok):
         if not chernoff_ok:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"steps must be >= 3 n ln(1/delta_hat) = {3 * nn * log_inv:.6g} for the Chernoff "
                 f"bound (alpha <= 1), got {t}"
             )
         return mean + math.sqrt(3.0 * mean * log_inv), "chernoff"
     if method not in ("auto", "binomial"):
-        raise ValueError(f"method must be 'auto', 'chernoff', 'binomial' or 'code', got {method!r}")
+        raise InvalidParameterError(
+            f"method must be 'auto', 'chernoff', 'binomial' or 'code', got {method!r}"
+        )
     from scipy import stats
 
     quantile = float(stats.binom.isf(dh, t, 1.0 / nn))  # smallest q with P(T_v > q) <= δ̂
@@ -209,7 +211,7 @@ def visit_bound(
 def _check_colluders(colluders: int, n: int) -> int:
     c = check_int("colluders", colluders, low=1)
     if c >= n:
-        raise ValueError(f"colluders must be < n = {n}, got {c}")
+        raise InvalidParameterError(f"colluders must be < n = {n}, got {c}")
     return c
 
 
@@ -237,7 +239,7 @@ def ring_sum_guarantee(
     d0 = check_probability("delta0", delta0, allow_one=False)
     slack = check_probability("delta_slack", delta_slack, allow_zero=False, allow_one=False)
     if _check_colluders(colluders, n) > 1:
-        raise ValueError(
+        raise InvalidParameterError(
             f"colluders must be 1 on the ring: Alg. 1 is not robust to collusion, got {colluders}"
         )
     eps = compose_advanced(epsilon=e0, count=k, delta_slack=slack)
@@ -452,7 +454,7 @@ def complete_sum_guarantee(
     15.311
     """
     if per_cycle not in ("paper", "sharp"):
-        raise ValueError(f"per_cycle must be 'paper' or 'sharp', got {per_cycle!r}")
+        raise InvalidParameterError(f"per_cycle must be 'paper' or 'sharp', got {per_cycle!r}")
     walk = _complete_walk(
         n=n,
         steps=steps,
@@ -565,7 +567,7 @@ def sgd_network_rdp(
     lip = check_real("lipschitz", lipschitz, low=0.0, low_open=True)
     s = check_real("sigma", sigma, low=0.0, low_open=True)
     if s < lip * math.sqrt(2.0 * a * (a - 1.0)) * (1 - 1e-12):
-        raise ValueError(
+        raise InvalidParameterError(
             f"sigma must be >= L sqrt(2 alpha (alpha - 1)) = "
             f"{lip * math.sqrt(2 * a * (a - 1)):.6g} (Lemma 1), got {s}"
         )

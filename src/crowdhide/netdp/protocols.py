@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_int, check_probability, check_real
+from crowdhide.errors import InvalidParameterError, ParameterTypeError
 from crowdhide.netdp.noise import gaussian_noise, laplace_noise
 from crowdhide.netdp.views import WalkTranscript
 from crowdhide.netdp.walks import complete_walk, contribution_rank, ring_walk
@@ -148,7 +149,7 @@ def _noise(
         return gaussian_noise(rng, std, size)
     if mechanism == "laplace":
         return laplace_noise(rng, std, size)
-    raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got {mechanism!r}")
+    raise InvalidParameterError(f"mechanism must be 'gaussian' or 'laplace', got {mechanism!r}")
 
 
 def ring_noise_additions(*, n: int, rounds: int) -> int:
@@ -169,11 +170,15 @@ def _as_stream(values: npt.ArrayLike, n: int | None, name: str) -> FloatArray:
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[0] < 1:
-        raise ValueError(f"{name} must have shape (n,) or (n, K), got {np.shape(values)}")
+        raise InvalidParameterError(
+            f"{name} must have shape (n,) or (n, K), got {np.shape(values)}"
+        )
     if n is not None and arr.shape[0] != n:
-        raise ValueError(f"{name} must have one row per user (n={n}), got {arr.shape[0]}")
+        raise InvalidParameterError(
+            f"{name} must have one row per user (n={n}), got {arr.shape[0]}"
+        )
     if not np.isfinite(arr).all():
-        raise ValueError(f"{name} must be finite")
+        raise InvalidParameterError(f"{name} must be finite")
     return arr
 
 
@@ -214,9 +219,9 @@ def ring_sum(
     """
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 2 or x.shape[1] < 2:
-        raise ValueError(f"values must have shape (K, n) with n >= 2, got {x.shape}")
+        raise InvalidParameterError(f"values must have shape (K, n) with n >= 2, got {x.shape}")
     if not np.isfinite(x).all():
-        raise ValueError("values must be finite")
+        raise InvalidParameterError("values must be finite")
     rounds, n = x.shape
     s = check_real("sigma", sigma, low=0.0)
     gen = as_rng(rng)
@@ -228,7 +233,7 @@ def ring_sum(
         std = np.full(steps, per_user)
         std[0] = s
     else:
-        raise ValueError(
+        raise InvalidParameterError(
             "noise must be 'every_n_minus_1', 'distributed' or 'distributed_published', "
             f"got {noise!r}"
         )
@@ -302,10 +307,10 @@ def _check_items(values: npt.ArrayLike, domain_size: int, name: str) -> IntArray
         and not np.issubdtype(arr.dtype, np.integer)
         and (not np.all(np.isfinite(arr)) or not np.all(np.asarray(arr, float) % 1 == 0))
     ):
-        raise TypeError(f"{name} must contain integers in [0, L), got dtype {arr.dtype}")
+        raise ParameterTypeError(f"{name} must contain integers in [0, L), got dtype {arr.dtype}")
     items = arr.astype(np.int64)
     if items.size and (items.min() < 0 or items.max() >= domain_size):
-        raise ValueError(
+        raise InvalidParameterError(
             f"{name} must lie in [0, domain_size) = [0, {domain_size}), "
             f"got {items.min()}..{items.max()}"
         )
@@ -348,7 +353,7 @@ def ring_histogram(
     g = check_probability("gamma", gamma, allow_one=False)
     items = _check_items(values, size, "values")
     if items.ndim != 2 or items.shape[1] < 2:
-        raise ValueError(f"values must have shape (K, n) with n >= 2, got {items.shape}")
+        raise InvalidParameterError(f"values must have shape (K, n) with n >= 2, got {items.shape}")
     rounds, n = items.shape
     gen = as_rng(rng)
     n_init = math.ceil(g * n - 1e-12)
@@ -422,13 +427,13 @@ def complete_sum(
     x = _as_stream(values, None, "values")
     n = x.shape[0]
     if n < 2:
-        raise ValueError(f"values must describe at least n=2 users, got {n}")
+        raise InvalidParameterError(f"values must describe at least n=2 users, got {n}")
     t = check_int("steps", steps, low=1)
     s = check_real("sigma", sigma, low=0.0)
     if cap is not None:
         cap = check_int("cap", cap, low=0)
     if over_cap not in ("noise", "forward"):
-        raise ValueError(f"over_cap must be 'noise' or 'forward', got {over_cap!r}")
+        raise InvalidParameterError(f"over_cap must be 'noise' or 'forward', got {over_cap!r}")
     gen = as_rng(rng)
     stream = t if np.ndim(values) == 1 else x.shape[1]
     holders, rank, real = _walk_contributions(n, t, stream, cap, gen)
@@ -485,13 +490,15 @@ def complete_histogram(
     if items.ndim == 1:
         items = items[:, None]
     if items.ndim != 2 or items.shape[0] < 2:
-        raise ValueError(f"values must have shape (n,) or (n, K) with n >= 2, got {items.shape}")
+        raise InvalidParameterError(
+            f"values must have shape (n,) or (n, K) with n >= 2, got {items.shape}"
+        )
     n = items.shape[0]
     t = check_int("steps", steps, low=1)
     if cap is not None:
         cap = check_int("cap", cap, low=0)
     if over_cap not in ("noise", "forward"):
-        raise ValueError(f"over_cap must be 'noise' or 'forward', got {over_cap!r}")
+        raise InvalidParameterError(f"over_cap must be 'noise' or 'forward', got {over_cap!r}")
     gen = as_rng(rng)
     stream = t if np.ndim(values) == 1 else items.shape[1]
     holders, rank, real = _walk_contributions(n, t, stream, cap, gen)
@@ -534,9 +541,11 @@ def logistic_gradients(features: npt.ArrayLike, labels: npt.ArrayLike) -> Gradie
     x = np.asarray(features, dtype=np.float64)
     y = np.asarray(labels, dtype=np.float64)
     if x.ndim != 3 or y.shape != x.shape[:2]:
-        raise ValueError(f"features must be (n, b, d) and labels (n, b), got {x.shape}, {y.shape}")
+        raise InvalidParameterError(
+            f"features must be (n, b, d) and labels (n, b), got {x.shape}, {y.shape}"
+        )
     if not np.isin(y, (-1.0, 1.0)).all():
-        raise ValueError("labels must be -1 or +1")
+        raise InvalidParameterError("labels must be -1 or +1")
 
     def gradient(models: FloatArray, users: IntArray) -> FloatArray:
         xb = x[users]  # (R, b, d)
@@ -590,7 +599,7 @@ def complete_sgd(
     if cap is not None:
         cap = check_int("cap", cap, low=0)
     if over_cap not in ("noise", "forward"):
-        raise ValueError(f"over_cap must be 'noise' or 'forward', got {over_cap!r}")
+        raise InvalidParameterError(f"over_cap must be 'noise' or 'forward', got {over_cap!r}")
     clip_norm = None if clip is None else check_real("clip", clip, low=0.0, low_open=True)
     rad = None if radius is None else check_real("radius", radius, low=0.0, low_open=True)
     eta_of = _step_sizes(step_size)

@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from crowdhide._validation import check_bool, check_int
 from crowdhide.accounting import DiscretePairCurve
+from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "View",
@@ -119,20 +120,22 @@ def check_coalition(
     >>> check_coalition([0, 1], n=5, target=0)
     Traceback (most recent call last):
     ...
-    ValueError: members must not contain the protected user u=0 (Definition 2), got (0, 1)
+    crowdhide.errors.InvalidParameterError: members must not contain the protected user u=0 ...
     """
     n = check_int("n", n, low=2)
     users = tuple(sorted(check_int("member", m, low=0, high=n - 1) for m in members))
     if not users:
-        raise ValueError("members must not be empty, got ()")
+        raise InvalidParameterError("members must not be empty, got ()")
     if len(set(users)) != len(users):
-        raise ValueError(f"members must be distinct, got {users}")
+        raise InvalidParameterError(f"members must be distinct, got {users}")
     if target is not None and target in users:
-        raise ValueError(
+        raise InvalidParameterError(
             f"members must not contain the protected user u={target} (Definition 2), got {users}"
         )
     if len(users) >= n:
-        raise ValueError(f"a coalition must leave at least one honest user, got {len(users)}")
+        raise InvalidParameterError(
+            f"a coalition must leave at least one honest user, got {len(users)}"
+        )
     return users
 
 

@@ -39,6 +39,7 @@ from scipy import sparse
 from crowdhide._validation import as_rng, check_int, check_probability, check_real
 from crowdhide.accounting.composition import PldCurve
 from crowdhide.accounting.statement import PrivacyStatement
+from crowdhide.errors import InvalidParameterError
 from crowdhide.netdp.cycle_privacy import CycleMechanism, FloatArray, IntArray
 from crowdhide.netdp.walk_pld import cycle_plds, observer_epsilons
 from crowdhide.netdp.walks import VisitIndex, complete_walk, visit_index
@@ -324,7 +325,7 @@ def account_sampled_walk(
     walk = complete_walk(n=n, steps=steps, rng=as_rng(rng))
     if known_peers:
         if colluders != 1:
-            raise ValueError(f"colluders must be 1 with known_peers, got {colluders}")
+            raise InvalidParameterError(f"colluders must be 1 with known_peers, got {colluders}")
         return account_walk_known_peers(
             walk,
             n=n,

@@ -37,6 +37,7 @@ from scipy import sparse
 from crowdhide._validation import check_probability
 from crowdhide.accounting.binomial_tails import rowwise_logsumexp
 from crowdhide.accounting.composition import PldCurve
+from crowdhide.errors import InvalidParameterError
 from crowdhide.netdp.cycle_privacy import CycleMechanism, FloatArray, IntArray, cycle_profile
 
 __all__ = ["cycle_plds", "observer_epsilons", "pld_from_profile"]
@@ -112,7 +113,7 @@ def _as_counts(counts: npt.ArrayLike | sparse.spmatrix, bins: int) -> sparse.csr
     dense = None if sparse.issparse(counts) else np.asarray(counts, dtype=np.float64)
     shape = counts.shape if dense is None else dense.shape  # type: ignore[union-attr]
     if len(shape) != 2 or shape[1] != bins:
-        raise ValueError(f"counts must have shape (observers, {bins}), got {shape}")
+        raise InvalidParameterError(f"counts must have shape (observers, {bins}), got {shape}")
     # Sparse rows: an observer has few cycle groups out of many, and the products below cost
     # O(non-zeros) instead of O(observers × groups).
     return sparse.csr_matrix(counts if dense is None else dense, dtype=np.float64)
@@ -206,7 +207,7 @@ def _compose_fft(
     """Accelerated path: all observers' compositions by one batched FFT (see the module)."""
     step = lattices[0][0]
     if any(abs(h - step) > 1e-15 * step for h, _, _, _ in lattices):
-        raise ValueError("plds must share one lattice step")
+        raise InvalidParameterError("plds must share one lattice step")
     size, infinite, norm_masses, ks = _fft_bins(lattices, c)
     half = size // 2 - 1
     log_keep = c @ np.log1p(-np.minimum(infinite, 1.0 - 1e-16))

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_int
+from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "VisitIndex",
@@ -139,9 +140,11 @@ def visit_index(holders: npt.ArrayLike, *, n: int) -> VisitIndex:
     n = check_int("n", n, low=1)
     h = np.asarray(holders, dtype=np.int64)
     if h.ndim != 1:
-        raise ValueError(f"holders must be one-dimensional, got shape {h.shape}")
+        raise InvalidParameterError(f"holders must be one-dimensional, got shape {h.shape}")
     if h.size and (h.min() < 0 or h.max() >= n):
-        raise ValueError(f"holders must lie in [0, n-1] = [0, {n - 1}], got {h.min()}..{h.max()}")
+        raise InvalidParameterError(
+            f"holders must lie in [0, n-1] = [0, {n - 1}], got {h.min()}..{h.max()}"
+        )
     order = np.argsort(h, kind="stable")
     counts = np.bincount(h, minlength=n)
     indptr = np.zeros(n + 1, dtype=np.int64)

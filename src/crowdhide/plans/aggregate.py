@@ -24,8 +24,11 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._extras import require
+from crowdhide._tables import Rows, TableLike
 from crowdhide._validation import check_int
 from crowdhide.engine.library import named
+from crowdhide.errors import DataError, InvalidParameterError
+from crowdhide.plans.data import as_table
 from crowdhide.plans.model import ExecutionPlan, PlanBuilder
 
 __all__ = [
@@ -81,7 +84,7 @@ class AggregateQuery:
     >>> AggregateQuery.from_sql("SELEC A")
     Traceback (most recent call last):
     ...
-    ValueError: query.sql does not parse: syntax error at or near "SELEC"
+    crowdhide.errors.InvalidParameterError: query.sql does not parse: syntax error ... "SELEC"
     """
 
     sql: str
@@ -98,7 +101,7 @@ class AggregateQuery:
         duckdb = require("duckdb", purpose="parsing a plan's SQL (DuckDB)")
 
         if not isinstance(sql, str) or not sql.strip():
-            raise ValueError(f"query.sql must be a non-empty SQL string, got {sql!r}")
+            raise InvalidParameterError(f"query.sql must be a non-empty SQL string, got {sql!r}")
         con = duckdb.connect()
         try:
             raw = con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()
@@ -108,36 +111,40 @@ class AggregateQuery:
             json.loads(raw[0]) if raw else {"error": True, "error_message": "empty"}
         )
         if tree.get("error"):
-            raise ValueError(f"query.sql does not parse: {tree.get('error_message')}")
+            raise InvalidParameterError(f"query.sql does not parse: {tree.get('error_message')}")
         statements = tree["statements"]
         if len(statements) != 1 or statements[0]["node"].get("type") != "SELECT_NODE":
-            raise ValueError("query.sql must be a single SELECT statement")
+            raise InvalidParameterError("query.sql must be a single SELECT statement")
         node = statements[0]["node"]
         source = node.get("from_table") or {}
         if source.get("type") != "BASE_TABLE":
-            raise ValueError("query.sql must select FROM one table")
+            raise InvalidParameterError("query.sql must select FROM one table")
         if node.get("where_clause") or node.get("having"):
-            raise ValueError("query.sql: WHERE/HAVING are not supported in the decentralized plan")
+            raise InvalidParameterError(
+                "query.sql: WHERE/HAVING are not supported in the decentralized plan"
+            )
         _refuse_unhonoured(node)
         columns = [_column(e) for e in node.get("group_expressions", [])]
         sets = tuple(tuple(columns[i] for i in s) for s in node.get("group_sets", []))
         if not sets or any(not s for s in sets):
-            raise ValueError("query.sql must GROUP BY at least one column in every grouping set")
+            raise DataError("query.sql must GROUP BY at least one column in every grouping set")
         aggregates: list[Aggregate] = []
         select: list[str] = []
         for item in node["select_list"]:
             if item["class"] == "COLUMN_REF":
                 if _column(item) not in columns:
-                    raise ValueError(f"query.sql selects {_column(item)!r} outside GROUP BY")
+                    raise InvalidParameterError(
+                        f"query.sql selects {_column(item)!r} outside GROUP BY"
+                    )
                 select.append(_column(item))
                 continue
             if item["class"] != "FUNCTION" or item["function_name"] not in _FUNCTIONS:
-                raise ValueError(
+                raise InvalidParameterError(
                     "query.sql aggregates must be count/sum/avg/min/max, got "
                     f"{item.get('function_name', item['class'])!r}"
                 )
             if item.get("distinct"):
-                raise ValueError("query.sql: DISTINCT aggregates are not supported")
+                raise InvalidParameterError("query.sql: DISTINCT aggregates are not supported")
             args = item["arguments"]
             column = (
                 None if item["function_name"] == "count_star" else _column(args[0]["expression"])
@@ -145,7 +152,7 @@ class AggregateQuery:
             aggregates.append(Aggregate(_FUNCTIONS[item["function_name"]], column))
             select.append(aggregates[-1].label)
         if not aggregates:
-            raise ValueError("query.sql must compute at least one aggregate")
+            raise InvalidParameterError("query.sql must compute at least one aggregate")
         return cls(
             sql=sql,
             table=str(source["table_name"]),
@@ -186,15 +193,17 @@ def _refuse_unhonoured(node: Mapping[str, Any]) -> None:
     """
     for modifier in node.get("modifiers") or []:
         name = _MODIFIERS.get(str(modifier.get("type")), str(modifier.get("type")))
-        raise ValueError(f"query.sql: {name} is not supported in the decentralized plan")
+        raise InvalidParameterError(f"query.sql: {name} is not supported in the decentralized plan")
     for key, name in (("qualify", "QUALIFY"), ("sample", "USING SAMPLE")):
         if node.get(key):
-            raise ValueError(f"query.sql: {name} is not supported in the decentralized plan")
+            raise InvalidParameterError(
+                f"query.sql: {name} is not supported in the decentralized plan"
+            )
     if (node.get("cte_map") or {}).get("map"):
-        raise ValueError("query.sql: WITH (common table expressions) is not supported")
+        raise InvalidParameterError("query.sql: WITH (common table expressions) is not supported")
     for item in node.get("select_list", []):
         if item.get("alias"):
-            raise ValueError(
+            raise DataError(
                 f"query.sql: AS aliases are not supported (got AS {item['alias']!r}); "
                 "result columns are named by column and function(column)"
             )
@@ -202,7 +211,7 @@ def _refuse_unhonoured(node: Mapping[str, Any]) -> None:
 
 def _column(expression: Mapping[str, Any]) -> str:
     if expression.get("class") != "COLUMN_REF":
-        raise ValueError("query.sql may group and aggregate plain columns only")
+        raise InvalidParameterError("query.sql may group and aggregate plain columns only")
     return str(expression["column_names"][-1])
 
 
@@ -227,9 +236,10 @@ class AggregateSetup:
     domains: tuple[tuple[npt.NDArray[Any], ...], ...]
     routes: tuple[str, ...]
 
-    def result_rows(self, result_state: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """Rows ``{grouping_set, <columns>, <aggregates>}`` of the result node's state."""
-        rows: list[dict[str, Any]] = []
+    def result_rows(self, result_state: Mapping[str, Any]) -> Rows:
+        """Rows ``{grouping_set, <columns>, <aggregates>}`` of the result node's state
+        (a list with ``.to_pandas()``)."""
+        rows = Rows()
         for g, columns in enumerate(self.query.grouping_sets):
             part = result_state[f"set{g}"]
             keys = part["key"]
@@ -284,7 +294,7 @@ def _encode(
             if not np.array_equal(domain[code], values):
                 code = None
         if code is None:
-            raise ValueError(f"data column {column!r} has values outside its declared domain")
+            raise DataError(f"data column {column!r} has values outside its declared domain")
         key = key * len(domain) + code
     return key
 
@@ -318,7 +328,7 @@ def _domain(values: Any) -> npt.NDArray[Any]:
 
 
 def aggregate_plan(
-    table: Table,
+    table: TableLike,
     query: AggregateQuery,
     *,
     compute_nodes: int,
@@ -330,7 +340,8 @@ def aggregate_plan(
     Parameters
     ----------
     table
-        Column arrays of equal length.
+        Column arrays of equal length: a mapping, a ``pandas.DataFrame``, a
+        ``pyarrow.Table`` or a CSV / Parquet path (:func:`crowdhide.plans.data.as_table`).
     query
         Parsed query.
     compute_nodes
@@ -353,12 +364,23 @@ def aggregate_plan(
     >>> run = execute(setup.plan, rng=0)
     >>> [(r["A"], r["avg(I)"]) for r in setup.result_rows(run.states["R"])]
     [(1, 1.0), (2, 3.0), (3, 8.0)]
+
+    A ``pandas.DataFrame`` or a ``pyarrow.Table`` is taken as it is:
+
+    >>> import pandas as pd, pyarrow as pa
+    >>> df = pd.DataFrame(t)
+    >>> run = execute(aggregate_plan(df, q, compute_nodes=2).plan, rng=0)
+    >>> setup.result_rows(run.states["R"])
+    Rows(3 rows × 3 columns: grouping_set, A, avg(I))
+    >>> aggregate_plan(pa.Table.from_pandas(df), q, compute_nodes=2).plan == setup.plan
+    True
     """
     C = check_int("query.compute_nodes", compute_nodes, low=1)
+    table = as_table(table)
     _check_columns(table, query)
     grouped = {c for columns in query.grouping_sets for c in columns}
     if domains and set(domains) - grouped:
-        raise ValueError(
+        raise DataError(
             f"query.domains names column(s) {sorted(set(domains) - grouped)} that the query "
             f"does not group by (grouped: {sorted(grouped)})"
         )
@@ -418,19 +440,19 @@ def _check_columns(table: Table, query: AggregateQuery) -> None:
     needed = {c for s in query.grouping_sets for c in s} | set(query.value_columns)
     missing = sorted(needed - set(table))
     if missing:
-        raise ValueError(
+        raise DataError(
             f"data has no column(s) {missing} used by query.sql (columns: {sorted(table)})"
         )
     for column in query.numeric_columns:
         values = np.asarray(table[column])
         if not np.issubdtype(values.dtype, np.number):
-            raise ValueError(
+            raise DataError(
                 f"data column {column!r} must be numeric to aggregate, got {values.dtype}"
             )
         finite = np.isfinite(values.astype(np.float64))
         if not finite.all():  # NaN, or ±inf (a sum of them is not a number either)
             bad = values[~finite][0]
-            raise ValueError(
+            raise DataError(
                 f"data column {column!r} must hold finite numbers, got {bad!r} "
                 f"({int((~finite).sum())} value(s) not finite)"
             )
@@ -448,7 +470,7 @@ def _check_sums_fit(column: str, values: npt.NDArray[np.float64]) -> None:
         fits = bool(np.isfinite(magnitude.sum()) and np.isfinite(np.square(magnitude).sum()))
     if not fits:
         safe = math.sqrt(np.finfo(np.float64).max / max(len(values), 1))
-        raise ValueError(
+        raise DataError(
             f"data column {column!r}: its sum or sum of squares overflows float64 "
             f"(largest |value| {float(magnitude.max()):.3g} over {len(values)} rows; "
             f"values up to {safe:.3g} in magnitude always fit)"
@@ -456,18 +478,29 @@ def _check_sums_fit(column: str, values: npt.NDArray[np.float64]) -> None:
 
 
 def exact_answer(
-    table: Table, query: AggregateQuery, *, masks: Sequence[npt.NDArray[np.bool_]] | None = None
-) -> list[dict[str, Any]]:
+    table: TableLike, query: AggregateQuery, *, masks: Sequence[npt.NDArray[np.bool_]] | None = None
+) -> Rows:
     """The central answer computed by DuckDB, in :meth:`AggregateSetup.result_rows` form.
 
     With ``masks`` (one boolean mask over rows per grouping set) each grouping set is
     answered on the masked rows only — the tuples a decentralized run actually used.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"A": [1, 2, 2], "I": [1.0, 2.0, 4.0]})
+    >>> q = AggregateQuery.from_sql("SELECT A, AVG(I) FROM D GROUP BY A")
+    >>> exact_answer(df, q).to_pandas()
+       grouping_set  A  avg(I)
+    0             0  1     1.0
+    1             0  2     3.0
     """
     duckdb = require("duckdb", purpose="answering a plan query exactly (DuckDB)")
 
+    table = as_table(table)
     con = duckdb.connect()
     try:
-        rows: list[dict[str, Any]] = []
+        rows = Rows()
         aggs = ", ".join(a.sql() for a in query.aggregates)
         for g, columns in enumerate(query.grouping_sets):
             data = {c: np.asarray(table[c]) for c in set(columns) | set(query.value_columns)}
@@ -489,13 +522,14 @@ def exact_answer(
         con.close()
 
 
-def run_sql(table: Table, query: AggregateQuery) -> list[tuple[Any, ...]]:
+def run_sql(table: TableLike, query: AggregateQuery) -> list[tuple[Any, ...]]:
     """Run the user's SQL verbatim in DuckDB (the table registered under its name)."""
     duckdb = require("duckdb", purpose="running a plan's SQL (DuckDB)")
 
+    table = as_table(table)
     con = duckdb.connect()
     try:
-        con.register(query.table, {k: np.asarray(v) for k, v in table.items()})
+        con.register(query.table, table)
         return list(con.execute(query.sql).fetchall())
     finally:
         con.close()

@@ -16,13 +16,15 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._extras import require
+from crowdhide._tables import as_table as _columns_of
 from crowdhide._validation import as_rng, check_int, check_real
 from crowdhide.datasets import ADULT_COLUMNS, data_path, describe_data_path
-from crowdhide.errors import DataError, MissingExtraError
+from crowdhide.errors import DataError, InvalidParameterError, MissingExtraError
 
 __all__ = [
     "BUILTIN_TABLES",
     "KmeansData",
+    "as_table",
     "load_builtin_table",
     "load_kmeans_data",
     "load_table",
@@ -44,7 +46,7 @@ def _category(
     if distribution == "skewed":
         weights = 1.0 / np.arange(1, count + 1) ** skew  # Zipf law (the paper leaves it open)
         return rng.choice(count, size=size, p=weights / weights.sum())
-    raise ValueError(f"distribution must be 'uniform' or 'skewed', got {distribution!r}")
+    raise InvalidParameterError(f"distribution must be 'uniform' or 'skewed', got {distribution!r}")
 
 
 def synth_aggregate(
@@ -144,28 +146,44 @@ def load_table(path: Path | str) -> Table:
     if not file.exists():
         raise FileNotFoundError(2, "No such file or directory", str(file))
     if not file.is_file():
-        raise ValueError(f"data file {str(file)!r} is not a file")
+        raise DataError(f"data file {str(file)!r} is not a file")
     if file.stat().st_size == 0:
-        raise ValueError(f"data file {str(file)!r} is empty")
+        raise DataError(f"data file {str(file)!r} is empty")
     reader = "read_parquet" if file.suffix.lower() in (".parquet", ".pq") else "read_csv_auto"
     con = duckdb.connect()
     try:
         data = con.execute(f"SELECT * FROM {reader}(?)", [str(file)]).fetchnumpy()
     except duckdb.Error as exc:  # not CSV/Parquet, or malformed: the user's file, not a bug
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"data file {str(file)!r} could not be read: {first}") from exc
+        raise DataError(f"data file {str(file)!r} could not be read: {first}") from exc
     finally:
         con.close()
     table: Table = {}
     for column, values in data.items():
         if isinstance(values, np.ma.MaskedArray):
             if values.mask.any():
-                raise ValueError(f"data column {column!r} of {file} has missing values")
+                raise DataError(f"data column {column!r} of {file} has missing values")
             values = values.data
         table[str(column)] = np.asarray(values)
     if not table:
-        raise ValueError(f"data file {file} has no columns")
+        raise DataError(f"data file {file} has no columns")
     return table
+
+
+def as_table(table: Any) -> Table:
+    """Any table a plan takes, as ``{column: array}``: a mapping of columns, a
+    ``pandas.DataFrame``, a ``pyarrow.Table`` / ``RecordBatch``, or a CSV / Parquet path
+    (or ``builtin:adult``), read by :func:`load_table`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> sorted(as_table(pd.DataFrame({"g": ["a", "b"], "v": [1.0, 2.0]})))
+    ['g', 'v']
+    """
+    if isinstance(table, str | Path):
+        return load_table(table)
+    return _columns_of(table)
 
 
 def load_builtin_table(name: str) -> Table:

@@ -46,7 +46,9 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._output import write_csv
+from crowdhide._tables import Rows
 from crowdhide._validation import check_probability
+from crowdhide.errors import InvalidParameterError
 from crowdhide.plans.aggregate import AggregateQuery, AggregateSetup, _decode, _plain
 from crowdhide.plans.model import ExecutionPlan
 
@@ -77,7 +79,7 @@ def inclusion_probability(*, sigma: float, targets: int) -> float:
     """
     s = check_probability("sigma", sigma)
     if not isinstance(targets, int) or targets < 1:
-        raise ValueError(f"targets must be an integer >= 1, got {targets!r}")
+        raise InvalidParameterError(f"targets must be an integer >= 1, got {targets!r}")
     return 1.0 if s == 0.0 else (1.0 - s) + s / targets
 
 
@@ -113,7 +115,7 @@ def count_interval(
     n = np.asarray(used, dtype=np.float64)
     p = check_probability("inclusion probability", pi)
     if p == 0.0:
-        raise ValueError("inclusion probability must be > 0")
+        raise InvalidParameterError("inclusion probability must be > 0")
     if p == 1.0:
         return n.copy(), n.copy()
     tail = (1.0 - level) / 2.0
@@ -186,14 +188,14 @@ def estimate_rows(
     inclusion: Mapping[str, float],
     *,
     level: float = 0.95,
-) -> list[dict[str, Any]]:
+) -> Rows:
     """Estimates with ``level`` intervals, one row per group of every grouping set.
 
     Each row has ``grouping_set``, the group's columns, ``tuples_used``, ``inclusion``
     (π), ``too_few_tuples`` (fewer than :data:`MIN_TUPLES_FOR_INTERVAL`: no sum/avg
     interval) and per aggregate ``label`` (estimate), ``label low`` and ``label high``.
     """
-    rows: list[dict[str, Any]] = []
+    rows = Rows()
     query = setup.query
     for g, columns in enumerate(query.grouping_sets):
         pi = float(inclusion[setup.routes[g]])

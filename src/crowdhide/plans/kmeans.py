@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_int
 from crowdhide.engine.library import named, nearest
+from crowdhide.errors import InvalidParameterError
 from crowdhide.plans.model import ExecutionPlan, PlanBuilder
 
 __all__ = ["KmeansSetup", "kmeans_plan", "nearest", "rand_index"]
@@ -44,7 +45,7 @@ def rand_index(labels_true: npt.ArrayLike, labels_pred: npt.ArrayLike) -> float:
     a = np.asarray(labels_true)
     b = np.asarray(labels_pred)
     if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(
+        raise InvalidParameterError(
             f"labels must be two 1-D arrays of equal length, got {a.shape} and {b.shape}"
         )
     n = a.shape[0]
@@ -108,7 +109,9 @@ def kmeans_plan(
     I = check_int("query.iterations", iterations, low=1)
     X = np.ascontiguousarray(points, dtype=np.float32)
     if X.ndim != 2 or X.shape[0] < K:
-        raise ValueError(f"data must be a 2-D array with at least k={K} rows, got shape {X.shape}")
+        raise InvalidParameterError(
+            f"data must be a 2-D array with at least k={K} rows, got shape {X.shape}"
+        )
     g = as_rng(rng)
     initial = X[g.choice(X.shape[0], size=K, replace=False)].copy()
     size = 4 * X.shape[1] + 16

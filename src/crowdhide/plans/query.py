@@ -170,10 +170,13 @@ class AggregateOverTable:
         assert spec.query.sql is not None
         query = AggregateQuery.from_sql(spec.query.sql)
         sets = len(query.grouping_sets)
-        if data.path is None:  # before generating: the size is known
+        if data.path is None and data.table is None:  # before generating: the size is known
             check_work(data.rows, sets, what="grouping sets")
         table: Mapping[str, npt.NDArray[Any]]
-        if data.path is not None:
+        if data.table is not None:
+            table, source = data.table, "table from Python"
+            check_work(len(next(iter(table.values()))), sets, what="grouping sets")
+        elif data.path is not None:
             table, source = load_table(data.path), str(data.path)
             check_work(len(next(iter(table.values()))), sets, what="grouping sets")
         elif data.generator == "diabetes":

@@ -24,7 +24,7 @@ from crowdhide.accounting import PrivacyStatement
 from crowdhide.accounting.countermeasure_costs import route_costs
 from crowdhide.backends import execute, make_backend
 from crowdhide.engine import Execution, Job, Transcript
-from crowdhide.errors import MissingExtraError, UnmetTargetError
+from crowdhide.errors import InvalidParameterError, MissingExtraError, UnmetTargetError
 from crowdhide.plans.certify import (
     CountermeasureAccountant,
     PlanPrivacy,
@@ -293,7 +293,7 @@ def _execution_choice(
     shard_count = spec.shards if shards is None else check_int("shards", shards, low=1)
     ray_address = spec.address if address is None else address
     if ray_address is not None and backend_name != "ray":
-        raise ValueError(f"address applies to backend 'ray' only, got {ray_address!r}")
+        raise InvalidParameterError(f"address applies to backend 'ray' only, got {ray_address!r}")
     return backend_name, shard_count, ray_address
 
 

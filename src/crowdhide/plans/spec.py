@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from crowdhide._validation import check_bool, check_int, check_probability, check_real
 from crowdhide.accounting.countermeasure_costs import Constraints
-from crowdhide.errors import DataError, ResourceLimitError
+from crowdhide.errors import DataError, InvalidParameterError, ResourceLimitError
 from crowdhide.plans.examples import resolve_plan
 
 __all__ = [
@@ -128,7 +128,11 @@ def check_work(rows: int, routes: int, *, what: str, routes_key: str | None = No
 
 @dataclass(frozen=True)
 class DataSpec:
-    """``[data]``: a file (``path``) or a generator with its parameters."""
+    """``[data]``: a file (``path``) or a generator with its parameters.
+
+    ``table`` is a table given from Python (:func:`crowdhide.certify_plan`'s ``data=``);
+    when set it replaces ``path`` and the generator.
+    """
 
     path: Path | None
     generator: str | None
@@ -139,6 +143,7 @@ class DataSpec:
     intervals: int
     seed: int
     mnist_dir: Path | None
+    table: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -206,20 +211,20 @@ def check_backend(value: Any, name: str = "backend") -> str:
     >>> check_backend("spark", "run.backend")
     Traceback (most recent call last):
     ...
-    ValueError: run.backend must be one of ('local', 'ray'), got 'spark'
+    crowdhide.errors.InvalidParameterError: run.backend must be one of ('local', 'ray'), got 'spark'
     """
     if value not in BACKENDS:
-        raise ValueError(f"{name} must be one of {BACKENDS}, got {value!r}")
+        raise InvalidParameterError(f"{name} must be one of {BACKENDS}, got {value!r}")
     return str(value)
 
 
 def _section(raw: Mapping[str, Any], name: str) -> dict[str, Any]:
     value = raw.get(name, {})
     if not isinstance(value, Mapping):
-        raise ValueError(f"[{name}] must be a table, got {value!r}")
+        raise InvalidParameterError(f"[{name}] must be a table, got {value!r}")
     unknown = sorted(set(value) - _SECTIONS[name])
     if unknown:
-        raise ValueError(
+        raise InvalidParameterError(
             f"{name}.{unknown[0]} is not a known key (known: {sorted(_SECTIONS[name])})"
         )
     return dict(value)
@@ -240,11 +245,15 @@ def parse_spec(raw: Mapping[str, Any], *, base: Path | None = None) -> RunSpec:
     """
     unknown = sorted(set(raw) - set(_SECTIONS) - {"name"})
     if unknown:
-        raise ValueError(f"{unknown[0]} is not a known section (known: name, {sorted(_SECTIONS)})")
+        raise InvalidParameterError(
+            f"{unknown[0]} is not a known section (known: name, {sorted(_SECTIONS)})"
+        )
     name = raw.get("name", "plan")
     # The default output folder is results/<name>: a plain folder name, nothing above it.
     if not isinstance(name, str) or not name.strip() or Path(name).name != name or name == "..":
-        raise ValueError(f"name must be a plain folder name (no '/', not '..'), got {name!r}")
+        raise InvalidParameterError(
+            f"name must be a plain folder name (no '/', not '..'), got {name!r}"
+        )
     sections = {section: _section(raw, section) for section in _SECTIONS}
     privacy, limits, run = sections["privacy"], sections["constraints"], sections["run"]
     kind = _query_kind(sections["query"])
@@ -257,7 +266,9 @@ def parse_spec(raw: Mapping[str, Any], *, base: Path | None = None) -> RunSpec:
     delta = check_probability("privacy.delta", privacy.get("delta", 1e-4), allow_one=False)
     fixed_spec = _fixed_spec(sections["countermeasures"])
     if fixed_spec is None and eps is None:
-        raise ValueError("privacy.epsilon is required unless [countermeasures] fixes sigma, n, d")
+        raise InvalidParameterError(
+            "privacy.epsilon is required unless [countermeasures] fixes sigma, n, d"
+        )
     return RunSpec(
         name=name,
         data=data_spec,
@@ -290,15 +301,17 @@ def _query_kind(query: Mapping[str, Any]) -> str:
     """``[query] kind``, checked with the SQL (aggregate) and the domains."""
     kind = query.get("kind", "aggregate")
     if kind not in ("aggregate", "kmeans"):
-        raise ValueError(f"query.kind must be 'aggregate' or 'kmeans', got {kind!r}")
+        raise InvalidParameterError(f"query.kind must be 'aggregate' or 'kmeans', got {kind!r}")
     sql = query.get("sql")
     if kind == "aggregate" and not isinstance(sql, str):
-        raise ValueError(f"query.sql must be an SQL string for kind='aggregate', got {sql!r}")
+        raise InvalidParameterError(
+            f"query.sql must be an SQL string for kind='aggregate', got {sql!r}"
+        )
     domains = query.get("domains")
     if domains is not None and not (
         isinstance(domains, Mapping) and all(_scalar_list(v) for v in domains.values())
     ):
-        raise ValueError(
+        raise InvalidParameterError(
             "query.domains must map columns to non-empty lists of numbers or of strings, "
             f"got {domains!r}"
         )
@@ -329,7 +342,7 @@ def _data_spec(data: Mapping[str, Any], kind: str, base: Path | None) -> DataSpe
     """``[data]``: a file (paths relative to ``base``) or a generator of the query's kind."""
     path = data.get("path")
     if path is not None and not isinstance(path, str):
-        raise ValueError(f"data.path must be a string, got {path!r}")
+        raise InvalidParameterError(f"data.path must be a string, got {path!r}")
     resolved = (
         None
         if path is None
@@ -344,16 +357,20 @@ def _data_spec(data: Mapping[str, Any], kind: str, base: Path | None) -> DataSpe
     if path is None:
         generator = allowed[0] if generator is None else generator  # "" is no generator
         if generator not in allowed:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"data.generator must be one of {allowed} for {kind}, got {generator!r}"
             )
     elif generator is not None:
-        raise ValueError("data.path and data.generator are exclusive")
+        raise InvalidParameterError("data.path and data.generator are exclusive")
     if kind == "kmeans" and path is not None:
-        raise ValueError("data.path is not supported for kind='kmeans' (use data.generator)")
+        raise InvalidParameterError(
+            "data.path is not supported for kind='kmeans' (use data.generator)"
+        )
     distribution = data.get("distribution", "uniform")
     if distribution not in ("uniform", "skewed"):
-        raise ValueError(f"data.distribution must be 'uniform' or 'skewed', got {distribution!r}")
+        raise InvalidParameterError(
+            f"data.distribution must be 'uniform' or 'skewed', got {distribution!r}"
+        )
     mnist_dir = data.get("mnist_dir")
     return DataSpec(
         path=resolved,
@@ -386,7 +403,7 @@ def _fixed_spec(fixed: Mapping[str, Any]) -> FixedCountermeasures | None:
         cap=check_bool("countermeasures.cap", fixed.get("cap", False)),
     )
     if spec.n is None and spec.d:
-        raise ValueError("countermeasures.d needs countermeasures.n (scramblers)")
+        raise InvalidParameterError("countermeasures.d needs countermeasures.n (scramblers)")
     return spec
 
 
@@ -396,9 +413,11 @@ def _backend_keys(run: Mapping[str, Any]) -> dict[str, Any]:
     backend = check_backend(run.get("backend", "local"), "run.backend")
     address = run.get("address")
     if address is not None and (not isinstance(address, str) or not address.strip()):
-        raise ValueError(f"run.address must be a non-empty string, got {address!r}")
+        raise InvalidParameterError(f"run.address must be a non-empty string, got {address!r}")
     if address is not None and backend != "ray":
-        raise ValueError(f"run.address needs run.backend = 'ray', got backend {backend!r}")
+        raise InvalidParameterError(
+            f"run.address needs run.backend = 'ray', got backend {backend!r}"
+        )
     return {
         "backend": backend,
         "shards": check_int("run.shards", run.get("shards", 1), low=1, high=MAX_SHARDS),
@@ -422,5 +441,5 @@ def load_spec(path: Path | str) -> RunSpec:
     except UnicodeDecodeError:
         raise DataError(f"{file}: not a text (UTF-8) PLAN.toml file") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{file}: invalid TOML: {exc}") from None
+        raise InvalidParameterError(f"{file}: invalid TOML: {exc}") from None
     return parse_spec(raw, base=file.parent)

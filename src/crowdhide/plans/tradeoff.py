@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from crowdhide._extras import require
+from crowdhide._tables import Rows
 from crowdhide.accounting.countermeasure_costs import route_costs
 from crowdhide.accounting.scrambler import local_randomizer_epsilon
 from crowdhide.plans.certify import CountermeasureAccountant
@@ -36,13 +37,13 @@ def tradeoff_curve(
     ns: Sequence[int],
     ds: Sequence[int],
     accountant: CountermeasureAccountant,
-) -> list[dict[str, Any]]:
+) -> Rows:
     """Whole-plan ε against costs for scramblers (n, d) at sampling σ (Fig. 8 style).
 
     Each cluster gets δ/k; the plan's ε is k times the cluster's ε (Theorem 1).
     """
     k = max(1, clusters_per_path)
-    rows: list[dict[str, Any]] = []
+    rows = Rows()
     for n in ns:
         for d in ds:
             cert = accountant.scrambled(
@@ -72,11 +73,9 @@ def tradeoff_curve(
     return rows
 
 
-def _local_curve(
-    *, sources: int, targets: int, clusters_per_path: int, sigma: float
-) -> list[dict[str, Any]]:
+def _local_curve(*, sources: int, targets: int, clusters_per_path: int, sigma: float) -> Rows:
     """Plan ε against costs for local flooding with 0..T−1 dummies (no scramblers)."""
-    rows = []
+    rows = Rows()
     for dl in range(targets):
         eps = (
             local_randomizer_epsilon(targets=targets, sigma=sigma, dummies=dl)

@@ -7,10 +7,9 @@ counts. :func:`traffic_per_node` puts the two side by side for every data route.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
+from crowdhide._tables import Rows
 from crowdhide.engine import Transcript
 from crowdhide.plans.model import ExecutionPlan
 
@@ -19,7 +18,7 @@ __all__ = ["traffic_per_node"]
 
 def traffic_per_node(
     unprotected: ExecutionPlan, transcript: Transcript, routes: tuple[str, ...]
-) -> list[dict[str, Any]]:
+) -> Rows:
     """Per data route: messages received by each node of its receiver group.
 
     ``unprotected`` counts one message per sender at its true target (the routing function
@@ -42,7 +41,7 @@ def traffic_per_node(
     >>> [(t["unprotected"], t["protected"]) for t in seen]
     [([3, 1], [4, 4])]
     """
-    out: list[dict[str, Any]] = []
+    out = Rows()
     for name in routes:
         route = unprotected.route(name)
         sender = unprotected.group(route.sender)

@@ -39,6 +39,7 @@ from scipy.special import gammaln
 
 from crowdhide._validation import check_int, check_real
 from crowdhide.accounting.logmath import log1mexp, logsumexp
+from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "biswas_community_delta",
@@ -168,7 +169,9 @@ def biswas_community_delta(
     """
     c = np.asarray(counts)
     if c.ndim != 1 or c.size < 2 or c.dtype.kind not in "iu" or (c < 0).any():
-        raise ValueError(f"counts must be a vector of >= 2 non-negative integers, got {c!r}")
+        raise InvalidParameterError(
+            f"counts must be a vector of >= 2 non-negative integers, got {c!r}"
+        )
     n = int(c.sum())
     best, arg = -math.inf, -1
     for x in np.flatnonzero(c).tolist():

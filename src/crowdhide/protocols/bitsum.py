@@ -33,6 +33,7 @@ import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_bool, check_int, check_probability, check_real
 from crowdhide.accounting import PrivacyStatement
+from crowdhide.errors import InvalidParameterError
 from crowdhide.mechanisms import BinaryRandomizedResponse
 from crowdhide.mechanisms.arrays import as_category_array
 from crowdhide.protocols import krr_accounting
@@ -82,7 +83,7 @@ def lemma48_lambda(*, n: int, epsilon: float, delta: float) -> float:
     big_l = _log_four_over(d)
     eps_min = math.sqrt(PAPER_CONSTANTS["eps_min"]) * big_l / nn
     if not (eps_min < eps <= 1.0):
-        raise ValueError(
+        raise InvalidParameterError(
             f"epsilon must be in ({eps_min:.6g}, 1] for the paper's Lemma 4.8 at n={nn}, "
             f"delta={d:g}, got {eps!r}; use exact calibration"
         )
@@ -105,7 +106,7 @@ def corollary47_epsilon(*, n: int, lam: float, delta: float) -> float:
     lo = PAPER_CONSTANTS["n_min"] * big_l
     lam_f = check_real("lam", lam, low=0.0, low_open=True)
     if nn < lo or not (lo <= lam_f <= nn):
-        raise ValueError(
+        raise InvalidParameterError(
             f"lam must be in [14 ln(4/delta), n] = [{lo:.6g}, {nn}] with n >= {lo:.6g} for "
             f"Corollary 4.7, got lam={lam_f!r}, n={nn}"
         )
@@ -233,7 +234,7 @@ def calibrate_bit_sum(
     elif calibration == "paper":
         lam = lemma48_lambda(n=nn, epsilon=eps, delta=d)
     else:
-        raise ValueError(f"calibration must be 'exact' or 'paper', got {calibration!r}")
+        raise InvalidParameterError(f"calibration must be 'exact' or 'paper', got {calibration!r}")
     eps0 = eps0_from_lambda(n=nn, lam=lam)
     return lam, krr_accounting.krr_privacy(eps0=eps0, n=nn, k=2, delta=d, target_epsilon=eps)
 

@@ -45,7 +45,7 @@ import numpy.typing as npt
 from crowdhide._extras import require
 from crowdhide._validation import check_bool, check_int, check_real
 from crowdhide.datasets import ADULT_COLUMNS, data_dir, data_path, describe_data_path
-from crowdhide.errors import DataTypeError, ParameterTypeError
+from crowdhide.errors import DataError, DataTypeError, InvalidParameterError, ParameterTypeError
 
 __all__ = [
     "BUILTIN_DATASETS",
@@ -129,7 +129,7 @@ def load_column(source: str | os.PathLike[str], *, column: str) -> DataColumn:
     >>> load_column("builtin:synthetic", column="nope")
     Traceback (most recent call last):
     ...
-    ValueError: column must be one of bit, unit, age, category for builtin:synthetic, got 'nope'
+    crowdhide.errors.InvalidParameterError: column must be one of bit, unit, age, ... got 'nope'
     """
     if not isinstance(column, str) or not column:
         raise ParameterTypeError(
@@ -137,7 +137,7 @@ def load_column(source: str | os.PathLike[str], *, column: str) -> DataColumn:
         )
     text = os.fspath(source)
     if not text.strip():
-        raise ValueError(f"data must name a file or builtin:NAME, got {text!r}")
+        raise InvalidParameterError(f"data must name a file or builtin:NAME, got {text!r}")
     if text.startswith("builtin:"):
         return _load_builtin(text[len("builtin:") :], column)
     return _load_file(Path(text), column)
@@ -150,11 +150,11 @@ def _load_file(path: Path, column: str) -> DataColumn:
     duckdb = require("duckdb", purpose="reading a data column (DuckDB)")
 
     if not path.exists():
-        raise ValueError(f"data file not found: {str(path)!r}")
+        raise DataError(f"data file not found: {str(path)!r}")
     if not path.is_file():
-        raise ValueError(f"data file {str(path)!r} is not a file")
+        raise DataError(f"data file {str(path)!r} is not a file")
     if path.stat().st_size == 0:
-        raise ValueError(f"data file is empty: {str(path)!r}")
+        raise DataError(f"data file is empty: {str(path)!r}")
     try:
         if path.suffix == ".parquet":
             relation = duckdb.read_parquet(str(path))
@@ -166,17 +166,17 @@ def _load_file(path: Path, column: str) -> DataColumn:
         elif column.isdigit() and int(column) < len(names):
             name = names[int(column)]
         else:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"column must be one of {', '.join(names)} (or a 0-based position) in "
                 f"{str(path)!r}, got {column!r}"
             )
         fetched = relation.select(duckdb.ColumnExpression(name)).fetchnumpy()[name]
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"data file {str(path)!r} could not be read: {first}") from exc
+        raise DataError(f"data file {str(path)!r} could not be read: {first}") from exc
     values = _unmask(fetched, f"column {name!r} of {str(path)!r}")
     if values.size == 0:
-        raise ValueError(f"data file {str(path)!r} has no rows")
+        raise DataError(f"data file {str(path)!r} has no rows")
     return DataColumn(values=values, source=str(path), column=name)
 
 
@@ -184,11 +184,11 @@ def _unmask(values: Any, what: str) -> npt.NDArray[Any]:
     if isinstance(values, np.ma.MaskedArray):
         missing = int(np.ma.getmaskarray(values).sum())
         if missing:
-            raise ValueError(f"{what} has {missing} missing value(s); remove or impute them first")
+            raise DataError(f"{what} has {missing} missing value(s); remove or impute them first")
         values = values.data
     arr = np.asarray(values)
     if arr.dtype.kind == "f" and np.isnan(arr).any():
-        raise ValueError(f"{what} has {int(np.isnan(arr).sum())} missing (NaN) value(s)")
+        raise DataError(f"{what} has {int(np.isnan(arr).sum())} missing (NaN) value(s)")
     return arr
 
 
@@ -197,7 +197,7 @@ def _unmask(values: Any, what: str) -> npt.NDArray[Any]:
 
 def _load_builtin(name: str, column: str) -> DataColumn:
     if name not in BUILTIN_DATASETS:
-        raise ValueError(
+        raise InvalidParameterError(
             f"data must be a file or builtin:{{{','.join(BUILTIN_DATASETS)}}}, got 'builtin:{name}'"
         )
     source = f"builtin:{name}"
@@ -217,7 +217,9 @@ def _pick(
     domains: dict[str, int],
 ) -> DataColumn:
     if column not in table:
-        raise ValueError(f"column must be one of {', '.join(table)} for {source}, got {column!r}")
+        raise InvalidParameterError(
+            f"column must be one of {', '.join(table)} for {source}, got {column!r}"
+        )
     return DataColumn(
         values=table[column],
         source=source,
@@ -259,7 +261,7 @@ def _load_adult(column: str, source: str) -> DataColumn:
         )
         return _pick(table, column, source, note, {})
     if column not in ADULT_COLUMNS:
-        raise ValueError(
+        raise InvalidParameterError(
             f"column must be one of {', '.join(ADULT_COLUMNS)} for {source}, got {column!r}"
         )
     position = ADULT_COLUMNS.index(column)
@@ -333,7 +335,7 @@ def load_gowalla_points(name: str) -> GowallaPoints:
     grid files), so maps and grid histograms agree with the stand-in cells.
     """
     if name not in GOWALLA_BOXES:
-        raise ValueError(f"name must be one of {', '.join(GOWALLA_BOXES)}, got {name!r}")
+        raise InvalidParameterError(f"name must be one of {', '.join(GOWALLA_BOXES)}, got {name!r}")
     box = GOWALLA_BOXES[name]
     path = data_path("gowalla", _GOWALLA_POINT_FILES[name])
     if path is not None and path.is_file():
@@ -367,7 +369,7 @@ def as_bits(data: DataColumn) -> npt.NDArray[np.int64]:
     values = _require_numeric(data)
     bad = ~np.isin(values, (0, 1))
     if bad.any():
-        raise ValueError(
+        raise DataError(
             f"column {data.column!r} of {data.source} must hold bits 0/1 for the bit-sum "
             f"protocol, got {int(bad.sum())} other value(s) such as {values[bad][0].item()!r}; use "
             "--protocol real with --lower/--upper for real values"
@@ -398,16 +400,16 @@ def as_bounded(
     lo = check_real("lower", lower)
     hi = check_real("upper", upper)
     if not hi > lo:
-        raise ValueError(f"upper must be > lower, got lower={lo!r}, upper={hi!r}")
+        raise InvalidParameterError(f"upper must be > lower, got lower={lo!r}, upper={hi!r}")
     do_clip = check_bool("clip", clip)
     values = _require_numeric(data).astype(np.float64)
     if not np.isfinite(values).all():
-        raise ValueError(f"column {data.column!r} of {data.source} has non-finite values")
+        raise DataError(f"column {data.column!r} of {data.source} has non-finite values")
     outside = (values < lo) | (values > hi)
     count = int(outside.sum())
     if count and not do_clip:
         example = float(values[outside][0])
-        raise ValueError(
+        raise DataError(
             f"column {data.column!r} of {data.source} has {count} value(s) outside the declared "
             f"bounds [{lo:g}, {hi:g}] (e.g. {example:g}); fix --lower/--upper or pass --clip"
         )
@@ -440,12 +442,12 @@ def as_categories(data: DataColumn, *, bins: int | None = None) -> Categories:
     if not data.is_numeric:
         labels, codes = np.unique(data.values.astype(str), return_inverse=True)
         if k_given is not None and k_given != labels.size:
-            raise ValueError(
+            raise DataError(
                 f"bins must equal the {labels.size} distinct values of text column "
                 f"{data.column!r}, got {k_given}"
             )
         if labels.size < 2:
-            raise ValueError(f"column {data.column!r} must have at least 2 distinct values")
+            raise DataError(f"column {data.column!r} must have at least 2 distinct values")
         return Categories(
             values=codes.astype(np.int64),
             k=int(labels.size),
@@ -454,21 +456,21 @@ def as_categories(data: DataColumn, *, bins: int | None = None) -> Categories:
     values = data.values
     if values.dtype.kind == "f":
         if not (np.isfinite(values).all() and (values == np.floor(values)).all()):
-            raise ValueError(
+            raise DataError(
                 f"column {data.column!r} of {data.source} holds non-integer values; the "
                 "histogram protocol needs integer categories 0..k-1 or text labels"
             )
         values = values.astype(np.int64)
     values = values.astype(np.int64)
     if values.min() < 0:
-        raise ValueError(
+        raise DataError(
             f"column {data.column!r} of {data.source} must hold categories >= 0, "
             f"got {int(values.min())}"
         )
     k = k_given or data.domain_size or int(values.max()) + 1
     k = max(k, 2)
     if values.max() >= k:
-        raise ValueError(
+        raise DataError(
             f"column {data.column!r} of {data.source} has category {int(values.max())}, outside "
             f"0..{k - 1} (bins={k})"
         )

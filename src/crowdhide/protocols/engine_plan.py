@@ -34,6 +34,7 @@ import numpy.typing as npt
 from crowdhide._validation import as_rng, check_int
 from crowdhide.backends import execute
 from crowdhide.engine import DEFAULT_BLOCK_SIZE, Backend, Execution, Inbox, Transcript
+from crowdhide.errors import InvalidParameterError
 from crowdhide.plans.model import ExecutionPlan, PlanBuilder, State
 from crowdhide.protocols.shuffler import shuffle_messages
 
@@ -208,13 +209,13 @@ def _user_program(
         reports = np.asarray(randomize(mine))
         count = next(iter(mine.values())).shape[0]
         if reports.ndim == 0 or reports.shape[0] != count:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"randomize must return one report per user ({count}), got shape {reports.shape}"
             )
         if per_user == 1:
             return {REPORT: reports}
         if reports.shape[1:] != (per_user,):
-            raise ValueError(
+            raise InvalidParameterError(
                 f"randomize must return {per_user} messages per user, shape ({count}, "
                 f"{per_user}), got shape {reports.shape}"
             )

@@ -37,7 +37,7 @@ from crowdhide._validation import (
     check_real,
 )
 from crowdhide.accounting import PrivacyStatement
-from crowdhide.errors import ResourceLimitError
+from crowdhide.errors import InvalidParameterError, ResourceLimitError
 from crowdhide.mechanisms import (
     GaussianMechanism,
     KaryRandomizedResponse,
@@ -74,7 +74,9 @@ def krr_histogram_estimate(
     O(k) instead of O(k³)) followed by the simplex projection.
     """
     if estimator not in ESTIMATORS:
-        raise ValueError(f"estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
+        raise InvalidParameterError(
+            f"estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}"
+        )
     with np.errstate(over="ignore", invalid="ignore"):
         raw = krr.estimate_frequencies(counts)
     if not np.all(np.isfinite(raw)):
@@ -218,7 +220,9 @@ def run_histogram(
     eps = check_real("epsilon", epsilon, low=0.0, low_open=True)
     d = check_probability("delta", delta, allow_zero=False, allow_one=False)
     if estimator not in ESTIMATORS:
-        raise ValueError(f"estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
+        raise InvalidParameterError(
+            f"estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}"
+        )
     gen = as_rng(rng)
     if eps0 is None:
         local = krr_accounting.calibrate_krr_eps0(epsilon=eps, delta=d, n=n, k=kk)

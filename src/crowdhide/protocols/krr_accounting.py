@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from crowdhide.accounting import PrivacyCurve, PrivacyStatement
 from crowdhide.accounting import shuffle as accountant
+from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "calibrate_krr_eps0",
@@ -79,14 +80,14 @@ def certify_krr(
         ]
         certs = [r for r in results if r.is_certificate and r.epsilon == r.epsilon]
         if not certs:
-            raise ValueError(f"no valid bound certifies eps0={eps0!r}, n={n!r}, k={k!r}")
+            raise InvalidParameterError(f"no valid bound certifies eps0={eps0!r}, n={n!r}, k={k!r}")
         result = min(certs, key=lambda r: r.epsilon)
     else:
         result = accountant.shuffle_epsilon(
             eps0=eps0, n=n, delta=delta, k=k, bound="best", lower=False
         )
         if not result.is_certificate:
-            raise ValueError(f"no valid bound certifies eps0={eps0!r}, n={n!r}, k={k!r}")
+            raise InvalidParameterError(f"no valid bound certifies eps0={eps0!r}, n={n!r}, k={k!r}")
     return float(result.epsilon), f"shuffle accountant: {result.source}"
 
 

@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_bool, check_int, check_probability, check_real
 from crowdhide.accounting import PrivacyStatement, advanced_composition, calibrate
+from crowdhide.errors import InvalidParameterError
 from crowdhide.mechanisms import KaryRandomizedResponse
 from crowdhide.mechanisms.arrays import as_real_array
 from crowdhide.protocols import krr_accounting
@@ -70,7 +71,9 @@ def randomized_rounding(
     u = as_real_array("values", values)
     m = check_int("levels", levels, low=1)
     if u.size and (u.min() < 0.0 or u.max() > 1.0):
-        raise ValueError(f"values must lie in [0, 1], got range [{u.min()!r}, {u.max()!r}]")
+        raise InvalidParameterError(
+            f"values must lie in [0, 1], got range [{u.min()!r}, {u.max()!r}]"
+        )
     scaled = u * m
     base = np.floor(scaled)
     frac = np.clip(scaled - base, 0.0, 1.0)
@@ -94,10 +97,10 @@ def unary_encode(levels_used: npt.ArrayLike, *, r: int) -> npt.NDArray[np.uint8]
 def _to_unit(values: npt.ArrayLike, lower: float, upper: float) -> npt.NDArray[np.float64]:
     lo, hi = check_real("lower", lower), check_real("upper", upper)
     if not hi > lo:
-        raise ValueError(f"upper must be > lower, got lower={lo!r}, upper={hi!r}")
+        raise InvalidParameterError(f"upper must be > lower, got lower={lo!r}, upper={hi!r}")
     x = as_real_array("values", values).ravel()
     if x.size and (x.min() < lo or x.max() > hi):
-        raise ValueError(
+        raise InvalidParameterError(
             f"values must lie in the declared bounds [{lo:g}, {hi:g}], got range "
             f"[{x.min():g}, {x.max():g}]"
         )
@@ -154,7 +157,7 @@ def _multi_parameters(
     elif calibration == "paper":
         lam = lemma48_lambda(n=n, epsilon=eps_b, delta=delta_b)
     else:
-        raise ValueError(f"calibration must be 'exact' or 'paper', got {calibration!r}")
+        raise InvalidParameterError(f"calibration must be 'exact' or 'paper', got {calibration!r}")
     eps0 = eps0_from_lambda(n=n, lam=lam)
     per_bit, bound = krr_accounting.certify_krr(eps0=eps0, n=n, k=2, delta=delta_b)
     per_bit = min(per_bit, eps0)
@@ -201,7 +204,7 @@ def _real_sum_data_path(
     n = check_int("number of users", u.size, low=2)
     rr = check_int("r", r, low=1)
     if n * rr > MAX_MESSAGES:
-        raise ValueError(f"messages * n must be <= {MAX_MESSAGES}, got {n * rr}")
+        raise InvalidParameterError(f"messages * n must be <= {MAX_MESSAGES}, got {n * rr}")
     gen = as_rng(rng)
     randomizer = BitSumRandomizer(n=n, lam=lam)
     p = randomizer.replace_probability
@@ -294,7 +297,7 @@ def run_real_sum(
     else:
         r = check_int("messages", messages, low=1)
         if n * r > MAX_MESSAGES:
-            raise ValueError(f"messages * n must be <= {MAX_MESSAGES}, got {n * r}")
+            raise InvalidParameterError(f"messages * n must be <= {MAX_MESSAGES}, got {n * r}")
         lam, privacy = _multi_parameters(n=n, r=r, epsilon=eps, delta=d, calibration=calibration)
     unit_run = _real_sum_data_path(u, r=r, lam=lam, rng=gen, engine=use_engine)
     return _sum_run(
@@ -329,7 +332,7 @@ def _choose_messages(
         elif sd > 1.05 * best[0]:
             break  # the predicted error is unimodal in r: stop past the minimum
     if best is None:
-        raise ValueError(
+        raise InvalidParameterError(
             f"no feasible number of messages for n={n}, epsilon={epsilon}, delta={delta} with "
             f"calibration={calibration!r}"
         )

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_int
+from crowdhide.errors import InvalidParameterError
 
 __all__ = ["ShuffledBatch", "Shuffler", "secure_permutation", "shuffle_messages"]
 
@@ -127,7 +128,7 @@ class Shuffler:
         if block.ndim == 0:
             block = block.reshape(1)
         if self._parts and block.shape[1:] != self._parts[0].shape[1:]:
-            raise ValueError(
+            raise InvalidParameterError(
                 "messages must all have the same shape, got "
                 f"{block.shape[1:]} after {self._parts[0].shape[1:]}"
             )
@@ -143,7 +144,7 @@ class Shuffler:
             reproducible permutation for simulations only.
         """
         if not self._parts:
-            raise ValueError("no messages were submitted to the shuffler")
+            raise InvalidParameterError("no messages were submitted to the shuffler")
         messages = self._parts[0] if len(self._parts) == 1 else np.concatenate(self._parts)
         self._parts = []
         return shuffle_messages(messages, rng=rng)
@@ -153,7 +154,7 @@ def shuffle_messages(messages: npt.ArrayLike, *, rng: Any = None) -> ShuffledBat
     """One-shot shuffle of ``messages`` (see :class:`Shuffler`)."""
     block = np.asarray(messages)
     if block.ndim == 0:
-        raise ValueError("messages must be an array of messages, got a scalar")
+        raise InvalidParameterError("messages must be an array of messages, got a scalar")
     if rng is None:
         perm = secure_permutation(block.shape[0])
         secure = True

@@ -44,7 +44,7 @@ from scipy.special import gammaln
 from scipy.stats import binom
 
 from crowdhide.accounting.roots import calibrate
-from crowdhide.errors import ResourceLimitError
+from crowdhide.errors import InvalidParameterError, ResourceLimitError
 
 __all__ = ["TAIL", "expected_max_load_float", "max_load_cdf_table"]
 
@@ -117,7 +117,7 @@ def max_load_cdf_table(m_lo: int, m_hi: int, bins: int) -> tuple[npt.NDArray[np.
     the CDF is 0 below ``ells[0]`` and 1 from ``ells[-1]`` on (up to ``TAIL``).
     """
     if bins < 1 or m_lo < 0 or m_hi < m_lo:
-        raise ValueError(f"invalid max-load window m=[{m_lo}, {m_hi}], bins={bins}")
+        raise InvalidParameterError(f"invalid max-load window m=[{m_lo}, {m_hi}], bins={bins}")
     ms = np.arange(m_lo, m_hi + 1)
     if m_hi == 0 or bins == 1:
         # One bin: the max load is m. Zero balls: it is 0.

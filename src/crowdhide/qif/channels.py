@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from crowdhide._validation import check_int, check_real
+from crowdhide.errors import InvalidParameterError, ParameterTypeError
 from crowdhide.qif.combinatorics import (
     check_size,
     dataset_histograms,
@@ -80,11 +81,11 @@ def krr_keep_probability(
     >>> krr_keep_probability(k=3, keep_probability=0.2)
     Traceback (most recent call last):
     ...
-    ValueError: keep_probability must be in [1/k, 1] = [0.333333, 1] (eps0 >= 0), got 0.2
+    crowdhide.errors.InvalidParameterError: keep_probability must be in [1/k, 1] ... got 0.2
     """
     k = check_int("k", k, low=2)
     if (eps0 is None) == (keep_probability is None):
-        raise ValueError("give exactly one of eps0 and keep_probability")
+        raise InvalidParameterError("give exactly one of eps0 and keep_probability")
     if eps0 is not None:
         eps = check_real("eps0", eps0, low=0.0, allow_inf=True)
         # p = 1 / (1 + (k−1) e^{−ε0}): no overflow for large ε0, and ε0 = ∞ gives p = 1.
@@ -92,14 +93,14 @@ def krr_keep_probability(
     if isinstance(keep_probability, Fraction | int) and not isinstance(keep_probability, bool):
         p_exact = Fraction(keep_probability)
         if not Fraction(1, k) <= p_exact <= 1:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"keep_probability must be in [1/k, 1] = [{1 / k:.6g}, 1] (eps0 >= 0), "
                 f"got {keep_probability!r}"
             )
         return p_exact
     p = check_real("keep_probability", keep_probability)
     if not 1.0 / k - 1e-15 <= p <= 1.0:
-        raise ValueError(
+        raise InvalidParameterError(
             f"keep_probability must be in [1/k, 1] = [{1 / k:.6g}, 1] (eps0 >= 0), "
             f"got {keep_probability!r}"
         )
@@ -137,7 +138,7 @@ def local_randomizer_channel(randomizer: Any) -> Channel:
     """
     method = getattr(randomizer, "channel", None)
     if not callable(method):
-        raise TypeError(
+        raise ParameterTypeError(
             "randomizer must have a finite output set and a channel() method "
             f"(e.g. KaryRandomizedResponse), got {type(randomizer).__name__}"
         )
@@ -329,7 +330,7 @@ def shuffled_krr_channel(
         (shuffle first); Props. 12, 26 and 28 say all four forms are equivalent.
     """
     if order not in ORDERS:
-        raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+        raise InvalidParameterError(f"order must be one of {ORDERS}, got {order!r}")
     exact = isinstance(keep_probability, Fraction)
     noise = krr_dataset_channel(n=n, k=k, eps0=eps0, keep_probability=keep_probability)
     if reduced:

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from scipy.special import gammaln
 
 from crowdhide._validation import check_int
-from crowdhide.errors import ResourceLimitError
+from crowdhide.errors import InvalidParameterError, ResourceLimitError
 
 __all__ = [
     "MAX_ENUMERATION",
@@ -123,7 +123,7 @@ def dataset_histograms(data: IntArray, *, k: int) -> IntArray:
     k = check_int("k", k, low=1)
     arr = np.asarray(data, dtype=np.int64)
     if arr.ndim != 2 or (arr.size and (arr.min() < 0 or arr.max() >= k)):
-        raise ValueError(f"data must be a 2-D array of values in [0, {k - 1}]")
+        raise InvalidParameterError(f"data must be a 2-D array of values in [0, {k - 1}]")
     counts: IntArray = (arr[:, :, None] == np.arange(k)[None, None, :]).sum(axis=1)
     return counts.astype(np.int64)
 
@@ -138,7 +138,7 @@ def multinomial(n: int, counts: Any) -> int:
     """
     counts = [int(c) for c in counts]
     if sum(counts) != n or min(counts, default=0) < 0:
-        raise ValueError(f"counts must be non-negative and sum to n={n}, got {counts}")
+        raise InvalidParameterError(f"counts must be non-negative and sum to n={n}, got {counts}")
     result = math.factorial(n)
     for c in counts:
         result //= math.factorial(c)

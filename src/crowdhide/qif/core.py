@@ -44,6 +44,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide.errors import InvalidParameterError, ParameterTypeError
+
 __all__ = [
     "Channel",
     "Gain",
@@ -84,10 +86,10 @@ def _as_array(name: str, values: Any, ndim: int) -> Matrix:
     raw = np.asarray(values, dtype=object)
     flat = list(raw.ravel())
     if not flat:
-        raise ValueError(f"{name} must not be empty, got {_describe(values)}")
+        raise InvalidParameterError(f"{name} must not be empty, got {_describe(values)}")
     for entry in flat:
         if isinstance(entry, bool | np.bool_) or not isinstance(entry, numbers.Real):
-            raise TypeError(f"{name} must hold real numbers, got entry {_describe(entry)}")
+            raise ParameterTypeError(f"{name} must hold real numbers, got entry {_describe(entry)}")
     if all(isinstance(e, numbers.Rational) for e in flat):
         exact = [Fraction(int(e)) if isinstance(e, numbers.Integral) else Fraction(e) for e in flat]
         arr = np.array(exact, dtype=object).reshape(raw.shape)
@@ -98,13 +100,13 @@ def _as_array(name: str, values: Any, ndim: int) -> Matrix:
 
 def _check_array(name: str, arr: Matrix, values: Any, ndim: int) -> Matrix:
     if arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+        raise InvalidParameterError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if arr.size == 0:
-        raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
+        raise InvalidParameterError(f"{name} must not be empty, got shape {arr.shape}")
     if arr.dtype != object and not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {_describe(values)}")
+        raise InvalidParameterError(f"{name} must be finite, got {_describe(values)}")
     if np.any(arr < 0):
-        raise ValueError(f"{name} must be non-negative, got {_describe(values)}")
+        raise InvalidParameterError(f"{name} must be non-negative, got {_describe(values)}")
     return arr
 
 
@@ -121,7 +123,7 @@ def _check_sums_to_one(name: str, sums: Matrix, atol: float) -> None:
         i = int(bad[0])
         total = sums.ravel()[i]
         shown = total if _is_exact(sums) else float(total)
-        raise ValueError(
+        raise InvalidParameterError(
             f"{name} must sum to 1 (row-stochastic), row {i} sums to {_describe(shown)}"
         )
 
@@ -131,9 +133,9 @@ def _labels(name: str, labels: Sequence[Hashable] | None, size: int) -> tuple[Ha
         return tuple(range(size))
     result = tuple(labels)
     if len(result) != size:
-        raise ValueError(f"{name} must have {size} labels, got {len(result)}")
+        raise InvalidParameterError(f"{name} must have {size} labels, got {len(result)}")
     if len(set(result)) != len(result):
-        raise ValueError(f"{name} must be distinct, got {_describe(result)}")
+        raise InvalidParameterError(f"{name} must be distinct, got {_describe(result)}")
     return result
 
 
@@ -162,7 +164,7 @@ class Prior:
     >>> Prior([0.5, 0.6])
     Traceback (most recent call last):
     ...
-    ValueError: prior must sum to 1 (row-stochastic), row 0 sums to 1.1
+    crowdhide.errors.InvalidParameterError: prior must sum to 1 (row-stochastic), row 0 sums to 1.1
     """
 
     probabilities: Matrix
@@ -185,7 +187,7 @@ class Prior:
         """The uniform prior on ``labels`` (Fractions when ``exact``)."""
         labels = tuple(labels)
         if not labels:
-            raise ValueError("labels must not be empty, got ()")
+            raise InvalidParameterError("labels must not be empty, got ()")
         size = len(labels)
         probs: Any = [Fraction(1, size)] * size if exact else np.full(size, 1.0 / size)
         return cls(probs, labels=labels)
@@ -195,7 +197,9 @@ class Prior:
         """The point prior putting all mass on ``secret``."""
         labels = tuple(labels)
         if secret not in labels:
-            raise ValueError(f"secret must be one of the labels, got {_describe(secret)}")
+            raise InvalidParameterError(
+                f"secret must be one of the labels, got {_describe(secret)}"
+            )
         return cls([Fraction(int(lab == secret)) for lab in labels], labels=labels)
 
     @property
@@ -227,11 +231,11 @@ class Channel:
     >>> Channel([[0.5, 0.4]])
     Traceback (most recent call last):
     ...
-    ValueError: channel must sum to 1 (row-stochastic), row 0 sums to 0.9
+    crowdhide.errors.InvalidParameterError: channel must sum to 1 ... row 0 sums to 0.9
     >>> Channel([[1.5, -0.5]])
     Traceback (most recent call last):
     ...
-    ValueError: channel must be non-negative, got [[1.5, -0.5]]
+    crowdhide.errors.InvalidParameterError: channel must be non-negative, got [[1.5, -0.5]]
     """
 
     matrix: Matrix
@@ -327,7 +331,7 @@ def cascade(first: Channel, second: Channel) -> Channel:
     [[Fraction(1, 2), Fraction(1, 2)], [Fraction(0, 1), Fraction(1, 1)]]
     """
     if first.outputs != second.inputs:
-        raise ValueError(
+        raise InvalidParameterError(
             "cascade needs the second channel's inputs to equal the first channel's outputs "
             f"(got {first.n_outputs} outputs vs {second.n_inputs} inputs, or different labels)"
         )
@@ -400,10 +404,10 @@ class Gain:
         """
         datasets = tuple(tuple(x) for x in datasets)
         if not datasets:
-            raise ValueError("datasets must not be empty, got ()")
+            raise InvalidParameterError("datasets must not be empty, got ()")
         width = len(datasets[0])
         if not 0 <= target < width:
-            raise ValueError(f"target must be in [0, {width - 1}], got {target!r}")
+            raise InvalidParameterError(f"target must be in [0, {width - 1}], got {target!r}")
         seen: set[Any] = {x[target] for x in datasets}
         try:
             found: list[Any] = sorted(seen)
@@ -419,7 +423,7 @@ class Gain:
 
 def _check_prior_channel(prior: Prior, channel: Channel) -> None:
     if prior.labels != channel.inputs:
-        raise ValueError(
+        raise InvalidParameterError(
             "prior labels must equal the channel's inputs, in the same order "
             f"(got {len(prior.labels)} prior labels vs {channel.n_inputs} inputs)"
         )
@@ -429,7 +433,7 @@ def _gain_matrix(gain: Gain | None, labels: tuple[Hashable, ...]) -> Matrix | No
     if gain is None:
         return None
     if gain.secrets != labels:
-        raise ValueError(
+        raise InvalidParameterError(
             "gain secrets must equal the prior's labels, in the same order "
             f"(got {len(gain.secrets)} vs {len(labels)})"
         )
@@ -480,7 +484,9 @@ def multiplicative_leakage(prior: Prior, channel: Channel, gain: Gain | None = N
     """Multiplicative g-leakage ``V_g[π ▷ C] / V_g(π)``; needs ``V_g(π) > 0``."""
     before = prior_vulnerability(prior, gain)
     if before == 0:
-        raise ValueError("multiplicative leakage needs a positive prior vulnerability, got 0")
+        raise InvalidParameterError(
+            "multiplicative leakage needs a positive prior vulnerability, got 0"
+        )
     return posterior_vulnerability(prior, channel, gain) / before
 
 
@@ -580,7 +586,9 @@ def refines(first: Channel, second: Channel, *, atol: float = 1e-9) -> bool:
     from scipy.optimize import linprog
 
     if first.inputs != second.inputs:
-        raise ValueError("refines needs two channels on the same inputs, in the same order")
+        raise InvalidParameterError(
+            "refines needs two channels on the same inputs, in the same order"
+        )
     c = first.matrix.astype(np.float64)
     d = second.matrix.astype(np.float64)
     ny, nz = c.shape[1], d.shape[1]

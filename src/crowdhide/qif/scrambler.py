@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from crowdhide._validation import check_int, check_probability
+from crowdhide.errors import InvalidParameterError
 from crowdhide.qif.channels import output_histogram_distribution
 from crowdhide.qif.combinatorics import check_size, dataset_histograms, datasets, histograms
 from crowdhide.qif.core import Channel
@@ -113,7 +114,7 @@ def _check(targets: Any, sigma: Any, n: Any, dummies: Any) -> tuple[int, Any, in
     targets = check_int("targets", targets, low=2)
     if isinstance(sigma, Fraction):
         if not 0 <= sigma <= 1:
-            raise ValueError(f"sigma must be in [0, 1], got {sigma!r}")
+            raise InvalidParameterError(f"sigma must be in [0, 1], got {sigma!r}")
     else:
         sigma = check_probability("sigma", sigma)
     return targets, sigma, check_int("n", n, low=1), check_int("dummies", dummies, low=0)
@@ -184,7 +185,7 @@ def scrambler_vulnerability(
     """
     targets, sigma, n, dummies = _check(targets, sigma, n, dummies)
     if adversary not in ADVERSARIES:
-        raise ValueError(f"adversary must be one of {ADVERSARIES}, got {adversary!r}")
+        raise InvalidParameterError(f"adversary must be one of {ADVERSARIES}, got {adversary!r}")
     exact = isinstance(sigma, Fraction)
     p = 1 - sigma + sigma / targets
     q = sigma / targets

@@ -43,6 +43,7 @@ from scipy.special import beta, gammaln
 from scipy.stats import binom
 
 from crowdhide._validation import check_int, check_real
+from crowdhide.errors import InvalidParameterError
 from crowdhide.qif._maxload import expected_max_load_float, max_load_cdf_table
 from crowdhide.qif.channels import krr_keep_probability
 from crowdhide.qif.combinatorics import check_power_size, check_size
@@ -232,7 +233,7 @@ def shuffle_vulnerability(*, n: int, k: int, exact: bool = False) -> float | Fra
 
 def _channel_name(channel: str) -> str:
     if channel not in CHANNELS:
-        raise ValueError(f"channel must be one of {CHANNELS}, got {channel!r}")
+        raise InvalidParameterError(f"channel must be one of {CHANNELS}, got {channel!r}")
     return channel
 
 
@@ -244,7 +245,7 @@ def _noise(
         note = "eps0 ignored: the shuffle alone adds no noise" if eps0 is not None else ""
         return 1.0 if not isinstance(keep_probability, Fraction) else Fraction(1), None, note
     if eps0 is None and keep_probability is None:
-        raise ValueError(f"eps0 is required for channel {channel!r}")
+        raise InvalidParameterError(f"eps0 is required for channel {channel!r}")
     p = krr_keep_probability(k=k, eps0=eps0, keep_probability=keep_probability)
     echoed = None if eps0 is None else check_real("eps0", eps0, low=0.0, allow_inf=True)
     return p, echoed, ""
@@ -320,7 +321,7 @@ def uninformed_vulnerability(
     channel = _channel_name(channel)
     p, echoed, note = _noise(channel, k, eps0, keep_probability)
     if exact and not isinstance(p, Fraction):
-        raise ValueError("exact=True needs keep_probability as a fractions.Fraction")
+        raise InvalidParameterError("exact=True needs keep_probability as a fractions.Fraction")
     q = (1 - p) / (k - 1)
     if channel == "krr":
         return _result(
@@ -377,7 +378,7 @@ def others_histogram(
         return tuple(hist)
     hist_list = [check_int("others", v, low=0) for v in others]
     if len(hist_list) != k or sum(hist_list) != n - 1:
-        raise ValueError(
+        raise InvalidParameterError(
             f"others must be a histogram of the other n-1={n - 1} users over k={k} values "
             f"(k non-negative counts summing to n-1), got {tuple(others)}"
         )
