@@ -237,3 +237,27 @@ def test_eps0_where_tanh_rounds_to_one_uses_one_report(eps: float) -> None:
     single = (math.exp(40.0) - math.exp(eps)) / (math.exp(40.0) + 1.0)
     assert exact <= cert * (1 + 1e-9)
     assert single <= cert <= single * (1 + 1e-8)  # rounded a relative 1e-9 to the safe side
+
+
+@pytest.mark.parametrize(("n", "eps0"), [(20, 0.5), (60, 0.5), (60, 1.5)])
+def test_one_per_cent_more_informative_clones_is_caught(
+    n: int, eps0: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32: the comparison with the exact split system is sharp enough to catch the key
+    constant γ_+ = β/(e^{ε0} − 1) raised by 1 % inside the certificate (the informative
+    clone rate). (γ_0 matters only below μ = 1, where the cells are a few per cent loose; its
+    1 % is caught pointwise by ``test_clone_rates_hold_for_the_least_law_and_are_the_largest``.)"""
+    from crowdhide.accounting import variation_ratio as module
+
+    eps = 0.5 * eps0
+    worst = max(
+        split_system_delta(n, eps0, mu, *clone_rates(mu, eps0), eps) for mu in (0.9, 0.99, 1.0)
+    )
+    assert worst <= math.exp(variation_ratio_log_delta(n, eps0, eps, -60.0)) * (1 + 1e-9)
+
+    def more_informative(mu: float, e0: float) -> tuple[float, float]:
+        c_inf, c_zero = clone_rates(mu, e0)
+        return 1.01 * c_inf, c_zero
+
+    monkeypatch.setattr(module, "clone_rates", more_informative)
+    assert worst > math.exp(variation_ratio_log_delta(n, eps0, eps, -60.0)) * (1 + 1e-9)
