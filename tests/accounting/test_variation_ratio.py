@@ -217,7 +217,19 @@ def test_generic_best_is_the_variation_ratio_certificate() -> None:
     assert r.lower.epsilon <= r.epsilon
 
 
-@pytest.mark.parametrize(("n", "delta"), [(10**9, 1e-300), (2, 1e-3), (10**6, 1e-12)])
+def test_below_its_rounding_floor_it_is_not_applicable_and_best_uses_fmt21() -> None:
+    """Below δ = 1e-280 ``variation_ratio`` would stop at its rounding floor (about 2e-300)
+    and answer ε0 after seconds: it says so instead, and ``best`` answers with FMT21."""
+    r = shuffle_epsilon(eps0=1.0, n=10**6, delta=1e-300, bound="variation_ratio")
+    assert not r.conditions_met
+    assert "1e-300" in " ".join(r.notes)
+    best = shuffle_epsilon(eps0=1.0, n=10**6, delta=1e-300)
+    assert best.source == "feldman2021"
+    assert best.is_certificate
+    assert best.epsilon < 0.1
+
+
+@pytest.mark.parametrize(("n", "delta"), [(10**9, 1e-270), (2, 1e-3), (10**6, 1e-12)])
 def test_extreme_parameters_stay_finite(n: int, delta: float) -> None:
     r = shuffle_epsilon(eps0=2.0, n=n, delta=delta, bound="variation_ratio")
     assert 0.0 <= r.epsilon <= 2.0
