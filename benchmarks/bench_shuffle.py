@@ -25,12 +25,25 @@ through the dispatcher :func:`crowdhide.accounting.shuffle_query.shuffle_epsilon
 mechanism's certificate and lower bound; Laplace also the generic variation-ratio bound) or
 the former CLI path ``mechanism_epsilon`` (which also evaluated every generic bound). Run
 each in its own process and compare the totals and the ε columns (they must be equal).
+
+``--table`` (issue 32) prints the issue's table instead: every query the user makes
+(:func:`crowdhide.accounting.shuffle_query.shuffle_epsilon`, ε at δ) for the generic
+randomizer, k-RR with k in {2, 3, 4, 10, 100}, the 8 mechanisms and R in {1, 10, 100, 1e4}
+composed rounds of the generic randomizer (the composition path even at R = 1), over
+ε0 in {0.5, 1, 2, 4, 8}, n in {1e3, 1e4, 1e6, 1e9}, δ in {1e-6, 1e-10, 1e-300}: the
+certificate's ε, the lower bound's ε (``ldp_lower``, ``krr_lower`` or the mechanism's;
+none for R > 1), their ratio and the CPU ms of the query (the lower bound, when not part of
+the answer, is computed untimed). It ends with the count of queries above 100 ms.
+``--quick`` narrows it to ε0 in {1, 4}, n in {1e3, 1e6}, δ in {1e-6, 1e-300};
+``--rows generic,k=3,oue,R=10`` picks rows; ``--json FILE`` also writes the rows.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
+import json
 import math
 import resource
 import time
@@ -146,6 +159,80 @@ def _dispatch_table(delta: float, path: str) -> Table:
     return table
 
 
+#: The randomizer rows of the issue's table (``--table``).
+TABLE_ROWS: tuple[str, ...] = (
+    "generic", "k=2", "k=3", "k=4", "k=10", "k=100", *MECHANISMS,
+    "R=1", "R=10", "R=100", "R=10000",
+)  # fmt: skip
+#: Above this many CPU ms a query misses the issue's target.
+TARGET_MS = 100.0
+
+
+def _table_query(row: str, eps0: float, n: int, delta: float) -> tuple[float, float, float]:
+    """(certificate ε, lower ε or nan, CPU seconds of the certificate query) of one cell."""
+    from crowdhide.accounting.shuffle_composition import composed_shuffle
+    from crowdhide.accounting.shuffle_query import shuffle_epsilon as ask
+
+    lower = math.nan
+    if row.startswith("R="):
+        rounds = int(row[2:])
+        seconds, res = _time(lambda: composed_shuffle(eps0=eps0, n=n, delta=delta, rounds=rounds))
+        if rounds == 1:
+            lower = shuffle_epsilon(eps0=eps0, n=n, delta=delta, bound="ldp_lower").epsilon
+        return res.epsilon, lower, seconds
+    if row == "generic" or row.startswith("k="):
+        k = int(row[2:]) if row.startswith("k=") else None
+        seconds, res = _time(lambda: ask(eps0=eps0, n=n, delta=delta, k=k))
+        if res.lower is not None:
+            lower = res.lower.epsilon
+        return res.epsilon, lower, seconds
+    d = MECHANISM_DOMAIN[row]
+    k = 4 if MECHANISMS[row].needs_k else None
+    seconds, res = _time(lambda: ask(eps0=eps0, n=n, delta=delta, mechanism=row, d=d, k=k))
+    if res.lower is not None:
+        lower = res.lower.epsilon
+    else:
+        with contextlib.suppress(ValueError):  # no lower-bound dataset here: nan
+            lower = mechanism_lower_curve(mechanism=row, eps0=eps0, n=n, d=d, k=k).epsilon(delta)
+    return res.epsilon, lower, seconds
+
+
+def _issue_table(quick: bool, rows: list[str], out: str | None) -> None:
+    """The issue-32 table (module docstring), row by row as it is computed."""
+    eps0s = [1.0, 4.0] if quick else [0.5, 1.0, 2.0, 4.0, 8.0]
+    ns = [10**3, 10**6] if quick else [10**3, 10**4, 10**6, 10**9]
+    deltas = [1e-6, 1e-300] if quick else [1e-6, 1e-10, 1e-300]
+    console = Console(width=120)
+    console.print(
+        f"{'row':>10} {'eps0':>5} {'n':>5} {'delta':>7} {'eps cert':>12} {'eps lower':>12} "
+        f"{'ratio':>8} {'ms':>8}"
+    )
+    records: list[dict[str, Any]] = []
+    for row in rows:
+        for eps0 in eps0s:
+            for n in ns:
+                for delta in deltas:
+                    cert, low, seconds = _table_query(row, eps0, n, delta)
+                    ratio = cert / low if low > 0 else math.inf
+                    console.print(
+                        f"{row:>10} {eps0:>5g} {f'1e{round(math.log10(n))}':>5} {delta:>7.0e} "
+                        f"{cert:>12.6g} {low:>12.6g} {ratio:>8.4f} {_ms(seconds):>8}"
+                    )
+                    records.append(
+                        {"row": row, "eps0": eps0, "n": n, "delta": delta, "eps": cert,
+                         "lower": low, "ms": seconds * 1e3}
+                    )  # fmt: skip
+    slow = [r for r in records if r["ms"] > TARGET_MS]
+    total = sum(r["ms"] for r in records)
+    console.print(
+        f"{len(slow)} of {len(records)} queries above {TARGET_MS:g} ms; "
+        f"slowest {max(r['ms'] for r in records):.0f} ms; total {total / 1e3:.1f} s CPU"
+    )
+    if out:
+        with open(out, "w", encoding="utf-8") as fh:
+            json.dump(records, fh, indent=0)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="n in {1e2, 1e4, 1e6, 1e9}, eps0=1")
@@ -161,7 +248,17 @@ def main() -> None:
         choices=("dispatcher", "former"),
         help="only the ten --mechanism questions through one path (issue 28)",
     )
+    parser.add_argument("--table", action="store_true", help="the issue-32 table")
+    parser.add_argument("--rows", default="", help="--table rows (e.g. generic,k=3,oue,R=10)")
+    parser.add_argument("--json", default=None, help="--table: also write the rows here")
     args = parser.parse_args()
+    if args.table:
+        rows = [r for r in args.rows.split(",") if r] or list(TABLE_ROWS)
+        unknown = sorted(set(rows) - set(TABLE_ROWS))
+        if unknown:
+            parser.error(f"--rows: unknown {', '.join(unknown)} (known: {', '.join(TABLE_ROWS)})")
+        _issue_table(args.quick, rows, args.json)
+        return
     if args.dispatch:
         Console(width=160).print(_dispatch_table(args.delta, args.dispatch))
         return

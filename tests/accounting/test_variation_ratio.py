@@ -217,7 +217,19 @@ def test_generic_best_is_the_variation_ratio_certificate() -> None:
     assert r.lower.epsilon <= r.epsilon
 
 
-@pytest.mark.parametrize(("n", "delta"), [(10**9, 1e-300), (2, 1e-3), (10**6, 1e-12)])
+def test_below_its_rounding_floor_it_is_not_applicable_and_best_uses_fmt21() -> None:
+    """Below δ = 1e-280 ``variation_ratio`` would stop at its rounding floor (about 2e-300)
+    and answer ε0 after seconds: it says so instead, and ``best`` answers with FMT21."""
+    r = shuffle_epsilon(eps0=1.0, n=10**6, delta=1e-300, bound="variation_ratio")
+    assert not r.conditions_met
+    assert "1e-300" in " ".join(r.notes)
+    best = shuffle_epsilon(eps0=1.0, n=10**6, delta=1e-300)
+    assert best.source == "feldman2021"
+    assert best.is_certificate
+    assert best.epsilon < 0.1
+
+
+@pytest.mark.parametrize(("n", "delta"), [(10**9, 1e-270), (2, 1e-3), (10**6, 1e-12)])
 def test_extreme_parameters_stay_finite(n: int, delta: float) -> None:
     r = shuffle_epsilon(eps0=2.0, n=n, delta=delta, bound="variation_ratio")
     assert 0.0 <= r.epsilon <= 2.0
@@ -237,3 +249,27 @@ def test_eps0_where_tanh_rounds_to_one_uses_one_report(eps: float) -> None:
     single = (math.exp(40.0) - math.exp(eps)) / (math.exp(40.0) + 1.0)
     assert exact <= cert * (1 + 1e-9)
     assert single <= cert <= single * (1 + 1e-8)  # rounded a relative 1e-9 to the safe side
+
+
+@pytest.mark.parametrize(("n", "eps0"), [(20, 0.5), (60, 0.5), (60, 1.5)])
+def test_one_per_cent_more_informative_clones_is_caught(
+    n: int, eps0: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32: the comparison with the exact split system is sharp enough to catch the key
+    constant γ_+ = β/(e^{ε0} − 1) raised by 1 % inside the certificate (the informative
+    clone rate). (γ_0 matters only below μ = 1, where the cells are a few per cent loose; its
+    1 % is caught pointwise by ``test_clone_rates_hold_for_the_least_law_and_are_the_largest``.)"""
+    from crowdhide.accounting import variation_ratio as module
+
+    eps = 0.5 * eps0
+    worst = max(
+        split_system_delta(n, eps0, mu, *clone_rates(mu, eps0), eps) for mu in (0.9, 0.99, 1.0)
+    )
+    assert worst <= math.exp(variation_ratio_log_delta(n, eps0, eps, -60.0)) * (1 + 1e-9)
+
+    def more_informative(mu: float, e0: float) -> tuple[float, float]:
+        c_inf, c_zero = clone_rates(mu, e0)
+        return 1.01 * c_inf, c_zero
+
+    monkeypatch.setattr(module, "clone_rates", more_informative)
+    assert worst > math.exp(variation_ratio_log_delta(n, eps0, eps, -60.0)) * (1 + 1e-9)

@@ -206,9 +206,12 @@ from crowdhide.accounting.logmath import kappa_up
 from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle import (
+    BRACKET_RTOL,
     KRR_BLANKET_BEST_MAX_N,
     BracketedCurve,
     SafeSideCurve,
+    at_floor,
+    secant_bracket,
     shuffle_bound_curve,
 )
 from crowdhide.accounting.statement import Kind, PrivacyStatement
@@ -637,11 +640,40 @@ class _Curve(PrivacyCurve):
                     return -math.inf
                 return min(fn(eps, tail), 0.0)
 
-            best = safe_root(curve, target, best, self._eps0, xtol=xtol, lower_side=self._lower)
+            if self._lower:
+                best = safe_root(curve, target, best, self._eps0, xtol=xtol, lower_side=True)
+            else:
+                best = _upper_root(curve, target, best, self._eps0, xtol)
         return best
 
     def epsilon_upper_hint(self) -> float:
         return self._eps0
+
+
+def _upper_root(
+    curve: Callable[[float], float], target: float, lo: float, top: float, xtol: float
+) -> float:
+    """The smallest passing ε of a certificate member in ``[lo, top]`` from the passing side:
+    secant steps (:func:`~crowdhide.accounting.shuffle.secant_bracket`, started with the
+    member's own slope at ``lo``) to within ``BRACKET_RTOL`` of the root, else a bracketed
+    search — 5-6 evaluations instead of about 16 for a search of ``[0, ε0]`` to 1e-10."""
+    curve = functools.cache(curve)  # the fallback search re-evaluates the bracket's ends
+    g_lo = curve(lo)
+    if g_lo <= target:
+        return lo
+    step = max(1e-4 * lo, 1e-6 * top)
+    g_step = curve(lo + step) if lo + step < top else -math.inf
+    if g_step <= target:  # the root lies within the first step
+        return safe_root(curve, target, lo, lo + step, xtol=xtol)
+    slope = (g_step - g_lo) / step
+    left, g_left, right, done = secant_bracket(
+        curve, target, (lo + step, g_step), top, slope, steps=10
+    )
+    if done:
+        return right
+    if right >= top and at_floor(curve, target, left, g_left):
+        return top  # at the rounding floor of a tiny δ: no larger ε passes
+    return safe_root(curve, target, left, right, xtol=max(xtol, BRACKET_RTOL * right))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

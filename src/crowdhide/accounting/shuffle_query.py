@@ -23,7 +23,9 @@ three-point system is at most the generic variation-ratio certificate (same or l
 clone rates at its μ; the piecewise mechanism includes the restricted one), so the generic
 bounds cannot win — except for Laplace, whose one-rate cells are not ordered against it
 (measured: ε0 = 8, n = 1e5, δ = 1e-6 gives 1.196 against 1.186), so Laplace also asks
-``variation_ratio`` (one generic bound, not all of them).
+``variation_ratio`` (one generic bound, not all of them). Below δ = 1e-280
+(:data:`UNDERFLOW_DELTA`) the blocked certificates stop at their rounding floor, and
+``best`` also asks the FMT21 pair (``feldman2021``), which has none.
 
 Examples
 --------
@@ -51,13 +53,26 @@ from crowdhide.accounting.registry import best_of
 from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.errors import InvalidParameterError
 
-__all__ = ["RELATIONS", "mechanism_pair_rates", "shuffle_all", "shuffle_delta", "shuffle_epsilon"]
+__all__ = [
+    "RELATIONS",
+    "UNDERFLOW_DELTA",
+    "mechanism_pair_rates",
+    "shuffle_all",
+    "shuffle_delta",
+    "shuffle_epsilon",
+]
 
 #: Neighbouring relations: one user's value changed (n fixed), or one user added/removed.
 RELATIONS: tuple[str, ...] = ("substitute", "add_remove")
 _MAX_ROUNDS = 10**6
 #: ``progress(bound, done, total)`` before each bound of :func:`shuffle_all`.
 Progress = Callable[[str, int, int], None]
+#: Below this δ a mechanism's blocked certificate cannot answer: each binomial tail it sums
+#: carries an absolute allowance of 1e-300 (``binomial_tails.BETAINC_ATOL``), so its δ never
+#: falls below a few times that and its ε is ε0 (measured: OUE, n = 1e6, ε0 = 1, δ = 1e-300
+#: answered 1 against a lower bound of 0.028). There ``best`` also asks the FMT21 clone pair,
+#: a certificate for every ε0-LDP randomizer whose evaluator has no such floor.
+UNDERFLOW_DELTA = 1e-280
 #: Relative allowance on a mechanism's ρ (down) and μ (up): both are a few float operations.
 _RATE_ULPS = 1e-14
 
@@ -150,8 +165,13 @@ def _mechanism_single(
     if MECHANISM_REGISTRY[f"mechanism_lower:{mechanism}"].applies(mp) is None:
         names.append(f"mechanism_lower:{mechanism}")
     rows = list(MECHANISM_REGISTRY.all(mp, names=names, **query))
+    generic_bounds = []
     if bound == "best" and known.split is None and not known.variation_capped:
-        kw = {"eps0": params["eps0"], "n": params["n"], "bound": "variation_ratio"}
+        generic_bounds.append("variation_ratio")
+    if bound == "best" and query.get("delta", 1.0) < UNDERFLOW_DELTA:
+        generic_bounds.append("feldman2021")
+    for name in generic_bounds:
+        kw = {"eps0": params["eps0"], "n": params["n"], "bound": name}
         if "delta" in query:
             rows.append(generic.shuffle_epsilon(**kw, delta=query["delta"], lower=False))
         else:
