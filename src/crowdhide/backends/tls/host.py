@@ -336,13 +336,15 @@ class Host:
         reaches ``start`` late, or an END after ``ack_at``, is an overrun (``late``, seconds).
         """
         self.late = 0.0
-        self._seal_outbox(epoch)  # before the window: it only writes
         if start is not None:
             wait = start - time.time()
             if wait > 0:
                 await asyncio.sleep(wait)
             else:
                 self.late = -wait
+        # Sealed in the window (the work depends on the frame counts only, which the wire
+        # shows anyway): the shuffle and the link's sequence numbers are fixed together.
+        self._seal_outbox(epoch)
         self.ack_at = ack_at
         await self._send_window(epoch)
         if ack_at is not None:
@@ -604,27 +606,24 @@ def _encode(host: Host, part: Any, peer: int, epoch: int) -> dict[int, Any]:
     final_first = host.offsets[route.receiver]
     seal, values = host.sealer, host.values
     queue = host.outbox[peer]
-    for i in range(len(part)):
-        node = dst_first + int(part.dst[i])
-        p = int(part.payload[i])
-        rows = -1 if p < 0 else (int(part.rows[i]) if part.rows is not None else 1)
-        forward = 0
+    # Values blocks and fields of the whole part at once (one array each).
+    payload = part.payload.tolist()
+    blocks = codec.encode_many(records, part.payload, part.rows, values)
+    fields = codec.pack_many(epoch, part.src, part.order, part.forward)
+    head_of = fr.HEADER.pack
+    for i, node in enumerate((dst_first + part.dst).tolist()):
         if kind == fr.FORWARD:
-            if p >= 0:
-                inner = host.handles[int(handle_col[p])]
+            if payload[i] >= 0:
+                inner = host.handles[int(handle_col[payload[i]])]
             else:  # the scrambler's own dummy: a fresh inner body of the same length
-                blank = codec.encode_values(None, 0, -1, values)
-                inner = seal.seal(node, blank, _inner_aad(r, node))
+                inner = seal.seal(node, blocks[i], _inner_aad(r, node))
         elif kind == fr.ONION:
-            forward = int(part.forward[i])
-            target = final_first + forward
-            filled = codec.encode_values(records, p, rows, values)
-            inner = seal.seal(target, filled, _inner_aad(r, target))
+            target = final_first + int(part.forward[i])
+            inner = seal.seal(target, blocks[i], _inner_aad(r, target))
         else:
-            inner = codec.encode_values(records, p, rows, values)
-        fields = codec.pack_fields(epoch, i, int(part.src[i]), int(part.order[i]), forward)
-        head = fr.HEADER.pack(fr.DATA, mode, r, part.block, node)
-        queue.append((head, fields + inner))  # sealed per link and round at the flush
+            inner = blocks[i]
+        head = head_of(fr.DATA, mode, r, part.block, node)
+        queue.append((head, fields[i] + inner))  # sealed per link and round at the flush
     return {r: schema} if kind != fr.FORWARD else {}
 
 
