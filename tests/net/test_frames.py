@@ -126,3 +126,28 @@ def test_a_scramblers_bodies_and_frames_have_one_length_for_reals_and_dummies() 
     assert {len(p) for p in opened} == {length - 16}
     rows = [target.open(9, p[codec.FIELDS :], b"r")[:4] for p in opened]
     assert [int.from_bytes(r, "little", signed=True) for r in rows] == [-1, 0, 1, 8]
+
+
+def test_a_parts_blocks_and_fields_equal_the_message_by_message_encoding() -> None:
+    rng = np.random.default_rng(1)
+    records = rng.integers(0, 1000, 30).astype("<i8").view(np.dtype([("v", "<i8")]))
+    size = codec.values_bytes(codec.frame_bytes(40))
+    payload = np.array([0, -1, 5, 29, -1, 3])
+    for rows in (None, np.array([1, 0, 4, 1, 2, 0])):
+        blocks = codec.encode_many(records, payload, rows, size)
+        each = [
+            codec.encode_values(records, int(p), -1 if p < 0 else (1 if rows is None else r), size)
+            for p, r in zip(payload, rows if rows is not None else [1] * 6, strict=True)
+        ]
+        assert blocks == each
+    assert codec.encode_many(None, payload, None, size) == [
+        codec.encode_values(None, 0, -1, size)
+    ] * len(payload)
+    with pytest.raises(ValueError, match=r"run\.message_size must hold every message"):
+        codec.encode_many(records, payload, np.array([1, 0, 9, 1, 1, 0]), size)
+    src, order, forward = [4, 5, 6], [0, -2, 7], [1, 0, 3]
+    assert codec.pack_many(9, src, order, forward) == [
+        codec.pack_fields(9, i, s, o, f)
+        for i, (s, o, f) in enumerate(zip(src, order, forward, strict=True))
+    ]
+    assert codec.pack_many(9, src, order, None)[1] == codec.pack_fields(9, 1, 5, -2, 0)
