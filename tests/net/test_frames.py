@@ -151,3 +151,17 @@ def test_a_parts_blocks_and_fields_equal_the_message_by_message_encoding() -> No
         for i, (s, o, f) in enumerate(zip(src, order, forward, strict=True))
     ]
     assert codec.pack_many(9, src, order, None)[1] == codec.pack_fields(9, 1, 5, -2, 0)
+
+
+def test_the_relay_tap_logs_every_record_whatever_the_chunking() -> None:
+    from crowdhide.backends.tls.relay import _Tap
+
+    records = [bytes([23, 3, 3]) + n.to_bytes(2, "big") + bytes(n) for n in (5, 300, 0, 70)]
+    stream = b"".join(records)
+    for cut in (1, 4, 5, 7, 64, len(stream)):
+        log: list[tuple[int, int, int, int, int, int, int]] = []
+        tap = _Tap(log, (0, 1), 1, 0)
+        for at in range(0, len(stream), cut):
+            tap.feed(stream[at : at + cut])
+        assert [(row[4], row[5]) for row in log] == [(23, 5), (23, 300), (23, 0), (23, 70)]
+        assert tap.buffer == bytearray()
