@@ -88,6 +88,6 @@ def test_the_round_length_does_not_depend_on_the_data() -> None:
 
 
 def test_measured_costs_are_positive() -> None:
-    costs = workload.frame_costs(256, batch=32, trials=4)
+    costs = workload.frame_costs(256, budget=0.02, batch=16)
     assert set(costs) == {"link", "inner"}
     assert all(seal > 0 and open_ > 0 for seal, open_ in costs.values())
