@@ -17,8 +17,10 @@ configured address (127.0.0.1 by default) and opens one TLS link to every host o
   except at scramblers, which cannot tell them and see opaque handles instead of payloads.
 * **Frames** are opened on arrival (epoch, duplicate and validity checks, counted per link
   when refused) whether they carry a real message or a dummy.
-* **Rounds.** ``flush`` waits for the round's scheduled start, writes the queued frames in a
-  shuffled order (one ``write`` per frame), then an ``END`` frame per link with the count;
+* **Rounds.** ``flush`` waits for the round's scheduled start, seals the queued messages in
+  a shuffled order (one HPKE context per link and round, :mod:`crowdhide.backends.tls.frames`),
+  writes them (one TLS record per frame, handed over in batches), then an ``END`` frame per
+  link with the count;
   the receiver answers ``ACK`` at the round's scheduled middle and reports what it got.
 """
 
@@ -494,16 +496,6 @@ class Host:
     def opened(self, mode: int, plain: bytes) -> None:
         """Record the length of a decrypted body (the wire tests read them from ``stats``)."""
         self.lengths.setdefault(mode, set()).add(len(plain))
-
-
-def _open(host: Host, peer: int, epoch: int, seq: int, frame: bytes) -> bytes:
-    """The plaintext of data frame ``seq`` of ``peer``'s link in round ``epoch`` (the
-    link's context, header as associated data)."""
-    kind = frame[1] & 0x7F
-    length = codec.FIELDS + host.values + hpke.TAG
-    if kind != fr.PLAIN:
-        length += codec.inner_bytes(host.values) - host.values
-    return host.sealer.open_frame(peer, epoch, seq, frame, length)
 
 
 def _inner_aad(r: int, node: int) -> bytes:
