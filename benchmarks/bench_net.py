@@ -1,18 +1,25 @@
-"""Benchmark of the TLS runtime: connection set-up, frame throughput, a real run end to end.
+"""Benchmark of the TLS runtime: the wire's cost, frame throughput, a real run end to end.
 
-1. Time to open 1,000 mutual-TLS 1.3 connections (ECDSA P-256 both ways, plus the welcome
-   frame exchange that makes a link count as up) from this process to one node-host process,
-   50 at a time. Target: <= 10 s.
-2. Frames per second of one host process: it seals ``N`` 256-byte frames end to end (HPKE,
-   one ephemeral X25519 key per frame), writes them one TLS record each to another host,
-   which opens each on arrival; the round closes with END/ACK. Target: >= 15,000 frames/s.
-3. The diabetes example (example:diabetes, 20,000 users) end to end over TLS on 3 hosts
-   vs the local backend, same seed and block size: time, frames, bytes on the wire.
+1. Bare sealing and opening in one process (no network), 256-byte PLAIN frames: before
+   (one single-shot HPKE per frame: two X25519 operations to seal, one to open) against one
+   HPKE context per link and round (one ChaCha20-Poly1305 call per frame).
+2. Frames per second of one host process end to end: host 0 queues ``N`` 256-byte frames
+   for host 1, seals them at the flush, writes them one TLS record each; host 1 opens each
+   on arrival and acknowledges at the END. Per wall second, and per CPU second of the
+   busier host process (the machine is shared: wall time measures the other load too).
+   Target: >= 50,000 frames/s.
+3. The diabetes example end to end over TLS (default round length model,
+   :mod:`crowdhide.backends.tls.workload`) vs the local backend, same seed and block size:
+   time, frames, bytes on the wire, frames per host process per wall and CPU second;
+   ``--baseline /work/main/src`` runs the same measurement on another source tree
+   ("before").
 4. The traffic-analysis attack on per-link frame counts, audited (lower bound on ε) next to
-   the certificate, without and with countermeasures.
+   the certificate, without and with countermeasures (``--no-attack`` skips it).
+5. (full run only) Time to open 1,000 mutual-TLS 1.3 connections to one host process.
 
-    python benchmarks/bench_net.py            # full
-    python benchmarks/bench_net.py --quick    # 200 connections, 20,000 frames, 3,000 users
+    python benchmarks/bench_net.py                       # full
+    python benchmarks/bench_net.py --quick --no-attack   # 50,000 frames, 3,000 users
+    python benchmarks/bench_net.py --quick --baseline /work/main/src
 
 Everything runs on 127.0.0.1; every process is stopped by its id. Peak memory of a host can be
 read with /usr/bin/time -v on the host command if needed.
@@ -24,7 +31,11 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
+import resource
 import ssl
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -75,30 +86,110 @@ def connections(count: int) -> dict[str, Any]:
     return {"connections": count, "seconds": seconds, "per_second": count / seconds}
 
 
-def throughput(frames: int) -> dict[str, Any]:
-    """Frames per second of host 0 sending to host 1 (256-byte frames)."""
-    from crowdhide.backends.tls import control as ctl
-    from crowdhide.backends.tls.backend import TlsBackend
+def bare(frames: int, *, frame: int = 256, before: int = 2000) -> dict[str, Any]:
+    """In-process sealing and opening of PLAIN frames (no network): ``before``, main's wire
+    (one single-shot HPKE per frame: two X25519 operations to seal, one to open) against
+    ``frames`` with one HPKE context per link and round (one AEAD call per frame)."""
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
-    with TlsBackend(hosts=2, frame_size=256, deadline=300.0) as backend:
-        backend.start()
-        start = time.perf_counter()
-        backend._all(lambda h: ctl.Blast(peer=1, count=frames), hosts=[0])
-        sealed = time.perf_counter()
-        replies = backend._all(lambda h: ctl.Flush(epoch=1, alive=(0, 1), deadline=300.0))
-        done = time.perf_counter()
-        received = replies[1].received[0]
+    from crowdhide.backends.tls import codec, hpke
+    from crowdhide.backends.tls import frames as fr
+
+    values = codec.values_bytes(frame)
+    plain = codec.pack_fields(1, 0, 0, 0) + codec.encode_values(None, 0, -1, values)
+    head = fr.HEADER.pack(fr.DATA, fr.PLAIN, 0, 0, 7)
+    node = X25519PrivateKey.generate()
+    public = hpke.public_bytes(node)
+    start = time.perf_counter()
+    for _ in range(before):
+        body = hpke.seal_base(public, fr.INFO, head, plain)
+        hpke.open_base(node, fr.INFO, head, body)
+    old = before / (time.perf_counter() - start)
+    a, b = fr.Sealer(host=0), fr.Sealer(host=1)
+    a.learn(hosts={1: b.link_public()}, nodes={})
+    length = len(plain) + hpke.TAG
+    start = time.perf_counter()
+    sealed = a.seal_frames(1, 1, [(head, plain)] * frames, frame)
+    mid = time.perf_counter()
+    for seq, data in enumerate(sealed):
+        b.open_frame(0, 1, seq, data, length)
+    done = time.perf_counter()
     return {
         "frames": frames,
-        "received": received,
-        "seal_s": sealed - start,
-        "send_s": done - sealed,
-        "frames_per_s": frames / (done - start),
+        "before_per_s": old,
+        "seal_per_s": frames / (mid - start),
+        "open_per_s": frames / (done - mid),
+        "after_per_s": frames / (done - start),
     }
 
 
-def diabetes(rows: int, hosts: int, block_size: int) -> dict[str, Any]:
-    """The diabetes example over TLS and locally (same seed, same block size)."""
+def _tiny_job() -> Any:
+    """A two-host job: loading it exchanges the hosts' link keys."""
+    import numpy as np
+
+    from crowdhide.engine.backend import Job
+    from crowdhide.engine.library import named
+    from crowdhide.plans import PlanBuilder
+
+    b = PlanBuilder()
+    b.sources("S", {"g": np.arange(4) % 2})
+    b.compute("C", size=2, process=named("compute.count", route="S->C", size=2))
+    b.route("S", "C", by=named("route.column", column="g"))
+    return Job(plan=b.build(), seed=0, block_size=2)
+
+
+def throughput(frames: int) -> dict[str, Any]:
+    """Frames per second of host 0 sending to host 1 (256-byte frames), end to end: queued,
+    sealed (one context per link and round), written one TLS record each, read, opened
+    and acknowledged (the flush returns once host 1 acknowledged and counted them)."""
+    from crowdhide.backends.tls import control as ctl
+    from crowdhide.backends.tls.backend import TlsBackend
+
+    with TlsBackend(hosts=2, frame_size=256, deadline=300.0, round_seconds=1.0) as backend:
+        backend.open(_tiny_job())
+        pids = [child.proc.pid for child in backend._procs]
+        cpu = [_cpu_of(pid) for pid in pids]
+        start = time.perf_counter()
+        backend._all(lambda h: ctl.Blast(peer=1, count=frames), hosts=[0])
+        queued = time.perf_counter()
+        replies = backend._all(lambda h: ctl.Flush(epoch=1, alive=(0, 1), deadline=300.0))
+        done = time.perf_counter()
+        busiest = max(_cpu_of(pid) - before for pid, before in zip(pids, cpu, strict=True))
+        received = replies[1].received[0]
+        stats = backend._all(lambda h: ctl.GetStats())
+        opened = stats[1].opened_lengths
+    return {
+        "frames": frames,
+        "received": received,
+        "opened": bool(opened),
+        "queue_s": queued - start,
+        "send_s": done - queued,
+        "frames_per_s": frames / (done - start),
+        "busiest_cpu_s": busiest,
+        "frames_per_cpu_s": frames / max(busiest, 1e-9),
+    }
+
+
+def _cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) of a running process, from ``/proc``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's finished children (the host processes of a run)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def diabetes(
+    rows: int, hosts: int, block_size: int, *, round_seconds: float | None = None
+) -> dict[str, Any]:
+    """The diabetes example over TLS and locally (same seed, same block size).
+
+    ``round_seconds``: a fixed round length instead of the default model's. The end-to-end
+    rate is given per host process and wall second, and per CPU second of the host
+    processes (robust to other load on the machine)."""
     import tomllib
 
     from crowdhide.plans.runner import run_spec
@@ -109,15 +200,17 @@ def diabetes(rows: int, hosts: int, block_size: int) -> dict[str, Any]:
     raw.setdefault("run", {})["plots"] = False
     spec = parse_spec(raw, base=EXAMPLE.parent)
     out: dict[str, Any] = {"rows": rows, "hosts": hosts, "block_size": block_size}
+    network: dict[str, Any] = {"hosts": hosts}
+    if round_seconds is not None:
+        network["round_seconds"] = round_seconds
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         local = run_spec(spec, Path(tmp) / "local", block_size=block_size).to_dict()
         out["local_s"] = time.perf_counter() - start
-        start = time.perf_counter()
-        tls = run_spec(
-            spec, Path(tmp) / "tls", network={"hosts": hosts}, block_size=block_size
-        ).to_dict()
+        cpu, start = _children_cpu(), time.perf_counter()
+        tls = run_spec(spec, Path(tmp) / "tls", network=network, block_size=block_size).to_dict()
         out["tls_s"] = time.perf_counter() - start
+        out["hosts_cpu_s"] = _children_cpu() - cpu
     net = tls["network"]
     out["local_execute_s"] = local["timings"]["execute_s"]
     out["tls_execute_s"] = tls["timings"]["execute_s"]
@@ -128,8 +221,21 @@ def diabetes(rows: int, hosts: int, block_size: int) -> dict[str, Any]:
     out["same_result"] = local["result"] == tls["result"] and local["costs"] == tls["costs"]
     out["round_seconds"] = net["round_seconds"]
     # End to end: every frame sealed, written, acknowledged and opened, per host process.
-    out["frames_per_s_per_host"] = net["data_frames_delivered"] / out["tls_execute_s"] / hosts
+    frames = net["data_frames_delivered"]
+    out["frames_per_s_per_host"] = frames / out["tls_execute_s"] / hosts
+    out["frames_per_cpu_s_per_host"] = frames / max(out["hosts_cpu_s"] / hosts, 1e-9)
     return out
+
+
+def baseline(src: str, rows: int, hosts: int, block_size: int) -> dict[str, Any]:
+    """:func:`diabetes` with another source tree first on the path (e.g. main's, for the
+    figures before this wire), in a child process."""
+    env = {**os.environ, "PYTHONPATH": src}
+    args = [sys.executable, __file__, "--diabetes-only", "--json", "--rows", str(rows)]
+    args += ["--hosts", str(hosts), "--block-size", str(block_size)]
+    done = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
 
 
 def attack(runs: int) -> dict[str, Any]:
@@ -177,59 +283,88 @@ def attack(runs: int) -> dict[str, Any]:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes")
-    parser.add_argument("--json", action="store_true", help="print JSON only")
-    parser.add_argument("--rows", type=int, default=None, help="diabetes users (e.g. 200000)")
-    args = parser.parse_args()
-    quick = args.quick
-    results = {
-        "connections": connections(200 if quick else 1000),
-        "throughput": throughput(20_000 if quick else 200_000),
-        "diabetes": diabetes(args.rows or (3000 if quick else 20_000), 3, 500 if quick else 2000),
-        "attack": attack(2_000 if quick else 20_000),
-    }
-    if args.json:
-        print(json.dumps(results, indent=2))
-        return
-    c, t, d = results["connections"], results["throughput"], results["diabetes"]
+def _table(results: dict[str, Any]) -> None:
+    b, t, d = results["bare"], results["throughput"], results["diabetes"]
     print("| measurement | value | target |")
     print("|---|---|---|")
+    if "connections" in results:
+        c = results["connections"]
+        print(
+            f"| open {c['connections']} mutual-TLS connections | {c['seconds']:.2f} s "
+            f"({c['per_second']:.0f}/s) | <= 10 s for 1,000 |"
+        )
     print(
-        f"| open {c['connections']} mutual-TLS connections | {c['seconds']:.2f} s "
-        f"({c['per_second']:.0f}/s) | <= 10 s for 1,000 |"
+        f"| bare sealing + opening, one process, 256-byte PLAIN frames | before (one "
+        f"single-shot HPKE per frame) {b['before_per_s']:,.0f}/s; after (one context per "
+        f"link and round) {b['after_per_s']:,.0f}/s (seal {b['seal_per_s']:,.0f}/s, open "
+        f"{b['open_per_s']:,.0f}/s) | |"
     )
     print(
-        f"| frames/s, one host process, 256-byte frames ({t['frames']:,}) | "
-        f"{t['frames_per_s']:,.0f} (seal {t['seal_s']:.2f} s, send {t['send_s']:.2f} s) "
-        f"| >= 15,000 |"
+        f"| frames/s host 0 -> host 1 end to end (sealed, written, read, opened, "
+        f"acknowledged; {t['frames']:,} frames) | {t['frames_per_s']:,.0f} per wall s; "
+        f"{t['frames_per_cpu_s']:,.0f} per CPU s of the busier host | >= 50,000 |"
     )
-    print(
-        f"| diabetes {d['rows']:,} users, {d['hosts']} hosts, block {d['block_size']} | "
-        f"tls {d['tls_s']:.1f} s (execute {d['tls_execute_s']:.1f} s) vs local "
-        f"{d['local_s']:.1f} s (execute {d['local_execute_s']:.2f} s) | same result: "
-        f"{d['same_result']} |"
-    )
-    print(
-        f"| diabetes end to end, frames/s per host process (fixed rounds of "
-        f"{d['round_seconds']} s) | {d['frames_per_s_per_host']:,.0f} | >= 50,000 |"
-    )
+    runs = [("after", d)] + ([("before", results["before"])] if "before" in results else [])
+    for label, r in runs:
+        print(
+            f"| diabetes {r['rows']:,} users, {r['hosts']} hosts, block {r['block_size']} "
+            f"({label}) | tls {r['tls_s']:.1f} s (execute {r['tls_execute_s']:.1f} s, rounds "
+            f"of {r['round_seconds']} s) vs local {r['local_s']:.1f} s | same result: "
+            f"{r['same_result']} |"
+        )
+        per_cpu = r.get("frames_per_cpu_s_per_host")
+        cpu = f"; {per_cpu:,.0f} per CPU s of a host" if per_cpu else ""
+        print(
+            f"| diabetes ({label}) end to end, frames per host process | "
+            f"{r['frames_per_s_per_host']:,.0f} per wall s{cpu} | >= 50,000 |"
+        )
     print(
         f"| diabetes frames / local messages | {d['tls_data_frames']:,} / "
         f"{d['local_messages']:,} | equal |"
     )
-    print(
-        f"| diabetes bytes on the wire (data records, {d['frame_bytes']}-byte frames) | "
-        f"{d['wire_bytes_data']:,} | |"
-    )
-    for name, a in results["attack"].items():
+    for name, a in results.get("attack", {}).items():
         cert = a["certificate"]
         target = f"certificate eps {cert:.2f}" if cert < float("inf") else "no certificate"
         print(
             f"| wire attack, {name}, {a['runs']:,} runs per dataset | accuracy "
             f"{a['accuracy']:.3f}, audit eps >= {a['epsilon_lower']:.2f} | {target} |"
         )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes")
+    parser.add_argument("--json", action="store_true", help="print JSON only")
+    parser.add_argument("--rows", type=int, default=None, help="diabetes users (e.g. 200000)")
+    parser.add_argument("--hosts", type=int, default=3, help="diabetes host processes")
+    parser.add_argument("--block-size", type=int, default=None, help="diabetes block size")
+    parser.add_argument(
+        "--baseline", default=None, help="source tree for the 'before' diabetes run (main's src)"
+    )
+    parser.add_argument("--no-attack", action="store_true", help="skip the attack audit")
+    parser.add_argument("--diabetes-only", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    quick = args.quick
+    rows = args.rows or (3000 if quick else 20_000)
+    block = args.block_size or (500 if quick else 2000)
+    if args.diabetes_only:  # the --baseline child: whatever crowdhide is on the path
+        print(json.dumps(diabetes(rows, args.hosts, block)))
+        return
+    results: dict[str, Any] = {
+        "bare": bare(50_000 if quick else 200_000, before=500 if quick else 2000),
+        "throughput": throughput(50_000 if quick else 200_000),
+        "diabetes": diabetes(rows, args.hosts, block),
+    }
+    if not quick:
+        results["connections"] = connections(1000)
+    if args.baseline:
+        results["before"] = baseline(args.baseline, rows, args.hosts, block)
+    if not args.no_attack:
+        results["attack"] = attack(2_000 if quick else 20_000)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    _table(results)
 
 
 if __name__ == "__main__":

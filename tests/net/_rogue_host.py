@@ -37,7 +37,8 @@ def _patch() -> None:
             elif action == "withhold":
                 del queue[0]
             elif action == "garbage":
-                queue.append(bytes([0x7E]) + bytes(self.frame - 1))
+                # A frame of an unknown kind (queued messages are sealed at the flush).
+                queue.append((bytes([0x7E]) + bytes(11), queue[0][1]))
             if not kept:
                 kept.append((peers[0], queue[0]))
         return await flush(self, *args)

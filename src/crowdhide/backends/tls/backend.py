@@ -414,8 +414,10 @@ class TlsBackend:
         plan = job.plan
         if self._frame_arg is None:  # one frame size for the run, from the plan
             self.frame = codec.frame_for(plan)
-        if self._round_arg is None:  # one round length for the run, from the plan
-            self.round_seconds = default_round_seconds(plan)
+        if self._round_arg is None:  # one round length for the run, from the plan's work
+            from crowdhide.backends.tls.workload import round_seconds
+
+            self.round_seconds = round_seconds(job, self.placement)
         receivers = sorted(
             {r.receiver for r in plan.routes}
             | {

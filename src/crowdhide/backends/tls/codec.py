@@ -154,6 +154,70 @@ def encode_values(records: npt.NDArray[Any] | None, first: int, rows: int, size:
     return data + bytes(size - len(data))
 
 
+def encode_many(
+    records: npt.NDArray[Any] | None,
+    payload: npt.ArrayLike,
+    rows: npt.ArrayLike | None,
+    size: int,
+) -> list[bytes]:
+    """:func:`encode_values` of every message of a part at once: message ``i`` starts at
+    record ``payload[i]`` (``< 0``: a dummy) and holds ``rows[i]`` records (``None``: one
+    each). One array fill and one copy for the part instead of byte strings per message.
+
+    Examples
+    --------
+    >>> recs = np.arange(3, dtype="<i8").view(np.dtype([("v", "<i8")]))
+    >>> blocks = encode_many(recs, [2, -1], None, 16)
+    >>> blocks == [encode_values(recs, 2, 1, 16), encode_values(None, 0, -1, 16)]
+    True
+    """
+    first = np.asarray(payload, dtype=np.int64).reshape(-1)
+    count = len(first)
+    real = first >= 0
+    many = np.ones(count, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
+    counts = np.where(real, many, -1)
+    item = 0 if records is None else records.dtype.itemsize
+    if records is None:
+        counts = np.full(count, -1, dtype=np.int64)
+    widest = int(counts.max(initial=0))
+    if _ROWS.size + widest * item > size:
+        raise ValueError(
+            f"run.message_size must hold every message: one carries {widest} row(s), "
+            f"{widest * item} bytes, the frames hold {size - _ROWS.size}"
+        )
+    out = np.zeros((count, size), dtype=np.uint8)
+    out[:, : _ROWS.size] = counts.astype("<i4").view(np.uint8).reshape(count, _ROWS.size)
+    if records is not None and item and real.any():
+        raw = np.ascontiguousarray(records).view(np.uint8).reshape(len(records), item)
+        if widest <= 1:
+            take = real & (counts == 1)
+            out[take, _ROWS.size : _ROWS.size + item] = raw[first[take]]
+        else:  # several rows per message (a MULTI part): row by row
+            for i in np.flatnonzero(real).tolist():
+                span = raw[first[i] : first[i] + counts[i]].reshape(-1)
+                out[i, _ROWS.size : _ROWS.size + span.size] = span
+    data = out.tobytes()
+    return [data[i * size : (i + 1) * size] for i in range(count)]
+
+
+def pack_many(
+    epoch: int, src: npt.ArrayLike, order: npt.ArrayLike, forward: npt.ArrayLike | None
+) -> list[bytes]:
+    """:func:`pack_fields` of every message of a part (index ``i`` for message ``i``)."""
+    src_ = np.asarray(src, dtype=np.int64).reshape(-1)
+    count = len(src_)
+    table = np.zeros(count, dtype=np.dtype([(k, f"<{c}4") for k, c in _FIELD_KINDS]))
+    table["epoch"], table["index"], table["src"] = epoch, np.arange(count), src_
+    table["order"] = np.asarray(order, dtype=np.int64).reshape(-1)
+    if forward is not None:
+        table["forward"] = np.asarray(forward, dtype=np.int64).reshape(-1)
+    data = table.tobytes()
+    return [data[i * FIELDS : (i + 1) * FIELDS] for i in range(count)]
+
+
+_FIELD_KINDS = (("epoch", "u"), ("index", "u"), ("src", "u"), ("order", "i"), ("forward", "i"))
+
+
 def decode_values(data: bytes, dtype: np.dtype[Any]) -> tuple[int, npt.NDArray[Any]]:
     """Inverse of :func:`encode_values`: ``(rows, records)``.
 

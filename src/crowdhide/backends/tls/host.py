@@ -17,8 +17,10 @@ configured address (127.0.0.1 by default) and opens one TLS link to every host o
   except at scramblers, which cannot tell them and see opaque handles instead of payloads.
 * **Frames** are opened on arrival (epoch, duplicate and validity checks, counted per link
   when refused) whether they carry a real message or a dummy.
-* **Rounds.** ``flush`` waits for the round's scheduled start, writes the queued frames in a
-  shuffled order (one ``write`` per frame), then an ``END`` frame per link with the count;
+* **Rounds.** ``flush`` waits for the round's scheduled start, seals the queued messages in
+  a shuffled order (one HPKE context per link and round, :mod:`crowdhide.backends.tls.frames`),
+  writes them (one TLS record per frame, handed over in batches), then an ``END`` frame per
+  link with the count;
   the receiver answers ``ACK`` at the round's scheduled middle and reports what it got.
 """
 
@@ -26,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import secrets
 import ssl
 import struct
 import sys
@@ -89,14 +90,36 @@ class _Link(asyncio.Protocol):
         self.transport.write(frame)  # one write per frame: one TLS record per frame
         self.written += 1
 
+    def writelines(self, frames: list[bytes]) -> None:
+        """Many frames, still one TLS record each (the SSL transport writes every item of
+        a ``writelines`` as its own record), in chunks: its backlog is a list it pops
+        from the front."""
+        assert self.transport is not None
+        for at in range(0, len(frames), 512):
+            self.transport.writelines(frames[at : at + 512])
+        self.written += len(frames)
+
     def data_received(self, data: bytes) -> None:
         self.buffer += data
         size = self.host.frame
         usable = len(self.buffer) - len(self.buffer) % size
+        # Consecutive data frames of a welcomed incoming link are opened as one batch.
+        batch = not self.outgoing and self.peer is not None
+        run: list[bytes] = []
         for start in range(0, usable, size):
             if self.closed:
                 return
-            self.host.on_frame(self, bytes(self.buffer[start : start + size]))
+            frame = bytes(self.buffer[start : start + size])
+            if batch and frame[0] == fr.DATA:
+                run.append(frame)
+                continue
+            if run:
+                self.host.on_data(self, run)
+                run = []
+            self.host.on_frame(self, frame)
+            batch = not self.outgoing and self.peer is not None
+        if run and not self.closed:
+            self.host.on_data(self, run)
         del self.buffer[:usable]
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -120,6 +143,10 @@ class Host:
         self.hosts = int(cfg["hosts"])
         self.frame = int(cfg["frame"])
         self.values = codec.values_bytes(self.frame)
+        # Sealed body length (after the link context's enc) by mode.
+        plain = codec.FIELDS + self.values + hpke.TAG
+        onion = plain + codec.inner_bytes(self.values) - self.values
+        self.body_lengths = {fr.PLAIN: plain, fr.ONION: onion, fr.FORWARD: onion}
         self.lengths: dict[int, set[int]] = {}
         self.sealer = fr.Sealer(host=self.host)
         self.contexts = _contexts(cfg)
@@ -138,7 +165,9 @@ class Host:
         self.pending_acks: list[tuple[_Link, bytes]] = []
         self.late = 0.0
         self.handles: list[bytes] = []
-        self.outbox: dict[int, list[bytes]] = defaultdict(list)
+        # Queued (header, plaintext) per peer; sealed per link and round at the flush.
+        self.outbox: dict[int, list[tuple[bytes, bytes]]] = defaultdict(list)
+        self.sealed: dict[int, list[bytes]] = {}
         self.recv_count: dict[int, int] = defaultdict(int)
         self.recv_epochs: dict[int, int] = defaultdict(int)
         self.ends: dict[tuple[int, int], int] = {}
@@ -167,9 +196,7 @@ class Host:
             if not link.welcomed.done():
                 link.welcomed.set_result(ok)
         elif kind == fr.DATA and not link.outgoing:
-            self.recv_count[peer] += 1
-            self.stats["frames_in"] += 1
-            self._accept(peer, frame)
+            self.on_data(link, [frame])
         elif kind == fr.END and not link.outgoing:
             head = fr.unpack_control(frame)
             got = self.recv_count.pop(peer, 0)
@@ -194,41 +221,54 @@ class Host:
             return
         self.changed.set()
 
-    def _accept(self, peer: int, frame: bytes) -> None:
-        """Open a data frame on arrival; keep it only if it is new and of this epoch.
+    def on_data(self, link: _Link, frames: list[bytes]) -> None:
+        """Consecutive data frames of an incoming link: open them on arrival (one AEAD
+        call each in the link's context); keep a frame only if it is new and of this epoch.
 
-        Frames that do not open (forged, misdirected, garbage), carry another epoch (replayed
-        or late: they were reported lost in their own epoch) or repeat a body already
-        received (same ephemeral key: duplicated or replayed) are dropped and counted per
-        link, so the driver can name the host that sent them.
+        Frames that do not open (forged, misdirected, reordered, garbage), carry another
+        epoch (replayed or late: they were reported lost in their own epoch) or repeat a
+        message or an inner body already received (duplicated or replayed) are dropped and
+        counted per link, so the driver can name the host that sent them.
         """
         from cryptography.exceptions import InvalidTag
 
-        epoch = self.recv_epochs[peer] + 1
-        try:
+        peer = link.peer
+        assert peer is not None
+        epoch, seq = self.recv_epochs[peer] + 1, self.recv_count[peer]
+        self.recv_count[peer] = seq + len(frames)
+        self.stats["frames_in"] += len(frames)
+        plains = self.sealer.open_frames(peer, epoch, seq, frames, self.body_lengths)
+        rejected, seen, inbox = self.rejected[peer], self.seen, self.inbox
+        unpack, forwarded = _FIELDS.unpack_from, fr.FORWARD
+        for frame, plain in zip(frames, plains, strict=True):
+            if plain is None:
+                rejected["invalid"] += 1
+                continue
             _, mode, r, block, dst = fr.HEADER.unpack_from(frame, 0)
-            plain = _open(self, dst, frame)
-            sent, index, src, order, forward = codec.unpack_fields(plain)
+            sent, index, src, order, forward = unpack(plain, 0)
             inner = plain[codec.FIELDS :]
-            kind = mode & 0x7F
-            keys = [frame[fr.HEADER.size : fr.HEADER.size + 8]]
-            if kind == fr.FORWARD:
-                keys.append(inner[:8])
-                inner = self.sealer.open(dst, inner, _inner_aad(r, dst))
-        except (InvalidTag, ValueError, KeyError, struct.error):
-            self.rejected[peer]["invalid"] += 1
-            return
-        if sent != epoch:
-            self.rejected[peer]["stale"] += 1
-            return
-        if any(k in self.seen for k in keys):
-            self.rejected[peer]["duplicate"] += 1
-            return
-        self.seen.update(keys)
-        self.opened(kind, plain)
-        if kind == fr.FORWARD:
-            self.opened(-1, inner)
-        self.inbox.append((r, mode, block, dst, index, src, order, forward, inner))
+            # A message is its header, epoch and index (a frame re-sealed by its sender
+            # under another position opens, and is a duplicate); an inner body its key.
+            key = frame[: fr.HEADER.size] + plain[:8]
+            keys: tuple[bytes, ...] = (key,)
+            if mode & 0x7F == forwarded:
+                try:
+                    keys = (key, inner[:8])
+                    inner = self.sealer.open(dst, inner, _inner_aad(r, dst))
+                except (InvalidTag, ValueError, KeyError):
+                    rejected["invalid"] += 1
+                    continue
+            if sent != epoch:
+                rejected["stale"] += 1
+            elif any(k in seen for k in keys):
+                rejected["duplicate"] += 1
+            else:
+                seen.update(keys)
+                self.opened(mode & 0x7F, plain)
+                if len(keys) > 1:
+                    self.opened(-1, inner)
+                inbox.append((r, mode, block, dst, index, src, order, forward, inner))
+        self.changed.set()
 
     def _welcome_incoming(self, link: _Link, head: fr.Control) -> None:
         assert link.transport is not None
@@ -315,6 +355,9 @@ class Host:
                 await asyncio.sleep(wait)
             else:
                 self.late = -wait
+        # Sealed in the window (the work depends on the frame counts only, which the wire
+        # shows anyway): the shuffle and the link's sequence numbers are fixed together.
+        self._seal_outbox(epoch)
         self.ack_at = ack_at
         await self._send_window(epoch)
         if ack_at is not None:
@@ -323,16 +366,22 @@ class Host:
         result["late"] = self.late
         return result
 
+    def _seal_outbox(self, epoch: int) -> None:
+        """Seal the queued messages of every link, in a shuffled order (the order on the
+        wire says nothing about which are real), one HPKE context per link and round."""
+        for peer, queued in self.outbox.items():
+            order = fr.secure_order(len(queued)).tolist()
+            items = [queued[i] for i in order]
+            self.sealed[peer] = self.sealer.seal_frames(peer, epoch, items, self.frame)
+        self.outbox.clear()
+
     async def _send_window(self, epoch: int) -> None:
-        """Every queued frame in a shuffled order per link, then the link's END."""
-        shuffle = secrets.SystemRandom().shuffle
+        """Every sealed frame per link, then the link's END."""
         for peer, link in self.out.items():
-            queued = self.outbox.pop(peer, [])
+            queued = self.sealed.pop(peer, [])
             if link.closed:
                 continue
-            shuffle(queued)  # the order on the wire says nothing about which are real
-            for frame in queued:
-                link.write(frame)
+            link.writelines(queued)
             self.stats["frames_out"] += len(queued)
             link.write(
                 fr.pack_control(
@@ -341,7 +390,7 @@ class Host:
             )
             if len(queued) > 256:
                 await asyncio.sleep(0)  # let the loop drain while others flush
-        self.outbox.clear()
+        self.sealed.clear()
 
     async def _acknowledge(self, ack_at: float) -> None:
         """Wait for the ENDs until the round's end, then acknowledge them all at once."""
@@ -404,7 +453,7 @@ class Host:
             for r in self.routes
             if r.protection is not None and r.protection.scrambler is not None
         }
-        keys = {}
+        keys = {fr.link_node(self.host): self.sealer.link_public()}
         for group in receivers:
             for block in job.blocks(group):
                 if self.placement.host(job, group, block.index) == self.host:
@@ -460,22 +509,12 @@ class Host:
         self.lengths.setdefault(mode, set()).add(len(plain))
 
 
-def _open(host: Host, node: int, frame: bytes) -> bytes:
-    """The plaintext of a data frame's body (sealed for ``node``, header as associated data)."""
-    head = frame[: fr.HEADER.size]
-    kind = frame[1] & 0x7F
-    length = codec.FIELDS + host.values + hpke.OVERHEAD
-    if kind != fr.PLAIN:
-        length += codec.inner_bytes(host.values) - host.values
-    body = memoryview(frame)[fr.HEADER.size : fr.HEADER.size + length]
-    return host.sealer.open(node, body, head)
-
-
 def _inner_aad(r: int, node: int) -> bytes:
     return _INNER.pack(r, node)
 
 
 _INNER = struct.Struct("<HI")
+_FIELDS = struct.Struct("<IIIii")  # codec.pack_fields: epoch, index, src, order, forward
 
 
 def _rebuild(
@@ -568,31 +607,39 @@ def _encode(host: Host, part: Any, peer: int, epoch: int) -> dict[int, Any]:
     handle_col = part.columns.get(codec.HANDLE)
     dst_first = host.offsets[part.receiver]
     final_first = host.offsets[route.receiver]
-    seal, frame_size, values = host.sealer, host.frame, host.values
+    seal, values = host.sealer, host.values
     queue = host.outbox[peer]
-    for i in range(len(part)):
-        node = dst_first + int(part.dst[i])
-        p = int(part.payload[i])
-        rows = -1 if p < 0 else (int(part.rows[i]) if part.rows is not None else 1)
-        forward = 0
+    # Values blocks and fields of the whole part at once (one array each).
+    payload = part.payload.tolist()
+    blocks = codec.encode_many(records, part.payload, part.rows, values)
+    fields = codec.pack_many(epoch, part.src, part.order, part.forward)
+    head_of = fr.HEADER.pack
+    for i, node in enumerate((dst_first + part.dst).tolist()):
         if kind == fr.FORWARD:
-            if p >= 0:
-                inner = host.handles[int(handle_col[p])]
+            if payload[i] >= 0:
+                inner = host.handles[int(handle_col[payload[i]])]
             else:  # the scrambler's own dummy: a fresh inner body of the same length
-                blank = codec.encode_values(None, 0, -1, values)
-                inner = seal.seal(node, blank, _inner_aad(r, node))
+                inner = seal.seal(node, blocks[i], _inner_aad(r, node))
         elif kind == fr.ONION:
-            forward = int(part.forward[i])
-            target = final_first + forward
-            filled = codec.encode_values(records, p, rows, values)
-            inner = seal.seal(target, filled, _inner_aad(r, target))
+            target = final_first + int(part.forward[i])
+            inner = seal.seal(target, blocks[i], _inner_aad(r, target))
         else:
-            inner = codec.encode_values(records, p, rows, values)
-        fields = codec.pack_fields(epoch, i, int(part.src[i]), int(part.order[i]), forward)
-        head = fr.HEADER.pack(fr.DATA, mode, r, part.block, node)
-        body = seal.seal(node, fields + inner, head)
-        queue.append(head + body + bytes(frame_size - len(head) - len(body)))
+            inner = blocks[i]
+        head = head_of(fr.DATA, mode, r, part.block, node)
+        queue.append((head, fields[i] + inner))  # sealed per link and round at the flush
     return {r: schema} if kind != fr.FORWARD else {}
+
+
+def _blast(host: Host, peer: int, count: int) -> int:
+    """Queue ``count`` PLAIN messages for ``peer`` (benchmark): sealed, written, opened and
+    acknowledged like any other (the receiver drops them as refused: no job holds them)."""
+    blank = codec.encode_values(None, 0, -1, host.values)
+    queue = host.outbox[peer]
+    epoch = host.recv_epochs[peer] + 1
+    for i in range(count):
+        head = fr.HEADER.pack(fr.DATA, fr.PLAIN, 0, 0, 1 << 30)
+        queue.append((head, codec.pack_fields(epoch, i, 0, 0) + blank))
+    return count
 
 
 async def _serve(cfg: ctl.HostConfig) -> None:
@@ -647,16 +694,8 @@ async def _dispatch(host: Host, msg: Any) -> Any:
     if isinstance(msg, ctl.Flush):
         flushed = await host.flush(msg.epoch, list(msg.alive), msg.deadline, msg.start, msg.ack_at)
         return ctl.Flushed(**flushed)
-    if isinstance(msg, ctl.Blast):  # benchmark: queue `count` sealed frames for `peer`
-        node = 1 << 30
-        host.sealer.learn(hosts={}, nodes={node: host.sealer.node_public(node)})
-        queue = host.outbox[msg.peer]
-        blank = codec.encode_values(None, 0, -1, host.values)
-        for i in range(msg.count):
-            head = fr.HEADER.pack(fr.DATA, fr.PLAIN, 0, 0, node)
-            body = host.sealer.seal(node, codec.pack_fields(0, i, 0, 0) + blank, head)
-            queue.append(head + body + bytes(host.frame - len(head) - len(body)))
-        return ctl.Blasted(queued=msg.count)
+    if isinstance(msg, ctl.Blast):  # benchmark: queue `count` plain frames for `peer`
+        return ctl.Blasted(queued=_blast(host, msg.peer, msg.count))
     if isinstance(msg, ctl.GetStats):
         return ctl.Stats(
             stats=dict(host.stats),

@@ -1,22 +1,40 @@
 """HPKE (RFC 9180) base mode: DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, ChaCha20-Poly1305.
 
-Every message is sealed for its receiving node with a fresh ephemeral X25519 key (the
-*encapsulated key* ``enc``, 32 bytes, sent in front of the ciphertext), so a sealed body
-carries neither the sealing host nor a counter: two bodies sealed by the same host for the
-same node share nothing an observer or a relaying node could link. Single-shot use only
-(sequence number 0), as RFC 9180 section 6.1 describes.
+Two uses on the wire (:mod:`crowdhide.backends.tls.frames`):
+
+* **single-shot** (:func:`seal_base`, :func:`open_base`, sequence number 0, RFC 9180
+  section 6.1): a fresh ephemeral X25519 key (the *encapsulated key* ``enc``, 32 bytes, in
+  front of the ciphertext) per body, so two bodies share nothing a relaying node could link
+  (the inner bodies of onions, which a scrambler forwards and whose sender the target must
+  not learn);
+* **a context** (:func:`setup_base_s`, :func:`setup_base_r`, :class:`Context`): one
+  encapsulation, then many messages, message ``seq`` sealed under the nonce
+  ``base_nonce XOR seq`` derived by both ends (the link layer: one context per link and
+  round, the sequence number is a frame's position in its TLS stream, never sent).
 
 Built from ``cryptography``'s X25519 and ChaCha20-Poly1305 and the standard library's HMAC
 (the HKDF of RFC 5869 is two HMAC calls for outputs of at most 32 bytes); the RFC's test
-vector A.2.1 is checked in ``tests/net/test_hpke.py``.
+vector A.2.1 (key schedule, sequence numbers 0, 1, 2 and 255) is checked in
+``tests/net/test_hpke.py``.
 """
 
 from __future__ import annotations
 
 import hmac
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["ENC", "OVERHEAD", "TAG", "open_base", "public_bytes", "seal_base"]
+__all__ = [
+    "ENC",
+    "OVERHEAD",
+    "TAG",
+    "Context",
+    "open_base",
+    "public_bytes",
+    "seal_base",
+    "setup_base_r",
+    "setup_base_s",
+]
 
 #: Bytes of an encapsulated key (an X25519 public key) and of the AEAD tag.
 ENC, TAG = 32, 16
@@ -60,15 +78,126 @@ def _context(info: bytes) -> bytes:
     return context
 
 
-def _schedule(dh: bytes, enc: bytes, receiver: bytes, info: bytes) -> tuple[bytes, bytes]:
-    """``(key, base_nonce)`` from the Diffie-Hellman output (DHKEM, then KeySchedule)."""
+def _schedule(dh: bytes, enc: bytes, receiver: bytes, info: bytes) -> tuple[bytes, bytes, bytes]:
+    """``(key, base_nonce, exporter_secret)`` from the Diffie-Hellman output (DHKEM, then
+    KeySchedule)."""
     prk = _labeled_extract(_KEM_SUITE, b"", b"eae_prk", dh)
     shared = _labeled_expand(_KEM_SUITE, prk, b"shared_secret", enc + receiver, 32)
     secret = _labeled_extract(_HPKE_SUITE, shared, b"secret", b"")
     context = _context(info)
     key = _labeled_expand(_HPKE_SUITE, secret, b"key", context, 32)
     nonce = _labeled_expand(_HPKE_SUITE, secret, b"base_nonce", context, 12)
-    return key, nonce
+    exporter = _labeled_expand(_HPKE_SUITE, secret, b"exp", context, 32)
+    return key, nonce, exporter
+
+
+#: RFC 9180 section 5.2: a context refuses to seal or open past ``2**96 - 1`` messages.
+_SEQ_LIMIT = (1 << 96) - 1
+
+
+class Context:
+    """An HPKE encryption context (RFC 9180 section 5.2): one key, many messages.
+
+    Message ``seq`` is sealed under the nonce ``base_nonce XOR seq``: the sequence number
+    is derived by both ends (from a message's position in an ordered stream), never sent.
+    One X25519 encapsulation then serves every message of the context, so each message
+    costs one ChaCha20-Poly1305 operation.
+
+    Examples
+    --------
+    >>> from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+    >>> node = X25519PrivateKey.generate()
+    >>> enc, sender = setup_base_s(public_bytes(node), b"i")
+    >>> bodies = sender.seal_many([b"a", b"b", b"c"], [b"h"] * 3)
+    >>> receiver = setup_base_r(node, enc, b"i")
+    >>> [receiver.open_at(seq, b"h", body) for seq, body in enumerate(bodies)]
+    [b'a', b'b', b'c']
+    """
+
+    __slots__ = ("_aead", "_base", "exporter_secret", "seq")
+
+    def __init__(self, key: bytes, base_nonce: bytes, exporter_secret: bytes) -> None:
+        from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+
+        self._aead = ChaCha20Poly1305(key)
+        self._base = int.from_bytes(base_nonce, "big")
+        self.exporter_secret = exporter_secret
+        self.seq = 0
+
+    def nonce(self, seq: int) -> bytes:
+        """The nonce of message ``seq`` (``ValueError`` past the RFC's limit)."""
+        if not 0 <= seq < _SEQ_LIMIT:
+            raise ValueError(f"HPKE sequence number {seq} outside [0, 2**96 - 1)")
+        return (self._base ^ seq).to_bytes(12, "big")
+
+    def seal(self, aad: bytes, plain: bytes) -> bytes:
+        """Seal the next message (RFC 9180 ``ContextS.Seal``)."""
+        body = self.seal_at(self.seq, aad, plain)
+        self.seq += 1
+        return body
+
+    def open(self, aad: bytes, body: bytes | memoryview) -> bytes:
+        """Open the next message (RFC 9180 ``ContextR.Open``); the sequence number
+        advances only when the body opens."""
+        plain = self.open_at(self.seq, aad, body)
+        self.seq += 1
+        return plain
+
+    def seal_at(self, seq: int, aad: bytes, plain: bytes) -> bytes:
+        """Seal message number ``seq``: ``ciphertext || tag`` (``len(plain) + 16``)."""
+        return bytes(self._aead.encrypt(self.nonce(seq), plain, aad))
+
+    def open_at(self, seq: int, aad: bytes, body: bytes | memoryview) -> bytes:
+        """Open message number ``seq``; ``InvalidTag`` if it was altered, moved, replayed
+        under another number or sealed in another context."""
+        return bytes(self._aead.decrypt(self.nonce(seq), bytes(body), aad))
+
+    def seal_many(self, plains: Sequence[bytes], aads: Sequence[bytes]) -> list[bytes]:
+        """Seal ``plains`` as messages ``seq, seq+1, ...`` (one AEAD call each, no other
+        per-message work) and advance the sequence number past them."""
+        first, count = self.seq, len(plains)
+        if first + count >= _SEQ_LIMIT:
+            raise ValueError(f"HPKE sequence number {first + count} outside [0, 2**96 - 1)")
+        encrypt, base = self._aead.encrypt, self._base
+        out = [
+            encrypt((base ^ (first + i)).to_bytes(12, "big"), plain, aad)
+            for i, (plain, aad) in enumerate(zip(plains, aads, strict=True))
+        ]
+        self.seq = first + count
+        return out
+
+    def export(self, context: bytes, length: int) -> bytes:
+        """RFC 9180 ``Context.Export`` for ``length <= 32`` bytes."""
+        if not 0 < length <= 32:
+            raise ValueError(f"export length must be in [1, 32], got {length}")
+        return _labeled_expand(_HPKE_SUITE, self.exporter_secret, b"sec", context, length)
+
+
+def setup_base_s(receiver: bytes, info: bytes, *, ephemeral: Any = None) -> tuple[bytes, Context]:
+    """RFC 9180 ``SetupBaseS``: ``(enc, context)`` for the X25519 public key ``receiver``.
+
+    ``ephemeral`` (an ``X25519PrivateKey``) is for the RFC's test vectors only; by default a
+    fresh key is generated.
+    """
+    from cryptography.hazmat.primitives.asymmetric.x25519 import (
+        X25519PrivateKey,
+        X25519PublicKey,
+    )
+
+    if ephemeral is None:
+        ephemeral = X25519PrivateKey.generate()
+    enc = public_bytes(ephemeral)
+    dh = ephemeral.exchange(X25519PublicKey.from_public_bytes(receiver))
+    return enc, Context(*_schedule(dh, enc, receiver, info))
+
+
+def setup_base_r(private: Any, enc: bytes, info: bytes) -> Context:
+    """RFC 9180 ``SetupBaseR``: the receiving context for ``enc`` and the receiver's
+    X25519 private key (``ValueError`` for a malformed ``enc``)."""
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PublicKey
+
+    dh = private.exchange(X25519PublicKey.from_public_bytes(bytes(enc)))
+    return Context(*_schedule(dh, bytes(enc), public_bytes(private), info))
 
 
 def public_bytes(private: Any) -> bytes:
@@ -92,18 +221,8 @@ def seal_base(
     >>> len(body) == len(b"row 42") + OVERHEAD, open_base(node, b"i", b"a", body)
     (True, b'row 42')
     """
-    from cryptography.hazmat.primitives.asymmetric.x25519 import (
-        X25519PrivateKey,
-        X25519PublicKey,
-    )
-    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
-
-    if ephemeral is None:
-        ephemeral = X25519PrivateKey.generate()
-    enc = public_bytes(ephemeral)
-    dh = ephemeral.exchange(X25519PublicKey.from_public_bytes(receiver))
-    key, nonce = _schedule(dh, enc, receiver, info)
-    return enc + ChaCha20Poly1305(key).encrypt(nonce, plain, aad)
+    enc, context = setup_base_s(receiver, info, ephemeral=ephemeral)
+    return enc + context.seal(aad, plain)
 
 
 def open_base(private: Any, info: bytes, aad: bytes, body: bytes | memoryview) -> bytes:
@@ -112,11 +231,5 @@ def open_base(private: Any, info: bytes, aad: bytes, body: bytes | memoryview) -
     Raises ``cryptography.exceptions.InvalidTag`` for a forged, altered or misdirected body
     and ``ValueError`` for a malformed encapsulated key.
     """
-    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PublicKey
-    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
-
     data = bytes(body)
-    enc = data[:ENC]
-    dh = private.exchange(X25519PublicKey.from_public_bytes(enc))
-    key, nonce = _schedule(dh, enc, public_bytes(private), info)
-    return bytes(ChaCha20Poly1305(key).decrypt(nonce, data[ENC:], aad))
+    return setup_base_r(private, data[:ENC], info).open(aad, data[ENC:])

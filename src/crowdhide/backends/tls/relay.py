@@ -38,14 +38,17 @@ class _Tap:
     def feed(self, data: bytes) -> None:
         self.buffer += data
         now = time.monotonic_ns()
-        while len(self.buffer) >= 5:
-            length = int.from_bytes(self.buffer[3:5], "big")
-            if len(self.buffer) < 5 + length:
+        buffer, at, end = self.buffer, 0, len(self.buffer)
+        a, b, conn, direction = self.pair[0], self.pair[1], self.conn, self.direction
+        append = self.log.append
+        # Walk the complete records, then drop them at once (not one deletion per record).
+        while end - at >= 5:
+            length = int.from_bytes(buffer[at + 3 : at + 5], "big")
+            if end - at < 5 + length:
                 break
-            self.log.append(
-                (self.pair[0], self.pair[1], self.conn, self.direction, self.buffer[0], length, now)
-            )
-            del self.buffer[: 5 + length]
+            append((a, b, conn, direction, buffer[at], length, now))
+            at += 5 + length
+        del buffer[:at]
 
 
 async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tap: _Tap) -> None:

@@ -1,0 +1,199 @@
+"""The wire's worst-case work per host and round, and a round length derived from it.
+
+A round's length must not depend on the data (how long a round took is visible on the wire),
+so it is derived from the plan, the placement of its blocks on hosts and this machine's
+measured cost of a frame, never from the messages actually sent:
+
+* **frames per hop**: what every sender emits whatever its data (one message per sender and
+  its flooding dummies on a data route, the scramblers' forwards plus their dummies, one
+  per receiver for ``broadcast``/``fanout``, the largest group for ``stream``), as in
+  :func:`crowdhide.backends.tls.backend.worst_case_frames`;
+* **sealing** is charged to the host of each sending block (placement is part of the plan);
+  **opening** of a whole hop is charged to *every* host holding a receiving block (which
+  receiver a real message goes to depends on the data: all of them may go to one host);
+* **cost by mode** (:func:`frame_costs`): a ``PLAIN`` frame is one AEAD operation each way
+  in its link's HPKE context; an ``ONION`` carries an inner body sealed single-shot (two
+  X25519 operations); a ``FORWARD`` is opened down to that inner body (one more).
+
+:func:`round_seconds` is two halves (send and acknowledge, then process), each a floor plus
+a margin times the busiest (host, half round) work, with a per-frame allowance for framing,
+TLS records, encoding and decoding. A round that overruns is reported, never stretched.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from typing import Any
+
+__all__ = ["Cost", "frame_costs", "half_work", "host_work", "round_seconds"]
+
+#: ``(seal, open)`` seconds per frame.
+Cost = tuple[float, float]
+
+#: Seconds per half round whatever the work (scheduling, the control channel).
+FLOOR = 0.25
+#: Margin over the measured work (a machine whose load changes during the run).
+MARGIN = 3.0
+#: Seconds per frame and side besides the cryptography (framing, a TLS record, the program).
+ALLOWANCE = 60e-6
+
+
+def frame_costs(frame: int, *, budget: float = 0.3, batch: int = 128) -> dict[str, Cost]:
+    """Measured ``(seal, open)`` wall seconds per frame of ``frame`` bytes: ``link`` (one
+    AEAD call in a link's context) and ``inner`` (a single-shot HPKE body: two X25519
+    operations to seal, one to open). Dummy contents: the work does not depend on them.
+
+    Each is the mean over repeats filling about ``budget / 2`` seconds (at least one batch of
+    ``batch`` frames, or of 8 inner bodies): a mean over a window, not one short burst, so a
+    moment's scheduling does not set the run's round length, while the machine's sustained
+    load (what the hosts will get) does.
+    """
+    from crowdhide.backends.tls import codec, hpke
+    from crowdhide.backends.tls import frames as fr
+
+    a, b = fr.Sealer(host=0), fr.Sealer(host=1)
+    a.learn(hosts={1: b.link_public()}, nodes={7: b.node_public(7)})
+    values = codec.values_bytes(frame)
+    plain = codec.pack_fields(1, 0, 0, 0) + bytes(values)
+    head = fr.HEADER.pack(fr.DATA, fr.PLAIN, 0, 0, 7)
+    lengths = {fr.PLAIN: len(plain) + hpke.TAG}
+    b.open(7, a.seal(7, bytes(values), b""), b"")  # warm-up: lazy imports, first contexts
+
+    def link_batch() -> tuple[float, float]:
+        began = time.perf_counter()
+        sealed = a.seal_frames(1, 1, [(head, plain)] * batch, frame)
+        middle = time.perf_counter()
+        b.open_frames(0, 1, 0, sealed, lengths)
+        return middle - began, time.perf_counter() - middle
+
+    def inner_batch() -> tuple[float, float]:
+        began = time.perf_counter()
+        bodies = [a.seal(7, bytes(values), b"") for _ in range(8)]
+        middle = time.perf_counter()
+        for body in bodies:
+            b.open(7, body, b"")
+        return middle - began, time.perf_counter() - middle
+
+    return {
+        "link": _mean(link_batch, batch, budget / 2),
+        "inner": _mean(inner_batch, 8, budget / 2),
+    }
+
+
+def _mean(run: Any, per: int, budget: float) -> Cost:
+    """Mean ``(seal, open)`` seconds per item of batches of ``per`` items over ``budget``."""
+    seal = open_ = 0.0
+    count, stop = 0, time.perf_counter() + budget
+    while count == 0 or (time.perf_counter() < stop and count < 10_000):
+        s, o = run()
+        seal, open_, count = seal + s, open_ + o, count + per
+    return seal / count, open_ / count
+
+
+def _hops(plan: Any) -> list[tuple[str, str, str, dict[str, float]]]:
+    """``(sender, receiver, mode, frames)`` per hop: ``frames`` holds ``per_node`` (frames
+    per sending node), ``total`` (cap on the hop) and ``dummies_per_node``."""
+    largest = max(g.size for g in plan.groups)
+    hops: list[tuple[str, str, str, dict[str, float]]] = []
+    for r in plan.routes:
+        senders, receivers = plan.group(r.sender).size, plan.group(r.receiver).size
+        p = r.protection
+        if r.kind == "data":
+            layer = p.scrambler if p is not None else None
+            flood = p.local_dummies if p is not None else 0
+            if layer is None:
+                frames = {"per_node": 1.0 + flood, "total": senders * (1.0 + flood)}
+                hops.append((r.sender, r.receiver, "plain", frames))
+                continue
+            extra = layer.scrambler_count(senders) * layer.dummies
+            hops.append((r.sender, layer.group, "onion", {"per_node": 1.0, "total": senders}))
+            forwards = {"per_node": layer.per_scrambler, "total": senders, "dummies": extra}
+            forwards["dummies_per_node"] = layer.dummies
+            hops.append((layer.group, r.receiver, "forward", forwards))
+        else:
+            per = {"fixed": 1.0, "broadcast": float(receivers)}.get(r.kind)
+            if per is None:  # fanout: one per receiver; stream: at most the largest group
+                each = float(receivers if r.kind == "fanout" else largest)
+                hops.append((r.sender, r.receiver, "plain", {"per_node": each, "total": each}))
+            else:
+                hops.append(
+                    (r.sender, r.receiver, "plain", {"per_node": per, "total": senders * per})
+                )
+    return hops
+
+
+def host_work(job: Any, placement: Any, costs: dict[str, Cost]) -> float:
+    """Seconds of wire work of the busiest host in the busiest half round, whatever the
+    data (:func:`half_work`)."""
+    send, process = half_work(job, placement, costs)
+    return max(send, process)
+
+
+def half_work(job: Any, placement: Any, costs: dict[str, Cost]) -> tuple[float, float]:
+    """Seconds of work of the busiest host in a send half and in a processing half.
+
+    The send half of the round of level ``L`` (from its start to the acknowledgements)
+    holds the link sealing of level ``L``'s frames on their senders' hosts and their opening
+    (a ``FORWARD`` down to its inner body) on arrival; the processing half holds the
+    programs, the encoding and the inner bodies sealed by the senders (an ``ONION``'s, a
+    scrambler dummy's) and the decoding by the receivers. Halves are equal, so the bound
+    is the busier of the two.
+    """
+    plan = job.plan
+    levels = plan.levels()
+    nodes_on: dict[tuple[str, int], int] = defaultdict(int)
+    for group in plan.groups:
+        for block in job.blocks(group.name):
+            host = placement.host(job, group.name, block.index)
+            nodes_on[(group.name, host)] += block.stop - block.start
+    hosts = sorted({h for _, h in nodes_on})
+    (link_seal, link_open), (inner_seal, inner_open) = costs["link"], costs["inner"]
+    send: dict[tuple[int, int], float] = defaultdict(float)
+    process: dict[tuple[int, int], float] = defaultdict(float)
+    for sender, receiver, mode, frames in _hops(plan):
+        level = levels[sender]
+        dummies = frames.get("dummies", 0.0)
+        total = frames["total"] + dummies
+        for h in hosts:
+            here = nodes_on.get((sender, h), 0)
+            if here:
+                sent = min(frames["total"], here * frames["per_node"])
+                made = min(dummies, here * frames.get("dummies_per_node", 0.0))
+                inner = sent if mode == "onion" else made
+                process[(level, h)] += (sent + made) * ALLOWANCE + inner * inner_seal
+                send[(level, h)] += (sent + made) * (link_seal + ALLOWANCE)
+            if nodes_on.get((receiver, h), 0):
+                # Which receiver a real message goes to depends on the data: all may go to
+                # this host.
+                unwrap = inner_open if mode == "forward" else 0.0
+                send[(level, h)] += total * (link_open + unwrap + ALLOWANCE)
+                process[(levels[receiver], h)] += total * ALLOWANCE
+    return max(send.values(), default=0.0), max(process.values(), default=0.0)
+
+
+def round_seconds(job: Any, placement: Any, *, costs: dict[str, Cost] | None = None) -> float:
+    """Fixed round length: two halves, each :data:`FLOOR` plus :data:`MARGIN` times the
+    busiest host's worst-case wire work in one half round (:func:`host_work`). It depends on the
+    plan, the placement and the machine, never on the data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdhide.engine.backend import Job
+    >>> from crowdhide.engine.plan import PlanBuilder
+    >>> from crowdhide.backends.tls.placement import Placement
+    >>> b = PlanBuilder()
+    >>> _ = b.sources("S", {"g": np.zeros(1000, dtype=int)})
+    >>> _ = b.compute("C", size=3, process=lambda inbox, rng: {})
+    >>> _ = b.route("S", "C", by=lambda s: s["g"])
+    >>> job = Job(plan=b.build(), seed=0, block_size=100)
+    >>> costs = {"link": (1e-4, 1e-4), "inner": (1e-3, 1e-3)}
+    >>> round_seconds(job, Placement(hosts=2, rule="spread"), costs=costs)
+    1.94
+    """
+    from crowdhide.backends.tls import codec
+
+    if costs is None:
+        costs = frame_costs(codec.frame_for(job.plan))
+    return round(2 * (FLOOR + MARGIN * host_work(job, placement, costs)), 3)
