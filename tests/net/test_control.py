@@ -189,3 +189,34 @@ def test_only_listed_types_are_sent() -> None:
         ctl.encode({"op": "stop"})
     with pytest.raises(TypeError, match="dtype object"):
         ctl.encode(ctl.Dumped(records=np.array([object()])))  # type: ignore[arg-type]
+
+
+def test_a_garbage_length_prefix_is_refused_before_any_allocation() -> None:
+    """A child writing stray bytes on its control pipe: the driver read ``b"hello wo"`` as
+    an 8e18-byte length and died of a MemoryError (review of issue 27)."""
+    import os
+
+    from crowdhide.backends.tls._control import Channel
+
+    read_fd, write_fd = os.pipe()
+    try:
+        os.write(write_fd, b"hello world! and then some more bytes")
+        with (
+            open(read_fd, "rb", closefd=False) as stdout,
+            open(os.devnull, "wb") as stdin,
+        ):
+            channel = Channel(stdin, stdout, "host 0")
+            with pytest.raises(ctl.ControlError, match=r"host 0 sent a \d+-byte control message"):
+                channel.recv(timeout=5.0)
+        with pytest.raises(ctl.ControlError, match="at most"):
+            read_message(io.BytesIO(b"\xff" * 8 + b"x"))
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)
+
+
+def test_deep_nesting_is_a_control_error() -> None:
+    doc = b"[" * 100_000 + b"]" * 100_000
+    data = len(doc).to_bytes(4, "little") + doc
+    with pytest.raises(ctl.ControlError):
+        ctl.decode(data)

@@ -13,11 +13,22 @@ import struct
 import time
 from typing import IO, Any
 
-from crowdhide.backends.tls.control import decode, encode
+from crowdhide.backends.tls.control import ControlError, decode, encode
 
 __all__ = ["Channel", "ChildGoneError", "read_message", "read_message_async", "write_message"]
 
 _LENGTH = struct.Struct("<Q")
+#: The largest control message read (a job with its blocks' rows stays far below): a
+#: longer length prefix is garbage, refused before any allocation (a stray write of
+#: ``b"hello world!"`` read as a length asked for 8e18 bytes: a MemoryError).
+MAX_MESSAGE = 1 << 30
+_CHUNK = 1 << 20
+
+
+def _checked(length: int, who: str) -> int:
+    if length > MAX_MESSAGE:
+        raise ControlError(f"{who} sent a {length}-byte control message (at most {MAX_MESSAGE})")
+    return length
 
 
 class ChildGoneError(ConnectionError):
@@ -55,7 +66,7 @@ class Channel:
             ready, _, _ = select.select([self._fd], [], [], left)
             if not ready:
                 continue
-            chunk = os.read(self._fd, max(65536, need - len(self._buffer)))
+            chunk = os.read(self._fd, min(_CHUNK, max(65536, need - len(self._buffer))))
             if not chunk:
                 raise ChildGoneError(f"{self.name} closed its control pipe (exited or killed)")
             self._buffer += chunk
@@ -64,7 +75,7 @@ class Channel:
         """Read one message within ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
         self._fill(_LENGTH.size, deadline)
-        (length,) = _LENGTH.unpack_from(self._buffer, 0)
+        length = _checked(_LENGTH.unpack_from(self._buffer, 0)[0], self.name)
         self._fill(_LENGTH.size + length, deadline)
         data = bytes(self._buffer[_LENGTH.size : _LENGTH.size + length])
         del self._buffer[: _LENGTH.size + length]
@@ -77,7 +88,7 @@ async def read_message_async(reader: Any) -> Any:
 
     try:
         head = await reader.readexactly(_LENGTH.size)
-        (length,) = _LENGTH.unpack(head)
+        length = _checked(_LENGTH.unpack(head)[0], "the driver")
         data = await reader.readexactly(length)
     except asyncio.IncompleteReadError:
         return None
@@ -89,5 +100,5 @@ def read_message(stream: IO[bytes]) -> Any:
     head = stream.read(_LENGTH.size)
     if len(head) < _LENGTH.size:
         raise ChildGoneError("the driver closed the control pipe before the configuration")
-    (length,) = _LENGTH.unpack(head)
+    length = _checked(_LENGTH.unpack(head)[0], "the driver")
     return decode(stream.read(length))

@@ -448,10 +448,13 @@ def decode(data: bytes) -> Any:
     try:
         (length,) = _LENGTH.unpack_from(data, 0)
         doc = json.loads(bytes(data[_LENGTH.size : _LENGTH.size + length]))
-    except (struct.error, ValueError, UnicodeDecodeError) as exc:
+    except (struct.error, ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ControlError(f"control message: not a JSON document ({exc})") from None
     reader = _Buffers(memoryview(data)[_LENGTH.size + length :])
-    message = _unpack(doc, reader)
+    try:
+        message = _unpack(doc, reader)
+    except RecursionError:  # a document nested deeper than any message is
+        raise ControlError("control message: nested too deeply") from None
     if reader.at != len(reader.data):
         raise ControlError("control message: trailing bytes after the last buffer")
     if type(message).__name__ not in TYPES or isinstance(message, (Block, BlockReport, Released)):
