@@ -72,6 +72,8 @@ def test_plan_file_sets_the_shards(tmp_path: Path, capsys: pytest.CaptureFixture
         ((), "shards = -1\n", "run.shards must be >= 1, got -1"),
         ((), 'backend = "dask"\n', "run.backend must be one of"),
         ((), 'address = "h:1"\n', "run.address needs run.backend = 'ray'"),
+        # the tls backend places blocks on its hosts: shards were silently dropped (review)
+        (("--backend", "tls", "--shards", "2"), "", "--shards applies to backends local and ray"),
     ],
 )
 def test_invalid_backend_options_exit_2_naming_them(
@@ -86,3 +88,13 @@ def test_invalid_backend_options_exit_2_naming_them(
     assert message in res.err
     assert "Traceback" not in res.err
     assert len(res.err.strip().splitlines()) == 1
+
+
+def test_round_seconds_on_a_local_run_is_reported_as_unused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``[run] round_seconds`` only shapes tls rounds; a local run said nothing (review)."""
+    res = _run(tmp_path, capsys, extra="round_seconds = 7.5\n")
+    assert res.code == 0, res.err
+    notes = " ".join(res.json()["notes"])
+    assert "round_seconds = 7.5 applies to the tls backend only" in notes

@@ -378,6 +378,39 @@ def _finish(report: RunReport, out: Path, pages: Mapping[str, PageWriter]) -> Ru
     return report
 
 
+def _check_network_options(network: Mapping[str, Any] | None, shard_count: int) -> None:
+    """Refuse what the tls backend would drop: it places blocks on its hosts, not shards."""
+    if network is not None and shard_count > 1:
+        raise InvalidParameterError(
+            f"shards applies to backends local and ray, not tls (got shards={shard_count}); "
+            "tls places blocks on its hosts",
+            parameter="shards",
+            value=shard_count,
+        )
+
+
+def _backend_notes(
+    spec: RunSpec,
+    backend_name: str,
+    network: Mapping[str, Any] | None,
+    net_record: Mapping[str, Any] | None,
+) -> tuple[str, ...]:
+    """What the report must say about options the backend did not use or could not see."""
+    notes: tuple[str, ...] = ()
+    if network is None and spec.round_seconds:
+        notes += (
+            f"[run] round_seconds = {spec.round_seconds:g} applies to the tls backend only; "
+            f"the {backend_name} backend has no rounds on a wire and did not use it",
+        )
+    if net_record is not None and "coordinator_observes" in net_record:
+        notes += (
+            "node daemons: the coordinator does not observe the transcript, so costs "
+            "(messages, channels, dummies) and tuples used read 0; frames per link are "
+            "under network.delivered_per_link",
+        )
+    return notes
+
+
 def run_spec(
     spec: RunSpec,
     out_dir: Path,
@@ -412,6 +445,7 @@ def run_spec(
     crowdhide's version, the seed and the backend in the report's ``provenance``.
     """
     backend_name, shard_count, ray_address = _execution_choice(spec, backend, shards, address)
+    _check_network_options(network, shard_count)
     size = spec.block_size if block_size is None else check_int("block_size", block_size, low=1)
     acct = accountant if accountant is not None else default_accountant()
     tick = progress or _no_progress
@@ -446,12 +480,7 @@ def run_spec(
         notes, plots = _plots(prepared, out, acct)
         files.update(plots)
         tick("plots", 1, 1)
-    if net_record is not None and "coordinator_observes" in net_record:
-        notes += (
-            "node daemons: the coordinator does not observe the transcript, so costs "
-            "(messages, channels, dummies) and tuples used read 0; frames per link are "
-            "under network.delivered_per_link",
-        )
+    notes += _backend_notes(spec, backend_name, network, net_record)
     report = RunReport(
         plan=prepared.report(),
         execution=ExecutionRecord.of(run, address=ray_address),
