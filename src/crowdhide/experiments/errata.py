@@ -75,6 +75,15 @@ ERRATA: tuple[Erratum, ...] = (
     Erratum(_C, "authors' code", "erratum",
             "The code clips the noisy gradient, which is not the algorithm the paper analyses.",
             "clipping after noise bounds every step whatever σ is", "cyffers-fig2"),
+    Erratum(_C, "Fig. 1a, authors' code", "erratum",
+            "The code's visit bound is T/n + √(3T/2 · ln(1/δ̂)), not the paper's "
+            "T/n + √(3(T/n) ln(1/δ̂)); with it the LDP curve grows with n.",
+            "both visit bounds are plotted, with the fixed T/n curves", "cyffers-fig1"),
+    Erratum(_C, "Fig. 1b", "deviation",
+            "Bands are ±1 sd over walks (the paper's bars are best and worst cases); the "
+            "certified per-pair PLD accountant is shown beside the authors' accounting.",
+            "an sd summarises the spread of the mean; the authors' accounting is not a bound",
+            "cyffers-fig1"),
     Erratum(_C, "Thm 5", "erratum", "'n >= 100' is probably a typo for 1000 (Thm 2, code).",
             "the authors' code uses min_n = 1000"),
     Erratum(_CH, "Lemma 4.8", "deviation",
