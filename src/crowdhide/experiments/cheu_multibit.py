@@ -150,7 +150,7 @@ def selection_n90(rows: list[dict[str, Any]]) -> float:
     Examples
     --------
     >>> round(selection_n90([{"n": 100, "success": 0.5}, {"n": 400, "success": 1.0}]))
-    264
+    303
     """
     pts = sorted(rows, key=lambda r: r["n"])
     for below, above in zip([None, *pts], pts, strict=False):
