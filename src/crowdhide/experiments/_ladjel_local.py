@@ -138,7 +138,7 @@ def plot_local(rows: list[dict[str, Any]], png: Path) -> Path:
     from matplotlib.ticker import MaxNLocator
 
     scales = list(dict.fromkeys(r["scale"] for r in rows))
-    fig, axes = plt.subplots(1, len(scales), figsize=(6 * len(scales), 4.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(scales), figsize=(6 * len(scales), 5.6), squeeze=False)
     for ax, scale in zip(axes[0], scales, strict=True):
         sub = [r for r in rows if r["scale"] == scale]
         for i, sigma in enumerate(dict.fromkeys(r["sigma"] for r in sub)):
@@ -156,7 +156,7 @@ def plot_local(rows: list[dict[str, Any]], png: Path) -> Path:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_title(f"Fig. 5: equal total dummies ({scale})", fontsize=10)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper right")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)

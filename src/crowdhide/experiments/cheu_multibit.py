@@ -247,7 +247,7 @@ def _plot(hist: list[dict[str, Any]], sel: list[dict[str, Any]], path: Path) -> 
     require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.6))
+    fig, (a, b) = plt.subplots(1, 2, figsize=(12, 5.4))
     for i, D in enumerate(dict.fromkeys(r["D"] for r in hist)):
         pts = [r for r in hist if r["D"] == D]
         x = [r["n"] for r in pts]
@@ -278,7 +278,7 @@ def _plot(hist: list[dict[str, Any]], sel: list[dict[str, Any]], path: Path) -> 
     b.set_title("Selection from d bit sums", fontsize=10)
     for ax in (a, b):
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="best")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -222,7 +222,7 @@ def _plot(rows: Sequence[dict[str, Any]], title: str, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     base, prot = rows[0], list(rows[1:])
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.6))
+    fig, axes = plt.subplots(1, 3, figsize=(15, 5.4))
     ax = axes[0]
     for r in prot:
         ax.plot(r["epsilon"], r["rand_index"], "o", label=r["run"])
@@ -251,7 +251,7 @@ def _plot(rows: Sequence[dict[str, Any]], title: str, path: Path) -> Path:
         axis.set_title(sub, fontsize=10)
     for axis in axes:
         axis.grid(alpha=0.3)
-        axis.legend(fontsize=7, loc="best")
+        axis.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
