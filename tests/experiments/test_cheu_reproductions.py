@@ -46,3 +46,32 @@ def test_exact_lambda_is_below_the_fast_bound_certificate() -> None:
     certified, _ = calibrate_bit_sum(n=2000, epsilon=1.0, delta=1e-6, calibration="exact")
     assert found.certified
     assert found.high <= certified * (1 + 1e-9)
+
+
+def test_lower_bound_chain_exponent_is_one_seventeenth() -> None:
+    import math
+
+    from crowdhide.experiments.cheu_multibit import chain_exponent, chain_rows
+
+    slope = (chain_exponent("histogram", 600.0) - chain_exponent("histogram", 300.0)) / 300.0
+    assert slope == pytest.approx(1 / 17, rel=1e-3)
+    sel = chain_exponent("selection", math.log(700)) - chain_exponent("selection", math.log(500))
+    assert sel / 200 == pytest.approx(1 / 17, rel=0.02)
+    for r in chain_rows():  # Thm 6.2 on the bit-sum randomizer, R's ε at δ recomputed
+        p = math.exp(r["eps0_R"]) / (1 + math.exp(r["eps0_R"]))
+        want = math.log((p - 1e-6) / (1 - p))
+        assert r["eps_R_at_delta"] == pytest.approx(max(0.0, want))
+        assert r["eps_R_at_delta"] <= r["thm62_bound"]
+
+
+def test_multibit_quick_verdicts(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from crowdhide.experiments.claims import HOLDS
+    from crowdhide.experiments.registry import run_experiment
+
+    result = run_experiment("cheu-multibit", tmp_path, seed=0, quick=True)
+    assert any(str(f).endswith(".png") for f in result.files)
+    outcome = {v.claim.section: v.outcome for v in result.verdicts}
+    assert outcome["Thm 6.2"] == HOLDS
+    assert outcome["Cor. 6.6"] == HOLDS
+    assert outcome["Cor. 6.8"] == HOLDS
+    assert len(result.verdicts) == 7

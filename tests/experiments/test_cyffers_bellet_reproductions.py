@@ -28,3 +28,40 @@ def test_fig2_data_fallback(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None: 
     assert "synthetic stand-in" in source
     assert "not found" in source
     assert np.allclose(np.linalg.norm(x, axis=1), 1.0)
+
+
+def _advanced(eps: float, k: float, slack: float) -> float:
+    import math
+
+    return min(k * eps, math.sqrt(2 * k * math.log(1 / slack)) * eps + k * eps * math.expm1(eps))
+
+
+def test_fig1a_fixed_contribution_curves() -> None:
+    import math
+
+    from crowdhide.experiments.claims import HOLDS, NOT_HOLD
+    from crowdhide.experiments.cyffers_bellet_walks import (
+        FIXED_REFERENCE,
+        _fig1_more_verdicts,
+        _fixed_contributions,
+    )
+
+    for n, ldp, ndp in FIXED_REFERENCE:  # the authors' code logic, recomputed here
+        got = _fixed_contributions(n, 0.1, 1e-7)
+        assert got["ldp_fixed"] == pytest.approx(_advanced(0.1, 100, 1e-7))
+        assert got["ndp_fixed"] == pytest.approx(_advanced(0.3 / math.sqrt(n), 200, 1e-7))
+        assert got["ldp_fixed"] == pytest.approx(ldp, abs=5e-4)
+        assert got["ndp_fixed"] == pytest.approx(ndp, abs=5e-4)
+    rows_a = [
+        {"n": n, "ldp_paper": 9.2, "ndp_paper": 30 / n**0.5, "ldp_code": 12.0,
+         "ndp_code": 40 / n**0.5, **_fixed_contributions(n, 0.1, 1e-7)}
+        for n in (10, 24, 117, 1269)
+    ]  # fmt: skip
+    rows_b = [{"eps0": 0.4, "n": 50, "authors_network_mean": 1.8}]
+    outcome = [v.outcome for v in _fig1_more_verdicts(rows_a, rows_b)]
+    assert outcome == [HOLDS] * 4
+    rows_a[1]["ndp_code"] = 99.0  # local DP better at n = 24: the crossover claim fails
+    rows_b[0]["authors_network_mean"] = 3.0
+    outcome = [v.outcome for v in _fig1_more_verdicts(rows_a, rows_b)]
+    assert outcome[0] == NOT_HOLD
+    assert outcome[3] != HOLDS

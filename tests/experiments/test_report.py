@@ -81,3 +81,21 @@ def test_chromium_renders_the_report(page: Path, tmp_path: Path) -> None:
     colours, counts = np.unique(pixels, axis=0, return_counts=True)
     assert len(colours) > 50  # the embedded figures are drawn, not a blank page
     assert counts.max() / len(pixels) < 0.97
+
+
+def test_page_lists_every_erratum_and_deviation(page: Path) -> None:
+    import html
+
+    from crowdhide.experiments.errata import ERRATA
+    from crowdhide.experiments.registry import discover
+
+    text = html.unescape(page.read_text(encoding="utf-8"))
+    assert '<h2 id="errata">Errata and deviations</h2>' in text
+    for entry in ERRATA:
+        assert entry.text in text
+        assert entry.why in text
+    assert {e.kind for e in ERRATA} == {"erratum", "deviation"}
+    names = set(discover())
+    assert all(e.target in names for e in ERRATA if e.target)  # no stale target names
+    papers = {e.paper for e in ERRATA}
+    assert len(papers) == 5

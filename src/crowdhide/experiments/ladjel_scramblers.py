@@ -33,6 +33,7 @@ from crowdhide.accounting.scrambler import (
     sigma_lie_from_uniform,
     theorem3_published_epsilon,
 )
+from crowdhide.experiments._ladjel_local import local_lines, local_rows, local_verdicts, plot_local
 from crowdhide.experiments.claims import Claim, Verdict, all_of, match, match_all
 from crowdhide.experiments.registry import ExperimentResult, experiment
 
@@ -193,7 +194,12 @@ def fig5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
             f" exhaustive ε = {r['exact_pure_epsilon']:.5f} > Theorem 3 = "
             f"{r['theorem3_published']:.5f} — Theorem 3 UNDERSTATES ε."
         )
+    local = local_rows(quick)
+    local_csv = write_csv(out_dir / "ladjel_fig5_local.csv", local)
+    local_png = plot_local(local, out_dir / "ladjel_fig5_local.png")
+    lines += local_lines(local)
     verdicts = (
+        *local_verdicts(local),
         all_of(
             Claim(PAPER, "Thm 3, Fig. 5", "Theorem 3 bounds the pure ε of the capped scrambler"),
             [
@@ -215,9 +221,9 @@ def fig5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
         ),
     )
     return ExperimentResult(
-        files=(csv_path, check_csv, png),
+        files=(csv_path, check_csv, png, local_csv, local_png),
         comparison=tuple(lines),
-        data={"capped": check_rows},
+        data={"capped": check_rows, "equal_total_dummies": local},
         verdicts=verdicts,
     )
 

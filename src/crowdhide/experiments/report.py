@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crowdhide.experiments.claims import HOLDS, MAGNITUDE, NOT_HOLD, Verdict
+from crowdhide.experiments.errata import ERRATA, Erratum
 from crowdhide.experiments.registry import Experiment, ExperimentResult
 
 __all__ = ["TargetRun", "write_report"]
@@ -101,6 +102,22 @@ def _section(run: TargetRun) -> str:
     )
 
 
+def _errata(entries: Sequence[Erratum]) -> str:
+    """The "Errata and deviations" section: one row per entry, errata first."""
+    ordered = sorted(entries, key=lambda e: (e.kind != "erratum", e.paper))
+    rows = "".join(
+        f"<tr><td>{_esc(e.kind)}</td><td>{_esc(e.paper)}, {_esc(e.where)}</td>"
+        f"<td>{_esc(e.text)}</td><td>{_esc(e.why)}</td><td>{_esc(e.target)}</td></tr>"
+        for e in ordered
+    )
+    head = "<tr><th>kind</th><th>paper, where</th><th>what</th><th>why</th><th>target</th></tr>"
+    return (
+        '<h2 id="errata">Errata and deviations</h2><p>Errata: what is wrong in a paper. '
+        "Deviations: where a reproduction does not do what the paper did, and why.</p>"
+        f"<table>{head}{rows}</table>"
+    )
+
+
 def write_report(path: Path, runs: Sequence[TargetRun], *, provenance: dict[str, str]) -> Path:
     """Write the page for ``runs`` to ``path``; ``provenance`` (version, seed, mode, time...)
     heads it. Returns ``path``."""
@@ -120,6 +137,7 @@ def write_report(path: Path, runs: Sequence[TargetRun], *, provenance: dict[str,
         + (f"; failed: {_esc(', '.join(failed))}" if failed else "")
         + f"</p><p>{index}</p>"
         f"<h2>All claims</h2><table>{_CLAIM_HEAD}{table}</table>"
+        + _errata(ERRATA)
         + "".join(_section(r) for r in runs)
     )
     page = (
