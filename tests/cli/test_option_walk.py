@@ -484,6 +484,7 @@ WALK: dict[str, Command] = {
             "--block-size": V("--block-size", "100"),
             "--placement": V("--placement", "spread", refused=True),  # local backend
             "--round-seconds": V("--round-seconds", "2", refused=True),  # local backend
+            "--shared-seed": V("--shared-seed", refused=True),  # local backend
         },
         slow=True,
     ),

@@ -59,6 +59,9 @@ def backends() -> Iterator[Callable[..., TlsBackend]]:
     made: list[TlsBackend] = []
 
     def make(**options: Any) -> TlsBackend:
+        # Most tests compare the tls run with the local backend's (same seed, same result
+        # and transcript): that needs the shared seed; secret-randomness tests pass False.
+        options.setdefault("shared_seed", True)
         backend = TlsBackend(**options)
         made.append(backend)
         return backend

@@ -43,6 +43,7 @@ def test_diabetes_over_tls_gives_the_local_result(capsys, tmp_path: Path) -> Non
         "3",
         "--pki",
         str(pki),
+        "--shared-seed",  # the local backend's randomness: the same answer and costs
     )
     assert tls.code == 0, tls.err
     a, b = local.json(), tls.json()

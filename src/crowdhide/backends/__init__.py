@@ -43,6 +43,7 @@ BACKENDS: Mapping[str, frozenset[str]] = {
             "netns",
             "placement",
             "round_seconds",
+            "shared_seed",
             "directory",
             "ca",
             "state",
@@ -84,6 +85,11 @@ def make_backend(name: str, **options: Any) -> Backend:
         ray_backend: Backend = RayBackend(**given)
         return ray_backend
     if "directory" in given:  # running node daemons: the coordinator starts nothing
+        if given.pop("shared_seed", False):
+            raise ValueError(
+                "shared_seed does not apply to a tls run on node daemons (directory): "
+                "each daemon keys its blocks with its own secret randomness, got True"
+            )
         spawn_only = sorted(set(given) & {"hosts", "pki", "observe", "netns"})
         if spawn_only or not {"ca", "state"} <= set(given):
             raise ValueError(

@@ -105,6 +105,14 @@ PlacementOption = Annotated[
         "--placement", help="tls: spread (default: small groups on different hosts) | modulo."
     ),
 ]
+SharedSeedFlag = Annotated[
+    bool,
+    typer.Option(
+        "--shared-seed",
+        help="tls: hosts key their randomness by the seed, as local does (reproducible; "
+        "every host can replay the others' dummies). Default: each host's own secret.",
+    ),
+]
 DirectoryOption = Annotated[
     Path | None,
     typer.Option(
@@ -143,6 +151,7 @@ def run_command(
     placement: PlacementOption = None,
     block_size: BlockSizeOption = None,
     round_seconds: RoundSecondsOption = None,
+    shared_seed: SharedSeedFlag = False,
     directory: DirectoryOption = None,
     ca: CaOption = None,
     state: StateOption = None,
@@ -165,6 +174,8 @@ def run_command(
         if network is None:
             raise ValueError(f"--round-seconds applies to --backend tls only, got {round_seconds}")
         network["round_seconds"] = round_seconds
+    if shared_seed:
+        _shared_seed(network)
     if ledger is not None:
         check_output_file(ledger, option="--ledger")
     spec = load_spec(plan_file)
@@ -277,6 +288,19 @@ def _daemons(
             raise ValueError(f"{option} does not exist, got {str(path)!r}")
     settings = {k: v for k, v in network.items() if k not in ("hosts", "pki")}
     return {**settings, **given}
+
+
+def _shared_seed(network: dict[str, Any] | None) -> None:
+    """``--shared-seed``: tls hosts spawned by this run only (node daemons always draw their
+    own secret randomness; the in-process backends always use the seed)."""
+    if network is None:
+        raise ValueError("--shared-seed applies to --backend tls only")
+    if "directory" in network:
+        raise ValueError(
+            "--shared-seed does not apply to a run on node daemons (--directory): "
+            "each daemon keys its blocks with its own secret randomness"
+        )
+    network["shared_seed"] = True
 
 
 def _print(report: RunReport) -> None:

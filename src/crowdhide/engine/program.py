@@ -8,7 +8,9 @@ host processes) is a loop over these two functions plus a transport; the result 
 depend on which backend, how many shards, or in which order blocks ran, because
 
 * randomness is counter-based: :func:`block_rng` is a Philox stream keyed by
-  ``(seed, round, group, block)``;
+  ``(seed, round, group, block)`` — or, when a host passes its own ``secret`` (the ``tls``
+  backend does, unless the run asks for a shared seed), by ``(secret, seed, round, group,
+  block)``, so no other host can replay the block's draws;
 * a block orders its inbox canonically (by route, then sender block), see :func:`inbox_of`.
 
 Group programs (Ladjel et al. and the shuffle model):
@@ -74,8 +76,15 @@ class Parcel:
     load: Callable[[], MessageBatch] = field(repr=False)
 
 
-def block_rng(seed: int, round: int, group: str, block: int) -> np.random.Generator:
+def block_rng(
+    seed: int, round: int, group: str, block: int, *, secret: int | None = None
+) -> np.random.Generator:
     """Counter-based generator of one block: Philox keyed by ``(seed, round, group, block)``.
+
+    With ``secret`` (a host's private random integer, e.g. 256 bits from :mod:`secrets`)
+    the key is derived from the secret as entropy and ``(seed, round, group, block)`` as
+    its spawn key: the stream is then unpredictable to anyone without the secret, even
+    knowing the seed (Philox's key is 128 bits drawn from the SeedSequence pool).
 
     Examples
     --------
@@ -83,8 +92,16 @@ def block_rng(seed: int, round: int, group: str, block: int) -> np.random.Genera
     >>> b = block_rng(7, 2, "S", 3).integers(0, 1000, 3)
     >>> bool((a == b).all()), bool((a == block_rng(7, 2, "S", 4).integers(0, 1000, 3)).all())
     (True, False)
+    >>> c = block_rng(7, 2, "S", 3, secret=2**200 + 1).integers(0, 1000, 3)
+    >>> bool((a == c).all())
+    False
     """
-    key = np.random.SeedSequence([seed, round, zlib.crc32(group.encode("utf-8")), block])
+    words = (seed, round, zlib.crc32(group.encode("utf-8")), block)
+    key = (
+        np.random.SeedSequence(list(words))
+        if secret is None
+        else np.random.SeedSequence(secret, spawn_key=words)
+    )
     return np.random.Generator(np.random.Philox(key))
 
 
@@ -140,6 +157,7 @@ def step(
     *,
     seed: int,
     data: Mapping[str, npt.NDArray[Any]] | None = None,
+    secret: int | None = None,
 ) -> BlockResult:
     """Run the program of ``block.group`` on ``block``.
 
@@ -159,10 +177,19 @@ def step(
     data
         Sources: the block's tuples (rows ``block.start .. block.stop-1``); default: sliced
         from the plan.
+    secret
+        The executing host's private key for the block's generator (:func:`block_rng`);
+        ``None`` (the in-process backends, a tls run with a shared seed): keyed by the seed.
+        Every draw of a block is private to its node — target sampling σ, dummy targets,
+        send-order labels, the scramblers' dummies and shuffles, and the ``rng`` handed to
+        ``process`` (a program's own noise) — and no receiver re-derives any of them (a
+        dummy is recognised by its payload, not by replaying the sender), so the whole
+        stream may be secret. Randomness that nodes must share (e.g. K-means' initial
+        centroids) is drawn by the plan's author and travels in the plan as parameters.
     """
     group = plan.group(block.group)
     level = plan.levels()[group.name]
-    rng = block_rng(seed, level, group.name, block.index)
+    rng = block_rng(seed, level, group.name, block.index, secret=secret)
     ordered = inbox_of(plan, group.name, batches)
     if isinstance(batches, list):
         batches.clear()  # ``step`` consumes its inbox (see the docstring)

@@ -269,6 +269,10 @@ def _execute(
         "frame_bytes": backend.frame,
         "tls_record_bytes": backend.frame + 22,
         "round_seconds": backend.round_seconds,
+        # whose key drove the blocks' draws (the report's notes say what it implies)
+        "randomness": (
+            "shared seed" if getattr(backend, "shared_seed", False) else "secret per host"
+        ),
         "round_lateness_max_seconds": max(backend.lateness, default=0.0),
         "data_frames_delivered": backend.frames_sent,
         "delivered_per_link": {
@@ -379,7 +383,15 @@ def _finish(report: RunReport, out: Path, pages: Mapping[str, PageWriter]) -> Ru
 
 
 def _check_network_options(network: Mapping[str, Any] | None, shard_count: int) -> None:
-    """Refuse what the tls backend would drop: it places blocks on its hosts, not shards."""
+    """Refuse what the tls backend would drop: it places blocks on its hosts, not shards;
+    node daemons never share a seed (each keys its blocks with its own secret)."""
+    if network is not None and network.get("shared_seed") and "directory" in network:
+        raise InvalidParameterError(
+            "shared_seed does not apply to a tls run on node daemons (directory): each "
+            "daemon keys its blocks with its own secret randomness, got shared_seed=True",
+            parameter="shared_seed",
+            value=True,
+        )
     if network is not None and shard_count > 1:
         raise InvalidParameterError(
             f"shards applies to backends local and ray, not tls (got shards={shard_count}); "
@@ -402,6 +414,7 @@ def _backend_notes(
             f"[run] round_seconds = {spec.round_seconds:g} applies to the tls backend only; "
             f"the {backend_name} backend has no rounds on a wire and did not use it",
         )
+    notes += _randomness_notes(spec, network)
     if net_record is not None and "coordinator_observes" in net_record:
         notes += (
             "node daemons: the coordinator does not observe the transcript, so costs "
@@ -409,6 +422,29 @@ def _backend_notes(
             "under network.delivered_per_link",
         )
     return notes
+
+
+def _randomness_notes(spec: RunSpec, network: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """What the report must say about whose randomness the blocks drew."""
+    if network is None:
+        if spec.shared_seed:
+            return (
+                "[run] shared_seed = true applies to the tls backend only; the in-process "
+                "backends always key the blocks' randomness by the seed",
+            )
+        return ()
+    if network.get("shared_seed"):
+        return (
+            "WARNING: shared seed: every tls host keyed its blocks' randomness by the run's "
+            "seed, so any host (and whoever picked the seed) can replay every other host's "
+            "sampling, dummies and shuffles — tell dummies from real messages and trace "
+            "them; use it to compare with the local backend, never in a deployment",
+        )
+    return (
+        "each tls host keyed its blocks' randomness (sampling, dummies, shuffles) with its "
+        "own secret: the seed does not reproduce this run's traffic or noisy answer "
+        "([run] shared_seed = true / --shared-seed reproduces the local backend's)",
+    )
 
 
 def run_spec(
@@ -445,6 +481,10 @@ def run_spec(
     crowdhide's version, the seed and the backend in the report's ``provenance``.
     """
     backend_name, shard_count, ray_address = _execution_choice(spec, backend, shards, address)
+    if network is not None and network.get("round_seconds") is None and spec.round_seconds:
+        network = {**network, "round_seconds": spec.round_seconds}
+    if network is not None and network.get("shared_seed") is None and spec.shared_seed:
+        network = {**network, "shared_seed": True}
     _check_network_options(network, shard_count)
     size = spec.block_size if block_size is None else check_int("block_size", block_size, low=1)
     acct = accountant if accountant is not None else default_accountant()
@@ -462,8 +502,6 @@ def run_spec(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     options = {"backend": backend_name, "shards": shard_count, "address": ray_address}
-    if network is not None and network.get("round_seconds") is None and spec.round_seconds:
-        network = {**network, "round_seconds": spec.round_seconds}
     run, net_record = _execute(
         prepared.plan, spec.seed, tick, network=network, options={**options, "block_size": size}
     )

@@ -71,6 +71,7 @@ _SECTIONS = {
         "seed",
         "message_size",
         "round_seconds",
+        "shared_seed",
         "plots",
         "transcript_csv_max_rows",
         "backend",
@@ -189,6 +190,7 @@ class RunSpec:
     address: str | None = None
     block_size: int = 1 << 14
     round_seconds: float | None = None
+    shared_seed: bool = False
 
     def __repr__(self) -> str:
         """One line: name, query kind, data size, target and backend."""
@@ -290,6 +292,8 @@ def parse_spec(raw: Mapping[str, Any], *, base: Path | None = None) -> RunSpec:
         if run.get("round_seconds") is None
         else check_real("run.round_seconds", run["round_seconds"], low=0.05, high=3600.0),
         plots=check_bool("run.plots", run.get("plots", True)),
+        # tls: hosts key their randomness by the seed (reproducible, replayable by every host)
+        shared_seed=check_bool("run.shared_seed", run.get("shared_seed", False)),
         transcript_csv_max_rows=check_int(
             "run.transcript_csv_max_rows", run.get("transcript_csv_max_rows", 500_000), low=0
         ),

@@ -9,8 +9,10 @@ sealed end to end for the receiving node (:mod:`crowdhide.backends.tls.frames`,
 :mod:`crowdhide.backends.tls.codec`). A host receives the job restricted to its blocks
 (:meth:`TlsBackend.job_for`): the source rows of the nodes it serves, no other user's data.
 The driver only sequences rounds and collects the blocks' reports (observer view, counters, kept
-states), exactly as from the local backend, so the result is the same for the same seed
-and block size.
+states), as from the local backend. Each host keys its blocks' randomness with a secret it
+draws itself (``shared_seed=False``, the default), so a run is not reproducible from its
+seed; ``shared_seed=True`` keys them by the seed as the local backend does — the same result
+and transcript for the same seed and block size, and every host can replay the others' draws.
 
 Delivery is accounted per round and link: ``run_group`` first closes the previous round —
 every host writes its queued frames and an ``END`` frame per link, the receiver acknowledges
@@ -149,6 +151,11 @@ class TlsBackend:
         middle, processing fills the second half (default: :func:`default_round_seconds`
         of the plan). A round that does not fit raises
         :class:`~crowdhide.errors.RoundOverrunError`.
+    shared_seed
+        ``False`` (default): every host draws a 256-bit secret when it loads the job and keys
+        its blocks' randomness with it (nobody else can replay a block's sampling, dummies
+        or shuffles). ``True``: blocks are keyed by the run's seed as on the local backend
+        (same result and transcript, for comparisons; every host can replay every other's).
 
     The executor calls :meth:`close` at the end of a run; every process is stopped by its id.
     """
@@ -167,8 +174,12 @@ class TlsBackend:
         round_seconds: float | None = None,
         netns: Sequence[tuple[str, str]] | None = None,
         placement: str = "spread",
+        shared_seed: bool = False,
     ) -> None:
         self.hosts = check_int("hosts", hosts, low=1, high=256)
+        if not isinstance(shared_seed, bool):
+            raise TypeError(f"shared_seed must be a bool, got {shared_seed!r}")
+        self.shared_seed = shared_seed
         self.placement = Placement(hosts=self.hosts, rule=placement)
         self.netns = _check_netns(netns, self.hosts, observe)
         self._round_arg = (
@@ -436,6 +447,7 @@ class TlsBackend:
                     placement=self.placement.to_json(),
                     owns=lambda group, block: self.placement.host(job, group, block) == h,
                     receivers=tuple(receivers),
+                    shared_seed=self.shared_seed,
                 )
             )
             refused = {h: r.error for h, r in replies.items() if isinstance(r, ctl.JobRefused)}

@@ -16,7 +16,8 @@ holds), and trusts only the CA certificate and the CA-signed directory
 * **What it accepts.** A plan document signed with the key of the coordinator's certificate
   (:mod:`crowdhide.backends.tls.shipping`); the daemon fills in the rows of the source blocks
   the plan's placement gives it from its own file, and refuses a plan that places other
-  rows on it.
+  rows on it, or that asks for a shared seed: a daemon keys its blocks' randomness
+  (sampling, dummies, shuffles) with a 256-bit secret it draws per job and never sends.
 * **What it tells the coordinator** (:class:`~crowdhide.backends.tls.control.Ran`): frames
   emitted and queued per peer, payload schemas, and the state of *result* blocks (the
   released output) — no block report, no real/dummy count, no origin, no ``used`` mask.
@@ -407,9 +408,14 @@ class Daemon:
             if not placement.ranges:
                 raise ValueError("the plan's placement gives no node its rows")
             rows = self.rows.parts(document, placement.ranges[self.node])
-            job, plan_digest, placement = load_job(
+            job, plan_digest, placement, shared = load_job(
                 dataclasses.replace(message, rows=rows), coordinator=coordinator
             )
+            if shared:  # the coordinator picks the seed: it could replay this node's draws
+                raise ValueError(
+                    "a node daemon keys its blocks with its own secret randomness; "
+                    "a plan asking for a shared seed is refused"
+                )
             # Only result groups publish their state: a plan asking for more is refused.
             roles = {g.name: g.role for g in job.plan.groups}
             if any(roles.get(name) != "result" for name in job.keep):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import secrets
 import ssl
 import struct
 import sys
@@ -174,6 +175,8 @@ class Host:
         self.acks: dict[tuple[int, int], int] = {}
         self.schemas: dict[int, codec.Schema] = {}
         self.job: Any = None
+        # This host's key for its blocks' randomness (see set_job); never sent anywhere.
+        self.secret: int | None = None
         self.stats = dict.fromkeys(
             ("handshakes", "refused", "duplicate_identity", "frames_in", "frames_out"), 0
         )
@@ -439,9 +442,16 @@ class Host:
         return {"received": received, "acked": acked, "claimed": claimed, "rejected": rejected}
 
     # -- programs ------------------------------------------------------------------------
-    def set_job(self, job: Any, receivers: list[str], placement: Any) -> dict[str, Any]:
-        """Keep the job; create the X25519 keys of the receiving nodes this host serves."""
+    def set_job(
+        self, job: Any, receivers: list[str], placement: Any, *, shared_seed: bool = False
+    ) -> dict[str, Any]:
+        """Keep the job; draw this host's secret randomness key (unless the run shares its
+        seed); create the X25519 keys of the receiving nodes this host serves."""
         self.job = job
+        # 256 bits from the OS CSPRNG, held in this process only: the blocks it runs are keyed
+        # with it, so no one else (coordinator, driver, other hosts) can replay their
+        # sampling, dummies or shuffles from the plan's seed.
+        self.secret = None if shared_seed else secrets.randbits(256)
         self.placement = placement  # which host serves which block (signed in the plan)
         plan = job.plan
         self.offsets = plan.node_offsets()
@@ -476,7 +486,8 @@ class Host:
         for block in job.blocks(group):
             if self.placement.host(job, group, block.index) != self.host:
                 continue
-            result = step(job.plan, block, inbox.pop(block.index, []), seed=job.seed)
+            parts = inbox.pop(block.index, [])
+            result = step(job.plan, block, parts, seed=job.seed, secret=self.secret)
             for batch in result.batches:
                 size = job.plan.group(batch.receiver).size
                 for rb, part in split(batch, size, job.block_size):
@@ -676,10 +687,11 @@ async def _dispatch(host: Host, msg: Any) -> Any:
         from crowdhide.backends.tls.shipping import PlanRefusedError, load_job
 
         try:
-            job, _, placement = load_job(msg, coordinator=host.cfg["coordinator"])
+            job, _, placement, shared = load_job(msg, coordinator=host.cfg["coordinator"])
         except PlanRefusedError as exc:
             return ctl.JobRefused(error=str(exc))
-        return ctl.JobLoaded(**host.set_job(job, list(msg.receivers), placement))
+        keys = host.set_job(job, list(msg.receivers), placement, shared_seed=shared)
+        return ctl.JobLoaded(**keys)
     if isinstance(msg, ctl.Learn):
         host.sealer.learn(hosts=dict(msg.hosts), nodes=dict(msg.nodes))
         return ctl.Learned()

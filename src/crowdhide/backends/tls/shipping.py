@@ -8,6 +8,12 @@ its registry does not have (:class:`PlanRefusedError`, sent back as
 :class:`~crowdhide.backends.tls.control.JobRefused`). A host receives the source rows of
 the blocks it serves only, as arrays beside the document.
 
+The run parameters say how hosts key their blocks' randomness: ``"randomness": "secret"``
+(the default) — every host draws its own secret when it loads the job and keys its blocks'
+generators with it, so neither the coordinator (which picks the seed) nor another host can
+replay its sampling, dummies or shuffles — or ``"shared"``: the blocks are keyed by the
+public seed alone, as on the local backend (reproducible, and replayable by every host).
+
 Examples
 --------
 >>> signer = Signer.generate()
@@ -125,10 +131,18 @@ def ship_job(
     placement: Mapping[str, Any],
     owns: Callable[[str, int], bool] | None,
     receivers: tuple[str, ...],
+    shared_seed: bool = False,
 ) -> ctl.LoadJob:
     """The :class:`~crowdhide.backends.tls.control.LoadJob` of the host owning ``owns``
-    (``None``: a node daemon, which reads its own users' rows; no row is shipped)."""
-    run = {"seed": job.seed, "block_size": job.block_size, "keep": sorted(job.keep)}
+    (``None``: a node daemon, which reads its own users' rows; no row is shipped).
+    ``shared_seed``: the hosts key their blocks by the seed (reproducible, replayable)
+    instead of their own secrets."""
+    run = {
+        "seed": job.seed,
+        "block_size": job.block_size,
+        "keep": sorted(job.keep),
+        "randomness": "shared" if shared_seed else "secret",
+    }
     blob = canonical(plan_document(job.plan, run=run, placement=placement))
     rows: dict[str, Any] = {}
     if owns is not None:
@@ -141,9 +155,9 @@ def ship_job(
     return ctl.LoadJob(plan=blob, signature=signer.sign(blob), rows=rows, receivers=receivers)
 
 
-def load_job(message: ctl.LoadJob, *, coordinator: bytes) -> tuple[Job, str, Placement]:
-    """The job of a verified plan with the rows this host received, the plan's digest and
-    its placement."""
+def load_job(message: ctl.LoadJob, *, coordinator: bytes) -> tuple[Job, str, Placement, bool]:
+    """The job of a verified plan with the rows this host received, the plan's digest, its
+    placement and whether its randomness is the shared seed's (else each host's secret)."""
     verify(coordinator, message.plan, message.signature)
     try:
         document = json.loads(message.plan)
@@ -161,8 +175,10 @@ def load_job(message: ctl.LoadJob, *, coordinator: bytes) -> tuple[Job, str, Pla
             keep=frozenset(run["keep"]),
         )
         placement = Placement(**document["placement"])
+        if run["randomness"] not in ("secret", "shared"):
+            raise ValueError(f"randomness must be 'secret' or 'shared', got {run['randomness']!r}")
     except PlanDocumentError as exc:
         raise PlanRefusedError(str(exc)) from None
     except (KeyError, TypeError, ValueError) as exc:
         raise PlanRefusedError(f"malformed plan: {type(exc).__name__}: {exc}") from None
-    return job, digest(document), placement
+    return job, digest(document), placement, run["randomness"] == "shared"
