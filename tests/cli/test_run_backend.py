@@ -74,6 +74,9 @@ def test_plan_file_sets_the_shards(tmp_path: Path, capsys: pytest.CaptureFixture
         ((), 'address = "h:1"\n', "run.address needs run.backend = 'ray'"),
         # the tls backend places blocks on its hosts: shards were silently dropped (review)
         (("--backend", "tls", "--shards", "2"), "", "--shards applies to backends local and ray"),
+        # the hosts' randomness is a tls matter: a local run has no hosts to key
+        (("--shared-seed",), "", "--shared-seed applies to --backend tls only"),
+        ((), 'shared_seed = "yes"\n', "run.shared_seed must be a bool"),
     ],
 )
 def test_invalid_backend_options_exit_2_naming_them(
@@ -98,3 +101,13 @@ def test_round_seconds_on_a_local_run_is_reported_as_unused(
     assert res.code == 0, res.err
     notes = " ".join(res.json()["notes"])
     assert "round_seconds = 7.5 applies to the tls backend only" in notes
+
+
+def test_shared_seed_on_a_local_run_is_reported_as_unused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``[run] shared_seed`` keys tls hosts by the seed; local always is: said in the notes."""
+    res = _run(tmp_path, capsys, extra="shared_seed = true\n")
+    assert res.code == 0, res.err
+    notes = " ".join(res.json()["notes"])
+    assert "shared_seed = true applies to the tls backend only" in notes

@@ -72,7 +72,9 @@ def _env() -> dict[str, str]:
 
     src = str(Path(crowdhide.__file__).resolve().parents[1])
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([src, os.getcwd()])
+    # CROWDHIDE_TEST_HOOKS: a directory of test-only import hooks (tests/net/_secret_hook.py)
+    hooks = [os.environ["CROWDHIDE_TEST_HOOKS"]] if "CROWDHIDE_TEST_HOOKS" in os.environ else []
+    env["PYTHONPATH"] = os.pathsep.join([src, os.getcwd(), *hooks])
     return env
 
 

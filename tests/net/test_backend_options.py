@@ -16,6 +16,12 @@ from crowdhide.backends import make_backend
         ("tls", {"address": "a:1"}, "address applies to backend 'ray' only, got 'a:1'"),
         ("local", {"round_seconds": 1.0}, "round_seconds applies to backend 'tls' only, got 1.0"),
         ("tls", {"hosts": 2, "netns": [("a", "10.0.0.1")]}, "netns must name one"),
+        ("local", {"shared_seed": True}, "shared_seed applies to backend 'tls' only, got True"),
+        (
+            "tls",
+            {"directory": "d", "ca": "c", "state": "s", "shared_seed": True},
+            "shared_seed does not apply to a tls run on node daemons",
+        ),
         (
             "tls",
             {"hosts": 1, "netns": [("a", "10.0.0.1")], "observe": True},
@@ -32,3 +38,12 @@ def test_none_means_not_given() -> None:
     assert make_backend("local", address=None, hosts=None).name == "local"
     tls = make_backend("tls", hosts=2, netns=[("a", "10.0.0.1"), ("b", "10.0.0.2")])
     assert tls.name == "tls"
+
+
+def test_shared_seed_is_a_bool_and_secret_by_default() -> None:
+    from crowdhide.backends.tls.backend import TlsBackend
+
+    assert TlsBackend(hosts=1).shared_seed is False
+    assert TlsBackend(hosts=1, shared_seed=True).shared_seed is True
+    with pytest.raises(TypeError, match="shared_seed must be a bool"):
+        TlsBackend(hosts=1, shared_seed=1)  # type: ignore[arg-type]

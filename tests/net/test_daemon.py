@@ -2,9 +2,11 @@
 
 Three daemons, each with its own enrolled keys and its own rows, run an aggregate plan
 (diabetes, grouping sets, scramblers) driven by :class:`Coordinator`: the released result
-equals the local backend's; every byte the coordinator receives is recorded and holds no
-block report, no real/dummy counter, no origin, no ``used`` mask and no state but the
-result's (the same check flags the spawn-hosts driver, which still receives block reports);
+has the local backend's shape and frame count (each daemon keys its randomness with its own
+secret, so the noisy answer is not the local run's); every byte the coordinator receives is
+recorded and holds no block report, no real/dummy counter, no origin, no ``used`` mask, no
+daemon's secret and no state but the result's (the same check flags the spawn-hosts
+driver, which still receives block reports); a plan asking for a shared seed is refused;
 SIGTERM stops every daemon with exit 0 and nothing left; a peer or coordinator whose
 certificate is not the directory's is refused; a daemon killed mid-run is named in one line.
 """
@@ -34,6 +36,7 @@ from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan
 from crowdhide.plans.data import synth_diabetes
 from crowdhide.plans.model import ExecutionPlan
 from tests.net._deploy import Daemons, Deployment, enrol, free_ports
+from tests.net._secret_hook import encodings, install, secrets_drawn
 from tests.net.conftest import assert_all_gone
 
 pytestmark = pytest.mark.net
@@ -70,7 +73,13 @@ def split_rows(plan: ExecutionPlan, root: Path, nodes: int = NODES) -> list[Path
 
 
 @pytest.fixture
-def deployment(tmp_path: Path) -> Iterator[tuple[Deployment, Daemons]]:
+def deployment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Deployment, Daemons]]:
+    # The daemons report every secret they draw to the test (a test-only import hook).
+    for key, value in install(tmp_path / "hooks", tmp_path / "drawn").items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("CROWDHIDE_TEST_HOOKS", str(tmp_path / "hooks"))
     ports = free_ports(NODES)
     dep = enrol(tmp_path, [f"127.0.0.1:{p}" for p in ports])
     daemons = Daemons(dep, split_rows(diabetes_plan(), tmp_path))
@@ -83,15 +92,15 @@ def deployment(tmp_path: Path) -> Iterator[tuple[Deployment, Daemons]]:
         assert_all_gone(pids, ports)
 
 
-def assert_same(a: Any, b: Any) -> None:
-    """Equal states (nested mappings of arrays)."""
+def assert_same_shape(a: Any, b: Any) -> None:
+    """States with the same keys at every level and arrays of the same dtype kind."""
     if isinstance(b, dict):
         assert isinstance(a, dict)
         assert a.keys() == b.keys()
         for key in b:
-            assert_same(a[key], b[key])
+            assert_same_shape(a[key], b[key])
     else:
-        np.testing.assert_array_equal(a, b)
+        assert np.asarray(a).dtype.kind == np.asarray(b).dtype.kind
 
 
 def coordinator(dep: Deployment, **options: Any) -> Coordinator:
@@ -160,7 +169,10 @@ def test_daemons_release_the_local_result_and_the_coordinator_learns_counts_only
     backend = coordinator(dep)
     run = execute(plan, rng=5, backend=backend, block_size=BLOCK)
     assert set(run.states) == {"R"}  # the released output only
-    assert_same(run.states["R"], local.states["R"])
+    assert_same_shape(run.states["R"], local.states["R"])
+    # Secret randomness: other σ draws than the local run's, the same population counted.
+    for g in (0, 1):  # each grouping set's route draws its own σ: real messages counted
+        assert 0 < int(np.sum(run.states["R"][f"set{g}"]["count"])) <= ROWS
     assert not backend.missing
     assert backend.frames_sent == len(local.transcript)  # dummies included, counts only
     # The data-dependent hop crosses nodes: scramblers and compute nodes on other daemons.
@@ -172,6 +184,26 @@ def test_daemons_release_the_local_result_and_the_coordinator_learns_counts_only
     kinds = {type(m).__name__ for m in messages}
     assert {"Described", "Ran", "Flushed", "JobLoaded"} <= kinds
     assert [x for m in messages for x in leaks(m, {"R"})] == []
+    drawn = secrets_drawn(dep.root / "drawn")
+    assert len(drawn) == NODES  # one secret per daemon for this job (the hook ran)
+    everything = b"".join(bytes(received[node]) for node in sorted(received))
+    assert [s for s in drawn for e in encodings(s) if e in everything] == []
+
+
+def test_a_daemon_refuses_a_plan_asking_for_a_shared_seed(
+    deployment: tuple[Deployment, Daemons], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The coordinator picks the seed: a daemon keyed by it could be replayed by it."""
+    import functools
+
+    from crowdhide.backends.tls import shipping
+
+    dep, _ = deployment
+    shared = functools.partial(shipping.ship_job, shared_seed=True)
+    monkeypatch.setattr(shipping, "ship_job", shared)
+    with pytest.raises(NodeFailureError, match="a plan asking for a shared seed is refused"):
+        execute(diabetes_plan(), rng=5, backend=coordinator(dep), block_size=BLOCK)
+    assert secrets_drawn(dep.root / "drawn") == []
 
 
 def test_the_leak_check_flags_the_spawn_hosts_driver(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -280,6 +312,14 @@ def test_daemon_and_run_options_are_refused_in_one_line(
                 *("--state", str(dep.coordinator)),
             ),
             "--hosts 3 does not apply",
+        ),
+        (
+            (
+                *("run", "example:diabetes", "--backend", "tls", "--shared-seed"),
+                *("--directory", str(dep.directory), "--ca", str(dep.ca)),
+                *("--state", str(dep.coordinator)),
+            ),
+            "--shared-seed does not apply to a run on node daemons",
         ),
     ]
     for args, message in cases:

@@ -58,6 +58,31 @@ def test_diabetes_over_tls_gives_the_local_result(capsys, tmp_path: Path) -> Non
     assert net["messages_lost"] == 0
     assert net["dead_hosts"] == []
     assert net["data_frames_delivered"] == a["costs"]["messages"]  # dummies included
+    # The shared seed is echoed, and the report warns that hosts can replay each other.
+    assert net["randomness"] == "shared seed"
+    assert any(n.startswith("WARNING: shared seed") and "replay" in n for n in b["notes"])
+
+
+def test_secret_randomness_by_default_same_certificate_and_frames(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Without --shared-seed each host keys its blocks with its own secret: two runs with
+    the same seed certify the same ε, δ and send the same frames, but their σ draws (hence
+    the noisy answer) differ, and the report says the seed does not reproduce them."""
+    plan = _small_example(tmp_path, 1500)
+    common = ("run", str(plan), "--block-size", "300", "--json", "--allow-unmet")
+    tls = "--backend", "tls", "--hosts", "2"
+    runs = [run_cli(capsys, *common, "--out", str(tmp_path / f"t{i}"), *tls) for i in range(2)]
+    assert [r.code for r in runs] == [0, 0], [r.err for r in runs]
+    a, b = (r.json() for r in runs)
+    assert a["privacy"] == b["privacy"]
+    assert a["costs"]["messages"] == b["costs"]["messages"]
+    assert a["network"]["data_frames_delivered"] == b["network"]["data_frames_delivered"]
+    # 1,500 users each draw σ: equal answers would take identical draws (probability ~0).
+    assert a["result"] != b["result"]
+    for report in (a, b):
+        assert report["network"]["randomness"] == "secret per host"
+        assert any("own secret" in n and "does not reproduce" in n for n in report["notes"])
 
 
 def test_group_by_with_many_groups_per_compute_node_runs(capsys, tmp_path: Path) -> None:
