@@ -56,8 +56,10 @@ PROTECTION: Mapping[str, str] = {
         "NOT protected, for checking only: the same query on all tuples without countermeasures"
     ),
     "seed": (
-        "not secret: whoever knows it can replay the sampling, dummies and shuffles and "
-        "undo the traffic's protection; keep it (and report.json) from the observer"
+        "not secret: on the local and Ray backends (and tls with a shared seed) whoever "
+        "knows it can replay the sampling, dummies and shuffles and undo the traffic's "
+        "protection; keep it (and report.json) from the observer. tls hosts key their "
+        "draws with their own secrets by default: the seed does not replay them"
     ),
 }
 
