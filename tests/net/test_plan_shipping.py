@@ -69,6 +69,7 @@ def _shipped(signer: Signer | None = None, **run: Any) -> tuple[ctl.LoadJob, Sig
         placement={"rule": "modulo", "hosts": 3},
         owns=lambda g, b: b % 3 == 1,
         receivers=("C",),
+        **run,
     )
     return message, signer
 
@@ -82,13 +83,21 @@ def _resigned(message: ctl.LoadJob, signer: Signer, edit: Any) -> ctl.LoadJob:
 
 def test_a_node_loads_a_signed_plan_with_only_its_rows() -> None:
     message, signer = _shipped()
-    job, digest, placement = load_job(message, coordinator=signer.public)
+    job, digest, placement, shared = load_job(message, coordinator=signer.public)
+    assert shared is False  # by default each host keys its blocks with its own secret
+    assert json.loads(message.plan)["run"]["randomness"] == "secret"
     assert placement.hosts == 3
     assert job.seed == 3
     assert job.block_size == BLOCK
     assert len(digest) == 64
     assert sorted(job.plan.group("S").data.parts) == [50, 200]  # blocks 1 and 4 of 6
     assert job.plan == small_plan(protected=True)
+
+
+def test_a_shared_seed_travels_in_the_signed_run_parameters() -> None:
+    message, signer = _shipped(shared_seed=True)
+    assert json.loads(message.plan)["run"]["randomness"] == "shared"
+    assert load_job(message, coordinator=signer.public)[3] is True
 
 
 @pytest.mark.parametrize(
@@ -101,6 +110,8 @@ def test_a_node_loads_a_signed_plan_with_only_its_rows() -> None:
         ("program", "no node program named 'shell.run'"),
         ("parameters", "refuses its parameters"),
         ("malformed", "malformed plan"),
+        ("randomness", "randomness must be 'secret' or 'shared', got 'seed'"),
+        ("no randomness", "malformed plan: KeyError"),
     ],
 )
 def test_a_node_refuses(case: str, words: str) -> None:
@@ -126,6 +137,10 @@ def test_a_node_refuses(case: str, words: str) -> None:
             signer,
             lambda d: d["groups"][1]["process"]["params"].update(command="rm"),
         )
+    elif case == "randomness":
+        message = _resigned(message, signer, lambda d: d["run"].update(randomness="seed"))
+    elif case == "no randomness":
+        message = _resigned(message, signer, lambda d: d["run"].pop("randomness"))
     else:
         message = _resigned(message, signer, lambda d: d.pop("routes"))
     with pytest.raises(PlanRefusedError, match=words):

@@ -382,6 +382,21 @@ def _finish(report: RunReport, out: Path, pages: Mapping[str, PageWriter]) -> Ru
     return report
 
 
+def _network_with_spec(
+    network: Mapping[str, Any] | None, spec: RunSpec
+) -> Mapping[str, Any] | None:
+    """The tls options, with ``[run] round_seconds`` and ``shared_seed`` where the caller
+    gave none (``None``: an in-process run; the notes say those keys went unused)."""
+    if network is None:
+        return None
+    merged = dict(network)
+    if merged.get("round_seconds") is None and spec.round_seconds:
+        merged["round_seconds"] = spec.round_seconds
+    if merged.get("shared_seed") is None and spec.shared_seed:
+        merged["shared_seed"] = True
+    return merged
+
+
 def _check_network_options(network: Mapping[str, Any] | None, shard_count: int) -> None:
     """Refuse what the tls backend would drop: it places blocks on its hosts, not shards;
     node daemons never share a seed (each keys its blocks with its own secret)."""
@@ -481,10 +496,7 @@ def run_spec(
     crowdhide's version, the seed and the backend in the report's ``provenance``.
     """
     backend_name, shard_count, ray_address = _execution_choice(spec, backend, shards, address)
-    if network is not None and network.get("round_seconds") is None and spec.round_seconds:
-        network = {**network, "round_seconds": spec.round_seconds}
-    if network is not None and network.get("shared_seed") is None and spec.shared_seed:
-        network = {**network, "shared_seed": True}
+    network = _network_with_spec(network, spec)
     _check_network_options(network, shard_count)
     size = spec.block_size if block_size is None else check_int("block_size", block_size, low=1)
     acct = accountant if accountant is not None else default_accountant()
