@@ -452,8 +452,8 @@ def _randomness_notes(spec: RunSpec, network: Mapping[str, Any] | None) -> tuple
         return (
             "WARNING: shared seed: every tls host keyed its blocks' randomness by the run's "
             "seed, so any host (and whoever picked the seed) can replay every other host's "
-            "sampling, dummies and shuffles — tell dummies from real messages and trace "
-            "them; use it to compare with the local backend, never in a deployment",
+            "sampling, dummies and shuffles, and so tell dummies from real messages and "
+            "trace them; use it to compare with the local backend, never in a deployment",
         )
     return (
         "each tls host keyed its blocks' randomness (sampling, dummies, shuffles) with its "
