@@ -82,7 +82,9 @@ def test_data_synth_to_an_unwritable_folder_is_one_line(
     _one_line_exit_2(res, "--out", "/proc")
 
 
-@pytest.mark.parametrize("option", [["--hosts", "3"], ["--pki", "."], ["--on-missing", "report"]])
+@pytest.mark.parametrize(
+    "option", [["--hosts", "3"], ["--pki", "."], ["--on-missing", "report"], ["--shared-seed"]]
+)
 @pytest.mark.parametrize("backend", [["--backend", "local"], []])
 def test_tls_options_are_refused_on_other_backends(
     option: list[str],
