@@ -110,3 +110,19 @@ def test_allow_unmet_turns_exit_3_into_exit_0_with_a_warning(
     allowed = _plan(tmp_path, capsys, UNMET_PLAN, "--json", "--allow-unmet")
     assert allowed.code == 0
     assert "target not met (--allow-unmet)" in allowed.err
+
+
+def test_net_pki_echoes_force_even_when_there_is_nothing_to_replace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by the fuzz audit: `net pki --force` into a fresh folder printed exactly what
+    # `net pki` printed (the flag changed nothing, silently).
+    outs = []
+    for flags in ((), ("--force",)):
+        folder = tmp_path / f"pki{len(flags)}"
+        r = run_cli(capsys, "net", "pki", "--hosts", "1", "--out", str(folder), "--json", *flags)
+        assert r.code == 0, r.err
+        record = r.json()
+        assert record.pop("force") is bool(flags)
+        outs.append(r.out.replace(str(folder), "<OUT>"))
+    assert outs[0] != outs[1]
