@@ -111,3 +111,18 @@ def test_shared_seed_on_a_local_run_is_reported_as_unused(
     assert res.code == 0, res.err
     notes = " ".join(res.json()["notes"])
     assert "shared_seed = true applies to the tls backend only" in notes
+
+
+def test_more_ray_shards_than_this_machine_can_host_are_refused_up_front(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The fuzz audit's ``--backend ray --shards 3842`` spawned actor processes for 60 s."""
+    import os
+
+    from crowdhide.engine.backend import ACTORS_PER_CORE
+
+    too_many = ACTORS_PER_CORE * (os.cpu_count() or 1) + 1
+    res = _run(tmp_path, capsys, "--backend", "ray", "--shards", str(too_many))
+    assert res.code == 2
+    assert f"--shards must be <= {too_many - 1} for a Ray started on this machine" in res.err
+    assert not list(tmp_path.glob("out*"))  # refused before any output

@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_probability, check_real
-from crowdhide.accounting.logmath import log1mexp, logsumexp, pure_cap_up
+from crowdhide.accounting.logmath import log1mexp, logsumexp
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.statement import PrivacyStatement, format_bound
 from crowdhide.errors import InvalidParameterError
@@ -165,8 +165,9 @@ class RoundedCurve(PrivacyCurve):
     (δ is non-increasing), and at ``ε + η`` at most it. So a certificate reports ``(1 + m)
     δ_c(ε − η)`` and a lower bound ``(1 − m) δ_c(ε + η)``; ε(δ) is solved at the target
     moved the same way and then moved by ``η``. With ``cap`` (a pure ε every pair
-    satisfies), δ(ε >= cap) = 0 and ε <= cap; a certificate's cap is first raised by
-    :func:`~crowdhide.accounting.logmath.pure_cap_up`, since it is itself computed.
+    satisfies), δ(ε >= cap) = 0 and ε <= cap: a certificate's cap must be at least the exact
+    pure ε, so a computed one is first raised (:func:`~crowdhide.accounting.logmath.pure_cap_up`,
+    :func:`~crowdhide.accounting.logmath.product_up`).
 
     Examples
     --------
@@ -188,9 +189,7 @@ class RoundedCurve(PrivacyCurve):
         lower: bool,
         cap: float = math.inf,
     ) -> None:
-        # a lower bound may stop at a cap that is a little low; a certificate may not
-        self.inner, self._lower = inner, lower
-        self._cap = cap if lower else pure_cap_up(cap)
+        self.inner, self._lower, self._cap = inner, lower, cap
         self._relative = relative
         self._scale = 1.0 - relative if lower else 1.0 + relative
         self._shift = loss_error if lower else -loss_error

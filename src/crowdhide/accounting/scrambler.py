@@ -66,6 +66,7 @@ from crowdhide.accounting.logmath import (
     logsumexp,
     loss_allowance,
     probability_loss_allowance,
+    pure_cap_up,
 )
 from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.scrambler_curves import (
@@ -384,6 +385,12 @@ capped scrambler, got 10
         return sampling_epsilon(targets=self.targets, sigma=self.sigma)
 
     @property
+    def eps0_cap(self) -> float:
+        """:attr:`eps0` raised to at least its exact value: ``log1p`` of a rounded ratio can
+        be an ulp low, and a certificate reports δ = 0 from its cap on."""
+        return pure_cap_up(self.eps0)
+
+    @property
     def trivial(self) -> bool:
         """Whether the output does not depend on the input (T = 1 or σ = 1)."""
         return self.targets == 1 or self.sigma == 1.0
@@ -459,7 +466,7 @@ class _Lemma2Exact(_ScramblerBound):
     def nontrivial_curve(self, params: ScramblerParams) -> PrivacyCurve:
         T, s, n, d = params.targets, params.sigma, params.n, params.dummies
         curve = BoundCurve(
-            eps0=params.eps0,
+            eps0=params.eps0_cap,
             point=_per_tail(
                 lambda tail: bounds.Lemma2Exact(targets=T, sigma=s, n=n, dummies=d, log_tail=tail)
             ),
@@ -471,7 +478,7 @@ class _Lemma2Exact(_ScramblerBound):
             relative=0.0,
             loss_error=loss_allowance(_safe_eps0(params.eps0)),
             lower=False,
-            cap=params.eps0,
+            cap=params.eps0_cap,
         )
 
 
@@ -489,7 +496,7 @@ class _Concentration(_ScramblerBound):
         def vector(eps: npt.NDArray[np.float64], tail: float) -> npt.NDArray[np.float64]:
             return fn(targets=T, sigma=s, n=n, dummies=d, epsilon=eps, log_tail=tail)
 
-        return BoundCurve(eps0=params.eps0, vector=vector)
+        return BoundCurve(eps0=params.eps0_cap, vector=vector)
 
     def notes(self, params: ScramblerParams, statement: PrivacyStatement) -> tuple[str, ...]:
         if self.name == "bennett-published":
@@ -642,7 +649,7 @@ def _montecarlo_curves(params: ScramblerParams, zs: Iterable[float]) -> list[Bou
             est, se = mc.delta(eps)
             return est + z * se
 
-        return BoundCurve(eps0=params.eps0, point=point)
+        return BoundCurve(eps0=params.eps0_cap, point=point)
 
     return [shifted(z) for z in zs]
 

@@ -29,7 +29,6 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
-from crowdhide.accounting.logmath import pure_cap_up
 from crowdhide.accounting.roots import calibrate, safe_root
 from crowdhide.errors import InvalidParameterError
 
@@ -77,8 +76,9 @@ class BoundCurve(PrivacyCurve):
     vector
         Vectorised evaluator of a non-monotone bound (used instead of ``point``).
     cap
-        Cap ε at ``eps0`` (δ = 0 from ε0 on; a certificate's cap is raised by
-        :func:`~crowdhide.accounting.logmath.pure_cap_up` first).
+        Cap ε at ``eps0`` (δ = 0 from ε0 on: for a certificate ``eps0`` must be at least the
+        exact value, e.g. :attr:`ScramblerParams.eps0_cap
+        <crowdhide.accounting.scrambler.ScramblerParams.eps0_cap>` for a computed one).
     lower_side
         The bound is a lower bound: roots are taken from the failing side.
     """
@@ -99,8 +99,6 @@ class BoundCurve(PrivacyCurve):
         self._vector = vector
         self._cap = cap
         self._lower_side = lower_side
-        # ε0 is computed (log1p of a rounded ratio): a certificate's cap must not be low
-        self._cap_at = eps0 if lower_side else pure_cap_up(eps0)
 
     def epsilon_upper_hint(self) -> float:
         return max(self.eps0, 1e-6) if math.isfinite(self.eps0) else EPS_CEILING
@@ -125,7 +123,7 @@ class BoundCurve(PrivacyCurve):
         return value
 
     def log_delta(self, epsilon: float) -> float:
-        if self._cap and epsilon >= self._cap_at:
+        if self._cap and epsilon >= self.eps0:
             return -math.inf
         return _log(min(max(self._raw_delta(epsilon), 0.0), 1.0))
 
@@ -139,7 +137,7 @@ class BoundCurve(PrivacyCurve):
             point = self._point
             eps = monotone_epsilon(lambda e: _log(point(e, tail)), math.log(delta), hi,
                                    lower_side=self._lower_side)  # fmt: skip
-        return min(eps, self._cap_at) if self._cap else eps
+        return min(eps, self.eps0) if self._cap else eps
 
 
 def monotone_epsilon(

@@ -223,11 +223,25 @@ class RayBackend:
                 num_cpus=job.shards,
                 object_store_memory=self.object_store_memory,
             )
+        if self.address is not None:  # a Ray started here was given one CPU per shard
+            self._check_cluster_cpus(job.shards)
         shard = ray.remote(num_cpus=1)(_Shard)
         # Each actor receives only its own blocks' source rows (Job.for_shard_index).
         self._actors = [shard.remote(job.for_shard_index(i), i) for i in range(job.shards)]
         ray.get([a.connect.remote(self._actors) for a in self._actors])
         self._job = job
+
+    @staticmethod
+    def _check_cluster_cpus(shards: int) -> None:
+        """Each actor needs a CPU of the cluster: more shards would wait forever."""
+        resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+        cpus = int(resources.get("CPU", 0))
+        if shards > cpus:
+            raise InvalidParameterError(
+                f"shards must be <= {cpus} on this Ray cluster (one CPU per actor), got {shards}",
+                parameter="shards",
+                value=shards,
+            )
 
     def run_group(self, group: str) -> Iterator[BlockReport]:
         """The reports of ``group``'s blocks in block order, as the actors yield them.

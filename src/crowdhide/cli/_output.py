@@ -11,7 +11,6 @@ from typing import Annotated, Any
 import typer
 
 from crowdhide._json import jsonable
-from crowdhide.accounting.statement import format_bound
 
 __all__ = ["COMMAND_LINE", "JsonFlag", "emit", "jsonable"]
 
@@ -39,6 +38,9 @@ def _cell(value: Any, key: str = "") -> str:
     (up, or down for the keys of ``_ROUND_DOWN_MARKERS``): a table never shows a
     certificate below the computed value (a review found 0.14906 for 0.1490604)."""
     if isinstance(value, float):
+        # here, not at import: the CLI starts without the accounting package (numpy)
+        from crowdhide.accounting.statement import format_bound
+
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
         if math.isnan(value):

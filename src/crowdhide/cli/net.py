@@ -52,6 +52,7 @@ def register(app: typer.Typer) -> None:
                 "keys": [str(h.key) for h in result.hosts],
                 "out": str(out),
                 "days": days,
+                "force": force,  # echoed: with no CA in --out it changes nothing else
             },
             as_json=as_json,
             title="PKI written (private keys mode 0600)",

@@ -47,10 +47,15 @@ _NAMES = {
 _MAX_STEPS = 10**12
 #: netdp audit: per-user arrays of n entries and one certificate per distinct cycle length.
 _AUDIT_MAX_N = 10**5
-_AUDIT_MAX_STEPS = 10**7
-#: netdp audit without --group-ratio costs about 20 ms per distinct cycle length; more
-#: (expected) lengths than this would take minutes.
-_AUDIT_MAX_LENGTHS = 3000
+#: Steps up to 4e6: measured 55 s CPU at n = 1e5 (3,000 certificates) and 41 s at n = 1e3,
+#: under load; 1e7 steps took 85 s CPU with 3,000 certificates.
+_AUDIT_MAX_STEPS = 4 * 10**6
+#: netdp audit computes one certificate per cycle-length group, 7 to 20 ms each; more
+#: (expected) groups than this would take minutes.
+_AUDIT_MAX_LENGTHS = 2500
+#: netdp audit: coalition visits (colluders × steps): five int64 arrays of this length, and
+#: the observers' composition grows with them (about 5 µs of CPU each).
+_AUDIT_MAX_VISITS = _AUDIT_MAX_STEPS
 
 netdp = typer.Typer(
     help="Network DP of token walks on a ring or the complete graph.", no_args_is_help=True
@@ -328,16 +333,61 @@ def calibrate_command(
 _FFT_DELTA_FLOOR = 1e-10
 
 
-def _check_audit_size(n: int, steps: int, group_ratio: float) -> None:
-    lengths = min(float(steps), n * (1.0 + math.log(max(steps / n, 1.0))))
-    if group_ratio == 0.0 and lengths > _AUDIT_MAX_LENGTHS:
+def audit_curve_groups(n: int, steps: int, colluders: int, group_ratio: float) -> float:
+    """Expected number of per-cycle certificates ``netdp audit`` computes (its main cost).
+
+    Cycle lengths of a coalition of c on the complete graph are about geometric with mean
+    μ = (n − 1)/c; among N = c·T of them about μ(1 + ln(N/μ)) are distinct and the longest
+    is about μ ln N. With ``group_ratio`` r > 0 lengths above 64 share geometric bins of
+    relative width r: at most 64 + ln(μ ln N / 64)/ln(1 + r) + 1 groups.
+
+    Examples
+    --------
+    >>> round(audit_curve_groups(100_000, 10**7, 1, 0.003))
+    3448
+    >>> round(audit_curve_groups(100_000, 10**7, 1, 1e-9))  # as many as distinct lengths
+    560512
+    """
+    mean = (n - 1) / colluders
+    visits = float(colluders) * steps
+    distinct = min(visits, mean * (1.0 + math.log(max(visits / mean, 1.0))))
+    if group_ratio == 0.0:
+        return distinct
+    longest = mean * math.log(max(visits, 2.0))
+    bins = 65.0 + math.log(max(longest / 64.0, 1.0)) / math.log1p(group_ratio)
+    return min(distinct, bins)
+
+
+def _check_audit_size(n: int, steps: int, colluders: int, group_ratio: float) -> None:
+    """Refuse, before any work, an audit that would run for minutes or exhaust memory."""
+    if colluders * steps > _AUDIT_MAX_VISITS:
         raise ResourceLimitError(
-            f"--n {n} --steps {steps} gives about {lengths:.0f} distinct cycle lengths "
-            f"(one certificate each, > {_AUDIT_MAX_LENGTHS}: many minutes); pass "
-            "--group-ratio 0.05 or reduce --n / --steps",
-            parameter="steps",
-            value=steps,
+            f"--colluders {colluders} × --steps {steps} = {colluders * steps:.2g} coalition "
+            f"visits exceeds {_AUDIT_MAX_VISITS:.0e} (gigabytes, minutes of composition); the "
+            f"largest accepted --colluders at this --steps is {max(_AUDIT_MAX_VISITS // steps, 1)}",
+            parameter="colluders",
+            value=colluders,
         )
+    groups = audit_curve_groups(n, steps, colluders, group_ratio)
+    if groups > _AUDIT_MAX_LENGTHS:
+        smallest = _smallest_ratio(n, steps, colluders)
+        raise ResourceLimitError(
+            f"--n {n} --steps {steps} --group-ratio {group_ratio:g} gives about {groups:.0f} "
+            f"per-cycle certificates (> {_AUDIT_MAX_LENGTHS}: minutes of work); the smallest "
+            f"accepted --group-ratio here is {smallest:.2g} (or reduce --n / --steps)",
+            parameter="group_ratio",
+            value=group_ratio,
+        )
+
+
+def _smallest_ratio(n: int, steps: int, colluders: int) -> float:
+    """The smallest --group-ratio within the limit (two digits, rounded up)."""
+    longest = (n - 1) / colluders * math.log(max(float(colluders) * steps, 2.0))
+    ratio = math.expm1(math.log(max(longest / 64.0, 1.0)) / (_AUDIT_MAX_LENGTHS - 65.0))
+    if ratio <= 0.0:  # at most 64 distinct lengths: no grouping needed
+        return 0.0
+    scale = 10.0 ** (math.floor(math.log10(ratio)) - 1)
+    return math.ceil(ratio / scale) * scale
 
 
 @netdp.command("audit")
@@ -360,7 +410,7 @@ def audit_command(
 
     if topology != "complete":
         raise ValueError(f"audit supports --topology complete, got {topology!r}")
-    _check_audit_size(n, steps, group_ratio)
+    _check_audit_size(n, steps, colluders, group_ratio)
     sigma = classic_gaussian_sigma(epsilon=eps0, delta=delta)
     with (
         spinner(not as_json, "sampling the walk and composing per-pair losses"),

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -13,8 +14,9 @@ from crowdhide.cli.run import PlanFileArgument
 
 if TYPE_CHECKING:
     from crowdhide.plans.run_report import PlanReport
+    from crowdhide.plans.spec import RunSpec
 
-__all__ = ["plan_command", "register"]
+__all__ = ["plan_command", "plan_inputs", "register"]
 
 
 def plan_command(
@@ -25,6 +27,7 @@ def plan_command(
     """Build and certify the protected plan without running it.
 
     Exit code 3 if the certificate is weaker than [privacy] (unless --allow-unmet).
+    The plan-file keys only `crowdhide run` uses (run.seed, run.backend, ...) are echoed.
     """
     from crowdhide.plans.runner import prepare
     from crowdhide.plans.spec import load_spec
@@ -32,11 +35,43 @@ def plan_command(
     spec = load_spec(plan_file)
     with stage_progress(not as_json) as progress:
         report = prepare(spec, progress=progress).report()
+    inputs = plan_inputs(spec, plan_file, allow_unmet=allow_unmet)
     if as_json:
-        emit({**report.to_dict(), "inputs": {"plan": str(plan_file)}}, as_json=True)
+        emit({**report.to_dict(), "inputs": inputs}, as_json=True)
     else:
-        _print(report)
+        _print(report, inputs)
     finish_target(report.target_met, report.target_text(), allow_unmet=allow_unmet, as_json=as_json)
+
+
+def plan_inputs(spec: RunSpec, plan_file: Path, *, allow_unmet: bool) -> dict[str, Any]:
+    """What ``plan`` echoes besides the report: the flag, and the plan-file keys that do not
+    change the certificate (the data seed, the compute nodes of a K-means plan) or that only
+    ``crowdhide run`` reads: a changed key always changes the output, never silently nothing.
+
+    Examples
+    --------
+    >>> from crowdhide.plans.spec import parse_spec
+    >>> spec = parse_spec({"query": {"kind": "kmeans"}, "privacy": {"epsilon": 1}})
+    >>> echo = plan_inputs(spec, Path("p.toml"), allow_unmet=False)
+    >>> echo["data"], echo["run"]["seed"], echo["run"]["backend"]
+    ({'seed': 0}, 0, 'local')
+    """
+    return {
+        "plan": str(plan_file),
+        "allow_unmet": allow_unmet,
+        "data": {"seed": spec.data.seed},
+        "query": {"compute_nodes": spec.query.compute_nodes},
+        "run": {
+            "seed": spec.seed,
+            "backend": spec.backend,
+            "shards": spec.shards,
+            "address": spec.address,
+            "block_size": spec.block_size,
+            "round_seconds": spec.round_seconds,
+            "plots": spec.plots,
+            "transcript_csv_max_rows": spec.transcript_csv_max_rows,
+        },
+    }
 
 
 def register(app: typer.Typer) -> None:
@@ -44,9 +79,20 @@ def register(app: typer.Typer) -> None:
     app.command("plan")(plan_command)
 
 
-def _print(report: PlanReport) -> None:
+def _print(report: PlanReport, inputs: dict[str, Any]) -> None:
     from rich.console import Console
+    from rich.markup import escape
 
     from crowdhide.report.terminal import render_plan
 
-    render_plan(report, Console())
+    console = Console()
+    render_plan(report, console)
+    settings = ", ".join(
+        f"run.{key}={'-' if value is None else value}" for key, value in inputs["run"].items()
+    )
+    line = (
+        f"inputs: --allow-unmet={'yes' if inputs['allow_unmet'] else 'no'}, "
+        f"data.seed={inputs['data']['seed']}, "
+        f"query.compute_nodes={inputs['query']['compute_nodes']}, {settings}"
+    )
+    console.print(escape(line), overflow="fold")

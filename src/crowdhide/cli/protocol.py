@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from crowdhide.accounting.statement import format_bound
 from crowdhide.cli._engine_progress import with_spinner as _run
 from crowdhide.cli._options import (
     AllowUnmetFlag,
@@ -148,6 +147,8 @@ def _emit_run(
             columns=[*columns, *(_TRAFFIC_COLUMNS if engine else ())],
             notes=[record["comparison"], *record["notes"]],
         )
+    from crowdhide.accounting.statement import format_bound
+
     finish_target(
         record["target_met"],
         f"certified epsilon={format_bound(record['epsilon'], digits=6)} > target epsilon="

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from crowdhide.accounting.statement import format_bound
 from crowdhide.cli._engine_progress import progress_wanted, spinner
 from crowdhide.cli._options import (
     MAX_EPSILON,
@@ -130,6 +129,7 @@ def _emit_one(s: PrivacyStatement, *, as_json: bool, title: str) -> None:
 
 def _table_notes(rows: list[PrivacyStatement], key: str) -> list[str]:
     from crowdhide.accounting.registry import best_of
+    from crowdhide.accounting.statement import format_bound
 
     best = best_of(rows, by=key)
     if not best.is_certificate:
@@ -310,6 +310,8 @@ def calibrate_command(
 
     Exit code 3 if the target is out of reach (unless --allow-unmet).
     """
+    from crowdhide.accounting.statement import format_bound
+
     solved, result = _calibrated(epsilon, delta, n, eps0, k, as_json)
     record: dict[str, Any] = {"solved_for": solved, "target_epsilon": epsilon}
     record |= {"target_delta": delta}

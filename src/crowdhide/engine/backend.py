@@ -23,6 +23,7 @@ exchange no messages with each other) at once; the driver uses it when present.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
@@ -34,6 +35,7 @@ from crowdhide._validation import check_int
 from crowdhide.engine.messages import Block, MessageBatch
 from crowdhide.engine.plan import BlockRows, ExecutionPlan, State, block_rows
 from crowdhide.engine.program import BlockResult, split
+from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -203,6 +205,35 @@ def deliver(job: Job, batches: Sequence[MessageBatch], post: Any) -> None:
             post(batch.receiver, index, part)
 
 
-def check_shards(shards: Any) -> int:
-    """Validate a shard count (>= 1)."""
-    return check_int("shards", shards, low=1)
+#: Ray actors per core when Ray is started on this machine: each actor is a process
+#: (~150 MB); the fuzz audit's ``--shards 3842`` spawned processes until its 60 s limit.
+ACTORS_PER_CORE = 4
+
+
+def check_shards(shards: Any, *, backend: str, address: str | None = None) -> int:
+    """A shard count (>= 1) the backend can honour, refused before any work otherwise.
+
+    A Ray started here (no ``address``) runs one actor process per shard, so at most
+    :data:`ACTORS_PER_CORE` per core; a cluster's limit is checked when joining it.
+
+    Examples
+    --------
+    >>> check_shards(2, backend="local")
+    2
+    >>> check_shards(10**6, backend="ray")
+    Traceback (most recent call last):
+    ...
+    crowdhide.errors.InvalidParameterError: shards must be <= ...
+    """
+    count = check_int("shards", shards, low=1)
+    if backend == "ray" and address is None:
+        largest = ACTORS_PER_CORE * (os.cpu_count() or 1)
+        if count > largest:
+            raise InvalidParameterError(
+                f"shards must be <= {largest} for a Ray started on this machine "
+                f"({ACTORS_PER_CORE} actor processes per core), got {count}; join a larger "
+                "cluster with --address ([run] address)",
+                parameter="shards",
+                value=count,
+            )
+    return count

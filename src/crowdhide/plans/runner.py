@@ -24,6 +24,7 @@ from crowdhide.accounting import PrivacyStatement
 from crowdhide.accounting.countermeasure_costs import route_costs
 from crowdhide.backends import execute, make_backend
 from crowdhide.engine import Execution, Job, Transcript
+from crowdhide.engine.backend import check_shards
 from crowdhide.errors import InvalidParameterError, MissingExtraError, UnmetTargetError
 from crowdhide.plans.certify import (
     CountermeasureAccountant,
@@ -298,6 +299,7 @@ def _execution_choice(
     ray_address = spec.address if address is None else address
     if ray_address is not None and backend_name != "ray":
         raise InvalidParameterError(f"address applies to backend 'ray' only, got {ray_address!r}")
+    check_shards(shard_count, backend=backend_name, address=ray_address)
     return backend_name, shard_count, ray_address
 
 

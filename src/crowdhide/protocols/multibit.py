@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_int, check_probability, check_real
+from crowdhide.errors import DataError
 from crowdhide.protocols.bitsum import (
     BitSumRandomizer,
     bitsum_error_bound,
@@ -174,7 +175,7 @@ def run_bitsum_histogram(
     D = check_int("domain", domain, low=2)
     vals = np.asarray(values, dtype=np.int64).ravel()
     if vals.size < 2 or vals.min() < 0 or vals.max() >= D:
-        raise ValueError(f"values must be at least 2 integers in [0, {D}), got {vals.size}")
+        raise DataError(f"values must be at least 2 integers in [0, {D}), got {vals.size}")
     eps = check_real("epsilon", epsilon, low=0.0, low_open=True)
     dlt = check_probability("delta", delta, allow_zero=False, allow_one=False)
 
@@ -200,7 +201,7 @@ def run_bitsum_selection(
     coordinate with the largest estimate. Returns ``(chosen coordinate, run)``."""
     x = np.asarray(data)
     if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1 or not np.isin(x, (0, 1)).all():
-        raise ValueError(f"data must be an n × d array of bits with n >= 2, got {x.shape}")
+        raise DataError(f"data must be an n × d array of bits with n >= 2, got {x.shape}")
     n, d = int(x.shape[0]), int(x.shape[1])
     bits = x.astype(np.uint8)
     budget = per_run_budget(epsilon=epsilon, delta=delta, runs=d)
