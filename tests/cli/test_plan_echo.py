@@ -45,6 +45,7 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "run.shards": (SMALL_PLAN, "[run]", "[run]\nshards = 2"),
     "run.transcript_csv_max_rows": (SMALL_PLAN, "[run]", "[run]\ntranscript_csv_max_rows = 10"),
     "run.round_seconds": (SMALL_PLAN, "[run]", "[run]\nround_seconds = 2.5"),
+    "run.shared_seed": (SMALL_PLAN, "[run]", "[run]\nshared_seed = true"),
     "run.plots": (SMALL_PLAN, "plots = false", "plots = true"),
     "run.backend": (SMALL_PLAN, "[run]", '[run]\nbackend = "ray"\naddress = "127.0.0.1:1"'),
     "query.compute_nodes (K-means)": (

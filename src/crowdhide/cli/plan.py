@@ -68,6 +68,7 @@ def plan_inputs(spec: RunSpec, plan_file: Path, *, allow_unmet: bool) -> dict[st
             "address": spec.address,
             "block_size": spec.block_size,
             "round_seconds": spec.round_seconds,
+            "shared_seed": spec.shared_seed,
             "plots": spec.plots,
             "transcript_csv_max_rows": spec.transcript_csv_max_rows,
         },
@@ -79,6 +80,15 @@ def register(app: typer.Typer) -> None:
     app.command("plan")(plan_command)
 
 
+def _word(value: Any) -> str:
+    """A setting as the terminal shows it: ``-`` for none, yes/no for a flag."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
 def _print(report: PlanReport, inputs: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.markup import escape
@@ -87,9 +97,7 @@ def _print(report: PlanReport, inputs: dict[str, Any]) -> None:
 
     console = Console()
     render_plan(report, console)
-    settings = ", ".join(
-        f"run.{key}={'-' if value is None else value}" for key, value in inputs["run"].items()
-    )
+    settings = ", ".join(f"run.{key}={_word(value)}" for key, value in inputs["run"].items())
     line = (
         f"inputs: --allow-unmet={'yes' if inputs['allow_unmet'] else 'no'}, "
         f"data.seed={inputs['data']['seed']}, "
