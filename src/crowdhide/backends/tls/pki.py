@@ -65,11 +65,12 @@ def _write_key(path: Path, key: object) -> None:
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
-    # Create with 0600 from the start: no window where the key is world-readable.
+    # 0600 before the first byte: os.open's mode applies only to a new file, so an existing
+    # (e.g. 0644) one is narrowed through its descriptor before the key is written.
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
-    os.chmod(path, 0o600)
 
 
 def _load_ca(pki_dir: Path) -> tuple[object, object]:
