@@ -110,7 +110,7 @@ from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import LOG_ZERO, calibrate, safe_root
 from crowdhide.accounting.statement import Kind, PrivacyStatement
 from crowdhide.accounting.variation_ratio import VariationRatio, one_report_log_delta
-from crowdhide.errors import UnmetTargetError
+from crowdhide.errors import InvalidParameterError, UnmetTargetError
 
 __all__ = [
     "BINARY_EXACT_MAX_N",
@@ -1101,7 +1101,7 @@ def _check_bound(bound: Any, *, allow_best: bool = True) -> str:
         raise TypeError(f"bound must be a string, got {bound!r}")
     names = (*SHUFFLE_BOUNDS, "best") if allow_best else SHUFFLE_BOUNDS
     if bound not in names:
-        raise ValueError(f"bound must be one of {', '.join(names)}; got {bound!r}")
+        raise InvalidParameterError(f"bound must be one of {', '.join(names)}; got {bound!r}")
     return bound
 
 
@@ -1139,7 +1139,7 @@ def _answer(
     """One bound's statement, or with ``bound="best"`` the smallest certificate."""
     if bound != "best":
         if _BY_NAME[bound].scope == "krr" and params.k is None:
-            raise ValueError(f"bound {bound!r} needs k (k-ary randomized response)")
+            raise InvalidParameterError(f"bound {bound!r} needs k (k-ary randomized response)")
         one = _evaluate(bound, params, query)
         return _with_lower_of([one], params, query)[0] if lower else one
     names = [
@@ -1256,7 +1256,7 @@ def shuffle_bound_curve(*, bound: str, eps0: float, n: int, k: int | None = None
 
     Raises
     ------
-    ValueError
+    InvalidParameterError
         If the bound's parameter-level conditions fail (the message says which).
 
     Examples
@@ -1269,7 +1269,7 @@ def shuffle_bound_curve(*, bound: str, eps0: float, n: int, k: int | None = None
     entry = SHUFFLE_REGISTRY[_check_bound(bound, allow_best=False)]
     reason = entry.applies(params)
     if reason is not None:
-        raise ValueError(reason)
+        raise InvalidParameterError(reason)
     return entry.curve(params)
 
 
@@ -1291,7 +1291,7 @@ def krr_shuffle_curve(*, eps0: float, n: int, k: int) -> KrrShuffleCurve:
     p = ShuffleParams(eps0=eps0, n=n, k=k)
     e0, nn, kk = p.eps0, p.n, int(k)
     if nn > KRR_LOWER_MAX_N:
-        raise ValueError(f"n must be <= {KRR_LOWER_MAX_N} for the k-RR curve, got {n!r}")
+        raise InvalidParameterError(f"n must be <= {KRR_LOWER_MAX_N} for the k-RR curve, got {n!r}")
     return KrrShuffleCurve(eps0=e0, n=nn, k=kk, exhaustive=nn <= EXHAUSTIVE_MAX_N)
 
 
@@ -1314,11 +1314,11 @@ def krr_dataset_curve(*, eps0: float, n: int, k: int, others: str) -> PrivacyCur
     p = ShuffleParams(eps0=eps0, n=n, k=k)
     e0, nn, kk = p.eps0, p.n, int(k)
     if others not in ("third", "same"):
-        raise ValueError(f"others must be 'third' or 'same', got {others!r}")
+        raise InvalidParameterError(f"others must be 'third' or 'same', got {others!r}")
     if others == "third" and kk < 3:
-        raise ValueError(f"others='third' needs k >= 3, got k={k!r}")
+        raise InvalidParameterError(f"others='third' needs k >= 3, got k={k!r}")
     if nn > KRR_LOWER_MAX_N:
-        raise ValueError(f"n must be <= {KRR_LOWER_MAX_N} for the k-RR curve, got {n!r}")
+        raise InvalidParameterError(f"n must be <= {KRR_LOWER_MAX_N} for the k-RR curve, got {n!r}")
     fn = pairs.krr_third_log_delta if others == "third" else pairs.krr_same_log_delta
     return _AdaptiveCurve(lambda e, t: fn(nn, kk, e0, e, t), e0)
 
@@ -1379,7 +1379,7 @@ def calibrate_eps0(
     if not (first.is_certificate and first.epsilon <= target):
         # ε0 = ε is ε-DP for every bound that caps at ε0; a failing named bound does not apply.
         reason = "; ".join(first.notes)
-        raise ValueError(f"bound {name!r} does not apply at eps0={target!r}: {reason}")
+        raise InvalidParameterError(f"bound {name!r} does not apply at eps0={target!r}: {reason}")
     # Grow the bracket from ε0 = ε by doubling: the curves are cheapest, and best behaved,
     # at moderate ε0, so ε0 = 50 is evaluated only when everything below it passes.
     log_d = math.log(d)
@@ -1481,7 +1481,7 @@ def epsilon_vs_n(
     query = _query(delta, None)
     count = check_int("points", points, low=2, high=200)
     if hi <= lo.n:
-        raise ValueError(f"n_max must be > n_min, got n_min={n_min!r}, n_max={n_max!r}")
+        raise InvalidParameterError(f"n_max must be > n_min, got n_min={n_min!r}, n_max={n_max!r}")
     grid = sorted({round(x) for x in np.geomspace(lo.n, hi, count)})
     if out is not None:  # before the work: a missing matplotlib is reported at once
         require("matplotlib", purpose="shuffle plot")
