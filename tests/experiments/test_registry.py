@@ -109,7 +109,12 @@ def test_cli_hides_former_names_but_runs_them(
 @pytest.mark.parametrize("name", sorted(discover()))
 def test_every_target_judges_its_claims_without_machine_paths(tmp_path: Path, name: str) -> None:
     result = run_experiment(name, tmp_path, seed=0, quick=True)
-    assert result.verdicts, f"{name} judges no claim"
+    skipped = isinstance(result.data, dict) and result.data.get("skipped")
+    if skipped:  # its data set is absent here: it says why and judges nothing
+        assert "not found" in str(skipped)
+        assert not result.verdicts
+    else:
+        assert result.verdicts, f"{name} judges no claim"
     text = "\n".join([*result.comparison, *result.verdict_lines()])
     assert str(tmp_path) not in text
     assert "/work/" not in text
