@@ -141,6 +141,8 @@ def _without_backend(result: object) -> object:
         kept = {k: _without_backend(v) for k, v in result.items() if k not in drop}
         if isinstance(kept.get("notes"), list):  # the tls run's randomness warning
             kept["notes"] = [n for n in kept["notes"] if "shared seed" not in str(n)]
+            if not kept["notes"]:  # a report without notes has no notes key
+                del kept["notes"]
         return kept
     if isinstance(result, list):
         return [_without_backend(v) for v in result]
