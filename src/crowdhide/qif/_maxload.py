@@ -59,9 +59,10 @@ _LOG_SMALLEST_WEIGHT = -690.0
 #: Largest ``rows × transform length`` block processed at once (memory guard).
 _BLOCK = 1 << 22
 
-#: Largest total ``load levels × transform length`` (time guard: about a minute on one
-#: core; ``n = 1e6, k = 10`` needs 1.6e8 and takes ~7 s).
-MAX_WORK = 2_000_000_000
+#: Largest total ``load levels × transform length`` (time guard: ``n = 1e6, k = 10`` needs
+#: 1.6e8 and takes ~7 s; 5.4e6 balls in 3,284 bins need 1.15e9 and took 100 s of CPU on a
+#: loaded machine, over the 60 s bound of issue 28 — 4e8 keeps every accepted table near 35 s).
+MAX_WORK = 400_000_000
 
 
 def _power(values: npt.NDArray[np.complex128], exponent: int) -> npt.NDArray[np.complex128]:
@@ -76,6 +77,26 @@ def _power(values: npt.NDArray[np.complex128], exponent: int) -> npt.NDArray[np.
             base = base * base
     assert result is not None
     return result
+
+
+def _work(m_lo: int, m_hi: int, bins: int) -> int:
+    """``load levels × transform length`` of the table for ``m ∈ [m_lo, m_hi]`` (cheap)."""
+    ell_lo, ell_hi, a = _bounds(m_lo, m_hi, bins)
+    return (ell_hi - ell_lo + 1) * int(sfft.next_fast_len(bins * (ell_hi - a) + 1, real=True))
+
+
+def _largest_accepted(bins: int) -> int:
+    """Largest ``n`` whose one-point table (``m = n``) is within :data:`MAX_WORK`: a
+    bisection on the (non-decreasing in practice) work, bounded by 64 steps."""
+    low, high = 1, 2
+    while _work(high, high, bins) <= MAX_WORK and high < 1 << 62:
+        low, high = high, 2 * high
+    for _ in range(64):
+        if high - low <= 1:
+            break
+        middle = (low + high) // 2
+        low, high = (middle, high) if _work(middle, middle, bins) <= MAX_WORK else (low, middle)
+    return low
 
 
 def _bounds(m_lo: int, m_hi: int, bins: int) -> tuple[int, int, int]:
@@ -134,8 +155,8 @@ def max_load_cdf_table(m_lo: int, m_hi: int, bins: int) -> tuple[npt.NDArray[np.
     if work > MAX_WORK:
         raise ResourceLimitError(
             f"n={m_hi} balls in {bins} bins is too large for the exact max-load computation "
-            f"(work {work:.2e} > {MAX_WORK:.0e}); use gaussian_shuffle_vulnerability for an "
-            "approximation"
+            f"(work {work:.2e} > {MAX_WORK:.0e}; at most n={_largest_accepted(bins)} balls in "
+            f"{bins} bins); use gaussian_shuffle_vulnerability for an approximation"
         )
     log_denominator = ms * math.log(bins * lam) - bins * lam - gammaln(ms + 1.0)
     if log_denominator.min() < _LOG_SMALLEST_WEIGHT:
