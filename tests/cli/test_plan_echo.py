@@ -40,6 +40,10 @@ plots = false
 #: (base plan, the key's line in it or the section it is added to, the changed line).
 KEYS: dict[str, tuple[str, str, str]] = {
     "data.seed": (SMALL_PLAN, "seed = 1", "seed = 2"),
+    # the fuzz audit found data.intervals changing only the JSON (the message size)
+    "data.intervals": (SMALL_PLAN, "seed = 1", "seed = 1\nintervals = 7"),
+    "data.distribution": (SMALL_PLAN, "seed = 1", 'seed = 1\ndistribution = "skewed"'),
+    "data.skew": (SMALL_PLAN, "seed = 1", "seed = 1\nskew = 2.0"),
     "run.seed": (SMALL_PLAN, "[run]", "[run]\nseed = 5"),
     "run.block_size": (SMALL_PLAN, "[run]", "[run]\nblock_size = 100"),
     "run.shards": (SMALL_PLAN, "[run]", "[run]\nshards = 2"),
@@ -93,7 +97,8 @@ def test_plan_echoes_the_seeds_and_the_flag_in_both_outputs(
     assert result.code == 0, result.err
     inputs = result.json()["inputs"]
     assert inputs["allow_unmet"] is True
-    assert inputs["data"] == {"seed": 1}
+    assert inputs["data"]["seed"] == 1
+    assert inputs["data"]["generator"] == "diabetes"
     assert inputs["query"] == {"compute_nodes": 3}
     assert inputs["run"]["seed"] == 0
     text = _plan(tmp_path, capsys, SMALL_PLAN).out

@@ -53,13 +53,13 @@ def plan_inputs(spec: RunSpec, plan_file: Path, *, allow_unmet: bool) -> dict[st
     >>> from crowdhide.plans.spec import parse_spec
     >>> spec = parse_spec({"query": {"kind": "kmeans"}, "privacy": {"epsilon": 1}})
     >>> echo = plan_inputs(spec, Path("p.toml"), allow_unmet=False)
-    >>> echo["data"], echo["run"]["seed"], echo["run"]["backend"]
-    ({'seed': 0}, 0, 'local')
+    >>> echo["data"]["seed"], echo["run"]["seed"], echo["run"]["backend"]
+    (0, 0, 'local')
     """
     return {
         "plan": str(plan_file),
         "allow_unmet": allow_unmet,
-        "data": {"seed": spec.data.seed},
+        "data": _data_inputs(spec),
         "query": {"compute_nodes": spec.query.compute_nodes},
         "run": {
             "seed": spec.seed,
@@ -72,6 +72,23 @@ def plan_inputs(spec: RunSpec, plan_file: Path, *, allow_unmet: bool) -> dict[st
             "plots": spec.plots,
             "transcript_csv_max_rows": spec.transcript_csv_max_rows,
         },
+    }
+
+
+def _data_inputs(spec: RunSpec) -> dict[str, Any]:
+    """The ``[data]`` keys as read: the seed always; a generator's parameters too, since some
+    shape only what the terminal does not show (``intervals`` sets the message size)."""
+    data = spec.data
+    if data.generator is None:
+        return {"seed": data.seed}
+    return {
+        "seed": data.seed,
+        "generator": data.generator,
+        "rows": data.rows,
+        "distribution": data.distribution,
+        "skew": data.skew,
+        "attributes": data.attributes,
+        "intervals": data.intervals,
     }
 
 
@@ -100,7 +117,7 @@ def _print(report: PlanReport, inputs: dict[str, Any]) -> None:
     settings = ", ".join(f"run.{key}={_word(value)}" for key, value in inputs["run"].items())
     line = (
         f"inputs: --allow-unmet={'yes' if inputs['allow_unmet'] else 'no'}, "
-        f"data.seed={inputs['data']['seed']}, "
-        f"query.compute_nodes={inputs['query']['compute_nodes']}, {settings}"
+        + "".join(f"data.{key}={_word(value)}, " for key, value in inputs["data"].items())
+        + f"query.compute_nodes={inputs['query']['compute_nodes']}, {settings}"
     )
     console.print(escape(line), overflow="fold")
