@@ -178,5 +178,7 @@ def test_dp_accounting_pld_accountant_ignores_rr_count_and_crowdhide_does_not() 
     p, q = math.exp(eps0) / (math.exp(eps0) + k - 1), 1 / (math.exp(eps0) + k - 1)
     pair = DiscretePairCurve.from_probabilities([p, q, q, q], [q, p, q, q])
     ours = compose_curves([(pair, count)]).epsilon(delta)
-    assert exact <= ours <= exact + 1e-3
-    assert ours == pytest.approx(19.99997, abs=1e-4)
+    # each round's loss (2 plus a fraction of an ulp as floats) is rounded up one 1e-4 step
+    assert exact <= ours <= exact + count * 1e-4 + 1e-5
+    fine = compose_curves([(pair, count)], value_discretization_interval=1e-6).epsilon(delta)
+    assert exact <= fine <= exact + 1e-4

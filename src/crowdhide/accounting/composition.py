@@ -223,25 +223,47 @@ def _rounded_loss_pmf(
     loss_error: np.ndarray | float = 0.0,
 ) -> tuple[dict[int, float], float]:
     """Pessimistic (rounded-up) loss PMF of P against Q, plus the mass at +inf; masses are
-    raised by ``log_error`` and losses by ``loss_error`` (where positive, also by the 1e-9
-    grid steps that the rounding forgives), so the PMF dominates every pair within those
-    distances of the given one."""
-    with np.errstate(invalid="ignore"):
-        loss = log_p - log_q
-        loss = loss + np.where(np.asarray(loss_error) > 0.0, loss_error + 1e-9 * interval, 0.0)
+    raised by ``log_error`` and losses by ``loss_error``, so the PMF dominates every pair
+    within those distances of the given one.
+
+    Every finite loss ``L`` lands on the grid index ``i`` with ``i · interval >= L`` as
+    evaluated in floating point (the way dp_accounting reads the grid back): no rounding
+    slack is forgiven. The quotient ``L / interval`` can round below an integer it exceeds,
+    so the ceiling is checked by multiplying back and bumped once where it falls short."""
+    loss = _loss_rounded_up(log_p, log_q, loss_error)
     live = log_p > -np.inf
     infinite = live & (loss == np.inf)
     finite = live & ~infinite
-    index = np.ceil(loss[finite] / interval - 1e-9).astype(np.int64)
+    losses = np.asarray(loss[finite], dtype=np.float64)
+    index = np.ceil(losses / interval)
+    index = index + (index * interval < losses)
     probs = np.exp(log_p[finite] + log_error)
     if index.size:
-        offset = int(index.min())
-        mass = np.bincount(index - offset, weights=probs)
+        steps = index.astype(np.int64)
+        offset = int(steps.min())
+        mass = np.bincount(steps - offset, weights=probs)
         nonzero = np.nonzero(mass)[0]
         pmf = {int(i + offset): float(mass[i]) for i in nonzero}
     else:
         pmf = {}
     return pmf, float(np.exp(log_p[infinite]).sum())
+
+
+def _loss_rounded_up(
+    log_p: np.ndarray, log_q: np.ndarray, loss_error: np.ndarray | float
+) -> np.ndarray:
+    """``log_p − log_q + loss_error`` rounded up, not to nearest: the subtraction's rounding
+    error is found exactly (TwoSum) and the result moved up an ulp where it was rounded down;
+    after adding a positive ``loss_error`` the result is moved up an ulp unconditionally."""
+    with np.errstate(invalid="ignore"):
+        diff = log_p - log_q
+        back = diff - log_p
+        residual = (log_p - (diff - back)) + (-log_q - back)  # exact: log_p − log_q − diff
+        loss = np.where(residual > 0.0, np.nextafter(diff, np.inf), diff)
+        shift = np.asarray(loss_error, dtype=np.float64)
+        shifted = np.nextafter(loss + shift, np.inf)
+        result: np.ndarray = np.where(shift > 0.0, shifted, loss)
+        return result
 
 
 def to_pld(
