@@ -70,8 +70,6 @@ import math
 
 from crowdhide.accounting._krr_fast import clone_noise_log_delta
 from crowdhide.accounting._split_clone import (
-    SPLIT_C_POINTS,
-    SPLIT_S_POINTS,
     split_clone_log_delta,
     uninformative_share,
 )
@@ -107,14 +105,15 @@ REFINE_FLOOR = 14.0
 #: above the level is evaluated again at the next one when it is at most
 #: :data:`TIER_MARGIN` above the level (farther above, the cell is too wide rather than
 #: the blocks too coarse: it is split). The clone-count blocking is the one that matters
-#: (ε0 = 4, n = 1e4, μ = 0.9961: +0.032 above the FMT23 pair at 64 x 192, -0.035 at
-#: 512 x 48; 64 x 768 changes nothing).
+#: (ε0 = 4, n = 1e4, δ = 1e-6, μ = 0.9961, in log δ above the FMT23 pair: +0.031 at
+#: 64 x 192 blocks and η = 0.05, -0.010 at 128 x 64 and η = 0.025, -0.036 at 512 x 64 and
+#: η = 0.0125; 64 x 768 changes nothing).
 SPLIT_TIERS: tuple[tuple[int, int, float], ...] = (
     (16, 48, 0.05),
-    (SPLIT_C_POINTS, SPLIT_S_POINTS, 0.05),
+    (128, 64, 0.025),
     (512, 64, 0.0125),
 )
-TIER_MARGIN = (0.5, 0.15)
+TIER_MARGIN = (0.5, 0.06)
 #: Cells below this μ start at the coarsest resolution (nearer μ = 1 it is too loose to be
 #: worth it: they start at the second).
 COARSE_BELOW = 0.9
@@ -126,7 +125,7 @@ TOP_POINTS = 1024
 MIN_CELL_RATIO = 1.0 + 1e-7
 #: Bound on the split-system evaluations per δ (each one is a blocked, O(1)-in-n sum): the
 #: refinement stops at the level, this only bounds the time of a pathological case.
-MAX_EVALUATIONS = 160
+MAX_EVALUATIONS = 96
 
 
 def clone_rates(mu: float, eps0: float) -> tuple[float, float]:
