@@ -40,6 +40,7 @@ def exact_supremum(n: int, eps0: float, eps: float) -> float:
 
 def clear_caches() -> None:
     module._supremum.cache_clear()
+    module._top_log_delta.cache_clear()
     _split_clone._layout.cache_clear()
 
 
