@@ -272,8 +272,8 @@ def test_one_per_cent_more_informative_clones_is_caught(
         return 1.01 * c_inf, c_zero
 
     monkeypatch.setattr(module, "clone_rates", more_informative)
-    module._supremum.cache_clear()  # its values were computed with the true rates
+    module._clear_caches()  # its values were computed with the true rates
     try:
         assert worst > math.exp(variation_ratio_log_delta(n, eps0, eps, -60.0)) * (1 + 1e-9)
     finally:
-        module._supremum.cache_clear()  # no perturbed value outlives the patch
+        module._clear_caches()  # no perturbed value outlives the patch

@@ -309,6 +309,13 @@ class VariationRatio:
 _SUPREMUM_CACHE = 1024
 
 
+def _clear_caches() -> None:
+    """Empty this module's caches (tests that patch its functions or constants call it: the
+    cached values were computed with the unpatched ones)."""
+    _supremum.cache_clear()
+    _top_log_delta.cache_clear()
+
+
 @functools.lru_cache(maxsize=_SUPREMUM_CACHE)
 def _supremum(
     n: int, eps0: float, mu_max: float, eps: float, log_tail: float
