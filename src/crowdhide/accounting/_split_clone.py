@@ -86,9 +86,6 @@ SPLIT_C_POINTS = 64
 SPLIT_S_POINTS = 192
 
 
-# One variation-ratio evaluation uses up to ~80 cells, each with a coarse and a full layout
-# (large ε0 and n): 64 entries thrashed (4.1 s -> 1.7 s for ε0 = 16.4, n = 1e9, δ = 1e-9).
-# A full layout is ~0.3 MB.
 def uninformative_share(mu: float) -> float:
     """``1 − μ`` for a μ rounded by up to :data:`PARAMETER_ULPS` ulps, never above the
     exact value's ``1 − μ`` (μ raised first; the difference is exact for μ >= 1/2).
@@ -135,9 +132,19 @@ def g_lower(s: FloatArray, counts: FloatArray, rho: float) -> FloatArray:
     return np.asarray(g * (1.0 - 16.0 * MACHINE_EPSILON), dtype=np.float64)
 
 
-@functools.lru_cache(maxsize=128)
+# One variation-ratio evaluation uses up to ~60 cell evaluations at three resolutions, and an ε
+# search three evaluations at one tail level: 64 entries thrashed (4.1 s -> 1.7 s for
+# ε0 = 16.4, n = 1e9, δ = 1e-9 at 128). A full layout is ~0.3 MB.
+@functools.lru_cache(maxsize=256)
 def _layout(
-    n: int, mu: float, c_inf: float, c_zero: float, log_tail: float, c_points: int, s_points: int
+    n: int,
+    mu: float,
+    c_inf: float,
+    c_zero: float,
+    log_tail: float,
+    c_points: int,
+    s_points: int,
+    eta: float = _ETA,
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, float]:
     """ε-independent part (cached): per C block its log weight, per s block its largest s,
     smallest g and log mass (rounded up), the log mass outside each s window, the C tail."""
@@ -147,7 +154,7 @@ def _layout(
         # Blocks only as fine as needed (as in the one-rate evaluator): a relative change η/L
         # of the count, or of g, across a block moves log h by about η. Small windows: every
         # count. A block is taken at its smallest count: δ is non-increasing in C.
-        points = min(c_points, max(math.ceil(size / max(1.0, _ETA * lo / big_l)), 1))
+        points = min(c_points, max(math.ceil(size / max(1.0, eta * lo / big_l)), 1))
         return -(-size // points) if size > max(points, CLONE_EXACT) else 1
 
     # fewer clones of either kind is always a valid system
@@ -158,7 +165,7 @@ def _layout(
     first, last = np.maximum(lo, 1.0), hi + 1.0
     g_min = np.minimum((1.0 - rho) * first, (1.0 - rho) * last) + rho * (counts + 1.0)
     spread = (last - first + 1.0) * max(abs(1.0 - rho), 1.0) * big_l
-    needed = int(np.ceil(spread / np.maximum(_ETA * np.minimum(g_min, first), 1e-300)).max())
+    needed = int(np.ceil(spread / np.maximum(eta * np.minimum(g_min, first), 1e-300)).max())
     s_start, s_end = _split(first, last, min(s_points, max(needed, 1)))
     cc = np.broadcast_to(counts[:, None], s_start.shape)
     live = s_start <= s_end
@@ -186,11 +193,15 @@ def split_clone_log_delta(
     *,
     c_points: int = SPLIT_C_POINTS,
     s_points: int = SPLIT_S_POINTS,
+    eta: float = _ETA,
 ) -> float:
     """Upper bound on ``log δ(ε)`` of the split clone system (module docstring), blocked:
-    O(c_points · s_points) incomplete-beta calls whatever n. Needs ``0 < μ < 1`` and
-    ``c_inf > 0`` (the one-rate system covers the other cases); μ and the rates may each be
-    up to :data:`PARAMETER_ULPS` ulps off the values their formulas stand for.
+    O(c_points · s_points) incomplete-beta calls whatever n; ``eta`` is the relative change
+    of a count (times the tail level) a block may span: a smaller one is tighter where the
+    windows are wide (a block is bounded at its worst corner whatever its width). Needs
+    ``0 < μ < 1`` and ``c_inf > 0`` (the one-rate system covers the other cases); μ and the
+    rates may each be up to :data:`PARAMETER_ULPS` ulps off the values their formulas stand
+    for.
 
     Examples
     --------
@@ -214,7 +225,7 @@ def split_clone_log_delta(
         c_inf = rate_down(c_inf, ulps=2 * PARAMETER_ULPS)
         return clone_noise_log_delta(n, kappa, 1.0, c_inf, eps, log_tail)
     log_w, s_end, g_low, log_mass, log_out, c_tail = _layout(
-        n, mu, c_inf, c_zero, log_tail, c_points, s_points
+        n, mu, c_inf, c_zero, log_tail, c_points, s_points, eta
     )
     return clone_blocks_log_delta(
         log_w, log_mass, s_end, g_low, log_out, c_tail, kappa, eps, log_tail

@@ -42,26 +42,34 @@ largest over a partition of (0, 1] into cells, each bounded by one evaluation:
   has it; a larger mu2 is a garbling of every report alike, so it covers all smaller μ).
   Its weaker clone rate does not matter there, where δ(μ) is far below its value at μ = 1;
   μ_b is lowered until that holds.
+* every cell is also bounded by ``μ_hi δ_top(c_inf(μ_lo))``: at fixed rates the pair at μ
+  is μ times the pair at μ = 1 plus a component free of the target's value (joint
+  convexity), and at μ = 1 the uninformative clones can be dropped (fewer clones). Near
+  μ = 1 it is the tighter one.
 
 **Restricted variation.** A randomizer whose pairs all have ``μ <= mu_max`` needs the
 supremum over ``(0, mu_max]`` only (every step above holds pair by pair); the piecewise
 mechanism, whose pairs have different μ up to ``(t² + 1)/(t(t + 1))``, ``t = e^{ε0/2}``,
 gets its certificate this way (:mod:`crowdhide.accounting.shuffle_mechanisms`).
 
-Cells whose bound exceeds the largest bound so far (or the value at μ = 1) by more than
-:data:`REFINE_SLACK` are split in two (geometric midpoint), at most :data:`MAX_EVALUATIONS`
-evaluations per δ. Refinement only changes which valid bounds are combined, never whether
-the result is one.
+**Refinement** (issue 32). The cells are refined best first: the cell with the largest
+bound is split (geometric midpoint) until every cell is at most the level, the value of the
+pair at ``μ = mu_max`` with its own rates plus the fall of log δ over a relative step
+:data:`EPS_RTOL` in ε (so the cells cost at most about that fraction of ε), and each cell's
+split system is evaluated at finer blocks (:data:`SPLIT_TIERS`) while it lands just above
+the level. :data:`MAX_EVALUATIONS` only bounds a pathological case. Refinement only changes
+which valid bounds are combined, never whether the result is one, and the result is a
+function of the arguments alone (no state carried between calls).
 """
 
 from __future__ import annotations
 
+import functools
+import heapq
 import math
 
 from crowdhide.accounting._krr_fast import clone_noise_log_delta
 from crowdhide.accounting._split_clone import (
-    SPLIT_C_POINTS,
-    SPLIT_S_POINTS,
     split_clone_log_delta,
     uninformative_share,
 )
@@ -81,23 +89,45 @@ TOP_EDGES = (1.0, 0.999, 0.995, 0.985, 0.96, 0.9, 0.82, 0.7, 0.5, 0.3, 0.15, 0.0
 #: this many times, while its bound is above the refinement level.
 BOTTOM_FACTOR = 0.25
 BOTTOM_STEPS = 12
-#: A cell is refined when its bound exceeds the reference by more than this (in log δ):
-#: 3 % in δ moves ε by about 0.1 % at δ = 1e-6.
-REFINE_SLACK = 0.03
+#: The refinement level sits above the reference value (the pair at μ = mu_max) by what
+#: log δ falls over a relative step :data:`EPS_RTOL` in ε (measured on the one-rate top
+#: system): the cells then cost at most about that fraction of ε, whatever the slope of
+#: log δ (0.01 in log δ is 0.03 % of ε at δ = 1e-10 but 0.4 % at n = 1e9, δ = 1e-6) ...
+EPS_RTOL = 4e-4
+#: ... clipped to this range (in log δ): not finer than the blocked sums resolve, never
+#: coarser than the former fixed slack.
+SLACK_RANGE = (2e-4, 0.03)
 #: ... and exceeds ``log_tail`` by more than this: cells far below the δ being solved for
 #: (the tail level is the target's e^-40 there) need no refinement.
 REFINE_FLOOR = 14.0
-#: Blocks of the first, coarse evaluation of a cell (the split system's clone counts and
-#: informative counts); a cell above the refinement level is evaluated again at the full
-#: resolution before it is split.
-COARSE_POINTS = (16, 48)
-#: Cells below this μ get the coarse pass (nearer μ = 1 it is too loose to be worth it) ...
+#: Resolutions of a cell's split-system evaluation, coarse to fine: blocks of clone counts,
+#: blocks of informative counts, and the relative count change η a block may span. A cell
+#: above the level is evaluated again at the next one when it is at most
+#: :data:`TIER_MARGIN` above the level (farther above, the cell is too wide rather than
+#: the blocks too coarse: it is split). The clone-count blocking is the one that matters
+#: (ε0 = 4, n = 1e4, δ = 1e-6, μ = 0.9961, in log δ above the FMT23 pair: +0.031 at
+#: 64 x 192 blocks and η = 0.05, -0.010 at 128 x 64 and η = 0.025, -0.036 at 512 x 64 and
+#: η = 0.0125; 64 x 768 changes nothing).
+SPLIT_TIERS: tuple[tuple[int, int, float], ...] = (
+    (16, 48, 0.05),
+    (128, 64, 0.025),
+    (512, 64, 0.0125),
+)
+TIER_MARGIN = (0.5, 0.06)
+#: Cells below this μ start at the coarsest resolution (nearer μ = 1 it is too loose to be
+#: worth it: they start at the second).
 COARSE_BELOW = 0.9
-#: ... and the full one only when the coarse bound is at most this far above the level.
-COARSE_MARGIN = 0.5
+#: Clone-count blocks of the one-rate bound with an always-informative target (the top cell
+#: and the mixture bound of every cell): it has a single s column, so it is cheap at this
+#: resolution, and at 128 blocks it sat up to 0.08 above the FMT23 pair in log δ.
+TOP_POINTS = 1024
+#: Cells reaching above this μ are also bounded by the mixture bound (below it is loose:
+#: +0.86 above the FMT23 pair in log δ for μ in [0.90, 0.93] at ε0 = 4, n = 1e4).
+MIXTURE_ABOVE = 0.98
 #: Cells narrower than this ratio are not split further.
-MIN_CELL_RATIO = 1.0005
-#: Bound on the evaluations per δ (each one is a blocked, O(1)-in-n sum).
+MIN_CELL_RATIO = 1.0 + 1e-7
+#: Bound on the split-system evaluations per δ (each one is a blocked, O(1)-in-n sum): the
+#: refinement stops at the level, this only bounds the time of a pathological case.
 MAX_EVALUATIONS = 96
 
 
@@ -131,6 +161,15 @@ def one_report_log_delta(eps: float, eps0: float) -> float:
     return math.log(-math.expm1(eps - eps0)) - math.log1p(math.exp(-eps0))
 
 
+@functools.lru_cache(maxsize=256)  # a pure function: each cell's tiers ask it again
+def _top_log_delta(n: int, eps0: float, log_lo: float, eps: float, log_tail: float) -> float:
+    """The one-rate system with an always-informative target and ``c_inf(e^log_lo)``
+    informative clones only: at μ = 1 no uninformative clone hides anything, and fewer
+    clones of either kind only raise δ."""
+    c_inf = clone_rates(math.exp(log_lo), eps0)[0]
+    return clone_noise_log_delta(n, kappa_up(eps0), 1.0, c_inf, eps, log_tail, c_points=TOP_POINTS)
+
+
 def _cell_log_delta(
     n: int,
     eps0: float,
@@ -139,42 +178,59 @@ def _cell_log_delta(
     eps: float,
     log_tail: float,
     *,
-    coarse: bool = False,
+    tier: int = 1,
 ) -> float:
     """Upper bound on ``log δ(ε)`` for every pair with μ in ``[e^log_lo, e^log_hi]``
-    (``coarse``: fewer blocks, a looser bound, about 5-10x cheaper)."""
+    (``tier``: the resolution, :data:`SPLIT_TIERS`), the least of three:
+    the split system at the cell's corner rates, one report's variation, and the mixture
+    bound ``μ_hi δ_top`` (at fixed rates the pair at μ is ``μ`` times the pair at μ = 1 plus
+    a component free of the target's value; joint convexity)."""
     kappa = kappa_up(eps0)
     tv_bound = log_hi + math.log(kappa)
     c_inf = clone_rates(math.exp(log_lo), eps0)[0]
     if c_inf < 1e-300:  # no informative clones to speak of: one report's variation
         return tv_bound
-    if log_hi >= 0.0:
-        value = clone_noise_log_delta(n, kappa, 1.0, c_inf, eps, log_tail)
+    if log_hi < math.log(MIXTURE_ABOVE):  # far from μ = 1 the mixture bound is loose
+        mixture = math.inf
     else:
-        mu_hi = math.exp(log_hi)
-        c_zero = clone_rates(mu_hi, eps0)[1]
-        c_points, s_points = COARSE_POINTS if coarse else (SPLIT_C_POINTS, SPLIT_S_POINTS)
-        value = split_clone_log_delta(
-            n, kappa, mu_hi, c_inf, c_zero, eps, log_tail, c_points=c_points, s_points=s_points
-        )
-    return min(value, tv_bound)
+        mixture = _top_log_delta(n, eps0, log_lo, eps, log_tail) + min(log_hi, 0.0)
+    if log_hi >= 0.0:
+        return min(mixture, tv_bound)
+    mu_hi = math.exp(log_hi)
+    c_zero = clone_rates(mu_hi, eps0)[1]
+    c_points, s_points, eta = SPLIT_TIERS[tier]
+    value = split_clone_log_delta(
+        n, kappa, mu_hi, c_inf, c_zero, eps, log_tail, c_points=c_points, s_points=s_points, eta=eta
+    )
+    return min(value, mixture, tv_bound)
 
 
 def _initial_cells(mu_max: float) -> list[tuple[float, float]]:
     """Cells as ``(log_lo, log_hi)`` from ``mu_max`` down to the bottom edge, largest μ
-    last (popped first)."""
+    first."""
     edges = [math.log(mu_max * mu) for mu in TOP_EDGES]
-    return list(zip(edges[1:], edges[:-1], strict=True))[::-1]
+    return list(zip(edges[1:], edges[:-1], strict=True))
 
 
 def _reference(n: int, eps0: float, mu_max: float, eps: float, log_tail: float) -> float:
     """The value of the pair at ``μ = mu_max`` exactly, with its own clone rates: not a
     bound for any cell, but the level worth refining to (the supremum is about there)."""
-    kappa = kappa_up(eps0)
-    c_inf, c_zero = clone_rates(mu_max, eps0)
     if mu_max >= 1.0:
-        return clone_noise_log_delta(n, kappa, 1.0, c_inf, eps, log_tail)
-    return split_clone_log_delta(n, kappa, mu_max, c_inf, c_zero, eps, log_tail)
+        return _top_log_delta(n, eps0, 0.0, eps, log_tail)
+    c_inf, c_zero = clone_rates(mu_max, eps0)
+    return split_clone_log_delta(n, kappa_up(eps0), mu_max, c_inf, c_zero, eps, log_tail)
+
+
+def _slack(n: int, eps0: float, mu_max: float, eps: float, log_tail: float) -> float:
+    """How far above the reference the cells may stay (:data:`EPS_RTOL`): the fall of the
+    top system's log δ over a relative step EPS_RTOL in ε, clipped to :data:`SLACK_RANGE`."""
+    log_top = math.log(mu_max)
+    here = _top_log_delta(n, eps0, log_top, eps, log_tail)
+    further = _top_log_delta(n, eps0, log_top, eps * (1.0 + EPS_RTOL), log_tail)
+    drop = here - further
+    if not math.isfinite(drop):  # -inf beyond the top system's reach: the widest slack
+        return SLACK_RANGE[1]
+    return min(max(drop, SLACK_RANGE[0]), SLACK_RANGE[1])
 
 
 def _bottom_log_delta(n: int, eps0: float, mu_b: float, eps: float, log_tail: float) -> float:
@@ -191,7 +247,7 @@ def variation_ratio_log_delta(
     n: int, eps0: float, eps: float, log_tail: float, *, mu_max: float = 1.0
 ) -> float:
     """Upper bound on ``log δ(ε)`` of n shuffled reports of any ε0-LDP randomizer
-    (module docstring), O(MAX_EVALUATIONS) blocked evaluations whatever n.
+    (module docstring), at most MAX_EVALUATIONS blocked evaluations whatever n.
 
     ``mu_max`` (in (0, 1]) restricts the randomizer to pairs with ``μ <= mu_max``: the
     supremum is then taken over ``(0, mu_max]`` only, with every cell scaled by it. A
@@ -213,20 +269,21 @@ def variation_ratio_log_delta(
 
 class VariationRatio:
     """:func:`variation_ratio_log_delta` for fixed ``(n, ε0, mu_max)``, called as
-    ``(eps, log_tail)``, that starts each evaluation from the cells the previous one ended
-    with.
+    ``(eps, log_tail)``.
 
-    Successive evaluations of an ε search need nearly the same refinement; starting from the
-    last leaves skips re-evaluating their parents (about a third of the evaluations). Any
-    partition of ``(0, mu_max]`` gives a valid bound, so the history changes the bound only
-    within the refinement slack, never its validity; a fresh object gives the same answer
-    as :func:`variation_ratio_log_delta`.
+    The value is a function of its arguments alone (issue 32: it used to start from the
+    cells of the previous call, so a curve's δ depended on the order of the queries). The
+    refinement is cached per argument tuple (:func:`_supremum`), and the blocked layouts it
+    uses are cached per their own arguments, so a repeated or nearby query is faster, never
+    different. :attr:`last_partition` is the partition the last call ended with (the cells
+    above the bottom edge ``e^{mu_b}``), for the tests.
 
     Examples
     --------
     >>> bound = VariationRatio(10_000, 1.0)
     >>> first = bound(0.05, -60.0)
-    >>> abs(bound(0.05, -60.0) - first) < 0.03   # from the refined cells: within the slack
+    >>> _ = bound(0.2, -60.0)
+    >>> bound(0.05, -60.0) == first == VariationRatio(10_000, 1.0)(0.05, -60.0)
     True
     """
 
@@ -234,71 +291,97 @@ class VariationRatio:
         if not 0.0 < mu_max <= 1.0:
             raise ValueError(f"mu_max must be in (0, 1]; got {mu_max!r}")
         self.n, self.eps0, self.mu_max = n, eps0, mu_max
-        # The leaves of the last evaluation (largest μ last) and its bottom edge μ_b: with
-        # the bottom region [0, μ_b] they cover (0, mu_max] exactly.
-        self._leaves: list[tuple[float, float]] | None = None
-        self._mu_b = mu_max * TOP_EDGES[-1]
+        self.last_partition: tuple[tuple[float, float], ...] = ()
+        self.last_mu_b = mu_max * TOP_EDGES[-1]
 
     def __call__(self, eps: float, log_tail: float) -> float:
         n, eps0, mu_max = self.n, self.eps0, self.mu_max
         if eps >= eps0:
             return -math.inf
-        kappa = kappa_up(eps0)
-        if kappa >= 1.0:  # ε0 >= ~38: no clones to speak of; one report's δ scales with μ
+        if kappa_up(eps0) >= 1.0:  # ε0 >= ~38: no clones to speak of; δ scales with μ
             return one_report_log_delta(eps, eps0) + math.log(mu_max)
-        level = max(_reference(n, eps0, mu_max, eps, log_tail), log_tail + REFINE_FLOOR)
-        level += REFINE_SLACK
-        if self._leaves is None or len(self._leaves) > MAX_EVALUATIONS // 2:
-            self._leaves, self._mu_b = _initial_cells(mu_max), mu_max * TOP_EDGES[-1]
-        stack = list(self._leaves)
-        # The bottom region [0, μ_b]: lowered (and the released range handed to the cells)
-        # while its one-rate bound is above the level.
-        mu_b = self._mu_b
-        best = _bottom_log_delta(n, eps0, mu_b, eps, log_tail)
-        for _ in range(BOTTOM_STEPS):
-            if best <= level:
-                break
-            stack.insert(0, (math.log(mu_b * BOTTOM_FACTOR), math.log(mu_b)))
-            mu_b *= BOTTOM_FACTOR
-            best = _bottom_log_delta(n, eps0, mu_b, eps, log_tail)
-        evaluations = 0
-        leaves: list[tuple[float, float]] = []
-        while stack:
-            log_lo, log_hi = stack.pop()
-            value, evaluations = _refined_cell(
-                n, eps0, (log_lo, log_hi), eps, log_tail, level, evaluations, math.log(mu_max)
-            )
-            splittable = log_hi - log_lo > math.log(MIN_CELL_RATIO)
-            budget = evaluations + 2 * len(stack) + 4 <= MAX_EVALUATIONS
-            if value > level and splittable and budget:
-                mid = 0.5 * (log_lo + log_hi)
-                stack += [(log_lo, mid), (mid, log_hi)]
-                continue
-            leaves.append((log_lo, log_hi))
-            best = max(best, value)
-        self._leaves, self._mu_b = sorted(leaves), mu_b
-        return best
+        value, self.last_partition, self.last_mu_b = _supremum(n, eps0, mu_max, eps, log_tail)
+        return value
+
+
+#: Arguments of the last few refinements (an ε search evaluates one (n, ε0, δ) a few times
+#: at a few ε; a repeated query finds its values here). Each entry is a few hundred floats.
+_SUPREMUM_CACHE = 1024
+
+
+def _clear_caches() -> None:
+    """Empty this module's caches (tests that patch its functions or constants call it: the
+    cached values were computed with the unpatched ones)."""
+    _supremum.cache_clear()
+    _top_log_delta.cache_clear()
+
+
+@functools.lru_cache(maxsize=_SUPREMUM_CACHE)
+def _supremum(
+    n: int, eps0: float, mu_max: float, eps: float, log_tail: float
+) -> tuple[float, tuple[tuple[float, float], ...], float]:
+    """``(bound, leaves, μ_b)``: the largest bound over a partition of ``(0, mu_max]`` into
+    the bottom region ``[0, μ_b]`` and cells, refined best first (always the cell with the
+    largest bound, split at its geometric midpoint) until every cell is at most the level
+    (reference plus :func:`_slack`), or a cell is narrower than :data:`MIN_CELL_RATIO`, or
+    :data:`MAX_EVALUATIONS` split evaluations are spent. Any partition gives a valid bound;
+    the refinement only chooses which. A pure function of its arguments."""
+    reference = _reference(n, eps0, mu_max, eps, log_tail)
+    level = max(reference, log_tail + REFINE_FLOOR) + _slack(n, eps0, mu_max, eps, log_tail)
+    cells = _initial_cells(mu_max)
+    # The bottom region [0, μ_b]: lowered (and the released range handed to the cells)
+    # while its one-rate bound is above the level.
+    mu_b = mu_max * TOP_EDGES[-1]
+    bottom = _bottom_log_delta(n, eps0, mu_b, eps, log_tail)
+    for _ in range(BOTTOM_STEPS):
+        if bottom <= level:
+            break
+        cells.append((math.log(mu_b * BOTTOM_FACTOR), math.log(mu_b)))
+        mu_b *= BOTTOM_FACTOR
+        bottom = _bottom_log_delta(n, eps0, mu_b, eps, log_tail)
+    log_top = math.log(mu_max)
+    evaluations = 0
+    at = functools.partial(_refined_cell, n, eps0, eps=eps, log_tail=log_tail, level=level)
+    heap: list[tuple[float, tuple[float, float], int]] = []
+    for cell in cells:
+        tier = 0 if cell[1] - log_top <= math.log(COARSE_BELOW) else 1
+        value, tier, used = at(cell, tier)
+        evaluations += used
+        heapq.heappush(heap, (-value, cell, tier))
+    narrow: list[tuple[float, tuple[float, float], int]] = []
+    while heap and -heap[0][0] > level and evaluations + 2 * len(SPLIT_TIERS) <= MAX_EVALUATIONS:
+        entry = heapq.heappop(heap)
+        (log_lo, log_hi), tier = entry[1], entry[2]
+        if log_hi - log_lo <= math.log(MIN_CELL_RATIO):
+            narrow.append(entry)
+            continue
+        mid = 0.5 * (log_lo + log_hi)
+        for child in ((log_lo, mid), (mid, log_hi)):  # from the resolution the parent needed
+            value, child_tier, used = at(child, tier)
+            evaluations += used
+            heapq.heappush(heap, (-value, child, child_tier))
+    entries = heap + narrow
+    best = max(bottom, max(-entry[0] for entry in entries))
+    return best, tuple(sorted(entry[1] for entry in entries)), mu_b
 
 
 def _refined_cell(
     n: int,
     eps0: float,
     cell: tuple[float, float],
+    tier: int,
+    *,
     eps: float,
     log_tail: float,
     level: float,
-    evaluations: int,
-    log_top: float,
-) -> tuple[float, int]:
-    """A cell's bound and the evaluation count: below :data:`COARSE_BELOW` times the top
-    ``e^log_top`` a coarse pass first, repeated at full resolution only when it lands just
-    above ``level`` (far above, the cell is too wide rather than the blocks too coarse: it
-    will be split)."""
-    log_lo, log_hi = cell
-    if log_hi - log_top > math.log(COARSE_BELOW):
-        return _cell_log_delta(n, eps0, log_lo, log_hi, eps, log_tail), evaluations + 1
-    value = _cell_log_delta(n, eps0, log_lo, log_hi, eps, log_tail, coarse=True)
-    if level < value <= level + COARSE_MARGIN:
-        fine = _cell_log_delta(n, eps0, log_lo, log_hi, eps, log_tail)
-        return min(value, fine), evaluations + 2
-    return value, evaluations + 1
+) -> tuple[float, int, int]:
+    """A cell's bound, the resolution it ended at and the evaluations it took: from ``tier``
+    on, evaluated again at the next resolution while it lands above ``level`` by at most
+    :data:`TIER_MARGIN` (every resolution gives a valid bound: the least is kept)."""
+    value = _cell_log_delta(n, eps0, *cell, eps, log_tail, tier=tier)
+    used = 1
+    while tier + 1 < len(SPLIT_TIERS) and level < value <= level + TIER_MARGIN[tier]:
+        tier += 1
+        value = min(value, _cell_log_delta(n, eps0, *cell, eps, log_tail, tier=tier))
+        used += 1
+    return value, tier, used
