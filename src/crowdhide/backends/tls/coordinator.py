@@ -213,16 +213,43 @@ class Coordinator:
                 sent.append(h)
             except NodeGoneError:
                 self._bury(h)
-        replies = {}
+        replies: dict[int, Any] = {}
         began = time.monotonic()
-        for h in sent:
-            try:
-                replies[h] = self.conns[h].recv(max(0.1, began + timeout - time.monotonic()))
+        deadline = began + timeout
+        pending = set(sent)
+        while pending:
+            # Read replies as they arrive (not in node order), so that each daemon's answer
+            # time is its own: an overrun names the daemon that made the round late.
+            for h in self._arrived(pending, deadline):
+                pending.discard(h)
+                try:
+                    replies[h] = self.conns[h].recv(max(0.1, deadline - time.monotonic()))
+                except NodeGoneError:
+                    self._bury(h)
+                    continue
                 took = time.monotonic() - began
                 self._answered[h] = max(took, self._answered.get(h, 0.0))
-            except NodeGoneError:
-                self._bury(h)
+            if pending and time.monotonic() >= deadline:
+                for h in sorted(pending):
+                    self._bury(h)
+                pending.clear()
         return replies
+
+    def _arrived(self, pending: set[int], deadline: float) -> list[int]:
+        """The daemons of ``pending`` whose reply has begun to arrive (waits until one has,
+        or until ``deadline``)."""
+        conns = {h: self.conns[h] for h in sorted(pending)}
+        ready = [h for h, c in conns.items() if c.buffer or c.sock.pending()]
+        if ready:
+            return ready
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return []
+        try:
+            readable, _, _ = select.select([c.sock for c in conns.values()], [], [], left)
+        except (OSError, ValueError):  # a socket closed under us: let recv say which
+            return list(conns)
+        return [h for h, c in conns.items() if c.sock in readable]
 
     def _bury(self, node: int) -> None:
         self.conns[node].close()
