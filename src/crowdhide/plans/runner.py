@@ -280,6 +280,8 @@ def _execute(
             f"{a}->{b}": n for (a, b), n in sorted(backend.ledger.delivered.items()) if n
         },
         **backend.missing.to_dict(),
+        # Nothing lost, refused, withheld or dead: what the report says about the answer.
+        "complete": not (backend.missing or backend.missing.dead_hosts),
     }
     if hasattr(backend, "describe"):  # node daemons: the coordinator observed counts only
         record.update(
@@ -432,6 +434,8 @@ def _backend_notes(
             f"the {backend_name} backend has no rounds on a wire and did not use it",
         )
     notes += _randomness_notes(spec, network)
+    if net_record is not None and net_record.get("complete") is False:
+        notes = (incomplete_note(net_record), *notes)
     if net_record is not None and "coordinator_observes" in net_record:
         notes += (
             "node daemons: the coordinator does not observe the transcript, so costs "
@@ -439,6 +443,23 @@ def _backend_notes(
             "under network.delivered_per_link",
         )
     return notes
+
+
+def incomplete_note(net: Mapping[str, Any]) -> str:
+    """The first note of a run that lost frames, blocks or nodes (``--on-missing report``):
+    the answer and its intervals hold what arrived only."""
+    what = [f"{net['messages_lost']} frames lost"] if net.get("messages_lost") else []
+    if net.get("dead_hosts"):
+        what.append(f"dead nodes {net['dead_hosts']}")
+    if net.get("lost_blocks"):
+        what.append(f"{len(net['lost_blocks'])} blocks not run")
+    if net.get("suspect_hosts"):
+        what.append(f"suspect nodes {net['suspect_hosts']}")
+    return (
+        f"INCOMPLETE RUN ({'; '.join(what) or 'frames refused'}; see network): the answer and "
+        "its intervals count only what arrived, and the privacy target verdict is the "
+        "certificate's, not a sign the run went well"
+    )
 
 
 def _randomness_notes(spec: RunSpec, network: Mapping[str, Any] | None) -> tuple[str, ...]:

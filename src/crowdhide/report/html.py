@@ -108,6 +108,10 @@ def _summary(report: RunReport) -> str:
         if p.meets_target is False
         else "<span class='ok'>target met</span>"
     )
+    if report.network is not None and report.network.get("complete") is False:
+        # A lossy tls run (--on-missing report): never a green verdict over it.
+        note = next((n for n in report.notes if n.startswith("INCOMPLETE")), "INCOMPLETE RUN")
+        verdict = f"<span class='bad'>{html.escape(note)}</span>"
     goal = f"target ε ≤ {fmt_num(target)}" if target is not None else ""
     return (
         "<div class='cards'>"

@@ -125,6 +125,11 @@ def render_run(report: RunReport, console: Console) -> None:
     _result(report.answer, report, console)
     _pairs(console, "What ε protects, and what it does not", list(PROTECTION.items()), text=True)
     _privacy(report.plan, console)
+    if report.network is not None and report.network.get("complete") is False:
+        from rich.text import Text
+
+        note = next((n for n in report.notes if n.startswith("INCOMPLETE")), "INCOMPLETE RUN")
+        console.print(Text(note, style="bold red"), overflow="fold")
     _costs(report, console)
     _pairs(console, "Files written", [(k, str(v)) for k, v in report.files.items()], text=True)
     for note in report.notes:  # e.g. plots skipped for a missing extra

@@ -37,7 +37,7 @@ from crowdhide.backends.tls.enrol import check_address
 from crowdhide.backends.tls.placement import Placement
 from crowdhide.backends.tls.rounds import Ledger, MissingReport, default_round_seconds
 from crowdhide.engine.backend import BlockReport, Job
-from crowdhide.errors import InvalidParameterError, NodeFailureError
+from crowdhide.errors import InvalidParameterError, NodeFailureError, RoundOverrunError
 
 __all__ = ["Coordinator", "NodeGoneError"]
 
@@ -170,6 +170,9 @@ class Coordinator:
         self._schemas: dict[int, Any] = {}
         self._closed = False
         self._where = ""
+        #: Longest seconds each daemon took to answer a message of this round (names the
+        #: late daemon of an overrun: a stopped, cut off or throttled node).
+        self._answered: dict[int, float] = {}
 
     # -- connections ---------------------------------------------------------------------
     def _dial(self, node: int) -> _Conn:
@@ -210,13 +213,43 @@ class Coordinator:
                 sent.append(h)
             except NodeGoneError:
                 self._bury(h)
-        replies = {}
-        for h in sent:
-            try:
-                replies[h] = self.conns[h].recv(timeout)
-            except NodeGoneError:
-                self._bury(h)
+        replies: dict[int, Any] = {}
+        began = time.monotonic()
+        deadline = began + timeout
+        pending = set(sent)
+        while pending:
+            # Read replies as they arrive (not in node order), so that each daemon's answer
+            # time is its own: an overrun names the daemon that made the round late.
+            for h in self._arrived(pending, deadline):
+                pending.discard(h)
+                try:
+                    replies[h] = self.conns[h].recv(max(0.1, deadline - time.monotonic()))
+                except NodeGoneError:
+                    self._bury(h)
+                    continue
+                took = time.monotonic() - began
+                self._answered[h] = max(took, self._answered.get(h, 0.0))
+            if pending and time.monotonic() >= deadline:
+                for h in sorted(pending):
+                    self._bury(h)
+                pending.clear()
         return replies
+
+    def _arrived(self, pending: set[int], deadline: float) -> list[int]:
+        """The daemons of ``pending`` whose reply has begun to arrive (waits until one has,
+        or until ``deadline``)."""
+        conns = {h: self.conns[h] for h in sorted(pending)}
+        ready = [h for h, c in conns.items() if c.buffer or c.sock.pending()]
+        if ready:
+            return ready
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return []
+        try:
+            readable, _, _ = select.select([c.sock for c in conns.values()], [], [], left)
+        except (OSError, ValueError):  # a socket closed under us: let recv say which
+            return list(conns)
+        return [h for h, c in conns.items() if c.sock in readable]
 
     def _bury(self, node: int) -> None:
         self.conns[node].close()
@@ -383,11 +416,30 @@ class Coordinator:
         return "; ".join([*parts, advice])
 
     def _flush(self) -> None:
+        """Close the round; an overrun names the daemon that made it late."""
+        try:
+            self._close_round()
+        except RoundOverrunError as exc:
+            raise RoundOverrunError(f"{exc}; {self._slowest()}") from None
+
+    def _slowest(self) -> str:
+        """How long each daemon took to answer this round, slowest first (a stopped or cut
+        off daemon answers last; a throttled link slows both of its ends)."""
+        if not self._answered:
+            return "no daemon answered"
+        order = sorted(self._answered, key=lambda n: -self._answered[n])
+        took = ", ".join(
+            f"node {h} ({self.entries[h].address}) {self._answered[h]:.1f} s" for h in order
+        )
+        return f"the daemons answered this round after: {took}"
+
+    def _close_round(self) -> None:
         ledger = self.ledger
         ledger.epoch += 1
         queued, ledger.queued = ledger.queued, {}
         alive = tuple(h for h, c in self.conns.items() if c.alive)
         start, ack_at = ledger.schedule(self.round_seconds)
+        self._answered = {}
         replies = self._all(
             lambda h: ctl.Flush(
                 epoch=ledger.epoch, alive=alive, deadline=self.deadline, start=start, ack_at=ack_at

@@ -32,6 +32,7 @@ import dataclasses
 import json
 import signal
 import struct
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -223,7 +224,13 @@ class _Door(asyncio.Protocol):
             self.inner = _Link(host, outgoing=None)
             self.inner.connection_made(transport)
         else:  # unknown certificate, a second coordinator, or a peer outside a session
-            daemon.refused += 1
+            if entry is None:
+                why = "its certificate is not the directory's"
+            elif entry.role == "coordinator":
+                why = f"a second coordinator connection (id {entry.node})"
+            else:
+                why = f"node {entry.node} outside a run"
+            daemon.refuse(transport, why)
             assert isinstance(transport, asyncio.Transport)
             transport.abort()
 
@@ -339,6 +346,14 @@ class Daemon:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(sig)
 
+    def refuse(self, transport: asyncio.BaseTransport | None, why: str) -> None:
+        """Count a refused peer and name it in one line on standard error (the operator's
+        log): its address and why; never anything it sent."""
+        self.refused += 1
+        peer = transport.get_extra_info("peername") if transport is not None else None
+        where = f"{peer[0]}:{peer[1]}" if peer else "an unknown address"
+        print(f"node {self.node}: refused a connection from {where}: {why}", file=sys.stderr)
+
     def end_session(self) -> None:
         """Drop the session's links (the daemon keeps listening)."""
         host, self.session = self.session, None
@@ -348,7 +363,10 @@ class Daemon:
 
     def _peer_ok(self, claimed: int, transport: asyncio.BaseTransport) -> bool:
         entry = self.identity.entry_of(transport)
-        return entry is not None and entry.role == "node" and entry.node == claimed
+        ok = entry is not None and entry.role == "node" and entry.node == claimed
+        if not ok:
+            self.refuse(transport, f"a link claiming node {claimed} under another certificate")
+        return ok
 
     async def dispatch(self, message: Any, coordinator: bytes) -> Any:
         """The reply to one control message of the coordinator."""
