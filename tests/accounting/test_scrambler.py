@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from crowdhide.accounting import DiscretePairCurve, PrivacyStatement
-from crowdhide.accounting import scrambler_bounds as bounds
-from crowdhide.accounting import scrambler_enumeration as brute
-from crowdhide.accounting.scrambler import (
+from crowdhide.accounting.scrambler import bounds
+from crowdhide.accounting.scrambler import enumeration as brute
+from crowdhide.accounting.scrambler.accountant import (
     CAPPED_METHODS,
     UNCAPPED_METHODS,
     capped_exact_pure_epsilon,

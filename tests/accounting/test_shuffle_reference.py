@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from crowdhide.accounting import _shuffle_pairs as pairs
-from crowdhide.accounting.shuffle import (
+from crowdhide.accounting.shuffle import _pairs as pairs
+from crowdhide.accounting.shuffle.generic import (
     _blanket_params,
     krr_shuffle_curve,
     shuffle_bound_curve,

@@ -11,9 +11,9 @@ import math
 
 import pytest
 
-from crowdhide.accounting import shuffle as module
 from crowdhide.accounting.roots import safe_root
-from crowdhide.accounting.shuffle_mechanisms import _upper_root
+from crowdhide.accounting.shuffle import generic as module
+from crowdhide.accounting.shuffle.mechanisms import _upper_root
 
 
 def test_secant_bracket_finds_the_root_of_a_smooth_curve_from_the_passing_side() -> None:
@@ -32,8 +32,8 @@ def test_secant_bracket_finds_the_root_of_a_smooth_curve_from_the_passing_side()
 
 @pytest.mark.parametrize(("eps0", "n", "delta"), [(1.0, 1000, 1e-6), (4.0, 10**5, 1e-10)])
 def test_upper_root_passes_and_matches_a_plain_search(eps0: float, n: int, delta: float) -> None:
-    from crowdhide.accounting._krr_fast import clone_noise_log_delta
     from crowdhide.accounting.logmath import kappa_up
+    from crowdhide.accounting.shuffle._krr_fast import clone_noise_log_delta
 
     def curve(eps: float) -> float:
         if eps >= eps0:

@@ -173,10 +173,10 @@ def _bound_progress(as_json: bool) -> Iterator[Callable[[str, int, int], None] |
 def _answer(query: Mapping[str, float], *, as_json: bool, **options: Any) -> None:
     """Make the one library call that answers ``query`` (ε at δ or δ at ε), emit.
 
-    Which accountant answers is decided in :mod:`crowdhide.accounting.shuffle_query`; an
+    Which accountant answers is decided in :mod:`crowdhide.accounting.shuffle.query`; an
     option that does not apply comes back as an input error naming it (exit 2)."""
-    from crowdhide.accounting import shuffle_query
-    from crowdhide.accounting.shuffle_mechanisms import MECHANISMS
+    from crowdhide.accounting.shuffle import query as shuffle_query
+    from crowdhide.accounting.shuffle.mechanisms import MECHANISMS
 
     what = "epsilon" if "delta" in query else "delta"
     mechanism = options.get("mechanism")
@@ -339,7 +339,7 @@ def plot_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Plot epsilon against n for every bound (PNG)."""
-    from crowdhide.accounting.shuffle import epsilon_vs_n
+    from crowdhide.accounting.shuffle.generic import epsilon_vs_n
 
     check_output_file(out)
     if out.suffix.lower() not in _PLOT_SUFFIXES:

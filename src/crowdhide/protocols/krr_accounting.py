@@ -1,6 +1,6 @@
 """Calibration and certification of shuffled k-RR for the protocols and their experiments.
 
-An adapter to the shared shuffle accountant (``crowdhide.accounting.shuffle``).
+An adapter to the shared shuffle accountant (``crowdhide.accounting.shuffle.generic``).
 
 The protocols calibrate ε0 with ``calibrate_eps0`` and certify every run with
 ``shuffle_epsilon(..., bound="best")`` — the smallest *valid upper bound* for shuffled k-RR
@@ -17,7 +17,7 @@ adapter.
 from __future__ import annotations
 
 from crowdhide.accounting import PrivacyCurve, PrivacyStatement
-from crowdhide.accounting import shuffle as accountant
+from crowdhide.accounting.shuffle import generic as accountant
 from crowdhide.errors import InvalidParameterError
 
 __all__ = [

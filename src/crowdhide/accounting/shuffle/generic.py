@@ -33,7 +33,7 @@ Bounds (:data:`SHUFFLE_BOUNDS`) and what they promise
 ``variation_ratio``
     Any ε0-LDP randomizer: the split clone system (informative clones at rate 2μ/(e^{ε0}+1),
     uninformative ones at (1−μ)e^{−ε0}, μ the pair's total variation over tanh(ε0/2)),
-    maximised over μ in cells (:mod:`crowdhide.accounting.variation_ratio`). It certifies
+    maximised over μ in cells (:mod:`crowdhide.accounting.shuffle.variation_ratio`). It certifies
     the FMT23 pair's value — the one Wang et al. (VLDB 2024) give for every ε0-LDP
     randomizer — to within 0.1–0.8 % in ε, without FMT23's condition. ``best`` without k.
 ``krr_clone``
@@ -43,13 +43,13 @@ Bounds (:data:`SHUFFLE_BOUNDS`) and what they promise
     the residual reports gives the exact divergence of ``(C, histogram of the target's and
     the clones' k-RR reports)``, ``C ~ Bin(n−1, 2r)`` — FMT23's decomposition without
     discarding the clones' k-RR noise. Evaluated on rigorous blocks of clone counts and of
-    reports on {x, x'} (:mod:`crowdhide.accounting._krr_fast`): O(1) work in n, within
+    reports on {x, x'} (:mod:`crowdhide.accounting.shuffle._krr_fast`): O(1) work in n, within
     ~0.1–0.5 % in ε of the unblocked sum. For k = 2 it is the FMT23 pair.
 ``binary_rr_blocks``
     binary RR only, any n: datasets in blocks, each block's pairs a post-processing of one
-    core dataset (:mod:`crowdhide.accounting.binary_rr`), each core evaluated by tilted
+    core dataset (:mod:`crowdhide.accounting.shuffle.binary_rr`), each core evaluated by tilted
     contour integrals with every tail and rounding error bounded
-    (:mod:`crowdhide.accounting.binary_rr_contour`); within ~0.4–0.6 % in ε of the lower
+    (:mod:`crowdhide.accounting.shuffle.binary_rr_contour`); within ~0.4–0.6 % in ε of the lower
     bound at n p q >= 64, tens of milliseconds per query up to n = 1e9.
 ``exact``
     k-RR / binary RR only: the exact worst-case curve, ``max`` over *every* dataset of the
@@ -97,9 +97,6 @@ import numpy as np
 
 from crowdhide._extras import require
 from crowdhide._validation import check_int, check_probability, check_real
-from crowdhide.accounting import _krr_fast
-from crowdhide.accounting import _shuffle_pairs as pairs
-from crowdhide.accounting.binary_rr import binary_rr_tilted_curve
 from crowdhide.accounting.curves import PrivacyCurve, RoundedCurve
 from crowdhide.accounting.logmath import (
     MACHINE_EPSILON,
@@ -108,8 +105,11 @@ from crowdhide.accounting.logmath import (
 )
 from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import LOG_ZERO, calibrate, safe_root
+from crowdhide.accounting.shuffle import _krr_fast
+from crowdhide.accounting.shuffle import _pairs as pairs
+from crowdhide.accounting.shuffle.binary_rr import binary_rr_tilted_curve
+from crowdhide.accounting.shuffle.variation_ratio import VariationRatio, one_report_log_delta
 from crowdhide.accounting.statement import Kind, PrivacyStatement
-from crowdhide.accounting.variation_ratio import VariationRatio, one_report_log_delta
 from crowdhide.errors import InvalidParameterError, UnmetTargetError
 
 __all__ = [
@@ -1011,7 +1011,7 @@ _BLANKET_EXACT = (
     "privacy blanket of Balle et al., CRYPTO 2019, summed exactly (crowdhide, docs/shuffle.md)"
 )
 _VARIATION_RATIO = (
-    "split clones over the total variation (accounting/variation_ratio.py); the value of "
+    "split clones over the total variation (accounting/shuffle/variation_ratio.py); the value of "
     "Wang et al., VLDB 2024, for any eps0-LDP randomizer"
 )
 _BOUNDS: tuple[ShuffleBound, ...] = (
@@ -1064,7 +1064,8 @@ _BOUNDS: tuple[ShuffleBound, ...] = (
             loss_error=_clone_pair_loss,
         ),
         ShuffleBound(
-            "binary_rr_blocks", "upper", "crowdhide blocks of datasets (accounting/binary_rr.py)",
+            "binary_rr_blocks", "upper",
+            "crowdhide blocks of datasets (accounting/shuffle/binary_rr.py)",
             "krr", _binary_blocks_curve, _binary_blocks_condition,
             # Beyond the exhaustive range, at every n (contour integrals: milliseconds).
             in_best=lambda p: p.k == 2 and p.n > BINARY_EXACT_MAX_N,

@@ -34,7 +34,7 @@ clones of the Q system — and a multiset of reports each passed through K is a
 post-processing of the multiset before K. So δ(ε) is at most that of the Q system: given C
 clones (``m = C + 1`` units) and a, b the counts of ``+`` and ``−`` reports, the likelihood
 ratio is ``(m + κ(a − b))/(m − κ(a − b))`` — the ``krr_clone`` structure, evaluated by
-:func:`crowdhide.accounting._krr_fast.clone_noise_log_delta` (blocked, O(1) in n). δ is
+:func:`crowdhide.accounting.shuffle._krr_fast.clone_noise_log_delta` (blocked, O(1) in n). δ is
 non-decreasing in μ and non-increasing in rho (garbling, fewer clones), so the worst β and
 the smallest r over all pairs give one certificate for all; when both vary with the pair
 (Laplace) the pairs are split into cells, each bounded by (its largest β, its smallest r),
@@ -63,13 +63,13 @@ k >= 2, local hashing, Hadamard with d >= 4) and 1 otherwise. The one-rate syste
 kind are a post-processing (the adversary can turn residual users into fresh clones), so
 when both split rates are at least the one-rate system's — always, for the exact infima
 above — the split system alone is evaluated. It is evaluated by
-:func:`crowdhide.accounting._split_clone.split_clone_log_delta` (blocked, O(1) in n). It
+:func:`crowdhide.accounting.shuffle._split_clone.split_clone_log_delta` (blocked, O(1) in n). It
 needs the same parameters for every pair, so the piecewise mechanism and Laplace (whose
 pairs differ) cannot use it with their own rates.
 
 **Restricted variation ratio.** Every ε0-LDP randomizer has the split rates
 ``c_inf = 2μ/(e+1)``, ``c_zero = (1 − μ)/e`` at its pair's μ, and the generic certificate
-of :mod:`crowdhide.accounting.variation_ratio` takes the supremum over μ in cells.
+of :mod:`crowdhide.accounting.shuffle.variation_ratio` takes the supremum over μ in cells.
 Restricted to ``μ <= mu2`` it certifies a mechanism whose pairs differ in μ
 (``variation_capped``). For the piecewise mechanism these rates are the mechanism's own
 (informative reports: densities p and p/e, every other input at least p/e; uninformative
@@ -82,17 +82,17 @@ not restricted.)
 the pair; the counts of reports in two regions (``+``, where the target's report has
 likelihood ratio > 1, and its mirror ``−``) are a post-processing of the output, and their
 law is the α-pair mixture of
-:func:`crowdhide.accounting._krr_fast.third_marginal_lower_log_delta` with the target's
+:func:`crowdhide.accounting.shuffle._krr_fast.third_marginal_lower_log_delta` with the target's
 probabilities ``P0(+)``, ``P0(−)`` and the others' ``R(z)(+ or −)``. Where several such
 configurations exist the largest lower bound counts. It needs a third value z (d >= 3);
 k-RR with d = 2 is binary RR and uses "all others on x'" instead
-(:func:`crowdhide.accounting._krr_fast.binary_same_lower_log_delta`).
+(:func:`crowdhide.accounting.shuffle._krr_fast.binary_same_lower_log_delta`).
 
 A second family needs no third value: all other users on x', and the count of reports in
 one region R where the target's report is likely under x and unlikely under x'
 (``same_regions``: ``(P_x(R), P_x'(R), P_x(not R))``, the last computed without
 cancellation). Exchangeability makes its law exact
-in closed form (:func:`crowdhide.accounting._krr_fast.same_value_lower_log_delta`). At
+in closed form (:func:`crowdhide.accounting.shuffle._krr_fast.same_value_lower_log_delta`). At
 ε0 = 4 it is the larger one for RAPPOR, k-subset, local hashing and Laplace, by 2–3× in ε:
 an observer learns most when the others' reports almost never land where the target's
 would. Regions (e = e^{ε0}, t = e^{ε0/2}, f = 1/(e+1)):
@@ -115,7 +115,7 @@ rarely shows z's mark and the others often do, so far fewer of the others' repor
 the regions, at the price of a factor on the target's. Given the region, every other
 coordinate has the same law for the target and for a z-user, so nothing else is left to
 condition on. The counts keep the structure of
-:func:`crowdhide.accounting._krr_fast.third_marginal_lower_log_delta` (the others' ``±`` are
+:func:`crowdhide.accounting.shuffle._krr_fast.third_marginal_lower_log_delta` (the others' ``±`` are
 symmetric under the swap of x and x'), with, for ``d >= 3``:
 
 * ``oue``: ``(P0(+), P0(−), ν) = ((1 − f)²/2, f(1 − f)/2, f(1 − f))``, f = 1/(e+1);
@@ -199,13 +199,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from crowdhide._validation import check_int, check_probability, check_real
-from crowdhide.accounting import _krr_fast
-from crowdhide.accounting._split_clone import split_clone_log_delta, uninformative_share
 from crowdhide.accounting.curves import PrivacyCurve, SmallestCurve
 from crowdhide.accounting.logmath import kappa_up
 from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import safe_root
-from crowdhide.accounting.shuffle import (
+from crowdhide.accounting.shuffle import _krr_fast
+from crowdhide.accounting.shuffle._split_clone import split_clone_log_delta, uninformative_share
+from crowdhide.accounting.shuffle.generic import (
     BRACKET_RTOL,
     KRR_BLANKET_BEST_MAX_N,
     BracketedCurve,
@@ -214,8 +214,12 @@ from crowdhide.accounting.shuffle import (
     secant_bracket,
     shuffle_bound_curve,
 )
+from crowdhide.accounting.shuffle.variation_ratio import (
+    VariationRatio,
+    clone_rates,
+    one_report_log_delta,
+)
 from crowdhide.accounting.statement import Kind, PrivacyStatement
-from crowdhide.accounting.variation_ratio import VariationRatio, clone_rates, one_report_log_delta
 
 __all__ = [
     "MECHANISMS",
@@ -250,7 +254,7 @@ class Mechanism:
     uninformative clones of the split clone system (module docstring); the certificate is
     then the smaller of the two systems. ``variation_capped``: the certificate is also the
     generic variation-ratio one restricted to ``μ <= mu2``
-    (:func:`crowdhide.accounting.variation_ratio.variation_ratio_log_delta`), for
+    (:func:`crowdhide.accounting.shuffle.variation_ratio.variation_ratio_log_delta`), for
     mechanisms whose pairs differ in μ; the smaller counts. ``uniform_blanket``: every
     report is uniform on the d values with probability ``d/(e^ε0 + d − 1)``, else the input
     (k-ary randomized response), so the exact blanket ``krr_blanket`` also certifies it
@@ -654,7 +658,7 @@ def _upper_root(
     curve: Callable[[float], float], target: float, lo: float, top: float, xtol: float
 ) -> float:
     """The smallest passing ε of a certificate member in ``[lo, top]`` from the passing side:
-    secant steps (:func:`~crowdhide.accounting.shuffle.secant_bracket`, started with the
+    secant steps (:func:`~crowdhide.accounting.shuffle.generic.secant_bracket`, started with the
     member's own slope at ``lo``) to within ``BRACKET_RTOL`` of the root, else a bracketed
     search — 5-6 evaluations instead of about 16 for a search of ``[0, ε0]`` to 1e-10."""
     curve = functools.cache(curve)  # the fallback search re-evaluates the bracket's ends
@@ -877,7 +881,7 @@ def _mechanism_statement(
 ) -> PrivacyStatement:
     """The smaller of the mechanism's certificate and the best generic one (the mechanism's
     first, so it wins ties), with the mechanism's lower bound attached."""
-    from crowdhide.accounting.shuffle import shuffle_delta, shuffle_epsilon
+    from crowdhide.accounting.shuffle.generic import shuffle_delta, shuffle_epsilon
 
     params = _params(mechanism, eps0, n, d, k)
     own = MECHANISM_REGISTRY.all(

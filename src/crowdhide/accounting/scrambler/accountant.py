@@ -58,8 +58,6 @@ from crowdhide._validation import (
     check_probability,
     check_real,
 )
-from crowdhide.accounting import scrambler_bounds as bounds
-from crowdhide.accounting import scrambler_enumeration as brute
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve, RoundedCurve
 from crowdhide.accounting.logmath import (
     MACHINE_EPSILON,
@@ -69,7 +67,9 @@ from crowdhide.accounting.logmath import (
     pure_cap_up,
 )
 from crowdhide.accounting.registry import Registry, best_of
-from crowdhide.accounting.scrambler_curves import (
+from crowdhide.accounting.scrambler import bounds
+from crowdhide.accounting.scrambler import enumeration as brute
+from crowdhide.accounting.scrambler.curves import (
     BoundCurve,
     PointDelta,
     PureCurve,
@@ -444,7 +444,7 @@ class _ScramblerBound:
 
 
 class _DeltaEvaluator(Protocol):
-    """An evaluator of :mod:`~crowdhide.accounting.scrambler_bounds` (scalar δ(ε))."""
+    """An evaluator of :mod:`~crowdhide.accounting.scrambler.bounds` (scalar δ(ε))."""
 
     def delta(self, epsilon: float) -> float: ...
 
