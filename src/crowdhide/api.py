@@ -331,7 +331,7 @@ def calibrate(
             parameter="n",
             value=n,
         )
-    from crowdhide.accounting.shuffle.generic import calibrate_eps0, calibrate_n
+    from crowdhide.accounting.shuffle.calibration import calibrate_eps0, calibrate_n
 
     if n is not None:
         statement = calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k, bound=bound)

@@ -9,9 +9,9 @@ from collections.abc import Callable
 import pytest
 
 from crowdhide.accounting.shuffle import _pairs as pairs
+from crowdhide.accounting.shuffle.curves import KrrShuffleCurve
 from crowdhide.accounting.shuffle.generic import (
     EXHAUSTIVE_MAX_N,
-    KrrShuffleCurve,
     krr_shuffle_curve,
     shuffle_bound_curve,
     shuffle_delta,

@@ -8,8 +8,8 @@ import math
 import pytest
 
 from crowdhide.accounting.shuffle import _pairs as pairs
+from crowdhide.accounting.shuffle.closed_forms import _blanket_params
 from crowdhide.accounting.shuffle.generic import (
-    _blanket_params,
     krr_shuffle_curve,
     shuffle_bound_curve,
     shuffle_epsilon,

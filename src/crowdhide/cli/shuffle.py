@@ -339,17 +339,20 @@ def plot_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Plot epsilon against n for every bound (PNG)."""
-    from crowdhide.accounting.shuffle.generic import epsilon_vs_n
+    from crowdhide._extras import require
+    from crowdhide.accounting.shuffle.calibration import epsilon_vs_n
+    from crowdhide.report.plots import plot_epsilon_vs_n
 
     check_output_file(out)
     if out.suffix.lower() not in _PLOT_SUFFIXES:
         raise OutputPathError(
             f"--out must end in one of {', '.join(_PLOT_SUFFIXES)}, got {str(out)!r}"
         )
+    require("matplotlib", purpose="shuffle plot")  # before the work: reported at once
     with spinner(not as_json, f"{points} points per bound"):
-        data = epsilon_vs_n(
-            eps0=eps0, delta=delta, k=k, n_min=n_min, n_max=n_max, points=points, out=out
-        )
+        data = epsilon_vs_n(eps0=eps0, delta=delta, k=k, n_min=n_min, n_max=n_max, points=points)
+        title = f"eps0={eps0:g}, delta={delta:g}, k={k or 'any'}"
+        plot_epsilon_vs_n(data["n"], data["epsilon"], title=title, out=out)
     if as_json:
         emit({"out": str(out), "eps0": eps0, "delta": delta, "k": k, **data}, as_json=True)
         return

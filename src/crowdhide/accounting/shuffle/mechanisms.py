@@ -205,13 +205,15 @@ from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle import _krr_fast
 from crowdhide.accounting.shuffle._split_clone import split_clone_log_delta, uninformative_share
-from crowdhide.accounting.shuffle.generic import (
+from crowdhide.accounting.shuffle.curves import (
     BRACKET_RTOL,
-    KRR_BLANKET_BEST_MAX_N,
     BracketedCurve,
-    SafeSideCurve,
     at_floor,
     secant_bracket,
+)
+from crowdhide.accounting.shuffle.generic import (
+    KRR_BLANKET_BEST_MAX_N,
+    SafeSideCurve,
     shuffle_bound_curve,
 )
 from crowdhide.accounting.shuffle.variation_ratio import (
@@ -658,7 +660,7 @@ def _upper_root(
     curve: Callable[[float], float], target: float, lo: float, top: float, xtol: float
 ) -> float:
     """The smallest passing ε of a certificate member in ``[lo, top]`` from the passing side:
-    secant steps (:func:`~crowdhide.accounting.shuffle.generic.secant_bracket`, started with the
+    secant steps (:func:`~crowdhide.accounting.shuffle.curves.secant_bracket`, started with the
     member's own slope at ``lo``) to within ``BRACKET_RTOL`` of the root, else a bracketed
     search — 5-6 evaluations instead of about 16 for a search of ``[0, ε0]`` to 1e-10."""
     curve = functools.cache(curve)  # the fallback search re-evaluates the bracket's ends
