@@ -16,15 +16,17 @@ from crowdhide.accounting.scrambler.accountant import (
     CAPPED_METHODS,
     UNCAPPED_METHODS,
     capped_exact_pure_epsilon,
-    generic_scrambler_epsilon,
-    local_randomizer_delta,
-    local_randomizer_epsilon,
-    local_randomizer_statement,
     montecarlo_epsilon_interval,
-    sampling_epsilon,
     scrambler_delta,
     scrambler_epsilon,
     scrambler_epsilon_all,
+)
+from crowdhide.accounting.scrambler.generic import generic_scrambler_epsilon
+from crowdhide.accounting.scrambler.local import (
+    local_randomizer_delta,
+    local_randomizer_epsilon,
+    local_randomizer_statement,
+    sampling_epsilon,
     sigma_lie_from_uniform,
     theorem3_published_epsilon,
 )

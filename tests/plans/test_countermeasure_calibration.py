@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from crowdhide.accounting.scrambler.accountant import local_randomizer_epsilon, scrambler_epsilon
+from crowdhide.accounting.scrambler.accountant import scrambler_epsilon
+from crowdhide.accounting.scrambler.local import local_randomizer_epsilon
 from crowdhide.plans.countermeasure_calibration import (
     CountermeasureCalibration,
     ScramblerCertifier,

@@ -8,9 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from crowdhide.accounting.scrambler.accountant import (
-    local_randomizer_epsilon as local_sampling_epsilon,
-)
+from crowdhide.accounting.scrambler.local import local_randomizer_epsilon as local_sampling_epsilon
 from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.backends import execute
 from crowdhide.plans import protect

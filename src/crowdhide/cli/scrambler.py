@@ -259,7 +259,7 @@ def local_epsilon_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Pure ε of the local randomizer R_σ^d (Theorem 2)."""
-    from crowdhide.accounting.scrambler.accountant import local_randomizer_statement
+    from crowdhide.accounting.scrambler.local import local_randomizer_statement
 
     statement = local_randomizer_statement(targets=targets, sigma=sigma, dummies=dummies)
     emit(_record(statement), as_json=as_json, title="local randomizer ε")

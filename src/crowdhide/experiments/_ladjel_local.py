@@ -21,11 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from crowdhide._extras import require
-from crowdhide.accounting.scrambler.accountant import (
-    capped_exact_pure_epsilon,
-    local_randomizer_epsilon,
-    scrambler_epsilon,
-)
+from crowdhide.accounting.scrambler.accountant import capped_exact_pure_epsilon, scrambler_epsilon
+from crowdhide.accounting.scrambler.local import local_randomizer_epsilon
 from crowdhide.experiments.claims import Claim, Verdict, all_of
 
 __all__ = ["local_lines", "local_rows", "local_verdicts", "plot_local"]

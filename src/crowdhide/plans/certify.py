@@ -25,12 +25,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from crowdhide._validation import check_int, check_real
-from crowdhide.accounting.scrambler.accountant import (
-    local_randomizer_statement,
-    sampling_epsilon,
-    scrambler_delta,
-    scrambler_epsilon,
-)
+from crowdhide.accounting.scrambler.accountant import scrambler_delta, scrambler_epsilon
+from crowdhide.accounting.scrambler.local import local_randomizer_statement, sampling_epsilon
 from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.plans.model import Cluster, ExecutionPlan, compose_along_paths
 

@@ -25,13 +25,13 @@ from typing import Any
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting.roots import calibrate
 from crowdhide.accounting.scrambler import bounds
-from crowdhide.accounting.scrambler.accountant import (
+from crowdhide.accounting.scrambler.accountant import scrambler_epsilon
+from crowdhide.accounting.scrambler.curves import log_tail_for
+from crowdhide.accounting.scrambler.local import (
     local_randomizer_delta,
     local_randomizer_epsilon,
     local_randomizer_statement,
-    scrambler_epsilon,
 )
-from crowdhide.accounting.scrambler.curves import log_tail_for
 from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.errors import UnmetTargetError
 from crowdhide.plans.countermeasure_costs import (
