@@ -54,11 +54,8 @@ from rich.console import Console
 from rich.table import Table
 
 from crowdhide.accounting.shuffle.generic import shuffle_epsilon
-from crowdhide.accounting.shuffle.mechanisms import (
-    MECHANISMS,
-    mechanism_curve,
-    mechanism_lower_curve,
-)
+from crowdhide.accounting.shuffle.mechanisms import mechanism_curve, mechanism_lower_curve
+from crowdhide.accounting.shuffle.randomizers import MECHANISMS
 
 #: Domain sizes used for the mechanism rows (subset: k = 4 of d = 16; olh: g = 8 buckets;
 #: piecewise and laplace: input in [-1, 1], no d).

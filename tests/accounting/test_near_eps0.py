@@ -19,7 +19,8 @@ from crowdhide.accounting.registry import Registry
 from crowdhide.accounting.scrambler.accountant import SCRAMBLER_BOUNDS, ScramblerParams
 from crowdhide.accounting.shuffle.composition import CLONE_PAIR_REGISTRY, ComposedShuffleParams
 from crowdhide.accounting.shuffle.generic import SHUFFLE_REGISTRY, ShuffleParams
-from crowdhide.accounting.shuffle.mechanisms import MECHANISM_REGISTRY, MECHANISMS, MechanismParams
+from crowdhide.accounting.shuffle.mechanisms import MECHANISM_REGISTRY, MechanismParams
+from crowdhide.accounting.shuffle.randomizers import MECHANISMS
 from tests.oracles import exact_mp
 
 GAPS = (1e-9, 1e-12, 1e-14)

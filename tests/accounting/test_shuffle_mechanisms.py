@@ -20,11 +20,11 @@ import pytest
 from crowdhide.accounting import DiscretePairCurve
 from crowdhide.accounting.shuffle import _krr_fast as fast
 from crowdhide.accounting.shuffle.mechanisms import (
-    MECHANISMS,
     mechanism_curve,
     mechanism_epsilon,
     mechanism_lower_curve,
 )
+from crowdhide.accounting.shuffle.randomizers import MECHANISMS
 
 Matrix = npt.NDArray[np.float64]
 
@@ -447,7 +447,7 @@ def test_blanket_ratios_on_a_grid(eps0: float) -> None:
 def test_laplace_lower_bound_configurations_are_exact_datasets(eps0: float) -> None:
     """Each Laplace lower-bound member is at most the exact δ of its dataset's region counts
     (pair (−1, 1), others on 0, regions y < −c, |y| <= c, y > c), enumerated for n <= 3."""
-    from crowdhide.accounting.shuffle.mechanisms import lower_members
+    from crowdhide.accounting.shuffle.randomizers import lower_members
 
     b = 2.0 / eps0
     members = lower_members(MECHANISMS["laplace"], eps0, 0, 1)

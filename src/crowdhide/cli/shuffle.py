@@ -176,7 +176,7 @@ def _answer(query: Mapping[str, float], *, as_json: bool, **options: Any) -> Non
     Which accountant answers is decided in :mod:`crowdhide.accounting.shuffle.query`; an
     option that does not apply comes back as an input error naming it (exit 2)."""
     from crowdhide.accounting.shuffle import query as shuffle_query
-    from crowdhide.accounting.shuffle.mechanisms import MECHANISMS
+    from crowdhide.accounting.shuffle.randomizers import MECHANISMS
 
     what = "epsilon" if "delta" in query else "delta"
     mechanism = options.get("mechanism")

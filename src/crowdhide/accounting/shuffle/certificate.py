@@ -211,7 +211,8 @@ def _mechanism_members(given: dict[str, Any], single: bool) -> dict[str, Privacy
     """A mechanism's own certificate (and, where the dispatcher asks it too, the generic
     variation-ratio bound: see :mod:`crowdhide.accounting.shuffle.query`)."""
     from crowdhide.accounting.shuffle.generic import SHUFFLE_REGISTRY, ShuffleParams
-    from crowdhide.accounting.shuffle.mechanisms import MECHANISMS, mechanism_curve
+    from crowdhide.accounting.shuffle.mechanisms import mechanism_curve
+    from crowdhide.accounting.shuffle.randomizers import MECHANISMS
 
     name = given["mechanism"]
     if not single:

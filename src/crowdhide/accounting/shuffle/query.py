@@ -90,7 +90,7 @@ def mechanism_pair_rates(
     >>> round(rho, 6), round(mu, 6)   # 1/e, 1/2
     (0.367879, 0.5)
     """
-    from crowdhide.accounting.shuffle.mechanisms import MECHANISMS, certificate_cells
+    from crowdhide.accounting.shuffle.randomizers import MECHANISMS, certificate_cells
 
     known = MECHANISMS[mechanism]
     cells = certificate_cells(known, eps0, d or 0, k or 1)
@@ -107,7 +107,7 @@ def _randomizer(mechanism: Any, d: Any, k: Any) -> None:
                 f"d applies only with mechanism (the domain size of a named mechanism), got d={d!r}"
             )
         return
-    from crowdhide.accounting.shuffle.mechanisms import MECHANISMS
+    from crowdhide.accounting.shuffle.randomizers import MECHANISMS
 
     if mechanism not in MECHANISMS:
         raise InvalidParameterError(
@@ -147,11 +147,8 @@ def _mechanism_single(
     """One round of a mechanism: its certificate and lower bound (and, for Laplace, the
     generic variation-ratio certificate: see the module docstring)."""
     from crowdhide.accounting.shuffle import generic
-    from crowdhide.accounting.shuffle.mechanisms import (
-        MECHANISM_REGISTRY,
-        MECHANISMS,
-        MechanismParams,
-    )
+    from crowdhide.accounting.shuffle.mechanisms import MECHANISM_REGISTRY, MechanismParams
+    from crowdhide.accounting.shuffle.randomizers import MECHANISMS
 
     own = f"mechanism:{mechanism}"
     if bound not in ("best", own):
@@ -280,7 +277,7 @@ def shuffle_epsilon(
     k, mechanism, d
         The randomizer: any ε0-LDP one (all None), k-ary randomized response (``k``), or a
         named mechanism (``mechanism`` with domain size ``d``; ``k`` is the subset size of
-        ``"subset"`` only). See :data:`~crowdhide.accounting.shuffle.mechanisms.MECHANISMS`.
+        ``"subset"`` only). See :data:`~crowdhide.accounting.shuffle.randomizers.MECHANISMS`.
     rounds, sample_rate, relation
         Adaptively composed shuffles (``1 <= rounds <= 1e6``), Poisson sampling rate of
         users per round (``0 < sample_rate <= 1``) and the neighbouring relation
