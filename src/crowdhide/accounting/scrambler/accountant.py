@@ -64,7 +64,7 @@ from crowdhide.accounting.logmath import (
     probability_loss_allowance,
     pure_cap_up,
 )
-from crowdhide.accounting.registry import Registry, best_of
+from crowdhide.accounting.registry import Registry, best_certificate
 from crowdhide.accounting.scrambler import bounds
 from crowdhide.accounting.scrambler import enumeration as brute
 from crowdhide.accounting.scrambler.curves import (
@@ -599,9 +599,11 @@ def _best(
     params: ScramblerParams, names: tuple[str, ...], *, delta: float | None, epsilon: float | None
 ) -> PrivacyStatement:
     """The smallest certificate among ``names`` (the first applicable one if none is)."""
-    statements = [_evaluate(m, params, delta=delta, epsilon=epsilon) for m in names]
-    applicable = [s for s in statements if s.conditions_met] or statements
-    return best_of(applicable, by="epsilon" if delta is not None else "delta")
+    return best_certificate(
+        lambda m: _evaluate(m, params, delta=delta, epsilon=epsilon),
+        names,
+        by="epsilon" if delta is not None else "delta",
+    )
 
 
 def _query(

@@ -86,7 +86,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from crowdhide._validation import check_int, check_probability, check_real
@@ -96,7 +96,7 @@ from crowdhide.accounting.logmath import (
     loss_allowance,
     probability_loss_allowance,
 )
-from crowdhide.accounting.registry import Registry, best_of
+from crowdhide.accounting.registry import Registry, attach_lower, best_certificate
 from crowdhide.accounting.shuffle import _krr_fast
 from crowdhide.accounting.shuffle import _pairs as pairs
 from crowdhide.accounting.shuffle.binary_rr import binary_rr_tilted_curve
@@ -557,11 +557,7 @@ def _with_lower_of(
     rows: list[PrivacyStatement], params: ShuffleParams, query: dict[str, float]
 ) -> list[PrivacyStatement]:
     """Attach the lower bound (evaluated once, or found among ``rows``) to every row."""
-    name = lower_bound_name(params.k)
-    low = next((r for r in rows if r.source == name), None) or _evaluate(name, params, query)
-    if not low.conditions_met:
-        return rows
-    return [replace(r, lower=low) for r in rows]
+    return attach_lower(rows, lower_bound_name(params.k), lambda n: _evaluate(n, params, query))
 
 
 def _answer(
@@ -577,14 +573,13 @@ def _answer(
         b.name for b in _BOUNDS
         if b.listed_for(params.k) and b.kind != "lower" and b.in_best(params)
     ]  # fmt: skip
-    if lower:
-        names.append(lower_bound_name(params.k))
-    rows = [_evaluate(name, params, query) for name in names]
-    best = best_of(rows, by="epsilon" if "delta" in query else "delta")
-    if not lower or best.lower is not None:
-        return best
-    # No certificate (e.g. δ = 1 everywhere at ε0 ~ 30): still show the lower bound.
-    return _with_lower_of([best, *rows], params, query)[0]
+    # With no certificate (e.g. δ = 1 everywhere at ε0 ~ 30) the lower bound is still shown.
+    return best_certificate(
+        lambda name: _evaluate(name, params, query),
+        names,
+        by="epsilon" if "delta" in query else "delta",
+        lower=lower_bound_name(params.k) if lower else None,
+    )
 
 
 #: ``progress(bound, done, total)``: called before each bound of ``*_all`` is evaluated.
