@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from crowdhide.accounting import PrivacyCurve, PrivacyStatement
 from crowdhide.accounting.shuffle import generic as accountant
+from crowdhide.accounting.shuffle.calibration import calibrate_eps0
 from crowdhide.errors import InvalidParameterError
 
 __all__ = [
@@ -52,16 +53,14 @@ def calibrate_krr_eps0(
         found: list[float] = []
         for bound in FAST_BOUNDS:
             try:
-                result = accountant.calibrate_eps0(
-                    epsilon=epsilon, delta=delta, n=n, k=k, bound=bound
-                )
+                result = calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k, bound=bound)
             except ValueError:
                 continue
             if result.is_certificate:
                 found.append(float(result.inputs["eps0"]))
         if found:
             return max(found)
-    result = accountant.calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k)
+    result = calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k)
     return float(result.inputs["eps0"])
 
 
