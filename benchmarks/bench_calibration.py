@@ -33,7 +33,7 @@ CASES: list[tuple[str, dict[str, Any]]] = [
 
 
 def _one(kind: str, case: dict[str, Any]) -> None:
-    from crowdhide.accounting.shuffle import calibrate_eps0, calibrate_n
+    from crowdhide.accounting.shuffle.calibration import calibrate_eps0, calibrate_n
 
     began = time.perf_counter()
     answer = (calibrate_eps0 if kind == "eps0" else calibrate_n)(**case)

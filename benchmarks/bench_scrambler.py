@@ -15,7 +15,7 @@ import argparse
 import math
 import time
 
-from crowdhide.accounting.scrambler import scrambler_epsilon
+from crowdhide.accounting.scrambler.accountant import scrambler_epsilon
 
 METHODS = (
     "exact",

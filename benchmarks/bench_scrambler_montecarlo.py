@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from crowdhide.accounting.scrambler_bounds import MAX_MONTECARLO_DRAWS, MonteCarloLemma2
+from crowdhide.accounting.scrambler.bounds import MAX_MONTECARLO_DRAWS, MonteCarloLemma2
 
 
 def main() -> None:

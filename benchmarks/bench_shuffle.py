@@ -6,7 +6,7 @@ Usage::
         [--krr 4,10] [--dispatch]
 
 For every randomizer class (k-RR with k = 2, 4, 10, a generic ε0-LDP randomizer and each
-mechanism of :mod:`crowdhide.accounting.shuffle_mechanisms`; their ms columns time the
+mechanism of :mod:`crowdhide.accounting.shuffle.mechanisms`; their ms columns time the
 mechanism certificate and lower bound alone), every
 ε0 in {0.5, 1, 4} and n = 1e2 … 1e9 it prints the ε of the best certificate at δ, the ε of
 the lower bound (``krr_lower`` / ``ldp_lower``), their ratio (how far the truth can be from
@@ -21,13 +21,13 @@ this process is quoted because the benchmark machine is shared.
 
 ``--dispatch dispatcher|former`` (issue 28) times ten ``--mechanism`` questions (each
 mechanism at n = 1e4, OUE and k-RR also at n = 1e6, each at its own ε0 in 0.5 … 2.75)
-through the dispatcher :func:`crowdhide.accounting.shuffle_query.shuffle_epsilon` (the
+through the dispatcher :func:`crowdhide.accounting.shuffle.query.shuffle_epsilon` (the
 mechanism's certificate and lower bound; Laplace also the generic variation-ratio bound) or
 the former CLI path ``mechanism_epsilon`` (which also evaluated every generic bound). Run
 each in its own process and compare the totals and the ε columns (they must be equal).
 
 ``--table`` (issue 32) prints the issue's table instead: every query the user makes
-(:func:`crowdhide.accounting.shuffle_query.shuffle_epsilon`, ε at δ) for the generic
+(:func:`crowdhide.accounting.shuffle.query.shuffle_epsilon`, ε at δ) for the generic
 randomizer, k-RR with k in {2, 3, 4, 10, 100}, the 8 mechanisms and R in {1, 10, 100, 1e4}
 composed rounds of the generic randomizer (the composition path even at R = 1), over
 ε0 in {0.5, 1, 2, 4, 8}, n in {1e3, 1e4, 1e6, 1e9}, δ in {1e-6, 1e-10, 1e-300}: the
@@ -57,12 +57,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from crowdhide.accounting.shuffle import shuffle_epsilon
-from crowdhide.accounting.shuffle_mechanisms import (
-    MECHANISMS,
-    mechanism_curve,
-    mechanism_lower_curve,
-)
+from crowdhide.accounting.shuffle.generic import shuffle_epsilon
+from crowdhide.accounting.shuffle.mechanisms import mechanism_curve, mechanism_lower_curve
+from crowdhide.accounting.shuffle.randomizers import MECHANISMS
 
 #: Domain sizes used for the mechanism rows (subset: k = 4 of d = 16; olh: g = 8 buckets;
 #: piecewise and laplace: input in [-1, 1], no d).
@@ -143,8 +140,8 @@ def _mechanism_row(name: str, eps0: float, n: int, delta: float) -> list[str]:
 def _dispatch_table(delta: float, path: str) -> Table:
     """Ten mechanism questions through one path (module docstring); each path in its own
     process, so that neither warms the other's caches."""
-    from crowdhide.accounting.shuffle_mechanisms import mechanism_epsilon
-    from crowdhide.accounting.shuffle_query import shuffle_epsilon as ask
+    from crowdhide.accounting.shuffle.mechanisms import mechanism_epsilon
+    from crowdhide.accounting.shuffle.query import shuffle_epsilon as ask
 
     call = ask if path == "dispatcher" else mechanism_epsilon
     cases = [(m, 10**4) for m in MECHANISMS] + [("oue", 10**6), ("krr", 10**6)]
@@ -192,8 +189,8 @@ def _cold_generic_caches() -> None:
 
 def _table_query(row: str, eps0: float, n: int, delta: float) -> tuple[float, float, float]:
     """(certificate ε, lower ε or nan, CPU seconds of the certificate query) of one cell."""
-    from crowdhide.accounting.shuffle_composition import composed_shuffle
-    from crowdhide.accounting.shuffle_query import shuffle_epsilon as ask
+    from crowdhide.accounting.shuffle.composition import composed_shuffle
+    from crowdhide.accounting.shuffle.query import shuffle_epsilon as ask
 
     lower = math.nan
     if row == "vratio":

@@ -34,7 +34,7 @@ CASES: list[dict[str, Any]] = [
 
 
 def _one(case: dict[str, Any]) -> None:
-    from crowdhide.accounting.shuffle import shuffle_epsilon
+    from crowdhide.accounting.shuffle.generic import shuffle_epsilon
 
     began = time.perf_counter()
     answer = shuffle_epsilon(delta=1e-6, lower=False, **case)

@@ -58,7 +58,7 @@ ROWS: dict[str, list[str]] = {
 #: The k-RR query's library call alone, timed inside one process after its imports.
 LIBRARY_CALL = """
 import time
-from crowdhide.accounting.shuffle import shuffle_epsilon
+from crowdhide.accounting.shuffle.generic import shuffle_epsilon
 t, c = time.perf_counter(), time.process_time()
 shuffle_epsilon(eps0=1.0, n=1000, delta=1e-6, k=4)
 print(time.perf_counter() - t, time.process_time() - c)

@@ -18,8 +18,11 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "crowdhide"
 #: work owns are converted separately; the CLI and the tls backend too.
 TYPED = ("engine", "plans", "report", "qif", "netdp", "data", "protocols", "experiments",
          "accounting")  # fmt: skip
-NOT_YET = ("accounting/shuffle", "accounting/variation_ratio.py", "accounting/_split_clone.py",
-           "accounting/_krr_fast.py")  # fmt: skip
+#: The shuffle wing's modules that still raise plain errors (the same files as before the
+#: wing moved; binary RR, the pair divergences and the certificate curve are typed).
+NOT_YET = tuple(f"accounting/shuffle/{name}.py" for name in (
+    "generic", "query", "composition", "mechanisms", "variation_ratio", "_split_clone",
+    "_krr_fast"))  # fmt: skip
 PLAIN = ("ValueError", "TypeError")
 
 

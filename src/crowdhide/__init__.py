@@ -33,11 +33,11 @@ __version__ = "0.2.0"
 
 #: Top-level name → the module that owns it (imported on first access).
 _LAZY: dict[str, str] = {
-    "shuffle_epsilon": "crowdhide.accounting.shuffle_query",
-    "shuffle_delta": "crowdhide.accounting.shuffle_query",
-    "shuffle_curve": "crowdhide.accounting.certificate_curve",
-    "scrambler_epsilon": "crowdhide.accounting.scrambler",
-    "scrambler_delta": "crowdhide.accounting.scrambler",
+    "shuffle_epsilon": "crowdhide.accounting.shuffle.query",
+    "shuffle_delta": "crowdhide.accounting.shuffle.query",
+    "shuffle_curve": "crowdhide.accounting.shuffle.certificate",
+    "scrambler_epsilon": "crowdhide.accounting.scrambler.accountant",
+    "scrambler_delta": "crowdhide.accounting.scrambler.accountant",
     "load_plan": "crowdhide.api",
     "certify_plan": "crowdhide.api",
     "run_plan": "crowdhide.api",
@@ -86,10 +86,10 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # what mypy and IDEs see; at run time __getattr__ loads them
-    from crowdhide.accounting.certificate_curve import shuffle_curve
     from crowdhide.accounting.ledger import Ledger
-    from crowdhide.accounting.scrambler import scrambler_delta, scrambler_epsilon
-    from crowdhide.accounting.shuffle_query import shuffle_delta, shuffle_epsilon
+    from crowdhide.accounting.scrambler.accountant import scrambler_delta, scrambler_epsilon
+    from crowdhide.accounting.shuffle.certificate import shuffle_curve
+    from crowdhide.accounting.shuffle.query import shuffle_delta, shuffle_epsilon
     from crowdhide.accounting.statement import PrivacyStatement
     from crowdhide.api import Calibration, calibrate, certify_plan, compose, load_plan, run_plan
     from crowdhide.errors import (

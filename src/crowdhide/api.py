@@ -25,7 +25,7 @@ from crowdhide.accounting.statement import PrivacyStatement, format_bound, state
 from crowdhide.errors import InvalidParameterError
 
 if TYPE_CHECKING:
-    from crowdhide.accounting.countermeasure_calibration import CountermeasureCalibration
+    from crowdhide.plans.countermeasure_calibration import CountermeasureCalibration
     from crowdhide.plans.run_report import PlanReport, RunReport
     from crowdhide.plans.spec import RunSpec
 
@@ -316,7 +316,7 @@ def calibrate(
     costs["max_consents"] = max_consents
     if targets is not None:
         _refuse(eps0=eps0, n=n, k=k, bound=None if bound == "best" else bound, why="targets")
-        from crowdhide.accounting.countermeasure_calibration import calibrate_countermeasures
+        from crowdhide.plans.countermeasure_calibration import calibrate_countermeasures
 
         cal = calibrate_countermeasures(
             targets=targets, epsilon=epsilon, delta=delta, sources=sources,
@@ -331,7 +331,7 @@ def calibrate(
             parameter="n",
             value=n,
         )
-    from crowdhide.accounting.shuffle import calibrate_eps0, calibrate_n
+    from crowdhide.accounting.shuffle.calibration import calibrate_eps0, calibrate_n
 
     if n is not None:
         statement = calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k, bound=bound)

@@ -115,7 +115,7 @@ def dp_accounting_pld(
     >>> round(float(shuffled.compose(gaussian).get_epsilon_for_delta(1e-6)), 3)
     0.845
     """
-    from crowdhide.accounting.shuffle_composition import shuffle_pld
+    from crowdhide.accounting.shuffle.composition import shuffle_pld
 
     return shuffle_pld(
         eps0=eps0,
@@ -217,7 +217,7 @@ def privacy_profile(curve: PrivacyCurve) -> Callable[[float], float]:
 
     Examples
     --------
-    >>> from crowdhide.accounting.shuffle import shuffle_bound_curve
+    >>> from crowdhide.accounting.shuffle.generic import shuffle_bound_curve
     >>> profile = privacy_profile(shuffle_bound_curve(bound="feldman2023", eps0=4.0, n=10_000, k=2))
     >>> round(profile(0.1), 6)
     0.009209
@@ -340,7 +340,7 @@ def flower_shuffled_epsilon(
     >>> r.epsilon < 2.0, r.inputs["clients_per_shuffle"]
     (True, 1000)
     """
-    from crowdhide.accounting.shuffle_query import shuffle_epsilon
+    from crowdhide.accounting.shuffle.query import shuffle_epsilon
 
     n = check_int("clients", clients, low=1)
     count = check_int("rounds", rounds, low=1)

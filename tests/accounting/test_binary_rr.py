@@ -1,4 +1,4 @@
-"""Binary RR worst case by blocks of datasets (crowdhide.accounting.binary_rr) and the exact
+"""Binary RR worst case by blocks of datasets (crowdhide.accounting.shuffle.binary_rr) and the exact
 O(1) lower bound of the "all others on x'" dataset: soundness against exhaustive
 enumeration and against the exact worst case over every dataset, coverage of the blocks,
 tightness, and a deliberately wrong variant that the same comparison catches."""
@@ -11,13 +11,13 @@ import math
 import numpy as np
 import pytest
 
-from crowdhide.accounting import _krr_fast as fast
-from crowdhide.accounting.binary_rr import (
+from crowdhide.accounting.roots import safe_root
+from crowdhide.accounting.shuffle import _krr_fast as fast
+from crowdhide.accounting.shuffle.binary_rr import (
     BINARY_BLOCKS_MAX_N,
     binary_rr_worst_curve,
     block_width,
 )
-from crowdhide.accounting.roots import safe_root
 from tests.oracles.shuffle import pair_curve, worst_case_delta
 
 EPS0S = (0.1, 0.5, 1.0, 2.0, 4.0, 6.0)

@@ -1,4 +1,4 @@
-"""Binary RR block cores by tilted contour integrals (crowdhide.accounting.binary_rr_contour):
+"""Binary RR block cores by tilted contour integrals (accounting.shuffle.binary_rr_contour):
 soundness against exhaustive enumeration, against the exact worst case over every dataset
 and against the direct (convolution) evaluation of the same blocks; a variant with the
 aliasing and truncation bounds dropped that the same comparison catches; tightness against
@@ -16,14 +16,14 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from crowdhide.accounting import _krr_fast as fast
-from crowdhide.accounting import binary_rr_contour as bc
-from crowdhide.accounting.binary_rr import (
+from crowdhide.accounting.shuffle import _krr_fast as fast
+from crowdhide.accounting.shuffle import binary_rr_contour as bc
+from crowdhide.accounting.shuffle.binary_rr import (
     binary_rr_tilted_curve,
     binary_rr_worst_curve,
     block_width,
 )
-from crowdhide.accounting.shuffle import shuffle_delta, shuffle_epsilon
+from crowdhide.accounting.shuffle.generic import shuffle_delta, shuffle_epsilon
 from tests.oracles.shuffle import worst_case_delta
 
 EPS0S = (0.1, 0.5, 1.0, 4.0, 8.0)

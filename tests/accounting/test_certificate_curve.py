@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import binom
 
 import crowdhide
-from crowdhide.accounting.certificate_curve import ShuffleCertificate
+from crowdhide.accounting.shuffle.certificate import ShuffleCertificate
 
 
 def _brute_binary_delta(eps0: float, n: int, epsilon: float) -> float:

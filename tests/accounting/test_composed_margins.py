@@ -14,7 +14,7 @@ import mpmath as mp
 import pytest
 
 from crowdhide.accounting.ledger import spent
-from crowdhide.accounting.shuffle_composition import CLONE_PAIR_REGISTRY, ComposedShuffleParams
+from crowdhide.accounting.shuffle.composition import CLONE_PAIR_REGISTRY, ComposedShuffleParams
 from crowdhide.accounting.statement import PrivacyStatement
 from tests.oracles import exact_mp
 

@@ -26,9 +26,9 @@ import numpy.typing as npt
 import pytest
 
 from crowdhide.accounting import DiscretePairCurve
-from crowdhide.accounting import _shuffle_pairs as pairs
-from crowdhide.accounting.shuffle import shuffle_bound_curve
-from crowdhide.accounting.variation_ratio import variation_ratio_log_delta
+from crowdhide.accounting.shuffle import _pairs as pairs
+from crowdhide.accounting.shuffle.generic import shuffle_bound_curve
+from crowdhide.accounting.shuffle.variation_ratio import variation_ratio_log_delta
 
 Matrix = npt.NDArray[np.float64]
 

@@ -9,8 +9,8 @@ import math
 
 import pytest
 
-from crowdhide.accounting import _krr_fast as fast
-from crowdhide.accounting.shuffle import (
+from crowdhide.accounting.shuffle import _krr_fast as fast
+from crowdhide.accounting.shuffle.generic import (
     KRR_BLANKET_BEST_MAX_N,
     shuffle_bound_curve,
     shuffle_epsilon,

@@ -11,8 +11,8 @@ import math
 
 import pytest
 
-from crowdhide.accounting import _krr_fast as fast
-from crowdhide.accounting import _shuffle_pairs as pairs
+from crowdhide.accounting.shuffle import _krr_fast as fast
+from crowdhide.accounting.shuffle import _pairs as pairs
 
 
 @pytest.mark.parametrize("eps0", [6.85, 6.9, 7.0])

@@ -10,9 +10,9 @@ from collections.abc import Callable
 
 import pytest
 
-from crowdhide.accounting import _krr_fast as fast
-from crowdhide.accounting._split_clone import split_clone_log_delta
-from crowdhide.accounting.variation_ratio import clone_rates
+from crowdhide.accounting.shuffle import _krr_fast as fast
+from crowdhide.accounting.shuffle._split_clone import split_clone_log_delta
+from crowdhide.accounting.shuffle.variation_ratio import clone_rates
 
 
 def _split(n: int, eps0: float, eps: float, log_tail: float) -> float:
@@ -49,7 +49,7 @@ def test_light_blocks_are_most_blocks() -> None:
     """The point of the rule: at n = 1000 most blocks of a split-clone layout are light."""
     import numpy as np
 
-    from crowdhide.accounting._split_clone import _layout
+    from crowdhide.accounting.shuffle._split_clone import _layout
 
     c_inf, c_zero = clone_rates(0.9, 1.0)
     log_tail = math.log(1e-6) - 40.0

@@ -63,7 +63,7 @@ def test_the_model_is_a_floor_for_exact_zero_terms() -> None:
 
 def _rates_in_floating_point(eps0: float, k: int, mu: float) -> dict[str, float]:
     """The clone and blanket rates as the evaluators compute them."""
-    from crowdhide.accounting.variation_ratio import clone_rates
+    from crowdhide.accounting.shuffle.variation_ratio import clone_rates
 
     e = math.exp(eps0)
     c_inf, c_zero = clone_rates(mu, eps0)

@@ -16,10 +16,11 @@ import mpmath as mp
 import pytest
 
 from crowdhide.accounting.registry import Registry
-from crowdhide.accounting.scrambler import SCRAMBLER_BOUNDS, ScramblerParams
-from crowdhide.accounting.shuffle import SHUFFLE_REGISTRY, ShuffleParams
-from crowdhide.accounting.shuffle_composition import CLONE_PAIR_REGISTRY, ComposedShuffleParams
-from crowdhide.accounting.shuffle_mechanisms import MECHANISM_REGISTRY, MECHANISMS, MechanismParams
+from crowdhide.accounting.scrambler.accountant import SCRAMBLER_BOUNDS, ScramblerParams
+from crowdhide.accounting.shuffle.composition import CLONE_PAIR_REGISTRY, ComposedShuffleParams
+from crowdhide.accounting.shuffle.generic import SHUFFLE_REGISTRY, ShuffleParams
+from crowdhide.accounting.shuffle.mechanisms import MECHANISM_REGISTRY, MechanismParams
+from crowdhide.accounting.shuffle.randomizers import MECHANISMS
 from tests.oracles import exact_mp
 
 GAPS = (1e-9, 1e-12, 1e-14)
@@ -77,7 +78,7 @@ def test_generic_shuffle_bounds_near_eps0(name: str, n: int, eps0: float) -> Non
 def test_issue_example_is_bracketed() -> None:
     """``shuffle delta --k 2 --n 9 --eps0 4 --epsilon 3.99999999999999`` (issue 28): the
     exact δ was 0.4 % below the truth and the lower bound 32 % above it."""
-    from crowdhide.accounting.shuffle import shuffle_delta
+    from crowdhide.accounting.shuffle.generic import shuffle_delta
 
     eps = 3.99999999999999
     r = shuffle_delta(eps0=4.0, n=9, k=2, epsilon=eps)
@@ -252,7 +253,7 @@ def test_exact_k2_refuses_a_delta_below_its_underflow_bound() -> None:
     """k = 2 at δ = 1e-300 (issue 28, bounded work): `exact` adds up to (n + 2)·1e-300 to δ,
     so it could only answer ε0 after a full O(n · window) root search; it now says so before
     any work, and ``best`` answers from the other certificates."""
-    from crowdhide.accounting.shuffle import shuffle_epsilon
+    from crowdhide.accounting.shuffle.generic import shuffle_epsilon
 
     r = shuffle_epsilon(eps0=1.0, n=2500, k=2, delta=1e-300, bound="exact")
     assert not r.conditions_met

@@ -15,8 +15,9 @@ import mpmath
 import pytest
 
 from crowdhide.accounting.logmath import product_up, pure_cap_up
-from crowdhide.accounting.scrambler import local_randomizer_epsilon, scrambler_delta
-from crowdhide.accounting.shuffle_query import shuffle_delta
+from crowdhide.accounting.scrambler.accountant import scrambler_delta
+from crowdhide.accounting.scrambler.local import local_randomizer_epsilon
+from crowdhide.accounting.shuffle.query import shuffle_delta
 
 mpmath.mp.dps = 50
 

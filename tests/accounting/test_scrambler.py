@@ -10,21 +10,23 @@ import numpy as np
 import pytest
 
 from crowdhide.accounting import DiscretePairCurve, PrivacyStatement
-from crowdhide.accounting import scrambler_bounds as bounds
-from crowdhide.accounting import scrambler_enumeration as brute
-from crowdhide.accounting.scrambler import (
+from crowdhide.accounting.scrambler import bounds
+from crowdhide.accounting.scrambler import enumeration as brute
+from crowdhide.accounting.scrambler.accountant import (
     CAPPED_METHODS,
     UNCAPPED_METHODS,
     capped_exact_pure_epsilon,
-    generic_scrambler_epsilon,
-    local_randomizer_delta,
-    local_randomizer_epsilon,
-    local_randomizer_statement,
     montecarlo_epsilon_interval,
-    sampling_epsilon,
     scrambler_delta,
     scrambler_epsilon,
     scrambler_epsilon_all,
+)
+from crowdhide.accounting.scrambler.generic import generic_scrambler_epsilon
+from crowdhide.accounting.scrambler.local import (
+    local_randomizer_delta,
+    local_randomizer_epsilon,
+    local_randomizer_statement,
+    sampling_epsilon,
     sigma_lie_from_uniform,
     theorem3_published_epsilon,
 )

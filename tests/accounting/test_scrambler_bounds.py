@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import binom
 
 from crowdhide.accounting.binomial_tails import betainc_error
-from crowdhide.accounting.scrambler_bounds import (
+from crowdhide.accounting.scrambler.bounds import (
     _lemma2_weights,
     _positive_part_mean,
     binomial_window,

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from crowdhide.accounting.scrambler_bounds import (
+from crowdhide.accounting.scrambler.bounds import (
     MAX_MONTECARLO_DRAWS,
     MonteCarloLemma2,
     _lemma2_weights,

@@ -1,5 +1,6 @@
-"""Public API of crowdhide.accounting.shuffle: validation, validity flags, best, calibration,
-numerical range (no NaN/inf for 1 <= n <= 1e9, 0.01 <= eps0 <= 20, 1e-300 <= delta < 1)."""
+"""Public API of crowdhide.accounting.shuffle.generic: validation, validity flags, best,
+calibration, numerical range (no NaN/inf for 1 <= n <= 1e9, 0.01 <= eps0 <= 20,
+1e-300 <= delta < 1)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,9 @@ from typing import Any
 import pytest
 
 from crowdhide.accounting import PrivacyStatement
-from crowdhide.accounting.shuffle import (
+from crowdhide.accounting.shuffle.calibration import calibrate_eps0, calibrate_n, epsilon_vs_n
+from crowdhide.accounting.shuffle.generic import (
     SHUFFLE_BOUNDS,
-    calibrate_eps0,
-    calibrate_n,
-    epsilon_vs_n,
     krr_shuffle_curve,
     shuffle_bound_curve,
     shuffle_delta,
@@ -125,7 +124,7 @@ def test_calibration_delta_queries_are_summed_like_the_epsilon_query() -> None:
     """Inside a calibration the δ queries use the ε query's tail level, so the δ root and the
     reported ε agree (the calibrated ε0 is within the root tolerance of the ε query's own
     edge); the level does not leak out of the calibration."""
-    from crowdhide.accounting import shuffle as module
+    from crowdhide.accounting.shuffle import curves as module
 
     r = calibrate_eps0(epsilon=0.1, delta=1e-6, n=100_000, k=4)
     assert r.epsilon <= 0.1
@@ -291,7 +290,7 @@ def test_blanket_parameters_of_k_rr_hold_for_small_eps0_and_large_k() -> None:
     # written as differences (γ(1 − e^ε) + (1 − γ)k) they cancel, b₊ even went negative
     import mpmath
 
-    from crowdhide.accounting.shuffle import _blanket_params
+    from crowdhide.accounting.shuffle.closed_forms import _blanket_params
 
     mpmath.mp.dps = 40
     worst = 0.0

@@ -8,10 +8,10 @@ from collections.abc import Callable
 
 import pytest
 
-from crowdhide.accounting import _shuffle_pairs as pairs
-from crowdhide.accounting.shuffle import (
+from crowdhide.accounting.shuffle import _pairs as pairs
+from crowdhide.accounting.shuffle.curves import KrrShuffleCurve
+from crowdhide.accounting.shuffle.generic import (
     EXHAUSTIVE_MAX_N,
-    KrrShuffleCurve,
     krr_shuffle_curve,
     shuffle_bound_curve,
     shuffle_delta,
@@ -251,7 +251,7 @@ def test_bruteforce_matches_simulated_mechanism_channel(k: int, eps0: float) -> 
 
 
 def test_public_dataset_curves_match_bruteforce() -> None:
-    from crowdhide.accounting.shuffle import krr_dataset_curve
+    from crowdhide.accounting.shuffle.generic import krr_dataset_curve
 
     for others, values in (("third", [2] * 5), ("same", [1] * 5)):
         truth = pair_curve(values, 4, 1.2)

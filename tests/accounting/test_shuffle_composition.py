@@ -1,4 +1,4 @@
-"""Composed and subsampled shuffle certificates (``accounting.shuffle_composition``).
+"""Composed and subsampled shuffle certificates (``accounting.shuffle.composition``).
 
 Soundness: for tiny n the exact law of the shuffled (optionally Poisson-subsampled) k-RR
 output is enumerated for *every* dataset of the other users; the exact composition of
@@ -16,14 +16,14 @@ import math
 import numpy as np
 import pytest
 
-from crowdhide.accounting import shuffle_composition
-from crowdhide.accounting.shuffle import shuffle_delta
-from crowdhide.accounting.shuffle_composition import (
+from crowdhide.accounting.shuffle import composition as shuffle_composition
+from crowdhide.accounting.shuffle.composition import (
     clone_pair_distributions,
     composed_shuffle_delta,
     composed_shuffle_epsilon,
     shuffle_pld,
 )
+from crowdhide.accounting.shuffle.generic import shuffle_delta
 
 
 def _law(values: list[int], k: int, eps0: float, gamma: float) -> dict[tuple[int, ...], float]:

@@ -17,8 +17,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from crowdhide.accounting import _krr_fast as fast
-from crowdhide.accounting.shuffle import shuffle_delta_all, shuffle_epsilon_all
+from crowdhide.accounting.shuffle import _krr_fast as fast
+from crowdhide.accounting.shuffle.generic import shuffle_delta_all, shuffle_epsilon_all
 
 
 def log_truth(eps0: float, eps: float, k: int) -> float:

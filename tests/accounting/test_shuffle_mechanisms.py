@@ -18,13 +18,13 @@ import numpy.typing as npt
 import pytest
 
 from crowdhide.accounting import DiscretePairCurve
-from crowdhide.accounting import _krr_fast as fast
-from crowdhide.accounting.shuffle_mechanisms import (
-    MECHANISMS,
+from crowdhide.accounting.shuffle import _krr_fast as fast
+from crowdhide.accounting.shuffle.mechanisms import (
     mechanism_curve,
     mechanism_epsilon,
     mechanism_lower_curve,
 )
+from crowdhide.accounting.shuffle.randomizers import MECHANISMS
 
 Matrix = npt.NDArray[np.float64]
 
@@ -147,7 +147,7 @@ def test_a_too_large_clone_probability_is_caught() -> None:
 
 @pytest.mark.parametrize("name", sorted(MECHANISMS))
 def test_mechanism_certificate_beats_generic_at_scale(name: str) -> None:
-    from crowdhide.accounting.shuffle import shuffle_epsilon
+    from crowdhide.accounting.shuffle.generic import shuffle_epsilon
 
     kk = 4 if MECHANISMS[name].needs_k else None
     d = 16 if MECHANISMS[name].needs_d else None
@@ -447,7 +447,7 @@ def test_blanket_ratios_on_a_grid(eps0: float) -> None:
 def test_laplace_lower_bound_configurations_are_exact_datasets(eps0: float) -> None:
     """Each Laplace lower-bound member is at most the exact δ of its dataset's region counts
     (pair (−1, 1), others on 0, regions y < −c, |y| <= c, y > c), enumerated for n <= 3."""
-    from crowdhide.accounting.shuffle_mechanisms import lower_members
+    from crowdhide.accounting.shuffle.randomizers import lower_members
 
     b = 2.0 / eps0
     members = lower_members(MECHANISMS["laplace"], eps0, 0, 1)
@@ -490,7 +490,7 @@ def test_others_on_x_prime_regions_are_exact(name: str, eps0: float) -> None:
     """Each "others on x'" member equals the exact δ of its region count (to 1e-9), for n
     from 1 to 300; the region probabilities are read off the matrices in the small-domain
     checks above (oue, rappor, subset, olh) and the Laplace CDF."""
-    from crowdhide.accounting._krr_fast import same_value_lower_log_delta
+    from crowdhide.accounting.shuffle._krr_fast import same_value_lower_log_delta
 
     d, k = {"subset": (6, 3), "olh": (5, 1), "laplace": (0, 1)}.get(name, (6, 1))
     regions = MECHANISMS[name].same_regions
@@ -509,7 +509,7 @@ def test_others_on_x_prime_regions_are_exact(name: str, eps0: float) -> None:
 def test_region_count_edge_cases() -> None:
     """A region less likely under x is its complement read backwards (same δ); a region
     equally likely says nothing; probabilities outside [0, 1] are refused."""
-    from crowdhide.accounting._krr_fast import same_value_lower_log_delta as same
+    from crowdhide.accounting.shuffle._krr_fast import same_value_lower_log_delta as same
 
     assert math.isclose(same(100, 0.2, 0.6, 0.1), same(100, 0.8, 0.4, 0.1), rel_tol=1e-12)
     assert math.isclose(math.exp(same(100, 0.2, 0.6, 0.1)), region_count_delta(100, 0.8, 0.4, 0.1))
@@ -543,7 +543,7 @@ def test_refined_third_value_regions_from_the_matrix(name: str, d: int, k: int) 
     """The refined "others on z" member's ``(P_x(+), P_x(−), ν)`` are those of the regions
     "x's mark, not x''s, not z's" read off the mechanism's matrix (x, x', z = 0, 1, 2), and
     its value is the exact δ of those regions' counts at n = 2 and 3 (enumerated)."""
-    from crowdhide.accounting._krr_fast import third_marginal_lower_log_delta
+    from crowdhide.accounting.shuffle._krr_fast import third_marginal_lower_log_delta
 
     eps0 = 1.7
     r = matrix_for(name, eps0, d, k)
@@ -588,7 +588,7 @@ def test_refined_third_value_regions_from_the_matrix(name: str, d: int, k: int) 
 def test_generic_parameters_give_the_feldman2021_pair() -> None:
     """mu2 = 1, rho = e^{−ε0} (every ε0-LDP randomizer): the three-point clone system is the
     clone pair of Feldman, McMillan, Talwar (FOCS 2021) — the same δ, no generic gain."""
-    from crowdhide.accounting import _shuffle_pairs as pairs
+    from crowdhide.accounting.shuffle import _pairs as pairs
 
     for eps0 in (0.5, 1.0, 4.0):
         for n in (2, 10, 200):
@@ -628,7 +628,7 @@ def split_reference_delta(
 
 
 def test_split_clone_evaluator_against_an_unblocked_sum() -> None:
-    from crowdhide.accounting._split_clone import split_clone_log_delta
+    from crowdhide.accounting.shuffle._split_clone import split_clone_log_delta
 
     for eps0 in (0.7, 4.0):
         kappa, e = math.tanh(eps0 / 2.0), math.exp(eps0)
@@ -675,7 +675,7 @@ def test_split_rates_read_off_the_matrix(name: str, d: int, k: int) -> None:
 def test_a_too_large_informative_clone_rate_is_caught() -> None:
     """Hadamard response (d = 4) with 1.5 times its informative clone rate falls below the
     exact worst case at n = 3."""
-    from crowdhide.accounting._split_clone import split_clone_log_delta
+    from crowdhide.accounting.shuffle._split_clone import split_clone_log_delta
 
     eps0 = 0.7
     kappa, mu2, *_ = MECHANISMS["hadamard"].params(eps0, 4, 1)

@@ -1,10 +1,10 @@
-"""The reduced pairs' evaluators (``accounting/_shuffle_pairs.py``): caching keeps values."""
+"""The reduced pairs' evaluators (``accounting/shuffle/_pairs.py``): caching keeps values."""
 
 from __future__ import annotations
 
 import pytest
 
-from crowdhide.accounting import _shuffle_pairs as pairs
+from crowdhide.accounting.shuffle import _pairs as pairs
 
 
 @pytest.mark.parametrize(("n", "k", "eps0"), [(100, 10, 4.0), (1000, 4, 1.0), (1000, 3, 0.5)])

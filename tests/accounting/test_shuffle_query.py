@@ -1,4 +1,4 @@
-"""``accounting.shuffle_query``: one dispatcher; rounds, sampling and the relation compose for
+"""``accounting.shuffle.query``: one dispatcher; rounds, sampling and the relation compose for
 every mechanism (its own clone pair), checked against exact enumeration at tiny n.
 
 Soundness: for tiny n the exact law of the shuffled (optionally Poisson-subsampled) reports
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from crowdhide.accounting.shuffle_query import shuffle_delta, shuffle_epsilon
+from crowdhide.accounting.shuffle.query import shuffle_delta, shuffle_epsilon
 from crowdhide.errors import InvalidParameterError
 
 #: One user's report law: ``law(v)`` is a vector over a finite output set.

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from crowdhide.accounting import _shuffle_pairs as pairs
-from crowdhide.accounting.shuffle import (
-    _blanket_params,
+from crowdhide.accounting.shuffle import _pairs as pairs
+from crowdhide.accounting.shuffle.closed_forms import _blanket_params
+from crowdhide.accounting.shuffle.generic import (
     krr_shuffle_curve,
     shuffle_bound_curve,
     shuffle_epsilon,

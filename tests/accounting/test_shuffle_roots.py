@@ -11,9 +11,9 @@ import math
 
 import pytest
 
-from crowdhide.accounting import shuffle as module
 from crowdhide.accounting.roots import safe_root
-from crowdhide.accounting.shuffle_mechanisms import _upper_root
+from crowdhide.accounting.shuffle import curves, generic
+from crowdhide.accounting.shuffle.mechanisms import _upper_root
 
 
 def test_secant_bracket_finds_the_root_of_a_smooth_curve_from_the_passing_side() -> None:
@@ -23,17 +23,17 @@ def test_secant_bracket_finds_the_root_of_a_smooth_curve_from_the_passing_side()
     target = -10.0
     root = (-1.0 + math.sqrt(1.0 + 160.0 * 10.0)) / 80.0
     start = (0.1, curve(0.1))
-    lo, g_lo, hi, done = module.secant_bracket(curve, target, start, 5.0, -9.0, steps=12)
+    lo, g_lo, hi, done = curves.secant_bracket(curve, target, start, 5.0, -9.0, steps=12)
     assert done
     assert curve(hi) <= target < g_lo
-    assert root <= hi <= root * (1.0 + 3.0 * module.BRACKET_RTOL)
+    assert root <= hi <= root * (1.0 + 3.0 * curves.BRACKET_RTOL)
     assert lo < root
 
 
 @pytest.mark.parametrize(("eps0", "n", "delta"), [(1.0, 1000, 1e-6), (4.0, 10**5, 1e-10)])
 def test_upper_root_passes_and_matches_a_plain_search(eps0: float, n: int, delta: float) -> None:
-    from crowdhide.accounting._krr_fast import clone_noise_log_delta
     from crowdhide.accounting.logmath import kappa_up
+    from crowdhide.accounting.shuffle._krr_fast import clone_noise_log_delta
 
     def curve(eps: float) -> float:
         if eps >= eps0:
@@ -49,16 +49,16 @@ def test_upper_root_passes_and_matches_a_plain_search(eps0: float, n: int, delta
 
 @pytest.mark.parametrize("k", [4, 10])
 def test_lower_root_fails_and_matches_a_plain_search(k: int) -> None:
-    curve = module._krr_lower_curve(2.0, 2000, k)
+    curve = curves._krr_lower_curve(2.0, 2000, k)
     target = math.log(1e-8)
-    got = module._lower_root(curve.log_delta, target, 2.0, 2e-10)
+    got = curves._lower_root(curve.log_delta, target, 2.0, 2e-10)
     plain = safe_root(curve.log_delta, target, 0.0, 2.0, xtol=2e-10, lower_side=True)
     assert curve.log_delta(got) > target
     assert plain * (1.0 - 4e-6) <= got <= plain * (1.0 + 1e-9)
 
 
 def test_bracketed_curve_answers_like_before_within_its_tolerance() -> None:
-    r = module.shuffle_epsilon(eps0=1.0, n=10_000, delta=1e-6, bound="variation_ratio")
-    curve = module.shuffle_bound_curve(bound="variation_ratio", eps0=1.0, n=10_000)
+    r = generic.shuffle_epsilon(eps0=1.0, n=10_000, delta=1e-6, bound="variation_ratio")
+    curve = generic.shuffle_bound_curve(bound="variation_ratio", eps0=1.0, n=10_000)
     assert r.is_certificate
     assert curve.delta(r.epsilon) <= 1.01e-6  # a fresh curve refines its own cells

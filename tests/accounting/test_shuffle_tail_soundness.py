@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from scipy.special import gammaln, logsumexp
 
-from crowdhide.accounting.shuffle import shuffle_delta
+from crowdhide.accounting.shuffle.generic import shuffle_delta
 
 
 def third_value_log_delta(n: int, k: int, eps0: float, eps: float) -> float:

@@ -10,14 +10,14 @@ import math
 import numpy as np
 import pytest
 
-from crowdhide.accounting import _krr_fast as fast
-from crowdhide.accounting import _shuffle_pairs as pairs
 from crowdhide.accounting.curves import DiscretePairCurve
-from crowdhide.accounting.shuffle import (
+from crowdhide.accounting.shuffle import _krr_fast as fast
+from crowdhide.accounting.shuffle import _pairs as pairs
+from crowdhide.accounting.shuffle.curves import KrrShuffleCurve
+from crowdhide.accounting.shuffle.generic import (
     KRR_BLANKET_BEST_MAX_N,
     SHUFFLE_BOUNDS,
     SHUFFLE_REGISTRY,
-    KrrShuffleCurve,
     ShuffleBound,
     shuffle_bound_curve,
     shuffle_delta,

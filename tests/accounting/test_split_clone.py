@@ -1,4 +1,4 @@
-"""Rounding of the split clone system's parameters (``accounting/_split_clone.py``).
+"""Rounding of the split clone system's parameters (``accounting/shuffle/_split_clone.py``).
 
 The system is a valid bound only if its clone rates, in the exact arithmetic of the floats
 it is evaluated at, are at most the true ones, μ at least the true one, and every g at most
@@ -15,14 +15,14 @@ import mpmath
 import numpy as np
 import pytest
 
-from crowdhide.accounting._split_clone import (
+from crowdhide.accounting.logmath import MACHINE_EPSILON, rate_down
+from crowdhide.accounting.shuffle._split_clone import (
     PARAMETER_ULPS,
     effective_rates,
     g_lower,
     split_clone_log_delta,
     uninformative_share,
 )
-from crowdhide.accounting.logmath import MACHINE_EPSILON, rate_down
 
 _SLACK = 1 - Fraction(PARAMETER_ULPS) * Fraction(MACHINE_EPSILON)
 

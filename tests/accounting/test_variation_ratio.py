@@ -1,6 +1,6 @@
 """The ``variation_ratio`` certificate for any ε0-LDP randomizer (issue 15, item 2).
 
-Three independent checks of :mod:`crowdhide.accounting.variation_ratio`:
+Three independent checks of :mod:`crowdhide.accounting.shuffle.variation_ratio`:
 
 * the clone rates: for random ε0-LDP pairs and the least report law ε0-LDP allows another
   user, ``R(v) >= γ_+ (A + B) + γ_0 M`` holds pointwise with the kernel of the three-point
@@ -24,9 +24,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from crowdhide.accounting import _shuffle_pairs as pairs
-from crowdhide.accounting.shuffle import shuffle_delta, shuffle_epsilon
-from crowdhide.accounting.variation_ratio import (
+from crowdhide.accounting.shuffle import _pairs as pairs
+from crowdhide.accounting.shuffle.generic import shuffle_delta, shuffle_epsilon
+from crowdhide.accounting.shuffle.variation_ratio import (
     VariationRatio,
     clone_rates,
     variation_ratio_log_delta,
@@ -259,7 +259,7 @@ def test_one_per_cent_more_informative_clones_is_caught(
     constant γ_+ = β/(e^{ε0} − 1) raised by 1 % inside the certificate (the informative
     clone rate). (γ_0 matters only below μ = 1, where the cells are a few per cent loose; its
     1 % is caught pointwise by ``test_clone_rates_hold_for_the_least_law_and_are_the_largest``.)"""
-    from crowdhide.accounting import variation_ratio as module
+    from crowdhide.accounting.shuffle import variation_ratio as module
 
     eps = 0.5 * eps0
     worst = max(

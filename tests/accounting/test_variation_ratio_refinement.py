@@ -21,7 +21,7 @@ from crowdhide.accounting import _shuffle_pairs as pairs
 from crowdhide.accounting import _split_clone
 from crowdhide.accounting import variation_ratio as module
 from crowdhide.accounting.shuffle import shuffle_bound_curve, shuffle_epsilon
-from crowdhide.accounting.variation_ratio import (
+from crowdhide.accounting.shuffle.variation_ratio import (
     VariationRatio,
     clone_rates,
     variation_ratio_log_delta,

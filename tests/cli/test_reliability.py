@@ -352,7 +352,7 @@ def test_user_errors_exit_2_and_unmet_exit_3(capsys: pytest.CaptureFixture[str])
 def test_bug_in_a_command_shows_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import crowdhide.accounting.scrambler as scr
+    import crowdhide.accounting.scrambler.local as scr
 
     def broken(**kwargs: object) -> float:
         raise KeyError("internal")

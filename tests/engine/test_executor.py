@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from crowdhide.accounting import DiscretePairCurve
-from crowdhide.accounting.scrambler import local_randomizer_epsilon
+from crowdhide.accounting.scrambler.local import local_randomizer_epsilon
 from crowdhide.backends import LocalBackend, execute
 from crowdhide.engine import Inbox, Transcript
 from crowdhide.plans import PlanBuilder, protect

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crowdhide.accounting import scrambler_enumeration as brute
+from crowdhide.accounting.scrambler import enumeration as brute
 from crowdhide.experiments.ladjel_scramblers import simulate_scrambler_counts
 from crowdhide.experiments.registry import run_experiment
 

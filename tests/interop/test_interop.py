@@ -14,8 +14,8 @@ from dp_accounting.privacy_accountant import NeighboringRelation
 
 import crowdhide
 from crowdhide.accounting import DiscretePairCurve, compose_curves
-from crowdhide.accounting.shuffle import shuffle_bound_curve
-from crowdhide.accounting.shuffle_composition import composed_shuffle_epsilon
+from crowdhide.accounting.shuffle.composition import composed_shuffle_epsilon
+from crowdhide.accounting.shuffle.generic import shuffle_bound_curve
 from crowdhide.errors import InvalidParameterError
 from crowdhide.interop import (
     dp_accounting_pld,

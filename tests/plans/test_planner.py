@@ -8,8 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from crowdhide.accounting.countermeasure_costs import Constraints, route_costs
-from crowdhide.accounting.scrambler import local_randomizer_epsilon as local_sampling_epsilon
+from crowdhide.accounting.scrambler.local import local_randomizer_epsilon as local_sampling_epsilon
 from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.backends import execute
 from crowdhide.plans import protect
@@ -20,6 +19,7 @@ from crowdhide.plans.certify import (
     certify,
     default_accountant,
 )
+from crowdhide.plans.countermeasure_costs import Constraints, route_costs
 from crowdhide.plans.data import synth_aggregate
 from crowdhide.plans.planner import choose_countermeasures, plan_protection
 

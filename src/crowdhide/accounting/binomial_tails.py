@@ -1,6 +1,6 @@
 """Binomial windows, rigorous tail bounds and expected excesses in log space (internal).
 
-Every shuffle accountant of :mod:`crowdhide.accounting.shuffle` reduces to sums of the form
+Every shuffle accountant of :mod:`crowdhide.accounting.shuffle.generic` reduces to sums of the form
 ``Σ_j Bin(j; N, p) f(j)`` where only a window of ``j`` of width ``O(√N)`` matters. This module
 provides
 

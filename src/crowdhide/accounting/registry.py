@@ -43,7 +43,7 @@ crowdhide.errors.InvalidParameterError: coin bound must be one of ('rr',), got '
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, is_dataclass, replace
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -51,7 +51,7 @@ from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.statement import Kind, PrivacyStatement
 from crowdhide.errors import InvalidParameterError
 
-__all__ = ["Bound", "Registry", "best_of"]
+__all__ = ["Bound", "Registry", "attach_lower", "best_certificate", "best_of"]
 
 P = TypeVar("P")
 P_contra = TypeVar("P_contra", contravariant=True)
@@ -233,3 +233,61 @@ def best_of(statements: Iterable[PrivacyStatement], *, by: str) -> PrivacyStatem
     if lower is None or winner.lower is not None:
         return winner
     return replace(winner, lower=lower)
+
+
+def attach_lower(
+    rows: Sequence[PrivacyStatement],
+    lower: str,
+    evaluate: Callable[[str], PrivacyStatement],
+) -> list[PrivacyStatement]:
+    """``rows`` with the statement of the lower bound named ``lower`` attached as ``lower``
+    to each (taken from ``rows`` if there, else ``evaluate(lower)``); unchanged when that
+    bound's conditions fail.
+
+    Examples
+    --------
+    >>> low = PrivacyStatement(epsilon=0.5, delta=1e-6, kind="lower", source="lb")
+    >>> rows = [PrivacyStatement(epsilon=0.9, delta=1e-6, source="a")]
+    >>> attach_lower(rows, "lb", lambda name: low)[0].lower.source
+    'lb'
+    """
+    low = next((r for r in rows if r.source == lower), None) or evaluate(lower)
+    if not low.conditions_met:
+        return list(rows)
+    return [replace(r, lower=low) for r in rows]
+
+
+def best_certificate(
+    evaluate: Callable[[str], PrivacyStatement],
+    candidates: Iterable[str],
+    *,
+    by: str,
+    lower: str | None = None,
+) -> PrivacyStatement:
+    """The one "best" of every accountant: the smallest certificate by ``"epsilon"`` or
+    ``"delta"`` among the ``candidates``, each evaluated once by ``evaluate(name)``.
+
+    ``lower`` names a lower bound, evaluated too and attached as ``lower`` (also to an answer
+    that certifies nothing). When no candidate certifies, the answer is the first candidate
+    whose conditions hold (else the first), with a note.
+
+    Examples
+    --------
+    >>> table = {
+    ...     "a": PrivacyStatement(epsilon=0.9, delta=1e-6, source="a"),
+    ...     "b": PrivacyStatement(epsilon=0.7, delta=1e-6, source="b"),
+    ...     "lb": PrivacyStatement(epsilon=0.5, delta=1e-6, kind="lower", source="lb"),
+    ... }
+    >>> s = best_certificate(table.__getitem__, ["a", "b"], by="epsilon", lower="lb")
+    >>> s.source, s.lower.source
+    ('b', 'lb')
+    """
+    rows = [evaluate(name) for name in candidates]
+    applicable = [r for r in rows if r.conditions_met] or rows
+    if lower is None:
+        return best_of(applicable, by=by)
+    low = evaluate(lower)
+    best = best_of([*applicable, low], by=by)
+    if best.lower is not None:
+        return best
+    return attach_lower([best], lower, lambda name: low)[0]

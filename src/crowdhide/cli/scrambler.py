@@ -169,7 +169,7 @@ def epsilon_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Smallest ε with a (ε, δ) guarantee, per evaluator."""
-    from crowdhide.accounting.scrambler import scrambler_epsilon, scrambler_epsilon_all
+    from crowdhide.accounting.scrambler.accountant import scrambler_epsilon, scrambler_epsilon_all
 
     _only_for_montecarlo(ctx, method)
 
@@ -193,7 +193,7 @@ def delta_command(
     as_json: JsonFlag = False,
 ) -> None:
     """δ(ε) per evaluator (best = smallest certified δ)."""
-    from crowdhide.accounting.scrambler import scrambler_delta, scrambler_delta_all
+    from crowdhide.accounting.scrambler.accountant import scrambler_delta, scrambler_delta_all
 
     _only_for_montecarlo(ctx, method)
 
@@ -259,7 +259,7 @@ def local_epsilon_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Pure ε of the local randomizer R_σ^d (Theorem 2)."""
-    from crowdhide.accounting.scrambler import local_randomizer_statement
+    from crowdhide.accounting.scrambler.local import local_randomizer_statement
 
     statement = local_randomizer_statement(targets=targets, sigma=sigma, dummies=dummies)
     emit(_record(statement), as_json=as_json, title="local randomizer ε")

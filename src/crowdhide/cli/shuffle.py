@@ -173,10 +173,10 @@ def _bound_progress(as_json: bool) -> Iterator[Callable[[str, int, int], None] |
 def _answer(query: Mapping[str, float], *, as_json: bool, **options: Any) -> None:
     """Make the one library call that answers ``query`` (ε at δ or δ at ε), emit.
 
-    Which accountant answers is decided in :mod:`crowdhide.accounting.shuffle_query`; an
+    Which accountant answers is decided in :mod:`crowdhide.accounting.shuffle.query`; an
     option that does not apply comes back as an input error naming it (exit 2)."""
-    from crowdhide.accounting import shuffle_query
-    from crowdhide.accounting.shuffle_mechanisms import MECHANISMS
+    from crowdhide.accounting.shuffle import query as shuffle_query
+    from crowdhide.accounting.shuffle.randomizers import MECHANISMS
 
     what = "epsilon" if "delta" in query else "delta"
     mechanism = options.get("mechanism")
@@ -339,17 +339,20 @@ def plot_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Plot epsilon against n for every bound (PNG)."""
-    from crowdhide.accounting.shuffle import epsilon_vs_n
+    from crowdhide._extras import require
+    from crowdhide.accounting.shuffle.calibration import epsilon_vs_n
+    from crowdhide.report.plots import plot_epsilon_vs_n
 
     check_output_file(out)
     if out.suffix.lower() not in _PLOT_SUFFIXES:
         raise OutputPathError(
             f"--out must end in one of {', '.join(_PLOT_SUFFIXES)}, got {str(out)!r}"
         )
+    require("matplotlib", purpose="shuffle plot")  # before the work: reported at once
     with spinner(not as_json, f"{points} points per bound"):
-        data = epsilon_vs_n(
-            eps0=eps0, delta=delta, k=k, n_min=n_min, n_max=n_max, points=points, out=out
-        )
+        data = epsilon_vs_n(eps0=eps0, delta=delta, k=k, n_min=n_min, n_max=n_max, points=points)
+        title = f"eps0={eps0:g}, delta={delta:g}, k={k or 'any'}"
+        plot_epsilon_vs_n(data["n"], data["epsilon"], title=title, out=out)
     if as_json:
         emit({"out": str(out), "eps0": eps0, "delta": delta, "k": k, **data}, as_json=True)
         return

@@ -111,7 +111,7 @@ TABLE2_RECOMPUTED = {
 def _recomputed_columns(n: int, eps: float) -> dict[str, float]:
     """Table II's Balle and Feldman columns from crowdhide's implementations of those bounds
     (the paper quotes them; k-RR blanket parameters with k = 10, FMT21 numerical clones)."""
-    from crowdhide.accounting.shuffle import shuffle_delta
+    from crowdhide.accounting.shuffle.generic import shuffle_delta
 
     out = {}
     for column, (bound, k) in TABLE2_RECOMPUTED.items():

@@ -120,8 +120,8 @@ def exact_lambda(*, n: int, epsilon: float, delta: float, sweep: bool = True) ->
     >>> r.certified, round(r.low, 2), r.high / r.low - 1 < 2e-4
     (True, 64.69, True)
     """
-    from crowdhide.accounting.binary_rr import binary_rr_worst_curve
-    from crowdhide.accounting.shuffle import shuffle_delta
+    from crowdhide.accounting.shuffle.binary_rr import binary_rr_worst_curve
+    from crowdhide.accounting.shuffle.generic import shuffle_delta
 
     def too_leaky(lam: float) -> bool:  # canonical datasets (all-x' neighbour) exceed δ
         eps0 = eps0_from_lambda(n=n, lam=lam)

@@ -22,10 +22,10 @@ import numpy as np
 
 from crowdhide._extras import require
 from crowdhide._output import write_csv, write_json
-from crowdhide.accounting.countermeasure_costs import route_costs
 from crowdhide.experiments.claims import Claim, Verdict, all_of, better, match, match_all
 from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.plans.certify import CountermeasureAccountant, default_accountant
+from crowdhide.plans.countermeasure_costs import route_costs
 
 T_AGG = 20
 DELTA = 1e-4

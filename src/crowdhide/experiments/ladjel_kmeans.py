@@ -29,11 +29,11 @@ import numpy.typing as npt
 
 from crowdhide._extras import require
 from crowdhide._output import write_csv, write_json
-from crowdhide.accounting.countermeasure_costs import route_costs
 from crowdhide.datasets import data_path
 from crowdhide.experiments._formatting import progress
 from crowdhide.experiments.claims import Claim, Verdict, all_of, better, match_all
 from crowdhide.experiments.registry import ExperimentResult, experiment
+from crowdhide.plans.countermeasure_costs import route_costs
 
 __all__ = ["KmeansScale", "kmeans_rows", "kmeans_verdicts", "run_kmeans"]
 

@@ -22,14 +22,16 @@ import numpy.typing as npt
 
 from crowdhide._extras import require
 from crowdhide._output import write_csv
-from crowdhide.accounting import scrambler_enumeration as brute
 from crowdhide.accounting.curves import DiscretePairCurve
-from crowdhide.accounting.scrambler import (
+from crowdhide.accounting.scrambler import enumeration as brute
+from crowdhide.accounting.scrambler.accountant import (
     capped_exact_pure_epsilon,
-    local_randomizer_epsilon,
     montecarlo_epsilon_interval,
-    sampling_epsilon,
     scrambler_epsilon,
+)
+from crowdhide.accounting.scrambler.local import (
+    local_randomizer_epsilon,
+    sampling_epsilon,
     sigma_lie_from_uniform,
     theorem3_published_epsilon,
 )

@@ -4,8 +4,9 @@ The per-cluster guarantees come from a *countermeasure accountant*, injected so 
 and the engine can be certified (and tested) with a chosen accountant:
 
 * :class:`ScramblerAccountant` (the default) uses the scrambler accountant
-  :mod:`crowdhide.accounting.scrambler` (``scrambler_epsilon``, ``scrambler_delta``), each
-  answer being the better of its statement and the local-randomizer bound;
+  :mod:`crowdhide.accounting.scrambler.accountant` (``scrambler_epsilon``,
+  ``scrambler_delta``), each answer being the better of its statement and the
+  local-randomizer bound;
 * :class:`LocalBoundAccountant` certifies a source's sampling with Theorem 2 of Ladjel,
   Anciaux, Bellet, Scerri (closed form, exact — tested against brute-force enumeration) and
   a scrambler cluster with the same local bound, which is valid because a scrambler only
@@ -24,12 +25,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from crowdhide._validation import check_int, check_real
-from crowdhide.accounting.scrambler import (
-    local_randomizer_statement,
-    sampling_epsilon,
-    scrambler_delta,
-    scrambler_epsilon,
-)
+from crowdhide.accounting.scrambler.accountant import scrambler_delta, scrambler_epsilon
+from crowdhide.accounting.scrambler.local import local_randomizer_statement, sampling_epsilon
 from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.plans.model import Cluster, ExecutionPlan, compose_along_paths
 
@@ -104,7 +101,7 @@ class LocalBoundAccountant:
 
 
 class ScramblerAccountant:
-    """The scrambler accountant (:mod:`crowdhide.accounting.scrambler`) for plans.
+    """The scrambler accountant (:mod:`crowdhide.accounting.scrambler.accountant`) for plans.
 
     Each statement is the better of the accountant's answer (``method``, default ``best``)
     and the local-randomizer bound (always valid, by post-processing).

@@ -4,8 +4,8 @@ The planner targets (ε, δ) for the whole plan: with ``k`` data-dependent clust
 longest data path, each cluster gets (ε/k, δ/k) (composition along the path then gives at
 most (ε, δ), Theorem 1 of Ladjel, Anciaux, Bellet, Scerri). Each route is calibrated by
 the one countermeasure calibrator,
-:func:`crowdhide.accounting.countermeasure_calibration.search_countermeasures`, with the
-one cost model of :mod:`crowdhide.accounting.countermeasure_costs` (overhead = messages of
+:func:`crowdhide.plans.countermeasure_calibration.search_countermeasures`, with the
+one cost model of :mod:`crowdhide.plans.countermeasure_costs` (overhead = messages of
 the protected route / messages of the unprotected route) and the plan's accountant.
 """
 
@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from crowdhide._validation import check_int, check_probability, check_real
-from crowdhide.accounting.countermeasure_calibration import search_countermeasures
-from crowdhide.accounting.countermeasure_costs import Constraints, RouteCosts
 from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.errors import InvalidParameterError
 from crowdhide.plans.certify import CountermeasureAccountant, default_accountant
+from crowdhide.plans.countermeasure_calibration import search_countermeasures
+from crowdhide.plans.countermeasure_costs import Constraints, RouteCosts
 from crowdhide.plans.model import ExecutionPlan, data_clusters_per_path, protect
 
 __all__ = [

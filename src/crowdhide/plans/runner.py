@@ -21,7 +21,6 @@ import numpy as np
 from crowdhide._output import write_csv
 from crowdhide._validation import check_int
 from crowdhide.accounting import PrivacyStatement
-from crowdhide.accounting.countermeasure_costs import route_costs
 from crowdhide.backends import execute, make_backend
 from crowdhide.engine import Execution, Job, Transcript
 from crowdhide.engine.backend import check_shards
@@ -32,6 +31,7 @@ from crowdhide.plans.certify import (
     certify,
     default_accountant,
 )
+from crowdhide.plans.countermeasure_costs import route_costs
 from crowdhide.plans.model import ExecutionPlan, data_clusters_per_path, protect
 from crowdhide.plans.planner import CountermeasureChoice, plan_protection
 from crowdhide.plans.query import Query, load_query

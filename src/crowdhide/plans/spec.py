@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from crowdhide._validation import check_bool, check_int, check_probability, check_real
-from crowdhide.accounting.countermeasure_costs import Constraints
 from crowdhide.errors import DataError, InvalidParameterError, ResourceLimitError
+from crowdhide.plans.countermeasure_costs import Constraints
 from crowdhide.plans.examples import resolve_plan
 
 __all__ = [

@@ -19,9 +19,9 @@ from typing import Any
 
 from crowdhide._extras import require
 from crowdhide._tables import Rows
-from crowdhide.accounting.countermeasure_costs import route_costs
-from crowdhide.accounting.scrambler import local_randomizer_epsilon
+from crowdhide.accounting.scrambler.local import local_randomizer_epsilon
 from crowdhide.plans.certify import CountermeasureAccountant
+from crowdhide.plans.countermeasure_costs import route_costs
 from crowdhide.plans.planner import CountermeasureChoice
 
 __all__ = ["Tradeoff", "plot_tradeoff", "run_tradeoff", "tradeoff_curve"]

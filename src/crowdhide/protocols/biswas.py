@@ -21,7 +21,7 @@ Two versions are provided:
   and both directions); for k = 2 its maximum over ``n_x0`` (both directions) is exact.
 
 The certificate crowdhide uses for shuffled k-RR is the exact worst-case curve of the
-shared shuffle accountant (``crowdhide.accounting.shuffle.krr_shuffle_curve``).
+shared shuffle accountant (``crowdhide.accounting.shuffle.generic.krr_shuffle_curve``).
 
 Everything is evaluated in log space (``gammaln`` binomials, ``logsumexp`` over r,
 ``expm1`` for ``1 − e^{ε − v}``), so values far below 1e-308 are returned as finite

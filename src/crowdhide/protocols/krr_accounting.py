@@ -1,6 +1,6 @@
 """Calibration and certification of shuffled k-RR for the protocols and their experiments.
 
-An adapter to the shared shuffle accountant (``crowdhide.accounting.shuffle``).
+An adapter to the shared shuffle accountant (``crowdhide.accounting.shuffle.generic``).
 
 The protocols calibrate ε0 with ``calibrate_eps0`` and certify every run with
 ``shuffle_epsilon(..., bound="best")`` — the smallest *valid upper bound* for shuffled k-RR
@@ -17,7 +17,8 @@ adapter.
 from __future__ import annotations
 
 from crowdhide.accounting import PrivacyCurve, PrivacyStatement
-from crowdhide.accounting import shuffle as accountant
+from crowdhide.accounting.shuffle import generic as accountant
+from crowdhide.accounting.shuffle.calibration import calibrate_eps0
 from crowdhide.errors import InvalidParameterError
 
 __all__ = [
@@ -52,16 +53,14 @@ def calibrate_krr_eps0(
         found: list[float] = []
         for bound in FAST_BOUNDS:
             try:
-                result = accountant.calibrate_eps0(
-                    epsilon=epsilon, delta=delta, n=n, k=k, bound=bound
-                )
+                result = calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k, bound=bound)
             except ValueError:
                 continue
             if result.is_certificate:
                 found.append(float(result.inputs["eps0"]))
         if found:
             return max(found)
-    result = accountant.calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k)
+    result = calibrate_eps0(epsilon=epsilon, delta=delta, n=n, k=k)
     return float(result.inputs["eps0"])
 
 

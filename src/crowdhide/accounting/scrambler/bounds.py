@@ -591,6 +591,46 @@ def max_montecarlo_samples(components: int) -> int:
     return max(2, MAX_MONTECARLO_DRAWS // max(components, 1))
 
 
+def _third_target_blanket_sums(
+    *, T: int, sigma: float, n: int, dummies: int, log_tail: float
+) -> tuple[float, FloatArray, FloatArray, IntArray, float]:
+    """For each count c2 of balls at the third target: the log sums over the blanket
+    mixture ``s0 = log Σ_m G`` and ``s1 = log Σ_m G/N`` of :class:`ThirdTargetPair`, the
+    counts c2 whose mass is at least ``exp(log_tail − 10)``, and the mass dropped so far
+    (the mixture's omitted weight and the dropped c2), with ``log σ``."""
+    K = n + dummies
+    weights = _lemma2_weights(n, sigma, min(log_tail, -40.0), max_components=10**9, upper=False)
+    m = weights.m
+    N = (m + dummies + 1).astype(float)
+    c2 = np.arange(K + 1)
+    shift = c2[:, None] - (n - 1 - m[None, :])  # blanket+dummy balls at target 2
+    with np.errstate(invalid="ignore"):
+        log_g = (
+            weights.log_w[None, :]
+            + gammaln(N + 1)[None, :]
+            - (N * math.log(T))[None, :]
+            - gammaln(np.maximum(shift, 0) + 1.0)
+        )
+    log_g = np.where(shift >= 0, log_g, -np.inf)
+    s0 = _row_logsumexp(log_g)
+    s1 = _row_logsumexp(log_g - np.log(N)[None, :])
+    J = (K - c2).astype(float)
+    with np.errstate(divide="ignore"):
+        log_sig = math.log(sigma) if sigma > 0 else -np.inf
+        log_mass_c2 = np.logaddexp(
+            J * math.log(T - 1) - gammaln(J + 1) + log_sig + s0,
+            math.log((1 - sigma) * T)
+            + s1
+            + np.log(np.maximum(J, 1e-300))
+            + (J - 1) * math.log(T - 1)
+            - gammaln(J + 1),
+        )
+    log_mass_c2 = np.where(J > 0, log_mass_c2, np.logaddexp(log_sig + s0, -np.inf))
+    keep_c2 = np.nonzero(log_mass_c2 >= log_tail - 10.0)[0]
+    omitted = weights.omitted + _sum_exp(log_mass_c2[log_mass_c2 < log_tail - 10.0])
+    return log_sig, s0, s1, keep_c2, omitted
+
+
 class ThirdTargetPair:
     """Exact δ(ε) of ONE neighbouring pair of the uncapped scrambler: a LOWER bound.
 
@@ -615,35 +655,9 @@ class ThirdTargetPair:
             )
         T, K = targets, n + dummies
         self.sigma, self.targets = sigma, T
-        weights = _lemma2_weights(n, sigma, min(log_tail, -40.0), max_components=10**9, upper=False)
-        m = weights.m
-        N = (m + dummies + 1).astype(float)
-        c2 = np.arange(K + 1)
-        shift = c2[:, None] - (n - 1 - m[None, :])  # blanket+dummy balls at target 2
-        with np.errstate(invalid="ignore"):
-            log_g = (
-                weights.log_w[None, :]
-                + gammaln(N + 1)[None, :]
-                - (N * math.log(T))[None, :]
-                - gammaln(np.maximum(shift, 0) + 1.0)
-            )
-        log_g = np.where(shift >= 0, log_g, -np.inf)
-        s0 = _row_logsumexp(log_g)
-        s1 = _row_logsumexp(log_g - np.log(N)[None, :])
-        J = (K - c2).astype(float)
-        with np.errstate(divide="ignore"):
-            log_sig = math.log(sigma) if sigma > 0 else -np.inf
-            log_mass_c2 = np.logaddexp(
-                J * math.log(T - 1) - gammaln(J + 1) + log_sig + s0,
-                math.log((1 - sigma) * T)
-                + s1
-                + np.log(np.maximum(J, 1e-300))
-                + (J - 1) * math.log(T - 1)
-                - gammaln(J + 1),
-            )
-        log_mass_c2 = np.where(J > 0, log_mass_c2, np.logaddexp(log_sig + s0, -np.inf))
-        keep_c2 = np.nonzero(log_mass_c2 >= log_tail - 10.0)[0]
-        omitted = weights.omitted + _sum_exp(log_mass_c2[log_mass_c2 < log_tail - 10.0])
+        log_sig, s0, s1, keep_c2, omitted = _third_target_blanket_sums(
+            T=T, sigma=sigma, n=n, dummies=dummies, log_tail=log_tail
+        )
         ks, cs = [], []
         for c in keep_c2:
             k = np.arange(K - c + 1)

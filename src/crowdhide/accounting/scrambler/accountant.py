@@ -49,7 +49,6 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import gammaln
 
 from crowdhide._validation import (
     as_rng,
@@ -58,22 +57,28 @@ from crowdhide._validation import (
     check_probability,
     check_real,
 )
-from crowdhide.accounting import scrambler_bounds as bounds
-from crowdhide.accounting import scrambler_enumeration as brute
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve, RoundedCurve
 from crowdhide.accounting.logmath import (
     MACHINE_EPSILON,
-    logsumexp,
     loss_allowance,
     probability_loss_allowance,
     pure_cap_up,
 )
-from crowdhide.accounting.registry import Registry, best_of
-from crowdhide.accounting.scrambler_curves import (
+from crowdhide.accounting.registry import Registry, best_certificate
+from crowdhide.accounting.scrambler import bounds
+from crowdhide.accounting.scrambler import enumeration as brute
+from crowdhide.accounting.scrambler.curves import (
     BoundCurve,
     PointDelta,
     PureCurve,
     WorstPairCurve,
+)
+from crowdhide.accounting.scrambler.local import (
+    _check_common,
+    local_randomizer_delta,
+    sampling_epsilon,
+    sigma_lie_from_uniform,
+    theorem3_published_epsilon,
 )
 from crowdhide.accounting.statement import Kind, PrivacyStatement
 from crowdhide.errors import InvalidParameterError, ParameterTypeError
@@ -82,24 +87,15 @@ __all__ = [
     "BEST_CAPPED",
     "BEST_UNCAPPED",
     "CAPPED_METHODS",
-    "GENERIC_BOUNDS",
     "SCRAMBLER_BOUNDS",
     "UNCAPPED_METHODS",
-    "GenericScramblerParams",
     "ScramblerParams",
     "capped_exact_pure_epsilon",
-    "generic_scrambler_epsilon",
-    "local_randomizer_delta",
-    "local_randomizer_epsilon",
-    "local_randomizer_statement",
     "montecarlo_epsilon_interval",
-    "sampling_epsilon",
     "scrambler_delta",
     "scrambler_delta_all",
     "scrambler_epsilon",
     "scrambler_epsilon_all",
-    "sigma_lie_from_uniform",
-    "theorem3_published_epsilon",
 ]
 
 #: Evaluators of the uncapped scrambler A_σ^{n,d}, in the order ``all`` reports them.
@@ -124,149 +120,6 @@ _BRUTE_FORCE_BUDGET = 4.0e8
 #: Largest n + d for the third-target pair lower bound (its arrays grow like (n + d) · m).
 _PAIR_MAX_MESSAGES = 30_000
 _UNAVAILABLE = "unavailable: instance too large for exhaustive enumeration"
-
-
-def _check_common(targets: Any, sigma: Any, n: Any, dummies: Any) -> tuple[int, float, int, int]:
-    T = check_int("targets", targets, low=1)
-    s = check_probability("sigma", sigma)
-    nn = check_int("n", n, low=1)
-    d = check_int("dummies", dummies, low=0)
-    return T, s, nn, d
-
-
-# --------------------------------------------------------------------------- local (Thm 2)
-
-
-def local_randomizer_epsilon(*, targets: int, sigma: float, dummies: int = 0) -> float:
-    """Pure ε of the local randomizer R_σ^d (sampling + ``d`` local dummies), Theorem 2.
-
-    ``ε = ln(1 + (1 − σ) T / (σ (d + 1)))`` for ``0 <= d <= T − 2`` (exact: it is the
-    largest log-ratio, checked by brute force, d = 0 included); ``d = T − 1`` is a broadcast
-    (ε = 0); ``σ = 0`` with ``d < T − 1`` gives ε = inf. The source must send its d + 1
-    messages in random order (the observable is the *set* of targets).
-
-    Parameters
-    ----------
-    targets
-        Number of targets T >= 1.
-    sigma
-        Sampling rate in [0, 1] (convention U).
-    dummies
-        Local dummies d, ``0 <= d <= T − 1``.
-
-    Examples
-    --------
-    >>> round(local_randomizer_epsilon(targets=20, sigma=0.5, dummies=3), 6)
-    1.791759
-    >>> local_randomizer_epsilon(targets=20, sigma=0.0)
-    inf
-    """
-    T = check_int("targets", targets, low=1)
-    s = check_probability("sigma", sigma)
-    d = check_int("dummies", dummies, low=0, high=max(T - 1, 0))
-    if T == 1 or d == T - 1 or s == 1.0:
-        return 0.0
-    if s == 0.0:
-        return math.inf
-    return math.log1p((1.0 - s) * T / (s * (d + 1)))
-
-
-def local_randomizer_statement(*, targets: int, sigma: float, dummies: int = 0) -> PrivacyStatement:
-    """The local randomizer R_σ^d's pure ε (Theorem 2) as a statement (exact, δ = 0).
-
-    Examples
-    --------
-    >>> s = local_randomizer_statement(targets=20, sigma=0.5, dummies=3)
-    >>> round(s.epsilon, 6), s.delta, s.kind, s.source
-    (1.791759, 0.0, 'exact', 'theorem2')
-    """
-    eps = local_randomizer_epsilon(targets=targets, sigma=sigma, dummies=dummies)
-    notes = ["exact pure ε (largest log-ratio); messages must be sent in random order"]
-    if math.isinf(eps):
-        notes.append(
-            "no finite epsilon: with sigma = 0 and fewer than targets - 1 dummies, a target "
-            "that receives no message is never the true one (use sigma > 0 or more dummies)"
-        )
-    return PrivacyStatement(
-        epsilon=eps,
-        delta=0.0,
-        kind="exact",
-        source="theorem2",
-        notes=tuple(notes),
-        inputs={"targets": targets, "sigma": sigma, "dummies": dummies},
-    )
-
-
-def sampling_epsilon(*, targets: int, sigma: float) -> float:
-    """ε0 of sampling alone (R_σ = R_σ^0, T-ary randomized response): ln(1 + (1−σ)T/σ)."""
-    return local_randomizer_epsilon(targets=targets, sigma=sigma, dummies=0)
-
-
-def local_randomizer_delta(*, targets: int, sigma: float, epsilon: float) -> float:
-    """Exact δ(ε) of sampling alone: ``max(0, 1 − σ − σ (e^ε − 1)/T)``.
-
-    The scrambler post-processes the sampled messages, so this is also a valid δ(ε) for
-    A_σ^{n,d} and Ã_σ^{n,d} (the ``local`` evaluator).
-    """
-    T = check_int("targets", targets, low=1)
-    s = check_probability("sigma", sigma)
-    eps = check_real("epsilon", epsilon, low=0.0, allow_inf=True)
-    if T == 1 or math.isinf(eps):
-        return 0.0
-    return max(0.0, 1.0 - s - s * math.expm1(eps) / T)
-
-
-def sigma_lie_from_uniform(*, targets: int, sigma: float) -> float:
-    """Convert σ from convention U (Sections III–IV) to Theorem 3's convention L."""
-    T = check_int("targets", targets, low=1)
-    return check_probability("sigma", sigma) * (T - 1) / T
-
-
-# --------------------------------------------------------------------------- Theorem 3
-
-
-def theorem3_published_epsilon(*, targets: int, sigma_lie: float, n: int, dummies: int) -> float:
-    """Theorem 3 **as printed** (capped scrambler Ã_σ^{n,d}); NOT a certified bound.
-
-    The derivation assumes a worst case it does not prove and drops the cap-dependent dummy
-    probabilities; exhaustive enumeration shows the true pure ε of the capped scrambler is
-    larger (see :func:`capped_exact_pure_epsilon`). Kept to reproduce Figs. 5 and 7.
-    Evaluated in log space (``R = σ_L/(T − 1)``, weights ``C(d,k)C(n−1,k)((1−σ_L)/R)^k``).
-
-    Parameters
-    ----------
-    sigma_lie
-        σ in Theorem 3's convention L (``1 − σ_L`` on the true target, ``σ_L/(T−1)`` on
-        each other); use :func:`sigma_lie_from_uniform` to convert.
-    dummies
-        ``0 <= d <= n − 1`` (the theorem states 1..n−1; d = 0 gives the local ε0).
-
-    Examples
-    --------
-    >>> round(theorem3_published_epsilon(targets=20, sigma_lie=0.2, n=100, dummies=50), 4)
-    3.8387
-    """
-    T = check_int("targets", targets, low=2)
-    s = check_probability("sigma_lie", sigma_lie)
-    nn = check_int("n", n, low=1)
-    d = check_int("dummies", dummies, low=0, high=nn - 1)
-    if s == 0.0 or s >= 1.0:
-        return math.inf
-    R = s / (T - 1)
-    keep = 1.0 - s
-    k = np.arange(0, min(d, nn - 1) + 1, dtype=float)
-    log_w = (
-        gammaln(d + 1)
-        - gammaln(k + 1)
-        - gammaln(d - k + 1)
-        + gammaln(nn)
-        - gammaln(k + 1)
-        - gammaln(nn - k)
-        + k * (math.log(keep) - math.log(R))
-    )
-    num = logsumexp(log_w + np.log(keep + k * R * R / keep))
-    den = logsumexp(log_w + np.log(R + k * R * R / keep))
-    return float(num - den)
 
 
 # --------------------------------------------------------------------------- brute force
@@ -444,7 +297,7 @@ class _ScramblerBound:
 
 
 class _DeltaEvaluator(Protocol):
-    """An evaluator of :mod:`~crowdhide.accounting.scrambler_bounds` (scalar δ(ε))."""
+    """An evaluator of :mod:`~crowdhide.accounting.scrambler.bounds` (scalar δ(ε))."""
 
     def delta(self, epsilon: float) -> float: ...
 
@@ -746,9 +599,11 @@ def _best(
     params: ScramblerParams, names: tuple[str, ...], *, delta: float | None, epsilon: float | None
 ) -> PrivacyStatement:
     """The smallest certificate among ``names`` (the first applicable one if none is)."""
-    statements = [_evaluate(m, params, delta=delta, epsilon=epsilon) for m in names]
-    applicable = [s for s in statements if s.conditions_met] or statements
-    return best_of(applicable, by="epsilon" if delta is not None else "delta")
+    return best_certificate(
+        lambda m: _evaluate(m, params, delta=delta, epsilon=epsilon),
+        names,
+        by="epsilon" if delta is not None else "delta",
+    )
 
 
 def _query(
@@ -914,139 +769,3 @@ def montecarlo_epsilon_interval(
     # +1.96 standard errors on δ gives the larger ε, −1.96 the smaller one.
     low_curve, high_curve = _montecarlo_curves(params, (-1.96, 1.96))
     return low_curve.epsilon(dl), high_curve.epsilon(dl)
-
-
-# --------------------------------------------------------------------------- generic (Thm 5)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GenericScramblerParams:
-    """A scrambler around a generic ε0-LDP randomizer with blanket probability γ
-    (Theorem 5 / Remark 2): dummies drawn from the randomizer's blanket distribution."""
-
-    eps0: float
-    gamma: float
-    n: int
-    dummies: int
-
-    def __post_init__(self) -> None:
-        e0 = check_real("eps0", self.eps0, low=0.0)
-        g = check_probability("gamma", self.gamma, allow_zero=False)
-        if g < math.exp(-e0) - 1e-12:
-            raise InvalidParameterError(
-                f"gamma must be >= exp(-eps0) for an eps0-LDP randomizer (Balle et al.), got {g!r}"
-            )
-        object.__setattr__(self, "eps0", e0)
-        object.__setattr__(self, "gamma", g)
-        object.__setattr__(self, "n", check_int("n", self.n, low=1))
-        object.__setattr__(self, "dummies", check_int("dummies", self.dummies, low=0))
-
-
-@dataclass(frozen=True)
-class _GenericBound:
-    name: str
-    kind: Kind
-    citation: str
-
-    def applies(self, params: GenericScramblerParams) -> str | None:
-        return None
-
-    def curve(self, params: GenericScramblerParams) -> PrivacyCurve:
-        if self.name == "local":
-            return PureCurve(params.eps0)
-        fn = {
-            "hoeffding": bounds.generic_hoeffding_delta,
-            "bennett": bounds.generic_bennett_delta,
-        }[self.name]
-        e0, g, n, d = params.eps0, params.gamma, params.n, params.dummies
-
-        def vector(eps: npt.NDArray[np.float64], tail: float) -> npt.NDArray[np.float64]:
-            return fn(eps0=e0, gamma=g, n=n, dummies=d, epsilon=eps, log_tail=tail)
-
-        return BoundCurve(eps0=e0, vector=vector)
-
-
-#: Bounds for a scrambler around a generic ε0-LDP randomizer (Theorem 5, Lemma 4).
-GENERIC_BOUNDS: Registry[GenericScramblerParams] = Registry(
-    [
-        _GenericBound("bennett", "upper", _CITATION + ", Lemma 2 + Bennett with Lemma 4"),
-        _GenericBound("hoeffding", "upper", _CITATION + ", Theorem 5 (sign fixed)"),
-        _GenericBound("local", "upper", "post-processing of the ε0-LDP randomizer"),
-    ],
-    what="method",
-)
-
-
-def generic_scrambler_epsilon(
-    *,
-    n: int,
-    dummies: int,
-    delta: float,
-    randomizer: Any = None,
-    eps0: float | None = None,
-    gamma: float | None = None,
-    method: str = "best",
-) -> PrivacyStatement:
-    """ε(δ) of ``S_{R,d} ∘ R^n`` for any ε0-LDP local randomizer R (Theorem 5, Remark 2).
-
-    The scrambler must draw its ``d`` dummies i.i.d. from R's *blanket distribution*
-    ω_R (Remark 2), otherwise nothing here applies. Either pass ``randomizer`` (any object
-    with ``eps0`` and ``blanket_probability``, e.g. from :mod:`crowdhide.mechanisms`) or
-    ``eps0`` and ``gamma`` (the total-variation similarity; it must be R's own γ — a smaller
-    γ does not make the Lemma 4 constants valid).
-
-    k-ary randomized response (an object with ``k`` and ``eps0`` whose blanket is uniform) is
-    exactly the sampling randomizer with ``T = k`` and ``σ = γ``, so it gets the full T-ary
-    analysis (:func:`scrambler_epsilon`). Otherwise the methods are ``hoeffding``
-    (Theorem 5 with a = e^ε − 1), ``bennett`` (Lemma 2 + Bennett with Lemma 4's constants)
-    and ``local`` (ε0); ``best`` is the smallest.
-
-    Examples
-    --------
-    >>> r = generic_scrambler_epsilon(eps0=1.0, gamma=0.5, n=1000, dummies=100, delta=1e-6)
-    >>> r.source in ("hoeffding", "bennett"), r.is_certificate, r.epsilon < 1.0
-    (True, True, True)
-    """
-    nn = check_int("n", n, low=1)
-    d = check_int("dummies", dummies, low=0)
-    dl = check_probability("delta", delta, allow_zero=False, allow_one=False)
-    if randomizer is not None:
-        if not hasattr(randomizer, "eps0") or not hasattr(randomizer, "blanket_probability"):
-            raise ParameterTypeError(
-                "randomizer must expose eps0 and blanket_probability (else pass eps0 and "
-                f"gamma), got {type(randomizer).__name__}"
-            )
-        eps0, gamma = randomizer.eps0, randomizer.blanket_probability
-        if _is_kary_rr(randomizer):
-            # k-RR is the sampling randomizer with T = k and σ = γ: full T-ary analysis.
-            g = check_probability("gamma", gamma, allow_zero=False)
-            return scrambler_epsilon(
-                targets=int(randomizer.k), sigma=g, n=nn, dummies=d, delta=dl, method=method
-            )
-    elif eps0 is None or gamma is None:
-        raise InvalidParameterError("eps0 and gamma must be given when randomizer is None")
-    params = GenericScramblerParams(eps0=eps0, gamma=gamma, n=nn, dummies=d)
-    if method == "best":
-        statement = GENERIC_BOUNDS.best(params, delta=dl)
-    else:
-        if method not in GENERIC_BOUNDS:
-            raise InvalidParameterError(
-                f"method must be hoeffding, bennett, local or best, got {method!r}"
-            )
-        statement = GENERIC_BOUNDS.statement(method, params, delta=dl)
-    if method != "local" and statement.epsilon == params.eps0 and statement.source != "local":
-        statement = statement.with_notes("bound gives no ε below ε0; capped at ε0")
-    return statement
-
-
-def _is_kary_rr(randomizer: Any) -> bool:
-    """Whether ``randomizer`` behaves as k-ary randomized response (duck-typed)."""
-    k = getattr(randomizer, "k", None)
-    keep = getattr(randomizer, "keep_probability", None)
-    other = getattr(randomizer, "other_probability", None)
-    if not isinstance(k, int) or keep is None or other is None:
-        return False
-    return bool(
-        math.isclose(keep + (k - 1) * other, 1.0, rel_tol=1e-9)
-        and math.isclose(math.log(keep) - math.log(other), randomizer.eps0, rel_tol=1e-9)
-    )

@@ -5,7 +5,7 @@ Setting. n users, binary RR with keep probability ``p = e^{ε0}/(e^{ε0} + 1)``,
 the shuffler releases the count of 1-reports. The target holds x (= 1) or x' (= 0); a dataset
 is the number ``m`` of the other n − 1 users holding 1, and the others' count is
 ``A_m = Bin(m, p) + Bin(n − 1 − m, q)``. The worst case ``max_m δ_m(ε)`` is computed exactly
-(every m) up to ``BINARY_EXACT_MAX_N`` (:func:`crowdhide.accounting._krr_fast.
+(every m) up to ``BINARY_EXACT_MAX_N`` (:func:`crowdhide.accounting.shuffle._krr_fast.
 binary_rr_worst_log_delta`); beyond, the FMT23 clone pair is 1.12–1.48× above the lower bound
 in ε because it reveals the number of clones.
 
@@ -38,7 +38,7 @@ tiny): O(blocks · n · L) set-up, cached per (n, ε0, window), then O(blocks ·
 offered up to ``BINARY_BLOCKS_MAX_N`` (beyond, the set-up exceeds a second). It is the
 reference for :func:`binary_rr_tilted_curve`, which reads each core's δ off tilted contour
 integrals of its generating function with every aliasing, truncation and rounding error
-bounded (:mod:`crowdhide.accounting.binary_rr_contour`): about a hundred nodes per core at
+bounded (:mod:`crowdhide.accounting.shuffle.binary_rr_contour`): about a hundred nodes per core at
 any n, tens of milliseconds per ε query up to n = 1e9 — the ``binary_rr_blocks`` bound of
 the shuffle accountant.
 
@@ -56,10 +56,10 @@ from __future__ import annotations
 import math
 
 from crowdhide._validation import check_int, check_probability, check_real
-from crowdhide.accounting import _krr_fast
-from crowdhide.accounting.binary_rr_contour import tilted_worst_log_delta
 from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.roots import safe_root
+from crowdhide.accounting.shuffle import _krr_fast
+from crowdhide.accounting.shuffle.binary_rr_contour import tilted_worst_log_delta
 from crowdhide.errors import InvalidParameterError
 
 __all__ = [
@@ -203,7 +203,7 @@ def _lower_epsilon(n: int, eps0: float, target: float) -> float:
 class BinaryRrTiltedCurve(PrivacyCurve):
     """The block certificate of :class:`BinaryRrWorstCurve` (same cores, same guarantee)
     with every core evaluated by tilted contour integrals
-    (:mod:`crowdhide.accounting.binary_rr_contour`): no windows, every tail and rounding
+    (:mod:`crowdhide.accounting.shuffle.binary_rr_contour`): no windows, every tail and rounding
     error bounded and added, milliseconds per δ(ε) at any n up to 1e9."""
 
     def __init__(self, *, eps0: float, n: int, blocks: int) -> None:

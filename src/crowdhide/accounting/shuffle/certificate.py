@@ -7,7 +7,7 @@ bound="best")`` for a single round. It exports as a ``dp_accounting`` privacy-lo
 distribution (:meth:`ShuffleCertificate.to_pld`) and as a privacy profile
 (:meth:`ShuffleCertificate.privacy_profile`).
 
-Unlike :func:`crowdhide.accounting.shuffle.krr_shuffle_curve` (exact on two canonical data
+Unlike :func:`crowdhide.accounting.shuffle.generic.krr_shuffle_curve` (exact on two canonical data
 sets, a *lower* bound for n > 14), every value here is a certificate.
 
 This module only assembles curves the shuffle family owns (the registry's bounds, the
@@ -168,7 +168,7 @@ def shuffle_curve(
     if not single:
         grid = min(1e-4, max(2e-6, 1e-2 / given["rounds"]))
         return ShuffleCertificate({"clone_pair_pld": pld(grid)}, inputs=given, pld=pld)
-    from crowdhide.accounting.shuffle import SHUFFLE_REGISTRY, ShuffleBound, ShuffleParams
+    from crowdhide.accounting.shuffle.generic import SHUFFLE_REGISTRY, ShuffleBound, ShuffleParams
 
     params = ShuffleParams(eps0=given["eps0"], n=given["n"], k=given["k"])
     members = {
@@ -182,7 +182,7 @@ def shuffle_curve(
 
 def _question(**given: Any) -> dict[str, Any]:
     """The inputs checked as :func:`crowdhide.shuffle_epsilon` checks them (same messages)."""
-    from crowdhide.accounting.shuffle_query import _randomizer, _setting
+    from crowdhide.accounting.shuffle.query import _randomizer, _setting
 
     _randomizer(given["mechanism"], given["d"], given["k"])
     given["eps0"] = check_real("eps0", given["eps0"], low=0.0, low_open=True, high=50.0)
@@ -195,7 +195,7 @@ def _question(**given: Any) -> dict[str, Any]:
 
 def _clone_pair_pld(given: dict[str, Any]) -> Callable[[float], PldCurve]:
     """The PLD of the clone pair of this setting, on a loss grid given later."""
-    from crowdhide.accounting.shuffle_composition import shuffle_pld
+    from crowdhide.accounting.shuffle.composition import shuffle_pld
 
     def build(interval: float) -> PldCurve:
         return shuffle_pld(
@@ -209,9 +209,10 @@ def _clone_pair_pld(given: dict[str, Any]) -> Callable[[float], PldCurve]:
 
 def _mechanism_members(given: dict[str, Any], single: bool) -> dict[str, PrivacyCurve]:
     """A mechanism's own certificate (and, where the dispatcher asks it too, the generic
-    variation-ratio bound: see :mod:`crowdhide.accounting.shuffle_query`)."""
-    from crowdhide.accounting.shuffle import SHUFFLE_REGISTRY, ShuffleParams
-    from crowdhide.accounting.shuffle_mechanisms import MECHANISMS, mechanism_curve
+    variation-ratio bound: see :mod:`crowdhide.accounting.shuffle.query`)."""
+    from crowdhide.accounting.shuffle.generic import SHUFFLE_REGISTRY, ShuffleParams
+    from crowdhide.accounting.shuffle.mechanisms import mechanism_curve
+    from crowdhide.accounting.shuffle.randomizers import MECHANISMS
 
     name = given["mechanism"]
     if not single:

@@ -6,14 +6,15 @@ import math
 
 import pytest
 
-from crowdhide.accounting.countermeasure_calibration import (
+from crowdhide.accounting.scrambler.accountant import scrambler_epsilon
+from crowdhide.accounting.scrambler.local import local_randomizer_epsilon
+from crowdhide.plans.countermeasure_calibration import (
     CountermeasureCalibration,
     ScramblerCertifier,
     calibrate_countermeasures,
     search_countermeasures,
 )
-from crowdhide.accounting.countermeasure_costs import Constraints, cost_rank, route_costs
-from crowdhide.accounting.scrambler import local_randomizer_epsilon, scrambler_epsilon
+from crowdhide.plans.countermeasure_costs import Constraints, cost_rank, route_costs
 
 
 def test_calibration_meets_target_and_constraints() -> None:

@@ -1,4 +1,4 @@
-"""Shuffled binary RR at any n: the block cores of :mod:`crowdhide.accounting.binary_rr`
+"""Shuffled binary RR at any n: the block cores of :mod:`crowdhide.accounting.shuffle.binary_rr`
 evaluated by tilted contour integrals, in O(rows · nodes) with nodes independent of n.
 
 A core ``(a, b)`` (a of the others on x, b on x') releases ``C = R + T`` with
@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import expit
 
-from crowdhide.accounting._krr_fast import binary_core_rows
+from crowdhide.accounting.shuffle._krr_fast import binary_core_rows
 
 __all__ = [
     "LEVEL",

@@ -1,6 +1,6 @@
 """The split clone system: informative and uninformative clones at separate rates (internal).
 
-Setting (see :mod:`crowdhide.accounting.shuffle_mechanisms`): in the three-point space
+Setting (see :mod:`crowdhide.accounting.shuffle.mechanisms`): in the three-point space
 {+, 0, −} the target reports ``+`` / ``−`` with probabilities ``(μ/2)(1 ± κ)`` (signs
 swapped for x') and ``0`` otherwise; each of the other n − 1 users is, independently, an
 *informative clone* (a fair ± coin) with probability ``c_inf``, an *uninformative clone*
@@ -13,7 +13,7 @@ probability
 
     post(s) = μ s (1 − μ') / (μ s (1 − μ') + (1 − μ)(C − s + 1) μ'),
 
-so the s informative reports are the α-pair of :mod:`crowdhide.accounting._krr_fast` with
+so the s informative reports are the α-pair of :mod:`crowdhide.accounting.shuffle._krr_fast` with
 ``λ = κ post(s)``. Writing ``g(s) = κ s/λ = a s + b_C`` (linear in s: ``a = 1 − ρ``,
 ``b_C = ρ (C + 1)``, ``ρ = (1 − μ) μ' / (μ (1 − μ'))``; ``μ = μ'`` gives g = C + 1, the
 one-rate clone system),
@@ -50,7 +50,13 @@ import math
 
 import numpy as np
 
-from crowdhide.accounting._krr_fast import (
+from crowdhide.accounting.binomial_tails import (
+    _log_tail_vec,
+    block_masses,
+    window_blocks,
+)
+from crowdhide.accounting.logmath import MACHINE_EPSILON, rate_down, rate_up
+from crowdhide.accounting.shuffle._krr_fast import (
     _ETA,
     CLONE_EXACT,
     FloatArray,
@@ -59,12 +65,6 @@ from crowdhide.accounting._krr_fast import (
     clone_blocks_log_delta,
     clone_noise_log_delta,
 )
-from crowdhide.accounting.binomial_tails import (
-    _log_tail_vec,
-    block_masses,
-    window_blocks,
-)
-from crowdhide.accounting.logmath import MACHINE_EPSILON, rate_down, rate_up
 
 __all__ = [
     "PARAMETER_ULPS",

@@ -2,14 +2,14 @@
 
 Used by ``crowdhide scrambler calibrate`` and by the planner of execution plans
 (:func:`crowdhide.plans.planner.choose_countermeasures`), with the one cost model of
-:mod:`crowdhide.accounting.countermeasure_costs`.
+:mod:`crowdhide.plans.countermeasure_costs`.
 
 For every σ on a grid the search tries the local randomizer R_σ^d with the fewest flooding
 dummies (closed form, Theorem 2 of Ladjel, Anciaux, Bellet, Scerri) and, for every
 scrambler size n, the scrambler layer with the fewest dummies d whose certified δ at ε is at
 most δ (δ is non-increasing in d: extra uniform dummies are post-processing). It keeps the
 cheapest configuration within the constraints
-(:func:`~crowdhide.accounting.countermeasure_costs.cost_rank`).
+(:func:`~crowdhide.plans.countermeasure_costs.cost_rank`).
 (σ, n) pairs are visited by their cheapest cost, and only the d that would beat the best
 configuration so far are certified (branch and bound); the smallest sufficient d and the
 largest affordable d are found by :func:`~crowdhide.accounting.roots.calibrate`.
@@ -23,23 +23,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crowdhide._validation import check_int, check_probability, check_real
-from crowdhide.accounting import scrambler_bounds as bounds
-from crowdhide.accounting.countermeasure_costs import (
+from crowdhide.accounting.roots import calibrate
+from crowdhide.accounting.scrambler import bounds
+from crowdhide.accounting.scrambler.accountant import scrambler_epsilon
+from crowdhide.accounting.scrambler.curves import log_tail_for
+from crowdhide.accounting.scrambler.local import (
+    local_randomizer_delta,
+    local_randomizer_epsilon,
+    local_randomizer_statement,
+)
+from crowdhide.accounting.statement import PrivacyStatement
+from crowdhide.errors import UnmetTargetError
+from crowdhide.plans.countermeasure_costs import (
     Constraints,
     RouteCosts,
     cost_rank,
     route_costs,
 )
-from crowdhide.accounting.roots import calibrate
-from crowdhide.accounting.scrambler import (
-    local_randomizer_delta,
-    local_randomizer_epsilon,
-    local_randomizer_statement,
-    scrambler_epsilon,
-)
-from crowdhide.accounting.scrambler_curves import log_tail_for
-from crowdhide.accounting.statement import PrivacyStatement
-from crowdhide.errors import UnmetTargetError
 
 __all__ = [
     "N_GRID",

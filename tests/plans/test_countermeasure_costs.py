@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from crowdhide.accounting.countermeasure_costs import Constraints, cost_rank, route_costs
+from crowdhide.plans.countermeasure_costs import Constraints, cost_rank, route_costs
 
 
 def test_route_costs_follow_the_paper_formulas() -> None:

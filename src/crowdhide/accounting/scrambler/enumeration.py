@@ -3,8 +3,9 @@
 These are the *independent* oracles the scrambler accountant is tested against: the law of
 the count vector observed by the adversary is computed by adding one message at a time to a
 dense array indexed by count vectors (shape ``(n + d + 1,) * T``), without any of the algebra
-used by the fast evaluators. They are also used by :mod:`crowdhide.accounting.scrambler` as
-the ``exact`` evaluator of the *capped* scrambler, where no closed form is known.
+used by the fast evaluators. They are also used by
+:mod:`crowdhide.accounting.scrambler.accountant` as the ``exact`` evaluator of the *capped*
+scrambler, where no closed form is known.
 
 Conventions (Ladjel, Anciaux, Bellet, Scerri, Sections III–IV): a real message to target
 ``t`` goes to ``t`` with probability ``1 − σ`` and to a uniform target among all ``T``

@@ -20,7 +20,6 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import betainc, logsumexp
 
-from crowdhide.accounting._krr_fast import binomial_excess
 from crowdhide.accounting.binomial_tails import (
     RowWindows,
     _log_tail_vec,
@@ -36,6 +35,7 @@ from crowdhide.accounting.binomial_tails import (
 )
 from crowdhide.accounting.curves import DiscretePairCurve
 from crowdhide.accounting.logmath import MACHINE_EPSILON, kappa_up, rate_down
+from crowdhide.accounting.shuffle._krr_fast import binomial_excess
 
 __all__ = [
     "clone_pair_log_delta",

@@ -6,10 +6,10 @@
 one path:
 
 * one round, no sampling, ``substitute``: the single-round bounds
-  (:mod:`crowdhide.accounting.shuffle`, or the mechanism's own certificate in
-  :mod:`crowdhide.accounting.shuffle_mechanisms`);
+  (:mod:`crowdhide.accounting.shuffle.generic`, or the mechanism's own certificate in
+  :mod:`crowdhide.accounting.shuffle.mechanisms`);
 * otherwise the PLD composition of a dominating pair
-  (:mod:`crowdhide.accounting.shuffle_composition`): the FMT21/FMT23 clone pair for a
+  (:mod:`crowdhide.accounting.shuffle.composition`): the FMT21/FMT23 clone pair for a
   generic randomizer or k-RR, the mechanism's own pair (its clone rate ρ and informative
   share μ) for a mechanism.
 
@@ -90,7 +90,7 @@ def mechanism_pair_rates(
     >>> round(rho, 6), round(mu, 6)   # 1/e, 1/2
     (0.367879, 0.5)
     """
-    from crowdhide.accounting.shuffle_mechanisms import MECHANISMS, certificate_cells
+    from crowdhide.accounting.shuffle.randomizers import MECHANISMS, certificate_cells
 
     known = MECHANISMS[mechanism]
     cells = certificate_cells(known, eps0, d or 0, k or 1)
@@ -107,7 +107,7 @@ def _randomizer(mechanism: Any, d: Any, k: Any) -> None:
                 f"d applies only with mechanism (the domain size of a named mechanism), got d={d!r}"
             )
         return
-    from crowdhide.accounting.shuffle_mechanisms import MECHANISMS
+    from crowdhide.accounting.shuffle.randomizers import MECHANISMS
 
     if mechanism not in MECHANISMS:
         raise InvalidParameterError(
@@ -146,12 +146,9 @@ def _mechanism_single(
 ) -> PrivacyStatement:
     """One round of a mechanism: its certificate and lower bound (and, for Laplace, the
     generic variation-ratio certificate: see the module docstring)."""
-    from crowdhide.accounting import shuffle as generic
-    from crowdhide.accounting.shuffle_mechanisms import (
-        MECHANISM_REGISTRY,
-        MECHANISMS,
-        MechanismParams,
-    )
+    from crowdhide.accounting.shuffle import generic
+    from crowdhide.accounting.shuffle.mechanisms import MECHANISM_REGISTRY, MechanismParams
+    from crowdhide.accounting.shuffle.randomizers import MECHANISMS
 
     own = f"mechanism:{mechanism}"
     if bound not in ("best", own):
@@ -181,7 +178,7 @@ def _mechanism_single(
 
 def _composed(params: dict[str, Any], query: dict[str, float], bound: str) -> PrivacyStatement:
     """Rounds, sampling or add/remove: the PLD of a dominating pair, composed."""
-    from crowdhide.accounting.shuffle_composition import CLONE_PAIRS, composed_shuffle
+    from crowdhide.accounting.shuffle.composition import CLONE_PAIRS, composed_shuffle
 
     mechanism = params["mechanism"]
     common: dict[str, Any] = {
@@ -218,7 +215,7 @@ def _composed(params: dict[str, Any], query: dict[str, float], bound: str) -> Pr
 
 def _mechanism_single_applies(params: dict[str, Any]) -> None:
     """The mechanism's own conditions (e.g. subset needs d >= 3), as an input error."""
-    from crowdhide.accounting.shuffle_mechanisms import MECHANISM_REGISTRY, MechanismParams
+    from crowdhide.accounting.shuffle.mechanisms import MECHANISM_REGISTRY, MechanismParams
 
     name = params["mechanism"]
     mp = MechanismParams(eps0=params["eps0"], n=params["n"], d=params["d"], k=params["k"])
@@ -245,7 +242,7 @@ def _ask(query: dict[str, float], **given: Any) -> PrivacyStatement:
     elif given["mechanism"] is not None:
         result = _mechanism_single(given["mechanism"], given, query, bound)
     else:
-        from crowdhide.accounting import shuffle as generic
+        from crowdhide.accounting.shuffle import generic
 
         kw: dict[str, Any] = {"eps0": given["eps0"], "n": given["n"], "k": given["k"]}
         if "delta" in query:
@@ -280,7 +277,7 @@ def shuffle_epsilon(
     k, mechanism, d
         The randomizer: any ε0-LDP one (all None), k-ary randomized response (``k``), or a
         named mechanism (``mechanism`` with domain size ``d``; ``k`` is the subset size of
-        ``"subset"`` only). See :data:`~crowdhide.accounting.shuffle_mechanisms.MECHANISMS`.
+        ``"subset"`` only). See :data:`~crowdhide.accounting.shuffle.randomizers.MECHANISMS`.
     rounds, sample_rate, relation
         Adaptively composed shuffles (``1 <= rounds <= 1e6``), Poisson sampling rate of
         users per round (``0 < sample_rate <= 1``) and the neighbouring relation
@@ -364,7 +361,7 @@ def shuffle_all(
     ...
     crowdhide.errors.InvalidParameterError: bound 'all' lists the single-round bounds; ...
     """
-    from crowdhide.accounting import shuffle as generic
+    from crowdhide.accounting.shuffle import generic
 
     _randomizer(mechanism, d, k)
     count, rate, rel = _setting(rounds, sample_rate, relation)

@@ -1,7 +1,7 @@
 """Composed shuffled rounds and the Poisson-subsampled shuffle, by privacy-loss distributions.
 
 A single shuffled round of n ε0-LDP reports is dominated by the *clone pair* of Feldman,
-McMillan and Talwar (see :mod:`crowdhide.accounting.shuffle`): every other user's report is,
+McMillan and Talwar (see :mod:`crowdhide.accounting.shuffle.generic`): every other user's report is,
 with probability β, a "clone" drawn from ``(R(x) + R(x'))/2`` and otherwise from a residual
 law independent of the target's value, so the shuffled output is a post-processing of
 
@@ -37,7 +37,7 @@ candidates dominates the pair with more (an extra candidate is an independent
 post-processing), so values of s are merged in blocks that keep the block's largest s.
 
 **A mechanism's own pair.** A mechanism with the three-point parameters of
-:mod:`crowdhide.accounting.shuffle_mechanisms` (clone probability ρ, informative share μ =
+:mod:`crowdhide.accounting.shuffle.mechanisms` (clone probability ρ, informative share μ =
 β/κ, worst pair over cells) is dominated by the same system with a clone rate ρ in place of
 β, whose clones and target are informative (a ``±`` report) with probability μ and
 uninformative otherwise. The adversary is given the clone count C (n fixed: the counts of
@@ -52,7 +52,7 @@ The pair is built on windows of C and of A (each tail ``<= e^{log_tail}``, a rig
 Chernoff/Bernstein bound); the mass outside the windows is put on an outcome of infinite
 privacy loss (pessimistic). For γ = 1 and many clone counts, counts are merged in blocks that
 take the block's smallest count (the pair with c clones dominates the pair with c + 1: adding
-a clone is a post-processing), as :mod:`crowdhide.accounting._shuffle_pairs` does.
+a clone is a post-processing), as :mod:`crowdhide.accounting.shuffle._pairs` does.
 
 Reference values (DPBayes/numerical-shuffler-experiments, Koskela et al.; dp_accounting on the
 FMT23 pair): n = 1e4, ε0 = 4: δ(0.1) = 0.009209, 0.02177, 0.03288, 0.04279 for 1–4 rounds and
@@ -551,7 +551,7 @@ CLONE_PAIR_REGISTRY: Registry[ComposedShuffleParams] = Registry(
     ],
     what="pair",
 )
-#: Clone pairs that can be composed (see :mod:`crowdhide.accounting.shuffle`).
+#: Clone pairs that can be composed (see :mod:`crowdhide.accounting.shuffle.generic`).
 CLONE_PAIRS: tuple[str, ...] = CLONE_PAIR_REGISTRY.names
 
 

@@ -24,7 +24,7 @@ subtracted (lower bounds).
 Two reductions use it:
 
 * :func:`krr_clone_fast_log_delta` — the ``krr_clone`` certificate (see
-  :func:`crowdhide.accounting._shuffle_pairs.krr_clone_log_delta`): given C clones
+  :func:`crowdhide.accounting.shuffle._pairs.krr_clone_log_delta`): given C clones
   (``m = C + 1`` units with the target) and ``s`` of them reporting x or x',
   ``λ = κ s/m`` with ``κ = tanh(ε0/2)``. The conditional divergence is also non-increasing
   in ``C`` (adding a clone is a post-processing), so clone counts are blocked at their
@@ -329,8 +329,8 @@ def clone_blocks_log_delta(
     log_tail: float,
 ) -> float:
     """The blocked sum of the clone systems (one-rate here, split in
-    :mod:`crowdhide.accounting._split_clone`): per clone-count row ``log_w`` and per block its
-    log mass, its largest count of informative units and its smallest ``g`` (``g = m`` for
+    :mod:`crowdhide.accounting.shuffle._split_clone`): per clone-count row ``log_w`` and per
+    block its log mass, its largest count of informative units and its smallest ``g`` (``g = m`` for
     the one-rate system), bounded by ``H = (2κ(1+E)/g) E[(A − s/2 − c_g)_+]``; light blocks
     (:func:`heavy_blocks`) and every outcome outside an s-window (``log_out``) or the
     clone-count window (``c_tail``) at most 2 per unit of mass (``P(.|x) <= 2 Mult``). Empty
@@ -553,7 +553,7 @@ def binary_core_rows(n: int, width: int) -> tuple[tuple[int, int], ...]:
     """The "cores" ``(a, b)`` (a others on x, b on x') evaluated for blocks of ``width``
     datasets: block ``[a, a + width − 1]`` of the count of others on x is covered by the core
     without its ``width − 1`` block users, and its mirror ``(b, a)`` covers the backward
-    direction (module :mod:`crowdhide.accounting.binary_rr`). ``width = 1``: every dataset.
+    direction (module :mod:`crowdhide.accounting.shuffle.binary_rr`). ``width = 1``: every dataset.
 
     Examples
     --------
@@ -605,7 +605,8 @@ def binary_rr_worst_log_delta(
     n: int, eps0: float, eps: float, log_tail: float, *, width: int = 1
 ) -> float:
     """Worst case over every dataset of shuffled binary RR, as an upper bound (``width = 1``:
-    exact up to the rounding bounds; wider blocks: see :mod:`crowdhide.accounting.binary_rr`).
+    exact up to the rounding bounds; wider blocks: see
+    :mod:`crowdhide.accounting.shuffle.binary_rr`).
 
     The released statistic is the count of x-reports; with ``R`` the law of the others'
     count for a dataset (or a block's core), ``P_x(t) = p R(t−1) + (1−p) R(t)`` and

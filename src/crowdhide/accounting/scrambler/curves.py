@@ -1,8 +1,8 @@
 """Privacy curves of the scrambler's bounds: one object answers both ε(δ) and δ(ε).
 
-Each bound of the scrambler accountant (:mod:`crowdhide.accounting.scrambler`) hands the
+Each bound of the scrambler accountant (:mod:`crowdhide.accounting.scrambler.accountant`) hands the
 bound registry a :class:`~crowdhide.accounting.curves.PrivacyCurve`; the curves here turn
-the evaluators of :mod:`crowdhide.accounting.scrambler_bounds` into such curves.
+the evaluators of :mod:`crowdhide.accounting.scrambler.bounds` into such curves.
 
 * :class:`BoundCurve` wraps a δ(ε) evaluator. A certified bound is also capped at the local
   ε0 of sampling: the scrambler only post-processes the sampled messages, so
@@ -78,7 +78,7 @@ class BoundCurve(PrivacyCurve):
     cap
         Cap ε at ``eps0`` (δ = 0 from ε0 on: for a certificate ``eps0`` must be at least the
         exact value, e.g. :attr:`ScramblerParams.eps0_cap
-        <crowdhide.accounting.scrambler.ScramblerParams.eps0_cap>` for a computed one).
+        <crowdhide.accounting.scrambler.accountant.ScramblerParams.eps0_cap>` for a computed one).
     lower_side
         The bound is a lower bound: roots are taken from the failing side.
     """

@@ -1,13 +1,13 @@
 """Shuffle certificate for *every* ε0-LDP randomizer: split clones, maximised over the variation.
 
-The bound ``variation_ratio`` of :mod:`crowdhide.accounting.shuffle`. It reaches the value
+The bound ``variation_ratio`` of :mod:`crowdhide.accounting.shuffle.generic`. It reaches the value
 Wang et al. (VLDB 2024, "variation ratio") give for a generic ε0-LDP randomizer — the clone
 pair of Feldman, McMillan, Talwar (SODA 2023), clone probability ``2/(e^{ε0}+1)`` — to
 within the blocking error, through a derivation that needs no condition beyond ε0-LDP.
 
 **Derivation.** Write ``e = e^{ε0}``, ``κ = tanh(ε0/2)`` and, for the target's pair (P0, P1)
 of report laws, ``β = TV(P0, P1)`` and ``μ = β/κ <= 1``. The three-point reduction of
-:mod:`crowdhide.accounting.shuffle_mechanisms` maps the three-point pair Q(μ) on {+, 0, −}
+:mod:`crowdhide.accounting.shuffle.mechanisms` maps the three-point pair Q(μ) on {+, 0, −}
 onto (P0, P1) with the kernel ``A = K(+) = (P0 − P1)_+/β``, ``B = K(−)``,
 ``M = K(0) = π (1 − |D|/κ)/(1 − μ)``. Each other user's law R(v) dominates
 ``γ_+ (A + B) + γ_0 M`` pointwise with
@@ -20,7 +20,7 @@ and the right-hand side is ``a/(e − 1) + (c − a/(e − 1))/e = (c + a)/e``, 
 R(v)(y) that ε0-LDP allows (``R(v) >= max(P0, P1)/e``). So every other user is an informative
 clone with probability ``c_inf = 2γ_+ = 2μ/(e + 1)`` and an uninformative one with
 probability ``c_zero = (1 − μ)/e``: the split clone system of
-:mod:`crowdhide.accounting._split_clone`, which bounds δ(ε) of the pair. (With ``μ = 1`` it
+:mod:`crowdhide.accounting.shuffle._split_clone`, which bounds δ(ε) of the pair. (With ``μ = 1`` it
 is the FMT23 pair. A smaller μ is *not* a post-processing of ``μ = 1``: garbling ± into 0
 would make ``2(1 − μ)/(e + 1) > (1 − μ)/e`` uninformative clones. That is why the
 supremum over μ is taken explicitly.)
@@ -34,7 +34,7 @@ largest over a partition of (0, 1] into cells, each bounded by one evaluation:
   reports 0)`` of the pair at μ_hi with a component that does not depend on the target's
   value; joint convexity of the hockey-stick divergence gives δ(μ) <= δ(μ_hi);
 * the top cell [μ_lo, 1] is the one-rate system with an always-informative target
-  (:func:`crowdhide.accounting._krr_fast.clone_noise_log_delta`);
+  (:func:`crowdhide.accounting.shuffle._krr_fast.clone_noise_log_delta`);
 * a cell is also bounded by one report's total variation ``μ_hi κ`` (the shuffled output is
   a post-processing of the target's report and reports independent of it);
 * the bottom region [0, μ_b] is bounded at once by the one-rate system of the three-point
@@ -50,7 +50,7 @@ largest over a partition of (0, 1] into cells, each bounded by one evaluation:
 **Restricted variation.** A randomizer whose pairs all have ``μ <= mu_max`` needs the
 supremum over ``(0, mu_max]`` only (every step above holds pair by pair); the piecewise
 mechanism, whose pairs have different μ up to ``(t² + 1)/(t(t + 1))``, ``t = e^{ε0/2}``,
-gets its certificate this way (:mod:`crowdhide.accounting.shuffle_mechanisms`).
+gets its certificate this way (:mod:`crowdhide.accounting.shuffle.mechanisms`).
 
 **Refinement** (issue 32). The cells are refined best first: the cell with the largest
 bound is split (geometric midpoint) until every cell is at most the level, the value of the
@@ -68,12 +68,12 @@ import functools
 import heapq
 import math
 
-from crowdhide.accounting._krr_fast import clone_noise_log_delta
-from crowdhide.accounting._split_clone import (
+from crowdhide.accounting.logmath import kappa_up
+from crowdhide.accounting.shuffle._krr_fast import clone_noise_log_delta
+from crowdhide.accounting.shuffle._split_clone import (
     split_clone_log_delta,
     uninformative_share,
 )
-from crowdhide.accounting.logmath import kappa_up
 
 __all__ = [
     "VariationRatio",
@@ -257,7 +257,7 @@ def variation_ratio_log_delta(
     Examples
     --------
     >>> import math
-    >>> from crowdhide.accounting import _shuffle_pairs as pairs
+    >>> from crowdhide.accounting.shuffle import _pairs as pairs
     >>> n, eps0 = 10_000, 1.0
     >>> fmt23 = pairs.clone_pair_log_delta(n, eps0, 2 / (math.e + 1), 0.05, -60)
     >>> here = variation_ratio_log_delta(n, eps0, 0.05, -60)

@@ -1,0 +1,482 @@
+"""The curve machinery of the shuffle bounds: adaptive tail windows, the bracketed ε search,
+the exact k-RR curves and the lower-bound curves (internal to the shuffle wing).
+
+:mod:`crowdhide.accounting.shuffle.generic` builds its bounds from these;
+:mod:`crowdhide.accounting.shuffle.mechanisms` reuses the bracketed search.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from crowdhide._validation import check_probability
+from crowdhide.accounting.curves import PrivacyCurve
+from crowdhide.accounting.roots import safe_root
+from crowdhide.accounting.shuffle import _krr_fast
+from crowdhide.accounting.shuffle import _pairs as pairs
+from crowdhide.accounting.shuffle.closed_forms import _NotApplicableError
+
+__all__ = [
+    "BRACKET_RTOL",
+    "KRR_FULL_LOWER_MAX_N",
+    "KRR_LOWER_EXACT_MAX_EPS0",
+    "KRR_SAME_LOWER_MAX_N",
+    "TINY_LOG_DELTA",
+    "VARIATION_RATIO_MIN_DELTA",
+    "BracketedCurve",
+    "KrrShuffleCurve",
+    "at_floor",
+    "secant_bracket",
+]
+
+#: ``krr_lower`` adds the "all others on x'" dataset (O(√n) incomplete-beta calls per δ) for
+#: k >= 3 only up to this n; the third-value dataset (O(1) in n) always counts.
+KRR_SAME_LOWER_MAX_N = 100_000
+#: Beyond this ε0 the k-RR dataset evaluators lose ``1 − p`` to rounding (about 1e-16 ·
+#: e^{ε0}/(k−1) relative): ``krr_lower`` then uses only the "others on x'" count, which is
+#: given that complement directly (``_krr_fast.same_value_lower_log_delta``).
+KRR_LOWER_EXACT_MAX_EPS0 = 12.0
+#: ``krr_lower`` uses the full exact canonical-dataset curves (O(n) cells) up to this n.
+KRR_FULL_LOWER_MAX_N = 1000
+
+
+def _solve_epsilon(curve: PrivacyCurve, log_target: float, eps0: float) -> float:
+    """Smallest ε (to 1e-10 ε0) with ``log δ(ε) <= log_target``, from the safe side.
+
+    Every shuffle curve has δ(ε0) = 0, so ``[0, ε0]`` brackets the root; the coarser
+    tolerance than :meth:`PrivacyCurve.epsilon` saves evaluations of the O(n) curves.
+    """
+    xtol = max(1e-13, 1e-10 * eps0)
+    # A curve that stays above the target up to ε0 (an evaluator whose rounding floor is
+    # above a tiny δ, e.g. `exact` at δ = 1e-300) gives ε0 after one evaluation instead of a
+    # root search that closes in on ε0 in ~35 (each O(n · window): 3.5 s at n = 2500).
+    log_delta = functools.cache(curve.log_delta)  # the new upper end is evaluated once
+    top = eps0 - xtol
+    if top <= 0.0:
+        top = eps0
+    elif log_delta(top) > log_target:
+        return eps0
+    # safe_root returns 0 itself when δ(0) already meets the target (one evaluation there).
+    return safe_root(log_delta, log_target, 0.0, top, xtol=xtol)
+
+
+#: log δ of the ε query that δ queries should agree with (set by the calibrations, see
+#: :func:`_summed_like_epsilon_at`); None: δ queries choose their own tail level.
+_DELTA_QUERY_LEVEL: ContextVar[float | None] = ContextVar("_DELTA_QUERY_LEVEL", default=None)
+
+
+@contextmanager
+def _summed_like_epsilon_at(log_delta: float) -> Iterator[None]:
+    """Within the block, δ queries of the adaptive curves sum to the tail level that an ε
+    query at ``log_delta`` uses. Both values are upper bounds either way; summed alike, a δ
+    query that meets the target at ε is followed by an ε query that does too, which saves
+    the calibrations their settling ε queries."""
+    token = _DELTA_QUERY_LEVEL.set(log_delta)
+    try:
+        yield
+    finally:
+        _DELTA_QUERY_LEVEL.reset(token)
+
+
+class _AdaptiveCurve(PrivacyCurve):
+    """A curve from ``fn(eps, log_tail)``: summation windows are widened until the tail
+    bound added to δ is negligible (< e^{-14} ≈ 1e-6 relative), so small δ stay tight. While
+    solving for ε at a target δ the windows never need tails below ``δ e^{-40}``: a value
+    computed with them that is below the target is a valid answer."""
+
+    def __init__(self, fn: Callable[[float, float], float], eps0: float) -> None:
+        self._fn = fn
+        self._eps0 = eps0
+        self.solving_for(None)
+
+    def log_delta(self, epsilon: float) -> float:
+        if epsilon >= self._eps0:  # every shuffle of ε0-LDP reports is ε0-DP (κ rounded up
+            return -math.inf  # in a clone system can leave a sliver of δ there)
+        big_l = min(self._start_l, self._max_l)
+        value = self._fn(epsilon, -big_l)
+        while value > -math.inf and value <= -big_l + 14.0 and big_l < self._max_l:
+            big_l = min(max(-value + 30.0, 2.0 * big_l), self._max_l)
+            value = self._fn(epsilon, -big_l)
+        return min(value, 0.0)
+
+    def solving_for(self, log_target: float | None) -> None:
+        """Enter (``log_target`` given) or leave (None) the mode used while solving ε(δ)."""
+        if log_target is None:
+            log_target = _DELTA_QUERY_LEVEL.get()
+        if log_target is None:
+            self._max_l, self._start_l = 2000.0, 40.0
+        else:
+            self._max_l = self._start_l = max(min(2000.0, -log_target + 40.0), 40.0)
+
+    def epsilon(self, delta: float) -> float:
+        target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
+        self.solving_for(target)
+        try:
+            return _solve_epsilon(self, target, self._eps0)
+        finally:
+            self.solving_for(None)
+
+    def epsilon_upper_hint(self) -> float:
+        return self._eps0
+
+
+#: ``variation_ratio`` is not solved for ε below this δ: its δ stops at a rounding floor of
+#: a few times 1e-300 (measured: 2e-300 at n = 1e6, ε0 = 1), so at δ = 1e-300 it answered ε0
+#: after 2-3.6 s; the FMT21 pair, also in ``best``, answers there.
+VARIATION_RATIO_MIN_DELTA = 1e-280
+#: Relative accuracy in ε of :class:`BracketedCurve`'s search: a passing point whose
+#: estimated distance to the root is below this fraction of ε is returned (far below the
+#: certificates' own blocking error of about 1e-3, but the calibrations settle on the ε
+#: query and need it this close to the δ query's root).
+BRACKET_RTOL = 1e-6
+#: Below this log δ a search that finds no passing point asks whether the curve sits at its
+#: rounding floor (:func:`at_floor`): the blocked evaluators add absolute allowances of about
+#: 1e-300 that grow with ε, so there no larger ε passes (variation_ratio at n = 1e6,
+#: δ = 1e-300 searched for 2.4 s to answer ε0).
+TINY_LOG_DELTA = math.log(1e-250)
+
+
+def at_floor(log_delta: Callable[[float], float], target: float, x: float, g: float) -> bool:
+    """Whether a failing ``(x, g = log δ(x))`` at a tiny target is a rounding floor: log δ
+    falls by less than 0.05 over the next per cent of ε (a tail still above the target falls
+    by several there). Then the answer is ε0 (always valid); otherwise the caller searches."""
+    if target >= TINY_LOG_DELTA:
+        return False
+    return g - log_delta(1.01 * x + 1e-12) < 0.05
+
+
+#: Secant steps :class:`BracketedCurve` takes before it falls back to a bracketed search.
+BRACKET_SECANT_STEPS = 6
+
+
+def secant_bracket(
+    log_delta: Callable[[float], float],
+    target: float,
+    start: tuple[float, float],
+    top: float,
+    slope: float,
+    *,
+    rtol: float = BRACKET_RTOL,
+    steps: int = BRACKET_SECANT_STEPS,
+) -> tuple[float, float, float, bool]:
+    """Secant steps on a non-increasing ``log_delta`` from a failing ``start = (x, log δ(x))``
+    with an initial ``slope``: ``(lo, log δ(lo), hi, done)`` with ``lo`` failing and ``hi``
+    passing (``hi = top`` if no step passed); ``done`` when the estimated root is within
+    ``2 rtol`` of ``hi``. Each step is aimed ``rtol/2`` past the
+    estimated root, so it usually lands passing; the estimate only decides when to stop,
+    every point returned as passing passed by its own value."""
+    (lo, g_lo), hi = start, top
+    last, g_last = lo, g_lo  # the secant runs through the two latest points
+    for _ in range(steps):
+        if not (math.isfinite(slope) and slope < 0.0):
+            break
+        root = last + (target - g_last) / slope
+        if hi < top and hi - root <= 2.0 * rtol * hi:  # the estimate is off by about rtol
+            return lo, g_lo, hi, True
+        guess = root + 0.5 * rtol * root
+        if not lo < guess < hi:  # the estimate left the bracket: bisect it instead
+            guess = 0.5 * (lo + hi)
+        g = log_delta(guess)
+        slope = (g - g_last) / (guess - last) if guess != last else slope
+        last, g_last = guess, g
+        if g <= target:
+            hi = guess
+        else:
+            lo, g_lo = guess, g
+    return lo, g_lo, hi, False
+
+
+class BracketedCurve(_AdaptiveCurve):
+    """An :class:`_AdaptiveCurve` that is never below ``floor`` (δ for δ): its ε(δ) is
+    searched from ``floor``'s ε upwards, so an expensive curve that sits a few per cent above
+    a cheap one is solved in a handful of evaluations. Only points whose own ``log δ`` meets
+    the target are returned, so a floor that is not one costs time, never soundness.
+
+    The search (issue 32: two or three evaluations instead of six or more) takes secant
+    steps on ``log δ`` from the floor's ε, the first with the floor's slope (the two curves
+    are nearly parallel in log δ), each aimed a little past the root; it returns the first
+    passing point whose estimated distance to the root is below :data:`BRACKET_RTOL` of ε,
+    and otherwise searches the bracket the steps found.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[[float, float], float],
+        eps0: float,
+        floor: PrivacyCurve,
+        *,
+        min_delta: float = 0.0,
+    ) -> None:
+        super().__init__(fn, eps0)
+        self._floor = floor
+        self._min_delta = min_delta
+
+    def epsilon(self, delta: float) -> float:
+        target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
+        if delta < self._min_delta:
+            raise _NotApplicableError(
+                f"its blocked sums add absolute rounding allowances of about 1e-300, so it is "
+                f"not solved below delta = {self._min_delta:g} (got {delta:g}); feldman2021 "
+                "has no such floor"
+            )
+        lo = min(self._floor.epsilon(delta), self._eps0)
+        log_delta = functools.cache(self.log_delta)  # the bracket's ends are evaluated once
+
+        self.solving_for(target)
+        try:
+            g_lo = log_delta(lo)
+            if g_lo <= target:
+                return lo
+            lo, hi = self._secant(log_delta, target, lo, g_lo)
+            if hi <= lo:  # the secant steps found a point close enough to the root
+                return hi
+            return safe_root(log_delta, target, lo, hi, xtol=max(1e-13, BRACKET_RTOL * hi))
+        finally:
+            self.solving_for(None)
+
+    def _slope(self, eps: float) -> float:
+        """The floor's ``d log δ/dε`` at ``eps`` (a forward difference; 0 if not finite)."""
+        step = max(1e-4 * eps, 1e-9)
+        pair = self._floor.log_delta(eps), self._floor.log_delta(eps + step)
+        slope = (pair[1] - pair[0]) / step
+        return slope if math.isfinite(slope) and slope < 0.0 else 0.0
+
+    def _secant(
+        self, log_delta: Callable[[float], float], target: float, lo: float, g_lo: float
+    ) -> tuple[float, float]:
+        """Failing and passing ends ``(lo, hi)`` of a bracket (``hi = ε0`` if none passed), or
+        ``(p, p)`` for a passing p within :data:`BRACKET_RTOL` of the root."""
+        lo, g_lo, hi, done = secant_bracket(
+            log_delta, target, (lo, g_lo), self._eps0, self._slope(lo)
+        )
+        if done:
+            return hi, hi
+        if hi < self._eps0:
+            return lo, hi
+        if at_floor(log_delta, target, lo, g_lo):
+            return self._eps0, self._eps0
+        for growth in (1.01, 1.05, 1.5):  # grow a bracket
+            step = min(lo * growth + 1e-12, hi)
+            if step >= hi or log_delta(step) <= target:
+                return lo, step
+            lo = step
+        return lo, hi
+
+
+class _FunctionCurve(PrivacyCurve):
+    """A curve from ``log δ(ε)``, with an optional closed-form ε(δ)."""
+
+    def __init__(
+        self,
+        fn: Callable[[float], float],
+        eps0: float,
+        epsilon_of: Callable[[float], float] | None = None,
+    ) -> None:
+        self._fn = fn
+        self._eps0 = eps0
+        self._epsilon_of = epsilon_of
+
+    def log_delta(self, epsilon: float) -> float:
+        return min(self._fn(epsilon), 0.0)
+
+    def epsilon(self, delta: float) -> float:
+        if self._epsilon_of is None:
+            return super().epsilon(delta)
+        return self._epsilon_of(check_probability("delta", delta, allow_zero=False))
+
+    def epsilon_upper_hint(self) -> float:
+        return self._eps0
+
+
+#: In lower-bound mode, δ values below this are reported as 0 (see KrrShuffleCurve).
+_LOWER_BOUND_FLOOR_LOG = math.log(1e-250)
+_LOWER_BOUND_RELATIVE_SLACK_LOG = math.log1p(-1e-5)
+
+
+class KrrShuffleCurve(PrivacyCurve):
+    """Privacy curve of n shuffled k-RR reports.
+
+    ``exhaustive=True``: the exact worst case over all datasets of the other users (max of
+    the exact curves of every dataset class); ``False``: the max of the exact curves of the
+    two canonical datasets (a lower bound on the worst case). In that mode δ below 1e-250 is
+    reported as 0, because the canonical-dataset evaluators add rigorous tail and underflow
+    bounds (meant for upper bounds) that can reach ~1e-290 and would otherwise make the
+    "lower" bound exceed the truth far in the tail.
+    """
+
+    def __init__(self, *, eps0: float, n: int, k: int, exhaustive: bool) -> None:
+        self.eps0, self.n, self.k, self.exhaustive = eps0, n, k, exhaustive
+        self._members: list[PrivacyCurve] = []
+        if exhaustive:
+            self._members = [c for _, c in pairs.krr_config_curves(n, k, eps0)]
+        else:
+            self._members.append(
+                _AdaptiveCurve(lambda e, t: pairs.krr_same_log_delta(n, k, eps0, e, t), eps0)
+            )
+            if k >= 3:
+                self._members.append(
+                    _AdaptiveCurve(lambda e, t: pairs.krr_third_log_delta(n, k, eps0, e, t), eps0)
+                )
+
+    @property
+    def members(self) -> list[PrivacyCurve]:
+        """The per-dataset (class) curves this curve is the maximum of."""
+        return list(self._members)
+
+    @property
+    def is_certificate(self) -> bool:
+        """Whether :meth:`delta` is a valid upper bound (exhaustive worst case)."""
+        return self.exhaustive
+
+    def log_delta(self, epsilon: float) -> float:
+        if epsilon >= self.eps0:
+            return -math.inf
+        value = max(m.log_delta(epsilon) for m in self._members)
+        if self.exhaustive:
+            return value
+        # Lower-bound mode. The canonical-dataset evaluators are upper bounds for their
+        # dataset: they add bounds on the windows' tails (< 1e-6 relative) and on underflow
+        # (absolute, at most ~1e-290). Removing the relative part and reporting values in
+        # the underflow zone as 0 keeps the result below the datasets' true δ.
+        if value < _LOWER_BOUND_FLOOR_LOG:
+            return -math.inf
+        return value + _LOWER_BOUND_RELATIVE_SLACK_LOG
+
+    def epsilon(self, delta: float) -> float:
+        target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
+        adaptive = [m for m in self._members if isinstance(m, _AdaptiveCurve)]
+        for member in adaptive:
+            member.solving_for(target)
+        try:
+            return _solve_epsilon(self, target, self.eps0)
+        finally:
+            for member in adaptive:
+                member.solving_for(None)
+
+    def epsilon_upper_hint(self) -> float:
+        return self.eps0
+
+
+class _LowerCurve(PrivacyCurve):
+    """Maximum of rigorous lower bounds ``log δ(ε)``; ε(δ) from the *lower* side, so the
+    returned ε satisfies δ_lower(ε) >= δ: the true curve needs at least that ε."""
+
+    def __init__(
+        self,
+        members: list[Callable[[float], float]],
+        eps0: float,
+        adaptive: list[_AdaptiveCurve] | None = None,
+    ) -> None:
+        self._members = members
+        self._eps0 = eps0
+        # Adaptive curves inside the members: put into solving mode while solving ε(δ).
+        self._adaptive = list(adaptive or [])
+        self._adaptive += [m.curve for m in members if isinstance(m, _SameLower)]
+
+    def log_delta(self, epsilon: float) -> float:
+        if epsilon >= self._eps0:
+            return -math.inf
+        return min(max(m(epsilon) for m in self._members), 0.0)
+
+    def epsilon(self, delta: float) -> float:
+        target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
+        for curve in self._adaptive:
+            curve.solving_for(target)
+        try:
+            if self.log_delta(0.0) <= target:
+                return 0.0
+            xtol = max(1e-13, 1e-10 * self._eps0)
+            # A lower bound that is still above the target just below ε0 (tiny δ at small n)
+            # answers there at once, instead of closing in on ε0 in ~35 evaluations (7.8 s for
+            # k = 3, n = 1e3, δ = 1e-300): the truth needs at least that ε.
+            top = self._eps0 - xtol
+            if top > 0.0 and self.log_delta(top) > target:
+                return top
+            return _lower_root(self.log_delta, target, self._eps0, xtol)
+        finally:
+            for curve in self._adaptive:
+                curve.solving_for(None)
+
+    def epsilon_upper_hint(self) -> float:
+        return self._eps0
+
+
+def _lower_root(
+    log_delta: Callable[[float], float], target: float, top: float, xtol: float
+) -> float:
+    """The largest failing ε of a lower bound below its root in ``(0, top)`` (``log δ(0)``
+    above the target): secant steps from ε = 0 with the curve's own slope, then a bracketed
+    search of what they leave, to ``BRACKET_RTOL`` — every point returned fails by its own
+    value, so it stays a lower bound (about 8 evaluations instead of 35: at n = 1e3,
+    δ = 1e-300 each costs 0.1-0.2 s)."""
+    log_delta = functools.cache(log_delta)
+    g0 = log_delta(0.0)
+    step = 1e-6 * top
+    g1 = log_delta(step)
+    if g1 <= target:
+        return safe_root(log_delta, target, 0.0, step, xtol=xtol, lower_side=True)
+    lo, _, hi, done = secant_bracket(log_delta, target, (step, g1), top, (g1 - g0) / step, steps=10)
+    if done and hi - lo <= 4.0 * BRACKET_RTOL * hi:
+        return lo
+    tol = max(xtol, BRACKET_RTOL * hi)
+    return safe_root(log_delta, target, lo, hi, xtol=tol, lower_side=True)
+
+
+class _SameLower:
+    """Lower bound from the exact "all others on x'" curve: that evaluator is an upper bound
+    for its dataset within 1e-5 relative plus an underflow floor, removed as in
+    :class:`KrrShuffleCurve`."""
+
+    def __init__(self, eps0: float, n: int, k: int) -> None:
+        self.curve = _AdaptiveCurve(lambda e, t: pairs.krr_same_log_delta(n, k, eps0, e, t), eps0)
+
+    def __call__(self, eps: float) -> float:
+        value = self.curve.log_delta(eps)
+        if value < _LOWER_BOUND_FLOOR_LOG:
+            return -math.inf
+        return value + _LOWER_BOUND_RELATIVE_SLACK_LOG
+
+
+def _krr_lower_curve(eps0: float, n: int, k: int) -> PrivacyCurve:
+    """``krr_lower``: for n <= KRR_FULL_LOWER_MAX_N the exact curves of both canonical datasets
+    (O(n) cells); beyond, the exact counts (x, x') of the third-value dataset (k >= 3, O(1)
+    in n) and the exact "all others on x'" dataset (k = 2, or n <= KRR_SAME_LOWER_MAX_N)."""
+    members: list[Callable[[float], float]] = []
+    adaptive: list[_AdaptiveCurve] = []
+    if eps0 > KRR_LOWER_EXACT_MAX_EPS0:
+        # The dataset evaluators work with p = e/(e+k−1), whose 1 − p is lost to rounding
+        # here; the "others on x'" count of x-reports is given its complement directly.
+        e = math.exp(eps0)
+        keep, other = e / (e + k - 1.0), 1.0 / (e + k - 1.0)
+        rests = ((k - 1.0) * other, (e + k - 2.0) * other)
+        members.append(
+            lambda eps: _krr_fast.same_value_lower_log_delta(
+                n, keep, other, eps, p_rest=rests[0], q_rest=rests[1]
+            )
+        )
+        return _LowerCurve(members, eps0, adaptive)
+    if n <= KRR_FULL_LOWER_MAX_N:
+        canonical = KrrShuffleCurve(eps0=eps0, n=n, k=k, exhaustive=False)
+        members.append(canonical.log_delta)
+        adaptive += [c for c in canonical.members if isinstance(c, _AdaptiveCurve)]
+    if k >= 3:
+        members.append(lambda e: _krr_fast.krr_third_marginal_lower_log_delta(n, k, eps0, e))
+    if n > KRR_FULL_LOWER_MAX_N and k == 2:
+        members.append(lambda e: _krr_fast.binary_same_lower_log_delta(n, eps0, e))
+    elif n > KRR_FULL_LOWER_MAX_N and n <= KRR_SAME_LOWER_MAX_N:
+        members.append(_SameLower(eps0, n, k))
+    return _LowerCurve(members, eps0, adaptive)
+
+
+def _ldp_lower_curve(eps0: float, n: int) -> PrivacyCurve:
+    """``ldp_lower``: 3-RR (others on a third value) and binary RR (others on x') are ε0-LDP
+    randomizers, so their exact datasets bound the worst case over all ε0-LDP randomizers."""
+    members: list[Callable[[float], float]] = [
+        lambda e: _krr_fast.krr_third_marginal_lower_log_delta(n, 3, eps0, e),
+        lambda e: _krr_fast.binary_same_lower_log_delta(n, eps0, e),
+    ]
+    return _LowerCurve(members, eps0)

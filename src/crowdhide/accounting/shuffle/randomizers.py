@@ -1,0 +1,407 @@
+"""The table of named randomizers behind the mechanism-specific shuffle certificates.
+
+Each :class:`Mechanism` gives the three-point parameters of its neighbouring pairs (the
+reduction of :mod:`crowdhide.accounting.shuffle.mechanisms`), the cells its certificate is
+the largest over, and the explicit datasets of its lower bound: k-RR, OUE, RAPPOR, subset
+selection, OLH, Hadamard response, the piecewise mechanism and Laplace.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from crowdhide.accounting.curves import PrivacyCurve
+from crowdhide.accounting.logmath import kappa_up
+from crowdhide.accounting.shuffle import _krr_fast
+from crowdhide.accounting.shuffle._split_clone import uninformative_share
+from crowdhide.accounting.shuffle.generic import (
+    shuffle_bound_curve,
+)
+
+__all__ = ["MECHANISMS", "Mechanism", "certificate_cells", "lower_members"]
+
+
+#: ``(kappa, mu2, rho, p_plus, p_minus, nu)`` (see :class:`Mechanism`).
+Params = tuple[float, float, float, float, float, float]
+#: One lower-bound configuration: ``log δ(ε)`` of an explicit dataset, given (n, ε).
+LowerMember = Callable[[int, float], float]
+
+
+@dataclass(frozen=True, slots=True)
+class Mechanism:
+    """A randomizer with a three-point certificate (see the module docstring).
+
+    ``params(eps0, d, k)`` returns ``(kappa, mu2, rho, p_plus, p_minus, nu)``: evidence,
+    ``β/κ``, clone probability, the target's probabilities of a ``+`` / ``−`` report, and the
+    probability that a report of a third-value user falls in ``+`` or ``−``. ``cells(eps0)``
+    (optional) replaces the single ``(mu2, rho)`` by cells of pairs, the certificate being
+    the largest over them; ``lowers(eps0, d, k)`` (optional) replaces the default lower
+    bound (the third-value dataset of ``params``, d >= 3) by its own configurations.
+    ``split(eps0, d, k)`` (optional) gives the rates ``(c_inf, c_zero)`` of informative and
+    uninformative clones of the split clone system (module docstring); the certificate is
+    then the smaller of the two systems. ``variation_capped``: the certificate is also the
+    generic variation-ratio one restricted to ``μ <= mu2``
+    (:func:`crowdhide.accounting.shuffle.variation_ratio.variation_ratio_log_delta`), for
+    mechanisms whose pairs differ in μ; the smaller counts. ``uniform_blanket``: every
+    report is uniform on the d values with probability ``d/(e^ε0 + d − 1)``, else the input
+    (k-ary randomized response), so the exact blanket ``krr_blanket`` also certifies it
+    (used up to n = ``KRR_BLANKET_BEST_MAX_N``, as in ``best``). ``same_regions(eps0, d, k)``
+    (optional): regions ``(P_x(R), P_x'(R), P_x(not R))`` of the "all others on x'" lower bounds
+    (module docstring), added to the others. ``needs_d``: whether the mechanism has a
+    finite domain of size ``d``.
+    """
+
+    name: str
+    citation: str
+    params: Callable[[float, int, int], Params]
+    needs_k: bool = False
+    needs_d: bool = True
+    cells: Callable[[float], tuple[tuple[float, float], ...]] | None = None
+    lowers: Callable[[float, int, int], tuple[LowerMember, ...]] | None = None
+    split: Callable[[float, int, int], tuple[float, float]] | None = None
+    variation_capped: bool = False
+    uniform_blanket: bool = False
+    same_regions: Callable[[float, int, int], tuple[tuple[float, float, float], ...]] | None = None
+
+
+def _krr_lower_member(eps0: float, d: int, n: int, eps: float) -> float:
+    """``krr_lower`` of d-ary randomized response: the mechanism ``krr`` is that randomizer,
+    so it gets the same lower bound (with the canonical datasets' exact curves up to
+    n = 1000)."""
+    return _krr_lower(eps0, d, n).log_delta(eps)
+
+
+@functools.lru_cache(maxsize=16)
+def _krr_lower(eps0: float, d: int, n: int) -> PrivacyCurve:
+    """The ``krr_lower`` curve, built once per query rather than once per evaluated ε."""
+    return shuffle_bound_curve(bound="krr_lower", eps0=eps0, n=n, k=d)
+
+
+def _third(p_plus: float, p_minus: float, nu: float, eps0: float) -> LowerMember:
+    """The lower bound of one "all others on z" configuration (module docstring)."""
+
+    def member(n: int, eps: float) -> float:
+        return _krr_fast.third_marginal_lower_log_delta(n, p_plus, p_minus, nu, eps0, eps)
+
+    return member
+
+
+def _same(p_target: float, q: float, p_rest: float) -> LowerMember:
+    """The lower bound of one "all others on x'" region (module docstring)."""
+
+    def member(n: int, eps: float) -> float:
+        return _krr_fast.same_value_lower_log_delta(n, p_target, q, eps, p_rest=p_rest)
+
+    return member
+
+
+def _krr(eps0: float, d: int, k: int) -> Params:
+    e = math.exp(eps0)
+    p, q = e / (e + d - 1.0), 1.0 / (e + d - 1.0)
+    return kappa_up(eps0), p + q, 2.0 / (e + 1.0), p, q, 2.0 * q
+
+
+def _krr_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
+    if d >= 3:  # d-ary randomized response itself: krr_lower (it holds the third value)
+        return (functools.partial(_krr_lower_member, eps0, d),)
+    # d = 2 is binary RR: no third value; all others on x' is the canonical dataset
+    return (lambda n, eps: _krr_fast.binary_same_lower_log_delta(n, eps0, eps),)
+
+
+def _oue(eps0: float, d: int, k: int) -> Params:
+    q = 1.0 / (math.exp(eps0) + 1.0)
+    # target on x: bits (x, x') = (1, 0) w.p. (1−q)/2, (0, 1) w.p. q/2; third value: q(1−q) each
+    rho = math.exp(-eps0)
+    return kappa_up(eps0), 0.5, rho, 0.5 * (1.0 - q), 0.5 * q, 2.0 * q * (1.0 - q)
+
+
+def _rappor(eps0: float, d: int, k: int) -> Params:
+    t = math.exp(eps0 / 2.0)
+    keep, flip = t / (t + 1.0), 1.0 / (t + 1.0)
+    mu2 = keep * keep + flip * flip
+    rho = math.exp(-eps0)
+    return kappa_up(eps0), mu2, rho, keep * keep, flip * flip, 2.0 * keep * flip
+
+
+def _subset(eps0: float, d: int, k: int) -> Params:
+    e = math.exp(eps0)
+    z = math.comb(d - 1, k - 1) * e + math.comb(d - 1, k)
+    one = math.comb(d - 2, k - 1)  # sets with x and not x'
+    rho = 1.0 / e if k >= 2 else 2.0 / (e + 1.0)
+    # third value v: sets with exactly one of x, x' have weight e if v in S else 1
+    v_in, v_out = math.comb(d - 3, k - 2) if k >= 2 else 0, math.comb(d - 3, k - 1)
+    nu = 2.0 * (v_in * e + v_out) / z
+    return kappa_up(eps0), one * (e + 1.0) / z, rho, one * e / z, one / z, nu
+
+
+def _oue_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
+    if d < 3:
+        return ()
+    _, _, _, p_plus, p_minus, nu = _oue(eps0, d, k)
+    f = 1.0 / (math.exp(eps0) + 1.0)  # refined: the bit of z unset as well
+    refined = _third(0.5 * (1.0 - f) ** 2, 0.5 * f * (1.0 - f), f * (1.0 - f), eps0)
+    return (_third(p_plus, p_minus, nu, eps0), refined)
+
+
+def _rappor_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
+    if d < 3:
+        return ()
+    _, _, _, p_plus, p_minus, nu = _rappor(eps0, d, k)
+    t = math.exp(eps0 / 2.0)
+    keep, flip = t / (t + 1.0), 1.0 / (t + 1.0)  # refined: the bit of z unset as well
+    refined = _third(keep**3, keep * flip * flip, 2.0 * keep * flip * flip, eps0)
+    return (_third(p_plus, p_minus, nu, eps0), refined)
+
+
+def _subset_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
+    if d < 3:
+        return ()
+    _, _, _, p_plus, p_minus, nu = _subset(eps0, d, k)
+    members = [_third(p_plus, p_minus, nu, eps0)]
+    if d - 3 >= k - 1:  # refined: S holds x, not x' and not z
+        e = math.exp(eps0)
+        z = math.comb(d - 1, k - 1) * e + math.comb(d - 1, k)
+        c = math.comb(d - 3, k - 1)
+        members.append(_third(c * e / z, c / z, 2.0 * c / z, eps0))
+    return tuple(members)
+
+
+def _olh(eps0: float, d: int, k: int) -> Params:
+    e, g = math.exp(eps0), float(d)
+    p, q = e / (e + g - 1.0), 1.0 / (e + g - 1.0)
+    apart = 1.0 - 1.0 / g  # P(h(x) != h(x'))
+    # third value v: its reported bucket is h(x) or h(x') (apart) w.p. 2q, or p+q if h(v) hits
+    nu = apart * ((1.0 - 2.0 / g) * 2.0 * q + (2.0 / g) * (p + q))
+    return kappa_up(eps0), apart * (p + q), 1.0 / e, apart * p, apart * q, nu
+
+
+def _olh_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
+    # the input domain has a third value whatever the number of buckets d
+    _, _, _, p_plus, p_minus, nu = _olh(eps0, d, k)
+    e, g = math.exp(eps0), float(d)
+    # refined: the report y = h(x) with y != h(x') and y != h(z) (independent hash values)
+    apart = (1.0 - 1.0 / g) ** 2
+    p, q = e / (e + g - 1.0), 1.0 / (e + g - 1.0)
+    refined = _third(apart * p, apart * q, 2.0 * apart * q, eps0)
+    return (_third(p_plus, p_minus, nu, eps0), refined)
+
+
+def _hadamard(eps0: float, d: int, k: int) -> Params:
+    e = math.exp(eps0)
+    # d >= 4: some third row is independent of the pair's rows (blanket ratio 1/(2e))
+    rho = 1.0 / e if d >= 4 else 2.0 / (e + 1.0)
+    return kappa_up(eps0), 0.5, rho, e / (2.0 * (e + 1.0)), 1.0 / (2.0 * (e + 1.0)), 0.5
+
+
+def _hadamard_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
+    _, _, _, p_plus, p_minus, _ = _hadamard(eps0, d, k)
+    nus = ([1.0 / (math.exp(eps0) + 1.0)] if d >= 3 else []) + ([0.5] if d >= 4 else [])
+    return tuple(_third(p_plus, p_minus, nu, eps0) for nu in nus)
+
+
+def _piecewise(eps0: float, d: int, k: int) -> Params:
+    t = math.exp(eps0 / 2.0)
+    mu2 = (t * t + 1.0) / (t * (t + 1.0))
+    p_plus, p_minus = t / (t + 1.0), 1.0 / (t * (t + 1.0))
+    return kappa_up(eps0), mu2, math.exp(-eps0), p_plus, p_minus, math.nan
+
+
+def _piecewise_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
+    t = math.exp(eps0 / 2.0)
+    big_c = (t + 1.0) / (t - 1.0)
+    dens = t * (t - 1.0) / (2.0 * (t + 1.0))  # density on the high interval
+    low = dens / (t * t)
+    half = (big_c - 1.0) / 2.0  # the high interval of z = 0 is [−half, half]
+    members = []
+    for a in (0.25, 0.5, 0.75, 1.0):
+        length = min(big_c - 1.0, (big_c + 1.0) * a)  # the informative set of (−a, a)
+        start = -(big_c + 1.0) * a / 2.0 - half  # l(−a): it is [start, start + length)
+        overlap = max(0.0, min(start + length, half) - max(start, -half))
+        nu = 2.0 * (low * length + (dens - low) * overlap)
+        members.append(_third(dens * length, low * length, nu, eps0))
+    return tuple(members)
+
+
+def _laplace(eps0: float, d: int, k: int) -> Params:
+    beta = -math.expm1(-eps0 / 2.0)  # Δ = 2
+    kappa = kappa_up(eps0)
+    return kappa, beta / kappa, math.exp(-eps0), math.nan, math.nan, math.nan
+
+
+#: Number of cells of the distance Δ between the pair's inputs (Laplace).
+LAPLACE_CELLS = 12
+
+
+def _laplace_cells(eps0: float) -> tuple[tuple[float, float], ...]:
+    kappa = kappa_up(eps0)
+    # finer towards Δ = 2, where the largest cell certificate lies
+    edges = [2.0 * (1.0 - (1.0 - i / LAPLACE_CELLS) ** 2) for i in range(LAPLACE_CELLS + 1)]
+    edges[-1] = 2.0
+    cells = []
+    for lo, hi in itertools.pairwise(edges):
+        beta = -math.expm1(-hi * eps0 / 4.0)
+        r = math.exp(-eps0) / (1.0 + math.exp(-lo * eps0 / 2.0))
+        cells.append((min(beta / kappa, 1.0), 2.0 * r))
+    return tuple(cells)
+
+
+def _laplace_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
+    b = 2.0 / eps0
+    members = []
+    for c in (0.25, 0.5, 1.0, 1.0 + b / 2.0, 1.0 + b, 1.0 + 2.0 * b):
+        # pair (−1, 1), others on 0, regions y < −c ("+") and y > c ("−")
+        inside = c < 1.0  # −c > −1: most of the target's mass under x = −1 lies below −c
+        p_plus = 1.0 - 0.5 * math.exp((c - 1.0) / b) if inside else 0.5 * math.exp((1.0 - c) / b)
+        p_minus = 0.5 * math.exp(-(c + 1.0) / b)
+        members.append(_third(p_plus, p_minus, math.exp(-c / b), eps0))
+    return tuple(members)
+
+
+def _oue_same(eps0: float, d: int, k: int) -> tuple[tuple[float, float, float], ...]:
+    f = 1.0 / (math.exp(eps0) + 1.0)  # bit x set and bit x' unset
+    return ((0.5 * (1.0 - f), 0.5 * f, 0.5 * (1.0 + f)),)
+
+
+def _rappor_same(eps0: float, d: int, k: int) -> tuple[tuple[float, float, float], ...]:
+    t = math.exp(eps0 / 2.0)  # bit x set and bit x' unset: both kept, or both flipped
+    keep, flip = t / (t + 1.0), 1.0 / (t + 1.0)
+    return ((keep**2, flip**2, flip * (1.0 + keep)),)
+
+
+def _subset_same(eps0: float, d: int, k: int) -> tuple[tuple[float, float, float], ...]:
+    e = math.exp(eps0)  # S holds x but not x': weight e under x, 1 under x'
+    z = math.comb(d - 1, k - 1) * e + math.comb(d - 1, k)
+    one = math.comb(d - 2, k - 1)
+    # not (x in S and x' not in S): S holds both (weight e) or not x (weight 1)
+    both = math.comb(d - 2, k - 2) if k >= 2 else 0
+    rest = (both * e + math.comb(d - 1, k)) / z
+    return ((one * e / z, one / z, rest),)
+
+
+def _olh_same(eps0: float, d: int, k: int) -> tuple[tuple[float, float, float], ...]:
+    e, g = math.exp(eps0), float(d)  # h(x) != h(x') and the report is h(x)
+    denom = e + g - 1.0
+    return (((1.0 - 1.0 / g) * e / denom, (1.0 - 1.0 / g) / denom, (e / g + g - 1.0) / denom),)
+
+
+def _laplace_same(eps0: float, d: int, k: int) -> tuple[tuple[float, float, float], ...]:
+    b = 2.0 / eps0  # pair (−1, 1), region y < −c
+    out = []
+    for c in (0.25, 0.5, 0.75, 1.0):
+        rest = 0.5 * math.exp((c - 1.0) / b)  # P(Lap(−1) >= −c), c <= 1
+        out.append((1.0 - rest, 0.5 * math.exp(-(1.0 + c) / b), rest))
+    return tuple(out)
+
+
+def _split_rates(
+    mu: float, beta: float, inf_ratio: float, zero_ratio: float
+) -> tuple[float, float]:
+    """``(c_inf, c_zero) = (2β · inf_inf, (1 − μ) · inf_zero)``: the informative blanket ratio
+    ``inf R(v)(y)/|P0(y) − P1(y)|`` over informative y and the uninformative one
+    ``inf R(v)(y)/π(y)`` over uninformative y (module docstring)."""
+    return 2.0 * beta * inf_ratio, uninformative_share(mu) * zero_ratio
+
+
+def _three_point_split(
+    params: Callable[[float, int, int], Params], zero_ratio: Callable[[float, int, int], float]
+) -> Callable[[float, int, int], tuple[float, float]]:
+    """Split rates of a three-valued mechanism: at an informative report the densities are
+    ``(e, 1)`` times a common factor and every other input's is at least that factor, so the
+    informative ratio is ``1/(e − 1)``; ``zero_ratio`` is the mechanism's uninformative one."""
+
+    def split(eps0: float, d: int, k: int) -> tuple[float, float]:
+        kappa, mu2, *_ = params(eps0, d, k)
+        return _split_rates(mu2, kappa * mu2, 1.0 / math.expm1(eps0), zero_ratio(eps0, d, k))
+
+    return split
+
+
+def _inv_e(eps0: float, d: int, k: int) -> float:
+    return math.exp(-eps0)
+
+
+def _one(eps0: float, d: int, k: int) -> float:
+    return 1.0
+
+
+def _subset_zero(eps0: float, d: int, k: int) -> float:
+    # k >= 2: a set with x and x' but not v (ratio 1/e); k = 1: no set holds both
+    return math.exp(-eps0) if k >= 2 else 1.0
+
+
+def _hadamard_zero(eps0: float, d: int, k: int) -> float:
+    # d >= 4: y in S_x and S_x' outside S_v; d <= 3 the third row is their sum (ratio 1)
+    return math.exp(-eps0) if d >= 4 else 1.0
+
+
+_HR = "Hadamard response (Acharya, Sun, Zhang, AISTATS 2019)"
+_PM = "piecewise mechanism (Wang et al., ICDE 2019)"
+#: The mechanisms with a specific certificate (``--mechanism NAME``).
+MECHANISMS: dict[str, Mechanism] = {
+    m.name: m
+    for m in (
+        Mechanism(
+            "krr", "k-ary randomized response (Warner 1965; Kairouz et al. 2016)", _krr,
+            lowers=_krr_lowers, split=_three_point_split(_krr, _one), uniform_blanket=True,
+        ),
+        Mechanism(
+            "oue", "optimized unary encoding (Wang et al., USENIX Security 2017)", _oue,
+            lowers=_oue_lowers, split=_three_point_split(_oue, _inv_e), same_regions=_oue_same,
+        ),
+        Mechanism(
+            "rappor", "basic one-time RAPPOR (Erlingsson et al., CCS 2014)", _rappor,
+            lowers=_rappor_lowers, split=_three_point_split(_rappor, _inv_e),
+            same_regions=_rappor_same,
+        ),
+        Mechanism(
+            "subset", "k-subset selection (Ye & Barg 2018; Wang et al. 2016)", _subset, True,
+            lowers=_subset_lowers, split=_three_point_split(_subset, _subset_zero),
+            same_regions=_subset_same,
+        ),
+        Mechanism(
+            "olh", "local hashing (Wang et al., USENIX Security 2017)", _olh,
+            lowers=_olh_lowers, split=_three_point_split(_olh, _inv_e),
+            same_regions=_olh_same,
+        ),
+        Mechanism(
+            "hadamard", _HR, _hadamard, lowers=_hadamard_lowers,
+            split=_three_point_split(_hadamard, _hadamard_zero),
+        ),
+        Mechanism(
+            "piecewise", _PM, _piecewise, needs_d=False, lowers=_piecewise_lowers,
+            variation_capped=True,
+        ),
+        Mechanism(
+            "laplace", "Laplace noise of scale 2/eps0 on [-1, 1] (Dwork et al. 2006)", _laplace,
+            needs_d=False, cells=_laplace_cells, lowers=_laplace_lowers,
+            same_regions=_laplace_same,
+        ),
+    )
+}  # fmt: skip
+
+
+def certificate_cells(
+    mechanism: Mechanism, eps0: float, d: int, k: int
+) -> tuple[tuple[float, float], ...]:
+    """The ``(mu2, rho)`` cells whose largest clone-system δ is the certificate."""
+    if mechanism.cells is not None:
+        return mechanism.cells(eps0)
+    _, mu2, rho, *_ = mechanism.params(eps0, d, k)
+    return ((mu2, rho),)
+
+
+def lower_members(mechanism: Mechanism, eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
+    """The explicit-dataset lower bounds of a mechanism (empty: none applies): the "others
+    on a third value" configurations and the "others on x'" regions."""
+    regions = mechanism.same_regions(eps0, d, k) if mechanism.same_regions is not None else ()
+    same = tuple(_same(p, q, rest) for p, q, rest in regions)
+    if mechanism.lowers is not None:
+        return mechanism.lowers(eps0, d, k) + same
+    if d < 3:  # no third value z
+        return same
+    _, _, _, p_plus, p_minus, nu = mechanism.params(eps0, d, k)
+    return (_third(p_plus, p_minus, nu, eps0), *same)
