@@ -174,7 +174,7 @@ TARGET_MS = 100.0
 def _cold_generic_caches() -> None:
     """Empty the generic certificate's caches, so that its row is timed cold (the generic
     row asked the same question and left its values there)."""
-    from crowdhide.accounting import _krr_fast, _split_clone, variation_ratio
+    from crowdhide.accounting.shuffle import _krr_fast, _split_clone, variation_ratio
 
     for name, module in (
         ("_supremum", variation_ratio),

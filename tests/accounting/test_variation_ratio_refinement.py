@@ -17,10 +17,10 @@ import math
 import numpy as np
 import pytest
 
-from crowdhide.accounting import _shuffle_pairs as pairs
-from crowdhide.accounting import _split_clone
-from crowdhide.accounting import variation_ratio as module
-from crowdhide.accounting.shuffle import shuffle_bound_curve, shuffle_epsilon
+from crowdhide.accounting.shuffle import _pairs as pairs
+from crowdhide.accounting.shuffle import _split_clone
+from crowdhide.accounting.shuffle import variation_ratio as module
+from crowdhide.accounting.shuffle.generic import shuffle_bound_curve, shuffle_epsilon
 from crowdhide.accounting.shuffle.variation_ratio import (
     VariationRatio,
     clone_rates,
