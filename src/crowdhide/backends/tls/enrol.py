@@ -38,7 +38,6 @@ import datetime as _dt
 import hashlib
 import ipaddress
 import json
-import os
 import stat
 import tomllib
 from collections.abc import Sequence
@@ -46,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crowdhide.backends.tls.pki import host_name
+from crowdhide.backends.tls.pki import host_name, write_private_key
 from crowdhide.errors import CrowdhideError
 
 __all__ = [
@@ -91,21 +90,11 @@ def check_address(address: str) -> tuple[str, int]:
     return str(ip), number
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    # Created with 0600 from the start: no window where a key is readable by others.
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-
-
 def _keys(state: Path) -> tuple[Any, Any]:
     """The node's TLS and sealing keys, created on first use (never overwritten)."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec, x25519
 
-    pem = serialization.Encoding.PEM
-    pkcs8 = serialization.PrivateFormat.PKCS8
-    none = serialization.NoEncryption()
     out = []
     for name, make in (
         ("tls.key", lambda: ec.generate_private_key(ec.SECP256R1())),
@@ -113,7 +102,7 @@ def _keys(state: Path) -> tuple[Any, Any]:
     ):
         path = state / name
         if not path.exists():
-            _write_private(path, make().private_bytes(pem, pkcs8, none))
+            write_private_key(path, make(), replace=False)
         if stat.S_IMODE(path.stat().st_mode) & 0o077:
             raise EnrolmentError(f"{path} must be readable by its owner only (mode 0600)")
         out.append(serialization.load_pem_private_key(path.read_bytes(), password=None))

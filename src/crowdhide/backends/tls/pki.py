@@ -11,6 +11,7 @@ import datetime as _dt
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from crowdhide._validation import check_int
 from crowdhide.errors import DataError, OutputPathError
@@ -23,6 +24,7 @@ __all__ = [
     "make_ca",
     "make_pki",
     "write_host_cert",
+    "write_private_key",
 ]
 
 
@@ -55,20 +57,43 @@ class Pki:
     hosts: tuple[HostCredentials, ...]
 
 
-def _write_key(path: Path, key: object) -> None:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
+def write_private_key(path: Path, key: Any, *, replace: bool) -> None:
+    """Write private ``key`` (any ``cryptography`` private key: ECDSA, X25519) to ``path`` as
+    unencrypted PKCS#8 PEM, readable by its owner only (mode ``0600``).
 
-    assert isinstance(key, ec.EllipticCurvePrivateKey)
+    The one writer of private keys: ``net pki``/``net ca`` (``replace=True``: an existing
+    file is overwritten, the caller decided) and ``node init`` (``replace=False``: a key is
+    never overwritten, an existing file raises :class:`FileExistsError`).
+
+    Examples
+    --------
+    >>> import tempfile, stat
+    >>> from cryptography.hazmat.primitives.asymmetric import x25519
+    >>> path = Path(tempfile.mkdtemp()) / "k.key"
+    >>> write_private_key(path, x25519.X25519PrivateKey.generate(), replace=False)
+    >>> oct(stat.S_IMODE(path.stat().st_mode))
+    '0o600'
+    >>> write_private_key(path, x25519.X25519PrivateKey.generate(), replace=False)
+    Traceback (most recent call last):
+    ...
+    FileExistsError: ...
+    """
+    from cryptography.hazmat.primitives import serialization
+
     data = key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
     # 0600 before the first byte: os.open's mode applies only to a new file, so an existing
-    # (e.g. 0644) one is narrowed through its descriptor before the key is written.
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)
+    # (e.g. 0644) one being replaced is narrowed through its descriptor before the write.
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if replace else os.O_EXCL)
+    fd = os.open(path, flags, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    except OSError:
+        os.close(fd)
+        raise
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
 
@@ -131,7 +156,7 @@ def write_host_cert(
     cert_path = target / f"{name}.pem"
     key_path = target / f"{name}.key"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    _write_key(key_path, key)
+    write_private_key(key_path, key, replace=True)
     return HostCredentials(name=name, cert=cert_path, key=key_path)
 
 
@@ -209,7 +234,7 @@ def make_ca(*, out: Path, days: int = 365, overwrite: bool = False) -> Path:
         .sign(key, hashes.SHA256())
     )
     (directory / "ca.pem").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    _write_key(directory / "ca.key", key)
+    write_private_key(directory / "ca.key", key, replace=True)
     return directory / "ca.pem"
 
 
