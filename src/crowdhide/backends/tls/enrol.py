@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crowdhide.backends.tls.pki import host_name, write_private_key
+from crowdhide.backends.tls.pki import host_name, issue_certificate, write_private_key
 from crowdhide.errors import CrowdhideError
 
 __all__ = [
@@ -186,8 +186,7 @@ def _load_ca(ca: Path) -> tuple[Any, Any]:
 def ca_sign(ca: Path, card_path: Path, *, days: int = 365) -> Path:
     """Sign the CSR of a node card with the CA in ``ca``; return ``ca/issued/host<id>.pem``."""
     from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.x509.oid import ExtendedKeyUsageOID
+    from cryptography.hazmat.primitives import serialization
 
     card = _card(card_path)
     name = host_name(card["node"])
@@ -203,23 +202,9 @@ def ca_sign(ca: Path, card_path: Path, *, days: int = 365) -> Path:
         raise EnrolmentError(f"{card_path}: the request must name {name!r} only")
     ca_cert, ca_key = _load_ca(Path(ca))
     now = _dt.datetime.now(_dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(csr.subject)
-        .issuer_name(ca_cert.subject)
-        .public_key(csr.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - _dt.timedelta(minutes=5))
-        .not_valid_after(now + _dt.timedelta(days=days))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.ExtendedKeyUsage(
-                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
-            ),
-            critical=False,
-        )
-        .sign(ca_key, hashes.SHA256())
+    period = (now - _dt.timedelta(minutes=5), now + _dt.timedelta(days=days))
+    cert = issue_certificate(
+        ca_cert, ca_key, subject=csr.subject, public_key=csr.public_key(), name=name, valid=period
     )
     issued = Path(ca) / "issued"
     issued.mkdir(exist_ok=True)

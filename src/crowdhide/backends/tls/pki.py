@@ -21,6 +21,7 @@ __all__ = [
     "Pki",
     "check_credentials",
     "host_name",
+    "issue_certificate",
     "make_ca",
     "make_pki",
     "write_host_cert",
@@ -107,6 +108,39 @@ def _load_ca(pki_dir: Path) -> tuple[object, object]:
     return cert, key
 
 
+def issue_certificate(
+    ca_cert: Any,
+    ca_key: Any,
+    *,
+    subject: Any,
+    public_key: Any,
+    name: str,
+    valid: tuple[_dt.datetime, _dt.datetime],
+) -> Any:
+    """A node certificate for ``public_key`` signed by the CA: ``subject``, DNS name
+    ``name``, not a CA, TLS server and client use, valid from ``valid[0]`` to ``valid[1]``.
+    The one issuer of ``net pki`` (:func:`write_host_cert`) and ``net ca sign``
+    (:func:`crowdhide.backends.tls.enrol.ca_sign`)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
+    usage = [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+    return (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(ca_cert.subject)
+        .public_key(public_key)
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(valid[0])
+        .not_valid_after(valid[1])
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage(usage), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+
+
 def write_host_cert(
     pki_dir: Path,
     name: str,
@@ -120,9 +154,8 @@ def write_host_cert(
     ``not_before``/``not_after`` exist so that tests can issue an expired certificate.
     """
     from cryptography import x509
-    from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+    from cryptography.x509.oid import NameOID
 
     ca_cert, ca_key = _load_ca(Path(pki_dir))
     assert isinstance(ca_cert, x509.Certificate)
@@ -131,23 +164,9 @@ def write_host_cert(
     start = not_before if not_before is not None else now - _dt.timedelta(minutes=5)
     end = not_after if not_after is not None else now + _dt.timedelta(days=365)
     key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(end)
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.ExtendedKeyUsage(
-                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
-            ),
-            critical=False,
-        )
-        .sign(ca_key, hashes.SHA256())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    cert = issue_certificate(
+        ca_cert, ca_key, subject=subject, public_key=key.public_key(), name=name, valid=(start, end)
     )
     target = Path(out) if out is not None else Path(pki_dir)
     target.mkdir(parents=True, exist_ok=True)
