@@ -326,8 +326,9 @@ class Coordinator(LedgerViews):
             self._flush()
         epoch = self.ledger.epoch + 1
         self._where = f"group {group!r} (round {epoch})"
+        reply_at = self.ledger.reply_at(self.round_seconds)
         replies = self._all(
-            lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch),
+            lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch, reply_at=reply_at),
             timeout=(self.round_seconds or 0.0) + self.deadline + 30.0,
         )
         errors = {
@@ -351,6 +352,7 @@ class Coordinator(LedgerViews):
                 reports.append(BlockReport(block, (), {}, {}, dict(out.state)))
         counts = {h: (reply.emitted, reply.queued) for h, reply in replies.items()}
         self.ledger.ran_group(job, group, self.placement, counts)
+        self.ledger.check_replies([r.late for r in replies.values()], self.round_seconds)
         self._check()
         if len(reports) < len(job.blocks(group)) and job.plan.group(group).role == "result":
             # Even with --on-missing report: without the result there is nothing to report.

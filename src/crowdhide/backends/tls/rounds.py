@@ -257,6 +257,26 @@ class Ledger:
                 )
         return self.start_at, self.start_at + length / 2
 
+    def reply_at(self, length: float | None) -> float | None:
+        """When the hosts answer the ``Run`` of the round just closed (``None``: no
+        schedule): 3/4 into it, so the answers leave at a time fixed by the schedule, not by
+        the work, and the next ``Flush`` has the last quarter to reach every host before the
+        next start (7/8 was measured too short on a loaded machine: a Flush 58 ms late)."""
+        if length is None or self.start_at is None:
+            return None
+        return self.start_at + 0.75 * length
+
+    def check_replies(self, late: Sequence[float], round_seconds: float | None) -> None:
+        """Raise :class:`RoundOverrunError` if a host's program ended past the scheduled
+        answer (:meth:`reply_at`): its answer's time would show how long the work took."""
+        worst = max(late, default=0.0)
+        if worst > _SLACK:
+            raise RoundOverrunError(
+                f"round {self.epoch}: a node's program ended {worst:.3f} s after the scheduled "
+                f"answer (round_seconds={round_seconds}, the program has a quarter of the "
+                f"round); raise --round-seconds (run.round_seconds)"
+            )
+
     def close_round(
         self,
         broadcast: Callable[[ctl.Flush, float], Mapping[int, Any]],
