@@ -16,10 +16,18 @@
 4. The traffic-analysis attack on per-link frame counts, audited (lower bound on ε) next to
    the certificate, without and with countermeasures (``--no-attack`` skips it).
 5. (full run only) Time to open 1,000 mutual-TLS 1.3 connections to one host process.
+6. ``--daemons`` (root, network namespaces; only this section runs): node daemons on a
+   bridge, captured with ``tcpdump``. (a) Round timing from the capture: two plans with
+   equal frame counts and real fractions 1.0 vs 0.05, with fixed-length rounds and without
+   (test hook): means, sds, Mann–Whitney and permutation p-values, difference as % of the
+   round. (b) The traffic-analysis audit of the captured pcap (per-link counts, round
+   periods) of the diabetes job on neighbouring data sets, with the planner's
+   countermeasures and without, next to the certificate (``--audit-runs`` per data set).
 
     python benchmarks/bench_net.py                       # full
     python benchmarks/bench_net.py --quick --no-attack   # 50,000 frames, 3,000 users
     python benchmarks/bench_net.py --quick --baseline /work/main/src
+    python benchmarks/bench_net.py --daemons --audit-runs 20
 
 Everything runs on 127.0.0.1; every process is stopped by its id. Peak memory of a host can be
 read with /usr/bin/time -v on the host command if needed.
@@ -331,6 +339,68 @@ def _table(results: dict[str, Any]) -> None:
         )
 
 
+def daemons(audit_runs: int) -> dict[str, Any]:
+    """Section 6: timing and audit over node daemons in network namespaces."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.net._daemon_audit import run_audit
+    from tests.net._daemon_rounds import ROUND, compare, run_timing
+
+    out: dict[str, Any] = {"timing": {}, "audit": None}
+    with tempfile.TemporaryDirectory(prefix="bench-daemons-") as tmp:
+        timing = run_timing(Path(tmp) / "timing")
+        for kind in ("fixed", "unfixed"):
+            a = timing["cases"][f"{kind} real 1.0"]["features"]
+            b = timing["cases"][f"{kind} real 0.05"]["features"]
+            for feature in ("span", "period", "reply"):
+                out["timing"][f"{kind} {feature}"] = compare(a[feature], b[feature], length=ROUND)
+        if audit_runs:
+            out["audit"] = run_audit(Path(tmp) / "audit", runs=audit_runs)
+    return out
+
+
+def _daemon_tables(results: dict[str, Any]) -> None:
+    from tests.net._daemon_rounds import ROUND
+
+    print(
+        f"round timing from the bridge capture, real fraction 1.0 (x) vs 0.05 (y), {ROUND} s rounds"
+    )
+    print(
+        "| rounds | feature | n | mean x (s) | sd x | mean y (s) | sd y | p Mann-Whitney "
+        "| p permutation | diff (% of round) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, t in results["timing"].items():
+        kind, feature = name.split()
+        print(
+            f"| {kind} | {feature} | {t['n_x']:.0f}/{t['n_y']:.0f} | {t['mean_x']:.4f} | "
+            f"{t['sd_x']:.4f} | {t['mean_y']:.4f} | {t['sd_y']:.4f} | {t['p_mannwhitney']:.2g} | "
+            f"{t['p_permutation']:.2g} | {t['diff_percent']:.2f} % |"
+        )
+    audit = results.get("audit")
+    if not audit:
+        return
+    eps, delta = audit["certificate"]
+    print()
+    print(
+        f"traffic-analysis audit of the captured pcap, diabetes, certificate (eps {eps:.3f}, "
+        f"delta {delta:g})"
+    )
+    print(
+        "| job | runs per data set | score | held-out accuracy | audit eps >= (95 %) | "
+        "certified eps |"
+    )
+    print("|---|---|---|---|---|---|")
+    for job in ("protected", "unprotected"):
+        entry = audit[job]
+        for score in ("links", "timing"):
+            e = entry[score]
+            cert = f"{eps:.3f}" if job == "protected" else "none"
+            print(
+                f"| {job} | {entry['runs']} | {score} | {e['accuracy']:.3f} | "
+                f"{e['epsilon_lower']:.3f} | {cert} |"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes")
@@ -343,7 +413,20 @@ def main() -> None:
     )
     parser.add_argument("--no-attack", action="store_true", help="skip the attack audit")
     parser.add_argument("--diabetes-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--daemons", action="store_true", help="only section 6 (root, network namespaces)"
+    )
+    parser.add_argument(
+        "--audit-runs", type=int, default=20, help="section 6: runs per data set (>= 20; 0 skips)"
+    )
     args = parser.parse_args()
+    if args.daemons:
+        found = daemons(args.audit_runs)
+        if args.json:
+            print(json.dumps(found, indent=2))
+        else:
+            _daemon_tables(found)
+        return
     quick = args.quick
     rows = args.rows or (3000 if quick else 20_000)
     block = args.block_size or (500 if quick else 2000)

@@ -18,13 +18,16 @@ __all__ = ["Record", "tls_records"]
 
 @dataclass(frozen=True)
 class Record:
-    """One TLS record: ``(src port, dst port)`` of its direction, type, length, time (s)."""
+    """One TLS record: ``(src port, dst port)`` of its direction, type, length, time (s),
+    and the direction's IPv4 addresses (a bridge carries many hosts' connections)."""
 
     src: int
     dst: int
     kind: int
     length: int
     time: float
+    src_ip: str = ""
+    dst_ip: str = ""
 
 
 def _packets(path: Path) -> list[tuple[float, bytes]]:
@@ -45,8 +48,8 @@ def _packets(path: Path) -> list[tuple[float, bytes]]:
 
 def tls_records(path: Path) -> list[Record]:
     """Every TLS record of every TCP connection in the capture, in capture order."""
-    streams: dict[tuple[int, int], dict[int, tuple[float, bytes]]] = defaultdict(dict)
-    first: dict[tuple[int, int], int] = {}
+    streams: dict[tuple[str, int, str, int], dict[int, tuple[float, bytes]]] = defaultdict(dict)
+    first: dict[tuple[str, int, str, int], int] = {}
     for time, ip in _packets(path):
         if len(ip) < 20 or ip[0] >> 4 != 4 or ip[9] != 6:
             continue
@@ -56,7 +59,7 @@ def tls_records(path: Path) -> list[Record]:
         sport, dport, seq = struct.unpack_from("!HHI", tcp, 0)
         flags = tcp[13]
         payload = tcp[(tcp[12] >> 4) * 4 :]
-        key = (sport, dport)
+        key = (".".join(map(str, ip[12:16])), sport, ".".join(map(str, ip[16:20])), dport)
         if flags & 0x02:  # SYN: the stream starts after it
             first[key] = seq + 1
         if payload:
@@ -81,7 +84,7 @@ def tls_records(path: Path) -> list[Record]:
                 break
             while times[t][0] < end:
                 t += 1
-            records.append(Record(key[0], key[1], buffer[pos], length, times[t][1]))
+            records.append(Record(key[1], key[3], buffer[pos], length, times[t][1], key[0], key[2]))
             pos = end
     records.sort(key=lambda r: r.time)
     return records

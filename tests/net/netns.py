@@ -101,8 +101,9 @@ class Bridge:
         """``(namespace, address)`` per node, as the tls backend's ``netns`` option takes."""
         return list(zip(self.nodes, self.addresses, strict=True))
 
-    def capture(self, out: Path) -> subprocess.Popen[bytes]:
-        """Start ``tcpdump`` on the bridge writing ``out`` (stopped by :meth:`stop_capture`)."""
+    def capture(self, out: Path, *, snaplen: int = 128) -> subprocess.Popen[bytes]:
+        """Start ``tcpdump`` on the bridge writing ``out`` (stopped by :meth:`stop_capture`);
+        ``snaplen=0``: whole packets (to cut TCP streams into TLS records)."""
         proc = subprocess.Popen(
             [
                 "ip",
@@ -115,7 +116,7 @@ class Bridge:
                 "-U",
                 "-n",
                 "-s",
-                "128",
+                str(snaplen),
                 "-w",
                 str(out),
                 "tcp",

@@ -51,3 +51,26 @@ def test_a_certificate_of_another_ca_is_named(tmp_path: Path) -> None:
         shutil.copy(tmp_path / "b" / name, tmp_path / "a" / name)
     with pytest.raises(DataError, match=r"host0\.pem was not signed by .*ca\.pem"):
         check_credentials(tmp_path / "a", 1)
+
+
+def test_the_one_key_writer_narrows_a_replaced_file_and_never_overwrites_a_node_key(
+    tmp_path: Path,
+) -> None:
+    """`net pki` replaces a world-readable key file with a 0600 one; `node init` refuses to
+    overwrite (both go through write_private_key)."""
+    import stat
+
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from crowdhide.backends.tls.pki import write_private_key
+
+    path = tmp_path / "k.key"
+    path.write_bytes(b"old")
+    path.chmod(0o644)
+    write_private_key(path, ec.generate_private_key(ec.SECP256R1()), replace=True)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert path.read_bytes().startswith(b"-----BEGIN PRIVATE KEY-----")
+    before = path.read_bytes()
+    with pytest.raises(FileExistsError):
+        write_private_key(path, ec.generate_private_key(ec.SECP256R1()), replace=False)
+    assert path.read_bytes() == before

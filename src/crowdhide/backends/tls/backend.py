@@ -46,13 +46,15 @@ from crowdhide.backends.tls._control import Channel, ChildGoneError, write_messa
 from crowdhide.backends.tls.placement import Placement
 from crowdhide.backends.tls.rounds import (
     Ledger,
+    LedgerViews,
     MissingContributionsError,
     MissingReport,
     default_round_seconds,
     frame_seconds,
+    receiving_groups,
+    refuse_oversized,
     worst_case_frames,
 )
-from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "MissingContributionsError",
@@ -118,7 +120,7 @@ def _env() -> dict[str, str]:
     return env
 
 
-class TlsBackend:
+class TlsBackend(LedgerViews):
     """Engine backend running ``hosts`` node-host processes linked by mutual TLS 1.3.
 
     Parameters
@@ -429,14 +431,7 @@ class TlsBackend:
             from crowdhide.backends.tls.workload import round_seconds
 
             self.round_seconds = round_seconds(job, self.placement)
-        receivers = sorted(
-            {r.receiver for r in plan.routes}
-            | {
-                r.protection.scrambler.group
-                for r in plan.routes
-                if r.protection is not None and r.protection.scrambler is not None
-            }
-        )
+        receivers = receiving_groups(plan)
         plan_document(plan)  # PlanDocumentError (one line) for a program that is not named
         try:
             self._start()
@@ -487,18 +482,15 @@ class TlsBackend:
             if not isinstance(r, ctl.RunDone)
         }
         if errors:
-            sizes = [e for e in errors.values() if "run.message_size" in e]
-            if sizes:
-                raise InvalidParameterError(sizes[0], parameter="run.message_size")
+            refuse_oversized(errors)
             raise RuntimeError(f"node program of group {group!r} failed: {errors}")
         reports = []
+        counts = {}
         for h, reply in replies.items():
             reports.extend(reply.reports)
-            self.ledger.ran(h, self._link_counts(reply.reports), reply.queued)
+            counts[h] = (self._link_counts(reply.reports), reply.queued)
             self._schemas.update(reply.schemas)
-        for block in job.blocks(group):
-            if self.placement.host(job, group, block.index) not in replies:
-                self.ledger.lost_blocks.append((group, block.index))
+        self.ledger.ran_group(job, group, self.placement, counts)
         self.ledger.check()
         return reports
 
@@ -514,43 +506,14 @@ class TlsBackend:
                 counts += np.bincount(hosts, minlength=self.hosts)
         return {int(h): int(n) for h, n in enumerate(counts) if n}
 
-    @property
-    def missing(self) -> MissingReport:
-        """Everything lost or refused so far (counts per link, dead hosts, blocks not run)."""
-        return self.ledger.missing
-
-    @property
-    def lateness(self) -> list[float]:
-        """Seconds the hosts were late for each round's schedule (largest per round)."""
-        return self.ledger.lateness
-
-    @property
-    def frames_sent(self) -> int:
-        """Data frames delivered so far."""
-        return self.ledger.frames_sent
-
     # -- rounds --------------------------------------------------------------------------
     def _flush(self) -> None:
-        ledger = self.ledger
-        ledger.epoch += 1
-        queued, ledger.queued = ledger.queued, {}
-        alive = [h for h, p in enumerate(self._procs) if p.alive]
-        start, ack_at = ledger.schedule(self.round_seconds)
-        replies = {
-            h: r
-            for h, r in self._all(
-                lambda h: ctl.Flush(
-                    epoch=ledger.epoch,
-                    alive=tuple(alive),
-                    deadline=self.deadline,
-                    start=start,
-                    ack_at=ack_at,
-                ),
-                timeout=(self.round_seconds or 0.0) + self.deadline + 30.0,
-            ).items()
-            if isinstance(r, ctl.Flushed)
-        }
-        ledger.settle(queued, replies, self.round_seconds)
+        self.ledger.close_round(
+            lambda flush, timeout: self._all(lambda h: flush, timeout=timeout),
+            alive=[h for h, p in enumerate(self._procs) if p.alive],
+            deadline=self.deadline,
+            round_seconds=self.round_seconds,
+        )
 
 
 def _check_netns(

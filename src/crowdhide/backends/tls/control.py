@@ -146,11 +146,15 @@ class Learn:
 @dataclass(frozen=True)
 class Run:
     """Run one group's program on this host's blocks (with the payload schemas known); the
-    frames it emits are sealed for ``epoch``, the round in which they will be sent."""
+    frames it emits are sealed for ``epoch``, the round in which they will be sent.
+
+    ``reply_at`` (wall-clock seconds, fixed-length rounds): answer then, not when the
+    program ends — the answer's time on the wire would show how long the work took."""
 
     group: str
     schemas: Mapping[int, Any]
     epoch: int
+    reply_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -241,12 +245,14 @@ class Released:
 class Ran:
     """A group ran on a daemon: payload schemas, frames its blocks emitted and frames now
     queued per peer (counts), and the released outputs of result blocks. No block report:
-    no tuple, no real/dummy count, no origin, no ``used`` mask, no per-message log."""
+    no tuple, no real/dummy count, no origin, no ``used`` mask, no per-message log.
+    ``late``: seconds past the ``Run``'s ``reply_at`` the program ended (an overrun)."""
 
     schemas: Mapping[int, Any]
     queued: Mapping[int, int]
     emitted: Mapping[int, int]
     released: tuple[Released, ...] = ()
+    late: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,13 @@ from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls.daemon import Identity
 from crowdhide.backends.tls.enrol import check_address
 from crowdhide.backends.tls.placement import Placement
-from crowdhide.backends.tls.rounds import Ledger, MissingReport, default_round_seconds
+from crowdhide.backends.tls.rounds import (
+    Ledger,
+    LedgerViews,
+    default_round_seconds,
+    receiving_groups,
+    refuse_oversized,
+)
 from crowdhide.engine.backend import BlockReport, Job
 from crowdhide.errors import InvalidParameterError, NodeFailureError, RoundOverrunError
 
@@ -110,7 +116,7 @@ class _Conn:
             self.sock.close()
 
 
-class Coordinator:
+class Coordinator(LedgerViews):
     """Engine backend running a job on the node daemons of a signed directory.
 
     Parameters
@@ -330,14 +336,7 @@ class Coordinator:
         failed = {h: r.failed for h, r in linked.items() if r.failed}
         if failed:
             raise NodeFailureError(f"links between nodes failed to come up: {failed}")
-        receivers = sorted(
-            {r.receiver for r in plan.routes}
-            | {
-                r.protection.scrambler.group
-                for r in plan.routes
-                if r.protection is not None and r.protection.scrambler is not None
-            }
-        )
+        receivers = receiving_groups(plan)
         message = ship_job(
             job,
             self.signer,
@@ -360,8 +359,9 @@ class Coordinator:
             self._flush()
         epoch = self.ledger.epoch + 1
         self._where = f"group {group!r} (round {epoch})"
+        reply_at = self.ledger.reply_at(self.round_seconds)
         replies = self._all(
-            lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch),
+            lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch, reply_at=reply_at),
             timeout=(self.round_seconds or 0.0) + self.deadline + 30.0,
         )
         errors = {
@@ -370,25 +370,22 @@ class Coordinator:
             if not isinstance(r, ctl.Ran)
         }
         if errors:
-            sizes = [e for e in errors.values() if "run.message_size" in e]
-            if sizes:
-                raise InvalidParameterError(sizes[0], parameter="run.message_size")
+            refuse_oversized(errors)
             if self.ledger.dead:  # what arrived after a death was not enough to go on
                 self._where = f"the run (group {group!r} then failed on what arrived: {errors})"
                 raise NodeFailureError(self.failure_text(advice="nothing was released"))
             raise RuntimeError(f"node program of group {group!r} failed: {errors}")
         reports = []
         for h, reply in replies.items():
-            self.ledger.ran(h, reply.emitted, reply.queued)
             self._schemas.update(reply.schemas)
             for out in reply.released:
                 if out.group != group or job.plan.group(group).role != "result":
                     raise NodeFailureError(f"node {h} released the state of {out.group!r}")
                 block = job.blocks(group)[out.block]
                 reports.append(BlockReport(block, (), {}, {}, dict(out.state)))
-        for block in job.blocks(group):
-            if self.placement.host(job, group, block.index) not in replies:
-                self.ledger.lost_blocks.append((group, block.index))
+        counts = {h: (reply.emitted, reply.queued) for h, reply in replies.items()}
+        self.ledger.ran_group(job, group, self.placement, counts)
+        self.ledger.check_replies([r.late for r in replies.values()], self.round_seconds)
         self._check()
         if len(reports) < len(job.blocks(group)) and job.plan.group(group).role == "result":
             # Even with --on-missing report: without the result there is nothing to report.
@@ -434,36 +431,13 @@ class Coordinator:
         return f"the daemons answered this round after: {took}"
 
     def _close_round(self) -> None:
-        ledger = self.ledger
-        ledger.epoch += 1
-        queued, ledger.queued = ledger.queued, {}
-        alive = tuple(h for h, c in self.conns.items() if c.alive)
-        start, ack_at = ledger.schedule(self.round_seconds)
         self._answered = {}
-        replies = self._all(
-            lambda h: ctl.Flush(
-                epoch=ledger.epoch, alive=alive, deadline=self.deadline, start=start, ack_at=ack_at
-            ),
-            timeout=(self.round_seconds or 0.0) + self.deadline + 30.0,
+        self.ledger.close_round(
+            lambda flush, timeout: self._all(lambda h: flush, timeout=timeout),
+            alive=[h for h, c in self.conns.items() if c.alive],
+            deadline=self.deadline,
+            round_seconds=self.round_seconds,
         )
-        ledger.settle(
-            queued,
-            {h: r for h, r in replies.items() if isinstance(r, ctl.Flushed)},
-            self.round_seconds,
-        )
-
-    @property
-    def missing(self) -> MissingReport:
-        """Everything lost or refused so far."""
-        return self.ledger.missing
-
-    @property
-    def lateness(self) -> list[float]:
-        return self.ledger.lateness
-
-    @property
-    def frames_sent(self) -> int:
-        return self.ledger.frames_sent
 
     def close(self) -> None:
         """End the session on every live daemon and close the connections (idempotent)."""

@@ -33,6 +33,7 @@ import json
 import signal
 import struct
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -386,7 +387,13 @@ class Daemon:
         if isinstance(message, ctl.Learn):
             return self._learn(host, message)
         if isinstance(message, ctl.Run):
-            return self._run(host, message)
+            reply = self._run(host, message)
+            if message.reply_at is not None and isinstance(reply, ctl.Ran):
+                # Answer at the scheduled time, whatever the work; past it is an overrun.
+                wait = message.reply_at - time.time()
+                await asyncio.sleep(max(0.0, wait))
+                reply = dataclasses.replace(reply, late=max(0.0, -wait))
+            return reply
         if isinstance(message, ctl.Flush):
             done = await host.flush(
                 message.epoch, list(message.alive), message.deadline, message.start, message.ack_at

@@ -38,7 +38,6 @@ import datetime as _dt
 import hashlib
 import ipaddress
 import json
-import os
 import stat
 import tomllib
 from collections.abc import Sequence
@@ -46,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crowdhide.backends.tls.pki import host_name
+from crowdhide.backends.tls.pki import host_name, issue_certificate, write_private_key
 from crowdhide.errors import CrowdhideError
 
 __all__ = [
@@ -91,21 +90,11 @@ def check_address(address: str) -> tuple[str, int]:
     return str(ip), number
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    # Created with 0600 from the start: no window where a key is readable by others.
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-
-
 def _keys(state: Path) -> tuple[Any, Any]:
     """The node's TLS and sealing keys, created on first use (never overwritten)."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec, x25519
 
-    pem = serialization.Encoding.PEM
-    pkcs8 = serialization.PrivateFormat.PKCS8
-    none = serialization.NoEncryption()
     out = []
     for name, make in (
         ("tls.key", lambda: ec.generate_private_key(ec.SECP256R1())),
@@ -113,7 +102,7 @@ def _keys(state: Path) -> tuple[Any, Any]:
     ):
         path = state / name
         if not path.exists():
-            _write_private(path, make().private_bytes(pem, pkcs8, none))
+            write_private_key(path, make(), replace=False)
         if stat.S_IMODE(path.stat().st_mode) & 0o077:
             raise EnrolmentError(f"{path} must be readable by its owner only (mode 0600)")
         out.append(serialization.load_pem_private_key(path.read_bytes(), password=None))
@@ -197,8 +186,7 @@ def _load_ca(ca: Path) -> tuple[Any, Any]:
 def ca_sign(ca: Path, card_path: Path, *, days: int = 365) -> Path:
     """Sign the CSR of a node card with the CA in ``ca``; return ``ca/issued/host<id>.pem``."""
     from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.x509.oid import ExtendedKeyUsageOID
+    from cryptography.hazmat.primitives import serialization
 
     card = _card(card_path)
     name = host_name(card["node"])
@@ -214,23 +202,9 @@ def ca_sign(ca: Path, card_path: Path, *, days: int = 365) -> Path:
         raise EnrolmentError(f"{card_path}: the request must name {name!r} only")
     ca_cert, ca_key = _load_ca(Path(ca))
     now = _dt.datetime.now(_dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(csr.subject)
-        .issuer_name(ca_cert.subject)
-        .public_key(csr.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - _dt.timedelta(minutes=5))
-        .not_valid_after(now + _dt.timedelta(days=days))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.ExtendedKeyUsage(
-                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
-            ),
-            critical=False,
-        )
-        .sign(ca_key, hashes.SHA256())
+    period = (now - _dt.timedelta(minutes=5), now + _dt.timedelta(days=days))
+    cert = issue_certificate(
+        ca_cert, ca_key, subject=csr.subject, public_key=csr.public_key(), name=name, valid=period
     )
     issued = Path(ca) / "issued"
     issued.mkdir(exist_ok=True)

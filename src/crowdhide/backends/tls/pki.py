@@ -11,6 +11,7 @@ import datetime as _dt
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from crowdhide._validation import check_int
 from crowdhide.errors import DataError, OutputPathError
@@ -20,9 +21,11 @@ __all__ = [
     "Pki",
     "check_credentials",
     "host_name",
+    "issue_certificate",
     "make_ca",
     "make_pki",
     "write_host_cert",
+    "write_private_key",
 ]
 
 
@@ -55,20 +58,43 @@ class Pki:
     hosts: tuple[HostCredentials, ...]
 
 
-def _write_key(path: Path, key: object) -> None:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
+def write_private_key(path: Path, key: Any, *, replace: bool) -> None:
+    """Write private ``key`` (any ``cryptography`` private key: ECDSA, X25519) to ``path`` as
+    unencrypted PKCS#8 PEM, readable by its owner only (mode ``0600``).
 
-    assert isinstance(key, ec.EllipticCurvePrivateKey)
+    The one writer of private keys: ``net pki``/``net ca`` (``replace=True``: an existing
+    file is overwritten, the caller decided) and ``node init`` (``replace=False``: a key is
+    never overwritten, an existing file raises :class:`FileExistsError`).
+
+    Examples
+    --------
+    >>> import tempfile, stat
+    >>> from cryptography.hazmat.primitives.asymmetric import x25519
+    >>> path = Path(tempfile.mkdtemp()) / "k.key"
+    >>> write_private_key(path, x25519.X25519PrivateKey.generate(), replace=False)
+    >>> oct(stat.S_IMODE(path.stat().st_mode))
+    '0o600'
+    >>> write_private_key(path, x25519.X25519PrivateKey.generate(), replace=False)
+    Traceback (most recent call last):
+    ...
+    FileExistsError: ...
+    """
+    from cryptography.hazmat.primitives import serialization
+
     data = key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
     # 0600 before the first byte: os.open's mode applies only to a new file, so an existing
-    # (e.g. 0644) one is narrowed through its descriptor before the key is written.
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)
+    # (e.g. 0644) one being replaced is narrowed through its descriptor before the write.
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if replace else os.O_EXCL)
+    fd = os.open(path, flags, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    except OSError:
+        os.close(fd)
+        raise
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
 
@@ -80,6 +106,39 @@ def _load_ca(pki_dir: Path) -> tuple[object, object]:
     cert = x509.load_pem_x509_certificate((pki_dir / "ca.pem").read_bytes())
     key = serialization.load_pem_private_key((pki_dir / "ca.key").read_bytes(), password=None)
     return cert, key
+
+
+def issue_certificate(
+    ca_cert: Any,
+    ca_key: Any,
+    *,
+    subject: Any,
+    public_key: Any,
+    name: str,
+    valid: tuple[_dt.datetime, _dt.datetime],
+) -> Any:
+    """A node certificate for ``public_key`` signed by the CA: ``subject``, DNS name
+    ``name``, not a CA, TLS server and client use, valid from ``valid[0]`` to ``valid[1]``.
+    The one issuer of ``net pki`` (:func:`write_host_cert`) and ``net ca sign``
+    (:func:`crowdhide.backends.tls.enrol.ca_sign`)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
+    usage = [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+    return (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(ca_cert.subject)
+        .public_key(public_key)
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(valid[0])
+        .not_valid_after(valid[1])
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage(usage), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
 
 
 def write_host_cert(
@@ -95,9 +154,8 @@ def write_host_cert(
     ``not_before``/``not_after`` exist so that tests can issue an expired certificate.
     """
     from cryptography import x509
-    from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+    from cryptography.x509.oid import NameOID
 
     ca_cert, ca_key = _load_ca(Path(pki_dir))
     assert isinstance(ca_cert, x509.Certificate)
@@ -106,23 +164,9 @@ def write_host_cert(
     start = not_before if not_before is not None else now - _dt.timedelta(minutes=5)
     end = not_after if not_after is not None else now + _dt.timedelta(days=365)
     key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(end)
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.ExtendedKeyUsage(
-                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
-            ),
-            critical=False,
-        )
-        .sign(ca_key, hashes.SHA256())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    cert = issue_certificate(
+        ca_cert, ca_key, subject=subject, public_key=key.public_key(), name=name, valid=(start, end)
     )
     target = Path(out) if out is not None else Path(pki_dir)
     target.mkdir(parents=True, exist_ok=True)
@@ -131,7 +175,7 @@ def write_host_cert(
     cert_path = target / f"{name}.pem"
     key_path = target / f"{name}.key"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    _write_key(key_path, key)
+    write_private_key(key_path, key, replace=True)
     return HostCredentials(name=name, cert=cert_path, key=key_path)
 
 
@@ -209,7 +253,7 @@ def make_ca(*, out: Path, days: int = 365, overwrite: bool = False) -> Path:
         .sign(key, hashes.SHA256())
     )
     (directory / "ca.pem").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    _write_key(directory / "ca.key", key)
+    write_private_key(directory / "ca.key", key, replace=True)
     return directory / "ca.pem"
 
 

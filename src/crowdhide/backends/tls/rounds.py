@@ -13,21 +13,24 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from crowdhide.backends.tls import codec
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls import frames as fr
-from crowdhide.errors import NodeFailureError, RoundOverrunError
+from crowdhide.errors import InvalidParameterError, NodeFailureError, RoundOverrunError
 
 __all__ = [
     "Ledger",
+    "LedgerViews",
     "MissingContributionsError",
     "MissingReport",
     "default_round_seconds",
     "frame_seconds",
+    "receiving_groups",
+    "refuse_oversized",
     "worst_case_frames",
 ]
 
@@ -149,6 +152,17 @@ def worst_case_frames(plan: Any) -> int:
     return max(per_group.values(), default=0)
 
 
+def receiving_groups(plan: Any) -> list[str]:
+    """The groups of ``plan`` that receive frames: every route's receiver and every
+    scrambler layer (the hosts of their blocks need the sealing keys)."""
+    layers = {
+        r.protection.scrambler.group
+        for r in plan.routes
+        if r.protection is not None and r.protection.scrambler is not None
+    }
+    return sorted({r.receiver for r in plan.routes} | layers)
+
+
 def frame_seconds(frame: int, *, trials: int = 64) -> float:
     """Measured seconds of the sealing work of one frame on this machine: an onion's two
     HPKE seals and two opens of a ``frame``-byte frame's plaintexts (dummy contents: the
@@ -243,6 +257,66 @@ class Ledger:
                 )
         return self.start_at, self.start_at + length / 2
 
+    def reply_at(self, length: float | None) -> float | None:
+        """When the hosts answer the ``Run`` of the round just closed (``None``: no
+        schedule): 3/4 into it, so the answers leave at a time fixed by the schedule, not by
+        the work, and the next ``Flush`` has the last quarter to reach every host before the
+        next start (7/8 was measured too short on a loaded machine: a Flush 58 ms late)."""
+        if length is None or self.start_at is None:
+            return None
+        return self.start_at + 0.75 * length
+
+    def check_replies(self, late: Sequence[float], round_seconds: float | None) -> None:
+        """Raise :class:`RoundOverrunError` if a host's program ended past the scheduled
+        answer (:meth:`reply_at`): its answer's time would show how long the work took."""
+        worst = max(late, default=0.0)
+        if worst > _SLACK:
+            raise RoundOverrunError(
+                f"round {self.epoch}: a node's program ended {worst:.3f} s after the scheduled "
+                f"answer (round_seconds={round_seconds}, the program has a quarter of the "
+                f"round); raise --round-seconds (run.round_seconds)"
+            )
+
+    def close_round(
+        self,
+        broadcast: Callable[[ctl.Flush, float], Mapping[int, Any]],
+        *,
+        alive: Sequence[int],
+        deadline: float,
+        round_seconds: float | None,
+    ) -> None:
+        """Close the open round: number it, schedule it (:meth:`schedule`), send every live
+        host its :class:`~crowdhide.backends.tls.control.Flush` through ``broadcast(message,
+        timeout)`` (which returns the replies of the hosts that answered, by host) and
+        reconcile the per-link counts of the replies (:meth:`settle`).
+
+        The one round closing of both coordinators; a host that did not answer a
+        ``Flushed`` counts as receiving nothing, so its links' frames are lost."""
+        self.epoch += 1
+        queued, self.queued = self.queued, {}
+        start, ack_at = self.schedule(round_seconds)
+        flush = ctl.Flush(
+            epoch=self.epoch, alive=tuple(alive), deadline=deadline, start=start, ack_at=ack_at
+        )
+        replies = broadcast(flush, (round_seconds or 0.0) + deadline + 30.0)
+        flushed = {h: r for h, r in replies.items() if isinstance(r, ctl.Flushed)}
+        self.settle(queued, flushed, round_seconds)
+
+    def ran_group(
+        self,
+        job: Any,
+        group: str,
+        placement: Any,
+        counts: Mapping[int, tuple[Mapping[int, int], Mapping[int, int]]],
+    ) -> None:
+        """Hosts ran ``group``: ``counts[host] = (emitted, queued)`` per peer (:meth:`ran`);
+        every block of ``group`` whose host (by ``placement``) is not in ``counts`` is lost."""
+        for host, (emitted, queued) in counts.items():
+            self.ran(host, emitted, queued)
+        for block in job.blocks(group):
+            if placement.host(job, group, block.index) not in counts:
+                self.lost_blocks.append((group, block.index))
+
     def settle(
         self,
         queued: Mapping[tuple[int, int], int],
@@ -280,3 +354,32 @@ class Ledger:
                 f"(round_seconds={round_seconds}); raise --round-seconds "
                 f"(run.round_seconds)"
             )
+
+
+def refuse_oversized(errors: Mapping[int, str]) -> None:
+    """Raise one line naming ``run.message_size`` if a host's program failed because a
+    message did not fit its frame (the other failures are the caller's to report)."""
+    sizes = [e for e in errors.values() if "run.message_size" in e]
+    if sizes:
+        raise InvalidParameterError(sizes[0], parameter="run.message_size")
+
+
+class LedgerViews:
+    """What both coordinators report from their :class:`Ledger`."""
+
+    ledger: Ledger
+
+    @property
+    def missing(self) -> MissingReport:
+        """Everything lost or refused so far (counts per link, dead hosts, blocks not run)."""
+        return self.ledger.missing
+
+    @property
+    def lateness(self) -> list[float]:
+        """Seconds the hosts were late for each round's schedule (largest per round)."""
+        return self.ledger.lateness
+
+    @property
+    def frames_sent(self) -> int:
+        """Data frames delivered so far."""
+        return self.ledger.frames_sent

@@ -1,0 +1,198 @@
+"""Traffic analysis of the captured wire of node daemons running the main job (diabetes).
+
+Two neighbouring data sets differ in one user's row: user 0's age range is ``KEYS[0]`` in
+x and ``KEYS[1]`` in x', owned by compute nodes on different daemons. Three daemons in
+network namespaces (:class:`tests.net._daemon_rounds.Session`) serve x, then x' (daemon 0
+restarted with the other row file); each runs the job ``runs`` times with the planner's
+countermeasures (the certificate's) and ``runs`` times without any, the bridge captured.
+
+What the observer takes from the capture: per link between daemons, frame-length records
+towards the listener minus those back (welcome/welcome and ``END``/``ACK`` cancel: the data
+frames, :func:`crowdhide.audit.wire_link_counts`' rule), and the rounds' periods
+(:func:`tests.net._daemon_rounds.round_features`). Knowing the placement (public, in the
+signed plan), it scores a run by the frames on the link into the daemon of x's target minus
+those into the daemon of x''s, from the daemon that sends user 0's message on that hop (the
+source's daemon, or the scrambler's); and by the mean round period. Both scores are audited
+with :func:`crowdhide.audit.audit_scores` (a held-out threshold, Clopper–Pearson bounds:
+a lower bound on ε that holds with 95 % confidence).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from tests.net._daemon_rounds import PORT, Session, round_features, split_rows
+from tests.net._pcap import Record, tls_records
+
+ROWS, BLOCK, NODES = 300, 5, 3
+#: Round length (an option, the same for every run; 1.2 s overran once on a loaded machine).
+ROUND = 2.0
+#: Age-range codes of user 0 in x and x' (compute nodes 0 and 5 of group C0: two blocks of
+#: 5 nodes, on two daemons).
+KEYS = (0, 5)
+EXAMPLE = Path(__file__).resolve().parents[2] / "src/crowdhide/examples/diabetes.toml"
+
+
+def spec_path(root: Path) -> Path:
+    text = EXAMPLE.read_text(encoding="utf-8").replace("rows = 20000", f"rows = {ROWS}")
+    assert f"rows = {ROWS}" in text
+    path = root / "diabetes.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@functools.cache
+def _prepared(path: str) -> Any:
+    from crowdhide.plans.runner import prepare
+    from crowdhide.plans.spec import load_spec
+
+    return prepare(load_spec(Path(path)))
+
+
+def audit_plan(case: Mapping[str, Any]) -> Any:
+    """The main job's plan, with the certificate's countermeasures or none."""
+    from crowdhide.plans.query import load_query
+    from crowdhide.plans.spec import load_spec
+
+    if case["protected"]:
+        return _prepared(case["spec"]).plan
+    return load_query(load_spec(Path(case["spec"]))).plan
+
+
+def neighbours(plan: Any, root: Path) -> tuple[list[Path], list[Path]]:
+    """Row files of x and x' (user 0's ``__key0`` set to ``KEYS[0]`` / ``KEYS[1]``)."""
+    out = []
+    for tag, key in zip(("x", "y"), KEYS, strict=True):
+        groups = []
+        for g in plan.groups:
+            if g.role == "source":
+                data = {c: np.array(v, copy=True) for c, v in (g.data or {}).items()}
+                data["__key0"][0] = key
+                groups.append(SimpleNamespace(name=g.name, role=g.role, size=g.size, data=data))
+        out.append(split_rows(SimpleNamespace(groups=groups), root, NODES, BLOCK, tag))
+    return out[0], out[1]
+
+
+def link_counts(records: list[Record], case: dict[str, Any], daemons: list[str]) -> np.ndarray:
+    """Data frames per link between daemons in the case's window (module docstring)."""
+    frame = int(case["frame"]) + 17
+    index = {ip: i for i, ip in enumerate(daemons)}
+    out = np.zeros((len(daemons), len(daemons)), dtype=np.int64)
+    for r in records:
+        if not case["began"] <= r.time <= case["ended"]:  # the run's window (same clock)
+            continue
+        if r.kind != 23 or r.length != frame or r.src_ip not in index or r.dst_ip not in index:
+            continue
+        if r.dst == PORT:
+            out[index[r.src_ip], index[r.dst_ip]] += 1
+        elif r.src == PORT:
+            out[index[r.dst_ip], index[r.src_ip]] -= 1
+    return out
+
+
+def target_links(plan: Any, protected: bool) -> tuple[tuple[int, int], tuple[int, int]]:
+    """``(sender daemon, daemon of x's target)`` and the same for x' (the placement is
+    public)."""
+    from crowdhide.backends.tls.placement import Placement
+    from crowdhide.engine.backend import Job
+
+    job = Job(plan=plan, seed=0, block_size=BLOCK)
+    thirds = [(ROWS * i // NODES, ROWS * (i + 1) // NODES) for i in range(NODES)]
+    place = Placement(hosts=NODES, rule="spread", ranges=tuple(thirds))
+    route = next(r for r in plan.routes if r.name == "S->C0")
+    if protected and route.protection is not None and route.protection.scrambler is not None:
+        sender = place.host(job, route.protection.scrambler.group, 0)
+    else:
+        sender = place.host(job, "S", 0)
+    by = route.by
+    state = {c: np.asarray(v)[:1] for c, v in (plan.group("S").data or {}).items()}
+    hosts = []
+    for key in KEYS:
+        state["__key0"] = np.array([key])
+        node = int(np.asarray(by(state))[0])
+        hosts.append(place.host(job, "C0", node // BLOCK))
+    return (sender, hosts[0]), (sender, hosts[1])
+
+
+def run_audit(root: Path, *, runs: int) -> dict[str, Any]:
+    """``runs`` captured runs per data set and protection; the audit of each score."""
+    from crowdhide.audit import audit_scores
+
+    root.mkdir(parents=True, exist_ok=True)
+    spec = spec_path(root)
+    certificate = _prepared(str(spec)).certificate.privacy
+    plans = {p: audit_plan({"protected": p, "spec": str(spec)}) for p in (True, False)}
+    x_rows, y_rows = neighbours(plans[False], root)
+    cases = [
+        {"plan": "audit", "protected": p, "spec": str(spec), "block": BLOCK, "round_seconds": ROUND}
+        for p in (True, False)
+    ]
+    reports: dict[str, list[dict[str, Any]]] = {}
+    with Session(root, NODES) as session:
+        daemons = session.bridge.addresses[:NODES]
+        coordinator = session.bridge.addresses[NODES]
+        for tag, rows in (("x", x_rows), ("y", y_rows)):
+            session.start(rows)
+            pcap = root / f"audit-{tag}.pcap"
+            session.capture(pcap)
+            done = session.run([c for c in cases for _ in range(runs)], timeout=60.0 * runs + 300)
+            session.stop_capture()
+            records = tls_records(pcap)
+            for report in done:
+                report["links"] = link_counts(records, report, daemons).tolist()
+                report["features"] = round_features(
+                    records, report, daemons=daemons, coordinator=coordinator
+                )
+            reports[tag] = done
+        prefix = session.bridge.prefix
+    out: dict[str, Any] = {
+        "certificate": [certificate.epsilon, certificate.delta],
+        "prefix": prefix,
+    }
+    for protected in (True, False):
+        link_x, link_y = target_links(plans[protected], protected)
+        scores = {}
+        for tag in ("x", "y"):
+            mine = [r for r in reports[tag] if r["protected"] == protected]
+            scores[tag] = {
+                "links": [
+                    np.asarray(r["links"])[link_x] - np.asarray(r["links"])[link_y] for r in mine
+                ],
+                "timing": [float(np.mean(r["features"]["period"])) for r in mine],
+                "lost": sum(r["missing"]["messages_lost"] for r in mine),
+            }
+        entry: dict[str, Any] = {"links": [link_x, link_y], "runs": runs}
+        mine = [r for tag in ("x", "y") for r in reports[tag] if r["protected"] == protected]
+        entry["wire_is_delivered"] = all(_same_counts(r) for r in mine)
+        for score in ("links", "timing"):
+            sx = np.asarray(scores["x"][score], dtype=float)
+            sy = np.asarray(scores["y"][score], dtype=float)
+            result = audit_scores(sx, sy, delta=certificate.delta)
+            entry[score] = {
+                "epsilon_lower": float(result.privacy.epsilon),
+                "accuracy": 1.0 - 0.5 * (result.false_positive_rate + result.false_negative_rate),
+                "x": sx.tolist(),
+                "y": sy.tolist(),
+            }
+        entry["lost"] = scores["x"]["lost"] + scores["y"]["lost"]
+        out["protected" if protected else "unprotected"] = entry
+    return out
+
+
+def _same_counts(report: dict[str, Any]) -> bool:
+    """The capture's frames per link between two daemons equal what the coordinator counted
+    delivered on that link (links inside one daemon never reach the bridge)."""
+    wire = np.asarray(report["links"])
+    counted = np.zeros_like(wire)
+    for link, n in report["delivered"].items():
+        a, b = (int(v) for v in link.split("->"))
+        if a != b:
+            counted[a, b] = n
+    np.fill_diagonal(wire, 0)
+    return bool(np.array_equal(wire, counted))
