@@ -58,7 +58,7 @@ PENDING: dict[str, str] = {
     "crowdhide.datasets.data_dir": "RT01 SA01",
     "crowdhide.datasets.data_path": "PR01 RT01 SA01",
     "crowdhide.datasets.describe_data_path": "PR01 RT01 SA01",
-    "crowdhide.engine.backend.Backend": "PR01 SA01",
+    "crowdhide.engine.backend.Backend": "SA01",
     "crowdhide.engine.backend.BlockReport": "PR01 SA01",
     "crowdhide.engine.backend.Job": "PR01 SA01",
     "crowdhide.engine.executor.Execution": "PR01 SA01",
@@ -91,15 +91,6 @@ PENDING: dict[str, str] = {
     "crowdhide.experiments.registry.ExperimentResult": "PR01 SA01",
     "crowdhide.experiments.registry.discover": "RT01 SA01",
     "crowdhide.experiments.registry.experiment": "PR01 RT01 SA01",
-    "crowdhide.mechanisms.additive.GaussianMechanism": "SA01",
-    "crowdhide.mechanisms.additive.LaplaceMechanism": "SA01",
-    "crowdhide.mechanisms.additive.analytic_gaussian_sigma": "RT01 SA01",
-    "crowdhide.mechanisms.additive.gaussian_mechanism_delta": "PR01 RT01 SA01",
-    "crowdhide.mechanisms.estimators.inversion_histogram_estimate": "RT01 SA01",
-    "crowdhide.mechanisms.estimators.project_to_simplex": "RT01 SA01",
-    "crowdhide.mechanisms.estimators.total_variation_distance": "PR01 RT01 SA01",
-    "crowdhide.mechanisms.randomized_response.BinaryRandomizedResponse": "SA01",
-    "crowdhide.mechanisms.randomized_response.KaryRandomizedResponse": "SA01",
     "crowdhide.netdp.protocols.SgdRun": "PR01 SA01",
     "crowdhide.netdp.protocols.WalkHistogramRun": "PR01 SA01",
     "crowdhide.netdp.protocols.WalkSumRun": "PR01 SA01",
@@ -123,51 +114,6 @@ PENDING: dict[str, str] = {
     "crowdhide.netdp.walks.contribution_rank": "PR01 RT01 SA01",
     "crowdhide.netdp.walks.ring_walk": "PR01 RT01 SA01",
     "crowdhide.netdp.walks.visit_index": "PR01 RT01 SA01",
-    "crowdhide.protocols.bitsum.BitSumRandomizer": "PR01 SA01",
-    "crowdhide.protocols.bitsum.bitsum_error_bound": "PR01 RT01 SA01",
-    "crowdhide.protocols.bitsum.bitsum_estimate": "PR01 RT01 SA01",
-    "crowdhide.protocols.bitsum.bitsum_variance": "PR01 RT01 SA01",
-    "crowdhide.protocols.bitsum.calibrate_bit_sum": "PR01 RT01 SA01",
-    "crowdhide.protocols.bitsum.corollary47_epsilon": "PR01 RT01 SA01",
-    "crowdhide.protocols.bitsum.lemma48_lambda": "PR01 RT01 SA01",
-    "crowdhide.protocols.bitsum.run_bit_sum": "PR01 RT01 SA01",
-    "crowdhide.protocols.histogram.HistogramRun": "PR01 SA01",
-    "crowdhide.protocols.histogram.run_histogram": "RT01 SA01",
-    "crowdhide.protocols.realsum.run_real_sum": "RT01 SA01",
-    "crowdhide.protocols.realsum.run_single_message_sum": "PR01 RT01 SA01",
-    "crowdhide.protocols.results.SumRun": "PR01 SA01",
-    "crowdhide.protocols.shuffler.ShuffledBatch": "PR01 SA01",
-    "crowdhide.protocols.shuffler.Shuffler": "PR01 SA01",
-    "crowdhide.protocols.shuffler.secure_permutation": "RT01 SA01",
-    "crowdhide.qif.channels.krr_channel": "PR01 RT01 SA01",
-    "crowdhide.qif.channels.krr_dataset_channel": "PR01 RT01 SA01",
-    "crowdhide.qif.channels.local_randomizer_channel": "PR01 RT01 SA01",
-    "crowdhide.qif.channels.reduced_krr_channel": "PR01 RT01 SA01",
-    "crowdhide.qif.channels.reduced_shuffle_channel": "PR01 RT01 SA01",
-    "crowdhide.qif.channels.shuffle_channel": "PR01 RT01 SA01",
-    "crowdhide.qif.channels.shuffled_krr_channel": "PR01 RT01 SA01",
-    "crowdhide.qif.channels.shuffled_product_channel": "PR01 RT01 SA01",
-    "crowdhide.qif.core.Channel": "PR01 SA01",
-    "crowdhide.qif.core.Gain": "SA01",
-    "crowdhide.qif.core.HyperDistribution": "PR01 SA01",
-    "crowdhide.qif.core.Prior": "PR01 SA01",
-    "crowdhide.qif.core.additive_leakage": "PR01 RT01 SA01",
-    "crowdhide.qif.core.bayes_capacity": "PR01 RT01 SA01",
-    "crowdhide.qif.core.cascade": "PR01 RT01 SA01",
-    "crowdhide.qif.core.hyper": "PR01 RT01 SA01",
-    "crowdhide.qif.core.joint": "PR01 RT01 SA01",
-    "crowdhide.qif.core.multiplicative_leakage": "PR01 RT01 SA01",
-    "crowdhide.qif.core.posterior_vulnerability": "PR01 RT01 SA01",
-    "crowdhide.qif.core.prior_vulnerability": "PR01 RT01 SA01",
-    "crowdhide.qif.core.refines": "PR01 RT01 SA01",
-    "crowdhide.qif.scrambler.ScramblerVulnerability": "PR01 SA01",
-    "crowdhide.qif.scrambler.scrambler_vulnerability": "RT01 SA01",
-    "crowdhide.qif.shuffle.CapacityResult": "PR01 SA01",
-    "crowdhide.qif.shuffle.VulnerabilityResult": "PR01 SA01",
-    "crowdhide.qif.shuffle.informed_vulnerability": "PR01 RT01 SA01",
-    "crowdhide.qif.shuffle.shuffle_vulnerability": "PR01 RT01 SA01",
-    "crowdhide.qif.shuffle.shuffled_krr_capacity": "PR01 RT01 SA01",
-    "crowdhide.qif.shuffle.uninformed_vulnerability": "RT01 SA01",
 }
 
 
@@ -198,9 +144,16 @@ def public_objects() -> Iterator[tuple[str, object]]:
                 yield path, obj
 
 
-def failures(path: str) -> set[str]:
-    """The enforced checks that ``path`` fails."""
-    return {code for code, _ in validate(path)["errors"]} & ENFORCED
+def failures(path: str, obj: object = None) -> set[str]:
+    """The enforced checks that ``path`` fails.
+
+    A ``typing.Protocol`` is a structural type, never instantiated: its ``(*args, **kwargs)``
+    signature has no parameters to document (PR01 does not apply).
+    """
+    found = {code for code, _ in validate(path)["errors"]} & ENFORCED
+    if getattr(obj, "_is_protocol", False):
+        found.discard("PR01")
+    return found
 
 
 def test_public_packages_are_covered() -> None:
@@ -210,9 +163,9 @@ def test_public_packages_are_covered() -> None:
     assert sum(1 for _ in public_objects()) > 150
 
 
-@pytest.mark.parametrize("path", [p for p, _ in public_objects()])
-def test_public_docstring_is_complete(path: str) -> None:
-    failing = failures(path)
+@pytest.mark.parametrize(("path", "obj"), [pytest.param(p, o, id=p) for p, o in public_objects()])
+def test_public_docstring_is_complete(path: str, obj: object) -> None:
+    failing = failures(path, obj)
     allowed = set((FROZEN.get(path) or PENDING.get(path) or "").split())
     assert failing <= allowed, f"{path}: {sorted(failing - allowed)} ({sorted(ENFORCED)})"
     if path in PENDING:

@@ -60,11 +60,6 @@ P_contra = TypeVar("P_contra", contravariant=True)
 class Bound(Protocol[P_contra]):
     """One bound or evaluator of an accountant (structural type: any object with these).
 
-    Parameters
-    ----------
-    *args, **kwargs
-        A protocol, not instantiated: any object with its properties and methods is a bound.
-
     See Also
     --------
     Registry : An ordered collection of bounds.
