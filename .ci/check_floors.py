@@ -17,7 +17,10 @@ ROOT = Path(__file__).resolve().parents[1]
 def _floors(requirements: list[str]) -> dict[str, str]:
     found = {}
     for req in requirements:
-        match = re.fullmatch(r"([A-Za-z0-9_.\-]+)\s*>=\s*([0-9][0-9.]*)", req.strip())
+        # a floor, optionally with an upper cap (",<X": a release known to break or bloat)
+        match = re.fullmatch(
+            r"([A-Za-z0-9_.\-]+)\s*>=\s*([0-9][0-9.]*)(?:\s*,\s*<\s*[0-9][0-9.]*)?", req.strip()
+        )
         if match is None:
             sys.exit(f"check_floors: dependency without a plain '>=' floor: {req!r}")
         found[match.group(1).lower()] = match.group(2)

@@ -45,6 +45,11 @@ def load_plan(path: Path | str) -> RunSpec:
     RunSpec
         The validated plan, as ``crowdhide plan`` and ``crowdhide run`` read it.
 
+    See Also
+    --------
+    certify_plan : Certify the plan without running it.
+    run_plan : Certify and run it.
+
     Examples
     --------
     >>> load_plan("example:kmeans").name
@@ -95,6 +100,11 @@ def certify_plan(plan: RunSpec | Path | str, *, data: Any = None) -> PlanReport:
         Routes, chosen countermeasures and the certificate (``.privacy``, a
         :class:`PrivacyStatement` checked against the plan's ``[privacy]`` target).
 
+    See Also
+    --------
+    load_plan : Read and check a plan file.
+    run_plan : Certify the plan, then run it.
+
     Examples
     --------
     >>> report = certify_plan("example:diabetes")
@@ -144,6 +154,11 @@ def run_plan(
     RunReport
         The certified plan (``.privacy``), the answer, costs and timings.
 
+    See Also
+    --------
+    certify_plan : The certificate alone, without running.
+    compose : The total of several runs on the same people.
+
     Examples
     --------
     >>> report = run_plan("example:diabetes")
@@ -183,6 +198,11 @@ def compose(
     PrivacyStatement
         ``source`` is ``compose:<method>``; ``inputs`` hold ε of every method.
 
+    See Also
+    --------
+    crowdhide.Ledger : Records runs against a budget with the same rule.
+    crowdhide.accounting.compose_curves : Composition of whole privacy curves.
+
     Examples
     --------
     >>> run = PrivacyStatement(epsilon=1.0, delta=1e-6)
@@ -206,7 +226,7 @@ def compose(
 class Calibration:
     """What :func:`calibrate` solved: the parameter, its value and the certificate there.
 
-    Attributes
+    Parameters
     ----------
     solved_for
         ``"eps0"`` (the largest local ε0 for n users), ``"n"`` (the fewest users for ε0) or
@@ -216,6 +236,10 @@ class Calibration:
     countermeasures
         The full countermeasure answer (costs, scheme, reason) when ``solved_for`` is
         ``"countermeasures"``, else ``None``.
+
+    See Also
+    --------
+    calibrate : Computes it.
 
     Examples
     --------
@@ -299,6 +323,42 @@ def calibrate(
 
     ``k`` (k-RR) and ``bound`` belong to the shuffle questions, the cost limits and
     ``sources`` to the countermeasure one; an input the question does not use is refused.
+
+    Parameters
+    ----------
+    epsilon, delta
+        The target guarantee of the shuffled (or scrambled) release.
+    eps0
+        The local ε0 of every user's randomizer: solve for ``n``.
+    n
+        The number of users shuffled together: solve for ``eps0``.
+    k
+        Domain size of k-ary randomized response (``None``: any ε0-LDP randomizer).
+    bound
+        The shuffle bound to certify with (``"best"``: the smallest valid one).
+    targets
+        The number of targets T a route reaches: solve for countermeasures.
+    sources
+        The number of senders on the route (countermeasures only).
+    max_channels, max_overhead, max_consents
+        Cost limits of the countermeasures (``None``: no limit).
+
+    Returns
+    -------
+    Calibration
+        The parameter solved for, its value and the certificate there.
+
+    Raises
+    ------
+    crowdhide.errors.UnmetTargetError
+        ``eps0`` given and even n = 1e9 users fall short of the target.
+    crowdhide.errors.InvalidParameterError
+        Neither or both of ``n`` and ``eps0``, or an input the question does not use.
+
+    See Also
+    --------
+    crowdhide.shuffle_epsilon : The certificate for given ε0 and n.
+    crowdhide.accounting.calibrate : Calibrate any monotone bound.
 
     Examples
     --------

@@ -60,7 +60,17 @@ _CHECKOUT_PARENT = Path(__file__).resolve().parents[3]
 
 def data_dir() -> Path | None:
     """The data folder: ``$CROWDHIDE_DATA_DIR``, else ``../shared/data`` beside the repository
-    when it exists, else ``None``."""
+    when it exists, else ``None``.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The folder, or ``None`` when there is none.
+
+    See Also
+    --------
+    data_path : A file or folder inside it.
+    """
     configured = os.environ.get(DATA_DIR_VARIABLE)
     if configured:
         return Path(configured)
@@ -69,7 +79,22 @@ def data_dir() -> Path | None:
 
 
 def data_path(*parts: str) -> Path | None:
-    """``data_dir() / parts`` when that file or folder exists, else ``None``."""
+    """``data_dir() / parts`` when that file or folder exists, else ``None``.
+
+    Parameters
+    ----------
+    *parts
+        Path components below the data folder.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The path when it exists, else ``None``.
+
+    See Also
+    --------
+    describe_data_path : Where it was looked for.
+    """
     root = data_dir()
     if root is None:
         return None
@@ -79,6 +104,20 @@ def data_path(*parts: str) -> Path | None:
 
 def describe_data_path(*parts: str) -> str:
     """Where ``parts`` would be looked for, for messages about missing data.
+
+    Parameters
+    ----------
+    *parts
+        Path components below the data folder.
+
+    Returns
+    -------
+    str
+        The path (or the folder that would hold it) and how to set the data folder.
+
+    See Also
+    --------
+    data_path : The path when it exists.
 
     Examples
     --------

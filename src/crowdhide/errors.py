@@ -36,7 +36,13 @@ __all__ = [
 
 
 class CrowdhideError(Exception):
-    """Base class of every error caused by the user's input rather than by crowdhide."""
+    """Base class of every error caused by the user's input rather than by crowdhide.
+
+    See Also
+    --------
+    InvalidParameterError : The most common subclass, a value out of range.
+    MissingExtraError : An optional dependency is not installed.
+    """
 
 
 class InvalidParameterError(CrowdhideError, ValueError):
@@ -50,6 +56,11 @@ class InvalidParameterError(CrowdhideError, ValueError):
         Name of the parameter (the library name; the CLI shows the option name).
     value
         The offending value.
+
+    See Also
+    --------
+    ParameterTypeError : The value has the wrong type rather than the wrong range.
+    ResourceLimitError : The value is valid but too large to compute with.
     """
 
     def __init__(self, message: str, *, parameter: str | None = None, value: Any = None) -> None:
@@ -59,7 +70,21 @@ class InvalidParameterError(CrowdhideError, ValueError):
 
 
 class ParameterTypeError(CrowdhideError, TypeError):
-    """A parameter has the wrong type (e.g. a non-integral float where an integer is needed)."""
+    """A parameter has the wrong type (e.g. a non-integral float where an integer is needed).
+
+    Parameters
+    ----------
+    message
+        One line naming the parameter and echoing the value.
+    parameter
+        Name of the parameter (the library name; the CLI shows the option name).
+    value
+        The offending value.
+
+    See Also
+    --------
+    InvalidParameterError : The value has the right type but is out of range.
+    """
 
     def __init__(self, message: str, *, parameter: str | None = None, value: Any = None) -> None:
         super().__init__(message)
@@ -68,19 +93,49 @@ class ParameterTypeError(CrowdhideError, TypeError):
 
 
 class ResourceLimitError(InvalidParameterError):
-    """The input is valid in principle but would overflow, exhaust memory or run for hours."""
+    """The input is valid in principle but would overflow, exhaust memory or run for hours.
+
+    Parameters
+    ----------
+    message
+        One line naming the parameter, echoing the value and giving the limit.
+    parameter
+        Name of the parameter (the library name; the CLI shows the option name).
+    value
+        The offending value.
+
+    See Also
+    --------
+    InvalidParameterError : Its base class, a value outside the documented range.
+    """
 
 
 class DataError(CrowdhideError, ValueError):
-    """A data file or data set cannot be used (missing column, wrong type, empty, ...)."""
+    """A data file or data set cannot be used (missing column, wrong type, empty, ...).
+
+    See Also
+    --------
+    DataTypeError : A column holds the wrong type of values.
+    crowdhide.protocols.data.load_column : Loads a column and raises this error.
+    """
 
 
 class DataTypeError(CrowdhideError, TypeError):
-    """A data column has the wrong type (e.g. text where numbers are needed)."""
+    """A data column has the wrong type (e.g. text where numbers are needed).
+
+    See Also
+    --------
+    DataError : Any other problem with a data file or data set.
+    """
 
 
 class OutputPathError(CrowdhideError, ValueError):
-    """An output path cannot be written (it is a directory, its parent is not writable, ...)."""
+    """An output path cannot be written (it is a directory, its parent is not writable, ...).
+
+    See Also
+    --------
+    CrowdhideError : The base class of every user error.
+    """
 
 
 class MissingExtraError(CrowdhideError, ImportError):
@@ -98,6 +153,10 @@ class MissingExtraError(CrowdhideError, ImportError):
         Name of the extra that provides it (``pip install 'crowdhide[EXTRA]'``).
     module
         The module that could not be imported.
+
+    See Also
+    --------
+    CrowdhideError : The base class of every user error.
 
     Examples
     --------
@@ -118,11 +177,22 @@ class UnmetTargetError(CrowdhideError, ValueError):
     Also a :class:`ValueError` (what calibrations raised before) so existing ``except
     ValueError`` callers keep working; the CLI checks for it first (exit code 3). Its
     message is one line giving the certified figure next to the target.
+
+    See Also
+    --------
+    crowdhide.calibrate : Calibrations that raise it when no parameter meets the target.
+    BudgetExceededError : A run refused because it would exceed a budget.
     """
 
 
 class BudgetExceededError(CrowdhideError, ValueError):
-    """A run would take a population past its privacy budget; it was refused before sending."""
+    """A run would take a population past its privacy budget; it was refused before sending.
+
+    See Also
+    --------
+    crowdhide.Ledger : The privacy budget ledger that refuses such a run.
+    UnmetTargetError : A run that certifies less than its target.
+    """
 
 
 class RoundOverrunError(CrowdhideError):
@@ -136,4 +206,9 @@ class RoundOverrunError(CrowdhideError):
 class NodeFailureError(CrowdhideError):
     """A tls run lost a node or frames: dead nodes, lost or refused frames, counted per link
     (CLI exit code 5). The message names what the network observer already sees, never
-    which source's message was lost."""
+    which source's message was lost.
+
+    See Also
+    --------
+    RoundOverrunError : A round that took longer than its fixed length.
+    """

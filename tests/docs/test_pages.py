@@ -26,6 +26,7 @@ MIN_RUN: dict[str, int] = {
     "shuffle.md": 17,
     "shuffle_composition.md": 3,
     "tutorials/plan-certify-run.md": 12,
+    "tutorials/protocol-dataframe.md": 20,
     "tutorials/shuffle-tour.md": 12,
 }
 #: Pages whose examples take longer than a few seconds.
@@ -34,6 +35,7 @@ SLOW = {
     "interop.md",
     "shuffle.md",
     "tutorials/plan-certify-run.md",
+    "tutorials/protocol-dataframe.md",
     "tutorials/shuffle-tour.md",
 }
 

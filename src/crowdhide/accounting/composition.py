@@ -62,6 +62,21 @@ def _composed(
 def basic_composition(statements: Iterable[PrivacyStatement]) -> PrivacyStatement:
     """Sum the ε's and δ's of adaptively composed mechanisms.
 
+    Parameters
+    ----------
+    statements
+        The (ε_i, δ_i) certificates of the mechanisms.
+
+    Returns
+    -------
+    PrivacyStatement
+        (Σ ε_i, Σ δ_i).
+
+    See Also
+    --------
+    advanced_composition : Better for many mechanisms with small ε.
+    crowdhide.compose : The smallest of PLD, advanced and basic composition.
+
     Examples
     --------
     >>> s = basic_composition([PrivacyStatement(epsilon=1.0, delta=1e-6)] * 3)
@@ -95,6 +110,26 @@ def advanced_composition(
     ``ε' = sqrt(2 k ln(1/δ')) ε + k ε (e^ε − 1)``, ``δ_total = k δ + δ'``; the result is
     never worse than basic composition (the minimum of the two ε is returned).
 
+    Parameters
+    ----------
+    epsilon, delta
+        The guarantee of each mechanism.
+    count
+        The number of mechanisms k, adaptively composed.
+    delta_slack
+        δ' of the theorem, ``0 < delta_slack < 1``.
+
+    Returns
+    -------
+    PrivacyStatement
+        (ε', k δ + δ'), the smaller ε of advanced and basic composition.
+
+    See Also
+    --------
+    basic_composition : Sums the ε and δ.
+    heterogeneous_advanced_composition : Mechanisms with different (ε_i, δ_i).
+    compose_curves : Tighter, by composing whole curves.
+
     Examples
     --------
     >>> g = advanced_composition(epsilon=0.1, delta=0.0, count=100, delta_slack=1e-6)
@@ -121,6 +156,23 @@ def heterogeneous_advanced_composition(
     ``ε = min(Σ ε_i, Σ ε_i (e^{ε_i} − 1)/(e^{ε_i} + 1) + sqrt(2 Σ ε_i² ln(e + sqrt(Σ ε_i²)/δ̃)),
     Σ ε_i (e^{ε_i} − 1)/(e^{ε_i} + 1) + sqrt(2 Σ ε_i² ln(1/δ̃)))`` and
     ``δ = 1 − (1 − δ̃) Π (1 − δ_i)``.
+
+    Parameters
+    ----------
+    guarantees
+        The (ε_i, δ_i) certificates of the mechanisms.
+    delta_slack
+        δ̃ of the theorem, ``0 < delta_slack < 1``.
+
+    Returns
+    -------
+    PrivacyStatement
+        (ε, δ) of the theorem.
+
+    See Also
+    --------
+    advanced_composition : The homogeneous case.
+    basic_composition : Sums the ε and δ.
 
     Examples
     --------
@@ -156,6 +208,16 @@ class PldCurve(PrivacyCurve):
 
     Built by :func:`to_pld` / :func:`compose_curves`; the PLD is rounded pessimistically, so
     δ(ε) here is an upper bound on the true curve (up to the grid's documented error).
+
+    Parameters
+    ----------
+    pld
+        The ``dp_accounting.pld.PrivacyLossDistribution`` it wraps.
+
+    See Also
+    --------
+    to_pld : Builds one from a curve or a certificate.
+    compose_curves : Composes curves into one.
     """
 
     def __init__(self, pld: Any) -> None:
@@ -289,6 +351,25 @@ def to_pld(
     sum to slightly more than one, which only adds to δ, also under composition. An outcome
     whose computed loss is exact (0 where P = Q by symmetry) may have loss error 0: it then
     stays on its grid point.
+
+    Parameters
+    ----------
+    source
+        A pair curve, a certificate or a :class:`PldCurve` (returned as is).
+    value_discretization_interval
+        Loss-grid step of the PLD.
+    log_error, loss_error
+        Error bounds of the pair's computed log-probabilities and losses (see above).
+
+    Returns
+    -------
+    PldCurve
+        A PLD that dominates ``source``.
+
+    See Also
+    --------
+    compose_curves : Composes several such PLDs.
+    crowdhide.interop.to_dp_accounting : The same conversion, to a dp_accounting object.
     """
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution
 
@@ -342,6 +423,24 @@ def compose_curves(
     value_discretization_interval: float = 1e-4,
 ) -> PldCurve:
     """Heterogeneous composition: ``parts`` is a list of ``(curve, count)``.
+
+    Parameters
+    ----------
+    parts
+        ``(curve, count)`` pairs: a :class:`DiscretePairCurve`, a certificate or a
+        :class:`PldCurve`, composed ``count`` times.
+    value_discretization_interval
+        Loss-grid step of the PLD (losses are rounded to the safe side).
+
+    Returns
+    -------
+    PldCurve
+        An upper bound on the curve of the composition.
+
+    See Also
+    --------
+    to_pld : The conversion applied to every part.
+    crowdhide.compose : Composition of (ε, δ) statements to one statement.
 
     Examples
     --------

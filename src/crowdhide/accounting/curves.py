@@ -39,6 +39,11 @@ class PrivacyCurve(abc.ABC):
     Subclasses implement :meth:`log_delta`; they may override :meth:`epsilon` when the
     inverse has a faster or more accurate form. Every value is an *upper bound* on the true
     curve of the mechanism it describes unless the subclass says it is exact.
+
+    See Also
+    --------
+    DiscretePairCurve : The exact curve of one pair of distributions.
+    PldCurve : A curve held as a privacy-loss distribution.
     """
 
     def __repr__(self) -> str:
@@ -238,6 +243,11 @@ class DiscretePairCurve(PrivacyCurve):
     symmetric
         If True (default) the curve is the maximum over both directions, as the DP definition
         requires for an unordered neighbouring pair; if False only ``H(P || Q)`` is used.
+
+    See Also
+    --------
+    PrivacyCurve : The interface it implements.
+    to_pld : Its PLD, for composition.
 
     Examples
     --------

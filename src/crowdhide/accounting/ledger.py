@@ -133,6 +133,16 @@ def _statement(epsilon: float, delta: float) -> PrivacyStatement:
 class Ledger:
     """The privacy ledger stored at ``path`` (created on first write).
 
+    Parameters
+    ----------
+    path
+        The JSON file that holds the ledger.
+
+    See Also
+    --------
+    crowdhide.compose : The composition rule the ledger charges with.
+    crowdhide.errors.BudgetExceededError : Raised when a charge would exceed the budget.
+
     Examples
     --------
     >>> import tempfile, pathlib

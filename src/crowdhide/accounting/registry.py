@@ -58,7 +58,12 @@ P_contra = TypeVar("P_contra", contravariant=True)
 
 
 class Bound(Protocol[P_contra]):
-    """One bound or evaluator of an accountant (structural type: any object with these)."""
+    """One bound or evaluator of an accountant (structural type: any object with these).
+
+    See Also
+    --------
+    Registry : An ordered collection of bounds.
+    """
 
     @property
     def name(self) -> str:
@@ -96,6 +101,11 @@ class Registry(Generic[P]):
         What a name selects (used in error messages, e.g. ``"shuffle bound"``).
     inputs
         How to record ``params`` in a statement's ``inputs`` (default: the dataclass fields).
+
+    See Also
+    --------
+    Bound : What it holds.
+    best_of : Picks the smallest certificate among several statements.
     """
 
     def __init__(
@@ -204,6 +214,22 @@ class Registry(Generic[P]):
 def best_of(statements: Iterable[PrivacyStatement], *, by: str) -> PrivacyStatement:
     """The smallest certificate among ``statements`` by ``"epsilon"`` or ``"delta"``, with
     the largest valid lower bound among them attached as ``lower``.
+
+    Parameters
+    ----------
+    statements
+        Statements of one question (upper and lower bounds, valid or not).
+    by
+        ``"epsilon"`` or ``"delta"``: which number to minimise.
+
+    Returns
+    -------
+    PrivacyStatement
+        The smallest certificate, its ``lower`` the largest valid lower bound.
+
+    See Also
+    --------
+    Registry : Evaluates its bounds and picks with this rule.
 
     Examples
     --------

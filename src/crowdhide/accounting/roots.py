@@ -71,6 +71,15 @@ def safe_root(
     lower_side
         Return the end of the final bracket on which the target does *not* hold.
 
+    Returns
+    -------
+    float
+        ``x`` on the safe side of the root (see above).
+
+    See Also
+    --------
+    calibrate : The threshold of a monotone predicate.
+
     Examples
     --------
     >>> safe_root(lambda x: 1.0 - x, 0.0, 0.0, 3.0) >= 1.0
@@ -166,10 +175,20 @@ def calibrate(
     what
         Name used in the error when no value in the interval passes.
 
+    Returns
+    -------
+    float
+        The smallest (``increasing``) or largest passing value; it always passes.
+
     Raises
     ------
     UnmetTargetError
         When even the most favourable end of the interval fails.
+
+    See Also
+    --------
+    safe_root : The root of a non-increasing function from the safe side.
+    crowdhide.calibrate : The shuffle and countermeasure calibrations built on it.
 
     Examples
     --------

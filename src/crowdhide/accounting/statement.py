@@ -103,6 +103,17 @@ class Target:
 
     ``met`` is true only when the statement is a certificate whose ε and δ are both within
     the target (ε with a 1e-9 relative allowance for safe-side rounding).
+
+    Parameters
+    ----------
+    epsilon, delta
+        The target guarantee.
+    met
+        Whether the statement carrying this target meets it.
+
+    See Also
+    --------
+    PrivacyStatement : Carries a target in its ``target`` field.
     """
 
     epsilon: float
@@ -143,6 +154,11 @@ class PrivacyStatement:
         or the same ε (for a δ statement): the truth lies between ``lower`` and ``self``.
     target
         Optionally, the user's target and whether this statement meets it.
+
+    See Also
+    --------
+    crowdhide.shuffle_epsilon : The accountant's answer, a statement.
+    crowdhide.compose : The statement of several runs on the same people.
 
     Examples
     --------

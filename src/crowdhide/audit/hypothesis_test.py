@@ -42,6 +42,22 @@ __all__ = [
 def clopper_pearson(*, successes: int, trials: int, confidence: float) -> tuple[float, float]:
     """Two-sided Clopper–Pearson (exact binomial) confidence interval for a proportion.
 
+    Parameters
+    ----------
+    successes, trials
+        Observed successes among the trials, ``0 <= successes <= trials``.
+    confidence
+        Coverage of the interval, ``0 < confidence < 1``.
+
+    Returns
+    -------
+    tuple of (float, float)
+        The lower and upper limits.
+
+    See Also
+    --------
+    audit_scores : Prices each measured rate with it.
+
     Examples
     --------
     >>> low, high = clopper_pearson(successes=0, trials=100, confidence=0.95)
@@ -64,6 +80,22 @@ def epsilon_from_error_rates(
 
     Returns 0 when the rates are compatible with ε = 0 and ``inf`` when a rate is 0 while the
     other is below ``1 − δ`` (no finite ε allows it).
+
+    Parameters
+    ----------
+    false_positive_rate, false_negative_rate
+        The test's error rates, in ``[0, 1]``.
+    delta
+        δ of the guarantee being audited.
+
+    Returns
+    -------
+    float
+        The smallest ε, ``>= 0`` (``inf`` as above).
+
+    See Also
+    --------
+    audit_scores : Measures the rates and applies this.
 
     Examples
     --------
@@ -89,7 +121,7 @@ def epsilon_from_error_rates(
 class AuditResult:
     """Outcome of an audit: a lower bound on ε at the given δ and confidence, and the test.
 
-    Attributes
+    Parameters
     ----------
     privacy
         The lower bound as a statement (``kind="lower"``): ε that the mechanism cannot beat
@@ -106,6 +138,10 @@ class AuditResult:
     side
         Which side of the threshold the test calls "from x" (``"above"`` or
         ``"below"``), chosen on the tuning half.
+
+    See Also
+    --------
+    audit_scores : Produces it.
     """
 
     privacy: PrivacyStatement
@@ -142,6 +178,16 @@ def audit_scores(
         δ of the guarantee being audited.
     confidence
         Confidence of the lower bound (Clopper–Pearson on each rate, Bonferroni-corrected).
+
+    Returns
+    -------
+    AuditResult
+        The lower bound on ε at ``delta`` and the test that gave it.
+
+    See Also
+    --------
+    epsilon_from_error_rates : The ε a pair of error rates implies.
+    clopper_pearson : The confidence interval of each rate.
 
     Examples
     --------
@@ -245,6 +291,22 @@ def bayes_success_bound(*, epsilon: float, delta: float, choices: int) -> float:
 
     Under (ε, δ)-DP with respect to changing the secret, an adversary with a uniform prior over
     ``T`` values guesses right with probability at most ``e^ε / (e^ε + T − 1) + δ``.
+
+    Parameters
+    ----------
+    epsilon, delta
+        The guarantee.
+    choices
+        The number T of equally likely values, ``T >= 1``.
+
+    Returns
+    -------
+    float
+        ``min(1, e^ε / (e^ε + T − 1) + δ)``.
+
+    See Also
+    --------
+    crowdhide.qif.scrambler_vulnerability : The exact guessing probability of a scrambler.
 
     Examples
     --------

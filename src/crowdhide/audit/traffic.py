@@ -33,6 +33,24 @@ def wire_link_counts(records: npt.ArrayLike, *, frame_record: int, hosts: int) -
     data, one ``END`` per round) and back (welcome, one ``ACK`` per round); the difference
     of the two counts is the number of data frames, which the observer can compute too.
 
+    Parameters
+    ----------
+    records
+        The capture's records (see above), one row per record.
+    frame_record
+        Length of a frame-length application record.
+    hosts
+        The number of hosts H.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``H × H`` data-frame counts, initiator host by acceptor host.
+
+    See Also
+    --------
+    transcript_link_counts : What the transcript predicts the capture shows.
+
     Examples
     --------
     >>> r = np.array([[0, 1, 1, 0, 23, 145, 0]] * 5 + [[0, 1, 1, 1, 23, 145, 0]] * 2)
@@ -53,6 +71,27 @@ def host_of_nodes(
     ids: npt.ArrayLike, *, groups: Mapping[str, tuple[int, int]], block_size: int, hosts: int
 ) -> IntArray:
     """Host of each global node id under the node map "block ``b`` on host ``b mod H``".
+
+    Parameters
+    ----------
+    ids
+        Global node ids.
+
+    groups
+        The plan's node groups: name → (first global id, size).
+    block_size
+        Nodes per block.
+    hosts
+        The number of hosts H.
+
+    Returns
+    -------
+    numpy.ndarray
+        The host of every id, in ``0 .. H−1``.
+
+    See Also
+    --------
+    transcript_link_counts : Counts messages per host pair with this map.
 
     Examples
     --------
@@ -79,7 +118,31 @@ def transcript_link_counts(
     """Messages per host pair of a transcript: what :func:`wire_link_counts` would show.
 
     ``node_hosts`` (the host of every global node id, e.g. from the tls backend's placement)
-    replaces the node map "block ``b`` on host ``b mod H``"."""
+    replaces the node map "block ``b`` on host ``b mod H``".
+
+    Parameters
+    ----------
+    source, target
+        Global node ids of every message's sender and receiver.
+
+    groups
+        The plan's node groups: name → (first global id, size).
+    block_size
+        Nodes per block.
+    hosts
+        The number of hosts H.
+    node_hosts
+        The host of every global node id, replacing the map (see above).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``H × H`` message counts, initiator host by acceptor host.
+
+    See Also
+    --------
+    wire_link_counts : The same counts, from a capture of the wire.
+    """
     if node_hosts is not None:
         where = np.asarray(node_hosts, dtype=np.int64)
         a, b = where[np.asarray(source, dtype=np.int64)], where[np.asarray(target, dtype=np.int64)]
@@ -105,6 +168,27 @@ def link_attack(
     On dataset x a user's message goes to a node on ``link_x``'s acceptor, on x' to one on
     ``link_x_prime``'s; the score of a run is the difference of the two links' counts.
     Returns the audit and the accuracy of the best threshold (balanced, held-out half).
+
+    Parameters
+    ----------
+    counts_x, counts_x_prime
+        Per-run link-count matrices (``H × H``) observed on x and on x'.
+    link_x, link_x_prime
+        The (initiator, acceptor) links the user's message takes on x and on x'.
+    delta
+        δ of the guarantee being audited.
+    confidence
+        Confidence of the lower bound.
+
+    Returns
+    -------
+    tuple of (AuditResult, float)
+        The audit and the test's balanced held-out accuracy.
+
+    See Also
+    --------
+    wire_link_counts : The link counts of a capture.
+    crowdhide.audit.audit_scores : The audit applied to the scores.
 
     Examples
     --------

@@ -55,6 +55,22 @@ BACKENDS: Mapping[str, frozenset[str]] = {
 def make_backend(name: str, **options: Any) -> Backend:
     """The backend called ``name``, built with ``options`` (``None`` values: not given).
 
+    Parameters
+    ----------
+    name
+        One of :data:`BACKENDS`.
+    **options
+        The backend's own options (e.g. ``address`` for Ray).
+
+    Returns
+    -------
+    Backend
+        The backend, ready for :func:`execute`.
+
+    See Also
+    --------
+    execute : Runs a plan on a backend.
+
     Examples
     --------
     >>> make_backend("local").name
@@ -121,6 +137,27 @@ def execute(
 ) -> Execution:
     """:func:`crowdhide.engine.execute` on ``backend``, a backend object or a name
     (:func:`make_backend`; ``address``: an existing Ray cluster, backend ``"ray"`` only).
+
+    Parameters
+    ----------
+    plan
+        The plan to run.
+    backend
+        A backend object or its name (``"local"``, ``"ray"``, ``"tls"``).
+    rng, shards, block_size, keep, keep_sources, progress
+        As for :func:`crowdhide.engine.execute` (``block_size=None``: the engine's default).
+    address
+        An existing Ray cluster (backend ``"ray"`` chosen by name only).
+
+    Returns
+    -------
+    Execution
+        The final states, the transcript and the routes' statistics.
+
+    See Also
+    --------
+    crowdhide.engine.execute : The engine's own entry, given a backend object.
+    make_backend : A backend by name.
 
     Examples
     --------

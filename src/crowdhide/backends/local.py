@@ -29,6 +29,15 @@ class LocalBackend:
     Shards are processed one after another (shard-major order), which changes nothing in
     the result; peak memory follows the block size and the inboxes of the group being run.
 
+    Parameters
+    ----------
+    memory_budget
+        Bytes of messages held in memory; beyond it, inboxes spill to a temporary file.
+
+    See Also
+    --------
+    crowdhide.backends.make_backend : Chooses a backend by name.
+
     Examples
     --------
     >>> import numpy as np

@@ -62,7 +62,22 @@ _PATH_ERRORS = (
 
 
 def build_app(areas: Sequence[str] | None = None) -> typer.Typer:
-    """Create the Typer application with every area registered (or only ``areas``)."""
+    """Create the Typer application with every area registered (or only ``areas``).
+
+    Parameters
+    ----------
+    areas
+        Names of the command areas to register (``None``: all of them).
+
+    Returns
+    -------
+    typer.Typer
+        The application.
+
+    See Also
+    --------
+    main : Runs it on an argument list.
+    """
     app = typer.Typer(
         name="crowdhide",
         help="Differential privacy for decentralized and shuffled computation.",
@@ -128,7 +143,24 @@ def _app_for(args: Sequence[str]) -> typer.Typer:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``crowdhide`` console script; returns the exit code."""
+    """Entry point of the ``crowdhide`` console script; returns the exit code.
+
+    Parameters
+    ----------
+    argv
+        The arguments (``None``: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit code: 0 success, 2 invalid input, 3 target not met, 4 a tls round overran,
+        5 a tls node died or frames were lost, 1 a bug in crowdhide.
+
+    See Also
+    --------
+    entry : The console script, which exits with this code.
+    build_app : The application it runs.
+    """
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
         args = ["--help"]
@@ -156,6 +188,10 @@ def entry() -> None:
     was interrupted while its workers were up (seen in 1 of 3 CI runs), which turned the
     documented exit 130 into a crash. crowdhide's own files are closed by then; standard
     output and error are flushed first.
+
+    See Also
+    --------
+    main : The same, returning the exit code instead of exiting.
     """
     code = main()
     if code == EXIT_INTERRUPTED and "ray" in sys.modules:

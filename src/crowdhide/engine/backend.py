@@ -53,7 +53,26 @@ DEFAULT_BLOCK_SIZE = 1 << 14
 
 @dataclass(frozen=True)
 class Job:
-    """One run: the plan, its seed, the block size, shards and the groups whose state to keep."""
+    """One run: the plan, its seed, the block size, shards and the groups whose state to keep.
+
+    Parameters
+    ----------
+    plan
+        The plan to run.
+    seed
+        The run's seed.
+    block_size
+        Nodes per block.
+    shards
+        Shards (Ray: actors); never changes the result.
+    keep
+        Groups whose final state to return.
+
+    See Also
+    --------
+    Backend : Runs it.
+    BlockReport : What each block reports back.
+    """
 
     plan: ExecutionPlan = field(repr=False)
     seed: int
@@ -135,6 +154,23 @@ class BlockReport:
 
     ``traffic`` holds one tuple ``(round, size, source ids, target ids, order)`` per emitted
     batch, ids global (plan-wide), as the network observer sees them.
+
+    Parameters
+    ----------
+    block
+        The block that ran.
+    traffic
+        The emitted batches as the observer sees them (see above).
+    stats
+        Message counters by route.
+    used
+        By data route, the origin nodes of the real messages the block received.
+    state
+        The block's final state when its group is kept, else ``None``.
+
+    See Also
+    --------
+    Job : What the driver asked for.
     """
 
     block: Block
@@ -176,7 +212,13 @@ def _global(ids: npt.NDArray[Any], offset: int) -> npt.NDArray[np.int32]:
 
 @runtime_checkable
 class Backend(Protocol):
-    """Executes blocks and moves batches (see the module docstring)."""
+    """Executes blocks and moves batches (see the module docstring).
+
+    See Also
+    --------
+    crowdhide.backends.local.LocalBackend : The in-process backend.
+    crowdhide.backends.make_backend : A backend by name.
+    """
 
     name: str
 

@@ -42,7 +42,7 @@ ProgressCallback = Callable[[int, int, str], None]
 class RouteStats:
     """Message counts of one route.
 
-    Attributes
+    Parameters
     ----------
     messages
         Messages on the wire (both hops of a scrambled route).
@@ -52,6 +52,10 @@ class RouteStats:
         Dummy messages (sampled-away, flooding and scrambler dummies).
     senders
         Sending nodes.
+
+    See Also
+    --------
+    Execution : Holds one per route.
     """
 
     messages: int
@@ -64,7 +68,7 @@ class RouteStats:
 class Execution:
     """Result of :func:`execute`.
 
-    Attributes
+    Parameters
     ----------
     states
         Final state of every kept group (all non-source groups by default), blocks joined.
@@ -77,6 +81,10 @@ class Execution:
         (the tuples the result used).
     backend, shards, block_size, seed
         How the run was executed (the result depends on ``seed`` and ``block_size`` only).
+
+    See Also
+    --------
+    execute : Produces it.
     """
 
     states: Mapping[str, State] = field(repr=False)
@@ -90,7 +98,22 @@ class Execution:
 
 
 def seed_of(rng: np.random.Generator | int | None) -> int:
-    """The integer seed of a run: ``rng`` itself, a draw from a Generator, or fresh entropy."""
+    """The integer seed of a run: ``rng`` itself, a draw from a Generator, or fresh entropy.
+
+    Parameters
+    ----------
+    rng
+        An int >= 0 (returned as is), a Generator (one draw) or ``None`` (fresh entropy).
+
+    Returns
+    -------
+    int
+        The seed.
+
+    See Also
+    --------
+    execute : Runs a plan with this seed.
+    """
     if rng is None:
         return int(np.random.SeedSequence().generate_state(2, np.uint32).view(np.uint64)[0] >> 1)
     if isinstance(rng, np.random.Generator):
@@ -132,6 +155,16 @@ def execute(
         Also return the states of source groups (memory grows with the population).
     progress
         ``progress(done, total, group)`` called after each group.
+
+    Returns
+    -------
+    Execution
+        The kept states, the observer's transcript and the routes' message counts.
+
+    See Also
+    --------
+    crowdhide.backends.execute : The same with a backend chosen by name.
+    crowdhide.plans.protect : The countermeasures a plan runs with.
 
     Examples
     --------

@@ -55,12 +55,30 @@ NODE = "@node"
 
 
 class OutOfBlockError(IndexError):
-    """A node program read state of a node outside its block."""
+    """A node program read state of a node outside its block.
+
+    See Also
+    --------
+    BlockState : Raises it.
+    """
 
 
 @dataclass(frozen=True)
 class Block:
     """Nodes ``start .. stop-1`` (indices within ``group``) executed together.
+
+    Parameters
+    ----------
+    group
+        The node group.
+    index
+        The block's index within the group.
+    start, stop
+        The first node and one past the last.
+
+    See Also
+    --------
+    BlockState : The state of a block's nodes.
 
     Examples
     --------
@@ -92,6 +110,18 @@ class BlockState(Mapping[str, npt.NDArray[Any]]):
 
     Indexing a column gives the block's rows only; :meth:`at` reads by node index within the
     group and raises :class:`OutOfBlockError` for a node of another block.
+
+    Parameters
+    ----------
+    columns
+        The block's rows of each column.
+    block
+        The block they belong to.
+
+    See Also
+    --------
+    Inbox : Holds it for a program.
+    OutOfBlockError : Raised when reading outside the block.
 
     Examples
     --------
@@ -144,7 +174,7 @@ def _empty() -> IntArray:
 class MessageBatch:
     """Messages of one route hop from one sender block (one entry per message).
 
-    Attributes
+    Parameters
     ----------
     route
         Route name.
@@ -171,6 +201,10 @@ class MessageBatch:
     forward
         Scrambled routes, first hop: the final target chosen by the source (encrypted for
         the scrambler); ``None`` otherwise.
+
+    See Also
+    --------
+    Transcript : What the observer sees of the batches.
     """
 
     route: str
@@ -292,7 +326,7 @@ class MessageBatch:
 class Delivery:
     """Real messages of one route received by a block (dummies already discarded).
 
-    Attributes
+    Parameters
     ----------
     route
         Route name.
@@ -306,6 +340,10 @@ class Delivery:
         The payload table (the route's declared columns).
     count
         Rows carried by each message (``None``: one each).
+
+    See Also
+    --------
+    Inbox : What a program receives, one delivery per route.
     """
 
     route: str
@@ -361,7 +399,22 @@ class Delivery:
 
 @dataclass(frozen=True)
 class Inbox:
-    """What a program sees: its block, the block's own state and the real messages to it."""
+    """What a program sees: its block, the block's own state and the real messages to it.
+
+    Parameters
+    ----------
+    deliveries
+        The real messages, one :class:`Delivery` per route.
+    block
+        The block the program runs on.
+    state
+        The block's own state (iterative groups), else ``None``.
+
+    See Also
+    --------
+    Delivery : The messages of one route.
+    crowdhide.engine.plan.PlanBuilder : Where the programs that read it are declared.
+    """
 
     deliveries: tuple[Delivery, ...] = ()
     block: Block | None = None
@@ -429,12 +482,17 @@ def merge_deliveries(route: str, batches: Sequence[MessageBatch]) -> Delivery:
 class Transcript:
     """What the network observer sees: one row per message, no contents.
 
-    Attributes
+    Parameters
     ----------
     round, source, target, size, order
         Equal-length integer arrays. Node ids are global (see ``groups``).
     groups
         ``{group name: (first id, size)}``.
+
+    See Also
+    --------
+    crowdhide.engine.execute : Returns it in the execution.
+    crowdhide.audit.transcript_link_counts : Its messages per host pair.
     """
 
     round: npt.NDArray[np.int16]

@@ -179,6 +179,10 @@ class NodeGroup:
         it receives. ``process`` then sees one route's delivery per call, and ``combine``
         must not depend on how the messages were cut into parts beyond floating-point
         rounding (the cut is canonical, hence the same for every backend and shard count).
+
+    See Also
+    --------
+    Route : How groups send to each other.
     """
 
     name: str
@@ -242,6 +246,11 @@ class ScramblerLayer:
         here is the local-randomizer one (Theorem 3 is not a certified bound).
     group
         Name of the scrambler group in the transformed plan.
+
+    See Also
+    --------
+    Protection : Holds it.
+    crowdhide.scrambler_epsilon : The privacy of one scrambler.
     """
 
     per_scrambler: int
@@ -282,6 +291,11 @@ class Protection:
         ``0 <= d <= T-1``. Not combined with scramblers.
     scrambler
         Optional scrambler layer.
+
+    See Also
+    --------
+    protect : Applies it to a plan.
+    ScramblerLayer : The scrambler part.
     """
 
     sigma: float = 0.0
@@ -323,6 +337,11 @@ class Route:
     columns
         Columns of the sender's state a message carries (its encrypted payload); ``None``
         carries every column. A receiver sees these columns and nothing else of the sender.
+
+    See Also
+    --------
+    NodeGroup : The sender and receiver.
+    Protection : Countermeasures of a data route.
     """
 
     name: str
@@ -369,7 +388,7 @@ class Route:
 class Cluster:
     """A cluster of Definition 4 (or ``count`` identical parallel ones).
 
-    Attributes
+    Parameters
     ----------
     name
         ``"<group>/<route>"`` for the logical senders of one route; the group name for a
@@ -391,6 +410,13 @@ class Cluster:
         Whether the routing depends on values computed from other users' data (e.g.
         K-means centroids). Theorem 1 then holds for the communication pattern given those
         values, as in Section V-B; they are not themselves protected.
+    sender
+        The sending group.
+
+    See Also
+    --------
+    DataPath : The clusters one tuple can influence.
+    compose_along_paths : Composes the clusters' guarantees.
     """
 
     name: str
@@ -406,7 +432,20 @@ class Cluster:
 
 @dataclass(frozen=True)
 class DataPath:
-    """The clusters one tuple of ``origin`` can influence (Theorem 1)."""
+    """The clusters one tuple of ``origin`` can influence (Theorem 1).
+
+    Parameters
+    ----------
+    origin
+        The source group whose tuples start the path.
+    clusters
+        Names of the clusters on the path.
+
+    See Also
+    --------
+    Cluster : One of them.
+    compose_along_paths : The guarantee of every path.
+    """
 
     origin: str
     clusters: tuple[str, ...]
@@ -415,6 +454,18 @@ class DataPath:
 @dataclass(frozen=True)
 class ExecutionPlan:
     """A validated execution plan: node groups and routes forming a DAG.
+
+    Parameters
+    ----------
+    groups
+        The node groups.
+    routes
+        The routes between them (a DAG).
+
+    See Also
+    --------
+    PlanBuilder : Builds one.
+    protect : Adds countermeasures to one.
 
     Examples
     --------
@@ -694,6 +745,11 @@ class PlanBuilder:
     functions receive an :class:`~crowdhide.engine.messages.Inbox` holding only real
     messages (dummies are discarded by the target) and return their state.
 
+    See Also
+    --------
+    ExecutionPlan : What it builds.
+    crowdhide.engine.execute : Runs the plan.
+
     Examples
     --------
     >>> import numpy as np
@@ -811,6 +867,33 @@ def protect(
     is inserted; each adds ``dummies`` (d) and shuffles (Algorithm 1). The engine sends
     every node's messages in a random order so edge labels do not reveal the real one.
 
+    Parameters
+    ----------
+    plan
+        The plan to transform.
+    route
+        The data route to protect (``None``: every data route).
+    sigma
+        Target sampling rate σ.
+    local_dummies
+        Flooding: dummies per source to distinct other targets.
+    per_scrambler
+        Sources per scrambler n (``None``: no scramblers).
+    dummies
+        Dummies d per scrambler.
+    cap
+        Algorithm 1's capped variant.
+
+    Returns
+    -------
+    ExecutionPlan
+        The transformed plan (the input is unchanged).
+
+    See Also
+    --------
+    Protection : The countermeasures of one route.
+    crowdhide.calibrate : The cheapest countermeasures for a target (``targets=``).
+
     Examples
     --------
     >>> import numpy as np
@@ -880,6 +963,11 @@ def compose_along_paths(
     -------
     (ε, δ, [(path, ε_path, δ_path), ...])
 
+    See Also
+    --------
+    data_clusters_per_path : How many clusters share a path's δ.
+    crowdhide.accounting.basic_composition : The composition rule.
+
     Examples
     --------
     Two source clusters on one data path add up (Example 5 of Ladjel et al.):
@@ -923,7 +1011,22 @@ def compose_along_paths(
 
 
 def data_clusters_per_path(plan: ExecutionPlan) -> int:
-    """Largest number of data-dependent clusters on one data path (δ budget split)."""
+    """Largest number of data-dependent clusters on one data path (δ budget split).
+
+    Parameters
+    ----------
+    plan
+        The plan.
+
+    Returns
+    -------
+    int
+        The largest count (at least 1).
+
+    See Also
+    --------
+    compose_along_paths : The guarantee of every path.
+    """
     known = {c.name: c for c in plan.clusters()}
     return max(
         (sum(1 for c in p.clusters if known[c].data_dependent) for p in plan.data_paths()),

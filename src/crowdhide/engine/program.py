@@ -86,6 +86,28 @@ def block_rng(
     its spawn key: the stream is then unpredictable to anyone without the secret, even
     knowing the seed (Philox's key is 128 bits drawn from the SeedSequence pool).
 
+    Parameters
+    ----------
+    seed
+        The run's seed.
+    round
+        The superstep.
+    group
+        The node group.
+    block
+        The block's index.
+    secret
+        The host's private random integer (``None``: keyed by the seed alone).
+
+    Returns
+    -------
+    numpy.random.Generator
+        The block's generator.
+
+    See Also
+    --------
+    step : Runs a block with it.
+
     Examples
     --------
     >>> a = block_rng(7, 2, "S", 3).integers(0, 1000, 3)
@@ -113,6 +135,23 @@ class BlockResult:
     ``real_delivered`` (received here); ``used`` maps a data route to the origin nodes of the
     real messages this block received (or, for a folding block, a boolean mask over the
     sender group).
+
+    Parameters
+    ----------
+    block
+        The block that ran.
+    state
+        Its final state.
+    batches
+        Its outgoing message batches.
+    stats
+        Message counters by route (see above).
+    used
+        Origin nodes (or a mask) by data route (see above).
+
+    See Also
+    --------
+    step : Produces it.
     """
 
     block: Block
@@ -133,7 +172,26 @@ def inbox_of(
 def split(
     batch: MessageBatch, receiver_size: int, block_size: int
 ) -> list[tuple[int, MessageBatch]]:
-    """The parts of ``batch`` addressed to each receiver block: ``[(block index, part)]``."""
+    """The parts of ``batch`` addressed to each receiver block: ``[(block index, part)]``.
+
+    Parameters
+    ----------
+    batch
+        A batch of one route hop.
+    receiver_size
+        Nodes in the receiving group.
+    block_size
+        Nodes per block.
+
+    Returns
+    -------
+    list of (int, MessageBatch)
+        One part per receiver block that gets messages, by block index.
+
+    See Also
+    --------
+    step : Receives the parts.
+    """
     if len(batch) == 0:
         return []
     if batch.dst.min() < 0 or batch.dst.max() >= receiver_size:
@@ -186,6 +244,16 @@ def step(
         dummy is recognised by its payload, not by replaying the sender), so the whole
         stream may be secret. Randomness that nodes must share (e.g. K-means' initial
         centroids) is drawn by the plan's author and travels in the plan as parameters.
+
+    Returns
+    -------
+    BlockResult
+        The block's state, outgoing batches and counters.
+
+    See Also
+    --------
+    block_rng : The block's randomness.
+    crowdhide.engine.execute : Runs every block of a plan.
     """
     group = plan.group(block.group)
     level = plan.levels()[group.name]

@@ -35,7 +35,7 @@ __all__ = [
 class ExperimentResult:
     """What an experiment produced.
 
-    Attributes
+    Parameters
     ----------
     files
         Paths written (CSV/JSON data and PNG figures).
@@ -45,6 +45,10 @@ class ExperimentResult:
         JSON-serialisable key numbers, echoed by ``--json``.
     verdicts
         The paper's claims this run tests, each judged from the measured numbers.
+
+    See Also
+    --------
+    Experiment : What produces it.
     """
 
     files: tuple[Path, ...]
@@ -67,6 +71,21 @@ class Experiment:
     The function is called as ``run(out_dir, rng=Generator, quick=bool)``; ``quick`` asks for
     a reduced-size run (used by the test suite). ``aliases`` are former names that still run
     it (not listed).
+
+    Parameters
+    ----------
+    name
+        The name it runs by (``crowdhide reproduce NAME``).
+    summary
+        One line, listed by ``crowdhide reproduce --list``.
+    run
+        The function that runs it (see above).
+    aliases
+        Former names that still run it.
+
+    See Also
+    --------
+    experiment : The decorator that registers one.
     """
 
     name: str
@@ -82,7 +101,26 @@ _ALIASES: dict[str, str] = {}
 def experiment(
     name: str, summary: str, *, aliases: tuple[str, ...] = ()
 ) -> Callable[[ExperimentFunction], ExperimentFunction]:
-    """Decorator registering ``run(out_dir, *, rng, quick)`` under ``name`` (and ``aliases``)."""
+    """Decorator registering ``run(out_dir, *, rng, quick)`` under ``name`` (and ``aliases``).
+
+    Parameters
+    ----------
+    name
+        The experiment's name.
+    summary
+        One line describing it.
+    aliases
+        Former names that still run it.
+
+    Returns
+    -------
+    callable
+        The decorator; it returns the function unchanged.
+
+    See Also
+    --------
+    discover : The registry of every experiment.
+    """
 
     def register(func: ExperimentFunction) -> ExperimentFunction:
         for key in (name, *aliases):
@@ -97,7 +135,17 @@ def experiment(
 
 
 def discover() -> dict[str, Experiment]:
-    """Import every experiment module and return the registry, sorted by name."""
+    """Import every experiment module and return the registry, sorted by name.
+
+    Returns
+    -------
+    dict of str to Experiment
+        Every registered experiment by name.
+
+    See Also
+    --------
+    experiment : How a module registers one.
+    """
     package = importlib.import_module("crowdhide.experiments")
     for module in pkgutil.iter_modules(package.__path__):
         if not module.name.startswith("_"):

@@ -60,6 +60,10 @@ class LaplaceMechanism:
         L1-sensitivity Δ > 0 of the value being released (for a local randomizer on
         ``[lower, upper]`` this is ``upper − lower``).
 
+    See Also
+    --------
+    GaussianMechanism : The (ε, δ) additive mechanism.
+
     Examples
     --------
     >>> lap = LaplaceMechanism(eps0=0.5, sensitivity=2.0)
@@ -129,6 +133,24 @@ def gaussian_mechanism_delta(*, sigma: float, epsilon: float, sensitivity: float
     The validated (σ, Δ) form of :func:`crowdhide.accounting.gaussian.gaussian_delta`, which
     takes the shift ``μ = Δ/σ``.
 
+    Parameters
+    ----------
+    sigma
+        Standard deviation σ > 0 of the noise.
+    epsilon
+        ε >= 0.
+    sensitivity
+        L2-sensitivity Δ > 0.
+
+    Returns
+    -------
+    float
+        δ(ε), exact up to floating point.
+
+    See Also
+    --------
+    analytic_gaussian_sigma : The inverse, σ for a target (ε, δ).
+
     Examples
     --------
     >>> round(gaussian_mechanism_delta(sigma=1.0, epsilon=0.0), 9)  # 2Φ(1/2) − 1
@@ -157,6 +179,16 @@ def analytic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float 
         Target δ, ``0 < δ < 1`` (down to 1e-300).
     sensitivity
         L2-sensitivity Δ > 0.
+
+    Returns
+    -------
+    float
+        σ, with ``δ(ε; σ) <= δ`` in floating point.
+
+    See Also
+    --------
+    gaussian_mechanism_delta : δ(ε) for a given σ.
+    GaussianMechanism : The mechanism with this σ.
 
     Examples
     --------
@@ -199,6 +231,11 @@ class GaussianMechanism:
         Target guarantee; ``epsilon >= 0``, ``0 < delta < 1``.
     sensitivity
         L2-sensitivity Δ > 0.
+
+    See Also
+    --------
+    analytic_gaussian_sigma : The σ it uses.
+    LaplaceMechanism : The pure-DP additive mechanism.
 
     Examples
     --------

@@ -51,6 +51,15 @@ def project_to_simplex(v: npt.ArrayLike, *, total: float = 1.0) -> npt.NDArray[n
     total
         Sum of the result, > 0 (1 for a probability distribution).
 
+    Returns
+    -------
+    numpy.ndarray
+        The closest point of the simplex to ``v`` in Euclidean distance.
+
+    See Also
+    --------
+    inversion_histogram_estimate : Uses it to turn an unbiased estimate into a distribution.
+
     Examples
     --------
     >>> project_to_simplex([0.8, 0.4, 0.1, -0.2]).round(12)
@@ -102,6 +111,17 @@ def inversion_histogram_estimate(
         Return the projection onto the simplex (a distribution) instead of the raw
         unbiased solution.
 
+    Returns
+    -------
+    numpy.ndarray
+        The estimated distribution (length m): on the simplex if ``project``, else unbiased
+        (entries may be negative).
+
+    See Also
+    --------
+    project_to_simplex : The projection applied when ``project``.
+    KaryRandomizedResponse.estimate_frequencies : The k-RR case.
+
     Examples
     --------
     >>> from crowdhide.mechanisms import KaryRandomizedResponse
@@ -138,6 +158,20 @@ def total_variation_distance(p: npt.ArrayLike, q: npt.ArrayLike) -> float:
     For probability vectors this is the largest difference of the probability of any event.
     Signed vectors (e.g. unprojected unbiased estimates) are accepted; the result is then half
     their L1 distance.
+
+    Parameters
+    ----------
+    p, q
+        Two 1-D vectors of the same length.
+
+    Returns
+    -------
+    float
+        ``½ Σ |p_i − q_i|`` (at most 1 for probability vectors).
+
+    See Also
+    --------
+    project_to_simplex : Turns a signed estimate into a distribution first.
 
     Examples
     --------

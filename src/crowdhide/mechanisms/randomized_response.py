@@ -40,6 +40,11 @@ class KaryRandomizedResponse:
     eps0
         Local privacy level ε0 > 0 (finite).
 
+    See Also
+    --------
+    BinaryRandomizedResponse : The k = 2 case.
+    crowdhide.shuffle_epsilon : The privacy of n shuffled reports (``k=k``).
+
     Examples
     --------
     >>> rr = KaryRandomizedResponse(k=4, eps0=float(np.log(3.0)))
@@ -194,6 +199,11 @@ class BinaryRandomizedResponse:
     ----------
     eps0
         Local privacy level ε0 > 0 (finite).
+
+    See Also
+    --------
+    KaryRandomizedResponse : The k-ary generalisation.
+    crowdhide.shuffle_epsilon : The privacy of n shuffled reports (``k=2``).
 
     Examples
     --------

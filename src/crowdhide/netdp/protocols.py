@@ -59,7 +59,7 @@ IntArray = npt.NDArray[np.int64]
 class WalkSumRun:
     """Result of a real-summation protocol.
 
-    Attributes
+    Parameters
     ----------
     estimate
         The final token (unbiased estimate of ``target``).
@@ -73,6 +73,10 @@ class WalkSumRun:
         Steps where a capped user added noise only.
     transcript
         The messages (``None`` if ``record=False``).
+
+    See Also
+    --------
+    ring_sum, complete_sum : Produce it.
     """
 
     estimate: float
@@ -87,7 +91,7 @@ class WalkSumRun:
 class WalkHistogramRun:
     """Result of a histogram protocol.
 
-    Attributes
+    Parameters
     ----------
     estimate
         Unbiased estimate of ``target`` (corrected debiasing).
@@ -103,6 +107,10 @@ class WalkHistogramRun:
         Number of purely random items (initialisation of Alg. 2, noise-only fallback).
     transcript
         The messages (``None`` if ``record=False``).
+
+    See Also
+    --------
+    ring_histogram, complete_histogram : Produce it.
     """
 
     estimate: FloatArray
@@ -118,7 +126,7 @@ class WalkHistogramRun:
 class SgdRun:
     """Result of :func:`complete_sgd` (``runs`` independent walks).
 
-    Attributes
+    Parameters
     ----------
     models
         Final iterates, shape ``(runs, d)``.
@@ -132,6 +140,10 @@ class SgdRun:
         Noise-only (or forwarded) steps per run.
     transcript
         Messages of run 0 (``None`` unless ``record=True``).
+
+    See Also
+    --------
+    complete_sgd : Produces it.
     """
 
     models: FloatArray
@@ -154,6 +166,22 @@ def _noise(
 
 def ring_noise_additions(*, n: int, rounds: int) -> int:
     """Number of noisy steps of Alg. 1: ⌈Kn/(n−1)⌉ (the paper's ⌊·⌋ is wrong).
+
+    Parameters
+    ----------
+    n
+        Number of users.
+    rounds
+        Laps K.
+
+    Returns
+    -------
+    int
+        ⌈Kn/(n−1)⌉.
+
+    See Also
+    --------
+    ring_sum : The protocol that adds them.
 
     Examples
     --------
@@ -210,6 +238,16 @@ def ring_sum(
         ``"distributed_published"`` (σ_loc/√n as printed: only (n−1)/n of σ_loc² per lap).
     record
         Keep the transcript.
+
+    Returns
+    -------
+    WalkSumRun
+        The final token (the estimate), the true sum and the noise's standard deviation.
+
+    See Also
+    --------
+    complete_sum : The same on the complete graph.
+    ring_noise_additions : How many noisy steps Alg. 1 takes.
 
     Examples
     --------
@@ -277,6 +315,26 @@ def debias_histogram(
     ``E[τ_l] = (1 − γ) h_l + γ N/L + N_u/L`` with N randomized and ``N_u`` uniform items, so
     ``ĥ_l = (τ_l − γ N/L − N_u/L)/(1 − γ)``.
 
+    Parameters
+    ----------
+    raw
+        The final token: counts of the L values.
+    gamma
+        Blanket probability γ.
+    randomized_items
+        N, the number of items that went through RR_γ.
+    uniform_items
+        ``N_u``, the number of purely uniform items.
+
+    Returns
+    -------
+    numpy.ndarray
+        The unbiased counts ``ĥ``.
+
+    See Also
+    --------
+    debias_published : The biased formula as printed, for comparison.
+
     Examples
     --------
     >>> debias_histogram([6.0, 4.0], gamma=0.5, randomized_items=8, uniform_items=2).tolist()
@@ -294,6 +352,22 @@ def debias_published(raw: npt.ArrayLike, *, gamma: float) -> FloatArray:
     """The debiasing printed in Alg. 2 and 5, ``(τ_l − γ/L)/(1 − γ)`` — **biased for counts**.
 
     Kept only to show the defect; use :func:`debias_histogram`.
+
+    Parameters
+    ----------
+    raw
+        The final token: counts of the L values.
+    gamma
+        Blanket probability γ.
+
+    Returns
+    -------
+    numpy.ndarray
+        The published (biased) estimate.
+
+    See Also
+    --------
+    debias_histogram : The corrected, unbiased estimate.
     """
     t = np.asarray(raw, dtype=np.float64)
     g = check_probability("gamma", gamma, allow_one=False)
@@ -342,6 +416,28 @@ def ring_histogram(
     The token starts with ⌈γn⌉ uniform items (rounding up is conservative for privacy) and
     every contribution goes through RR_γ. The estimate uses the corrected debiasing
     ``(τ_l − γKn/L − ⌈γn⌉/L)/(1 − γ)``.
+
+    Parameters
+    ----------
+    values
+        Shape ``(K, n)``: ``values[k, u]`` is u's value in ``0..L−1`` on lap k + 1.
+    domain_size
+        L, the number of values.
+    gamma
+        Blanket probability γ of RR_γ.
+    rng
+        Generator or seed.
+    record
+        Keep the transcript.
+
+    Returns
+    -------
+    WalkHistogramRun
+        The estimate, the true histogram and the raw token.
+
+    See Also
+    --------
+    complete_histogram : The same on the complete graph.
 
     Examples
     --------
@@ -417,6 +513,23 @@ def complete_sum(
         Maximum number of contributions per user (Section 5.2); also implied by a stream
         of length K. Past it the holder adds noise only (``over_cap="noise"``, required by
         network DP since other users rely on that noise) or just forwards (``"forward"``).
+    rng
+        Generator or seed.
+    over_cap
+        Past the cap: ``"noise"`` or ``"forward"`` (see ``cap``).
+    mechanism
+        Noise distribution, ``"gaussian"`` or ``"laplace"``.
+    record
+        Keep the transcript.
+
+    Returns
+    -------
+    WalkSumRun
+        The final token (the estimate), the true sum and the noise's standard deviation.
+
+    See Also
+    --------
+    ring_sum : The same on the ring.
 
     Examples
     --------
@@ -476,6 +589,36 @@ def complete_histogram(
 
     Over the cap a holder adds a uniform random item ("noise only") or forwards. The estimate
     uses the corrected debiasing ``(τ_l − γN/L − N_u/L)/(1 − γ)``.
+
+    Parameters
+    ----------
+    values
+        One value in ``0..L−1`` per user (shape ``(n,)``) or a stream per user ``(n, K)``.
+    domain_size
+        L, the number of values.
+    steps
+        Walk length T.
+    gamma
+        Blanket probability γ of RR_γ.
+    rng
+        Generator or seed.
+
+    cap
+        Maximum number of contributions per user (``None``: no cap).
+    over_cap
+        Past the cap: ``"noise"`` (add noise only, which network DP needs) or ``"forward"``.
+    record
+        Keep the transcript.
+
+    Returns
+    -------
+    WalkHistogramRun
+        The estimate, the true histogram and the raw token.
+
+    See Also
+    --------
+    ring_histogram : The same on the ring.
+    debias_histogram : The estimator it uses.
 
     Examples
     --------
@@ -537,6 +680,22 @@ def logistic_gradients(features: npt.ArrayLike, labels: npt.ArrayLike) -> Gradie
 
     ``features`` has shape ``(n, b, d)`` (b points per user), ``labels`` shape ``(n, b)`` in
     {−1, +1}. The returned function maps models ``(R, d)`` and users ``(R,)`` to gradients.
+
+    Parameters
+    ----------
+    features
+        Shape ``(n, b, d)``.
+    labels
+        Shape ``(n, b)``, in {−1, +1}.
+
+    Returns
+    -------
+    callable
+        The gradient oracle for :func:`complete_sgd`.
+
+    See Also
+    --------
+    complete_sgd : Uses it.
     """
     x = np.asarray(features, dtype=np.float64)
     y = np.asarray(labels, dtype=np.float64)
@@ -581,6 +740,48 @@ def complete_sgd(
     ``τ ← Π_W(τ − η_t (g + Z))``, ``Z ~ N(0, σ² I_d)``, where Π_W projects on the ball of
     ``radius`` (W = ℝ^d if None). Past the contribution ``cap`` the holder adds noise only
     (``over_cap="noise"``, network DP) or forwards the token (``"forward"``, local DP).
+
+    Parameters
+    ----------
+    gradient
+        Gradient oracle, e.g. :func:`logistic_gradients`.
+    n
+        Number of users.
+    dim
+        Model dimension d.
+    steps
+        Walk length T.
+    sigma
+        σ of the Gaussian noise added to every gradient.
+    step_size
+        η, or a function of the step t giving η_t.
+    rng
+        Generator or seed.
+    runs
+        Independent walks, vectorized.
+
+    cap
+        Maximum number of contributions per user (``None``: no cap).
+    over_cap
+        Past the cap: ``"noise"`` (add noise only, which network DP needs) or ``"forward"``.
+    clip
+        Gradient norm bound (``None``: no clipping).
+    radius
+        Radius of the ball W (``None``: W = ℝ^d).
+    record_every
+        Record the iterates every this many steps (0: never).
+    record
+        Keep the transcript of run 0.
+
+    Returns
+    -------
+    SgdRun
+        The final models, the recorded iterates and the contribution counts.
+
+    See Also
+    --------
+    logistic_gradients : A gradient oracle.
+    crowdhide.netdp.guarantees.sgd_network_epsilon : Its network-DP guarantee.
 
     Examples
     --------

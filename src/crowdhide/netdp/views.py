@@ -42,7 +42,7 @@ __all__ = [
 class WalkTranscript:
     """The messages of one run of a token protocol.
 
-    Attributes
+    Parameters
     ----------
     n
         Number of users.
@@ -55,6 +55,10 @@ class WalkTranscript:
         Token after the last step (kept by the last holder, not broadcast).
     topology
         ``"ring"`` or ``"complete"``.
+
+    See Also
+    --------
+    user_view : What one user sees of it.
     """
 
     n: int
@@ -84,7 +88,7 @@ class WalkTranscript:
 class View:
     """What a user (or a coalition) sees of a transcript.
 
-    Attributes
+    Parameters
     ----------
     members
         The observing users (one user, or a coalition).
@@ -98,6 +102,10 @@ class View:
     senders, receivers
         Peer identities, or ``None`` when the path is hidden (complete graph without
         ``known_peers``). ``-1`` marks "no peer" (start / end of the walk).
+
+    See Also
+    --------
+    user_view, coalition_view : Produce it.
     """
 
     members: tuple[int, ...]
@@ -112,6 +120,24 @@ def check_coalition(
     members: Iterable[int], *, n: int, target: int | None = None
 ) -> tuple[int, ...]:
     """Validate a coalition: distinct users in ``[0, n)``, not containing ``target``.
+
+    Parameters
+    ----------
+    members
+        The colluding users.
+    n
+        Number of users.
+    target
+        The protected user, who may not be a member (``None``: no such check).
+
+    Returns
+    -------
+    tuple of int
+        The members, sorted.
+
+    See Also
+    --------
+    coalition_view : The view of a coalition.
 
     Examples
     --------
@@ -154,6 +180,15 @@ def coalition_view(
         Whether peers' identities are visible; default: True on the ring (public order),
         False on the complete graph (hidden path, Section 4).
 
+    Returns
+    -------
+    View
+        What the members see together.
+
+    See Also
+    --------
+    user_view : One user's view.
+
     Examples
     --------
     >>> import numpy as np
@@ -189,7 +224,26 @@ def coalition_view(
 
 
 def user_view(transcript: WalkTranscript, user: int, *, known_peers: bool | None = None) -> View:
-    """The view ``O_v`` of a single user (Eq. 1); see :func:`coalition_view`."""
+    """The view ``O_v`` of a single user (Eq. 1); see :func:`coalition_view`.
+
+    Parameters
+    ----------
+    transcript
+        A protocol run.
+    user
+        The observing user v.
+    known_peers
+        Whether peers' identities are visible (see :func:`coalition_view`).
+
+    Returns
+    -------
+    View
+        What v sees.
+
+    See Also
+    --------
+    coalition_view : The view of several users together.
+    """
     return coalition_view(transcript, [user], known_peers=known_peers)
 
 
@@ -202,6 +256,20 @@ def network_dp_curve(
     distributions of ``O_v(A(D))`` and ``O_v(A(D'))`` be (ε, δ)-close; given both as
     ``{view: probability}`` (e.g. enumerated by brute force on a tiny graph), this returns the
     exact curve δ(ε) (both directions). For a coalition pass the coalition's view (Def. 2).
+
+    Parameters
+    ----------
+    view_d, view_d_prime
+        The distributions of v's view on D and on D', as ``{view: probability}``.
+
+    Returns
+    -------
+    DiscretePairCurve
+        The exact curve δ(ε), both directions.
+
+    See Also
+    --------
+    user_view : The view of one user in one run.
 
     Examples
     --------

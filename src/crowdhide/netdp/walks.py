@@ -37,6 +37,22 @@ IntArray = npt.NDArray[np.int64]
 def ring_walk(*, n: int, rounds: int) -> IntArray:
     """Holders of the token on the directed ring for ``rounds`` laps.
 
+    Parameters
+    ----------
+    n
+        Number of users.
+    rounds
+        Laps K.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``holders[t] = t mod n``, length ``K n``.
+
+    See Also
+    --------
+    complete_walk : The random walk on the complete graph.
+
     Examples
     --------
     >>> ring_walk(n=3, rounds=2).tolist()
@@ -49,6 +65,24 @@ def ring_walk(*, n: int, rounds: int) -> IntArray:
 
 def complete_walk(*, n: int, steps: int, rng: object = None) -> IntArray:
     """Holders of a uniform random walk with self-loops on the complete graph.
+
+    Parameters
+    ----------
+    n
+        Number of users.
+    steps
+        Walk length T.
+    rng
+        Generator or seed.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``holders[t]``, the holder at every step (length T).
+
+    See Also
+    --------
+    ring_walk : The deterministic walk on the ring.
 
     Examples
     --------
@@ -65,6 +99,20 @@ def complete_walk(*, n: int, steps: int, rng: object = None) -> IntArray:
 
 def contribution_rank(holders: npt.ArrayLike) -> IntArray:
     """The visit counter ``k_u − 1`` of the holder at every step (0 for a first visit).
+
+    Parameters
+    ----------
+    holders
+        The holder at every step.
+
+    Returns
+    -------
+    numpy.ndarray
+        The holder's previous visits at every step.
+
+    See Also
+    --------
+    visit_index : Every user's visit times.
 
     Examples
     --------
@@ -85,7 +133,7 @@ def contribution_rank(holders: npt.ArrayLike) -> IntArray:
 class VisitIndex:
     """CSR index of the visit times of every user (1-based step times).
 
-    Attributes
+    Parameters
     ----------
     n
         Number of users.
@@ -95,6 +143,10 @@ class VisitIndex:
         ``times[indptr[v]:indptr[v+1]]`` are v's visit times in increasing order.
     times
         Concatenated visit times (1-based).
+
+    See Also
+    --------
+    visit_index : Builds it.
     """
 
     n: int
@@ -127,6 +179,22 @@ class VisitIndex:
 
 def visit_index(holders: npt.ArrayLike, *, n: int) -> VisitIndex:
     """Build the :class:`VisitIndex` of a walk in O(T log T) (stable argsort).
+
+    Parameters
+    ----------
+    holders
+        The holder at every step.
+    n
+        Number of users.
+
+    Returns
+    -------
+    VisitIndex
+        The visit times of every user.
+
+    See Also
+    --------
+    contribution_rank : The visit counter at every step.
 
     Examples
     --------

@@ -70,6 +70,28 @@ def _log_four_over(delta: float) -> float:
 def lemma48_lambda(*, n: int, epsilon: float, delta: float) -> float:
     """λ of the paper's Lemma 4.8 (both regimes); raises outside its hypotheses.
 
+    Parameters
+    ----------
+    n
+        The number of users.
+    epsilon, delta
+        The target guarantee.
+
+    Returns
+    -------
+    float
+        λ of Lemma 4.8.
+
+    Raises
+    ------
+    crowdhide.errors.InvalidParameterError
+        ``epsilon`` outside the lemma's range ``(ε_min, 1]`` (ε_min grows as n shrinks).
+
+    See Also
+    --------
+    corollary47_epsilon : ε for a given λ.
+    calibrate_bit_sum : The smallest λ the accountant certifies.
+
     Examples
     --------
     >>> round(lemma48_lambda(n=10_000, epsilon=1.0, delta=1e-6), 3)
@@ -94,6 +116,24 @@ def lemma48_lambda(*, n: int, epsilon: float, delta: float) -> float:
 
 def corollary47_epsilon(*, n: int, lam: float, delta: float) -> float:
     """ε of the paper's Corollary 4.7 for a given λ ∈ [14 ln(4/δ), n].
+
+    Parameters
+    ----------
+    n
+        The number of users.
+    lam
+        λ of Algorithm 1, in ``[14 ln(4/δ), n]``.
+    delta
+        The target δ, ``0 < delta < 1``.
+
+    Returns
+    -------
+    float
+        ε of Corollary 4.7 (the paper's bound, not the accountant's tighter one).
+
+    See Also
+    --------
+    lemma48_lambda : The inverse direction, λ for a target ε.
 
     Examples
     --------
@@ -131,6 +171,18 @@ def lambda_from_eps0(*, n: int, eps0: float) -> float:
 @dataclass(frozen=True, kw_only=True)
 class BitSumRandomizer:
     """The randomizer R⁰_λ of Algorithm 1 for n users (binary RR, ε0 = ln((2n − λ)/λ)).
+
+    Parameters
+    ----------
+    n
+        The number of users.
+    lam
+        λ of Algorithm 1, ``0 < lam < n``: each user sends a uniform bit with probability λ/n.
+
+    See Also
+    --------
+    lemma48_lambda : The paper's λ for a target (ε, δ).
+    run_bit_sum : The protocol end to end.
 
     Examples
     --------
@@ -181,6 +233,27 @@ def bitsum_estimate(*, ones: float, messages: int, n: int, lam: float) -> float:
 
     With N = n this is the paper's ``n/(n − λ) · (Σ y − λ/2)``; N ≠ n handles dropouts (the
     randomizer's p stays λ/n; the privacy then holds only for the honest count).
+
+    Parameters
+    ----------
+    ones
+        Σ y, the number of ones among the shuffled messages.
+    messages
+        N, the number of messages received.
+    n
+        The number of users the randomizer was set up for (p = λ/n).
+    lam
+        λ of Algorithm 1.
+
+    Returns
+    -------
+    float
+        The unbiased estimate of the sum of the users' bits.
+
+    See Also
+    --------
+    bitsum_variance : Its exact variance.
+    BitSumRandomizer : The users' side.
     """
     nn = check_int("n", n, low=1)
     m = check_int("messages", messages, low=1)
@@ -193,6 +266,24 @@ def bitsum_variance(*, n: int, lam: float, messages: int | None = None) -> float
     """Exact variance of :func:`bitsum_estimate`: ``N (p/2)(1 − p/2)/(1 − p)²``.
 
     For N = n it is ``λ n (2n − λ)/(4 (n − λ)²)`` (Claim B.2), whatever the data.
+
+    Parameters
+    ----------
+    n
+        The number of users.
+    lam
+        λ of Algorithm 1.
+    messages
+        N, the number of messages received (default n).
+
+    Returns
+    -------
+    float
+        The variance of :func:`bitsum_estimate`, exact for every input.
+
+    See Also
+    --------
+    bitsum_error_bound : A tail bound on the error.
     """
     nn = check_int("n", n, low=1)
     m = nn if messages is None else check_int("messages", messages, low=1)
@@ -206,6 +297,24 @@ def bitsum_error_bound(*, n: int, lam: float, beta: float) -> float:
 
     ``t = ln(2/β)/3 + √(ln²(2/β)/9 + 2σ² ln(2/β))`` with ``σ² = (λ/2)(1 − λ/(2n))`` and
     ``α = t · n/(n − λ)``; valid for every λ ∈ (0, n) (no "λ large enough" condition).
+
+    Parameters
+    ----------
+    n
+        The number of users.
+    lam
+        λ of Algorithm 1, ``0 < lam < n``.
+    beta
+        Failure probability, ``0 < beta < 1``.
+
+    Returns
+    -------
+    float
+        α: the estimate is within α of the true sum with probability at least 1 − β.
+
+    See Also
+    --------
+    bitsum_variance : The exact variance of the estimate.
     """
     nn = check_int("n", n, low=1)
     lam_f = check_real("lam", lam, low=0.0, high=float(nn), high_open=True)
@@ -224,6 +333,25 @@ def calibrate_bit_sum(
     ``calibration="exact"``: smallest λ whose shuffled binary RR is certified (ε, δ)-DP by the
     shared accountant (its tightest valid upper bound). ``"paper"``: Lemma 4.8's λ. In both
     cases the certificate is the accountant's best valid bound at that λ.
+
+    Parameters
+    ----------
+    n
+        The number of users.
+    epsilon, delta
+        The target guarantee of the shuffled messages.
+    calibration
+        ``"exact"`` (the shared accountant) or ``"paper"`` (Lemma 4.8).
+
+    Returns
+    -------
+    tuple of (float, PrivacyStatement)
+        λ and the certificate at λ, its target recorded.
+
+    See Also
+    --------
+    lemma48_lambda : The paper's λ.
+    run_bit_sum : Calibrates with this, then runs the protocol.
     """
     nn = check_int("n", n, low=2)
     eps = check_real("epsilon", epsilon, low=0.0, low_open=True)
@@ -256,6 +384,31 @@ def run_bit_sum(
     (:func:`crowdhide.protocols.engine_plan.run_on_engine`), the analyzer's program computes
     the estimate, and the run carries the per-hop ``traffic``; the reports and the estimate
     are the same as on the direct path for the same ``rng``.
+
+    Parameters
+    ----------
+    bits
+        One bit (0 or 1) per user.
+    epsilon, delta
+        The target guarantee of the shuffled messages.
+    calibration
+        ``"exact"`` (the smallest λ the shared accountant certifies) or ``"paper"``
+        (Lemma 4.8's λ).
+    rng
+        Randomness of the users' randomizers and of the central baseline's noise.
+    engine
+        Run as a plan on the engine (see above).
+
+    Returns
+    -------
+    SumRun
+        The estimate, the exact sum, the standard error, the certificate (``privacy``) and the
+        central Laplace baseline.
+
+    See Also
+    --------
+    run_real_sum : Sums of bounded real values.
+    run_histogram : Histograms of categories.
     """
     vals = as_category_array("bits", bits, k=2).ravel()
     n = check_int("number of users", vals.size, low=2)

@@ -113,7 +113,31 @@ def central_gaussian_histogram(
 
 @dataclass(frozen=True)
 class HistogramRun:
-    """One run of the shuffled k-RR histogram protocol with its central baseline."""
+    """One run of the shuffled k-RR histogram protocol with its central baseline.
+
+    Parameters
+    ----------
+    n, k
+        The number of users and the domain size.
+    estimator
+        ``"inversion"`` or ``"debias"``.
+    estimate
+        The estimated distribution over the k categories.
+    truth
+        The true distribution (for evaluation; a deployment never sees it).
+    privacy
+        The certificate of the shuffled reports, with the target recorded.
+    messages
+        The number of messages shuffled (one per user).
+    central
+        The central Gaussian baseline at the same (ε, δ).
+    traffic
+        Per-hop traffic when run on the engine, else ``None``.
+
+    See Also
+    --------
+    run_histogram : Produces it.
+    """
 
     n: int
     k: int
@@ -213,6 +237,16 @@ def run_histogram(
         (:func:`crowdhide.protocols.engine_plan.run_on_engine`): the estimator runs in the
         analyzer's program on the shuffler's output and the run carries the per-hop
         ``traffic``. Same reports and estimate as the direct path for the same ``rng``.
+
+    Returns
+    -------
+    HistogramRun
+        The estimate, the truth, the certificate and the central baseline.
+
+    See Also
+    --------
+    simulate_histogram : All estimators on the same reports, for comparisons.
+    run_bit_sum : The sum of one bit per user.
     """
     kk = check_int("k", k, low=2)
     values = as_category_array("categories", categories, k=kk).ravel()

@@ -285,6 +285,17 @@ def run_real_sum(
         (:func:`crowdhide.protocols.engine_plan.run_on_engine`, r messages per user shuffled
         individually); same estimate as the direct path for the same ``rng``, plus the
         per-hop ``traffic``.
+
+    Returns
+    -------
+    SumRun
+        The estimate, the exact sum, the standard error, the certificate composed over the bit
+        positions and the central baseline.
+
+    See Also
+    --------
+    run_single_message_sum : One message per user instead of r.
+    run_bit_sum : The protocol applied to every bit position.
     """
     use_engine = check_bool("engine", engine)
     u = _to_unit(values, lower, upper)
@@ -464,6 +475,31 @@ def run_single_message_sum(
     predicted standard error after exact calibration of ε0 for k = m + 1. ``engine=True``:
     run users → shuffler → analyzer on the engine (same estimate for the same ``rng``, plus
     the per-hop ``traffic``).
+
+    Parameters
+    ----------
+    values
+        One real value per user, inside ``[lower, upper]``.
+    lower, upper
+        Declared, data-independent bounds.
+    epsilon, delta
+        The target guarantee.
+    levels
+        The rounding precision m (default: chosen as above).
+    rng
+        Randomness of the users' randomizers (the shuffler uses the OS CSPRNG).
+    engine
+        Run as a plan on the engine (see above).
+
+    Returns
+    -------
+    SumRun
+        The estimate, the exact sum, the standard error, the certificate and the central
+        baseline.
+
+    See Also
+    --------
+    run_real_sum : The multi-message protocol.
     """
     use_engine = check_bool("engine", engine)
     u = _to_unit(values, lower, upper)

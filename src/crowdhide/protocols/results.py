@@ -60,7 +60,35 @@ def central_sum_baseline(
 
 @dataclass(frozen=True)
 class SumRun:
-    """One run of a shuffle-model sum protocol."""
+    """One run of a shuffle-model sum protocol.
+
+    Parameters
+    ----------
+    protocol
+        Which protocol ran.
+    n
+        The number of users.
+    estimate, exact
+        The estimated and the true sum (the true sum for evaluation only).
+    std_error
+        Standard error of the estimate.
+    privacy
+        The certificate, with the target recorded.
+    messages
+        The number of messages shuffled.
+    central
+        The central-model baseline at the same (ε, δ).
+    parameters
+        The protocol's parameters (λ, r, ε0 ...).
+    notes
+        Remarks on the run.
+    traffic
+        Per-hop traffic when run on the engine, else ``None``.
+
+    See Also
+    --------
+    run_bit_sum, run_real_sum, run_single_message_sum : Produce it.
+    """
 
     protocol: str
     n: int

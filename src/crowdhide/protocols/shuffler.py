@@ -44,6 +44,15 @@ def secure_permutation(n: int) -> npt.NDArray[np.int64]:
     n
         Length, ``0 <= n < 2^44``.
 
+    Returns
+    -------
+    numpy.ndarray
+        The permutation, as int64 indices.
+
+    See Also
+    --------
+    Shuffler : Applies it to the collected messages.
+
     Examples
     --------
     >>> perm = secure_permutation(10)
@@ -81,13 +90,17 @@ def secure_permutation(n: int) -> npt.NDArray[np.int64]:
 class ShuffledBatch:
     """What the analyzer receives: the permuted messages, without sender identities.
 
-    Attributes
+    Parameters
     ----------
     messages
         Read-only array of messages in shuffled order (one row per message when messages
         are vectors).
     secure
         Whether the permutation came from the OS CSPRNG (False for seeded simulations).
+
+    See Also
+    --------
+    Shuffler : Produces it.
     """
 
     messages: npt.NDArray[Any]
@@ -102,6 +115,16 @@ class ShuffledBatch:
 @dataclass
 class Shuffler:
     """Collects messages from users and releases them as one uniformly permuted batch.
+
+    Parameters
+    ----------
+    _parts
+        Internal: the messages collected so far (leave it out).
+
+    See Also
+    --------
+    ShuffledBatch : What it releases.
+    secure_permutation : The permutation it applies.
 
     Examples
     --------

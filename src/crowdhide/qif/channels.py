@@ -114,6 +114,25 @@ def _other_probability(p: float | Fraction, k: int) -> float | Fraction:
 def krr_channel(*, k: int, eps0: float | None = None, keep_probability: Any = None) -> Channel:
     """The local k-RR channel ``K`` (``k × k``, values ``0..k−1``; eq. 3).
 
+    Parameters
+    ----------
+    k
+        Number of values, ``k >= 2``.
+
+    eps0, keep_probability
+        The k-RR noise: ε0, or the probability p of keeping the true value (a Fraction gives
+        exact results); give one of them.
+
+    Returns
+    -------
+    Channel
+        The ``k × k`` channel: p on the diagonal, (1 − p)/(k − 1) elsewhere.
+
+    See Also
+    --------
+    krr_dataset_channel : Its n-fold product on datasets.
+    local_randomizer_channel : The channel of any finite local randomizer.
+
     Examples
     --------
     >>> krr_channel(k=2, eps0=math.log(3)).matrix.tolist()
@@ -135,6 +154,20 @@ def local_randomizer_channel(randomizer: Any) -> Channel:
     Works with any object exposing ``channel()`` (a row-stochastic matrix, row = true
     value), e.g. ``KaryRandomizedResponse`` and ``BinaryRandomizedResponse``. Continuous
     mechanisms (Laplace, Gaussian) have no finite channel and are refused.
+
+    Parameters
+    ----------
+    randomizer
+        An object with a ``channel()`` method (row = true value).
+
+    Returns
+    -------
+    Channel
+        Its channel, inputs and outputs labelled ``0..``.
+
+    See Also
+    --------
+    shuffled_product_channel : The randomizer applied by n users, then shuffled.
     """
     method = getattr(randomizer, "channel", None)
     if not callable(method):
@@ -172,12 +205,48 @@ def product_channel(local: Channel, *, n: int) -> Channel:
 def krr_dataset_channel(
     *, n: int, k: int, eps0: float | None = None, keep_probability: Any = None
 ) -> Channel:
-    """The full k-RR channel ``N = K^{⊗n}`` on datasets (Def. 10)."""
+    """The full k-RR channel ``N = K^{⊗n}`` on datasets (Def. 10).
+
+    Parameters
+    ----------
+    n, k
+        Users and values.
+
+    eps0, keep_probability
+        The k-RR noise: ε0, or the probability p of keeping the true value (a Fraction gives
+        exact results); give one of them.
+
+    Returns
+    -------
+    Channel
+        The ``k^n × k^n`` channel on datasets.
+
+    See Also
+    --------
+    reduced_krr_channel : The same noise on histograms, much smaller.
+    """
     return product_channel(krr_channel(k=k, eps0=eps0, keep_probability=keep_probability), n=n)
 
 
 def shuffle_channel(*, n: int, k: int, exact: bool = False) -> Channel:
-    """The full shuffle ``S`` (Def. 7): ``S[x, y] = 1/|[x]|`` iff ``hist(y) = hist(x)``."""
+    """The full shuffle ``S`` (Def. 7): ``S[x, y] = 1/|[x]|`` iff ``hist(y) = hist(x)``.
+
+    Parameters
+    ----------
+    n, k
+        Users and values.
+    exact
+        Fractions instead of floats.
+
+    Returns
+    -------
+    Channel
+        The ``k^n × k^n`` channel on datasets.
+
+    See Also
+    --------
+    reduced_shuffle_channel : The equivalent channel to histograms.
+    """
     n = check_int("n", n, low=1)
     k = check_int("k", k, low=2)
     check_size(f"the full shuffle channel ({k}^{n} x {k}^{n})", k ** (2 * n))
@@ -198,7 +267,24 @@ def shuffle_channel(*, n: int, k: int, exact: bool = False) -> Channel:
 
 
 def reduced_shuffle_channel(*, n: int, k: int, exact: bool = False) -> Channel:
-    """The reduced shuffle ``S^r`` (Def. 8): dataset → its histogram (0/1 matrix)."""
+    """The reduced shuffle ``S^r`` (Def. 8): dataset → its histogram (0/1 matrix).
+
+    Parameters
+    ----------
+    n, k
+        Users and values.
+    exact
+        Fractions instead of floats.
+
+    Returns
+    -------
+    Channel
+        Datasets (rows) to histograms (columns), a deterministic 0/1 channel.
+
+    See Also
+    --------
+    shuffle_channel : The full shuffle on datasets.
+    """
     n = check_int("n", n, low=1)
     k = check_int("k", k, low=2)
     data = datasets(n=n, k=k)
@@ -277,6 +363,23 @@ def shuffled_product_channel(local: Channel, *, n: int) -> Channel:
     Works for any finite local randomizer (e.g. :func:`local_randomizer_channel` of a
     ``crowdhide.mechanisms`` object); rows are computed once per input histogram, so only the
     ``k_in^n × |H_out|`` result is built, never a ``k^n × k^n`` matrix.
+
+    Parameters
+    ----------
+    local
+        The local randomizer's channel (inputs: the values a user may hold).
+    n
+        The number of users.
+
+    Returns
+    -------
+    Channel
+        Datasets (rows) to output histograms (columns).
+
+    See Also
+    --------
+    local_randomizer_channel : The channel of a ``crowdhide.mechanisms`` randomizer.
+    shuffled_krr_channel : The k-RR case.
     """
     n = check_int("n", n, low=1)
     data = datasets(n=n, k=local.n_inputs)
@@ -304,7 +407,26 @@ def shuffled_product_channel(local: Channel, *, n: int) -> Channel:
 def reduced_krr_channel(
     *, n: int, k: int, eps0: float | None = None, keep_probability: Any = None
 ) -> Channel:
-    """The reduced k-RR channel ``N^r`` on histograms (Def. 23; Lemma 30 for k = 2)."""
+    """The reduced k-RR channel ``N^r`` on histograms (Def. 23; Lemma 30 for k = 2).
+
+    Parameters
+    ----------
+    n, k
+        Users and values.
+
+    eps0, keep_probability
+        The k-RR noise: ε0, or the probability p of keeping the true value (a Fraction gives
+        exact results); give one of them.
+
+    Returns
+    -------
+    Channel
+        The channel between histograms of n values in ``0..k−1``.
+
+    See Also
+    --------
+    krr_dataset_channel : The full channel on datasets.
+    """
     return reduced_product_channel(
         krr_channel(k=k, eps0=eps0, keep_probability=keep_probability), n=n
     )
@@ -328,6 +450,22 @@ def shuffled_krr_channel(
     reduced
         Output histograms instead of datasets: ``N S^r`` (noise first) or ``S^r N^r``
         (shuffle first); Props. 12, 26 and 28 say all four forms are equivalent.
+    n, k
+        Users and values.
+
+    eps0, keep_probability
+        The k-RR noise: ε0, or the probability p of keeping the true value (a Fraction gives
+        exact results); give one of them.
+
+    Returns
+    -------
+    Channel
+        The cascade, on datasets or (``reduced``) to histograms.
+
+    See Also
+    --------
+    shuffled_product_channel : Any finite local randomizer, shuffled.
+    crowdhide.qif.uninformed_vulnerability : The vulnerability without building the channel.
     """
     if order not in ORDERS:
         raise InvalidParameterError(f"order must be one of {ORDERS}, got {order!r}")

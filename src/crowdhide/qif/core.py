@@ -156,6 +156,13 @@ class Prior:
         Non-negative weights summing to 1 (exactly for Fractions, within ``atol`` for floats).
     labels
         Secret labels (default ``0..n-1``); distinct.
+    atol
+        Tolerance of the sum for floats.
+
+    See Also
+    --------
+    Channel : What a prior goes through.
+    prior_vulnerability : The adversary's chance before observing.
 
     Examples
     --------
@@ -223,6 +230,13 @@ class Channel:
         Non-negative 2-D array whose rows sum to 1 (exactly for Fractions, within ``atol``).
     inputs, outputs
         Distinct labels of the rows (secrets) and columns (observables); default ``0..``.
+    atol
+        Tolerance of the row sums for floats.
+
+    See Also
+    --------
+    cascade : Composes two channels.
+    hyper : The hyper-distribution of a prior through a channel.
 
     Examples
     --------
@@ -321,6 +335,20 @@ def cascade(first: Channel, second: Channel) -> Channel:
 
     ``second``'s inputs must be ``first``'s outputs, in the same order.
 
+    Parameters
+    ----------
+    first, second
+        The channels C and D.
+
+    Returns
+    -------
+    Channel
+        ``CD``, inputs of ``first`` to outputs of ``second``.
+
+    See Also
+    --------
+    refines : Whether a channel is a post-processing of another.
+
     Examples
     --------
     >>> from fractions import Fraction as Fr
@@ -351,6 +379,10 @@ class Gain:
         shift ``g`` by a constant (or add an all-zero action) to make it non-negative.
     actions, secrets
         Labels of the rows and of the columns.
+
+    See Also
+    --------
+    posterior_vulnerability : Uses it; ``gain=None`` is the identity gain (Bayes).
     """
 
     matrix: Matrix
@@ -445,7 +477,24 @@ def _result(value: Any, exact: bool) -> Number:
 
 
 def joint(prior: Prior, channel: Channel) -> Matrix:
-    """The joint matrix ``J[x, y] = π_x C[x, y]``."""
+    """The joint matrix ``J[x, y] = π_x C[x, y]``.
+
+    Parameters
+    ----------
+    prior
+        The prior π.
+    channel
+        The channel C.
+
+    Returns
+    -------
+    Matrix
+        ``J`` with the channel's shape.
+
+    See Also
+    --------
+    hyper : The posteriors obtained from the joint matrix.
+    """
     _check_prior_channel(prior, channel)
     pi, mat = _promote(prior.probabilities, channel.matrix)
     return pi[:, None] * mat
@@ -453,6 +502,22 @@ def joint(prior: Prior, channel: Channel) -> Matrix:
 
 def prior_vulnerability(prior: Prior, gain: Gain | None = None) -> Number:
     """Prior g-vulnerability ``V_g(π) = max_w Σ_x π_x g(w, x)`` (eq. 1); Bayes if ``gain=None``.
+
+    Parameters
+    ----------
+    prior
+        The prior π.
+    gain
+        The gain function g (``None``: Bayes vulnerability ``max_x π_x``).
+
+    Returns
+    -------
+    float or Fraction
+        ``V_g(π)``, exact for Fractions.
+
+    See Also
+    --------
+    posterior_vulnerability : After observing a channel.
 
     Examples
     --------
@@ -471,6 +536,24 @@ def posterior_vulnerability(prior: Prior, channel: Channel, gain: Gain | None = 
     """Posterior g-vulnerability ``V_g[π ▷ C] = Σ_y max_w Σ_x π_x C_{x,y} g(w, x)`` (eq. 2).
 
     With ``gain=None`` this is posterior Bayes vulnerability ``Σ_y max_x π_x C_{x,y}``.
+
+    Parameters
+    ----------
+    prior
+        The adversary's prior π on the secrets.
+    channel
+        The channel C (its inputs are the prior's labels).
+    gain
+        The gain function g (``None``: the identity gain, Bayes vulnerability).
+
+    Returns
+    -------
+    float or Fraction
+        ``V_g[π ▷ C]``, exact for Fractions.
+
+    See Also
+    --------
+    prior_vulnerability : Before observing the channel.
     """
     j = joint(prior, channel)
     g = _gain_matrix(gain, prior.labels)
@@ -481,7 +564,27 @@ def posterior_vulnerability(prior: Prior, channel: Channel, gain: Gain | None = 
 
 
 def multiplicative_leakage(prior: Prior, channel: Channel, gain: Gain | None = None) -> Number:
-    """Multiplicative g-leakage ``V_g[π ▷ C] / V_g(π)``; needs ``V_g(π) > 0``."""
+    """Multiplicative g-leakage ``V_g[π ▷ C] / V_g(π)``; needs ``V_g(π) > 0``.
+
+    Parameters
+    ----------
+    prior
+        The adversary's prior π on the secrets.
+    channel
+        The channel C (its inputs are the prior's labels).
+    gain
+        The gain function g (``None``: the identity gain, Bayes vulnerability).
+
+    Returns
+    -------
+    float or Fraction
+        ``V_g[π ▷ C] / V_g(π)``, exact for Fractions.
+
+    See Also
+    --------
+    additive_leakage : The difference instead of the ratio.
+    bayes_capacity : Its maximum over priors for the identity gain.
+    """
     before = prior_vulnerability(prior, gain)
     if before == 0:
         raise InvalidParameterError(
@@ -491,12 +594,45 @@ def multiplicative_leakage(prior: Prior, channel: Channel, gain: Gain | None = N
 
 
 def additive_leakage(prior: Prior, channel: Channel, gain: Gain | None = None) -> Number:
-    """Additive g-leakage ``V_g[π ▷ C] − V_g(π)``."""
+    """Additive g-leakage ``V_g[π ▷ C] − V_g(π)``.
+
+    Parameters
+    ----------
+    prior
+        The adversary's prior π on the secrets.
+    channel
+        The channel C (its inputs are the prior's labels).
+    gain
+        The gain function g (``None``: the identity gain, Bayes vulnerability).
+
+    Returns
+    -------
+    float or Fraction
+        ``V_g[π ▷ C] − V_g(π)``, exact for Fractions.
+
+    See Also
+    --------
+    multiplicative_leakage : The ratio instead of the difference.
+    """
     return posterior_vulnerability(prior, channel, gain) - prior_vulnerability(prior, gain)
 
 
 def bayes_capacity(channel: Channel) -> Number:
     """Multiplicative Bayes capacity ``ML(C) = Σ_y max_x C[x, y]`` (max over all priors).
+
+    Parameters
+    ----------
+    channel
+        The channel C.
+
+    Returns
+    -------
+    float or Fraction
+        ``Σ_y max_x C[x, y]``, exact for Fractions.
+
+    See Also
+    --------
+    multiplicative_leakage : The leakage at one prior.
 
     Examples
     --------
@@ -510,7 +646,7 @@ def bayes_capacity(channel: Channel) -> Number:
 class HyperDistribution:
     """The hyper-distribution ``[π ▷ C]``: outer distribution on distinct posteriors.
 
-    Attributes
+    Parameters
     ----------
     outer
         Probability of each posterior (outputs with equal posteriors merged, zero-probability
@@ -521,6 +657,10 @@ class HyperDistribution:
         For each posterior, the tuple of channel outputs that produce it.
     labels
         Secret labels (rows of ``inners``).
+
+    See Also
+    --------
+    hyper : Builds it.
     """
 
     outer: Matrix
@@ -546,6 +686,22 @@ def hyper(prior: Prior, channel: Channel) -> HyperDistribution:
 
     Outputs giving the same posterior are merged (their outer probabilities add); float
     posteriors are compared after rounding to 12 decimals.
+
+    Parameters
+    ----------
+    prior
+        The prior π.
+    channel
+        The channel C.
+
+    Returns
+    -------
+    HyperDistribution
+        The distinct posteriors and their probabilities.
+
+    See Also
+    --------
+    posterior_vulnerability : Computed directly, without the hyper-distribution.
     """
     j = joint(prior, channel)
     exact = _is_exact(j)
@@ -575,6 +731,22 @@ def refines(first: Channel, second: Channel, *, atol: float = 1e-9) -> bool:
     more than ``first`` for every prior and every gain function. Decided by a feasibility
     linear program for a row-stochastic ``R`` (``scipy.optimize.linprog``, floats, equality
     within ``atol``).
+
+    Parameters
+    ----------
+    first, second
+        The two channels, with the same inputs.
+    atol
+        Tolerance of the linear program's equalities.
+
+    Returns
+    -------
+    bool
+        True when a row-stochastic R with ``second = first · R`` exists.
+
+    See Also
+    --------
+    cascade : ``first · R`` for a given R.
 
     Examples
     --------

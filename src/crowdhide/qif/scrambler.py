@@ -68,6 +68,25 @@ class ScramblerVulnerability:
     ``local_epsilon`` is the local DP level ``ε0 = ln((1−σ)T/σ + 1)`` of the sampling
     randomizer (``inf`` when ``σ = 0``): the DP certificate to read next to the concrete
     guessing probability ``vulnerability``.
+
+    Parameters
+    ----------
+    vulnerability, prior_vulnerability
+        Posterior and prior single-target vulnerability.
+    multiplicative_leakage, additive_leakage
+        Their ratio and difference.
+    targets, sigma, n, dummies, adversary, others
+        The inputs of :func:`scrambler_vulnerability` (``others``: ``None`` if uninformed).
+    keep_probability
+        The probability that the sampling randomizer reports the true target.
+    local_epsilon
+        ε0 of the sampling randomizer (see above).
+    method
+        How it was computed.
+
+    See Also
+    --------
+    scrambler_vulnerability : Produces it.
     """
 
     vulnerability: float | Fraction
@@ -173,6 +192,15 @@ def scrambler_vulnerability(
     others, others_value
         Informed adversary: the others' target histogram (``T`` counts summing to ``n−1``),
         by default all ``n−1`` others on target ``others_value``.
+
+    Returns
+    -------
+    ScramblerVulnerability
+        The vulnerability and leakages, with the local ε0 beside them.
+
+    See Also
+    --------
+    crowdhide.scrambler_epsilon : The DP certificate of the same scrambler.
 
     Examples
     --------

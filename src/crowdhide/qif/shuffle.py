@@ -81,7 +81,7 @@ FloatArray = npt.NDArray[np.float64]
 class VulnerabilityResult:
     """Single-target vulnerability of one channel against one adversary.
 
-    Attributes
+    Parameters
     ----------
     vulnerability
         Posterior single-target Bayes vulnerability ``V[π ▷ C]`` (exact up to float
@@ -97,6 +97,14 @@ class VulnerabilityResult:
         The others' histogram assumed by the informed adversary (``None`` if uninformed).
     method
         How it was computed (closed form, max-load FFT, dense grid, ...).
+    dummies
+        Dummies added (scramblers; 0 for the shuffle).
+    note
+        A remark on the computation, or empty.
+
+    See Also
+    --------
+    uninformed_vulnerability, informed_vulnerability : Produce it.
     """
 
     vulnerability: float | Fraction
@@ -215,6 +223,22 @@ def shuffle_vulnerability(*, n: int, k: int, exact: bool = False) -> float | Fra
 
     Eq. (11)/(13) of Jurado et al.; binary data use the closed form of Thm 17.
 
+    Parameters
+    ----------
+    n, k
+        Users and values.
+    exact
+        A Fraction instead of a float.
+
+    Returns
+    -------
+    float or Fraction
+        ``E[max load]/n``.
+
+    See Also
+    --------
+    uninformed_vulnerability : Any channel of :data:`CHANNELS`, with the leakages.
+
     Examples
     --------
     >>> shuffle_vulnerability(n=3, k=3, exact=True)
@@ -309,6 +333,16 @@ def uninformed_vulnerability(
     exact
         Fractions throughout (needs ``keep_probability`` as a Fraction for k-RR; small ``n``
         for ``k > 2``).
+
+    Returns
+    -------
+    VulnerabilityResult
+        The vulnerability and leakages against this adversary.
+
+    See Also
+    --------
+    informed_vulnerability : Against the adversary who knows everyone else.
+    shuffle_vulnerability : The shuffle alone.
 
     Examples
     --------
@@ -559,6 +593,27 @@ def informed_vulnerability(
     ``shuffle`` alone: 1 (the histogram reveals the target). ``krr``: ``p``. ``krr+shuffle``:
     ``q + (p−q)/k · Σ_h max_v P(Z = h − e_v)`` (module docstring).
 
+    Parameters
+    ----------
+    n, k
+        Users (``>= 1``) and values (``>= 2``).
+    channel
+        One of :data:`CHANNELS`.
+    eps0, keep_probability
+        The k-RR noise (one of them; not needed for ``shuffle``).
+    others, others_value
+        The others' histogram (``k`` counts summing to ``n − 1``), by default all ``n − 1``
+        others on ``others_value``.
+
+    Returns
+    -------
+    VulnerabilityResult
+        The vulnerability and leakages against this adversary.
+
+    See Also
+    --------
+    uninformed_vulnerability : Against the adversary with a uniform prior on everyone.
+
     Examples
     --------
     >>> r = informed_vulnerability(n=201, k=2, eps0=math.log(4))
@@ -661,6 +716,21 @@ class CapacityResult:
     ``unshuffled_log_capacity`` is ``n ln(kp)``, the capacity of k-RR alone, for comparison.
     The record also gives the whole-dataset Bayes vulnerabilities and leakages at the uniform
     prior (which reaches the capacity), with their logs.
+
+    Parameters
+    ----------
+    capacity, log_capacity
+        The capacity and its natural log.
+    unshuffled_capacity, unshuffled_log_capacity
+        The same for k-RR alone.
+    n, k, channel, eps0, keep_probability
+        The inputs of :func:`shuffled_krr_capacity`.
+    method
+        How it was computed.
+
+    See Also
+    --------
+    shuffled_krr_capacity : Produces it.
     """
 
     capacity: float | Fraction
@@ -801,6 +871,24 @@ def shuffled_krr_capacity(
     ``krr+shuffle``: ``Σ_h max_g N^r[g, h]`` over input/output histograms (``N^r`` built
     row by row; binary rows by convolution of two binomials). Exact with a Fraction
     ``keep_probability``.
+
+    Parameters
+    ----------
+    n, k
+        Users and values.
+    channel
+        One of :data:`CHANNELS`.
+    eps0, keep_probability
+        The k-RR noise (one of them; not needed for ``shuffle``).
+
+    Returns
+    -------
+    CapacityResult
+        The capacity, its log and the unshuffled capacity for comparison.
+
+    See Also
+    --------
+    crowdhide.qif.bayes_capacity : The capacity of an explicit channel.
 
     Examples
     --------

@@ -143,6 +143,28 @@ def shuffle_curve(
     and ``relation`` other than (1, 1, substitute) are answered by the composed PLD of a
     dominating pair (a mechanism: one round only).
 
+    Parameters
+    ----------
+    eps0, n
+        Local ε0 (``0 < eps0 <= 50``) of each report; users (``1 <= n <= 1e9``).
+    k, mechanism, d
+        The randomizer: any ε0-LDP one (all None), k-ary randomized response (``k``), or a
+        named mechanism (``mechanism`` with domain size ``d``).
+    rounds, sample_rate, relation
+        Adaptively composed shuffles, Poisson sampling rate of users per round and the
+        neighbouring relation (``"substitute"`` or ``"add_remove"``).
+
+    Returns
+    -------
+    ShuffleCertificate
+        The curve: ``epsilon(delta)``, ``delta(epsilon)``, ``statement(delta)`` and
+        ``to_pld()``, each the smallest valid bound at that point.
+
+    See Also
+    --------
+    crowdhide.shuffle_epsilon : One point of the curve, ε at a given δ.
+    crowdhide.interop.dp_accounting_pld : The shuffle as a dp_accounting PLD.
+
     Examples
     --------
     >>> import crowdhide

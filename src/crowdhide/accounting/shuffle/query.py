@@ -292,6 +292,12 @@ def shuffle_epsilon(
     PrivacyStatement
         ``inputs`` echo every input above (and the path's own, e.g. the loss grid).
 
+    See Also
+    --------
+    shuffle_delta : The inverse question, δ at a given ε.
+    crowdhide.shuffle_curve : The whole curve, exportable to dp_accounting and OpenDP.
+    crowdhide.calibrate : The largest ε0 or the fewest users for a target.
+
     Examples
     --------
     >>> survey = shuffle_epsilon(eps0=2.0, n=10_000, delta=1e-6, k=4)
@@ -319,6 +325,30 @@ def shuffle_delta(
     bound: str = "best",
 ) -> PrivacyStatement:
     """δ at ``epsilon`` (``>= 0``) of n shuffled reports (see :func:`shuffle_epsilon`).
+
+    Parameters
+    ----------
+    eps0, n
+        Local ε0 (``0 < eps0 <= 50``) of each report; users (``1 <= n <= 1e9``).
+    epsilon
+        The ε at which δ is wanted, ``>= 0``.
+    k, mechanism, d
+        The randomizer, as for :func:`shuffle_epsilon`.
+    rounds, sample_rate, relation
+        Composition, Poisson sampling and neighbouring relation, as for
+        :func:`shuffle_epsilon`.
+    bound
+        ``"best"`` (the smallest valid δ) or the name of one bound of the chosen path.
+
+    Returns
+    -------
+    PrivacyStatement
+        δ at ``epsilon``, an upper bound; ``inputs`` echo every input above.
+
+    See Also
+    --------
+    shuffle_epsilon : The inverse question, ε at a given δ.
+    crowdhide.shuffle_curve : The whole curve ε ↦ δ.
 
     Examples
     --------
