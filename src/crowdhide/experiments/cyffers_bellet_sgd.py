@@ -384,7 +384,7 @@ def _plot_fig2(curves: dict[str, Any], task: SgdTask, label: str, path: Path) ->
     fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
     fig.suptitle(
         f"Cyffers & Bellet Fig. 2: DP-SGD on {label} (n = {task.n}, T = {task.steps}, "
-        f"mean ± sd of {task.runs} runs, δ = {task.delta:g})",
+        f"mean ± sd of {task.runs} runs, δ = {task.delta:.0e})".replace("e-0", "e-"),
         fontsize=10,
     )
     fig.tight_layout(rect=(0, 0.08, 1, 0.97))
