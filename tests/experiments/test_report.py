@@ -135,3 +135,16 @@ def test_claim_table_rows_escape_pipes_and_sort_by_paper() -> None:
     assert lines[2].startswith("| A |")
     assert lines[3].startswith("| Z |")
     assert "a\\|b" in lines[3]
+
+
+def test_claim_table_tells_repeated_claims_apart() -> None:
+    base = {"paper": "P", "section": "s", "claim": "c", "verdict": "holds"}
+    rows = [
+        {**base, "measured": "tight σ, ε=1: 1 vs 2"},
+        {**base, "measured": "authors σ, ε=1: 1 vs 3"},
+        {**base, "claim": "d", "measured": "once: 1 vs 2"},
+    ]
+    lines = claim_table_markdown(rows).splitlines()
+    assert "| s: c (tight σ, ε=1) |" in lines[2]
+    assert "| s: c (authors σ, ε=1) |" in lines[3]
+    assert "| s: d |" in lines[4]

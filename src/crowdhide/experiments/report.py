@@ -168,6 +168,15 @@ def _md(text: object) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+def _context(record: Mapping[str, str], keys: Sequence[tuple[str, str, str]]) -> str:
+    """For a claim judged more than once (per ε, data set, accounting...), the setting that
+    tells its rows apart: the measured line up to its first colon."""
+    if keys.count((record["paper"], record["section"], record["claim"])) < 2:
+        return ""
+    setting = record.get("measured", "").split(":")[0].strip()
+    return f" ({setting})" if setting else ""
+
+
 def claim_table_markdown(records: Sequence[Mapping[str, str]]) -> str:
     """The claim table (paper | claim | paper's number | crowdhide's | verdict | target) of
     verdict records (:meth:`Verdict.record` plus ``target``), sorted by paper, stable.
@@ -179,6 +188,7 @@ def claim_table_markdown(records: Sequence[Mapping[str, str]]) -> str:
     >>> print(claim_table_markdown([rec]).splitlines()[2])
     | P 2020 | Fig. 1: a \\| b | 2 | 2.01 | holds | p-fig1 |
     """
+    keys = [(r["paper"], r["section"], r["claim"]) for r in records]
     head = [
         "| paper | claim | paper's number | crowdhide's | verdict | target |",
         "|---|---|---|---|---|---|",
@@ -189,7 +199,7 @@ def claim_table_markdown(records: Sequence[Mapping[str, str]]) -> str:
             _md(c)
             for c in (
                 r["paper"],
-                f"{r['section']}: {r['claim']}",
+                f"{r['section']}: {r['claim']}" + _context(r, keys),
                 r.get("paper_value", ""),
                 r.get("crowdhide_value", ""),
                 r["verdict"],
