@@ -18,6 +18,7 @@ import numpy as np
 from crowdhide._extras import require
 from crowdhide._output import write_csv, write_json
 from crowdhide.datasets import data_path, describe_data_path
+from crowdhide.experiments._formatting import progress
 from crowdhide.experiments.claims import Claim, Verdict, all_of, better, match_all
 from crowdhide.experiments.registry import ExperimentResult, experiment
 
@@ -208,13 +209,17 @@ def _fig1b_rows(
     from crowdhide.netdp.walks import complete_walk
 
     rows_b = []
-    for e0 in (eps0, 0.4):  # the authors' code runs ε0 = 0.1 and 0.4
-        sigma = classic_gaussian_sigma(epsilon=e0, delta=delta)
-        mech = CycleMechanism(kind="gaussian", noise_multiplier=sigma)
-        ns = [10, 50] if quick else [5, 10, 20, 50, 100, 200, 400]
-        for n, run in ((n, run) for n in ns for run in range(1 if quick else 10)):
-            if e0 != eps0 and n > 100:  # the notes' ε0 = 0.4 values stop at n = 100
-                continue
+    cells = [  # the authors' code runs ε0 = 0.1 and 0.4; the notes' 0.4 values stop at n = 100
+        (e0, n, run)
+        for e0 in (eps0, 0.4)
+        for n in ([10, 50] if quick else [5, 10, 20, 50, 100, 200, 400])
+        for run in range(1 if quick else 10)
+        if e0 == eps0 or n <= 100
+    ]
+    with progress("cyffers-fig1: walks", len(cells)) as bar:
+        for e0, n, run in cells:
+            sigma = classic_gaussian_sigma(epsilon=e0, delta=delta)
+            mech = CycleMechanism(kind="gaussian", noise_multiplier=sigma)
             walk = complete_walk(n=n, steps=100 * n, rng=rng)
             res = account_walk(walk, n=n, mechanism=mech, delta=delta, group_ratio=GROUP_RATIO)
             # run 0 is also certified length by length, to measure what the grouping costs
@@ -246,6 +251,7 @@ def _fig1b_rows(
                     "authors_local_mean": float(np.mean(local_adv)),
                 }
             )
+            bar.advance(f"ε0={e0:g} n={n} walk {run + 1}")
     return rows_b
 
 
@@ -461,20 +467,8 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
-    from crowdhide.netdp.cycle_privacy import CycleMechanism
-    from crowdhide.netdp.walk_accounting import account_walk
-    from crowdhide.netdp.walks import complete_walk
-
     delta = 1e-7
-    rows = []
-    for eps0 in (0.1, 0.4):
-        mech = CycleMechanism(kind="krr", eps0=eps0, domain_size=2)
-        for n in [10, 20] if quick else [10, 20, 50]:
-            for run in range(1 if quick else 10):
-                walk = complete_walk(n=n, steps=(20 if quick else 100) * n, rng=rng)
-                res = account_walk(walk, n=n, mechanism=mech, delta=delta)
-                authors = _authors_local(walk, n, eps0, delta)
-                rows.append({"eps0": eps0, "n": n, "run": run, **res.summary, **authors})
+    rows = _fig3_rows(delta, quick, rng)
     files = [write_csv(out_dir / "fig3.csv", rows)]
     fig, ax = plt.subplots(figsize=(7, 6))
     for eps0 in (0.1, 0.4):
@@ -526,6 +520,31 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
         data={"rows": rows},
         verdicts=tuple(_fig3_verdicts(rows)),
     )
+
+
+def _fig3_rows(delta: float, quick: bool, rng: np.random.Generator) -> list[dict[str, Any]]:
+    """Per-pair certified network ε, exact local ε and the authors' local ε of k-RR
+    histograms on sampled walks (T = 100n; quick: 20n and one walk per cell)."""
+    from crowdhide.netdp.cycle_privacy import CycleMechanism
+    from crowdhide.netdp.walk_accounting import account_walk
+    from crowdhide.netdp.walks import complete_walk
+
+    cells = [
+        (eps0, n, run)
+        for eps0 in (0.1, 0.4)
+        for n in ([10, 20] if quick else [10, 20, 50])
+        for run in range(1 if quick else 10)
+    ]
+    rows = []
+    with progress("cyffers-fig3: walks", len(cells)) as bar:
+        for eps0, n, run in cells:
+            mech = CycleMechanism(kind="krr", eps0=eps0, domain_size=2)
+            walk = complete_walk(n=n, steps=(20 if quick else 100) * n, rng=rng)
+            res = account_walk(walk, n=n, mechanism=mech, delta=delta)
+            authors = _authors_local(walk, n, eps0, delta)
+            rows.append({"eps0": eps0, "n": n, "run": run, **res.summary, **authors})
+            bar.advance(f"ε0={eps0:g} n={n} walk {run + 1}")
+    return rows
 
 
 #: Fig. 3's series: (row key, legend, marker/line style); one colour per ε0.
