@@ -148,3 +148,19 @@ def test_claim_table_tells_repeated_claims_apart() -> None:
     assert "| s: c (tight σ, ε=1) |" in lines[2]
     assert "| s: c (authors σ, ε=1) |" in lines[3]
     assert "| s: d |" in lines[4]
+
+
+def test_reproduce_all_writes_the_claim_table(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from crowdhide.cli.reproduce import _run_all
+    from crowdhide.experiments import registry
+
+    one = {"jurado-fig3": resolve("jurado-fig3")}  # resolved before discover is replaced
+    monkeypatch.setattr(registry, "discover", lambda: one)
+    _run_all(tmp_path / "run", seed=0, quick=True, as_json=True)
+    capsys.readouterr()
+    table = (tmp_path / "run" / "claims.md").read_text(encoding="utf-8")
+    rows = table.splitlines()[2:]
+    assert len(rows) == 2  # jurado-fig3 judges two claims
+    assert all(r.startswith("| Jurado et al. |") and r.endswith("| jurado-fig3 |") for r in rows)
