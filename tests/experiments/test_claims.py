@@ -73,4 +73,20 @@ def test_lines_count_outcomes_and_records_carry_everything() -> None:
         "measured",
         "tolerance",
         "reason",
+        "paper_value",
+        "crowdhide_value",
     }
+
+
+def test_each_judge_states_the_paper_number_and_crowdhides() -> None:
+    from crowdhide.experiments.claims import all_of
+
+    v = match(CLAIM, measured=10.26, paper=10.0, rtol=0.05, what="x")
+    assert (v.paper_value, v.value) == ("10", "10.26")
+    v = match_all(CLAIM, [("n=1", 1.0, 1.0), ("n=2", 3.0, 2.0)], rtol=0.1, what="c")
+    assert (v.paper_value, v.value) == ("n=2: 2", "3 (1/2 points within ±10%)")
+    v = better(CLAIM, low=1.0, high=4.0, what="e", paper_ratio=2.0)
+    assert (v.paper_value, v.value) == ("ratio 2", "ratio 4 (1 vs 4)")
+    assert better(CLAIM, low=1.0, high=4.0, what="e").paper_value == "ratio > 1"
+    v = all_of(CLAIM, [("a", True), ("b", False)], what="w")
+    assert (v.paper_value, v.value) == ("every point", "1/2 points")

@@ -78,14 +78,15 @@ def reproduce_command(
 
 
 def _run_all(out: Path, *, seed: int, quick: bool, as_json: bool) -> None:
-    """Every target in turn (progress on stderr), then ``out/report.html``; exit 1 if one
-    failed (the others still run and the page says which)."""
+    """Every target in turn (progress on stderr), then ``out/report.html`` and the claim
+    table ``out/claims.md``; exit 1 if one failed (the others still run and the page says
+    which)."""
     import datetime
     import time
 
     from crowdhide import __version__
     from crowdhide.experiments.registry import discover, run_experiment
-    from crowdhide.experiments.report import TargetRun, write_report
+    from crowdhide.experiments.report import TargetRun, write_claim_table, write_report
 
     check_output_dir(out)
     started = datetime.datetime.now(datetime.UTC)
@@ -109,6 +110,7 @@ def _run_all(out: Path, *, seed: int, quick: bool, as_json: bool) -> None:
         "finished (UTC)": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }
     page = write_report(out / "report.html", runs, provenance=provenance)
+    write_claim_table(out / "claims.md", runs)
     rows = [
         {
             "experiment": r.experiment.name,

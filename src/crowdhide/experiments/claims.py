@@ -62,13 +62,17 @@ class Claim:
 @dataclass(frozen=True)
 class Verdict:
     """crowdhide's verdict on ``claim``: the outcome, the measured numbers (``measured``, one
-    line), the tolerance used and, when the outcome is not ``holds``, why."""
+    line), the tolerance used and, when the outcome is not ``holds``, why. ``paper_value`` and
+    ``value`` are the two numbers set side by side in the claim table (short forms of the
+    paper's and of crowdhide's)."""
 
     claim: Claim
     outcome: Outcome
     measured: str
     tolerance: str
     reason: str = ""
+    paper_value: str = ""
+    value: str = ""
 
     def line(self) -> str:
         """One printable line: outcome, claim, measured numbers, tolerance and reason."""
@@ -88,6 +92,8 @@ class Verdict:
             "measured": self.measured,
             "tolerance": self.tolerance,
             "reason": self.reason,
+            "paper_value": self.paper_value,
+            "crowdhide_value": self.value,
         }
 
 
@@ -123,7 +129,8 @@ def match(
     band = f"±{rtol * 100:.3g}%"
     band += f", magnitude ±{loose * 100:.3g}%" if loose is not None else ", magnitude ×10"
     detail = f"{what} {measured:.4g} vs paper {paper:.4g} ({_signed(measured, paper)})"
-    return Verdict(claim, outcome, detail, band, "" if outcome == HOLDS else reason)
+    why = "" if outcome == HOLDS else reason
+    return Verdict(claim, outcome, detail, band, why, f"{paper:.4g}", f"{measured:.4g}")
 
 
 def _same_order(measured: float, paper: float) -> bool:
@@ -170,7 +177,15 @@ def match_all(
         f"{worst[1]:.4g} vs paper {worst[2]:.4g} ({_signed(worst[1], worst[2])})"
     )
     band = f"±{rtol * 100:.3g}% each"
-    return Verdict(claim, outcome, detail, band, "" if outcome == HOLDS else reason)
+    return Verdict(
+        claim,
+        outcome,
+        detail,
+        band,
+        "" if outcome == HOLDS else reason,
+        f"{worst[0]}: {worst[2]:.4g}",
+        f"{worst[1]:.4g} ({within}/{len(pairs)} points within ±{rtol * 100:.3g}%)",
+    )
 
 
 def better(
@@ -202,7 +217,9 @@ def better(
     band = f"ratio > {1 + margin:.3g}" + (
         f", within ±{rtol * 100:.3g}% of the paper's" if paper_ratio is not None else ""
     )
-    return Verdict(claim, outcome, detail, band, "" if outcome == HOLDS else reason)
+    paper = f"ratio {paper_ratio:.3g}" if paper_ratio is not None else "ratio > 1"
+    value = f"ratio {ratio:.3g} ({low:.4g} vs {high:.4g})"
+    return Verdict(claim, outcome, detail, band, "" if outcome == HOLDS else reason, paper, value)
 
 
 def all_of(
@@ -217,7 +234,10 @@ def all_of(
     if failing:
         detail += "; fails at " + ", ".join(failing[:3]) + (" ..." if len(failing) > 3 else "")
     outcome: Outcome = NOT_HOLD if failing else HOLDS
-    return Verdict(claim, outcome, detail, "every point", reason if failing else "")
+    value = f"{len(checks) - len(failing)}/{len(checks)} points"
+    return Verdict(
+        claim, outcome, detail, "every point", reason if failing else "", "every point", value
+    )
 
 
 def verdict_lines(verdicts: Sequence[Verdict]) -> list[str]:
