@@ -31,7 +31,8 @@ from crowdhide.accounting.scrambler import (
     scrambler_epsilon,
 )
 from crowdhide.accounting.statement import PrivacyStatement
-from crowdhide.plans.model import Cluster, ExecutionPlan, compose_along_paths
+from crowdhide.plans.model import Cluster, ExecutionPlan
+from crowdhide.plans.semantics import compose_along_paths
 
 __all__ = [
     "ClusterPrivacy",
