@@ -242,15 +242,17 @@ def _ring_sgd(**_: Any) -> Any:
     raise ValueError("--task sgd needs --topology complete, got ring")
 
 
-def _complete(bound: str, slacks: tuple[str, ...]) -> Callable[..., Any]:
-    """The complete-graph bound named ``bound`` of :mod:`crowdhide.netdp.guarantees` (every
-    δ parameter in ``slacks`` set to --delta), with the local-DP baseline over the same
+def _complete(module: str, bound: str, slacks: tuple[str, ...]) -> Callable[..., Any]:
+    """The complete-graph bound named ``bound`` of ``crowdhide.netdp.<module>`` (every δ
+    parameter in ``slacks`` set to --delta), with the local-DP baseline over the same
     (high-probability) number of contributions."""
 
     def run(*, n: int, eps0: float, delta: float, steps: int, colluders: int, **_: Any) -> Any:
+        import importlib
+
         from crowdhide.netdp import guarantees
 
-        res = getattr(guarantees, bound)(
+        res = getattr(importlib.import_module(f"crowdhide.netdp.{module}"), bound)(
             n=n, steps=steps, eps0=eps0, colluders=colluders, **dict.fromkeys(slacks, delta)
         )
         contributions, _method = guarantees.visit_bound(steps=steps, n=n, delta_hat=delta)
@@ -266,9 +268,13 @@ _BOUNDS: dict[tuple[str, str], Callable[..., Any]] = {
     ("ring", "sum"): _ring_sum,
     ("ring", "histogram"): _ring_histogram,
     ("ring", "sgd"): _ring_sgd,
-    ("complete", "sum"): _complete("complete_sum_guarantee", _CYCLE_SLACKS),
-    ("complete", "histogram"): _complete("complete_histogram_guarantee", _CYCLE_SLACKS),
-    ("complete", "sgd"): _complete("complete_sgd_guarantee", ("delta", "delta_hat")),
+    ("complete", "sum"): _complete("guarantees", "complete_sum_guarantee", _CYCLE_SLACKS),
+    ("complete", "histogram"): _complete(
+        "guarantees", "complete_histogram_guarantee", _CYCLE_SLACKS
+    ),
+    ("complete", "sgd"): _complete(
+        "sgd_guarantees", "complete_sgd_guarantee", ("delta", "delta_hat")
+    ),
 }
 
 
@@ -289,7 +295,7 @@ def calibrate_command(
 
     Exit code 3 if no σ reaches the target (unless --allow-unmet).
     """
-    from crowdhide.netdp.guarantees import code_sigmas, sgd_calibrate_sigma
+    from crowdhide.netdp.sgd_guarantees import code_sigmas, sgd_calibrate_sigma
 
     if topology != "complete" or task != "sgd":
         raise ValueError(
