@@ -198,7 +198,7 @@ def capacity(
     as_json: JsonFlag = False,
 ) -> None:
     """Multiplicative Bayes capacity on whole datasets (max leakage over all priors)."""
-    from crowdhide.qif.shuffle import shuffled_krr_capacity
+    from crowdhide.qif.shuffle_capacity import shuffled_krr_capacity
 
     with _working(as_json, "computing the capacity..."):
         result = shuffled_krr_capacity(n=n, k=k, channel=channel.value, eps0=eps0)
