@@ -30,6 +30,7 @@ from crowdhide.errors import InvalidParameterError
 
 __all__ = ["compose_along_paths", "data_clusters_per_path", "protect"]
 
+
 def protect(
     plan: ExecutionPlan,
     *,
