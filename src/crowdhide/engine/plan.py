@@ -1,7 +1,7 @@
 """Executable plan model of Ladjel et al.: nodes, routes, clusters, data paths.
 
-The model lives in the engine package (``crowdhide.plans.model`` re-exports it) so that the
-engine depends on nothing above it; :mod:`crowdhide.plans` builds queries on top of it.
+The model lives in the engine (``crowdhide.plans.model`` re-exports it), which depends on
+nothing above it; :mod:`crowdhide.plans` builds queries and the DP semantics on top of it.
 
 A plan is described at the level of *node groups*: a group is a set of nodes that run the
 same program (the S source nodes, the C compute nodes of one grouping set, the result
@@ -22,9 +22,9 @@ sends exactly one message per route, of a fixed size, to a node of its receiver 
 Definitions of the paper (Section II) map onto this as follows.
 
 * **Simple node (Def. 3)**: a node whose change of one input tuple changes at most one of
-  its output messages. A node with several routes is *not* simple; :func:`decompose`
-  splits it into one logical simple node per route (they share the physical device and
-  are told apart by the send-order label, the route's slot).
+  its output messages. A node with several routes is *not* simple
+  (:meth:`ExecutionPlan.is_simple`); it counts as one logical simple node per route (sharing
+  the device, told apart by the send-order label, the route's slot).
 * **Cluster (Def. 4)**: simple nodes with the same set of potential targets and disjoint
   data. Each (group, route) pair gives the logical nodes ``group/route``; with a scrambler
   layer of ``k`` scramblers the sources of scrambler ``i`` plus scrambler ``i`` form one of
@@ -32,8 +32,8 @@ Definitions of the paper (Section II) map onto this as follows.
   cluster of its own that sends nothing.
 * **Data path**: what one tuple can influence: starting at a data-holding node it follows
   routes downstream and includes every logical node of the same device (the unrolled
-  iterations of K-means, Remark 1). Theorem 1 composes the clusters' guarantees along these
-  paths; that DP semantics, like the countermeasures, lives in :mod:`crowdhide.plans.semantics`.
+  iterations of K-means, Remark 1). Theorem 1 (:mod:`crowdhide.plans.semantics`) composes
+  the clusters' guarantees along these paths.
 """
 
 from __future__ import annotations
@@ -100,8 +100,7 @@ class BlockRows(Mapping[str, npt.NDArray[Any]]):
 
     def __init__(self, parts: Mapping[int, State], columns: Sequence[str] = ()) -> None:
         self.parts = {int(k): dict(v) for k, v in sorted(parts.items())}
-        names = tuple(columns) or next((tuple(v) for v in self.parts.values()), ())
-        self.columns = names
+        self.columns = tuple(columns) or next((tuple(v) for v in self.parts.values()), ())
 
     def check(self, name: str, size: int) -> None:
         """Raise unless every part has the declared columns and lies within ``size`` rows."""
@@ -438,61 +437,20 @@ class ExecutionPlan:
     routes: tuple[Route, ...]
 
     def __post_init__(self) -> None:
-        names = [g.name for g in self.groups]
-        duplicate = {n for n in names if names.count(n) > 1}
-        if duplicate:
-            raise InvalidParameterError(
-                f"group names must be unique, got duplicates {sorted(duplicate)}"
-            )
-        route_names = [r.name for r in self.routes]
-        duplicate = {n for n in route_names if route_names.count(n) > 1}
-        if duplicate:
-            raise InvalidParameterError(
-                f"route names must be unique, got duplicates {sorted(duplicate)}"
-            )
+        for kind, names in (
+            ("group", [g.name for g in self.groups]),
+            ("route", [r.name for r in self.routes]),
+        ):
+            duplicate = sorted({n for n in names if names.count(n) > 1})
+            if duplicate:
+                raise InvalidParameterError(
+                    f"{kind} names must be unique, got duplicates {duplicate}"
+                )
         if not any(g.holds_data for g in self.groups):
             raise InvalidParameterError("a plan needs at least one source group (role='source')")
         by_name = {g.name: g for g in self.groups}
         for route in self.routes:
-            for end in ("sender", "receiver"):
-                if getattr(route, end) not in by_name:
-                    raise InvalidParameterError(
-                        f"routes[{route.name}].{end} must name a group, got {getattr(route, end)!r}"
-                    )
-            if route.kind == "fanout" and by_name[route.receiver].size < by_name[route.sender].size:
-                raise InvalidParameterError(
-                    f"routes[{route.name}]: a fanout needs at least as many receivers as senders"
-                )
-            if route.kind == "stream" and by_name[route.sender].size != 1:
-                raise InvalidParameterError(
-                    f"routes[{route.name}]: a stream is sent by a single node, got sender group "
-                    f"{route.sender!r} of size {by_name[route.sender].size}"
-                )
-            if route.sender == route.receiver:
-                raise InvalidParameterError(
-                    f"routes[{route.name}] must not loop on group {route.sender!r}"
-                )
-            protection = route.protection
-            if protection is not None:
-                targets = by_name[route.receiver].size
-                if protection.local_dummies > targets - 1:
-                    raise InvalidParameterError(
-                        f"routes[{route.name}].protection.local_dummies must be <= T-1 = "
-                        f"{targets - 1}, got {protection.local_dummies}"
-                    )
-                layer = protection.scrambler
-                if layer is not None:
-                    if layer.group not in by_name or by_name[layer.group].role != "scrambler":
-                        raise InvalidParameterError(
-                            f"routes[{route.name}].protection.scrambler.group must name a "
-                            f"scrambler group, got {layer.group!r}"
-                        )
-                    expected = layer.scrambler_count(by_name[route.sender].size)
-                    if by_name[layer.group].size != expected:
-                        raise InvalidParameterError(
-                            f"groups[{layer.group}].size must be ceil(S/n) = {expected}, "
-                            f"got {by_name[layer.group].size}"
-                        )
+            _check_route(route, by_name)
         for group in self.groups:
             if group.role in ("compute", "result") and group.process is None:
                 raise InvalidParameterError(
@@ -681,6 +639,54 @@ class ExecutionPlan:
                 }
             )
         return records
+
+
+def _check_route(route: Route, by_name: Mapping[str, NodeGroup]) -> None:
+    """The route's ends name groups, its kind fits their sizes, and its protection fits."""
+    for end in ("sender", "receiver"):
+        if getattr(route, end) not in by_name:
+            raise InvalidParameterError(
+                f"routes[{route.name}].{end} must name a group, got {getattr(route, end)!r}"
+            )
+    if route.kind == "fanout" and by_name[route.receiver].size < by_name[route.sender].size:
+        raise InvalidParameterError(
+            f"routes[{route.name}]: a fanout needs at least as many receivers as senders"
+        )
+    if route.kind == "stream" and by_name[route.sender].size != 1:
+        raise InvalidParameterError(
+            f"routes[{route.name}]: a stream is sent by a single node, got sender group "
+            f"{route.sender!r} of size {by_name[route.sender].size}"
+        )
+    if route.sender == route.receiver:
+        raise InvalidParameterError(f"routes[{route.name}] must not loop on group {route.sender!r}")
+    _check_protection(route, by_name)
+
+
+def _check_protection(route: Route, by_name: Mapping[str, NodeGroup]) -> None:
+    """Local dummies fit the receivers; a scrambler layer names ``⌈S/n⌉`` scramblers."""
+    protection = route.protection
+    if protection is None:
+        return
+    targets = by_name[route.receiver].size
+    if protection.local_dummies > targets - 1:
+        raise InvalidParameterError(
+            f"routes[{route.name}].protection.local_dummies must be <= T-1 = "
+            f"{targets - 1}, got {protection.local_dummies}"
+        )
+    layer = protection.scrambler
+    if layer is None:
+        return
+    if layer.group not in by_name or by_name[layer.group].role != "scrambler":
+        raise InvalidParameterError(
+            f"routes[{route.name}].protection.scrambler.group must name a scrambler group, "
+            f"got {layer.group!r}"
+        )
+    expected = layer.scrambler_count(by_name[route.sender].size)
+    if by_name[layer.group].size != expected:
+        raise InvalidParameterError(
+            f"groups[{layer.group}].size must be ceil(S/n) = {expected}, "
+            f"got {by_name[layer.group].size}"
+        )
 
 
 class PlanBuilder:
