@@ -60,14 +60,14 @@ def make_backend(name: str, **options: Any) -> Backend:
     --------
     >>> make_backend("local").name
     'local'
-    >>> make_backend("spark")
+    >>> make_backend("spark")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: backend must be one of ('local', 'ray', 'tls'), got 'spark'
-    >>> make_backend("local", address="10.0.0.1:6379")
+    crowdhide.errors.InvalidParameterError: backend must be one of (...), got 'spark'
+    >>> make_backend("local", address="10.0.0.1:6379")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: address applies to backend 'ray' only, got '10.0.0.1:6379'
+    crowdhide.errors.InvalidParameterError: address applies to backend 'ray' only, got '10.0...'
     """
     if name not in BACKENDS:
         raise InvalidParameterError(
