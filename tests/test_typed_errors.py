@@ -15,9 +15,12 @@ from crowdhide import errors
 SRC = Path(__file__).resolve().parents[1] / "src" / "crowdhide"
 
 #: Packages whose raises are typed (issue #29). The accounting modules the accounting-speed
-#: work owns are converted separately; the CLI and the tls backend too.
+#: work owns are converted separately; the tls backend too.
 TYPED = ("engine", "plans", "report", "qif", "netdp", "data", "protocols", "experiments",
-         "accounting")  # fmt: skip
+         "accounting", "cli")  # fmt: skip
+#: Single modules whose raises are typed: the backends other than tls (which is converted
+#: separately), including ``make_backend``'s refusals.
+TYPED_FILES = ("backends/__init__.py", "backends/local.py", "backends/ray.py")
 #: The shuffle wing's modules that still raise plain errors (the same files as before the
 #: wing moved; binary RR, the pair divergences and the certificate curve are typed).
 NOT_YET = tuple(f"accounting/shuffle/{name}.py" for name in (
@@ -44,12 +47,14 @@ def _modules() -> list[Path]:
             rel = path.relative_to(SRC).as_posix()
             if not rel.startswith(NOT_YET):
                 found.append(path)
-    return found
+    return found + [SRC / name for name in TYPED_FILES]
 
 
 def test_the_converted_packages_raise_no_plain_value_or_type_error() -> None:
     modules = _modules()
     assert len(modules) > 80  # the scan sees the packages (not an empty glob)
+    assert all(p.is_file() for p in modules)
+    assert any(p.relative_to(SRC).parts[0] == "cli" for p in modules)
     found = {
         str(p.relative_to(SRC)): lines
         for p in modules
@@ -85,3 +90,15 @@ def test_a_converted_raise_is_caught_both_ways() -> None:
         Channel([[0.5, 0.4]])
     with pytest.raises(ValueError, match="row-stochastic"):
         Channel([[0.5, 0.4]])
+
+
+def test_a_cli_refusal_names_the_option_and_the_value() -> None:
+    from crowdhide.backends import make_backend
+    from crowdhide.cli.run import _network
+
+    with pytest.raises(errors.InvalidParameterError) as caught:
+        make_backend("nope")
+    assert (caught.value.parameter, caught.value.value) == ("name", "nope")
+    with pytest.raises(errors.InvalidParameterError) as caught:
+        _network("tls", None, "maybe", None, None)
+    assert (caught.value.parameter, caught.value.value) == ("--on-missing", "maybe")

@@ -6,7 +6,8 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide.engine.library import named
-from crowdhide.engine.plan import ExecutionPlan, PlanBuilder, protect
+from crowdhide.engine.plan import ExecutionPlan, PlanBuilder
+from crowdhide.plans.semantics import protect
 
 SOURCES = 300
 BLOCK = 50  # 6 blocks: every shard / host serves several

@@ -11,7 +11,8 @@ import pytest
 
 from crowdhide.backends import LocalBackend, execute
 from crowdhide.engine import Execution, Inbox
-from crowdhide.engine.plan import ExecutionPlan, NodeGroup, PlanBuilder, protect
+from crowdhide.engine.plan import ExecutionPlan, NodeGroup, PlanBuilder
+from crowdhide.plans.semantics import protect
 
 SOURCES = 5000
 BLOCK = 500

@@ -13,8 +13,9 @@ import zlib
 import numpy as np
 
 from crowdhide.engine.messages import Block
-from crowdhide.engine.plan import ExecutionPlan, PlanBuilder, protect
+from crowdhide.engine.plan import ExecutionPlan, PlanBuilder
 from crowdhide.engine.program import block_rng, step
+from crowdhide.plans.semantics import protect
 
 SOURCES = 200
 

@@ -46,7 +46,8 @@ def chain_plan(sigma: float, *, per_message: float) -> Any:
     """The rounds plan of :mod:`tests.net._wire_netns` (equal frame counts for every σ; real
     fraction 1 − σ + σ/20), its compute nodes busy ``per_message`` s per real message."""
     from crowdhide.engine.library import named
-    from crowdhide.engine.plan import PlanBuilder, protect
+    from crowdhide.engine.plan import PlanBuilder
+    from crowdhide.plans.semantics import protect
     from tests.net._wire_netns import CHAIN, ITERATIONS, TARGETS
 
     b = PlanBuilder()

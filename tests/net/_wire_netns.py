@@ -19,7 +19,8 @@ from crowdhide.audit import transcript_link_counts, wire_link_counts
 from crowdhide.backends import execute
 from crowdhide.backends.tls.backend import TlsBackend
 from crowdhide.engine.library import named
-from crowdhide.engine.plan import PlanBuilder, protect
+from crowdhide.engine.plan import PlanBuilder
+from crowdhide.plans.semantics import protect
 from tests.net._pcap import tls_records
 from tests.net._programs import use_test_hosts
 from tests.net.conftest import BLOCK, small_plan

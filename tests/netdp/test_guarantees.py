@@ -1,5 +1,5 @@
-"""Tests of crowdhide.netdp.guarantees: corrected bounds above exact values, published forms
-below what they claim, conditions enforced, calibration round trips."""
+"""Tests of crowdhide.netdp.guarantees and sgd_guarantees: corrected bounds above exact values,
+published forms below what they claim, conditions enforced, calibration round trips."""
 
 from __future__ import annotations
 
@@ -17,19 +17,21 @@ from crowdhide.netdp.guarantees import (
     HISTOGRAM_CYCLE_CONSTANT,
     WalkBound,
     central_sum_std,
-    code_sigmas,
     complete_histogram_guarantee,
-    complete_sgd_guarantee,
     complete_sum_guarantee,
     compose_advanced,
     ldp_baseline,
     ring_histogram_guarantee,
+    visit_bound,
+)
+from crowdhide.netdp.sgd_guarantees import (
+    code_sigmas,
+    complete_sgd_guarantee,
     sgd_calibrate_sigma,
     sgd_network_epsilon,
     sgd_network_rdp,
     sgd_utility_bound,
     spotted_contributions_guarantee,
-    visit_bound,
 )
 
 
@@ -63,7 +65,7 @@ def test_published_forms_fail() -> None:
     assert published.privacy.epsilon < adv
     assert corrected.privacy.epsilon == pytest.approx(min(adv, k * ec))
     # Lemma 2 without the factor 2 is below the advanced composition it claims
-    l_pub = g.spotted_contributions_guarantee(
+    l_pub = spotted_contributions_guarantee(
         n=2000, contributions=30.36, eps0=0.1, delta_slack=1e-6, delta_tilde=1e-6, form="published"
     )
     ks = l_pub.details["spotted_bound"]
@@ -101,12 +103,12 @@ def test_conditions_enforced() -> None:
     with pytest.raises(ValueError, match="steps must be >= 3 n ln"):
         g.visit_bound(steps=20000, n=2000, delta_hat=1e-6, method="chernoff")
     assert g.visit_bound(steps=20000, n=2000, delta_hat=1e-6)[1] == "binomial"
-    t4 = g.complete_sgd_guarantee(n=100, steps=100, eps0=0.9, delta=0.6, delta_hat=1e-3)
+    t4 = complete_sgd_guarantee(n=100, steps=100, eps0=0.9, delta=0.6, delta_hat=1e-3)
     assert not t4.privacy.conditions_met
     with pytest.raises(ValueError, match="not robust to collusion"):
         g.ring_sum_guarantee(n=10, rounds=2, eps0=0.1, delta0=1e-6, delta_slack=1e-6, colluders=2)
     with pytest.raises(ValueError, match="sigma must be >="):
-        g.sgd_network_rdp(alpha=10, contributions=1, n=10, lipschitz=1, sigma=1)
+        sgd_network_rdp(alpha=10, contributions=1, n=10, lipschitz=1, sigma=1)
     six = g.complete_histogram_guarantee(
         n=1000, steps=10**5, eps0=1.0, delta0=1e-6, delta_slack=1e-6, delta_hat=1e-6
     )
@@ -123,7 +125,7 @@ def test_conditions_enforced() -> None:
 
 def test_sgd_calibration_roundtrip_and_anchor() -> None:
     sigma = sgd_calibrate_sigma(n=2000, contributions=12, epsilon=1.0, delta=1e-6)
-    eps, alpha = g.sgd_network_epsilon(
+    eps, alpha = sgd_network_epsilon(
         n=2000, contributions=12, sigma=sigma, lipschitz=1.0, delta=1e-6
     )
     assert eps <= 1.0
@@ -163,9 +165,9 @@ def test_ring_histogram_per_receipt_above_exact_shuffled_rr() -> None:
 def test_sgd_numeric_never_above_closed_form() -> None:
     # Remark 5: the numerical α-optimisation can only improve on the closed form (Eq. 7)
     for n, t, eps0 in ((1000, 10**7, 0.5), (2000, 4 * 10**6, 0.9)):
-        thm = g.complete_sgd_guarantee(n=n, steps=t, eps0=eps0, delta=1e-6, delta_hat=1e-6)
+        thm = complete_sgd_guarantee(n=n, steps=t, eps0=eps0, delta=1e-6, delta_hat=1e-6)
         sigma = math.sqrt(8 * math.log(1.25 / 1e-6)) / eps0
-        numeric, _ = g.sgd_network_epsilon(
+        numeric, _ = sgd_network_epsilon(
             n=n, contributions=thm.details["visit_bound"], sigma=sigma, lipschitz=1.0, delta=1e-6
         )
         assert numeric <= thm.privacy.epsilon + 1e-9

@@ -13,7 +13,7 @@ from scipy.stats import chisquare
 
 from crowdhide.backends import execute
 from crowdhide.plans import PlanBuilder, protect
-from crowdhide.plans.model import compose_along_paths
+from crowdhide.plans.semantics import compose_along_paths
 from crowdhide.protocols import (
     engine_plan,
     krr_accounting,

@@ -27,9 +27,9 @@ from crowdhide.qif.shuffle import (
     gaussian_shuffle_vulnerability,
     informed_vulnerability,
     shuffle_vulnerability,
-    shuffled_krr_capacity,
     uninformed_vulnerability,
 )
+from crowdhide.qif.shuffle_capacity import shuffled_krr_capacity
 
 
 def brute_uninformed(channel: Channel) -> Fr | float:

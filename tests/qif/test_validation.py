@@ -12,6 +12,7 @@ from crowdhide.qif import channels as ch
 from crowdhide.qif import combinatorics as cb
 from crowdhide.qif import scrambler as sc
 from crowdhide.qif import shuffle as sh
+from crowdhide.qif import shuffle_capacity as cap
 
 CASES: list[tuple[Callable[..., Any], dict[str, Any], type, str]] = [
     (ch.shuffle_channel, {"n": 0, "k": 2}, ValueError, "n must be >= 1"),
@@ -35,12 +36,12 @@ CASES: list[tuple[Callable[..., Any], dict[str, Any], type, str]] = [
     (sh.gaussian_shuffle_vulnerability, {"n": 0, "k": 3}, ValueError, "n must be >= 1"),
     (sh.asymptotic_vulnerability, {"n": 5, "k": 3}, ValueError, "exactly one"),
     (
-        sh.shuffled_krr_capacity,
+        cap.shuffled_krr_capacity,
         {"n": 5, "k": 2, "channel": "x", "eps0": 1.0},
         ValueError,
         "channel must be",
     ),
-    (sh.shuffled_krr_capacity, {"n": 5, "k": 2}, ValueError, "eps0 is required"),
+    (cap.shuffled_krr_capacity, {"n": 5, "k": 2}, ValueError, "eps0 is required"),
     (
         sh.informed_vulnerability,
         {"n": 5, "k": 2, "eps0": 1.0, "others": (2, 2, 0)},

@@ -25,6 +25,7 @@ from crowdhide.engine.backend import Backend
 from crowdhide.engine.executor import Execution, ProgressCallback
 from crowdhide.engine.executor import execute as _engine_execute
 from crowdhide.engine.plan import ExecutionPlan
+from crowdhide.errors import InvalidParameterError
 
 __all__ = ["BACKENDS", "LocalBackend", "execute", "make_backend"]
 
@@ -75,23 +76,27 @@ def make_backend(name: str, **options: Any) -> Backend:
     --------
     >>> make_backend("local").name
     'local'
-    >>> make_backend("spark")
+    >>> make_backend("spark")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: backend must be one of ('local', 'ray', 'tls'), got 'spark'
-    >>> make_backend("local", address="10.0.0.1:6379")
+    crowdhide.errors.InvalidParameterError: backend must be one of (...), got 'spark'
+    >>> make_backend("local", address="10.0.0.1:6379")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: address applies to backend 'ray' only, got '10.0.0.1:6379'
+    crowdhide.errors.InvalidParameterError: address applies to backend 'ray' only, got '10.0...'
     """
     if name not in BACKENDS:
-        raise ValueError(f"backend must be one of {tuple(BACKENDS)}, got {name!r}")
+        raise InvalidParameterError(
+            f"backend must be one of {tuple(BACKENDS)}, got {name!r}", parameter="name", value=name
+        )
     given = {k: v for k, v in options.items() if v is not None}
     for key, value in given.items():
         if key not in BACKENDS[name]:
             owners = [n for n, keys in BACKENDS.items() if key in keys]
             where = f"backend {owners[0]!r} only" if len(owners) == 1 else f"backends {owners}"
-            raise ValueError(f"{key} applies to {where}, got {value!r}")
+            raise InvalidParameterError(
+                f"{key} applies to {where}, got {value!r}", parameter=key, value=value
+            )
     if name == "local":
         return LocalBackend(**given)
     if name == "ray":
@@ -102,21 +107,29 @@ def make_backend(name: str, **options: Any) -> Backend:
         return ray_backend
     if "directory" in given:  # running node daemons: the coordinator starts nothing
         if given.pop("shared_seed", False):
-            raise ValueError(
+            raise InvalidParameterError(
                 "shared_seed does not apply to a tls run on node daemons (directory): "
-                "each daemon keys its blocks with its own secret randomness, got True"
+                "each daemon keys its blocks with its own secret randomness, got True",
+                parameter="shared_seed",
+                value=True,
             )
         spawn_only = sorted(set(given) & {"hosts", "pki", "observe", "netns"})
         if spawn_only or not {"ca", "state"} <= set(given):
-            raise ValueError(
-                f"a tls run on node daemons (directory) takes ca and state, not {spawn_only}"
+            raise InvalidParameterError(
+                f"a tls run on node daemons (directory) takes ca and state, not {spawn_only}",
+                parameter="directory",
+                value=spawn_only,
             )
         from crowdhide.backends.tls.coordinator import Coordinator
 
         coordinator: Backend = Coordinator(**given)
         return coordinator
     if {"ca", "state"} & set(given):
-        raise ValueError("ca and state apply to a tls run on node daemons (directory) only")
+        raise InvalidParameterError(
+            "ca and state apply to a tls run on node daemons (directory) only",
+            parameter="ca",
+            value=None,
+        )
     from crowdhide.backends.tls.backend import TlsBackend
 
     tls_backend: Backend = TlsBackend(**given)
@@ -173,7 +186,11 @@ def execute(
     """
     chosen = make_backend(backend, address=address) if isinstance(backend, str) else backend
     if address is not None and not isinstance(backend, str):
-        raise ValueError(f"address applies to a backend chosen by name, got {address!r}")
+        raise InvalidParameterError(
+            f"address applies to a backend chosen by name, got {address!r}",
+            parameter="address",
+            value=address,
+        )
     extra: dict[str, Any] = {} if block_size is None else {"block_size": block_size}
     return _engine_execute(
         plan,

@@ -204,7 +204,11 @@ class RayBackend:
         self, *, address: str | None = None, object_store_memory: int = DEFAULT_OBJECT_STORE
     ) -> None:
         if address is not None and (not isinstance(address, str) or not address.strip()):
-            raise ValueError(f"address must be a non-empty string, got {address!r}")
+            raise InvalidParameterError(
+                f"address must be a non-empty string, got {address!r}",
+                parameter="address",
+                value=address,
+            )
         self.address = address
         self.object_store_memory = object_store_memory
         self._actors: list[Any] = []

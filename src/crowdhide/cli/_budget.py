@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from crowdhide.errors import InvalidParameterError
+
 __all__ = ["budget_hook", "population_of"]
 
 
@@ -37,13 +39,19 @@ def budget_hook(
     """
     if ledger is None:
         if budget_epsilon is not None or budget_delta is not None or population is not None:
-            raise ValueError("--budget-epsilon/--budget-delta/--population need --ledger FILE")
+            raise InvalidParameterError(
+                "--budget-epsilon/--budget-delta/--population need --ledger FILE",
+                parameter="--ledger",
+                value=None,
+            )
         yield None
         return
     if (budget_epsilon is None) != (budget_delta is None):
-        raise ValueError(
+        raise InvalidParameterError(
             "--budget-epsilon and --budget-delta go together, got "
-            f"--budget-epsilon={budget_epsilon} --budget-delta={budget_delta}"
+            f"--budget-epsilon={budget_epsilon} --budget-delta={budget_delta}",
+            parameter="--budget-delta",
+            value=budget_delta,
         )
     from crowdhide._validation import check_probability, check_real
     from crowdhide.accounting.ledger import Ledger

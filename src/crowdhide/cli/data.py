@@ -10,6 +10,7 @@ import typer
 from crowdhide.cli._engine_progress import spinner
 from crowdhide.cli._options import check_output_file, int_option, output_path, seed_option
 from crowdhide.cli._output import JsonFlag, emit
+from crowdhide.errors import InvalidParameterError
 
 __all__ = ["data", "register", "synth_command"]
 
@@ -43,9 +44,15 @@ def synth_command(
     from crowdhide.plans.data import write_table
 
     if kind not in _KINDS:
-        raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
+        raise InvalidParameterError(
+            f"kind must be one of {_KINDS}, got {kind!r}", parameter="kind", value=kind
+        )
     if distribution not in ("uniform", "skewed"):
-        raise ValueError(f"--distribution must be 'uniform' or 'skewed', got {distribution!r}")
+        raise InvalidParameterError(
+            f"--distribution must be 'uniform' or 'skewed', got {distribution!r}",
+            parameter="--distribution",
+            value=distribution,
+        )
     check_output_file(out, suffixes=_SUFFIXES)
     with spinner(not as_json, f"generating {rows} rows"):
         table = _generate(kind, rows, distribution, seed)

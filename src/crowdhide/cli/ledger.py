@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from crowdhide.cli._output import JsonFlag, emit
+from crowdhide.errors import InvalidParameterError
 
 __all__ = ["register"]
 
@@ -27,9 +28,15 @@ def register(app: typer.Typer) -> None:
         from crowdhide.accounting.ledger import Ledger
 
         if not str(file).strip() or file.is_dir():
-            raise ValueError(f"FILE must be a ledger file, got {str(file)!r} (a folder or empty)")
+            raise InvalidParameterError(
+                f"FILE must be a ledger file, got {str(file)!r} (a folder or empty)",
+                parameter="FILE",
+                value=str(file),
+            )
         if not file.exists():
-            raise ValueError(f"ledger file does not exist: {file}")
+            raise InvalidParameterError(
+                f"ledger file does not exist: {file}", parameter="FILE", value=str(file)
+            )
         rows = Ledger(file).summary()
         if as_json:
             emit(rows, as_json=True)

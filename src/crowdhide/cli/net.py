@@ -18,98 +18,103 @@ import typer
 
 from crowdhide.cli._options import check_output_dir, int_option, output_path
 from crowdhide.cli._output import JsonFlag, emit
-from crowdhide.errors import OutputPathError
+from crowdhide.errors import InvalidParameterError, OutputPathError
 
 __all__ = ["register"]
 
 
+net_app = typer.Typer(help="Real runs over mutual TLS: credentials.", no_args_is_help=True)
+
+
+@net_app.command("pki")
+def pki(
+    hosts: Annotated[int, int_option("--hosts", "Number of node hosts.", low=1, high=256)] = 3,
+    out: Annotated[
+        Path, typer.Option("--out", help="Directory to write.", parser=output_path)
+    ] = Path("pki"),
+    days: Annotated[int, int_option("--days", "Validity in days.", low=1, high=3650)] = 365,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an existing CA in --out.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Write a CA and one ECDSA P-256 certificate per node host (keys mode 0600)."""
+    from crowdhide.backends.tls.pki import make_pki
+
+    result = make_pki(hosts=hosts, out=check_output_dir(out), days=days, overwrite=force)
+    emit(
+        {
+            "ca": str(result.ca_cert),
+            "hosts": [h.name for h in result.hosts],
+            "certificates": [str(h.cert) for h in result.hosts],
+            "keys": [str(h.key) for h in result.hosts],
+            "out": str(out),
+            "days": days,
+            "force": force,  # echoed: with no CA in --out it changes nothing else
+        },
+        as_json=as_json,
+        title="PKI written (private keys mode 0600)",
+    )
+
+
+ca_app = typer.Typer(help="A CA that signs nodes' certificate requests.", no_args_is_help=True)
+net_app.add_typer(ca_app, name="ca")
+
+
+@ca_app.command("init")
+def ca_init(
+    out: Annotated[Path, typer.Option("--out", help="CA folder to write.")] = Path("ca"),
+    days: Annotated[int, int_option("--days", "Validity in days.", low=1, high=3650)] = 365,
+    as_json: JsonFlag = False,
+) -> None:
+    """Write a CA certificate and key (key mode 0600)."""
+    from crowdhide.backends.tls.pki import make_ca
+
+    if (out / "ca.key").exists():
+        raise OutputPathError(f"--out already holds a CA key, got {str(out)!r}")
+    cert = make_ca(out=check_output_dir(out), days=days)
+    emit({"ca": str(cert), "key": str(out / "ca.key")}, as_json=as_json, title="CA written")
+
+
+@ca_app.command("sign")
+def ca_sign(
+    card: Annotated[Path, typer.Argument(help="card.json written by `crowdhide node init`.")],
+    ca: Annotated[Path, typer.Option("--ca", help="CA folder (`net ca init`).")] = Path("ca"),
+    days: Annotated[int, int_option("--days", "Validity in days.", low=1, high=3650)] = 365,
+    as_json: JsonFlag = False,
+) -> None:
+    """Sign a node's certificate request; the certificate goes back to the node."""
+    from crowdhide.backends.tls.enrol import ca_sign as sign
+
+    cert = sign(ca, card, days=days)
+    emit({"certificate": str(cert), "card": str(card)}, as_json=as_json, title="signed")
+
+
+@net_app.command("directory")
+def directory(
+    cards: Annotated[list[Path], typer.Argument(help="Cards of the enrolled nodes.")],
+    ca: Annotated[Path, typer.Option("--ca", help="CA folder (`net ca init`).")] = Path("ca"),
+    out: Annotated[Path, typer.Option("--out", help="Directory file to write.")] = Path(
+        "directory.toml"
+    ),
+    as_json: JsonFlag = False,
+) -> None:
+    """Write the nodes' directory (id, address, certificate fingerprint, sealing key),
+    signed with the CA key."""
+    from crowdhide.backends.tls.enrol import load_directory, make_directory
+
+    path = make_directory(ca, cards, out=out)
+    entries = load_directory(path, ca=ca / "ca.pem").entries
+    emit(
+        {"directory": str(path), "nodes": [f"{e.node} {e.address}" for e in entries]},
+        as_json=as_json,
+        title="directory written (signed by the CA)",
+    )
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``net`` group to ``app``."""
-    net_app = typer.Typer(help="Real runs over mutual TLS: credentials.", no_args_is_help=True)
     app.add_typer(net_app, name="net")
-
-    @net_app.command("pki")
-    def pki(
-        hosts: Annotated[int, int_option("--hosts", "Number of node hosts.", low=1, high=256)] = 3,
-        out: Annotated[
-            Path, typer.Option("--out", help="Directory to write.", parser=output_path)
-        ] = Path("pki"),
-        days: Annotated[int, int_option("--days", "Validity in days.", low=1, high=3650)] = 365,
-        force: Annotated[
-            bool, typer.Option("--force", help="Replace an existing CA in --out.")
-        ] = False,
-        as_json: JsonFlag = False,
-    ) -> None:
-        """Write a CA and one ECDSA P-256 certificate per node host (keys mode 0600)."""
-        from crowdhide.backends.tls.pki import make_pki
-
-        result = make_pki(hosts=hosts, out=check_output_dir(out), days=days, overwrite=force)
-        emit(
-            {
-                "ca": str(result.ca_cert),
-                "hosts": [h.name for h in result.hosts],
-                "certificates": [str(h.cert) for h in result.hosts],
-                "keys": [str(h.key) for h in result.hosts],
-                "out": str(out),
-                "days": days,
-                "force": force,  # echoed: with no CA in --out it changes nothing else
-            },
-            as_json=as_json,
-            title="PKI written (private keys mode 0600)",
-        )
-
-    ca_app = typer.Typer(help="A CA that signs nodes' certificate requests.", no_args_is_help=True)
-    net_app.add_typer(ca_app, name="ca")
-
-    @ca_app.command("init")
-    def ca_init(
-        out: Annotated[Path, typer.Option("--out", help="CA folder to write.")] = Path("ca"),
-        days: Annotated[int, int_option("--days", "Validity in days.", low=1, high=3650)] = 365,
-        as_json: JsonFlag = False,
-    ) -> None:
-        """Write a CA certificate and key (key mode 0600)."""
-        from crowdhide.backends.tls.pki import make_ca
-
-        if (out / "ca.key").exists():
-            raise OutputPathError(f"--out already holds a CA key, got {str(out)!r}")
-        cert = make_ca(out=check_output_dir(out), days=days)
-        emit({"ca": str(cert), "key": str(out / "ca.key")}, as_json=as_json, title="CA written")
-
-    @ca_app.command("sign")
-    def ca_sign(
-        card: Annotated[Path, typer.Argument(help="card.json written by `crowdhide node init`.")],
-        ca: Annotated[Path, typer.Option("--ca", help="CA folder (`net ca init`).")] = Path("ca"),
-        days: Annotated[int, int_option("--days", "Validity in days.", low=1, high=3650)] = 365,
-        as_json: JsonFlag = False,
-    ) -> None:
-        """Sign a node's certificate request; the certificate goes back to the node."""
-        from crowdhide.backends.tls.enrol import ca_sign as sign
-
-        cert = sign(ca, card, days=days)
-        emit({"certificate": str(cert), "card": str(card)}, as_json=as_json, title="signed")
-
-    @net_app.command("directory")
-    def directory(
-        cards: Annotated[list[Path], typer.Argument(help="Cards of the enrolled nodes.")],
-        ca: Annotated[Path, typer.Option("--ca", help="CA folder (`net ca init`).")] = Path("ca"),
-        out: Annotated[Path, typer.Option("--out", help="Directory file to write.")] = Path(
-            "directory.toml"
-        ),
-        as_json: JsonFlag = False,
-    ) -> None:
-        """Write the nodes' directory (id, address, certificate fingerprint, sealing key),
-        signed with the CA key."""
-        from crowdhide.backends.tls.enrol import load_directory, make_directory
-
-        path = make_directory(ca, cards, out=out)
-        entries = load_directory(path, ca=ca / "ca.pem").entries
-        emit(
-            {"directory": str(path), "nodes": [f"{e.node} {e.address}" for e in entries]},
-            as_json=as_json,
-            title="directory written (signed by the CA)",
-        )
-
-    net_app.command("split")(split_command)
 
 
 def split_command(
@@ -135,9 +140,11 @@ def split_command(
     total = sources[0].size
     blocks = -(-total // block_size)
     if blocks < nodes:
-        raise ValueError(
+        raise InvalidParameterError(
             f"--nodes {nodes} is more than the {blocks} blocks of {total} rows "
-            f"(--block-size {block_size})"
+            f"(--block-size {block_size})",
+            parameter="--nodes",
+            value=nodes,
         )
     folder = check_output_dir(out)
     folder.mkdir(parents=True, exist_ok=True)
@@ -153,3 +160,6 @@ def split_command(
         as_json=as_json,
         title="rows split (one file per node daemon)",
     )
+
+
+net_app.command("split")(split_command)

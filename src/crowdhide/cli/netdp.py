@@ -21,7 +21,7 @@ from crowdhide.cli._options import (
     seed_option,
 )
 from crowdhide.cli._output import JsonFlag, emit
-from crowdhide.errors import ResourceLimitError, UnmetTargetError
+from crowdhide.errors import InvalidParameterError, ResourceLimitError, UnmetTargetError
 
 if TYPE_CHECKING:
     from crowdhide.netdp.guarantees import WalkBound
@@ -153,13 +153,27 @@ def epsilon_command(
     if domain_size is None:
         domain_size = 10
     if topology not in ("ring", "complete"):
-        raise ValueError(f"--topology must be 'ring' or 'complete', got {topology!r}")
+        raise InvalidParameterError(
+            f"--topology must be 'ring' or 'complete', got {topology!r}",
+            parameter="--topology",
+            value=topology,
+        )
     if task not in ("sum", "histogram", "sgd"):
-        raise ValueError(f"--task must be 'sum', 'histogram' or 'sgd', got {task!r}")
+        raise InvalidParameterError(
+            f"--task must be 'sum', 'histogram' or 'sgd', got {task!r}",
+            parameter="--task",
+            value=task,
+        )
     if topology == "ring" and rounds is None:
-        raise ValueError("--rounds must be given for the ring, got None")
+        raise InvalidParameterError(
+            "--rounds must be given for the ring, got None", parameter="--rounds", value=None
+        )
     if topology == "complete" and steps is None:
-        raise ValueError("--steps must be given for the complete graph, got None")
+        raise InvalidParameterError(
+            "--steps must be given for the complete graph, got None",
+            parameter="--steps",
+            value=None,
+        )
     with option_names(_NAMES):
         res, ldp = _BOUNDS[(topology, task)](
             n=n,
@@ -198,14 +212,22 @@ def _check_applies(
 ) -> None:
     """Refuse an option the chosen bound does not use (it would be dropped silently)."""
     if topology == "complete" and rounds is not None:
-        raise ValueError(f"--rounds applies to the ring only (complete: --steps), got {rounds}")
+        raise InvalidParameterError(
+            f"--rounds applies to the ring only (complete: --steps), got {rounds}",
+            parameter="--rounds",
+            value=rounds,
+        )
     if topology == "ring" and steps is not None:
-        raise ValueError(
-            f"--steps applies to the complete graph only (ring: --rounds), got {steps}"
+        raise InvalidParameterError(
+            f"--steps applies to the complete graph only (ring: --rounds), got {steps}",
+            parameter="--steps",
+            value=steps,
         )
     if domain_size is not None and (topology, task) != ("ring", "histogram"):
-        raise ValueError(
-            f"--domain-size applies to --topology ring --task histogram only, got {domain_size}"
+        raise InvalidParameterError(
+            f"--domain-size applies to --topology ring --task histogram only, got {domain_size}",
+            parameter="--domain-size",
+            value=domain_size,
         )
 
 
@@ -231,7 +253,11 @@ def _ring_histogram(
     from crowdhide.netdp.guarantees import ring_histogram_guarantee
 
     if colluders != 1:
-        raise ValueError(f"--colluders must be 1 on the ring, got {colluders}")
+        raise InvalidParameterError(
+            f"--colluders must be 1 on the ring, got {colluders}",
+            parameter="--colluders",
+            value=colluders,
+        )
     res = ring_histogram_guarantee(
         n=n, rounds=rounds, epsilon=eps0, delta=delta, delta_slack=delta, domain_size=domain_size
     )
@@ -239,18 +265,22 @@ def _ring_histogram(
 
 
 def _ring_sgd(**_: Any) -> Any:
-    raise ValueError("--task sgd needs --topology complete, got ring")
+    raise InvalidParameterError(
+        "--task sgd needs --topology complete, got ring", parameter="--task", value="sgd"
+    )
 
 
-def _complete(bound: str, slacks: tuple[str, ...]) -> Callable[..., Any]:
-    """The complete-graph bound named ``bound`` of :mod:`crowdhide.netdp.guarantees` (every
-    δ parameter in ``slacks`` set to --delta), with the local-DP baseline over the same
+def _complete(module: str, bound: str, slacks: tuple[str, ...]) -> Callable[..., Any]:
+    """The complete-graph bound named ``bound`` of ``crowdhide.netdp.<module>`` (every δ
+    parameter in ``slacks`` set to --delta), with the local-DP baseline over the same
     (high-probability) number of contributions."""
 
     def run(*, n: int, eps0: float, delta: float, steps: int, colluders: int, **_: Any) -> Any:
+        import importlib
+
         from crowdhide.netdp import guarantees
 
-        res = getattr(guarantees, bound)(
+        res = getattr(importlib.import_module(f"crowdhide.netdp.{module}"), bound)(
             n=n, steps=steps, eps0=eps0, colluders=colluders, **dict.fromkeys(slacks, delta)
         )
         contributions, _method = guarantees.visit_bound(steps=steps, n=n, delta_hat=delta)
@@ -266,9 +296,13 @@ _BOUNDS: dict[tuple[str, str], Callable[..., Any]] = {
     ("ring", "sum"): _ring_sum,
     ("ring", "histogram"): _ring_histogram,
     ("ring", "sgd"): _ring_sgd,
-    ("complete", "sum"): _complete("complete_sum_guarantee", _CYCLE_SLACKS),
-    ("complete", "histogram"): _complete("complete_histogram_guarantee", _CYCLE_SLACKS),
-    ("complete", "sgd"): _complete("complete_sgd_guarantee", ("delta", "delta_hat")),
+    ("complete", "sum"): _complete("guarantees", "complete_sum_guarantee", _CYCLE_SLACKS),
+    ("complete", "histogram"): _complete(
+        "guarantees", "complete_histogram_guarantee", _CYCLE_SLACKS
+    ),
+    ("complete", "sgd"): _complete(
+        "sgd_guarantees", "complete_sgd_guarantee", ("delta", "delta_hat")
+    ),
 }
 
 
@@ -289,15 +323,21 @@ def calibrate_command(
 
     Exit code 3 if no σ reaches the target (unless --allow-unmet).
     """
-    from crowdhide.netdp.guarantees import code_sigmas, sgd_calibrate_sigma
+    from crowdhide.netdp.sgd_guarantees import code_sigmas, sgd_calibrate_sigma
 
     if topology != "complete" or task != "sgd":
-        raise ValueError(
-            f"calibrate supports --topology complete --task sgd, got {topology}/{task}"
+        raise InvalidParameterError(
+            f"calibrate supports --topology complete --task sgd, got {topology}/{task}",
+            parameter="--topology",
+            value=topology,
         )
     contributions = math.floor(cap * steps / n)
     if contributions < 1:
-        raise ValueError(f"--cap-factor * --steps / --n must be >= 1, got {cap * steps / n:g}")
+        raise InvalidParameterError(
+            f"--cap-factor * --steps / --n must be >= 1, got {cap * steps / n:g}",
+            parameter="--cap-factor",
+            value=cap,
+        )
     sigma: float | None
     reason = ""
     with option_names(_NAMES):
@@ -409,7 +449,11 @@ def audit_command(
     from crowdhide.netdp.walk_accounting import account_sampled_walk
 
     if topology != "complete":
-        raise ValueError(f"audit supports --topology complete, got {topology!r}")
+        raise InvalidParameterError(
+            f"audit supports --topology complete, got {topology!r}",
+            parameter="--topology",
+            value=topology,
+        )
     _check_audit_size(n, steps, colluders, group_ratio)
     sigma = classic_gaussian_sigma(epsilon=eps0, delta=delta)
     with (

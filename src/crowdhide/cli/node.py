@@ -10,6 +10,7 @@ import typer
 
 from crowdhide.cli._options import int_option
 from crowdhide.cli._output import JsonFlag, emit
+from crowdhide.errors import InvalidParameterError
 
 __all__ = ["register"]
 
@@ -38,9 +39,17 @@ def register(app: typer.Typer) -> None:
         from crowdhide.backends.tls.enrol import node_init
 
         if state.exists() and not state.is_dir():
-            raise ValueError(f"--state must be a directory, got the file {str(state)!r}")
+            raise InvalidParameterError(
+                f"--state must be a directory, got the file {str(state)!r}",
+                parameter="--state",
+                value=str(state),
+            )
         if role not in ("node", "coordinator"):
-            raise ValueError(f"--role must be 'node' or 'coordinator', got {role!r}")
+            raise InvalidParameterError(
+                f"--role must be 'node' or 'coordinator', got {role!r}",
+                parameter="--role",
+                value=role,
+            )
         card = node_init(state, node=node, address=address, role=role)
         emit(
             {"card": str(card), "keys": [str(state / "tls.key"), str(state / "sealing.key")]},
@@ -78,7 +87,11 @@ def serve_command(
 
     for option, path in (("--data", data), ("--directory", directory), ("--ca", ca)):
         if not path.is_file():
-            raise ValueError(f"{option} must be an existing file, got {str(path)!r}")
+            raise InvalidParameterError(
+                f"{option} must be an existing file, got {str(path)!r}",
+                parameter=option,
+                value=str(path),
+            )
 
     def ready(line: str) -> None:
         sys.stdout.write(line + "\n")

@@ -18,6 +18,7 @@ from crowdhide.cli._options import (
     seed_option,
 )
 from crowdhide.cli._output import JsonFlag, emit
+from crowdhide.errors import InvalidParameterError
 
 if TYPE_CHECKING:
     from crowdhide.protocols.data import DataColumn
@@ -180,7 +181,11 @@ def _run_sum(
     notes = [column_data.note] if column_data.note else []
     if protocol == "bits":
         if lower is not None or upper is not None:
-            raise ValueError("lower/upper apply to --protocol real or single, not bits")
+            raise InvalidParameterError(
+                "lower/upper apply to --protocol real or single, not bits",
+                parameter="--lower",
+                value=(lower, upper),
+            )
         bits = as_bits(column_data)
         return _run(show_progress, "bit sum", lambda: run_bit_sum(bits, **options)), 0.0, 1.0, notes
     lo = 0.0 if lower is None else lower
@@ -199,7 +204,11 @@ def _run_sum(
         )
         return run, lo, hi, notes
     if options.pop("calibration") != "exact":
-        raise ValueError("calibration must be 'exact' for --protocol single")
+        raise InvalidParameterError(
+            "calibration must be 'exact' for --protocol single",
+            parameter="--calibration",
+            value=None,
+        )
     run = _run(
         show_progress,
         "single-message real sum",
@@ -232,7 +241,11 @@ def sum_command(
     from crowdhide.protocols.data import load_column
 
     if protocol not in ("bits", "real", "single"):
-        raise ValueError(f"protocol must be one of bits, real, single, got {protocol!r}")
+        raise InvalidParameterError(
+            f"protocol must be one of bits, real, single, got {protocol!r}",
+            parameter="--protocol",
+            value=protocol,
+        )
     column_data = load_column(data, column=column)
     run, lo, hi, notes = _run_sum(
         column_data,

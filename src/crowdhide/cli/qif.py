@@ -16,6 +16,7 @@ import typer
 from crowdhide.cli._engine_progress import spinner
 from crowdhide.cli._options import MAX_EPSILON, MAX_N, int_option, real_option
 from crowdhide.cli._output import JsonFlag, emit
+from crowdhide.errors import InvalidParameterError
 
 __all__ = ["capacity", "qif_app", "register", "scrambler", "vulnerability"]
 
@@ -91,8 +92,10 @@ def _parse_histogram(text: str | None) -> tuple[int, ...] | None:
     try:
         return tuple(int(part) for part in text.split(","))
     except ValueError:
-        raise ValueError(
-            f"others must be comma-separated integers (a histogram), got {text!r}"
+        raise InvalidParameterError(
+            f"others must be comma-separated integers (a histogram), got {text!r}",
+            parameter="--others",
+            value=text,
         ) from None
 
 
@@ -138,10 +141,16 @@ def _check_others(ctx: typer.Context, adversary: AdversaryName, others: str | No
     if adversary is not AdversaryName.uninformed:
         return
     if others is not None:
-        raise ValueError("others is only used with --adversary informed")
+        raise InvalidParameterError(
+            "others is only used with --adversary informed", parameter="--others", value=others
+        )
     source = ctx.get_parameter_source("others_value")
     if source is not None and source.name == "COMMANDLINE":
-        raise ValueError("--others-value is only used with --adversary informed")
+        raise InvalidParameterError(
+            "--others-value is only used with --adversary informed",
+            parameter="--others-value",
+            value=None,
+        )
 
 
 def _emit_table_or_json(
@@ -198,7 +207,7 @@ def capacity(
     as_json: JsonFlag = False,
 ) -> None:
     """Multiplicative Bayes capacity on whole datasets (max leakage over all priors)."""
-    from crowdhide.qif.shuffle import shuffled_krr_capacity
+    from crowdhide.qif.shuffle_capacity import shuffled_krr_capacity
 
     with _working(as_json, "computing the capacity..."):
         result = shuffled_krr_capacity(n=n, k=k, channel=channel.value, eps0=eps0)

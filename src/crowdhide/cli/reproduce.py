@@ -10,6 +10,7 @@ import typer
 from crowdhide.cli._engine_progress import spinner
 from crowdhide.cli._options import check_output_dir, output_path, seed_option
 from crowdhide.cli._output import JsonFlag, emit
+from crowdhide.errors import InvalidParameterError
 
 __all__ = ["register", "reproduce_command"]
 
@@ -39,7 +40,11 @@ def reproduce_command(
         given = {"--out": out != Path("results"), "--seed": seed != 0, "--quick": quick}
         for option, value in (("--out", str(out)), ("--seed", seed), ("--quick", quick)):
             if given[option]:  # 'list' runs nothing: the option would be dropped
-                raise ValueError(f"{option} does not apply to 'reproduce list', got {value!r}")
+                raise InvalidParameterError(
+                    f"{option} does not apply to 'reproduce list', got {value!r}",
+                    parameter=option,
+                    value=value,
+                )
         rows = [{"name": e.name, "summary": e.summary} for e in discover().values()]
         emit(rows, as_json=as_json, title="Reproducible experiments")
         return
@@ -50,7 +55,11 @@ def reproduce_command(
         found = resolve(name)  # former names (e.g. seed000-fig3) still run, unlisted
     except ValueError:
         known = ", ".join(discover())
-        raise ValueError(f"NAME must be 'list', 'all' or one of {known}, got {name!r}") from None
+        raise InvalidParameterError(
+            f"NAME must be 'list', 'all' or one of {known}, got {name!r}",
+            parameter="NAME",
+            value=name,
+        ) from None
     check_output_dir(out / name)
     # Every reproduction draws its figures: a missing matplotlib is reported before the work.
     require("matplotlib", purpose="crowdhide reproduce")

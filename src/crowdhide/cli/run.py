@@ -19,6 +19,7 @@ from crowdhide.cli._options import (
     real_option,
 )
 from crowdhide.cli._output import COMMAND_LINE, JsonFlag, emit
+from crowdhide.errors import InvalidParameterError
 
 if TYPE_CHECKING:
     from crowdhide.plans.run_report import RunReport
@@ -172,7 +173,11 @@ def run_command(
     network = _daemons(network, backend, hosts, pki, directory=directory, ca=ca, state=state)
     if round_seconds is not None:
         if network is None:
-            raise ValueError(f"--round-seconds applies to --backend tls only, got {round_seconds}")
+            raise InvalidParameterError(
+                f"--round-seconds applies to --backend tls only, got {round_seconds}",
+                parameter="--round-seconds",
+                value=round_seconds,
+            )
         network["round_seconds"] = round_seconds
     if shared_seed:
         _shared_seed(network)
@@ -229,11 +234,23 @@ def _network(
     """Options of the tls backend, or ``None`` for the engine's own backends (which refuse
     the tls options rather than ignore them)."""
     if backend not in (None, "local", "ray", "tls"):
-        raise ValueError(f"backend must be one of ('local', 'ray', 'tls'), got {backend!r}")
+        raise InvalidParameterError(
+            f"backend must be one of ('local', 'ray', 'tls'), got {backend!r}",
+            parameter="--backend",
+            value=backend,
+        )
     if on_missing not in (None, "fail", "report"):
-        raise ValueError(f"--on-missing must be 'fail' or 'report', got {on_missing!r}")
+        raise InvalidParameterError(
+            f"--on-missing must be 'fail' or 'report', got {on_missing!r}",
+            parameter="--on-missing",
+            value=on_missing,
+        )
     if placement is not None and placement not in ("spread", "modulo"):
-        raise ValueError(f"--placement must be 'spread' or 'modulo', got {placement!r}")
+        raise InvalidParameterError(
+            f"--placement must be 'spread' or 'modulo', got {placement!r}",
+            parameter="--placement",
+            value=placement,
+        )
     if backend != "tls":
         given = {
             "--hosts": hosts,
@@ -244,14 +261,24 @@ def _network(
         for option, value in given.items():
             if value is not None:
                 used = f"--backend {backend}" if backend else "the plan file's [run] backend"
-                raise ValueError(f"{option} {value} applies to --backend tls only, not {used}")
+                raise InvalidParameterError(
+                    f"{option} {value} applies to --backend tls only, not {used}",
+                    parameter=option,
+                    value=value,
+                )
         return None
     hosts = 3 if hosts is None else hosts
     on_missing = "fail" if on_missing is None else on_missing
     if not 1 <= hosts <= 256:
-        raise ValueError(f"--hosts must be in [1, 256], got {hosts}")
+        raise InvalidParameterError(
+            f"--hosts must be in [1, 256], got {hosts}", parameter="--hosts", value=hosts
+        )
     if pki is not None and not (pki / "ca.pem").is_file():
-        raise ValueError(f"--pki must be a directory written by `crowdhide net pki`, got {pki}")
+        raise InvalidParameterError(
+            f"--pki must be a directory written by `crowdhide net pki`, got {pki}",
+            parameter="--pki",
+            value=str(pki),
+        )
     return {"hosts": hosts, "on_missing": on_missing, "pki": pki, "placement": placement}
 
 
@@ -269,23 +296,33 @@ def _daemons(
         return network
     if network is None:
         option, value = next((k, v) for k, v in named.items() if v is not None)
-        raise ValueError(f"{option} {value} applies to --backend tls only, got {backend!r}")
+        raise InvalidParameterError(
+            f"{option} {value} applies to --backend tls only, got {backend!r}",
+            parameter=option,
+            value=value,
+        )
     lacking = [k for k, v in named.items() if v is None]
     if lacking:
-        raise ValueError(
-            f"{lacking[0]} is needed with {', '.join(k for k in named if k not in lacking)}"
+        raise InvalidParameterError(
+            f"{lacking[0]} is needed with {', '.join(k for k in named if k not in lacking)}",
+            parameter=lacking[0],
+            value=None,
         )
     spawn: dict[str, object] = {"--hosts": hosts, "--pki": pki}
     for flag, setting in spawn.items():
         if setting is not None:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"{flag} {setting} does not apply to a run on node daemons (--directory): "
-                f"the directory lists them and each holds its own keys"
+                f"the directory lists them and each holds its own keys",
+                parameter=flag,
+                value=setting,
             )
     for option, path in named.items():
         assert path is not None
         if not path.exists():
-            raise ValueError(f"{option} does not exist, got {str(path)!r}")
+            raise InvalidParameterError(
+                f"{option} does not exist, got {str(path)!r}", parameter=option, value=str(path)
+            )
     settings = {k: v for k, v in network.items() if k not in ("hosts", "pki")}
     return {**settings, **given}
 
@@ -294,11 +331,15 @@ def _shared_seed(network: dict[str, Any] | None) -> None:
     """``--shared-seed``: tls hosts spawned by this run only (node daemons always draw their
     own secret randomness; the in-process backends always use the seed)."""
     if network is None:
-        raise ValueError("--shared-seed applies to --backend tls only")
+        raise InvalidParameterError(
+            "--shared-seed applies to --backend tls only", parameter="--shared-seed", value=True
+        )
     if "directory" in network:
-        raise ValueError(
+        raise InvalidParameterError(
             "--shared-seed does not apply to a run on node daemons (--directory): "
-            "each daemon keys its blocks with its own secret randomness"
+            "each daemon keys its blocks with its own secret randomness",
+            parameter="--shared-seed",
+            value=True,
         )
     network["shared_seed"] = True
 

@@ -25,6 +25,7 @@ from crowdhide.cli._options import (
     seed_option,
 )
 from crowdhide.cli._output import JsonFlag, emit
+from crowdhide.errors import InvalidParameterError
 
 if TYPE_CHECKING:
     from crowdhide.accounting.statement import PrivacyStatement
@@ -149,8 +150,10 @@ def _only_for_montecarlo(ctx: typer.Context, method: str) -> None:
     for name in ("samples", "seed"):
         source = ctx.get_parameter_source(name)
         if source is not None and source.name == "COMMANDLINE":
-            raise ValueError(
-                f"--{name} applies only to --method montecarlo or all, got --method {method}"
+            raise InvalidParameterError(
+                f"--{name} applies only to --method montecarlo or all, got --method {method}",
+                parameter=f"--{name}",
+                value=None,
             )
 
 

@@ -29,7 +29,7 @@ from crowdhide.cli._options import (
     real_option,
 )
 from crowdhide.cli._output import JsonFlag, emit
-from crowdhide.errors import OutputPathError
+from crowdhide.errors import InvalidParameterError, OutputPathError
 
 if TYPE_CHECKING:
     from crowdhide.accounting.statement import PrivacyStatement
@@ -182,7 +182,11 @@ def _answer(query: Mapping[str, float], *, as_json: bool, **options: Any) -> Non
     mechanism = options.get("mechanism")
     needs_d = mechanism in MECHANISMS and MECHANISMS[mechanism].needs_d
     if needs_d and options.get("d") is None:  # name the option the user must add
-        raise ValueError(f"--d (the domain size) is needed by --mechanism {mechanism}")
+        raise InvalidParameterError(
+            f"--d (the domain size) is needed by --mechanism {mechanism}",
+            parameter="--d",
+            value=None,
+        )
     if options["bound"] == "all":
         options.pop("bound")
         with _bound_progress(as_json) as progress:
@@ -284,7 +288,11 @@ def _calibrated(
     from crowdhide.errors import UnmetTargetError
 
     if (n is None) == (eps0 is None):
-        raise ValueError("give exactly one of --n (calibrate eps0) or --eps0 (calibrate n)")
+        raise InvalidParameterError(
+            "give exactly one of --n (calibrate eps0) or --eps0 (calibrate n)",
+            parameter="--n",
+            value=n,
+        )
     if n is not None:
         with spinner(not quiet, "calibrating eps0"):
             return "eps0", calibrate(epsilon=epsilon, delta=delta, n=n, k=k).privacy

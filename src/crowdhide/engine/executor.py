@@ -170,7 +170,8 @@ def execute(
     --------
     >>> import numpy as np
     >>> from crowdhide.backends.local import LocalBackend
-    >>> from crowdhide.engine.plan import PlanBuilder, protect
+    >>> from crowdhide.engine.plan import PlanBuilder
+    >>> from crowdhide.plans.semantics import protect
     >>> local = LocalBackend()
     >>> b = PlanBuilder()
     >>> _ = b.sources("S", {"g": np.arange(100) % 4})

@@ -1,7 +1,7 @@
-"""Executable plan model of Ladjel et al.: nodes, plans, clusters, composition along paths.
+"""Executable plan model of Ladjel et al.: nodes, routes, clusters, data paths.
 
-The model lives in the engine package (``crowdhide.plans.model`` re-exports it) so that the
-engine depends on nothing above it; :mod:`crowdhide.plans` builds queries on top of it.
+The model lives in the engine (``crowdhide.plans.model`` re-exports it), which depends on
+nothing above it; :mod:`crowdhide.plans` builds queries and the DP semantics on top of it.
 
 A plan is described at the level of *node groups*: a group is a set of nodes that run the
 same program (the S source nodes, the C compute nodes of one grouping set, the result
@@ -22,27 +22,24 @@ sends exactly one message per route, of a fixed size, to a node of its receiver 
 Definitions of the paper (Section II) map onto this as follows.
 
 * **Simple node (Def. 3)**: a node whose change of one input tuple changes at most one of
-  its output messages. A node with several routes is *not* simple; :func:`decompose`
-  splits it into one logical simple node per route (they share the physical device and
-  are told apart by the send-order label, the route's slot).
+  its output messages. A node with several routes is *not* simple
+  (:meth:`ExecutionPlan.is_simple`); it counts as one logical simple node per route (sharing
+  the device, told apart by the send-order label, the route's slot).
 * **Cluster (Def. 4)**: simple nodes with the same set of potential targets and disjoint
   data. Each (group, route) pair gives the logical nodes ``group/route``; with a scrambler
   layer of ``k`` scramblers the sources of scrambler ``i`` plus scrambler ``i`` form one of
   ``k`` parallel clusters (Section IV-A). A group without routes (the result node) is a
   cluster of its own that sends nothing.
-* **Theorem 1**: for a plan whose clusters are (ε_i, δ_i)-DP, the plan is (ε, δ)-DP with
-  ε (resp. δ) the largest sum of ε_i (resp. δ_i) over the clusters touched by one data
-  path. A *data path* is what one tuple can influence: starting at a data-holding node it
-  follows routes downstream and includes every logical node of the same device (the
-  unrolled iterations of K-means, Remark 1). The paper prints ``n ∈ p`` under the sum; it
-  must be ``ν ∈ p`` (a condition the paper leaves implicit).
+* **Data path**: what one tuple can influence: starting at a data-holding node it follows
+  routes downstream and includes every logical node of the same device (the unrolled
+  iterations of K-means, Remark 1). Theorem 1 (:mod:`crowdhide.plans.semantics`) composes
+  the clusters' guarantees along these paths.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -103,8 +100,7 @@ class BlockRows(Mapping[str, npt.NDArray[Any]]):
 
     def __init__(self, parts: Mapping[int, State], columns: Sequence[str] = ()) -> None:
         self.parts = {int(k): dict(v) for k, v in sorted(parts.items())}
-        names = tuple(columns) or next((tuple(v) for v in self.parts.values()), ())
-        self.columns = names
+        self.columns = tuple(columns) or next((tuple(v) for v in self.parts.values()), ())
 
     def check(self, name: str, size: int) -> None:
         """Raise unless every part has the declared columns and lies within ``size`` rows."""
@@ -492,61 +488,20 @@ class ExecutionPlan:
     routes: tuple[Route, ...]
 
     def __post_init__(self) -> None:
-        names = [g.name for g in self.groups]
-        duplicate = {n for n in names if names.count(n) > 1}
-        if duplicate:
-            raise InvalidParameterError(
-                f"group names must be unique, got duplicates {sorted(duplicate)}"
-            )
-        route_names = [r.name for r in self.routes]
-        duplicate = {n for n in route_names if route_names.count(n) > 1}
-        if duplicate:
-            raise InvalidParameterError(
-                f"route names must be unique, got duplicates {sorted(duplicate)}"
-            )
+        for kind, names in (
+            ("group", [g.name for g in self.groups]),
+            ("route", [r.name for r in self.routes]),
+        ):
+            duplicate = sorted({n for n in names if names.count(n) > 1})
+            if duplicate:
+                raise InvalidParameterError(
+                    f"{kind} names must be unique, got duplicates {duplicate}"
+                )
         if not any(g.holds_data for g in self.groups):
             raise InvalidParameterError("a plan needs at least one source group (role='source')")
         by_name = {g.name: g for g in self.groups}
         for route in self.routes:
-            for end in ("sender", "receiver"):
-                if getattr(route, end) not in by_name:
-                    raise InvalidParameterError(
-                        f"routes[{route.name}].{end} must name a group, got {getattr(route, end)!r}"
-                    )
-            if route.kind == "fanout" and by_name[route.receiver].size < by_name[route.sender].size:
-                raise InvalidParameterError(
-                    f"routes[{route.name}]: a fanout needs at least as many receivers as senders"
-                )
-            if route.kind == "stream" and by_name[route.sender].size != 1:
-                raise InvalidParameterError(
-                    f"routes[{route.name}]: a stream is sent by a single node, got sender group "
-                    f"{route.sender!r} of size {by_name[route.sender].size}"
-                )
-            if route.sender == route.receiver:
-                raise InvalidParameterError(
-                    f"routes[{route.name}] must not loop on group {route.sender!r}"
-                )
-            protection = route.protection
-            if protection is not None:
-                targets = by_name[route.receiver].size
-                if protection.local_dummies > targets - 1:
-                    raise InvalidParameterError(
-                        f"routes[{route.name}].protection.local_dummies must be <= T-1 = "
-                        f"{targets - 1}, got {protection.local_dummies}"
-                    )
-                layer = protection.scrambler
-                if layer is not None:
-                    if layer.group not in by_name or by_name[layer.group].role != "scrambler":
-                        raise InvalidParameterError(
-                            f"routes[{route.name}].protection.scrambler.group must name a "
-                            f"scrambler group, got {layer.group!r}"
-                        )
-                    expected = layer.scrambler_count(by_name[route.sender].size)
-                    if by_name[layer.group].size != expected:
-                        raise InvalidParameterError(
-                            f"groups[{layer.group}].size must be ceil(S/n) = {expected}, "
-                            f"got {by_name[layer.group].size}"
-                        )
+            _check_route(route, by_name)
         for group in self.groups:
             if group.role in ("compute", "result") and group.process is None:
                 raise InvalidParameterError(
@@ -737,6 +692,54 @@ class ExecutionPlan:
         return records
 
 
+def _check_route(route: Route, by_name: Mapping[str, NodeGroup]) -> None:
+    """The route's ends name groups, its kind fits their sizes, and its protection fits."""
+    for end in ("sender", "receiver"):
+        if getattr(route, end) not in by_name:
+            raise InvalidParameterError(
+                f"routes[{route.name}].{end} must name a group, got {getattr(route, end)!r}"
+            )
+    if route.kind == "fanout" and by_name[route.receiver].size < by_name[route.sender].size:
+        raise InvalidParameterError(
+            f"routes[{route.name}]: a fanout needs at least as many receivers as senders"
+        )
+    if route.kind == "stream" and by_name[route.sender].size != 1:
+        raise InvalidParameterError(
+            f"routes[{route.name}]: a stream is sent by a single node, got sender group "
+            f"{route.sender!r} of size {by_name[route.sender].size}"
+        )
+    if route.sender == route.receiver:
+        raise InvalidParameterError(f"routes[{route.name}] must not loop on group {route.sender!r}")
+    _check_protection(route, by_name)
+
+
+def _check_protection(route: Route, by_name: Mapping[str, NodeGroup]) -> None:
+    """Local dummies fit the receivers; a scrambler layer names ``⌈S/n⌉`` scramblers."""
+    protection = route.protection
+    if protection is None:
+        return
+    targets = by_name[route.receiver].size
+    if protection.local_dummies > targets - 1:
+        raise InvalidParameterError(
+            f"routes[{route.name}].protection.local_dummies must be <= T-1 = "
+            f"{targets - 1}, got {protection.local_dummies}"
+        )
+    layer = protection.scrambler
+    if layer is None:
+        return
+    if layer.group not in by_name or by_name[layer.group].role != "scrambler":
+        raise InvalidParameterError(
+            f"routes[{route.name}].protection.scrambler.group must name a scrambler group, "
+            f"got {layer.group!r}"
+        )
+    expected = layer.scrambler_count(by_name[route.sender].size)
+    if by_name[layer.group].size != expected:
+        raise InvalidParameterError(
+            f"groups[{layer.group}].size must be ceil(S/n) = {expected}, "
+            f"got {by_name[layer.group].size}"
+        )
+
+
 class PlanBuilder:
     """Build a custom plan: sources, compute functions and routing functions.
 
@@ -848,187 +851,3 @@ class PlanBuilder:
     def build(self) -> ExecutionPlan:
         """Validate and return the plan."""
         return ExecutionPlan(groups=tuple(self._groups), routes=tuple(self._routes))
-
-
-def protect(
-    plan: ExecutionPlan,
-    *,
-    route: str | None = None,
-    sigma: float = 0.0,
-    local_dummies: int = 0,
-    per_scrambler: int | None = None,
-    dummies: int = 0,
-    cap: bool = False,
-) -> ExecutionPlan:
-    """Apply countermeasures to one data route (or all of them): a plan transformation.
-
-    Target sampling σ and flooding happen at the sources; with ``per_scrambler`` (n) a
-    layer of ``⌈S/n⌉`` scramblers, assigned by source index (independently of the data),
-    is inserted; each adds ``dummies`` (d) and shuffles (Algorithm 1). The engine sends
-    every node's messages in a random order so edge labels do not reveal the real one.
-
-    Parameters
-    ----------
-    plan
-        The plan to transform.
-    route
-        The data route to protect (``None``: every data route).
-    sigma
-        Target sampling rate σ.
-    local_dummies
-        Flooding: dummies per source to distinct other targets.
-    per_scrambler
-        Sources per scrambler n (``None``: no scramblers).
-    dummies
-        Dummies d per scrambler.
-    cap
-        Algorithm 1's capped variant.
-
-    Returns
-    -------
-    ExecutionPlan
-        The transformed plan (the input is unchanged).
-
-    See Also
-    --------
-    Protection : The countermeasures of one route.
-    crowdhide.calibrate : The cheapest countermeasures for a target (``targets=``).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> b = PlanBuilder()
-    >>> _ = b.sources("S", {"g": np.arange(10) % 4})
-    >>> _ = b.compute("C", size=4, process=lambda inbox, rng: {})
-    >>> _ = b.route("S", "C", by=lambda s: s["g"])
-    >>> safe = protect(b.build(), sigma=0.2, per_scrambler=4, dummies=3)
-    >>> c = safe.clusters()[0]
-    >>> (c.name, c.count, c.partition_sizes, c.members)
-    ('S/S->C', 3, (2, 4), ('S/S->C', 'S->C#scramblers'))
-    """
-    names = [r.name for r in plan.routes if r.kind == "data"] if route is None else [route]
-    if route is not None:
-        found = plan.route(route)
-        if found.kind != "data":
-            raise InvalidParameterError(
-                f"route must name a data route, got {route!r} (kind={found.kind!r})"
-            )
-    if not names:
-        raise InvalidParameterError("plan has no data route to protect")
-    result = plan
-    for name in names:
-        current = result.route(name)
-        if current.protection is not None:
-            raise InvalidParameterError(f"routes[{name}] is already protected")
-        extra: list[NodeGroup] = []
-        layer = None
-        if per_scrambler is not None:
-            layer = ScramblerLayer(
-                per_scrambler=per_scrambler, dummies=dummies, cap=cap, group=f"{name}#scramblers"
-            )
-            senders = result.group(current.sender)
-            extra.append(
-                NodeGroup(
-                    name=layer.group,
-                    size=layer.scrambler_count(senders.size),
-                    role="scrambler",
-                )
-            )
-        elif dummies:
-            raise InvalidParameterError("dummies (d) need a scrambler layer: set per_scrambler (n)")
-        protection = Protection(sigma=sigma, local_dummies=local_dummies, scrambler=layer)
-        result = result.with_route(replace(current, protection=protection), extra_groups=extra)
-    return result
-
-
-def compose_along_paths(
-    plan: ExecutionPlan, per_cluster: Mapping[str, tuple[float, float]]
-) -> tuple[float, float, list[tuple[DataPath, float, float]]]:
-    """Compose the clusters' (ε_i, δ_i) along every data path: ε, δ are the largest sums.
-
-    A user's tuple influences every cluster on its data path, so the path's guarantee is the
-    basic composition of those clusters' guarantees (Ladjel, Anciaux, Bellet, Scerri,
-    Theorem 1); the plan's guarantee is the worst path.
-
-    Parameters
-    ----------
-    plan
-        The plan.
-    per_cluster
-        ``{cluster name: (ε_i, δ_i)}``; parallel clusters of a scrambler layer are given
-        once, as their maximum (parallel composition). Missing clusters count as (0, 0)
-        only if they are not data-dependent; a missing data-dependent cluster is an error.
-
-    Returns
-    -------
-    (ε, δ, [(path, ε_path, δ_path), ...])
-
-    See Also
-    --------
-    data_clusters_per_path : How many clusters share a path's δ.
-    crowdhide.accounting.basic_composition : The composition rule.
-
-    Examples
-    --------
-    Two source clusters on one data path add up (Example 5 of Ladjel et al.):
-
-    >>> import numpy as np
-    >>> b = PlanBuilder()
-    >>> _ = b.sources("S", {"a": np.array([0, 1]), "b": np.array([1, 0])})
-    >>> _ = b.compute("C1", size=2, process=lambda i, r: {})
-    >>> _ = b.compute("C2", size=2, process=lambda i, r: {})
-    >>> _ = b.route("S", "C1", by=lambda s: s["a"], name="s1")
-    >>> _ = b.route("S", "C2", by=lambda s: s["b"], name="s2")
-    >>> eps, delta, _ = compose_along_paths(b.build(), {"S/s1": (0.5, 1e-6), "S/s2": (0.25, 1e-6)})
-    >>> (eps, delta)
-    (0.75, 2e-06)
-    """
-    known = {c.name: c for c in plan.clusters()}
-    for name in per_cluster:
-        if name not in known:
-            raise InvalidParameterError(f"per_cluster names an unknown cluster {name!r}")
-    rows: list[tuple[DataPath, float, float]] = []
-    for path in plan.data_paths():
-        eps_sum = 0.0
-        delta_sum = 0.0
-        for name in path.clusters:
-            if name in per_cluster:
-                eps_i, delta_i = per_cluster[name]
-            elif known[name].data_dependent:
-                raise InvalidParameterError(
-                    f"per_cluster is missing data-dependent cluster {name!r}"
-                )
-            else:
-                eps_i, delta_i = 0.0, 0.0
-            eps_sum += eps_i
-            delta_sum += delta_i
-        rows.append((path, eps_sum, min(1.0, delta_sum)))
-    eps = max((r[1] for r in rows), default=0.0)
-    delta = max((r[2] for r in rows), default=0.0)
-    if math.isnan(eps):
-        raise InvalidParameterError("per-cluster epsilons must not be NaN")
-    return eps, delta, rows
-
-
-def data_clusters_per_path(plan: ExecutionPlan) -> int:
-    """Largest number of data-dependent clusters on one data path (δ budget split).
-
-    Parameters
-    ----------
-    plan
-        The plan.
-
-    Returns
-    -------
-    int
-        The largest count (at least 1).
-
-    See Also
-    --------
-    compose_along_paths : The guarantee of every path.
-    """
-    known = {c.name: c for c in plan.clusters()}
-    return max(
-        (sum(1 for c in p.clusters if known[c].data_dependent) for p in plan.data_paths()),
-        default=0,
-    )

@@ -97,38 +97,15 @@ def _grid_counts(name: str) -> tuple[npt.NDArray[np.float64], dict[str, Any], st
     aliases=("seed003-fig3",),
 )
 def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
-    from matplotlib.ticker import MaxNLocator
-
     plt = _pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(12, 9))
     records, notes = [], []
     with progress("Fig. 3", len(CITIES)) as bar:
         for col, name in enumerate(CITIES):
-            points = load_gowalla_points(name)
-            counts, record, note = _grid_counts(name)
+            record, note = _fig3_city(fig, axes, col, name, rng=rng, quick=quick)
             records.append(record)
             if note:
                 notes.append(note)
-            south, north, west, east = points.box
-            shown = min(points.latitude.size, 20_000 if quick else points.latitude.size)
-            pick = rng.choice(points.latitude.size, size=shown, replace=False)
-            ax = axes[0, col]
-            ax.scatter(points.longitude[pick], points.latitude[pick], s=0.3, c="m", alpha=0.4)
-            ax.set(xlim=(west, east), ylim=(south, north), xlabel="longitude", ylabel="latitude")
-            ax.set_title(f"({'ab'[col]}) {_TITLES[name]}: {shown:,} check-ins", fontsize=9)
-            ax.set_aspect(1.0 / math.cos(math.radians(0.5 * (south + north))))
-            ax = axes[1, col]
-            image = ax.imshow(
-                np.log10(1.0 + counts), origin="lower", extent=(west, east, south, north)
-            )
-            ax.set_aspect(1.0 / math.cos(math.radians(0.5 * (south + north))))
-            ax.set_title(
-                f"({'cd'[col]}) {_TITLES[name]} heatmap, {record['grid']} grid, log10(1 + count)",
-                fontsize=9,
-            )
-            ax.set(xlabel="longitude", ylabel="latitude")
-            ax.xaxis.set_major_locator(MaxNLocator(4))  # lon labels overlapped at 6+ ticks
-            fig.colorbar(image, ax=ax, shrink=0.7)
             bar.advance(name)
     fig.tight_layout()
     files = (
@@ -162,6 +139,36 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
     )
 
 
+def _fig3_city(
+    fig: Any, axes: Any, col: int, name: str, *, rng: np.random.Generator, quick: bool
+) -> tuple[dict[str, Any], str | None]:
+    """Column ``col`` of Fig. 3 (a check-in scatter above a heatmap); the city's record and
+    note."""
+    from matplotlib.ticker import MaxNLocator
+
+    points = load_gowalla_points(name)
+    counts, record, note = _grid_counts(name)
+    south, north, west, east = points.box
+    shown = min(points.latitude.size, 20_000 if quick else points.latitude.size)
+    pick = rng.choice(points.latitude.size, size=shown, replace=False)
+    ax = axes[0, col]
+    ax.scatter(points.longitude[pick], points.latitude[pick], s=0.3, c="m", alpha=0.4)
+    ax.set(xlim=(west, east), ylim=(south, north), xlabel="longitude", ylabel="latitude")
+    ax.set_title(f"({'ab'[col]}) {_TITLES[name]}: {shown:,} check-ins", fontsize=9)
+    ax.set_aspect(1.0 / math.cos(math.radians(0.5 * (south + north))))
+    ax = axes[1, col]
+    image = ax.imshow(np.log10(1.0 + counts), origin="lower", extent=(west, east, south, north))
+    ax.set_aspect(1.0 / math.cos(math.radians(0.5 * (south + north))))
+    ax.set_title(
+        f"({'cd'[col]}) {_TITLES[name]} heatmap, {record['grid']} grid, log10(1 + count)",
+        fontsize=9,
+    )
+    ax.set(xlabel="longitude", ylabel="latitude")
+    ax.xaxis.set_major_locator(MaxNLocator(4))  # lon labels overlapped at 6+ ticks
+    fig.colorbar(image, ax=ax, shrink=0.7)
+    return record, note
+
+
 PAPER = "Biswas et al."
 #: "Slightly better": the Gaussian's TVD below shuffle+INV's by a factor in (1, 1.5].
 SLIGHTLY = (1.25, 0.2)
@@ -181,7 +188,6 @@ def _as_grid(vector: npt.NDArray[np.float64], city: CityData) -> npt.NDArray[np.
     aliases=("seed003-fig4-5",),
 )
 def run_fig4_5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentResult:
-    plt = _pyplot()
     epsilon = 4.0
     records, notes, files = [], [], []
     with progress("Figs. 4-5", len(CITIES)) as bar:
@@ -191,29 +197,7 @@ def run_fig4_5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
                 notes.append(city.note)
             setting = certified_setting(n=city.values.size, k=city.k, epsilon=epsilon, fast=quick)
             est = run_estimates(city.values, setting, rng=rng)
-            panels = {
-                "original": est["truth"],
-                "Gaussian (H/n)": est["gaussian"],
-                "shuffle+INV": est["shuffle_inv"],
-            }
-            vmax = float(max(v.max() for v in panels.values()))
-            fig, axes = plt.subplots(1, 3, figsize=(15, 4))
-            for ax, (label, vector) in zip(axes, panels.items(), strict=True):
-                image = ax.imshow(_as_grid(vector, city), vmin=0.0, vmax=vmax, cmap="hot_r")
-                tvd = total_variation_distance(vector, est["truth"])
-                ax.set_title(f"{label}  (TVD {tvd:.4f})", fontsize=9)
-                ax.set_xticks([])
-                ax.set_yticks([])
-            fig.colorbar(image, ax=list(axes), shrink=0.8)
-            fig.suptitle(
-                f"Fig. {fig_no}: {_TITLES[name]}, n = {city.values.size:,}, k = {city.k}, "
-                f"certified (ε = {setting.certified_epsilon:.3f}, δ = {UTILITY_DELTA:g}), "
-                f"ε0 = {setting.eps0:.3f}",
-                fontsize=10,
-            )
-            files.append(out_dir / f"biswas_fig{fig_no}.png")
-            fig.savefig(files[-1], dpi=110)
-            plt.close(fig)
+            files.append(_plot_fig45(out_dir, fig_no, name, city, setting, est))
             records.append(_fig45_record(fig_no, name, setting, est))
             bar.advance(name)
     files += [
@@ -255,6 +239,42 @@ def run_fig4_5(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Exper
         data={"rows": records},
         verdicts=verdicts,
     )
+
+
+def _plot_fig45(
+    out_dir: Path,
+    fig_no: int,
+    name: str,
+    city: CityData,
+    setting: CertifiedSetting,
+    est: dict[str, npt.NDArray[np.float64]],
+) -> Path:
+    """One of Figs. 4-5: the original heatmap beside the Gaussian and shuffle+INV estimates."""
+    plt = _pyplot()
+    panels = {
+        "original": est["truth"],
+        "Gaussian (H/n)": est["gaussian"],
+        "shuffle+INV": est["shuffle_inv"],
+    }
+    vmax = float(max(v.max() for v in panels.values()))
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    for ax, (label, vector) in zip(axes, panels.items(), strict=True):
+        image = ax.imshow(_as_grid(vector, city), vmin=0.0, vmax=vmax, cmap="hot_r")
+        tvd = total_variation_distance(vector, est["truth"])
+        ax.set_title(f"{label}  (TVD {tvd:.4f})", fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.colorbar(image, ax=list(axes), shrink=0.8)
+    fig.suptitle(
+        f"Fig. {fig_no}: {_TITLES[name]}, n = {city.values.size:,}, k = {city.k}, "
+        f"certified (ε = {setting.certified_epsilon:.3f}, δ = {UTILITY_DELTA:g}), "
+        f"ε0 = {setting.eps0:.3f}",
+        fontsize=10,
+    )
+    png = out_dir / f"biswas_fig{fig_no}.png"
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return png
 
 
 def _fig45_record(

@@ -288,6 +288,11 @@ def _plot(rows: list[dict[str, Any]], epsilons: list[float], path: Path) -> None
 
 def judge_error(rows: list[dict[str, Any]]) -> list[Verdict]:
     """Cheu et al.'s bit-sum claims (Sec. 4) and the technical note's numbers, judged."""
+    return [*_error_verdicts(rows), *_lambda_verdicts(rows)]
+
+
+def _error_verdicts(rows: list[dict[str, Any]]) -> list[Verdict]:
+    """Per ε: the error is flat in n and far below local randomized response."""
     verdicts = []
     for eps in sorted({r["epsilon"] for r in rows}, reverse=True):
         sub = sorted((r for r in rows if r["epsilon"] == eps), key=lambda r: r["n"])
@@ -318,6 +323,12 @@ def judge_error(rows: list[dict[str, Any]]) -> list[Verdict]:
                 reason="the shuffled error is not below half the local one",
             )
         )
+    return verdicts
+
+
+def _lambda_verdicts(rows: list[dict[str, Any]]) -> list[Verdict]:
+    """λ of Lemma 4.8 and the exact smallest λ against the technical note's values."""
+    verdicts = []
     pairs = [
         (f"n={n:.0e} ε={e:g}", r["lambda_paper"], ref[0])
         for (n, e), ref in NOTE_REFERENCE.items()

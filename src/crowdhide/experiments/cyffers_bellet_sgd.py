@@ -111,7 +111,7 @@ def make_task(rng: np.random.Generator, quick: bool) -> tuple[SgdTask, str]:
 
 def fig2_sigmas(task: SgdTask, eps: float) -> dict[str, dict[str, float]]:
     """σ per accounting (``tight``, ``authors``) and method (local / network / central)."""
-    from crowdhide.netdp import guarantees as g
+    from crowdhide.netdp import sgd_guarantees as g
 
     n, delta, lip = task.n, task.delta, task.lipschitz
     code = g.code_sigmas(n=n, steps=task.steps, epsilon=eps, delta=delta, lipschitz=lip)

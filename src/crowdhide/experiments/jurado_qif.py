@@ -227,20 +227,7 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
             v = informed_vulnerability(n=n, k=2, keep_probability=p, others=(j, n - 1 - j))
             row[f"p{p}"] = float(v.vulnerability)
         rows.append(row)
-    files = [write_csv(out_dir / "fig3.csv", rows)]
-    plt = _figure()
-    fig, ax = plt.subplots(figsize=(7.5, 4))
-    for p in ps:
-        ax.plot(js, [r[f"p{p}"] for r in rows], label=f"p={p}")
-    ax.set_xlabel("number of the 200 known others holding a")
-    ax.set_ylabel("posterior vulnerability")
-    ax.set_title("Jurado et al. Fig. 3: binary, all-but-one adversary, n = 201")
-    ax.title.set_fontsize(9)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))  # off the data
-    fig.tight_layout()
-    fig.savefig(out_dir / "fig3.png", dpi=120)
-    plt.close(fig)
-    files.append(out_dir / "fig3.png")
+    files = [write_csv(out_dir / "fig3.csv", rows), _plot_fig3(out_dir, rows, ps)]
     by_j = {r["known_a"]: r for r in rows}
     comparison = [
         _check("paper: p=0.8, others all b (j=0)", by_j[0]["p0.8"], 0.52111, 5e-6),
@@ -254,7 +241,39 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
             1e-6,
         ),
     ]
-    verdicts = (
+    verdicts = _fig3_verdicts(rows, ps, n)
+    return ExperimentResult(
+        files=tuple(files),
+        comparison=tuple(comparison),
+        data={"j0_p0.8": by_j[0]["p0.8"], "j100_p0.8": by_j[100]["p0.8"]},
+        verdicts=verdicts,
+    )
+
+
+def _plot_fig3(out_dir: Path, rows: list[dict[str, Any]], ps: tuple[float, ...]) -> Path:
+    """Fig. 3's curves: informed V against how many known others hold a, one per p."""
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(7.5, 4))
+    js = [r["known_a"] for r in rows]
+    for p in ps:
+        ax.plot(js, [r[f"p{p}"] for r in rows], label=f"p={p}")
+    ax.set_xlabel("number of the 200 known others holding a")
+    ax.set_ylabel("posterior vulnerability")
+    ax.set_title("Jurado et al. Fig. 3: binary, all-but-one adversary, n = 201")
+    ax.title.set_fontsize(9)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))  # off the data
+    fig.tight_layout()
+    fig.savefig(out_dir / "fig3.png", dpi=120)
+    plt.close(fig)
+    return out_dir / "fig3.png"
+
+
+def _fig3_verdicts(
+    rows: list[dict[str, Any]], ps: tuple[float, ...], n: int
+) -> tuple[Verdict, ...]:
+    """The printed values of Fig. 3 and "knowing the others helps the adversary"."""
+    by_j = {r["known_a"]: r for r in rows}
+    return (
         match_all(
             Claim(
                 PAPER,
@@ -281,12 +300,6 @@ def run_fig3(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
             what="min over j of the informed V >= uninformed V",
             reason="some knowledge lowers the vulnerability",
         ),
-    )
-    return ExperimentResult(
-        files=tuple(files),
-        comparison=tuple(comparison),
-        data={"j0_p0.8": by_j[0]["p0.8"], "j100_p0.8": by_j[100]["p0.8"]},
-        verdicts=verdicts,
     )
 
 
@@ -614,7 +627,36 @@ def run_scrambler(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Ex
                 row[adversary] = float(r.vulnerability)
                 row["local_epsilon"] = r.local_epsilon
             rows.append(row)
-    files = [write_csv(out_dir / "scrambler.csv", rows)]
+    files = [write_csv(out_dir / "scrambler.csv", rows), _plot_scrambler(out_dir, rows, sigmas)]
+    by = {(r["sigma"], r["dummies"]): r for r in rows}
+    comparison = _scrambler_checks(by, sigmas, ds, targets, n)
+    verdicts = (
+        all_of(
+            Claim(
+                "Ladjel et al.",
+                "Sec. 4 (dummies)",
+                "dummy messages protect a source's target "
+                "(here: against an adversary who knows the other sources)",
+            ),
+            [
+                (f"σ={sigma}", by[(sigma, ds[-1])]["informed"] < by[(sigma, 0)]["informed"])
+                for sigma in sigmas
+            ],
+            what=f"informed vulnerability at d={ds[-1]} < at d=0",
+            reason="dummies do not lower the vulnerability",
+        ),
+    )
+    return ExperimentResult(
+        files=tuple(files),
+        comparison=tuple(comparison),
+        data={"targets": targets, "n": n, "sigma": list(sigmas), "d": ds},
+        verdicts=verdicts,
+    )
+
+
+def _plot_scrambler(out_dir: Path, rows: list[dict[str, Any]], sigmas: tuple[float, ...]) -> Path:
+    """Informed (solid) and uninformed (dashed) V against the dummies, one colour per σ."""
+    targets, n = rows[0]["targets"], rows[0]["n"]
     plt = _figure()
     fig, ax = plt.subplots(figsize=(6.5, 5))
     for sigma in sigmas:
@@ -638,9 +680,19 @@ def run_scrambler(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Ex
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     fig.savefig(out_dir / "scrambler.png", dpi=120)
     plt.close(fig)
-    files.append(out_dir / "scrambler.png")
+    return out_dir / "scrambler.png"
+
+
+def _scrambler_checks(
+    by: dict[tuple[float, int], dict[str, Any]],
+    sigmas: tuple[float, ...],
+    ds: list[int],
+    targets: int,
+    n: int,
+) -> list[str]:
+    """Consistency checks (σ = 0 without dummies; the closed form at σ = 0.5, d = 100) and
+    the monotonicity of the informed V in d."""
     comparison = []
-    by = {(r["sigma"], r["dummies"]): r for r in rows}
     comparison.append(
         _check("consistency: sigma=0, d=0, informed = 1", by[(0.0, 0)]["informed"], 1.0, 1e-12)
     )
@@ -661,25 +713,4 @@ def run_scrambler(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Ex
             f"sigma={sigma}: informed V decreases with d "
             f"({informed[0]:.4f} -> {informed[-1]:.4f}) [{'OK' if ok else 'MISMATCH'}]"
         )
-    verdicts = (
-        all_of(
-            Claim(
-                "Ladjel et al.",
-                "Sec. 4 (dummies)",
-                "dummy messages protect a source's target "
-                "(here: against an adversary who knows the other sources)",
-            ),
-            [
-                (f"σ={sigma}", by[(sigma, ds[-1])]["informed"] < by[(sigma, 0)]["informed"])
-                for sigma in sigmas
-            ],
-            what=f"informed vulnerability at d={ds[-1]} < at d=0",
-            reason="dummies do not lower the vulnerability",
-        ),
-    )
-    return ExperimentResult(
-        files=tuple(files),
-        comparison=tuple(comparison),
-        data={"targets": targets, "n": n, "sigma": list(sigmas), "d": ds},
-        verdicts=verdicts,
-    )
+    return comparison

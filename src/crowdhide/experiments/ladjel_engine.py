@@ -233,6 +233,16 @@ PAPER = "Ladjel et al."
 def _fig8_verdicts(rows: list[dict[str, Any]], check: dict[str, Any]) -> list[Verdict]:
     """Fig. 8's qualitative statements (Sec. V-B), the cost formula against the engine's
     message count, and the recomputed reference ε."""
+    return [
+        *_fig8a_verdicts(rows),
+        *_fig8b_verdicts(rows),
+        _cost_verdict(check),
+        *_reference_verdicts(rows),
+    ]
+
+
+def _fig8a_verdicts(rows: list[dict[str, Any]]) -> list[Verdict]:
+    """Fig. 8(a): overhead without dummies, diminishing gain of dummies, ε <= 1 reachable."""
     a = _panel_8a(rows)
     eps = [r["epsilon"] for r in a]
     ds = [r["d"] for r in a]
@@ -241,18 +251,16 @@ def _fig8_verdicts(rows: list[dict[str, Any]], check: dict[str, Any]) -> list[Ve
     late = (eps[mid] - eps[-1]) / max(ds[-1] - ds[mid], 1)
     good = [r for r in rows if r["panel"] == "8a" and r["epsilon"] <= 1.0]
     cheapest = min((r["network_load"] for r in good), default=math.inf)
-    b = [r for r in rows if r["panel"] == "8b" and r["curve"] == "sigma=0.1, d=50"]
-    half = len(b) // 2
-    where = "Sec. V-B, Fig. 8"
-    verdicts = [
+    where = "Sec. V-B, Fig. 8a"
+    return [
         better(
-            Claim(PAPER, f"{where}a", "network overhead exists even without dummies"),
+            Claim(PAPER, where, "network overhead exists even without dummies"),
             low=1.0,
             high=a[0]["network_load"],
             what="network load at d = 0 vs 1× (no countermeasure)",
         ),
         all_of(
-            Claim(PAPER, f"{where}a", "ε decreases with d, the first dummies matter most"),
+            Claim(PAPER, where, "ε decreases with d, the first dummies matter most"),
             [
                 (
                     "ε non-increasing in d",
@@ -263,36 +271,47 @@ def _fig8_verdicts(rows: list[dict[str, Any]], check: dict[str, Any]) -> list[Ve
             what=f"σ=0.1, n=100, d={ds[0]}..{ds[-1]}",
         ),
         all_of(
-            Claim(PAPER, f"{where}a", "ε <= 1 is reachable with an acceptable network load"),
+            Claim(PAPER, where, "ε <= 1 is reachable with an acceptable network load"),
             [(f"cheapest ε <= 1 at {cheapest:.3g}× load", bool(good) and cheapest <= 10.0)],
             what="some grid point with ε <= 1 at <= 10× load",
             reason="no point of the grid reaches ε <= 1 at <= 10× load",
         ),
     ]
-    if len(b) >= 3:
-        gain_1 = (b[0]["epsilon"] - b[half]["epsilon"]) / max(
-            b[half]["channels"] - b[0]["channels"], 1
-        )
-        gain_2 = (b[half]["epsilon"] - b[-1]["epsilon"]) / max(
-            b[-1]["channels"] - b[half]["channels"], 1
-        )
-        verdicts.append(
-            all_of(
-                Claim(PAPER, f"{where}b", "the gain from more channels diminishes"),
-                [(f"gain/channel {gain_1:.3g} (first) > {gain_2:.3g} (later)", gain_1 > gain_2)],
-                what="σ=0.1, d=50",
-            )
-        )
-    verdicts.append(
-        match(
-            Claim(PAPER, "Sec. V-A (cost model)", "messages of a plan = the cost formula"),
-            measured=float(check["messages_measured"]),
-            paper=float(check["messages_formula"]),
-            rtol=0.0,
-            what=f"engine messages ({check['sources']} sources) vs formula",
-            reason="the engine sends a different number of messages",
-        )
+
+
+def _fig8b_verdicts(rows: list[dict[str, Any]]) -> list[Verdict]:
+    """Fig. 8(b): the gain from more channels diminishes (judged with >= 3 points)."""
+    b = [r for r in rows if r["panel"] == "8b" and r["curve"] == "sigma=0.1, d=50"]
+    if len(b) < 3:
+        return []
+    half = len(b) // 2
+    gain_1 = (b[0]["epsilon"] - b[half]["epsilon"]) / max(b[half]["channels"] - b[0]["channels"], 1)
+    gain_2 = (b[half]["epsilon"] - b[-1]["epsilon"]) / max(
+        b[-1]["channels"] - b[half]["channels"], 1
     )
+    return [
+        all_of(
+            Claim(PAPER, "Sec. V-B, Fig. 8b", "the gain from more channels diminishes"),
+            [(f"gain/channel {gain_1:.3g} (first) > {gain_2:.3g} (later)", gain_1 > gain_2)],
+            what="σ=0.1, d=50",
+        )
+    ]
+
+
+def _cost_verdict(check: dict[str, Any]) -> Verdict:
+    """Sec. V-A: the engine's message count equals the cost formula."""
+    return match(
+        Claim(PAPER, "Sec. V-A (cost model)", "messages of a plan = the cost formula"),
+        measured=float(check["messages_measured"]),
+        paper=float(check["messages_formula"]),
+        rtol=0.0,
+        what=f"engine messages ({check['sources']} sources) vs formula",
+        reason="the engine sends a different number of messages",
+    )
+
+
+def _reference_verdicts(rows: list[dict[str, Any]]) -> list[Verdict]:
+    """The technical note's ε of the Section-V configurations present in ``rows``."""
     refs = [
         (f"σ={sg} n={n} d={d}", hit["epsilon"], ref)
         for (sg, n, d), ref in NOTE_REFERENCE.items()
@@ -308,19 +327,17 @@ def _fig8_verdicts(rows: list[dict[str, Any]], check: dict[str, Any]) -> list[Ve
         )
         is not None
     ]
-    if refs:
-        verdicts.append(
-            match_all(
-                Claim(
-                    "technical note", "Lemma 2, T = 20, δ = 1e-4", "ε of Section-V configurations"
-                ),
-                refs,
-                rtol=1e-3,
-                what="certified ε",
-                reason="the accountant differs from the note",
-            )
+    if not refs:
+        return []
+    return [
+        match_all(
+            Claim("technical note", "Lemma 2, T = 20, δ = 1e-4", "ε of Section-V configurations"),
+            refs,
+            rtol=1e-3,
+            what="certified ε",
+            reason="the accountant differs from the note",
         )
-    return verdicts
+    ]
 
 
 def _panel_8a(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

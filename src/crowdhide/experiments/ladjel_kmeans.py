@@ -165,33 +165,43 @@ def kmeans_verdicts(rows: Sequence[dict[str, Any]]) -> list[Verdict]:
             reason="the engine sends a different number of messages",
         ),
     ]
+    return [*verdicts, *_dummies_verdicts(prot), *_load_verdicts(prot)]
+
+
+def _dummies_verdicts(prot: list[dict[str, Any]]) -> list[Verdict]:
+    """Fig. 8e along d (at the first n): overhead without dummies, diminishing gains."""
+    where = "Sec. V-B"
     curve = sorted((r for r in prot if r["n"] == prot[0]["n"]), key=lambda r: r["d"])
-    if len(curve) >= 3:
-        eps = [r["epsilon"] for r in curve]
-        ds = [r["d"] for r in curve]
-        early = (eps[0] - eps[1]) / max(ds[1] - ds[0], 1)
-        late = (eps[1] - eps[-1]) / max(ds[-1] - ds[1], 1)
-        verdicts += [
-            better(
-                Claim(PAPER, f"{where}, Fig. 8e", "network overhead exists even without dummies"),
-                low=1.0,
-                high=curve[0]["network_load"],
-                what="network load at d = 0 (engine count) vs 1× (no countermeasure)",
-            ),
-            all_of(
-                Claim(
-                    PAPER, f"{where}, Fig. 8e", "ε decreases with d, the first dummies matter most"
-                ),
-                [
-                    ("ε non-increasing in d", all(y <= x for x, y in itertools.pairwise(eps))),
-                    (f"gain/dummy {early:.3g} (first) > {late:.3g} (later)", early > late),
-                ],
-                what=f"K-means σ={curve[0]['sigma']:g}, n={curve[0]['n']}, d={ds[0]}..{ds[-1]}",
-            ),
-        ]
+    if len(curve) < 3:
+        return []
+    eps = [r["epsilon"] for r in curve]
+    ds = [r["d"] for r in curve]
+    early = (eps[0] - eps[1]) / max(ds[1] - ds[0], 1)
+    late = (eps[1] - eps[-1]) / max(ds[-1] - ds[1], 1)
+    return [
+        better(
+            Claim(PAPER, f"{where}, Fig. 8e", "network overhead exists even without dummies"),
+            low=1.0,
+            high=curve[0]["network_load"],
+            what="network load at d = 0 (engine count) vs 1× (no countermeasure)",
+        ),
+        all_of(
+            Claim(PAPER, f"{where}, Fig. 8e", "ε decreases with d, the first dummies matter most"),
+            [
+                ("ε non-increasing in d", all(y <= x for x, y in itertools.pairwise(eps))),
+                (f"gain/dummy {early:.3g} (first) > {late:.3g} (later)", early > late),
+            ],
+            what=f"K-means σ={curve[0]['sigma']:g}, n={curve[0]['n']}, d={ds[0]}..{ds[-1]}",
+        ),
+    ]
+
+
+def _load_verdicts(prot: list[dict[str, Any]]) -> list[Verdict]:
+    """Fig. 8e/f: ε <= 1 at an acceptable load; more sources per scrambler, lower ε."""
+    where = "Sec. V-B"
     good = [r for r in prot if r["epsilon"] <= 1.0]
     cheapest = min((r["network_load"] for r in good), default=math.inf)
-    verdicts.append(
+    verdicts = [
         all_of(
             Claim(
                 PAPER, f"{where}, Fig. 8e", "ε <= 1 is reachable with an acceptable network load"
@@ -200,7 +210,7 @@ def kmeans_verdicts(rows: Sequence[dict[str, Any]]) -> list[Verdict]:
             what="some executed configuration with ε <= 1 at <= 10× load",
             reason="no executed configuration reaches ε <= 1 at <= 10× load",
         )
-    )
+    ]
     same_d = [r for r in prot if r["d"] == prot[-1]["d"]]
     if len({r["n"] for r in same_d}) >= 2:
         small = min(same_d, key=lambda r: r["n"])

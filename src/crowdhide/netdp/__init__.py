@@ -7,8 +7,10 @@ each user sees only the token values it receives and sends. This package provide
 * :mod:`~crowdhide.netdp.views` — transcripts, user and coalition views;
 * :mod:`~crowdhide.netdp.noise` — noise calibrations and samplers of the protocols;
 * :mod:`~crowdhide.netdp.protocols` — the paper's algorithms 1-5, with transcripts;
-* :mod:`~crowdhide.netdp.guarantees` — the paper's bounds (corrected forms, published forms
-  under explicit names), baselines, σ calibration;
+* :mod:`~crowdhide.netdp.guarantees` — the paper's walk bounds (corrected forms, published
+  forms under explicit names), baselines;
+* :mod:`~crowdhide.netdp.sgd_guarantees` — network DP-SGD: Lemma 1 RDP, Theorem 4, σ
+  calibration, the authors' ``findSigma``;
 * :mod:`~crowdhide.netdp.cycle_privacy` — the privacy profile of one cycle of a hidden walk;
 * :mod:`~crowdhide.netdp.walk_pld` — per-cycle ``dp_accounting`` PLDs and their composition;
 * :mod:`~crowdhide.netdp.walk_accounting` — per-pair accounting of a realised walk.

@@ -10,10 +10,8 @@ from crowdhide.plans.model import (
     Protection,
     Route,
     ScramblerLayer,
-    compose_along_paths,
-    data_clusters_per_path,
-    protect,
 )
+from crowdhide.plans.semantics import compose_along_paths, data_clusters_per_path, protect
 
 __all__ = [
     "Cluster",

@@ -98,24 +98,7 @@ class AggregateQuery:
     @classmethod
     def from_sql(cls, sql: str) -> AggregateQuery:
         """Parse ``sql`` with DuckDB; raise ``ValueError`` naming ``query.sql`` otherwise."""
-        duckdb = require("duckdb", purpose="parsing a plan's SQL (DuckDB)")
-
-        if not isinstance(sql, str) or not sql.strip():
-            raise InvalidParameterError(f"query.sql must be a non-empty SQL string, got {sql!r}")
-        con = duckdb.connect()
-        try:
-            raw = con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()
-        finally:
-            con.close()
-        tree: dict[str, Any] = (
-            json.loads(raw[0]) if raw else {"error": True, "error_message": "empty"}
-        )
-        if tree.get("error"):
-            raise InvalidParameterError(f"query.sql does not parse: {tree.get('error_message')}")
-        statements = tree["statements"]
-        if len(statements) != 1 or statements[0]["node"].get("type") != "SELECT_NODE":
-            raise InvalidParameterError("query.sql must be a single SELECT statement")
-        node = statements[0]["node"]
+        node = _select_node(sql)
         source = node.get("from_table") or {}
         if source.get("type") != "BASE_TABLE":
             raise InvalidParameterError("query.sql must select FROM one table")
@@ -128,29 +111,7 @@ class AggregateQuery:
         sets = tuple(tuple(columns[i] for i in s) for s in node.get("group_sets", []))
         if not sets or any(not s for s in sets):
             raise DataError("query.sql must GROUP BY at least one column in every grouping set")
-        aggregates: list[Aggregate] = []
-        select: list[str] = []
-        for item in node["select_list"]:
-            if item["class"] == "COLUMN_REF":
-                if _column(item) not in columns:
-                    raise InvalidParameterError(
-                        f"query.sql selects {_column(item)!r} outside GROUP BY"
-                    )
-                select.append(_column(item))
-                continue
-            if item["class"] != "FUNCTION" or item["function_name"] not in _FUNCTIONS:
-                raise InvalidParameterError(
-                    "query.sql aggregates must be count/sum/avg/min/max, got "
-                    f"{item.get('function_name', item['class'])!r}"
-                )
-            if item.get("distinct"):
-                raise InvalidParameterError("query.sql: DISTINCT aggregates are not supported")
-            args = item["arguments"]
-            column = (
-                None if item["function_name"] == "count_star" else _column(args[0]["expression"])
-            )
-            aggregates.append(Aggregate(_FUNCTIONS[item["function_name"]], column))
-            select.append(aggregates[-1].label)
+        aggregates, select = _select_list(node["select_list"], columns)
         if not aggregates:
             raise InvalidParameterError("query.sql must compute at least one aggregate")
         return cls(
@@ -174,6 +135,57 @@ class AggregateQuery:
                 a.column for a in self.aggregates if a.column is not None and a.function != "count"
             )
         )
+
+
+def _select_node(sql: str) -> dict[str, Any]:
+    """DuckDB's parse tree of ``sql``, which must be one SELECT statement."""
+    duckdb = require("duckdb", purpose="parsing a plan's SQL (DuckDB)")
+
+    if not isinstance(sql, str) or not sql.strip():
+        raise InvalidParameterError(
+            f"query.sql must be a non-empty SQL string, got {sql!r}",
+            parameter="query.sql",
+            value=sql,
+        )
+    con = duckdb.connect()
+    try:
+        raw = con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()
+    finally:
+        con.close()
+    tree: dict[str, Any] = json.loads(raw[0]) if raw else {"error": True, "error_message": "empty"}
+    if tree.get("error"):
+        raise InvalidParameterError(f"query.sql does not parse: {tree.get('error_message')}")
+    statements = tree["statements"]
+    if len(statements) != 1 or statements[0]["node"].get("type") != "SELECT_NODE":
+        raise InvalidParameterError("query.sql must be a single SELECT statement")
+    node: dict[str, Any] = statements[0]["node"]
+    return node
+
+
+def _select_list(
+    items: list[dict[str, Any]], columns: list[str]
+) -> tuple[list[Aggregate], list[str]]:
+    """The aggregates and the selected labels; plain columns must be grouped ones."""
+    aggregates: list[Aggregate] = []
+    select: list[str] = []
+    for item in items:
+        if item["class"] == "COLUMN_REF":
+            if _column(item) not in columns:
+                raise InvalidParameterError(f"query.sql selects {_column(item)!r} outside GROUP BY")
+            select.append(_column(item))
+            continue
+        if item["class"] != "FUNCTION" or item["function_name"] not in _FUNCTIONS:
+            raise InvalidParameterError(
+                "query.sql aggregates must be count/sum/avg/min/max, got "
+                f"{item.get('function_name', item['class'])!r}"
+            )
+        if item.get("distinct"):
+            raise InvalidParameterError("query.sql: DISTINCT aggregates are not supported")
+        args = item["arguments"]
+        column = None if item["function_name"] == "count_star" else _column(args[0]["expression"])
+        aggregates.append(Aggregate(_FUNCTIONS[item["function_name"]], column))
+        select.append(aggregates[-1].label)
+    return aggregates, select
 
 
 _MODIFIERS = {

@@ -28,7 +28,8 @@ from crowdhide._validation import check_int, check_real
 from crowdhide.accounting.scrambler.accountant import scrambler_delta, scrambler_epsilon
 from crowdhide.accounting.scrambler.local import local_randomizer_statement, sampling_epsilon
 from crowdhide.accounting.statement import PrivacyStatement
-from crowdhide.plans.model import Cluster, ExecutionPlan, compose_along_paths
+from crowdhide.plans.model import Cluster, ExecutionPlan
+from crowdhide.plans.semantics import compose_along_paths
 
 __all__ = [
     "ClusterPrivacy",

@@ -1,7 +1,8 @@
 """The executable plan model, re-exported from :mod:`crowdhide.engine.plan`.
 
-The model (groups, routes, clusters, Theorem 1, countermeasures as plan transformations)
-lives at the engine's level so that the engine imports nothing from :mod:`crowdhide.plans`.
+The model (groups, routes, clusters, data paths) lives at the engine's level so that the
+engine imports nothing from :mod:`crowdhide.plans`; its DP semantics (countermeasures,
+Theorem 1) lives in :mod:`crowdhide.plans.semantics`.
 """
 
 from crowdhide.engine.plan import (
@@ -17,9 +18,6 @@ from crowdhide.engine.plan import (
     RoutingFunction,
     ScramblerLayer,
     State,
-    compose_along_paths,
-    data_clusters_per_path,
-    protect,
 )
 
 __all__ = [
@@ -35,7 +33,4 @@ __all__ = [
     "RoutingFunction",
     "ScramblerLayer",
     "State",
-    "compose_along_paths",
-    "data_clusters_per_path",
-    "protect",
 ]

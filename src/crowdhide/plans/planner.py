@@ -21,7 +21,8 @@ from crowdhide.errors import InvalidParameterError
 from crowdhide.plans.certify import CountermeasureAccountant, default_accountant
 from crowdhide.plans.countermeasure_calibration import search_countermeasures
 from crowdhide.plans.countermeasure_costs import Constraints, RouteCosts
-from crowdhide.plans.model import ExecutionPlan, data_clusters_per_path, protect
+from crowdhide.plans.model import ExecutionPlan
+from crowdhide.plans.semantics import data_clusters_per_path, protect
 
 __all__ = [
     "DEFAULT_DS",

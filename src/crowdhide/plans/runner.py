@@ -32,7 +32,7 @@ from crowdhide.plans.certify import (
     default_accountant,
 )
 from crowdhide.plans.countermeasure_costs import route_costs
-from crowdhide.plans.model import ExecutionPlan, data_clusters_per_path, protect
+from crowdhide.plans.model import ExecutionPlan
 from crowdhide.plans.planner import CountermeasureChoice, plan_protection
 from crowdhide.plans.query import Query, load_query
 from crowdhide.plans.run_report import (
@@ -46,6 +46,7 @@ from crowdhide.plans.run_report import (
     plan_hops,
     plan_privacy,
 )
+from crowdhide.plans.semantics import data_clusters_per_path, protect
 from crowdhide.plans.spec import FixedCountermeasures, RunSpec, check_backend
 from crowdhide.plans.tradeoff import plot_tradeoff, run_tradeoff, tradeoff_curve
 

@@ -6,6 +6,8 @@
   channels (small instances), adapter for :mod:`crowdhide.mechanisms` randomizers;
 * :mod:`crowdhide.qif.shuffle` — exact single-target vulnerability of k-RR and shuffling
   against uninformed and informed adversaries, computed from histograms (no ``k^n`` matrix);
+* :mod:`crowdhide.qif.shuffle_capacity` — multiplicative Bayes capacity of the same channels
+  on whole datasets;
 * :mod:`crowdhide.qif.scrambler` — the scrambler countermeasure viewed as a channel.
 
 See ``docs/qif.md``.
@@ -38,13 +40,12 @@ from crowdhide.qif.core import (
 )
 from crowdhide.qif.scrambler import ScramblerVulnerability, scrambler_vulnerability
 from crowdhide.qif.shuffle import (
-    CapacityResult,
     VulnerabilityResult,
     informed_vulnerability,
     shuffle_vulnerability,
-    shuffled_krr_capacity,
     uninformed_vulnerability,
 )
+from crowdhide.qif.shuffle_capacity import CapacityResult, shuffled_krr_capacity
 
 __all__ = [
     "CapacityResult",

@@ -666,6 +666,12 @@ def scrambler_epsilon(
         ``inf`` with an explanatory note when impossible. Certificates are capped at the
         local ε0.
 
+    See Also
+    --------
+    scrambler_delta : the same curves read the other way, δ at a given ε.
+    scrambler_epsilon_all : every evaluator's ε, not only the best.
+    crowdhide.calibrate : the countermeasures (σ, n, d) that meet a target.
+
     Examples
     --------
     >>> r = scrambler_epsilon(targets=20, sigma=0.2, n=100, dummies=50, delta=1e-4)
@@ -712,6 +718,37 @@ def scrambler_delta(
     The same curves as :func:`scrambler_epsilon`: for the non-monotone concentration bounds
     the δ reported is ``min_{ε' <= ε} bound(ε')`` over a grid plus ε itself ((ε', δ)-DP
     implies (ε, δ)-DP for ε >= ε').
+
+    Parameters
+    ----------
+    targets
+        Number of targets T >= 1.
+    sigma
+        Sampling rate σ in [0, 1], convention U (uniform among all T targets).
+    n
+        Sources per scrambler, n >= 1.
+    dummies
+        Dummies d >= 0 added by each scrambler.
+    epsilon
+        The ε >= 0 at which δ is read.
+    method
+        ``best`` (smallest certified δ), or one name of :data:`UNCAPPED_METHODS`
+        (:data:`CAPPED_METHODS` when ``capped``).
+    capped
+        Analyse Ã_σ^{n,d} (at most n messages per target; needs ``n + d <= n T``).
+    samples, rng
+        Monte-Carlo samples per mixture component and random generator (``montecarlo``).
+
+    Returns
+    -------
+    PrivacyStatement
+        ``delta`` is the δ the evaluator (``source``) certifies at ``epsilon``, rounded to
+        the safe side; the statement carries the evaluator's notes.
+
+    See Also
+    --------
+    scrambler_epsilon : the same curves read the other way, ε at a given δ.
+    scrambler_delta_all : every evaluator's δ, not only the best.
 
     Examples
     --------
