@@ -175,3 +175,12 @@ def test_built_wheel_and_sdist_ship_the_example_plans(tmp_path: Path) -> None:
         timeout=300,
     )
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_changelog_top_release_is_this_version() -> None:
+    """The newest dated entry of CHANGELOG.md names the package's version: a release's notes
+    are written before it is tagged, never after."""
+    text = (Path(__file__).resolve().parents[1] / "CHANGELOG.md").read_text(encoding="utf-8")
+    releases = re.findall(r"^## (\d+\.\d+\.\d+) — (\d{4}-\d{2}-\d{2})$", text, flags=re.MULTILINE)
+    assert releases, "no dated release entry in CHANGELOG.md"
+    assert releases[0][0] == crowdhide.__version__
