@@ -17,10 +17,11 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "crowdhide"
 #: Packages whose raises are typed (issue #29). The accounting modules the accounting-speed
 #: work owns are converted separately; the tls backend too.
 TYPED = ("engine", "plans", "report", "qif", "netdp", "data", "protocols", "experiments",
-         "accounting", "cli")  # fmt: skip
+         "accounting", "cli", "mechanisms", "audit")  # fmt: skip
 #: Single modules whose raises are typed: the backends other than tls (which is converted
-#: separately), including ``make_backend``'s refusals.
-TYPED_FILES = ("backends/__init__.py", "backends/local.py", "backends/ray.py")
+#: separately), including ``make_backend``'s refusals, and every top-level module.
+TYPED_FILES = ("backends/__init__.py", "backends/local.py", "backends/ray.py",
+               *sorted(p.name for p in SRC.glob("*.py")))  # fmt: skip
 #: The shuffle wing's modules that still raise plain errors (the same files as before the
 #: wing moved; binary RR, the pair divergences and the certificate curve are typed).
 NOT_YET = tuple(f"accounting/shuffle/{name}.py" for name in (
