@@ -35,6 +35,7 @@ from typing import Any
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls.placement import Placement
 from crowdhide.engine.backend import Job
+from crowdhide.engine.blocks import BlockRows
 from crowdhide.engine.document import (
     PlanDocumentError,
     canonical,
@@ -42,7 +43,6 @@ from crowdhide.engine.document import (
     plan_document,
     plan_from_document,
 )
-from crowdhide.engine.plan import BlockRows
 from crowdhide.errors import InvalidParameterError
 
 __all__ = ["PlanRefusedError", "Signer", "load_job", "ship_job", "verify"]
