@@ -104,6 +104,34 @@ def test_scrambler_equals_cli(what: str, capsys: pytest.CaptureFixture[str]) -> 
     assert cli.json() == _scrambler_record(ours)
 
 
+@pytest.mark.parametrize("given", [{"n": 10_000}, {"eps0": 2.0}])
+def test_calibrate_equals_cli_shuffle_calibrate(
+    given: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    ours = crowdhide.calibrate(epsilon=0.5, delta=1e-6, **given)
+    ((key, value),) = given.items()
+    cli = run_cli(capsys, "shuffle", "calibrate", "--epsilon", "0.5", "--delta", "1e-6",
+                  f"--{key}", str(value), "--json")  # fmt: skip
+    assert cli.code == 0, cli.err
+    record = cli.json()
+    assert record["solved_for"] == ours.solved_for
+    assert record[ours.solved_for] == getattr(ours, ours.solved_for)
+    assert (record["epsilon"], record["delta"], record["source"]) == (
+        ours.privacy.epsilon, ours.privacy.delta, ours.privacy.source)  # fmt: skip
+
+
+def test_calibrate_equals_cli_scrambler_calibrate(capsys: pytest.CaptureFixture[str]) -> None:
+    ours = crowdhide.calibrate(epsilon=2.0, delta=1e-4, targets=20)
+    cli = run_cli(capsys, "scrambler", "calibrate", "--targets", "20", "--epsilon", "2",
+                  "--delta", "1e-4", "--json")  # fmt: skip
+    assert cli.code == 0, cli.err
+    record, found = cli.json(), ours.countermeasures
+    assert found is not None
+    chosen = {k: record[k] for k in ("scheme", "sigma", "n", "dummies", "local_dummies")}
+    assert chosen == {k: getattr(found, k) for k in chosen}
+    assert (record["epsilon"], record["source"]) == (found.privacy.epsilon, found.privacy.source)
+
+
 def test_compose_equals_ledger_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runs = [crowdhide.PrivacyStatement(epsilon=e, delta=1e-6) for e in (1.0, 0.5, 0.5, 2.0)]
     book = crowdhide.Ledger(tmp_path / "ledger.json")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from crowdhide._json import jsonable
+from crowdhide.errors import InvalidParameterError
 
 __all__ = ["write_csv", "write_json"]
 
@@ -60,7 +61,7 @@ def write_json(path: Path, payload: Any, *, infinities: str = "null") -> Path:
     infinite ε is a result, not a gap).
     """
     if infinities not in ("null", "strings"):
-        raise ValueError(f"infinities must be 'null' or 'strings', got {infinities!r}")
+        raise InvalidParameterError(f"infinities must be 'null' or 'strings', got {infinities!r}")
     if infinities == "strings":
         payload = _spell_infinities(payload)
     path.write_text(json.dumps(jsonable(payload), indent=2) + "\n", encoding="utf-8")

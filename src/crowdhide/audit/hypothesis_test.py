@@ -29,6 +29,7 @@ from scipy.stats import beta as beta_distribution
 
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting.statement import PrivacyStatement
+from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "AuditResult",
@@ -205,9 +206,13 @@ def audit_scores(
     sy = np.asarray(scores_x_prime, dtype=float).ravel()
     for name, arr in (("scores_x", sx), ("scores_x_prime", sy)):
         if arr.size < 20:
-            raise ValueError(f"{name} must hold at least 20 samples, got {arr.size}")
+            raise InvalidParameterError(
+                f"{name} must hold at least 20 samples, got {arr.size}", parameter=name
+            )
         if not np.isfinite(arr).all():
-            raise ValueError(f"{name} must be finite, got a NaN or infinite score")
+            raise InvalidParameterError(
+                f"{name} must be finite, got a NaN or infinite score", parameter=name
+            )
     d = check_probability("delta", delta, allow_one=False)
     level = check_probability("confidence", confidence, allow_zero=False, allow_one=False)
     half_x, half_y = sx.size // 2, sy.size // 2

@@ -10,7 +10,7 @@ Examples
 >>> as_real_array("values", [1, float("nan")])
 Traceback (most recent call last):
 ...
-ValueError: values must be finite, got [nan]
+crowdhide.errors.InvalidParameterError: values must be finite, got [nan]
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from crowdhide.errors import InvalidParameterError, ParameterTypeError
 
 __all__ = ["as_category_array", "as_count_vector", "as_real_array"]
 
@@ -38,13 +40,13 @@ def as_category_array(name: str, values: Any, *, k: int) -> npt.NDArray[np.int64
         arr = arr.astype(np.int64)
     if arr.dtype.kind == "f":
         if not np.isfinite(arr).all() or not (arr == np.floor(arr)).all():
-            raise ValueError(
+            raise InvalidParameterError(
                 f"{name} must contain integer categories in 0..{k - 1}, "
                 f"got non-integral values {_describe_array(arr)}"
             )
         arr = arr.astype(np.int64)
     elif arr.dtype.kind not in "iu":
-        raise TypeError(
+        raise ParameterTypeError(
             f"{name} must be an array of integer categories, got dtype {arr.dtype} "
             f"({_describe_array(arr)})"
         )
@@ -52,7 +54,9 @@ def as_category_array(name: str, values: Any, *, k: int) -> npt.NDArray[np.int64
         lo, hi = int(arr.min()), int(arr.max())
         if lo < 0 or hi >= k:
             bad = lo if lo < 0 else hi
-            raise ValueError(f"{name} must contain categories in 0..{k - 1}, got {bad}")
+            raise InvalidParameterError(
+                f"{name} must contain categories in 0..{k - 1}, got {bad}", parameter=name
+            )
     return arr.astype(np.int64, copy=False)
 
 
@@ -60,10 +64,14 @@ def as_real_array(name: str, values: Any) -> npt.NDArray[np.float64]:
     """Return ``values`` as a float64 array after checking it is numeric and finite."""
     arr = np.asarray(values)
     if arr.dtype.kind not in "iufb":
-        raise TypeError(f"{name} must be a numeric array, got dtype {arr.dtype}")
+        raise ParameterTypeError(
+            f"{name} must be a numeric array, got dtype {arr.dtype}", parameter=name
+        )
     out = arr.astype(np.float64, copy=False)
     if not np.isfinite(out).all():
-        raise ValueError(f"{name} must be finite, got {_describe_array(out[~np.isfinite(out)])}")
+        raise InvalidParameterError(
+            f"{name} must be finite, got {_describe_array(out[~np.isfinite(out)])}", parameter=name
+        )
     return out
 
 
@@ -73,16 +81,26 @@ def as_count_vector(
     """Return a 1-D vector of non-negative counts (as floats) with a positive total."""
     arr = np.asarray(counts)
     if arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be a numeric array of counts, got dtype {arr.dtype}")
+        raise ParameterTypeError(
+            f"{name} must be a numeric array of counts, got dtype {arr.dtype}", parameter=name
+        )
     vec = arr.astype(np.float64)
     if vec.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {vec.shape}")
+        raise InvalidParameterError(
+            f"{name} must be one-dimensional, got shape {vec.shape}", parameter=name
+        )
     if length is not None and vec.size != length:
-        raise ValueError(f"{name} must have length {length}, got length {vec.size}")
+        raise InvalidParameterError(
+            f"{name} must have length {length}, got length {vec.size}", parameter=name
+        )
     if vec.size == 0:
-        raise ValueError(f"{name} must not be empty, got an empty array")
+        raise InvalidParameterError(f"{name} must not be empty, got an empty array", parameter=name)
     if not np.isfinite(vec).all() or (vec < 0).any():
-        raise ValueError(f"{name} must be finite and non-negative, got {_describe_array(vec)}")
+        raise InvalidParameterError(
+            f"{name} must be finite and non-negative, got {_describe_array(vec)}", parameter=name
+        )
     if vec.sum() <= 0:
-        raise ValueError(f"{name} must have a positive total, got total {float(vec.sum())!r}")
+        raise InvalidParameterError(
+            f"{name} must have a positive total, got total {float(vec.sum())!r}", parameter=name
+        )
     return vec

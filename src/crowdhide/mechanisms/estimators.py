@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_bool, check_real
+from crowdhide.errors import InvalidParameterError, ParameterTypeError
 from crowdhide.mechanisms.arrays import as_count_vector
 
 __all__ = ["inversion_histogram_estimate", "project_to_simplex", "total_variation_distance"]
@@ -27,14 +28,20 @@ __all__ = ["inversion_histogram_estimate", "project_to_simplex", "total_variatio
 def _as_vector(name: str, values: Any) -> npt.NDArray[np.float64]:
     arr = np.asarray(values)
     if arr.dtype.kind not in "iufb":
-        raise TypeError(f"{name} must be a numeric vector, got dtype {arr.dtype}")
+        raise ParameterTypeError(
+            f"{name} must be a numeric vector, got dtype {arr.dtype}", parameter=name
+        )
     vec = arr.astype(np.float64)
     if vec.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {vec.shape}")
+        raise InvalidParameterError(
+            f"{name} must be one-dimensional, got shape {vec.shape}", parameter=name
+        )
     if vec.size == 0:
-        raise ValueError(f"{name} must not be empty, got an empty array")
+        raise InvalidParameterError(f"{name} must not be empty, got an empty array", parameter=name)
     if not np.isfinite(vec).all():
-        raise ValueError(f"{name} must be finite, got {vec[~np.isfinite(vec)][:3]!r}")
+        raise InvalidParameterError(
+            f"{name} must be finite, got {vec[~np.isfinite(vec)][:3]!r}", parameter=name
+        )
     return vec
 
 
@@ -134,20 +141,22 @@ def inversion_histogram_estimate(
     do_project = check_bool("project", project)
     mat = np.asarray(channel)
     if mat.dtype.kind not in "iuf":
-        raise TypeError(f"channel must be a numeric matrix, got dtype {mat.dtype}")
+        raise ParameterTypeError(f"channel must be a numeric matrix, got dtype {mat.dtype}")
     mat = mat.astype(np.float64)
     if mat.ndim != 2 or mat.shape[0] != mat.shape[1]:
-        raise ValueError(f"channel must be a square matrix, got shape {mat.shape}")
+        raise InvalidParameterError(f"channel must be a square matrix, got shape {mat.shape}")
     c = as_count_vector("counts", counts, length=mat.shape[0])
     if not np.isfinite(mat).all() or (mat < 0).any():
-        raise ValueError("channel must contain finite non-negative probabilities")
+        raise InvalidParameterError("channel must contain finite non-negative probabilities")
     row_sums = mat.sum(axis=1)
     if not np.allclose(row_sums, 1.0, rtol=0.0, atol=1e-9):
         worst = float(row_sums[np.argmax(np.abs(row_sums - 1.0))])
-        raise ValueError(f"channel rows must sum to 1, got a row summing to {worst!r}")
+        raise InvalidParameterError(f"channel rows must sum to 1, got a row summing to {worst!r}")
     condition = float(np.linalg.cond(mat))
     if not condition < 1e12:
-        raise ValueError(f"channel must be invertible, got condition number {condition:.3g}")
+        raise InvalidParameterError(
+            f"channel must be invertible, got condition number {condition:.3g}"
+        )
     estimate = np.linalg.solve(mat.T, c / c.sum())
     return project_to_simplex(estimate) if do_project else np.asarray(estimate, dtype=np.float64)
 
@@ -180,5 +189,5 @@ def total_variation_distance(p: npt.ArrayLike, q: npt.ArrayLike) -> float:
     """
     a, b = _as_vector("p", p), _as_vector("q", q)
     if a.shape != b.shape:
-        raise ValueError(f"p and q must have the same length, got {a.size} and {b.size}")
+        raise InvalidParameterError(f"p and q must have the same length, got {a.size} and {b.size}")
     return float(0.5 * np.abs(a - b).sum())

@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_int, check_real
+from crowdhide.errors import InvalidParameterError
 from crowdhide.mechanisms.arrays import as_category_array, as_count_vector
 
 __all__ = ["BinaryRandomizedResponse", "KaryRandomizedResponse"]
@@ -185,7 +186,9 @@ class KaryRandomizedResponse:
         n_users = check_int("n", n, low=1)
         f = np.asarray(frequencies, dtype=np.float64)
         if f.shape != (self.k,) or not np.isfinite(f).all() or (f < 0).any() or (f > 1).any():
-            raise ValueError(f"frequencies must be {self.k} values in [0, 1], got shape {f.shape}")
+            raise InvalidParameterError(
+                f"frequencies must be {self.k} values in [0, 1], got shape {f.shape}"
+            )
         p, q = self.keep_probability, self.other_probability
         return (f * p * (1 - p) + (1 - f) * q * (1 - q)) / (n_users * self._p_minus_q**2)
 
@@ -277,7 +280,7 @@ class BinaryRandomizedResponse:
         """
         bits = as_category_array("reports", reports, k=2)
         if bits.size == 0:
-            raise ValueError("reports must not be empty, got an empty array")
+            raise InvalidParameterError("reports must not be empty, got an empty array")
         ones = float(bits.sum())
         return float(self._kary.estimate_counts(np.array([bits.size - ones, ones]))[1])
 
