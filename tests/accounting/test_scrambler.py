@@ -15,7 +15,6 @@ from crowdhide.accounting.scrambler import enumeration as brute
 from crowdhide.accounting.scrambler.accountant import (
     CAPPED_METHODS,
     UNCAPPED_METHODS,
-    capped_exact_pure_epsilon,
     montecarlo_epsilon_interval,
     scrambler_delta,
     scrambler_epsilon,
@@ -372,7 +371,7 @@ def test_theorem3_understates_exact_capped_epsilon(
 ) -> None:
     sigma_u = sigma_lie * T / (T - 1)
     assert sigma_lie_from_uniform(targets=T, sigma=sigma_u) == pytest.approx(sigma_lie)
-    exact = capped_exact_pure_epsilon(targets=T, sigma=sigma_u, n=n, dummies=d)
+    exact = brute.capped_exact_pure_epsilon(targets=T, sigma=sigma_u, n=n, dummies=d)
     printed = theorem3_published_epsilon(targets=T, sigma_lie=sigma_lie, n=n, dummies=d)
     assert exact == pytest.approx(exact_value, abs=1e-4)
     assert printed == pytest.approx(published, abs=1e-4)
@@ -486,7 +485,7 @@ def test_other_validation() -> None:
     with pytest.raises(ValueError, match="dummies"):
         theorem3_published_epsilon(targets=5, sigma_lie=0.2, n=3, dummies=3)
     with pytest.raises(ValueError, match="too large"):
-        capped_exact_pure_epsilon(targets=20, sigma=0.2, n=100, dummies=50)
+        brute.capped_exact_pure_epsilon(targets=20, sigma=0.2, n=100, dummies=50)
     with pytest.raises(ValueError, match="gamma"):
         generic_scrambler_epsilon(eps0=1.0, gamma=0.1, n=10, dummies=0, delta=1e-3)
     with pytest.raises(ValueError, match="eps0"):
@@ -602,7 +601,7 @@ def test_exact_against_naive_enumeration_of_all_ordered_inputs(
             worst[i] <= r.delta == pytest.approx(worst[i], rel=2e-9, abs=1e-12)
         )  # issue 28 margin
     if cap:
-        got = capped_exact_pure_epsilon(targets=T, sigma=sigma, n=n, dummies=d)
+        got = brute.capped_exact_pure_epsilon(targets=T, sigma=sigma, n=n, dummies=d)
         assert got == pytest.approx(worst_pure, rel=1e-9)
 
 

@@ -29,7 +29,7 @@ def test_markers_are_found_in_a_pickled_full_job() -> None:
 
 @pytest.mark.parametrize("protected", [False, True])
 def test_for_shard_index_holds_only_the_shards_rows(protected: bool) -> None:
-    from crowdhide.engine.plan import BlockRows
+    from crowdhide.engine.blocks import BlockRows
 
     job = Job(plan=marked_plan(protected=protected), seed=1, block_size=BLOCK, shards=3)
     seen: set[int] = set()
@@ -45,7 +45,7 @@ def test_for_shard_index_holds_only_the_shards_rows(protected: bool) -> None:
 
 
 def test_a_block_not_held_cannot_be_read() -> None:
-    from crowdhide.engine.plan import BlockRows
+    from crowdhide.engine.blocks import BlockRows
 
     job = Job(plan=marked_plan(protected=False), seed=1, block_size=BLOCK, shards=3)
     rows = job.for_shard_index(0).plan.group("S").data

@@ -1,4 +1,5 @@
-"""Tests of crowdhide.netdp.protocols: unbiasedness, noise, caps, SGD, debiasing."""
+"""Tests of crowdhide.netdp.protocols and crowdhide.netdp.sgd: unbiasedness, noise, caps,
+SGD, debiasing."""
 
 from __future__ import annotations
 
@@ -8,19 +9,17 @@ import numpy as np
 import pytest
 
 from crowdhide.netdp.protocols import (
-    SgdRun,
     WalkHistogramRun,
     WalkSumRun,
     complete_histogram,
-    complete_sgd,
     complete_sum,
     debias_histogram,
     debias_published,
-    logistic_gradients,
     ring_histogram,
     ring_noise_additions,
     ring_sum,
 )
+from crowdhide.netdp.sgd import SgdRun, complete_sgd, logistic_gradients
 
 
 @pytest.mark.parametrize("noise", ["every_n_minus_1", "distributed", "distributed_published"])

@@ -22,7 +22,7 @@ def _public_names() -> dict[str, tuple[str, ...]]:
 
 def test_every_module_declares_its_public_names() -> None:
     names = _public_names()
-    assert {"walks", "views", "protocols", "noise", "guarantees"} <= set(names)
+    assert {"walks", "views", "protocols", "sgd", "noise", "guarantees"} <= set(names)
     assert {"cycle_privacy", "walk_pld", "walk_accounting"} <= set(names)
     assert all(names.values())
 

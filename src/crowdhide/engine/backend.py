@@ -32,8 +32,9 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_int
+from crowdhide.engine.blocks import BlockRows, block_rows
 from crowdhide.engine.messages import Block, MessageBatch
-from crowdhide.engine.plan import BlockRows, ExecutionPlan, State, block_rows
+from crowdhide.engine.plan import ExecutionPlan, State
 from crowdhide.engine.program import BlockResult, split
 from crowdhide.errors import InvalidParameterError
 
@@ -111,7 +112,7 @@ class Job:
         """This job as a worker serving the blocks ``owns(group, block)`` must receive it.
 
         Every group holding ``data`` (the sources: users' tuples) keeps only the rows of the
-        owned blocks (:class:`~crowdhide.engine.plan.BlockRows`, at their global positions,
+        owned blocks (:class:`~crowdhide.engine.blocks.BlockRows`, at their global positions,
         so node ids, the (seed, round, group, block) randomness and the results are
         unchanged). Groups without ``data`` — compute, result and scrambler groups, whose
         state is built from their inbox at run time — are kept whole: they hold no user

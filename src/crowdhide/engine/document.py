@@ -165,7 +165,7 @@ def _layer(value: Any) -> ScramblerLayer | None:
 
 def plan_from_document(document: Mapping[str, Any], *, data: Mapping[str, State]) -> ExecutionPlan:
     """Rebuild the plan of ``document`` from this node's registry; ``data[group]`` holds the
-    source rows this node has (a :class:`~crowdhide.engine.plan.BlockRows` or whole columns)."""
+    source rows this node has (a :class:`~crowdhide.engine.blocks.BlockRows` or whole columns)."""
     version = document.get("version")
     if version != PLAN_VERSION:
         raise PlanDocumentError(

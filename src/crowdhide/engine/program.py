@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide.engine.blocks import block_rows
 from crowdhide.engine.messages import (
     ID_DTYPE,
     NODE,
@@ -51,7 +52,7 @@ from crowdhide.engine.messages import (
     MessageBatch,
     merge_deliveries,
 )
-from crowdhide.engine.plan import ExecutionPlan, NodeGroup, Route, State, block_rows
+from crowdhide.engine.plan import ExecutionPlan, NodeGroup, Route, State
 from crowdhide.errors import DataError, InvalidParameterError, ParameterTypeError
 
 __all__ = ["BlockResult", "Parcel", "block_rng", "inbox_of", "split", "step"]

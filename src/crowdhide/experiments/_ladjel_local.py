@@ -10,7 +10,7 @@ two valid comparisons are made instead, each side with its tightest valid accoun
   certified ε at δ = 1e-6 (crowdhide's scrambler accountant, best certificate; the local ε is
   also an (ε, δ) bound for every δ);
 * small instances: both in pure ε, exact — Theorem 2 against exhaustive enumeration of the
-  capped scrambler (:func:`~crowdhide.accounting.scrambler.accountant.capped_exact_pure_epsilon`).
+  capped scrambler (:func:`~crowdhide.accounting.scrambler.enumeration.capped_exact_pure_epsilon`).
 
 Sampling σ is in convention U (uniform over all T targets) on both sides.
 """
@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from crowdhide._extras import require
-from crowdhide.accounting.scrambler.accountant import capped_exact_pure_epsilon, scrambler_epsilon
+from crowdhide.accounting.scrambler.accountant import scrambler_epsilon
+from crowdhide.accounting.scrambler.enumeration import capped_exact_pure_epsilon
 from crowdhide.accounting.scrambler.local import local_randomizer_epsilon
 from crowdhide.experiments.claims import Claim, Verdict, all_of
 

@@ -81,7 +81,7 @@ class SgdTask:
 def make_task(rng: np.random.Generator, quick: bool) -> tuple[SgdTask, str]:
     """Split the data: users' points first (n × 8), then validation and test halves of the
     rest; the objective is measured on 1000 random training points (as the authors' code)."""
-    from crowdhide.netdp.protocols import logistic_gradients
+    from crowdhide.netdp.sgd import logistic_gradients
 
     x, y, source = load_houses(rng)
     label = "California housing" if "synthetic" not in source else "synthetic stand-in data"
@@ -146,7 +146,7 @@ def _gaussian_mu_for(epsilon: float, delta: float) -> float:
 def _train(
     task: SgdTask, method: str, sigma: float, eta: float, runs: int, rng: np.random.Generator
 ) -> Any:
-    from crowdhide.netdp.protocols import complete_sgd
+    from crowdhide.netdp.sgd import complete_sgd
 
     return complete_sgd(
         gradient=task.gradient,

@@ -12,7 +12,6 @@ import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +20,22 @@ import numpy.typing as npt
 
 from crowdhide._extras import require
 from crowdhide._output import write_csv
-from crowdhide.accounting.curves import DiscretePairCurve
 from crowdhide.accounting.scrambler import enumeration as brute
-from crowdhide.accounting.scrambler.accountant import (
-    capped_exact_pure_epsilon,
-    montecarlo_epsilon_interval,
-    scrambler_epsilon,
-)
+from crowdhide.accounting.scrambler.accountant import montecarlo_epsilon_interval, scrambler_epsilon
 from crowdhide.accounting.scrambler.local import (
     local_randomizer_epsilon,
     sampling_epsilon,
     sigma_lie_from_uniform,
     theorem3_published_epsilon,
+)
+from crowdhide.experiments._ladjel_fig6 import (
+    FIG6_DUMMIES,
+    FIG6_INPUTS,
+    FIG6_N,
+    FIG6_SIGMA,
+    FIG6_TARGETS,
+    fig6_compare,
+    plot_fig6_panel,
 )
 from crowdhide.experiments._ladjel_local import local_lines, local_rows, local_verdicts, plot_local
 from crowdhide.experiments.claims import Claim, Verdict, all_of, match, match_all
@@ -311,7 +314,7 @@ def _capped_exact_rows(quick: bool) -> list[dict[str, Any]]:
     check_rows = []
     for T_s, s_lie, n_s, d_s in small:
         sigma_u = s_lie * T_s / (T_s - 1)
-        exact = capped_exact_pure_epsilon(targets=T_s, sigma=sigma_u, n=n_s, dummies=d_s)
+        exact = brute.capped_exact_pure_epsilon(targets=T_s, sigma=sigma_u, n=n_s, dummies=d_s)
         printed = theorem3_published_epsilon(targets=T_s, sigma_lie=s_lie, n=n_s, dummies=d_s)
         check_rows.append(
             {
@@ -396,14 +399,14 @@ def fig6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
     require("matplotlib", purpose="the figures of crowdhide reproduce").use("Agg")
     import matplotlib.pyplot as plt
 
-    T, n, d = _FIG6_TARGETS, _FIG6_N, _FIG6_DUMMIES
+    T, n, d = FIG6_TARGETS, FIG6_N, FIG6_DUMMIES
     runs = 200_000 if quick else 100_000_000
     workers = 1 if quick else max(1, min(2, os.cpu_count() or 1))
     seeds = rng.integers(0, 2**63 - 1, size=8)
     start = time.perf_counter()
     results = _simulate_fig6_pairs(runs, workers, seeds)
     elapsed = time.perf_counter() - start
-    total_runs = runs * 2 * len(_FIG6_INPUTS)
+    total_runs = runs * 2 * len(FIG6_INPUTS)
 
     lines = [
         f"Fig. 6 simulation: {total_runs:.3g} runs in {elapsed:.1f} s "
@@ -414,11 +417,11 @@ def fig6(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> ExperimentR
     deltas: dict[str, tuple[float, float]] = {}
     fig, axes = plt.subplots(1, 2, figsize=(14, 5.2))
     for ax, (name, (c1, c2)) in zip(axes, results.items(), strict=True):
-        panel = _fig6_compare(name, c1, c2)
+        panel = fig6_compare(name, c1, c2)
         rows += panel.rows
         lines += panel.lines
         deltas[name] = panel.deltas
-        _plot_fig6_panel(
+        plot_fig6_panel(
             ax,
             panel,
             title=f"Ladjel et al. Fig. 6: {name} input, {runs:.2g} runs per graph",
@@ -461,14 +464,6 @@ def _fig6_verdicts(
     )
 
 
-_FIG6_TARGETS, _FIG6_SIGMA, _FIG6_N, _FIG6_DUMMIES = 4, 0.2, 20, 20
-#: The common messages of the two neighbouring graphs (they differ in the last source).
-_FIG6_INPUTS = {
-    "skewed": [2] * (_FIG6_N - 1),  # every common message at a third target
-    "near_uniform": [0] * 5 + [1] * 5 + [2] * 5 + [3] * 4,
-}
-
-
 def _simulate_fig6_pairs(
     runs: int, workers: int, seeds: npt.NDArray[np.int64]
 ) -> dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]:
@@ -476,12 +471,12 @@ def _simulate_fig6_pairs(
     over ``workers`` processes (one seed per process and graph)."""
     results: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = {}
     k = 0
-    for name, common in _FIG6_INPUTS.items():
+    for name, common in FIG6_INPUTS.items():
         pair = []
         for last in (0, 1):
             parts = [runs // workers + (1 if i < runs % workers else 0) for i in range(workers)]
             jobs = [
-                (_FIG6_TARGETS, _FIG6_SIGMA, [*common, last], _FIG6_DUMMIES, p, int(seeds[k + i]))
+                (FIG6_TARGETS, FIG6_SIGMA, [*common, last], FIG6_DUMMIES, p, int(seeds[k + i]))
                 for i, p in enumerate(parts)
             ]
             k += workers
@@ -492,98 +487,6 @@ def _simulate_fig6_pairs(
                 pair.append(_simulate_worker(jobs[0]))
         results[name] = (pair[0], pair[1])
     return results
-
-
-@dataclass(frozen=True)
-class _Fig6Panel:
-    """One input of Fig. 6: simulated counts next to the exact distributions."""
-
-    counts: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
-    order: npt.NDArray[np.int64]  # outputs seen under both graphs, by decreasing |log-ratio|
-    empirical_abs_ratio: npt.NDArray[np.float64]  # in ``order``
-    exact_log_ratio: npt.NDArray[np.float64]  # every output
-    rows: list[dict[str, Any]]
-    lines: list[str]
-    deltas: tuple[float, float]  # δ(ε = 1): empirical, exact
-
-
-def _fig6_compare(name: str, c1: npt.NDArray[np.int64], c2: npt.NDArray[np.int64]) -> _Fig6Panel:
-    """Empirical log-ratios and δ(ε = 1) of one input against the exact distributions."""
-    T, sigma, d = _FIG6_TARGETS, _FIG6_SIGMA, _FIG6_DUMMIES
-    eps0 = sampling_epsilon(targets=T, sigma=sigma)
-    p, q = brute.pair_distributions(targets=T, sigma=sigma, common=_FIG6_INPUTS[name], dummies=d)
-    exact_curve = DiscretePairCurve.from_probabilities(p, q)
-    seen = (c1 > 0) & (c2 > 0)
-    support = (p > 0) | (q > 0)
-    emp_ratio = np.log(c1[seen] / c2[seen])
-    order = np.argsort(-np.abs(emp_ratio))
-    idx = np.nonzero(seen)[0][order]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        exact_lr = np.log(p) - np.log(q)
-    rows = [
-        {
-            "input": name,
-            "output_index": int(i),
-            "count_g1": int(c1[i]),
-            "count_g2": int(c2[i]),
-            "empirical_log_ratio": float(np.log(c1[i] / c2[i])),
-            "exact_log_ratio": float(exact_lr[i]),
-        }
-        for i in idx
-    ]
-    # Capture-recapture (Appendix D): share of outputs of a second half never seen in
-    # the first half; here the exact number of outputs is known too.
-    unseen_exact = int(np.sum(support & (c1 == 0)))
-    emp_p = c1 / c1.sum()
-    emp_q = c2 / c2.sum()
-    emp_delta = float(np.maximum(emp_p - math.e * emp_q, 0).sum())
-    lines = [
-        f"{name} input: outputs seen under G1: {int(np.sum(c1 > 0))}/{int(support.sum())} "
-        f"(never seen: {unseen_exact}); max |empirical log-ratio| = "
-        f"{float(np.max(np.abs(emp_ratio))):.3f}; exact pure ε = {exact_curve.max_loss:.4f}"
-        f" (= ε0 = ln 17 = {eps0:.4f}: dummies give no pure-DP gain)."
-    ]
-    frequent = seen & (c1 >= 1000) & (c2 >= 1000)
-    if frequent.any():
-        lines.append(
-            f"{name} input: max |empirical log-ratio| over outputs seen >= 1000 times under "
-            f"both graphs: {float(np.max(np.abs(np.log(c1[frequent] / c2[frequent])))):.3f}"
-            " (rare outputs give noisy ratios; the exact ratio never exceeds ε0)."
-        )
-    lines.append(
-        f"{name} input: δ(ε=1): empirical {emp_delta:.3e} vs exact {exact_curve.delta(1.0):.3e}"
-        " (note: skewed 5.788e-3, near-uniform 2.587e-3)."
-    )
-    return _Fig6Panel(
-        (c1, c2),
-        idx,
-        np.abs(emp_ratio[order]),
-        exact_lr,
-        rows,
-        lines,
-        (emp_delta, exact_curve.delta(1.0)),
-    )
-
-
-def _plot_fig6_panel(ax: Any, panel: _Fig6Panel, *, title: str, labelled: bool) -> None:
-    c1, c2 = panel.counts
-    idx = panel.order
-    xs = np.arange(idx.size)
-
-    def label(text: str) -> str | None:
-        return text if labelled else None
-
-    ax.fill_between(xs, c1[idx], step="mid", color="red", alpha=0.5, label=label("G1 counts"))
-    ax.fill_between(xs, c2[idx], step="mid", color="blue", alpha=0.5, label=label("G2 counts"))
-    ax.set_yscale("log")
-    ax.set(xlabel="outputs sorted by decreasing |log-ratio|", ylabel="occurrences", title=title)
-    ax2 = ax.twinx()
-    ax2.plot(
-        xs, np.abs(panel.exact_log_ratio[idx]), "k.", ms=1, alpha=0.3,
-        label=label("exact |log-ratio|"),
-    )  # fmt: skip
-    ax2.plot(xs, panel.empirical_abs_ratio, "g-", lw=1.5, label=label("empirical |log-ratio|"))
-    ax2.set_ylabel("|log-ratio|")
 
 
 # ----------------------------------------------------------------------------- Fig. 7

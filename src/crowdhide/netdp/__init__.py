@@ -6,7 +6,8 @@ each user sees only the token values it receives and sends. This package provide
 * :mod:`~crowdhide.netdp.walks` — vectorized walks and visit/cycle indexes;
 * :mod:`~crowdhide.netdp.views` — transcripts, user and coalition views;
 * :mod:`~crowdhide.netdp.noise` — noise calibrations and samplers of the protocols;
-* :mod:`~crowdhide.netdp.protocols` — the paper's algorithms 1-5, with transcripts;
+* :mod:`~crowdhide.netdp.protocols` — the paper's algorithms 1, 2, 3 and 5, with transcripts;
+* :mod:`~crowdhide.netdp.sgd` — algorithm 4, private SGD on the token;
 * :mod:`~crowdhide.netdp.guarantees` — the paper's walk bounds (corrected forms, published
   forms under explicit names), baselines;
 * :mod:`~crowdhide.netdp.sgd_guarantees` — network DP-SGD: Lemma 1 RDP, Theorem 4, σ
@@ -17,19 +18,17 @@ each user sees only the token values it receives and sends. This package provide
 """
 
 from crowdhide.netdp.protocols import (
-    SgdRun,
     WalkHistogramRun,
     WalkSumRun,
     complete_histogram,
-    complete_sgd,
     complete_sum,
     debias_histogram,
     debias_published,
-    logistic_gradients,
     ring_histogram,
     ring_noise_additions,
     ring_sum,
 )
+from crowdhide.netdp.sgd import SgdRun, complete_sgd, logistic_gradients
 from crowdhide.netdp.views import (
     View,
     WalkTranscript,

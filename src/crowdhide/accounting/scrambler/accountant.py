@@ -57,7 +57,7 @@ from crowdhide._validation import (
     check_probability,
     check_real,
 )
-from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve, RoundedCurve
+from crowdhide.accounting.curves import PrivacyCurve, RoundedCurve
 from crowdhide.accounting.logmath import (
     MACHINE_EPSILON,
     loss_allowance,
@@ -71,7 +71,6 @@ from crowdhide.accounting.scrambler.curves import (
     BoundCurve,
     PointDelta,
     PureCurve,
-    WorstPairCurve,
 )
 from crowdhide.accounting.scrambler.local import (
     _check_common,
@@ -90,7 +89,6 @@ __all__ = [
     "SCRAMBLER_BOUNDS",
     "UNCAPPED_METHODS",
     "ScramblerParams",
-    "capped_exact_pure_epsilon",
     "montecarlo_epsilon_interval",
     "scrambler_delta",
     "scrambler_delta_all",
@@ -115,31 +113,12 @@ CAPPED_METHODS: tuple[str, ...] = ("exact", "exact-pure", "local", "theorem3-pub
 BEST_UNCAPPED: tuple[str, ...] = ("exact", "lemma2-exact", "bennett", "hoeffding", "local")
 BEST_CAPPED: tuple[str, ...] = ("exact", "exact-pure", "local")
 
-#: Budget (array cells × messages × pairs) above which brute-force enumeration is refused.
-_BRUTE_FORCE_BUDGET = 4.0e8
 #: Largest n + d for the third-target pair lower bound (its arrays grow like (n + d) · m).
 _PAIR_MAX_MESSAGES = 30_000
 _UNAVAILABLE = "unavailable: instance too large for exhaustive enumeration"
 
 
-# --------------------------------------------------------------------------- brute force
-
-
-def _brute_force_cost(T: int, n: int, d: int) -> float:
-    cells = float(n + d + 1) ** T
-    pairs = (
-        len(brute.input_histograms(T, n - 1)) if cells * (n + d) * T <= _BRUTE_FORCE_BUDGET else 1e9
-    )
-    return 2.0 * pairs * cells * (n + d) * T
-
-
-def _exact_available(T: int, n: int, d: int) -> bool:
-    if T < 2:
-        return False
-    # Compare in log space: (n + d + 1) ** T is a huge integer (minutes) for T near 1e7.
-    if T * math.log(n + d + 1) > math.log(brute.MAX_CELLS):
-        return False
-    return (n + d + 1) ** T <= brute.MAX_CELLS and _brute_force_cost(T, n, d) <= _BRUTE_FORCE_BUDGET
+# --------------------------------------------------------------------------- enumeration
 
 
 #: Relative allowance on the enumerated δ (its probabilities' relative errors are ~1e-14).
@@ -157,38 +136,6 @@ def _enumeration_loss_error(params: ScramblerParams) -> float:
 def _safe_eps0(eps0: float) -> float:
     """The local ε0 for :func:`loss_allowance` (σ = 0: no finite ε0, no loss near it)."""
     return eps0 if math.isfinite(eps0) else 0.0
-
-
-def _worst_pair_curve(T: int, sigma: float, n: int, d: int, cap: int | None) -> WorstPairCurve:
-    curves = []
-    for common in brute.input_histograms(T, n - 1):
-        p, q = brute.pair_distributions(targets=T, sigma=sigma, common=common, dummies=d, cap=cap)
-        curves.append(DiscretePairCurve.from_probabilities(p, q))
-    return WorstPairCurve(curves)
-
-
-def capped_exact_pure_epsilon(*, targets: int, sigma: float, n: int, dummies: int) -> float:
-    """Exact pure ε of the capped scrambler Ã_σ^{n,d}, by exhaustive enumeration.
-
-    Maximum of ``|ln P/Q|`` over every neighbouring input pair and every output count
-    vector (small T, n, d only; raises ``ValueError`` beyond the brute-force budget).
-
-    Examples
-    --------
-    >>> round(capped_exact_pure_epsilon(targets=3, sigma=0.3, n=3, dummies=1), 4)
-    2.0310
-    """
-    T, s, nn, d = _check_common(targets, sigma, n, dummies)
-    if nn + d > nn * T:
-        raise InvalidParameterError(
-            f"dummies must satisfy n + d <= n T for the capped scrambler, got {d}"
-        )
-    if not _exact_available(T, nn, d):
-        raise InvalidParameterError(
-            f"instance too large for exhaustive enumeration (targets={T}, n={nn}, dummies={d})"
-        )
-    value, _ = brute.worst_pair_pure_epsilon(targets=T, sigma=s, n=nn, dummies=d, cap=nn)
-    return value
 
 
 # --------------------------------------------------------------------------- parameters
@@ -376,18 +323,18 @@ class _Exact(_ScramblerBound):
     """Exhaustive enumeration of every neighbouring input (small instances)."""
 
     def applies_nontrivial(self, params: ScramblerParams) -> str | None:
-        if _exact_available(params.targets, params.n, params.dummies):
+        if brute.exact_available(params.targets, params.n, params.dummies):
             return None
         return _UNAVAILABLE
 
     def nontrivial_curve(self, params: ScramblerParams) -> PrivacyCurve:
         cap = params.n if params.capped else None
-        worst = _worst_pair_curve(params.targets, params.sigma, params.n, params.dummies, cap)
+        worst = brute.worst_pair_curve(params.targets, params.sigma, params.n, params.dummies, cap)
         loss_error = _enumeration_loss_error(params)
         if self.name == "exact-pure":
             if params.capped:
                 return PureCurve(
-                    capped_exact_pure_epsilon(
+                    brute.capped_exact_pure_epsilon(
                         targets=params.targets,
                         sigma=params.sigma,
                         n=params.n,
@@ -430,8 +377,8 @@ class _Theorem3Published(_ScramblerBound):
         if params.trivial:
             return super().notes(params, statement)
         note = "Theorem 3 as printed (σ converted to convention L): NOT a certified bound"
-        if _exact_available(params.targets, params.n, params.dummies):
-            true_eps = capped_exact_pure_epsilon(
+        if brute.exact_available(params.targets, params.n, params.dummies):
+            true_eps = brute.capped_exact_pure_epsilon(
                 targets=params.targets, sigma=params.sigma, n=params.n, dummies=params.dummies
             )
             if true_eps > self.printed(params) + 1e-12:

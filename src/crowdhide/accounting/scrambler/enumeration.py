@@ -5,7 +5,8 @@ the count vector observed by the adversary is computed by adding one message at 
 dense array indexed by count vectors (shape ``(n + d + 1,) * T``), without any of the algebra
 used by the fast evaluators. They are also used by
 :mod:`crowdhide.accounting.scrambler.accountant` as the ``exact`` evaluator of the *capped*
-scrambler, where no closed form is known.
+scrambler, where no closed form is known: :func:`exact_available` says whether an instance
+fits the budget, :func:`worst_pair_curve` and :func:`capped_exact_pure_epsilon` evaluate it.
 
 Conventions (Ladjel, Anciaux, Bellet, Scerri, Sections III–IV): a real message to target
 ``t`` goes to ``t`` with probability ``1 − σ`` and to a uniform target among all ``T``
@@ -24,13 +25,20 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide.accounting.curves import DiscretePairCurve
+from crowdhide.accounting.scrambler.curves import WorstPairCurve
+from crowdhide.accounting.scrambler.local import _check_common
 from crowdhide.errors import InvalidParameterError
 
 __all__ = [
+    "BRUTE_FORCE_BUDGET",
+    "MAX_CELLS",
+    "capped_exact_pure_epsilon",
     "count_distribution",
+    "exact_available",
     "input_histograms",
     "local_randomizer_output_probabilities",
     "pair_distributions",
+    "worst_pair_curve",
     "worst_pair_delta",
     "worst_pair_pure_epsilon",
 ]
@@ -236,3 +244,60 @@ def local_randomizer_output_probabilities(
             key = frozenset((first, *extra))
             out[key] = out.get(key, 0.0) + p_first / n_sets
     return out
+
+
+# --------------------------------------------------------------------------- budget
+
+#: Budget (array cells × messages × pairs) above which brute-force enumeration is refused.
+BRUTE_FORCE_BUDGET = 4.0e8
+
+
+def _brute_force_cost(T: int, n: int, d: int) -> float:
+    cells = float(n + d + 1) ** T
+    pairs = len(input_histograms(T, n - 1)) if cells * (n + d) * T <= BRUTE_FORCE_BUDGET else 1e9
+    return 2.0 * pairs * cells * (n + d) * T
+
+
+def exact_available(T: int, n: int, d: int) -> bool:
+    """Whether the enumeration of ``T`` targets, ``n`` sources and ``d`` dummies fits
+    :data:`MAX_CELLS` and :data:`BRUTE_FORCE_BUDGET`."""
+    if T < 2:
+        return False
+    # Compare in log space: (n + d + 1) ** T is a huge integer (minutes) for T near 1e7.
+    if T * math.log(n + d + 1) > math.log(MAX_CELLS):
+        return False
+    return (n + d + 1) ** T <= MAX_CELLS and _brute_force_cost(T, n, d) <= BRUTE_FORCE_BUDGET
+
+
+def worst_pair_curve(T: int, sigma: float, n: int, d: int, cap: int | None) -> WorstPairCurve:
+    """The exact curve of the worst neighbouring pair, over every common input histogram
+    (``cap``: the capped scrambler's cap; ``None``: uncapped)."""
+    curves = []
+    for common in input_histograms(T, n - 1):
+        p, q = pair_distributions(targets=T, sigma=sigma, common=common, dummies=d, cap=cap)
+        curves.append(DiscretePairCurve.from_probabilities(p, q))
+    return WorstPairCurve(curves)
+
+
+def capped_exact_pure_epsilon(*, targets: int, sigma: float, n: int, dummies: int) -> float:
+    """Exact pure ε of the capped scrambler Ã_σ^{n,d}, by exhaustive enumeration.
+
+    Maximum of ``|ln P/Q|`` over every neighbouring input pair and every output count
+    vector (small T, n, d only; raises ``ValueError`` beyond the brute-force budget).
+
+    Examples
+    --------
+    >>> round(capped_exact_pure_epsilon(targets=3, sigma=0.3, n=3, dummies=1), 4)
+    2.0310
+    """
+    T, s, nn, d = _check_common(targets, sigma, n, dummies)
+    if nn + d > nn * T:
+        raise InvalidParameterError(
+            f"dummies must satisfy n + d <= n T for the capped scrambler, got {d}"
+        )
+    if not exact_available(T, nn, d):
+        raise InvalidParameterError(
+            f"instance too large for exhaustive enumeration (targets={T}, n={nn}, dummies={d})"
+        )
+    value, _ = worst_pair_pure_epsilon(targets=T, sigma=s, n=nn, dummies=d, cap=nn)
+    return value

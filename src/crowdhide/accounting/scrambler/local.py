@@ -137,7 +137,8 @@ def theorem3_published_epsilon(*, targets: int, sigma_lie: float, n: int, dummie
 
     The derivation assumes a worst case it does not prove and drops the cap-dependent dummy
     probabilities; exhaustive enumeration shows the true pure ε of the capped scrambler is
-    larger (see :func:`capped_exact_pure_epsilon`). Kept to reproduce Figs. 5 and 7.
+    larger (see :func:`~crowdhide.accounting.scrambler.enumeration.capped_exact_pure_epsilon`).
+    Kept to reproduce Figs. 5 and 7.
     Evaluated in log space (``R = σ_L/(T − 1)``, weights ``C(d,k)C(n−1,k)((1−σ_L)/R)^k``).
 
     Parameters

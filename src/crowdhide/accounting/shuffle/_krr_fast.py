@@ -60,6 +60,7 @@ from crowdhide.accounting.binomial_tails import (
     window_blocks,
 )
 from crowdhide.accounting.logmath import MACHINE_EPSILON, kappa_up, rate_down, rate_up
+from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "alpha_pair_h",
@@ -509,7 +510,9 @@ def krr_third_marginal_lower_log_delta(
     True
     """
     if k < 3:
-        raise ValueError(f"k must be >= 3 for a third value, got {k!r}")
+        raise InvalidParameterError(
+            f"k must be >= 3 for a third value, got {k!r}", parameter="k", value=k
+        )
     e = math.exp(eps0)
     p, q = e / (e + k - 1.0), 1.0 / (e + k - 1.0)
     return third_marginal_lower_log_delta(n, p, q, 2.0 * q, eps0, eps, points=points)
@@ -563,7 +566,11 @@ def binary_core_rows(n: int, width: int) -> tuple[tuple[int, int], ...]:
     ((0, 6), (3, 3), (6, 0))
     """
     if width < 1 or width > (n + 1) // 2:
-        raise ValueError(f"width must be in [1, (n + 1) // 2], got {width!r} for n={n!r}")
+        raise InvalidParameterError(
+            f"width must be in [1, (n + 1) // 2], got {width!r} for n={n!r}",
+            parameter="width",
+            value=width,
+        )
     drop = width - 1
     rows = set()
     for a in range(0, (n - 1) // 2 + 1, width):
@@ -741,8 +748,11 @@ def same_value_lower_log_delta(
     True
     """
     if not (0.0 < q < 1.0 and 0.0 <= p_target <= 1.0):
-        raise ValueError(
-            f"need 0 < q < 1 and 0 <= p_target <= 1; got q={q!r}, p_target={p_target!r}"
+        bad_q = not 0.0 < q < 1.0
+        raise InvalidParameterError(
+            f"need 0 < q < 1 and 0 <= p_target <= 1; got q={q!r}, p_target={p_target!r}",
+            parameter="q" if bad_q else "p_target",
+            value=q if bad_q else p_target,
         )
     p_rest = 1.0 - p_target if p_rest is None else p_rest
     q_rest = 1.0 - q if q_rest is None else q_rest

@@ -65,6 +65,7 @@ from crowdhide.accounting.shuffle._krr_fast import (
     clone_blocks_log_delta,
     clone_noise_log_delta,
 )
+from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "PARAMETER_ULPS",
@@ -212,9 +213,11 @@ def split_clone_log_delta(
     True
     """
     if not (0.0 < mu < 1.0 and c_inf > 0.0 and c_zero >= 0.0 and c_inf + c_zero <= 1.0):
-        raise ValueError(
+        raise InvalidParameterError(
             "split clone system needs 0 < mu < 1, c_inf > 0, c_zero >= 0 and "
-            f"c_inf + c_zero <= 1, got mu={mu!r}, c_inf={c_inf!r}, c_zero={c_zero!r}"
+            f"c_inf + c_zero <= 1, got mu={mu!r}, c_inf={c_inf!r}, c_zero={c_zero!r}",
+            parameter="mu" if not 0.0 < mu < 1.0 else "c_inf, c_zero",
+            value=mu if not 0.0 < mu < 1.0 else (c_inf, c_zero),
         )
     if kappa < 1.0 and eps >= 2.0 * math.atanh(kappa):  # κ = 1: a fully revealing target
         return -math.inf

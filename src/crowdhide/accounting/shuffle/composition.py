@@ -92,6 +92,7 @@ from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
 from crowdhide.accounting.logmath import MACHINE_EPSILON, product_up
 from crowdhide.accounting.registry import Registry
 from crowdhide.accounting.statement import Kind, PrivacyStatement
+from crowdhide.errors import InvalidParameterError, ResourceLimitError
 
 __all__ = [
     "CLONE_PAIRS",
@@ -161,7 +162,7 @@ def _counts_pair(
     big_l = -log_tail
     half = big_l / 3.0 + math.sqrt(big_l**2 / 9.0 + 0.5 * (float(clones[-1]) + 1.0) * big_l) + 2.0
     if 2.0 * half + 1.0 > _MAX_ROW_WIDTH:
-        raise ValueError(f"count windows of width {2.0 * half + 1.0:.3g}")
+        raise ResourceLimitError(f"count windows of width {2.0 * half + 1.0:.3g}", parameter="n")
     present_only = gamma >= 1.0 and relation == "substitute"
     if present_only:  # the count reveals C; fewer clones dominate (blocks take the smallest)
         rows_max = max(1, min(_MAX_CLONE_ROWS, int(MAX_PAIR_POINTS // (2.0 * half + 1.0))))
@@ -170,7 +171,9 @@ def _counts_pair(
     else:
         totals = np.unique(np.concatenate([clones, clones + 1.0]))
     if totals.size * (2.0 * half + 1.0) > MAX_PAIR_POINTS:
-        raise ValueError(f"about {totals.size * (2.0 * half + 1.0):.3g} outcomes")
+        raise ResourceLimitError(
+            f"about {totals.size * (2.0 * half + 1.0):.3g} outcomes", parameter="n"
+        )
     table = gammaln_table(int(totals.max()) + 3)
     rows = row_windows(totals, 0.5, log_tail, table)
     a, big_n = rows.values, totals[:, None]
@@ -261,9 +264,17 @@ def _clone_pair(
     nn = check_int("n", n, low=1, high=_MAX_N)
     gamma = check_probability("sample_rate", sample_rate, allow_zero=False)
     if rate is None and pair not in CLONE_PAIRS:
-        raise ValueError(f"pair must be one of {', '.join(CLONE_PAIRS)}; got {pair!r}")
+        raise InvalidParameterError(
+            f"pair must be one of {', '.join(CLONE_PAIRS)}; got {pair!r}",
+            parameter="pair",
+            value=pair,
+        )
     if relation not in RELATIONS:
-        raise ValueError(f"relation must be one of {', '.join(RELATIONS)}; got {relation!r}")
+        raise InvalidParameterError(
+            f"relation must be one of {', '.join(RELATIONS)}; got {relation!r}",
+            parameter="relation",
+            value=relation,
+        )
     beta = _beta(pair, e0) if rate is None else rate
     alpha = 1.0 / (1.0 + math.exp(-e0))
     too_large = (
@@ -287,7 +298,7 @@ def _clone_pair(
         res_rate = gamma * (1.0 - beta)
         clone_rate = min(1.0, gamma * beta / (1.0 - res_rate)) if res_rate < 1.0 else 0.0
     except ValueError as exc:
-        raise ValueError(too_large) from exc
+        raise ResourceLimitError(too_large, parameter="n", value=n) from exc
     setting = (relation, log_tail, too_large)
     return _mixture_pair(nn - 1, res_rate, clone_rate, gamma, alpha, setting)
 
@@ -324,10 +335,10 @@ def _mixture_pair(
             errors.append(err)
             exacts.append(ex)
     except ValueError as exc:
-        raise ValueError(too_large) from exc
+        raise ResourceLimitError(too_large, parameter="n", value=nn) from exc
     points = sum(x.size for x in parts_p)
     if points > MAX_PAIR_POINTS:
-        raise ValueError(too_large)
+        raise ResourceLimitError(too_large, parameter="n", value=nn)
     bound = float(np.logaddexp.reduce(np.array(bounds)))
     joined = _with_rest(
         np.concatenate(parts_p), np.concatenate(parts_q), bound, np.concatenate(exacts)
@@ -398,8 +409,10 @@ class ComposedShuffleParams:
         rate = check_probability("sample_rate", self.sample_rate, allow_zero=False)
         object.__setattr__(self, "sample_rate", rate)
         if self.relation not in RELATIONS:
-            raise ValueError(
-                f"relation must be one of {', '.join(RELATIONS)}; got {self.relation!r}"
+            raise InvalidParameterError(
+                f"relation must be one of {', '.join(RELATIONS)}; got {self.relation!r}",
+                parameter="relation",
+                value=self.relation,
             )
         interval = check_real(
             "value_discretization_interval", self.discretization, low=0.0, low_open=True
@@ -559,7 +572,11 @@ def _pair_name(pair: Any, k: int | None) -> str:
     """``"best"`` is FMT23 with ``k`` (k-RR) and FMT21 without."""
     name = ("feldman2023" if k is not None else "feldman2021") if pair == "best" else pair
     if name not in CLONE_PAIRS:
-        raise ValueError(f"pair must be 'best' or one of {', '.join(CLONE_PAIRS)}; got {pair!r}")
+        raise InvalidParameterError(
+            f"pair must be 'best' or one of {', '.join(CLONE_PAIRS)}; got {pair!r}",
+            parameter="pair",
+            value=pair,
+        )
     return str(name)
 
 
@@ -599,12 +616,14 @@ def shuffle_pld(
     bound = cast(ClonePairBound, CLONE_PAIR_REGISTRY[_pair_name(pair, params.k)])
     reason = bound.applies(params)
     if reason is not None:
-        raise ValueError(reason)
+        raise InvalidParameterError(reason, parameter="pair", value=pair)
     pld = bound.curve(params).pld
     if pld is None:
-        raise ValueError(
+        raise InvalidParameterError(
             f"the pair has almost no outcomes with a finite privacy loss (eps0={eps0!r}, "
-            f"n={n!r}, sample_rate={sample_rate!r}): delta = 1, no PLD to return"
+            f"n={n!r}, sample_rate={sample_rate!r}): delta = 1, no PLD to return",
+            parameter="eps0",
+            value=eps0,
         )
     return pld
 
@@ -676,7 +695,11 @@ def composed_shuffle(
         ``k``) gives ``conditions_met=False`` and the reason in ``notes``.
     """
     if (delta is None) == (epsilon is None):
-        raise ValueError(f"give exactly one of delta and epsilon, got {delta!r}, {epsilon!r}")
+        raise InvalidParameterError(
+            f"give exactly one of delta and epsilon, got {delta!r}, {epsilon!r}",
+            parameter="delta, epsilon",
+            value=(delta, epsilon),
+        )
     if delta is not None:
         query = {"delta": check_probability("delta", delta, allow_zero=False, allow_one=False)}
         log_tail = _log_tail_for(query["delta"])

@@ -120,7 +120,7 @@ from crowdhide.accounting.shuffle.curves import (
 )
 from crowdhide.accounting.shuffle.variation_ratio import VariationRatio
 from crowdhide.accounting.statement import Kind, PrivacyStatement
-from crowdhide.errors import InvalidParameterError
+from crowdhide.errors import InvalidParameterError, ParameterTypeError
 
 __all__ = [
     "BINARY_EXACT_MAX_N",
@@ -529,10 +529,16 @@ def lower_bound_name(k: int | None) -> str:
 
 def _check_bound(bound: Any, *, allow_best: bool = True) -> str:
     if not isinstance(bound, str):
-        raise TypeError(f"bound must be a string, got {bound!r}")
+        raise ParameterTypeError(
+            f"bound must be a string, got {bound!r}", parameter="bound", value=bound
+        )
     names = (*SHUFFLE_BOUNDS, "best") if allow_best else SHUFFLE_BOUNDS
     if bound not in names:
-        raise InvalidParameterError(f"bound must be one of {', '.join(names)}; got {bound!r}")
+        raise InvalidParameterError(
+            f"bound must be one of {', '.join(names)}; got {bound!r}",
+            parameter="bound",
+            value=bound,
+        )
     return bound
 
 

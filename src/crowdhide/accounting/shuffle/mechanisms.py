@@ -228,6 +228,7 @@ from crowdhide.accounting.shuffle.variation_ratio import (
     one_report_log_delta,
 )
 from crowdhide.accounting.statement import Kind, PrivacyStatement
+from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "MECHANISM_REGISTRY",
@@ -463,11 +464,15 @@ def _params(name: str, eps0: float, n: int, d: int | None, k: int | None) -> Mec
     """Validated parameters for mechanism ``name`` (a mechanism that does not apply is an
     input error here, not a statement)."""
     if name not in MECHANISMS:
-        raise ValueError(f"mechanism must be one of {', '.join(MECHANISMS)}; got {name!r}")
+        raise InvalidParameterError(
+            f"mechanism must be one of {', '.join(MECHANISMS)}; got {name!r}",
+            parameter="mechanism",
+            value=name,
+        )
     params = MechanismParams(eps0=eps0, n=n, d=d, k=k if MECHANISMS[name].needs_k else None)
     reason = MECHANISM_REGISTRY[f"mechanism:{name}"].applies(params)
     if reason is not None:
-        raise ValueError(reason)
+        raise InvalidParameterError(reason, parameter="mechanism", value=name)
     return params
 
 
@@ -496,7 +501,7 @@ def mechanism_lower_curve(
     bound = MECHANISM_REGISTRY[f"mechanism_lower:{mechanism}"]
     reason = bound.applies(params)
     if reason is not None:
-        raise ValueError(reason)
+        raise InvalidParameterError(reason, parameter="mechanism", value=mechanism)
     return bound.curve(params)
 
 

@@ -74,6 +74,7 @@ from crowdhide.accounting.shuffle._split_clone import (
     split_clone_log_delta,
     uninformative_share,
 )
+from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "VariationRatio",
@@ -289,7 +290,9 @@ class VariationRatio:
 
     def __init__(self, n: int, eps0: float, *, mu_max: float = 1.0) -> None:
         if not 0.0 < mu_max <= 1.0:
-            raise ValueError(f"mu_max must be in (0, 1]; got {mu_max!r}")
+            raise InvalidParameterError(
+                f"mu_max must be in (0, 1]; got {mu_max!r}", parameter="mu_max", value=mu_max
+            )
         self.n, self.eps0, self.mu_max = n, eps0, mu_max
         self.last_partition: tuple[tuple[float, float], ...] = ()
         self.last_mu_b = mu_max * TOP_EDGES[-1]

@@ -55,6 +55,7 @@ from crowdhide.backends.tls.rounds import (
     refuse_oversized,
     worst_case_frames,
 )
+from crowdhide.errors import InvalidParameterError, ParameterTypeError
 
 __all__ = [
     "MissingContributionsError",
@@ -180,7 +181,11 @@ class TlsBackend(LedgerViews):
     ) -> None:
         self.hosts = check_int("hosts", hosts, low=1, high=256)
         if not isinstance(shared_seed, bool):
-            raise TypeError(f"shared_seed must be a bool, got {shared_seed!r}")
+            raise ParameterTypeError(
+                f"shared_seed must be a bool, got {shared_seed!r}",
+                parameter="shared_seed",
+                value=shared_seed,
+            )
         self.shared_seed = shared_seed
         self.placement = Placement(hosts=self.hosts, rule=placement)
         self.netns = _check_netns(netns, self.hosts, observe)
@@ -198,7 +203,11 @@ class TlsBackend(LedgerViews):
         self.frame: int = 256 if self._frame_arg is None else self._frame_arg
         self.deadline = check_real("deadline", deadline, low=0.1, high=3600.0)
         if on_missing not in ("fail", "report"):
-            raise ValueError(f"on_missing must be 'fail' or 'report', got {on_missing!r}")
+            raise InvalidParameterError(
+                f"on_missing must be 'fail' or 'report', got {on_missing!r}",
+                parameter="on_missing",
+                value=on_missing,
+            )
         self.on_missing = on_missing
         self.ledger = Ledger(on_missing=on_missing)
         self.observe = bool(observe)
@@ -318,13 +327,17 @@ class TlsBackend(LedgerViews):
     def wire(self) -> WireView:
         """The relay's records so far (``observe=True`` only)."""
         if not self.observe:
-            raise ValueError("observe must be True to record the wire view, got False")
+            raise InvalidParameterError(
+                "observe must be True to record the wire view, got False",
+                parameter="observe",
+                value=False,
+            )
         return WireView(self._wire if self._wire is not None else self._dump())
 
     def start(self) -> None:
         """Start the hosts (and relay) and bring every link up, without a job (benchmarks)."""
         if self._procs:
-            raise ValueError("the hosts of this backend are already running")
+            raise InvalidParameterError("the hosts of this backend are already running")
         try:
             self._start()
         except BaseException:
@@ -343,7 +356,11 @@ class TlsBackend(LedgerViews):
             make_pki(hosts=self.hosts, out=pki_dir)
         for h in range(self.hosts):
             if not (pki_dir / f"host{h}.pem").exists():
-                raise ValueError(f"pki has no certificate for host{h} (pki={str(pki_dir)!r})")
+                raise InvalidParameterError(
+                    f"pki has no certificate for host{h} (pki={str(pki_dir)!r})",
+                    parameter="pki",
+                    value=str(pki_dir),
+                )
         check_credentials(pki_dir, self.hosts)
         for h in range(self.hosts):
             cfg = ctl.HostConfig(
@@ -422,7 +439,9 @@ class TlsBackend(LedgerViews):
         from crowdhide.engine.document import plan_document
 
         if self._procs:
-            raise ValueError("a TlsBackend runs one job; create a new one for another run")
+            raise InvalidParameterError(
+                "a TlsBackend runs one job; create a new one for another run", parameter="job"
+            )
         self._job = job
         plan = job.plan
         if self._frame_arg is None:  # one frame size for the run, from the plan
@@ -524,11 +543,17 @@ def _check_netns(
         return None
     pairs = tuple((str(n), str(a)) for n, a in netns)
     if len(pairs) != hosts:
-        raise ValueError(
-            f"netns must name one (namespace, address) per host ({hosts}), got {pairs}"
+        raise InvalidParameterError(
+            f"netns must name one (namespace, address) per host ({hosts}), got {pairs}",
+            parameter="netns",
+            value=pairs,
         )
     if observe:
-        raise ValueError("observe applies to hosts on loopback only (netns given); capture instead")
+        raise InvalidParameterError(
+            "observe applies to hosts on loopback only (netns given); capture instead",
+            parameter="observe",
+            value=observe,
+        )
     return pairs
 
 

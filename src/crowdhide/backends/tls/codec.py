@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from crowdhide.backends.tls import frames as fr
 from crowdhide.backends.tls import hpke
+from crowdhide.errors import DataError, DataTypeError, InvalidParameterError
 
 __all__ = [
     "FIELDS",
@@ -115,7 +116,7 @@ def schema_of(columns: Mapping[str, npt.NDArray[Any]]) -> Schema:
     for name, values in columns.items():
         arr = np.asarray(values)
         if arr.dtype.hasobject:
-            raise TypeError(f"column {name!r} has dtype object; frames carry numeric columns")
+            raise DataTypeError(f"column {name!r} has dtype object; frames carry numeric columns")
         out.append((name, arr.dtype.str, tuple(arr.shape[1:])))
     return tuple(out)
 
@@ -147,9 +148,11 @@ def encode_values(records: npt.NDArray[Any] | None, first: int, rows: int, size:
         return _ROWS.pack(-1) + bytes(size - _ROWS.size)
     data = _ROWS.pack(rows) + records[first : first + rows].tobytes()
     if len(data) > size:
-        raise ValueError(
+        raise InvalidParameterError(
             f"run.message_size must hold every message: one carries {rows} row(s), "
-            f"{len(data) - _ROWS.size} bytes, the frames hold {size - _ROWS.size}"
+            f"{len(data) - _ROWS.size} bytes, the frames hold {size - _ROWS.size}",
+            parameter="run.message_size",
+            value=size,
         )
     return data + bytes(size - len(data))
 
@@ -181,9 +184,11 @@ def encode_many(
         counts = np.full(count, -1, dtype=np.int64)
     widest = int(counts.max(initial=0))
     if _ROWS.size + widest * item > size:
-        raise ValueError(
+        raise InvalidParameterError(
             f"run.message_size must hold every message: one carries {widest} row(s), "
-            f"{widest * item} bytes, the frames hold {size - _ROWS.size}"
+            f"{widest * item} bytes, the frames hold {size - _ROWS.size}",
+            parameter="run.message_size",
+            value=size,
         )
     out = np.zeros((count, size), dtype=np.uint8)
     out[:, : _ROWS.size] = counts.astype("<i4").view(np.uint8).reshape(count, _ROWS.size)
@@ -228,7 +233,7 @@ def decode_values(data: bytes, dtype: np.dtype[Any]) -> tuple[int, npt.NDArray[A
     count = max(rows, 0)
     end = _ROWS.size + count * dtype.itemsize
     if end > len(data):
-        raise ValueError(f"values block announces {rows} rows, more than it holds")
+        raise DataError(f"values block announces {rows} rows, more than it holds")
     records = np.frombuffer(data[_ROWS.size : end], dtype=dtype)
     return (rows, records) if rows >= 0 else (-1, records[:0])
 

@@ -44,6 +44,7 @@ import numpy.typing as npt
 
 from crowdhide.engine.backend import BlockReport
 from crowdhide.engine.messages import Block
+from crowdhide.errors import DataTypeError, ParameterTypeError
 
 __all__ = [
     "TYPES",
@@ -443,7 +444,11 @@ def key_statement(plan_digest: str, host: int, nodes: Mapping[int, bytes]) -> by
 def encode(message: Any) -> bytes:
     """``message`` (a listed dataclass) as bytes."""
     if type(message).__name__ not in TYPES or TYPES[type(message).__name__] is not type(message):
-        raise TypeError(f"not a control message type: {type(message).__name__}")
+        raise ParameterTypeError(
+            f"not a control message type: {type(message).__name__}",
+            parameter="message",
+            value=type(message).__name__,
+        )
     buffers: list[bytes] = []
     doc = json.dumps(_pack(message, buffers), separators=(",", ":")).encode()
     return b"".join([_LENGTH.pack(len(doc)), doc, *buffers])
@@ -478,7 +483,7 @@ def _pack(value: Any, buffers: list[bytes]) -> Any:
         return {"$bytes": len(bytes(value))}
     if isinstance(value, np.ndarray):
         if value.dtype.hasobject:
-            raise TypeError("control messages carry numeric arrays only, got dtype object")
+            raise DataTypeError("control messages carry numeric arrays only, got dtype object")
         raw = np.ascontiguousarray(value).tobytes()
         buffers.append(raw)
         descr = np.lib.format.dtype_to_descr(value.dtype)
@@ -498,7 +503,11 @@ def _pack(value: Any, buffers: list[bytes]) -> Any:
     if dataclasses.is_dataclass(value) and TYPES.get(type(value).__name__) is type(value):
         fields = {f.name: _pack(getattr(value, f.name), buffers) for f in dataclasses.fields(value)}
         return {"$type": type(value).__name__, "fields": fields}
-    raise TypeError(f"control messages cannot carry a {type(value).__name__}")
+    raise ParameterTypeError(
+        f"control messages cannot carry a {type(value).__name__}",
+        parameter="message",
+        value=type(value).__name__,
+    )
 
 
 class _Buffers:

@@ -159,7 +159,11 @@ class Coordinator(LedgerViews):
                 parameter="directory",
             )
         if on_missing not in ("fail", "report"):
-            raise ValueError(f"on_missing must be 'fail' or 'report', got {on_missing!r}")
+            raise InvalidParameterError(
+                f"on_missing must be 'fail' or 'report', got {on_missing!r}",
+                parameter="on_missing",
+                value=on_missing,
+            )
         self.on_missing = on_missing
         self.deadline = check_real("deadline", deadline, low=0.1, high=3600.0)
         self.connect_timeout = check_real("connect_timeout", connect_timeout, low=0.1, high=600.0)
@@ -282,7 +286,9 @@ class Coordinator(LedgerViews):
         from crowdhide.engine.document import plan_document
 
         if self.conns:
-            raise ValueError("a Coordinator runs one job; create a new one for another run")
+            raise InvalidParameterError(
+                "a Coordinator runs one job; create a new one for another run", parameter="job"
+            )
         plan = job.plan
         plan_document(plan)  # a program that is not named: one line, before any connection
         results = [g.name for g in plan.groups if g.role == "result"]

@@ -116,7 +116,7 @@ class NodeRows:
         """``{group: {first row of block: {column: values}}}`` of the source blocks the plan
         puts on this node (its rows ``mine``); :class:`ValueError` naming what differs."""
         if mine != (self.first, self.first + self.count):
-            raise ValueError(
+            raise DataError(
                 f"the plan places rows {mine[0]}..{mine[1] - 1} on this node, which holds "
                 f"rows {self.first}..{self.first + self.count - 1}"
             )
@@ -128,13 +128,13 @@ class NodeRows:
             held = self.columns.get(g["name"], {})
             missing = [c for c in g["columns"] or () if c not in held]
             if missing:
-                raise ValueError(f"this node's data has no column {missing} of group {g['name']!r}")
+                raise DataError(f"this node's data has no column {missing} of group {g['name']!r}")
             parts = {}
             start = -(-mine[0] // size) * size
             for begin in range(start, mine[1], size):
                 stop = min(begin + size, int(g["size"]))
                 if stop > mine[1]:
-                    raise ValueError(f"block at row {begin} of {g['name']!r} ends past this node")
+                    raise DataError(f"block at row {begin} of {g['name']!r} ends past this node")
                 a, z = begin - self.first, stop - self.first
                 parts[begin] = {c: held[c][a:z] for c in g["columns"] or ()}
             out[g["name"]] = parts
@@ -431,20 +431,28 @@ class Daemon:
             document = json.loads(message.plan)
             placement = Placement(**document["placement"])
             if not placement.ranges:
-                raise ValueError("the plan's placement gives no node its rows")
+                raise InvalidParameterError(
+                    "the plan's placement gives no node its rows", parameter="placement"
+                )
             rows = self.rows.parts(document, placement.ranges[self.node])
             job, plan_digest, placement, shared = load_job(
                 dataclasses.replace(message, rows=rows), coordinator=coordinator
             )
             if shared:  # the coordinator picks the seed: it could replay this node's draws
-                raise ValueError(
+                raise InvalidParameterError(
                     "a node daemon keys its blocks with its own secret randomness; "
-                    "a plan asking for a shared seed is refused"
+                    "a plan asking for a shared seed is refused",
+                    parameter="run.randomness",
+                    value="shared",
                 )
             # Only result groups publish their state: a plan asking for more is refused.
             roles = {g.name: g.role for g in job.plan.groups}
             if any(roles.get(name) != "result" for name in job.keep):
-                raise ValueError(f"the plan asks for the state of {sorted(job.keep)}")
+                raise InvalidParameterError(
+                    f"the plan asks for the state of {sorted(job.keep)}",
+                    parameter="run.keep",
+                    value=sorted(job.keep),
+                )
         except PlanRefusedError as exc:
             return ctl.JobRefused(error=str(exc))
         except (KeyError, TypeError, ValueError, IndexError) as exc:

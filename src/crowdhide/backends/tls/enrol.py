@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from crowdhide.backends.tls.pki import host_name, issue_certificate, write_private_key
-from crowdhide.errors import CrowdhideError
+from crowdhide.errors import CrowdhideError, DataError
 
 __all__ = [
     "DIRECTORY_VERSION",
@@ -161,7 +161,7 @@ def _card(path: Path) -> dict[str, Any]:
             or len(bytes.fromhex(sealing)) != 32
             or "CERTIFICATE REQUEST" not in csr
         ):
-            raise ValueError("bad field")
+            raise DataError("bad field")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise EnrolmentError(
             f"{path} is not a node card from `crowdhide node init` ({exc})"

@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide.backends.tls import hpke
+from crowdhide.errors import DataError
 
 __all__ = [
     "ACK",
@@ -203,7 +204,7 @@ class Sealer:
         """
         context = self._link_in(peer, epoch, frame)
         if frame[HEADER.size : _BODY] != self._links_in[peer][1]:
-            raise ValueError(f"frame {seq} of host {peer} names another context")
+            raise DataError(f"frame {seq} of host {peer} names another context")
         return context.open_at(seq, frame[: HEADER.size], frame[_BODY : _BODY + length])
 
     def open_frames(

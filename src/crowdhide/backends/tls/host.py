@@ -43,6 +43,7 @@ from crowdhide.backends.tls import codec, hpke
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls import frames as fr
 from crowdhide.backends.tls._control import read_message, read_message_async, write_message
+from crowdhide.errors import InvalidParameterError
 
 __all__ = ["main"]
 
@@ -716,7 +717,11 @@ async def _dispatch(host: Host, msg: Any) -> Any:
             written_in={p: link.written for p, link in host.incoming.items()},
             opened_lengths={m: tuple(sorted(v)) for m, v in host.lengths.items()},
         )
-    raise ValueError(f"not an operation of a node host: {type(msg).__name__}")
+    raise InvalidParameterError(
+        f"not an operation of a node host: {type(msg).__name__}",
+        parameter="message",
+        value=type(msg).__name__,
+    )
 
 
 def main() -> None:

@@ -24,6 +24,8 @@ import hmac
 from collections.abc import Sequence
 from typing import Any
 
+from crowdhide.errors import InvalidParameterError
+
 __all__ = [
     "ENC",
     "OVERHEAD",
@@ -127,7 +129,9 @@ class Context:
     def nonce(self, seq: int) -> bytes:
         """The nonce of message ``seq`` (``ValueError`` past the RFC's limit)."""
         if not 0 <= seq < _SEQ_LIMIT:
-            raise ValueError(f"HPKE sequence number {seq} outside [0, 2**96 - 1)")
+            raise InvalidParameterError(
+                f"HPKE sequence number {seq} outside [0, 2**96 - 1)", parameter="seq", value=seq
+            )
         return (self._base ^ seq).to_bytes(12, "big")
 
     def seal(self, aad: bytes, plain: bytes) -> bytes:
@@ -157,7 +161,11 @@ class Context:
         per-message work) and advance the sequence number past them."""
         first, count = self.seq, len(plains)
         if first + count >= _SEQ_LIMIT:
-            raise ValueError(f"HPKE sequence number {first + count} outside [0, 2**96 - 1)")
+            raise InvalidParameterError(
+                f"HPKE sequence number {first + count} outside [0, 2**96 - 1)",
+                parameter="seq",
+                value=first + count,
+            )
         encrypt, base = self._aead.encrypt, self._base
         out = [
             encrypt((base ^ (first + i)).to_bytes(12, "big"), plain, aad)
@@ -169,7 +177,9 @@ class Context:
     def export(self, context: bytes, length: int) -> bytes:
         """RFC 9180 ``Context.Export`` for ``length <= 32`` bytes."""
         if not 0 < length <= 32:
-            raise ValueError(f"export length must be in [1, 32], got {length}")
+            raise InvalidParameterError(
+                f"export length must be in [1, 32], got {length}", parameter="length", value=length
+            )
         return _labeled_expand(_HPKE_SUITE, self.exporter_secret, b"sec", context, length)
 
 

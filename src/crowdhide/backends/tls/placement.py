@@ -45,6 +45,7 @@ import numpy.typing as npt
 
 from crowdhide._validation import check_int
 from crowdhide.engine.backend import Job
+from crowdhide.errors import InvalidParameterError
 
 __all__ = ["RULES", "Placement"]
 
@@ -63,10 +64,18 @@ class Placement:
     def __post_init__(self) -> None:
         object.__setattr__(self, "hosts", check_int("hosts", self.hosts, low=1))
         if self.rule not in RULES:
-            raise ValueError(f"placement must be one of {RULES}, got {self.rule!r}")
+            raise InvalidParameterError(
+                f"placement must be one of {RULES}, got {self.rule!r}",
+                parameter="placement",
+                value=self.rule,
+            )
         ranges = tuple((int(a), int(b)) for a, b in self.ranges)
         if ranges and len(ranges) != self.hosts:
-            raise ValueError(f"placement ranges must give one row range per host, got {ranges}")
+            raise InvalidParameterError(
+                f"placement ranges must give one row range per host, got {ranges}",
+                parameter="ranges",
+                value=ranges,
+            )
         object.__setattr__(self, "ranges", ranges)
 
     def check(self, job: Job) -> None:
@@ -86,7 +95,7 @@ class Placement:
         >>> Placement(hosts=2, ranges=((0, 2), (2, 6))).check(job)
         Traceback (most recent call last):
         ...
-        ValueError: block 0 of group 'S' (rows 0..2) is not within one node's rows ...
+        crowdhide.errors.InvalidParameterError: block 0 of group 'S' (rows 0..2) is not within ...
         """
         if not self.ranges:
             return
@@ -95,10 +104,12 @@ class Placement:
                 continue
             for b in job.blocks(g.name):
                 if not any(a <= b.start and b.stop <= z for a, z in self.ranges):
-                    raise ValueError(
+                    raise InvalidParameterError(
                         f"block {b.index} of group {g.name!r} (rows {b.start}..{b.stop - 1}) "
                         f"is not within one node's rows {list(self.ranges)}; choose a block "
-                        f"size that divides every node's row count (--block-size)"
+                        f"size that divides every node's row count (--block-size)",
+                        parameter="block_size",
+                        value=job.block_size,
                     )
 
     def host(self, job: Job, group: str, block: int) -> int:
@@ -108,7 +119,11 @@ class Placement:
             for h, (first, stop) in enumerate(self.ranges):
                 if first <= start < stop:
                     return h
-            raise ValueError(f"no node holds rows from {start} of group {group!r}")
+            raise InvalidParameterError(
+                f"no node holds rows from {start} of group {group!r}",
+                parameter="ranges",
+                value=self.ranges,
+            )
         if self.rule == "modulo":
             return block % self.hosts
         count = -(-job.plan.group(group).size // job.block_size)

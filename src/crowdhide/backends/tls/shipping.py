@@ -35,6 +35,7 @@ from typing import Any
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls.placement import Placement
 from crowdhide.engine.backend import Job
+from crowdhide.engine.blocks import BlockRows
 from crowdhide.engine.document import (
     PlanDocumentError,
     canonical,
@@ -42,7 +43,7 @@ from crowdhide.engine.document import (
     plan_document,
     plan_from_document,
 )
-from crowdhide.engine.plan import BlockRows
+from crowdhide.errors import InvalidParameterError
 
 __all__ = ["PlanRefusedError", "Signer", "load_job", "ship_job", "verify"]
 
@@ -116,7 +117,7 @@ def verify(public: bytes, data: bytes, signature: bytes) -> None:
         else:  # the DER public key of the coordinator's certificate
             key = serialization.load_der_public_key(public)
             if not isinstance(key, ec.EllipticCurvePublicKey):
-                raise ValueError("not an ECDSA key")
+                raise InvalidParameterError("not an ECDSA key", parameter="public")
             key.verify(signature, data, ec.ECDSA(hashes.SHA256()))
     except (InvalidSignature, ValueError):
         raise PlanRefusedError(
@@ -176,7 +177,11 @@ def load_job(message: ctl.LoadJob, *, coordinator: bytes) -> tuple[Job, str, Pla
         )
         placement = Placement(**document["placement"])
         if run["randomness"] not in ("secret", "shared"):
-            raise ValueError(f"randomness must be 'secret' or 'shared', got {run['randomness']!r}")
+            raise InvalidParameterError(
+                f"randomness must be 'secret' or 'shared', got {run['randomness']!r}",
+                parameter="run.randomness",
+                value=run["randomness"],
+            )
     except PlanDocumentError as exc:
         raise PlanRefusedError(str(exc)) from None
     except (KeyError, TypeError, ValueError) as exc:
