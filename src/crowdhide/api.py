@@ -367,7 +367,7 @@ def calibrate(
     >>> cal.solved_for, cal.eps0 > 2.0, cal.meets_target
     ('eps0', True, True)
     >>> crowdhide.calibrate(epsilon=0.5, delta=1e-6, eps0=2.0)
-    Calibration(n=665, ε=0.4..., δ=1e-06, target_met=True)
+    Calibration(n=661, ε=0.5, δ=1e-06, target_met=True)
     >>> cm = crowdhide.calibrate(epsilon=1.0, delta=1e-4, targets=20, max_channels=620)
     >>> cm.solved_for, cm.meets_target, cm.value["scheme"]
     ('countermeasures', True, 'scrambler')

@@ -78,6 +78,7 @@ def protect(
     Examples
     --------
     >>> import numpy as np
+    >>> from crowdhide.engine.plan import PlanBuilder
     >>> b = PlanBuilder()
     >>> _ = b.sources("S", {"g": np.arange(10) % 4})
     >>> _ = b.compute("C", size=4, process=lambda inbox, rng: {})
@@ -154,6 +155,7 @@ def compose_along_paths(
     Two source clusters on one data path add up (Example 5 of Ladjel et al.):
 
     >>> import numpy as np
+    >>> from crowdhide.engine.plan import PlanBuilder
     >>> b = PlanBuilder()
     >>> _ = b.sources("S", {"a": np.array([0, 1]), "b": np.array([1, 0])})
     >>> _ = b.compute("C1", size=2, process=lambda i, r: {})

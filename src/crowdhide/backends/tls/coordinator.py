@@ -391,7 +391,10 @@ class Coordinator(LedgerViews):
                 reports.append(BlockReport(block, (), {}, {}, dict(out.state)))
         counts = {h: (reply.emitted, reply.queued) for h, reply in replies.items()}
         self.ledger.ran_group(job, group, self.placement, counts)
-        self.ledger.check_replies([r.late for r in replies.values()], self.round_seconds)
+        try:
+            self.ledger.check_replies([r.late for r in replies.values()], self.round_seconds)
+        except RoundOverrunError as exc:  # name who made it late, as a flush overrun does
+            raise RoundOverrunError(f"{exc}; {self._slowest()}") from None
         self._check()
         if len(reports) < len(job.blocks(group)) and job.plan.group(group).role == "result":
             # Even with --on-missing report: without the result there is nothing to report.
