@@ -143,7 +143,10 @@ def run_audit(root: Path, *, runs: int) -> dict[str, Any]:
             session.capture(pcap)
             done = session.run([c for c in cases for _ in range(runs)], timeout=60.0 * runs + 300)
             session.stop_capture()
-            records = tls_records(pcap)
+            gaps: list[tuple[str, int, str, int]] = []
+            records = tls_records(pcap, gaps)
+            if gaps:
+                raise RuntimeError(f"the capture lost bytes of the TCP streams {gaps}")
             for report in done:
                 report["links"] = link_counts(records, report, daemons).tolist()
                 report["features"] = round_features(
@@ -169,7 +172,7 @@ def run_audit(root: Path, *, runs: int) -> dict[str, Any]:
             }
         entry: dict[str, Any] = {"links": [link_x, link_y], "runs": runs}
         mine = [r for tag in ("x", "y") for r in reports[tag] if r["protected"] == protected]
-        entry["wire_is_delivered"] = all(_same_counts(r) for r in mine)
+        entry["wire_mismatch"] = [m for m in map(_mismatch, mine) if m is not None]
         for score in ("links", "timing"):
             sx = np.asarray(scores["x"][score], dtype=float)
             sy = np.asarray(scores["y"][score], dtype=float)
@@ -185,9 +188,10 @@ def run_audit(root: Path, *, runs: int) -> dict[str, Any]:
     return out
 
 
-def _same_counts(report: dict[str, Any]) -> bool:
-    """The capture's frames per link between two daemons equal what the coordinator counted
-    delivered on that link (links inside one daemon never reach the bridge)."""
+def _mismatch(report: dict[str, Any]) -> dict[str, Any] | None:
+    """``None`` if the capture's frames per link between two daemons equal what the
+    coordinator counted delivered on that link (links inside one daemon never reach the
+    bridge), else both matrices and the run's window, to read in the failure."""
     wire = np.asarray(report["links"])
     counted = np.zeros_like(wire)
     for link, n in report["delivered"].items():
@@ -195,4 +199,7 @@ def _same_counts(report: dict[str, Any]) -> bool:
         if a != b:
             counted[a, b] = n
     np.fill_diagonal(wire, 0)
-    return bool(np.array_equal(wire, counted))
+    if np.array_equal(wire, counted):
+        return None
+    keys = ("began", "ended", "epochs", "lateness")
+    return {"wire": wire.tolist(), "counted": counted.tolist(), **{k: report[k] for k in keys}}

@@ -46,8 +46,13 @@ def _packets(path: Path) -> list[tuple[float, bytes]]:
     return out
 
 
-def tls_records(path: Path) -> list[Record]:
-    """Every TLS record of every TCP connection in the capture, in capture order."""
+def tls_records(path: Path, gaps: list[tuple[str, int, str, int]] | None = None) -> list[Record]:
+    """Every TLS record of every TCP connection in the capture, in capture order.
+
+    Sequence numbers are taken relative to the stream's start modulo 2³² (a long stream
+    may wrap). A hole in a stream (bytes the capture lost) ends that direction's records
+    there — past it the record boundaries are unknown — and its key is appended to
+    ``gaps`` if given."""
     streams: dict[tuple[str, int, str, int], dict[int, tuple[float, bytes]]] = defaultdict(dict)
     first: dict[tuple[str, int, str, int], int] = {}
     for time, ip in _packets(path):
@@ -61,30 +66,48 @@ def tls_records(path: Path) -> list[Record]:
         payload = tcp[(tcp[12] >> 4) * 4 :]
         key = (".".join(map(str, ip[12:16])), sport, ".".join(map(str, ip[16:20])), dport)
         if flags & 0x02:  # SYN: the stream starts after it
-            first[key] = seq + 1
+            first[key] = (seq + 1) & _MASK
         if payload:
-            streams[key][seq] = (time, payload)
+            first.setdefault(key, seq)  # no SYN captured: the first segment seen
+            offset = (seq - first[key]) & _MASK
+            if offset < _HALF:  # else a segment from before the start
+                streams[key][offset] = (time, payload)
     records: list[Record] = []
     for key, segments in streams.items():
-        start = first.get(key, min(segments))
-        buffer, times, at = bytearray(), [], start
-        for seq in sorted(segments):
-            time, payload = segments[seq]
-            if seq + len(payload) <= at:
+        buffer, times, at = bytearray(), [], 0
+        for offset in sorted(segments):
+            time, payload = segments[offset]
+            if offset + len(payload) <= at:
                 continue  # a retransmission
-            payload = payload[max(0, at - seq) :]
+            if offset > at:
+                if gaps is not None:
+                    gaps.append(key)
+                break
+            payload = payload[at - offset :]
             buffer += payload
             times.append((len(buffer), time))
-            at = max(at, seq) + len(payload)
-        pos, t = 0, 0
-        while pos + 5 <= len(buffer):
-            length = struct.unpack_from("!H", buffer, pos + 3)[0]
-            end = pos + 5 + length
-            if end > len(buffer):
-                break
-            while times[t][0] < end:
-                t += 1
-            records.append(Record(key[1], key[3], buffer[pos], length, times[t][1], key[0], key[2]))
-            pos = end
+            at += len(payload)
+        records.extend(_cut(key, buffer, times))
     records.sort(key=lambda r: r.time)
     return records
+
+
+_MASK, _HALF = 0xFFFFFFFF, 1 << 31
+
+
+def _cut(
+    key: tuple[str, int, str, int], buffer: bytearray, times: list[tuple[int, float]]
+) -> list[Record]:
+    """One direction's bytes cut into TLS records (5-byte header: type, version, length);
+    a record's time is that of the segment holding its last byte."""
+    out, pos, t = [], 0, 0
+    while pos + 5 <= len(buffer):
+        length = struct.unpack_from("!H", buffer, pos + 3)[0]
+        end = pos + 5 + length
+        if end > len(buffer):
+            break
+        while times[t][0] < end:
+            t += 1
+        out.append(Record(key[1], key[3], buffer[pos], length, times[t][1], key[0], key[2]))
+        pos = end
+    return out

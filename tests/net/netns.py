@@ -12,6 +12,7 @@ pid) and deletes every namespace; :func:`leftovers` lists what would remain.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -63,6 +64,7 @@ class Bridge:
         self.nodes = [f"{self.prefix}n{i}" for i in range(n)]
         self.addresses = [f"10.231.{self.subnet}.{i + 1}" for i in range(n)]
         self.processes: list[subprocess.Popen[bytes]] = []
+        self.captures: dict[int, Path] = {}
         try:
             self._build()
         except BaseException:
@@ -106,25 +108,16 @@ class Bridge:
         ``snaplen=0``: whole packets (to cut TCP streams into TLS records)."""
         proc = subprocess.Popen(
             [
-                "ip",
-                "netns",
-                "exec",
-                self.hub,
-                "tcpdump",
-                "-i",
-                "br0",
-                "-U",
-                "-n",
-                "-s",
-                str(snaplen),
-                "-w",
-                str(out),
-                "tcp",
+                *("ip", "netns", "exec", self.hub, "tcpdump", "-i", "br0", "-U", "-n"),
+                # A 32 MiB kernel buffer: on a loaded 2-core machine tcpdump is starved for
+                # whole rounds, and the default 2 MiB lets the kernel drop packets.
+                *("-B", "32768", "-s", str(snaplen), "-w", str(out), "tcp"),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
         self.processes.append(proc)
+        self.captures[proc.pid] = out
         deadline = time.monotonic() + 10
         assert proc.stderr is not None
         while time.monotonic() < deadline:  # tcpdump says "listening on br0" once ready
@@ -133,8 +126,20 @@ class Bridge:
                 break
         return proc
 
-    def stop_capture(self, proc: subprocess.Popen[bytes]) -> None:
-        """Stop a capture cleanly (SIGINT flushes the file)."""
+    def stop_capture(self, proc: subprocess.Popen[bytes]) -> int:
+        """Stop a capture cleanly; the number of packets the kernel dropped (tcpdump's own
+        count: a capture with drops cannot be cut into TLS records past the gap).
+
+        SIGINT ends tcpdump without reading what is still queued in its kernel buffer, so
+        first wait (at most 10 s) until the file has stopped growing for half a second."""
+        out = self.captures.pop(proc.pid, None)
+        if out is not None and proc.poll() is None:
+            size, still, deadline = -1, 0.0, time.monotonic() + 10
+            while still < 0.5 and time.monotonic() < deadline:
+                now = out.stat().st_size if out.exists() else 0
+                still = still + 0.1 if now == size else 0.0
+                size = now
+                time.sleep(0.1)
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
             try:
@@ -142,6 +147,11 @@ class Bridge:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(10)
+        text = proc.stderr.read().decode(errors="replace") if proc.stderr is not None else ""
+        if proc.stderr is not None:
+            proc.stderr.close()
+        found = re.search(r"(\d+) packets? dropped by kernel", text)
+        return int(found.group(1)) if found else 0
 
     def link(self, i: int, up: bool) -> None:
         """Take node ``i``'s link down or up (its bridge port)."""

@@ -366,6 +366,9 @@ class Coordinator(LedgerViews):
         epoch = self.ledger.epoch + 1
         self._where = f"group {group!r} (round {epoch})"
         reply_at = self.ledger.reply_at(self.round_seconds)
+        run_at = self.ledger.run_at(self.round_seconds)
+        if run_at is not None:  # the request leaves at a scheduled time, as the answers do
+            time.sleep(max(0.0, run_at - time.time()))
         replies = self._all(
             lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch, reply_at=reply_at),
             timeout=(self.round_seconds or 0.0) + self.deadline + 30.0,
