@@ -359,6 +359,8 @@ class Delivery:
         A message carrying k rows contributes k values (see :meth:`row_index`).
         """
         if column not in self.columns:
+            if len(self) == 0:  # nothing arrived (see Inbox.only): no table names the columns
+                return np.empty(0)
             raise KeyError(
                 f"route {self.route!r} carries no column {column!r} "
                 f"(available: {sorted(self.columns)})"
@@ -409,6 +411,9 @@ class Inbox:
         The block the program runs on.
     state
         The block's own state (iterative groups), else ``None``.
+    expected
+        The routes into the block's group: one that delivered nothing to this block (no
+        message addressed to it, or every one lost) reads as an empty delivery.
 
     See Also
     --------
@@ -419,14 +424,21 @@ class Inbox:
     deliveries: tuple[Delivery, ...] = ()
     block: Block | None = None
     state: BlockState | None = field(default=None, repr=False)
+    expected: tuple[str, ...] = ()
 
     def only(self, route: str) -> Delivery:
-        """The delivery of ``route`` (empty if nothing arrived)."""
+        """The delivery of ``route`` (empty if nothing arrived; a route that does not lead
+        to this group is a ``KeyError``)."""
         for delivery in self.deliveries:
             if delivery.route == route:
                 return delivery
+        if route in self.expected:
+            # A block no message reached (a key range nobody chose, or a lost link: the
+            # backend reports the loss) still runs, on nothing.
+            return Delivery(route, _empty(), _empty(), _empty(), columns={})
         raise KeyError(
-            f"no delivery from route {route!r} (got {[d.route for d in self.deliveries]})"
+            f"no delivery from route {route!r} (got {[d.route for d in self.deliveries]}, "
+            f"routes into this group: {list(self.expected)})"
         )
 
     def __iter__(self) -> Iterator[Delivery]:

@@ -369,7 +369,8 @@ def _receive(
     columns: Mapping[str, npt.NDArray[Any]] = {}
     if group.data is not None:
         columns = data if data is not None else block_rows(group, block.start, block.stop)
-    return Inbox(tuple(deliveries), block, BlockState(columns, block)), used
+    expected = tuple(r.name for r in plan.routes if r.receiver == group.name)
+    return Inbox(tuple(deliveries), block, BlockState(columns, block), expected), used
 
 
 def _run(group: NodeGroup, inbox: Inbox, rng: np.random.Generator) -> State:
