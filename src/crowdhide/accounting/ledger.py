@@ -37,7 +37,7 @@ from typing import Any
 
 from crowdhide._tables import Rows
 from crowdhide._validation import check_probability, check_real
-from crowdhide.accounting.statement import PrivacyStatement
+from crowdhide.accounting.statement import PrivacyStatement, format_bound
 from crowdhide.errors import BudgetExceededError, DataError, InvalidParameterError
 
 __all__ = ["BudgetExceededError", "Ledger", "Spent", "spent"]
@@ -247,9 +247,10 @@ class Ledger:
                     before = spent(past, delta=limit["delta"]).epsilon
                     raise BudgetExceededError(
                         f"run {run!r} refused: population {population!r} has spent ε = "
-                        f"{before:.4g} of its budget ε = {limit['epsilon']:g} at δ = "
-                        f"{limit['delta']:g}; this run (ε = {guarantee.epsilon:.4g}, δ = "
-                        f"{guarantee.delta:.3g}) would bring it to ε = {result.epsilon:.4g} "
+                        f"{format_bound(before)} of its budget ε = {limit['epsilon']:g} at δ = "
+                        f"{limit['delta']:g}; this run (ε = {format_bound(guarantee.epsilon)}, "
+                        f"δ = {format_bound(guarantee.delta, digits=3)}) would bring it to "
+                        f"ε = {format_bound(result.epsilon)} "
                         f"({result.method}); nothing was sent"
                     )
             entry["runs"].append(

@@ -196,7 +196,8 @@ class PlanReport:
     def target_text(self) -> str:
         """One line: the certified (ε, δ) next to the target."""
         return (
-            f"certified epsilon={self.privacy.epsilon:.4g}, delta={self.privacy.delta:.3g} "
+            f"certified epsilon={format_bound(self.privacy.epsilon)}, "
+            f"delta={format_bound(self.privacy.delta, digits=3)} "
             f"vs target epsilon={self.target_epsilon}, delta={self.target_delta:g}"
         )
 

@@ -20,6 +20,7 @@ from typing import Any
 from crowdhide._extras import require
 from crowdhide._tables import Rows
 from crowdhide.accounting.scrambler.local import local_randomizer_epsilon
+from crowdhide.accounting.statement import format_bound
 from crowdhide.plans.certify import CountermeasureAccountant
 from crowdhide.plans.countermeasure_costs import route_costs
 from crowdhide.plans.planner import CountermeasureChoice
@@ -204,7 +205,7 @@ def plot_tradeoff(tradeoff: Tradeoff, out: Path) -> list[Path]:
                 s=120,
                 facecolors="none",
                 edgecolors="red",
-                label=f"chosen: certified ε={tradeoff.epsilon:.3g}",
+                label=f"chosen: certified ε={format_bound(tradeoff.epsilon, digits=3)}",
                 zorder=5,
             )
         ax.set_xlabel(xlabel)
