@@ -1,4 +1,4 @@
-"""``_krr_fast._half_tails`` evaluates each distinct ``(a*, s)`` once (issue 32 speed): the
+"""``binomial_tails.half_tails`` evaluates each distinct ``(a*, s)`` once (issue 32 speed): the
 same floats, bit for bit, as the three tails taken element by element — including the
 clipped ranges where a tail is exactly 0 or 1 and the arrays too small or not integral to
 take the shortcut."""
@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crowdhide.accounting.shuffle import _krr_fast
+from crowdhide.accounting import binomial_tails
 
 
 def _direct(a: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, ...]:
-    half_sf = _krr_fast._half_sf
+    half_sf = binomial_tails.half_sf
     return half_sf(a - 1.0, s - 1.0), half_sf(a, s), half_sf(a - 1.0, s)
 
 
@@ -25,7 +25,7 @@ def test_deduplicated_tails_equal_the_direct_ones(size: int) -> None:
     a[::17] = -3.0  # every tail 1
     a[::23] = s[::23] + 5.0  # every tail 0
     a[::29] = s[::29] + 1.0  # at the edge
-    got = _krr_fast._half_tails(a, s)
+    got = binomial_tails.half_tails(a, s)
     for mine, ref in zip(got, _direct(a, s), strict=True):
         assert np.array_equal(mine, ref)
 
@@ -33,5 +33,5 @@ def test_deduplicated_tails_equal_the_direct_ones(size: int) -> None:
 def test_non_integral_arrays_take_the_direct_path() -> None:
     s = np.full(1000, 40.5)
     a = np.linspace(0.0, 45.0, 1000)
-    for mine, ref in zip(_krr_fast._half_tails(a, s), _direct(a, s), strict=True):
+    for mine, ref in zip(binomial_tails.half_tails(a, s), _direct(a, s), strict=True):
         assert np.array_equal(mine, ref)

@@ -44,7 +44,7 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import betainc, gammaln, logsumexp
+from scipy.special import gammaln, logsumexp
 
 from crowdhide.accounting.binomial_tails import (
     BETAINC_ATOL,
@@ -55,6 +55,7 @@ from crowdhide.accounting.binomial_tails import (
     binom_sf,
     block_masses,
     gammaln_table,
+    half_tails,
     on_blocks,
     row_windows,
     rowwise_logsumexp,
@@ -98,13 +99,6 @@ CLONE_EXACT = 256
 #: evaluated. With at most ~10^4 blocks they add at most about ``e^{log_tail}`` in all, the
 #: size of the window tails already added, and they are a half to four fifths of the blocks.
 LIGHT_MARGIN = 10.0
-
-
-def _half_sf(k: FloatArray, m: FloatArray) -> FloatArray:
-    """``P(Bin(m, 1/2) >= k)`` elementwise."""
-    inside = (k >= 1) & (k <= m)
-    out = betainc(np.where(inside, k, 1.0), np.where(inside, m - k + 1.0, 1.0), 0.5)
-    return np.asarray(np.where(k <= 0, 1.0, np.where(k > m, 0.0, out)), dtype=np.float64)
 
 
 def alpha_pair_h(units: FloatArray, lam: FloatArray, eps: float, *, upper: bool) -> FloatArray:
@@ -156,41 +150,12 @@ def _half_excess_terms(s: FloatArray, theta: FloatArray) -> tuple[FloatArray, Fl
     is 1-Lipschitz in θ with slope ``P(A > θ)``)."""
     a_star = np.floor(theta) + 1.0
     # Σ_{a >= a*} a Bin(a; s, 1/2) = s/2 · upper_tail
-    upper_tail, at_threshold, slope = _half_tails(a_star, s)
+    upper_tail, at_threshold, slope = half_tails(a_star, s)
     first, second = 0.5 * s * upper_tail, theta * at_threshold
     err = 0.5 * s * betainc_error(upper_tail, s) + np.abs(theta) * betainc_error(at_threshold, s)
     err = err + (s + 1.0) * BETAINC_ATOL
     err = err + _THETA_RTOL * np.abs(theta) * slope
     return first - second, err
-
-
-#: Arrays at least this large have their tails computed once per distinct ``(a*, s)``.
-_DEDUP_MIN = 512
-
-
-def _half_tails(a_star: FloatArray, s: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """``P(Bin(s − 1, ½) >= a* − 1)``, ``P(Bin(s, ½) >= a*)`` and ``P(Bin(s, ½) >= a* − 1)``
-    elementwise. The blocked sums ask the same integer pair ``(a*, s)`` many times (a cell of
-    ``variation_ratio`` at its finest blocking: 26 121 incomplete betas, 2 144 distinct), so
-    large integral arrays are evaluated once per distinct pair: the same floats, bit for bit
-    (``a*`` is first clipped to ``[0, s + 2]``, where all three tails are exactly 1 or 0
-    beyond: ``_half_sf`` returns those constants without an incomplete beta)."""
-    a_star, s = np.broadcast_arrays(np.asarray(a_star, dtype=np.float64), np.asarray(s))
-    s = np.asarray(s, dtype=np.float64)
-    clipped = np.clip(a_star, 0.0, s + 2.0)
-    if (
-        a_star.size < _DEDUP_MIN
-        or not bool(np.all((s >= 0.0) & (s < 2.0**30) & (s == np.floor(s))))
-        or not bool(np.all(clipped == np.floor(clipped)))
-    ):
-        return _half_sf(a_star - 1.0, s - 1.0), _half_sf(a_star, s), _half_sf(a_star - 1.0, s)
-    key = clipped.astype(np.int64) * (1 << 31) + s.astype(np.int64)
-    _, first, inverse = np.unique(key.ravel(), return_index=True, return_inverse=True)
-    a_u, s_u = clipped.ravel()[first], s.ravel()[first]
-    tails = (_half_sf(a_u - 1.0, s_u - 1.0), _half_sf(a_u, s_u), _half_sf(a_u - 1.0, s_u))
-    shape = a_star.shape
-    out = tuple(np.asarray(t[inverse].reshape(shape), dtype=np.float64) for t in tails)
-    return out[0], out[1], out[2]
 
 
 def _clone_shift(m: FloatArray, kappa: float, eps: float) -> FloatArray:
