@@ -47,8 +47,8 @@ _CACHED_MODULES = (
 
 
 def _clear_caches() -> None:
-    """Empty every ``functools`` cache of the modules the certificate uses (whatever they
-    are called in the checkout being timed)."""
+    """Empty every cache (anything with ``cache_clear``: the ``functools`` caches, the tail
+    memo) of the modules the certificate uses, whatever they are called in the checkout."""
     import importlib
 
     for name in _CACHED_MODULES:
@@ -57,7 +57,7 @@ def _clear_caches() -> None:
         except ImportError:
             continue
         for value in list(vars(module).values()):
-            clear = getattr(value, "cache_clear", None)
+            clear = None if isinstance(value, type) else getattr(value, "cache_clear", None)
             if callable(clear):
                 clear()
 

@@ -35,3 +35,24 @@ def test_non_integral_arrays_take_the_direct_path() -> None:
     a = np.linspace(0.0, 45.0, 1000)
     for mine, ref in zip(binomial_tails.half_tails(a, s), _direct(a, s), strict=True):
         assert np.array_equal(mine, ref)
+
+
+def test_the_memo_gives_the_same_floats_whatever_its_state(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The tails kept across calls are those an evaluation gives: from an empty memo, a full
+    one (a small memo that must start afresh) and a warm one alike."""
+    rng = np.random.default_rng(3)
+    s = rng.integers(1, 3000, size=5000).astype(np.float64)
+    a = np.floor(s / 2.0 + rng.normal(0.0, 20.0, size=s.size)) + 1.0
+    ref = _direct(a, s)
+    small = binomial_tails._TailMemo(6000)  # one call fits (4 939 pairs), two do not
+    for memo in (binomial_tails._TailMemo(1 << 17), small, binomial_tails._TailMemo(100)):
+        monkeypatch.setattr(binomial_tails, "_TAIL_MEMO", memo)
+        for shift in (0.0, 1.0, 0.0, -2.0):  # nearby thresholds, as at nearby ε
+            got = binomial_tails.half_tails(a + shift, s)
+            for mine, want in zip(got, _direct(a + shift, s), strict=True):
+                assert np.array_equal(mine, want)
+        memo.cache_clear()
+        for mine, want in zip(binomial_tails.half_tails(a, s), ref, strict=True):
+            assert np.array_equal(mine, want)
