@@ -19,6 +19,7 @@ rounding error of the recurrence is ``O(window · 1e-16)`` relative.
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from collections.abc import Callable
@@ -597,8 +598,8 @@ class _TailMemo:
         """The three tails (rows) of each distinct key (at most ``capacity`` of them), from the
         memo or evaluated and kept."""
         with self.lock:
-            get = self.index.get
-            slots = np.fromiter((get(k, -1) for k in keys.tolist()), np.int64, keys.size)
+            found = map(self.index.get, keys.tolist(), itertools.repeat(-1))  # no Python loop
+            slots = np.fromiter(found, np.int64, keys.size)
             missing = np.flatnonzero(slots < 0)
             if missing.size == 0:
                 return np.asarray(self.values[:, slots], dtype=np.float64)
