@@ -171,6 +171,17 @@ def _top_log_delta(n: int, eps0: float, log_lo: float, eps: float, log_tail: flo
     return clone_noise_log_delta(n, kappa_up(eps0), 1.0, c_inf, eps, log_tail, c_points=TOP_POINTS)
 
 
+def _mixture_log_delta(
+    n: int, eps0: float, log_lo: float, log_hi: float, eps: float, log_tail: float
+) -> float:
+    """``log(μ_hi δ_top(c_inf(μ_lo)))``, a bound for every pair with μ in ``[e^log_lo,
+    e^log_hi]``: drop the uninformative clones and lower the informative rate to the cell's
+    least (fewer clones only raise δ); then the target's law at μ is ``μ`` times its law at
+    μ = 1 plus ``1 − μ`` times a report 0 free of its value, and joint convexity of the
+    hockey-stick divergence gives ``μ δ_top`` (docs/proofs/variation-ratio.md, §6.1)."""
+    return _top_log_delta(n, eps0, log_lo, eps, log_tail) + min(log_hi, 0.0)
+
+
 def _cell_log_delta(
     n: int,
     eps0: float,
@@ -184,8 +195,7 @@ def _cell_log_delta(
     """Upper bound on ``log δ(ε)`` for every pair with μ in ``[e^log_lo, e^log_hi]``
     (``tier``: the resolution, :data:`SPLIT_TIERS`), the least of three:
     the split system at the cell's corner rates, one report's variation, and the mixture
-    bound ``μ_hi δ_top`` (at fixed rates the pair at μ is ``μ`` times the pair at μ = 1 plus
-    a component free of the target's value; joint convexity)."""
+    bound (:func:`_mixture_log_delta`). Proved in docs/proofs/variation-ratio.md, §6.1."""
     kappa = kappa_up(eps0)
     tv_bound = log_hi + math.log(kappa)
     c_inf = clone_rates(math.exp(log_lo), eps0)[0]
@@ -194,7 +204,7 @@ def _cell_log_delta(
     if log_hi < math.log(MIXTURE_ABOVE):  # far from μ = 1 the mixture bound is loose
         mixture = math.inf
     else:
-        mixture = _top_log_delta(n, eps0, log_lo, eps, log_tail) + min(log_hi, 0.0)
+        mixture = _mixture_log_delta(n, eps0, log_lo, log_hi, eps, log_tail)
     if log_hi >= 0.0:
         return min(mixture, tv_bound)
     mu_hi = math.exp(log_hi)

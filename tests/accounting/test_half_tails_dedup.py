@@ -1,0 +1,58 @@
+"""``binomial_tails.half_tails`` evaluates each distinct ``(a*, s)`` once (issue 32 speed): the
+same floats, bit for bit, as the three tails taken element by element — including the
+clipped ranges where a tail is exactly 0 or 1 and the arrays too small or not integral to
+take the shortcut."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from crowdhide.accounting import binomial_tails
+
+
+def _direct(a: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, ...]:
+    half_sf = binomial_tails.half_sf
+    return half_sf(a - 1.0, s - 1.0), half_sf(a, s), half_sf(a - 1.0, s)
+
+
+@pytest.mark.parametrize("size", [7, 600, 20_000])
+def test_deduplicated_tails_equal_the_direct_ones(size: int) -> None:
+    rng = np.random.default_rng(size)
+    s = rng.integers(0, 400, size=size).astype(np.float64)
+    s[: size // 10] = rng.integers(10**8, 10**9, size=size // 10)  # large counts too
+    a = np.floor(s / 2.0 + rng.normal(0.0, 30.0, size=size)) + 1.0
+    a[::17] = -3.0  # every tail 1
+    a[::23] = s[::23] + 5.0  # every tail 0
+    a[::29] = s[::29] + 1.0  # at the edge
+    got = binomial_tails.half_tails(a, s)
+    for mine, ref in zip(got, _direct(a, s), strict=True):
+        assert np.array_equal(mine, ref)
+
+
+def test_non_integral_arrays_take_the_direct_path() -> None:
+    s = np.full(1000, 40.5)
+    a = np.linspace(0.0, 45.0, 1000)
+    for mine, ref in zip(binomial_tails.half_tails(a, s), _direct(a, s), strict=True):
+        assert np.array_equal(mine, ref)
+
+
+def test_the_memo_gives_the_same_floats_whatever_its_state(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The tails kept across calls are those an evaluation gives: from an empty memo, a full
+    one (a small memo that must start afresh) and a warm one alike."""
+    rng = np.random.default_rng(3)
+    s = rng.integers(1, 3000, size=5000).astype(np.float64)
+    a = np.floor(s / 2.0 + rng.normal(0.0, 20.0, size=s.size)) + 1.0
+    ref = _direct(a, s)
+    small = binomial_tails._TailMemo(6000)  # one call fits (4 939 pairs), two do not
+    for memo in (binomial_tails._TailMemo(1 << 17), small, binomial_tails._TailMemo(100)):
+        monkeypatch.setattr(binomial_tails, "_TAIL_MEMO", memo)
+        for shift in (0.0, 1.0, 0.0, -2.0):  # nearby thresholds, as at nearby ε
+            got = binomial_tails.half_tails(a + shift, s)
+            for mine, want in zip(got, _direct(a + shift, s), strict=True):
+                assert np.array_equal(mine, want)
+        memo.cache_clear()
+        for mine, want in zip(binomial_tails.half_tails(a, s), ref, strict=True):
+            assert np.array_equal(mine, want)
