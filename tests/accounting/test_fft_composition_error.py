@@ -141,3 +141,16 @@ def test_delta_below_the_allowance_is_not_certified() -> None:
     assert composed.delta(1e4) >= allowance
     assert "no smaller delta can be certified" in composed.notes[0]
     assert _base(0.5, 1024).notes == ()  # nothing composed, nothing added
+
+
+def test_the_exported_pld_keeps_the_allowance() -> None:
+    """``to_dp_accounting`` (and ``interop.to_dp_accounting``) put the allowance at +inf, so
+    dp_accounting's own δ of the export is never below the composed curve's raw δ plus it."""
+    from crowdhide.interop import to_dp_accounting
+
+    composed = _composed(0.5, 400, 1024)
+    exported = to_dp_accounting(composed)
+    raw = composed.pld.get_delta_for_epsilon(107.5)
+    assert exported.get_delta_for_epsilon(107.5) >= raw + composed.composition_error * 0.999
+    assert exported.get_delta_for_epsilon(107.5) >= _exact_delta(0.5, 400, 107.5)
+    assert to_dp_accounting(_base(0.5, 1024)) is _base(0.5, 1024).pld

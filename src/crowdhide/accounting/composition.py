@@ -19,6 +19,7 @@ References
 
 from __future__ import annotations
 
+import copy as _copy
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -362,6 +363,24 @@ class PldCurve(PrivacyCurve):
     def pld(self) -> Any:
         """The underlying ``dp_accounting.pld.PrivacyLossDistribution``."""
         return self._pld
+
+    def to_dp_accounting(self) -> Any:
+        """The PLD for use in ``dp_accounting`` itself: :attr:`composition_error` is added to
+        each PMF's mass at +inf (weight 1 in every δ), so the exported PLD's δ(ε) stays an
+        upper bound after the composition's rounding; the PLD as is when nothing was
+        composed."""
+        if self._error <= 0.0:
+            return self._pld
+        from dp_accounting.pld import privacy_loss_distribution
+
+        def raised(pmf: Any) -> Any:
+            copy = _copy.copy(pmf)
+            copy._infinity_mass = min(1.0, float(pmf._infinity_mass) + self._error)
+            return copy
+
+        remove = raised(self._pld._pmf_remove)
+        add = None if self._pld._symmetric else raised(self._pld._pmf_add)
+        return privacy_loss_distribution.PrivacyLossDistribution(remove, add)
 
     @property
     def composition_error(self) -> float:
