@@ -154,3 +154,48 @@ def test_the_exported_pld_keeps_the_allowance() -> None:
     assert exported.get_delta_for_epsilon(107.5) >= raw + composed.composition_error * 0.999
     assert exported.get_delta_for_epsilon(107.5) >= _exact_delta(0.5, 400, 107.5)
     assert to_dp_accounting(_base(0.5, 1024)) is _base(0.5, 1024).pld
+
+
+def _exact_convolution_error(ints_a: np.ndarray, ints_b: np.ndarray, scale: int) -> float:
+    """‖fftconvolve(a, b) − a * b‖₂ for a = ints_a / scale, b = ints_b / scale (exactly
+    representable), against the integer convolution (exact in Python integers)."""
+    from fractions import Fraction
+
+    from scipy import signal
+
+    got = signal.fftconvolve(ints_a / scale, ints_b / scale)
+    exact = np.convolve(ints_a.astype(object), ints_b.astype(object))
+    squares = sum(
+        (Fraction(float(g)) - Fraction(int(e), scale**2)) ** 2
+        for g, e in zip(got, exact, strict=True)
+    )
+    return math.sqrt(squares)
+
+
+def test_the_fft_convolution_bound_against_exact_integer_convolutions() -> None:
+    """The FFT term of :func:`convolution_error` (before ``‖·‖₁ <= √L ‖·‖₂``) on lengths whose
+    FFT uses radix 2, 3 and 5 passes, spread, spiky and decaying inputs: the measured ℓ2 error
+    stays below the bound, and above 1/10000 of it somewhere (measured: about 1/600)."""
+    from scipy import fft
+
+    from crowdhide.accounting.composition import _UNIT_ROUNDOFF, _fft_relative_error
+
+    rng = np.random.default_rng(28)
+    scale, worst = 2**20, 0.0
+    for len_a, len_b in [(1000, 1000), (1500, 700), (3001, 2000), (5, 3000)]:
+        for shape in ("spread", "spiky", "decaying"):
+            ints_a = rng.integers(0, scale, len_a)
+            ints_b = rng.integers(0, scale, len_b)
+            if shape == "spiky":
+                ints_a = ints_a * (rng.random(len_a) < 0.01)
+                ints_a[len_a // 2] = scale - 1  # never all zero
+            elif shape == "decaying":
+                ints_a = (ints_a * np.exp(-np.linspace(0.0, 40.0, len_a))).astype(np.int64)
+            a, b = ints_a / scale, ints_b / scale
+            size = fft.next_fast_len(len_a + len_b - 1, True)
+            spread = np.linalg.norm(a) * np.abs(b).sum() + np.abs(a).sum() * np.linalg.norm(b)
+            bound = 1.01 * (2.0 * _fft_relative_error(size) + 4.0 * _UNIT_ROUNDOFF) * spread
+            error = _exact_convolution_error(ints_a, ints_b, scale)
+            assert error <= bound, (len_a, len_b, shape)
+            worst = max(worst, error / bound)
+    assert worst > 1e-4
