@@ -125,7 +125,7 @@ def dp_accounting_pld(
         sample_rate=sample_rate,
         relation=relation,
         value_discretization_interval=value_discretization_interval,
-    ).pld
+    ).to_dp_accounting()  # composed rounds: their rounding allowance at +inf
 
 
 def to_dp_accounting(
@@ -139,7 +139,8 @@ def to_dp_accounting(
     ----------
     source : PrivacyStatement, DiscretePairCurve or PldCurve
         A certificate (its worst-case (ε, δ) pair), an exact pair of output distributions
-        (losses rounded up to the grid) or a PLD curve (returned as is).
+        (losses rounded up to the grid) or a PLD curve (its PLD, with a composed curve's
+        rounding allowance added to the mass at +inf).
     value_discretization_interval : float
         The loss grid for a statement or a pair (default 1e-4).
 
@@ -166,7 +167,7 @@ def to_dp_accounting(
     1.0
     """
     curve = to_pld(source, value_discretization_interval=value_discretization_interval)
-    return curve.pld
+    return curve.to_dp_accounting()  # a composed curve's rounding allowance included
 
 
 def to_dp_accounting_curve(pld: Any) -> PldCurve:

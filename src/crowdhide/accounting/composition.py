@@ -19,6 +19,7 @@ References
 
 from __future__ import annotations
 
+import copy as _copy
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -203,16 +204,154 @@ def heterogeneous_advanced_composition(
     )
 
 
+#: Unit roundoff of float64 (half of ``MACHINE_EPSILON``).
+_UNIT_ROUNDOFF = 2.0**-53
+#: Relative ℓ2 error of one pocketfft pass, in units of u (see :func:`_fft_relative_error`).
+_FFT_PASS_CONSTANT = 16.0
+#: Tail mass each composition may move to the safe side (dp_accounting's default).
+_TAIL_MASS_TRUNCATION = 1e-15
+
+
+def _fft_relative_error(length: int) -> float:
+    """A bound on ``‖fl(F x) − F x‖₂ / ‖F x‖₂`` for scipy's (pocketfft) real FFT of a
+    5-smooth ``length`` N, forward or inverse: ``16 u (⌈log₂ N⌉ + 1)``.
+
+    Higham (Accuracy and Stability of Numerical Algorithms, 2nd ed., Thm 24.2) bounds a
+    radix-2 Cooley-Tukey FFT by ``log₂N · η / (1 − log₂N · η)`` with
+    ``η = μ + γ₄(√2 + μ) ≈ 5.7 u + μ`` per level (μ: twiddle-factor error, a few u in
+    pocketfft). pocketfft's passes are radix 2, 3, 4 and 5, each a short DFT whose output is
+    a sum of at most 5 rounded products: at most ``γ₈ ≈ 8 u`` relative per pass, and a radix
+    r pass counts as ``log₂ r`` levels. 16 u per level, one extra level for the real
+    transform's pre/post-processing pass, covers all of these with a factor 2 to spare (a
+    factor √2 of which may go to the real transform's half spectrum). Higham's theorem is
+    for radix 2; for pocketfft's other passes this per-pass figure is a model, checked
+    (``tests/accounting/test_fft_composition_error.py``) against exact integer convolutions
+    on radix 2/3/5 lengths, where the measured error is about 1/600 of the bound it implies.
+    """
+    levels = math.ceil(math.log2(max(length, 2))) + 1
+    return _FFT_PASS_CONSTANT * _UNIT_ROUNDOFF * levels
+
+
+def _pmf_stats(pmf: Any) -> tuple[float, float, int]:
+    """(‖p‖₁, ‖p‖₂, dense length) of a dp_accounting PMF's finite masses."""
+    if hasattr(pmf, "_loss_probs"):  # SparsePLDPmf: {grid index: mass}
+        keys = list(pmf._loss_probs)
+        values = np.fromiter(pmf._loss_probs.values(), dtype=np.float64, count=len(keys))
+        length = int(max(keys)) - int(min(keys)) + 1 if keys else 1
+    else:
+        values = np.asarray(pmf._probs, dtype=np.float64)
+        length = max(values.size, 1)
+    return float(np.abs(values).sum()), float(np.sqrt(np.sum(values * values))), length
+
+
+def convolution_error(pmf_a: Any, pmf_b: Any, error_a: float, error_b: float) -> float:
+    """A bound on the ℓ1 distance (finite masses and the mass at +inf) between
+    ``dp_accounting``'s composition of two computed PMFs â, b̂ and the exact composition of
+    the PMFs a, b they approximate (``‖â − a‖₁ <= error_a``, ``‖b̂ − b‖₁ <= error_b``).
+
+    * Inherited error: ``â * b̂ − a * b = (â − a) * b̂ + a * (b̂ − b)``, and
+      ``‖x * y‖₁ <= ‖x‖₁ ‖y‖₁``: ``error_a ‖b̂‖₁ + error_b (‖â‖₁ + error_a)``.
+    * FFT rounding (dense PMFs: ``scipy.signal.fftconvolve``, rfft of a 5-smooth length N >=
+      L = len â + len b̂ − 1, so no wrap-around): with ``ε_F`` of
+      :func:`_fft_relative_error`, ``‖F x‖₂ = √N ‖x‖₂`` and ``‖F x‖_∞ <= ‖x‖₁``, the two
+      forward transforms, the complex products (``√2 γ₂ < 3 u``), the inverse transform and
+      its 1/N scaling give ``‖ĉ − â * b̂‖₂ <= (2 ε_F + 4 u)(‖â‖₂ ‖b̂‖₁ + ‖â‖₁ ‖b̂‖₂)`` up to
+      second-order terms (``ε_F² √N``, covered by the factor 1.01 while ``ε_F √N < 1e-3``);
+      then ``‖·‖₁ <= √L ‖·‖₂``. This error is absolute: it does not shrink with a small
+      tail mass, which is why it is added to δ rather than folded into a relative margin.
+    * Sparse PMFs (products summed directly): ``γ_{m+1} ‖â‖₁ ‖b̂‖₁``, m the smaller support.
+    * The +inf mass ``x + y − x y`` (4 u of it) and the tail truncation (mass moved up to the
+      first kept point or to +inf is the safe side; its sums and the addition round by at
+      most ``(L + 2) u`` of the truncated ``1e-15`` and ``2 u`` of the total).
+    """
+    l1_a, l2_a, len_a = _pmf_stats(pmf_a)
+    l1_b, l2_b, len_b = _pmf_stats(pmf_b)
+    inherited = error_a * l1_b + error_b * (l1_a + error_a)
+    length = len_a + len_b - 1
+    if pmf_a.size * pmf_b.size <= _MAX_SPARSE_PRODUCT and all(
+        hasattr(p, "_loss_probs") for p in (pmf_a, pmf_b)
+    ):
+        terms = int(min(pmf_a.size, pmf_b.size)) + 1
+        rounding = 1.01 * terms * _UNIT_ROUNDOFF * l1_a * l1_b
+    else:
+        from scipy import fft
+
+        size = fft.next_fast_len(length, True)
+        eps_f = _fft_relative_error(size)
+        if eps_f * math.sqrt(size) >= 1e-3:  # unreachable below N ~ 1e19 (memory first)
+            raise InvalidParameterError(f"composition of {size} grid points is too long")
+        spread = l2_a * l1_b + l1_a * l2_b
+        rounding = 1.01 * math.sqrt(length) * (2.0 * eps_f + 4.0 * _UNIT_ROUNDOFF) * spread
+    infinite = 4.0 * _UNIT_ROUNDOFF * float(pmf_a._infinity_mass + pmf_b._infinity_mass)
+    truncation = (length + 2) * _UNIT_ROUNDOFF * _TAIL_MASS_TRUNCATION
+    truncation += 2.0 * _UNIT_ROUNDOFF * l1_a * l1_b
+    return inherited + rounding + infinite + truncation
+
+
+#: dp_accounting composes two sparse PMFs directly while the product of sizes is at most this.
+_MAX_SPARSE_PRODUCT = 1000
+
+
+def _compose_pmf(pmf_a: Any, pmf_b: Any, error_a: float, error_b: float) -> tuple[Any, float]:
+    """dp_accounting's composition of two PMFs with its ℓ1 error bound."""
+    from dp_accounting.pld import pld_pmf
+
+    bound = convolution_error(pmf_a, pmf_b, error_a, error_b)
+    return pld_pmf.compose_pmfs(pmf_a, pmf_b, _TAIL_MASS_TRUNCATION), bound
+
+
+def _compose_pld(first: Any, second: Any, error_a: float, error_b: float) -> tuple[Any, float]:
+    """Both adjacencies of two PLDs composed (one PMF when both are symmetric)."""
+    from dp_accounting.pld import privacy_loss_distribution
+
+    remove, bound = _compose_pmf(first._pmf_remove, second._pmf_remove, error_a, error_b)
+    if first._symmetric and second._symmetric:
+        return privacy_loss_distribution.PrivacyLossDistribution(remove), bound
+    add, bound_add = _compose_pmf(first._pmf_add, second._pmf_add, error_a, error_b)
+    pld = privacy_loss_distribution.PrivacyLossDistribution(remove, add)
+    return pld, max(bound, bound_add)
+
+
+def _self_compose_pld(pld: Any, error: float, count: int) -> tuple[Any, float]:
+    """``count``-fold composition by repeated squaring (2 ⌊log₂ count⌋ convolutions at
+    most), each a plain FFT convolution with a tail truncation whose error
+    :func:`convolution_error` bounds. dp_accounting's own ``self_compose`` raises one FFT to
+    the power ``count`` and cuts the window with a Chernoff bound computed on the rounded
+    masses; neither step has an error bound as simple, so it is not used."""
+    result: tuple[Any, float] | None = None
+    base = (pld, error)
+    while True:
+        if count & 1:
+            result = base if result is None else _compose_pld(*_pair(result, base))
+        count >>= 1
+        if not count:
+            break
+        base = _compose_pld(*_pair(base, base))
+    assert result is not None
+    return result
+
+
+def _pair(x: tuple[Any, float], y: tuple[Any, float]) -> tuple[Any, Any, float, float]:
+    return x[0], y[0], x[1], y[1]
+
+
 class PldCurve(PrivacyCurve):
     """A privacy curve held as a ``dp_accounting`` privacy-loss distribution.
 
     Built by :func:`to_pld` / :func:`compose_curves`; the PLD is rounded pessimistically, so
-    δ(ε) here is an upper bound on the true curve (up to the grid's documented error).
+    δ(ε) here is an upper bound on the true curve. Compositions made through this class
+    (:meth:`compose`, :meth:`self_compose`, :func:`compose_curves`) carry a bound on the
+    ℓ1 error of their FFT convolutions (:func:`convolution_error`), which :meth:`delta` adds
+    to every δ: a δ below it cannot be certified by the composed curve (:meth:`epsilon`
+    returns ``inf`` there, and :attr:`notes` says so).
 
     Parameters
     ----------
     pld
         The ``dp_accounting.pld.PrivacyLossDistribution`` it wraps.
+    error
+        A bound on the ℓ1 distance between the PLD's masses and those of the exactly
+        computed pessimistic PLD (0 for a PLD built directly from a pair or a certificate).
 
     See Also
     --------
@@ -220,20 +359,56 @@ class PldCurve(PrivacyCurve):
     compose_curves : Composes curves into one.
     """
 
-    def __init__(self, pld: Any) -> None:
+    def __init__(self, pld: Any, error: float = 0.0) -> None:
         self._pld = pld
+        self._error = check_real("error", error, low=0.0)
 
     @property
     def pld(self) -> Any:
         """The underlying ``dp_accounting.pld.PrivacyLossDistribution``."""
         return self._pld
 
+    def to_dp_accounting(self) -> Any:
+        """The PLD for use in ``dp_accounting`` itself: :attr:`composition_error` is added to
+        each PMF's mass at +inf (weight 1 in every δ), so the exported PLD's δ(ε) stays an
+        upper bound after the composition's rounding; the PLD as is when nothing was
+        composed."""
+        if self._error <= 0.0:
+            return self._pld
+        from dp_accounting.pld import privacy_loss_distribution
+
+        def raised(pmf: Any) -> Any:
+            copy = _copy.copy(pmf)
+            copy._infinity_mass = min(1.0, float(pmf._infinity_mass) + self._error)
+            return copy
+
+        remove = raised(self._pld._pmf_remove)
+        add = None if self._pld._symmetric else raised(self._pld._pmf_add)
+        return privacy_loss_distribution.PrivacyLossDistribution(remove, add)
+
+    @property
+    def composition_error(self) -> float:
+        """The absolute allowance added to every δ for the FFT compositions' rounding."""
+        return self._error
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        if self._error <= 0.0:
+            return ()
+        return (
+            f"delta includes {self._error:.2g} for the rounding error of the FFT composition "
+            "(absolute, not relative): no smaller delta can be certified from this composed "
+            "PLD",
+        )
+
     def _relative_allowance(self) -> float:
         """Relative error bound of ``dp_accounting``'s δ(ε) = ``Σ −expm1(ε − L_i) p_i`` (one
-        dot product over N support points, losses ``L_i = i h``): ``(N + 4)`` roundings. A
-        loss near ε is also off by a few ulps of ε, which no relative margin covers when
-        ``L_i − ε`` is tiny (issue 28): :meth:`delta` reads the curve at ``ε − 4 (1 + ε)``
-        ulps, as :class:`~crowdhide.accounting.curves.RoundedCurve` does."""
+        dot product over N support points, losses ``L_i = i h``): ``(N + 4)`` roundings
+        (relative to ``Σ |w_i p_i|``, which masses made negative by FFT noise raise by at
+        most twice the composition error). A loss near ε is also off by a few ulps of ε,
+        which no relative margin covers when ``L_i − ε`` is tiny (issue 28): :meth:`delta`
+        reads the curve at ``ε − 4 (1 + ε)`` ulps, as
+        :class:`~crowdhide.accounting.curves.RoundedCurve` does."""
         size = 0
         for name in ("_pmf_remove", "_pmf_add"):
             pmf = getattr(self._pld, name, None)
@@ -247,7 +422,8 @@ class PldCurve(PrivacyCurve):
         eps = check_real("epsilon", epsilon, low=0.0)
         relative = self._relative_allowance()
         at = max(eps - 4.0 * (1.0 + eps) * MACHINE_EPSILON, 0.0)
-        return min(self._raw_delta(at) * (1.0 + relative), 1.0)
+        raw = max(self._raw_delta(at), 0.0)
+        return min((raw + self._error) * (1.0 + relative) + relative * self._error, 1.0)
 
     def log_delta(self, epsilon: float) -> float:
         value = self.delta(epsilon)
@@ -255,11 +431,15 @@ class PldCurve(PrivacyCurve):
 
     def epsilon(self, delta: float) -> float:
         """Smallest ε whose safe-side δ (:meth:`delta`) meets ``delta``: dp_accounting's
-        ε at a target lowered by the relative allowance, checked against :meth:`delta` and
-        raised (a few steps) where its own rounding left it a hair too small."""
+        ε at a target lowered by the allowances, checked against :meth:`delta` and raised
+        (a few steps) where its own rounding left it a hair too small; ``inf`` when
+        ``delta`` is below the composition's error allowance."""
         target = check_probability("delta", delta, allow_zero=False, allow_one=False)
         relative = self._relative_allowance()
-        eps = max(0.0, float(self._pld.get_epsilon_for_delta(target / (1.0 + 2.0 * relative))))
+        raw_target = (target - relative * self._error) / (1.0 + relative) - self._error
+        if raw_target <= 0.0:
+            return math.inf
+        eps = max(0.0, float(self._pld.get_epsilon_for_delta(raw_target / (1.0 + relative))))
         step = 8.0 * (1.0 + eps) * MACHINE_EPSILON
         for _ in range(64):  # bounded: each step doubles
             if not math.isfinite(eps) or self.delta(eps) <= target:
@@ -270,11 +450,13 @@ class PldCurve(PrivacyCurve):
     def compose(self, other: PldCurve, count: int = 1) -> PldCurve:
         """This curve composed with ``count`` copies of ``other``."""
         k = check_int("count", count, low=1)
-        return PldCurve(self._pld.compose(other.pld.self_compose(k) if k > 1 else other.pld))
+        block = other.self_compose(k) if k > 1 else other
+        return PldCurve(*_compose_pld(self._pld, block.pld, self._error, block._error))
 
     def self_compose(self, count: int) -> PldCurve:
         """``count``-fold composition of this curve with itself."""
-        return PldCurve(self._pld.self_compose(check_int("count", count, low=1)))
+        k = check_int("count", count, low=1)
+        return PldCurve(*_self_compose_pld(self._pld, self._error, k))
 
 
 def _rounded_loss_pmf(
@@ -459,6 +641,6 @@ def compose_curves(
         k = check_int("count", count, low=1)
         pld = to_pld(source, value_discretization_interval=value_discretization_interval)
         block = pld.self_compose(k) if k > 1 else pld
-        result = block if result is None else PldCurve(result.pld.compose(block.pld))
+        result = block if result is None else result.compose(block)
     assert result is not None
     return result
