@@ -158,7 +158,10 @@ def _krr_composed_epsilon(eps0: float, size: int, count: int, delta: float) -> f
     probs_p = [p, q] + ([rest] if size > 2 else [])
     probs_q = [q, p] + ([rest] if size > 2 else [])
     curve = DiscretePairCurve.from_probabilities(probs_p, probs_q)
-    return compose_curves([(curve, count)]).epsilon(delta)
+    # Basic composition (count·ε0 at δ = 0, one ulp up for the product's rounding) holds
+    # where the composed PLD cannot answer: δ at or below its FFT rounding allowance.
+    basic = math.nextafter(count * eps0, math.inf)
+    return min(compose_curves([(curve, count)]).epsilon(delta), basic)
 
 
 def _binomial_weights(r: int, p: float) -> tuple[IntArray, FloatArray, float]:
