@@ -358,6 +358,7 @@ def calibrate_command(
         "lipschitz": lipschitz,
         "contributions_cap": contributions,
         "target_met": sigma is not None,
+        "allow_unmet": allow_unmet,  # echoed even when met (issue 28)
         "sigma": sigma,
         "sigma_over_L": None if sigma is None else sigma / lipschitz,
         "authors_code_sigma_network": code["network"],

@@ -137,7 +137,10 @@ def _emit_run(
     as_json: bool,
 ) -> None:
     """Print a run's record (JSON, or a table with the comparison and notes under it), then
-    flag a certificate weaker than the target (exit code 3 unless ``--allow-unmet``)."""
+    flag a certificate weaker than the target (exit code 3 unless ``--allow-unmet``).
+
+    ``--allow-unmet`` is echoed in every case, also when the target is met (issue 28)."""
+    record = {**record, "allow_unmet": allow_unmet}
     if as_json:
         emit(record, as_json=True)
     else:
@@ -145,7 +148,7 @@ def _emit_run(
             record,
             as_json=False,
             title=title,
-            columns=[*columns, *(_TRAFFIC_COLUMNS if engine else ())],
+            columns=[*columns, *(_TRAFFIC_COLUMNS if engine else ()), "allow_unmet"],
             notes=[record["comparison"], *record["notes"]],
         )
     from crowdhide.accounting.statement import format_bound

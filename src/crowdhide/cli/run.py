@@ -206,10 +206,15 @@ def run_command(
             command=COMMAND_LINE.get(),
         )
     report = replace(report, inputs={"plan": str(plan_file), "out": str(out_dir)})
+    # --allow-unmet is echoed also when the target is met (issue 28: no option silently ignored)
     if as_json:
-        emit(report.to_dict(), as_json=True)
+        emit(
+            {**report.to_dict(), "inputs": {**report.inputs, "allow_unmet": allow_unmet}},
+            as_json=True,
+        )
     else:
         _print(report)
+        typer.echo(f"inputs: --allow-unmet={'yes' if allow_unmet else 'no'}")
     # An unmet plan only runs with --allow-unmet (checked before anything was sent).
     finish_target(
         report.privacy.meets_target,

@@ -242,6 +242,7 @@ def calibrate_command(
         max_consents_limit=max_consents,
         sources=sources,
         target_met=cal.feasible,
+        allow_unmet=allow_unmet,  # echoed even when met (issue 28: no option silently ignored)
     )
     emit(record, as_json=as_json, title="countermeasure calibration")
     finish_target(

@@ -322,7 +322,7 @@ def calibrate_command(
 
     solved, result = _calibrated(epsilon, delta, n, eps0, k, as_json)
     record: dict[str, Any] = {"solved_for": solved, "target_epsilon": epsilon}
-    record |= {"target_delta": delta}
+    record |= {"target_delta": delta, "allow_unmet": allow_unmet}  # echoed even when met
     if isinstance(result, str):
         record |= {"target_met": False, "reason": result}
         detail = result
