@@ -142,3 +142,23 @@ def test_allow_unmet_is_echoed_when_the_target_is_met(
         outputs["text"].append(text.out.replace(str(tmp_path), "<TMP>"))
     for form, (without, with_flag) in outputs.items():
         assert without != with_flag, f"{command}: --allow-unmet changes nothing in the {form}"
+
+
+NETDP_RING = ("netdp", "epsilon", "--topology", "ring", "--task", "histogram", "--n", "20")
+
+
+def test_netdp_epsilon_echoes_its_inputs_in_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    # Found by a text-mode option walk: the table showed only the answer, which a changed
+    # --domain-size can leave the same (ε capped at the local baseline).
+    base = (*NETDP_RING, "--eps0", "1", "--delta", "1e-6", "--rounds", "2")
+    texts = []
+    for value in ("10", "5"):
+        result = run_cli(capsys, *base, "--domain-size", value, "--json")
+        assert result.code == 0, result.err
+        record = result.json()
+        assert record["domain_size"] == int(value)
+        # the user's --eps0, not the bound's derived per-user ε0 of the same name
+        assert record["eps0"] == 1.0
+        assert record["derived_eps0"] < 1.0
+        texts.append(run_cli(capsys, *base, "--domain-size", value).out)
+    assert texts[0] != texts[1], "--domain-size 10 and 5 print the same table"

@@ -184,7 +184,7 @@ def epsilon_command(
             colluders=colluders,
             domain_size=domain_size,
         )
-    record = {
+    asked = {
         "topology": topology,
         "task": task,
         "n": n,
@@ -194,16 +194,24 @@ def epsilon_command(
         "steps": steps,
         "colluders": colluders,
         "domain_size": domain_size if (topology, task) == ("ring", "histogram") else None,
-        **res.to_dict(),
+    }
+    # A bound's detail named like an input (the ring histogram's derived per-user eps0) is
+    # kept under "derived_<name>": it must not overwrite the echoed --eps0 (issue 28).
+    details = {(f"derived_{k}" if k in asked else k): v for k, v in res.to_dict().items()}
+    record = {
+        **asked,
+        **details,
         "ldp_epsilon": ldp.privacy.epsilon,
         "ldp_delta": ldp.privacy.delta,
     }
-    columns = ["topology", "task", "n", "theorem", "epsilon", "delta", "conditions_met"]
+    # The table echoes every input given (a changed --colluders or --domain-size may leave
+    # the shown answer the same), then the answer.
+    given = [key for key, value in asked.items() if value is not None]
     emit(
         record,
         as_json=as_json,
         title="Network DP guarantee",
-        columns=[*columns, "notes", "ldp_epsilon"],
+        columns=[*given, "theorem", "epsilon", "delta", "conditions_met", "notes", "ldp_epsilon"],
     )
 
 
