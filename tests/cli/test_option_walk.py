@@ -682,3 +682,27 @@ def test_option_changes_the_answer_the_inputs_or_the_exit_code(
     assert (first.code, _normalized(first.out)) != (second.code, _normalized(second.out)), (
         f"{option} changed neither the answer, the echoed inputs nor the exit code: {changed}"
     )
+
+
+@pytest.mark.parametrize(("name", "option"), _cases())
+def test_option_changes_the_terminal_output_too(
+    name: str, option: str, files: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same walk without ``--json``: an option echoed only in the JSON is silently
+    ignored at the terminal (found so: ``netdp epsilon --domain-size``, ``shuffle plot
+    --delta``, ``run --shards``). Timings and the test's folder are removed, as the fuzz
+    audit does."""
+    from tests.cli.fuzz_audit import TIMING
+
+    cmd = WALK[name]
+    variant = cmd.variants[option]
+    if variant.refused or variant.base_refused:
+        pytest.skip("a refusal: one line on stderr, checked by the --json walk")
+    base = _fill(variant.base if variant.base is not None else cmd.base, files)
+    changed = _apply(base, _fill(variant.args, files))
+    outputs = []
+    for argv in (base, changed):
+        result = run_cli(capsys, *name.split(), *argv)
+        assert result.code in (0, 3), (argv, result.err)
+        outputs.append((result.code, TIMING.sub("<T>", result.out.replace(files["tmp"], "<TMP>"))))
+    assert outputs[0] != outputs[1], f"{option} changed nothing at the terminal: {changed}"

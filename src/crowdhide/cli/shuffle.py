@@ -368,4 +368,6 @@ def plot_command(
         {"bound": name, "points": sum(1 for v in values if math.isfinite(v))}
         for name, values in data["epsilon"].items()
     ]
-    emit(counts, as_json=False, title=f"wrote {out}")
+    # the inputs in the title: the counts alone can be the same for another --delta or n range
+    shown = f"inputs: {title}, n in [{n_min}, {n_max}], {points} points per curve"
+    emit(counts, as_json=False, title=f"wrote {out}", notes=[shown])
