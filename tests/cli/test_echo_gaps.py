@@ -162,3 +162,29 @@ def test_netdp_epsilon_echoes_its_inputs_in_the_table(capsys: pytest.CaptureFixt
         assert record["derived_eps0"] < 1.0
         texts.append(run_cli(capsys, *base, "--domain-size", value).out)
     assert texts[0] != texts[1], "--domain-size 10 and 5 print the same table"
+
+
+SCR_ALL = ("scrambler", "delta", "--targets", "5", "--sigma", "0.3", "--n", "20")
+
+
+def test_scrambler_every_evaluator_echoes_its_inputs(capsys: pytest.CaptureFixture[str]) -> None:
+    # At ε = 50 every evaluator answers δ = 0: the table of --method all was the same for
+    # any --dummies; the Monte-Carlo seed was echoed nowhere.
+    texts = []
+    for dummies in ("5", "6"):
+        result = run_cli(
+            capsys, *SCR_ALL, "--dummies", dummies, "--epsilon", "50", "--method", "all"
+        )
+        assert result.code == 0, result.err
+        texts.append(result.out)
+    assert texts[0] != texts[1]
+    assert "dummies=6" in " ".join(texts[1].split())
+    for method in ("montecarlo", "all"):
+        result = run_cli(
+            capsys, *SCR_ALL, "--dummies", "5", "--epsilon", "50", "--method", method,
+            "--seed", "3", "--samples", "100", "--json",
+        )  # fmt: skip
+        assert result.code == 0, result.err
+        (row,) = [r for r in _json_rows(result) if r["source"] == "montecarlo"]
+        assert row["inputs"]["seed"] == 3, row
+        assert row["inputs"]["samples"] == 100, row
