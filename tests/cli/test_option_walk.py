@@ -321,6 +321,8 @@ WALK: dict[str, Command] = {
             "--delta": V("--delta", "1e-5"),
             "--lipschitz": V("--lipschitz", "2"),
             "--cap-factor": V("--cap-factor", "2"),
+            # the target is always met (σ is calibrated to it): the flag is echoed
+            "--allow-unmet": V("--allow-unmet"),
         },
         slow=True,
     ),
@@ -429,6 +431,7 @@ WALK: dict[str, Command] = {
             ),
             "--seed": V("--seed", "2"),
             "--engine": V("--engine"),
+            "--allow-unmet": V("--allow-unmet"),  # always met: echoed
         },
         slow=True,
     ),
@@ -443,6 +446,7 @@ WALK: dict[str, Command] = {
             "--estimator": V("--estimator", "debias"),
             "--seed": V("--seed", "2"),
             "--engine": V("--engine"),
+            "--allow-unmet": V("--allow-unmet"),  # always met: echoed
         },
         slow=True,
     ),
@@ -550,12 +554,6 @@ SKIPS: dict[str, str] = {
     "net pki --force": "overwrite guard: without it an existing CA is refused "
     "(tests/cli/test_refusals.py)",
     "run --out": "where the report is written (checked by the run tests)",
-    # Calibrating commands: the noise is calibrated to the target, so no input inside the
-    # options' ranges leaves it unmet (searched: ε down to 1e-4, δ down to 1e-12); the flag
-    # cannot change anything. Kept for one interface across commands.
-    "netdp calibrate --allow-unmet": "target always met: sigma is calibrated to it",
-    "protocol sum --allow-unmet": "target always met (exact; paper: out of range is exit 2)",
-    "protocol histogram --allow-unmet": "target always met: the noise is calibrated to it",
 }
 
 #: Options still dropped, in areas owned by other work (see the issue-28 report).
@@ -684,3 +682,27 @@ def test_option_changes_the_answer_the_inputs_or_the_exit_code(
     assert (first.code, _normalized(first.out)) != (second.code, _normalized(second.out)), (
         f"{option} changed neither the answer, the echoed inputs nor the exit code: {changed}"
     )
+
+
+@pytest.mark.parametrize(("name", "option"), _cases())
+def test_option_changes_the_terminal_output_too(
+    name: str, option: str, files: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same walk without ``--json``: an option echoed only in the JSON is silently
+    ignored at the terminal (found so: ``netdp epsilon --domain-size``, ``shuffle plot
+    --delta``, ``run --shards``). Timings and the test's folder are removed, as the fuzz
+    audit does."""
+    from tests.cli.fuzz_audit import TIMING
+
+    cmd = WALK[name]
+    variant = cmd.variants[option]
+    if variant.refused or variant.base_refused:
+        pytest.skip("a refusal: one line on stderr, checked by the --json walk")
+    base = _fill(variant.base if variant.base is not None else cmd.base, files)
+    changed = _apply(base, _fill(variant.args, files))
+    outputs = []
+    for argv in (base, changed):
+        result = run_cli(capsys, *name.split(), *argv)
+        assert result.code in (0, 3), (argv, result.err)
+        outputs.append((result.code, TIMING.sub("<T>", result.out.replace(files["tmp"], "<TMP>"))))
+    assert outputs[0] != outputs[1], f"{option} changed nothing at the terminal: {changed}"

@@ -83,7 +83,8 @@ def spent(
     d = check_probability("delta", delta, allow_zero=False, allow_one=False)
     if not guarantees:
         return Spent(0.0, d, "none", {})
-    if any(math.isinf(g.epsilon) for g in guarantees):
+    # a statement whose bound does not apply promises nothing (its asked number may be finite)
+    if any(math.isinf(g.epsilon) or not g.conditions_met for g in guarantees):
         inf = math.inf
         return Spent(inf, d, "unprotected", {"pld": inf, "advanced": inf, "basic": inf})
     bounds = {
@@ -227,6 +228,10 @@ class Ledger:
         including this run (``None`` without budget); raises
         :class:`BudgetExceededError` — recording nothing — if it would exceed the budget.
         """
+        if not guarantee.conditions_met:  # its ε may be the asked one: no promise
+            raise InvalidParameterError(
+                f"run {run!r}: a statement whose bound does not apply cannot be charged"
+            )
         if not math.isfinite(guarantee.epsilon):
             raise InvalidParameterError(
                 f"run {run!r}: an unprotected run (ε = inf) cannot be charged"

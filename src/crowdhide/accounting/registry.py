@@ -32,8 +32,9 @@ Examples
 >>> s = coins.best(Coin(eps0=1.0), delta=1e-9)
 >>> s.source, s.kind, round(s.epsilon, 9)
 ('rr', 'exact', 1.0)
->>> coins.statement("rr", Coin(eps0=0.0), delta=1e-9).notes
-('needs eps0 > 0',)
+>>> moot = coins.statement("rr", Coin(eps0=0.0), delta=1e-9)
+>>> moot.notes, moot.delta, math.isnan(moot.epsilon)  # the asked δ is kept
+(('needs eps0 > 0',), 1e-09, True)
 >>> coins["nope"]
 Traceback (most recent call last):
 ...
@@ -152,7 +153,8 @@ class Registry(Generic[P]):
         """Evaluate one bound: ε at ``delta`` or δ at ``epsilon`` (exactly one of them).
 
         A bound whose conditions fail gives a statement with ``conditions_met=False`` and the
-        reason in ``notes`` (its numbers are ``nan``), never an exception.
+        reason in ``notes`` (the answer is ``nan``, the asked number is kept), never an
+        exception.
         """
         if (delta is None) == (epsilon is None):
             raise InvalidParameterError(
@@ -162,8 +164,14 @@ class Registry(Generic[P]):
         inputs = self._inputs(params)
         reason = bound.applies(params)
         if reason is not None:
+            # the asked ε (or δ) is kept: a "does not apply" answer still echoes the question
             return PrivacyStatement.not_applicable(
-                source=bound.name, reason=reason, kind=bound.kind, inputs=inputs
+                source=bound.name,
+                reason=reason,
+                kind=bound.kind,
+                inputs=inputs,
+                epsilon=epsilon,
+                delta=delta,
             )
         curve = bound.curve(params)
         notes = curve.notes

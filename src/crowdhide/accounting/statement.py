@@ -289,18 +289,27 @@ class PrivacyStatement:
         reason: str,
         kind: Kind = "upper",
         inputs: Mapping[str, Any] | None = None,
+        epsilon: float | None = None,
+        delta: float | None = None,
     ) -> PrivacyStatement:
         """A statement saying that ``source`` does not apply, and why.
+
+        ``epsilon`` / ``delta`` is the asked quantity (δ at a given ε, ε at a given δ): it is
+        kept, so a "not applicable" answer still shows what was asked; the other number (the
+        answer the bound cannot give) is ``nan``.
 
         Examples
         --------
         >>> s = PrivacyStatement.not_applicable(source="erlingsson2019", reason="needs n >= 1000")
         >>> s.conditions_met, s.notes, s.is_certificate
         (False, ('needs n >= 1000',), False)
+        >>> s = PrivacyStatement.not_applicable(source="x", reason="r", epsilon=0.5)
+        >>> s.epsilon, s.delta, s.is_certificate
+        (0.5, nan, False)
         """
         return cls(
-            epsilon=math.nan,
-            delta=math.nan,
+            epsilon=math.nan if epsilon is None else epsilon,
+            delta=math.nan if delta is None else delta,
             kind=kind,
             source=source,
             conditions_met=False,

@@ -184,26 +184,32 @@ def epsilon_command(
             colluders=colluders,
             domain_size=domain_size,
         )
+    asked = {"topology": topology, "task": task, "n": n, "eps0": eps0, "delta_in": delta}
+    asked |= {"rounds": rounds, "steps": steps, "colluders": colluders}
+    asked["domain_size"] = domain_size if (topology, task) == ("ring", "histogram") else None
+    _emit_guarantee(asked, res, ldp, as_json=as_json)
+
+
+def _emit_guarantee(asked: dict[str, Any], res: Any, ldp: Any, *, as_json: bool) -> None:
+    """The network guarantee ``res`` and local baseline ``ldp`` beside the ``asked`` inputs.
+
+    A bound's detail named like an input (the ring histogram's derived per-user eps0) is
+    kept under ``derived_<name>``: it must not overwrite the echoed ``--eps0`` (issue 28).
+    The table echoes every input given: a changed ``--domain-size`` can leave the shown
+    answer the same (ε capped at the local baseline)."""
+    details = {(f"derived_{k}" if k in asked else k): v for k, v in res.to_dict().items()}
     record = {
-        "topology": topology,
-        "task": task,
-        "n": n,
-        "eps0": eps0,
-        "delta_in": delta,
-        "rounds": rounds,
-        "steps": steps,
-        "colluders": colluders,
-        "domain_size": domain_size if (topology, task) == ("ring", "histogram") else None,
-        **res.to_dict(),
+        **asked,
+        **details,
         "ldp_epsilon": ldp.privacy.epsilon,
         "ldp_delta": ldp.privacy.delta,
     }
-    columns = ["topology", "task", "n", "theorem", "epsilon", "delta", "conditions_met"]
+    given = [key for key, value in asked.items() if value is not None]
     emit(
         record,
         as_json=as_json,
         title="Network DP guarantee",
-        columns=[*columns, "notes", "ldp_epsilon"],
+        columns=[*given, "theorem", "epsilon", "delta", "conditions_met", "notes", "ldp_epsilon"],
     )
 
 
@@ -358,6 +364,7 @@ def calibrate_command(
         "lipschitz": lipschitz,
         "contributions_cap": contributions,
         "target_met": sigma is not None,
+        "allow_unmet": allow_unmet,  # echoed even when met (issue 28)
         "sigma": sigma,
         "sigma_over_L": None if sigma is None else sigma / lipschitz,
         "authors_code_sigma_network": code["network"],

@@ -137,7 +137,12 @@ def _emit_run(
     as_json: bool,
 ) -> None:
     """Print a run's record (JSON, or a table with the comparison and notes under it), then
-    flag a certificate weaker than the target (exit code 3 unless ``--allow-unmet``)."""
+    flag a certificate weaker than the target (exit code 3 unless ``--allow-unmet``).
+
+    ``--allow-unmet`` is echoed in every case, also when the target is met (issue 28)."""
+    record = {**record, "allow_unmet": allow_unmet}
+    # the inputs first: another --data or --seed may print the same estimate
+    echo = [key for key in ("data", "column", "lower", "upper", "seed") if key in record]
     if as_json:
         emit(record, as_json=True)
     else:
@@ -145,7 +150,7 @@ def _emit_run(
             record,
             as_json=False,
             title=title,
-            columns=[*columns, *(_TRAFFIC_COLUMNS if engine else ())],
+            columns=[*echo, *columns, *(_TRAFFIC_COLUMNS if engine else ()), "allow_unmet"],
             notes=[record["comparison"], *record["notes"]],
         )
     from crowdhide.accounting.statement import format_bound

@@ -135,6 +135,7 @@ BlockSizeOption = Annotated[
 
 
 def run_command(
+    ctx: typer.Context,
     plan_file: PlanFileArgument,
     out: OutOption = None,
     ledger: LedgerOption = None,
@@ -206,10 +207,7 @@ def run_command(
             command=COMMAND_LINE.get(),
         )
     report = replace(report, inputs={"plan": str(plan_file), "out": str(out_dir)})
-    if as_json:
-        emit(report.to_dict(), as_json=True)
-    else:
-        _print(report)
+    _show(report, ctx.params, as_json=as_json)
     # An unmet plan only runs with --allow-unmet (checked before anything was sent).
     finish_target(
         report.privacy.meets_target,
@@ -342,6 +340,41 @@ def _shared_seed(network: dict[str, Any] | None) -> None:
             value=True,
         )
     network["shared_seed"] = True
+
+
+#: Parameters of ``run`` that are not echoed on the ``inputs:`` line (shown elsewhere).
+_NOT_ECHOED = frozenset({"plan_file", "out", "as_json"})
+
+
+def _inputs_line(params: dict[str, Any]) -> str:
+    """The options of a run as one line under its table: a changed option that leaves the
+    printed result the same (``--shards``, ``--ledger`` without a budget, ``--allow-unmet``
+    with the target met) is still seen (issue 28: no option silently ignored).
+
+    Examples
+    --------
+    >>> _inputs_line({"allow_unmet": False, "shards": 2, "ledger": None, "shared_seed": True})
+    'inputs: --allow-unmet=no, --shards=2, --shared-seed=yes'
+    """
+    shown = [
+        f"--{key.replace('_', '-')}="
+        + (("yes" if value else "no") if isinstance(value, bool) else str(value))
+        for key, value in params.items()
+        if key not in _NOT_ECHOED
+        and value is not None
+        and (value is not False or key == "allow_unmet")  # an unset flag: only this one
+    ]
+    return "inputs: " + ", ".join(shown)
+
+
+def _show(report: RunReport, params: dict[str, Any], *, as_json: bool) -> None:
+    """The report as JSON (``inputs`` with ``allow_unmet``) or tables and the inputs line."""
+    if as_json:
+        inputs = {**report.inputs, "allow_unmet": params["allow_unmet"]}
+        emit({**report.to_dict(), "inputs": inputs}, as_json=True)
+        return
+    _print(report)
+    typer.echo(_inputs_line(params))
 
 
 def _print(report: RunReport) -> None:

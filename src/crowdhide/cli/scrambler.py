@@ -110,10 +110,11 @@ CappedShort = Annotated[bool, typer.Option("--capped", help="Capped scrambler.")
 _COLUMNS = ["source", "kind", "epsilon", "delta", "is_certificate", "notes"]
 
 
-def _record(statement: PrivacyStatement) -> dict[str, Any]:
-    """The statement's JSON form, with whether it is a certificate and its notes joined
-    for the table."""
+def _record(statement: PrivacyStatement, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The statement's JSON form, with whether it is a certificate, its notes joined for
+    the table and the ``extra`` inputs it was computed with."""
     record = statement.to_dict()
+    record["inputs"] |= extra or {}
     for key in ("epsilon", "delta"):  # a bound that does not apply has no numbers
         if math.isnan(record[key]):
             record[key] = None
@@ -131,15 +132,24 @@ def _emit(
     *,
     as_json: bool,
 ) -> None:
-    """Run one scrambler query (``one`` evaluator, or ``every`` one) and print it."""
+    """Run one scrambler query (``one`` evaluator, or ``every`` one) and print it.
+
+    The Monte-Carlo ``samples`` and ``seed`` join each statement's echoed ``inputs`` when
+    that evaluator runs; ``all`` prints every input under its table (issue 28: at ε = 50
+    every row reads δ = 0, so a changed ``--dummies`` printed the same table)."""
+    mc = {"samples": common["samples"], "seed": common["rng"]}
     if method == "all":
         with spinner(not as_json, f"scrambler {what}: every evaluator"):
-            rows = [_record(s) for s in every(**common)]
-        emit(rows, as_json=as_json, title=f"scrambler {what}, every evaluator", columns=_COLUMNS)
+            rows = [_record(s, mc if s.source == "montecarlo" else {}) for s in every(**common)]
+        shown = {key: value for key, value in common.items() if key not in ("rng", "samples")}
+        inputs = ", ".join(f"{key}={value}" for key, value in (shown | mc).items())
+        title = f"scrambler {what}, every evaluator"
+        emit(rows, as_json=as_json, title=title, columns=_COLUMNS, notes=[f"inputs: {inputs}"])
         return
     with spinner(not as_json, f"scrambler {what}: {method}"):
         statement = one(method=method, **common)
-    emit(_record(statement), as_json=as_json, title=f"scrambler {what}")
+    record = _record(statement, mc if method == "montecarlo" else {})
+    emit(record, as_json=as_json, title=f"scrambler {what}")
 
 
 def _only_for_montecarlo(ctx: typer.Context, method: str) -> None:
@@ -242,6 +252,7 @@ def calibrate_command(
         max_consents_limit=max_consents,
         sources=sources,
         target_met=cal.feasible,
+        allow_unmet=allow_unmet,  # echoed even when met (issue 28: no option silently ignored)
     )
     emit(record, as_json=as_json, title="countermeasure calibration")
     finish_target(

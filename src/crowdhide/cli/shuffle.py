@@ -322,7 +322,7 @@ def calibrate_command(
 
     solved, result = _calibrated(epsilon, delta, n, eps0, k, as_json)
     record: dict[str, Any] = {"solved_for": solved, "target_epsilon": epsilon}
-    record |= {"target_delta": delta}
+    record |= {"target_delta": delta, "allow_unmet": allow_unmet}  # echoed even when met
     if isinstance(result, str):
         record |= {"target_met": False, "reason": result}
         detail = result
@@ -368,4 +368,6 @@ def plot_command(
         {"bound": name, "points": sum(1 for v in values if math.isfinite(v))}
         for name, values in data["epsilon"].items()
     ]
-    emit(counts, as_json=False, title=f"wrote {out}")
+    # the inputs in the title: the counts alone can be the same for another --delta or n range
+    shown = f"inputs: {title}, n in [{n_min}, {n_max}], {points} points per curve"
+    emit(counts, as_json=False, title=f"wrote {out}", notes=[shown])

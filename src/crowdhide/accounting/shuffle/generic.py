@@ -555,7 +555,11 @@ def _evaluate(name: str, params: ShuffleParams, query: dict[str, float]) -> Priv
         return SHUFFLE_REGISTRY.statement(name, params, **query)
     except _NotApplicableError as exc:
         return PrivacyStatement.not_applicable(
-            source=name, reason=str(exc), kind=SHUFFLE_REGISTRY[name].kind, inputs=asdict(params)
+            source=name,
+            reason=str(exc),
+            kind=SHUFFLE_REGISTRY[name].kind,
+            inputs=asdict(params),
+            **query,  # the asked ε or δ, echoed
         )
 
 
