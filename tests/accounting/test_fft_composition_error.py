@@ -178,7 +178,7 @@ def test_the_fft_convolution_bound_against_exact_integer_convolutions() -> None:
     stays below the bound, and above 1/10000 of it somewhere (measured: about 1/600)."""
     from scipy import fft
 
-    from crowdhide.accounting.composition import _UNIT_ROUNDOFF, _fft_relative_error
+    from crowdhide.accounting.composition import _UNIT_ROUNDOFF, fft_relative_error
 
     rng = np.random.default_rng(28)
     scale, worst = 2**20, 0.0
@@ -194,7 +194,7 @@ def test_the_fft_convolution_bound_against_exact_integer_convolutions() -> None:
             a, b = ints_a / scale, ints_b / scale
             size = fft.next_fast_len(len_a + len_b - 1, True)
             spread = np.linalg.norm(a) * np.abs(b).sum() + np.abs(a).sum() * np.linalg.norm(b)
-            bound = 1.01 * (2.0 * _fft_relative_error(size) + 4.0 * _UNIT_ROUNDOFF) * spread
+            bound = 1.01 * (2.0 * fft_relative_error(size) + 4.0 * _UNIT_ROUNDOFF) * spread
             error = _exact_convolution_error(ints_a, ints_b, scale)
             assert error <= bound, (len_a, len_b, shape)
             worst = max(worst, error / bound)

@@ -206,13 +206,13 @@ def heterogeneous_advanced_composition(
 
 #: Unit roundoff of float64 (half of ``MACHINE_EPSILON``).
 _UNIT_ROUNDOFF = 2.0**-53
-#: Relative ℓ2 error of one pocketfft pass, in units of u (see :func:`_fft_relative_error`).
+#: Relative ℓ2 error of one pocketfft pass, in units of u (see :func:`fft_relative_error`).
 _FFT_PASS_CONSTANT = 16.0
 #: Tail mass each composition may move to the safe side (dp_accounting's default).
 _TAIL_MASS_TRUNCATION = 1e-15
 
 
-def _fft_relative_error(length: int) -> float:
+def fft_relative_error(length: int) -> float:
     """A bound on ``‖fl(F x) − F x‖₂ / ‖F x‖₂`` for scipy's (pocketfft) real FFT of a
     5-smooth ``length`` N, forward or inverse: ``16 u (⌈log₂ N⌉ + 1)``.
 
@@ -253,7 +253,7 @@ def convolution_error(pmf_a: Any, pmf_b: Any, error_a: float, error_b: float) ->
       ``‖x * y‖₁ <= ‖x‖₁ ‖y‖₁``: ``error_a ‖b̂‖₁ + error_b (‖â‖₁ + error_a)``.
     * FFT rounding (dense PMFs: ``scipy.signal.fftconvolve``, rfft of a 5-smooth length N >=
       L = len â + len b̂ − 1, so no wrap-around): with ``ε_F`` of
-      :func:`_fft_relative_error`, ``‖F x‖₂ = √N ‖x‖₂`` and ``‖F x‖_∞ <= ‖x‖₁``, the two
+      :func:`fft_relative_error`, ``‖F x‖₂ = √N ‖x‖₂`` and ``‖F x‖_∞ <= ‖x‖₁``, the two
       forward transforms, the complex products (``√2 γ₂ < 3 u``), the inverse transform and
       its 1/N scaling give ``‖ĉ − â * b̂‖₂ <= (2 ε_F + 4 u)(‖â‖₂ ‖b̂‖₁ + ‖â‖₁ ‖b̂‖₂)`` up to
       second-order terms (``ε_F² √N``, covered by the factor 1.01 while ``ε_F √N < 1e-3``);
@@ -277,7 +277,7 @@ def convolution_error(pmf_a: Any, pmf_b: Any, error_a: float, error_b: float) ->
         from scipy import fft
 
         size = fft.next_fast_len(length, True)
-        eps_f = _fft_relative_error(size)
+        eps_f = fft_relative_error(size)
         if eps_f * math.sqrt(size) >= 1e-3:  # unreachable below N ~ 1e19 (memory first)
             raise InvalidParameterError(f"composition of {size} grid points is too long")
         spread = l2_a * l1_b + l1_a * l2_b

@@ -17,7 +17,8 @@ Two ways of composing the *same* PLDs are offered:
   spectrum of every cycle PLD is computed once, and an observer costs one row of a matrix
   product, one complex exponential and one inverse FFT on a window of ±12 standard deviations;
   mass that could alias around that window is bounded by a Chernoff bound with the exact
-  moment generating functions and added to δ, tails are moved pessimistically (up to +inf,
+  moment generating functions and added to δ, as is a bound on the FFTs' rounding error
+  (:func:`_rounding_allowance`), tails are moved pessimistically (up to +inf,
   down to the window's edge), and ε is rounded *up* to the lattice. It never returns less than
   the reference path (tested on a grid). It is kept because every observer's cycle counts
   differ on realistic walks, so observers cannot share compositions: composing is ~70× faster
@@ -36,7 +37,7 @@ from scipy import sparse
 
 from crowdhide._validation import check_probability
 from crowdhide.accounting.binomial_tails import rowwise_logsumexp
-from crowdhide.accounting.composition import PldCurve
+from crowdhide.accounting.composition import PldCurve, fft_relative_error
 from crowdhide.errors import InvalidParameterError
 from crowdhide.netdp.cycle_privacy import CycleMechanism, FloatArray, IntArray, cycle_profile
 
@@ -97,8 +98,13 @@ def pld_from_profile(profile: npt.ArrayLike, *, step: float) -> PldCurve:
     return PldCurve(build(inf_mass + shortfall))
 
 
-def _lattice(curve: PldCurve) -> tuple[float, IntArray, FloatArray, float]:
-    """(step, lattice indices, masses, +inf mass) of a symmetric ``dp_accounting`` PLD.
+#: (step, lattice indices, masses, +inf mass, carried ℓ1 error) of one PLD.
+_Lattice = tuple[float, IntArray, FloatArray, float, float]
+
+
+def _lattice(curve: PldCurve) -> _Lattice:
+    """(step, lattice indices, masses, +inf mass, ℓ1 error carried from a composition) of
+    a symmetric ``dp_accounting`` PLD.
 
     ``dp_accounting`` exposes no public accessor for a PMF's masses; this is the one place that
     reads them (``DensePLDPmf`` of dp_accounting >= 0.4), for the accelerated composition.
@@ -106,7 +112,13 @@ def _lattice(curve: PldCurve) -> tuple[float, IntArray, FloatArray, float]:
     pmf = curve.pld._pmf_remove.to_dense_pmf()
     probs = np.asarray(pmf._probs, dtype=np.float64)
     k = np.arange(probs.size, dtype=np.int64) + int(pmf._lower_loss)
-    return float(pmf._discretization), k, probs, float(pmf._infinity_mass)
+    return (
+        float(pmf._discretization),
+        k,
+        probs,
+        float(pmf._infinity_mass),
+        curve.composition_error,
+    )
 
 
 def _as_counts(counts: npt.ArrayLike | sparse.spmatrix, bins: int) -> sparse.csr_matrix:
@@ -167,11 +179,11 @@ def _compose_dp_accounting(c: sparse.csr_matrix, plds: list[PldCurve], d: float)
 
 
 def _fft_bins(
-    lattices: list[tuple[float, IntArray, FloatArray, float]], c: sparse.csr_matrix
+    lattices: list[_Lattice], c: sparse.csr_matrix
 ) -> tuple[int, FloatArray, list[FloatArray], list[IntArray]]:
     """FFT size, per-bin +inf mass and normalized masses truncated to the FFT window."""
-    mean_b = np.array([float(np.sum(m * k)) for _, k, m, _ in lattices])
-    var_b = np.array([float(np.sum(m * k**2)) for _, k, m, _ in lattices])
+    mean_b = np.array([float(np.sum(m * k)) for _, k, m, _, _ in lattices])
+    var_b = np.array([float(np.sum(m * k**2)) for _, k, m, _, _ in lattices])
     var_b = np.maximum(var_b - mean_b**2, 0.0)
     width = float(np.max(np.abs(c @ mean_b) + 12.0 * np.sqrt(c @ var_b))) + 4.0
     size = 1 << max(6, math.ceil(math.log2(2.0 * width + 4.0)))
@@ -179,7 +191,7 @@ def _fft_bins(
     infinite = np.empty(len(lattices))
     norm_masses: list[FloatArray] = []
     ks: list[IntArray] = []
-    for b, (_, k, masses, inf_mass) in enumerate(lattices):
+    for b, (_, k, masses, inf_mass, _) in enumerate(lattices):
         m = masses.copy()
         # per-bin cut at ±30 sd (mass above -> +inf, below -> the cut): keeps the moment
         # generating functions of the alias bound finite-tailed; pessimistic both ways
@@ -200,13 +212,13 @@ def _fft_bins(
 
 def _compose_fft(
     c: sparse.csr_matrix,
-    lattices: list[tuple[float, IntArray, FloatArray, float]],
+    lattices: list[_Lattice],
     d: float,
     chunk: int = 256,
 ) -> FloatArray:
     """Accelerated path: all observers' compositions by one batched FFT (see the module)."""
     step = lattices[0][0]
-    if any(abs(h - step) > 1e-15 * step for h, _, _, _ in lattices):
+    if any(abs(h - step) > 1e-15 * step for h, *_ in lattices):
         raise InvalidParameterError("plds must share one lattice step")
     size, infinite, norm_masses, ks = _fft_bins(lattices, c)
     half = size // 2 - 1
@@ -221,6 +233,8 @@ def _compose_fft(
             log_phi[b] = np.log(np.fft.rfft(ring))
     log_phi = np.where(np.isfinite(log_phi), log_phi, -800.0)
     mgf_table = _log_mgf_table(norm_masses, ks)
+    errors = np.array([error for *_, error in lattices])
+    allowance = _rounding_allowance(c, norm_masses, errors, size)
     losses = (np.arange(size // 2, size) - size // 2) * step  # ε >= 0 only
     up, down = np.exp(losses[-1] - losses), np.exp(losses - losses[-1])
     out = np.zeros(c.shape[0])
@@ -233,7 +247,7 @@ def _compose_fft(
         tail2 = np.cumsum((pmf * up)[:, ::-1], axis=1)[:, ::-1]
         t1 = np.concatenate([tail1[:, 1:], np.zeros((tail1.shape[0], 1))], axis=1)
         t2 = np.concatenate([tail2[:, 1:], np.zeros((tail2.shape[0], 1))], axis=1)
-        hockey = np.maximum(t1 - down[None, :] * t2, 0.0) + size * 1e-15
+        hockey = np.maximum(t1 - down[None, :] * t2, 0.0) + allowance[rows, None]
         alias = _alias_bound(c[rows], mgf_table, half)
         alias = np.where(support[rows] <= half, 0.0, alias)
         keep = np.exp(log_keep[rows])
@@ -245,6 +259,51 @@ def _compose_fft(
 
 
 _LAMBDAS = np.logspace(-5.0, 0.5, 28)
+
+
+def _rounding_allowance(
+    c: sparse.csr_matrix, masses: list[FloatArray], errors: FloatArray, size: int
+) -> FloatArray:
+    """Per observer row, a bound on the absolute error of every hockey-stick value of
+    :func:`_compose_fft` (added to each, like the alias bound).
+
+    With ``C = Σ_b c_b`` cycles, x_b the normalized masses, ε_F
+    (:func:`~crowdhide.accounting.composition.fft_relative_error`) the relative ℓ2 error of
+    one transform of length N and η_b ≤ ε_F √N ‖x_b‖₂ the largest error of a spectrum entry:
+
+    * spectra: ``|Π φ̂_b^{c_b} − Π φ_b^{c_b}| <= e^{Cη} Σ c_b |φ̂_b − φ_b|`` entrywise
+      (telescoping, every ``|φ| <= 1 + η``), so ``e^{Cη} ε_F √N Σ c_b ‖x_b‖₂`` in ℓ2;
+    * ``exp(c @ log φ̂)``: the logs, the sum of B products and the exponential move the
+      exponent by at most ``γ_{B+3} Σ c_b |log φ̂_b| <= γ_{B+3} (A + π C)`` with
+      ``e^{-A}`` the entry's modulus, so the entry by at most ``1.01 γ_{B+3} (1/e + π C)
+      e^{Cη}`` (``A e^{-A} <= 1/e``): ``√N`` times that in ℓ2;
+    * the inverse transform: ``1/√N`` of the spectrum's ℓ2 error, plus ε_F of the result;
+    * ℓ1 over the N points is at most ``√N`` ℓ2, and a hockey-stick value moves by at most
+      the ℓ1 error of the masses above it, plus ``2 N u`` for the two cumulative sums;
+    * the inputs: each PMF's own ℓ1 error (rounding of the normalized masses, ``u``, and a
+      composed input's carried allowance) counts ``c_b`` times.
+
+    The per-transform ε_F is Higham's radix-2 bound with a factor 2 to spare (N is a power
+    of two here); the bound is first order in u, with the factors 1.01 covering the rest
+    while ``Cη < 10⁻³`` (else the batched path is refused).
+    """
+    u = 2.0**-53
+    eps_f = fft_relative_error(size)
+    l2 = np.array([math.sqrt(float(np.sum(m * m))) for m in masses])
+    total = np.asarray(c.sum(axis=1), dtype=np.float64).ravel()
+    eta = eps_f * math.sqrt(size) * float(np.max(l2, initial=0.0))
+    if float(np.max(total, initial=0.0)) * eta >= 1e-3:
+        raise InvalidParameterError(
+            f"the batched composition of {int(np.max(total))} cycles is beyond its error "
+            f"bound's range (FFT size {size}); use accelerated=False",
+            parameter="counts",
+        )
+    gamma = (len(masses) + 3) * u / (1.0 - (len(masses) + 3) * u)
+    spectra = eps_f * math.sqrt(size) * (c @ l2)
+    exponent = 1.01 * gamma * (1.0 / math.e + math.pi * total) * math.sqrt(size)
+    l2_pmf = (1.01 * (spectra + exponent)) / math.sqrt(size) + 1.01 * eps_f
+    inputs = c @ (errors + u)
+    return np.asarray(math.sqrt(size) * l2_pmf + 2.0 * size * u + inputs, dtype=np.float64)
 
 
 def _log_mgf_table(masses: list[FloatArray], ks: list[IntArray]) -> FloatArray:
