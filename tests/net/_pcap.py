@@ -46,15 +46,22 @@ def _packets(path: Path) -> list[tuple[float, bytes]]:
     return out
 
 
+#: A TCP direction: (source address, source port, destination address, destination port).
+_Key = tuple[str, int, str, int]
+
+
 def tls_records(path: Path, gaps: list[tuple[str, int, str, int]] | None = None) -> list[Record]:
     """Every TLS record of every TCP connection in the capture, in capture order.
 
-    Sequence numbers are taken relative to the stream's start modulo 2³² (a long stream
-    may wrap). A hole in a stream (bytes the capture lost) ends that direction's records
-    there — past it the record boundaries are unknown — and its key is appended to
-    ``gaps`` if given."""
-    streams: dict[tuple[str, int, str, int], dict[int, tuple[float, bytes]]] = defaultdict(dict)
-    first: dict[tuple[str, int, str, int], int] = {}
+    A SYN (or SYN-ACK) with a new sequence number starts a new stream, even on a 4-tuple
+    seen before: a long capture reuses ephemeral ports (found on a 40-run capture, where two
+    connections' segments mixed). Sequence numbers are taken relative to the stream's start
+    modulo 2³² (a long stream may wrap). A hole in a stream (bytes the capture lost) ends
+    that stream's records there — past it the record boundaries are unknown — and its key
+    is appended to ``gaps`` if given."""
+    streams: dict[tuple[_Key, int], dict[int, tuple[float, bytes]]] = defaultdict(dict)
+    first: dict[tuple[_Key, int], int] = {}
+    generation: dict[_Key, int] = {}
     for time, ip in _packets(path):
         if len(ip) < 20 or ip[0] >> 4 != 4 or ip[9] != 6:
             continue
@@ -65,15 +72,19 @@ def tls_records(path: Path, gaps: list[tuple[str, int, str, int]] | None = None)
         flags = tcp[13]
         payload = tcp[(tcp[12] >> 4) * 4 :]
         key = (".".join(map(str, ip[12:16])), sport, ".".join(map(str, ip[16:20])), dport)
-        if flags & 0x02:  # SYN: the stream starts after it
-            first[key] = (seq + 1) & _MASK
+        if flags & 0x02:  # SYN: a stream starts after it (a retransmitted SYN: the same)
+            start = (seq + 1) & _MASK
+            if key not in generation or first.get((key, generation[key])) != start:
+                generation[key] = generation.get(key, -1) + 1
+                first[(key, generation[key])] = start
         if payload:
-            first.setdefault(key, seq)  # no SYN captured: the first segment seen
-            offset = (seq - first[key]) & _MASK
+            stream = (key, generation.setdefault(key, 0))
+            first.setdefault(stream, seq)  # no SYN captured: the first segment seen
+            offset = (seq - first[stream]) & _MASK
             if offset < _HALF:  # else a segment from before the start
-                streams[key][offset] = (time, payload)
+                streams[stream][offset] = (time, payload)
     records: list[Record] = []
-    for key, segments in streams.items():
+    for (key, _), segments in streams.items():
         buffer, times, at = bytearray(), [], 0
         for offset in sorted(segments):
             time, payload = segments[offset]
