@@ -409,14 +409,19 @@ def reduced_krr_channel(
 ) -> Channel:
     """The reduced k-RR channel ``N^r`` on histograms (Def. 23; Lemma 30 for k = 2).
 
+    Rows and columns are histograms rather than datasets, so the channel has
+    ``C(n + k − 1, k − 1)`` rows instead of ``k^n``; it takes the same arguments as
+    :func:`krr_dataset_channel`.
+
     Parameters
     ----------
-    n, k
-        Users and values.
-
+    n
+        Users: every histogram counts n values.
+    k
+        Size of the value domain ``0..k−1``.
     eps0, keep_probability
-        The k-RR noise: ε0, or the probability p of keeping the true value (a Fraction gives
-        exact results); give one of them.
+        Exactly one of: the local ε0 of k-RR, or its keep probability p (give p as a
+        ``Fraction`` for an exact channel).
 
     Returns
     -------
