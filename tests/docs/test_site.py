@@ -7,6 +7,7 @@ the API reference's cross-references and the navigation.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -101,6 +102,10 @@ def test_site_builds_strictly_with_working_links(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "WARNING" not in proc.stderr, proc.stderr[-4000:]
     assert (site / "api" / "crowdhide.html").exists()
+    tutorials = sorted((site / "tutorials").glob("*.html"))
+    assert len(tutorials) == 3
+    for page in tutorials:  # each tutorial ships its notebook
+        assert json.loads(page.with_suffix(".ipynb").read_text(encoding="utf-8"))["nbformat"] == 4
     assert broken_links(site) == []
 
 
