@@ -25,11 +25,12 @@ import pytest
 
 from crowdhide.backends import execute
 from crowdhide.backends.tls import control as ctl
+from crowdhide.backends.tls import workload
 from crowdhide.backends.tls.backend import TlsBackend
 from crowdhide.backends.tls.coordinator import Coordinator, _Conn
 from crowdhide.backends.tls.daemon import write_rows
 from crowdhide.backends.tls.enrol import EnrolmentError
-from crowdhide.engine.backend import BlockReport
+from crowdhide.engine.backend import BlockReport, Job
 from crowdhide.errors import NodeFailureError
 from crowdhide.plans import protect
 from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan
@@ -183,6 +184,10 @@ def test_daemons_release_the_local_result_and_the_coordinator_learns_counts_only
     assert sorted(received) == [0, 1, 2]
     kinds = {type(m).__name__ for m in messages}
     assert {"Described", "Ran", "Flushed", "JobLoaded"} <= kinds
+    # The default round fits the slowest daemon's own measured frame costs.
+    costs = workload.slowest([m.costs for m in messages if isinstance(m, ctl.Described)])
+    job = Job(plan=plan, seed=5, block_size=BLOCK)
+    assert backend.round_seconds == workload.round_seconds(job, backend.placement, costs=costs)
     assert [x for m in messages for x in leaks(m, {"R"})] == []
     drawn = secrets_drawn(dep.root / "drawn")
     assert len(drawn) == NODES  # one secret per daemon for this job (the hook ran)

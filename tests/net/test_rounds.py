@@ -3,6 +3,7 @@ and a round whose processing does not fit is reported (never stretched)."""
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -10,10 +11,12 @@ import numpy as np
 import pytest
 
 from crowdhide.backends import execute
-from crowdhide.backends.tls.backend import default_round_seconds, worst_case_frames
+from crowdhide.backends.tls.placement import Placement
+from crowdhide.backends.tls.workload import round_seconds, slowest
+from crowdhide.engine.backend import Job
 from crowdhide.engine.library import named
 from crowdhide.engine.plan import PlanBuilder
-from crowdhide.errors import RoundOverrunError
+from crowdhide.errors import InvalidParameterError, RoundOverrunError
 from tests.cli_helpers import run_cli
 from tests.net._programs import use_test_hosts
 from tests.net.conftest import BLOCK, small_plan
@@ -55,11 +58,36 @@ def test_rounds_that_fit_keep_their_schedule(backends: Any) -> None:
     assert elapsed >= 1.0 + 0.5  # round 1 whole, round 2 up to its acknowledgements
 
 
-def test_default_round_length_follows_the_plan_only() -> None:
-    plan = small_plan(protected=True)  # 300 sources, scramblers of 10 with 5 dummies
-    assert worst_case_frames(plan) == 300 + 30 * 5
-    assert default_round_seconds(plan, per_frame=1e-5) == pytest.approx(2 * (0.5 + 1e-3 * 450))
-    assert default_round_seconds(plan, per_frame=1e-3) == pytest.approx(2 * (0.5 + 2e-3 * 450))
+FAST = {"link": (1e-6, 1e-6), "inner": (1e-4, 1e-4)}
+SLOW = {"link": (2e-6, 5e-7), "inner": (3e-4, 1e-4)}
+
+
+def test_the_default_round_fits_the_slowest_daemon() -> None:
+    """The coordinator's default round: the plan's worst case under the placement, at the
+    slowest daemon's measured costs (each kind and side), not the coordinator's machine."""
+    assert slowest([FAST, SLOW]) == {"link": (2e-6, 1e-6), "inner": (3e-4, 1e-4)}
+    job = Job(plan=small_plan(protected=True), seed=0, block_size=BLOCK)
+    place = Placement(hosts=3, rule="spread")
+    fast = round_seconds(job, place, costs=FAST)
+    assert round_seconds(job, place, costs=slowest([FAST, SLOW])) > fast
+    assert round_seconds(job, place, costs=slowest([FAST, FAST])) == fast
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"link": (math.nan, 1e-6), "inner": (1e-4, 1e-4)},
+        {"link": (1e-6, 1e-6), "inner": (math.inf, 1e-4)},
+        {"link": (-1e-6, 1e-6), "inner": (1e-4, 1e-4)},
+        {"link": (1e-6, 1e-6), "inner": (1e-4, 2.0)},
+        {"link": (1e-6, 1e-6)},
+    ],
+)
+def test_a_daemon_cannot_set_a_round_without_bound(bad: dict[str, Any]) -> None:
+    with pytest.raises(InvalidParameterError, match="frame costs"):
+        slowest([FAST, bad])
+    with pytest.raises(InvalidParameterError, match="no frame costs"):
+        slowest([])
 
 
 def test_round_seconds_applies_to_tls_only(capsys: Any) -> None:

@@ -49,11 +49,8 @@ from crowdhide.backends.tls.rounds import (
     LedgerViews,
     MissingContributionsError,
     MissingReport,
-    default_round_seconds,
-    frame_seconds,
     receiving_groups,
     refuse_oversized,
-    worst_case_frames,
 )
 from crowdhide.errors import InvalidParameterError, ParameterTypeError
 
@@ -62,10 +59,7 @@ __all__ = [
     "MissingReport",
     "TlsBackend",
     "WireView",
-    "default_round_seconds",
-    "frame_seconds",
     "host_of_block",
-    "worst_case_frames",
 ]
 
 IntArray = npt.NDArray[np.int64]
@@ -151,9 +145,9 @@ class TlsBackend(LedgerViews):
         those addresses (default: every host on 127.0.0.1 in this namespace).
     round_seconds
         Fixed length of a round: frames leave at the round's start, acknowledgements at its
-        middle, processing fills the second half (default: :func:`default_round_seconds`
-        of the plan). A round that does not fit raises
-        :class:`~crowdhide.errors.RoundOverrunError`.
+        middle, processing fills the second half (default:
+        :func:`crowdhide.backends.tls.workload.round_seconds` of the plan and placement).
+        A round that does not fit raises :class:`~crowdhide.errors.RoundOverrunError`.
     shared_seed
         ``False`` (default): every host draws a 256-bit secret when it loads the job and keys
         its blocks' randomness with it (nobody else can replay a block's sampling, dummies

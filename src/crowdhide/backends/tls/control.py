@@ -193,7 +193,11 @@ class Stop:
 # -- coordinator -> node daemon (crowdhide node serve) ------------------------------------
 @dataclass(frozen=True)
 class Describe:
-    """Ask a daemon which source rows it holds."""
+    """Ask a daemon which source rows it holds and, if ``frame`` > 0, what sealing and
+    opening a frame of ``frame`` bytes costs on its machine (the round length is set from
+    the slowest daemon's costs, not the coordinator's machine)."""
+
+    frame: int = 0
 
 
 @dataclass(frozen=True)
@@ -221,11 +225,14 @@ class EndRun:
 # -- node daemon -> coordinator -----------------------------------------------------------
 @dataclass(frozen=True)
 class Described:
-    """This daemon's id and the source rows ``[first, first + rows)`` it holds."""
+    """This daemon's id, the source rows ``[first, first + rows)`` it holds and its measured
+    ``(seal, open)`` seconds per frame (:func:`crowdhide.backends.tls.workload.frame_costs`;
+    empty when not asked)."""
 
     node: int
     first: int
     rows: int
+    costs: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from crowdhide._validation import check_real
-from crowdhide.backends.tls import codec
+from crowdhide.backends.tls import codec, workload
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls.daemon import Identity
 from crowdhide.backends.tls.enrol import check_address
@@ -38,7 +38,6 @@ from crowdhide.backends.tls.placement import Placement
 from crowdhide.backends.tls.rounds import (
     Ledger,
     LedgerViews,
-    default_round_seconds,
     receiving_groups,
     refuse_oversized,
 )
@@ -296,13 +295,13 @@ class Coordinator(LedgerViews):
         self._job = job
         if self._frame_arg is None:
             self.frame = codec.frame_for(plan)
-        if self._round_arg is None:
-            self.round_seconds = default_round_seconds(plan)
         try:
             for h in range(self.hosts):
                 self.conns[h] = self._dial(h)
             self._where = "setup"
-            described = self._all(lambda h: ctl.Describe())
+            # Each daemon measures its own frame costs only if the round length is ours to set.
+            ask = ctl.Describe(frame=self.frame if self._round_arg is None else 0)
+            described = self._all(lambda h: ask)
             self._expect(described, ctl.Described, "describing the nodes")
             self.ranges = tuple(
                 (described[h].first, described[h].first + described[h].rows)
@@ -313,10 +312,26 @@ class Coordinator(LedgerViews):
                 hosts=self.hosts, rule=self.placement.rule, ranges=self.ranges
             )
             self.placement.check(job)
+            if self._round_arg is None:
+                self.round_seconds = self._round_length(job, described)
             self._setup(job, ship_job)
         except BaseException:
             self.close()
             raise
+
+    def _round_length(self, job: Job, described: dict[int, Any]) -> float:
+        """The default round length: the plan's worst-case work per host under this
+        placement, at the slowest daemon's measured frame costs (never the data's)."""
+        for h, reply in described.items():
+            try:
+                workload.slowest([reply.costs])
+            except InvalidParameterError as exc:
+                address = self.entries[h].address
+                raise NodeFailureError(
+                    f"node {h} ({address}) described itself wrongly: {exc}"
+                ) from None
+        costs = workload.slowest([reply.costs for reply in described.values()])
+        return workload.round_seconds(job, self.placement, costs=costs)
 
     def _check_ranges(self, job: Job) -> None:
         covered = sorted(self.ranges)

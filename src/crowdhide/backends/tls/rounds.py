@@ -17,9 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from crowdhide.backends.tls import codec
 from crowdhide.backends.tls import control as ctl
-from crowdhide.backends.tls import frames as fr
 from crowdhide.errors import InvalidParameterError, NodeFailureError, RoundOverrunError
 
 __all__ = [
@@ -27,11 +25,8 @@ __all__ = [
     "LedgerViews",
     "MissingContributionsError",
     "MissingReport",
-    "default_round_seconds",
-    "frame_seconds",
     "receiving_groups",
     "refuse_oversized",
-    "worst_case_frames",
 ]
 
 
@@ -103,53 +98,6 @@ class MissingContributionsError(NodeFailureError, ConnectionError):
 _LEAD = 0.2
 #: Lateness tolerated before a round counts as overrun (scheduler and clock jitter).
 _SLACK = 0.05
-#: Least seconds of work per frame and round assumed by the default round length.
-_PER_FRAME = 1e-3
-#: Default round length: measured sealing work of a frame times this (writing, reading,
-#: parsing, the program, and a machine whose load changes during the run).
-_MARGIN = 2.0
-
-
-def worst_case_frames(plan: Any) -> int:
-    """The most frames any group of ``plan`` emits in one round, whatever the data.
-
-    Data routes: one per sender (and its flooding dummies), or the first hop to a scrambler
-    and the scramblers' forwards with their dummies; ``fixed``: one per sender;
-    ``broadcast``: one per sender and receiver; ``fanout``: one per receiver; ``stream``:
-    one per row, at most the largest group.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from crowdhide.engine.plan import PlanBuilder
-    >>> b = PlanBuilder()
-    >>> _ = b.sources("S", {"g": np.zeros(10, dtype=int)})
-    >>> _ = b.compute("C", size=3, process=lambda inbox, rng: {})
-    >>> _ = b.route("S", "C", by=lambda s: s["g"])
-    >>> worst_case_frames(b.build())
-    10
-    """
-    per_group: dict[str, int] = defaultdict(int)
-    largest = max(g.size for g in plan.groups)
-    for r in plan.routes:
-        senders, receivers = plan.group(r.sender).size, plan.group(r.receiver).size
-        p = r.protection
-        if r.kind == "data":
-            layer = p.scrambler if p is not None else None
-            flood = p.local_dummies if p is not None else 0
-            per_group[r.sender] += senders * (1 + flood)
-            if layer is not None:
-                extra = -(-senders // layer.per_scrambler) * layer.dummies
-                per_group[layer.group] += senders + extra
-        elif r.kind == "fixed":
-            per_group[r.sender] += senders
-        elif r.kind == "broadcast":
-            per_group[r.sender] += senders * receivers
-        elif r.kind == "fanout":
-            per_group[r.sender] += receivers
-        else:
-            per_group[r.sender] += largest
-    return max(per_group.values(), default=0)
 
 
 def receiving_groups(plan: Any) -> list[str]:
@@ -161,34 +109,6 @@ def receiving_groups(plan: Any) -> list[str]:
         if r.protection is not None and r.protection.scrambler is not None
     }
     return sorted({r.receiver for r in plan.routes} | layers)
-
-
-def frame_seconds(frame: int, *, trials: int = 64) -> float:
-    """Measured seconds of the sealing work of one frame on this machine: an onion's two
-    HPKE seals and two opens of a ``frame``-byte frame's plaintexts (dummy contents: the
-    work does not depend on them)."""
-    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
-
-    from crowdhide.backends.tls import hpke
-
-    node = X25519PrivateKey.generate()
-    public, plain = hpke.public_bytes(node), bytes(codec.values_bytes(frame))
-    began = time.perf_counter()
-    for _ in range(trials):
-        inner = hpke.seal_base(public, fr.INFO, b"", plain)
-        outer = hpke.seal_base(public, fr.INFO, b"", inner)
-        hpke.open_base(node, fr.INFO, b"", hpke.open_base(node, fr.INFO, b"", outer))
-    return (time.perf_counter() - began) / trials
-
-
-def default_round_seconds(plan: Any, *, per_frame: float | None = None) -> float:
-    """Default fixed round length: two halves (send + acknowledge, then process), each
-    0.5 s plus ``_MARGIN`` times the measured sealing work of a frame
-    (:func:`frame_seconds`, at least :data:`_PER_FRAME`) per frame of the plan's busiest
-    round (:func:`worst_case_frames`). It depends on the plan and the machine, never on the
-    data."""
-    cost = max(_PER_FRAME, _MARGIN * (per_frame or frame_seconds(codec.frame_for(plan))))
-    return round(2 * (0.5 + cost * worst_case_frames(plan)), 3)
 
 
 class Ledger:

@@ -6,8 +6,7 @@ measured cost of a frame, never from the messages actually sent:
 
 * **frames per hop**: what every sender emits whatever its data (one message per sender and
   its flooding dummies on a data route, the scramblers' forwards plus their dummies, one
-  per receiver for ``broadcast``/``fanout``, the largest group for ``stream``), as in
-  :func:`crowdhide.backends.tls.backend.worst_case_frames`;
+  per receiver for ``broadcast``/``fanout``, the largest group for ``stream``);
 * **sealing** is charged to the host of each sending block (placement is part of the plan);
   **opening** of a whole hop is charged to *every* host holding a receiving block (which
   receiver a real message goes to depends on the data: all of them may go to one host);
@@ -26,7 +25,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
-__all__ = ["Cost", "frame_costs", "half_work", "host_work", "round_seconds"]
+__all__ = ["Cost", "frame_costs", "half_work", "host_work", "round_seconds", "slowest"]
 
 #: ``(seal, open)`` seconds per frame.
 Cost = tuple[float, float]
@@ -79,6 +78,34 @@ def frame_costs(frame: int, *, budget: float = 0.3, batch: int = 128) -> dict[st
         "link": _mean(link_batch, batch, budget / 2),
         "inner": _mean(inner_batch, 8, budget / 2),
     }
+
+
+def slowest(measured: Any) -> dict[str, Cost]:
+    """The largest ``(seal, open)`` of each kind over several machines' :func:`frame_costs`
+    (a round must fit the slowest daemon's work).
+
+    >>> slowest([{"link": (1e-6, 3e-6), "inner": (2e-4, 1e-4)},
+    ...          {"link": (2e-6, 1e-6), "inner": (1e-4, 1e-4)}])
+    {'link': (2e-06, 3e-06), 'inner': (0.0002, 0.0001)}
+    """
+    from crowdhide.errors import InvalidParameterError
+
+    out: dict[str, Cost] = {}
+    for costs in measured:
+        values = [float(v) for pair in costs.values() for v in pair]
+        # A daemon's figures set everybody's round length: finite, and under a second a frame.
+        if set(costs) != {"link", "inner"} or not all(0.0 <= v < 1.0 for v in values):
+            raise InvalidParameterError(
+                f"frame costs must give (seal, open) seconds in [0, 1) for 'link' and "
+                f"'inner', got {dict(costs)}",
+                parameter="costs",
+            )
+        for kind, (seal, open_) in costs.items():
+            was = out.get(kind, (0.0, 0.0))
+            out[kind] = (max(was[0], float(seal)), max(was[1], float(open_)))
+    if not out:
+        raise InvalidParameterError("no frame costs measured", parameter="costs")
+    return out
 
 
 def _mean(run: Any, per: int, budget: float) -> Cost:
