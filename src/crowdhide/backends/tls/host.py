@@ -170,8 +170,12 @@ class Host:
         # Queued (header, plaintext) per peer; sealed per link and round at the flush.
         self.outbox: dict[int, list[tuple[bytes, bytes]]] = defaultdict(list)
         self.sealed: dict[int, list[bytes]] = {}
+        # Per sending host: data frames received in its current round (their positions in
+        # the round's context), the epoch of its last END (frames now arriving belong to the
+        # next one), and the last round closed without its END (epoch, count reported then).
         self.recv_count: dict[int, int] = defaultdict(int)
         self.recv_epochs: dict[int, int] = defaultdict(int)
+        self.missed: dict[int, tuple[int, int]] = {}
         self.ends: dict[tuple[int, int], int] = {}
         self.acks: dict[tuple[int, int], int] = {}
         self.schemas: dict[int, codec.Schema] = {}
@@ -204,9 +208,15 @@ class Host:
         elif kind == fr.END and not link.outgoing:
             head = fr.unpack_control(frame)
             got = self.recv_count.pop(peer, 0)
-            self.recv_epochs[peer] += 1
-            self.ends[(peer, head.epoch)] = got
-            self.claims[(peer, head.epoch)] = head.count
+            # The END names its round: frames after it belong to the next, however many
+            # rounds were closed here without it (never counted twice, see _close_round).
+            self.recv_epochs[peer] = max(self.recv_epochs[peer], head.epoch)
+            missed = self.missed.get(peer, (0, 0))
+            if head.epoch > missed[0]:
+                self.ends[(peer, head.epoch)] = got
+                self.claims[(peer, head.epoch)] = head.count
+            else:  # a late END of a round already closed: its frames were reported lost
+                got = missed[1] if head.epoch == missed[0] else 0
             ack = fr.pack_control(
                 fr.ACK, epoch=head.epoch, count=got, origin=self.host, size=self.frame
             )
@@ -240,6 +250,8 @@ class Host:
         assert peer is not None
         epoch, seq = self.recv_epochs[peer] + 1, self.recv_count[peer]
         self.recv_count[peer] = seq + len(frames)
+        # Frames of a round closed without its END were reported lost: refused as stale.
+        closed = epoch <= self.missed.get(peer, (0, 0))[0]
         self.stats["frames_in"] += len(frames)
         plains = self.sealer.open_frames(peer, epoch, seq, frames, self.body_lengths)
         rejected, seen, inbox = self.rejected[peer], self.seen, self.inbox
@@ -262,7 +274,7 @@ class Host:
                 except (InvalidTag, ValueError, KeyError):
                     rejected["invalid"] += 1
                     continue
-            if sent != epoch:
+            if sent != epoch or closed:
                 rejected["stale"] += 1
             elif any(k in seen for k in keys):
                 rejected["duplicate"] += 1
@@ -294,6 +306,10 @@ class Host:
             self.stats["refused"] += 1
             link.drop()
             return
+        if claimed in self.incoming:  # a new link after the old one closed: a fresh count
+            self.recv_count.pop(claimed, None)
+            missed = self.missed.get(claimed, (0, 0))[0]
+            self.recv_epochs[claimed] = max(self.recv_epochs[claimed], missed)
         link.peer = claimed
         self.incoming[claimed] = link
         link.write(fr.pack_control(fr.WELCOME, epoch=0, count=0, origin=self.host, size=self.frame))
@@ -431,13 +447,23 @@ class Host:
                 break
         received = {}
         for p in alive:
-            # Without an END (peer died or link dropped), what arrived so far is what counts.
-            received[p] = self.ends.pop((p, key), None)
-            if received[p] is None:
-                received[p] = self.recv_count.pop(p, 0)
-                self.recv_epochs[p] += 1
+            # Without an END (peer died, link dropped, or late), what arrived so far is what
+            # counts; the frames still to come of this round are refused as stale, and its
+            # END, if it comes, moves the link to the next round (on_frame).
+            got = self.ends.pop((p, key), None)
+            if got is None:
+                # The frames arriving now are this round's only if the last END is the
+                # previous round's (a peer late by more than a round sent none of this one).
+                got = self.recv_count[p] if self.recv_epochs[p] + 1 == key else 0
+                if key > self.missed.get(p, (0, 0))[0]:
+                    self.missed[p] = (key, got)
+            received[p] = got
         acked = {p: self.acks.pop((p, key), None) for p in self.out}
         claimed = {p: self.claims.pop((p, key), None) for p in alive}
+        # Answers of rounds now closed that came too late to count (or from dead peers).
+        for table in (self.acks, self.ends, self.claims):
+            for stale in [k for k in table if k[1] <= key]:
+                del table[stale]
         rejected = {p: dict(c) for p, c in self.rejected.items() if any(c.values())}
         self.rejected.clear()
         return {"received": received, "acked": acked, "claimed": claimed, "rejected": rejected}
