@@ -43,7 +43,7 @@ from crowdhide.backends.tls.rounds import (
     refuse_oversized,
 )
 from crowdhide.engine.backend import BlockReport, Job
-from crowdhide.errors import InvalidParameterError, NodeFailureError, RoundOverrunError
+from crowdhide.errors import InvalidParameterError, NodeFailureError
 
 __all__ = ["Coordinator", "NodeGoneError"]
 
@@ -173,7 +173,7 @@ class Coordinator(LedgerViews):
         self.frame = 256 if frame_size is None else int(frame_size)
         self.placement = Placement(hosts=self.hosts, rule=placement)
         self.signer = Signer.from_pem(self.identity.key)
-        self.ledger = Ledger(on_missing=on_missing)
+        self.ledger = Ledger(on_missing=on_missing, slowest=self._slowest)
         self.conns: dict[int, _Conn] = {}
         self.ranges: tuple[tuple[int, int], ...] = ()
         self._job: Job | None = None
@@ -362,7 +362,7 @@ class Coordinator(LedgerViews):
         job = self._job
         assert job is not None
         if self.ledger.queued:
-            self._flush()
+            self._close_round()
         epoch = self.ledger.epoch + 1
         self._where = f"group {group!r} (round {epoch})"
         reply_at = self.ledger.reply_at(self.round_seconds)
@@ -394,10 +394,7 @@ class Coordinator(LedgerViews):
                 reports.append(BlockReport(block, (), {}, {}, dict(out.state)))
         counts = {h: (reply.emitted, reply.queued) for h, reply in replies.items()}
         self.ledger.ran_group(job, group, self.placement, counts)
-        try:
-            self.ledger.check_replies([r.late for r in replies.values()], self.round_seconds)
-        except RoundOverrunError as exc:  # name who made it late, as a flush overrun does
-            raise RoundOverrunError(f"{exc}; {self._slowest()}") from None
+        self.ledger.check_replies([r.late for r in replies.values()], self.round_seconds)
         self._check()
         if len(reports) < len(job.blocks(group)) and job.plan.group(group).role == "result":
             # Even with --on-missing report: without the result there is nothing to report.
@@ -424,13 +421,6 @@ class Coordinator(LedgerViews):
             parts.append(f"suspect nodes {list(m.suspects)}")
         return "; ".join([*parts, advice])
 
-    def _flush(self) -> None:
-        """Close the round; an overrun names the daemon that made it late."""
-        try:
-            self._close_round()
-        except RoundOverrunError as exc:
-            raise RoundOverrunError(f"{exc}; {self._slowest()}") from None
-
     def _slowest(self) -> str:
         """How long each daemon took to answer this round, slowest first (a stopped or cut
         off daemon answers last; a throttled link slows both of its ends)."""
@@ -443,9 +433,15 @@ class Coordinator(LedgerViews):
         return f"the daemons answered this round after: {took}"
 
     def _close_round(self) -> None:
-        self._answered = {}
+        """Close the round (an overrun names the daemons by answer time, see the ledger's
+        ``slowest``: a late start names the answers to the previous ``Run``)."""
+
+        def broadcast(flush: ctl.Flush, timeout: float) -> dict[int, Any]:
+            self._answered = {}
+            return self._all(lambda h: flush, timeout=timeout)
+
         self.ledger.close_round(
-            lambda flush, timeout: self._all(lambda h: flush, timeout=timeout),
+            broadcast,
             alive=[h for h, c in self.conns.items() if c.alive],
             deadline=self.deadline,
             round_seconds=self.round_seconds,

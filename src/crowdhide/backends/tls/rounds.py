@@ -194,10 +194,16 @@ def default_round_seconds(plan: Any, *, per_frame: float | None = None) -> float
 class Ledger:
     """Per-link accounting and the fixed-length schedule of one run (see the module
     docstring); ``on_missing="fail"`` raises :class:`MissingContributionsError` at the first
-    loss."""
+    loss.
 
-    def __init__(self, *, on_missing: str) -> None:
+    ``slowest``, if given, names the hosts that made a round late (e.g. each daemon's
+    answer time, slowest first); every :class:`~crowdhide.errors.RoundOverrunError` the
+    ledger raises ends with its text, so all overruns of a run are named the same way.
+    """
+
+    def __init__(self, *, on_missing: str, slowest: Callable[[], str] | None = None) -> None:
         self.on_missing = on_missing
+        self.slowest = slowest
         self.queued: dict[tuple[int, int], int] = {}
         self.lost: dict[tuple[int, int], int] = defaultdict(int)
         self.expected: dict[tuple[int, int], int] = defaultdict(int)
@@ -249,13 +255,17 @@ class Ledger:
         else:
             self.start_at += length
             if now > self.start_at + _SLACK:
-                raise RoundOverrunError(
+                raise self._overrun(
                     f"round {self.epoch} overran its fixed length by "
                     f"{now - self.start_at:.3f} s (round_seconds={length}): the processing "
                     f"of the previous round did not fit; raise --round-seconds "
                     f"(run.round_seconds)"
                 )
         return self.start_at, self.start_at + length / 2
+
+    def _overrun(self, text: str) -> RoundOverrunError:
+        """The overrun ``text``, followed by who made the round late (``slowest``)."""
+        return RoundOverrunError(text if self.slowest is None else f"{text}; {self.slowest()}")
 
     def run_at(self, length: float | None) -> float | None:
         """When the coordinator sends the ``Run`` of the round just closed (``None``: no
@@ -282,7 +292,7 @@ class Ledger:
         answer (:meth:`reply_at`): its answer's time would show how long the work took."""
         worst = max(late, default=0.0)
         if worst > _SLACK:
-            raise RoundOverrunError(
+            raise self._overrun(
                 f"round {self.epoch}: a node's program ended {worst:.3f} s after the scheduled "
                 f"answer (round_seconds={round_seconds}, the program has a quarter of the "
                 f"round); raise --round-seconds (run.round_seconds)"
@@ -360,7 +370,7 @@ class Ledger:
         late = max((float(r.late) for r in replies.values()), default=0.0)
         self.lateness.append(late)
         if late > _SLACK:
-            raise RoundOverrunError(
+            raise self._overrun(
                 f"round {self.epoch} overran its fixed length by {late:.3f} s "
                 f"(round_seconds={round_seconds}); raise --round-seconds "
                 f"(run.round_seconds)"
