@@ -47,12 +47,13 @@ from crowdhide.backends.tls.placement import Placement
 from crowdhide.backends.tls.rounds import (
     Ledger,
     LedgerViews,
+    LinkFailureError,
     MissingContributionsError,
     MissingReport,
     default_round_seconds,
     frame_seconds,
+    program_failed,
     receiving_groups,
-    refuse_oversized,
     worst_case_frames,
 )
 from crowdhide.errors import InvalidParameterError, ParameterTypeError
@@ -256,11 +257,11 @@ class TlsBackend(LedgerViews):
         try:
             reply = child.channel.recv(60.0)
         except (ChildGoneError, TimeoutError, OSError, ctl.ControlError) as exc:
-            raise ConnectionError(
+            raise LinkFailureError(
                 f"{child.channel.name} failed to start: {exc}; {_tail(child.log)}"
             ) from None
         if not isinstance(reply, kind):
-            raise ConnectionError(
+            raise LinkFailureError(
                 f"{child.channel.name} answered {type(reply).__name__}, not {kind.__name__}"
             )
         return reply
@@ -397,7 +398,7 @@ class TlsBackend(LedgerViews):
             if not isinstance(r, ctl.Connected) or r.failed
         }
         if failed or len(replies) < self.hosts:
-            raise ConnectionError(f"links failed to come up: {failed}")
+            raise LinkFailureError(f"links failed to come up: {failed}")
 
     def _address(self, host: int) -> str:
         """The address host ``host`` listens on (its namespace's, else loopback)."""
@@ -466,11 +467,11 @@ class TlsBackend(LedgerViews):
             )
             refused = {h: r.error for h, r in replies.items() if isinstance(r, ctl.JobRefused)}
             if refused:
-                raise ConnectionError(f"hosts refused the plan: {refused}")
+                raise LinkFailureError(f"hosts refused the plan: {refused}")
             if len(replies) < self.hosts or not all(
                 isinstance(r, ctl.JobLoaded) for r in replies.values()
             ):
-                raise ConnectionError("a host failed to load the job")
+                raise LinkFailureError("a host failed to load the job")
             nodes: dict[int, bytes] = {}
             for reply in replies.values():
                 nodes.update(reply.nodes)
@@ -501,8 +502,7 @@ class TlsBackend(LedgerViews):
             if not isinstance(r, ctl.RunDone)
         }
         if errors:
-            refuse_oversized(errors)
-            raise RuntimeError(f"node program of group {group!r} failed: {errors}")
+            raise program_failed(group, errors, lambda h: f"host {h} ({self._address(h)})")
         reports = []
         counts = {}
         for h, reply in replies.items():

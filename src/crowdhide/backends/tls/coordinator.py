@@ -39,6 +39,7 @@ from crowdhide.backends.tls.rounds import (
     Ledger,
     LedgerViews,
     default_round_seconds,
+    program_failed,
     receiving_groups,
     refuse_oversized,
 )
@@ -379,11 +380,11 @@ class Coordinator(LedgerViews):
             if not isinstance(r, ctl.Ran)
         }
         if errors:
-            refuse_oversized(errors)
+            refuse_oversized(errors)  # a parameter error, even after a death
             if self.ledger.dead:  # what arrived after a death was not enough to go on
                 self._where = f"the run (group {group!r} then failed on what arrived: {errors})"
                 raise NodeFailureError(self.failure_text(advice="nothing was released"))
-            raise RuntimeError(f"node program of group {group!r} failed: {errors}")
+            raise program_failed(group, errors, self._name)
         reports = []
         for h, reply in replies.items():
             self._schemas.update(reply.schemas)
@@ -420,6 +421,9 @@ class Coordinator(LedgerViews):
         if m.suspects:
             parts.append(f"suspect nodes {list(m.suspects)}")
         return "; ".join([*parts, advice])
+
+    def _name(self, node: int) -> str:
+        return f"node {node} ({self.entries[node].address})"
 
     def _slowest(self) -> str:
         """How long each daemon took to answer this round, slowest first (a stopped or cut

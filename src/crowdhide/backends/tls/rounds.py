@@ -25,10 +25,13 @@ from crowdhide.errors import InvalidParameterError, NodeFailureError, RoundOverr
 __all__ = [
     "Ledger",
     "LedgerViews",
+    "LinkFailureError",
     "MissingContributionsError",
     "MissingReport",
+    "NodeProgramError",
     "default_round_seconds",
     "frame_seconds",
+    "program_failed",
     "receiving_groups",
     "refuse_oversized",
     "worst_case_frames",
@@ -97,6 +100,44 @@ class MissingContributionsError(NodeFailureError, ConnectionError):
             f"rerun with --on-missing report to keep the rest"
         )
         self.report = report
+
+
+class NodeProgramError(NodeFailureError, RuntimeError):
+    """A node's program failed in a round (CLI exit code 5, as any node failure); one line
+    naming the failed nodes (id and address) and their errors. Also a :class:`RuntimeError`,
+    what the coordinators raised before."""
+
+
+class LinkFailureError(NodeFailureError, ConnectionError):
+    """Node hosts of a tls run did not start, did not link up or refused the plan (CLI exit
+    code 5); one line naming them. Also a :class:`ConnectionError`, what was raised before."""
+
+
+#: Longest error text of one node quoted in a :class:`NodeProgramError`.
+_QUOTE = 300
+
+
+def program_failed(
+    group: str, errors: Mapping[int, str], name: Callable[[int], str]
+) -> NodeProgramError:
+    """The error for nodes whose program of ``group`` failed (``errors``: their error text
+    by node; ``name(node)``: e.g. ``node 1 (10.0.0.2:7000)``), one line, each node's text
+    cut to :data:`_QUOTE` characters. A message too large for its frame is a parameter
+    error instead (:func:`refuse_oversized`, raised here).
+
+    Examples
+    --------
+    >>> str(program_failed("C", {1: "KeyError: 'x'\\nmore"}, lambda n: f"node {n}"))
+    "the program of group 'C' failed on node 1: KeyError: 'x' more"
+    """
+    refuse_oversized(errors)
+    parts = []
+    for node, error in sorted(errors.items()):
+        text = " ".join(str(error).split())
+        if len(text) > _QUOTE:
+            text = text[: _QUOTE - 3] + "..."
+        parts.append(f"{name(node)}: {text}")
+    return NodeProgramError(f"the program of group {group!r} failed on {'; '.join(parts)}")
 
 
 #: Seconds from the first flush to the first round's start (hosts receive the schedule).
