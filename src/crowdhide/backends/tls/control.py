@@ -221,11 +221,13 @@ class EndRun:
 # -- node daemon -> coordinator -----------------------------------------------------------
 @dataclass(frozen=True)
 class Described:
-    """This daemon's id and the source rows ``[first, first + rows)`` it holds."""
+    """This daemon's id, the source rows ``[first, first + rows)`` it holds, and the
+    incoming TLS handshakes that failed since it started, per remote address."""
 
     node: int
     first: int
     rows: int
+    failed_handshakes: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -346,6 +348,8 @@ class Stats:
     written: Mapping[int, int]
     written_in: Mapping[int, int]
     opened_lengths: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    #: Incoming TLS handshakes that failed, per remote address.
+    failed_handshakes: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -177,6 +177,8 @@ class Coordinator(LedgerViews):
         self.ledger = Ledger(on_missing=on_missing, slowest=self._slowest)
         self.conns: dict[int, _Conn] = {}
         self.ranges: tuple[tuple[int, int], ...] = ()
+        #: Failed incoming TLS handshakes each daemon counted before this run, per address.
+        self.failed_handshakes: dict[int, dict[str, int]] = {}
         self._job: Job | None = None
         self._schemas: dict[int, Any] = {}
         self._closed = False
@@ -309,6 +311,9 @@ class Coordinator(LedgerViews):
                 (described[h].first, described[h].first + described[h].rows)
                 for h in range(self.hosts)
             )
+            self.failed_handshakes = {
+                h: dict(r.failed_handshakes) for h, r in described.items() if r.failed_handshakes
+            }
             self._check_ranges(job)
             self.placement = Placement(
                 hosts=self.hosts, rule=self.placement.rule, ranges=self.ranges
@@ -478,4 +483,7 @@ class Coordinator(LedgerViews):
             "nodes": {e.node: e.address for e in self.entries},
             "rows": {h: list(r) for h, r in enumerate(self.ranges)},
             "observed": "per-link frame counts, acknowledgements, liveness, released outputs",
+            "failed_handshakes": {
+                h: dict(sorted(c.items())) for h, c in sorted(self.failed_handshakes.items())
+            },
         }

@@ -43,6 +43,7 @@ from crowdhide.backends.tls import codec, hpke
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls import frames as fr
 from crowdhide.backends.tls._control import read_message, read_message_async, write_message
+from crowdhide.backends.tls.accept import HandshakeFailures, serve_tls
 from crowdhide.errors import InvalidParameterError
 
 __all__ = ["main"]
@@ -185,6 +186,8 @@ class Host:
         self.stats = dict.fromkeys(
             ("handshakes", "refused", "duplicate_identity", "frames_in", "frames_out"), 0
         )
+        #: Incoming TLS handshakes that failed, per remote address (set by the server).
+        self.handshake_failures = HandshakeFailures(f"host {self.host}")
         self.changed = asyncio.Event()
         #: Extra authentication of a peer claiming id ``i`` on a transport (node daemons:
         #: its certificate must be the one the signed directory lists for ``i``).
@@ -683,12 +686,15 @@ def _blast(host: Host, peer: int, count: int) -> int:
 async def _serve(cfg: ctl.HostConfig) -> None:
     host = Host(dataclasses.asdict(cfg))
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(
+    failures = HandshakeFailures(f"host {host.host}")  # logged on this host's standard error
+    host.handshake_failures = failures
+    server = await serve_tls(
         lambda: _Link(host, outgoing=None),
         cfg.listen,
         0,
-        ssl=host.contexts[0],
-        ssl_handshake_timeout=cfg.handshake_timeout,
+        host.contexts[0],
+        timeout=cfg.handshake_timeout,
+        failed=failures.failed,
     )
     port = server.sockets[0].getsockname()[1]
     out = sys.stdout.buffer
@@ -704,7 +710,8 @@ async def _serve(cfg: ctl.HostConfig) -> None:
     for link in list(host.out.values()) + list(host.incoming.values()):
         link.drop()
     await server.wait_closed()
-    write_message(out, ctl.Stopped(stats=dict(host.stats)))
+    stats = {**host.stats, "failed_handshakes": host.handshake_failures.total}
+    write_message(out, ctl.Stopped(stats=stats))
 
 
 async def _dispatch(host: Host, msg: Any) -> Any:
@@ -737,11 +744,12 @@ async def _dispatch(host: Host, msg: Any) -> Any:
         return ctl.Blasted(queued=_blast(host, msg.peer, msg.count))
     if isinstance(msg, ctl.GetStats):
         return ctl.Stats(
-            stats=dict(host.stats),
+            stats={**host.stats, "failed_handshakes": host.handshake_failures.total},
             up={p: not link.closed for p, link in host.out.items()},
             written={p: link.written for p, link in host.out.items()},
             written_in={p: link.written for p, link in host.incoming.items()},
             opened_lengths={m: tuple(sorted(v)) for m, v in host.lengths.items()},
+            failed_handshakes=dict(host.handshake_failures.counts),
         )
     raise InvalidParameterError(
         f"not an operation of a node host: {type(msg).__name__}",
