@@ -196,6 +196,8 @@ class TlsBackend(LedgerViews):
             else check_real("round_seconds", round_seconds, low=0.05, high=3600.0)
         )
         self.round_seconds = self._round_arg
+        #: How the round length was chosen (the run report echoes it).
+        self.round_basis = "given (round_seconds)"
         self._frame_arg = (
             None
             if frame_size is None
@@ -448,9 +450,9 @@ class TlsBackend(LedgerViews):
         if self._frame_arg is None:  # one frame size for the run, from the plan
             self.frame = codec.frame_for(plan)
         if self._round_arg is None:  # one round length for the run, from the plan's work
-            from crowdhide.backends.tls.workload import round_seconds
+            from crowdhide.backends.tls.workload import round_basis
 
-            self.round_seconds = round_seconds(job, self.placement)
+            self.round_seconds, self.round_basis = round_basis(job, self.placement)
         receivers = receiving_groups(plan)
         plan_document(plan)  # PlanDocumentError (one line) for a program that is not named
         try:

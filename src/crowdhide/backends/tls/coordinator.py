@@ -38,10 +38,10 @@ from crowdhide.backends.tls.placement import Placement
 from crowdhide.backends.tls.rounds import (
     Ledger,
     LedgerViews,
-    default_round_seconds,
     program_failed,
     receiving_groups,
     refuse_oversized,
+    round_length,
 )
 from crowdhide.engine.backend import BlockReport, Job
 from crowdhide.errors import InvalidParameterError, NodeFailureError
@@ -170,6 +170,8 @@ class Coordinator(LedgerViews):
         self.connect_timeout = check_real("connect_timeout", connect_timeout, low=0.1, high=600.0)
         self._round_arg = round_seconds
         self.round_seconds = round_seconds
+        #: How the round length was chosen (the run report echoes it).
+        self.round_basis = "given (round_seconds)"
         self._frame_arg = frame_size
         self.frame = 256 if frame_size is None else int(frame_size)
         self.placement = Placement(hosts=self.hosts, rule=placement)
@@ -300,7 +302,7 @@ class Coordinator(LedgerViews):
         if self._frame_arg is None:
             self.frame = codec.frame_for(plan)
         if self._round_arg is None:
-            self.round_seconds = default_round_seconds(plan)
+            self.round_seconds, self.round_basis = round_length(plan)
         try:
             for h in range(self.hosts):
                 self.conns[h] = self._dial(h)

@@ -34,6 +34,7 @@ __all__ = [
     "program_failed",
     "receiving_groups",
     "refuse_oversized",
+    "round_length",
     "worst_case_frames",
 ]
 
@@ -228,8 +229,37 @@ def default_round_seconds(plan: Any, *, per_frame: float | None = None) -> float
     (:func:`frame_seconds`, at least :data:`_PER_FRAME`) per frame of the plan's busiest
     round (:func:`worst_case_frames`). It depends on the plan and the machine, never on the
     data."""
-    cost = max(_PER_FRAME, _MARGIN * (per_frame or frame_seconds(codec.frame_for(plan))))
-    return round(2 * (0.5 + cost * worst_case_frames(plan)), 3)
+    return round_length(plan, per_frame=per_frame)[0]
+
+
+def round_length(plan: Any, *, per_frame: float | None = None) -> tuple[float, str]:
+    """:func:`default_round_seconds` and one line saying how it was derived (the run report
+    echoes it: the measured work, hence the length, changes with the machine's load).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdhide.engine.plan import PlanBuilder
+    >>> b = PlanBuilder()
+    >>> _ = b.sources("S", {"g": np.zeros(10, dtype=int)})
+    >>> _ = b.compute("C", size=3, process=lambda inbox, rng: {})
+    >>> _ = b.route("S", "C", by=lambda s: s["g"])
+    >>> seconds, basis = round_length(b.build(), per_frame=2e-3)
+    >>> seconds
+    1.08
+    >>> basis.split(", ")[0]
+    'default: 2 x (0.5 s + 10 frames of the busiest round x 4 ms'
+    """
+    measured = per_frame or frame_seconds(codec.frame_for(plan))
+    cost = max(_PER_FRAME, _MARGIN * measured)
+    frames = worst_case_frames(plan)
+    floor = f", at least {_PER_FRAME * 1e3:g} ms" if cost == _PER_FRAME else ""
+    basis = (
+        f"default: 2 x (0.5 s + {frames} frames of the busiest round x {cost * 1e3:.3g} ms, "
+        f"{_MARGIN} x the {measured * 1e3:.3g} ms sealing work of a frame measured as the run "
+        f"began{floor})"
+    )
+    return round(2 * (0.5 + cost * frames), 3), basis
 
 
 class Ledger:
