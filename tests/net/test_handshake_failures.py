@@ -156,3 +156,24 @@ def test_failed_handshakes_are_counted_per_address_and_logged(tmp_path: Path) ->
         daemons.terminate()
         daemons.close()
         assert_all_gone(pids, [port])
+
+
+def test_spawned_hosts_count_failed_handshakes_in_their_stats(tmp_path: Path) -> None:
+    from crowdhide.backends.tls.backend import TlsBackend
+    from crowdhide.engine.backend import Job
+
+    backend = TlsBackend(hosts=2)
+    try:
+        backend.open(Job(plan=counting_plan(), seed=1, block_size=ROWS))
+        for _ in range(2):
+            _garbage(f"127.0.0.1:{backend.ports[1]}")
+        deadline = time.monotonic() + 20
+        stats = backend.host_stats()
+        while not stats[1].failed_handshakes and time.monotonic() < deadline:
+            time.sleep(0.1)
+            stats = backend.host_stats()
+        assert dict(stats[1].failed_handshakes) == {"127.0.0.1": 2}
+        assert stats[1].stats["failed_handshakes"] == 2
+        assert dict(stats[0].failed_handshakes) == {}
+    finally:
+        backend.close()

@@ -186,7 +186,7 @@ class Host:
         self.stats = dict.fromkeys(
             ("handshakes", "refused", "duplicate_identity", "frames_in", "frames_out"), 0
         )
-        #: Incoming TLS handshakes that failed, per remote address (set by the server).
+        #: Incoming TLS handshakes that failed, per remote address (the host's server).
         self.handshake_failures = HandshakeFailures(f"host {self.host}")
         self.changed = asyncio.Event()
         #: Extra authentication of a peer claiming id ``i`` on a transport (node daemons:
@@ -686,15 +686,13 @@ def _blast(host: Host, peer: int, count: int) -> int:
 async def _serve(cfg: ctl.HostConfig) -> None:
     host = Host(dataclasses.asdict(cfg))
     loop = asyncio.get_running_loop()
-    failures = HandshakeFailures(f"host {host.host}")  # logged on this host's standard error
-    host.handshake_failures = failures
     server = await serve_tls(
         lambda: _Link(host, outgoing=None),
         cfg.listen,
         0,
         host.contexts[0],
         timeout=cfg.handshake_timeout,
-        failed=failures.failed,
+        failed=host.handshake_failures.failed,  # logged on this host's standard error
     )
     port = server.sockets[0].getsockname()[1]
     out = sys.stdout.buffer
