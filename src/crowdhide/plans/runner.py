@@ -271,6 +271,7 @@ def _execute(
         "frame_bytes": backend.frame,
         "tls_record_bytes": backend.frame + 22,
         "round_seconds": backend.round_seconds,
+        "round_seconds_from": backend.round_basis,  # a default depends on the machine's load
         # whose key drove the blocks' draws (the report's notes say what it implies)
         "randomness": (
             "shared seed" if getattr(backend, "shared_seed", False) else "secret per host"

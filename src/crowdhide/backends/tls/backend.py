@@ -47,10 +47,11 @@ from crowdhide.backends.tls.placement import Placement
 from crowdhide.backends.tls.rounds import (
     Ledger,
     LedgerViews,
+    LinkFailureError,
     MissingContributionsError,
     MissingReport,
+    program_failed,
     receiving_groups,
-    refuse_oversized,
 )
 from crowdhide.errors import InvalidParameterError, ParameterTypeError
 
@@ -189,6 +190,8 @@ class TlsBackend(LedgerViews):
             else check_real("round_seconds", round_seconds, low=0.05, high=3600.0)
         )
         self.round_seconds = self._round_arg
+        #: How the round length was chosen (the run report echoes it).
+        self.round_basis = "given (round_seconds)"
         self._frame_arg = (
             None
             if frame_size is None
@@ -250,11 +253,11 @@ class TlsBackend(LedgerViews):
         try:
             reply = child.channel.recv(60.0)
         except (ChildGoneError, TimeoutError, OSError, ctl.ControlError) as exc:
-            raise ConnectionError(
+            raise LinkFailureError(
                 f"{child.channel.name} failed to start: {exc}; {_tail(child.log)}"
             ) from None
         if not isinstance(reply, kind):
-            raise ConnectionError(
+            raise LinkFailureError(
                 f"{child.channel.name} answered {type(reply).__name__}, not {kind.__name__}"
             )
         return reply
@@ -391,7 +394,7 @@ class TlsBackend(LedgerViews):
             if not isinstance(r, ctl.Connected) or r.failed
         }
         if failed or len(replies) < self.hosts:
-            raise ConnectionError(f"links failed to come up: {failed}")
+            raise LinkFailureError(f"links failed to come up: {failed}")
 
     def _address(self, host: int) -> str:
         """The address host ``host`` listens on (its namespace's, else loopback)."""
@@ -441,9 +444,9 @@ class TlsBackend(LedgerViews):
         if self._frame_arg is None:  # one frame size for the run, from the plan
             self.frame = codec.frame_for(plan)
         if self._round_arg is None:  # one round length for the run, from the plan's work
-            from crowdhide.backends.tls.workload import round_seconds
+            from crowdhide.backends.tls.workload import round_basis
 
-            self.round_seconds = round_seconds(job, self.placement)
+            self.round_seconds, self.round_basis = round_basis(job, self.placement)
         receivers = receiving_groups(plan)
         plan_document(plan)  # PlanDocumentError (one line) for a program that is not named
         try:
@@ -460,11 +463,11 @@ class TlsBackend(LedgerViews):
             )
             refused = {h: r.error for h, r in replies.items() if isinstance(r, ctl.JobRefused)}
             if refused:
-                raise ConnectionError(f"hosts refused the plan: {refused}")
+                raise LinkFailureError(f"hosts refused the plan: {refused}")
             if len(replies) < self.hosts or not all(
                 isinstance(r, ctl.JobLoaded) for r in replies.values()
             ):
-                raise ConnectionError("a host failed to load the job")
+                raise LinkFailureError("a host failed to load the job")
             nodes: dict[int, bytes] = {}
             for reply in replies.values():
                 nodes.update(reply.nodes)
@@ -495,8 +498,7 @@ class TlsBackend(LedgerViews):
             if not isinstance(r, ctl.RunDone)
         }
         if errors:
-            refuse_oversized(errors)
-            raise RuntimeError(f"node program of group {group!r} failed: {errors}")
+            raise program_failed(group, errors, lambda h: f"host {h} ({self._address(h)})")
         reports = []
         counts = {}
         for h, reply in replies.items():

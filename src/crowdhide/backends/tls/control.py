@@ -225,14 +225,16 @@ class EndRun:
 # -- node daemon -> coordinator -----------------------------------------------------------
 @dataclass(frozen=True)
 class Described:
-    """This daemon's id, the source rows ``[first, first + rows)`` it holds and its measured
+    """This daemon's id, the source rows ``[first, first + rows)`` it holds, its measured
     ``(seal, open)`` seconds per frame (:func:`crowdhide.backends.tls.workload.frame_costs`;
-    empty when not asked)."""
+    empty when not asked) and the incoming TLS handshakes that failed since it started, per
+    remote address."""
 
     node: int
     first: int
     rows: int
     costs: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    failed_handshakes: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -353,6 +355,8 @@ class Stats:
     written: Mapping[int, int]
     written_in: Mapping[int, int]
     opened_lengths: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    #: Incoming TLS handshakes that failed, per remote address.
+    failed_handshakes: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -38,11 +38,12 @@ from crowdhide.backends.tls.placement import Placement
 from crowdhide.backends.tls.rounds import (
     Ledger,
     LedgerViews,
+    program_failed,
     receiving_groups,
     refuse_oversized,
 )
 from crowdhide.engine.backend import BlockReport, Job
-from crowdhide.errors import InvalidParameterError, NodeFailureError, RoundOverrunError
+from crowdhide.errors import InvalidParameterError, NodeFailureError
 
 __all__ = ["Coordinator", "NodeGoneError"]
 
@@ -168,13 +169,17 @@ class Coordinator(LedgerViews):
         self.connect_timeout = check_real("connect_timeout", connect_timeout, low=0.1, high=600.0)
         self._round_arg = round_seconds
         self.round_seconds = round_seconds
+        #: How the round length was chosen (the run report echoes it).
+        self.round_basis = "given (round_seconds)"
         self._frame_arg = frame_size
         self.frame = 256 if frame_size is None else int(frame_size)
         self.placement = Placement(hosts=self.hosts, rule=placement)
         self.signer = Signer.from_pem(self.identity.key)
-        self.ledger = Ledger(on_missing=on_missing)
+        self.ledger = Ledger(on_missing=on_missing, slowest=self._slowest)
         self.conns: dict[int, _Conn] = {}
         self.ranges: tuple[tuple[int, int], ...] = ()
+        #: Failed incoming TLS handshakes each daemon counted before this run, per address.
+        self.failed_handshakes: dict[int, dict[str, int]] = {}
         self._job: Job | None = None
         self._schemas: dict[int, Any] = {}
         self._closed = False
@@ -307,19 +312,22 @@ class Coordinator(LedgerViews):
                 (described[h].first, described[h].first + described[h].rows)
                 for h in range(self.hosts)
             )
+            self.failed_handshakes = {
+                h: dict(r.failed_handshakes) for h, r in described.items() if r.failed_handshakes
+            }
             self._check_ranges(job)
             self.placement = Placement(
                 hosts=self.hosts, rule=self.placement.rule, ranges=self.ranges
             )
             self.placement.check(job)
             if self._round_arg is None:
-                self.round_seconds = self._round_length(job, described)
+                self.round_seconds, self.round_basis = self._round_length(job, described)
             self._setup(job, ship_job)
         except BaseException:
             self.close()
             raise
 
-    def _round_length(self, job: Job, described: dict[int, Any]) -> float:
+    def _round_length(self, job: Job, described: dict[int, Any]) -> tuple[float, str]:
         """The default round length: the plan's worst-case work per host under this
         placement, at the slowest daemon's measured frame costs (never the data's)."""
         for h, reply in described.items():
@@ -331,7 +339,8 @@ class Coordinator(LedgerViews):
                     f"node {h} ({address}) described itself wrongly: {exc}"
                 ) from None
         costs = workload.slowest([reply.costs for reply in described.values()])
-        return workload.round_seconds(job, self.placement, costs=costs)
+        seconds, basis = workload.round_basis(job, self.placement, costs=costs)
+        return seconds, basis.replace("measured as the run began", "the slowest daemon measured")
 
     def _check_ranges(self, job: Job) -> None:
         covered = sorted(self.ranges)
@@ -377,7 +386,7 @@ class Coordinator(LedgerViews):
         job = self._job
         assert job is not None
         if self.ledger.queued:
-            self._flush()
+            self._close_round()
         epoch = self.ledger.epoch + 1
         self._where = f"group {group!r} (round {epoch})"
         reply_at = self.ledger.reply_at(self.round_seconds)
@@ -394,11 +403,11 @@ class Coordinator(LedgerViews):
             if not isinstance(r, ctl.Ran)
         }
         if errors:
-            refuse_oversized(errors)
+            refuse_oversized(errors)  # a parameter error, even after a death
             if self.ledger.dead:  # what arrived after a death was not enough to go on
                 self._where = f"the run (group {group!r} then failed on what arrived: {errors})"
                 raise NodeFailureError(self.failure_text(advice="nothing was released"))
-            raise RuntimeError(f"node program of group {group!r} failed: {errors}")
+            raise program_failed(group, errors, self._name)
         reports = []
         for h, reply in replies.items():
             self._schemas.update(reply.schemas)
@@ -409,10 +418,7 @@ class Coordinator(LedgerViews):
                 reports.append(BlockReport(block, (), {}, {}, dict(out.state)))
         counts = {h: (reply.emitted, reply.queued) for h, reply in replies.items()}
         self.ledger.ran_group(job, group, self.placement, counts)
-        try:
-            self.ledger.check_replies([r.late for r in replies.values()], self.round_seconds)
-        except RoundOverrunError as exc:  # name who made it late, as a flush overrun does
-            raise RoundOverrunError(f"{exc}; {self._slowest()}") from None
+        self.ledger.check_replies([r.late for r in replies.values()], self.round_seconds)
         self._check()
         if len(reports) < len(job.blocks(group)) and job.plan.group(group).role == "result":
             # Even with --on-missing report: without the result there is nothing to report.
@@ -439,12 +445,8 @@ class Coordinator(LedgerViews):
             parts.append(f"suspect nodes {list(m.suspects)}")
         return "; ".join([*parts, advice])
 
-    def _flush(self) -> None:
-        """Close the round; an overrun names the daemon that made it late."""
-        try:
-            self._close_round()
-        except RoundOverrunError as exc:
-            raise RoundOverrunError(f"{exc}; {self._slowest()}") from None
+    def _name(self, node: int) -> str:
+        return f"node {node} ({self.entries[node].address})"
 
     def _slowest(self) -> str:
         """How long each daemon took to answer this round, slowest first (a stopped or cut
@@ -458,9 +460,15 @@ class Coordinator(LedgerViews):
         return f"the daemons answered this round after: {took}"
 
     def _close_round(self) -> None:
-        self._answered = {}
+        """Close the round (an overrun names the daemons by answer time, see the ledger's
+        ``slowest``: a late start names the answers to the previous ``Run``)."""
+
+        def broadcast(flush: ctl.Flush, timeout: float) -> dict[int, Any]:
+            self._answered = {}
+            return self._all(lambda h: flush, timeout=timeout)
+
         self.ledger.close_round(
-            lambda flush, timeout: self._all(lambda h: flush, timeout=timeout),
+            broadcast,
             alive=[h for h, c in self.conns.items() if c.alive],
             deadline=self.deadline,
             round_seconds=self.round_seconds,
@@ -493,4 +501,7 @@ class Coordinator(LedgerViews):
             "nodes": {e.node: e.address for e in self.entries},
             "rows": {h: list(r) for h, r in enumerate(self.ranges)},
             "observed": "per-link frame counts, acknowledgements, liveness, released outputs",
+            "failed_handshakes": {
+                h: dict(sorted(c.items())) for h, c in sorted(self.failed_handshakes.items())
+            },
         }

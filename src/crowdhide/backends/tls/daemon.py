@@ -43,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide.backends.tls import control as ctl
+from crowdhide.backends.tls.accept import HandshakeFailures, serve_tls
 from crowdhide.backends.tls.enrol import (
     Directory,
     EnrolmentError,
@@ -308,6 +309,9 @@ class Daemon:
         self.session: Host | None = None
         self.control: _Control | None = None
         self.refused = 0
+        #: Incoming TLS handshakes that failed (another CA, expired, garbage, timeout), per
+        #: remote address since the daemon started; each logged on standard error.
+        self.handshake_failures = HandshakeFailures(f"node {self.node}")
         self.stopping = asyncio.Event()
         self.plan_digest = ""
         from crowdhide.backends.tls.shipping import Signer
@@ -322,12 +326,13 @@ class Daemon:
             loop.add_signal_handler(sig, self.stopping.set)
         server_ctx, _ = self.identity.contexts()
         try:
-            server = await loop.create_server(
+            server = await serve_tls(
                 lambda: _Door(self),
                 listen[0],
                 listen[1],
-                ssl=server_ctx,
-                ssl_handshake_timeout=10.0,
+                server_ctx,
+                timeout=10.0,
+                failed=self.handshake_failures.failed,
                 reuse_address=True,
             )
         except OSError as exc:  # address in use, or not one of this machine's
@@ -413,7 +418,11 @@ class Daemon:
             return ctl.RunFailed(error=f"frame size {frame} outside 0..{codec.MAX_FRAME}")
         costs = await asyncio.to_thread(workload.frame_costs, frame) if frame else {}
         return ctl.Described(
-            node=self.node, first=self.rows.first, rows=self.rows.count, costs=costs
+            node=self.node,
+            first=self.rows.first,
+            rows=self.rows.count,
+            costs=costs,
+            failed_handshakes=dict(self.handshake_failures.counts),
         )
 
     def _prepare(self, message: ctl.Prepare) -> Any:

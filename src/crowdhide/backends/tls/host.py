@@ -43,6 +43,7 @@ from crowdhide.backends.tls import codec, hpke
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls import frames as fr
 from crowdhide.backends.tls._control import read_message, read_message_async, write_message
+from crowdhide.backends.tls.accept import HandshakeFailures, serve_tls
 from crowdhide.errors import InvalidParameterError
 
 __all__ = ["main"]
@@ -170,8 +171,12 @@ class Host:
         # Queued (header, plaintext) per peer; sealed per link and round at the flush.
         self.outbox: dict[int, list[tuple[bytes, bytes]]] = defaultdict(list)
         self.sealed: dict[int, list[bytes]] = {}
+        # Per sending host: data frames received in its current round (their positions in
+        # the round's context), the epoch of its last END (frames now arriving belong to the
+        # next one), and the last round closed without its END (epoch, count reported then).
         self.recv_count: dict[int, int] = defaultdict(int)
         self.recv_epochs: dict[int, int] = defaultdict(int)
+        self.missed: dict[int, tuple[int, int]] = {}
         self.ends: dict[tuple[int, int], int] = {}
         self.acks: dict[tuple[int, int], int] = {}
         self.schemas: dict[int, codec.Schema] = {}
@@ -181,6 +186,8 @@ class Host:
         self.stats = dict.fromkeys(
             ("handshakes", "refused", "duplicate_identity", "frames_in", "frames_out"), 0
         )
+        #: Incoming TLS handshakes that failed, per remote address (the host's server).
+        self.handshake_failures = HandshakeFailures(f"host {self.host}")
         self.changed = asyncio.Event()
         #: Extra authentication of a peer claiming id ``i`` on a transport (node daemons:
         #: its certificate must be the one the signed directory lists for ``i``).
@@ -204,9 +211,15 @@ class Host:
         elif kind == fr.END and not link.outgoing:
             head = fr.unpack_control(frame)
             got = self.recv_count.pop(peer, 0)
-            self.recv_epochs[peer] += 1
-            self.ends[(peer, head.epoch)] = got
-            self.claims[(peer, head.epoch)] = head.count
+            # The END names its round: frames after it belong to the next, however many
+            # rounds were closed here without it (never counted twice, see _close_round).
+            self.recv_epochs[peer] = max(self.recv_epochs[peer], head.epoch)
+            missed = self.missed.get(peer, (0, 0))
+            if head.epoch > missed[0]:
+                self.ends[(peer, head.epoch)] = got
+                self.claims[(peer, head.epoch)] = head.count
+            else:  # a late END of a round already closed: its frames were reported lost
+                got = missed[1] if head.epoch == missed[0] else 0
             ack = fr.pack_control(
                 fr.ACK, epoch=head.epoch, count=got, origin=self.host, size=self.frame
             )
@@ -240,6 +253,8 @@ class Host:
         assert peer is not None
         epoch, seq = self.recv_epochs[peer] + 1, self.recv_count[peer]
         self.recv_count[peer] = seq + len(frames)
+        # Frames of a round closed without its END were reported lost: refused as stale.
+        closed = epoch <= self.missed.get(peer, (0, 0))[0]
         self.stats["frames_in"] += len(frames)
         plains = self.sealer.open_frames(peer, epoch, seq, frames, self.body_lengths)
         rejected, seen, inbox = self.rejected[peer], self.seen, self.inbox
@@ -262,7 +277,7 @@ class Host:
                 except (InvalidTag, ValueError, KeyError):
                     rejected["invalid"] += 1
                     continue
-            if sent != epoch:
+            if sent != epoch or closed:
                 rejected["stale"] += 1
             elif any(k in seen for k in keys):
                 rejected["duplicate"] += 1
@@ -294,6 +309,10 @@ class Host:
             self.stats["refused"] += 1
             link.drop()
             return
+        if claimed in self.incoming:  # a new link after the old one closed: a fresh count
+            self.recv_count.pop(claimed, None)
+            missed = self.missed.get(claimed, (0, 0))[0]
+            self.recv_epochs[claimed] = max(self.recv_epochs[claimed], missed)
         link.peer = claimed
         self.incoming[claimed] = link
         link.write(fr.pack_control(fr.WELCOME, epoch=0, count=0, origin=self.host, size=self.frame))
@@ -431,13 +450,23 @@ class Host:
                 break
         received = {}
         for p in alive:
-            # Without an END (peer died or link dropped), what arrived so far is what counts.
-            received[p] = self.ends.pop((p, key), None)
-            if received[p] is None:
-                received[p] = self.recv_count.pop(p, 0)
-                self.recv_epochs[p] += 1
+            # Without an END (peer died, link dropped, or late), what arrived so far is what
+            # counts; the frames still to come of this round are refused as stale, and its
+            # END, if it comes, moves the link to the next round (on_frame).
+            got = self.ends.pop((p, key), None)
+            if got is None:
+                # The frames arriving now are this round's only if the last END is the
+                # previous round's (a peer late by more than a round sent none of this one).
+                got = self.recv_count[p] if self.recv_epochs[p] + 1 == key else 0
+                if key > self.missed.get(p, (0, 0))[0]:
+                    self.missed[p] = (key, got)
+            received[p] = got
         acked = {p: self.acks.pop((p, key), None) for p in self.out}
         claimed = {p: self.claims.pop((p, key), None) for p in alive}
+        # Answers of rounds now closed that came too late to count (or from dead peers).
+        for table in (self.acks, self.ends, self.claims):
+            for stale in [k for k in table if k[1] <= key]:
+                del table[stale]
         rejected = {p: dict(c) for p, c in self.rejected.items() if any(c.values())}
         self.rejected.clear()
         return {"received": received, "acked": acked, "claimed": claimed, "rejected": rejected}
@@ -657,12 +686,13 @@ def _blast(host: Host, peer: int, count: int) -> int:
 async def _serve(cfg: ctl.HostConfig) -> None:
     host = Host(dataclasses.asdict(cfg))
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(
+    server = await serve_tls(
         lambda: _Link(host, outgoing=None),
         cfg.listen,
         0,
-        ssl=host.contexts[0],
-        ssl_handshake_timeout=cfg.handshake_timeout,
+        host.contexts[0],
+        timeout=cfg.handshake_timeout,
+        failed=host.handshake_failures.failed,  # logged on this host's standard error
     )
     port = server.sockets[0].getsockname()[1]
     out = sys.stdout.buffer
@@ -678,7 +708,8 @@ async def _serve(cfg: ctl.HostConfig) -> None:
     for link in list(host.out.values()) + list(host.incoming.values()):
         link.drop()
     await server.wait_closed()
-    write_message(out, ctl.Stopped(stats=dict(host.stats)))
+    stats = {**host.stats, "failed_handshakes": host.handshake_failures.total}
+    write_message(out, ctl.Stopped(stats=stats))
 
 
 async def _dispatch(host: Host, msg: Any) -> Any:
@@ -711,11 +742,12 @@ async def _dispatch(host: Host, msg: Any) -> Any:
         return ctl.Blasted(queued=_blast(host, msg.peer, msg.count))
     if isinstance(msg, ctl.GetStats):
         return ctl.Stats(
-            stats=dict(host.stats),
+            stats={**host.stats, "failed_handshakes": host.handshake_failures.total},
             up={p: not link.closed for p, link in host.out.items()},
             written={p: link.written for p, link in host.out.items()},
             written_in={p: link.written for p, link in host.incoming.items()},
             opened_lengths={m: tuple(sorted(v)) for m, v in host.lengths.items()},
+            failed_handshakes=dict(host.handshake_failures.counts),
         )
     raise InvalidParameterError(
         f"not an operation of a node host: {type(msg).__name__}",

@@ -23,8 +23,11 @@ from crowdhide.errors import InvalidParameterError, NodeFailureError, RoundOverr
 __all__ = [
     "Ledger",
     "LedgerViews",
+    "LinkFailureError",
     "MissingContributionsError",
     "MissingReport",
+    "NodeProgramError",
+    "program_failed",
     "receiving_groups",
     "refuse_oversized",
 ]
@@ -94,6 +97,44 @@ class MissingContributionsError(NodeFailureError, ConnectionError):
         self.report = report
 
 
+class NodeProgramError(NodeFailureError, RuntimeError):
+    """A node's program failed in a round (CLI exit code 5, as any node failure); one line
+    naming the failed nodes (id and address) and their errors. Also a :class:`RuntimeError`,
+    what the coordinators raised before."""
+
+
+class LinkFailureError(NodeFailureError, ConnectionError):
+    """Node hosts of a tls run did not start, did not link up or refused the plan (CLI exit
+    code 5); one line naming them. Also a :class:`ConnectionError`, what was raised before."""
+
+
+#: Longest error text of one node quoted in a :class:`NodeProgramError`.
+_QUOTE = 300
+
+
+def program_failed(
+    group: str, errors: Mapping[int, str], name: Callable[[int], str]
+) -> NodeProgramError:
+    """The error for nodes whose program of ``group`` failed (``errors``: their error text
+    by node; ``name(node)``: e.g. ``node 1 (10.0.0.2:7000)``), one line, each node's text
+    cut to :data:`_QUOTE` characters. A message too large for its frame is a parameter
+    error instead (:func:`refuse_oversized`, raised here).
+
+    Examples
+    --------
+    >>> str(program_failed("C", {1: "KeyError: 'x'\\nmore"}, lambda n: f"node {n}"))
+    "the program of group 'C' failed on node 1: KeyError: 'x' more"
+    """
+    refuse_oversized(errors)
+    parts = []
+    for node, error in sorted(errors.items()):
+        text = " ".join(str(error).split())
+        if len(text) > _QUOTE:
+            text = text[: _QUOTE - 3] + "..."
+        parts.append(f"{name(node)}: {text}")
+    return NodeProgramError(f"the program of group {group!r} failed on {'; '.join(parts)}")
+
+
 #: Seconds from the first flush to the first round's start (hosts receive the schedule).
 _LEAD = 0.2
 #: Lateness tolerated before a round counts as overrun (scheduler and clock jitter).
@@ -114,10 +155,16 @@ def receiving_groups(plan: Any) -> list[str]:
 class Ledger:
     """Per-link accounting and the fixed-length schedule of one run (see the module
     docstring); ``on_missing="fail"`` raises :class:`MissingContributionsError` at the first
-    loss."""
+    loss.
 
-    def __init__(self, *, on_missing: str) -> None:
+    ``slowest``, if given, names the hosts that made a round late (e.g. each daemon's
+    answer time, slowest first); every :class:`~crowdhide.errors.RoundOverrunError` the
+    ledger raises ends with its text, so all overruns of a run are named the same way.
+    """
+
+    def __init__(self, *, on_missing: str, slowest: Callable[[], str] | None = None) -> None:
         self.on_missing = on_missing
+        self.slowest = slowest
         self.queued: dict[tuple[int, int], int] = {}
         self.lost: dict[tuple[int, int], int] = defaultdict(int)
         self.expected: dict[tuple[int, int], int] = defaultdict(int)
@@ -169,13 +216,17 @@ class Ledger:
         else:
             self.start_at += length
             if now > self.start_at + _SLACK:
-                raise RoundOverrunError(
+                raise self._overrun(
                     f"round {self.epoch} overran its fixed length by "
                     f"{now - self.start_at:.3f} s (round_seconds={length}): the processing "
                     f"of the previous round did not fit; raise --round-seconds "
                     f"(run.round_seconds)"
                 )
         return self.start_at, self.start_at + length / 2
+
+    def _overrun(self, text: str) -> RoundOverrunError:
+        """The overrun ``text``, followed by who made the round late (``slowest``)."""
+        return RoundOverrunError(text if self.slowest is None else f"{text}; {self.slowest()}")
 
     def run_at(self, length: float | None) -> float | None:
         """When the coordinator sends the ``Run`` of the round just closed (``None``: no
@@ -202,7 +253,7 @@ class Ledger:
         answer (:meth:`reply_at`): its answer's time would show how long the work took."""
         worst = max(late, default=0.0)
         if worst > _SLACK:
-            raise RoundOverrunError(
+            raise self._overrun(
                 f"round {self.epoch}: a node's program ended {worst:.3f} s after the scheduled "
                 f"answer (round_seconds={round_seconds}, the program has a quarter of the "
                 f"round); raise --round-seconds (run.round_seconds)"
@@ -280,7 +331,7 @@ class Ledger:
         late = max((float(r.late) for r in replies.values()), default=0.0)
         self.lateness.append(late)
         if late > _SLACK:
-            raise RoundOverrunError(
+            raise self._overrun(
                 f"round {self.epoch} overran its fixed length by {late:.3f} s "
                 f"(round_seconds={round_seconds}); raise --round-seconds "
                 f"(run.round_seconds)"

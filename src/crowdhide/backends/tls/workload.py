@@ -25,7 +25,15 @@ import time
 from collections import defaultdict
 from typing import Any
 
-__all__ = ["Cost", "frame_costs", "half_work", "host_work", "round_seconds", "slowest"]
+__all__ = [
+    "Cost",
+    "frame_costs",
+    "half_work",
+    "host_work",
+    "round_basis",
+    "round_seconds",
+    "slowest",
+]
 
 #: ``(seal, open)`` seconds per frame.
 Cost = tuple[float, float]
@@ -219,8 +227,38 @@ def round_seconds(job: Any, placement: Any, *, costs: dict[str, Cost] | None = N
     >>> round_seconds(job, Placement(hosts=2, rule="spread"), costs=costs)
     1.94
     """
+    return round_basis(job, placement, costs=costs)[0]
+
+
+def round_basis(
+    job: Any, placement: Any, *, costs: dict[str, Cost] | None = None
+) -> tuple[float, str]:
+    """:func:`round_seconds` and one line saying how it was derived (the run report echoes
+    it: the length depends on this machine's load when the run began).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdhide.engine.backend import Job
+    >>> from crowdhide.engine.plan import PlanBuilder
+    >>> from crowdhide.backends.tls.placement import Placement
+    >>> b = PlanBuilder()
+    >>> _ = b.sources("S", {"g": np.zeros(1000, dtype=int)})
+    >>> _ = b.compute("C", size=3, process=lambda inbox, rng: {})
+    >>> _ = b.route("S", "C", by=lambda s: s["g"])
+    >>> job = Job(plan=b.build(), seed=0, block_size=100)
+    >>> costs = {"link": (1e-4, 1e-4), "inner": (1e-3, 1e-3)}
+    >>> seconds, basis = round_basis(job, Placement(hosts=2, rule="spread"), costs=costs)
+    >>> seconds, basis.split(", ")[0]
+    (1.94, 'default: 2 x (0.25 s + 3.0 x 0.24 s')
+    """
     from crowdhide.backends.tls import codec
 
     if costs is None:
         costs = frame_costs(codec.frame_for(job.plan))
-    return round(2 * (FLOOR + MARGIN * host_work(job, placement, costs)), 3)
+    work = host_work(job, placement, costs)
+    basis = (
+        f"default: 2 x ({FLOOR} s + {MARGIN} x {work:.3g} s, the busiest host's worst-case "
+        f"wire work in a half round at the frame costs measured as the run began)"
+    )
+    return round(2 * (FLOOR + MARGIN * work), 3), basis

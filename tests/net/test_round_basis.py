@@ -1,0 +1,73 @@
+"""The run report says how the tls round length was chosen, not only its value.
+
+A default round length is derived from the plan, the placement and frame costs measured as
+the run begins (by the spawned hosts' driver, or by every node daemon: the slowest counts),
+so it changes with the plan and with the machines' load; ``network.round_seconds_from``
+echoes the derivation with the measured figures, or that the length was given.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from crowdhide.backends.tls.placement import Placement
+from crowdhide.backends.tls.workload import round_basis, round_seconds
+from crowdhide.plans.examples import example_path
+from tests.cli_helpers import run_cli
+
+pytestmark = pytest.mark.net
+
+
+def _plan(tmp_path: Path, rows: int) -> Path:
+    text = example_path("diabetes").read_text(encoding="utf-8")
+    text = text.replace("rows = 20000", f"rows = {rows}")
+    assert f"rows = {rows}" in text
+    plan = tmp_path / "diabetes.toml"
+    plan.write_text(text + "plots = false\n", encoding="utf-8")
+    return plan
+
+
+def test_the_derivation_reproduces_the_length() -> None:
+    import numpy as np
+
+    from crowdhide.engine.backend import Job
+    from crowdhide.engine.library import named
+    from crowdhide.engine.plan import PlanBuilder
+
+    b = PlanBuilder()
+    b.sources("S", {"g": np.zeros(300, dtype=np.int64)})
+    b.result("R", process=named("compute.count", route="S->R", size=1))
+    b.route("S", "R", by=named("route.column", column="g"))
+    job = Job(plan=b.build(), seed=0, block_size=100)
+    place = Placement(hosts=2, rule="spread")
+    for scale in (1.0, 7.0, 30.0):
+        costs = {"link": (1e-5 * scale, 1e-5 * scale), "inner": (1e-4 * scale, 1e-4 * scale)}
+        seconds, basis = round_basis(job, place, costs=costs)
+        assert seconds == round_seconds(job, place, costs=costs)
+        found = re.match(r"default: 2 x \((\S+) s \+ (\S+) x (\S+) s, the busiest host's", basis)
+        assert found is not None, basis
+        floor, margin, work = (float(found[i]) for i in (1, 2, 3))
+        assert seconds == pytest.approx(2 * (floor + margin * work), rel=5e-3)
+
+
+def test_the_run_report_echoes_how_the_round_length_was_chosen(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    plan = _plan(tmp_path, 600)
+    common = ("run", str(plan), "--block-size", "300", "--json", "--allow-unmet")
+    tls = ("--backend", "tls", "--hosts", "2")
+    default = run_cli(capsys, *common, "--out", str(tmp_path / "d"), *tls)
+    assert default.code == 0, default.err
+    net = default.json()["network"]
+    basis = net["round_seconds_from"]
+    found = re.match(r"default: 2 x \(0\.25 s \+ 3\.0 x (\S+) s, the busiest host's", basis)
+    assert found is not None, basis
+    assert net["round_seconds"] == pytest.approx(2 * (0.25 + 3.0 * float(found[1])), abs=0.01)
+    given = run_cli(capsys, *common, "--out", str(tmp_path / "g"), *tls, "--round-seconds", "4.5")
+    assert given.code == 0, given.err
+    net = given.json()["network"]
+    assert net["round_seconds"] == 4.5
+    assert net["round_seconds_from"] == "given (round_seconds)"
