@@ -42,6 +42,7 @@ __all__ = [
     "binom_window",
     "block_masses",
     "log_chernoff_tail",
+    "masses_from_tails",
     "on_blocks",
     "row_log_pmf_error",
     "tail_edges_many",
@@ -644,6 +645,24 @@ def block_masses(
 
     first = on_blocks(use_sf, 0.0, sf, lo, n) + on_blocks(use_cdf, 0.0, cdf, hi, n)
     second = on_blocks(use_sf, 0.0, sf, hi + 1.0, n) + on_blocks(use_cdf, 0.0, cdf, lo - 1.0, n)
+    return masses_from_tails(first, second, n, p, lo, hi, use_cdf, upper=upper)
+
+
+def masses_from_tails(
+    first: FloatArray,
+    second: FloatArray,
+    n: FloatArray,
+    p: float,
+    lo: FloatArray,
+    hi: FloatArray,
+    use_cdf: npt.NDArray[np.bool_],
+    *,
+    upper: bool,
+) -> FloatArray:
+    """:func:`block_masses` from its two tails per block (``P(X >= lo)`` and ``P(X > hi)``,
+    or where ``use_cdf`` ``P(X <= hi)`` and ``P(X < lo)``, as :func:`binom_sf` /
+    :func:`binom_cdf` give them): their difference rounded up (``upper``) or down by its
+    error. For callers that obtain the tails more cheaply (blocks sharing edges)."""
     err = betainc_error(first, n) + betainc_error(second, n) + 2.0 * BETAINC_ATOL
     if p < 0.5:  # the lower tails' rounded complement (binom_cdf_rtol)
         err = err + np.where(
