@@ -53,6 +53,8 @@ def test_the_memo_gives_the_same_floats_whatever_its_state(
             got = binomial_tails.half_tails(a + shift, s)
             for mine, want in zip(got, _direct(a + shift, s), strict=True):
                 assert np.array_equal(mine, want)
+        assert np.all(np.diff(memo.keys) > 0)  # the held keys stay sorted and distinct
+        assert memo.keys.size == memo.slots.size <= memo.capacity
         memo.cache_clear()
         for mine, want in zip(binomial_tails.half_tails(a, s), ref, strict=True):
             assert np.array_equal(mine, want)
