@@ -120,18 +120,6 @@ def test_fig2_verdicts_give_the_sigma_ratio_per_side() -> None:
     assert all("local 3.80×, network 1.50×" in v.reason for v in worse)
 
 
-def test_fig3_authors_local_is_advanced_composition_over_visits() -> None:
-    from crowdhide.experiments.cyffers_bellet_walks import _authors_local
-
-    walk = np.array([0, 1, 1, 2, 0, 0, 0, 3])  # visits: 4, 2, 1, 1 (user 3 once)
-    got = _authors_local(walk, 4, 0.3, 1e-6)["authors_local_mean"]
-    want = np.mean([_advanced(0.3, k, 1e-6) for k in (4, 2, 1, 1)])
-    assert got == pytest.approx(want, rel=1e-12)
-    assert _authors_local(walk, 5, 0.3, 1e-6)["authors_local_mean"] == pytest.approx(
-        want * 4 / 5, rel=1e-12
-    )  # a user never visited contributes 0
-
-
 def test_fig1b_grouping_gap_is_printed() -> None:
     from crowdhide.experiments.cyffers_bellet_walks import _fig1_extra_lines
 

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-__all__ = ["Progress", "fmt_log10", "log10_of_log", "progress"]
+__all__ = ["Progress", "fmt_log10", "legend_below", "log10_of_log", "plain_log_ticks", "progress"]
 
 
 def log10_of_log(log_value: float) -> float:
@@ -83,3 +83,24 @@ def progress(label: str, total: int) -> Iterator[Progress]:
         transient=True,
     ) as bar:
         yield _RichSteps(bar, bar.add_task(label, total=total))
+
+
+def legend_below(ax: Any, *, ncol: int = 2, fontsize: float = 7) -> None:
+    """The panel's legend under its x label, never over its data."""
+    ax.legend(
+        fontsize=fontsize,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.16),
+        ncol=ncol,
+        frameon=False,
+    )
+
+
+def plain_log_ticks(axis: Any) -> None:
+    """Label a log axis at 1, 2, 5 × 10^k in plain numbers, without minor labels: over less
+    than two decades matplotlib's minor labels (2×10³, 3×10³, ...) run into each other."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(base=10.0, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())

@@ -32,7 +32,7 @@ from crowdhide.experiments._biswas_common import (
     load_city,
     run_estimates,
 )
-from crowdhide.experiments._formatting import progress
+from crowdhide.experiments._formatting import legend_below, progress
 from crowdhide.experiments.claims import Claim, Verdict, all_of, better, match_all
 from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.mechanisms import total_variation_distance
@@ -264,6 +264,7 @@ def _plot_fig45(
         ax.set_title(f"{label}  (TVD {tvd:.4f})", fontsize=9)
         ax.set_xticks([])
         ax.set_yticks([])
+        ax.set(xlabel="grid column (longitude)", ylabel="grid row (latitude)")
     fig.colorbar(image, ax=list(axes), shrink=0.8)
     fig.suptitle(
         f"Fig. {fig_no}: {_TITLES[name]}, n = {city.values.size:,}, k = {city.k}, "
@@ -506,7 +507,7 @@ def _plot_boxes(records: list[dict[str, Any]], path: Path, fig_no: int, name: st
             f"Fig. {fig_no}: {_TITLES[name]}, ε = {eps:g}, δ = {UTILITY_DELTA:g} (certified)",
             fontsize=9,
         )
-        ax.legend(fontsize=8)
+        legend_below(ax, ncol=3, fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -595,7 +595,13 @@ def _plot_gowalla(png_path: Path, rows: list[dict[str, Any]], delta: float) -> P
                 capsize=3,
                 label=label,
             )
-        ax.set_title(f"Biswas et al., {city}: n = {sub[0]['n']}, k = {sub[0]['k']}, δ = {delta}")
+        # two lines at 10 pt: one line ran past the figure's edge
+        ax.set_title(
+            f"Biswas et al., {city}\nn = {sub[0]['n']}, k = {sub[0]['k']}, δ = {delta:.0e}".replace(
+                "e-0", "e-"
+            ),
+            fontsize=10,
+        )
         ax.set_xlabel("ε")
         ax.set_ylabel("TVD (mean ± sd)")
         ax.set_yscale("log")

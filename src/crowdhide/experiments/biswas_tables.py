@@ -35,7 +35,7 @@ from crowdhide.experiments._biswas_common import (
     run_estimates,
     synthetic_sample,
 )
-from crowdhide.experiments._formatting import fmt_log10, log10_of_log, progress
+from crowdhide.experiments._formatting import fmt_log10, legend_below, log10_of_log, progress
 from crowdhide.experiments.claims import Claim, Verdict, all_of, match_all
 from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.protocols import krr_accounting
@@ -261,7 +261,7 @@ def _plot_table4(rows: list[dict[str, Any]], path: Path) -> None:
         ax.set_title(titles[panel] + "\no paper, -- printed formula, — corrected, ▽ certified")
         ax.set_xlabel("ε")
         ax.set_ylabel("log10 δ (missing: δ = 0)")
-        ax.legend(fontsize=7)
+        legend_below(ax, ncol=3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -579,7 +579,7 @@ def _plot_individual(rows: list[dict[str, Any]], path: Path, *, title: str) -> N
         ax.set_xlabel("x0")
         ax.set_ylabel("|estimate_x0 − π_x0|")
         ax.set_title(f"{title}: {dataset}, ε = 4, δ = {UTILITY_DELTA:g}", fontsize=9)
-        ax.legend(fontsize=7)
+        legend_below(ax, ncol=3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

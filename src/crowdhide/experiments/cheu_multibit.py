@@ -22,7 +22,7 @@ import numpy as np
 
 from crowdhide._extras import require
 from crowdhide._output import write_csv, write_json
-from crowdhide.experiments._formatting import progress
+from crowdhide.experiments._formatting import plain_log_ticks, progress
 from crowdhide.experiments.claims import Claim, Verdict, all_of, match
 from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.protocols.bitsum import calibrate_bit_sum, eps0_from_lambda
@@ -292,6 +292,7 @@ def _plot(hist: list[dict[str, Any]], sel: list[dict[str, Any]], path: Path) -> 
     b.set(xscale="log", xlabel="n (users)", ylabel="success rate (paper's (9))", ylim=(-0.05, 1.05))
     b.set_title("Selection from d bit sums", fontsize=10)
     for ax in (a, b):
+        plain_log_ticks(ax.xaxis)  # n is an integer: plain labels, none overlapping
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     fig.tight_layout()

@@ -18,6 +18,7 @@ runs, and the paper's claims are judged for each accounting.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,11 +30,12 @@ from crowdhide._extras import require
 from crowdhide._output import write_csv, write_json
 from crowdhide.datasets import data_path
 from crowdhide.experiments._formatting import progress
+from crowdhide.experiments._sgd_batch import BatchRun, Tick, batched_sgd
 from crowdhide.experiments.claims import Claim, Verdict, all_of, better
 from crowdhide.experiments.cyffers_bellet_walks import HOUSING_FILE, load_houses
 from crowdhide.experiments.registry import ExperimentResult, experiment
 
-__all__ = ["fig2_sigmas", "run_fig2"]
+__all__ = ["Setting", "fig2_settings", "fig2_sigmas", "run_fig2", "select_step_sizes"]
 
 PAPER = "Cyffers & Bellet 2022"
 METHODS = ("local", "network", "central")
@@ -143,26 +145,68 @@ def _gaussian_mu_for(epsilon: float, delta: float) -> float:
     )
 
 
-def _train(
-    task: SgdTask, method: str, sigma: float, eta: float, runs: int, rng: np.random.Generator
-) -> Any:
-    from crowdhide.netdp.sgd import complete_sgd
+@dataclass(frozen=True)
+class Setting:
+    """One Fig. 2 series: ε, accounting, method and the σ that accounting gives it."""
 
-    return complete_sgd(
+    eps: float
+    accounting: str
+    method: str
+    sigma: float
+
+    @property
+    def key(self) -> str:
+        """``method/accounting/epsE``, the series' name in the JSON and the figure."""
+        return f"{self.method}/{self.accounting}/eps{self.eps:g}"
+
+
+def fig2_settings(task: SgdTask) -> list[Setting]:
+    """Every series: both ε, both accountings, three methods (central once: same σ)."""
+    out = []
+    for eps in (10.0, 1.0):
+        sigmas = fig2_sigmas(task, eps)
+        for accounting in ACCOUNTINGS:
+            for method in METHODS:
+                if accounting == "authors" and method == "central":
+                    continue  # same σ (Bassily et al.) in both series: run once
+                out.append(Setting(eps, accounting, method, sigmas[accounting][method]))
+    return out
+
+
+def _train_batch(
+    task: SgdTask,
+    plan: list[tuple[Setting, float, int]],
+    rng: np.random.Generator,
+    record_every: int = 0,
+    tick: Tick = None,
+) -> list[BatchRun]:
+    """Train every (setting, η, runs) of ``plan`` in one batch (one pass over the T steps);
+    returns one :class:`BatchRun` per plan entry."""
+    runs = [r for _, _, r in plan]
+    out = batched_sgd(
         gradient=task.gradient,
         n=task.n,
         dim=task.dim,
         steps=task.steps,
-        sigma=sigma,
-        step_size=eta,
-        rng=rng,
-        runs=runs,
+        sigma=np.repeat([s.sigma for s, _, _ in plan], runs),
+        step_size=np.repeat([eta for _, eta, _ in plan], runs),
+        # past the cap a local-DP user only forwards the token; network/central keep the noise
+        forward=np.repeat([s.method == "local" for s, _, _ in plan], runs),
         cap=task.cap,
         clip=task.lipschitz,
-        # past the cap a local-DP user only forwards the token; network/central keep the noise
-        over_cap="forward" if method == "local" else "noise",
-        record_every=max(task.steps // 40, 1),
+        rng=rng,
+        record_every=record_every,
+        tick=tick,
     )
+    edges = np.cumsum([0, *runs])
+    return [
+        BatchRun(
+            models=out.models[a:b],
+            history_steps=out.history_steps,
+            history=out.history[:, a:b],
+        )
+        for a, b in itertools.pairwise(edges.tolist())
+    ]
 
 
 def step_sizes(quick: bool) -> list[float]:
@@ -170,15 +214,24 @@ def step_sizes(quick: bool) -> list[float]:
     return [0.3, 0.03, 0.003] if quick else [1.0, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001]
 
 
-def _select_step_size(
-    task: SgdTask, method: str, sigma: float, rng: np.random.Generator
-) -> tuple[float, dict[float, float]]:
-    """The step size with the best mean *validation* accuracy of the last model (a few runs)."""
-    scores = {}
-    for eta in step_sizes(task.quick):
-        out = _train(task, method, sigma, eta, max(task.runs // 4, 2), rng)
-        scores[eta] = float(task.accuracy(task.x_val, task.y_val, out.models).mean())
-    return max(scores, key=lambda e: scores[e]), scores
+def select_step_sizes(
+    task: SgdTask, settings: list[Setting], rng: np.random.Generator, tick: Tick = None
+) -> list[tuple[float, dict[float, float]]]:
+    """Per setting, the step size with the best mean *validation* accuracy of the last model
+    (half the runs, at least 2, per step size: with 5 the choice at ε = 1 was noise, e.g.
+    η = 1 for the tight network σ), and every step size's score."""
+    runs = max(task.runs // 2, 2)
+    grid = step_sizes(task.quick)
+    plan = [(s, eta, runs) for s in settings for eta in grid]
+    trained = iter(_train_batch(task, plan, rng, tick=tick))
+    chosen = []
+    for _ in settings:
+        scores = {
+            eta: float(task.accuracy(task.x_val, task.y_val, next(trained).models).mean())
+            for eta in grid
+        }
+        chosen.append((max(scores, key=lambda e: scores[e]), scores))
+    return chosen
 
 
 def _curves(task: SgdTask, out: Any) -> dict[str, Any]:
@@ -211,37 +264,37 @@ def run_fig2(out_dir: Path, *, rng: np.random.Generator, quick: bool) -> Experim
         path = write_json(out_dir / "fig2.json", {"skipped": reason})
         return ExperimentResult(files=(path,), comparison=(reason,), data={"skipped": reason})
     task, label = make_task(rng, quick)
+    settings = fig2_settings(task)
+    ticks = 20  # progress: each of the two passes over the T steps in 20 parts
+    with progress("cyffers-fig2: step sizes, then runs", 2 * ticks) as bar:
+
+        def tick(done: int) -> None:
+            bar.advance(f"step {done}/{task.steps}")
+
+        chosen = select_step_sizes(task, settings, rng, tick=(ticks, tick))
+        plan = [(s, eta, task.runs) for s, (eta, _) in zip(settings, chosen, strict=True)]
+        trained = _train_batch(
+            task, plan, rng, record_every=max(task.steps // 40, 1), tick=(ticks, tick)
+        )
     rows, curves = [], {}
-    with progress("cyffers-fig2", 2 * (len(METHODS) * 2 - 1)) as bar:
-        for eps in (10.0, 1.0):
-            sigmas = fig2_sigmas(task, eps)
-            for acc_name in ACCOUNTINGS:
-                for method in METHODS:
-                    if acc_name == "authors" and method == "central":
-                        continue  # same σ (Bassily et al.) in both series: run once
-                    sigma = sigmas[acc_name][method]
-                    eta, scores = _select_step_size(task, method, sigma, rng)
-                    out = _train(task, method, sigma, eta, task.runs, rng)
-                    curve = _curves(task, out)
-                    key = f"{method}/{acc_name}/eps{eps:g}"
-                    curves[key] = curve
-                    test = task.accuracy(task.x_test, task.y_test, out.models)
-                    rows.append(
-                        {
-                            "epsilon": eps,
-                            "accounting": acc_name,
-                            "method": method,
-                            "sigma": sigma,
-                            "eta": eta,
-                            "validation_accuracy": scores[eta],
-                            "accuracy_mean": float(test.mean()),
-                            "accuracy_sd": float(test.std()),
-                            "runs": task.runs,
-                            "objective_final": curve["objective_mean"][-1],
-                            "objective_final_sd": curve["objective_sd"][-1],
-                        }
-                    )
-                    bar.advance(key)
+    for s, (eta, scores), out in zip(settings, chosen, trained, strict=True):
+        curves[s.key] = curve = _curves(task, out)
+        test = task.accuracy(task.x_test, task.y_test, out.models)
+        rows.append(
+            {
+                "epsilon": s.eps,
+                "accounting": s.accounting,
+                "method": s.method,
+                "sigma": s.sigma,
+                "eta": eta,
+                "validation_accuracy": scores[eta],
+                "accuracy_mean": float(test.mean()),
+                "accuracy_sd": float(test.std()),
+                "runs": task.runs,
+                "objective_final": curve["objective_mean"][-1],
+                "objective_final_sd": curve["objective_sd"][-1],
+            }
+        )
     verdicts = judge_fig2(rows)
     files = [
         write_csv(out_dir / "fig2.csv", rows),

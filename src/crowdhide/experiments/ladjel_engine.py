@@ -22,6 +22,7 @@ import numpy as np
 
 from crowdhide._extras import require
 from crowdhide._output import write_csv, write_json
+from crowdhide.experiments._formatting import legend_below
 from crowdhide.experiments.claims import Claim, Verdict, all_of, better, match, match_all
 from crowdhide.experiments.registry import ExperimentResult, experiment
 from crowdhide.plans.certify import CountermeasureAccountant, default_accountant
@@ -156,7 +157,7 @@ def _plot(
         ax.set_xlabel(xkey.replace("_", " "))
         ax.set_ylabel(f"ε (δ={DELTA:g})")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        legend_below(ax)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -29,6 +29,7 @@ instead of 51 370 lengths).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -346,7 +347,12 @@ def account_sampled_walk(
 
 
 def authors_code_pair_losses(
-    holders: npt.ArrayLike, *, n: int, eps0: float, delta: float
+    holders: npt.ArrayLike,
+    *,
+    n: int,
+    eps0: float,
+    delta: float,
+    cycle_mass: Callable[[IntArray], FloatArray] | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """Per-pair losses exactly as the authors' Fig. 1b code computes them (reproduction only).
 
@@ -354,7 +360,9 @@ def authors_code_pair_losses(
     the token to at its previous visit, both initialised to user 0), cycle lengths counted from
     the last visit (initialised to step 0, no cap), per-cycle ε = Eq. 10 with ``ε0/√m``
     (flag 0), ``ε0/√m`` (flag 1), ``2ε0/√m`` (flag >= 2), Kairouz composition with
-    ``δ̃ = k δ``; LDP: advanced composition over each user's contributions. Not a certificate
+    ``δ̃ = k δ``; LDP: advanced composition over each user's contributions. ``cycle_mass``
+    maps the cycle lengths m to the per-cycle ε in place of ``ε0/√m`` (Gaussian sums; their
+    Fig. 3 code uses shuffle bounds for histograms). Not a certificate
     (Eq. 10's δ and the flagged cases are not justified); returns ``(pair_losses, local)`` with
     ``pair_losses[v, u]`` (diagonal NaN).
 
@@ -379,7 +387,7 @@ def authors_code_pair_losses(
         sendto[i - 1] = last_send[v]
         last_send[h[i - 1]] = v
         last_time[v] = i
-    mass = e0 / np.sqrt(m)
+    mass = e0 / np.sqrt(m) if cycle_mass is None else np.asarray(cycle_mass(m), np.float64)
     sub = np.log1p(-np.expm1(m * math.log1p(-1.0 / n)) * np.expm1(mass))
     base_sum = np.bincount(observer, weights=sub, minlength=n)
     base_sq = np.bincount(observer, weights=sub**2, minlength=n)
