@@ -29,7 +29,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 #: Top-level name → the module that owns it (imported on first access).
 _LAZY: dict[str, str] = {
