@@ -7,6 +7,7 @@ import contextlib
 import math
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Protocol
 
 __all__ = ["Progress", "fmt_log10", "legend_below", "log10_of_log", "plain_log_ticks", "progress"]
@@ -94,6 +95,23 @@ def legend_below(ax: Any, *, ncol: int = 2, fontsize: float = 7) -> None:
         ncol=ncol,
         frameon=False,
     )
+
+
+def save_with_legend_below(
+    fig: Any, ax: Any, path: Path, *, title: str, ncol: int, bottom: float
+) -> Path:
+    """Save ``fig`` with ``ax``'s legend once under all panels (never over data) and one
+    title (``e-0N`` exponents printed as ``e-N``); the bottom ``bottom`` of the figure is kept
+    for the legend. Returns ``path``."""
+    import matplotlib.pyplot as plt
+
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
+    fig.suptitle(title.replace("e-0", "e-"), fontsize=10)
+    fig.tight_layout(rect=(0, bottom, 1, 0.97))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def plain_log_ticks(axis: Any) -> None:

@@ -29,7 +29,7 @@ import numpy as np
 from crowdhide._extras import require
 from crowdhide._output import write_csv, write_json
 from crowdhide.datasets import data_path
-from crowdhide.experiments._formatting import progress
+from crowdhide.experiments._formatting import progress, save_with_legend_below
 from crowdhide.experiments._sgd_batch import BatchRun, Tick, batched_sgd
 from crowdhide.experiments.claims import Claim, Verdict, all_of, better
 from crowdhide.experiments.cyffers_bellet_walks import HOUSING_FILE, load_houses
@@ -433,14 +433,8 @@ def _plot_fig2(curves: dict[str, Any], task: SgdTask, label: str, path: Path) ->
             yscale="log", ylabel="objective (logistic loss)", title=f"ε = {eps:g}: objective"
         )
         axes[1, col].set(xlabel="iteration", ylabel="test accuracy", title=f"ε = {eps:g}: accuracy")
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
-    fig.suptitle(
+    title = (
         f"Cyffers & Bellet Fig. 2: DP-SGD on {label} (n = {task.n}, T = {task.steps}, "
-        f"mean ± sd of {task.runs} runs, δ = {task.delta:.0e})".replace("e-0", "e-"),
-        fontsize=10,
+        f"mean ± sd of {task.runs} runs, δ = {task.delta:.0e})"
     )
-    fig.tight_layout(rect=(0, 0.08, 1, 0.97))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_with_legend_below(fig, axes[0, 0], path, title=title, ncol=3, bottom=0.08)

@@ -19,7 +19,7 @@ import numpy as np
 from crowdhide._extras import require
 from crowdhide._output import write_csv, write_json
 from crowdhide.datasets import data_path, describe_data_path
-from crowdhide.experiments._formatting import progress
+from crowdhide.experiments._formatting import progress, save_with_legend_below
 from crowdhide.experiments.claims import Claim, Verdict, all_of, better, match_all
 from crowdhide.experiments.registry import ExperimentResult, experiment
 
@@ -604,17 +604,12 @@ def _plot_fig3(rows: list[dict[str, Any]], delta: float, path: Path) -> Path:
         ]
         ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
         ax.grid(alpha=0.3)
-    handles, labels = np.atleast_1d(axes)[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
-    fig.suptitle(
+    title = (
         f"Cyffers & Bellet Fig. 3: mean over pairs and {runs} walks; bars: best and worst "
-        f"pair (δ = {delta:.0e})".replace("e-0", "e-"),
-        fontsize=10,
+        f"pair (δ = {delta:.0e})"
     )
-    fig.tight_layout(rect=(0, 0.1, 1, 0.97))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    first = np.atleast_1d(axes)[0]
+    return save_with_legend_below(fig, first, path, title=title, ncol=2, bottom=0.1)
 
 
 def _fig3_comparison(rows: list[dict[str, Any]]) -> list[str]:

@@ -210,22 +210,7 @@ def half_work(job: Any, placement: Any, costs: dict[str, Cost]) -> tuple[float, 
 def round_seconds(job: Any, placement: Any, *, costs: dict[str, Cost] | None = None) -> float:
     """Fixed round length: two halves, each :data:`FLOOR` plus :data:`MARGIN` times the
     busiest host's worst-case wire work in one half round (:func:`host_work`). It depends on the
-    plan, the placement and the machine, never on the data.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from crowdhide.engine.backend import Job
-    >>> from crowdhide.engine.plan import PlanBuilder
-    >>> from crowdhide.backends.tls.placement import Placement
-    >>> b = PlanBuilder()
-    >>> _ = b.sources("S", {"g": np.zeros(1000, dtype=int)})
-    >>> _ = b.compute("C", size=3, process=lambda inbox, rng: {})
-    >>> _ = b.route("S", "C", by=lambda s: s["g"])
-    >>> job = Job(plan=b.build(), seed=0, block_size=100)
-    >>> costs = {"link": (1e-4, 1e-4), "inner": (1e-3, 1e-3)}
-    >>> round_seconds(job, Placement(hosts=2, rule="spread"), costs=costs)
-    1.94
+    plan, the placement and the machine, never on the data (example: :func:`round_basis`).
     """
     return round_basis(job, placement, costs=costs)[0]
 
@@ -251,6 +236,8 @@ def round_basis(
     >>> seconds, basis = round_basis(job, Placement(hosts=2, rule="spread"), costs=costs)
     >>> seconds, basis.split(", ")[0]
     (1.94, 'default: 2 x (0.25 s + 3.0 x 0.24 s')
+    >>> round_seconds(job, Placement(hosts=2, rule="spread"), costs=costs)
+    1.94
     """
     from crowdhide.backends.tls import codec
 
