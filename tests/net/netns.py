@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = ["Bridge", "available", "leftovers"]
@@ -106,52 +107,14 @@ class Bridge:
     def capture(self, out: Path, *, snaplen: int = 128) -> subprocess.Popen[bytes]:
         """Start ``tcpdump`` on the bridge writing ``out`` (stopped by :meth:`stop_capture`);
         ``snaplen=0``: whole packets (to cut TCP streams into TLS records)."""
-        proc = subprocess.Popen(
-            [
-                *("ip", "netns", "exec", self.hub, "tcpdump", "-i", "br0", "-U", "-n"),
-                # A 32 MiB kernel buffer: on a loaded 2-core machine tcpdump is starved for
-                # whole rounds, and the default 2 MiB lets the kernel drop packets.
-                *("-B", "32768", "-s", str(snaplen), "-w", str(out), "tcp"),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+        proc = start_tcpdump(("ip", "netns", "exec", self.hub), "br0", out, snaplen=snaplen)
         self.processes.append(proc)
         self.captures[proc.pid] = out
-        deadline = time.monotonic() + 10
-        assert proc.stderr is not None
-        while time.monotonic() < deadline:  # tcpdump says "listening on br0" once ready
-            line = proc.stderr.readline()
-            if b"listening on" in line or not line:
-                break
         return proc
 
     def stop_capture(self, proc: subprocess.Popen[bytes]) -> int:
-        """Stop a capture cleanly; the number of packets the kernel dropped (tcpdump's own
-        count: a capture with drops cannot be cut into TLS records past the gap).
-
-        SIGINT ends tcpdump without reading what is still queued in its kernel buffer, so
-        first wait (at most 10 s) until the file has stopped growing for half a second."""
-        out = self.captures.pop(proc.pid, None)
-        if out is not None and proc.poll() is None:
-            size, still, deadline = -1, 0.0, time.monotonic() + 10
-            while still < 0.5 and time.monotonic() < deadline:
-                now = out.stat().st_size if out.exists() else 0
-                still = still + 0.1 if now == size else 0.0
-                size = now
-                time.sleep(0.1)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
-        text = proc.stderr.read().decode(errors="replace") if proc.stderr is not None else ""
-        if proc.stderr is not None:
-            proc.stderr.close()
-        found = re.search(r"(\d+) packets? dropped by kernel", text)
-        return int(found.group(1)) if found else 0
+        """Stop a capture cleanly (:func:`stop_tcpdump`); the packets the kernel dropped."""
+        return stop_tcpdump(proc, self.captures.pop(proc.pid, None))
 
     def link(self, i: int, up: bool) -> None:
         """Take node ``i``'s link down or up (its bridge port)."""
@@ -213,3 +176,55 @@ def tcp_payload_bytes(pcap: Path) -> dict[tuple[str, str], int]:
         out[key] = out.get(key, 0) + payload
         del orig
     return out
+
+
+def start_tcpdump(
+    prefix: Sequence[str], interface: str, out: Path, *, snaplen: int = 128
+) -> subprocess.Popen[bytes]:
+    """``tcpdump`` on ``interface`` (run under ``prefix``, e.g. ``ip netns exec NS``) writing
+    ``out``, once it says it is listening."""
+    proc = subprocess.Popen(
+        [
+            *prefix,
+            *("tcpdump", "-i", interface, "-U", "-n"),
+            # A 32 MiB kernel buffer: on a loaded 2-core machine tcpdump is starved for
+            # whole rounds, and the default 2 MiB lets the kernel drop packets.
+            *("-B", "32768", "-s", str(snaplen), "-w", str(out), "tcp"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 10
+    assert proc.stderr is not None
+    while time.monotonic() < deadline:  # tcpdump says "listening on IFACE" once ready
+        line = proc.stderr.readline()
+        if b"listening on" in line or not line:
+            break
+    return proc
+
+
+def stop_tcpdump(proc: subprocess.Popen[bytes], out: Path | None) -> int:
+    """Stop a capture cleanly; the number of packets the kernel dropped (tcpdump's own
+    count: a capture with drops cannot be cut into TLS records past the gap).
+
+    SIGINT ends tcpdump without reading what is still queued in its kernel buffer, so
+    first wait (at most 10 s) until ``out`` has stopped growing for half a second."""
+    if out is not None and proc.poll() is None:
+        size, still, deadline = -1, 0.0, time.monotonic() + 10
+        while still < 0.5 and time.monotonic() < deadline:
+            now = out.stat().st_size if out.exists() else 0
+            still = still + 0.1 if now == size else 0.0
+            size = now
+            time.sleep(0.1)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+    text = proc.stderr.read().decode(errors="replace") if proc.stderr is not None else ""
+    if proc.stderr is not None:
+        proc.stderr.close()
+    found = re.search(r"(\d+) packets? dropped by kernel", text)
+    return int(found.group(1)) if found else 0
