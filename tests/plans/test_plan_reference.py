@@ -103,5 +103,8 @@ def test_key_example_parses(key: str, example: str) -> None:
             raw["countermeasures"]["n"] = 10
         if key == "run.address":
             raw["run"]["backend"] = "ray"
+        if key in ("data.held_by", "data.columns"):  # a schema: no generator, domains given
+            raw["data"] = {"held_by": "nodes", "rows": 100, "columns": ["g1", "v"], **value}
+            raw["query"]["domains"] = {"g1": [0, 1]}
     spec = parse_spec(raw)
     assert spec is not None

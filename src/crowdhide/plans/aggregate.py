@@ -36,6 +36,7 @@ __all__ = [
     "AggregateQuery",
     "AggregateSetup",
     "aggregate_plan",
+    "aggregate_schema_plan",
     "compare",
     "exact_answer",
     "run_sql",
@@ -399,7 +400,6 @@ def aggregate_plan(
     source: dict[str, npt.NDArray[Any]] = {c: np.asarray(table[c]) for c in query.numeric_columns}
     all_domains: list[tuple[npt.NDArray[Any], ...]] = []
     builder = PlanBuilder()
-    routes: list[str] = []
     sizes: list[int] = []
     universes: list[int] = []
     for g, columns in enumerate(query.grouping_sets):
@@ -413,6 +413,22 @@ def aggregate_plan(
         sizes.append(nodes)
         universes.append(universe)
     builder.sources("S", source)
+    return AggregateSetup(
+        plan=_assemble(builder, query, sizes, universes, message_size),
+        query=query,
+        domains=tuple(all_domains),
+        routes=tuple(f"S->C{g}" for g in range(len(sizes))),
+    )
+
+
+def _assemble(
+    builder: PlanBuilder,
+    query: AggregateQuery,
+    sizes: Sequence[int],
+    universes: Sequence[int],
+    message_size: int,
+) -> ExecutionPlan:
+    """The compute groups, result node and routes after the sources ``S`` of ``builder``."""
     for g, nodes in enumerate(sizes):
         builder.compute(
             f"C{g}",
@@ -435,15 +451,85 @@ def aggregate_plan(
             message_size=message_size,
             columns=(f"__key{g}", *query.numeric_columns),
         )
-        routes.append(f"S->C{g}")
     # A compute node sends its partial aggregates (the keys of its part of the domain that
     # occur) in one message: size it for a full part, so no data set makes it overflow.
     record = 16 + 32 * len(query.numeric_columns)  # key, count; sum, sumsq, min, max each
     for g, nodes in enumerate(sizes):
         full = -(-universes[g] // nodes) * record
         builder.route(f"C{g}", "R", kind="fixed", message_size=max(message_size, full))
+    return builder.build()
+
+
+def aggregate_schema_plan(
+    rows: int,
+    query: AggregateQuery,
+    *,
+    columns: Sequence[str],
+    domains: Mapping[str, Sequence[Any]],
+    compute_nodes: int,
+    message_size: int = 64,
+) -> AggregateSetup:
+    """The plan of ``query`` over ``rows`` tuples that this process never sees (``[data]
+    held_by = "nodes"``): built from the column names, the public ``domains`` of every
+    grouping column and the row count alone. Its sources hold no row (an empty
+    :class:`~crowdhide.engine.blocks.BlockRows`); each node daemon fills in its own, as
+    the columns :func:`aggregate_plan` would give them (``__key<g>``: codes over ``domains``).
+
+    Examples
+    --------
+    >>> q = AggregateQuery.from_sql("SELECT A, AVG(I) FROM D GROUP BY A")
+    >>> setup = aggregate_schema_plan(
+    ...     4, q, columns=["A", "I"], domains={"A": [1, 2, 3]}, compute_nodes=2)
+    >>> setup.plan.group("S").size, list(setup.plan.group("S").data), setup.domains
+    (4, ['I', '__key0'], ((array([1, 2, 3]),),))
+    >>> t = {"A": np.array([1, 2, 2, 3]), "I": np.array([1.0, 2.0, 4.0, 8.0])}
+    >>> aggregate_plan(t, q, compute_nodes=2, domains={"A": [1, 2, 3]}).plan == setup.plan
+    True
+    >>> aggregate_schema_plan(4, q, columns=["A", "I"], domains={}, compute_nodes=2)
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    crowdhide.errors.InvalidParameterError: query.domains has no domain for grouping column(s)...
+    """
+    from dataclasses import replace
+
+    from crowdhide.engine.blocks import BlockRows
+
+    C = check_int("query.compute_nodes", compute_nodes, low=1)
+    n = check_int("data.rows", rows, low=1)
+    grouped = {c for s in query.grouping_sets for c in s}
+    needed = sorted((grouped | set(query.value_columns)) - set(columns))
+    if needed:
+        raise InvalidParameterError(
+            f"data.columns {list(columns)} lacks column(s) {needed} used by query.sql",
+            parameter="data.columns",
+            value=list(columns),
+        )
+    for problem, names in (
+        ("has no domain for", grouped - set(domains)),
+        ("names column(s) the query does not group by:", set(domains) - grouped),
+    ):
+        if names:
+            raise InvalidParameterError(
+                f"query.domains {problem} grouping column(s) {sorted(names)} "
+                f"(grouped: {sorted(grouped)})",
+                parameter="query.domains",
+                value=sorted(names),
+            )
+    doms = tuple(tuple(_domain(domains[c]) for c in s) for s in query.grouping_sets)
+    universes = [math.prod(len(d) for d in ds) for ds in doms]
+    # One placeholder row to build the groups and routes; replaced by no row at all.
+    placeholder = {c: np.zeros(1) for c in query.numeric_columns}
+    placeholder |= {f"__key{g}": np.zeros(1, dtype=np.int64) for g in range(len(doms))}
+    builder = PlanBuilder().sources("S", placeholder)
+    plan = _assemble(builder, query, [min(C, u) for u in universes], universes, message_size)
+    held = BlockRows({}, tuple(placeholder))
+    groups = tuple(replace(g, size=n, data=held) if g.role == "source" else g for g in plan.groups)
     return AggregateSetup(
-        plan=builder.build(), query=query, domains=tuple(all_domains), routes=tuple(routes)
+        plan=replace(plan, groups=groups),
+        query=query,
+        domains=doms,
+        routes=tuple(f"S->C{g}" for g in range(len(doms))),
     )
 
 

@@ -26,6 +26,7 @@ from crowdhide.plans.aggregate import (
     AggregateQuery,
     AggregateSetup,
     aggregate_plan,
+    aggregate_schema_plan,
     compare,
     exact_answer,
     run_sql,
@@ -38,6 +39,7 @@ from crowdhide.plans.spec import RunSpec, check_work
 from crowdhide.plans.traffic import traffic_per_node
 
 __all__ = [
+    "NO_EXACT",
     "AggregateAnswer",
     "AggregateOverTable",
     "Answer",
@@ -46,6 +48,10 @@ __all__ = [
     "Query",
     "load_query",
 ]
+
+
+#: What the report says instead of an exact answer when the rows stay on the node daemons.
+NO_EXACT = "exact answer: not available — the coordinator holds no data"
 
 
 class Answer(Protocol):
@@ -102,7 +108,7 @@ class AggregateUtility:
     tuples_used_per_grouping_set: tuple[int, ...]
     vs_exact: Mapping[str, Any]
     vs_duckdb_on_used_tuples: Mapping[str, Any]
-    duckdb_rows_of_original_sql: int
+    duckdb_rows_of_original_sql: int | None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain record (report.json's ``utility``)."""
@@ -117,11 +123,15 @@ class AggregateUtility:
 
 @dataclass(frozen=True, kw_only=True)
 class AggregateAnswer:
-    """Result rows, estimates with 95 % intervals, DuckDB's exact answer, the traffic."""
+    """Result rows, estimates with 95 % intervals, DuckDB's exact answer, the traffic.
+
+    ``exact`` is ``None`` when this process holds no rows (``[data] held_by = "nodes"``):
+    the report says :data:`NO_EXACT` and compares nothing.
+    """
 
     query: AggregateQuery = field(repr=False)
     result: list[dict[str, Any]]
-    exact: list[dict[str, Any]]
+    exact: list[dict[str, Any]] | None
     estimates: list[dict[str, Any]]
     inclusion_probability: Mapping[str, float]
     traffic: list[dict[str, Any]]
@@ -137,7 +147,7 @@ class AggregateAnswer:
         """The report's sections, in report.json's order."""
         return {
             "result": self.result,
-            "exact": self.exact,
+            "exact": NO_EXACT if self.exact is None else self.exact,
             "estimates": self.estimates,
             "inclusion_probability": dict(self.inclusion_probability),
             "traffic": self.traffic,
@@ -146,20 +156,25 @@ class AggregateAnswer:
         }
 
     def write(self, out: Path) -> dict[str, str]:
-        """``result.csv`` (estimates in the SQL's layout), ``exact.csv``, ``estimates.csv``."""
-        return {
-            "result": str(write_answer(out / "result.csv", self.estimates, self.query)),
-            "exact": str(write_answer(out / "exact.csv", self.exact, self.query)),
-            "estimates": str(write_csv(out / "estimates.csv", self.estimates)),
-        }
+        """``result.csv`` (estimates in the SQL's layout), ``exact.csv`` (when there is an
+        exact answer), ``estimates.csv``."""
+        files = {"result": str(write_answer(out / "result.csv", self.estimates, self.query))}
+        if self.exact is not None:
+            files["exact"] = str(write_answer(out / "exact.csv", self.exact, self.query))
+        files["estimates"] = str(write_csv(out / "estimates.csv", self.estimates))
+        return files
 
 
 @dataclass(frozen=True)
 class AggregateOverTable:
-    """An Aggregate query (SQL with GROUPING SETS) over a table, one tuple per source."""
+    """An Aggregate query (SQL with GROUPING SETS) over a table, one tuple per source.
+
+    ``table`` is ``None`` when the rows are held by the node daemons (``[data] held_by =
+    "nodes"``): the plan was built from the schema, the public domains and the row count.
+    """
 
     setup: AggregateSetup
-    table: Mapping[str, npt.NDArray[Any]] = field(repr=False)
+    table: Mapping[str, npt.NDArray[Any]] | None = field(repr=False)
     data_source: str = ""
     compute_nodes: int = 1
 
@@ -170,6 +185,8 @@ class AggregateOverTable:
         assert spec.query.sql is not None
         query = AggregateQuery.from_sql(spec.query.sql)
         sets = len(query.grouping_sets)
+        if data.held_by is not None:
+            return cls.schema_only(spec, query)
         if data.path is None and data.table is None:  # before generating: the size is known
             check_work(data.rows, sets, what="grouping sets")
         table: Mapping[str, npt.NDArray[Any]]
@@ -200,6 +217,23 @@ class AggregateOverTable:
         )
         return cls(setup, table, source, spec.query.compute_nodes)
 
+    @classmethod
+    def schema_only(cls, spec: RunSpec, query: AggregateQuery) -> AggregateOverTable:
+        """The plan of ``[data] held_by = "nodes"``: no row is read (none is here)."""
+        data = spec.data
+        check_work(data.rows, len(query.grouping_sets), what="grouping sets")
+        assert spec.query.domains is not None  # required by the plan's parser
+        setup = aggregate_schema_plan(
+            data.rows,
+            query,
+            columns=data.columns,
+            domains=spec.query.domains,
+            compute_nodes=spec.query.compute_nodes,
+            message_size=spec.message_size,
+        )
+        source = f"held by the node daemons ({data.rows} rows; schema and public domains only)"
+        return cls(setup, None, source, spec.query.compute_nodes)
+
     @property
     def plan(self) -> ExecutionPlan:
         return self.setup.plan
@@ -210,7 +244,7 @@ class AggregateOverTable:
 
     @property
     def rows(self) -> int:
-        return len(next(iter(self.table.values())))
+        return self.setup.plan.group("S").size
 
     def describe(self) -> dict[str, Any]:
         sql = self.setup.query.sql
@@ -233,6 +267,8 @@ class AggregateOverTable:
     def answer(self, run: Execution, protected: ExecutionPlan, *, seed: int) -> AggregateAnswer:
         setup = self.setup
         rows = setup.result_rows(run.states["R"])
+        if self.table is None:
+            return self._answer_without_exact(run, protected, rows)
         exact = exact_answer(self.table, setup.query)
         known = all(r in run.used for r in setup.routes)
         masks = [run.used.get(r, np.zeros(self.rows, dtype=bool)) for r in setup.routes]
@@ -262,6 +298,32 @@ class AggregateOverTable:
                 vs_exact=compare(rows, exact, setup.query),
                 vs_duckdb_on_used_tuples=on_used,
                 duckdb_rows_of_original_sql=len(run_sql(self.table, setup.query)),
+            ),
+        )
+
+    def _answer_without_exact(
+        self, run: Execution, protected: ExecutionPlan, rows: list[dict[str, Any]]
+    ) -> AggregateAnswer:
+        """The released result and its estimates; nothing compared (no row is here)."""
+        setup = self.setup
+        pis = inclusion_probabilities(protected, setup.routes)
+        return AggregateAnswer(
+            query=setup.query,
+            result=rows,
+            exact=None,
+            estimates=estimate_rows(setup, run.states["R"], pis),
+            inclusion_probability=pis,
+            traffic=traffic_per_node(setup.plan, run.transcript, setup.routes),
+            route_names=self.route_names,
+            utility=AggregateUtility(
+                tuples=self.rows,
+                tuples_used_per_grouping_set=tuple(
+                    int(run.used[r].sum()) if r in run.used else run.routes[r].real_delivered
+                    for r in setup.routes
+                ),
+                vs_exact={"not_available": NO_EXACT},
+                vs_duckdb_on_used_tuples={"not_available": NO_EXACT},
+                duckdb_rows_of_original_sql=None,
             ),
         )
 

@@ -422,6 +422,25 @@ def _check_network_options(network: Mapping[str, Any] | None, shard_count: int) 
         )
 
 
+def _check_rows_here(spec: RunSpec, backend_name: str, network: Mapping[str, Any] | None) -> None:
+    """Refuse, before any work, to run a plan whose rows are held by the node daemons on a
+    backend that would need them in this process (local, ray, tls hosts it spawns)."""
+    if spec.data.held_by is None or (network is not None and "directory" in network):
+        return
+    where = (
+        "the tls hosts spawned by this run"
+        if network is not None
+        else f"the {backend_name} backend"
+    )
+    raise InvalidParameterError(
+        f"data.held_by = {spec.data.held_by!r}: the rows stay on the node daemons, so this "
+        f"plan runs only on them (--backend tls --directory ...); {where} would need "
+        "the rows in this process, which has none",
+        parameter="data.held_by",
+        value=spec.data.held_by,
+    )
+
+
 def _backend_notes(
     spec: RunSpec,
     backend_name: str,
@@ -439,6 +458,12 @@ def _backend_notes(
     if net_record is not None and net_record.get("complete") is False:
         notes = (incomplete_note(net_record), *notes)
     if net_record is not None and "coordinator_observes" in net_record:
+        if spec.data.held_by is None:
+            notes += (
+                "SIMULATION: this coordinator generated or loaded every tuple ([data]) to "
+                "build the plan and the exact answer; a deployment's coordinator holds no "
+                "data: use [data] held_by = 'nodes' (crowdhide net split --coordinator-plan)",
+            )
         notes += (
             "node daemons: the coordinator does not observe the transcript, so costs "
             "(messages, channels, dummies) and tuples used read 0; frames per link are "
@@ -523,6 +548,7 @@ def run_spec(
     backend_name, shard_count, ray_address = _execution_choice(spec, backend, shards, address)
     network = _network_with_spec(network, spec)
     _check_network_options(network, shard_count)
+    _check_rows_here(spec, backend_name, network)
     size = spec.block_size if block_size is None else check_int("block_size", block_size, low=1)
     acct = accountant if accountant is not None else default_accountant()
     tick = progress or _no_progress

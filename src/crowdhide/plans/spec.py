@@ -62,6 +62,8 @@ _SECTIONS = {
         "seed",
         "mnist_dir",
         "test_rows",
+        "held_by",
+        "columns",
     },
     "query": {"kind", "sql", "compute_nodes", "k", "iterations", "domains"},
     "privacy": {"epsilon", "delta"},
@@ -145,6 +147,10 @@ class DataSpec:
     seed: int
     mnist_dir: Path | None
     table: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
+    #: ``"nodes"``: a deployment's schema-only ``[data]`` (the rows stay on the node
+    #: daemons; this process has ``rows``, ``columns`` and ``[query] domains`` only).
+    held_by: str | None = None
+    columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -259,7 +265,11 @@ def parse_spec(raw: Mapping[str, Any], *, base: Path | None = None) -> RunSpec:
     sections = {section: _section(raw, section) for section in _SECTIONS}
     privacy, limits, run = sections["privacy"], sections["constraints"], sections["run"]
     kind = _query_kind(sections["query"])
-    data_spec = _data_spec(sections["data"], kind, base)
+    data_spec = (
+        _held_spec(sections["data"], kind, sections["query"].get("domains"))
+        if "held_by" in sections["data"]
+        else _data_spec(sections["data"], kind, base)
+    )
     query_spec = _query_spec(sections["query"], kind)
     epsilon = privacy.get("epsilon")
     eps = (
@@ -342,8 +352,108 @@ def _query_spec(query: Mapping[str, Any], kind: str) -> QuerySpec:
     )
 
 
+#: Keys of ``[data]`` that say where this process gets the rows from: none applies when the
+#: rows are held by the node daemons.
+_ROW_SOURCE_KEYS = (
+    "path",
+    "generator",
+    "distribution",
+    "skew",
+    "attributes",
+    "intervals",
+    "seed",
+    "mnist_dir",
+    "test_rows",
+)
+
+
+def _held_spec(data: Mapping[str, Any], kind: str, domains: Any) -> DataSpec:
+    """``[data] held_by = "nodes"``: the schema of rows this process never sees.
+
+    Examples
+    --------
+    >>> spec = _held_spec({"held_by": "nodes", "rows": 6, "columns": ["a"]}, "aggregate", {})
+    >>> spec.held_by, spec.rows, spec.columns, spec.path, spec.generator
+    ('nodes', 6, ('a',), None, None)
+    >>> _held_spec({"held_by": "nodes", "seed": 1}, "aggregate", {})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    crowdhide.errors.InvalidParameterError: data.seed = 1 contradicts data.held_by = 'nodes'...
+    """
+    held = data["held_by"]
+    if held != "nodes":
+        raise InvalidParameterError(
+            f"data.held_by must be 'nodes' (the rows stay on the node daemons), got {held!r}",
+            parameter="data.held_by",
+            value=held,
+        )
+    for key in _ROW_SOURCE_KEYS:
+        if key in data:
+            raise InvalidParameterError(
+                f"data.{key} = {data[key]!r} contradicts data.held_by = 'nodes': this process "
+                "reads no rows (the node daemons hold them); remove it",
+                parameter=f"data.{key}",
+                value=data[key],
+            )
+    if kind != "aggregate":
+        raise InvalidParameterError(
+            f"data.held_by = 'nodes' supports query.kind = 'aggregate' only, got {kind!r}",
+            parameter="query.kind",
+            value=kind,
+        )
+    for key in ("rows", "columns"):
+        if key not in data:
+            raise InvalidParameterError(
+                f"data.{key} is required with data.held_by = 'nodes' (the "
+                + (
+                    "number of rows the daemons hold together)"
+                    if key == "rows"
+                    else "columns every daemon's rows have)"
+                ),
+                parameter=f"data.{key}",
+            )
+    columns = data["columns"]
+    if not (
+        isinstance(columns, list)
+        and columns
+        and all(isinstance(c, str) and c for c in columns)
+        and len(set(columns)) == len(columns)
+    ):
+        raise InvalidParameterError(
+            f"data.columns must be a non-empty list of distinct column names, got {columns!r}",
+            parameter="data.columns",
+            value=columns,
+        )
+    if domains is None:
+        raise InvalidParameterError(
+            "query.domains is required with data.held_by = 'nodes': the public domain of "
+            "every grouping column (this process cannot read it from rows it never sees)",
+            parameter="query.domains",
+        )
+    return DataSpec(
+        path=None,
+        generator=None,
+        rows=check_int("data.rows", data["rows"], low=1),
+        distribution="uniform",
+        skew=1.0,
+        attributes=1,
+        intervals=1,
+        seed=0,
+        mnist_dir=None,
+        held_by="nodes",
+        columns=tuple(columns),
+    )
+
+
 def _data_spec(data: Mapping[str, Any], kind: str, base: Path | None) -> DataSpec:
     """``[data]``: a file (paths relative to ``base``) or a generator of the query's kind."""
+    if "columns" in data and "held_by" not in data:
+        raise InvalidParameterError(
+            "data.columns applies to data.held_by = 'nodes' only (a file or generator has "
+            f"its own columns), got {data['columns']!r}",
+            parameter="data.columns",
+            value=data["columns"],
+        )
     path = data.get("path")
     if path is not None and not isinstance(path, str):
         raise InvalidParameterError(f"data.path must be a string, got {path!r}")

@@ -18,7 +18,7 @@ from typing import Any
 
 from crowdhide._extras import require
 from crowdhide.errors import MissingExtraError
-from crowdhide.plans.query import AggregateAnswer, Answer
+from crowdhide.plans.query import NO_EXACT, AggregateAnswer, Answer
 from crowdhide.plans.run_report import PROTECTION, PlanReport, RunReport
 from crowdhide.plans.spec import RunSpec
 from crowdhide.report.words import (
@@ -165,8 +165,13 @@ def _answer_section(answer: Answer) -> str:
 
 def _set_html(answer: AggregateAnswer, g: int) -> str:
     """The table of grouping set ``g``: estimate, 95 % interval and exact per aggregate."""
-    theirs = [r for r in answer.exact if r["grouping_set"] == g]
-    keys = [k for k in theirs[0] if k != "grouping_set" and "(" not in k]
+    known = answer.exact is not None
+    theirs = [
+        r
+        for r in (answer.estimates if answer.exact is None else answer.exact)
+        if r["grouping_set"] == g
+    ]
+    keys = list(answer.query.grouping_sets[g])
     by_key = {tuple(r.get(k) for k in keys): r for r in answer.estimates if r["grouping_set"] == g}
     head = ["<tr>", f"<th class='k'>{html.escape(' / '.join(keys))}</th><th>tuples used</th>"]
     for a in answer.aggregates:
@@ -187,7 +192,7 @@ def _set_html(answer: AggregateAnswer, g: int) -> str:
             if a.split("(")[0] not in ("min", "max"):
                 interval = interval_cell(est, a, fmt) if est else "-"
                 cells.append(f"<td>{html.escape(interval)}</td>")
-            cells.append(f"<td>{fmt(ref[a])}</td>")
+            cells.append(f"<td>{fmt(ref[a]) if known else 'n/a'}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     pis = list(answer.inclusion_probability.values())
     pi = pis[g] if g < len(pis) else 1.0
@@ -212,7 +217,11 @@ def _result_section(answer: AggregateAnswer) -> str:
         "<em>exact</em> is DuckDB on all tuples. Min and max are those of the tuples used "
         "(they cannot be corrected for sampling).</p>",
     ]
-    out += [_set_html(answer, g) for g in sorted({int(r["grouping_set"]) for r in answer.exact})]
+    if answer.exact is None:
+        out[0] = "<h2>Result</h2>"
+        out.append(f"<p><strong>{html.escape(NO_EXACT)}</strong>: no comparison is made.</p>")
+    reference = answer.exact if answer.exact is not None else answer.estimates
+    out += [_set_html(answer, g) for g in sorted({int(r["grouping_set"]) for r in reference})]
     return "\n".join(out)
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from functools import singledispatch
 from typing import Any
 
-from crowdhide.plans.query import AggregateAnswer, Answer
+from crowdhide.plans.query import NO_EXACT, AggregateAnswer, Answer
 from crowdhide.plans.run_report import PROTECTION, PlanReport, RunReport
 from crowdhide.report.words import (
     cluster_words,
@@ -167,7 +167,7 @@ def _set_table(
         else:
             headers += [f"{a}\nestimate", f"{a}\n95 % interval", f"{a}\nexact"]
     table: list[list[str]] = []
-    theirs = (r for r in answer.exact if r["grouping_set"] == g)
+    theirs = (r for r in _reference(answer) if r["grouping_set"] == g)
     for ref in itertools.islice(theirs, MAX_GROUP_ROWS):  # only the rows printed
         key = tuple(ref.get(k) for k in keys)
         est = by_key.get(key)
@@ -179,9 +179,15 @@ def _set_table(
             cells.append(fmt(est.get(a)) if est else "-")
             if kind not in ("min", "max"):
                 cells.append(interval_cell(est, a, fmt) if est else "-")
-            cells.append(fmt(ref[a]))
+            cells.append(fmt(ref[a]) if answer.exact is not None else "n/a")
         table.append(cells)
     return headers, table
+
+
+def _reference(answer: AggregateAnswer) -> list[dict[str, Any]]:
+    """The rows that list the groups: the exact answer's, else (the coordinator of node
+    daemons holds no data) the estimates'."""
+    return answer.exact if answer.exact is not None else answer.estimates
 
 
 @_result.register
@@ -189,18 +195,19 @@ def _answer(answer: AggregateAnswer, report: RunReport, console: Console) -> Non
     """One table per grouping set: estimate, 95 % interval and exact value per aggregate."""
     total = answer.utility.tuples
     used = answer.utility.tuples_used_per_grouping_set
-    exact, rows = answer.exact, answer.estimates
+    exact, rows = _reference(answer), answer.estimates
     sets = sorted({int(r["grouping_set"]) for r in exact} | {int(r["grouping_set"]) for r in rows})
     pis = list(answer.inclusion_probability.values())
+    versus = "vs exact" if answer.exact is not None else f"({NO_EXACT})"
     for g in sets:
         theirs = [r for r in exact if r["grouping_set"] == g]
-        keys = _group_keys(theirs[0]) if theirs else []
+        keys = list(answer.query.grouping_sets[g])
         headers, table = _set_table(answer, g, keys)
         p = pis[g] if len(pis) > g else 1.0
         _table(
             console,
             f"By {' / '.join(keys)}: full-population estimates from {fmt_count(used[g])} of "
-            f"{fmt_count(total)} tuples, vs exact",
+            f"{fmt_count(total)} tuples, {versus}",
             headers,
             table,
         )
@@ -213,7 +220,8 @@ def _answer(answer: AggregateAnswer, report: RunReport, console: Console) -> Non
             )
         console.print(
             f"(sampling kept each tuple with probability {p:.3g}: counts and sums are "
-            f"divided by it; 95 % intervals; exact = DuckDB on all tuples)",
+            "divided by it; 95 % intervals; "
+            + ("exact = DuckDB on all tuples)" if answer.exact is not None else f"{NO_EXACT})"),
             overflow="fold",
         )
     _accuracy(answer, console)
@@ -228,7 +236,7 @@ def _estimates_by_group(answer: AggregateAnswer) -> dict[tuple[Any, ...], Mappin
     """``(grouping set, key values) -> estimate row``: one pass, so matching every exact
     group to its estimate is linear (a scan per group made 5,000 groups take minutes)."""
     keys: dict[int, list[str]] = {}
-    for ref in answer.exact:
+    for ref in answer.exact or []:
         keys.setdefault(int(ref["grouping_set"]), _group_keys(ref))
     index: dict[tuple[Any, ...], Mapping[str, Any]] = {}
     for r in answer.estimates:
@@ -238,6 +246,9 @@ def _estimates_by_group(answer: AggregateAnswer) -> dict[tuple[Any, ...], Mappin
 
 
 def _accuracy(answer: AggregateAnswer, console: Console) -> None:
+    if answer.exact is None:  # nothing to compare with: say so, never a made-up figure
+        _pairs(console, "How close the estimates are to the exact answer", [("exact", NO_EXACT)])
+        return
     index = _estimates_by_group(answer)
     cover: list[tuple[str, str]] = []
     for a in answer.aggregates:
