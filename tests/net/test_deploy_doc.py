@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from crowdhide.plans.query import NO_EXACT
 from tests.net._deploy import _env
 from tests.net.conftest import assert_all_gone
 from tests.net.netns import Bridge, available, leftovers, tcp_payload_bytes
@@ -174,6 +175,10 @@ def test_the_deploy_guide_runs_diabetes_over_three_daemons(bridge: Bridge, tmp_p
                 done = machines.run(machine, command)
                 assert done.returncode == 0, (command, done.stderr[-2000:])
         assert report is not None
+        # The coordinator's plan is the schema (net split --coordinator-plan): no exact answer.
+        assert "held_by" in (tmp_path / "coordinator.toml").read_text(encoding="utf-8")
+        assert report["exact"] == NO_EXACT
+        assert "exact" not in report["files"]
         local = subprocess.run(
             [
                 sys.executable,

@@ -6,7 +6,9 @@
   ``net ca init --out CA``, ``net ca sign --ca CA CARD``, ``net directory --ca CA --out
   DIRECTORY.toml CARD...`` (a directory of the nodes signed with the CA key);
 * ``net split PLAN.toml --nodes N --block-size B --out DIR`` — a simulation's source rows cut
-  into one data file per node daemon (``crowdhide node serve --data``).
+  into one data file per node daemon (``crowdhide node serve --data``); with
+  ``--coordinator-plan OUT.toml`` also the coordinator's plan, which holds no row
+  (``[data] held_by = "nodes"``, the domains the files' codes were made with).
 """
 
 from __future__ import annotations
@@ -126,6 +128,14 @@ def split_command(
     out: Annotated[
         Path, typer.Option("--out", help="Directory for rows-<id>.npz.", parser=output_path)
     ] = Path("rows"),
+    coordinator_plan: Annotated[
+        Path | None,
+        typer.Option(
+            "--coordinator-plan",
+            help='Also write the coordinator\'s plan: [data] held_by = "nodes" (no row).',
+            parser=output_path,
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Simulation: cut the plan's source rows into whole blocks, one contiguous range
@@ -135,7 +145,15 @@ def split_command(
     from crowdhide.plans.query import load_query
     from crowdhide.plans.spec import load_spec
 
-    query = load_query(load_spec(plan_file))
+    spec = load_spec(plan_file)
+    if spec.data.held_by is not None:
+        raise InvalidParameterError(
+            f"{plan_file}: data.held_by = {spec.data.held_by!r}: there are no rows here to "
+            "split (give the simulation's plan, whose [data] generates or loads them)",
+            parameter="data.held_by",
+            value=spec.data.held_by,
+        )
+    query = load_query(spec)
     sources = [g for g in query.plan.groups if g.role == "source"]
     total = sources[0].size
     blocks = -(-total // block_size)
@@ -155,11 +173,50 @@ def split_command(
         columns = {g.name: {c: v[first:stop] for c, v in (g.data or {}).items()} for g in sources}
         files.append(str(write_rows(folder / f"rows-{i}.npz", first=first, columns=columns)))
         ranges.append(f"{first}..{stop - 1}")
+    written = {}
+    if coordinator_plan is not None:
+        written["coordinator_plan"] = str(_coordinator_plan(plan_file, query, coordinator_plan))
     emit(
-        {"files": files, "rows": ranges, "block_size": block_size},
+        {"files": files, "rows": ranges, "block_size": block_size, **written},
         as_json=as_json,
         title="rows split (one file per node daemon)",
     )
 
 
 net_app.command("split")(split_command)
+
+
+def _coordinator_plan(plan_file: Path, query: object, out: Path) -> Path:
+    """Write the plan of the split population for a coordinator that holds no row: its
+    schema, row count and the grouping domains the files' codes were made with."""
+    import tomllib
+
+    from crowdhide.plans.examples import resolve_plan
+    from crowdhide.plans.query import AggregateOverTable
+    from crowdhide.plans.spec import held_plan_text
+
+    if not isinstance(query, AggregateOverTable):
+        raise InvalidParameterError(
+            "--coordinator-plan applies to aggregate plans only (query.kind = 'aggregate')",
+            parameter="--coordinator-plan",
+            value=str(out),
+        )
+    setup = query.setup
+    sets = setup.query.grouping_sets
+    domains = {
+        c: list(d)
+        for s, ds in zip(sets, setup.domains, strict=True)
+        for c, d in zip(s, ds, strict=True)
+    }
+    used = [*dict.fromkeys(c for s in sets for c in s), *setup.query.value_columns]
+    raw = tomllib.loads(resolve_plan(plan_file).read_text(encoding="utf-8"))
+    text = held_plan_text(
+        raw,
+        rows=query.rows,
+        columns=list(dict.fromkeys(used)),
+        domains=domains,
+        header=f"# The coordinator's plan of {plan_file}: the rows are held by the node daemons.",
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    return out

@@ -27,8 +27,10 @@ Sections and keys are checked; an unknown or invalid key raises ``ValueError`` n
 
 from __future__ import annotations
 
+import json
+import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,7 @@ __all__ = [
     "RunSpec",
     "check_backend",
     "check_work",
+    "held_plan_text",
     "load_spec",
     "parse_spec",
 ]
@@ -557,3 +560,87 @@ def load_spec(path: Path | str) -> RunSpec:
     except tomllib.TOMLDecodeError as exc:
         raise InvalidParameterError(f"{file}: invalid TOML: {exc}") from None
     return parse_spec(raw, base=file.parent)
+
+
+def held_plan_text(
+    raw: Mapping[str, Any],
+    *,
+    rows: int,
+    columns: Sequence[str],
+    domains: Mapping[str, Sequence[Any]],
+    header: str = "",
+) -> str:
+    """``raw`` (a parsed PLAN.toml) as the coordinator's plan of a deployment: ``[data]``
+    replaced by ``held_by = "nodes"``, ``rows`` and ``columns``, ``[query] domains`` set
+    to ``domains``; checked by :func:`parse_spec` and by reading the text back.
+
+    Examples
+    --------
+    >>> raw = {"name": "x", "data": {"generator": "aggregate", "rows": 6, "seed": 3},
+    ...        "query": {"sql": "SELECT g1, SUM(v) FROM D GROUP BY g1"},
+    ...        "privacy": {"epsilon": 1.0}}
+    >>> text = held_plan_text(raw, rows=6, columns=["g1", "v"], domains={"g1": [0, 1]})
+    >>> print(text)
+    name = "x"
+    <BLANKLINE>
+    [data]
+    held_by = "nodes"
+    rows = 6
+    columns = ["g1", "v"]
+    <BLANKLINE>
+    [query]
+    sql = "SELECT g1, SUM(v) FROM D GROUP BY g1"
+    domains = { g1 = [0, 1] }
+    <BLANKLINE>
+    [privacy]
+    epsilon = 1.0
+    <BLANKLINE>
+    """
+    document = {k: dict(v) if isinstance(v, Mapping) else v for k, v in raw.items()}
+    document["data"] = {"held_by": "nodes", "rows": int(rows), "columns": list(columns)}
+    query = dict(document.get("query", {}))
+    query["domains"] = {c: [_plain(v) for v in values] for c, values in domains.items()}
+    document["query"] = query
+    parse_spec(document)  # the plan it writes must parse
+    lines = [header] if header else []
+    lines += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in document.items() if k == "name"]
+    for section, keys in document.items():
+        if section == "name":
+            continue
+        lines += ["", f"[{_toml_key(section)}]"]
+        lines += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in keys.items()]
+    text = "\n".join(lines) + "\n"
+    try:
+        same = tomllib.loads(text) == document
+    except tomllib.TOMLDecodeError:
+        same = False
+    if not same:  # a value this small writer does not render (a control character, ...)
+        raise InvalidParameterError("the coordinator plan does not read back as written")
+    return text
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value TOML writes."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key, ensure_ascii=False)
+
+
+def _toml_value(value: Any) -> str:
+    """A TOML value: strings (JSON escapes are TOML's), numbers, booleans, arrays, tables."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value) if value == value and abs(value) != float("inf") else str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        items = ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items())
+        return "{ " + items + " }"
+    raise InvalidParameterError(f"cannot write {value!r} to a plan file")

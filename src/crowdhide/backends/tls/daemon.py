@@ -55,7 +55,7 @@ from crowdhide.backends.tls.host import Host, _contexts, _Link
 from crowdhide.backends.tls.placement import Placement
 from crowdhide.errors import DataError, InvalidParameterError
 
-__all__ = ["Daemon", "Identity", "NodeRows", "serve", "write_rows"]
+__all__ = ["Daemon", "Identity", "NodeRows", "check_domains", "serve", "write_rows"]
 
 _LENGTH = struct.Struct("<Q")
 #: Largest control message a daemon reads (a plan document, schemas, keys).
@@ -140,6 +140,72 @@ class NodeRows:
                 parts[begin] = {c: held[c][a:z] for c in g["columns"] or ()}
             out[g["name"]] = parts
         return out
+
+
+def check_domains(document: Mapping[str, Any], parts: Mapping[str, Any]) -> None:
+    """Refuse this node's rows (``parts``, from :meth:`NodeRows.parts`) unless every value
+    lies in the plan's public domain: an aggregate's grouping codes ``__key<g>`` in
+    ``0 .. universe-1`` (the codes of the grouping columns over ``[query] domains``), its
+    aggregated columns finite numbers. The :class:`DataError` names the column and counts
+    the rows outside, never a value (the rows are private).
+
+    Examples
+    --------
+    >>> route = {"kind": "data", "sender": "S", "columns": ["__key0", "v"],
+    ...          "by": {"name": "aggregate.router", "params": {"g": 0, "universe": 3}}}
+    >>> doc = {"routes": [route]}
+    >>> check_domains(doc, {"S": {0: {"__key0": np.array([0, 2]), "v": np.ones(2)}}})
+    >>> check_domains(doc, {"S": {0: {"__key0": np.array([0, 7]), "v": np.ones(2)}}})
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    crowdhide.errors.DataError: data column '__key0' has 1 of 2 rows outside the plan's public...
+    """
+    for route in document["routes"]:
+        by = route.get("by") or {}
+        if route.get("kind") != "data" or by.get("name") != "aggregate.router":
+            continue
+        g, universe = int(by["params"]["g"]), int(by["params"]["universe"])
+        held = list(parts.get(route["sender"], {}).values())
+        for column in route.get("columns") or ():
+            chunks = [np.asarray(part[column]) for part in held if column in part]
+            if not chunks:
+                continue
+            values = np.concatenate(chunks)
+            if column == f"__key{g}":
+                bad, domain = (
+                    _outside_codes(values, universe),
+                    (f"codes 0..{universe - 1} of grouping set {g} over query.domains"),
+                )
+            else:
+                bad, domain = _not_finite(values), "finite numbers to aggregate"
+            if bad:
+                raise DataError(
+                    f"data column {column!r} has {bad} of {len(values)} rows outside the "
+                    f"plan's public domain ({domain})"
+                )
+
+
+def _outside_codes(values: npt.NDArray[Any], universe: int) -> int:
+    """Rows that are not an integer code in ``0 .. universe-1``."""
+    if not np.issubdtype(values.dtype, np.number) or np.issubdtype(
+        values.dtype, np.complexfloating
+    ):
+        return len(values)
+    with np.errstate(invalid="ignore"):
+        ok = (
+            np.isfinite(values) & (values >= 0) & (values < universe) & (values == np.floor(values))
+        )
+    return int((~ok).sum())
+
+
+def _not_finite(values: npt.NDArray[Any]) -> int:
+    """Rows that are not a finite real number."""
+    if not np.issubdtype(values.dtype, np.number) or np.issubdtype(
+        values.dtype, np.complexfloating
+    ):
+        return len(values)
+    return int((~np.isfinite(values)).sum())
 
 
 @dataclass(frozen=True)
@@ -456,6 +522,7 @@ class Daemon:
                     "the plan's placement gives no node its rows", parameter="placement"
                 )
             rows = self.rows.parts(document, placement.ranges[self.node])
+            check_domains(document, rows)
             job, plan_digest, placement, shared = load_job(
                 dataclasses.replace(message, rows=rows), coordinator=coordinator
             )
