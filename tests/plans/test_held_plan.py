@@ -50,7 +50,8 @@ def test_a_schema_only_plan_parses_and_holds_no_row() -> None:
     assert query.table is None  # type: ignore[attr-defined]
     source = query.plan.group("S")
     assert source.size == 500
-    assert isinstance(source.data, BlockRows) and source.data.parts == {}
+    assert isinstance(source.data, BlockRows)
+    assert source.data.parts == {}
     assert "held by the node daemons" in query.data_source
 
 
@@ -82,7 +83,8 @@ def test_the_schema_plan_is_the_simulation_plan_and_certifies_alike() -> None:
     ours = dict(held())
     ours["query"] = {**ours["query"], "domains": {"g1": [0, 1, 2], "g2": [0, 1, 2]}}
     a, b = prepare(parse_spec(ours)), prepare(parse_spec(simulated))
-    assert a.privacy.epsilon == b.privacy.epsilon and a.privacy.delta == b.privacy.delta
+    assert a.privacy.epsilon == b.privacy.epsilon
+    assert a.privacy.delta == b.privacy.delta
 
 
 @pytest.mark.parametrize(
@@ -139,9 +141,9 @@ def test_the_domains_are_required_for_every_grouping_column(
 def test_kmeans_and_columns_without_held_by_are_refused() -> None:
     raw = held()
     raw["query"] = {"kind": "kmeans", "domains": {"g1": [0]}}
-    with pytest.raises(InvalidParameterError, match="query.kind = 'aggregate' only"):
+    with pytest.raises(InvalidParameterError, match=r"query\.kind = 'aggregate' only"):
         parse_spec(raw)
-    with pytest.raises(InvalidParameterError, match="data.columns applies to data.held_by"):
+    with pytest.raises(InvalidParameterError, match=r"data\.columns applies to data\.held_by"):
         parse_spec(held(held_by=None, generator="aggregate"))
 
 
@@ -173,8 +175,10 @@ def test_a_held_plan_runs_only_on_node_daemons(
     result = run_cli(capsys, "run", str(plan), "--out", str(tmp_path / "out"), *options)
     assert result.code == 2
     line = result.err.strip()
-    assert line.splitlines() == [line] and "Traceback" not in line
-    assert "data.held_by = 'nodes'" in line and "--backend tls --directory" in line
+    assert line.splitlines() == [line]
+    assert "Traceback" not in line
+    assert "data.held_by = 'nodes'" in line
+    assert "--backend tls --directory" in line
     assert named in line
     assert not (tmp_path / "out").exists()  # refused before any work
 
@@ -227,4 +231,5 @@ def test_net_split_writes_the_coordinator_plan_of_its_population(
     assert a.privacy.epsilon == b.privacy.epsilon
     # A schema plan has no rows to split; K-means has no schema plan.
     again = run_cli(capsys, "net", "split", str(out), "--out", str(tmp_path / "r2"))
-    assert again.code == 2 and "there are no rows here to split" in again.err
+    assert again.code == 2
+    assert "there are no rows here to split" in again.err
