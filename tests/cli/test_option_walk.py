@@ -548,6 +548,8 @@ SKIPS: dict[str, str] = {
     "net split --nodes": DAEMON,
     "net split --block-size": DAEMON,
     "net split --out": DAEMON,
+    "net split --coordinator-plan": "writes the coordinator's plan (echoed as "
+    "coordinator_plan; tests/plans/test_held_plan.py)",
     "run --directory": DAEMON,
     "run --ca": DAEMON,
     "run --state": DAEMON,

@@ -415,18 +415,7 @@ def _held_spec(data: Mapping[str, Any], kind: str, domains: Any) -> DataSpec:
                 ),
                 parameter=f"data.{key}",
             )
-    columns = data["columns"]
-    if not (
-        isinstance(columns, list)
-        and columns
-        and all(isinstance(c, str) and c for c in columns)
-        and len(set(columns)) == len(columns)
-    ):
-        raise InvalidParameterError(
-            f"data.columns must be a non-empty list of distinct column names, got {columns!r}",
-            parameter="data.columns",
-            value=columns,
-        )
+    columns = _schema_columns(data["columns"])
     if domains is None:
         raise InvalidParameterError(
             "query.domains is required with data.held_by = 'nodes': the public domain of "
@@ -444,8 +433,24 @@ def _held_spec(data: Mapping[str, Any], kind: str, domains: Any) -> DataSpec:
         seed=0,
         mnist_dir=None,
         held_by="nodes",
-        columns=tuple(columns),
+        columns=columns,
     )
+
+
+def _schema_columns(columns: Any) -> tuple[str, ...]:
+    """``data.columns``: distinct non-empty names."""
+    if not (
+        isinstance(columns, list)
+        and columns
+        and all(isinstance(c, str) and c for c in columns)
+        and len(set(columns)) == len(columns)
+    ):
+        raise InvalidParameterError(
+            f"data.columns must be a non-empty list of distinct column names, got {columns!r}",
+            parameter="data.columns",
+            value=columns,
+        )
+    return tuple(columns)
 
 
 def _data_spec(data: Mapping[str, Any], kind: str, base: Path | None) -> DataSpec:
