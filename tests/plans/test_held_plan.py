@@ -233,3 +233,15 @@ def test_net_split_writes_the_coordinator_plan_of_its_population(
     again = run_cli(capsys, "net", "split", str(out), "--out", str(tmp_path / "r2"))
     assert again.code == 2
     assert "there are no rows here to split" in again.err
+
+
+def test_a_coordinator_with_data_on_node_daemons_is_noted_as_a_simulation() -> None:
+    from crowdhide.plans.runner import _backend_notes
+
+    network = {"directory": "directory.toml"}
+    record = {"coordinator_observes": ["counts"], "complete": True}
+    simulated = held(held_by=None, columns=None, generator="aggregate")
+    notes = _backend_notes(parse_spec(simulated), "tls", network, record)
+    assert [n for n in notes if n.startswith("SIMULATION: this coordinator generated")]
+    notes = _backend_notes(parse_spec(held()), "tls", network, record)
+    assert not [n for n in notes if n.startswith("SIMULATION")]
