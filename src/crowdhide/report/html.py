@@ -175,10 +175,11 @@ def _set_html(answer: AggregateAnswer, g: int) -> str:
     by_key = {tuple(r.get(k) for k in keys): r for r in answer.estimates if r["grouping_set"] == g}
     head = ["<tr>", f"<th class='k'>{html.escape(' / '.join(keys))}</th><th>tuples used</th>"]
     for a in answer.aggregates:
+        exact = "<th>exact</th>" if known else ""
         if a.split("(")[0] in ("min", "max"):
-            head.append(f"<th>{html.escape(a)} of used</th><th>exact</th>")
+            head.append(f"<th>{html.escape(a)} of used</th>{exact}")
         else:
-            head.append(f"<th>{html.escape(a)} estimate</th><th>95 % interval</th><th>exact</th>")
+            head.append(f"<th>{html.escape(a)} estimate</th><th>95 % interval</th>{exact}")
     head.append("</tr>")
     body = []
     for ref in theirs:
@@ -192,7 +193,8 @@ def _set_html(answer: AggregateAnswer, g: int) -> str:
             if a.split("(")[0] not in ("min", "max"):
                 interval = interval_cell(est, a, fmt) if est else "-"
                 cells.append(f"<td>{html.escape(interval)}</td>")
-            cells.append(f"<td>{fmt(ref[a]) if known else 'n/a'}</td>")
+            if known:
+                cells.append(f"<td>{fmt(ref[a])}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     pis = list(answer.inclusion_probability.values())
     pi = pis[g] if g < len(pis) else 1.0

@@ -158,14 +158,15 @@ def _set_table(
     answer: AggregateAnswer, g: int, keys: Sequence[str]
 ) -> tuple[list[str], list[list[str]]]:
     """Headers and the first :data:`MAX_GROUP_ROWS` rows of grouping set ``g``: estimate,
-    95 % interval, exact."""
+    95 % interval, exact (no exact column when there is no exact answer)."""
     by_key = {tuple(r.get(k) for k in keys): r for r in answer.estimates if r["grouping_set"] == g}
+    known = answer.exact is not None
     headers = [" / ".join(keys), "tuples\nused"]
     for a in answer.aggregates:
         if a.split("(")[0] in ("min", "max"):
-            headers += [f"{a}\nof used", f"{a}\nexact"]
+            headers += [f"{a}\nof used", *[f"{a}\nexact"] * known]
         else:
-            headers += [f"{a}\nestimate", f"{a}\n95 % interval", f"{a}\nexact"]
+            headers += [f"{a}\nestimate", f"{a}\n95 % interval", *[f"{a}\nexact"] * known]
     table: list[list[str]] = []
     theirs = (r for r in _reference(answer) if r["grouping_set"] == g)
     for ref in itertools.islice(theirs, MAX_GROUP_ROWS):  # only the rows printed
@@ -179,7 +180,8 @@ def _set_table(
             cells.append(fmt(est.get(a)) if est else "-")
             if kind not in ("min", "max"):
                 cells.append(interval_cell(est, a, fmt) if est else "-")
-            cells.append(fmt(ref[a]) if answer.exact is not None else "n/a")
+            if known:
+                cells.append(fmt(ref[a]))
         table.append(cells)
     return headers, table
 
@@ -198,7 +200,7 @@ def _answer(answer: AggregateAnswer, report: RunReport, console: Console) -> Non
     exact, rows = _reference(answer), answer.estimates
     sets = sorted({int(r["grouping_set"]) for r in exact} | {int(r["grouping_set"]) for r in rows})
     pis = list(answer.inclusion_probability.values())
-    versus = "vs exact" if answer.exact is not None else f"({NO_EXACT})"
+    versus = ", vs exact" if answer.exact is not None else f"; {NO_EXACT}"
     for g in sets:
         theirs = [r for r in exact if r["grouping_set"] == g]
         keys = list(answer.query.grouping_sets[g])
@@ -207,7 +209,7 @@ def _answer(answer: AggregateAnswer, report: RunReport, console: Console) -> Non
         _table(
             console,
             f"By {' / '.join(keys)}: full-population estimates from {fmt_count(used[g])} of "
-            f"{fmt_count(total)} tuples, {versus}",
+            f"{fmt_count(total)} tuples{versus}",
             headers,
             table,
         )
