@@ -8,7 +8,8 @@ opens; the row files are even deleted once the daemons have read them), and its 
 the released result and the certificate and says the exact answer is not available,
 without an ``exact.csv`` or a comparison. A daemon whose rows lie outside the plan's public
 domain, or lack a column, refuses the plan naming itself, the column and the number of rows
-outside, never a value; the coordinator refuses daemons whose rows do not tile ``rows``.
+outside, never a value, or whose codes were made over other domains than the plan's; the
+coordinator refuses daemons whose rows do not tile ``rows``.
 """
 
 from __future__ import annotations
@@ -139,7 +140,12 @@ def test_daemons_refuse_rows_outside_the_plans_domain_naming_column_and_count(
     split: tuple[Path, Path, list[Path]], deployment: Deployment
 ) -> None:
     _, coordinator, rows = split
-    # Node 1: three grouping codes outside the plan's domain; node 2: a column missing.
+    # Node 0: codes over other domains than the plan's (the file's digest differs);
+    # node 1: three grouping codes outside the plan's domain; node 2: a column missing.
+    held = NodeRows.load(rows[0])
+    assert set(held.digests) == {"S/__key0", "S/__key1"}  # written by net split
+    digests = {**held.digests, "S/__key1": "0" * 16}
+    write_rows(rows[0], first=held.first, columns=held.columns, digests=digests)
     held = NodeRows.load(rows[1])
     columns = {g: dict(c) for g, c in held.columns.items()}
     key = columns["S"]["__key0"].astype(np.int64)
@@ -157,7 +163,7 @@ def test_daemons_refuse_rows_outside_the_plans_domain_naming_column_and_count(
         assert "node 1 refused the plan: data column '__key0' has 3 of 80 rows outside " in message
         assert "node 2 refused the plan: this node's data has no column ['insulin']" in message
         assert "7777" not in message  # a count, never a value
-        assert "node 0" not in message
+        assert "node 0 refused the plan: data column '__key1' holds codes over other " in message
         # The daemons' rows (240) must tile the plan's: a plan of 300 rows is refused.
         raw = tomllib.loads(coordinator.read_text(encoding="utf-8"))
         raw["data"]["rows"] = 300

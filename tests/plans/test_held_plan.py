@@ -16,9 +16,16 @@ from typing import Any
 import numpy as np
 import pytest
 
+from crowdhide.backends.tls.daemon import NodeRows
 from crowdhide.engine.blocks import BlockRows
+from crowdhide.engine.library import ref_of
 from crowdhide.errors import CrowdhideError, InvalidParameterError
-from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan, aggregate_schema_plan
+from crowdhide.plans.aggregate import (
+    AggregateQuery,
+    aggregate_plan,
+    aggregate_schema_plan,
+    domains_digest,
+)
 from crowdhide.plans.query import load_query
 from crowdhide.plans.runner import prepare
 from crowdhide.plans.spec import _ROW_SOURCE_KEYS, held_plan_text, load_spec, parse_spec
@@ -228,6 +235,11 @@ def test_net_split_writes_the_coordinator_plan_of_its_population(
     assert raw["query"]["domains"]["bmi"] == setup.domains[1][0].tolist()
     a, b = prepare(load_spec(out)), prepare(load_spec(sim))
     assert a.plan == b.plan
+    # The files carry the digest of the domains their codes are over: the plan's.
+    refs = [ref_of(r.by) for r in a.plan.routes if r.kind == "data"]
+    planned = {f"S/__key{r.params['g']}": r.params["domains"] for r in refs if r is not None}
+    assert NodeRows.load(tmp_path / "rows" / "rows-1.npz").digests == planned
+    assert planned == {f"S/__key{g}": domains_digest(d) for g, d in enumerate(setup.domains)}
     assert a.privacy.epsilon == b.privacy.epsilon
     # A schema plan has no rows to split; K-means has no schema plan.
     again = run_cli(capsys, "net", "split", str(out), "--out", str(tmp_path / "r2"))

@@ -164,6 +164,7 @@ def split_command(
             parameter="--nodes",
             value=nodes,
         )
+    digests = _digests(query)
     folder = check_output_dir(out)
     folder.mkdir(parents=True, exist_ok=True)
     files, ranges = [], []
@@ -171,7 +172,8 @@ def split_command(
         first = min(total, (blocks * i // nodes) * block_size)
         stop = min(total, (blocks * (i + 1) // nodes) * block_size)
         columns = {g.name: {c: v[first:stop] for c, v in (g.data or {}).items()} for g in sources}
-        files.append(str(write_rows(folder / f"rows-{i}.npz", first=first, columns=columns)))
+        path = folder / f"rows-{i}.npz"
+        files.append(str(write_rows(path, first=first, columns=columns, digests=digests)))
         ranges.append(f"{first}..{stop - 1}")
     written = {}
     if coordinator_plan is not None:
@@ -184,6 +186,16 @@ def split_command(
 
 
 net_app.command("split")(split_command)
+
+
+def _digests(query: object) -> dict[str, str]:
+    """The domains each coded column of an aggregate is over (checked by the daemons)."""
+    from crowdhide.plans.aggregate import domains_digest
+    from crowdhide.plans.query import AggregateOverTable
+
+    if not isinstance(query, AggregateOverTable):
+        return {}
+    return {f"S/__key{g}": domains_digest(d) for g, d in enumerate(query.setup.domains)}
 
 
 def _coordinator_plan(plan_file: Path, query: object, out: Path) -> Path:

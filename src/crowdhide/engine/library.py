@@ -147,8 +147,10 @@ def _compute_sum(route: str, column: str, size: int, modulo: int = 0) -> Callabl
 
 # -- the aggregate query (crowdhide.plans.aggregate) ------------------------------------------
 @_register("aggregate.router")
-def _aggregate_router(g: int, nodes: int, universe: int) -> Callable[..., Any]:
-    """Compute node owning a key: the key domain is cut into ``nodes`` contiguous parts."""
+def _aggregate_router(g: int, nodes: int, universe: int, domains: str = "") -> Callable[..., Any]:
+    """Compute node owning a key: the key domain is cut into ``nodes`` contiguous parts.
+    ``domains``: the digest of the public domains the keys are codes over (a node daemon
+    checks its rows were coded over the same; the routing does not use it)."""
 
     def by(state: Mapping[str, npt.NDArray[Any]]) -> npt.NDArray[np.int64]:
         return np.asarray(state[f"__key{g}"], dtype=np.int64) * nodes // universe

@@ -14,6 +14,7 @@ Supported: ``SELECT <grouping columns>, <aggregates> FROM <table> GROUP BY GROUP
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -38,6 +39,7 @@ __all__ = [
     "aggregate_plan",
     "aggregate_schema_plan",
     "compare",
+    "domains_digest",
     "exact_answer",
     "run_sql",
 ]
@@ -414,7 +416,7 @@ def aggregate_plan(
         universes.append(universe)
     builder.sources("S", source)
     return AggregateSetup(
-        plan=_assemble(builder, query, sizes, universes, message_size),
+        plan=_assemble(builder, query, sizes, all_domains, message_size),
         query=query,
         domains=tuple(all_domains),
         routes=tuple(f"S->C{g}" for g in range(len(sizes))),
@@ -425,10 +427,11 @@ def _assemble(
     builder: PlanBuilder,
     query: AggregateQuery,
     sizes: Sequence[int],
-    universes: Sequence[int],
+    domains: Sequence[tuple[npt.NDArray[Any], ...]],
     message_size: int,
 ) -> ExecutionPlan:
     """The compute groups, result node and routes after the sources ``S`` of ``builder``."""
+    universes = [math.prod(len(d) for d in ds) for ds in domains]
     for g, nodes in enumerate(sizes):
         builder.compute(
             f"C{g}",
@@ -447,7 +450,13 @@ def _assemble(
         builder.route(
             "S",
             f"C{g}",
-            by=named("aggregate.router", g=g, nodes=sizes[g], universe=universes[g]),
+            by=named(
+                "aggregate.router",
+                g=g,
+                nodes=sizes[g],
+                universe=universes[g],
+                domains=domains_digest(domains[g]),
+            ),
             message_size=message_size,
             columns=(f"__key{g}", *query.numeric_columns),
         )
@@ -522,7 +531,7 @@ def aggregate_schema_plan(
     placeholder = {c: np.zeros(1) for c in query.numeric_columns}
     placeholder |= {f"__key{g}": np.zeros(1, dtype=np.int64) for g in range(len(doms))}
     builder = PlanBuilder().sources("S", placeholder)
-    plan = _assemble(builder, query, [min(C, u) for u in universes], universes, message_size)
+    plan = _assemble(builder, query, [min(C, u) for u in universes], doms, message_size)
     held = BlockRows({}, tuple(placeholder))
     groups = tuple(replace(g, size=n, data=held) if g.role == "source" else g for g in plan.groups)
     return AggregateSetup(
@@ -531,6 +540,29 @@ def aggregate_schema_plan(
         domains=doms,
         routes=tuple(f"S->C{g}" for g in range(len(doms))),
     )
+
+
+def domains_digest(domains: Sequence[npt.NDArray[Any]]) -> str:
+    """A short digest of a grouping set's domains (what its ``__key<g>`` codes are over):
+    the plan's router carries it and a node daemon compares it with its rows file's.
+
+    Examples
+    --------
+    >>> domains_digest((np.array([1, 2]),)) == domains_digest((np.array([1.0, 2.0]),))
+    True
+    >>> domains_digest((np.array([1, 2]),)) == domains_digest((np.array([1, 3]),))
+    False
+    """
+    # Numbers as floats: 1 and 1.0 get the same code (the codes are positions in the domain).
+    plain = [
+        [
+            float(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
+            for v in d.tolist()
+        ]
+        for d in domains
+    ]
+    text = json.dumps(plain, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def _check_columns(table: Table, query: AggregateQuery) -> None:

@@ -58,13 +58,23 @@ from crowdhide.errors import DataError, InvalidParameterError
 __all__ = ["Daemon", "Identity", "NodeRows", "check_domains", "serve", "write_rows"]
 
 _LENGTH = struct.Struct("<Q")
+#: Prefix of a data file's entries that are not columns: ``digest/<group>/<column>``.
+_DIGEST = "digest/"
 #: Largest control message a daemon reads (a plan document, schemas, keys).
 MAX_CONTROL = 1 << 28
 
 
-def write_rows(path: Path, *, first: int, columns: Mapping[str, Mapping[str, Any]]) -> Path:
+def write_rows(
+    path: Path,
+    *,
+    first: int,
+    columns: Mapping[str, Mapping[str, Any]],
+    digests: Mapping[str, str] | None = None,
+) -> Path:
     """Write a node's data file: its rows ``[first, first + n)`` of every source group
     (``{group: {column: values}}``), as ``.npz`` (arrays only, loaded without pickle).
+    ``digests`` (``{"group/column": digest}``): the public domains coded columns are codes
+    over (:func:`crowdhide.plans.aggregate.domains_digest`), checked against the plan's.
 
     Examples
     --------
@@ -79,6 +89,8 @@ def write_rows(path: Path, *, first: int, columns: Mapping[str, Mapping[str, Any
     for group, cols in columns.items():
         for name, values in cols.items():
             arrays[f"{group}/{name}"] = np.asarray(values)
+    for where, digest in (digests or {}).items():
+        arrays[f"{_DIGEST}{where}"] = np.asarray(str(digest))
     with Path(path).open("wb") as handle:
         np.savez(handle, **arrays)
     return Path(path)
@@ -91,6 +103,8 @@ class NodeRows:
     first: int
     count: int
     columns: Mapping[str, Mapping[str, npt.NDArray[Any]]] = field(repr=False)
+    #: ``{"group/column": digest of the domains its codes are over}`` (may be empty).
+    digests: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def load(cls, path: Path) -> NodeRows:
@@ -99,8 +113,11 @@ class NodeRows:
             with np.load(Path(path), allow_pickle=False) as npz:
                 first = int(npz["first"])
                 columns: dict[str, dict[str, npt.NDArray[Any]]] = {}
+                digests = {
+                    k[len(_DIGEST) :]: str(npz[k]) for k in npz.files if k.startswith(_DIGEST)
+                }
                 for key in npz.files:
-                    if key != "first":
+                    if key != "first" and not key.startswith(_DIGEST):
                         group, _, name = key.partition("/")
                         columns.setdefault(group, {})[name] = npz[key]
         except (OSError, ValueError, KeyError) as exc:
@@ -111,7 +128,7 @@ class NodeRows:
                 f"--data {str(path)!r}: every column must have the same number of rows "
                 f"and first >= 0, got lengths {sorted(lengths)} and first {first}"
             )
-        return cls(first, lengths.pop(), columns)
+        return cls(first, lengths.pop(), columns, digests)
 
     def parts(self, document: Mapping[str, Any], mine: tuple[int, int]) -> dict[str, Any]:
         """``{group: {first row of block: {column: values}}}`` of the source blocks the plan
@@ -142,12 +159,15 @@ class NodeRows:
         return out
 
 
-def check_domains(document: Mapping[str, Any], parts: Mapping[str, Any]) -> None:
+def check_domains(
+    document: Mapping[str, Any], parts: Mapping[str, Any], digests: Mapping[str, str] | None = None
+) -> None:
     """Refuse this node's rows (``parts``, from :meth:`NodeRows.parts`) unless every value
     lies in the plan's public domain: an aggregate's grouping codes ``__key<g>`` in
     ``0 .. universe-1`` (the codes of the grouping columns over ``[query] domains``), its
-    aggregated columns finite numbers. The :class:`DataError` names the column and counts
-    the rows outside, never a value (the rows are private).
+    aggregated columns finite numbers; with ``digests`` (:attr:`NodeRows.digests`), codes
+    made over the same domains as the plan's. The :class:`DataError` names the column and
+    counts the rows outside, never a value (the rows are private).
 
     Examples
     --------
@@ -172,6 +192,7 @@ def check_domains(document: Mapping[str, Any], parts: Mapping[str, Any]) -> None
             if not chunks:
                 continue
             values = np.concatenate(chunks)
+            _check_digest(by["params"], (digests or {}).get(f"{route['sender']}/{column}"), column)
             if column == f"__key{g}":
                 bad, domain = (
                     _outside_codes(values, universe),
@@ -184,6 +205,17 @@ def check_domains(document: Mapping[str, Any], parts: Mapping[str, Any]) -> None
                     f"data column {column!r} has {bad} of {len(values)} rows outside the "
                     f"plan's public domain ({domain})"
                 )
+
+
+def _check_digest(params: Mapping[str, Any], held: str | None, column: str) -> None:
+    """Codes over other domains than the plan's would be counted under the wrong groups."""
+    planned = params.get("domains")
+    if planned and held and planned != held and column == f"__key{params['g']}":
+        raise DataError(
+            f"data column {column!r} holds codes over other domains than the plan's "
+            f"query.domains (grouping set {params['g']}: digest {held}, the plan's {planned}); "
+            "write the rows with the plan's domains"
+        )
 
 
 def _outside_codes(values: npt.NDArray[Any], universe: int) -> int:
@@ -522,7 +554,7 @@ class Daemon:
                     "the plan's placement gives no node its rows", parameter="placement"
                 )
             rows = self.rows.parts(document, placement.ranges[self.node])
-            check_domains(document, rows)
+            check_domains(document, rows, self.rows.digests)
             job, plan_digest, placement, shared = load_job(
                 dataclasses.replace(message, rows=rows), coordinator=coordinator
             )
