@@ -6,11 +6,12 @@ m on the third value z; with k = 3 every dataset is such a class). Its count law
 coefficient array of ``a^j b^l c^m`` with the linear forms ``a = pX + qY + q``,
 ``b = qX + pY + q``, ``c = qX + qY + p``; adding one user is a 3-term stencil.
 
-Classes are walked row by row (fixed j, ``l <= min(j, N − j)``; ``(l, j, m)`` is the
-mirror image, covered by evaluating both directions). Within a row the classes
-``b^l c^{T−l}`` are reached by halving the row: from a common ancestor ``t + 1`` stencils
-reach the ancestors of the two halves, so a row of length t costs about ``t log2 t``
-stencils of ``O(n²)`` and the whole enumeration ``O(n⁴ log n)`` multiply-adds, all of
+Classes are walked row by row (fixed l, ``l <= j``; ``(l, j, m)`` is the mirror image,
+covered by evaluating both directions). A row starts from ``a^l b^l``; its classes
+``a^{l+i} b^l c^{t−i}`` are reached by halving the row: from a common ancestor ``t + 1``
+stencils reach the ancestors of the two halves, so a row of length t costs about
+``t log2 t`` stencils of ``O(n²)`` and the
+whole enumeration ``O(n⁴ log n)`` multiply-adds, all of
 *positive* terms (no cancellation: every entry carries a relative error of a few roundings
 per report, see :func:`rounding_budget`).
 
@@ -63,7 +64,8 @@ def underflow_allowance(n: int, eps: float) -> float:
 
 
 def _step(arr: FloatArray, w: tuple[float, float, float]) -> FloatArray:
-    """Add one report with probabilities ``(x, x', z) = w`` to the count array ``[c_x, c_x']``."""
+    """Add one report with probabilities ``(x, x', z) = w`` to the count array ``[c_x, c_x']``
+    (fixed shape ``(n + 1, n + 1)``: growing arrays measured slower, cache-bound)."""
     out = arr * w[2]
     out[1:, :] += arr[:-1, :] * w[0]
     out[:, 1:] += arr[:, :-1] * w[1]
@@ -95,35 +97,32 @@ class SmallKrrExact:
 
     def classes(self) -> Iterator[tuple[tuple[int, int, int], FloatArray, FloatArray]]:
         """``((j, l, m), P, Q)`` for every class with ``l <= j``: the laws of the n-report
-        histogram when the target holds x resp. x'."""
+        histogram when the target holds x resp. x'. Rows of fixed l start from ``a^l b^l``
+        (two stencils from the previous row's start)."""
         big_n = self.n - 1
-        size = self.n + 1
-        a_j = np.zeros((size, size))
-        a_j[0, 0] = 1.0
-        for j in range(big_n + 1):
-            span = min(j, big_n - j)
-            start = a_j
-            for _ in range(big_n - j - span):
-                start = _step(start, self._on_z)
-            for l_count, arr in self._cover(start, 0, span):
+        row_start = np.zeros((self.n + 1, self.n + 1))
+        row_start[0, 0] = 1.0
+        for l_count in range(big_n // 2 + 1):
+            for i, arr in self._cover(row_start, 0, big_n - 2 * l_count):
+                j = l_count + i
                 yield (j, l_count, big_n - j - l_count), *self._target(arr)
-            if j < big_n:
-                a_j = _step(a_j, self._on_x)
+            row_start = _step(_step(row_start, self._on_x), self._on_y)
 
-    def _cover(self, arr: FloatArray, l0: int, t: int) -> Iterator[tuple[int, FloatArray]]:
-        """From ``arr = a^j b^{l0} c^{m}`` reach every ``a^j b^{l0+i} c^{m+t−i}``, i <= t."""
+    def _cover(self, arr: FloatArray, i0: int, t: int) -> Iterator[tuple[int, FloatArray]]:
+        """From ``arr = a^{l+i0} b^l c^m`` reach every ``a^{l+i0+i} b^l c^{m+t−i}``, i <= t:
+        halve the segment, ``t + 1`` stencils to the two halves' common ancestors."""
         if t == 0:
-            yield l0, arr
+            yield i0, arr
             return
         half = (t + 1) // 2
         left = arr
         for _ in range(t - half + 1):
             left = _step(left, self._on_z)
-        yield from self._cover(left, l0, half - 1)
+        yield from self._cover(left, i0, half - 1)
         right = arr
         for _ in range(half):
-            right = _step(right, self._on_y)
-        yield from self._cover(right, l0 + half, t - half)
+            right = _step(right, self._on_x)
+        yield from self._cover(right, i0 + half, t - half)
 
     def _target(self, arr: FloatArray) -> tuple[FloatArray, FloatArray]:
         return _step(arr, self._on_x), _step(arr, self._on_y)
