@@ -7,8 +7,9 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterator
-from typing import cast
+from typing import Any, cast
 
+import mpmath
 import pytest
 
 from crowdhide.accounting.curves import DiscretePairCurve
@@ -115,3 +116,53 @@ def test_tiny_delta_is_answered_on_the_safe_side() -> None:
     curve = _krr_small.SmallKrrExactCurve(eps0=1.0, n=30)
     assert curve.epsilon(1e-300) == 1.0 or curve.delta(curve.epsilon(1e-300)) <= 1e-300
     assert curve.log_delta(0.5) >= math.log(_krr_small.SmallKrrExact(eps0=1.0, n=30).delta(0.5))
+
+
+def _mp_class(n: int, eps0: float, cls: tuple[int, int, int], p_scale: float = 1.0) -> list[Any]:
+    """P and Q of one class in 50-digit arithmetic (the same laws, independently rounded)."""
+    with mpmath.workdps(50):
+        e = mpmath.exp(mpmath.mpf(eps0))
+        p, q = e / (e + 2) * mpmath.mpf(p_scale), 1 / (e + 2)
+        arr = mpmath.zeros(n + 1, n + 1)
+        arr[0, 0] = mpmath.mpf(1)
+        users = [(p, q, q)] * cls[0] + [(q, p, q)] * cls[1] + [(q, q, p)] * cls[2]
+
+        def step(a: Any, w: tuple[Any, Any, Any]) -> Any:
+            out = mpmath.zeros(n + 1, n + 1)
+            for x in range(n + 1):
+                for y in range(n + 1 - x):
+                    out[x, y] = w[2] * a[x, y]
+                    out[x, y] += w[0] * a[x - 1, y] if x else 0
+                    out[x, y] += w[1] * a[x, y - 1] if y else 0
+            return out
+
+        for w in users:
+            arr = step(arr, w)
+        return [step(arr, (p, q, q)), step(arr, (q, p, q))]
+
+
+def _within_budget(n: int, eps0: float, p_scale: float = 1.0) -> bool:
+    exact = _krr_small.SmallKrrExact(eps0=eps0, n=n)
+    r, tiny = _krr_small.rounding_budget(n), 5.0 * (n + 1) * 2.0**-1074
+    big_n = n - 1
+    wanted = {
+        (0, 0, big_n),
+        (big_n, 0, 0),
+        (big_n // 2, big_n // 4, big_n - big_n // 2 - big_n // 4),
+    }
+    for cls, p_arr, q_arr in exact.classes():
+        if cls not in wanted:
+            continue
+        for got, truth in zip((p_arr, q_arr), _mp_class(n, eps0, cls, p_scale), strict=True):
+            for x in range(n + 1):
+                for y in range(n + 1 - x):
+                    if abs(mpmath.mpf(float(got[x, y])) - truth[x, y]) > r * truth[x, y] + tiny:
+                        return False
+    return True
+
+
+@pytest.mark.parametrize(("n", "eps0"), [(9, 1.0), (12, 3.0), (16, 48.0)])
+def test_rounding_budget_holds_against_50_digits(n: int, eps0: float) -> None:
+    # eps0 = 48, n = 16: q^15 = e^-720 underflows, the absolute part is needed
+    assert _within_budget(n, eps0)
+    assert not _within_budget(n, eps0, p_scale=1.0 + 1e-11)  # the check can fail
