@@ -37,6 +37,7 @@ from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.logmath import MACHINE_EPSILON
 
 __all__ = [
+    "SMALL_EXACT_BEST_MAX_N",
     "SMALL_EXACT_MAX_N",
     "SmallKrrExact",
     "SmallKrrExactCurve",
@@ -48,6 +49,9 @@ FloatArray = npt.NDArray[np.float64]
 #: Largest n for the exact k = 3 worst case (about 1-3 s per query there, see
 #: benchmarks/bench_krr_small_n.py; work grows like n⁴ log n).
 SMALL_EXACT_MAX_N = 150
+#: Largest n at which ``best`` evaluates it (about 0.1-0.25 s per query, like krr_blanket;
+#: calibrations and certificate curves ask many queries).
+SMALL_EXACT_BEST_MAX_N = 60
 _TINY = 2.0**-1074  # the smallest subnormal: the absolute error of one rounding below 2^-1022
 
 

@@ -388,6 +388,14 @@ def _exact_condition(p: ShuffleParams) -> str | None:
     return None
 
 
+def _exact_in_best(p: ShuffleParams) -> bool:
+    """k = 3 beyond SMALL_EXACT_BEST_MAX_N a query takes seconds: best (and calibrations,
+    certificate curves) keep krr_blanket there; ``bound="exact"`` still answers."""
+    if p.k == 3 and p.n > _krr_small.SMALL_EXACT_BEST_MAX_N:
+        return False
+    return _exact_condition(p) is None
+
+
 def _exact_loss_error(p: ShuffleParams) -> float:
     """k >= 3: the exhaustive classes' losses are logs of probabilities convolved from n
     reports (each step a sum of 4 positive products: <= 5 roundings) and normalised by a
@@ -510,7 +518,7 @@ _BOUNDS: tuple[ShuffleBound, ...] = (
         ),
         ShuffleBound(
             "exact", "exact", "exhaustive enumeration of datasets", "krr", _exact_curve,
-            _exact_condition, in_best=lambda p: _exact_condition(p) is None,
+            _exact_condition, in_best=_exact_in_best,
             loss_error=_exact_loss_error,
         ),
         ShuffleBound(
