@@ -19,7 +19,7 @@ import time
 from crowdhide.accounting.shuffle._krr_small import SMALL_EXACT_MAX_N
 from crowdhide.accounting.shuffle.generic import shuffle_epsilon
 
-GRID = ((1.0, 30), (1.0, 100), (2.0, 50), (2.0, 100), (4.0, 100), (1.0, 150), (2.0, 150))
+GRID = ((1.0, 30), (1.0, 60), (1.0, 100), (2.0, 50), (2.0, 100), (4.0, 100), (1.0, 150), (2.0, 150))
 QUICK = ((1.0, 30), (2.0, 50))
 DELTA = 1e-6
 
