@@ -100,15 +100,17 @@ MAX_INTERVALS = 10**6
 #: and Ray engines: measured here, 400,000 diabetes tuples × 2 grouping sets ran in 44 s and
 #: 20,000 points × 40 K-means iterations in 55 s (certification, execution, exact answer, files).
 MAX_TUPLE_ROUTES = 800_000
-#: The same on the tls runtime (every message one sealed frame, its inner body sealed with a
-#: fresh X25519 key: about 0.2 ms of cryptography per message, 8 spawned hosts on 2 cores):
-#: measured here, 10^6 diabetes users × 2 grouping sets (benchmarks/bench_net.py --million).
+#: The same on the tls runtime (every message one sealed frame whose inner body is sealed
+#: with a fresh X25519 key): measured here, 100,000 diabetes users × 2 grouping sets took
+#: 124 CPU-s of 8 spawned hosts (0.62 ms per tuple-route; ``benchmarks/bench_net.py
+#: --million --rows 100000``), so 10^6 users (this limit) need about 1,300 CPU-s, plus the
+#: wait of the fixed rounds (their length is derived from the plan and echoed by the run).
 MAX_TUPLE_ROUTES_TLS = 2_000_000
 #: Largest accepted tuple-routes and what it costs here, by backend.
 WORK_LIMITS: Mapping[str, tuple[int, str]] = {
     "local": (MAX_TUPLE_ROUTES, "about 60 s here"),
     "ray": (MAX_TUPLE_ROUTES, "about 60 s here"),
-    "tls": (MAX_TUPLE_ROUTES_TLS, "about 10 min on 2 cores here"),
+    "tls": (MAX_TUPLE_ROUTES_TLS, "about 1,300 CPU-s of the hosts here, plus the rounds' wait"),
 }
 _WORK_BACKEND: ContextVar[str] = ContextVar("work_backend", default="local")
 
