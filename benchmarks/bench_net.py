@@ -23,11 +23,18 @@
    round. (b) The traffic-analysis audit of the captured pcap (per-link counts, round
    periods) of the diabetes job on neighbouring data sets, with the planner's
    countermeasures and without, next to the certificate (``--audit-runs`` per data set).
+7. ``--million`` (only this section): the diabetes example with ``--rows`` users (10^6 by
+   default) on ``--hosts`` spawned hosts (8), default options but the round schedule (frames
+   leave when processing ends; the default model's round length is echoed): wall, CPU and
+   peak RSS per process, frames, and the X25519 + AEAD floor of the run's inner bodies and
+   frames (CPU of this process), so the ratio runtime / floor shows. Stopped past
+   ``--timeout`` seconds or 10 GiB resident in the hosts.
 
     python benchmarks/bench_net.py                       # full
     python benchmarks/bench_net.py --quick --no-attack   # 50,000 frames, 3,000 users
     python benchmarks/bench_net.py --quick --baseline /work/main/src
     python benchmarks/bench_net.py --daemons --audit-runs 20
+    python benchmarks/bench_net.py --million --rows 100000   # 10^5 users, 8 hosts (~4 min)
 
 Everything runs on 127.0.0.1; every process is stopped by its id. Peak memory of a host can be
 read with /usr/bin/time -v on the host command if needed.
