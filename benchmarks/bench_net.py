@@ -23,11 +23,18 @@
    round. (b) The traffic-analysis audit of the captured pcap (per-link counts, round
    periods) of the diabetes job on neighbouring data sets, with the planner's
    countermeasures and without, next to the certificate (``--audit-runs`` per data set).
+7. ``--million`` (only this section): the diabetes example with ``--rows`` users (10^6 by
+   default) on ``--hosts`` spawned hosts (8), default options but the round schedule (frames
+   leave when processing ends; the default model's round length is echoed): wall, CPU and
+   peak RSS per process, frames, and the X25519 + AEAD floor of the run's inner bodies and
+   frames (CPU of this process), so the ratio runtime / floor shows. Stopped past
+   ``--timeout`` seconds or 10 GiB resident in the hosts.
 
     python benchmarks/bench_net.py                       # full
     python benchmarks/bench_net.py --quick --no-attack   # 50,000 frames, 3,000 users
     python benchmarks/bench_net.py --quick --baseline /work/main/src
     python benchmarks/bench_net.py --daemons --audit-runs 20
+    python benchmarks/bench_net.py --million --rows 100000   # 10^5 users, 8 hosts (~4 min)
 
 Everything runs on 127.0.0.1; every process is stopped by its id. Peak memory of a host can be
 read with /usr/bin/time -v on the host command if needed.
@@ -246,6 +253,234 @@ def baseline(src: str, rows: int, hosts: int, block_size: int) -> dict[str, Any]
     return result
 
 
+class _Stopped(BaseException):
+    """The section 7 run was stopped (time or memory): not an error the backend handles
+    (it reads a control timeout as a dead host), so it unwinds to the end, closing it."""
+
+
+class _Watch:
+    """Samples the CPU seconds and peak resident memory (``VmHWM``) of processes by id from
+    ``/proc`` every ``every`` seconds in a thread; keeps each process's last figures. Past
+    ``limit`` bytes resident in all of them it stops the run (``SIGALRM`` to this process:
+    the machine is shared)."""
+
+    def __init__(self, every: float = 0.5, limit: float = 10 * 2**30) -> None:
+        import threading
+
+        self.limit, self.reason = limit, ""
+        self.pids: list[int] = []
+        self.cpu: dict[int, float] = {}
+        self.rss: dict[int, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, args=(every,), daemon=True)
+
+    def start(self, pids: list[int]) -> None:
+        self.pids = list(pids)
+        self._thread.start()
+
+    def _loop(self, every: float) -> None:
+        import signal
+
+        while not self._stop.wait(every):
+            self.sample()
+            now = sum(_resident(pid) for pid in self.pids)
+            if now > self.limit:
+                self.reason = f"the hosts held {now / 2**30:.1f} GiB (limit {self.limit:.3g} B)"
+                os.kill(os.getpid(), signal.SIGALRM)
+                return
+
+    def sample(self) -> None:
+        for pid in self.pids:
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                self.cpu[pid] = _cpu_of(pid)
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        self.rss[pid] = int(line.split()[1]) * 1024
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self._stop.set()
+            self._thread.join()
+
+
+def _resident(pid: int) -> int:
+    """Resident bytes of a running process now (0 once it ended)."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    return 0
+
+
+def crypto_floor(batches: int = 10, bodies: int = 50) -> dict[str, float]:
+    """CPU seconds (this process) of the X25519 operations of one inner body alone: sealing
+    (a fresh key pair and one Diffie-Hellman) and opening (one Diffie-Hellman); and of a
+    link frame's AEAD both ways. The least of ``batches`` batches each: the machine is
+    shared, and the least loaded batch is the closest to the operations' own cost."""
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
+    from crowdhide.backends.tls import frames as fr
+
+    node = X25519PrivateKey.generate()
+    public = node.public_key()
+    a, b = fr.Sealer(host=0), fr.Sealer(host=1)
+    a.learn(hosts={1: b.link_public()}, nodes={})
+    body = bytes(200)
+    head = fr.HEADER.pack(fr.DATA, fr.PLAIN, 0, 0, 7)
+    seal = open_ = link = float("inf")
+    for _ in range(batches):
+        start = time.process_time()
+        keys = [X25519PrivateKey.generate() for _ in range(bodies)]
+        encs = [k.public_key() for k in keys]
+        for k in keys:
+            k.exchange(public)
+        mid = time.process_time()
+        for enc in encs:
+            node.exchange(enc)
+        done = time.process_time()
+        frames = a.seal_frames(1, 1, [(head, body)] * (50 * bodies), 300)
+        b.open_frames(0, 1, 0, frames, {fr.PLAIN: len(body) + 16})
+        end = time.process_time()
+        seal, open_ = min(seal, (mid - start) / bodies), min(open_, (done - mid) / bodies)
+        link = min(link, (end - done) / (50 * bodies))
+    return {"inner_seal": seal, "inner_open": open_, "link": link}
+
+
+def _inner_bodies(plan: Any) -> tuple[float, float]:
+    """Inner bodies sealed and opened by a run of ``plan`` whatever its data: one per
+    source message on a scrambled route and per scrambler dummy, each opened by its target."""
+    from crowdhide.backends.tls.workload import _hops
+
+    sealed = opened = 0.0
+    for _, _, mode, frames in _hops(plan):
+        if mode == "onion":
+            sealed += frames["total"]
+        elif mode == "forward":
+            sealed += frames.get("dummies", 0.0)
+            opened += frames["total"] + frames.get("dummies", 0.0)
+    return sealed, opened
+
+
+def million(rows: int, hosts: int, block_size: int | None, timeout: float) -> dict[str, Any]:
+    """Section 7: the diabetes example with ``rows`` users over ``hosts`` spawned host
+    processes, default options except the round schedule: frames leave when the processing
+    ends (benchmark hook), so the figures are the runtime's work; the default model's round
+    length, and the wall time a default run would take with it, are reported next to them.
+
+    Per process: CPU seconds and peak resident memory of each host (``/proc``, sampled),
+    the driver's from ``getrusage``; the crypto floor is the X25519 work of the run's inner
+    bodies alone at this process's measured CPU cost per operation."""
+    from crowdhide.backends.tls.backend import TlsBackend
+
+    watch, seen = _Watch(), dict[str, Any]()
+    opened = TlsBackend.open
+
+    def open_unscheduled(self: TlsBackend, job: Any) -> None:
+        opened(self, job)
+        seen.update(round_s=self.round_seconds, basis=self.round_basis, plan=job.plan)
+        seen["backend"] = self
+        self.round_seconds = None
+        # Unscheduled, a round closes once every END is acknowledged: allow the model's
+        # round for it (the receivers open every frame before acknowledging).
+        self.deadline = max(self.deadline, seen["round_s"])
+        watch.start(self.pids)
+
+    TlsBackend.open = open_unscheduled  # type: ignore[method-assign]
+    try:
+        out = _million_run(rows, hosts, block_size, timeout, watch)
+    finally:
+        TlsBackend.open = opened  # type: ignore[method-assign]
+        watch.stop()
+    floor = crypto_floor()
+    sealed, opened_bodies = _inner_bodies(seen["plan"])
+    frames = out["frames"]
+    out["floor_cpu_s"] = (
+        sealed * floor["inner_seal"] + opened_bodies * floor["inner_open"] + frames * floor["link"]
+    )
+    out.update(floor=floor, inner_sealed=sealed, inner_opened=opened_bodies)
+    out["rounds"] = seen["backend"].ledger.epoch
+    out["default_round_s"], out["round_basis"] = seen["round_s"], seen["basis"]
+    out["hosts_cpu_s_max"] = max(watch.cpu.values())
+    out["hosts_rss_max"] = max(watch.rss.values())
+    out["ratio"] = out["hosts_cpu_s"] / max(out["floor_cpu_s"], 1e-9)
+    return out
+
+
+def _million_run(
+    rows: int, hosts: int, block_size: int | None, timeout: float, watch: _Watch
+) -> dict[str, Any]:
+    """Run the diabetes plan over tls (``run_spec``, as ``crowdhide run``) and measure it."""
+    import signal
+    import tomllib
+
+    from crowdhide.plans.runner import run_spec
+    from crowdhide.plans.spec import parse_spec
+
+    raw = tomllib.loads(EXAMPLE.read_text(encoding="utf-8"))
+    raw["data"]["rows"] = rows
+    raw.setdefault("run", {})["plots"] = False
+    spec = parse_spec(raw, base=EXAMPLE.parent)
+
+    def expired(*_: object) -> None:
+        why = watch.reason or f"it took more than {timeout:.0f} s"
+        raise _Stopped(f"the {rows:,}-user run was stopped: {why}")
+
+    signal.signal(signal.SIGALRM, expired)
+    signal.alarm(int(timeout))
+    cpu, start = _children_cpu(), time.perf_counter()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            report = run_spec(spec, Path(tmp), network={"hosts": hosts}, block_size=block_size)
+            found = report.to_dict()
+    finally:
+        signal.alarm(0)
+    wall = time.perf_counter() - start
+    watch.sample()
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    net = found["network"]
+    return {
+        "rows": rows,
+        "hosts": hosts,
+        "wall_s": wall,
+        "prepare_s": found["timings"].get("prepare_s"),
+        "execute_s": found["timings"]["execute_s"],
+        "hosts_cpu_s": _children_cpu() - cpu,
+        "driver_cpu_s": usage.ru_utime + usage.ru_stime,
+        "driver_rss_max": usage.ru_maxrss * 1024,
+        "frames": net["data_frames_delivered"],
+        "complete": net["complete"],
+    }
+
+
+def _million_table(m: dict[str, Any]) -> None:
+    mib = 2**20
+    cpu_max = max(m["hosts_cpu_s_max"], 1e-9)
+    print(
+        "| users | hosts | wall s | execute s | CPU s per host (max) | CPU s all hosts | "
+        "driver CPU s | peak RSS per host (max) | driver peak RSS | frames | "
+        "frames per CPU s (all hosts) | X25519 + AEAD floor CPU s | runtime / floor |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print(
+        f"| {m['rows']:,} | {m['hosts']} | {m['wall_s']:.0f} | {m['execute_s']:.0f} | "
+        f"{cpu_max:.0f} | {m['hosts_cpu_s']:.0f} | {m['driver_cpu_s']:.0f} | "
+        f"{m['hosts_rss_max'] / mib:.0f} MiB | {m['driver_rss_max'] / mib:.0f} MiB | "
+        f"{m['frames']:,} | {m['frames'] / max(m['hosts_cpu_s'], 1e-9):,.0f} | "
+        f"{m['floor_cpu_s']:.0f} | {m['ratio']:.2f} |"
+    )
+    f = m["floor"]
+    print(
+        f"floor: {m['inner_sealed']:,.0f} inner bodies sealed x {f['inner_seal'] * 1e6:.0f} us + "
+        f"{m['inner_opened']:,.0f} opened x {f['inner_open'] * 1e6:.0f} us + "
+        f"{m['frames']:,} link frames x {f['link'] * 1e6:.1f} us (AEAD both ends; CPU of "
+        f"the least loaded batch, after the run); complete: {m['complete']}"
+    )
+    rounds, length = m["rounds"], m["default_round_s"]
+    print(
+        f"rounds: {rounds}, sent when processing ended (benchmark hook); the default model's "
+        f"round length is {length} s ({m['round_basis']}): a default run waits about "
+        f"{rounds * length:,.0f} s in rounds"
+    )
+
+
 def attack(runs: int) -> dict[str, Any]:
     """Traffic analysis of per-link frame counts: 30 users, 3 hosts, block size 1.
 
@@ -406,7 +641,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes")
     parser.add_argument("--json", action="store_true", help="print JSON only")
     parser.add_argument("--rows", type=int, default=None, help="diabetes users (e.g. 200000)")
-    parser.add_argument("--hosts", type=int, default=3, help="diabetes host processes")
+    parser.add_argument(
+        "--hosts",
+        type=int,
+        default=None,
+        dest="hosts_given",
+        help="diabetes host processes (default 3; 8 with --million)",
+    )
     parser.add_argument("--block-size", type=int, default=None, help="diabetes block size")
     parser.add_argument(
         "--baseline", default=None, help="source tree for the 'before' diabetes run (main's src)"
@@ -419,7 +660,29 @@ def main() -> None:
     parser.add_argument(
         "--audit-runs", type=int, default=20, help="section 6: runs per data set (>= 20; 0 skips)"
     )
+    parser.add_argument(
+        "--million",
+        action="store_true",
+        help="only section 7: --rows users (default 10^6) over --hosts spawned hosts (default 8)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=3600.0, help="section 7: give up after this many s"
+    )
     args = parser.parse_args()
+    if args.million:
+        found = million(
+            args.rows or 10**6,
+            8 if args.hosts_given is None else args.hosts_given,
+            args.block_size,
+            args.timeout,
+        )
+        found.pop("plan", None)
+        if args.json:
+            print(json.dumps(found, indent=2))
+        else:
+            _million_table(found)
+        return
+    args.hosts = 3 if args.hosts_given is None else args.hosts_given
     if args.daemons:
         found = daemons(args.audit_runs)
         if args.json:

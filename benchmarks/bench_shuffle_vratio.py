@@ -2,23 +2,26 @@
 
 Usage::
 
-    PYTHONPATH=src python benchmarks/bench_shuffle_vratio.py [--quick] [--warm]
+    PYTHONPATH=src python benchmarks/bench_shuffle_vratio.py [--quick]
         [--baseline OTHER/src] [--json FILE]
 
 For every ε0 in {0.5, 1, 2, 4, 6, 8}, n in {1e3, 1e4, 1e6, 1e9} and δ in {1e-6, 1e-10,
 1e-300} it asks ``shuffle_epsilon(bound="variation_ratio", lower=False)`` (ε at δ, the root
-search included) and prints the CPU ms of the query, the certificate's ε and its ratio to
-the FMT23 clone pair's ε (issue 32: within 1.001; computed untimed), then the largest and
-the mean time. Every query is cold: the accountant's caches (every ``functools`` cache of
-the modules it uses) are emptied first. ``--warm`` keeps them across the δ of one (ε0, n)
-instead (a curve or a calibration asks one (ε0, n) several times). Below δ = 1e-280 the
-certificate declares itself not applicable (``VARIATION_RATIO_MIN_DELTA``): those cells
-time the refusal and show ε as nan.
+search included) and prints per cell (ε0, n, δ): the CPU ms of the query cold (every
+``functools`` cache of the modules it uses emptied first: a command-line user's first query)
+and warm (the caches the queries of the row's previous δ left, asked in order, as a curve or
+a calibration asks one (ε0, n) several times; the first δ of a row is as cold), the
+certificate's ε and its ratio to the FMT23 clone pair's ε (issue 32: within 1.001; computed
+untimed), and the split-system cell evaluations of the cold query (both refinements of its
+root search). Then ``cells > 100 ms: X of Y`` (cold). Below δ = 1e-280 the certificate
+declares itself not applicable (``VARIATION_RATIO_MIN_DELTA``): those cells time the refusal
+and show ε as nan.
 
 ``--baseline SRC`` runs the same grid with another checkout's ``src`` in subprocesses,
-alternating with this one per ε0 (so both see the same machine load), and prints both
-times, their ratio and the relative change of ε per cell. Target (issue 32): every query
-<= 100 ms. CPU time is quoted because the benchmark machine is shared.
+alternating with this one per ε0 (so both see the same machine load), and adds its cold
+time, the speed-up, the relative change of ε and its cell evaluations per cell. Target
+(issue 32): every query <= 100 ms. CPU time is quoted because the benchmark machine is
+shared (and so is noisy: compare runs taken side by side with ``--baseline``).
 """
 
 from __future__ import annotations
@@ -62,30 +65,57 @@ def _clear_caches() -> None:
                 clear()
 
 
-def _run_cells(cells: list[tuple[float, int, float]], warm: bool) -> list[list[float]]:
-    """``[eps, x FMT23, CPU ms]`` per cell, in this process."""
+def _counted(module: Any) -> list[int]:
+    """Count the calls of ``module._cell_log_delta`` (the split-system cell evaluations of the
+    refinement) from now on: ``[count]``, updated in place."""
+    count = [0]
+    inner = module._cell_log_delta
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        count[0] += 1
+        return inner(*args, **kwargs)
+
+    module._cell_log_delta = counting
+    return count
+
+
+def _query(eps0: float, n: int, delta: float) -> tuple[float, float]:
+    """``(ε or nan, CPU ms)`` of one ``variation_ratio`` ε query."""
     from crowdhide.accounting.shuffle.generic import shuffle_epsilon
 
+    began = time.process_time()
+    res = shuffle_epsilon(eps0=eps0, n=n, delta=delta, bound="variation_ratio", lower=False)
+    spent = time.process_time() - began
+    return (res.epsilon if res.conditions_met else math.nan), spent * 1e3
+
+
+def _run_cells(cells: list[tuple[float, int, float]]) -> list[list[float]]:
+    """``[eps, x FMT23, cold ms, warm ms, evaluations]`` per cell, in this process."""
+    from crowdhide.accounting.shuffle import variation_ratio
+    from crowdhide.accounting.shuffle.generic import shuffle_epsilon
+
+    count = _counted(variation_ratio)
     out = []
-    last: tuple[float, int] | None = None
     for eps0, n, delta in cells:
-        if not warm or last != (eps0, n):
+        _clear_caches()
+        count[0] = 0
+        eps, cold = _query(eps0, n, delta)
+        out.append([eps, math.nan, cold, math.nan, float(count[0])])
+    last: tuple[float, int] | None = None
+    for row, (eps0, n, delta) in zip(out, cells, strict=True):
+        if last != (eps0, n):
             _clear_caches()
         last = (eps0, n)
-        began = time.process_time()
-        res = shuffle_epsilon(eps0=eps0, n=n, delta=delta, bound="variation_ratio", lower=False)
-        spent = time.process_time() - began
-        eps = res.epsilon if res.conditions_met else math.nan
+        row[3] = _query(eps0, n, delta)[1]
         pair = shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=2, bound="feldman2023", lower=False)
-        ratio = eps / pair.epsilon if pair.epsilon > 0 else math.nan
-        out.append([eps, ratio, spent * 1e3])
+        row[1] = row[0] / pair.epsilon if pair.epsilon > 0 else math.nan
     return out
 
 
-def _run_in(src: str, cells: list[tuple[float, int, float]], warm: bool) -> list[list[float]]:
+def _run_in(src: str, cells: list[tuple[float, int, float]]) -> list[list[float]]:
     """:func:`_run_cells` in a fresh process importing ``src``."""
     env = dict(os.environ, PYTHONPATH=src)
-    argv = [sys.executable, __file__, "--cells", json.dumps(cells)] + (["--warm"] if warm else [])
+    argv = [sys.executable, __file__, "--cells", json.dumps(cells)]
     done = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
     result: list[list[float]] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
@@ -94,45 +124,55 @@ def _run_in(src: str, cells: list[tuple[float, int, float]], warm: bool) -> list
 def _summary(label: str, ms: list[float]) -> str:
     slow = sum(1 for m in ms if m > TARGET_MS)
     return (
-        f"{label}: max {max(ms):.0f} ms, mean {sum(ms) / len(ms):.0f} ms, "
-        f"{slow} of {len(ms)} above {TARGET_MS:g} ms, total {sum(ms) / 1e3:.1f} s CPU"
+        f"{label}: cells > {TARGET_MS:g} ms: {slow} of {len(ms)} (max {max(ms):.0f} ms, "
+        f"mean {sum(ms) / len(ms):.0f} ms, total {sum(ms) / 1e3:.1f} s CPU)"
     )
+
+
+def _line(record: dict[str, Any]) -> str:
+    n = f"1e{round(math.log10(record['n']))}"
+    line = f"{record['eps0']:>5g} {n:>5} {record['delta']:>7.0e} {record['eps']:>12.7g}"
+    line += f" {record['x_fmt23']:>8.5f} {record['ms']:>7.0f} {record['warm_ms']:>7.0f}"
+    line += f" {record['evaluations']:>6.0f}"
+    if "ms_before" in record:
+        eps_b, ms_b = record["eps_before"], record["ms_before"]
+        change = record["eps"] / eps_b - 1.0 if eps_b > 0 else math.nan
+        line += f" {ms_b:>10.0f} {ms_b / max(record['ms'], 1e-3):>8.1f}x {change:>+11.1e}"
+        line += f" {record['evaluations_before']:>7.0f}"
+    return line
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="ε0 in {1, 4}, n in {1e3, 1e9}")
-    parser.add_argument("--warm", action="store_true", help="caches kept per (ε0, n)")
     parser.add_argument("--baseline", help="another checkout's src directory to compare with")
     parser.add_argument("--json", help="also write the rows here")
     parser.add_argument("--cells", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.cells:
         cells = [(float(e), int(n), float(d)) for e, n, d in json.loads(args.cells)]
-        print(json.dumps(_run_cells(cells, args.warm)))
+        print(json.dumps(_run_cells(cells)))
         return
     here = str(Path(__file__).resolve().parents[1] / "src")
     eps0s, ns = ((1.0, 4.0), (10**3, 10**9)) if args.quick else (EPS0S, NS)
-    head = f"{'eps0':>5} {'n':>5} {'delta':>7} {'eps':>12} {'x FMT23':>8} {'ms':>7}"
+    head = f"{'eps0':>5} {'n':>5} {'delta':>7} {'eps':>12} {'x FMT23':>8} {'cold ms':>7}"
+    head += f" {'warm ms':>7} {'evals':>6}"
     if args.baseline:
-        head += f" {'ms before':>10} {'speed-up':>9} {'eps change':>11}"
+        head += f" {'ms before':>10} {'speed-up':>9} {'eps change':>11} {'before':>7}"
     print(head, flush=True)
     records: list[dict[str, Any]] = []
     for eps0 in eps0s:
         cells = [(eps0, n, d) for n in ns for d in DELTAS]
-        now = _run_in(here, cells, args.warm)
-        before = _run_in(args.baseline, cells, args.warm) if args.baseline else None
+        now = _run_in(here, cells)
+        before = _run_in(args.baseline, cells) if args.baseline else None
         for i, (e0, n, delta) in enumerate(cells):
-            eps, ratio, ms = now[i]
-            line = f"{e0:>5g} {f'1e{round(math.log10(n))}':>5} {delta:>7.0e} {eps:>12.7g}"
-            line += f" {ratio:>8.5f} {ms:>7.0f}"
-            record = {"eps0": e0, "n": n, "delta": delta, "eps": eps, "x_fmt23": ratio, "ms": ms}
+            eps, ratio, ms, warm, evaluations = now[i]
+            record = {"eps0": e0, "n": n, "delta": delta, "eps": eps, "x_fmt23": ratio}
+            record.update(ms=ms, warm_ms=warm, evaluations=evaluations)
             if before is not None:
-                eps_b, _, ms_b = before[i]
-                change = eps / eps_b - 1.0 if eps_b > 0 else math.nan
-                line += f" {ms_b:>10.0f} {ms_b / max(ms, 1e-3):>8.1f}x {change:>+11.1e}"
-                record.update(eps_before=eps_b, ms_before=ms_b)
-            print(line, flush=True)
+                record.update(eps_before=before[i][0], ms_before=before[i][2])
+                record.update(evaluations_before=before[i][4])
+            print(_line(record), flush=True)
             records.append(record)
     print(_summary("now", [r["ms"] for r in records]))
     if args.baseline:

@@ -70,9 +70,12 @@ def test_invalid_bounds_are_flagged_not_raised() -> None:
     assert not r.conditions_met
     assert "give k" in "; ".join(r.notes)
     assert shuffle_epsilon(eps0=2.0, n=1000, delta=1e-6, k=2, bound="feldman2023").conditions_met
-    r = shuffle_epsilon(eps0=2.0, n=100, delta=1e-6, k=3, bound="exact")
+    r = shuffle_epsilon(eps0=2.0, n=100, delta=1e-6, k=4, bound="exact")
     assert not r.conditions_met
     assert "n <= 14" in "; ".join(r.notes)
+    r = shuffle_epsilon(eps0=2.0, n=200, delta=1e-6, k=3, bound="exact")
+    assert not r.conditions_met
+    assert "n <= 150 (k = 3)" in "; ".join(r.notes)
     r = shuffle_epsilon(eps0=2.0, n=3000, delta=1e-6, k=2, bound="exact")
     assert not r.conditions_met
     assert "n <= 2500" in "; ".join(r.notes)
@@ -156,7 +159,7 @@ def test_epsilon_vs_n_grid() -> None:
     d = epsilon_vs_n(eps0=1.0, delta=1e-6, k=3, n_min=10, n_max=1000, points=3)
     assert d["n"] == [10, 100, 1000]
     assert set(d["epsilon"]) == set(SHUFFLE_BOUNDS) - {"ldp_lower"}
-    assert d["conditions_met"]["exact"] == [True, False, False]
+    assert d["conditions_met"]["exact"] == [True, True, False]  # k = 3: n <= 150
 
 
 @pytest.mark.parametrize(
@@ -196,7 +199,7 @@ def test_invalid_inputs(kwargs: dict[str, Any], exc: type[Exception], match: str
         (lambda: calibrate_eps0(epsilon=0.0, delta=1e-6, n=10), "epsilon"),
         (lambda: calibrate_n(epsilon=1.0, delta=2.0, eps0=1.0), "delta"),
         (lambda: shuffle_bound_curve(bound="best", eps0=1.0, n=10), "bound"),
-        (lambda: shuffle_bound_curve(bound="exact", eps0=1.0, n=100, k=3), "n <= 14"),
+        (lambda: shuffle_bound_curve(bound="exact", eps0=1.0, n=100, k=4), "n <= 14"),
         (lambda: epsilon_vs_n(eps0=1.0, delta=1e-6, n_min=100, n_max=10), "n_max"),
         (lambda: epsilon_vs_n(eps0=1.0, delta=1e-6, points=1), "points"),
     ],

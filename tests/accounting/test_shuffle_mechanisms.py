@@ -452,7 +452,9 @@ def test_laplace_lower_bound_configurations_are_exact_datasets(eps0: float) -> N
     b = 2.0 / eps0
     members = lower_members(MECHANISMS["laplace"], eps0, 0, 1)
     thresholds = (0.25, 0.5, 1.0, 1.0 + b / 2.0, 1.0 + b, 1.0 + 2.0 * b)
-    assert len(members) == len(thresholds) + 4  # then the four "others on x'" regions
+    same = MECHANISMS["laplace"].same_regions
+    assert same is not None
+    assert len(members) == len(thresholds) + len(same(eps0, 0, 1))  # then "others on x'"
     for c, member in zip(thresholds, members, strict=False):
         edges = np.array([-np.inf, -c, c, np.inf])
 
@@ -504,6 +506,42 @@ def test_others_on_x_prime_regions_are_exact(name: str, eps0: float) -> None:
                 got = math.exp(same_value_lower_log_delta(n, p, q, frac * eps0))
                 assert got <= exact * (1 + 1e-9) + 1e-300
                 assert got >= exact * (1 - 1e-7) - 1e-300
+
+
+def laplace_region_check(eps0: float, inflate: float) -> None:
+    """Every Laplace "others on x'" member (pair (−1, 1), all others on +1, the count of
+    reports below −c) against an independent computation: its region probabilities from
+    scipy's Laplace CDF, the count's exact δ summed term by term (n <= 40), and the member
+    times ``inflate`` must not exceed it."""
+    from scipy.stats import laplace
+
+    from crowdhide.accounting.shuffle.randomizers import (
+        LAPLACE_SAME_THRESHOLDS,
+        _laplace_proxy_threshold,
+        lower_members,
+    )
+
+    b = 2.0 / eps0
+    cs = sorted({*LAPLACE_SAME_THRESHOLDS, _laplace_proxy_threshold(eps0)})
+    members = lower_members(MECHANISMS["laplace"], eps0, 0, 1)[-len(cs) :]
+    assert len(members) == len(cs)
+    for c, member in zip(cs, members, strict=True):
+        p, q = laplace.cdf(-c, loc=-1.0, scale=b), laplace.cdf(-c, loc=1.0, scale=b)
+        for n in (1, 3, 40):
+            for frac in (0.0, 0.1, 0.4):
+                exact = region_count_delta(n, float(p), float(q), frac * eps0)
+                got = math.exp(member(n, frac * eps0)) * inflate
+                assert got <= exact * (1 + 1e-9) + 1e-300, (c, n, frac)
+
+
+@pytest.mark.parametrize("eps0", [0.5, 4.0, 8.0])
+def test_laplace_others_on_x_prime_members_against_the_cdf(eps0: float) -> None:
+    """The Laplace "others on x'" members (fixed thresholds and the proxy's best c) are at
+    most the exact δ of their datasets' region counts, and the check catches a lower
+    bound inflated by 1 %."""
+    laplace_region_check(eps0, 1.0)
+    with pytest.raises(AssertionError):
+        laplace_region_check(eps0, 1.01)
 
 
 def test_region_count_edge_cases() -> None:

@@ -17,7 +17,9 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls.enrol import ca_sign, make_directory, node_init
 from crowdhide.backends.tls.pki import make_ca
 
@@ -161,3 +163,34 @@ class Daemons:
                 proc.wait(10)
             if proc.stdout is not None:
                 proc.stdout.close()
+
+
+def ask_describe(dep: Deployment, state: Path, *, frame: int = 0) -> Any:
+    """Send ``Describe(frame=frame)`` to daemon 0 with the credentials in ``state``; its
+    reply, or ``None`` if the daemon closed the connection."""
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.load_cert_chain(state / "cert.pem", state / "tls.key")
+    context.load_verify_locations(dep.ca)
+    host, port = dep.addresses[0].split(":")
+    data = ctl.encode(ctl.Describe(frame=frame))
+    with (
+        socket.create_connection((host, int(port)), timeout=10) as raw,
+        context.wrap_socket(raw, server_hostname="host0") as tls,
+    ):
+        tls.settimeout(20)
+        try:
+            tls.sendall(len(data).to_bytes(8, "little") + data)
+            head = tls.recv(8)
+        except (ssl.SSLError, ConnectionError):
+            return None
+        if len(head) < 8:
+            return None
+        body = b""
+        while len(body) < int.from_bytes(head, "little"):
+            chunk = tls.recv(65536)
+            if not chunk:
+                return None
+            body += chunk
+        return ctl.decode(body)

@@ -36,7 +36,7 @@ from crowdhide.plans import protect
 from crowdhide.plans.aggregate import AggregateQuery, aggregate_plan
 from crowdhide.plans.data import synth_diabetes
 from crowdhide.plans.model import ExecutionPlan
-from tests.net._deploy import Daemons, Deployment, enrol, free_ports
+from tests.net._deploy import Daemons, Deployment, ask_describe, enrol, free_ports
 from tests.net._secret_hook import encodings, install, secrets_drawn
 from tests.net.conftest import assert_all_gone
 
@@ -387,33 +387,16 @@ def test_a_certificate_of_the_ca_outside_the_directory_is_dropped(
     assert ask_describe(dep, rogue) is None
 
 
-def ask_describe(dep: Deployment, state: Path) -> Any:
-    """Send ``Describe`` to daemon 0 with the credentials in ``state``; its reply, or
-    ``None`` if the daemon closed the connection."""
-    import socket
-    import ssl
-
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.load_cert_chain(state / "cert.pem", state / "tls.key")
-    context.load_verify_locations(dep.ca)
-    host, port = dep.addresses[0].split(":")
-    data = ctl.encode(ctl.Describe())
-    with (
-        socket.create_connection((host, int(port)), timeout=10) as raw,
-        context.wrap_socket(raw, server_hostname="host0") as tls,
-    ):
-        tls.settimeout(20)
-        try:
-            tls.sendall(len(data).to_bytes(8, "little") + data)
-            head = tls.recv(8)
-        except (ssl.SSLError, ConnectionError):
-            return None
-        if len(head) < 8:
-            return None
-        body = b""
-        while len(body) < int.from_bytes(head, "little"):
-            chunk = tls.recv(65536)
-            if not chunk:
-                return None
-            body += chunk
-        return ctl.decode(body)
+def test_a_daemon_reuses_its_fresh_frame_costs(
+    deployment: tuple[Deployment, Daemons],
+) -> None:
+    """A run's setup does not pay the 0.3 s measurement when the figure is fresh: the same
+    frame size gets the same figures (two measurements never agree to the last bit), another
+    frame size is measured."""
+    dep, _ = deployment
+    first = ask_describe(dep, dep.coordinator, frame=256)
+    again = ask_describe(dep, dep.coordinator, frame=256)
+    other = ask_describe(dep, dep.coordinator, frame=512)
+    assert first.costs
+    assert first.costs == again.costs
+    assert other.costs != first.costs

@@ -27,7 +27,7 @@ from crowdhide.backends.tls.daemon import write_rows
 from crowdhide.backends.tls.pki import make_pki, write_host_cert
 from crowdhide.engine.library import named
 from crowdhide.engine.plan import ExecutionPlan, PlanBuilder
-from tests.net._deploy import Daemons, Deployment, enrol, free_ports
+from tests.net._deploy import Daemons, ask_describe, enrol, free_ports
 from tests.net.conftest import assert_all_gone
 
 pytestmark = pytest.mark.net
@@ -76,28 +76,6 @@ def _garbage(address: str) -> None:
             pass
 
 
-def _describe(dep: Deployment) -> ctl.Described:
-    """What the coordinator asks first, with the coordinator's own credentials."""
-    context = _context(dep.coordinator / "cert.pem", dep.coordinator / "tls.key", dep.ca)
-    host, port = dep.addresses[0].split(":")
-    data = ctl.encode(ctl.Describe())
-    with (
-        socket.create_connection((host, int(port)), timeout=10) as raw,
-        context.wrap_socket(raw, server_hostname="host0") as tls,
-    ):
-        tls.settimeout(20)
-        tls.sendall(len(data).to_bytes(8, "little") + data)
-        head = b""
-        while len(head) < 8:
-            head += tls.recv(8 - len(head))
-        body = b""
-        while len(body) < int.from_bytes(head, "little"):
-            body += tls.recv(65536)
-    reply = ctl.decode(body)
-    assert isinstance(reply, ctl.Described)
-    return reply
-
-
 def _wait_for(path: Path, text: str) -> str:
     deadline = time.monotonic() + 20
     log = path.read_text()
@@ -142,7 +120,8 @@ def test_failed_handshakes_are_counted_per_address_and_logged(tmp_path: Path) ->
         log = _wait_for(log_path, "5 TLS handshakes from 127.0.0.1 failed")
         assert "5 TLS handshakes from 127.0.0.1 failed; the latest: " in log, log
         # The coordinator's handshake still succeeds, and it is told the counts.
-        described = _describe(dep)
+        described = ask_describe(dep, dep.coordinator)
+        assert isinstance(described, ctl.Described)
         assert described.node == 0
         assert dict(described.failed_handshakes) == {"127.0.0.1": 5}
         coordinator = Coordinator(

@@ -94,3 +94,47 @@ def test_round_seconds_applies_to_tls_only(capsys: Any) -> None:
     result = run_cli(capsys, "run", "examples/diabetes.toml", "--round-seconds", "2")
     assert result.code == 2
     assert "--round-seconds applies to --backend tls only" in result.err
+
+
+def _coordinator(tmp_path: Any, nodes: int) -> Any:
+    from crowdhide.backends.tls.coordinator import Coordinator
+    from tests.net._deploy import enrol
+
+    dep = enrol(tmp_path, [f"127.0.0.1:{7000 + i}" for i in range(nodes)])
+    return Coordinator(directory=dep.directory, ca=dep.ca, state=dep.coordinator)
+
+
+def _described(costs: list[dict[str, Any]]) -> dict[int, Any]:
+    from crowdhide.backends.tls import control as ctl
+
+    return {h: ctl.Described(node=h, first=0, rows=0, costs=c) for h, c in enumerate(costs)}
+
+
+def test_the_round_names_the_daemon_that_set_it(tmp_path: Any) -> None:
+    coordinator = _coordinator(tmp_path, 3)
+    job = Job(plan=small_plan(protected=True), seed=0, block_size=BLOCK)
+    seconds, basis = coordinator._round_length(job, _described([FAST, SLOW, FAST]))
+    assert seconds == round_seconds(job, coordinator.placement, costs=slowest([FAST, SLOW]))
+    assert "the slowest daemon measured (node 1 (127.0.0.1:7001), 3x the others' median)" in basis
+
+
+def test_a_daemon_far_slower_than_the_others_is_refused_by_name(tmp_path: Any) -> None:
+    """A broken or lying daemon cannot stall every round: 20x the others' median is refused,
+    and the check can fail (19x is accepted)."""
+    from crowdhide.backends.tls.workload import OUTLIER_FACTOR
+    from crowdhide.errors import NodeFailureError
+
+    coordinator = _coordinator(tmp_path, 3)
+    job = Job(plan=small_plan(protected=True), seed=0, block_size=BLOCK)
+    inner = FAST["inner"]
+
+    def slower(factor: float) -> dict[str, Any]:
+        return {"link": FAST["link"], "inner": (inner[0], inner[1] * factor)}
+
+    accepted = _described([FAST, FAST, slower(0.95 * OUTLIER_FACTOR)])
+    assert coordinator._round_length(job, accepted)[0] > 0
+    refused = _described([FAST, slower(1.05 * OUTLIER_FACTOR), FAST])
+    with pytest.raises(
+        NodeFailureError, match=r"node 1 \(127.0.0.1:7001\) measured frame costs 21x"
+    ):
+        coordinator._round_length(job, refused)

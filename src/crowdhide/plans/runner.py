@@ -47,7 +47,7 @@ from crowdhide.plans.run_report import (
     plan_privacy,
 )
 from crowdhide.plans.semantics import data_clusters_per_path, protect
-from crowdhide.plans.spec import FixedCountermeasures, RunSpec, check_backend
+from crowdhide.plans.spec import FixedCountermeasures, RunSpec, check_backend, work_backend
 from crowdhide.plans.tradeoff import plot_tradeoff, run_tradeoff, tradeoff_curve
 
 __all__ = ["PageWriter", "Prepared", "prepare", "run_spec", "tradeoff_curve"]
@@ -553,7 +553,9 @@ def run_spec(
     acct = accountant if accountant is not None else default_accountant()
     tick = progress or _no_progress
     started = time.perf_counter()
-    prepared = prepare(spec, accountant=acct, progress=progress)
+    # The work limit (tuple-routes) is the backend's: the tls runtime's is measured apart.
+    with work_backend("tls" if network is not None else backend_name):
+        prepared = prepare(spec, accountant=acct, progress=progress)
     if not allow_unmet and prepared.privacy.meets_target is False:
         raise UnmetTargetError(
             f"{prepared.report().target_text()}; nothing was run "

@@ -30,7 +30,9 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,7 @@ __all__ = [
     "held_plan_text",
     "load_spec",
     "parse_spec",
+    "work_backend",
 ]
 
 _SECTIONS = {
@@ -98,14 +101,49 @@ MAX_ATTRIBUTES = 64
 #: Most values per grouping column of the ``aggregate`` generator (``data.intervals``; the
 #: skewed law holds one weight per value).
 MAX_INTERVALS = 10**6
-#: Most tuples × data routes (grouping sets, or K-means iterations) of one run: measured
-#: here, 400,000 diabetes tuples × 2 grouping sets ran in 44 s and 20,000 points × 40
-#: K-means iterations in 55 s (certification, execution, exact answer, files).
+#: Most tuples × data routes (grouping sets, or K-means iterations) of one run on the local
+#: and Ray engines: measured here, 400,000 diabetes tuples × 2 grouping sets ran in 44 s and
+#: 20,000 points × 40 K-means iterations in 55 s (certification, execution, exact answer, files).
 MAX_TUPLE_ROUTES = 800_000
+#: The same on the tls runtime (every message one sealed frame whose inner body is sealed
+#: with a fresh X25519 key): measured here, 100,000 diabetes users × 2 grouping sets took
+#: 124 CPU-s of 8 spawned hosts (0.62 ms per tuple-route; ``benchmarks/bench_net.py
+#: --million --rows 100000``), so 10^6 users (this limit) need about 1,300 CPU-s, plus the
+#: wait of the fixed rounds (their length is derived from the plan and echoed by the run).
+MAX_TUPLE_ROUTES_TLS = 2_000_000
+#: Largest accepted tuple-routes and what it costs here, by backend.
+WORK_LIMITS: Mapping[str, tuple[int, str]] = {
+    "local": (MAX_TUPLE_ROUTES, "about 60 s here"),
+    "ray": (MAX_TUPLE_ROUTES, "about 60 s here"),
+    "tls": (MAX_TUPLE_ROUTES_TLS, "about 1,300 CPU-s of the hosts here, plus the rounds' wait"),
+}
+_WORK_BACKEND: ContextVar[str] = ContextVar("work_backend", default="local")
+
+
+@contextmanager
+def work_backend(backend: str) -> Iterator[None]:
+    """Within the block, :func:`check_work` applies ``backend``'s limit (the runner sets it
+    around loading the data of a run on that backend).
+
+    >>> with work_backend("tls"):
+    ...     check_work(10**6, 2, what="grouping sets")
+    """
+    if backend not in WORK_LIMITS:
+        raise InvalidParameterError(
+            f"backend must be one of {tuple(WORK_LIMITS)}, got {backend!r}",
+            parameter="backend",
+            value=backend,
+        )
+    token = _WORK_BACKEND.set(backend)
+    try:
+        yield
+    finally:
+        _WORK_BACKEND.reset(token)
 
 
 def check_work(rows: int, routes: int, *, what: str, routes_key: str | None = None) -> None:
-    """Refuse, before any work, a run of more than :data:`MAX_TUPLE_ROUTES` tuple-routes,
+    """Refuse, before any work, a run of more tuple-routes than its backend's limit
+    (:data:`WORK_LIMITS`; :func:`work_backend` says which backend, local by default),
     naming the largest accepted ``data.rows`` (``what`` says what the routes are; with
     ``routes_key`` also the most routes accepted at these rows).
 
@@ -117,14 +155,16 @@ def check_work(rows: int, routes: int, *, what: str, routes_key: str | None = No
     ...
     crowdhide.errors.ResourceLimitError: data.rows × 2 grouping sets = 2e+09 ... is 400000
     """
-    if rows * routes > MAX_TUPLE_ROUTES:
+    backend = _WORK_BACKEND.get()
+    limit, cost = WORK_LIMITS[backend]
+    if rows * routes > limit:
         raise ResourceLimitError(
             f"data.rows × {routes} {what} = {rows * routes:.0e} tuple-routes exceeds "
-            f"{MAX_TUPLE_ROUTES:.0e} (about 60 s here): the largest accepted data.rows for "
-            f"this query is {MAX_TUPLE_ROUTES // routes}"
+            f"{limit:.0e} on the {backend} backend ({cost}): the largest accepted data.rows "
+            f"for this query is {limit // routes}"
             + (
-                f" (or {routes_key} <= {MAX_TUPLE_ROUTES // rows} at these rows)"
-                if routes_key and rows <= MAX_TUPLE_ROUTES
+                f" (or {routes_key} <= {limit // rows} at these rows)"
+                if routes_key and rows <= limit
                 else ""
             ),
             parameter="data.rows",

@@ -54,8 +54,9 @@ Bounds (:data:`SHUFFLE_BOUNDS`) and what they promise
 ``exact``
     k-RR / binary RR only: the exact worst-case curve, ``max`` over *every* dataset of the
     other users of the exact hockey-stick divergence of the two output-histogram
-    distributions: exhaustive enumeration of dataset classes for ``n <= EXHAUSTIVE_MAX_N``,
-    and for k = 2 all n datasets, each exactly, for ``n <= BINARY_EXACT_MAX_N``; outside
+    distributions: exhaustive enumeration of dataset classes for ``n <= EXHAUSTIVE_MAX_N``
+    (k = 3: ``n <= 150``, :mod:`crowdhide.accounting.shuffle._krr_small`), and for k = 2
+    all n datasets, each exactly, for ``n <= BINARY_EXACT_MAX_N``; outside
     that range it does not apply. The worst dataset depends on ε, so no single
     "worst pair" exists.
 ``krr_lower``
@@ -97,7 +98,7 @@ from crowdhide.accounting.logmath import (
     probability_loss_allowance,
 )
 from crowdhide.accounting.registry import Registry, attach_lower, best_certificate
-from crowdhide.accounting.shuffle import _krr_fast
+from crowdhide.accounting.shuffle import _krr_fast, _krr_small
 from crowdhide.accounting.shuffle import _pairs as pairs
 from crowdhide.accounting.shuffle.binary_rr import binary_rr_tilted_curve
 from crowdhide.accounting.shuffle.closed_forms import (
@@ -380,9 +381,19 @@ def _krr_blanket_curve(p: ShuffleParams) -> PrivacyCurve:
 def _exact_condition(p: ShuffleParams) -> str | None:
     if p.k == 2 and p.n > BINARY_EXACT_MAX_N:
         return f"computed only for n <= {BINARY_EXACT_MAX_N} (k = 2)"
-    if p.k != 2 and p.n > EXHAUSTIVE_MAX_N:
+    if p.k == 3 and p.n > _krr_small.SMALL_EXACT_MAX_N:
+        return f"enumerated only for n <= {_krr_small.SMALL_EXACT_MAX_N} (k = 3)"
+    if p.k not in (2, 3) and p.n > EXHAUSTIVE_MAX_N:
         return f"enumerated only for n <= {EXHAUSTIVE_MAX_N}"
     return None
+
+
+def _exact_in_best(p: ShuffleParams) -> bool:
+    """k = 3 beyond SMALL_EXACT_BEST_MAX_N a query takes seconds: best (and calibrations,
+    certificate curves) keep krr_blanket there; ``bound="exact"`` still answers."""
+    if p.k == 3 and p.n > _krr_small.SMALL_EXACT_BEST_MAX_N:
+        return False
+    return _exact_condition(p) is None
 
 
 def _exact_loss_error(p: ShuffleParams) -> float:
@@ -391,6 +402,9 @@ def _exact_loss_error(p: ShuffleParams) -> float:
     pairwise sum over (n+1)^3 cells; k = 2: thresholds from e^ε and e^ε0 only."""
     if p.k == 2:
         return loss_allowance(p.eps0)
+    if p.k == 3:  # _krr_small's budget (its module docstring)
+        budget = _krr_small.rounding_budget(p.n)
+        return max(probability_loss_allowance(budget), loss_allowance(p.eps0))
     steps = 5.0 * (p.n + 1) + 3.0 * math.log2(p.n + 1) + 4.0
     return max(probability_loss_allowance(steps * MACHINE_EPSILON), loss_allowance(p.eps0))
 
@@ -425,6 +439,8 @@ def _exact_curve(p: ShuffleParams) -> PrivacyCurve:
             (n + 2) * 1e-300,
             "exact (k = 2) is rounded up by an underflow bound that",
         )
+    if p.k == 3:  # every class's law by stencils, O(n^4 log n): n up to SMALL_EXACT_MAX_N
+        return _krr_small.SmallKrrExactCurve(eps0=eps0, n=n)
     return KrrShuffleCurve(eps0=eps0, n=n, k=int(p.k or 2), exhaustive=True)
 
 
@@ -502,7 +518,7 @@ _BOUNDS: tuple[ShuffleBound, ...] = (
         ),
         ShuffleBound(
             "exact", "exact", "exhaustive enumeration of datasets", "krr", _exact_curve,
-            _exact_condition, in_best=lambda p: _exact_condition(p) is None,
+            _exact_condition, in_best=_exact_in_best,
             loss_error=_exact_loss_error,
         ),
         ShuffleBound(

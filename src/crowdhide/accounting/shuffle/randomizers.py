@@ -288,13 +288,41 @@ def _olh_same(eps0: float, d: int, k: int) -> tuple[tuple[float, float, float], 
     return (((1.0 - 1.0 / g) * e / denom, (1.0 - 1.0 / g) / denom, (e / g + g - 1.0) / denom),)
 
 
+#: Thresholds c of the Laplace "others on x'" regions ``y < −c`` (with the proxy's best c).
+LAPLACE_SAME_THRESHOLDS = (0.25, 0.5, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0)
+
+
+def _laplace_region(c: float, b: float) -> tuple[float, float, float]:
+    """``(P_{−1}(y < −c), P_{+1}(y < −c), P_{−1}(y >= −c))`` of Laplace noise of scale b,
+    ``0 <= c <= 1`` (the last without cancellation)."""
+    rest = 0.5 * math.exp((c - 1.0) / b)
+    return 1.0 - rest, 0.5 * math.exp(-(1.0 + c) / b), rest
+
+
+def _laplace_proxy_threshold(eps0: float) -> float:
+    """The c in ``[0, 1]`` (a grid of step 1/200) maximizing the region count's
+    large-n signal-to-noise ratio ``(p − q)²/(q(1 − q))``: the Gaussian limit of its δ is
+    a function of that ratio alone. Any c gives a valid lower bound; this one is the
+    measured best at n >= 1e6 (0.42 at ε0 = 1, 0.8 at ε0 = 4, 0.9 at ε0 = 8).
+
+    Examples
+    --------
+    >>> _laplace_proxy_threshold(4.0)
+    0.8
+    """
+    b = 2.0 / eps0
+
+    def snr(c: float) -> float:
+        p, q, _ = _laplace_region(c, b)
+        return (p - q) ** 2 / (q * (1.0 - q))
+
+    return max((i / 200.0 for i in range(201)), key=snr)
+
+
 def _laplace_same(eps0: float, d: int, k: int) -> tuple[tuple[float, float, float], ...]:
-    b = 2.0 / eps0  # pair (−1, 1), region y < −c
-    out = []
-    for c in (0.25, 0.5, 0.75, 1.0):
-        rest = 0.5 * math.exp((c - 1.0) / b)  # P(Lap(−1) >= −c), c <= 1
-        out.append((1.0 - rest, 0.5 * math.exp(-(1.0 + c) / b), rest))
-    return tuple(out)
+    b = 2.0 / eps0  # pair (−1, 1), others on +1, region y < −c
+    cs = sorted({*LAPLACE_SAME_THRESHOLDS, _laplace_proxy_threshold(eps0)})
+    return tuple(_laplace_region(c, b) for c in cs)
 
 
 def _split_rates(

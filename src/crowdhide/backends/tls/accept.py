@@ -54,11 +54,25 @@ class HandshakeFailures:
     {'10.0.0.9': 3}
     >>> print(log.getvalue().splitlines()[-1])
     node 0: WARNING: 3 TLS handshakes from 10.0.0.9 failed; the latest: certificate verify failed
+
+    At most ``addresses`` are counted one by one (a peer cycling through source addresses
+    cannot grow the table without bound); failures from any further address are counted
+    under ``"other addresses"``:
+
+    >>> few = HandshakeFailures("node 0", log=io.StringIO(), addresses=2)
+    >>> for last in range(5):
+    ...     few.failed(f"10.0.0.{last}", "garbage")
+    >>> few.counts
+    {'10.0.0.0': 1, '10.0.0.1': 1, 'other addresses': 3}
     """
 
-    def __init__(self, who: str, *, log: TextIO | None = None) -> None:
+    #: The key under which failures beyond the table's capacity are counted.
+    OTHER = "other addresses"
+
+    def __init__(self, who: str, *, log: TextIO | None = None, addresses: int = 1024) -> None:
         self.who = who
         self.log = log
+        self.capacity = addresses
         self.counts: dict[str, int] = {}
 
     @property
@@ -68,6 +82,8 @@ class HandshakeFailures:
 
     def failed(self, address: str, reason: str) -> None:
         """Count one failed handshake from ``address``; log it (see the class docstring)."""
+        if address not in self.counts and len(self.counts) >= self.capacity:
+            address = self.OTHER
         n = self.counts.get(address, 0) + 1
         self.counts[address] = n
         if n <= 10 or n & (n - 1) == 0:

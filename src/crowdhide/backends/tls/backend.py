@@ -213,6 +213,7 @@ class TlsBackend(LedgerViews):
         self._procs: list[_Proc] = []
         self._relay: _Proc | None = None
         self._job: Any = None
+        self._run_timeout = self.deadline + 30.0
         self._schemas: dict[int, Any] = {}
         self._wire: IntArray | None = None
         self.ports: dict[int, int] = {}
@@ -443,10 +444,15 @@ class TlsBackend(LedgerViews):
         plan = job.plan
         if self._frame_arg is None:  # one frame size for the run, from the plan
             self.frame = codec.frame_for(plan)
-        if self._round_arg is None:  # one round length for the run, from the plan's work
-            from crowdhide.backends.tls.workload import round_basis
+        from crowdhide.backends.tls.workload import round_basis
 
-            self.round_seconds, self.round_basis = round_basis(job, self.placement)
+        model, basis = round_basis(job, self.placement)
+        # A host still running a group's programs is not dead: the first group runs before
+        # any round is scheduled, so its Run may take the plan's worst-case round (the
+        # model's, whatever round length is given) on top of the control deadline.
+        self._run_timeout = self.deadline + 30.0 + model
+        if self._round_arg is None:  # one round length for the run, from the plan's work
+            self.round_seconds, self.round_basis = model, basis
         receivers = receiving_groups(plan)
         plan_document(plan)  # PlanDocumentError (one line) for a program that is not named
         try:
@@ -491,7 +497,10 @@ class TlsBackend(LedgerViews):
             self._flush()
         job = self._job
         epoch = self.ledger.epoch + 1  # the round in which the frames emitted now will be sent
-        replies = self._all(lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch))
+        replies = self._all(
+            lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch),
+            timeout=self._run_timeout,
+        )
         errors = {
             h: r.error if isinstance(r, ctl.RunFailed) else f"unexpected reply {type(r).__name__}"
             for h, r in replies.items()

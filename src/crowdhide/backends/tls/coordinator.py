@@ -329,18 +329,29 @@ class Coordinator(LedgerViews):
 
     def _round_length(self, job: Job, described: dict[int, Any]) -> tuple[float, str]:
         """The default round length: the plan's worst-case work per host under this
-        placement, at the slowest daemon's measured frame costs (never the data's)."""
+        placement, at the slowest daemon's measured frame costs (never the data's).
+
+        The daemon that sets it is named in the basis; one whose figures are more than
+        :data:`~crowdhide.backends.tls.workload.OUTLIER_FACTOR` times the others' median is
+        refused (a broken or lying daemon would otherwise stall every round)."""
         for h, reply in described.items():
             try:
                 workload.slowest([reply.costs])
             except InvalidParameterError as exc:
-                address = self.entries[h].address
-                raise NodeFailureError(
-                    f"node {h} ({address}) described itself wrongly: {exc}"
-                ) from None
-        costs = workload.slowest([reply.costs for reply in described.values()])
+                raise NodeFailureError(f"{self._name(h)} described itself wrongly: {exc}") from None
+        measured = {h: reply.costs for h, reply in described.items()}
+        node, factor = workload.outlier(measured)
+        if factor > workload.OUTLIER_FACTOR:
+            raise NodeFailureError(
+                f"{self._name(node)} measured frame costs {factor:g}x the other daemons' "
+                f"median ({dict(measured[node])}): its figure would set every round's length; "
+                f"check that machine, or give --round-seconds"
+            )
+        costs = workload.slowest(measured.values())
         seconds, basis = workload.round_basis(job, self.placement, costs=costs)
-        return seconds, basis.replace("measured as the run began", "the slowest daemon measured")
+        slowest = f"the slowest daemon measured ({self._name(node)}"
+        slowest += f", {factor:g}x the others' median)" if len(measured) > 1 else ")"
+        return seconds, basis.replace("measured as the run began", slowest)
 
     def _check_ranges(self, job: Job) -> None:
         covered = sorted(self.ranges)

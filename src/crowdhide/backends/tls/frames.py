@@ -133,6 +133,8 @@ class Sealer:
     host: int
     _nodes: dict[int, Any] = field(default_factory=dict, repr=False)
     _node_pubs: dict[int, bytes] = field(default_factory=dict, repr=False)
+    # Public keys of this host's own nodes (an inner body's key schedule needs them).
+    _own: dict[int, bytes] = field(default_factory=dict, repr=False)
     # Receiving contexts by sending host: (epoch, enc, context) of its latest round.
     _links_in: dict[int, tuple[int, bytes, hpke.Context]] = field(default_factory=dict, repr=False)
 
@@ -142,7 +144,8 @@ class Sealer:
 
         if node not in self._nodes:
             self._nodes[node] = X25519PrivateKey.generate()
-        return hpke.public_bytes(self._nodes[node])
+            self._own[node] = hpke.public_bytes(self._nodes[node])
+        return self._own[node]
 
     def link_public(self) -> bytes:
         """Public key of this host's link key (the receiving end of its links' contexts)."""
@@ -165,7 +168,7 @@ class Sealer:
 
         Raises ``cryptography.exceptions.InvalidTag`` for a forged or misdirected body.
         """
-        return hpke.open_base(self._nodes[node], INFO, aad, body)
+        return hpke.open_base(self._nodes[node], INFO, aad, body, public=self._own[node])
 
     def seal_frames(
         self, peer: int, epoch: int, items: Sequence[tuple[bytes, bytes]], size: int

@@ -44,7 +44,7 @@ from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls import frames as fr
 from crowdhide.backends.tls._control import read_message, read_message_async, write_message
 from crowdhide.backends.tls.accept import HandshakeFailures, serve_tls
-from crowdhide.errors import InvalidParameterError
+from crowdhide.errors import DataError, InvalidParameterError
 
 __all__ = ["main"]
 
@@ -167,7 +167,10 @@ class Host:
         self.ack_at: float | None = None
         self.pending_acks: list[tuple[_Link, bytes]] = []
         self.late = 0.0
-        self.handles: list[bytes] = []
+        # Inner bodies held by this host's scramblers by handle, until forwarded (then
+        # dropped: a round's onions would otherwise stay in memory for the whole run).
+        self.handles: dict[int, bytes] = {}
+        self.next_handle = 0
         # Queued (header, plaintext) per peer; sealed per link and round at the flush.
         self.outbox: dict[int, list[tuple[bytes, bytes]]] = defaultdict(list)
         self.sealed: dict[int, list[bytes]] = {}
@@ -392,11 +395,12 @@ class Host:
     def _seal_outbox(self, epoch: int) -> None:
         """Seal the queued messages of every link, in a shuffled order (the order on the
         wire says nothing about which are real), one HPKE context per link and round."""
-        for peer, queued in self.outbox.items():
+        for peer in list(self.outbox):
+            queued = self.outbox.pop(peer)  # freed link by link: never all queued and sealed
             order = fr.secure_order(len(queued)).tolist()
             items = [queued[i] for i in order]
+            del queued
             self.sealed[peer] = self.sealer.seal_frames(peer, epoch, items, self.frame)
-        self.outbox.clear()
 
     async def _send_window(self, epoch: int) -> None:
         """Every sealed frame per link, then the link's END."""
@@ -574,8 +578,9 @@ def _rebuild(
     by_block: dict[int, list[Any]] = defaultdict(list)
     for _, _, _, node, _, src, order, forward, inner in items:
         if kind == fr.ONION:
-            row: tuple[Any, ...] = (src, node - offset, order, len(host.handles), forward, None)
-            host.handles.append(inner)
+            row: tuple[Any, ...] = (src, node - offset, order, host.next_handle, forward, None)
+            host.handles[host.next_handle] = inner
+            host.next_handle += 1
         else:
             rows, records = codec.decode_values(inner, dtype)
             if rows < 0:
@@ -658,7 +663,7 @@ def _encode(host: Host, part: Any, peer: int, epoch: int) -> dict[int, Any]:
     for i, node in enumerate((dst_first + part.dst).tolist()):
         if kind == fr.FORWARD:
             if payload[i] >= 0:
-                inner = host.handles[int(handle_col[payload[i]])]
+                inner = _forwarded(host, int(handle_col[payload[i]]))
             else:  # the scrambler's own dummy: a fresh inner body of the same length
                 inner = seal.seal(node, blocks[i], _inner_aad(r, node))
         elif kind == fr.ONION:
@@ -669,6 +674,14 @@ def _encode(host: Host, part: Any, peer: int, epoch: int) -> dict[int, Any]:
         head = head_of(fr.DATA, mode, r, part.block, node)
         queue.append((head, fields[i] + inner))  # sealed per link and round at the flush
     return {r: schema} if kind != fr.FORWARD else {}
+
+
+def _forwarded(host: Host, handle: int) -> bytes:
+    """The inner body of onion ``handle``, dropped from the scrambler's memory."""
+    inner = host.handles.pop(handle, None)
+    if inner is None:
+        raise DataError(f"onion {handle} forwarded twice, or never received by this host")
+    return inner
 
 
 def _blast(host: Host, peer: int, count: int) -> int:

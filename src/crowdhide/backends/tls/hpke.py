@@ -83,14 +83,21 @@ def _context(info: bytes) -> bytes:
 def _schedule(dh: bytes, enc: bytes, receiver: bytes, info: bytes) -> tuple[bytes, bytes, bytes]:
     """``(key, base_nonce, exporter_secret)`` from the Diffie-Hellman output (DHKEM, then
     KeySchedule)."""
+    secret, key, nonce = _key_nonce(dh, enc, receiver, info)
+    exporter = _labeled_expand(_HPKE_SUITE, secret, b"exp", _context(info), 32)
+    return key, nonce, exporter
+
+
+def _key_nonce(dh: bytes, enc: bytes, receiver: bytes, info: bytes) -> tuple[bytes, bytes, bytes]:
+    """``(secret, key, base_nonce)``: :func:`_schedule` but the exporter secret, which a
+    single-shot body never uses (five HMAC calls instead of six)."""
     prk = _labeled_extract(_KEM_SUITE, b"", b"eae_prk", dh)
     shared = _labeled_expand(_KEM_SUITE, prk, b"shared_secret", enc + receiver, 32)
     secret = _labeled_extract(_HPKE_SUITE, shared, b"secret", b"")
     context = _context(info)
     key = _labeled_expand(_HPKE_SUITE, secret, b"key", context, 32)
     nonce = _labeled_expand(_HPKE_SUITE, secret, b"base_nonce", context, 12)
-    exporter = _labeled_expand(_HPKE_SUITE, secret, b"exp", context, 32)
-    return key, nonce, exporter
+    return secret, key, nonce
 
 
 #: RFC 9180 section 5.2: a context refuses to seal or open past ``2**96 - 1`` messages.
@@ -231,15 +238,36 @@ def seal_base(
     >>> len(body) == len(b"row 42") + OVERHEAD, open_base(node, b"i", b"a", body)
     (True, b'row 42')
     """
-    enc, context = setup_base_s(receiver, info, ephemeral=ephemeral)
-    return enc + context.seal(aad, plain)
+    from cryptography.hazmat.primitives.asymmetric.x25519 import (
+        X25519PrivateKey,
+        X25519PublicKey,
+    )
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+
+    # SetupBaseS then the context's message 0 (nonce = base_nonce), without building a
+    # Context: the body is the only message under its key.
+    if ephemeral is None:
+        ephemeral = X25519PrivateKey.generate()
+    enc = public_bytes(ephemeral)
+    dh = ephemeral.exchange(X25519PublicKey.from_public_bytes(receiver))
+    _, key, nonce = _key_nonce(dh, enc, receiver, info)
+    return enc + ChaCha20Poly1305(key).encrypt(nonce, plain, aad)
 
 
-def open_base(private: Any, info: bytes, aad: bytes, body: bytes | memoryview) -> bytes:
-    """Inverse of :func:`seal_base` for the receiver's X25519 private key.
+def open_base(
+    private: Any, info: bytes, aad: bytes, body: bytes | memoryview, *, public: bytes = b""
+) -> bytes:
+    """Inverse of :func:`seal_base` for the receiver's X25519 private key (``public``: its
+    public key's bytes if the caller keeps them, else derived here).
 
     Raises ``cryptography.exceptions.InvalidTag`` for a forged, altered or misdirected body
     and ``ValueError`` for a malformed encapsulated key.
     """
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PublicKey
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+
     data = bytes(body)
-    return setup_base_r(private, data[:ENC], info).open(aad, data[ENC:])
+    enc = data[:ENC]
+    dh = private.exchange(X25519PublicKey.from_public_bytes(enc))
+    _, key, nonce = _key_nonce(dh, enc, public or public_bytes(private), info)
+    return bytes(ChaCha20Poly1305(key).decrypt(nonce, data[ENC:], aad))

@@ -30,6 +30,7 @@ __all__ = [
     "frame_costs",
     "half_work",
     "host_work",
+    "outlier",
     "round_basis",
     "round_seconds",
     "slowest",
@@ -44,6 +45,10 @@ FLOOR = 0.25
 MARGIN = 3.0
 #: Seconds per frame and side besides the cryptography (framing, a TLS record, the program).
 ALLOWANCE = 60e-6
+#: A daemon whose measured frame costs exceed the others' median by more than this factor is
+#: refused: its figure alone would set every round (a lying or broken daemon could stall the
+#: run for hours). Machines of one deployment differ by a few times, load by 2-3 times.
+OUTLIER_FACTOR = 20.0
 
 
 def frame_costs(frame: int, *, budget: float = 0.3, batch: int = 128) -> dict[str, Cost]:
@@ -114,6 +119,34 @@ def slowest(measured: Any) -> dict[str, Cost]:
     if not out:
         raise InvalidParameterError("no frame costs measured", parameter="costs")
     return out
+
+
+def outlier(measured: dict[int, dict[str, Cost]]) -> tuple[int, float]:
+    """The daemon whose frame costs are furthest above the others', and by what factor: the
+    largest ratio, over the four figures, of its figure to the median of the *other*
+    daemons' (1.0 for a single daemon).
+
+    >>> fast = {"link": (1e-5, 1e-5), "inner": (2e-4, 1e-4)}
+    >>> slow = {"link": (1e-5, 3e-5), "inner": (2e-4, 1e-4)}
+    >>> outlier({0: fast, 1: fast, 2: slow})
+    (2, 3.0)
+    >>> outlier({0: fast})
+    (0, 1.0)
+    """
+    import statistics
+
+    worst, factor = min(measured), 1.0
+    for node, costs in measured.items():
+        others = [c for n, c in measured.items() if n != node]
+        for kind, pair in costs.items():
+            for side, value in enumerate(pair):
+                if not others:
+                    continue
+                typical = statistics.median(float(c[kind][side]) for c in others)
+                ratio = float(value) / typical if typical > 0 else 1.0
+                if ratio > factor:
+                    worst, factor = node, ratio
+    return worst, round(factor, 2)
 
 
 def _mean(run: Any, per: int, budget: float) -> Cost:

@@ -1,0 +1,171 @@
+"""The exact 3-RR worst case for n up to a few hundred (``_krr_small``, issue 32 item 4):
+against the n <= 14 enumeration, brute force over every dataset, and every class's exact
+curve beyond that range (with mutations showing the check can fail)."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterator
+from typing import Any, cast
+
+import mpmath
+import pytest
+
+from crowdhide.accounting.curves import DiscretePairCurve
+from crowdhide.accounting.shuffle import _krr_small, _pairs
+from crowdhide.accounting.shuffle.generic import (
+    SHUFFLE_REGISTRY,
+    ShuffleBound,
+    ShuffleParams,
+    shuffle_bound_curve,
+    shuffle_epsilon,
+)
+from tests.oracles.shuffle import all_datasets, pair_curve
+
+FloatArray = _krr_small.FloatArray
+
+EPSILONS = (0.0, 0.05, 0.2, 0.5, 1.0, 2.0)
+
+
+@functools.cache
+def _classes(n: int, eps0: float) -> list[DiscretePairCurve]:
+    return [c for _, c in _pairs.krr_config_curves(n, 3, eps0)]
+
+
+@pytest.mark.parametrize("n", [2, 5, 9, 14])
+@pytest.mark.parametrize("eps0", [0.3, 1.0, 2.5])
+def test_equals_the_class_enumeration(n: int, eps0: float) -> None:
+    exact = _krr_small.SmallKrrExact(eps0=eps0, n=n)
+    classes = _classes(n, eps0)
+    for eps in EPSILONS:
+        truth = max(c.delta(eps) for c in classes) if eps < eps0 else 0.0
+        assert exact.delta(eps) == pytest.approx(truth, rel=1e-12, abs=1e-300)
+    for delta in (1e-2, 1e-6, 1e-12):
+        truth = max(c.epsilon(delta) for c in classes)
+        got = exact.epsilon(delta, 1e-13)
+        assert truth - 1e-11 <= got <= truth + 1e-11
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
+@pytest.mark.parametrize("eps0", [0.4, 1.5])
+def test_equals_brute_force_over_every_dataset(n: int, eps0: float) -> None:
+    truths = [pair_curve(o, 3, eps0) for o in all_datasets(n, 3)]
+    curve = shuffle_bound_curve(bound="exact", eps0=eps0, n=n, k=3)
+    for eps in EPSILONS:
+        worst = max(t.delta(eps) for t in truths)
+        got = curve.delta(eps)
+        assert worst <= got <= worst * (1.0 + 2e-9) + 1e-280
+
+
+def _dominates(curve: _krr_small.SmallKrrExact, n: int, eps0: float) -> bool:
+    """Whether ``curve`` (as certified) is at least every class's exact δ on a grid."""
+    params = ShuffleParams(eps0=eps0, n=n, k=3)
+    bound = cast("ShuffleBound", SHUFFLE_REGISTRY["exact"])
+    assert bound.loss_error is not None
+    loss = bound.loss_error(params)
+    for eps in (0.0, 0.1, 0.3, 0.6):
+        if eps >= eps0:
+            continue
+        shifted = max(eps - loss, 0.0)
+        certified = (curve.delta(shifted) + _krr_small.underflow_allowance(n, eps)) * (1 + 1e-9)
+        if any(c.delta(eps) > certified for c in _classes(n, eps0)):
+            return False
+    return True
+
+
+class _Dropped(_krr_small.SmallKrrExact):
+    """Mutation: the enumeration forgets the class ``skip``."""
+
+    def __init__(self, *, eps0: float, n: int, skip: tuple[int, int, int]) -> None:
+        super().__init__(eps0=eps0, n=n)
+        self._skip = skip
+
+    def classes(self) -> Iterator[tuple[tuple[int, int, int], FloatArray, FloatArray]]:
+        return (c for c in super().classes() if c[0] != self._skip)
+
+
+@pytest.mark.parametrize(("n", "eps0"), [(20, 1.0), (24, 2.0)])
+def test_certificate_dominates_every_class_beyond_the_old_range(n: int, eps0: float) -> None:
+    assert _dominates(_krr_small.SmallKrrExact(eps0=eps0, n=n), n, eps0)
+    # The check can fail: drop the worst class at ε = 0.1, or move p by 1 %.
+    exact = _krr_small.SmallKrrExact(eps0=eps0, n=n)
+    worst = max(exact.classes(), key=lambda c: exact.class_delta(c[1], c[2], 0.1))[0]
+    assert not _dominates(_Dropped(eps0=eps0, n=n, skip=worst), n, eps0)
+    perturbed = _krr_small.SmallKrrExact(eps0=eps0, n=n)
+    p, q, _ = perturbed._on_x
+    perturbed._on_x, perturbed._on_y = (0.99 * p, q, q), (q, 0.99 * p, q)
+    assert not _dominates(perturbed, n, eps0)
+
+
+def test_registry_reports_exact_for_k3_up_to_the_limit() -> None:
+    limit = _krr_small.SMALL_EXACT_MAX_N
+    inside = shuffle_epsilon(eps0=2.0, n=40, delta=1e-6, k=3, bound="exact")
+    assert inside.conditions_met
+    assert inside.kind == "exact"
+    assert inside.lower is not None
+    assert inside.lower.epsilon <= inside.epsilon
+    beyond = shuffle_epsilon(eps0=2.0, n=limit + 1, delta=1e-6, k=3, bound="exact")
+    assert not beyond.conditions_met
+    assert str(limit) in " ".join(beyond.notes)
+    best_limit = _krr_small.SMALL_EXACT_BEST_MAX_N
+    assert shuffle_epsilon(eps0=2.0, n=best_limit, delta=1e-6, k=3).source == "exact"
+    assert shuffle_epsilon(eps0=2.0, n=best_limit + 1, delta=1e-6, k=3).source != "exact"
+    # other k keep the n <= 14 enumeration
+    assert not shuffle_epsilon(eps0=2.0, n=15, delta=1e-6, k=4, bound="exact").conditions_met
+
+
+def test_tiny_delta_is_answered_on_the_safe_side() -> None:
+    curve = _krr_small.SmallKrrExactCurve(eps0=1.0, n=30)
+    assert curve.epsilon(1e-300) == 1.0 or curve.delta(curve.epsilon(1e-300)) <= 1e-300
+    assert curve.log_delta(0.5) >= math.log(_krr_small.SmallKrrExact(eps0=1.0, n=30).delta(0.5))
+
+
+def _mp_class(n: int, eps0: float, cls: tuple[int, int, int], p_scale: float = 1.0) -> list[Any]:
+    """P and Q of one class in 50-digit arithmetic (the same laws, independently rounded)."""
+    with mpmath.workdps(50):
+        e = mpmath.exp(mpmath.mpf(eps0))
+        p, q = e / (e + 2) * mpmath.mpf(p_scale), 1 / (e + 2)
+        arr = mpmath.zeros(n + 1, n + 1)
+        arr[0, 0] = mpmath.mpf(1)
+        users = [(p, q, q)] * cls[0] + [(q, p, q)] * cls[1] + [(q, q, p)] * cls[2]
+
+        def step(a: Any, w: tuple[Any, Any, Any]) -> Any:
+            out = mpmath.zeros(n + 1, n + 1)
+            for x in range(n + 1):
+                for y in range(n + 1 - x):
+                    out[x, y] = w[2] * a[x, y]
+                    out[x, y] += w[0] * a[x - 1, y] if x else 0
+                    out[x, y] += w[1] * a[x, y - 1] if y else 0
+            return out
+
+        for w in users:
+            arr = step(arr, w)
+        return [step(arr, (p, q, q)), step(arr, (q, p, q))]
+
+
+def _within_budget(n: int, eps0: float, p_scale: float = 1.0) -> bool:
+    exact = _krr_small.SmallKrrExact(eps0=eps0, n=n)
+    r, tiny = _krr_small.rounding_budget(n), 5.0 * (n + 1) * 2.0**-1074
+    big_n = n - 1
+    wanted = {
+        (0, 0, big_n),
+        (big_n, 0, 0),
+        (big_n // 2, big_n // 4, big_n - big_n // 2 - big_n // 4),
+    }
+    for cls, p_arr, q_arr in exact.classes():
+        if cls not in wanted:
+            continue
+        for got, truth in zip((p_arr, q_arr), _mp_class(n, eps0, cls, p_scale), strict=True):
+            for x in range(n + 1):
+                for y in range(n + 1 - x):
+                    if abs(mpmath.mpf(float(got[x, y])) - truth[x, y]) > r * truth[x, y] + tiny:
+                        return False
+    return True
+
+
+@pytest.mark.parametrize(("n", "eps0"), [(9, 1.0), (12, 3.0), (16, 48.0)])
+def test_rounding_budget_holds_against_50_digits(n: int, eps0: float) -> None:
+    # eps0 = 48, n = 16: q^15 = e^-720 underflows, the absolute part is needed
+    assert _within_budget(n, eps0)
+    assert not _within_budget(n, eps0, p_scale=1.0 + 1e-11)  # the check can fail
