@@ -725,7 +725,15 @@ def composed_shuffle(
         mine = replace(params, clone_rate=rho, informative=mu)
         return Registry([bound], what="pair").statement(source, mine, **query)
     name = _pair_name(options.get("pair", "best"), params.k)
-    return CLONE_PAIR_REGISTRY.statement(name, params, **query)
+    result = CLONE_PAIR_REGISTRY.statement(name, params, **query)
+    if options.get("pair", "best") == "best" and params.k is None:
+        # Any ε0-LDP randomizer: also the profile pair of the single-round certificate
+        # (profile_pair.py); both are certificates, the smaller is reported and named.
+        from crowdhide.accounting.shuffle import profile_pair as profile
+
+        other = profile.PROFILE_PAIR_REGISTRY.statement("profile_pair", params, **query)
+        result = profile.smaller(result, other, key="epsilon" if delta is not None else "delta")
+    return result
 
 
 def composed_shuffle_epsilon(
