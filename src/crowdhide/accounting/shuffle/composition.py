@@ -726,9 +726,11 @@ def composed_shuffle(
         return Registry([bound], what="pair").statement(source, mine, **query)
     name = _pair_name(options.get("pair", "best"), params.k)
     result = CLONE_PAIR_REGISTRY.statement(name, params, **query)
-    if options.get("pair", "best") == "best" and params.k is None:
-        # Any ε0-LDP randomizer: also the profile pair of the single-round certificate
-        # (profile_pair.py); both are certificates, the smaller is reported and named.
+    single_setting = params.sample_rate >= 1.0 and params.relation == "substitute"
+    if options.get("pair", "best") == "best" and params.k is None and single_setting:
+        # Any ε0-LDP randomizer, no sampling, substitute: also the profile pair of the
+        # single-round certificate (profile_pair.py); both are certificates, the smaller
+        # is reported and named.
         from crowdhide.accounting.shuffle import profile_pair as profile
 
         other = profile.PROFILE_PAIR_REGISTRY.statement("profile_pair", params, **query)

@@ -40,7 +40,7 @@ import numpy.typing as npt
 from crowdhide.accounting.composition import PldCurve
 from crowdhide.accounting.logmath import MACHINE_EPSILON, product_up
 from crowdhide.accounting.registry import Registry
-from crowdhide.accounting.statement import Kind, PrivacyStatement
+from crowdhide.accounting.statement import Kind, PrivacyStatement, format_bound
 
 if TYPE_CHECKING:
     from crowdhide.accounting.shuffle.certificate import ShuffleCertificate
@@ -245,11 +245,16 @@ def _gap(x: int | None, y: int) -> float:
 
 
 def _chord_bound(
-    i: int, want: float, neighbours: list[tuple[int | None, int]], idx: IntArray, d: FloatArray
+    i: int,
+    want: float,
+    neighbours: list[tuple[int | None, int]],
+    idx: IntArray,
+    d: FloatArray,
+    error: float,
 ) -> float:
     """An upper bound on the true profile at grid index ``i``: δ̄ there, or the chord (in
     t) between the hull vertices around it where that is lower (the true profile is convex
-    and below δ̄ at both vertices), rounded up by a relative 1e-12."""
+    and below δ̄ at both vertices), raised by the relative ``error`` of its evaluation."""
     value = {int(k): float(v) for k, v in zip(idx.tolist(), d.tolist(), strict=True)}
     mirrors = dict(zip((-idx[idx > 0]).tolist(), _mirror(d, idx).tolist(), strict=True))
     for a, b in neighbours:
@@ -257,7 +262,7 @@ def _chord_bound(
             da = 1.0 if a is None else (mirrors[a] if a < 0 else value[a])
             db = value[b] if b >= 0 else mirrors[b]
             chord = db + (da - db) * _gap(i, b) / _gap(a, b)
-            return min(want, chord * (1.0 + _CHORD_ERROR))
+            return min(want, chord * (1.0 + _CHORD_ERROR + error))
     return want
 
 
@@ -272,18 +277,24 @@ def _covers(
     rounded up) whose profile ``Σ_{j > i} q_j e^{i h} expm1((j − i) h)`` is at every grid
     point at least the least of δ̄ and the chord through the hull vertices around it
     (:func:`_chord_bound`). The masses ``q_j`` define the pair (exact floats); each of the m
-    non-negative terms takes a few roundings and the sum m more, so the computed profile is
-    within a relative ``4 (m + 4) u`` of the pair's, by which it is lowered."""
+    non-negative terms takes a few roundings and the sum m more, and each ``expm1`` argument
+    stands for a difference of two rounded losses, so the computed profile is within a
+    relative ``4 (m + 4) u`` plus that argument error of the pair's, by which it is
+    lowered (and the chord raised)."""
     p = q * np.exp(loss * PROFILE_STEP)
     if float((p + q).sum()) * (1.0 + 4.0 * loss.size * MACHINE_EPSILON) > 1.0:
         return False
-    slack = 4.0 * (loss.size + 4.0) * MACHINE_EPSILON
+    # The losses are the floats fl(j h); expm1((j − i) h) stands for expm1(fl(j h) − fl(i h)),
+    # whose argument is off by at most 2 u ε_top absolutely, i.e. relatively by
+    # 2 u ε_top (1 + 1/h) in expm1 (arguments >= h): 1.8e-11 at ε0 = 4, far below _RAISE.
+    arguments = 4.0 * MACHINE_EPSILON * float(idx.max()) * PROFILE_STEP * (1.0 + 1.0 / PROFILE_STEP)
+    slack = 4.0 * (loss.size + 4.0) * MACHINE_EPSILON + arguments
     for i, want in zip(idx.tolist(), deltas.tolist(), strict=True):
         above = loss > i
         got = math.exp(i * PROFILE_STEP) * float(
             (q[above] * np.expm1((loss[above] - i) * PROFILE_STEP)).sum()
         )
-        bound = _chord_bound(i, want, neighbours, idx, deltas)
+        bound = _chord_bound(i, want, neighbours, idx, deltas, arguments)
         if bound > 0.0 and got * (1.0 - slack) < bound:  # (a profile is never below 0)
             return False
     return True
@@ -394,9 +405,12 @@ def smaller(first: PrivacyStatement, second: PrivacyStatement, *, key: str) -> P
     ``first`` (with the reason) when ``second`` does not apply."""
     if not second.conditions_met:
         return first.with_notes(f"profile_pair not used: {'; '.join(second.notes)}")
+    if not first.conditions_met:
+        return second
     a, b = getattr(first, key), getattr(second, key)
     win = second if b < a else first
+    shown = functools.partial(format_bound, up=True, digits=6)  # upper bounds: rounded up
     return win.with_notes(
-        f"{key} = {min(a, b):.6g} from {win.source}: the smaller of {first.source} "
-        f"({a:.6g}) and {second.source} ({b:.6g}), both certificates"
+        f"{key} = {shown(min(a, b))} from {win.source}: the smaller of {first.source} "
+        f"({shown(a)}) and {second.source} ({shown(b)}), both certificates"
     )
