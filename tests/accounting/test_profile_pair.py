@@ -206,6 +206,12 @@ def test_composed_shuffle_reports_the_smaller_and_names_both() -> None:
     forced = composed_shuffle(eps0=1.0, n=10_000, delta=1e-6, rounds=10, pair="feldman2021")
     assert forced.source == "feldman2021"
     assert forced.epsilon > r.epsilon
+    alone = composed_shuffle(eps0=1.0, n=10_000, delta=1e-6, rounds=10, pair="profile_pair")
+    assert alone.source == "profile_pair"
+    assert alone.epsilon == r.epsilon
+    krr = composed_shuffle(eps0=1.0, n=10_000, delta=1e-6, rounds=10, k=2, pair="profile_pair")
+    assert not krr.conditions_met
+    assert "no k" in " ".join(krr.notes)
     sampled = composed_shuffle(eps0=1.0, n=1000, delta=1e-6, rounds=2, sample_rate=0.5)
     assert sampled.source == "feldman2021"
     assert "profile_pair" not in " ".join(sampled.notes)

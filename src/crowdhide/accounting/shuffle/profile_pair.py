@@ -237,11 +237,11 @@ def _mirror(deltas: FloatArray, idx: IntArray) -> FloatArray:
 
 
 def _gap(x: int | None, y: int) -> float:
-    """``t_y − t_x`` for signed loss indices (``x`` None: ``t_x = 0``), as ``t_x expm1(·)``
-    of an exact index difference: a few ulps of relative error."""
+    """``t_y − t_x`` for signed loss indices (``x`` None: ``t_x = 0``), ``t = e^{fl(i h)}``,
+    as ``t_x expm1(fl(y h) − fl(x h))`` (the difference one rounding): a few ulps."""
     if x is None:
         return math.exp(y * PROFILE_STEP)
-    return math.exp(x * PROFILE_STEP) * math.expm1((y - x) * PROFILE_STEP)
+    return math.exp(x * PROFILE_STEP) * math.expm1(y * PROFILE_STEP - x * PROFILE_STEP)
 
 
 def _chord_bound(
@@ -250,11 +250,10 @@ def _chord_bound(
     neighbours: list[tuple[int | None, int]],
     idx: IntArray,
     d: FloatArray,
-    error: float,
 ) -> float:
     """An upper bound on the true profile at grid index ``i``: δ̄ there, or the chord (in
     t) between the hull vertices around it where that is lower (the true profile is convex
-    and below δ̄ at both vertices), raised by the relative ``error`` of its evaluation."""
+    and below δ̄ at both vertices), raised by its relative rounding error."""
     value = {int(k): float(v) for k, v in zip(idx.tolist(), d.tolist(), strict=True)}
     mirrors = dict(zip((-idx[idx > 0]).tolist(), _mirror(d, idx).tolist(), strict=True))
     for a, b in neighbours:
@@ -262,7 +261,8 @@ def _chord_bound(
             da = 1.0 if a is None else (mirrors[a] if a < 0 else value[a])
             db = value[b] if b >= 0 else mirrors[b]
             chord = db + (da - db) * _gap(i, b) / _gap(a, b)
-            return min(want, chord * (1.0 + _CHORD_ERROR + error))
+            top = float(idx.max()) * PROFILE_STEP  # expm1 arguments: see _covers
+            return min(want, chord * (1.0 + _CHORD_ERROR + 4.0 * (top + 1.0) * MACHINE_EPSILON))
     return want
 
 
@@ -277,24 +277,24 @@ def _covers(
     rounded up) whose profile ``Σ_{j > i} q_j e^{i h} expm1((j − i) h)`` is at every grid
     point at least the least of δ̄ and the chord through the hull vertices around it
     (:func:`_chord_bound`). The masses ``q_j`` define the pair (exact floats); each of the m
-    non-negative terms takes a few roundings and the sum m more, and each ``expm1`` argument
-    stands for a difference of two rounded losses, so the computed profile is within a
-    relative ``4 (m + 4) u`` plus that argument error of the pair's, by which it is
-    lowered (and the chord raised)."""
+    non-negative terms takes a few roundings (its ``expm1`` argument is the difference of
+    two losses, one rounding) and the sum m more, so the computed profile is within a
+    relative ``4 (m + 4) u`` of the pair's, by which it is lowered."""
     p = q * np.exp(loss * PROFILE_STEP)
     if float((p + q).sum()) * (1.0 + 4.0 * loss.size * MACHINE_EPSILON) > 1.0:
         return False
-    # The losses are the floats fl(j h); expm1((j − i) h) stands for expm1(fl(j h) − fl(i h)),
-    # whose argument is off by at most 2 u ε_top absolutely, i.e. relatively by
-    # 2 u ε_top (1 + 1/h) in expm1 (arguments >= h): 1.8e-11 at ε0 = 4, far below _RAISE.
-    arguments = 4.0 * MACHINE_EPSILON * float(idx.max()) * PROFILE_STEP * (1.0 + 1.0 / PROFILE_STEP)
-    slack = 4.0 * (loss.size + 4.0) * MACHINE_EPSILON + arguments
+    # The pair's losses are the floats fl(j h) (as dp_accounting reads its grid): each expm1
+    # argument is their difference, one rounding (relative u), so a few u per term in all.
+    # (an argument x off by a relative u moves expm1(x) by a relative u x e^x/(e^x − 1)
+    # <= u (1 + x): the top loss bounds x)
+    top = float(idx.max()) * PROFILE_STEP
+    slack = (4.0 * (loss.size + 4.0) + 2.0 * (top + 1.0)) * MACHINE_EPSILON
+    losses = loss * PROFILE_STEP
     for i, want in zip(idx.tolist(), deltas.tolist(), strict=True):
         above = loss > i
-        got = math.exp(i * PROFILE_STEP) * float(
-            (q[above] * np.expm1((loss[above] - i) * PROFILE_STEP)).sum()
-        )
-        bound = _chord_bound(i, want, neighbours, idx, deltas, arguments)
+        at = i * PROFILE_STEP
+        got = math.exp(at) * float((q[above] * np.expm1(losses[above] - at)).sum())
+        bound = _chord_bound(i, want, neighbours, idx, deltas)
         if bound > 0.0 and got * (1.0 - slack) < bound:  # (a profile is never below 0)
             return False
     return True
