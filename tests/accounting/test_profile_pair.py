@@ -92,7 +92,8 @@ def _violations(
 
 
 GRID = [
-    (eps0, n, k, rounds)
+    # 8 datasets cubed at n = 8, R = 3 (up to 11 s a case): slow tier
+    pytest.param(eps0, n, k, rounds, marks=[pytest.mark.slow] if (n, rounds) == (8, 3) else [])
     for eps0 in (0.5, 1.0, 2.0, 4.0)
     for n in (1, 2, 4, 8)
     for k in (2, 3)
