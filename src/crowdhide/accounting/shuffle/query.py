@@ -178,7 +178,11 @@ def _mechanism_single(
 
 def _composed(params: dict[str, Any], query: dict[str, float], bound: str) -> PrivacyStatement:
     """Rounds, sampling or add/remove: the PLD of a dominating pair, composed."""
-    from crowdhide.accounting.shuffle.composition import CLONE_PAIRS, composed_shuffle
+    from crowdhide.accounting.shuffle.composition import (
+        CLONE_PAIRS,
+        PROFILE_PAIR,
+        composed_shuffle,
+    )
 
     mechanism = params["mechanism"]
     common: dict[str, Any] = {
@@ -189,9 +193,10 @@ def _composed(params: dict[str, Any], query: dict[str, float], bound: str) -> Pr
         "relation": params["relation"],
     }
     if mechanism is None:
-        if bound not in ("best", *CLONE_PAIRS):
+        if bound not in ("best", *CLONE_PAIRS, PROFILE_PAIR):
             raise InvalidParameterError(
-                f"bound must be best or one of {', '.join(CLONE_PAIRS)} with rounds > 1, "
+                f"bound must be best or one of {', '.join((*CLONE_PAIRS, PROFILE_PAIR))} "
+                "with rounds > 1, "
                 f"sample_rate < 1 or relation add_remove, got {bound!r}"
             )
         asked: dict[str, Any] = {"delta": query.get("delta"), "epsilon": query.get("epsilon")}

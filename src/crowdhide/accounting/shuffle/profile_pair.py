@@ -1,0 +1,421 @@
+"""A dominating pair built from the single-round certificate's own privacy profile (issue 32).
+
+One shuffled round of n ε0-LDP reports is certified by the variation-ratio / split-clone
+certificate (:func:`crowdhide.accounting.shuffle.certificate.shuffle_curve`): an upper bound
+``δ̄(ε)`` on ``sup H_{e^ε}(M(D) ‖ M(D'))`` over neighbouring (substitute) data sets. This
+module turns that profile, read on a finite grid ``0 = ε_0 < ε_1 < … < ε_m`` (``ε_m >= ε0``,
+where ``δ = 0``), into a finite symmetric pair (P, Q) that dominates every round, so the
+``rounds``-fold product of the pair certifies ``rounds`` adaptively composed rounds. Proof
+and measurements: docs/proofs/profile-pair.md.
+
+**The pair.** In ``t = e^ε`` every profile is convex (a supremum of the affine maps
+``t ↦ P(S) − t Q(S)``). The grid values, their mirror images ``(1/t, 1 − 1/t + δ/t)`` (the
+profile at ``−ε`` of a symmetric relation) and ``(0, 1)`` are replaced by their lower convex
+hull; on ``t >= 1`` the hull has vertices ``t_j = e^{ε_j}`` and slopes ``−S_j``. The pair has,
+for each vertex, an outcome with ``Q = q_j = S_j − S_{j+1}`` and ``P = q_j t_j`` (loss
+``ε_j``), its mirror (``P = q_j``, ``Q = q_j t_j``) and one outcome of loss 0 carrying the
+rest of the mass. Its profile ``Σ_{ε_j > ε} q_j (t_j − e^ε)`` is the hull: at a grid point it
+is at most ``δ̄`` (the hull lies below the points) and it is *checked* to be at least
+``δ̄`` there (:func:`profile_pair`), i.e. no grid value was cut by the hull. Between grid
+points it is linear in t, above the true (convex) profile's chord. So ``H_α(M(D)‖M(D')) <=
+H_α(P‖Q)`` for every ``α >= 1``, and by symmetry for ``α < 1`` too: (P, Q) is a dominating
+pair (Zhu, Dong, Wang 2022), and dominating pairs compose adaptively.
+
+**Rounding.** Losses are integer multiples of :data:`PROFILE_STEP` (the grid is chosen on
+them), so the PLD needs no loss rounding; the masses handed to ``dp_accounting`` are the
+exact pair's rounded up (a PLD with larger masses has a larger δ, also after composition).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from crowdhide.accounting.composition import PldCurve
+from crowdhide.accounting.logmath import MACHINE_EPSILON, product_up
+from crowdhide.accounting.registry import Registry
+from crowdhide.accounting.shuffle.composition import ComposedShuffleCurve, ComposedShuffleParams
+from crowdhide.accounting.statement import Kind, PrivacyStatement, format_bound
+
+if TYPE_CHECKING:
+    from crowdhide.accounting.shuffle.certificate import ShuffleCertificate
+
+__all__ = [
+    "FLOOR",
+    "PROFILE_PAIR_REGISTRY",
+    "PROFILE_STEP",
+    "ProfilePairBound",
+    "certified_profile",
+    "profile_pair",
+    "profile_pair_pld",
+    "smaller",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: Loss grid of the pair: every profile point is an integer multiple of it.
+PROFILE_STEP = 1e-4
+#: δ below this is not refined further: a chord that stays under it costs a round at most
+#: that much δ (a valid, looser bound for targets below about ``rounds · FLOOR``).
+FLOOR = 1e-16
+#: Certificate evaluations per (ε0, n) (each 0.01–3 s): the seeds and the refinement.
+MAX_EVALUATIONS = 32
+#: Refinement stops where the chord at an interval's midpoint is within this of the
+#: geometric interpolation, in log δ.
+LOG_TOLERANCE = 0.02
+#: The certificate's summation windows are cut at tails ``e^{_LOG_LEVEL − 40}`` (their mass
+#: is added to δ, a floor near 4e-18, below :data:`FLOOR`): deeper windows cost up to 3 s a
+#: point at ε0 = 4, n = 1e4.
+_LOG_LEVEL = 0.0
+#: The hull is built on δ̄ raised by this (relative; 1e-6 of δ moves ε by far less): the
+#: pair's profile then clears the check (:func:`_covers`) by more than its rounding error,
+#: also where the hull is a chord through t = 1 whose ends carry little δ (one binary RR
+#: report: the chord's value at t = 1 moves by about ``_RAISE · δ̄`` of its right end).
+_RAISE = 1e-6
+#: Relative rounding error allowed for a chord (a few operations on non-negative terms).
+_CHORD_ERROR = 16.0 * MACHINE_EPSILON
+#: Most loss-grid points of the composed PLD (dp_accounting's FFTs; about 4 s for R = 1e4
+#: rounds at 1.5e6 points here); beyond, the grid is coarsened (losses rounded up).
+MAX_COMPOSED_POINTS = 2**20
+
+
+def _certificate(eps0: float, n: int) -> ShuffleCertificate:
+    from crowdhide.accounting.shuffle.certificate import shuffle_curve
+
+    return shuffle_curve(eps0=eps0, n=n)
+
+
+@functools.lru_cache(maxsize=64)
+def certified_profile(eps0: float, n: int) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """Grid indices ``i`` (losses ``i · PROFILE_STEP``) and the single-round certificate's
+    δ̄ there, for n shuffled reports of any ε0-LDP randomizer (substitute relation). The
+    last index is ``ceil(ε0 / PROFILE_STEP) + 1``, where δ = 0 (every round is ε0-DP).
+
+    The grid is chosen adaptively: seeds at ``0`` and ``ε0 · 2^{-k}``, then the interval
+    whose midpoint chord (linear in ``e^ε``) exceeds the geometric interpolation of δ the
+    most is bisected, while that excess is above :data:`LOG_TOLERANCE` and the chord above
+    :data:`FLOOR`, within :data:`MAX_EVALUATIONS`. Cached per ``(eps0, n)``.
+
+    Examples
+    --------
+    >>> idx, dlt = certified_profile(1.0, 10_000)
+    >>> idx[0], dlt[0] > dlt[1] > 0.0, dlt[-1], idx[-1]
+    (0, True, 0.0, 10001)
+    """
+    from crowdhide.accounting.shuffle.curves import _summed_like_epsilon_at
+
+    # one step beyond ε0: the chord to the mirror image of (t_top, 0), both exact, then lies
+    # strictly above the profile, so the raised grid values stay on the hull (one binary RR
+    # report's profile is that chord when the top is ε0 itself: no margin to check)
+    top = math.ceil(eps0 / PROFILE_STEP) + 1
+    with _summed_like_epsilon_at(_LOG_LEVEL):  # one window level per point: no widening
+        curve = _certificate(eps0, n)
+        values: dict[int, float] = {top: 0.0}
+
+        def at(index: int) -> None:
+            values[index] = float(curve.delta(index * PROFILE_STEP))
+
+        # below ε0 only: a δ = 0 known there would make the hull exact again
+        below = top - 2  # the largest index whose loss is below ε0
+        while below > 0 and below * PROFILE_STEP >= eps0:
+            below -= 1
+        seeds = {0} | {max(1, math.floor(eps0 * 0.5**k / PROFILE_STEP)) for k in range(1, 13)}
+        for index in sorted(i for i in seeds if i <= below):
+            at(index)
+        for _ in range(MAX_EVALUATIONS - len(values) + 1):
+            pick = _next_point(values, below)
+            if pick is None:
+                break
+            at(pick)
+    keys = sorted(values)
+    return tuple(keys), tuple(values[k] for k in keys)
+
+
+def _next_point(values: dict[int, float], below: int) -> int | None:
+    """The midpoint (at most ``below``) of the interval whose chord is farthest above the
+    geometric interpolation (None when every interval is within tolerance or below the
+    floor)."""
+    keys = sorted(values)
+    best, pick = LOG_TOLERANCE, None
+    for a, b in itertools.pairwise(keys):
+        mid = min((a + b) // 2, below)
+        if mid <= a:
+            continue
+        da, db = values[a], values[b]
+        ta, tb, tm = (math.exp(i * PROFILE_STEP) for i in (a, b, mid))
+        chord = da + (db - da) * (tm - ta) / (tb - ta)
+        if chord <= FLOOR:
+            continue
+        if db > 0.0 and da > 0.0:
+            guess = math.log(da) + (math.log(db) - math.log(da)) * (mid - a) / (b - a)
+        else:
+            guess = math.log(max(da, db, FLOOR)) - 40.0  # the last interval: drops to 0
+        excess = math.log(chord) - guess
+        if excess > best:
+            best, pick = excess, mid
+    return pick
+
+
+def _lower_hull(t: FloatArray, d: FloatArray) -> list[int]:
+    """Indices (into the sorted arrays) of the lower convex hull's vertices."""
+    hull: list[int] = []
+    for i in range(t.size):
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            # drop b when it lies on or above the segment a–i
+            if (d[b] - d[a]) * (t[i] - t[a]) >= (d[i] - d[a]) * (t[b] - t[a]):
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    return hull
+
+
+def profile_pair(
+    indices: tuple[int, ...], deltas: tuple[float, ...]
+) -> tuple[IntArray, FloatArray] | None:
+    """The symmetric pair of a profile on the grid (module docstring): loss indices
+    ``j >= 1`` of the outcomes and their Q-masses ``q_j`` (the P-mass is ``q_j e^{j h}``,
+    the mirror outcome swaps them, the loss-0 outcome takes the rest). ``None`` when the
+    check (:func:`_covers`) fails (not expected; the caller then has no profile pair,
+    never a wrong one).
+
+    Examples
+    --------
+    >>> loss, q = profile_pair((0, 5000, 10000), (0.3, 0.1, 0.0))
+    >>> loss.tolist(), bool(q.min() > 0)
+    ([5000, 10000], True)
+    """
+    idx = np.asarray(indices, dtype=np.int64)
+    deltas_arr = np.asarray(deltas, dtype=np.float64)
+    # all points as signed loss indices: the mirror images (t < 1), the grid (t >= 1); the
+    # point (t, δ) = (0, 1) as the first, with index None
+    signed: list[int | None] = [None, *(-idx[idx > 0])[::-1].tolist(), *idx.tolist()]
+    values = [1.0, *(_mirror(deltas_arr * (1.0 + _RAISE), idx))[::-1].tolist()]
+    values += (deltas_arr * (1.0 + _RAISE)).tolist()
+    tt = np.array([0.0 if s is None else math.exp(s * PROFILE_STEP) for s in signed])
+    hull = _lower_hull(tt, np.asarray(values))
+    right = [h for h in hull if tt[h] > 1.0]
+    slopes = []
+    for h in right:
+        left = hull[hull.index(h) - 1]
+        slopes.append((values[left] - values[h]) / (tt[h] - tt[left]))
+    s = np.asarray([*slopes, 0.0])
+    q = np.maximum(s[:-1] - s[1:], 0.0)
+    loss = np.asarray([signed[h] for h in right], dtype=np.int64)
+    # A hull through t = 1 (no loss-0 mass, e.g. one binary RR report) sums to 1 up to
+    # rounding: scale into a probability pair (the raise by _RAISE covers the loss).
+    total = float((q * np.exp(loss * PROFILE_STEP) + q).sum())
+    q = q / max(1.0, total * (1.0 + 8.0 * max(loss.size, 1) * MACHINE_EPSILON))
+    neighbours: list[tuple[int | None, int]] = []
+    for a, b in itertools.pairwise(hull):
+        end = signed[b]
+        assert end is not None  # only the first point, (0, 1), has none
+        neighbours.append((signed[a], end))
+    if loss.size == 0 or not _covers(idx, deltas_arr, loss, q, neighbours):
+        return None
+    return loss, q
+
+
+def _mirror(deltas: FloatArray, idx: IntArray) -> FloatArray:
+    """The profile at ``−ε`` of a symmetric relation, ``1 − (1 − δ) e^{−ε}``, for ``ε > 0``,
+    as a sum of two non-negative terms (no cancellation)."""
+    keep = idx > 0
+    eps = idx[keep] * PROFILE_STEP
+    out: FloatArray = -np.expm1(-eps) + deltas[keep] * np.exp(-eps)
+    return out
+
+
+def _gap(x: int | None, y: int) -> float:
+    """``t_y − t_x`` for signed loss indices (``x`` None: ``t_x = 0``), ``t = e^{fl(i h)}``,
+    as ``t_x expm1(fl(y h) − fl(x h))`` (the difference one rounding): a few ulps."""
+    if x is None:
+        return math.exp(y * PROFILE_STEP)
+    return math.exp(x * PROFILE_STEP) * math.expm1(y * PROFILE_STEP - x * PROFILE_STEP)
+
+
+def _chord_bound(
+    i: int,
+    want: float,
+    neighbours: list[tuple[int | None, int]],
+    idx: IntArray,
+    d: FloatArray,
+) -> float:
+    """An upper bound on the true profile at grid index ``i``: δ̄ there, or the chord (in
+    t) between the hull vertices around it where that is lower (the true profile is convex
+    and below δ̄ at both vertices), raised by its relative rounding error."""
+    value = {int(k): float(v) for k, v in zip(idx.tolist(), d.tolist(), strict=True)}
+    mirrors = dict(zip((-idx[idx > 0]).tolist(), _mirror(d, idx).tolist(), strict=True))
+    for a, b in neighbours:
+        if (a is None or a < i) and i < b:
+            da = 1.0 if a is None else (mirrors[a] if a < 0 else value[a])
+            db = value[b] if b >= 0 else mirrors[b]
+            chord = db + (da - db) * _gap(i, b) / _gap(a, b)
+            top = float(idx.max()) * PROFILE_STEP  # expm1 arguments: see _covers
+            return min(want, chord * (1.0 + _CHORD_ERROR + 4.0 * (top + 1.0) * MACHINE_EPSILON))
+    return want
+
+
+def _covers(
+    idx: IntArray,
+    deltas: FloatArray,
+    loss: IntArray,
+    q: FloatArray,
+    neighbours: list[tuple[int | None, int]],
+) -> bool:
+    """Whether the pair is a probability pair (mass of the non-zero outcomes at most 1,
+    rounded up) whose profile ``Σ_{j > i} q_j e^{i h} expm1((j − i) h)`` is at every grid
+    point at least the least of δ̄ and the chord through the hull vertices around it
+    (:func:`_chord_bound`). The masses ``q_j`` define the pair (exact floats); each of the m
+    non-negative terms takes a few roundings (its ``expm1`` argument is the difference of
+    two losses, one rounding) and the sum m more, so the computed profile is within a
+    relative ``4 (m + 4) u`` of the pair's, by which it is lowered."""
+    p = q * np.exp(loss * PROFILE_STEP)
+    if float((p + q).sum()) * (1.0 + 4.0 * loss.size * MACHINE_EPSILON) > 1.0:
+        return False
+    # The pair's losses are the floats fl(j h) (as dp_accounting reads its grid): each expm1
+    # argument is their difference, one rounding (relative u), so a few u per term in all.
+    # (an argument x off by a relative u moves expm1(x) by a relative u x e^x/(e^x − 1)
+    # <= u (1 + x): the top loss bounds x)
+    top = float(idx.max()) * PROFILE_STEP
+    slack = (4.0 * (loss.size + 4.0) + 2.0 * (top + 1.0)) * MACHINE_EPSILON
+    losses = loss * PROFILE_STEP
+    for i, want in zip(idx.tolist(), deltas.tolist(), strict=True):
+        above = loss > i
+        at = i * PROFILE_STEP
+        got = math.exp(at) * float((q[above] * np.expm1(losses[above] - at)).sum())
+        bound = _chord_bound(i, want, neighbours, idx, deltas)
+        if bound > 0.0 and got * (1.0 - slack) < bound:  # (a profile is never below 0)
+            return False
+    return True
+
+
+def _pair_masses(eps0: float, n: int) -> dict[int, float] | None:
+    """The PLD masses (loss index → P-mass) of :func:`profile_pair` for
+    :func:`certified_profile`, each rounded up, or None when no pair was found."""
+    found = profile_pair(*certified_profile(eps0, n))
+    if found is None:
+        return None
+    loss, q = found
+    p = q * np.exp(loss * PROFILE_STEP)
+    up = 1.0 + 8.0 * MACHINE_EPSILON
+    rest = max(0.0, 1.0 - float((p + q).sum()) * (1.0 - 4.0 * loss.size * MACHINE_EPSILON))
+    masses: dict[int, float] = {0: rest * up}
+    for j, pj, qj in zip(loss.tolist(), p.tolist(), q.tolist(), strict=True):
+        masses[j] = masses.get(j, 0.0) + pj * up
+        masses[-j] = masses.get(-j, 0.0) + qj * up
+    return masses
+
+
+def _coarse_factor(masses: dict[int, float], rounds: int) -> int:
+    """How many profile steps one loss-grid step of the composition spans: 1, or more where
+    ``rounds`` composed losses (about ``rounds |mean| + 12 √rounds · spread`` plus one
+    round's range) would exceed :data:`MAX_COMPOSED_POINTS` grid points."""
+    loss = np.asarray(list(masses), dtype=np.float64) * PROFILE_STEP
+    weight = np.asarray(list(masses.values()))
+    weight = weight / weight.sum()
+    mean = float(weight @ loss)
+    spread = math.sqrt(max(float(weight @ (loss - mean) ** 2), 0.0))
+    support = rounds * abs(mean) + 12.0 * math.sqrt(rounds) * spread + 2.0 * float(loss.max())
+    return max(1, math.ceil(support / (MAX_COMPOSED_POINTS * PROFILE_STEP)))
+
+
+def profile_pair_pld(eps0: float, n: int, *, coarse: int = 1) -> PldCurve | None:
+    """The dp_accounting PLD of :func:`profile_pair` for :func:`certified_profile` (masses
+    rounded up), on a loss grid of ``coarse`` profile steps (losses rounded up to it: a
+    pessimistic PLD), or None when no pair was found.
+
+    Examples
+    --------
+    >>> pld = profile_pair_pld(1.0, 10_000)
+    >>> round(pld.epsilon(1e-6), 4)     # one round: the certificate's 0.0433, up to the grid
+    0.0434
+    """
+    from dp_accounting.pld import pld_pmf, privacy_loss_distribution
+
+    masses = _pair_masses(eps0, n)
+    if masses is None:
+        return None
+    grid: dict[int, float] = {}
+    for j, mass in masses.items():
+        i = -((-j) // coarse)  # ceil(j / coarse): every loss rounded up
+        grid[i] = grid.get(i, 0.0) + mass
+    pmf = pld_pmf.create_pmf(grid, coarse * PROFILE_STEP, 0.0, pessimistic_estimate=True)
+    return PldCurve(privacy_loss_distribution.PrivacyLossDistribution(pmf))
+
+
+@dataclass(frozen=True, slots=True)
+class ProfilePairBound:
+    """The composition of the profile pair (a :class:`~crowdhide.accounting.registry.Bound`
+    over :class:`~crowdhide.accounting.shuffle.composition.ComposedShuffleParams`): any
+    ε0-LDP randomizer, substitute relation, no subsampling."""
+
+    name: str = "profile_pair"
+    citation: str = (
+        "the single-round variation-ratio certificate's profile as a dominating pair "
+        "(docs/proofs/profile-pair.md)"
+    )
+    kind: Kind = "upper"
+
+    def applies(self, params: ComposedShuffleParams) -> str | None:
+        if params.k is not None or params.clone_rate is not None:
+            return "profile_pair is for the generic eps0-LDP randomizer (no k, no mechanism)"
+        if params.sample_rate < 1.0 or params.relation != "substitute":
+            return "profile_pair needs sample_rate=1 and relation='substitute'"
+        if _pair_masses(params.eps0, params.n) is None:
+            return "no pair covers the certificate's profile on its grid"
+        return None
+
+    def curve(self, params: ComposedShuffleParams) -> ComposedShuffleCurve:
+        masses = _pair_masses(params.eps0, params.n)
+        assert masses is not None  # applies() said so
+        coarse = _coarse_factor(masses, params.rounds)
+        pld = profile_pair_pld(params.eps0, params.n, coarse=coarse)
+        assert pld is not None
+        if params.rounds > 1:
+            pld = pld.self_compose(params.rounds)
+        notes: tuple[str, ...] = ()
+        if coarse > 1:
+            notes = (
+                f"profile pair: loss grid {coarse * PROFILE_STEP:.3g} (losses rounded up) to keep "
+                f"{params.rounds} rounds within {MAX_COMPOSED_POINTS:.0e} grid points",
+            )
+        return _QuietCurve(pld, product_up(params.rounds, params.eps0), notes)
+
+
+class _QuietCurve(ComposedShuffleCurve):
+    """dp_accounting's ε search divides by masses that underflow when the composed ε is in
+    the hundreds (ε0 = 4, n = 1e3, 10^4 rounds): the overflow gives ε = inf, which the cap
+    R·ε0 replaces (valid; FMT21, also computed, answers there). The warning is not shown."""
+
+    def epsilon(self, delta: float) -> float:
+        with np.errstate(over="ignore", divide="ignore"):
+            return super().epsilon(delta)
+
+
+#: The profile pair as a registry (one bound), for :func:`composed_shuffle`.
+PROFILE_PAIR_REGISTRY: Registry[ComposedShuffleParams] = Registry([ProfilePairBound()], what="pair")
+
+
+def smaller(first: PrivacyStatement, second: PrivacyStatement, *, key: str) -> PrivacyStatement:
+    """The smaller of two certificates for the same question by ``key`` (``"epsilon"`` for
+    a δ query, ``"delta"`` for an ε query), with a note naming both values and the winner;
+    ``first`` (with the reason) when ``second`` does not apply."""
+    if not second.conditions_met:
+        return first.with_notes(f"profile_pair not used: {'; '.join(second.notes)}")
+    if not first.conditions_met:
+        return second
+    a, b = getattr(first, key), getattr(second, key)
+    win = second if b < a else first
+    shown = functools.partial(format_bound, up=True, digits=6)  # upper bounds: rounded up
+    return win.with_notes(
+        f"{key} = {shown(min(a, b))} from {win.source}: the smaller of {first.source} "
+        f"({shown(a)}) and {second.source} ({shown(b)}), both certificates"
+    )
