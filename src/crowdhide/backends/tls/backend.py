@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -269,7 +270,8 @@ class TlsBackend(LedgerViews):
         hosts: list[int] | None = None,
         timeout: float | None = None,
     ) -> dict[int, Any]:
-        """Send ``make(h)`` to every live host (or ``hosts``) first, then read every reply.
+        """Send ``make(h)`` to every live host (or ``hosts``) first, then read every reply
+        within ``timeout`` seconds in all.
 
         A host whose reply is not a control message is marked dead like one that does not
         answer (its bytes are decoded as data, never run)."""
@@ -285,32 +287,42 @@ class TlsBackend(LedgerViews):
                 self._procs[h].alive = False
                 self._dead.add(h)
         replies = {}
+        # One deadline for every reply (they are computed in parallel): N unresponsive hosts
+        # cost the timeout once, not N times.
+        deadline = time.monotonic() + (timeout or self.deadline + 30.0)
         for h in sent:
             try:
-                replies[h] = self._procs[h].channel.recv(timeout or self.deadline + 30.0)
+                replies[h] = self._procs[h].channel.recv(max(0.1, deadline - time.monotonic()))
             except (ChildGoneError, TimeoutError, ctl.ControlError):
                 self._procs[h].alive = False
                 self._dead.add(h)
         return replies
 
-    def _stop(self, child: _Proc) -> None:
-        proc = child.proc
-        if proc.poll() is None:
+    def _stop(self, children: list[_Proc], seconds: float = 10.0) -> None:
+        """Ask every child to stop, then wait for all of them within one shared ``seconds``
+        (a Ctrl-C must not wait ``seconds`` per host); kill those still running."""
+        deadline = time.monotonic() + seconds
+        asked = []
+        for child in children:
+            if child.proc.poll() is None:
+                with contextlib.suppress(ChildGoneError, OSError, ctl.ControlError):
+                    child.channel.send(ctl.Stop())
+                    asked.append(child)
+        for child in asked:
+            with contextlib.suppress(ChildGoneError, TimeoutError, OSError, ctl.ControlError):
+                child.channel.recv(max(0.1, deadline - time.monotonic()))
+        for child in children:
+            proc = child.proc
             try:
-                child.channel.send(ctl.Stop())
-                child.channel.recv(5.0)
-            except (ChildGoneError, TimeoutError, OSError, ctl.ControlError):
-                pass
-            try:
-                proc.wait(5.0)
+                proc.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(5.0)
-        for stream in (proc.stdin, proc.stdout):
-            if stream is not None:
-                with contextlib.suppress(OSError):  # unflushed bytes for a killed child
-                    stream.close()
-        child.alive = False
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    with contextlib.suppress(OSError):  # unflushed bytes for a killed child
+                        stream.close()
+            child.alive = False
 
     def _dump(self) -> IntArray:
         assert self._relay is not None
@@ -406,12 +418,19 @@ class TlsBackend(LedgerViews):
         if self._closed:
             return
         self._closed = True
-        if self._procs:
+        # Closing on a Ctrl-C: the user is waiting, and a host may still owe the reply of the
+        # interrupted request, so no final counters are asked for (the run is abandoned).
+        interrupted = isinstance(sys.exc_info()[1], KeyboardInterrupt)
+        if self._procs and not interrupted:
             self.final_stats = self._all(lambda h: ctl.GetStats(), timeout=10.0)
         if self._relay is not None and self._wire is None and self._relay.proc.poll() is None:
             self._wire = self._dump()
-        for child in self._procs + ([self._relay] if self._relay is not None else []):
-            self._stop(child)
+        children = self._procs + ([self._relay] if self._relay is not None else [])
+        if interrupted:  # no polite Stop: a host in the middle of a round answers late
+            for child in children:
+                with contextlib.suppress(OSError):
+                    child.proc.terminate()
+        self._stop(children)
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
