@@ -267,23 +267,12 @@ class AggregateOverTable:
     def answer(self, run: Execution, protected: ExecutionPlan, *, seed: int) -> AggregateAnswer:
         setup = self.setup
         rows = setup.result_rows(run.states["R"])
-        if self.table is None:
-            return self._answer_without_exact(run, protected, rows)
-        exact = exact_answer(self.table, setup.query)
-        known = all(r in run.used for r in setup.routes)
-        masks = [run.used.get(r, np.zeros(self.rows, dtype=bool)) for r in setup.routes]
-        # A tls run does not tell the driver which tuples were used (that would reveal where
-        # each real message went): the check against DuckDB needs the local engine.
-        on_used: dict[str, Any] = (
-            compare(rows, exact_answer(self.table, setup.query, masks=masks), setup.query)
-            if known
-            else {"not_available": "the tls backend does not reveal which tuples were used"}
-        )
         used = tuple(
-            int(m.sum()) if known else run.routes[r].real_delivered
-            for r, m in zip(setup.routes, masks, strict=True)
+            int(run.used[r].sum()) if r in run.used else run.routes[r].real_delivered
+            for r in setup.routes
         )
         pis = inclusion_probabilities(protected, setup.routes)
+        exact, utility = self._utility(run, rows, used)
         return AggregateAnswer(
             query=setup.query,
             result=rows,
@@ -292,39 +281,40 @@ class AggregateOverTable:
             inclusion_probability=pis,
             traffic=traffic_per_node(setup.plan, run.transcript, setup.routes),
             route_names=self.route_names,
-            utility=AggregateUtility(
-                tuples=self.rows,
-                tuples_used_per_grouping_set=used,
-                vs_exact=compare(rows, exact, setup.query),
-                vs_duckdb_on_used_tuples=on_used,
-                duckdb_rows_of_original_sql=len(run_sql(self.table, setup.query)),
-            ),
+            utility=utility,
         )
 
-    def _answer_without_exact(
-        self, run: Execution, protected: ExecutionPlan, rows: list[dict[str, Any]]
-    ) -> AggregateAnswer:
-        """The released result and its estimates; nothing compared (no row is here)."""
-        setup = self.setup
-        pis = inclusion_probabilities(protected, setup.routes)
-        return AggregateAnswer(
-            query=setup.query,
-            result=rows,
-            exact=None,
-            estimates=estimate_rows(setup, run.states["R"], pis),
-            inclusion_probability=pis,
-            traffic=traffic_per_node(setup.plan, run.transcript, setup.routes),
-            route_names=self.route_names,
-            utility=AggregateUtility(
+    def _utility(
+        self, run: Execution, rows: list[dict[str, Any]], used: tuple[int, ...]
+    ) -> tuple[list[dict[str, Any]] | None, AggregateUtility]:
+        """The exact answer and the comparisons with it (none when no row is here)."""
+        query = self.setup.query
+        if self.table is None:
+            none = {"not_available": NO_EXACT}
+            return None, AggregateUtility(
                 tuples=self.rows,
-                tuples_used_per_grouping_set=tuple(
-                    int(run.used[r].sum()) if r in run.used else run.routes[r].real_delivered
-                    for r in setup.routes
-                ),
-                vs_exact={"not_available": NO_EXACT},
-                vs_duckdb_on_used_tuples={"not_available": NO_EXACT},
+                tuples_used_per_grouping_set=used,
+                vs_exact=none,
+                vs_duckdb_on_used_tuples=none,
                 duckdb_rows_of_original_sql=None,
-            ),
+            )
+        exact = exact_answer(self.table, query)
+        routes = self.setup.routes
+        # A tls run does not tell the driver which tuples were used (that would reveal where
+        # each real message went): the check against DuckDB needs the local engine.
+        on_used: dict[str, Any] = (
+            compare(
+                rows, exact_answer(self.table, query, masks=[run.used[r] for r in routes]), query
+            )
+            if all(r in run.used for r in routes)
+            else {"not_available": "the tls backend does not reveal which tuples were used"}
+        )
+        return exact, AggregateUtility(
+            tuples=self.rows,
+            tuples_used_per_grouping_set=used,
+            vs_exact=compare(rows, exact, query),
+            vs_duckdb_on_used_tuples=on_used,
+            duckdb_rows_of_original_sql=len(run_sql(self.table, query)),
         )
 
 

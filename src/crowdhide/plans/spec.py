@@ -56,21 +56,22 @@ __all__ = [
     "work_backend",
 ]
 
+#: Keys of ``[data]`` that say where this process gets the rows from: none applies when the
+#: rows are held by the node daemons.
+_ROW_SOURCE_KEYS = (
+    "path",
+    "generator",
+    "distribution",
+    "skew",
+    "attributes",
+    "intervals",
+    "seed",
+    "mnist_dir",
+    "test_rows",
+)
+
 _SECTIONS = {
-    "data": {
-        "path",
-        "generator",
-        "rows",
-        "distribution",
-        "skew",
-        "attributes",
-        "intervals",
-        "seed",
-        "mnist_dir",
-        "test_rows",
-        "held_by",
-        "columns",
-    },
+    "data": {"rows", "held_by", "columns", *_ROW_SOURCE_KEYS},
     "query": {"kind", "sql", "compute_nodes", "k", "iterations", "domains"},
     "privacy": {"epsilon", "delta"},
     "constraints": {"max_channels", "max_overhead", "max_consents"},
@@ -393,21 +394,6 @@ def _query_spec(query: Mapping[str, Any], kind: str) -> QuerySpec:
         iterations=check_int("query.iterations", query.get("iterations", 10), low=1),
         domains=query.get("domains"),
     )
-
-
-#: Keys of ``[data]`` that say where this process gets the rows from: none applies when the
-#: rows are held by the node daemons.
-_ROW_SOURCE_KEYS = (
-    "path",
-    "generator",
-    "distribution",
-    "skew",
-    "attributes",
-    "intervals",
-    "seed",
-    "mnist_dir",
-    "test_rows",
-)
 
 
 def _held_spec(data: Mapping[str, Any], kind: str, domains: Any) -> DataSpec:

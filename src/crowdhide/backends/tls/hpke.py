@@ -196,6 +196,13 @@ def setup_base_s(receiver: bytes, info: bytes, *, ephemeral: Any = None) -> tupl
     ``ephemeral`` (an ``X25519PrivateKey``) is for the RFC's test vectors only; by default a
     fresh key is generated.
     """
+    enc, dh = _encapsulate(receiver, ephemeral)
+    return enc, Context(*_schedule(dh, enc, receiver, info))
+
+
+def _encapsulate(receiver: bytes, ephemeral: Any) -> tuple[bytes, bytes]:
+    """DHKEM's ``Encap`` before key derivation: ``(enc, dh)`` with a fresh ephemeral key
+    unless one is given (the RFC's test vectors)."""
     from cryptography.hazmat.primitives.asymmetric.x25519 import (
         X25519PrivateKey,
         X25519PublicKey,
@@ -203,9 +210,7 @@ def setup_base_s(receiver: bytes, info: bytes, *, ephemeral: Any = None) -> tupl
 
     if ephemeral is None:
         ephemeral = X25519PrivateKey.generate()
-    enc = public_bytes(ephemeral)
-    dh = ephemeral.exchange(X25519PublicKey.from_public_bytes(receiver))
-    return enc, Context(*_schedule(dh, enc, receiver, info))
+    return public_bytes(ephemeral), ephemeral.exchange(X25519PublicKey.from_public_bytes(receiver))
 
 
 def setup_base_r(private: Any, enc: bytes, info: bytes) -> Context:
@@ -238,18 +243,11 @@ def seal_base(
     >>> len(body) == len(b"row 42") + OVERHEAD, open_base(node, b"i", b"a", body)
     (True, b'row 42')
     """
-    from cryptography.hazmat.primitives.asymmetric.x25519 import (
-        X25519PrivateKey,
-        X25519PublicKey,
-    )
     from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
     # SetupBaseS then the context's message 0 (nonce = base_nonce), without building a
     # Context: the body is the only message under its key.
-    if ephemeral is None:
-        ephemeral = X25519PrivateKey.generate()
-    enc = public_bytes(ephemeral)
-    dh = ephemeral.exchange(X25519PublicKey.from_public_bytes(receiver))
+    enc, dh = _encapsulate(receiver, ephemeral)
     _, key, nonce = _key_nonce(dh, enc, receiver, info)
     return enc + ChaCha20Poly1305(key).encrypt(nonce, plain, aad)
 
