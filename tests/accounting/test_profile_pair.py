@@ -226,3 +226,24 @@ def test_the_pair_is_a_probability_pair_and_symmetric() -> None:
     for j, mass in masses.items():
         if j > 0:  # the mirror outcome: P(−j) = Q(j) = P(j) e^{−j h}
             assert masses[-j] == pytest.approx(mass * math.exp(-j * pp.PROFILE_STEP), rel=1e-12)
+
+
+def test_many_rounds_compose_fmt21_only_when_the_profile_pair_says_nothing() -> None:
+    """Above FMT21_ROUNDS_MAX rounds ``best`` skips FMT21's slow composition unless the
+    profile pair is capped at R·ε0 or does not apply; the answer is still the smaller here."""
+    from dataclasses import replace
+
+    from crowdhide.accounting.shuffle.composition import FMT21_ROUNDS_MAX
+
+    rounds = FMT21_ROUNDS_MAX + 1
+    best = composed_shuffle(eps0=1.0, n=10_000, delta=1e-6, rounds=rounds)
+    assert best.source == "profile_pair"
+    assert "feldman2021 not composed" in best.notes[-1]
+    fmt21 = composed_shuffle(eps0=1.0, n=10_000, delta=1e-6, rounds=rounds, pair="feldman2021")
+    assert best.epsilon < fmt21.epsilon
+    below = composed_shuffle(eps0=1.0, n=10_000, delta=1e-6, rounds=FMT21_ROUNDS_MAX)
+    assert "the smaller of feldman2021" in below.notes[-1]
+    params = ComposedShuffleParams(eps0=2.0, n=1000, rounds=rounds)
+    assert pp.capped(replace(best, epsilon=2.0 * rounds), params)
+    assert not pp.capped(replace(best, epsilon=1.9 * rounds), params)
+    assert pp.capped(replace(best, conditions_met=False), params)

@@ -573,6 +573,11 @@ CLONE_PAIRS: tuple[str, ...] = CLONE_PAIR_REGISTRY.names
 #: (:mod:`crowdhide.accounting.shuffle.profile_pair`; any ε0-LDP randomizer, no sampling,
 #: substitute). ``pair="best"`` reports the smaller of it and FMT21 where it applies.
 PROFILE_PAIR = "profile_pair"
+#: Above this many rounds ``pair="best"`` composes the FMT21 pair only when the profile pair
+#: is capped at R·ε0 or does not apply: the profile pair was the smaller in every measured
+#: setting below its cap (docs/proofs/profile-pair.md), and FMT21's FFT composition of
+#: 10^4 rounds takes up to ~40 s against ~1 s.
+FMT21_ROUNDS_MAX = 99
 
 
 def _pair_name(pair: Any, k: int | None) -> str:
@@ -738,17 +743,23 @@ def composed_shuffle(
 
         return profile.PROFILE_PAIR_REGISTRY.statement(PROFILE_PAIR, params, **query)
     name = _pair_name(options.get("pair", "best"), params.k)
-    result = CLONE_PAIR_REGISTRY.statement(name, params, **query)
     single_setting = params.sample_rate >= 1.0 and params.relation == "substitute"
     if options.get("pair", "best") == "best" and params.k is None and single_setting:
         # Any ε0-LDP randomizer, no sampling, substitute: also the profile pair of the
         # single-round certificate (profile_pair.py); both are certificates, the smaller
-        # is reported and named.
+        # is reported and named. From FMT21_ROUNDS_MAX rounds on, FMT21's composition (up
+        # to ~40 s at 10^4 rounds) runs only if the profile pair is capped or unavailable.
         from crowdhide.accounting.shuffle import profile_pair as profile
 
         other = profile.PROFILE_PAIR_REGISTRY.statement(PROFILE_PAIR, params, **query)
-        result = profile.smaller(result, other, key="epsilon" if delta is not None else "delta")
-    return result
+        if params.rounds > FMT21_ROUNDS_MAX and not profile.capped(other, params):
+            return other.with_notes(
+                f"{name} not composed: above {FMT21_ROUNDS_MAX} rounds it is composed only "
+                f"when the profile pair is capped or does not apply (pair='{name}' asks for it)"
+            )
+        result = CLONE_PAIR_REGISTRY.statement(name, params, **query)
+        return profile.smaller(result, other, key="epsilon" if delta is not None else "delta")
+    return CLONE_PAIR_REGISTRY.statement(name, params, **query)
 
 
 def composed_shuffle_epsilon(

@@ -51,6 +51,7 @@ __all__ = [
     "PROFILE_PAIR_REGISTRY",
     "PROFILE_STEP",
     "ProfilePairBound",
+    "capped",
     "certified_profile",
     "profile_pair",
     "profile_pair_pld",
@@ -402,6 +403,15 @@ class _QuietCurve(ComposedShuffleCurve):
 
 #: The profile pair as a registry (one bound), for :func:`composed_shuffle`.
 PROFILE_PAIR_REGISTRY: Registry[ComposedShuffleParams] = Registry([ProfilePairBound()], what="pair")
+
+
+def capped(statement: PrivacyStatement, params: ComposedShuffleParams) -> bool:
+    """Whether the profile pair's answer says nothing: it does not apply, or its ε reached
+    the cap R·ε0 (where another pair may still say more)."""
+    if not statement.conditions_met:
+        return True
+    eps = statement.epsilon
+    return eps is not None and eps >= params.rounds * params.eps0 * (1.0 - 1e-9)
 
 
 def smaller(first: PrivacyStatement, second: PrivacyStatement, *, key: str) -> PrivacyStatement:
