@@ -77,9 +77,10 @@ def dp_accounting_pld(
 
     The PLD is that of the clone pair (Feldman, McMillan, Talwar: FMT23 with ``k``, FMT21
     without) rounded pessimistically, so it dominates the shuffled rounds and composes with
-    any other ``dp_accounting`` PLD. For a single round crowdhide's ``best`` answer
-    (:func:`crowdhide.shuffle_epsilon`) can be tighter: it also knows bounds that are not
-    PLDs.
+    any other ``dp_accounting`` PLD. crowdhide's ``best`` answer can be tighter: for one
+    round (:func:`crowdhide.shuffle_epsilon`) it also knows bounds that are not PLDs, and
+    for composed rounds of a generic randomizer it also composes the profile pair of the
+    single-round certificate (``docs/proofs/profile-pair.md``), which is not exported here.
 
     Parameters
     ----------
