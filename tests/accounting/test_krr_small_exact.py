@@ -81,8 +81,10 @@ class _Dropped(_krr_small.SmallKrrExact):
         super().__init__(eps0=eps0, n=n)
         self._skip = skip
 
-    def classes(self) -> Iterator[tuple[tuple[int, int, int], FloatArray, FloatArray]]:
-        return (c for c in super().classes() if c[0] != self._skip)
+    def _walk(
+        self, prune: _krr_small.Prune | None = None
+    ) -> Iterator[tuple[tuple[int, int, int], FloatArray, FloatArray]]:
+        return (c for c in super()._walk(None) if c[0] != self._skip)
 
 
 @pytest.mark.parametrize(("n", "eps0"), [(20, 1.0), (24, 2.0)])

@@ -27,7 +27,7 @@ relative margin; the underflow part is added to δ here (:func:`underflow_allowa
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import numpy.typing as npt
@@ -46,6 +46,10 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
+#: ``prune(P, Q)``: whether every class below an ancestor with laws P, Q may be skipped.
+Prune = Callable[[FloatArray, FloatArray], bool]
+#: Ancestors of fewer classes are not checked (a check costs about three stencils).
+_PRUNE_MIN_LEAVES = 3
 #: Largest n for the exact k = 3 worst case (about 1-3 s per query there, see
 #: benchmarks/bench_krr_small_n.py; work grows like n⁴ log n).
 SMALL_EXACT_MAX_N = 150
@@ -67,13 +71,24 @@ def underflow_allowance(n: int, eps: float) -> float:
     return (n + 1) ** 2 * (1.0 + math.exp(eps)) * 5.0 * (n + 1) * _TINY
 
 
-def _step(arr: FloatArray, w: tuple[float, float, float]) -> FloatArray:
+def _step_into(
+    src: FloatArray, w: tuple[float, float, float], dst: FloatArray, tmp: FloatArray
+) -> None:
     """Add one report with probabilities ``(x, x', z) = w`` to the count array ``[c_x, c_x']``
-    (fixed shape ``(n + 1, n + 1)``: growing arrays measured slower, cache-bound)."""
-    out = arr * w[2]
-    out[1:, :] += arr[:-1, :] * w[0]
-    out[:, 1:] += arr[:, :-1] * w[1]
-    return out
+    stored flat (row-major, rows of ``n + 1``), into ``dst``; ``tmp`` is scratch.
+
+    Flat shifts by ``n + 1`` (one more x) and 1 (one more x') are the 2-D shifts as long as
+    the last column of ``src`` is zero, i.e. ``src`` holds fewer than n reports (cell
+    ``(c_x, c_x')`` is 0.0 exactly when ``c_x + c_x'`` exceeds the reports): every step here
+    adds a report to at most n − 1, so the products and sums are those of the 2-D stencil in
+    the same order (bit for bit). Preallocated buffers: at n = 300 the temporaries of the 2-D
+    form (725 kB each) cost 8x the arithmetic (page faults of fresh allocations)."""
+    width = round(math.isqrt(src.size))
+    np.multiply(src, w[2], out=dst)
+    np.multiply(src[:-width], w[0], out=tmp[:-width])
+    np.add(dst[width:], tmp[:-width], out=dst[width:])
+    np.multiply(src[:-1], w[1], out=tmp[:-1])
+    np.add(dst[1:], tmp[:-1], out=dst[1:])
 
 
 class SmallKrrExact:
@@ -96,40 +111,82 @@ class SmallKrrExact:
         e = math.exp(eps0)
         p, q = e / (e + 2.0), 1.0 / (e + 2.0)
         self._on_x, self._on_y, self._on_z = (p, q, q), (q, p, q), (q, q, p)
+        self._size = (n + 1) * (n + 1)
+        self._tmp = np.empty(self._size)
+        self._levels: list[tuple[FloatArray, FloatArray]] = []
+        self._probe = (np.empty(self._size), np.empty(self._size))
+        self.pruned = 0  # classes skipped through an ancestor by the last delta / epsilon
 
     # -- the enumeration ---------------------------------------------------------------
 
     def classes(self) -> Iterator[tuple[tuple[int, int, int], FloatArray, FloatArray]]:
         """``((j, l, m), P, Q)`` for every class with ``l <= j``: the laws of the n-report
-        histogram when the target holds x resp. x'. Rows of fixed l start from ``a^l b^l``
-        (two stencils from the previous row's start)."""
+        histogram (arrays ``[c_x, c_x']``) when the target holds x resp. x' (fresh copies)."""
+        shape = (self.n + 1, self.n + 1)
+        for cls, p, q in self._walk():
+            yield cls, p.reshape(shape).copy(), q.reshape(shape).copy()
+
+    def _walk(
+        self, prune: Prune | None = None
+    ) -> Iterator[tuple[tuple[int, int, int], FloatArray, FloatArray]]:
+        """:meth:`classes` as flat views into reused buffers (valid until the next item).
+        Rows of fixed l start from ``a^l b^l`` (two stencils from the previous row's start);
+        l = 0 first, which holds the worst class in every case measured (so the running
+        maximum is high early). ``prune(P, Q)`` is asked for each ancestor of at least
+        ``_PRUNE_MIN_LEAVES`` classes with its own laws (fewer users); if it answers True
+        the ancestor's classes are skipped (module docstring: they are post-processings)."""
         big_n = self.n - 1
-        row_start = np.zeros((self.n + 1, self.n + 1))
-        row_start[0, 0] = 1.0
+        starts = [np.zeros(self._size) for _ in range(3)]
+        starts[0][0] = 1.0
         for l_count in range(big_n // 2 + 1):
-            for i, arr in self._cover(row_start, 0, big_n - 2 * l_count):
+            row_start = starts[0]
+            for i, p, q in self._cover(row_start, 0, big_n - 2 * l_count, 0, prune):
                 j = l_count + i
-                yield (j, l_count, big_n - j - l_count), *self._target(arr)
-            row_start = _step(_step(row_start, self._on_x), self._on_y)
+                yield (j, l_count, big_n - j - l_count), p, q
+            _step_into(row_start, self._on_x, starts[1], self._tmp)
+            _step_into(starts[1], self._on_y, starts[2], self._tmp)
+            starts = [starts[2], starts[0], starts[1]]
 
-    def _cover(self, arr: FloatArray, i0: int, t: int) -> Iterator[tuple[int, FloatArray]]:
+    def _buffers(self, depth: int) -> tuple[FloatArray, FloatArray]:
+        while len(self._levels) <= depth:
+            self._levels.append((np.empty(self._size), np.empty(self._size)))
+        return self._levels[depth]
+
+    def _chain(
+        self, arr: FloatArray, w: tuple[float, float, float], steps: int, depth: int
+    ) -> FloatArray:
+        """``steps`` stencils from ``arr`` in the two buffers of ``depth`` (ping-pong)."""
+        one, two = self._buffers(depth)
+        for _ in range(steps):
+            dst = two if arr is one else one
+            _step_into(arr, w, dst, self._tmp)
+            arr = dst
+        return arr
+
+    def _cover(
+        self, arr: FloatArray, i0: int, t: int, depth: int, prune: Prune | None
+    ) -> Iterator[tuple[int, FloatArray, FloatArray]]:
         """From ``arr = a^{l+i0} b^l c^m`` reach every ``a^{l+i0+i} b^l c^{m+t−i}``, i <= t:
-        halve the segment, ``t + 1`` stencils to the two halves' common ancestors."""
+        halve the segment, ``t + 1`` stencils to the two halves' common ancestors. A level's
+        buffers hold its chain while the deeper levels read it."""
         if t == 0:
-            yield i0, arr
+            p_arr, q_arr = self._buffers(depth)
+            _step_into(arr, self._on_x, p_arr, self._tmp)
+            _step_into(arr, self._on_y, q_arr, self._tmp)
+            yield i0, p_arr, q_arr
             return
+        if prune is not None and t + 1 >= _PRUNE_MIN_LEAVES:
+            p_arr, q_arr = self._probe
+            _step_into(arr, self._on_x, p_arr, self._tmp)
+            _step_into(arr, self._on_y, q_arr, self._tmp)
+            if prune(p_arr, q_arr):
+                self.pruned += t + 1
+                return
         half = (t + 1) // 2
-        left = arr
-        for _ in range(t - half + 1):
-            left = _step(left, self._on_z)
-        yield from self._cover(left, i0, half - 1)
-        right = arr
-        for _ in range(half):
-            right = _step(right, self._on_x)
-        yield from self._cover(right, i0 + half, t - half)
-
-    def _target(self, arr: FloatArray) -> tuple[FloatArray, FloatArray]:
-        return _step(arr, self._on_x), _step(arr, self._on_y)
+        left = self._chain(arr, self._on_z, t - half + 1, depth)
+        yield from self._cover(left, i0, half - 1, depth + 1, prune)
+        right = self._chain(arr, self._on_x, half, depth)
+        yield from self._cover(right, i0 + half, t - half, depth + 1, prune)
 
     # -- divergences ---------------------------------------------------------------------
 
@@ -141,23 +198,50 @@ class SmallKrrExact:
         backward = float(np.maximum(q - big * p, 0.0).sum())
         return max(forward, backward)
 
+    def _class_delta(self, p: FloatArray, q: FloatArray, big: float) -> float:
+        """:meth:`class_delta` at ``e^ε = big`` in the scratch buffer (same roundings: the
+        product, the difference, the positive part; the sum of positive terms)."""
+        t = self._tmp
+        np.multiply(q, big, out=t)
+        np.subtract(p, t, out=t)
+        np.maximum(t, 0.0, out=t)
+        forward = float(t.sum())
+        np.multiply(p, big, out=t)
+        np.subtract(q, t, out=t)
+        np.maximum(t, 0.0, out=t)
+        return max(forward, float(t.sum()))
+
     def delta(self, eps: float) -> float:
         """The worst case over classes at ε (computed; no allowance)."""
         if eps >= self.eps0:
             return 0.0
-        return max(self.class_delta(p, q, eps) for _, p, q in self.classes())
+        big = math.exp(eps)
+        worst = 0.0
+
+        def dominated(p: FloatArray, q: FloatArray) -> bool:
+            return self._class_delta(p, q, big) <= worst
+
+        self.pruned = 0
+        for _, p, q in self._walk(dominated):
+            worst = max(worst, self._class_delta(p, q, big))
+        return worst
 
     def epsilon(self, delta: float, xtol: float) -> float:
         """Smallest ε (to ``xtol``, from above) with ``delta(ε) <= delta``: a running
         maximum of the classes' own ε; a class at or below it is skipped after one sum."""
         best = 0.0
-        for _, p, q in self.classes():
-            if self.class_delta(p, q, best) <= delta:
+
+        def dominated(p: FloatArray, q: FloatArray) -> bool:
+            return self._class_delta(p, q, math.exp(best)) <= delta
+
+        self.pruned = 0
+        for _, p, q in self._walk(dominated):
+            if self._class_delta(p, q, math.exp(best)) <= delta:
                 continue
             lo, hi = best, self.eps0
             while hi - lo > xtol:
                 mid = 0.5 * (lo + hi)
-                if self.class_delta(p, q, mid) <= delta:
+                if self._class_delta(p, q, math.exp(mid)) <= delta:
                     hi = mid
                 else:
                     lo = mid
