@@ -55,7 +55,7 @@ Bounds (:data:`SHUFFLE_BOUNDS`) and what they promise
     k-RR / binary RR only: the exact worst-case curve, ``max`` over *every* dataset of the
     other users of the exact hockey-stick divergence of the two output-histogram
     distributions: exhaustive enumeration of dataset classes for ``n <= EXHAUSTIVE_MAX_N``
-    (k = 3: ``n <= 150``, :mod:`crowdhide.accounting.shuffle._krr_small`), and for k = 2
+    (k = 3: ``n <= 300``, :mod:`crowdhide.accounting.shuffle._krr_small`), and for k = 2
     all n datasets, each exactly, for ``n <= BINARY_EXACT_MAX_N``; outside
     that range it does not apply. The worst dataset depends on ε, so no single
     "worst pair" exists.
