@@ -131,7 +131,9 @@ class SmallKrrExact:
     ``log_delta(ε)`` is ``log max_classes max(H(P||Q), H(Q||P))`` as computed in floating
     point (see the module docstring for its error), ``epsilon(δ)`` the smallest ε it meets
     δ at, to ``xtol``: ``ε*(δ) = max_class ε_class(δ)``, so each class is first checked at
-    the running maximum and solved only when it exceeds it.
+    the running maximum and solved only when it exceeds it. Both skip every region of
+    classes whose common ancestor is already at or below the running maximum (``pruned``
+    counts the classes of skipped regions, overlaps included).
 
     Examples
     --------
@@ -313,6 +315,7 @@ class SmallKrrExact:
         self.pruned = 0
         for _, p, q in self._search(dominated):
             worst = max(worst, self._class_delta(p, q, big))
+        self._levels.clear()  # ~18 MB of level buffers at n = 300: not kept by a curve
         return worst
 
     def epsilon(self, delta: float, xtol: float) -> float:
@@ -335,6 +338,7 @@ class SmallKrrExact:
                 else:
                     lo = mid
             best = hi
+        self._levels.clear()
         return best
 
 
