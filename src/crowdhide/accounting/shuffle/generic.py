@@ -350,11 +350,11 @@ def _fmt23_curve(p: ShuffleParams) -> PrivacyCurve:
 
 
 def _variation_ratio_curve(p: ShuffleParams) -> PrivacyCurve:
-    eps0, n = p.eps0, p.n
-    # Its top cell bounds the FMT23 pair from above, so the pair's ε is a floor.
-    return BracketedCurve(
-        VariationRatio(n, eps0), eps0, _fmt23_curve(p), min_delta=VARIATION_RATIO_MIN_DELTA
-    )
+    bound = VariationRatio(p.n, p.eps0)
+    # Its reference (the pair at μ = 1, blocked) is a floor: the top cell bounds it with
+    # fewer clones. Cheaper to solve than the FMT23 pair (7-20 ms, was 11-63 ms) and closer.
+    floor = _AdaptiveCurve(bound.reference, p.eps0)
+    return BracketedCurve(bound, p.eps0, floor, min_delta=VARIATION_RATIO_MIN_DELTA)
 
 
 def _krr_clone_curve(p: ShuffleParams) -> PrivacyCurve:

@@ -340,6 +340,23 @@ class VariationRatio:
         value, self.last_partition, self.last_mu_b = _supremum(n, eps0, mu_max, eps, log_tail)
         return value
 
+    def reference(self, eps: float, log_tail: float) -> float:
+        """``log δ`` of the pair at ``μ = mu_max`` with its own clone rates, blocked: not a
+        bound for every pair, but about the certificate's value and (up to the blocking) below
+        it, so a floor for its ε search; one single-column system where ``mu_max = 1``.
+
+        Examples
+        --------
+        >>> bound = VariationRatio(10_000, 1.0)
+        >>> bound.reference(0.05, -60.0) <= bound(0.05, -60.0)
+        True
+        """
+        if eps >= self.eps0:
+            return -math.inf
+        if kappa_up(self.eps0) >= 1.0:
+            return one_report_log_delta(eps, self.eps0) + math.log(self.mu_max)
+        return _reference(self.n, self.eps0, self.mu_max, eps, log_tail)
+
 
 #: Arguments of the last few refinements (an ε search evaluates one (n, ε0, δ) a few times
 #: at a few ε; a repeated query finds its values here). Each entry is a few hundred floats.
