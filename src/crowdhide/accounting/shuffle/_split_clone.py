@@ -194,10 +194,12 @@ def _chernoff_light(
     the bound is raised by :data:`CHERNOFF_RTOL`. :func:`clone_blocks_log_delta` then takes
     them as light blocks (2 per unit of mass) without their exact masses: an upper bound,
     and below ``e^{log_tail}`` in all, as the light blocks were before."""
+    counts = np.broadcast_to(counts, s_start.shape)
+    up = s_start - 1.0 > counts * p  # else the upper tail's bound is 1: only the lower one
+    log_bound = np.zeros(s_start.shape)
     with np.errstate(invalid="ignore"):
-        above = _log_tail_vec(counts, p, s_start - 1.0, upper=True)
-        below = _log_tail_vec(counts, p, s_end, upper=False)
-    log_bound = np.minimum(above, below)
+        log_bound[up] = _log_tail_vec(counts[up], p, s_start[up] - 1.0, upper=True)
+        log_bound[~up] = _log_tail_vec(counts[~up], p, s_end[~up], upper=False)
     log_bound = np.minimum(log_bound * (1.0 - CHERNOFF_RTOL), 0.0)
     light = log_w[:, None] + log_bound <= log_tail - LIGHT_MARGIN
     return np.asarray(light), np.asarray(log_bound, dtype=np.float64)
