@@ -277,6 +277,7 @@ def _execute(
             "shared seed" if getattr(backend, "shared_seed", False) else "secret per host"
         ),
         "round_lateness_max_seconds": max(backend.lateness, default=0.0),
+        "rounds": backend.ledger.epoch,
         "data_frames_delivered": backend.frames_sent,
         "delivered_per_link": {
             f"{a}->{b}": n for (a, b), n in sorted(backend.ledger.delivered.items()) if n
