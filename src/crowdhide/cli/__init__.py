@@ -171,6 +171,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = command.main(args=args, prog_name="crowdhide", standalone_mode=False)
     except KeyboardInterrupt:
         return _interrupted()
+    except SystemExit as exc:  # SIGTERM while tls hosts ran (backends.tls.backend.Terminated)
+        if not hasattr(exc, "reason"):
+            raise
+        return _interrupted(exc)
     except Exception as exc:
         return _handle(exc, args)
     finally:
@@ -271,10 +275,12 @@ def _handle(exc: Exception, args: Sequence[str] = ()) -> int:
 EXIT_INTERRUPTED = 130
 
 
-def _interrupted() -> int:
-    """One line, no traceback: the user stopped the command."""
-    typer.echo("crowdhide: interrupted (Ctrl-C); files already written are incomplete", err=True)
-    return EXIT_INTERRUPTED
+def _interrupted(exc: BaseException | None = None) -> int:
+    """One line, no traceback: the user stopped the command (Ctrl-C: exit 130; SIGTERM
+    while tls hosts ran: ``exc`` carries its ``reason`` and ``exit_code``, 143)."""
+    reason = getattr(exc, "reason", "interrupted (Ctrl-C)")
+    typer.echo(f"crowdhide: {reason}; files already written are incomplete", err=True)
+    return int(getattr(exc, "exit_code", EXIT_INTERRUPTED))
 
 
 def _as_option(text: str, args: Sequence[str]) -> str:
