@@ -192,3 +192,38 @@ def test_the_deploy_guides_owner_step_writes_net_splits_file(
     for key in theirs.files:
         assert mine[key].dtype == theirs[key].dtype, key
         assert np.array_equal(mine[key], theirs[key]), key
+
+
+def test_a_million_users_plan_is_within_the_tls_limit_not_the_local_one(
+    split: tuple[Path, Path, list[Path]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The files are for node daemons: the tls runtime's work limit applies (10^6 diabetes
+    users are 2*10^6 tuple-routes, above the local backend's limit)."""
+    population, coordinator, _ = split
+    big = tmp_path / "big.toml"
+    text = coordinator.read_text(encoding="utf-8")
+    big.write_text(text.replace(f"rows = {ROWS}\n", "rows = 1000000\n", 1), encoding="utf-8")
+    assert "rows = 1000000" in big.read_text(encoding="utf-8")
+    mine = tmp_path / "mine.csv"
+    write_table({c: v[:80] for c, v in load_table(population).items()}, mine)
+    result = run_cli(
+        capsys, "node", "rows", "--plan", str(big), "--csv", str(mine), "--first", "999920",
+        "--out", str(tmp_path / "mine.npz"),
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert NodeRows.load(tmp_path / "mine.npz").first == 999920
+
+
+def test_net_split_is_within_the_tls_limit_not_the_local_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """400,001 diabetes users (just above the local backend's 400,000) split for daemons."""
+    text = EXAMPLE.read_text(encoding="utf-8").replace("rows = 20000", "rows = 400001")
+    sim = tmp_path / "plan.toml"
+    sim.write_text(text, encoding="utf-8")
+    result = run_cli(
+        capsys, "net", "split", str(sim), "--nodes", "1", "--block-size", "100000",
+        "--out", str(tmp_path / "rows"), "--json",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert result.json()["rows"] == ["0..400000"]

@@ -154,7 +154,7 @@ def split_command(
             parameter="data.held_by",
             value=spec.data.held_by,
         )
-    query = load_query(spec)
+    query = load_query(spec, backend="tls")  # the rows are cut for node daemons
     sources = [g for g in query.plan.groups if g.role == "source"]
     total = sources[0].size
     blocks = -(-total // block_size)

@@ -77,7 +77,7 @@ def owner_rows(spec: RunSpec, table: Mapping[str, npt.NDArray[Any]], *, where: s
             parameter="data.held_by",
             value=None,
         )
-    query = load_query(spec)  # checks the schema against the SQL; reads no row
+    query = load_query(spec, backend="tls")  # checks the schema against the SQL; no row
     assert isinstance(query, AggregateOverTable)  # held_by = "nodes" is aggregate-only
     setup = query.setup
     missing = [c for c in spec.data.columns if c not in table]
