@@ -42,7 +42,12 @@ import numpy as np
 from crowdhide.backends.tls import codec, hpke
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls import frames as fr
-from crowdhide.backends.tls._control import read_message, read_message_async, write_message
+from crowdhide.backends.tls._control import (
+    end_with_driver,
+    read_message,
+    read_message_async,
+    write_message,
+)
 from crowdhide.backends.tls.accept import HandshakeFailures, serve_tls
 from crowdhide.errors import DataError, InvalidParameterError
 
@@ -769,28 +774,9 @@ async def _dispatch(host: Host, msg: Any) -> Any:
     )
 
 
-def _end_with_driver(every: float = 0.2) -> None:
-    """Stop this host (SIGTERM to itself) once its driver is gone (it was killed): the
-    control pipe's end would be read only after the current request — the rest of a round,
-    or a block's computation — 10-15 s later. A thread, so that it also cuts a computation
-    short; the driver's pid is our parent's until it dies (``ip netns exec`` execs)."""
-    import os
-    import signal
-    import threading
-
-    driver = os.getppid()
-
-    def watch() -> None:
-        while os.getppid() == driver:
-            time.sleep(every)
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    threading.Thread(target=watch, name="driver-watch", daemon=True).start()
-
-
 def main() -> None:
     """Entry point: read the configuration from stdin, then serve until ``Stop``."""
-    _end_with_driver()
+    end_with_driver()  # a killed driver's hosts stop at once, not after their round
     cfg = read_message(sys.stdin.buffer)
     if not isinstance(cfg, ctl.HostConfig):
         kind = type(cfg).__name__
