@@ -42,7 +42,12 @@ import numpy as np
 from crowdhide.backends.tls import codec, hpke
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls import frames as fr
-from crowdhide.backends.tls._control import read_message, read_message_async, write_message
+from crowdhide.backends.tls._control import (
+    end_with_driver,
+    read_message,
+    read_message_async,
+    write_message,
+)
 from crowdhide.backends.tls.accept import HandshakeFailures, serve_tls
 from crowdhide.errors import DataError, InvalidParameterError
 
@@ -771,6 +776,7 @@ async def _dispatch(host: Host, msg: Any) -> Any:
 
 def main() -> None:
     """Entry point: read the configuration from stdin, then serve until ``Stop``."""
+    end_with_driver()  # a killed driver's hosts stop at once, not after their round
     cfg = read_message(sys.stdin.buffer)
     if not isinstance(cfg, ctl.HostConfig):
         kind = type(cfg).__name__
