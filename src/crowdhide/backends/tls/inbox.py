@@ -26,8 +26,8 @@ __all__ = ["KEY", "Inbox", "Keys", "Onions", "Part", "inner_key"]
 
 #: Bytes of a key: a message key is its header (12 bytes) and its epoch and index (8).
 KEY = 20
-#: The three big-endian unsigned words of a key, compared in this order (byte order).
-_WORDS = np.dtype([("a", ">u8"), ("b", ">u8"), ("c", ">u4")])
+#: A key as raw bytes (numpy sorts and compares them bytewise, NULs included).
+_KEYS = np.dtype(f"V{KEY}")
 #: An inner body's key: this prefix (its first byte is no frame kind) and the body's first
 #: 8 bytes (its ephemeral public key's), so it never equals a message key.
 _INNER = b"\xff" * (KEY - 8)
@@ -49,7 +49,7 @@ class Keys:
     :meth:`settle`, with the link and the inbox item of each pending frame."""
 
     def __init__(self) -> None:
-        self.history: npt.NDArray[Any] = np.zeros(0, dtype=_WORDS)  # sorted, unique
+        self.history: npt.NDArray[Any] = np.zeros(0, dtype=_KEYS)  # sorted, unique
         self.pending = bytearray()
         self.frame_of = array("q")  # per pending key: its frame's number
         self.peers = array("q")  # per pending frame: the link (sending host)
@@ -71,20 +71,22 @@ class Keys:
         frame had been checked on arrival: a repeated frame's own keys are not recorded."""
         if not self.peers:
             return []
-        keys = np.frombuffer(self.pending, dtype=_WORDS)
+        keys = np.frombuffer(self.pending, dtype=_KEYS)
         old = len(self.history)
         every = np.concatenate([self.history, keys])
-        order = np.lexsort((every["c"], every["b"], every["a"]))
-        ranked = every[order]
-        same = ranked[1:] == ranked[:-1]
+        every.sort()  # in place (no index array: the usual case needs none)
         refused: list[tuple[int, int]] = []
-        if not same.any():  # the usual case: no key repeats
-            self.history = ranked
-        else:
+        if not np.any(every[1:] == every[:-1]):  # the usual case: no key repeats
+            self.history = every
+        else:  # an insider's repeat: which frames, in arrival order
+            every = np.concatenate([self.history, keys])
+            order = np.argsort(every, kind="stable")
+            ranked = every[order]
+            same = ranked[1:] == ranked[:-1]
             twice = np.union1d(order[1:][same], order[:-1][same])
             suspects = twice[twice >= old] - old
             refused, kept = self._sequential(keys, suspects, every[twice[twice < old]])
-            self.history = np.unique(np.concatenate([self.history, keys[kept]])).astype(_WORDS)
+            self.history = np.unique(np.concatenate([self.history, keys[kept]]))
         self.pending, self.frame_of = bytearray(), array("q")
         self.peers, self.slots = array("q"), array("q")
         return refused
@@ -94,7 +96,7 @@ class Keys:
     ) -> tuple[list[tuple[int, int]], npt.NDArray[np.bool_]]:
         """Check the frames holding a repeated key one by one in arrival order."""
         frame_of = np.frombuffer(self.frame_of, dtype=np.int64)
-        seen = {k.item() for k in before}  # repeated keys accepted in earlier settles
+        seen = {bytes(k) for k in before}  # repeated keys accepted in earlier settles
         kept = np.ones(len(keys), dtype=bool)
         refused: list[tuple[int, int]] = []
         frames = np.unique(frame_of[suspects])
@@ -103,7 +105,7 @@ class Keys:
         stops = np.searchsorted(frame_of, frames, side="right").tolist()
         for frame, start, stop in zip(frames.tolist(), starts, stops, strict=True):
             mine = np.arange(start, stop)
-            values = {k.item() for k in keys[mine]}
+            values = {bytes(k) for k in keys[mine]}
             if values & seen:
                 kept[mine] = False
                 refused.append((self.peers[frame], self.slots[frame]))
