@@ -571,6 +571,11 @@ def run_spec(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     options = {"backend": backend_name, "shards": shard_count, "address": ray_address}
+    if block_size is None and not spec.block_size_given and network and "hosts" in network:
+        from crowdhide.backends.tls.placement import default_block_size
+
+        # Spawned tls hosts: blocks small enough to spread every scrambler group over them.
+        size = default_block_size(prepared.plan, int(network["hosts"]))
     run, net_record = _execute(
         prepared.plan, spec.seed, tick, network=network, options={**options, "block_size": size}
     )

@@ -227,6 +227,8 @@ class RunSpec:
     shards: int = 1
     address: str | None = None
     block_size: int = 1 << 14
+    #: Whether ``[run] block_size`` was written (else a tls run chooses its own default).
+    block_size_given: bool = False
     round_seconds: float | None = None
     shared_seed: bool = False
 
@@ -559,6 +561,7 @@ def _backend_keys(run: Mapping[str, Any]) -> dict[str, Any]:
         "shards": check_int("run.shards", run.get("shards", 1), low=1, high=MAX_SHARDS),
         "address": address,
         "block_size": check_int("run.block_size", run.get("block_size", 1 << 14), low=1),
+        "block_size_given": run.get("block_size") is not None,
     }
 
 
