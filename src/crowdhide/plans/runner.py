@@ -516,6 +516,21 @@ def _randomness_notes(spec: RunSpec, network: Mapping[str, Any] | None) -> tuple
     )
 
 
+def _block_size(
+    spec: RunSpec, given: int | None, prepared: Prepared, network: Mapping[str, Any] | None
+) -> int:
+    """The run's block size: ``given`` (the caller's override), else ``[run] block_size``
+    if the plan sets it, else for spawned tls hosts one small enough to spread every
+    scrambler group over them (other backends keep the spec's default)."""
+    if given is not None:
+        return given
+    if not spec.block_size_given and network and "hosts" in network:
+        from crowdhide.backends.tls.placement import default_block_size
+
+        return default_block_size(prepared.plan, int(network["hosts"]))
+    return spec.block_size
+
+
 def run_spec(
     spec: RunSpec,
     out_dir: Path,
@@ -553,7 +568,7 @@ def run_spec(
     network = _network_with_spec(network, spec)
     _check_network_options(network, shard_count)
     _check_rows_here(spec, backend_name, network)
-    size = spec.block_size if block_size is None else check_int("block_size", block_size, low=1)
+    given = None if block_size is None else check_int("block_size", block_size, low=1)
     acct = accountant if accountant is not None else default_accountant()
     tick = progress or _no_progress
     started = time.perf_counter()
@@ -571,11 +586,7 @@ def run_spec(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     options = {"backend": backend_name, "shards": shard_count, "address": ray_address}
-    if block_size is None and not spec.block_size_given and network and "hosts" in network:
-        from crowdhide.backends.tls.placement import default_block_size
-
-        # Spawned tls hosts: blocks small enough to spread every scrambler group over them.
-        size = default_block_size(prepared.plan, int(network["hosts"]))
+    size = _block_size(spec, given, prepared, network)
     run, net_record = _execute(
         prepared.plan, spec.seed, tick, network=network, options={**options, "block_size": size}
     )
