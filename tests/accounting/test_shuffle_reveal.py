@@ -55,9 +55,7 @@ def read_off(r: mm.Matrix) -> list[tuple[float, float, float]]:
         ratio = floor / pi
         hidden = zero & (ratio >= 1.0 - 1e-12)
         revealed = zero & ~hidden
-        out.append(
-            (float(pi[revealed].sum()), float(pi[zero].sum()), float(ratio[hidden].min()))
-        )
+        out.append((float(pi[revealed].sum()), float(pi[zero].sum()), float(ratio[hidden].min())))
     return out
 
 
