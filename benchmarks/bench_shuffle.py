@@ -47,6 +47,17 @@ shape); the ratio minus the floor is what the lower bound's region counts lose. 
   is about ε0 (its clone system leaves the target alone with probability about 0.7 %,
   above δ), the lower bounds 1.8–5.2: 1.5–4.3x.
 
+``--wang`` (issue 32) adds Wang et al.'s (VLDB 2024) value for each mechanism row: the pair of
+their variation-ratio parameters ``(e^ε0, β, e^ε0)`` with their tabled β
+(:func:`wang_epsilon`, our own evaluation of the published pair; slow at n = 1e6), marked
+``!`` where it is below the row's lower bound. It is not a certificate: the exact shuffled δ
+exceeds it at small n for every one of these mechanisms
+(docs/proofs/mechanism-certificates.md). Measured (δ = 1e-6, the 90 cells of ε0 = 0.5 … 8,
+n = 1e3, 1e4, 1e6): no ``!``; the certificate after the revealed-class split system over
+Wang's value: OUE 1.001–1.028 (before: up to 1.45 at ε0 = 4, n = 1e3, and 8 vs 3.34 at
+ε0 = 8), OLH 0.93–1.05, RAPPOR up to 1.23 and k-subset up to 2.8 (ε0 >= 4, n <= 1e4),
+piecewise and Laplace up to 1.12 at ε0 = 4 and 1.5 at ε0 = 8.
+
 ``--dispatch dispatcher|former`` (issue 28) times ten ``--mechanism`` questions (each
 mechanism at n = 1e4, OUE and k-RR also at n = 1e6, each at its own ε0 in 0.5 … 2.75)
 through the dispatcher :func:`crowdhide.accounting.shuffle.query.shuffle_epsilon` (the
