@@ -14,6 +14,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.logmath import kappa_up
 from crowdhide.accounting.shuffle import _krr_fast
@@ -22,7 +25,9 @@ from crowdhide.accounting.shuffle.generic import (
     shuffle_bound_curve,
 )
 
-__all__ = ["MECHANISMS", "Mechanism", "certificate_cells", "lower_members"]
+__all__ = ["MECHANISMS", "Mechanism", "certificate_cells", "lower_members", "wang_pair_delta"]
+
+FloatArray = npt.NDArray[np.float64]
 
 
 #: ``(kappa, mu2, rho, p_plus, p_minus, nu)`` (see :class:`Mechanism`).
@@ -52,7 +57,11 @@ class Mechanism:
     (used up to n = ``KRR_BLANKET_BEST_MAX_N``, as in ``best``). ``same_regions(eps0, d, k)``
     (optional): regions ``(P_x(R), P_x'(R), P_x(not R))`` of the "all others on x'" lower bounds
     (module docstring), added to the others. ``needs_d``: whether the mechanism has a
-    finite domain of size ``d``.
+    finite domain of size ``d``. ``reveal(eps0, d, k)`` (optional; None where it does not
+    apply) gives ``(w, gamma)`` of the revealed-class split system (module docstring of
+    :mod:`crowdhide.accounting.shuffle.mechanisms`): the target's probability ``w`` of an
+    uninformative report some other input makes less likely (revealed), and the clone rate
+    ``gamma`` of the remaining uninformative reports, which no input makes less likely.
     """
 
     name: str
@@ -66,6 +75,7 @@ class Mechanism:
     variation_capped: bool = False
     uniform_blanket: bool = False
     same_regions: Callable[[float, int, int], tuple[tuple[float, float, float], ...]] | None = None
+    reveal: Callable[[float, int, int], tuple[float, float] | None] | None = None
 
 
 def _krr_lower_member(eps0: float, d: int, n: int, eps: float) -> float:
@@ -366,6 +376,44 @@ def _hadamard_zero(eps0: float, d: int, k: int) -> float:
     return math.exp(-eps0) if d >= 4 else 1.0
 
 
+def _oue_reveal(eps0: float, d: int, k: int) -> tuple[float, float] | None:
+    f = 1.0 / (math.exp(eps0) + 1.0)
+    # bits (x, x') = (1, 1): w.p. f/2, ratio 1/e (bit of v unset); (0, 0): (1 − f)/2, ratio 1
+    return 0.5 * f, 0.5 * (1.0 - f)
+
+
+def _rappor_reveal(eps0: float, d: int, k: int) -> tuple[float, float] | None:
+    t = math.exp(eps0 / 2.0)
+    both = t / (t + 1.0) ** 2  # bits (1, 1) (ratio 1/e) and (0, 0) (ratio 1): keep · flip each
+    return both, both
+
+
+def _subset_reveal(eps0: float, d: int, k: int) -> tuple[float, float] | None:
+    both, neither = math.comb(d - 2, k - 2) if k >= 2 else 0, math.comb(d - 2, k)
+    if both == 0 or neither == 0:  # nothing to reveal (k = 1), or nothing left to hide
+        return None
+    e = math.exp(eps0)
+    z = math.comb(d - 1, k - 1) * e + math.comb(d - 1, k)
+    # S holds x and x' (weight e, ratio 1/e) or neither (weight 1 for every input, ratio 1)
+    return both * e / z, neither / z
+
+
+def _olh_reveal(eps0: float, d: int, k: int) -> tuple[float, float] | None:
+    e, g = math.exp(eps0), float(d)
+    # revealed: h(x) = h(x') = y (ratio 1/e); hidden, ratio 1: h(x) = h(x') != y, or
+    # h(x) != h(x') and y is neither
+    hidden = ((g - 1.0) / g + (1.0 - 1.0 / g) * (g - 2.0)) / (e + g - 1.0)
+    return e / (g * (e + g - 1.0)), hidden
+
+
+def _hadamard_reveal(eps0: float, d: int, k: int) -> tuple[float, float] | None:
+    if d < 4:  # the uninformative ratio is already 1
+        return None
+    e = math.exp(eps0)
+    # K/4 columns in S_x and S_x' (density 2e/((e+1)K), ratio 1/e), K/4 in neither (ratio 1)
+    return e / (2.0 * (e + 1.0)), 1.0 / (2.0 * (e + 1.0))
+
+
 _HR = "Hadamard response (Acharya, Sun, Zhang, AISTATS 2019)"
 _PM = "piecewise mechanism (Wang et al., ICDE 2019)"
 #: The mechanisms with a specific certificate (``--mechanism NAME``).
@@ -379,25 +427,26 @@ MECHANISMS: dict[str, Mechanism] = {
         Mechanism(
             "oue", "optimized unary encoding (Wang et al., USENIX Security 2017)", _oue,
             lowers=_oue_lowers, split=_three_point_split(_oue, _inv_e), same_regions=_oue_same,
+            reveal=_oue_reveal,
         ),
         Mechanism(
             "rappor", "basic one-time RAPPOR (Erlingsson et al., CCS 2014)", _rappor,
             lowers=_rappor_lowers, split=_three_point_split(_rappor, _inv_e),
-            same_regions=_rappor_same,
+            same_regions=_rappor_same, reveal=_rappor_reveal,
         ),
         Mechanism(
             "subset", "k-subset selection (Ye & Barg 2018; Wang et al. 2016)", _subset, True,
             lowers=_subset_lowers, split=_three_point_split(_subset, _subset_zero),
-            same_regions=_subset_same,
+            same_regions=_subset_same, reveal=_subset_reveal,
         ),
         Mechanism(
             "olh", "local hashing (Wang et al., USENIX Security 2017)", _olh,
             lowers=_olh_lowers, split=_three_point_split(_olh, _inv_e),
-            same_regions=_olh_same,
+            same_regions=_olh_same, reveal=_olh_reveal,
         ),
         Mechanism(
             "hadamard", _HR, _hadamard, lowers=_hadamard_lowers,
-            split=_three_point_split(_hadamard, _hadamard_zero),
+            split=_three_point_split(_hadamard, _hadamard_zero), reveal=_hadamard_reveal,
         ),
         Mechanism(
             "piecewise", _PM, _piecewise, needs_d=False, lowers=_piecewise_lowers,
@@ -433,3 +482,49 @@ def lower_members(mechanism: Mechanism, eps0: float, d: int, k: int) -> tuple[Lo
         return same
     _, _, _, p_plus, p_minus, nu = mechanism.params(eps0, d, k)
     return (_third(p_plus, p_minus, nu, eps0), *same)
+
+
+def wang_pair_delta(eps: float, p: float, beta: float, q: float, n: int) -> float:
+    """δ(ε) of the pair Wang et al. (VLDB 2024) bound n shuffled reports with, from their
+    variation-ratio parameters ``(p, β, q)`` — **for comparison only, not a certificate**.
+
+    With ``α = β/(p − 1)`` and ``r = αp/q``, each of the n − 1 others is a ``+`` or ``−``
+    clone with probability r each; the target adds a ``+`` with probability ``αp``, a
+    ``−`` with ``α`` (swapped under x') and nothing otherwise; the observation is the two
+    counts. For ``β < (p − 1)/(p + 1)`` the target's "nothing" is thereby hidden among
+    *all* non-clone reports, which the actual reports do not allow: the exact shuffled δ of
+    OUE, RAPPOR, k-subset, local hashing, the piecewise mechanism and Laplace exceeds this
+    one (docs/proofs/mechanism-certificates.md; tests/accounting/test_wang_parameters.py).
+    At ``β = (p − 1)/(p + 1)``, ``p = q = e^ε0`` it is the FMT23 clone pair. Floating point,
+    tails below 1e-300 dropped.
+
+    Examples
+    --------
+    >>> e = math.exp(4.0)   # OUE at eps0 = 4 (beta = kappa/2), n = 1000
+    >>> 1e-6 < wang_pair_delta(0.93, e, (e - 1) / (2 * (e + 1)), e, 1000) < 1.1e-6
+    True
+    """
+    from scipy import stats  # only the benchmark and the tests ask for it
+
+    alpha = beta / (p - 1.0)
+    r = alpha * p / q
+    a_plus, a_minus, a_none = alpha * p, alpha, 1.0 - alpha - alpha * p
+    e = math.exp(eps)
+    c = np.arange(n)  # clones among the n − 1 others
+    weight = stats.binom.pmf(c, n - 1, 2.0 * r)
+    keep = weight > 1e-300
+    c, weight = c[keep], weight[keep]
+
+    def above(total: FloatArray, shift: int) -> FloatArray:
+        # P(the output's + count A + shift lies where the likelihood ratio exceeds e^ε),
+        # A ~ Bin(c, 1/2): the numerator minus e^ε times the denominator is linear in it
+        rest = a_none * (n - total) / (1.0 - 2.0 * r)
+        slope = (a_plus - a_minus) * (1.0 + e) / r
+        offset = total * (a_minus - e * a_plus) / r + rest * (1.0 - e)
+        first = np.floor(-offset / slope) + 1.0 - shift
+        return np.asarray(stats.binom.sf(first - 1.0, c, 0.5), dtype=np.float64)
+
+    plus, minus, none = above(c + 1.0, 1), above(c + 1.0, 0), above(c * 1.0, 0)
+    d0 = a_plus * plus + a_minus * minus + a_none * none
+    d1 = a_minus * plus + a_plus * minus + a_none * none
+    return max(float(np.sum(weight * (d0 - e * d1))), 0.0)
