@@ -100,7 +100,7 @@ from crowdhide.accounting.logmath import (
 from crowdhide.accounting.registry import Registry, attach_lower, best_certificate
 from crowdhide.accounting.shuffle import _krr_fast, _krr_small
 from crowdhide.accounting.shuffle import _pairs as pairs
-from crowdhide.accounting.shuffle.binary_rr import binary_rr_tilted_curve
+from crowdhide.accounting.shuffle._best import best_rows
 from crowdhide.accounting.shuffle.closed_forms import (
     _bennett_log_delta,
     _erlingsson_epsilon,
@@ -119,7 +119,6 @@ from crowdhide.accounting.shuffle.curves import (
     _krr_lower_curve,
     _ldp_lower_curve,
 )
-from crowdhide.accounting.shuffle.variation_ratio import VariationRatio
 from crowdhide.accounting.statement import Kind, PrivacyStatement
 from crowdhide.errors import InvalidParameterError, ParameterTypeError
 
@@ -314,6 +313,9 @@ def _binary_blocks_condition(p: ShuffleParams) -> str | None:
 
 
 def _binary_blocks_curve(p: ShuffleParams) -> PrivacyCurve:
+    # Imported here: only k = 2 needs it (a k-RR query at start-up does not).
+    from crowdhide.accounting.shuffle.binary_rr import binary_rr_tilted_curve
+
     return binary_rr_tilted_curve(eps0=p.eps0, n=p.n)
 
 
@@ -350,6 +352,9 @@ def _fmt23_curve(p: ShuffleParams) -> PrivacyCurve:
 
 
 def _variation_ratio_curve(p: ShuffleParams) -> PrivacyCurve:
+    # Imported here: only queries without k need it (a k-RR query at start-up does not).
+    from crowdhide.accounting.shuffle.variation_ratio import VariationRatio
+
     eps0, n = p.eps0, p.n
     # Its top cell bounds the FMT23 pair from above, so the pair's ε is a floor.
     return BracketedCurve(
@@ -586,6 +591,12 @@ def _with_lower_of(
     return attach_lower(rows, lower_bound_name(params.k), lambda n: _evaluate(n, params, query))
 
 
+def _reported_curve(name: str, params: ShuffleParams) -> PrivacyCurve | None:
+    """A bound's curve as reported, None if its conditions fail."""
+    entry = _BY_NAME[name]
+    return entry.curve(params) if entry.applies(params) is None else None
+
+
 def _answer(
     bound: str, params: ShuffleParams, query: dict[str, float], *, lower: bool
 ) -> PrivacyStatement:
@@ -599,10 +610,16 @@ def _answer(
         b.name for b in _BOUNDS
         if b.listed_for(params.k) and b.kind != "lower" and b.in_best(params)
     ]  # fmt: skip
+    rows = best_rows(
+        names,
+        lambda name: _evaluate(name, params, query),
+        lambda name: _reported_curve(name, params),
+        query.get("delta"),
+    )
     # With no certificate (e.g. δ = 1 everywhere at ε0 ~ 30) the lower bound is still shown.
     return best_certificate(
-        lambda name: _evaluate(name, params, query),
-        names,
+        lambda name: rows[name] if name in rows else _evaluate(name, params, query),
+        [name for name in names if name in rows],
         by="epsilon" if "delta" in query else "delta",
         lower=lower_bound_name(params.k) if lower else None,
     )
