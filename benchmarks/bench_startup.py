@@ -156,7 +156,7 @@ def _row(
     ref: tuple[list[float], list[float]] | None,
 ) -> str:
     (wall, cpu), *base = times
-    line = f"{name:34s} {_cells(wall, cpu)}{_above(wall, cpu, ref)}"
+    line = f"{name:40s} {_cells(wall, cpu)}{_above(wall, cpu, ref)}"
     if base:
         base_wall, base_cpu = base[0]
         line += f" | {_cells(base_wall, base_cpu)}"
@@ -175,12 +175,12 @@ def main() -> None:
     cache = tempfile.mkdtemp(prefix="bench_startup_pyc_")
     plain = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     envs: list[Mapping[str, str]] = [{**plain, "PYTHONPYCACHEPREFIX": f"{cache}/this"}]
-    header = f"{'command':34s} {'min s':>7s} {'med s':>7s} {'cpu s':>7s} {'>ref':>7s} {'>ref':>7s}"
+    header = f"{'command':40s} {'min s':>7s} {'med s':>7s} {'cpu s':>7s} {'>ref':>7s} {'>ref':>7s}"
     if opts.baseline:
         base = {"PYTHONPATH": opts.baseline, "PYTHONPYCACHEPREFIX": f"{cache}/base"}
         envs.append({**envs[0], **base})
         header += f" | {'base':>7s} {'base':>7s} {'base':>7s} | {'ratio':>5s} {'ratio':>5s}"
-    header += f"\n{'':34s} {'':7s} {'':7s} {'':7s} {'min s':>7s} {'cpu s':>7s}"
+    header += f"\n{'':40s} {'':7s} {'':7s} {'':7s} {'min s':>7s} {'cpu s':>7s}"
     if opts.baseline:
         header += f" | {'min s':>7s} {'med s':>7s} {'cpu s':>7s} | {'min':>5s} {'cpu':>5s}"
     print(f"{header}   ({runs} runs each; cpu = min user+sys; >ref = min above the reference)")
