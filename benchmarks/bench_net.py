@@ -376,6 +376,7 @@ def million(rows: int, hosts: int, block_size: int | None, timeout: float) -> di
     def open_unscheduled(self: TlsBackend, job: Any) -> None:
         opened(self, job)
         seen.update(round_s=self.round_seconds, basis=self.round_basis, plan=job.plan)
+        seen["hosts_of_groups"] = self.placement.groups(job)
         seen["backend"] = self
         self.round_seconds = None
         # Unscheduled, a round closes once every END is acknowledged: allow the model's
@@ -400,6 +401,10 @@ def million(rows: int, hosts: int, block_size: int | None, timeout: float) -> di
     out["default_round_s"], out["round_basis"] = seen["round_s"], seen["basis"]
     out["hosts_cpu_s_max"] = max(watch.cpu.values())
     out["hosts_rss_max"] = max(watch.rss.values())
+    # Per host, in host order: which host is the busiest, and what it serves.
+    out["hosts_cpu_s_each"] = [round(watch.cpu.get(pid, 0.0), 1) for pid in watch.pids]
+    out["hosts_rss_each"] = [watch.rss.get(pid, 0) for pid in watch.pids]
+    out["hosts_of_groups"] = seen["hosts_of_groups"]
     out["ratio"] = out["hosts_cpu_s"] / max(out["floor_cpu_s"], 1e-9)
     return out
 
@@ -473,6 +478,12 @@ def _million_table(m: dict[str, Any]) -> None:
         f"{m['frames']:,} link frames x {f['link'] * 1e6:.1f} us (AEAD both ends; CPU of "
         f"the least loaded batch, after the run); complete: {m['complete']}"
     )
+    mib_each = " ".join(f"{r / mib:.0f}" for r in m["hosts_rss_each"])
+    print(
+        f"peak RSS per process (MiB, hosts 0..{m['hosts'] - 1}, then the relay if any): {mib_each}"
+    )
+    print(f"CPU s per host: {' '.join(str(c) for c in m['hosts_cpu_s_each'])}")
+    print(f"hosts of groups: {m['hosts_of_groups']}")
     rounds, length = m["rounds"], m["default_round_s"]
     print(
         f"rounds: {rounds}, sent when processing ended (benchmark hook); the default model's "

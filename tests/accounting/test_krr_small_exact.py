@@ -81,8 +81,16 @@ class _Dropped(_krr_small.SmallKrrExact):
         super().__init__(eps0=eps0, n=n)
         self._skip = skip
 
-    def classes(self) -> Iterator[tuple[tuple[int, int, int], FloatArray, FloatArray]]:
-        return (c for c in super().classes() if c[0] != self._skip)
+    def _search(
+        self, prune: _krr_small.Prune
+    ) -> Iterator[tuple[tuple[int, int, int], FloatArray, FloatArray]]:
+        return (c for c in super()._search(prune) if c[0] != self._skip)
+
+
+class _OverPruned(_krr_small.SmallKrrExact):
+    """Mutation: the ancestor lemma's constant 1 moved by 1 % (prunes too much)."""
+
+    _ancestor_factor = 0.99
 
 
 @pytest.mark.parametrize(("n", "eps0"), [(20, 1.0), (24, 2.0)])
@@ -96,6 +104,43 @@ def test_certificate_dominates_every_class_beyond_the_old_range(n: int, eps0: fl
     p, q, _ = perturbed._on_x
     perturbed._on_x, perturbed._on_y = (0.99 * p, q, q), (q, 0.99 * p, q)
     assert not _dominates(perturbed, n, eps0)
+
+
+def _full_delta(exact: _krr_small.SmallKrrExact, eps: float) -> float:
+    """The worst case over every class of :meth:`classes` (no pruning)."""
+    return max(exact.class_delta(p, q, eps) for _, p, q in exact.classes())
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 9, 17, 33])
+def test_search_regions_cover_every_class(n: int) -> None:
+    exact = _krr_small.SmallKrrExact(eps0=1.0, n=n)
+    reached = {cls for cls, _, _ in exact._search(lambda p, q: False)}
+    assert reached == {cls for cls, _, _ in exact.classes()}
+
+
+@pytest.mark.parametrize(("n", "eps0"), [(25, 0.5), (25, 4.0), (40, 1.0), (40, 4.0)])
+def test_pruned_search_equals_the_full_enumeration(n: int, eps0: float) -> None:
+    exact = _krr_small.SmallKrrExact(eps0=eps0, n=n)
+    for fraction in (0.0, 0.05, 0.2, 0.5, 0.7, 0.9):
+        eps = fraction * eps0
+        assert exact.delta(eps) == pytest.approx(_full_delta(exact, eps), rel=1e-12)
+        assert exact.pruned > 0  # the search did skip classes
+    for delta in (1e-3, 1e-8):
+        got = exact.epsilon(delta, 1e-13)
+        assert _full_delta(exact, got) <= delta * (1 + 1e-12)
+        assert _full_delta(exact, got - 1e-11) > delta
+
+
+@pytest.mark.parametrize(("n", "eps0", "eps"), [(20, 1.0, 0.7), (10, 2.0, 1.4)])
+def test_over_pruning_is_caught(n: int, eps0: float, eps: float) -> None:
+    # A lemma constant of 0.7 prunes regions that hold the worst class (mixed datasets
+    # here): the full enumeration sees it. 1 % (or 10 %) is not enough to lose a class on
+    # the measured grid: the seeds are the worst class or close to it, and an ancestor with
+    # fewer users is well above its classes.
+    bad = type("_Bad", (_krr_small.SmallKrrExact,), {"_ancestor_factor": 0.7})(eps0=eps0, n=n)
+    assert bad.delta(eps) < 0.99 * _full_delta(bad, eps)
+    good = _krr_small.SmallKrrExact(eps0=eps0, n=n)
+    assert good.delta(eps) == pytest.approx(_full_delta(good, eps), rel=1e-12)
 
 
 def test_registry_reports_exact_for_k3_up_to_the_limit() -> None:
@@ -144,8 +189,16 @@ def _mp_class(n: int, eps0: float, cls: tuple[int, int, int], p_scale: float = 1
         return [step(arr, (p, q, q)), step(arr, (q, p, q))]
 
 
-def _within_budget(n: int, eps0: float, p_scale: float = 1.0) -> bool:
+def _within_budget(n: int, eps0: float, p_scale: float = 1.0, *, search: bool = False) -> bool:
+    """Every entry of three classes' arrays against 50 digits (``search``: as the pruned
+    search reaches them, another order of stencils)."""
     exact = _krr_small.SmallKrrExact(eps0=eps0, n=n)
+    shape = (n + 1, n + 1)
+    found = (
+        ((c, p.reshape(shape), q.reshape(shape)) for c, p, q in exact._search(lambda p, q: False))
+        if search
+        else exact.classes()
+    )
     r, tiny = _krr_small.rounding_budget(n), 5.0 * (n + 1) * 2.0**-1074
     big_n = n - 1
     wanted = {
@@ -153,7 +206,7 @@ def _within_budget(n: int, eps0: float, p_scale: float = 1.0) -> bool:
         (big_n, 0, 0),
         (big_n // 2, big_n // 4, big_n - big_n // 2 - big_n // 4),
     }
-    for cls, p_arr, q_arr in exact.classes():
+    for cls, p_arr, q_arr in found:
         if cls not in wanted:
             continue
         for got, truth in zip((p_arr, q_arr), _mp_class(n, eps0, cls, p_scale), strict=True):
@@ -168,4 +221,6 @@ def _within_budget(n: int, eps0: float, p_scale: float = 1.0) -> bool:
 def test_rounding_budget_holds_against_50_digits(n: int, eps0: float) -> None:
     # eps0 = 48, n = 16: q^15 = e^-720 underflows, the absolute part is needed
     assert _within_budget(n, eps0)
+    assert _within_budget(n, eps0, search=True)
     assert not _within_budget(n, eps0, p_scale=1.0 + 1e-11)  # the check can fail
+    assert not _within_budget(n, eps0, p_scale=1.0 + 1e-11, search=True)

@@ -73,9 +73,9 @@ def test_invalid_bounds_are_flagged_not_raised() -> None:
     r = shuffle_epsilon(eps0=2.0, n=100, delta=1e-6, k=4, bound="exact")
     assert not r.conditions_met
     assert "n <= 14" in "; ".join(r.notes)
-    r = shuffle_epsilon(eps0=2.0, n=200, delta=1e-6, k=3, bound="exact")
+    r = shuffle_epsilon(eps0=2.0, n=301, delta=1e-6, k=3, bound="exact")
     assert not r.conditions_met
-    assert "n <= 150 (k = 3)" in "; ".join(r.notes)
+    assert "n <= 300 (k = 3)" in "; ".join(r.notes)
     r = shuffle_epsilon(eps0=2.0, n=3000, delta=1e-6, k=2, bound="exact")
     assert not r.conditions_met
     assert "n <= 2500" in "; ".join(r.notes)
@@ -159,7 +159,7 @@ def test_epsilon_vs_n_grid() -> None:
     d = epsilon_vs_n(eps0=1.0, delta=1e-6, k=3, n_min=10, n_max=1000, points=3)
     assert d["n"] == [10, 100, 1000]
     assert set(d["epsilon"]) == set(SHUFFLE_BOUNDS) - {"ldp_lower"}
-    assert d["conditions_met"]["exact"] == [True, True, False]  # k = 3: n <= 150
+    assert d["conditions_met"]["exact"] == [True, True, False]  # k = 3: n <= 300
 
 
 @pytest.mark.parametrize(

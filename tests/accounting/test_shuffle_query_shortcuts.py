@@ -59,10 +59,7 @@ def test_the_shortcut_is_taken_where_krr_blanket_wins() -> None:
     query = {"delta": 1e-6}
     names = ["balle2019_hoeffding", "krr_clone", "krr_blanket"]
     rows = _best.best_rows(
-        names,
-        lambda name: generic._evaluate(name, params, query),
-        lambda name: generic._reported_curve(name, params),
-        1e-6,
+        names, lambda name: generic._evaluate(name, params, query), generic._BY_NAME, params, 1e-6
     )
     assert set(rows) == {"balle2019_hoeffding", "krr_blanket"}  # krr_clone was not solved
 
@@ -70,8 +67,7 @@ def test_the_shortcut_is_taken_where_krr_blanket_wins() -> None:
 @pytest.mark.parametrize(("eps0", "n", "k"), [(1.0, 1000, 4), (0.5, 50_000, 10)])
 def test_epsilon_above_tells_the_side_of_the_answer(eps0: float, n: int, k: int) -> None:
     params = generic.ShuffleParams(eps0=eps0, n=n, k=k)
-    curve = generic._reported_curve("krr_clone", params)
-    assert curve is not None
+    curve = generic.SHUFFLE_REGISTRY["krr_clone"].curve(params)
     eps = curve.epsilon(1e-6)
     assert not _best.epsilon_above(curve, 1e-6, eps)  # at its own answer: not above
     assert not _best.epsilon_above(curve, 1e-6, eps * (1.0 + 1e-6))

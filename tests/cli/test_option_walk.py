@@ -519,9 +519,13 @@ WALK: dict[str, Command] = {
     # tests/net/test_deploy_doc.py run them (every option listed in SKIPS).
     "node serve": Command(()),
     "net split": Command(()),
+    # A data owner's rows file: tests/net/test_node_rows.py compares it with net split's and
+    # checks the refusals (every option listed in SKIPS).
+    "node rows": Command(()),
 }
 
 ENROLMENT = "enrolment writes keys and certificates, no answer to compare (test_enrol.py)"
+OWNER = "writes an owner's rows file, echoed (tests/net/test_node_rows.py)"
 DAEMON = "needs running node daemons (tests/net/test_daemon.py, tests/net/test_deploy_doc.py)"
 
 #: Options that only change presentation or where files go, with the reason.
@@ -550,6 +554,10 @@ SKIPS: dict[str, str] = {
     "net split --out": DAEMON,
     "net split --coordinator-plan": "writes the coordinator's plan (echoed as "
     "coordinator_plan; tests/plans/test_held_plan.py)",
+    "node rows --plan": OWNER,
+    "node rows --csv": OWNER,
+    "node rows --first": OWNER,
+    "node rows --out": OWNER,
     "run --directory": DAEMON,
     "run --ca": DAEMON,
     "run --state": DAEMON,

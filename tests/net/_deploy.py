@@ -165,16 +165,16 @@ class Daemons:
                 proc.stdout.close()
 
 
-def ask_describe(dep: Deployment, state: Path, *, frame: int = 0) -> Any:
-    """Send ``Describe(frame=frame)`` to daemon 0 with the credentials in ``state``; its
-    reply, or ``None`` if the daemon closed the connection."""
+def ask_describe(dep: Deployment, state: Path, *, frame: int = 0, fresh: bool = False) -> Any:
+    """Send ``Describe(frame=frame, fresh=fresh)`` to daemon 0 with the credentials in
+    ``state``; its reply, or ``None`` if the daemon closed the connection."""
     import ssl
 
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.load_cert_chain(state / "cert.pem", state / "tls.key")
     context.load_verify_locations(dep.ca)
     host, port = dep.addresses[0].split(":")
-    data = ctl.encode(ctl.Describe(frame=frame))
+    data = ctl.encode(ctl.Describe(frame=frame, fresh=fresh))
     with (
         socket.create_connection((host, int(port)), timeout=10) as raw,
         context.wrap_socket(raw, server_hostname="host0") as tls,

@@ -392,11 +392,14 @@ def test_a_daemon_reuses_its_fresh_frame_costs(
 ) -> None:
     """A run's setup does not pay the 0.3 s measurement when the figure is fresh: the same
     frame size gets the same figures (two measurements never agree to the last bit), another
-    frame size is measured."""
+    frame size is measured, and ``fresh`` asks for a new measurement."""
     dep, _ = deployment
     first = ask_describe(dep, dep.coordinator, frame=256)
     again = ask_describe(dep, dep.coordinator, frame=256)
     other = ask_describe(dep, dep.coordinator, frame=512)
+    renewed = ask_describe(dep, dep.coordinator, frame=256, fresh=True)
     assert first.costs
     assert first.costs == again.costs
     assert other.costs != first.costs
+    assert renewed.costs
+    assert renewed.costs != first.costs

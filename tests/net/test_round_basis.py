@@ -9,14 +9,17 @@ echoes the derivation with the measured figures, or that the length was given.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from crowdhide.backends.tls.backend import TlsBackend
 from crowdhide.backends.tls.placement import Placement
 from crowdhide.backends.tls.workload import round_basis, round_seconds
 from crowdhide.plans.examples import example_path
 from tests.cli_helpers import run_cli
+from tests.net.conftest import BLOCK, small_plan
 
 pytestmark = pytest.mark.net
 
@@ -71,3 +74,27 @@ def test_the_run_report_echoes_how_the_round_length_was_chosen(
     net = given.json()["network"]
     assert net["round_seconds"] == 4.5
     assert net["round_seconds_from"] == "given (round_seconds)"
+
+
+def test_a_given_round_length_measures_nothing_and_waits_generously(
+    backends: Callable[..., TlsBackend], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the round length given, no frame cost is measured (0.3 s of sealing); the first
+    Run's wait still covers the plan's worst-case round at this machine's measured costs."""
+    from crowdhide.backends import execute
+    from crowdhide.backends.tls import workload
+    from crowdhide.engine.backend import Job
+
+    plan = small_plan(protected=True)
+    measured = round_seconds(Job(plan=plan, seed=0, block_size=BLOCK), Placement(hosts=2))
+
+    def measuring(*args: object, **kwargs: object) -> None:
+        raise AssertionError("frame costs measured with the round length given")
+
+    monkeypatch.setattr(workload, "frame_costs", measuring)
+    backend = backends(hosts=2, round_seconds=0.5)
+    run = execute(plan, rng=0, backend=backend, block_size=BLOCK)
+    assert run.states
+    assert backend.round_seconds == 0.5
+    assert backend.round_basis == "given (round_seconds)"
+    assert backend._run_timeout >= backend.deadline + 30.0 + measured

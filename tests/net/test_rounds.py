@@ -138,3 +138,37 @@ def test_a_daemon_far_slower_than_the_others_is_refused_by_name(tmp_path: Any) -
         NodeFailureError, match=r"node 1 \(127.0.0.1:7001\) measured frame costs 21x"
     ):
         coordinator._round_length(job, refused)
+
+
+def test_an_outlier_is_asked_once_more_and_kept_if_its_fresh_figure_fits(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A passing load spike does not refuse an honest daemon: every daemon re-measures
+    (``Describe(fresh=True)``) and the fresh figures decide; a daemon that stays an
+    outlier is refused, and the basis and the refusal say it was re-measured."""
+    from crowdhide.backends.tls import control as ctl
+    from crowdhide.backends.tls.workload import OUTLIER_FACTOR
+    from crowdhide.errors import NodeFailureError
+
+    coordinator = _coordinator(tmp_path, 3)
+    job = Job(plan=small_plan(protected=True), seed=0, block_size=BLOCK)
+    inner = FAST["inner"]
+    spiked = {"link": FAST["link"], "inner": (inner[0], inner[1] * 2 * OUTLIER_FACTOR)}
+    asked: list[Any] = []
+
+    def answer(costs: list[dict[str, Any]]) -> Any:
+        def _all(make: Any, timeout: float = 60.0) -> dict[int, Any]:
+            asked.extend(make(h) for h in range(3))
+            return _described(costs)
+
+        return _all
+
+    monkeypatch.setattr(coordinator, "_all", answer([FAST, FAST, FAST]))
+    seconds, basis = coordinator._round_length(job, _described([FAST, spiked, FAST]))
+    assert seconds == round_seconds(job, coordinator.placement, costs=slowest([FAST]))
+    assert "re-measured after 40x" in basis
+    assert asked
+    assert all(isinstance(m, ctl.Describe) and m.fresh for m in asked)
+    monkeypatch.setattr(coordinator, "_all", answer([FAST, spiked, FAST]))
+    with pytest.raises(NodeFailureError, match=r"node 1 .* 40x the other daemons' median; re-"):
+        coordinator._round_length(job, _described([FAST, spiked, FAST]))

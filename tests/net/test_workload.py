@@ -91,3 +91,72 @@ def test_measured_costs_are_positive() -> None:
     costs = workload.frame_costs(256, budget=0.02, batch=16)
     assert set(costs) == {"link", "inner"}
     assert all(seal > 0 and open_ > 0 for seal, open_ in costs.values())
+
+
+def _received(
+    plan: ExecutionPlan, placement: Placement, seed: int, block: int
+) -> dict[tuple[str, str, int], int]:
+    """Frames each host received per hop in a local run: ``(sender group, receiver group,
+    host of the receiving node) -> count``."""
+    job = Job(plan=plan, seed=seed, block_size=block)
+    t = execute(plan, rng=seed, block_size=block).transcript
+    group = np.empty(sum(size for _, size in t.groups.values()), dtype=object)
+    where = np.zeros(len(group), dtype=np.int64)
+    for name, (first, size) in t.groups.items():
+        group[first : first + size] = name
+        for b in job.blocks(name):
+            where[first + b.start : first + b.stop] = placement.host(job, name, b.index)
+    out: dict[tuple[str, str, int], int] = defaultdict(int)
+    for a, b in zip(t.source.tolist(), t.target.tolist(), strict=True):
+        out[(group[a], group[b], int(where[b]))] += 1
+    return dict(out)
+
+
+def _protected(data: np.ndarray, **countermeasures: object) -> ExecutionPlan:
+    return protect(_plan(data, protected=False), **countermeasures)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "countermeasures",
+    [
+        {"sigma": 0.5, "per_scrambler": 10, "dummies": 3},
+        {"sigma": 0.5, "per_scrambler": 7, "dummies": 2, "cap": True},
+        {"sigma": 0.3, "local_dummies": 2},
+    ],
+)
+@pytest.mark.parametrize(("hosts", "block"), [(2, 5), (3, 4), (4, 40), (3, 1)])
+def test_each_host_receives_at_most_its_nodes_caps_and_exactly_them_where_the_plan_fixes_them(
+    countermeasures: dict[str, object], hosts: int, block: int
+) -> None:
+    """Sound: no run sends a host more frames of a hop than :func:`workload.received` says,
+    whatever the data (all to one target, or spread). Tight where the plan fixes the counts:
+    a scrambler gets exactly its ``n`` sources' onions (when ``n`` divides the sources), so a
+    host of scramblers gets exactly its scramblers' share (the old bound charged it the whole
+    hop: this fails on it, and on any cap smaller than the plan's)."""
+    placement = Placement(hosts=hosts)
+    rng = np.random.default_rng(3)
+    for data in (np.zeros(200, dtype=int), rng.integers(0, 4, 200), np.arange(200) % 4):
+        plan = _protected(data, **countermeasures)
+        caps = workload.received(Job(plan=plan, seed=0, block_size=block), placement)
+        for seed in range(3):
+            got = _received(plan, placement, seed, block)
+            assert set(got) <= set(caps)
+            for key, count in got.items():
+                assert count <= caps[key], (key, count, caps[key])
+            onions = {k: v for k, v in caps.items() if k[1].endswith("#scramblers")}
+            exact = {k: v for k, v in got.items() if k[1].endswith("#scramblers")}
+            if 200 % int(countermeasures.get("per_scrambler", 1)) == 0:  # type: ignore[call-overload]
+                assert onions == exact
+            # (with a remainder the last scrambler gets fewer than n: the cap stays sound)
+
+
+def test_the_caps_shorten_the_round_when_scramblers_span_hosts() -> None:
+    """Scramblers over 4 hosts: each host receives a quarter of the onions, not all of them
+    (the processing half, where receivers decode, is shorter; nothing else changes)."""
+    plan = _plan(np.zeros(200, dtype=int), protected=True)
+    job = Job(plan=plan, seed=0, block_size=5)
+    placement = Placement(hosts=4)
+    caps = workload.received(job, placement)
+    assert [caps[("S", "S->C#scramblers", h)] for h in range(4)] == [50.0] * 4
+    hop = sum(caps[("S", "S->C#scramblers", h)] for h in range(4))
+    assert hop == 200.0  # every source sends one onion: the caps add up to the hop

@@ -67,7 +67,7 @@ EXIT_CODES_HELP = (
     "Exit codes: 0 success · 2 invalid input (one line naming the option) · "
     "3 privacy target not met (pass --allow-unmet to exit 0) · 4 a tls round overran "
     "its fixed length (raise --round-seconds) · 5 a tls node died or frames were lost · "
-    "1 bug in crowdhide "
+    "130 interrupted (Ctrl-C) · 143 terminated (SIGTERM) · 1 bug in crowdhide "
     "(traceback; please report it)."
 )
 

@@ -142,7 +142,8 @@ def split_command(
     per node daemon, written as rows-<id>.npz (the daemon of node <id> reads only its
     own file)."""
     from crowdhide.backends.tls.daemon import write_rows
-    from crowdhide.plans.query import load_query
+    from crowdhide.plans.owner_rows import source_digests
+    from crowdhide.plans.query import AggregateOverTable, load_query
     from crowdhide.plans.spec import load_spec
 
     spec = load_spec(plan_file)
@@ -153,7 +154,7 @@ def split_command(
             parameter="data.held_by",
             value=spec.data.held_by,
         )
-    query = load_query(spec)
+    query = load_query(spec, backend="tls")  # the rows are cut for node daemons
     sources = [g for g in query.plan.groups if g.role == "source"]
     total = sources[0].size
     blocks = -(-total // block_size)
@@ -164,7 +165,7 @@ def split_command(
             parameter="--nodes",
             value=nodes,
         )
-    digests = _digests(query)
+    digests = source_digests(query.setup) if isinstance(query, AggregateOverTable) else {}
     folder = check_output_dir(out)
     folder.mkdir(parents=True, exist_ok=True)
     files, ranges = [], []
@@ -186,16 +187,6 @@ def split_command(
 
 
 net_app.command("split")(split_command)
-
-
-def _digests(query: object) -> dict[str, str]:
-    """The domains each coded column of an aggregate is over (checked by the daemons)."""
-    from crowdhide.plans.aggregate import domains_digest
-    from crowdhide.plans.query import AggregateOverTable
-
-    if not isinstance(query, AggregateOverTable):
-        return {}
-    return {f"S/__key{g}": domains_digest(d) for g, d in enumerate(query.setup.domains)}
 
 
 def _coordinator_plan(plan_file: Path, query: object, out: Path) -> Path:

@@ -11,7 +11,7 @@ against the same K-means run without protection).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -179,23 +179,24 @@ class AggregateOverTable:
     compute_nodes: int = 1
 
     @classmethod
-    def from_spec(cls, spec: RunSpec) -> AggregateOverTable:
-        """Load ``[data]`` and build the plan of ``[query]``."""
+    def from_spec(cls, spec: RunSpec, *, backend: str = "local") -> AggregateOverTable:
+        """Load ``[data]`` and build the plan of ``[query]`` (within ``backend``'s work
+        limit, :func:`~crowdhide.plans.spec.check_work`)."""
         data = spec.data
         assert spec.query.sql is not None
         query = AggregateQuery.from_sql(spec.query.sql)
         sets = len(query.grouping_sets)
         if data.held_by is not None:
-            return cls.schema_only(spec, query)
+            return cls.schema_only(spec, query, backend=backend)
         if data.path is None and data.table is None:  # before generating: the size is known
-            check_work(data.rows, sets, what="grouping sets")
+            check_work(data.rows, sets, what="grouping sets", backend=backend)
         table: Mapping[str, npt.NDArray[Any]]
         if data.table is not None:
             table, source = data.table, "table from Python"
-            check_work(len(next(iter(table.values()))), sets, what="grouping sets")
+            check_work(len(next(iter(table.values()))), sets, what="grouping sets", backend=backend)
         elif data.path is not None:
             table, source = load_table(data.path), str(data.path)
-            check_work(len(next(iter(table.values()))), sets, what="grouping sets")
+            check_work(len(next(iter(table.values()))), sets, what="grouping sets", backend=backend)
         elif data.generator == "diabetes":
             table, source = synth_diabetes(rows=data.rows, rng=data.seed), "synthetic diabetes"
         else:
@@ -218,10 +219,12 @@ class AggregateOverTable:
         return cls(setup, table, source, spec.query.compute_nodes)
 
     @classmethod
-    def schema_only(cls, spec: RunSpec, query: AggregateQuery) -> AggregateOverTable:
+    def schema_only(
+        cls, spec: RunSpec, query: AggregateQuery, *, backend: str = "local"
+    ) -> AggregateOverTable:
         """The plan of ``[data] held_by = "nodes"``: no row is read (none is here)."""
         data = spec.data
-        check_work(data.rows, len(query.grouping_sets), what="grouping sets")
+        check_work(data.rows, len(query.grouping_sets), what="grouping sets", backend=backend)
         assert spec.query.domains is not None  # required by the plan's parser
         setup = aggregate_schema_plan(
             data.rows,
@@ -364,7 +367,7 @@ class KmeansOverPoints:
     data_source: str = ""
 
     @classmethod
-    def from_spec(cls, spec: RunSpec) -> KmeansOverPoints:
+    def from_spec(cls, spec: RunSpec, *, backend: str = "local") -> KmeansOverPoints:
         """Load ``[data]`` (MNIST, digits or blobs) and build the plan of ``[query]``."""
         data = spec.data
         check_work(
@@ -372,6 +375,7 @@ class KmeansOverPoints:
             spec.query.iterations,
             what="K-means iterations",
             routes_key="query.iterations",
+            backend=backend,
         )
         km = load_kmeans_data(
             source=data.generator or "auto",  # type: ignore[arg-type]
@@ -434,12 +438,17 @@ class KmeansOverPoints:
         )
 
 
-_QUERIES: Mapping[str, Callable[[RunSpec], Query]] = {
+class _Loader(Protocol):
+    def __call__(self, spec: RunSpec, *, backend: str = ...) -> Query: ...
+
+
+_QUERIES: Mapping[str, _Loader] = {
     "aggregate": AggregateOverTable.from_spec,
     "kmeans": KmeansOverPoints.from_spec,
 }
 
 
-def load_query(spec: RunSpec) -> Query:
-    """Load the data of ``spec`` and bind it to its query (``query.kind``)."""
-    return _QUERIES[spec.query.kind](spec)
+def load_query(spec: RunSpec, *, backend: str = "local") -> Query:
+    """Load the data of ``spec`` and bind it to its query (``query.kind``); ``backend``
+    (``local``, ``ray`` or ``tls``) is the one the run will use: its work limit applies."""
+    return _QUERIES[spec.query.kind](spec, backend=backend)

@@ -47,7 +47,7 @@ from crowdhide.plans.run_report import (
     plan_privacy,
 )
 from crowdhide.plans.semantics import data_clusters_per_path, protect
-from crowdhide.plans.spec import FixedCountermeasures, RunSpec, check_backend, work_backend
+from crowdhide.plans.spec import FixedCountermeasures, RunSpec, check_backend
 from crowdhide.plans.tradeoff import plot_tradeoff, run_tradeoff, tradeoff_curve
 
 __all__ = ["PageWriter", "Prepared", "prepare", "run_spec", "tradeoff_curve"]
@@ -105,12 +105,15 @@ def prepare(
     *,
     accountant: CountermeasureAccountant | None = None,
     progress: Progress | None = None,
+    backend: str = "local",
 ) -> Prepared:
-    """Load data, build the plan, choose (or apply fixed) countermeasures, certify."""
+    """Load data, build the plan, choose (or apply fixed) countermeasures, certify.
+    ``backend`` is the one the plan will run on (``local``, ``ray``, ``tls``): its work
+    limit (:data:`~crowdhide.plans.spec.WORK_LIMITS`) bounds the data loaded."""
     acct = accountant if accountant is not None else default_accountant()
     tick = progress or _no_progress
     tick("load data", 0, 1)
-    query = load_query(spec)
+    query = load_query(spec, backend=backend)
     tick("load data", 1, 1)
     tick("plan countermeasures", 0, 1)
     query, choices = _choose(spec, query, acct)
@@ -277,6 +280,7 @@ def _execute(
             "shared seed" if getattr(backend, "shared_seed", False) else "secret per host"
         ),
         "round_lateness_max_seconds": max(backend.lateness, default=0.0),
+        "rounds": backend.ledger.epoch,
         "data_frames_delivered": backend.frames_sent,
         "delivered_per_link": {
             f"{a}->{b}": n for (a, b), n in sorted(backend.ledger.delivered.items()) if n
@@ -554,8 +558,8 @@ def run_spec(
     tick = progress or _no_progress
     started = time.perf_counter()
     # The work limit (tuple-routes) is the backend's: the tls runtime's is measured apart.
-    with work_backend("tls" if network is not None else backend_name):
-        prepared = prepare(spec, accountant=acct, progress=progress)
+    work = "tls" if network is not None else backend_name
+    prepared = prepare(spec, accountant=acct, progress=progress, backend=work)
     if not allow_unmet and prepared.privacy.meets_target is False:
         raise UnmetTargetError(
             f"{prepared.report().target_text()}; nothing was run "
@@ -567,6 +571,11 @@ def run_spec(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     options = {"backend": backend_name, "shards": shard_count, "address": ray_address}
+    if block_size is None and not spec.block_size_given and network and "hosts" in network:
+        from crowdhide.backends.tls.placement import default_block_size
+
+        # Spawned tls hosts: blocks small enough to spread every scrambler group over them.
+        size = default_block_size(prepared.plan, int(network["hosts"]))
     run, net_record = _execute(
         prepared.plan, spec.seed, tick, network=network, options={**options, "block_size": size}
     )

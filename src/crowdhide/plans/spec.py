@@ -30,9 +30,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,7 +51,6 @@ __all__ = [
     "held_plan_text",
     "load_spec",
     "parse_spec",
-    "work_backend",
 ]
 
 #: Keys of ``[data]`` that say where this process gets the rows from: none applies when the
@@ -118,35 +115,20 @@ WORK_LIMITS: Mapping[str, tuple[int, str]] = {
     "ray": (MAX_TUPLE_ROUTES, "about 60 s here"),
     "tls": (MAX_TUPLE_ROUTES_TLS, "about 1,300 CPU-s of the hosts here, plus the rounds' wait"),
 }
-_WORK_BACKEND: ContextVar[str] = ContextVar("work_backend", default="local")
 
 
-@contextmanager
-def work_backend(backend: str) -> Iterator[None]:
-    """Within the block, :func:`check_work` applies ``backend``'s limit (the runner sets it
-    around loading the data of a run on that backend).
-
-    >>> with work_backend("tls"):
-    ...     check_work(10**6, 2, what="grouping sets")
-    """
-    if backend not in WORK_LIMITS:
-        raise InvalidParameterError(
-            f"backend must be one of {tuple(WORK_LIMITS)}, got {backend!r}",
-            parameter="backend",
-            value=backend,
-        )
-    token = _WORK_BACKEND.set(backend)
-    try:
-        yield
-    finally:
-        _WORK_BACKEND.reset(token)
-
-
-def check_work(rows: int, routes: int, *, what: str, routes_key: str | None = None) -> None:
-    """Refuse, before any work, a run of more tuple-routes than its backend's limit
-    (:data:`WORK_LIMITS`; :func:`work_backend` says which backend, local by default),
-    naming the largest accepted ``data.rows`` (``what`` says what the routes are; with
-    ``routes_key`` also the most routes accepted at these rows).
+def check_work(
+    rows: int,
+    routes: int,
+    *,
+    what: str,
+    routes_key: str | None = None,
+    backend: str = "local",
+) -> None:
+    """Refuse, before any work, a run of more tuple-routes than the limit of the
+    ``backend`` it runs on (:data:`WORK_LIMITS`), naming the largest accepted ``data.rows``
+    (``what`` says what the routes are; with ``routes_key`` also the most routes accepted
+    at these rows).
 
     Examples
     --------
@@ -155,8 +137,14 @@ def check_work(rows: int, routes: int, *, what: str, routes_key: str | None = No
     Traceback (most recent call last):
     ...
     crowdhide.errors.ResourceLimitError: data.rows × 2 grouping sets = 2e+09 ... is 400000
+    >>> check_work(10**6, 2, what="grouping sets", backend="tls")
     """
-    backend = _WORK_BACKEND.get()
+    if backend not in WORK_LIMITS:
+        raise InvalidParameterError(
+            f"backend must be one of {tuple(WORK_LIMITS)}, got {backend!r}",
+            parameter="backend",
+            value=backend,
+        )
     limit, cost = WORK_LIMITS[backend]
     if rows * routes > limit:
         raise ResourceLimitError(
@@ -239,6 +227,8 @@ class RunSpec:
     shards: int = 1
     address: str | None = None
     block_size: int = 1 << 14
+    #: Whether ``[run] block_size`` was written (else a tls run chooses its own default).
+    block_size_given: bool = False
     round_seconds: float | None = None
     shared_seed: bool = False
 
@@ -571,6 +561,7 @@ def _backend_keys(run: Mapping[str, Any]) -> dict[str, Any]:
         "shards": check_int("run.shards", run.get("shards", 1), low=1, high=MAX_SHARDS),
         "address": address,
         "block_size": check_int("run.block_size", run.get("block_size", 1 << 14), low=1),
+        "block_size_given": run.get("block_size") is not None,
     }
 
 

@@ -10,13 +10,17 @@ equal), so it could neither win ``best`` nor tie with the winner.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 from crowdhide.accounting.curves import PrivacyCurve, RoundedCurve
+from crowdhide.accounting.registry import Bound
 from crowdhide.accounting.shuffle.curves import _AdaptiveCurve
 from crowdhide.accounting.statement import PrivacyStatement
 
 __all__ = ["SKIPPED_BELOW", "best_rows", "epsilon_above"]
+
+P = TypeVar("P")
 
 #: Bounds asked last, each with the bounds whose answer can make it skipped: krr_blanket is
 #: the tighter k-RR certificate below ``KRR_BLANKET_BEST_MAX_N``, variation_ratio certifies
@@ -67,20 +71,21 @@ def epsilon_above(curve: PrivacyCurve, delta: float, epsilon: float) -> bool:
 def best_rows(
     names: Sequence[str],
     evaluate: Callable[[str], PrivacyStatement],
-    curve_of: Callable[[str], PrivacyCurve | None],
+    bounds: Mapping[str, Bound[P]],
+    params: P,
     delta: float | None,
 ) -> dict[str, PrivacyStatement]:
     """The statements ``best`` compares, by name: ``evaluate(name)`` for every bound in
     ``names``, those of :data:`SKIPPED_BELOW` last, except that with an ε query (``delta``
-    given) one whose ε is certainly above a certificate's already found is left out.
-    ``curve_of(name)`` is the bound's curve as reported (None if its conditions fail)."""
+    given) one whose ε is certainly above a certificate's already found is left out
+    (``bounds[name].curve(params)`` is the curve as reported, asked where it applies)."""
     rows: dict[str, PrivacyStatement] = {}
     for name in sorted(names, key=lambda name: name in SKIPPED_BELOW):
         found = [rows[w] for w in SKIPPED_BELOW.get(name, ()) if w in rows]
         best = min((s.epsilon for s in found if s.is_certificate), default=math.inf)
         if delta is not None and math.isfinite(best):
-            curve = curve_of(name)
-            if curve is not None and epsilon_above(curve, delta, best):
+            bound = bounds[name]
+            if bound.applies(params) is None and epsilon_above(bound.curve(params), delta, best):
                 continue
         rows[name] = evaluate(name)
     return rows

@@ -6,14 +6,25 @@ m on the third value z; with k = 3 every dataset is such a class). Its count law
 coefficient array of ``a^j b^l c^m`` with the linear forms ``a = pX + qY + q``,
 ``b = qX + pY + q``, ``c = qX + qY + p``; adding one user is a 3-term stencil.
 
-Classes are walked row by row (fixed l, ``l <= j``; ``(l, j, m)`` is the mirror image,
-covered by evaluating both directions). A row starts from ``a^l b^l``; its classes
-``a^{l+i} b^l c^{t−i}`` are reached by halving the row: from a common ancestor ``t + 1``
-stencils reach the ancestors of the two halves, so a row of length t costs about
-``t log2 t`` stencils of ``O(n²)`` and the
-whole enumeration ``O(n⁴ log n)`` multiply-adds, all of
-*positive* terms (no cancellation: every entry carries a relative error of a few roundings
-per report, see :func:`rounding_budget`).
+Pruning (what makes n of a few hundred fast). A class's pair is a post-processing of the
+pair of any *ancestor* ``a^{j'} b^{l'} c^{m'}`` with ``j' <= j, l' <= l, m' <= m`` (fewer
+other users): adding the missing users' independent reports to the histogram is one
+Markov kernel applied to both laws, so the hockey-stick divergence of the class is at most
+the ancestor's, in both directions and at every ε. :meth:`SmallKrrExact.delta` and
+:meth:`SmallKrrExact.epsilon` therefore search regions of the class triangle
+``j + l + m = N`` (triangles of either orientation, each checked at its common ancestor,
+split into four when the check fails; ``_split``), skipping a region whose ancestor is
+already at or below the running worst case: the answer is the maximum over every class,
+as before. Measured (``benchmarks/bench_krr_small_n.py``): a few hundred of the
+``~N²/4`` classes are evaluated and ~1–3 % of the full enumeration's stencils are done.
+:meth:`SmallKrrExact.classes` still walks every class, row by row (fixed l, ``l <= j``;
+``(l, j, m)`` is the mirror image, covered by evaluating both directions): a row's
+classes ``a^{l+i} b^l c^{t−i}`` are reached by halving the row, ``O(n⁴ log n)`` in all.
+All terms are *positive* (no cancellation: every entry carries a relative error of a few
+roundings per report, see :func:`rounding_budget`, whatever the order of the stencils), and
+an ancestor's arrays (fewer reports) are within the same budget, so the caller's
+allowances cover a pruned class through its ancestor: true class δ <= true ancestor δ <=
+the ancestor's computed δ with allowances <= the reported maximum with allowances.
 
 Rounding budget: each stencil step computes ``w_x u + w_y v + w_z w`` (3 products, 2 sums:
 5 roundings) with weights ``p, q`` that carry up to 4 roundings each (``e^{ε0}``, a sum,
@@ -27,7 +38,7 @@ relative margin; the underflow part is added to δ here (:func:`underflow_allowa
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import numpy.typing as npt
@@ -46,12 +57,14 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
-#: Largest n for the exact k = 3 worst case (about 1-3 s per query there, see
-#: benchmarks/bench_krr_small_n.py; work grows like n⁴ log n).
-SMALL_EXACT_MAX_N = 150
-#: Largest n at which ``best`` evaluates it (about 0.1-0.25 s per query, like krr_blanket;
-#: calibrations and certificate curves ask many queries).
-SMALL_EXACT_BEST_MAX_N = 60
+#: ``prune(P, Q)``: whether every class below an ancestor with laws P, Q may be skipped.
+Prune = Callable[[FloatArray, FloatArray], bool]
+#: Largest n for the exact k = 3 worst case (about 1-5 s CPU per query there, see
+#: benchmarks/bench_krr_small_n.py; the pruned search grows like n^2.7 on its grid).
+SMALL_EXACT_MAX_N = 300
+#: Largest n at which ``best`` evaluates it (0.08-0.25 s CPU per query at ε0 = 0.5-8, like
+#: krr_blanket; calibrations and certificate curves ask many queries; was 60 before pruning).
+SMALL_EXACT_BEST_MAX_N = 100
 _TINY = 2.0**-1074  # the smallest subnormal: the absolute error of one rounding below 2^-1022
 
 
@@ -67,12 +80,48 @@ def underflow_allowance(n: int, eps: float) -> float:
     return (n + 1) ** 2 * (1.0 + math.exp(eps)) * 5.0 * (n + 1) * _TINY
 
 
-def _step(arr: FloatArray, w: tuple[float, float, float]) -> FloatArray:
+def _step_into(
+    src: FloatArray, w: tuple[float, float, float], dst: FloatArray, tmp: FloatArray
+) -> None:
     """Add one report with probabilities ``(x, x', z) = w`` to the count array ``[c_x, c_x']``
-    (fixed shape ``(n + 1, n + 1)``: growing arrays measured slower, cache-bound)."""
-    out = arr * w[2]
-    out[1:, :] += arr[:-1, :] * w[0]
-    out[:, 1:] += arr[:, :-1] * w[1]
+    stored flat (row-major, rows of ``n + 1``), into ``dst``; ``tmp`` is scratch.
+
+    Flat shifts by ``n + 1`` (one more x) and 1 (one more x') are the 2-D shifts as long as
+    the last column of ``src`` is zero, i.e. ``src`` holds fewer than n reports (cell
+    ``(c_x, c_x')`` is 0.0 exactly when ``c_x + c_x'`` exceeds the reports): every step here
+    adds a report to at most n − 1, so the products and sums are those of the 2-D stencil in
+    the same order (bit for bit). Preallocated buffers: at n = 300 the temporaries of the 2-D
+    form (725 kB each) cost 8x the arithmetic (page faults of fresh allocations)."""
+    width = round(math.isqrt(src.size))
+    np.multiply(src, w[2], out=dst)
+    np.multiply(src[:-width], w[0], out=tmp[:-width])
+    np.add(dst[width:], tmp[:-width], out=dst[width:])
+    np.multiply(src[:-1], w[1], out=tmp[:-1])
+    np.add(dst[1:], tmp[:-1], out=dst[1:])
+
+
+def _shift(point: tuple[int, int, int], by: int) -> tuple[int, int, int]:
+    return (point[0] + by, point[1] + by, point[2] + by)
+
+
+def _split(
+    upright: bool, corner: tuple[int, int, int], side: int
+) -> list[tuple[bool, tuple[int, int, int], int]]:
+    """Regions covering the region's classes (``side >= 1``). ``T(A, s)``: a point
+    ``A + o`` with some ``o_i >= s − k`` (k = s // 2) lies in the corner ``T(A + (s−k)e_i, k)``;
+    otherwise every ``o_i <= r = s − k − 1`` and it lies in ``I(A + (r, r, r), 3r − s)``
+    (empty when ``3r < s``). ``I(B, s)`` likewise, with the corners ``I(B − (s−k)e_i, k)``
+    and the middle ``T(B − (r, r, r), 3r − s)``. Corners in the order c, a, b."""
+    k = side // 2
+    r = side - k - 1
+    sign = 1 if upright else -1
+    out = []
+    for axis in (2, 0, 1):
+        moved = list(corner)
+        moved[axis] += sign * (side - k)
+        out.append((upright, (moved[0], moved[1], moved[2]), k))
+    if 3 * r - side >= 0:
+        out.append((not upright, _shift(corner, sign * r), 3 * r - side))
     return out
 
 
@@ -82,7 +131,9 @@ class SmallKrrExact:
     ``log_delta(ε)`` is ``log max_classes max(H(P||Q), H(Q||P))`` as computed in floating
     point (see the module docstring for its error), ``epsilon(δ)`` the smallest ε it meets
     δ at, to ``xtol``: ``ε*(δ) = max_class ε_class(δ)``, so each class is first checked at
-    the running maximum and solved only when it exceeds it.
+    the running maximum and solved only when it exceeds it. Both skip every region of
+    classes whose common ancestor is already at or below the running maximum (``pruned``
+    counts the classes of skipped regions, overlaps included).
 
     Examples
     --------
@@ -91,45 +142,142 @@ class SmallKrrExact:
     0.242525
     """
 
+    #: A class's δ is at most ``_ancestor_factor`` times any ancestor's (the post-processing
+    #: lemma of the module docstring: exactly 1; the tests perturb it).
+    _ancestor_factor = 1.0
+
     def __init__(self, *, eps0: float, n: int) -> None:
         self.eps0, self.n = eps0, n
         e = math.exp(eps0)
         p, q = e / (e + 2.0), 1.0 / (e + 2.0)
         self._on_x, self._on_y, self._on_z = (p, q, q), (q, p, q), (q, q, p)
+        self._size = (n + 1) * (n + 1)
+        self._tmp = np.empty(self._size)
+        self._levels: list[tuple[FloatArray, FloatArray]] = []
+        self._probe = (np.empty(self._size), np.empty(self._size))
+        self.pruned = 0  # classes in regions skipped by the last delta / epsilon (with overlaps)
 
     # -- the enumeration ---------------------------------------------------------------
 
     def classes(self) -> Iterator[tuple[tuple[int, int, int], FloatArray, FloatArray]]:
         """``((j, l, m), P, Q)`` for every class with ``l <= j``: the laws of the n-report
-        histogram when the target holds x resp. x'. Rows of fixed l start from ``a^l b^l``
-        (two stencils from the previous row's start)."""
-        big_n = self.n - 1
-        row_start = np.zeros((self.n + 1, self.n + 1))
-        row_start[0, 0] = 1.0
-        for l_count in range(big_n // 2 + 1):
-            for i, arr in self._cover(row_start, 0, big_n - 2 * l_count):
-                j = l_count + i
-                yield (j, l_count, big_n - j - l_count), *self._target(arr)
-            row_start = _step(_step(row_start, self._on_x), self._on_y)
+        histogram (arrays ``[c_x, c_x']``) when the target holds x resp. x' (fresh copies)."""
+        shape = (self.n + 1, self.n + 1)
+        for cls, p, q in self._walk():
+            yield cls, p.reshape(shape).copy(), q.reshape(shape).copy()
 
-    def _cover(self, arr: FloatArray, i0: int, t: int) -> Iterator[tuple[int, FloatArray]]:
+    def _walk(self) -> Iterator[tuple[tuple[int, int, int], FloatArray, FloatArray]]:
+        """:meth:`classes` as flat views into reused buffers (valid until the next item).
+        Rows of fixed l start from ``a^l b^l`` (two stencils from the previous row's start)."""
+        big_n = self.n - 1
+        starts = [np.zeros(self._size) for _ in range(3)]
+        starts[0][0] = 1.0
+        for l_count in range(big_n // 2 + 1):
+            row_start = starts[0]
+            for i, p, q in self._cover(row_start, 0, big_n - 2 * l_count, 0):
+                j = l_count + i
+                yield (j, l_count, big_n - j - l_count), p, q
+            _step_into(row_start, self._on_x, starts[1], self._tmp)
+            _step_into(starts[1], self._on_y, starts[2], self._tmp)
+            starts = [starts[2], starts[0], starts[1]]
+
+    def _buffers(self, depth: int) -> tuple[FloatArray, FloatArray]:
+        while len(self._levels) <= depth:
+            self._levels.append((np.empty(self._size), np.empty(self._size)))
+        return self._levels[depth]
+
+    def _chain(
+        self, arr: FloatArray, w: tuple[float, float, float], steps: int, depth: int
+    ) -> FloatArray:
+        """``steps`` stencils from ``arr`` in the two buffers of ``depth`` (ping-pong)."""
+        one, two = self._buffers(depth)
+        for _ in range(steps):
+            dst = two if arr is one else one
+            _step_into(arr, w, dst, self._tmp)
+            arr = dst
+        return arr
+
+    def _cover(
+        self, arr: FloatArray, i0: int, t: int, depth: int
+    ) -> Iterator[tuple[int, FloatArray, FloatArray]]:
         """From ``arr = a^{l+i0} b^l c^m`` reach every ``a^{l+i0+i} b^l c^{m+t−i}``, i <= t:
-        halve the segment, ``t + 1`` stencils to the two halves' common ancestors."""
+        halve the segment, ``t + 1`` stencils to the two halves' common ancestors. A level's
+        buffers hold its chain while the deeper levels read it."""
         if t == 0:
-            yield i0, arr
+            p_arr, q_arr = self._buffers(depth)
+            _step_into(arr, self._on_x, p_arr, self._tmp)
+            _step_into(arr, self._on_y, q_arr, self._tmp)
+            yield i0, p_arr, q_arr
             return
         half = (t + 1) // 2
-        left = arr
-        for _ in range(t - half + 1):
-            left = _step(left, self._on_z)
-        yield from self._cover(left, i0, half - 1)
-        right = arr
-        for _ in range(half):
-            right = _step(right, self._on_x)
-        yield from self._cover(right, i0 + half, t - half)
+        left = self._chain(arr, self._on_z, t - half + 1, depth)
+        yield from self._cover(left, i0, half - 1, depth + 1)
+        right = self._chain(arr, self._on_x, half, depth)
+        yield from self._cover(right, i0 + half, t - half, depth + 1)
 
-    def _target(self, arr: FloatArray) -> tuple[FloatArray, FloatArray]:
-        return _step(arr, self._on_x), _step(arr, self._on_y)
+    # -- the pruned search ----------------------------------------------------------------
+
+    def _search(
+        self, prune: Prune
+    ) -> Iterator[tuple[tuple[int, int, int], FloatArray, FloatArray]]:
+        """The classes with ``l <= j`` that no checked ancestor rules out, as flat views
+        (valid until the next item). Regions of the class triangle ``j + l + m = N`` are
+        upright ``T(A, s) = {A + o : o >= 0, |o| = s}`` or inverted ``I(B, s) = {B − o}``;
+        each is checked at its common ancestor (the coordinate-wise minimum, ``N − s``
+        resp. ``N − 2s`` users): if ``prune`` holds there, none of its classes can exceed
+        it (module docstring), else it is split into 3 corners of side ``s // 2`` and the
+        middle region of the other orientation. The c corner comes first, then the a
+        corner: the worst class was (0, 0, N) or (N, 0, 0) in most cells measured."""
+        root = np.zeros(self._size)
+        root[0] = 1.0
+        big_n = self.n - 1
+        # Seeds, visited again below: a high running maximum early prunes more, and an ε
+        # query bisects fewer classes (ε0 = 4, n = 300: 6.3 s -> see the benchmark).
+        for w, cls in ((self._on_x, (big_n, 0, 0)), (self._on_z, (0, 0, big_n))):
+            corner = self._chain(root, w, big_n, 0)
+            p_arr, q_arr = self._probe
+            _step_into(corner, self._on_x, p_arr, self._tmp)
+            _step_into(corner, self._on_y, q_arr, self._tmp)
+            yield cls, p_arr, q_arr
+        yield from self._region(root, (0, 0, 0), True, (0, 0, 0), big_n, 0, prune)
+
+    def _region(
+        self,
+        arr: FloatArray,
+        anc: tuple[int, int, int],
+        upright: bool,
+        corner: tuple[int, int, int],
+        side: int,
+        depth: int,
+        prune: Prune,
+    ) -> Iterator[tuple[tuple[int, int, int], FloatArray, FloatArray]]:
+        """``arr`` holds the law of the ancestor ``anc`` (a^j b^l c^m) of the region."""
+        # the largest j − l in the region (either orientation); below 0 all are mirror images
+        if corner[0] - corner[1] + side < 0:
+            return
+        p_arr, q_arr = self._probe
+        _step_into(arr, self._on_x, p_arr, self._tmp)
+        _step_into(arr, self._on_y, q_arr, self._tmp)
+        if side == 0:
+            yield anc, p_arr, q_arr
+            return
+        if prune(p_arr, q_arr):
+            self.pruned += (side + 1) * (side + 2) // 2
+            return
+        for child_upright, child_corner, child_side in _split(upright, corner, side):
+            child_anc = child_corner if child_upright else _shift(child_corner, -child_side)
+            child = self._reach(arr, anc, child_anc, depth + 1)
+            yield from self._region(
+                child, child_anc, child_upright, child_corner, child_side, depth + 1, prune
+            )
+
+    def _reach(
+        self, arr: FloatArray, anc: tuple[int, int, int], target: tuple[int, int, int], depth: int
+    ) -> FloatArray:
+        """The law of ``target`` from that of its ancestor ``anc`` in ``depth``'s buffers."""
+        for axis, w in enumerate((self._on_x, self._on_y, self._on_z)):
+            arr = self._chain(arr, w, target[axis] - anc[axis], depth)
+        return arr
 
     # -- divergences ---------------------------------------------------------------------
 
@@ -141,27 +289,56 @@ class SmallKrrExact:
         backward = float(np.maximum(q - big * p, 0.0).sum())
         return max(forward, backward)
 
+    def _class_delta(self, p: FloatArray, q: FloatArray, big: float) -> float:
+        """:meth:`class_delta` at ``e^ε = big`` in the scratch buffer (same roundings: the
+        product, the difference, the positive part; the sum of positive terms)."""
+        t = self._tmp
+        np.multiply(q, big, out=t)
+        np.subtract(p, t, out=t)
+        np.maximum(t, 0.0, out=t)
+        forward = float(t.sum())
+        np.multiply(p, big, out=t)
+        np.subtract(q, t, out=t)
+        np.maximum(t, 0.0, out=t)
+        return max(forward, float(t.sum()))
+
     def delta(self, eps: float) -> float:
         """The worst case over classes at ε (computed; no allowance)."""
         if eps >= self.eps0:
             return 0.0
-        return max(self.class_delta(p, q, eps) for _, p, q in self.classes())
+        big = math.exp(eps)
+        worst = 0.0
+
+        def dominated(p: FloatArray, q: FloatArray) -> bool:
+            return self._ancestor_factor * self._class_delta(p, q, big) <= worst
+
+        self.pruned = 0
+        for _, p, q in self._search(dominated):
+            worst = max(worst, self._class_delta(p, q, big))
+        self._levels.clear()  # ~18 MB of level buffers at n = 300: not kept by a curve
+        return worst
 
     def epsilon(self, delta: float, xtol: float) -> float:
         """Smallest ε (to ``xtol``, from above) with ``delta(ε) <= delta``: a running
         maximum of the classes' own ε; a class at or below it is skipped after one sum."""
         best = 0.0
-        for _, p, q in self.classes():
-            if self.class_delta(p, q, best) <= delta:
+
+        def dominated(p: FloatArray, q: FloatArray) -> bool:
+            return self._ancestor_factor * self._class_delta(p, q, math.exp(best)) <= delta
+
+        self.pruned = 0
+        for _, p, q in self._search(dominated):
+            if self._class_delta(p, q, math.exp(best)) <= delta:
                 continue
             lo, hi = best, self.eps0
             while hi - lo > xtol:
                 mid = 0.5 * (lo + hi)
-                if self.class_delta(p, q, mid) <= delta:
+                if self._class_delta(p, q, math.exp(mid)) <= delta:
                     hi = mid
                 else:
                     lo = mid
             best = hi
+        self._levels.clear()
         return best
 
 

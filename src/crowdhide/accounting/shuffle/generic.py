@@ -55,7 +55,7 @@ Bounds (:data:`SHUFFLE_BOUNDS`) and what they promise
     k-RR / binary RR only: the exact worst-case curve, ``max`` over *every* dataset of the
     other users of the exact hockey-stick divergence of the two output-histogram
     distributions: exhaustive enumeration of dataset classes for ``n <= EXHAUSTIVE_MAX_N``
-    (k = 3: ``n <= 150``, :mod:`crowdhide.accounting.shuffle._krr_small`), and for k = 2
+    (k = 3: ``n <= 300``, :mod:`crowdhide.accounting.shuffle._krr_small`), and for k = 2
     all n datasets, each exactly, for ``n <= BINARY_EXACT_MAX_N``; outside
     that range it does not apply. The worst dataset depends on ε, so no single
     "worst pair" exists.
@@ -88,6 +88,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any
 
 from crowdhide._validation import check_int, check_probability, check_real
@@ -313,8 +314,7 @@ def _binary_blocks_condition(p: ShuffleParams) -> str | None:
 
 
 def _binary_blocks_curve(p: ShuffleParams) -> PrivacyCurve:
-    # Imported here: only k = 2 needs it (a k-RR query at start-up does not).
-    from crowdhide.accounting.shuffle.binary_rr import binary_rr_tilted_curve
+    from crowdhide.accounting.shuffle.binary_rr import binary_rr_tilted_curve  # k = 2 only
 
     return binary_rr_tilted_curve(eps0=p.eps0, n=p.n)
 
@@ -352,14 +352,32 @@ def _fmt23_curve(p: ShuffleParams) -> PrivacyCurve:
 
 
 def _variation_ratio_curve(p: ShuffleParams) -> PrivacyCurve:
-    # Imported here: only queries without k need it (a k-RR query at start-up does not).
-    from crowdhide.accounting.shuffle.variation_ratio import VariationRatio
+    from crowdhide.accounting.shuffle.variation_ratio import VariationRatio  # k = None only
 
-    eps0, n = p.eps0, p.n
-    # Its top cell bounds the FMT23 pair from above, so the pair's ε is a floor.
-    return BracketedCurve(
-        VariationRatio(n, eps0), eps0, _fmt23_curve(p), min_delta=VARIATION_RATIO_MIN_DELTA
-    )
+    bound = VariationRatio(p.n, p.eps0)
+    # The search starts at the ε of its reference (the pair at μ = 1, blocked: 7-20 ms to
+    # solve, the FMT23 pair 11-63 ms, and closer to the certificate's); its first step takes
+    # the slope of the FMT23 pair (unblocked, smoother: with the reference's a third
+    # evaluation was needed in 5 of 48 cells).
+    floor = _StartCurve(_AdaptiveCurve(bound.reference, p.eps0), _fmt23_curve(p))
+    return BracketedCurve(bound, p.eps0, floor, min_delta=VARIATION_RATIO_MIN_DELTA)
+
+
+class _StartCurve(PrivacyCurve):
+    """Where a :class:`BracketedCurve` search starts: ε(δ) of ``start``, log δ (for the
+    first step's slope) of ``slope``. Either only decides where the search looks."""
+
+    def __init__(self, start: PrivacyCurve, slope: PrivacyCurve) -> None:
+        self._start, self._slope = start, slope
+
+    def log_delta(self, epsilon: float) -> float:
+        return self._slope.log_delta(epsilon)
+
+    def epsilon(self, delta: float) -> float:
+        return self._start.epsilon(delta)
+
+    def epsilon_upper_hint(self) -> float:
+        return self._start.epsilon_upper_hint()
 
 
 def _krr_clone_curve(p: ShuffleParams) -> PrivacyCurve:
@@ -591,12 +609,6 @@ def _with_lower_of(
     return attach_lower(rows, lower_bound_name(params.k), lambda n: _evaluate(n, params, query))
 
 
-def _reported_curve(name: str, params: ShuffleParams) -> PrivacyCurve | None:
-    """A bound's curve as reported, None if its conditions fail."""
-    entry = _BY_NAME[name]
-    return entry.curve(params) if entry.applies(params) is None else None
-
-
 def _answer(
     bound: str, params: ShuffleParams, query: dict[str, float], *, lower: bool
 ) -> PrivacyStatement:
@@ -610,15 +622,11 @@ def _answer(
         b.name for b in _BOUNDS
         if b.listed_for(params.k) and b.kind != "lower" and b.in_best(params)
     ]  # fmt: skip
-    rows = best_rows(
-        names,
-        lambda name: _evaluate(name, params, query),
-        lambda name: _reported_curve(name, params),
-        query.get("delta"),
-    )
+    evaluate = partial(_evaluate, params=params, query=query)
+    rows = best_rows(names, evaluate, _BY_NAME, params, query.get("delta"))
     # With no certificate (e.g. δ = 1 everywhere at ε0 ~ 30) the lower bound is still shown.
     return best_certificate(
-        lambda name: rows[name] if name in rows else _evaluate(name, params, query),
+        lambda name: rows.get(name) or evaluate(name),
         [name for name in names if name in rows],
         by="epsilon" if "delta" in query else "delta",
         lower=lower_bound_name(params.k) if lower else None,

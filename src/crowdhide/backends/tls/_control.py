@@ -9,13 +9,22 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import struct
+import threading
 import time
 from typing import IO, Any
 
 from crowdhide.backends.tls.control import ControlError, decode, encode
 
-__all__ = ["Channel", "ChildGoneError", "read_message", "read_message_async", "write_message"]
+__all__ = [
+    "Channel",
+    "ChildGoneError",
+    "end_with_driver",
+    "read_message",
+    "read_message_async",
+    "write_message",
+]
 
 _LENGTH = struct.Struct("<Q")
 #: The largest control message read (a job with its blocks' rows stays far below): a
@@ -102,3 +111,19 @@ def read_message(stream: IO[bytes]) -> Any:
         raise ChildGoneError("the driver closed the control pipe before the configuration")
     length = _checked(_LENGTH.unpack(head)[0], "the driver")
     return decode(stream.read(length))
+
+
+def end_with_driver(every: float = 0.2) -> None:
+    """Child side: stop this process (SIGTERM to itself) once its driver is gone (killed,
+    even by SIGKILL). Otherwise the end of the pipe would be read only after the current
+    request — the rest of a round, or a block's computation — 10-15 s later. A thread, so
+    that it also cuts a computation short; the driver is our parent until it dies
+    (``ip netns exec`` execs the child in place)."""
+    driver = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == driver:
+            time.sleep(every)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="driver-watch", daemon=True).start()

@@ -27,9 +27,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -59,6 +61,7 @@ from crowdhide.errors import InvalidParameterError, ParameterTypeError
 __all__ = [
     "MissingContributionsError",
     "MissingReport",
+    "Terminated",
     "TlsBackend",
     "WireView",
     "host_of_block",
@@ -66,6 +69,31 @@ __all__ = [
 
 IntArray = npt.NDArray[np.int64]
 _NO_RECORDS: IntArray = np.zeros((0, 7), dtype=np.int64)
+
+
+#: Frame costs ``(seal, open)`` in seconds that bound the first Run's wait when the round
+#: length is given and no cost is measured: 10x those measured here on loaded cores (link
+#: 5e-5 s, inner body 1.6e-3 s to seal), so a busy host is not taken for a hung one. Only a
+#: hung host waits this long: one that dies closes its pipe and is found at once.
+_UNMEASURED_COSTS = {"link": (5e-4, 5e-4), "inner": (2e-2, 1e-2)}
+
+
+class Terminated(SystemExit):
+    """SIGTERM reached the driver while its hosts ran: the process exits (code 143, what a
+    shell reports for a job ended by SIGTERM) after the run unwinds as on Ctrl-C — the
+    hosts terminated at once, the temporary folder with their keys removed — instead of the
+    driver dying on the spot and leaving its hosts to finish their round."""
+
+    exit_code = 128 + signal.SIGTERM
+    #: The CLI's one line: ``crowdhide: terminated (SIGTERM); ...``.
+    reason = "terminated (SIGTERM)"
+
+    def __init__(self) -> None:
+        super().__init__(self.exit_code)
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated()
 
 
 def host_of_block(block: int, hosts: int) -> int:
@@ -223,6 +251,7 @@ class TlsBackend(LedgerViews):
         self._dead = self.ledger.dead
         self._signer: Any = None
         self._node_hosts: IntArray | None = None
+        self._sigterm_trapped = False
 
     # -- processes -----------------------------------------------------------------------
     @property
@@ -358,6 +387,7 @@ class TlsBackend(LedgerViews):
         from crowdhide.backends.tls.pki import check_credentials, make_pki
         from crowdhide.backends.tls.shipping import Signer
 
+        self._trap_sigterm()
         self._tmp = Path(tempfile.mkdtemp(prefix="crowdhide-net-"))
         self._signer = Signer.generate()  # the coordinator's plan key: never sent
         pki_dir = self._pki_arg
@@ -409,6 +439,22 @@ class TlsBackend(LedgerViews):
         if failed or len(replies) < self.hosts:
             raise LinkFailureError(f"links failed to come up: {failed}")
 
+    def _trap_sigterm(self) -> None:
+        """While the hosts run, SIGTERM raises :class:`Terminated` in the driver (whose
+        default action would kill it unprepared): only from the main thread, and only when
+        nobody else handles SIGTERM (an application's own handler is left alone)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _raise_terminated)
+            self._sigterm_trapped = True
+
+    def _release_sigterm(self) -> None:
+        if self._sigterm_trapped:
+            with contextlib.suppress(ValueError):  # close() from another thread: leave it
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                self._sigterm_trapped = False
+
     def _address(self, host: int) -> str:
         """The address host ``host`` listens on (its namespace's, else loopback)."""
         return self.netns[host][1] if self.netns is not None else "127.0.0.1"
@@ -420,11 +466,16 @@ class TlsBackend(LedgerViews):
         self._closed = True
         # Closing on a Ctrl-C: the user is waiting, and a host may still owe the reply of the
         # interrupted request, so no final counters are asked for (the run is abandoned).
-        interrupted = isinstance(sys.exc_info()[1], KeyboardInterrupt)
-        if self._procs and not interrupted:
-            self.final_stats = self._all(lambda h: ctl.GetStats(), timeout=10.0)
-        if self._relay is not None and self._wire is None and self._relay.proc.poll() is None:
-            self._wire = self._dump()
+        interrupted = isinstance(sys.exc_info()[1], (KeyboardInterrupt, Terminated))
+        late: Terminated | None = None
+        try:
+            if self._procs and not interrupted:
+                self.final_stats = self._all(lambda h: ctl.GetStats(), timeout=10.0)
+            if self._relay is not None and self._wire is None and self._relay.proc.poll() is None:
+                self._wire = self._dump()
+        except Terminated as exc:  # SIGTERM while closing politely: stop at once all the same
+            interrupted, late = True, exc
+        self._release_sigterm()  # from here a second SIGTERM kills the driver (as usual)
         children = self._procs + ([self._relay] if self._relay is not None else [])
         if interrupted:  # no polite Stop: a host in the middle of a round answers late
             for child in children:
@@ -434,6 +485,8 @@ class TlsBackend(LedgerViews):
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
+        if late is not None:  # the process was asked to end: it does, once nothing is left
+            raise late
 
     def __enter__(self) -> TlsBackend:
         return self
@@ -463,15 +516,17 @@ class TlsBackend(LedgerViews):
         plan = job.plan
         if self._frame_arg is None:  # one frame size for the run, from the plan
             self.frame = codec.frame_for(plan)
-        from crowdhide.backends.tls.workload import round_basis
+        from crowdhide.backends.tls.workload import round_basis, round_seconds
 
-        model, basis = round_basis(job, self.placement)
+        if self._round_arg is None:  # one round length for the run, from the plan's work
+            model, self.round_basis = round_basis(job, self.placement)  # measures frame costs
+            self.round_seconds = model
+        else:  # given: nothing to measure (0.3 s of sealing saved), a generous model instead
+            model = round_seconds(job, self.placement, costs=_UNMEASURED_COSTS)
         # A host still running a group's programs is not dead: the first group runs before
         # any round is scheduled, so its Run may take the plan's worst-case round (the
         # model's, whatever round length is given) on top of the control deadline.
         self._run_timeout = self.deadline + 30.0 + model
-        if self._round_arg is None:  # one round length for the run, from the plan's work
-            self.round_seconds, self.round_basis = model, basis
         receivers = receiving_groups(plan)
         plan_document(plan)  # PlanDocumentError (one line) for a program that is not named
         try:

@@ -40,6 +40,7 @@ __all__ = [
     "frame_bytes",
     "frame_for",
     "record_dtype",
+    "rows_of",
     "schema_of",
     "values_bytes",
     "wire_columns",
@@ -236,6 +237,15 @@ def decode_values(data: bytes, dtype: np.dtype[Any]) -> tuple[int, npt.NDArray[A
         raise DataError(f"values block announces {rows} rows, more than it holds")
     records = np.frombuffer(data[_ROWS.size : end], dtype=dtype)
     return (rows, records) if rows >= 0 else (-1, records[:0])
+
+
+def rows_of(data: bytes) -> int:
+    """The row count a values block announces (-1: a dummy), read without its schema.
+
+    >>> rows_of(encode_values(None, 0, -1, 16)), rows_of(struct.pack("<i", 3) + bytes(12))
+    (-1, 3)
+    """
+    return int(_ROWS.unpack_from(data, 0)[0])
 
 
 def pack_fields(epoch: int, index: int, src: int, order: int, forward: int = 0) -> bytes:

@@ -195,9 +195,12 @@ class Stop:
 class Describe:
     """Ask a daemon which source rows it holds and, if ``frame`` > 0, what sealing and
     opening a frame of ``frame`` bytes costs on its machine (the round length is set from
-    the slowest daemon's costs, not the coordinator's machine)."""
+    the slowest daemon's costs, not the coordinator's machine). ``fresh`` asks for a new
+    measurement even if the daemon holds a recent one (the coordinator re-asks once when
+    one daemon's figure is far off the others', which a passing load spike can cause)."""
 
     frame: int = 0
+    fresh: bool = False
 
 
 @dataclass(frozen=True)

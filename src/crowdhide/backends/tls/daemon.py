@@ -479,7 +479,7 @@ class Daemon:
     async def dispatch(self, message: Any, coordinator: bytes) -> Any:
         """The reply to one control message of the coordinator."""
         if isinstance(message, ctl.Describe):
-            return await self._describe(message.frame)
+            return await self._describe(message.frame, fresh=message.fresh)
         if isinstance(message, ctl.Prepare):
             return self._prepare(message)
         host = self.session
@@ -511,14 +511,15 @@ class Daemon:
             return ctl.Ended()
         return ctl.RunFailed(error=f"not an operation of a node daemon: {type(message).__name__}")
 
-    async def _describe(self, frame: int) -> Any:
+    async def _describe(self, frame: int, *, fresh: bool = False) -> Any:
         """Rows held and, for a frame size in range, this machine's measured frame costs
-        (about 0.3 s of sealing in a worker thread when not fresh: the loop keeps serving links)."""
+        (about 0.3 s of sealing in a worker thread when not fresh or when ``fresh`` asks for
+        a new figure: the loop keeps serving links)."""
         from crowdhide.backends.tls import codec
 
         if not 0 <= frame <= codec.MAX_FRAME:
             return ctl.RunFailed(error=f"frame size {frame} outside 0..{codec.MAX_FRAME}")
-        costs = await self._frame_costs(frame) if frame else {}
+        costs = await self._frame_costs(frame, fresh=fresh) if frame else {}
         return ctl.Described(
             node=self.node,
             first=self.rows.first,
@@ -527,14 +528,16 @@ class Daemon:
             failed_handshakes=dict(self.handshake_failures.counts),
         )
 
-    async def _frame_costs(self, frame: int) -> dict[str, tuple[float, float]]:
+    async def _frame_costs(
+        self, frame: int, *, fresh: bool = False
+    ) -> dict[str, tuple[float, float]]:
         """This machine's frame costs, measured at most every :data:`COSTS_FOR` seconds per
         frame size: a run's setup need not pay 0.3 s of sealing when the figure is fresh,
         and a sustained change of load is still seen by the next run after that."""
         from crowdhide.backends.tls import workload
 
         measured, costs = self.costs.get(frame, (-math.inf, {}))
-        if time.monotonic() - measured > COSTS_FOR:
+        if fresh or time.monotonic() - measured > COSTS_FOR:
             costs = await asyncio.to_thread(workload.frame_costs, frame)
             self.costs[frame] = (time.monotonic(), costs)
         return costs

@@ -42,9 +42,15 @@ import numpy as np
 from crowdhide.backends.tls import codec, hpke
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls import frames as fr
-from crowdhide.backends.tls._control import read_message, read_message_async, write_message
+from crowdhide.backends.tls._control import (
+    end_with_driver,
+    read_message,
+    read_message_async,
+    write_message,
+)
 from crowdhide.backends.tls.accept import HandshakeFailures, serve_tls
-from crowdhide.errors import DataError, InvalidParameterError
+from crowdhide.backends.tls.inbox import Inbox, Keys, Onions, inner_key
+from crowdhide.errors import InvalidParameterError
 
 __all__ = ["main"]
 
@@ -155,11 +161,11 @@ class Host:
         self.contexts = _contexts(cfg)
         self.out: dict[int, _Link] = {}
         self.incoming: dict[int, _Link] = {}
-        # Received data frames: (frame, from host, epoch, position in that link's epoch).
-        # Accepted data frames: route, mode, sender block, node, index, src, order, forward,
-        # payload (an inner body at a scrambler, the values block elsewhere).
-        self.inbox: list[tuple[int, int, int, int, int, int, int, int, bytes]] = []
-        self.seen: set[bytes] = set()
+        # Accepted data frames (route, mode, sender block, node, index, src, order, forward,
+        # payload: an inner body at a scrambler, the values block elsewhere; dummies at a
+        # target are dropped once parsed) and the keys that detect repeats, held compactly.
+        self.inbox = Inbox()
+        self.keys = Keys()
         self.rejected: dict[int, dict[str, int]] = defaultdict(
             lambda: dict.fromkeys(("invalid", "stale", "duplicate", "garbage"), 0)
         )
@@ -169,8 +175,7 @@ class Host:
         self.late = 0.0
         # Inner bodies held by this host's scramblers by handle, until forwarded (then
         # dropped: a round's onions would otherwise stay in memory for the whole run).
-        self.handles: dict[int, bytes] = {}
-        self.next_handle = 0
+        self.onions = Onions()
         # Queued (header, plaintext) per peer; sealed per link and round at the flush.
         self.outbox: dict[int, list[tuple[bytes, bytes]]] = defaultdict(list)
         self.sealed: dict[int, list[bytes]] = {}
@@ -260,8 +265,8 @@ class Host:
         closed = epoch <= self.missed.get(peer, (0, 0))[0]
         self.stats["frames_in"] += len(frames)
         plains = self.sealer.open_frames(peer, epoch, seq, frames, self.body_lengths)
-        rejected, seen, inbox = self.rejected[peer], self.seen, self.inbox
-        unpack, forwarded = _FIELDS.unpack_from, fr.FORWARD
+        rejected, keep, inbox = self.rejected[peer], self.keys.add, self.inbox
+        unpack, forwarded, onion = _FIELDS.unpack_from, fr.FORWARD, fr.ONION
         for frame, plain in zip(frames, plains, strict=True):
             if plain is None:
                 rejected["invalid"] += 1
@@ -271,26 +276,36 @@ class Host:
             inner = plain[codec.FIELDS :]
             # A message is its header, epoch and index (a frame re-sealed by its sender
             # under another position opens, and is a duplicate); an inner body its key.
+            # Repeats are refused when the round closes (Keys.settle), before any use.
             key = frame[: fr.HEADER.size] + plain[:8]
             keys: tuple[bytes, ...] = (key,)
             if mode & 0x7F == forwarded:
                 try:
-                    keys = (key, inner[:8])
+                    keys = (key, inner_key(inner))
                     inner = self.sealer.open(dst, inner, _inner_aad(r, dst))
                 except (InvalidTag, ValueError, KeyError):
                     rejected["invalid"] += 1
                     continue
             if sent != epoch or closed:
                 rejected["stale"] += 1
-            elif any(k in seen for k in keys):
-                rejected["duplicate"] += 1
+                continue
+            self.opened(mode & 0x7F, plain)
+            if len(keys) > 1:
+                self.opened(-1, inner)
+            if mode & 0x7F != onion and codec.rows_of(inner) < 0:
+                inbox.dummy(dst)  # a target drops a dummy once decrypted and parsed
+                keep(peer, -1 - dst, *keys)
             else:
-                seen.update(keys)
-                self.opened(mode & 0x7F, plain)
-                if len(keys) > 1:
-                    self.opened(-1, inner)
-                inbox.append((r, mode, block, dst, index, src, order, forward, inner))
+                slot = inbox.add((r, mode, block, dst, index, src, order, forward), inner)
+                keep(peer, slot, *keys)
         self.changed.set()
+
+    def settle(self) -> None:
+        """Refuse the frames accepted since the last call that repeat an earlier frame's
+        message or inner body (counted per link as duplicates; see :class:`Keys`)."""
+        for peer, slot in self.keys.settle():
+            self.rejected[peer]["duplicate"] += 1
+            self.inbox.refuse(slot)
 
     def _welcome_incoming(self, link: _Link, head: fr.Control) -> None:
         assert link.transport is not None
@@ -471,6 +486,7 @@ class Host:
         for table in (self.acks, self.ends, self.claims):
             for stale in [k for k in table if k[1] <= key]:
                 del table[stale]
+        self.settle()
         rejected = {p: dict(c) for p, c in self.rejected.items() if any(c.values())}
         self.rejected.clear()
         return {"received": received, "acked": acked, "claimed": claimed, "rejected": rejected}
@@ -514,6 +530,7 @@ class Host:
 
         self.schemas.update(schemas)
         job = self.job
+        self.settle()  # repeats are never used (counted at the next round's close)
         inbox = self._decode(group)
         reports: list[Any] = []
         emitted: dict[int, Any] = {}
@@ -535,16 +552,12 @@ class Host:
         """Rebuild one batch part per route and sender block from the frames accepted for
         ``group`` (opened on arrival, see :meth:`_accept`)."""
         first = self.offsets[group]
-        last = first + self.job.plan.group(group).size
-        keep, parts = [], defaultdict(list)
-        for item in self.inbox:
-            if first <= item[3] < last:
-                parts[(item[0], item[1], item[2])].append(item)
-            else:
-                keep.append(item)
-        self.inbox = keep
+        data, parts = self.inbox.take(first, first + self.job.plan.group(group).size)
         inbox: dict[int, list[Any]] = defaultdict(list)
-        for (r, mode, sender_block), items in parts.items():
+        for (r, mode, sender_block), ints, spans in parts:
+            bodies = [bytes(data[a:b]) for a, b in spans.tolist()]  # one part at a time
+            items = [(*row, body) for row, body in zip(ints.tolist(), bodies, strict=True)]
+            del bodies
             for rb, batch in _rebuild(self, group, r, mode, sender_block, items):
                 inbox[rb].append(batch)
         return inbox
@@ -574,13 +587,18 @@ def _rebuild(
     size = host.job.block_size
     # Message order of a part: its index, within each receiver block (frames may arrive in
     # any order: the index inside the sealed body restores the sender's order).
-    items.sort(key=lambda x: ((x[3] - offset) // size, x[4]))
+    items.sort(key=lambda x: ((x[0] - offset) // size, x[1]))
     by_block: dict[int, list[Any]] = defaultdict(list)
-    for _, _, _, node, _, src, order, forward, inner in items:
+    for node, _, src, order, forward, inner in items:
         if kind == fr.ONION:
-            row: tuple[Any, ...] = (src, node - offset, order, host.next_handle, forward, None)
-            host.handles[host.next_handle] = inner
-            host.next_handle += 1
+            row: tuple[Any, ...] = (
+                src,
+                node - offset,
+                order,
+                host.onions.put(inner),
+                forward,
+                None,
+            )
         else:
             rows, records = codec.decode_values(inner, dtype)
             if rows < 0:
@@ -678,10 +696,7 @@ def _encode(host: Host, part: Any, peer: int, epoch: int) -> dict[int, Any]:
 
 def _forwarded(host: Host, handle: int) -> bytes:
     """The inner body of onion ``handle``, dropped from the scrambler's memory."""
-    inner = host.handles.pop(handle, None)
-    if inner is None:
-        raise DataError(f"onion {handle} forwarded twice, or never received by this host")
-    return inner
+    return host.onions.pop(handle)
 
 
 def _blast(host: Host, peer: int, count: int) -> int:
@@ -771,6 +786,7 @@ async def _dispatch(host: Host, msg: Any) -> Any:
 
 def main() -> None:
     """Entry point: read the configuration from stdin, then serve until ``Stop``."""
+    end_with_driver()  # a killed driver's hosts stop at once, not after their round
     cfg = read_message(sys.stdin.buffer)
     if not isinstance(cfg, ctl.HostConfig):
         kind = type(cfg).__name__

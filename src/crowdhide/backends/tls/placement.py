@@ -47,9 +47,44 @@ from crowdhide._validation import check_int
 from crowdhide.engine.backend import Job
 from crowdhide.errors import InvalidParameterError
 
-__all__ = ["RULES", "Placement"]
+__all__ = ["RULES", "Placement", "default_block_size"]
 
 RULES = ("spread", "modulo")
+#: Bounds of :func:`default_block_size`: the engine's default, and a floor that keeps the
+#: number of blocks (one program step and one report each) moderate on small runs.
+LARGEST_BLOCK, SMALLEST_BLOCK = 1 << 14, 64
+
+
+def default_block_size(plan: Any, hosts: int) -> int:
+    """The block size of a tls run on ``hosts`` spawned hosts when none is given: the
+    smallest scrambler group cut into at least ``hosts`` blocks, so that with the
+    ``"spread"`` rule every scrambler group is spread over every host (a block is the unit
+    of placement: one block holding a whole scrambler group puts all its onions, dummies and
+    forwards on one host — 1.6 GB there at 10^6 users); within
+    ``[SMALLEST_BLOCK, LARGEST_BLOCK]``. A plan without scramblers keeps the engine's
+    default. It depends on the plan and the host count only (public), and the report
+    echoes the block size used.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crowdhide.engine.library import named
+    >>> from crowdhide.plans import PlanBuilder, protect
+    >>> b = PlanBuilder()
+    >>> _ = b.sources("S", {"g": np.zeros(1_000_000, dtype=np.int8)})
+    >>> _ = b.compute("C", size=4, process=named("compute.count", route="S->C", size=4))
+    >>> _ = b.route("S", "C", by=named("route.column", column="g"))
+    >>> default_block_size(b.build(), 8)
+    16384
+    >>> protected = protect(b.build(), sigma=0.1, per_scrambler=200, dummies=100)
+    >>> default_block_size(protected, 8), default_block_size(protected, 3)
+    (625, 1667)
+    """
+    sizes = [int(g.size) for g in plan.groups if g.role == "scrambler"]
+    if not sizes:
+        return LARGEST_BLOCK
+    hosts = check_int("hosts", hosts, low=1)
+    return max(SMALLEST_BLOCK, min(LARGEST_BLOCK, -(-min(sizes) // hosts)))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,201 @@
+"""Compact stores of what a node host received: frames kept until their group runs, the
+keys that detect a replayed or duplicated frame, and a scrambler's inner bodies.
+
+At 10^6 users one compute host receives millions of frames in a round (every forward of a
+scrambled route, two thirds of them dummies). Held as one Python tuple, one ``bytes`` body
+and two ``bytes`` keys in a set per frame, that is about 580 bytes a frame (1.6 GB on the
+busiest host); here a real message is ten machine integers and its values block in one
+``bytearray`` (about 220 bytes), a dummy is dropped on arrival once decrypted and parsed
+(only its keys stay), and a key is 20 bytes of a ``bytearray``, checked for repeats in
+bulk when the round closes (:meth:`Keys.settle`) — before any program sees the frames,
+since a group runs only after the round that brought its inputs has closed.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from crowdhide.errors import DataError
+
+__all__ = ["KEY", "Inbox", "Keys", "Onions", "Part", "inner_key"]
+
+#: Bytes of a key: a message key is its header (12 bytes) and its epoch and index (8).
+KEY = 20
+#: A key as raw bytes (numpy sorts and compares them bytewise, NULs included).
+_KEYS = np.dtype(f"V{KEY}")
+#: An inner body's key: this prefix (its first byte is no frame kind) and the body's first
+#: 8 bytes (its ephemeral public key's), so it never equals a message key.
+_INNER = b"\xff" * (KEY - 8)
+#: Integers kept per real message: route, mode, sender block, node, index, src, order,
+#: forward, offset of its payload.
+_WIDTH = 9
+#: Messages of one route, mode and sender block taken from the inbox: the key, the
+#: integers (columns node, index, src, order, forward) and the payload spans.
+Part = tuple[tuple[int, int, int], npt.NDArray[np.int64], npt.NDArray[np.int64]]
+
+
+def inner_key(inner: bytes) -> bytes:
+    """The key of an inner body (see :data:`_INNER`)."""
+    return _INNER + inner[:8]
+
+
+class Keys:
+    """Keys of the frames accepted so far, and of those accepted since the last
+    :meth:`settle`, with the link and the inbox item of each pending frame."""
+
+    def __init__(self) -> None:
+        self.history: npt.NDArray[Any] = np.zeros(0, dtype=_KEYS)  # sorted, unique
+        self.pending = bytearray()
+        self.frame_of = array("q")  # per pending key: its frame's number
+        self.peers = array("q")  # per pending frame: the link (sending host)
+        self.slots = array("q")  # per pending frame: its inbox item (a dummy: -1 - node)
+
+    def add(self, peer: int, slot: int, *keys: bytes) -> None:
+        """Record a frame accepted from ``peer`` (inbox item ``slot``, or ``-1 - node`` for a
+        dummy received for ``node``) and its keys."""
+        frame = len(self.peers)
+        self.peers.append(peer)
+        self.slots.append(slot)
+        for key in keys:
+            self.pending += key
+            self.frame_of.append(frame)
+
+    def settle(self) -> list[tuple[int, int]]:
+        """``(peer, slot)`` of every pending frame that repeats a key of an earlier frame
+        (accepted before, or pending and arrived earlier), in arrival order, as if each
+        frame had been checked on arrival: a repeated frame's own keys are not recorded."""
+        if not self.peers:
+            return []
+        keys = np.frombuffer(self.pending, dtype=_KEYS)
+        old = len(self.history)
+        every = np.concatenate([self.history, keys])
+        every.sort()  # in place (no index array: the usual case needs none)
+        refused: list[tuple[int, int]] = []
+        if not np.any(every[1:] == every[:-1]):  # the usual case: no key repeats
+            self.history = every
+        else:  # an insider's repeat: which frames, in arrival order
+            every = np.concatenate([self.history, keys])
+            order = np.argsort(every, kind="stable")
+            ranked = every[order]
+            same = ranked[1:] == ranked[:-1]
+            twice = np.union1d(order[1:][same], order[:-1][same])
+            suspects = twice[twice >= old] - old
+            refused, kept = self._sequential(keys, suspects, every[twice[twice < old]])
+            self.history = np.unique(np.concatenate([self.history, keys[kept]]))
+        self.pending, self.frame_of = bytearray(), array("q")
+        self.peers, self.slots = array("q"), array("q")
+        return refused
+
+    def _sequential(
+        self, keys: npt.NDArray[Any], suspects: npt.NDArray[Any], before: npt.NDArray[Any]
+    ) -> tuple[list[tuple[int, int]], npt.NDArray[np.bool_]]:
+        """Check the frames holding a repeated key one by one in arrival order."""
+        frame_of = np.frombuffer(self.frame_of, dtype=np.int64)
+        seen = {bytes(k) for k in before}  # repeated keys accepted in earlier settles
+        kept = np.ones(len(keys), dtype=bool)
+        refused: list[tuple[int, int]] = []
+        frames = np.unique(frame_of[suspects])
+        # A frame's keys are consecutive (recorded together): its range by bisection.
+        starts = np.searchsorted(frame_of, frames, side="left").tolist()
+        stops = np.searchsorted(frame_of, frames, side="right").tolist()
+        for frame, start, stop in zip(frames.tolist(), starts, stops, strict=True):
+            mine = np.arange(start, stop)
+            values = {bytes(k) for k in keys[mine]}
+            if values & seen:
+                kept[mine] = False
+                refused.append((self.peers[frame], self.slots[frame]))
+            else:
+                seen |= values
+        return refused, kept
+
+
+class Inbox:
+    """Real messages accepted for this host's nodes, until their group runs (nine integers
+    and one payload each); dummies are counted per node and dropped."""
+
+    def __init__(self) -> None:
+        self.fields = array("q")
+        self.payloads = bytearray()
+        self.dummies: dict[int, int] = defaultdict(int)  # per receiving node
+        self.live = 0  # real messages held, repeats refused
+
+    def __len__(self) -> int:
+        """Messages held: reals and dummies not yet taken by a run, repeats refused."""
+        return self.live + sum(self.dummies.values())
+
+    def add(self, fields: tuple[int, ...], payload: bytes) -> int:
+        """Keep a real message (``fields``: route, mode, sender block, node, index, src,
+        order, forward); return its slot."""
+        slot = len(self.fields) // _WIDTH
+        self.fields.extend(fields)
+        self.fields.append(len(self.payloads))
+        self.payloads += payload
+        self.live += 1
+        return slot
+
+    def dummy(self, node: int) -> None:
+        """Count a dummy received for ``node`` (dropped: nothing of it is kept)."""
+        self.dummies[node] += 1
+
+    def refuse(self, slot: int) -> None:
+        """Drop a repeated frame: inbox item ``slot``, or ``-1 - node``: a dummy for ``node``."""
+        if slot < 0:
+            self.dummies[-1 - slot] -= 1
+        else:
+            self.fields[slot * _WIDTH + 1] = -1  # mode -1: refused, skipped by take
+            self.live -= 1
+
+    def take(self, first: int, last: int) -> tuple[bytearray, list[Part]]:
+        """Remove the messages for nodes ``first <= node < last``: the payload store they
+        point into and one :data:`Part` per ``(route, mode, sender block)``, messages in
+        arrival order."""
+        table = np.frombuffer(self.fields, dtype=np.int64).reshape(-1, _WIDTH).copy()
+        for node in [n for n in self.dummies if first <= n < last]:
+            del self.dummies[node]
+        mine = (table[:, 3] >= first) & (table[:, 3] < last)
+        ends = np.append(table[1:, 8], len(self.payloads))
+        data = self.payloads
+        rest, rest_ends = table[~mine], ends[~mine]
+        kept = [data[a:b] for a, b in zip(rest[:, 8].tolist(), rest_ends.tolist(), strict=True)]
+        lengths = rest_ends - rest[:, 8]
+        rest[:, 8] = np.cumsum(lengths) - lengths
+        self.fields, self.payloads = array("q", rest.ravel().tobytes()), bytearray(b"".join(kept))
+        live = mine & (table[:, 1] >= 0)
+        self.live -= int(np.count_nonzero(live))
+        chosen, stops = table[live], ends[live]
+        if not len(chosen):
+            return data, []
+        groups = np.lexsort((chosen[:, 2], chosen[:, 1], chosen[:, 0]))  # stable
+        chosen, stops = chosen[groups], stops[groups]
+        cut = np.flatnonzero(np.any(np.diff(chosen[:, :3], axis=0) != 0, axis=1)) + 1
+        parts: list[Part] = []
+        for part, part_stops in zip(np.split(chosen, cut), np.split(stops, cut), strict=True):
+            spans = np.stack([part[:, 8], part_stops], axis=1)
+            r, mode, block = (int(v) for v in part[0, :3])
+            parts.append(((r, mode, block), part[:, 3:8], spans))
+        return data, parts
+
+
+class Onions:
+    """A scrambler host's inner bodies by handle, until forwarded (each once)."""
+
+    def __init__(self) -> None:
+        self.bodies: dict[int, bytes] = {}
+        self.next = 0
+
+    def put(self, inner: bytes) -> int:
+        handle = self.next
+        self.bodies[handle] = inner
+        self.next += 1
+        return handle
+
+    def pop(self, handle: int) -> bytes:
+        inner = self.bodies.pop(handle, None)
+        if inner is None:
+            raise DataError(f"onion {handle} forwarded twice, or never received by this host")
+        return inner
