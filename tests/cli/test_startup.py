@@ -63,6 +63,17 @@ def test_krr_query_keeps_heavy_and_rarely_used_modules_out() -> None:
     loaded = _modules_after(KRR)
     assert {"scipy.special", "crowdhide.accounting.shuffle.generic"} <= loaded  # it did the work
     assert not loaded & set(HEAVY)
+    # Nor what only other queries use (issue 32: ~20 ms of rich, the generic certificate,
+    # binary RR, the mechanisms' table), nor NumPy's test and Fortran helpers beyond what
+    # SciPy itself loads.
+    assert not loaded & {
+        "rich",
+        "crowdhide.accounting.shuffle.variation_ratio",
+        "crowdhide.accounting.shuffle.binary_rr",
+        "crowdhide.accounting.shuffle.randomizers",
+    }
+    reference = set(json.loads(_python(_REFERENCE)))
+    assert {m for m in loaded if m.startswith("numpy.")} <= reference
     # Only the shuffle area was imported for a shuffle command.
     assert not {m for m in loaded if m.startswith("crowdhide.cli.")} - {
         "crowdhide.cli._engine_progress",
@@ -70,6 +81,31 @@ def test_krr_query_keeps_heavy_and_rarely_used_modules_out() -> None:
         "crowdhide.cli._output",
         "crowdhide.cli.shuffle",
     }
+
+
+#: What issue 32 allows a query to import at no charge: NumPy and scipy.special.
+_REFERENCE = "import json, sys, numpy, scipy.special; print(json.dumps([*sys.modules]))"
+
+
+def test_help_markup_is_escaped_as_rich_would() -> None:
+    """crowdhide escapes its help text without importing rich; rich's own escape is the
+    reference, on every help string of the app and on the edge cases of its tag syntax."""
+    from rich.markup import escape
+
+    from crowdhide.cli import _escape_markup
+
+    texts = ["[privacy]", "\\[b]", "a\\\\[x] y", "[#fff] [/] [@click]", "[A] [1]", "x\\", ""]
+    texts += ["x\\\\", "[a[b]]", "[[b]]", "]["]
+    root = typer.main.get_command(build_app())
+    stack = [root]
+    while stack:
+        command = stack.pop()
+        texts += [getattr(command, a) or "" for a in ("help", "epilog", "short_help")]
+        texts += [getattr(p, "help", None) or "" for p in command.params]
+        stack += list(getattr(command, "commands", {}).values())
+    assert len(texts) > 100
+    for text in texts:
+        assert _escape_markup(text) == escape(text), text
 
 
 SCRAMBLER = [
@@ -83,7 +119,7 @@ def test_scrambler_query_does_not_import_scipy_stats(method: str) -> None:
     # scipy.stats costs ~0.5 s; the binomial tails come from accounting.binomial_tails.
     loaded = _modules_after([*SCRAMBLER, "--method", method])
     assert "crowdhide.accounting.scrambler.bounds" in loaded  # it did the work
-    assert not loaded & {"scipy.stats", *HEAVY}
+    assert not loaded & {"scipy.stats", "rich", *HEAVY}
 
 
 def _command_paths(group: typer.core.TyperGroup, prefix: list[str]) -> list[list[str]]:

@@ -170,17 +170,23 @@ def _bound_progress(as_json: bool) -> Iterator[Callable[[str, int, int], None] |
 # -- one query, ε at δ or δ at ε -----------------------------------------------------------
 
 
+def _needs_d(mechanism: str) -> bool:
+    """Whether a named mechanism needs ``--d`` (its table is imported only for --mechanism)."""
+    from crowdhide.accounting.shuffle.randomizers import MECHANISMS
+
+    return mechanism in MECHANISMS and MECHANISMS[mechanism].needs_d
+
+
 def _answer(query: Mapping[str, float], *, as_json: bool, **options: Any) -> None:
     """Make the one library call that answers ``query`` (ε at δ or δ at ε), emit.
 
     Which accountant answers is decided in :mod:`crowdhide.accounting.shuffle.query`; an
     option that does not apply comes back as an input error naming it (exit 2)."""
     from crowdhide.accounting.shuffle import query as shuffle_query
-    from crowdhide.accounting.shuffle.randomizers import MECHANISMS
 
     what = "epsilon" if "delta" in query else "delta"
     mechanism = options.get("mechanism")
-    needs_d = mechanism in MECHANISMS and MECHANISMS[mechanism].needs_d
+    needs_d = mechanism is not None and _needs_d(mechanism)
     if needs_d and options.get("d") is None:  # name the option the user must add
         raise InvalidParameterError(
             f"--d (the domain size) is needed by --mechanism {mechanism}",

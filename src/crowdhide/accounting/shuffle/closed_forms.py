@@ -12,7 +12,14 @@ import math
 import numpy as np
 
 from crowdhide.accounting.roots import calibrate
-from crowdhide.accounting.shuffle.variation_ratio import one_report_log_delta
+
+
+def _one_report_log_delta(eps: float, eps0: float) -> float:
+    """:func:`~crowdhide.accounting.shuffle.variation_ratio.one_report_log_delta`, imported
+    only where a blanket is empty (a k-RR query at start-up does not need that module)."""
+    from crowdhide.accounting.shuffle.variation_ratio import one_report_log_delta
+
+    return one_report_log_delta(eps, eps0)
 
 
 class _NotApplicableError(ValueError):
@@ -66,7 +73,7 @@ def _hoeffding_log_delta(eps: float, eps0: float, n: int, k: int | None) -> floa
     gamma, _, b_range, _ = _blanket_params(eps, eps0, k)
     a = math.expm1(eps)
     if b_range * b_range == 0.0:
-        return one_report_log_delta(eps, eps0)
+        return _one_report_log_delta(eps, eps0)
     inner = -gamma * -math.expm1(-2.0 * a * a / (b_range * b_range))
     value = (
         2.0 * math.log(b_range) - math.log(4.0 * a) - math.log(gamma * n) + n * math.log1p(inner)
@@ -85,7 +92,7 @@ def _bennett_log_delta(eps: float, eps0: float, n: int, k: int | None) -> float:
     gamma, b_plus, _, var = _blanket_params(eps, eps0, k)
     a = math.expm1(eps)
     if b_plus * b_plus == 0.0 or var == 0.0:
-        return one_report_log_delta(eps, eps0)
+        return _one_report_log_delta(eps, eps0)
     alpha, beta = var / b_plus**2, a * b_plus / var
     phi = (1.0 + beta) * math.log1p(beta) - beta
     if phi <= 0.0:  # rounding for tiny β: φ(β) ≈ β²/2 > 0

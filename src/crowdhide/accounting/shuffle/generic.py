@@ -88,6 +88,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any
 
 from crowdhide._validation import check_int, check_probability, check_real
@@ -100,7 +101,7 @@ from crowdhide.accounting.logmath import (
 from crowdhide.accounting.registry import Registry, attach_lower, best_certificate
 from crowdhide.accounting.shuffle import _krr_fast, _krr_small
 from crowdhide.accounting.shuffle import _pairs as pairs
-from crowdhide.accounting.shuffle.binary_rr import binary_rr_tilted_curve
+from crowdhide.accounting.shuffle._best import best_rows
 from crowdhide.accounting.shuffle.closed_forms import (
     _bennett_log_delta,
     _erlingsson_epsilon,
@@ -119,7 +120,6 @@ from crowdhide.accounting.shuffle.curves import (
     _krr_lower_curve,
     _ldp_lower_curve,
 )
-from crowdhide.accounting.shuffle.variation_ratio import VariationRatio
 from crowdhide.accounting.statement import Kind, PrivacyStatement
 from crowdhide.errors import InvalidParameterError, ParameterTypeError
 
@@ -314,6 +314,8 @@ def _binary_blocks_condition(p: ShuffleParams) -> str | None:
 
 
 def _binary_blocks_curve(p: ShuffleParams) -> PrivacyCurve:
+    from crowdhide.accounting.shuffle.binary_rr import binary_rr_tilted_curve  # k = 2 only
+
     return binary_rr_tilted_curve(eps0=p.eps0, n=p.n)
 
 
@@ -350,6 +352,8 @@ def _fmt23_curve(p: ShuffleParams) -> PrivacyCurve:
 
 
 def _variation_ratio_curve(p: ShuffleParams) -> PrivacyCurve:
+    from crowdhide.accounting.shuffle.variation_ratio import VariationRatio  # k = None only
+
     bound = VariationRatio(p.n, p.eps0)
     # The search starts at the ε of its reference (the pair at μ = 1, blocked: 7-20 ms to
     # solve, the FMT23 pair 11-63 ms, and closer to the certificate's); its first step takes
@@ -618,10 +622,12 @@ def _answer(
         b.name for b in _BOUNDS
         if b.listed_for(params.k) and b.kind != "lower" and b.in_best(params)
     ]  # fmt: skip
+    evaluate = partial(_evaluate, params=params, query=query)
+    rows = best_rows(names, evaluate, _BY_NAME, params, query.get("delta"))
     # With no certificate (e.g. δ = 1 everywhere at ε0 ~ 30) the lower bound is still shown.
     return best_certificate(
-        lambda name: _evaluate(name, params, query),
-        names,
+        lambda name: rows.get(name) or evaluate(name),
+        [name for name in names if name in rows],
         by="epsilon" if "delta" in query else "delta",
         lower=lower_bound_name(params.k) if lower else None,
     )
