@@ -305,3 +305,19 @@ def test_the_grid_is_a_lattice_the_composition_keeps() -> None:
     lattice = math.gcd(*masses)
     assert lattice % step == 0
     assert pp._coarse_factor(masses, 100) == lattice
+
+
+def test_a_composed_shuffle_curve_offers_the_profile_pair_and_names_the_winner() -> None:
+    curve = shuffle_curve(eps0=1.0, n=10_000, rounds=10)
+    assert curve.members == ("clone_pair_pld", "profile_pair")
+    statement = curve.statement(1e-6)
+    assert statement.source == "best:profile_pair"
+    alone = composed_shuffle(eps0=1.0, n=10_000, delta=1e-6, rounds=10, pair="profile_pair")
+    assert statement.epsilon == alone.epsilon
+    clone = composed_shuffle(eps0=1.0, n=10_000, delta=1e-6, rounds=10, pair="feldman2021")
+    assert statement.epsilon < clone.epsilon
+    assert curve.delta(0.2) <= min(alone.delta or 1.0, 1.0)  # the least of both, pointwise
+    # where the profile pair does not apply, the clone pair alone (as before)
+    assert shuffle_curve(eps0=1.0, n=10_000, rounds=10, k=2).members == ("clone_pair_pld",)
+    sampled = shuffle_curve(eps0=1.0, n=10_000, rounds=10, sample_rate=0.5)
+    assert sampled.members == ("clone_pair_pld",)

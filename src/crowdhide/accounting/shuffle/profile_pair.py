@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -45,6 +45,7 @@ from crowdhide.accounting.shuffle._krr_fast import clone_noise_log_delta
 from crowdhide.accounting.shuffle.composition import ComposedShuffleCurve, ComposedShuffleParams
 from crowdhide.accounting.shuffle.variation_ratio import one_report_log_delta
 from crowdhide.accounting.statement import Kind, PrivacyStatement, format_bound
+from crowdhide.errors import InvalidParameterError
 
 if TYPE_CHECKING:
     from crowdhide.accounting.shuffle.certificate import ShuffleCertificate
@@ -56,6 +57,7 @@ __all__ = [
     "ProfilePairBound",
     "capped",
     "certified_profile",
+    "composed_profile_pld",
     "profile_pair",
     "profile_pair_pld",
     "smaller",
@@ -460,21 +462,55 @@ class ProfilePairBound:
     def curve(self, params: ComposedShuffleParams) -> ComposedShuffleCurve:
         if params.rounds == 1:  # nothing to compose: the profile's own certificate
             return _SingleRound(_certificate(params.eps0, params.n), params.eps0)
-        fine = _fine(params)
-        masses = _pair_masses(params.eps0, params.n, fine)
-        assert masses is not None  # applies() said so
-        coarse = _coarse_factor(masses, params.rounds)
-        pld = profile_pair_pld(params.eps0, params.n, coarse=coarse, fine=fine)
-        assert pld is not None
-        if params.rounds > 1:
-            pld = pld.self_compose(params.rounds)
+        pld, coarse = _composed(params)
         notes: tuple[str, ...] = ()
-        if coarse > math.gcd(*masses):
+        if coarse:
             notes = (
                 f"profile pair: loss grid {coarse * PROFILE_STEP:.3g} (losses rounded up) to keep "
                 f"{params.rounds} rounds within {MAX_COMPOSED_POINTS:.0e} grid points",
             )
         return _QuietCurve(pld, product_up(params.rounds, params.eps0), notes)
+
+
+def composed_profile_pld(
+    *,
+    eps0: float,
+    n: int,
+    k: int | None = None,
+    rounds: int = 1,
+    sample_rate: float = 1.0,
+    relation: str = "substitute",
+) -> PldCurve:
+    """The PLD of ``rounds`` composed profile pairs (as :class:`ProfilePairBound` composes
+    them, one round included: the pair itself), for export.
+
+    Raises
+    ------
+    InvalidParameterError
+        Where the profile pair does not apply (``k``, sampling, add/remove).
+    """
+    params = ComposedShuffleParams(
+        eps0=eps0, n=n, k=k, rounds=rounds, sample_rate=sample_rate, relation=relation
+    )
+    bound = ProfilePairBound()
+    reason = bound.applies(replace(params, rounds=max(rounds, 2)))  # its own pair at R = 1
+    if reason is not None:
+        raise InvalidParameterError(reason, parameter="pair", value="profile_pair")
+    return _composed(params)[0]
+
+
+def _composed(params: ComposedShuffleParams) -> tuple[PldCurve, int]:
+    """The pair's PLD composed ``params.rounds`` times (one: the pair itself), and the loss
+    grid in profile steps where it had to be coarser than the pair's lattice (else 0)."""
+    fine = _fine(params)
+    masses = _pair_masses(params.eps0, params.n, fine)
+    assert masses is not None  # the caller checked applies()
+    coarse = _coarse_factor(masses, params.rounds)
+    pld = profile_pair_pld(params.eps0, params.n, coarse=coarse, fine=fine)
+    assert pld is not None
+    if params.rounds > 1:
+        pld = pld.self_compose(params.rounds)
+    return pld, coarse if coarse > math.gcd(*masses) else 0
 
 
 def _fine(params: ComposedShuffleParams) -> bool:
