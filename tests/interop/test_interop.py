@@ -53,6 +53,29 @@ def test_exported_pld_is_crowdhides_composed_shuffle(
     assert best.epsilon <= ours.epsilon
 
 
+@pytest.mark.parametrize(("eps0", "n", "rounds"), [(1.0, 2_000, 3), (2.0, 10_000, 200)])
+def test_exported_profile_pair_is_crowdhides_composed_profile_pair(
+    eps0: float, n: int, rounds: int
+) -> None:
+    pld = dp_accounting_pld(eps0=eps0, n=n, rounds=rounds, pair="profile_pair")
+    ours = composed_shuffle_epsilon(eps0=eps0, n=n, rounds=rounds, delta=1e-6, pair="profile_pair")
+    assert ours.source == "profile_pair"
+    theirs = float(pld.get_epsilon_for_delta(1e-6))
+    assert theirs <= ours.epsilon <= theirs * (1 + 1e-6) + 1e-12
+    clone = float(dp_accounting_pld(eps0=eps0, n=n, rounds=rounds).get_epsilon_for_delta(1e-6))
+    assert theirs < clone  # the smaller of the two exports here
+    best = composed_shuffle_epsilon(eps0=eps0, n=n, rounds=rounds, delta=1e-6)
+    assert best.source == "profile_pair"
+    assert best.epsilon == ours.epsilon
+
+
+def test_the_profile_pair_export_refuses_where_it_does_not_apply() -> None:
+    with pytest.raises(InvalidParameterError, match="no k"):
+        dp_accounting_pld(eps0=1.0, n=1000, k=2, rounds=2, pair="profile_pair")
+    with pytest.raises(InvalidParameterError, match="pair must be"):
+        dp_accounting_pld(eps0=1.0, n=1000, pair="fmt21")
+
+
 def test_composes_with_a_gaussian_in_dp_accounting() -> None:
     shuffled = dp_accounting_pld(eps0=2.0, n=10_000, k=4)
     gaussian = pld_lib.from_gaussian_mechanism(5.0, value_discretization_interval=1e-4)

@@ -189,7 +189,8 @@ def shuffle_curve(
     pld = _clone_pair_pld(given)
     if not single:
         grid = min(1e-4, max(2e-6, 1e-2 / given["rounds"]))
-        return ShuffleCertificate({"clone_pair_pld": pld(grid)}, inputs=given, pld=pld)
+        members = {"clone_pair_pld": pld(grid), **_profile_pair_member(given, grid)}
+        return ShuffleCertificate(members, inputs=given, pld=pld)
     from crowdhide.accounting.shuffle.generic import SHUFFLE_REGISTRY, ShuffleBound, ShuffleParams
 
     params = ShuffleParams(eps0=given["eps0"], n=given["n"], k=given["k"])
@@ -200,6 +201,23 @@ def shuffle_curve(
         and b.in_best(params) and b.applies(params) is None
     }  # fmt: skip
     return ShuffleCertificate(members, inputs=given, pld=pld)
+
+
+def _profile_pair_member(given: dict[str, Any], grid: float) -> dict[str, PrivacyCurve]:
+    """The composed profile pair of the single-round certificate (any ε0-LDP randomizer,
+    substitute, no sampling: docs/proofs/profile-pair.md), where it applies: a second
+    certificate, so the curve is the least of it and the clone pair's, point by point."""
+    from crowdhide.accounting.shuffle.composition import ComposedShuffleParams
+    from crowdhide.accounting.shuffle.profile_pair import ProfilePairBound
+
+    params = ComposedShuffleParams(
+        eps0=given["eps0"], n=given["n"], k=given["k"], rounds=given["rounds"],
+        sample_rate=given["sample_rate"], relation=given["relation"], discretization=grid,
+    )  # fmt: skip
+    bound = ProfilePairBound()
+    if bound.applies(params) is not None:
+        return {}
+    return {bound.name: bound.curve(params)}
 
 
 def _question(**given: Any) -> dict[str, Any]:

@@ -31,17 +31,21 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from crowdhide.accounting.composition import PldCurve
-from crowdhide.accounting.logmath import MACHINE_EPSILON, product_up
+from crowdhide.accounting.logmath import MACHINE_EPSILON, kappa_up, product_up
 from crowdhide.accounting.registry import Registry
+from crowdhide.accounting.roots import safe_root
+from crowdhide.accounting.shuffle._krr_fast import clone_noise_log_delta
 from crowdhide.accounting.shuffle.composition import ComposedShuffleCurve, ComposedShuffleParams
+from crowdhide.accounting.shuffle.variation_ratio import one_report_log_delta
 from crowdhide.accounting.statement import Kind, PrivacyStatement, format_bound
+from crowdhide.errors import InvalidParameterError
 
 if TYPE_CHECKING:
     from crowdhide.accounting.shuffle.certificate import ShuffleCertificate
@@ -53,6 +57,7 @@ __all__ = [
     "ProfilePairBound",
     "capped",
     "certified_profile",
+    "composed_profile_pld",
     "profile_pair",
     "profile_pair_pld",
     "smaller",
@@ -66,11 +71,27 @@ PROFILE_STEP = 1e-4
 #: δ below this is not refined further: a chord that stays under it costs a round at most
 #: that much δ (a valid, looser bound for targets below about ``rounds · FLOOR``).
 FLOOR = 1e-16
-#: Certificate evaluations per (ε0, n) (each 0.01–3 s): the seeds and the refinement.
-MAX_EVALUATIONS = 32
-#: Refinement stops where the chord at an interval's midpoint is within this of the
-#: geometric interpolation, in log δ.
-LOG_TOLERANCE = 0.02
+#: Certificate evaluations (each 0.05–0.15 s CPU) of the coarse profile, which many rounds
+#: use (:data:`PLACEMENT_WEIGHT`) ...
+COARSE_EVALUATIONS = 10
+#: ... and of the fine profile, which 2 to :data:`FINE_BELOW_ROUNDS` − 1 rounds use (one
+#: round is the single-round certificate itself): the coarse points and one where the
+#: proxy crosses each of this many levels, evenly spaced in log δ from δ(0) to
+#: :data:`FLOOR` (the tails a few rounds ask for).
+FINE_LEVELS = 12
+FINE_BELOW_ROUNDS = 1000
+#: The coarse placement's weight (relative to the proxy's δ at 0): an excess of the chord
+#: over the proxy counts relative to ``δ + τ δ(0)``, so it places the points where the
+#: chord is far above in nearly absolute terms, which is what many composed rounds feel
+#: (coarse grid: ε0 = 4, n = 1e3, 100 rounds: 21.5 at τ = 0.1, 23.2 at τ = 1; ε0 = 1,
+#: n = 1e4, 10^4 rounds: 6.470 and 6.474; τ = 0.01: 21.2 and 6.605).
+PLACEMENT_WEIGHT = 0.1
+#: Candidate positions the placement scores (a uniform subset of the lattice).
+CANDIDATES = 192
+#: The lattice of grid points is as coarse as keeps at least this many of its points below
+#: the loss where the proxy falls under :data:`FLOOR`: the pair's losses are lattice points,
+#: so its PLD composes on that lattice with no loss rounding and a proportionally smaller FFT.
+LATTICE_POINTS = 512
 #: The certificate's summation windows are cut at tails ``e^{_LOG_LEVEL − 40}`` (their mass
 #: is added to δ, a floor near 4e-18, below :data:`FLOOR`): deeper windows cost up to 3 s a
 #: point at ε0 = 4, n = 1e4.
@@ -94,74 +115,137 @@ def _certificate(eps0: float, n: int) -> ShuffleCertificate:
 
 
 @functools.lru_cache(maxsize=64)
-def certified_profile(eps0: float, n: int) -> tuple[tuple[int, ...], tuple[float, ...]]:
+def certified_profile(
+    eps0: float, n: int, fine: bool = True
+) -> tuple[tuple[int, ...], tuple[float, ...]]:
     """Grid indices ``i`` (losses ``i · PROFILE_STEP``) and the single-round certificate's
     δ̄ there, for n shuffled reports of any ε0-LDP randomizer (substitute relation). The
-    last index is ``ceil(ε0 / PROFILE_STEP) + 1``, where δ = 0 (every round is ε0-DP).
+    last index is the first lattice point beyond ε0, where δ = 0 (every round is ε0-DP).
 
-    The grid is chosen adaptively: seeds at ``0`` and ``ε0 · 2^{-k}``, then the interval
-    whose midpoint chord (linear in ``e^ε``) exceeds the geometric interpolation of δ the
-    most is bisected, while that excess is above :data:`LOG_TOLERANCE` and the chord above
-    :data:`FLOOR`, within :data:`MAX_EVALUATIONS`. Cached per ``(eps0, n)``.
+    Where the points go does not matter for validity (every grid gives a dominating pair,
+    docs/proofs/profile-pair.md), only for tightness: they are placed on a cheap stand-in
+    for the certificate (:func:`_proxy_log_delta`, 1 ms a point) by :func:`_placed`, on a
+    lattice of :func:`_lattice` steps, and the certificate is evaluated only there:
+    :data:`COARSE_EVALUATIONS` points (``fine=False``, for many rounds) or up to
+    :data:`FINE_LEVELS` more (a superset). Cached per ``(eps0, n, fine)``, the certificate's
+    values per point.
 
     Examples
     --------
     >>> idx, dlt = certified_profile(1.0, 10_000)
     >>> idx[0], dlt[0] > dlt[1] > 0.0, dlt[-1], idx[-1]
     (0, True, 0.0, 10001)
+    >>> set(certified_profile(1.0, 10_000, fine=False)[0]) < set(idx)
+    True
     """
-    from crowdhide.accounting.shuffle.curves import _summed_like_epsilon_at
-
-    # one step beyond ε0: the chord to the mirror image of (t_top, 0), both exact, then lies
-    # strictly above the profile, so the raised grid values stay on the hull (one binary RR
-    # report's profile is that chord when the top is ε0 itself: no margin to check)
-    top = math.ceil(eps0 / PROFILE_STEP) + 1
-    with _summed_like_epsilon_at(_LOG_LEVEL):  # one window level per point: no widening
-        curve = _certificate(eps0, n)
-        values: dict[int, float] = {top: 0.0}
-
-        def at(index: int) -> None:
-            values[index] = float(curve.delta(index * PROFILE_STEP))
-
-        # below ε0 only: a δ = 0 known there would make the hull exact again
-        below = top - 2  # the largest index whose loss is below ε0
-        while below > 0 and below * PROFILE_STEP >= eps0:
-            below -= 1
-        seeds = {0} | {max(1, math.floor(eps0 * 0.5**k / PROFILE_STEP)) for k in range(1, 13)}
-        for index in sorted(i for i in seeds if i <= below):
-            at(index)
-        for _ in range(MAX_EVALUATIONS - len(values) + 1):
-            pick = _next_point(values, below)
-            if pick is None:
-                break
-            at(pick)
+    coarse, every, top = _placement(eps0, n)
+    chosen = every if fine else coarse
+    values = {index: _certified_at(eps0, n, index) for index in chosen}
+    values[top] = 0.0
     keys = sorted(values)
     return tuple(keys), tuple(values[k] for k in keys)
 
 
-def _next_point(values: dict[int, float], below: int) -> int | None:
-    """The midpoint (at most ``below``) of the interval whose chord is farthest above the
-    geometric interpolation (None when every interval is within tolerance or below the
-    floor)."""
-    keys = sorted(values)
-    best, pick = LOG_TOLERANCE, None
-    for a, b in itertools.pairwise(keys):
-        mid = min((a + b) // 2, below)
-        if mid <= a:
-            continue
-        da, db = values[a], values[b]
-        ta, tb, tm = (math.exp(i * PROFILE_STEP) for i in (a, b, mid))
-        chord = da + (db - da) * (tm - ta) / (tb - ta)
-        if chord <= FLOOR:
-            continue
-        if db > 0.0 and da > 0.0:
-            guess = math.log(da) + (math.log(db) - math.log(da)) * (mid - a) / (b - a)
-        else:
-            guess = math.log(max(da, db, FLOOR)) - 40.0  # the last interval: drops to 0
-        excess = math.log(chord) - guess
-        if excess > best:
-            best, pick = excess, mid
-    return pick
+@functools.lru_cache(maxsize=4096)
+def _certified_at(eps0: float, n: int, index: int) -> float:
+    """The single-round certificate's δ̄ at ``index · PROFILE_STEP``, its windows summed to
+    the tails of :data:`_LOG_LEVEL` (a function of the arguments alone)."""
+    from crowdhide.accounting.shuffle.curves import _summed_like_epsilon_at
+
+    with _summed_like_epsilon_at(_LOG_LEVEL):  # one window level per point: no widening
+        return float(_certificate(eps0, n).delta(index * PROFILE_STEP))
+
+
+@functools.lru_cache(maxsize=64)
+def _placement(eps0: float, n: int) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """The coarse points, all points (a superset) and the top index (δ = 0) of
+    :func:`certified_profile`, from the proxy alone."""
+    step, below, top, last = _lattice(eps0, n)
+    candidates = np.unique(np.round(np.linspace(0, last // step, CANDIDATES)).astype(np.int64))
+    candidates = candidates * step
+    proxy = np.exp([_proxy_log_delta(eps0, n, int(i)) for i in candidates])
+    start = np.zeros(candidates.size, dtype=bool)
+    start[[0, -1]] = True
+    coarse = _placed(candidates, proxy, start, COARSE_EVALUATIONS, PLACEMENT_WEIGHT)
+    every = coarse.copy()
+    with np.errstate(divide="ignore"):
+        log_proxy = np.log(proxy)
+    levels = np.linspace(log_proxy[0], math.log(FLOOR), FINE_LEVELS + 2)[1:-1]
+    # the last candidate at or above each level (the proxy is non-increasing)
+    crossing = np.searchsorted(-log_proxy, -levels, side="right") - 1
+    every[np.clip(crossing, 0, candidates.size - 1)] = True
+    assert int(candidates[every].max()) <= below < top
+    return tuple(candidates[coarse].tolist()), tuple(candidates[every].tolist()), top
+
+
+def _proxy_log_delta(eps0: float, n: int, index: int) -> float:
+    """A stand-in for the certificate's ``log δ̄`` at ``index · PROFILE_STEP`` that only
+    places the grid: the FMT23 clone pair's one-rate system (the certificate is within a
+    few per cent of it in δ), coarsely blocked; one binary RR report's profile where that
+    system does not apply (ε0 beyond ~38). Never used as a bound."""
+    eps = index * PROFILE_STEP
+    if eps >= eps0:
+        return -math.inf
+    one = one_report_log_delta(eps, eps0)
+    kappa = kappa_up(eps0)
+    if kappa >= 1.0:
+        return one
+    clone = 2.0 / (math.exp(eps0) + 1.0)
+    value = clone_noise_log_delta(n, kappa, 1.0, clone, eps, -40.0, c_points=128)
+    return min(value, one)
+
+
+def _lattice(eps0: float, n: int) -> tuple[int, int, int, int]:
+    """``(step, below, top, last)`` in profile steps: the lattice step (:data:`LATTICE_POINTS`
+    of them at least up to where the proxy falls under :data:`FLOOR`), the largest lattice
+    point below ε0, the first one beyond ``ε0 + PROFILE_STEP`` (δ = 0 there: the chord to
+    it then lies strictly above the profile, see :func:`profile_pair`) and the last point
+    the placement considers (the proxy under FLOOR there, or ``below``)."""
+    limit = math.ceil(eps0 / PROFILE_STEP) - 1  # the largest index whose loss is below ε0
+    while limit > 0 and limit * PROFILE_STEP >= eps0:
+        limit -= 1
+    floor_log = math.log(FLOOR)
+    lo, hi = 0, limit  # the proxy is non-increasing: bisect for where it falls under FLOOR
+    if limit > 0 and _proxy_log_delta(eps0, n, limit) <= floor_log:
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if _proxy_log_delta(eps0, n, mid) <= floor_log:
+                hi = mid
+            else:
+                lo = mid
+    step = max(1, hi // LATTICE_POINTS)
+    below = limit // step * step
+    top = step * math.ceil((math.ceil(eps0 / PROFILE_STEP) + 1) / step)
+    return step, below, top, min(step * math.ceil(hi / step), below)
+
+
+def _placed(
+    candidates: IntArray,
+    proxy: FloatArray,
+    start: npt.NDArray[np.bool_],
+    budget: int,
+    tau: float,
+) -> npt.NDArray[np.bool_]:
+    """``start`` (a mask over the sorted ``candidates``, the first and the last among it)
+    with more candidates, up to ``budget`` in all: in turn, the one where the chord (in
+    ``t = e^ε``) through its chosen neighbours exceeds the proxy the most, relative to
+    ``proxy + tau proxy[0]``, while a chord is above."""
+    t = np.exp(candidates * PROFILE_STEP)
+    chosen = start.copy()
+    every = np.arange(candidates.size)
+    for _ in range(max(budget - int(chosen.sum()), 0)):
+        at = np.flatnonzero(chosen)
+        right = at[np.minimum(np.searchsorted(at, every), at.size - 1)]
+        left = at[np.maximum(np.searchsorted(at, every, side="right") - 1, 0)]
+        span = np.where(right > left, t[right] - t[left], 1.0)
+        chord = proxy[left] + (proxy[right] - proxy[left]) * (t - t[left]) / span
+        score = (chord - proxy) / (proxy + tau * proxy[0] + 1e-300)
+        score[chosen] = -np.inf
+        best = int(np.argmax(score))
+        if not score[best] > 0.0:
+            break
+        chosen[best] = True
+    return chosen
 
 
 def _lower_hull(t: FloatArray, d: FloatArray) -> list[int]:
@@ -298,10 +382,10 @@ def _covers(
     return True
 
 
-def _pair_masses(eps0: float, n: int) -> dict[int, float] | None:
+def _pair_masses(eps0: float, n: int, fine: bool = True) -> dict[int, float] | None:
     """The PLD masses (loss index → P-mass) of :func:`profile_pair` for
     :func:`certified_profile`, each rounded up, or None when no pair was found."""
-    found = profile_pair(*certified_profile(eps0, n))
+    found = profile_pair(*certified_profile(eps0, n, fine))
     if found is None:
         return None
     loss, q = found
@@ -316,19 +400,22 @@ def _pair_masses(eps0: float, n: int) -> dict[int, float] | None:
 
 
 def _coarse_factor(masses: dict[int, float], rounds: int) -> int:
-    """How many profile steps one loss-grid step of the composition spans: 1, or more where
+    """How many profile steps one loss-grid step of the composition spans: the pair's own
+    lattice (the gcd of its losses: no loss is rounded), or a multiple of it where
     ``rounds`` composed losses (about ``rounds |mean| + 12 √rounds · spread`` plus one
     round's range) would exceed :data:`MAX_COMPOSED_POINTS` grid points."""
+    lattice = math.gcd(*masses)
     loss = np.asarray(list(masses), dtype=np.float64) * PROFILE_STEP
     weight = np.asarray(list(masses.values()))
     weight = weight / weight.sum()
     mean = float(weight @ loss)
     spread = math.sqrt(max(float(weight @ (loss - mean) ** 2), 0.0))
     support = rounds * abs(mean) + 12.0 * math.sqrt(rounds) * spread + 2.0 * float(loss.max())
-    return max(1, math.ceil(support / (MAX_COMPOSED_POINTS * PROFILE_STEP)))
+    factor = max(1, math.ceil(support / (MAX_COMPOSED_POINTS * PROFILE_STEP)))
+    return lattice * math.ceil(factor / lattice)
 
 
-def profile_pair_pld(eps0: float, n: int, *, coarse: int = 1) -> PldCurve | None:
+def profile_pair_pld(eps0: float, n: int, *, coarse: int = 1, fine: bool = True) -> PldCurve | None:
     """The dp_accounting PLD of :func:`profile_pair` for :func:`certified_profile` (masses
     rounded up), on a loss grid of ``coarse`` profile steps (losses rounded up to it: a
     pessimistic PLD), or None when no pair was found.
@@ -336,12 +423,12 @@ def profile_pair_pld(eps0: float, n: int, *, coarse: int = 1) -> PldCurve | None
     Examples
     --------
     >>> pld = profile_pair_pld(1.0, 10_000)
-    >>> round(pld.epsilon(1e-6), 4)     # one round: the certificate's 0.0433, up to the grid
-    0.0434
+    >>> round(pld.epsilon(1e-6), 3)     # one round: the certificate's 0.0432, up to the grid
+    0.044
     """
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution
 
-    masses = _pair_masses(eps0, n)
+    masses = _pair_masses(eps0, n, fine)
     if masses is None:
         return None
     grid: dict[int, float] = {}
@@ -370,20 +457,16 @@ class ProfilePairBound:
             return "profile_pair is for the generic eps0-LDP randomizer (no k, no mechanism)"
         if params.sample_rate < 1.0 or params.relation != "substitute":
             return "profile_pair needs sample_rate=1 and relation='substitute'"
-        if _pair_masses(params.eps0, params.n) is None:
+        if params.rounds > 1 and _pair_masses(params.eps0, params.n, _fine(params)) is None:
             return "no pair covers the certificate's profile on its grid"
         return None
 
     def curve(self, params: ComposedShuffleParams) -> ComposedShuffleCurve:
-        masses = _pair_masses(params.eps0, params.n)
-        assert masses is not None  # applies() said so
-        coarse = _coarse_factor(masses, params.rounds)
-        pld = profile_pair_pld(params.eps0, params.n, coarse=coarse)
-        assert pld is not None
-        if params.rounds > 1:
-            pld = pld.self_compose(params.rounds)
+        if params.rounds == 1:  # nothing to compose: the profile's own certificate
+            return _SingleRound(_certificate(params.eps0, params.n), params.eps0)
+        pld, coarse = _composed(params)
         notes: tuple[str, ...] = ()
-        if coarse > 1:
+        if coarse:
             notes = (
                 f"profile pair: loss grid {coarse * PROFILE_STEP:.3g} (losses rounded up) to keep "
                 f"{params.rounds} rounds within {MAX_COMPOSED_POINTS:.0e} grid points",
@@ -391,14 +474,90 @@ class ProfilePairBound:
         return _QuietCurve(pld, product_up(params.rounds, params.eps0), notes)
 
 
+def composed_profile_pld(
+    *,
+    eps0: float,
+    n: int,
+    k: int | None = None,
+    rounds: int = 1,
+    sample_rate: float = 1.0,
+    relation: str = "substitute",
+) -> PldCurve:
+    """The PLD of ``rounds`` composed profile pairs (as :class:`ProfilePairBound` composes
+    them, one round included: the pair itself), for export.
+
+    Raises
+    ------
+    InvalidParameterError
+        Where the profile pair does not apply (``k``, sampling, add/remove).
+    """
+    params = ComposedShuffleParams(
+        eps0=eps0, n=n, k=k, rounds=rounds, sample_rate=sample_rate, relation=relation
+    )
+    bound = ProfilePairBound()
+    reason = bound.applies(replace(params, rounds=max(rounds, 2)))  # its own pair at R = 1
+    if reason is not None:
+        raise InvalidParameterError(reason, parameter="pair", value="profile_pair")
+    return _composed(params)[0]
+
+
+def _composed(params: ComposedShuffleParams) -> tuple[PldCurve, int]:
+    """The pair's PLD composed ``params.rounds`` times (one: the pair itself), and the loss
+    grid in profile steps where it had to be coarser than the pair's lattice (else 0)."""
+    fine = _fine(params)
+    masses = _pair_masses(params.eps0, params.n, fine)
+    assert masses is not None  # the caller checked applies()
+    coarse = _coarse_factor(masses, params.rounds)
+    pld = profile_pair_pld(params.eps0, params.n, coarse=coarse, fine=fine)
+    assert pld is not None
+    if params.rounds > 1:
+        pld = pld.self_compose(params.rounds)
+    return pld, coarse if coarse > math.gcd(*masses) else 0
+
+
+def _fine(params: ComposedShuffleParams) -> bool:
+    """Whether a composition uses the fine profile (:func:`certified_profile`)."""
+    return params.rounds < FINE_BELOW_ROUNDS
+
+
+class _SingleRound(ComposedShuffleCurve):
+    """One round: the single-round certificate the pair is built from, as is (the pair is
+    its hull on a grid, never below it at grid points: the certificate is the tighter)."""
+
+    def __init__(self, certificate: ShuffleCertificate, cap: float) -> None:
+        note = "one round: the single-round certificate itself (the profile the pair is built from)"
+        super().__init__(None, cap, (note,))
+        self._certificate = certificate
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return self._notes
+
+    def log_delta(self, epsilon: float) -> float:
+        return self._certificate.log_delta(epsilon)
+
+    def delta(self, epsilon: float) -> float:
+        return self._certificate.delta(epsilon)
+
+    def epsilon(self, delta: float) -> float:
+        return min(self._certificate.epsilon(delta), self._cap)
+
+
 class _QuietCurve(ComposedShuffleCurve):
-    """dp_accounting's ε search divides by masses that underflow when the composed ε is in
-    the hundreds (ε0 = 4, n = 1e3, 10^4 rounds): the overflow gives ε = inf, which the cap
-    R·ε0 replaces (valid; FMT21, also computed, answers there). The warning is not shown."""
+    """dp_accounting's ε search divides by ``Σ p_i e^{−l_i}``, which underflows when the
+    composed losses are in the hundreds (ε0 = 4, n = 1e3, 10^4 rounds): it overflows to
+    ε = inf. There ε is searched here on the safe-side δ(ε) (:meth:`PldCurve.delta`, whose
+    terms ``e^{ε − l_i} <= 1`` cannot overflow) from the safe side, up to the cap R·ε0."""
 
     def epsilon(self, delta: float) -> float:
         with np.errstate(over="ignore", divide="ignore"):
-            return super().epsilon(delta)
+            found = super().epsilon(delta)
+        if self.pld is None or (math.isfinite(found) and found < self._cap):
+            return found
+        pld, target = self.pld, math.log(delta)
+        if pld.composition_error >= delta or pld.log_delta(self._cap) > target:
+            return found  # the cap (or an allowance above δ): nothing smaller is certified
+        return min(found, safe_root(pld.log_delta, target, 0.0, self._cap, xtol=1e-9 * self._cap))
 
 
 #: The profile pair as a registry (one bound), for :func:`composed_shuffle`.
