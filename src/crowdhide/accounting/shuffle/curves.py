@@ -19,6 +19,7 @@ from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle import _krr_fast
 from crowdhide.accounting.shuffle import _pairs as pairs
 from crowdhide.accounting.shuffle.closed_forms import _NotApplicableError
+from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "BRACKET_RTOL",
@@ -379,7 +380,9 @@ class _LowerCurve(PrivacyCurve):
         # starts the search of the expensive members' (issue 32: 3-4 evaluations, not 13).
         self._floor = floor
         if floor is not None and floor not in members:
-            raise ValueError("the floor of a lower curve must be one of its members")
+            raise InvalidParameterError(
+                "the floor of a lower curve must be one of its members", parameter="floor"
+            )
         # Adaptive curves inside the members: put into solving mode while solving ε(δ).
         self._adaptive = list(adaptive or [])
         self._adaptive += [m.curve for m in members if isinstance(m, _SameLower)]
