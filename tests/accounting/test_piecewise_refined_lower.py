@@ -43,6 +43,8 @@ def test_refined_member_is_the_exact_region_count(eps0: float) -> None:
     assert np.allclose(r.sum(axis=1), 1.0)
     p_plus, p_minus, nu = float(r[0, 0]), float(r[0, 2]), float(r[2, 0] + r[2, 2])
     assert math.isclose(float(r[1, 2]), p_plus, rel_tol=1e-12)  # mirror
+    t = math.exp(eps0 / 2.0)  # the high density on the region, of length C − half
+    assert math.isclose(p_plus, t * (t - 1.0) / (2.0 * (t + 1.0)) * (big_c - half), rel_tol=1e-12)
     assert math.isclose(float(r[2, 0]), float(r[2, 2]), rel_tol=1e-12)
     refined = _refined(eps0)
     for n in (2, 3, 400, 10**6):
