@@ -254,6 +254,7 @@ from crowdhide.accounting.shuffle.randomizers import (
     MECHANISMS,
     LowerMember,
     Mechanism,
+    RevealCells,
     certificate_cells,
     lower_members,
 )
@@ -422,6 +423,10 @@ class MechanismBound:
         raw: PrivacyCurve = _Curve(members, eps0, lower=self.kind == "lower")
         if self.kind == "upper" and self.mechanism.variation_capped:
             raw = SmallestCurve([raw, _capped_curve(n, eps0, self.mechanism.params(eps0, d, k)[1])])
+        if self.kind == "upper" and self.mechanism.reveal_cells is not None:
+            cells = _reveal_cell_members(self.mechanism.reveal_cells, n, eps0)
+            if cells:
+                raw = SmallestCurve([raw, _Curve(cells, eps0, lower=False)])
         if self.kind == "upper" and self._blanket_certifies(n, d):
             blanket = shuffle_bound_curve(bound="krr_blanket", eps0=eps0, n=n, k=d)
             raw = SmallestCurve([raw, blanket])
@@ -442,6 +447,30 @@ def _capped_curve(n: int, eps0: float, mu_max: float) -> PrivacyCurve:
         _clone_member, n, kappa_up(eps0), mu_max, math.exp(-eps0), rates
     )
     return BracketedCurve(fn, eps0, _Curve([floor_member], eps0, lower=False))
+
+
+#: Largest ``n e^{−ε0}`` (expected clones of the one-rate system) at which the revealed-class
+#: cells join a certificate: beyond it they were never the smaller (measured for the
+#: piecewise mechanism at ε0 = 4 … 10, n = 1e3 … 1e5) and cost 50-odd evaluations per ε.
+REVEAL_CELLS_MAX_LOAD = 20.0
+
+
+def _reveal_cell_members(
+    cells_of: Callable[[float], RevealCells], n: int, eps0: float
+) -> list[Callable[[float, float], float]]:
+    """The revealed-class cell certificate (``piecewise_reveal_cells``): one report's δ
+    below the first cell, then one revealed-class split system per cell; the largest over
+    them certifies every pair. Empty where it is not evaluated (a performance choice)."""
+    kappa = kappa_up(eps0)
+    if kappa >= 1.0 or n * math.exp(-eps0) > REVEAL_CELLS_MAX_LOAD:
+        return []
+    mu_floor, cells = cells_of(eps0)
+    members: list[Callable[[float, float], float]] = [
+        functools.partial(_one_report_member, mu_floor, eps0)
+    ]
+    for mu, c_inf, w, gamma in cells:
+        members.append(functools.partial(_reveal_member, n, kappa, mu, c_inf, (w, gamma)))
+    return members
 
 
 def _certificate_members(

@@ -25,7 +25,15 @@ from crowdhide.accounting.shuffle.generic import (
     shuffle_bound_curve,
 )
 
-__all__ = ["MECHANISMS", "Mechanism", "certificate_cells", "lower_members", "wang_pair_delta"]
+__all__ = [
+    "MECHANISMS",
+    "Mechanism",
+    "certificate_cells",
+    "lower_members",
+    "piecewise_reveal_cell",
+    "piecewise_reveal_cells",
+    "wang_pair_delta",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -34,6 +42,9 @@ FloatArray = npt.NDArray[np.float64]
 Params = tuple[float, float, float, float, float, float]
 #: One lower-bound configuration: ``log δ(ε)`` of an explicit dataset, given (n, ε).
 LowerMember = Callable[[int, float], float]
+#: ``(mu_floor, cells)`` of a revealed-class cell certificate: each cell
+#: ``(mu, c_inf, w, gamma)`` (:func:`piecewise_reveal_cells`).
+RevealCells = tuple[float, tuple[tuple[float, float, float, float], ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +73,8 @@ class Mechanism:
     :mod:`crowdhide.accounting.shuffle.mechanisms`): the target's probability ``w`` of an
     uninformative report some other input makes less likely (revealed), and the clone rate
     ``gamma`` of the remaining uninformative reports, which no input makes less likely.
+    ``reveal_cells(eps0)`` (optional): the revealed-class system for mechanisms whose pairs
+    differ (:func:`piecewise_reveal_cells`), the certificate being its largest cell.
     """
 
     name: str
@@ -76,6 +89,7 @@ class Mechanism:
     uniform_blanket: bool = False
     same_regions: Callable[[float, int, int], tuple[tuple[float, float, float], ...]] | None = None
     reveal: Callable[[float, int, int], tuple[float, float] | None] | None = None
+    reveal_cells: Callable[[float], RevealCells] | None = None
 
 
 def _krr_lower_member(eps0: float, d: int, n: int, eps: float) -> float:
@@ -420,6 +434,53 @@ def _hadamard_reveal(eps0: float, d: int, k: int) -> tuple[float, float] | None:
     return e / (2.0 * (e + 1.0)), 1.0 / (2.0 * (e + 1.0))
 
 
+#: Cells of the piecewise mechanism's informative length L (:func:`piecewise_reveal_cells`):
+#: halvings of ``C − 1`` down to ``2^-PIECEWISE_HALVINGS (C − 1)``, then a geometric grid
+#: of this ratio from ``(C − 1)/8`` up to ``C − 1`` (where the largest cell lies).
+PIECEWISE_HALVINGS = 40
+PIECEWISE_FINE_RATIO = 1.15
+
+
+def piecewise_reveal_cells(eps0: float) -> RevealCells:
+    """The revealed-class split system of the piecewise mechanism, one cell per range of the
+    pair's informative length L (docs/proofs/mechanism-certificates.md, section 1b).
+
+    A pair x < x' has ``L = min(C − 1, (C + 1)(x' − x)/2)`` on each side of its informative
+    reports (density p under one input, p/e under the other, every input >= p/e there):
+    ``μ = (p + p/e) L``, informative clones ``c_inf = 2β/(e − 1) = 2 (p/e) L``. Its
+    uninformative reports are revealed where both intervals are high (``w = p (C − 1 − L)``,
+    ratio 1/e to the lowest input) and hidden where both are low (``γ = (p/e)(C + 1 − L)``,
+    ratio 1). In L, ``1 − w``, ``μ/(1 − w)`` and ``c_inf`` grow and γ falls, so a cell
+    ``[L_lo, L_hi]`` is bounded by ``(μ(L_hi), c_inf(L_lo), w(L_hi), γ(L_hi))`` (δ_split is
+    non-decreasing in μ, non-increasing in the rates). Returns ``(mu_floor, cells)``: pairs
+    with ``L`` below the first cell have ``μ <= mu_floor`` (one report's δ bounds them).
+
+    Examples
+    --------
+    >>> floor, cells = piecewise_reveal_cells(8.0)
+    >>> floor < 1e-12 and all(0.0 < mu < 1.0 for mu, _, _, _ in cells)
+    True
+    """
+    t = math.exp(eps0 / 2.0)
+    full = (t + 1.0) / (t - 1.0) - 1.0  # C − 1, the largest L
+    fracs = [2.0**-k for k in range(PIECEWISE_HALVINGS, 3, -1)]
+    while fracs[-1] * PIECEWISE_FINE_RATIO < 1.0:
+        fracs.append(fracs[-1] * PIECEWISE_FINE_RATIO)
+    edges = [full * f for f in fracs] + [full]
+    cells = tuple(piecewise_reveal_cell(eps0, lo, hi) for lo, hi in itertools.pairwise(edges))
+    return piecewise_reveal_cell(eps0, 0.0, edges[0])[0], cells
+
+
+def piecewise_reveal_cell(eps0: float, lo: float, hi: float) -> tuple[float, float, float, float]:
+    """``(μ(hi), c_inf(lo), w(hi), γ(hi))`` of the piecewise pairs with informative length
+    L in ``[lo, hi]`` (:func:`piecewise_reveal_cells`); ``lo = hi = L``: one pair's own."""
+    t = math.exp(eps0 / 2.0)
+    big_c = (t + 1.0) / (t - 1.0)
+    dens = t * (t - 1.0) / (2.0 * (t + 1.0))  # p; the low density is p/e
+    low = dens / (t * t)
+    return (dens + low) * hi, 2.0 * low * lo, dens * (big_c - 1.0 - hi), low * (big_c + 1.0 - hi)
+
+
 _HR = "Hadamard response (Acharya, Sun, Zhang, AISTATS 2019)"
 _PM = "piecewise mechanism (Wang et al., ICDE 2019)"
 #: The mechanisms with a specific certificate (``--mechanism NAME``).
@@ -456,7 +517,7 @@ MECHANISMS: dict[str, Mechanism] = {
         ),
         Mechanism(
             "piecewise", _PM, _piecewise, needs_d=False, lowers=_piecewise_lowers,
-            variation_capped=True,
+            variation_capped=True, reveal_cells=piecewise_reveal_cells,
         ),
         Mechanism(
             "laplace", "Laplace noise of scale 2/eps0 on [-1, 1] (Dwork et al. 2006)", _laplace,
