@@ -209,8 +209,12 @@ uniform on its complement)
     Blanket ratio: density >= p/e and ``P0 + P1 <= 2p`` give ``1/(2e)``, reached on the
     overlap of two close inputs' intervals away from v = ±1; pairs whose intervals are
     disjoint have ``1/(e+1)`` but they are the ones with the worst β, and pairs just short of
-    disjoint have β arbitrarily close to it → ``rho = 1/e``. Lower bound: pairs (−a, a)
-    for a ∈ {1/4, 1/2, 3/4, 1}, z = 0, regions the two informative sets.
+    disjoint have β arbitrarily close to it → ``rho = 1/e``. Revealed-class cells of the
+    informative length (``piecewise_reveal_cells``; docs/proofs/mechanism-certificates.md,
+    section 1b) give each range of pairs its own rates and reveal the overlap; they join
+    where ``n e^{−ε0} <= 20`` (ε0 = 8, n = 1e4: 7.99998 → 5.350). Lower bound: pairs (−a, a)
+    for a ∈ {1/4, 1/2, 3/4, 1}, z = 0, regions the two informative sets, and below
+    ε0 = ln 4 the pair (−1, 1) with regions that leave out z's high interval.
 ``laplace`` (Laplace noise of scale 2/ε0 on an input in [−1, 1]; ε0-LDP)
     the loss is continuous. For x < x' with ``Δ = x' − x``: ``β(Δ) = 1 − e^{−Δε0/4}`` (the
     total variation of two Laplace laws Δ apart; 1 − 1/t at Δ = 2). Blanket ratio: every
