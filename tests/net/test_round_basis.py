@@ -16,6 +16,7 @@ import pytest
 
 from crowdhide.backends.tls.backend import TlsBackend
 from crowdhide.backends.tls.placement import Placement
+from crowdhide.backends.tls.schedule import MIN_GAP, MIN_TAIL
 from crowdhide.backends.tls.workload import round_schedule, round_seconds, round_work
 from crowdhide.plans.examples import example_path
 from tests.cli_helpers import run_cli
@@ -74,12 +75,9 @@ def test_the_run_report_echoes_how_the_round_length_was_chosen(
     pairs = re.findall(r"\((\S+) s, (\S+) s\)", basis)
     assert len(net["round_schedule"]) == len(pairs) == net["rounds"]
     for length, (send, program) in zip(net["round_schedule"], pairs, strict=True):
-        ack, gap, window = (
-            0.25 + 3.0 * float(send),
-            (0.25 + 3.0 * float(send)) / 8,
-            0.25 + 3.0 * float(program),
-        )
-        assert length == pytest.approx(ack + gap + 1.5 * window, abs=0.01)
+        ack, window = 0.25 + 3.0 * float(send), 0.25 + 3.0 * float(program)
+        gap, tail = max(MIN_GAP, ack / 8), max(MIN_TAIL, window / 2)
+        assert length == pytest.approx(ack + gap + window + tail, abs=0.01)
     assert net["round_seconds"] == max(net["round_schedule"])
     given = run_cli(capsys, *common, "--out", str(tmp_path / "g"), *tls, "--round-seconds", "4.5")
     assert given.code == 0, given.err

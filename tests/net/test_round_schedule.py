@@ -13,7 +13,7 @@ import pytest
 from crowdhide.backends import execute
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls.rounds import Ledger
-from crowdhide.backends.tls.schedule import GIVEN_SPLIT, Round
+from crowdhide.backends.tls.schedule import GIVEN_GAP, GIVEN_TAIL, Round
 from crowdhide.errors import InvalidParameterError
 from crowdhide.plans.examples import example_path
 from tests.cli_helpers import run_cli
@@ -68,15 +68,22 @@ def test_a_round_past_the_schedule_gets_the_longest() -> None:
 
 
 def test_programs_get_a_larger_share_of_the_round() -> None:
-    """A given length: programs 5/16 of the round (3/16 before), acknowledgements at 3/8,
-    the tail (the next Flush) keeps its quarter. A derived round: the program phase is
+    """A given length: the send phase keeps its half; up to 2 s the phases are as before
+    (programs 3/16), beyond, the gap and the tail (control messages only) stop growing at
+    0.125 s and 0.5 s and the programs get the rest. A derived round: the program phase is
     sized by the programs' work, so a program-heavy round gives them most of it."""
-    assert Round.given(1.6).program_share == pytest.approx(5 / 16)
-    assert GIVEN_SPLIT[2] == 0.75  # the tail is still 1/4
-    heavy = Round.sized(0.25, 10.0)
-    assert heavy.program_share > 0.6
-    light = Round.sized(0.25, 0.25)
-    assert light.program_share > 3 / 16
+    for length in (0.5, 1.0, 2.0):
+        r = Round.given(length)
+        assert (r.ack, r.run, r.reply) == pytest.approx(
+            (length / 2, 9 * length / 16, 0.75 * length)
+        )
+    big = Round.given(20.0)
+    assert big.ack == 10.0
+    assert big.run - big.ack == GIVEN_GAP
+    assert big.length - big.reply == GIVEN_TAIL
+    assert big.program_share == pytest.approx(9.375 / 20)
+    assert Round.sized(0.25, 10.0).program_share > 0.6
+    assert Round.sized(0.25, 0.25).program_share > 3 / 16
     with pytest.raises(InvalidParameterError, match="round phases"):
         Round(length=1.0, ack=0.6, run=0.5, reply=0.9)
 

@@ -15,7 +15,7 @@ round begins (never by the work done in it, which could depend on the data):
 Each round has its own length (:func:`~crowdhide.backends.tls.workload.round_schedule`):
 its send phase is sized by the frames of the hop sent in it, its program phase by the
 programs run in it, both at their worst case whatever the data. A length given by the user
-(``--round-seconds``) applies to every round, split at fixed fractions (:meth:`Round.given`).
+(``--round-seconds``) applies to every round, split as :meth:`Round.given` says.
 """
 
 from __future__ import annotations
@@ -25,12 +25,21 @@ from dataclasses import dataclass
 
 from crowdhide.errors import InvalidParameterError
 
-__all__ = ["GIVEN_SPLIT", "Round", "longest"]
+__all__ = ["GIVEN_GAP", "GIVEN_TAIL", "MIN_GAP", "MIN_TAIL", "Round", "longest"]
 
-#: Fractions of a given round length at which the acknowledgements, the ``Run`` and the
-#: answers happen: sends 3/8, gap 1/16, programs 5/16 (3/16 before), tail 1/4 (the tail is
-#: kept: 1/8 was measured too short on a loaded machine, a Flush 58 ms late).
-GIVEN_SPLIT = (0.375, 0.4375, 0.75)
+#: A given round length: the acknowledgements at half the round (the send phase is what it
+#: was: a 3/8 send phase made a 0.5 s round overrun by 0.144 s on a loaded machine); the gap
+#: and the tail, which carry control messages only, a sixteenth and a quarter of the round
+#: up to these seconds; the programs get the rest (3/16 of the round before, whatever its
+#: length; unchanged up to 2 s rounds, 47 % of a 20 s round).
+GIVEN_GAP, GIVEN_TAIL = 0.125, 0.5
+#: Least seconds between the acknowledgements and the ``Run`` of a derived round (the hosts'
+#: answers to the flush reach the coordinator).
+MIN_GAP = 0.0625
+#: Least seconds from the answers to the next round's start (the next ``Flush`` reaches
+#: every host; on spawned hosts the driver first folds the reports): a round of the
+#: smallest phases measured 54 ms late on a loaded machine with an eighth of a second.
+MIN_TAIL = 0.25
 
 
 @dataclass(frozen=True)
@@ -51,29 +60,36 @@ class Round:
 
     @classmethod
     def given(cls, length: float) -> Round:
-        """A round of a user-given ``length``: phases at :data:`GIVEN_SPLIT`.
+        """A round of a user-given ``length`` (:data:`GIVEN_GAP`, :data:`GIVEN_TAIL`).
 
-        >>> Round.given(16.0)
-        Round(length=16.0, ack=6.0, run=7.0, reply=12.0)
+        >>> Round.given(1.6)
+        Round(length=1.6, ack=0.8, run=0.9, reply=1.2)
+        >>> Round.given(20.0)
+        Round(length=20.0, ack=10.0, run=10.125, reply=19.5)
         """
-        ack, run, reply = (round(f * length, 6) for f in GIVEN_SPLIT)
-        return cls(length=length, ack=ack, run=run, reply=reply)
+        ack = length / 2
+        run = ack + min(length / 16, GIVEN_GAP)
+        reply = length - min(length / 4, GIVEN_TAIL)
+        return cls(length=length, ack=round(ack, 6), run=round(run, 6), reply=round(reply, 6))
 
     @classmethod
     def sized(cls, send: float, program: float) -> Round:
         """A round whose send phase lasts ``send`` seconds and program phase ``program``:
         the gap is an eighth of the send phase (the answers to a send phase that carried
-        many frames take longer to close), the tail half the program phase (the spawned
-        hosts' driver folds the programs' reports, as many as their frames, before the next
-        ``Flush``).
+        many frames take longer to close), at least :data:`MIN_GAP`; the tail half the
+        program phase (the spawned hosts' driver folds the programs' reports, as many as
+        their frames, before the next ``Flush``), at least :data:`MIN_TAIL`.
 
         >>> Round.sized(1.0, 2.0)
         Round(length=4.125, ack=1.0, run=1.125, reply=3.125)
+        >>> Round.sized(0.25, 0.25)
+        Round(length=0.812, ack=0.25, run=0.312, reply=0.562)
         """
         ack = round(send, 3)
-        run = round(ack + send / 8, 3)
+        run = round(ack + max(MIN_GAP, send / 8), 3)
         reply = round(run + program, 3)
-        return cls(length=round(reply + program / 2, 3), ack=ack, run=run, reply=reply)
+        length = round(reply + max(MIN_TAIL, program / 2), 3)
+        return cls(length=length, ack=ack, run=run, reply=reply)
 
     @property
     def program_share(self) -> float:
