@@ -25,6 +25,7 @@ opened = Coordinator.open
 def open_unscheduled(self: Coordinator, job: Any) -> None:
     self._round_arg = 1.0  # as if given: the daemons are not asked to measure frame costs
     opened(self, job)
+    self.ledger.rounds = None  # unscheduled: rounds close as the daemons answer
     self.round_seconds = None
     self.round_basis = "unscheduled: a round closes once every daemon answered (benchmark hook)"
     self.deadline = DEADLINE

@@ -376,8 +376,10 @@ def million(rows: int, hosts: int, block_size: int | None, timeout: float) -> di
     def open_unscheduled(self: TlsBackend, job: Any) -> None:
         opened(self, job)
         seen.update(round_s=self.round_seconds, basis=self.round_basis, plan=job.plan)
+        seen["schedule"] = self.round_schedule
         seen["hosts_of_groups"] = self.placement.groups(job)
         seen["backend"] = self
+        self.ledger.rounds = None  # unscheduled: rounds close as the hosts answer
         self.round_seconds = None
         # Unscheduled, a round closes once every END is acknowledged: allow the model's
         # round for it (the receivers open every frame before acknowledging).
@@ -399,6 +401,7 @@ def million(rows: int, hosts: int, block_size: int | None, timeout: float) -> di
     out.update(floor=floor, inner_sealed=sealed, inner_opened=opened_bodies)
     out["rounds"] = seen["backend"].ledger.epoch
     out["default_round_s"], out["round_basis"] = seen["round_s"], seen["basis"]
+    out["default_schedule_s"] = list(seen["schedule"])
     out["hosts_cpu_s_max"] = max(watch.cpu.values())
     out["hosts_rss_max"] = max(watch.rss.values())
     # Per host, in host order: which host is the busiest, and what it serves.
@@ -484,11 +487,11 @@ def _million_table(m: dict[str, Any]) -> None:
     )
     print(f"CPU s per host: {' '.join(str(c) for c in m['hosts_cpu_s_each'])}")
     print(f"hosts of groups: {m['hosts_of_groups']}")
-    rounds, length = m["rounds"], m["default_round_s"]
+    schedule = m["default_schedule_s"]
     print(
-        f"rounds: {rounds}, sent when processing ended (benchmark hook); the default model's "
-        f"round length is {length} s ({m['round_basis']}): a default run waits about "
-        f"{rounds * length:,.0f} s in rounds"
+        f"rounds: {m['rounds']}, sent when processing ended (benchmark hook); the default "
+        f"model's schedule is {schedule} s ({m['round_basis']}): a default run waits about "
+        f"{sum(schedule):,.0f} s in rounds"
     )
 
 

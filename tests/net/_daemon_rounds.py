@@ -76,6 +76,7 @@ def _coordinate(config: Path, out: Path) -> None:
 
         def open(self, job: Any) -> None:
             super().open(job)
+            self.ledger.rounds = None  # the schedule lives in the ledger
             self.round_seconds = None
 
     spec = json.loads(config.read_text(encoding="utf-8"))

@@ -17,6 +17,7 @@ import pytest
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls.coordinator import Coordinator
 from crowdhide.backends.tls.rounds import Ledger
+from crowdhide.backends.tls.schedule import Round
 from crowdhide.errors import RoundOverrunError
 from tests.net._deploy import enrol
 
@@ -29,13 +30,16 @@ def _flushed(late: float) -> ctl.Flushed:
 
 def test_every_overrun_of_the_ledger_carries_the_slowest_text() -> None:
     ledger = Ledger(on_missing="report", slowest=lambda: NAMED)
+    ledger.rounds = (Round.given(2.0),) * 3
+    ledger.epoch, ledger.current = 1, Round.given(2.0)
     with pytest.raises(RoundOverrunError, match="after the scheduled answer") as replies:
-        ledger.check_replies([0.0, 0.4], 2.0)
+        ledger.check_replies([0.0, 0.4])
     with pytest.raises(RoundOverrunError, match=r"overran its fixed length by 0\.300") as settled:
-        ledger.settle({}, {0: _flushed(0.3)}, 2.0)
+        ledger.settle({}, {0: _flushed(0.3)})
     ledger.start_at = time.time() - 5.0  # the previous round started 5 s ago
+    ledger.epoch = 2
     with pytest.raises(RoundOverrunError, match="did not fit") as scheduled:
-        ledger.schedule(2.0)
+        ledger.schedule()
     for caught in (replies, settled, scheduled):
         text = str(caught.value)
         assert text.endswith(f"; {NAMED}"), text
@@ -44,7 +48,7 @@ def test_every_overrun_of_the_ledger_carries_the_slowest_text() -> None:
 
 def test_without_a_namer_the_overrun_text_is_unchanged() -> None:
     with pytest.raises(RoundOverrunError) as caught:
-        Ledger(on_missing="report").check_replies([0.4], 2.0)
+        Ledger(on_missing="report").check_replies([0.4])
     assert str(caught.value).endswith("raise --round-seconds (run.round_seconds)")
 
 
@@ -54,7 +58,7 @@ def test_the_coordinator_names_its_daemons_through_the_ledger(tmp_path: Path) ->
     try:
         coordinator._answered = {0: 0.2, 1: 3.25}
         with pytest.raises(RoundOverrunError) as caught:
-            coordinator.ledger.check_replies([0.5], 2.0)
+            coordinator.ledger.check_replies([0.5])
     finally:
         coordinator.close()
     text = str(caught.value)

@@ -16,7 +16,8 @@ import pytest
 
 from crowdhide.backends.tls.backend import TlsBackend
 from crowdhide.backends.tls.placement import Placement
-from crowdhide.backends.tls.workload import round_basis, round_seconds
+from crowdhide.backends.tls.schedule import MIN_GAP, MIN_TAIL
+from crowdhide.backends.tls.workload import round_schedule, round_seconds, round_work
 from crowdhide.plans.examples import example_path
 from tests.cli_helpers import run_cli
 from tests.net.conftest import BLOCK, small_plan
@@ -48,12 +49,16 @@ def test_the_derivation_reproduces_the_length() -> None:
     place = Placement(hosts=2, rule="spread")
     for scale in (1.0, 7.0, 30.0):
         costs = {"link": (1e-5 * scale, 1e-5 * scale), "inner": (1e-4 * scale, 1e-4 * scale)}
-        seconds, basis = round_basis(job, place, costs=costs)
-        assert seconds == round_seconds(job, place, costs=costs)
-        found = re.match(r"default: 2 x \((\S+) s \+ (\S+) x (\S+) s, the busiest host's", basis)
+        rounds, basis = round_schedule(job, place, costs=costs)
+        assert max(r.length for r in rounds) == round_seconds(job, place, costs=costs)
+        found = re.match(r"default, per round: sends (\S+) s \+ (\S+) x work, programs", basis)
         assert found is not None, basis
-        floor, margin, work = (float(found[i]) for i in (1, 2, 3))
-        assert seconds == pytest.approx(2 * (floor + margin * work), rel=5e-3)
+        floor, margin = float(found[1]), float(found[2])
+        pairs = re.findall(r"\((\S+) s, (\S+) s\)", basis)
+        assert len(pairs) == len(rounds) == len(round_work(job, place, costs))
+        for r, (send, program) in zip(rounds, pairs, strict=True):
+            assert r.ack == pytest.approx(floor + margin * float(send), rel=5e-3)
+            assert r.reply - r.run == pytest.approx(floor + margin * float(program), rel=5e-3)
 
 
 def test_the_run_report_echoes_how_the_round_length_was_chosen(
@@ -66,14 +71,20 @@ def test_the_run_report_echoes_how_the_round_length_was_chosen(
     assert default.code == 0, default.err
     net = default.json()["network"]
     basis = net["round_seconds_from"]
-    found = re.match(r"default: 2 x \(0\.25 s \+ 3\.0 x (\S+) s, the busiest host's", basis)
-    assert found is not None, basis
-    assert net["round_seconds"] == pytest.approx(2 * (0.25 + 3.0 * float(found[1])), abs=0.01)
+    assert basis.startswith("default, per round: sends 0.25 s + 3.0 x work"), basis
+    pairs = re.findall(r"\((\S+) s, (\S+) s\)", basis)
+    assert len(net["round_schedule"]) == len(pairs) == net["rounds"]
+    for length, (send, program) in zip(net["round_schedule"], pairs, strict=True):
+        ack, window = 0.25 + 3.0 * float(send), 0.25 + 3.0 * float(program)
+        gap, tail = max(MIN_GAP, ack / 8), max(MIN_TAIL, window / 2)
+        assert length == pytest.approx(ack + gap + window + tail, abs=0.01)
+    assert net["round_seconds"] == max(net["round_schedule"])
     given = run_cli(capsys, *common, "--out", str(tmp_path / "g"), *tls, "--round-seconds", "4.5")
     assert given.code == 0, given.err
     net = given.json()["network"]
     assert net["round_seconds"] == 4.5
-    assert net["round_seconds_from"] == "given (round_seconds)"
+    assert net["round_schedule"] == [4.5] * net["rounds"]
+    assert net["round_seconds_from"] == "given (round_seconds): every round lasts it"
 
 
 def test_a_given_round_length_measures_nothing_and_waits_generously(
@@ -96,5 +107,5 @@ def test_a_given_round_length_measures_nothing_and_waits_generously(
     run = execute(plan, rng=0, backend=backend, block_size=BLOCK)
     assert run.states
     assert backend.round_seconds == 0.5
-    assert backend.round_basis == "given (round_seconds)"
+    assert backend.round_basis == "given (round_seconds): every round lasts it"
     assert backend._run_timeout >= backend.deadline + 30.0 + measured

@@ -12,7 +12,8 @@ import pytest
 
 from crowdhide.backends import execute
 from crowdhide.backends.tls.placement import Placement
-from crowdhide.backends.tls.workload import round_seconds, slowest
+from crowdhide.backends.tls.schedule import longest
+from crowdhide.backends.tls.workload import round_schedule, round_seconds, slowest
 from crowdhide.engine.backend import Job
 from crowdhide.engine.library import named
 from crowdhide.engine.plan import PlanBuilder
@@ -113,8 +114,8 @@ def _described(costs: list[dict[str, Any]]) -> dict[int, Any]:
 def test_the_round_names_the_daemon_that_set_it(tmp_path: Any) -> None:
     coordinator = _coordinator(tmp_path, 3)
     job = Job(plan=small_plan(protected=True), seed=0, block_size=BLOCK)
-    seconds, basis = coordinator._round_length(job, _described([FAST, SLOW, FAST]))
-    assert seconds == round_seconds(job, coordinator.placement, costs=slowest([FAST, SLOW]))
+    rounds, basis = coordinator._round_length(job, _described([FAST, SLOW, FAST]))
+    assert rounds == round_schedule(job, coordinator.placement, costs=slowest([FAST, SLOW]))[0]
     assert "the slowest daemon measured (node 1 (127.0.0.1:7001), 3x the others' median)" in basis
 
 
@@ -132,7 +133,7 @@ def test_a_daemon_far_slower_than_the_others_is_refused_by_name(tmp_path: Any) -
         return {"link": FAST["link"], "inner": (inner[0], inner[1] * factor)}
 
     accepted = _described([FAST, FAST, slower(0.95 * OUTLIER_FACTOR)])
-    assert coordinator._round_length(job, accepted)[0] > 0
+    assert longest(coordinator._round_length(job, accepted)[0]) > 0
     refused = _described([FAST, slower(1.05 * OUTLIER_FACTOR), FAST])
     with pytest.raises(
         NodeFailureError, match=r"node 1 \(127.0.0.1:7001\) measured frame costs 21x"
@@ -164,8 +165,8 @@ def test_an_outlier_is_asked_once_more_and_kept_if_its_fresh_figure_fits(
         return _all
 
     monkeypatch.setattr(coordinator, "_all", answer([FAST, FAST, FAST]))
-    seconds, basis = coordinator._round_length(job, _described([FAST, spiked, FAST]))
-    assert seconds == round_seconds(job, coordinator.placement, costs=slowest([FAST]))
+    rounds, basis = coordinator._round_length(job, _described([FAST, spiked, FAST]))
+    assert rounds == round_schedule(job, coordinator.placement, costs=slowest([FAST]))[0]
     assert "re-measured after 40x" in basis
     assert asked
     assert all(isinstance(m, ctl.Describe) and m.fresh for m in asked)

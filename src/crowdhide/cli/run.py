@@ -92,7 +92,8 @@ RoundSecondsOption = Annotated[
     float | None,
     real_option(
         "--round-seconds",
-        "tls: fixed length of a round (default: [run] round_seconds, else from the plan).",
+        "tls: fixed length of every round (default: [run] round_seconds, else each round's "
+        "own length, from the plan's worst-case work).",
         low=0.05,
         high=3600.0,
     ),

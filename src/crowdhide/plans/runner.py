@@ -273,7 +273,9 @@ def _execute(
         },
         "frame_bytes": backend.frame,
         "tls_record_bytes": backend.frame + 22,
-        "round_seconds": backend.round_seconds,
+        "round_seconds": backend.round_seconds,  # the longest round
+        # each round's own length, in order: from the plan's worst-case work, never the data
+        "round_schedule": list(backend.round_schedule),
         "round_seconds_from": backend.round_basis,  # a default depends on the machine's load
         # whose key drove the blocks' draws (the report's notes say what it implies)
         "randomness": (

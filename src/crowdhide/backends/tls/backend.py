@@ -56,6 +56,7 @@ from crowdhide.backends.tls.rounds import (
     program_failed,
     receiving_groups,
 )
+from crowdhide.backends.tls.schedule import longest
 from crowdhide.errors import InvalidParameterError, ParameterTypeError
 
 __all__ = [
@@ -174,9 +175,10 @@ class TlsBackend(LedgerViews):
         ``netns[h][0]`` (``ip netns exec``) and listens on ``netns[h][1]``; peers connect to
         those addresses (default: every host on 127.0.0.1 in this namespace).
     round_seconds
-        Fixed length of a round: frames leave at the round's start, acknowledgements at its
-        middle, processing fills the second half (default:
-        :func:`crowdhide.backends.tls.workload.round_seconds` of the plan and placement).
+        Fixed length of every round, phases at fixed fractions
+        (:meth:`Round.given <crowdhide.backends.tls.schedule.Round.given>`). Default: each
+        round its own length, from the worst-case work of the hop it sends and the programs
+        it runs (:func:`crowdhide.backends.tls.workload.round_schedule`), never the data.
         A round that does not fit raises :class:`~crowdhide.errors.RoundOverrunError`.
     shared_seed
         ``False`` (default): every host draws a 256-bit secret when it loads the job and keys
@@ -218,9 +220,12 @@ class TlsBackend(LedgerViews):
             if round_seconds is None
             else check_real("round_seconds", round_seconds, low=0.05, high=3600.0)
         )
+        #: The longest round's length (the given one, else the default schedule's longest).
         self.round_seconds = self._round_arg
-        #: How the round length was chosen (the run report echoes it).
-        self.round_basis = "given (round_seconds)"
+        #: How the round lengths were chosen (the run report echoes it).
+        self.round_basis = "given (round_seconds): every round lasts it"
+        #: Each round's length, in order (set by ``open``; the run report echoes it).
+        self.round_schedule: tuple[float, ...] = ()
         self._frame_arg = (
             None
             if frame_size is None
@@ -516,13 +521,17 @@ class TlsBackend(LedgerViews):
         plan = job.plan
         if self._frame_arg is None:  # one frame size for the run, from the plan
             self.frame = codec.frame_for(plan)
-        from crowdhide.backends.tls.workload import round_basis, round_seconds
+        from crowdhide.backends.tls.workload import given_schedule, round_schedule, round_seconds
 
-        if self._round_arg is None:  # one round length for the run, from the plan's work
-            model, self.round_basis = round_basis(job, self.placement)  # measures frame costs
-            self.round_seconds = model
+        if self._round_arg is None:  # each round's length from its own work in the plan
+            rounds, self.round_basis = round_schedule(job, self.placement)  # measures costs
+            model = longest(rounds)
         else:  # given: nothing to measure (0.3 s of sealing saved), a generous model instead
+            rounds = given_schedule(plan, self._round_arg)
             model = round_seconds(job, self.placement, costs=_UNMEASURED_COSTS)
+        self.ledger.rounds = rounds
+        self.round_schedule = tuple(r.length for r in rounds)
+        self.round_seconds = longest(rounds) if rounds else self._round_arg
         # A host still running a group's programs is not dead: the first group runs before
         # any round is scheduled, so its Run may take the plan's worst-case round (the
         # model's, whatever round length is given) on top of the control deadline.
@@ -610,7 +619,6 @@ class TlsBackend(LedgerViews):
             lambda flush, timeout: self._all(lambda h: flush, timeout=timeout),
             alive=[h for h, p in enumerate(self._procs) if p.alive],
             deadline=self.deadline,
-            round_seconds=self.round_seconds,
         )
 
 

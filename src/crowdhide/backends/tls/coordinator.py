@@ -167,10 +167,17 @@ class Coordinator(LedgerViews):
         self.on_missing = on_missing
         self.deadline = check_real("deadline", deadline, low=0.1, high=3600.0)
         self.connect_timeout = check_real("connect_timeout", connect_timeout, low=0.1, high=600.0)
-        self._round_arg = round_seconds
-        self.round_seconds = round_seconds
-        #: How the round length was chosen (the run report echoes it).
-        self.round_basis = "given (round_seconds)"
+        self._round_arg = (
+            None
+            if round_seconds is None
+            else check_real("round_seconds", round_seconds, low=0.05, high=3600.0)
+        )
+        #: The longest round's length (the given one, else the default schedule's longest).
+        self.round_seconds = self._round_arg
+        #: How the round lengths were chosen (the run report echoes it).
+        self.round_basis = "given (round_seconds): every round lasts it"
+        #: Each round's length, in order (set by ``open``; the run report echoes it).
+        self.round_schedule: tuple[float, ...] = ()
         self._frame_arg = frame_size
         self.frame = 256 if frame_size is None else int(frame_size)
         self.placement = Placement(hosts=self.hosts, rule=placement)
@@ -321,15 +328,20 @@ class Coordinator(LedgerViews):
             )
             self.placement.check(job)
             if self._round_arg is None:
-                self.round_seconds, self.round_basis = self._round_length(job, described)
+                self.ledger.rounds, self.round_basis = self._round_length(job, described)
+            else:
+                self.ledger.rounds = workload.given_schedule(plan, self._round_arg)
+            self.round_schedule = tuple(r.length for r in self.ledger.rounds)
+            self.round_seconds = self.ledger.longest or self._round_arg
             self._setup(job, ship_job)
         except BaseException:
             self.close()
             raise
 
-    def _round_length(self, job: Job, described: dict[int, Any]) -> tuple[float, str]:
-        """The default round length: the plan's worst-case work per host under this
-        placement, at the slowest daemon's measured frame costs (never the data's).
+    def _round_length(self, job: Job, described: dict[int, Any]) -> tuple[Any, str]:
+        """The default schedule (one round length per round): the plan's worst-case work
+        per host under this placement, at the slowest daemon's measured frame costs (never
+        the data's).
 
         The daemon that sets it is named in the basis; one whose figures are more than
         :data:`~crowdhide.backends.tls.workload.OUTLIER_FACTOR` times the others' median is
@@ -353,10 +365,10 @@ class Coordinator(LedgerViews):
                 f"length; check that machine, or give --round-seconds"
             )
         costs = workload.slowest(measured.values())
-        seconds, basis = workload.round_basis(job, self.placement, costs=costs)
+        rounds, basis = workload.round_schedule(job, self.placement, costs=costs)
         slowest = f"the slowest daemon measured ({self._name(node)}"
         slowest += f", {factor:g}x the others' median{again})" if len(measured) > 1 else ")"
-        return seconds, basis.replace("measured as the run began", slowest)
+        return rounds, basis.replace("measured as the run began", slowest)
 
     def _costs(self, described: dict[int, Any]) -> dict[int, Any]:
         """Each daemon's frame costs from its ``Described`` reply; a reply that is not one,
@@ -417,13 +429,13 @@ class Coordinator(LedgerViews):
             self._close_round()
         epoch = self.ledger.epoch + 1
         self._where = f"group {group!r} (round {epoch})"
-        reply_at = self.ledger.reply_at(self.round_seconds)
-        run_at = self.ledger.run_at(self.round_seconds)
+        reply_at = self.ledger.reply_at()
+        run_at = self.ledger.run_at()
         if run_at is not None:  # the request leaves at a scheduled time, as the answers do
             time.sleep(max(0.0, run_at - time.time()))
         replies = self._all(
             lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch, reply_at=reply_at),
-            timeout=(self.round_seconds or 0.0) + self.deadline + 30.0,
+            timeout=self.ledger.longest + self.deadline + 30.0,
         )
         errors = {
             h: getattr(r, "error", type(r).__name__)
@@ -446,7 +458,7 @@ class Coordinator(LedgerViews):
                 reports.append(BlockReport(block, (), {}, {}, dict(out.state)))
         counts = {h: (reply.emitted, reply.queued) for h, reply in replies.items()}
         self.ledger.ran_group(job, group, self.placement, counts)
-        self.ledger.check_replies([r.late for r in replies.values()], self.round_seconds)
+        self.ledger.check_replies([r.late for r in replies.values()])
         self._check()
         if len(reports) < len(job.blocks(group)) and job.plan.group(group).role == "result":
             # Even with --on-missing report: without the result there is nothing to report.
@@ -499,7 +511,6 @@ class Coordinator(LedgerViews):
             broadcast,
             alive=[h for h, c in self.conns.items() if c.alive],
             deadline=self.deadline,
-            round_seconds=self.round_seconds,
         )
 
     def close(self) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crowdhide.backends.tls import control as ctl
+from crowdhide.backends.tls.schedule import Round, longest
 from crowdhide.errors import InvalidParameterError, NodeFailureError, RoundOverrunError
 
 __all__ = [
@@ -157,6 +158,10 @@ class Ledger:
     docstring); ``on_missing="fail"`` raises :class:`MissingContributionsError` at the first
     loss.
 
+    ``rounds`` is the schedule, one :class:`~crowdhide.backends.tls.schedule.Round` per
+    round in order (``None``: unscheduled); its coordinator sets it once the plan is known.
+    A round past its end (a plan whose rounds the model did not foresee) gets the longest.
+
     ``slowest``, if given, names the hosts that made a round late (e.g. each daemon's
     answer time, slowest first); every :class:`~crowdhide.errors.RoundOverrunError` the
     ledger raises ends with its text, so all overruns of a run are named the same way.
@@ -178,6 +183,24 @@ class Ledger:
         self.delivered: dict[tuple[int, int], int] = defaultdict(int)
         self.lateness: list[float] = []
         self.start_at: float | None = None
+        self.rounds: tuple[Round, ...] | None = None
+        #: The round last closed (its phases time the ``Run`` and the answers).
+        self.current: Round | None = None
+        #: Wall-clock start of every scheduled round, in order (tests check the schedule).
+        self.starts: list[float] = []
+
+    @property
+    def longest(self) -> float:
+        """Seconds of the longest scheduled round (0.0 unscheduled): bounds any wait."""
+        return longest(self.rounds or ())
+
+    def _round(self, epoch: int) -> Round | None:
+        """The scheduled round ``epoch`` (from 1), ``None`` unscheduled."""
+        if not self.rounds:
+            return None
+        if epoch <= len(self.rounds):
+            return self.rounds[epoch - 1]
+        return max(self.rounds, key=lambda r: r.length)
 
     def ran(self, host: int, emitted: Mapping[int, int], queued: Mapping[int, int]) -> None:
         """Host ``host`` ran a group: frames its blocks emitted and frames it queued, per peer."""
@@ -204,59 +227,63 @@ class Ledger:
         if self.on_missing == "fail" and self.missing:
             raise MissingContributionsError(self.missing)
 
-    def schedule(self, length: float | None) -> tuple[float | None, float | None]:
-        """Wall-clock start and acknowledgement time of the next round (``None``: no
-        schedule). Rounds follow each other every ``length`` seconds, whatever the
-        processing took: reaching a round after its start is an overrun."""
-        if length is None:
+    def schedule(self) -> tuple[float | None, float | None]:
+        """Wall-clock start and acknowledgement time of round :attr:`epoch` (``None``: no
+        schedule). Each round starts when the previous one's scheduled length ends, whatever
+        the processing took: reaching a round after its start is an overrun."""
+        previous, self.current = self.current, self._round(self.epoch)
+        if self.current is None:
             return None, None
         now = time.time()
-        if self.start_at is None:
+        if self.start_at is None or previous is None:
             self.start_at = now + _LEAD
         else:
-            self.start_at += length
+            self.start_at += previous.length
             if now > self.start_at + _SLACK:
                 raise self._overrun(
                     f"round {self.epoch} overran its fixed length by "
-                    f"{now - self.start_at:.3f} s (round_seconds={length}): the processing "
-                    f"of the previous round did not fit; raise --round-seconds "
-                    f"(run.round_seconds)"
+                    f"{now - self.start_at:.3f} s (round {self.epoch - 1} lasts "
+                    f"{previous.length} s): the processing of the previous round did not fit; "
+                    f"raise --round-seconds (run.round_seconds)"
                 )
-        return self.start_at, self.start_at + length / 2
+        self.starts.append(self.start_at)
+        return self.start_at, self.start_at + self.current.ack
 
     def _overrun(self, text: str) -> RoundOverrunError:
         """The overrun ``text``, followed by who made the round late (``slowest``)."""
         return RoundOverrunError(text if self.slowest is None else f"{text}; {self.slowest()}")
 
-    def run_at(self, length: float | None) -> float | None:
+    def run_at(self) -> float | None:
         """When the coordinator sends the ``Run`` of the round just closed (``None``: no
-        schedule): 9/16 into it. Sent as soon as the flush closed, its time would show how
-        long closing took (the frames' crypto, which differs with the plan and the load:
-        3 ms in 0.4 s, p < 10⁻⁴ between two plans on a loaded machine); at a fixed time the
-        wire shows the schedule only. The 1/16 after the acknowledgements (at 1/2) leaves
-        room for the hosts' answers; the programs get the 3/16 up to :meth:`reply_at`."""
-        if length is None or self.start_at is None:
+        schedule): at the round's ``run`` phase, after the acknowledgements and a gap for
+        the hosts' answers. Sent as soon as the flush closed, its time would show how long
+        closing took (the frames' crypto, which differs with the plan and the load: 3 ms in
+        0.4 s, p < 10⁻⁴ between two plans on a loaded machine); at a fixed time the wire
+        shows the schedule only. The programs then have until :meth:`reply_at`."""
+        if self.current is None or self.start_at is None:
             return None
-        return self.start_at + 0.5625 * length
+        return self.start_at + self.current.run
 
-    def reply_at(self, length: float | None) -> float | None:
+    def reply_at(self) -> float | None:
         """When the hosts answer the ``Run`` of the round just closed (``None``: no
-        schedule): 3/4 into it, so the answers leave at a time fixed by the schedule, not by
-        the work, and the next ``Flush`` has the last quarter to reach every host before the
-        next start (7/8 was measured too short on a loaded machine: a Flush 58 ms late)."""
-        if length is None or self.start_at is None:
+        schedule): at the round's ``reply`` phase, so the answers leave at a time fixed by
+        the schedule, not by the work (their frames wait for the next round's send phase),
+        and the next ``Flush`` has the tail to reach every host before the next start."""
+        if self.current is None or self.start_at is None:
             return None
-        return self.start_at + 0.75 * length
+        return self.start_at + self.current.reply
 
-    def check_replies(self, late: Sequence[float], round_seconds: float | None) -> None:
+    def check_replies(self, late: Sequence[float]) -> None:
         """Raise :class:`RoundOverrunError` if a host's program ended past the scheduled
         answer (:meth:`reply_at`): its answer's time would show how long the work took."""
         worst = max(late, default=0.0)
         if worst > _SLACK:
+            now = self.current
+            window = "" if now is None else f" (the programs have {now.reply - now.run:.3g} s"
+            window += "" if now is None else f" of the round's {now.length} s)"
             raise self._overrun(
                 f"round {self.epoch}: a node's program ended {worst:.3f} s after the scheduled "
-                f"answer (round_seconds={round_seconds}, the program has a quarter of the "
-                f"round); raise --round-seconds (run.round_seconds)"
+                f"answer{window}; raise --round-seconds (run.round_seconds)"
             )
 
     def close_round(
@@ -265,7 +292,6 @@ class Ledger:
         *,
         alive: Sequence[int],
         deadline: float,
-        round_seconds: float | None,
     ) -> None:
         """Close the open round: number it, schedule it (:meth:`schedule`), send every live
         host its :class:`~crowdhide.backends.tls.control.Flush` through ``broadcast(message,
@@ -276,13 +302,13 @@ class Ledger:
         ``Flushed`` counts as receiving nothing, so its links' frames are lost."""
         self.epoch += 1
         queued, self.queued = self.queued, {}
-        start, ack_at = self.schedule(round_seconds)
+        start, ack_at = self.schedule()
         flush = ctl.Flush(
             epoch=self.epoch, alive=tuple(alive), deadline=deadline, start=start, ack_at=ack_at
         )
-        replies = broadcast(flush, (round_seconds or 0.0) + deadline + 30.0)
+        replies = broadcast(flush, self.longest + deadline + 30.0)
         flushed = {h: r for h, r in replies.items() if isinstance(r, ctl.Flushed)}
-        self.settle(queued, flushed, round_seconds)
+        self.settle(queued, flushed)
 
     def ran_group(
         self,
@@ -303,7 +329,6 @@ class Ledger:
         self,
         queued: Mapping[tuple[int, int], int],
         replies: Mapping[int, ctl.Flushed],
-        round_seconds: float | None,
     ) -> None:
         """Reconcile one round from the receivers' replies
         (:class:`~crowdhide.backends.tls.control.Flushed`)."""
@@ -333,8 +358,8 @@ class Ledger:
         if late > _SLACK:
             raise self._overrun(
                 f"round {self.epoch} overran its fixed length by {late:.3f} s "
-                f"(round_seconds={round_seconds}); raise --round-seconds "
-                f"(run.round_seconds)"
+                f"(round of {self.current.length if self.current else None} s); raise "
+                f"--round-seconds (run.round_seconds)"
             )
 
 

@@ -30,15 +30,20 @@ import time
 from collections import defaultdict
 from typing import Any
 
+from crowdhide.backends.tls.schedule import Round, longest
+
 __all__ = [
     "Cost",
     "frame_costs",
+    "given_schedule",
     "half_work",
     "host_work",
     "outlier",
     "received",
-    "round_basis",
+    "round_schedule",
     "round_seconds",
+    "round_work",
+    "rounds_of",
     "slowest",
 ]
 
@@ -238,47 +243,88 @@ def _fixed_hop(kind: str, senders: int, receivers: int, largest: int) -> dict[st
 
 
 def host_work(job: Any, placement: Any, costs: dict[str, Cost]) -> float:
-    """Seconds of wire work of the busiest host in the busiest half round, whatever the
-    data (:func:`half_work`)."""
-    send, process = half_work(job, placement, costs)
-    return max(send, process)
+    """Seconds of wire work of the busiest host in the busiest phase of any round, whatever
+    the data (:func:`round_work`)."""
+    return max((max(pair) for pair in round_work(job, placement, costs)), default=0.0)
 
 
 def half_work(job: Any, placement: Any, costs: dict[str, Cost]) -> tuple[float, float]:
-    """Seconds of work of the busiest host in a send half and in a processing half.
+    """Seconds of work of the busiest host in a send phase and in a program phase, over all
+    rounds (:func:`round_work`)."""
+    work = round_work(job, placement, costs)
+    return max((s for s, _ in work), default=0.0), max((p for _, p in work), default=0.0)
 
-    The send half of the round of level ``L`` (from its start to the acknowledgements)
-    holds the link sealing of level ``L``'s frames on their senders' hosts and their opening
-    (a ``FORWARD`` down to its inner body) on arrival; the processing half holds the
-    programs, the encoding and the inner bodies sealed by the senders (an ``ONION``'s, a
-    scrambler dummy's) and the decoding by the receivers. Halves are equal, so the bound
-    is the busier of the two.
+
+def rounds_of(plan: Any) -> list[tuple[str, tuple[str, ...]]]:
+    """``(group whose frames are sent, groups whose programs run)`` per round, in order.
+
+    Mirrors the coordinators: groups run one by one in topological order; running a group
+    first closes the open round if the previous group queued frames (every group with a hop
+    of frames does, whatever the data), and the group's program then runs in the round
+    just closed. The first group runs before any round.
+
+    >>> import numpy as np
+    >>> from crowdhide.engine.library import named
+    >>> from crowdhide.plans import PlanBuilder
+    >>> b = PlanBuilder()
+    >>> _ = b.sources("S", {"g": np.zeros(10, dtype=int)})
+    >>> _ = b.compute("C", size=2, process=named("compute.count", route="S->C", size=2))
+    >>> _ = b.result("R", process=lambda inbox, rng: {})
+    >>> _ = b.route("S", "C", by=named("route.column", column="g"))
+    >>> _ = b.route("C", "R", kind="fixed")
+    >>> rounds_of(b.build())
+    [('S', ('C',)), ('C', ('R',))]
     """
-    plan = job.plan
-    levels = plan.levels()
+    sends = {s for s, _, _, f in _hops(plan) if f["total"] + f.get("dummies", 0.0) > 0}
+    rounds: list[tuple[str, list[str]]] = []
+    previous = ""
+    for group in plan.topological_groups():
+        if previous in sends:
+            rounds.append((previous, []))
+        if rounds:
+            rounds[-1][1].append(group.name)
+        previous = group.name
+    return [(sender, tuple(ran)) for sender, ran in rounds]
+
+
+def round_work(job: Any, placement: Any, costs: dict[str, Cost]) -> list[tuple[float, float]]:
+    """Seconds of work of the busiest host in each round's send phase and program phase
+    (:func:`rounds_of`), whatever the data.
+
+    The send phase of a round holds the link sealing of the frames sent in it on their
+    senders' hosts and their opening (a ``FORWARD`` down to its inner body) on arrival; the
+    program phase holds the programs run in the round: decoding what they received and
+    encoding what they emit, with the inner bodies they seal (an ``ONION``'s, a scrambler
+    dummy's). Hops, caps and placement as in the module docstring.
+    """
     nodes_on = _nodes_on(job, placement)
-    hosts = sorted({h for _, h in nodes_on})
+    hops = _hops(job.plan)
     (link_seal, link_open), (inner_seal, inner_open) = costs["link"], costs["inner"]
-    send: dict[tuple[int, int], float] = defaultdict(float)
-    process: dict[tuple[int, int], float] = defaultdict(float)
-    for sender, receiver, mode, frames in _hops(plan):
-        level = levels[sender]
-        dummies = frames.get("dummies", 0.0)
-        for h in hosts:
-            here = nodes_on.get((sender, h), 0)
-            if here:
-                sent = min(frames["total"], here * frames["per_node"])
-                made = min(dummies, here * frames.get("dummies_per_node", 0.0))
-                inner = sent if mode == "onion" else made
-                process[(level, h)] += (sent + made) * ALLOWANCE + inner * inner_seal
-                send[(level, h)] += (sent + made) * (link_seal + ALLOWANCE)
-            here = nodes_on.get((receiver, h), 0)
-            if here:
-                got = _received(frames, here)
-                unwrap = inner_open if mode == "forward" else 0.0
-                send[(level, h)] += got * (link_open + unwrap + ALLOWANCE)
-                process[(levels[receiver], h)] += got * ALLOWANCE
-    return max(send.values(), default=0.0), max(process.values(), default=0.0)
+    out = []
+    for sending, ran in rounds_of(job.plan):
+        send: dict[int, float] = defaultdict(float)
+        program: dict[int, float] = defaultdict(float)
+        for sender, receiver, mode, frames in hops:
+            for (group, h), here in nodes_on.items():
+                if group == sender and (sender == sending or sender in ran):
+                    sent = min(frames["total"], here * frames["per_node"])
+                    made = min(
+                        frames.get("dummies", 0.0), here * frames.get("dummies_per_node", 0.0)
+                    )
+                    if sender == sending:
+                        send[h] += (sent + made) * (link_seal + ALLOWANCE)
+                    if sender in ran:
+                        inner = sent if mode == "onion" else made
+                        program[h] += (sent + made) * ALLOWANCE + inner * inner_seal
+                if group == receiver and (sender == sending or receiver in ran):
+                    got = _received(frames, here)
+                    unwrap = inner_open if mode == "forward" else 0.0
+                    if sender == sending:
+                        send[h] += got * (link_open + unwrap + ALLOWANCE)
+                    if receiver in ran:
+                        program[h] += got * ALLOWANCE
+        out.append((max(send.values(), default=0.0), max(program.values(), default=0.0)))
+    return out
 
 
 def received(job: Any, placement: Any) -> dict[tuple[str, str, int], float]:
@@ -328,44 +374,63 @@ def _nodes_on(job: Any, placement: Any) -> dict[tuple[str, int], int]:
 
 
 def round_seconds(job: Any, placement: Any, *, costs: dict[str, Cost] | None = None) -> float:
-    """Fixed round length: two halves, each :data:`FLOOR` plus :data:`MARGIN` times the
-    busiest host's worst-case wire work in one half round (:func:`host_work`). It depends on the
-    plan, the placement and the machine, never on the data (example: :func:`round_basis`).
-    """
-    return round_basis(job, placement, costs=costs)[0]
+    """The longest round of the default schedule (:func:`round_schedule`): what any one
+    round may take. It depends on the plan, the placement and the machine, never on the
+    data."""
+    return longest(round_schedule(job, placement, costs=costs)[0])
 
 
-def round_basis(
+def round_schedule(
     job: Any, placement: Any, *, costs: dict[str, Cost] | None = None
-) -> tuple[float, str]:
-    """:func:`round_seconds` and one line saying how it was derived (the run report echoes
-    it: the length depends on this machine's load when the run began).
+) -> tuple[tuple[Round, ...], str]:
+    """The default schedule, one :class:`~crowdhide.backends.tls.schedule.Round` per round
+    (:func:`rounds_of`), and one line saying how it was derived (the run report echoes it:
+    it depends on this machine's load when the run began).
+
+    Each round's send phase is :data:`FLOOR` plus :data:`MARGIN` times the busiest host's
+    worst-case work in it, and so is its program phase (:func:`round_work`); the gap and the
+    tail follow (:meth:`Round.sized <crowdhide.backends.tls.schedule.Round.sized>`).
 
     Examples
     --------
     >>> import numpy as np
     >>> from crowdhide.engine.backend import Job
-    >>> from crowdhide.engine.plan import PlanBuilder
+    >>> from crowdhide.engine.library import named
+    >>> from crowdhide.plans import PlanBuilder
     >>> from crowdhide.backends.tls.placement import Placement
     >>> b = PlanBuilder()
     >>> _ = b.sources("S", {"g": np.zeros(1000, dtype=int)})
-    >>> _ = b.compute("C", size=3, process=lambda inbox, rng: {})
-    >>> _ = b.route("S", "C", by=lambda s: s["g"])
+    >>> _ = b.compute("C", size=3, process=named("compute.count", route="S->C", size=3))
+    >>> _ = b.result("R", process=lambda inbox, rng: {})
+    >>> _ = b.route("S", "C", by=named("route.column", column="g"))
+    >>> _ = b.route("C", "R", kind="fixed")
     >>> job = Job(plan=b.build(), seed=0, block_size=100)
     >>> costs = {"link": (1e-4, 1e-4), "inner": (1e-3, 1e-3)}
-    >>> seconds, basis = round_basis(job, Placement(hosts=2, rule="spread"), costs=costs)
-    >>> seconds, basis.split(", ")[0]
-    (1.94, 'default: 2 x (0.25 s + 3.0 x 0.24 s')
-    >>> round_seconds(job, Placement(hosts=2, rule="spread"), costs=costs)
-    1.94
+    >>> rounds, basis = round_schedule(job, Placement(hosts=2, rule="spread"), costs=costs)
+    >>> [r.length for r in rounds]
+    [1.772, 0.815]
+    >>> basis.split(";")[0]
+    'default, per round: sends 0.25 s + 3.0 x work, programs 0.25 s + 3.0 x work'
     """
     from crowdhide.backends.tls import codec
 
     if costs is None:
         costs = frame_costs(codec.frame_for(job.plan))
-    work = host_work(job, placement, costs)
-    basis = (
-        f"default: 2 x ({FLOOR} s + {MARGIN} x {work:.3g} s, the busiest host's worst-case "
-        f"wire work in a half round at the frame costs measured as the run began)"
+    work = round_work(job, placement, costs)
+    rounds = tuple(
+        Round.sized(FLOOR + MARGIN * send, FLOOR + MARGIN * program) for send, program in work
     )
-    return round(2 * (FLOOR + MARGIN * work), 3), basis
+    figures = ", ".join(f"({s:.3g} s, {p:.3g} s)" for s, p in work)
+    basis = (
+        f"default, per round: sends {FLOOR} s + {MARGIN} x work, programs {FLOOR} s + "
+        f"{MARGIN} x work; work = the busiest host's worst-case (sends, programs) per round "
+        f"[{figures}] at the frame costs measured as the run began"
+    )
+    return rounds, basis
+
+
+def given_schedule(plan: Any, length: float) -> tuple[Round, ...]:
+    """The schedule for a round length the user gave (``--round-seconds``): every round of
+    ``plan`` (:func:`rounds_of`) lasts ``length``, its phases at fixed fractions
+    (:meth:`Round.given <crowdhide.backends.tls.schedule.Round.given>`)."""
+    return tuple(Round.given(length) for _ in rounds_of(plan))
