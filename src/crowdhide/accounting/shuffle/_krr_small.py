@@ -85,12 +85,13 @@ Measure = Callable[[FloatArray, FloatArray], float]
 _BLANKET_GRID = (-3.0, -1.0, 0.0)
 #: Safety factor on the computed ``F(r)`` (its rounding is ~1e-13 relative; see _below).
 _F_SAFETY = 1.0 + 1e-9
-#: Largest n for the exact k = 3 worst case (about 1-5 s CPU per query there, see
-#: benchmarks/bench_krr_small_n.py; the pruned search grows like n^2.7 on its grid).
+#: Largest n for the exact k = 3 worst case (an ε query 0.25-1.1 s CPU there, a δ query
+#: 0.6-2.5 s, see benchmarks/bench_krr_small_n.py; the pruned search grows like n^2.7).
 SMALL_EXACT_MAX_N = 300
-#: Largest n at which ``best`` evaluates it (0.08-0.25 s CPU per query at ε0 = 0.5-8, like
-#: krr_blanket; calibrations and certificate curves ask many queries; was 60 before pruning).
-SMALL_EXACT_BEST_MAX_N = 100
+#: Largest n at which ``best`` evaluates it: a whole ``best`` query 0.14-0.26 s CPU at
+#: ε0 = 0.5-8 (as at n = 100 before the blanket pruning; n = 200: 0.24-0.39 s); calibrations
+#: and certificate curves ask many queries. Was 60 before pruning, 100 before the blanket.
+SMALL_EXACT_BEST_MAX_N = 150
 _TINY = 2.0**-1074  # the smallest subnormal: the absolute error of one rounding below 2^-1022
 
 
