@@ -20,6 +20,26 @@ as before. Measured (``benchmarks/bench_krr_small_n.py``): a few hundred of the
 :meth:`SmallKrrExact.classes` still walks every class, row by row (fixed l, ``l <= j``;
 ``(l, j, m)`` is the mirror image, covered by evaluating both directions): a row's
 classes ``a^{l+i} b^l c^{t−i}`` are reached by halving the row, ``O(n⁴ log n)`` in all.
+
+Blanket pruning (issue 32, s19). A region's classes are its ancestor plus ``e`` extra users
+(``e = s`` for ``T(A, s)``, ``2s`` for ``I(B, s)``) of varying values. 3-RR reports the true
+value with probability ``λ = p − q`` and a uniform value otherwise (``3q = 1 − λ``), so reveal
+to the adversary which extra users were truthful: their reports are then known shifts of the
+histogram and can be subtracted, leaving the ancestor's histogram plus ``R`` uniform reports,
+``R ~ Bin(e, 3q)``, with R observed. The class's pair is a post-processing of that view,
+whatever the extra users' values, so every class of the region has
+``δ <= Σ_r Pr(R = r) δ_r``, ``δ_r`` the divergence of the ancestor plus r uniform reports
+(``U_r``: stencils with weights ``(1/3, 1/3, 1/3)``). ``δ_r`` is non-increasing in r (one
+more independent report is a post-processing), so with a few grid points
+``0 = r_0 < r_1 < … < r_m`` and ``F(r) = Pr(R < r)``::
+
+    δ <= Σ_i Pr(r_i <= R < r_{i+1}) δ_{r_i} = δ_{r_m} + Σ_{i<m} F(r_{i+1}) (δ_{r_i} − δ_{r_{i+1}})
+
+(terms non-negative after a running minimum of the δ_{r_i}; over-estimating F is the safe
+side). :meth:`SmallKrrExact._blanket_prunes` skips a region when this is at or below the
+running maximum (grid: mean − 3, − 1 and 0 standard deviations of R). It halves the
+stencils of an ε query at ε0 <= 2 (n = 300, ε0 = 1: 8524 -> 4357).
+
 All terms are *positive* (no cancellation: every entry carries a relative error of a few
 roundings per report, see :func:`rounding_budget`, whatever the order of the stencils), and
 an ancestor's arrays (fewer reports) are within the same budget, so the caller's
@@ -59,12 +79,19 @@ __all__ = [
 FloatArray = npt.NDArray[np.float64]
 #: ``prune(P, Q)``: whether every class below an ancestor with laws P, Q may be skipped.
 Prune = Callable[[FloatArray, FloatArray], bool]
-#: Largest n for the exact k = 3 worst case (about 1-5 s CPU per query there, see
-#: benchmarks/bench_krr_small_n.py; the pruned search grows like n^2.7 on its grid).
+#: ``measure(P, Q)``: a class's δ at the running ε, as the search compares it.
+Measure = Callable[[FloatArray, FloatArray], float]
+#: Grid of the blanket bound, in standard deviations of R from its mean (module docstring).
+_BLANKET_GRID = (-3.0, -1.0, 0.0)
+#: Safety factor on the computed ``F(r)`` (its rounding is ~1e-13 relative; see _below).
+_F_SAFETY = 1.0 + 1e-9
+#: Largest n for the exact k = 3 worst case (an ε query 0.25-1.1 s CPU there, a δ query
+#: 0.6-2.5 s, see benchmarks/bench_krr_small_n.py; the pruned search grows like n^2.7).
 SMALL_EXACT_MAX_N = 300
-#: Largest n at which ``best`` evaluates it (0.08-0.25 s CPU per query at ε0 = 0.5-8, like
-#: krr_blanket; calibrations and certificate curves ask many queries; was 60 before pruning).
-SMALL_EXACT_BEST_MAX_N = 100
+#: Largest n at which ``best`` evaluates it: a whole ``best`` query 0.14-0.26 s CPU at
+#: ε0 = 0.5-8 (as at n = 100 before the blanket pruning; n = 200: 0.24-0.39 s); calibrations
+#: and certificate curves ask many queries. Was 60 before pruning, 100 before the blanket.
+SMALL_EXACT_BEST_MAX_N = 150
 _TINY = 2.0**-1074  # the smallest subnormal: the absolute error of one rounding below 2^-1022
 
 
@@ -102,6 +129,19 @@ def _step_into(
 
 def _shift(point: tuple[int, int, int], by: int) -> tuple[int, int, int]:
     return (point[0] + by, point[1] + by, point[2] + by)
+
+
+def _below(e: int, pi: float, r: int) -> float:
+    """An upper bound on ``F(r) = Pr(Bin(e, π) < r)`` (``π`` as computed, 1 <= r <= e).
+    Each term ``C(e, i) π^i (1 − π)^(e−i)`` is ``exp`` of a sum of logs (|exponent| < 2000
+    for e <= 600: about 1e-12 relative after exp); ``_F_SAFETY`` covers that and the few
+    ulps of π, and ``1e-300`` per term the underflow of a term."""
+    log_pi, log_rest = math.log(pi), math.log1p(-pi)
+    total = sum(
+        math.exp(math.log(math.comb(e, i)) + i * log_pi + (e - i) * log_rest) + 1e-300
+        for i in range(r)
+    )
+    return min(1.0, total * _F_SAFETY)
 
 
 def _split(
@@ -145,6 +185,9 @@ class SmallKrrExact:
     #: A class's δ is at most ``_ancestor_factor`` times any ancestor's (the post-processing
     #: lemma of the module docstring: exactly 1; the tests perturb it).
     _ancestor_factor = 1.0
+    #: Scale of the uniform-report probability ``3q`` in the blanket bound (exactly 1; the
+    #: tests perturb it).
+    _uniform_scale = 1.0
 
     def __init__(self, *, eps0: float, n: int) -> None:
         self.eps0, self.n = eps0, n
@@ -156,6 +199,11 @@ class SmallKrrExact:
         self._levels: list[tuple[FloatArray, FloatArray]] = []
         self._probe = (np.empty(self._size), np.empty(self._size))
         self.pruned = 0  # classes in regions skipped by the last delta / epsilon (with overlaps)
+        self.blanket_skips = 0  # regions of them skipped by the blanket bound (since creation)
+        # Set by delta / epsilon while they search: the class δ at the running ε and the
+        # running maximum it is compared with; None: no blanket pruning (_search alone).
+        self._blanket: tuple[Measure, Callable[[], float]] | None = None
+        self._last = math.inf  # the divergence the last prune check measured (its ancestor's)
 
     # -- the enumeration ---------------------------------------------------------------
 
@@ -261,7 +309,7 @@ class SmallKrrExact:
         if side == 0:
             yield anc, p_arr, q_arr
             return
-        if prune(p_arr, q_arr):
+        if prune(p_arr, q_arr) or self._blanket_prunes(arr, side * (1 if upright else 2), depth):
             self.pruned += (side + 1) * (side + 2) // 2
             return
         for child_upright, child_corner, child_side in _split(upright, corner, side):
@@ -278,6 +326,42 @@ class SmallKrrExact:
         for axis, w in enumerate((self._on_x, self._on_y, self._on_z)):
             arr = self._chain(arr, w, target[axis] - anc[axis], depth)
         return arr
+
+    def _blanket_prunes(self, arr: FloatArray, extra: int, depth: int) -> bool:
+        """Whether a blanket bound (module docstring) of the region whose ancestor law is
+        ``arr`` and whose classes have ``extra`` more users is at or below the running
+        maximum; ``self._last`` is the ancestor's δ (the failed ancestor check)."""
+        if self._blanket is None:
+            return False
+        measure, limit = self._blanket
+        bounds = self._blanket_bounds(arr, extra, depth, self._last, measure)
+        if any(self._ancestor_factor * bound <= limit() for bound in bounds):
+            self.blanket_skips += 1
+            return True
+        return False
+
+    def _blanket_bounds(
+        self, arr: FloatArray, extra: int, depth: int, d0: float, measure: Measure
+    ) -> Iterator[float]:
+        """Upper bounds on every class δ of the region (ancestor law ``arr``, its δ ``d0``,
+        ``extra`` more users), one per grid point of ``_BLANKET_GRID`` (lazily: each needs
+        more uniform stencils, in the buffers of ``depth + 1``, free until the children
+        are reached)."""
+        pi = self._uniform_scale * 3.0 / (math.exp(self.eps0) + 2.0)  # Pr(uniform) = 1 − λ
+        mean, sd = extra * pi, math.sqrt(extra * pi * (1.0 - pi))
+        grid = sorted({r for r in (int(mean + k * sd) for k in _BLANKET_GRID) if r > 0})
+        deltas, steps, law = [d0], [0], arr
+        for r in grid:
+            law = self._chain(law, (1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0), r - steps[-1], depth + 1)
+            p_arr, q_arr = self._probe
+            _step_into(law, self._on_x, p_arr, self._tmp)
+            _step_into(law, self._on_y, q_arr, self._tmp)
+            deltas.append(min(measure(p_arr, q_arr), deltas[-1]))
+            steps.append(r)
+            yield deltas[-1] + sum(
+                _below(extra, pi, steps[i + 1]) * (deltas[i] - deltas[i + 1])
+                for i in range(len(steps) - 1)
+            )
 
     # -- divergences ---------------------------------------------------------------------
 
@@ -309,13 +393,21 @@ class SmallKrrExact:
         big = math.exp(eps)
         worst = 0.0
 
+        def measure(p: FloatArray, q: FloatArray) -> float:
+            return self._class_delta(p, q, big)
+
         def dominated(p: FloatArray, q: FloatArray) -> bool:
-            return self._ancestor_factor * self._class_delta(p, q, big) <= worst
+            self._last = measure(p, q)
+            return self._ancestor_factor * self._last <= worst
 
         self.pruned = 0
-        for _, p, q in self._search(dominated):
-            worst = max(worst, self._class_delta(p, q, big))
-        self._levels.clear()  # ~18 MB of level buffers at n = 300: not kept by a curve
+        self._blanket = (measure, lambda: worst)
+        try:
+            for _, p, q in self._search(dominated):
+                worst = max(worst, self._class_delta(p, q, big))
+        finally:
+            self._blanket = None
+            self._levels.clear()  # ~18 MB of level buffers at n = 300: not kept by a curve
         return worst
 
     def epsilon(self, delta: float, xtol: float) -> float:
@@ -323,22 +415,30 @@ class SmallKrrExact:
         maximum of the classes' own ε; a class at or below it is skipped after one sum."""
         best = 0.0
 
+        def measure(p: FloatArray, q: FloatArray) -> float:
+            return self._class_delta(p, q, math.exp(best))
+
         def dominated(p: FloatArray, q: FloatArray) -> bool:
-            return self._ancestor_factor * self._class_delta(p, q, math.exp(best)) <= delta
+            self._last = measure(p, q)
+            return self._ancestor_factor * self._last <= delta
 
         self.pruned = 0
-        for _, p, q in self._search(dominated):
-            if self._class_delta(p, q, math.exp(best)) <= delta:
-                continue
-            lo, hi = best, self.eps0
-            while hi - lo > xtol:
-                mid = 0.5 * (lo + hi)
-                if self._class_delta(p, q, math.exp(mid)) <= delta:
-                    hi = mid
-                else:
-                    lo = mid
-            best = hi
-        self._levels.clear()
+        self._blanket = (measure, lambda: delta)
+        try:
+            for _, p, q in self._search(dominated):
+                if measure(p, q) <= delta:
+                    continue
+                lo, hi = best, self.eps0
+                while hi - lo > xtol:
+                    mid = 0.5 * (lo + hi)
+                    if self._class_delta(p, q, math.exp(mid)) <= delta:
+                        hi = mid
+                    else:
+                        lo = mid
+                best = hi
+        finally:
+            self._blanket = None
+            self._levels.clear()
         return best
 
 
