@@ -72,8 +72,8 @@ PROFILE_STEP = 1e-4
 #: δ below this is not refined further: a chord that stays under it costs a round at most
 #: that much δ (a valid, looser bound for targets below about ``rounds · FLOOR``).
 FLOOR = 1e-16
-#: Certificate evaluations (each 0.05–0.15 s CPU) of the coarse profile, which many rounds
-#: use (:data:`PLACEMENT_WEIGHT`) ...
+#: Certificate points of the coarse profile (all evaluated together, :func:`_certified_values`:
+#: 0.3–1.1 s CPU cold per (ε0, n)), which many rounds use (:data:`PLACEMENT_WEIGHT`) ...
 COARSE_EVALUATIONS = 10
 #: ... and of the fine profile, which 2 to :data:`FINE_BELOW_ROUNDS` − 1 rounds use (one
 #: round is the single-round certificate itself): the coarse points and one where the
@@ -132,7 +132,7 @@ def certified_profile(
     lattice of :func:`_lattice` steps, and the certificate is evaluated only there:
     :data:`COARSE_EVALUATIONS` points (``fine=False``, for many rounds) or up to
     :data:`FINE_LEVELS` more (a superset). Cached per ``(eps0, n, fine)``, the certificate's
-    values per point.
+    values per point set (:func:`_certified_values`).
 
     Examples
     --------
