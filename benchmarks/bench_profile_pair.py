@@ -57,13 +57,16 @@ def _params(eps0: float, n: int, rounds: int) -> ComposedShuffleParams:
 def _cold() -> None:
     """Empty the caches a first query in a fresh process would find empty."""
     from crowdhide.accounting import binomial_tails
-    from crowdhide.accounting.shuffle import _split_clone, variation_ratio
+    from crowdhide.accounting.shuffle import _krr_fast, _split_clone, variation_ratio
 
     pp.certified_profile.cache_clear()
-    pp._certified_at.cache_clear()
     pp._placement.cache_clear()
-    # other modules' caches, where they have them (their layout may change)
+    # other modules' caches, where they have them (their layout may change; the per-point
+    # cache of older versions, so the same file times both)
     for owner, name in (
+        (pp, "_certified_at"),
+        (pp, "_certified_values"),
+        (_krr_fast, "_clone_layout"),
         (_split_clone, "_layout"),
         (variation_ratio, "_supremum"),
         (variation_ratio, "_top_log_delta"),

@@ -203,9 +203,9 @@ def _envelope(points: list[tuple[float, float]], t: float) -> float:
 def _single_round_gaps(eps0: float, n: int) -> list[tuple[float, float, float]]:
     """Points (the grid and 12 midpoints) where one round of the pair is below the least
     upper bound on the true profile that the certificate gives there: its value, or the
-    envelope of its values at all those points, their mirror images ``(1/t, 1 − (1 − δ)/t)``
-    and ``(0, 1)`` (the true profile is convex in t and symmetric). The certificate is summed
-    to the tail level the profile used, so the grid points are cached."""
+    envelope of its values at all those points and of the profile's own grid values, their
+    mirror images ``(1/t, 1 − (1 − δ)/t)`` and ``(0, 1)`` (the true profile is convex in t
+    and symmetric). The certificate is summed to the tail level the profile used."""
     idx, _ = pp.certified_profile(eps0, n)
     with _summed_like_epsilon_at(pp._LOG_LEVEL):
         single = shuffle_curve(eps0=eps0, n=n)
@@ -213,7 +213,12 @@ def _single_round_gaps(eps0: float, n: int) -> list[tuple[float, float, float]]:
         mids = [0.5 * (a + b) * pp.PROFILE_STEP for a, b in itertools.pairwise(idx)]
         eps = [i * pp.PROFILE_STEP for i in idx] + mids[:: max(1, len(mids) // 12)]
         values = [(math.exp(e), single.delta(e)) for e in eps]
-    points = [*values, (0.0, 1.0)] + [(1.0 / t, 1.0 - (1.0 - d) / t) for t, d in values if t > 1]
+    # the profile's own values at the grid (the same certificate refined per (ε0, n), at
+    # some points below the one-point values): also upper bounds on the true profile
+    chosen = pp._placement(eps0, n)[1]
+    grid = pp._certified_values(eps0, n, chosen)
+    known = values + [(math.exp(i * pp.PROFILE_STEP), d) for i, d in zip(chosen, grid, strict=True)]
+    points = [*known, (0.0, 1.0)] + [(1.0 / t, 1.0 - (1.0 - d) / t) for t, d in known if t > 1]
     gaps = []
     for e, (t, _) in zip(eps, values, strict=True):
         bound = _envelope(points, t) * (1.0 + 1e-12)  # the envelope's own rounding

@@ -1,0 +1,296 @@
+"""The variation-ratio certificate at many ε at once, on one partition (profile pair, issue 32).
+
+:func:`crowdhide.accounting.shuffle.profile_pair.certified_profile` needs the single-round
+certificate δ̄(ε) at 10–30 points of one (ε0, n). Asked one point at a time, each point
+refines its own partition of μ in (0, 1] and pays ~20 blocked split-clone sums (2–3 ms
+each, half of it per-call overhead) on top of the shared, cached layouts. Here one
+partition serves every point: each cell's layout is built once and its blocked sum is
+evaluated for all ε together (the incomplete betas of every (block, ε) in one vectorized
+call), and the cells are refined where some point's largest cell lies above that point's
+level, as :func:`crowdhide.accounting.shuffle.variation_ratio._supremum` refines them for
+one point.
+
+**Validity.** The variation-ratio proof (docs/proofs/variation-ratio.md, §6.1) bounds δ(ε)
+of *every* ε0-LDP randomizer by the largest bound over *any* partition of (0, 1] into the
+bottom region ``[0, μ_b]`` and cells, each cell bounded by
+:func:`~crowdhide.accounting.shuffle.variation_ratio._cell_log_delta`'s three bounds (split
+system at the cell's corner rates, one report's variation, the mixture bound) at any of the
+resolutions :data:`~crowdhide.accounting.shuffle.variation_ratio.SPLIT_TIERS`. The partition
+and resolutions chosen here are one such choice, made per (ε0, n) instead of per ε: every
+value returned is the same certificate, only refined differently. Each cell's split sum is
+:func:`~crowdhide.accounting.shuffle._krr_fast.clone_blocks_log_delta` evaluated per ε on
+the same floats (tests check equality with the one-point functions).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import numpy.typing as npt
+
+from crowdhide.accounting.binomial_tails import rowwise_logsumexp
+from crowdhide.accounting.logmath import kappa_up, rate_up
+from crowdhide.accounting.shuffle._krr_fast import (
+    CLONE_POINTS,
+    S_POINTS,
+    _clone_layout,
+    _clone_shift,
+    excess_half,
+    heavy_blocks,
+)
+from crowdhide.accounting.shuffle._split_clone import PARAMETER_ULPS, _layout
+from crowdhide.accounting.shuffle.variation_ratio import (
+    BOTTOM_FACTOR,
+    BOTTOM_STEPS,
+    COARSE_BELOW,
+    EPS_RTOL,
+    FINE_ABOVE,
+    MIN_CELL_RATIO,
+    MIXTURE_ABOVE,
+    REFINE_FLOOR,
+    SLACK_RANGE,
+    SPLIT_TIERS,
+    TIER_MARGIN,
+    TOP_EDGES,
+    TOP_POINTS,
+    _cell_log_delta,
+    _children,
+    _width_rate,
+    clone_rates,
+    one_report_log_delta,
+)
+
+__all__ = ["variation_ratio_log_deltas"]
+
+FloatArray = npt.NDArray[np.float64]
+_Cell = tuple[float, float]
+
+#: Cell evaluations (each a layout and a vectorized sum over every ε) the refinement may
+#: spend beyond the initial cells and the bottom steps (R = 1e4 rounds, δ = 1e-6, ε0 = 8,
+#: n = 1e4: ε 6241 at 12, 6219 at 24, 6211 at 48; ε0 = 4, n = 1e3: profile 0.41 s CPU at
+#: 12, 0.58 s at 24, 1.0 s at 48).
+REFINE_EVALUATIONS = 24
+
+
+def variation_ratio_log_deltas(n: int, eps0: float, eps: FloatArray, log_tail: float) -> FloatArray:
+    """The variation-ratio certificate's ``log δ`` at every ε of ``eps`` (``mu_max = 1``),
+    on one partition refined for all of them (module docstring): each value is the largest
+    cell bound of a partition of (0, 1], a certificate as
+    :func:`~crowdhide.accounting.shuffle.variation_ratio.variation_ratio_log_delta` is."""
+    eps = np.asarray(eps, dtype=np.float64)
+    out = np.full(eps.size, -np.inf)
+    live = eps < eps0
+    if not live.any():
+        return out
+    at = eps[live]
+    if kappa_up(eps0) >= 1.0:  # ε0 >= ~38: no clones to speak of (as the one-point bound)
+        out[live] = [one_report_log_delta(float(e), eps0) for e in at]
+        return out
+    level = _levels(n, eps0, at, log_tail)
+    cells: dict[_Cell, tuple[int, FloatArray]] = {}
+    for cell in _initial():
+        cells[cell] = _escalated(n, eps0, cell, _tier(cell), at, log_tail, level)
+    bottom = _bottom(n, eps0, at, log_tail, level, cells)
+    _refine(n, eps0, at, log_tail, level, cells)
+    best = np.maximum(bottom, np.max([v for _, v in cells.values()], axis=0))
+    out[live] = np.minimum(best, 0.0)
+    return out
+
+
+def _initial() -> list[_Cell]:
+    """The one-point refinement's initial cells (``mu_max = 1``), largest μ first."""
+    edges = [math.log(mu) for mu in TOP_EDGES]
+    return list(zip(edges[1:], edges[:-1], strict=True))
+
+
+def _tier(cell: _Cell) -> int:
+    """The resolution a cell starts at, as in the one-point refinement."""
+    if cell[0] >= math.log(FINE_ABOVE):
+        return len(SPLIT_TIERS) - 1
+    return 0 if cell[1] <= math.log(COARSE_BELOW) else 1
+
+
+def _levels(n: int, eps0: float, eps: FloatArray, log_tail: float) -> FloatArray:
+    """Per ε the level the one-point refinement refines to: the pair at μ = 1 plus the fall
+    of its log δ over a relative step EPS_RTOL in ε, clipped (only chooses, never bounds)."""
+    here = _top_log_deltas(n, eps0, 0.0, eps, log_tail)
+    further = _top_log_deltas(n, eps0, 0.0, eps * (1.0 + EPS_RTOL), log_tail)
+    with np.errstate(invalid="ignore"):
+        drop = np.where(np.isfinite(here - further), here - further, SLACK_RANGE[1])
+    slack = np.clip(drop, *SLACK_RANGE)
+    return np.asarray(np.maximum(here, log_tail + REFINE_FLOOR) + slack, dtype=np.float64)
+
+
+def _escalated(
+    n: int, eps0: float, cell: _Cell, tier: int, eps: FloatArray, log_tail: float, level: FloatArray
+) -> tuple[int, FloatArray]:
+    """A cell's bounds at every ε from ``tier`` on, evaluated again at the next resolution
+    while some ε lands above its level by at most :data:`TIER_MARGIN` (and none farther: a
+    wide cell is split rather); every resolution is valid, the least per ε is kept."""
+    values = _cell_log_deltas(n, eps0, cell, tier, eps, log_tail)
+    while tier + 1 < len(SPLIT_TIERS):
+        excess = values - level
+        if not (excess.max() > 0.0 and excess.max() <= TIER_MARGIN[tier]):
+            break
+        tier += 1
+        values = np.minimum(values, _cell_log_deltas(n, eps0, cell, tier, eps, log_tail))
+    return tier, values
+
+
+def _bottom(
+    n: int,
+    eps0: float,
+    eps: FloatArray,
+    log_tail: float,
+    level: FloatArray,
+    cells: dict[_Cell, tuple[int, FloatArray]],
+) -> FloatArray:
+    """The bottom region's bound at every ε, its edge μ_b lowered (the released range handed
+    to ``cells``, at the coarsest resolution) while it is above the level at some ε."""
+    mu_b = TOP_EDGES[-1]
+    bottom = _bottom_log_deltas(n, eps0, mu_b, eps, log_tail)
+    for _ in range(BOTTOM_STEPS):
+        if not (bottom > level).any():
+            break
+        cell = (math.log(mu_b * BOTTOM_FACTOR), math.log(mu_b))
+        cells[cell] = _escalated(n, eps0, cell, 0, eps, log_tail, level)
+        mu_b *= BOTTOM_FACTOR
+        bottom = _bottom_log_deltas(n, eps0, mu_b, eps, log_tail)
+    return bottom
+
+
+def _refine(
+    n: int,
+    eps0: float,
+    eps: FloatArray,
+    log_tail: float,
+    level: FloatArray,
+    cells: dict[_Cell, tuple[int, FloatArray]],
+) -> None:
+    """Split, in turn, the cell farthest above the level at some ε into
+    :func:`~crowdhide.accounting.shuffle.variation_ratio._children` equal parts in log μ
+    (each from the resolution its parent needed), until none is above, or the cells are
+    too narrow, or :data:`REFINE_EVALUATIONS` are spent."""
+    spent = 0
+    while spent < REFINE_EVALUATIONS:
+        wide = {c: v for c, v in cells.items() if c[1] - c[0] > math.log(MIN_CELL_RATIO)}
+        if not wide:
+            return
+        cell = max(wide, key=lambda c: float((wide[c][1] - level).max()))
+        tier, values = wide[cell]
+        j = int(np.argmax(values - level))
+        if not values[j] > level[j]:
+            return
+        rate = _width_rate(n, eps0, 1.0, float(eps[j]), log_tail)
+        parts = _children(float(values[j]), float(level[j]), cell[1] - cell[0], rate)
+        parts = max(2, min(parts, REFINE_EVALUATIONS - spent))
+        step = (cell[1] - cell[0]) / parts
+        edges = [cell[0], *(cell[0] + k * step for k in range(1, parts)), cell[1]]
+        del cells[cell]
+        for child in itertools.pairwise(edges):
+            cells[child] = _escalated(n, eps0, child, tier, eps, log_tail, level)
+            spent += 1
+
+
+def clone_blocks_log_deltas(
+    layout: tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, float],
+    kappa: float,
+    eps: FloatArray,
+    log_tail: float,
+) -> FloatArray:
+    """:func:`~crowdhide.accounting.shuffle._krr_fast.clone_blocks_log_delta` at every ε of
+    ``eps`` (one layout ``(log_w, log_mass, units, g, log_out, c_tail)``): the excesses of
+    all heavy blocks at all ε in one vectorized call (the same elementwise floats), then per ε
+    the same reductions on the same arrays as the one-point function."""
+    log_w, log_mass, units, g, log_out, c_tail = layout
+    shape = log_mass.shape
+    heavy = heavy_blocks(log_w[:, None] + log_mass, log_tail)
+    s = np.broadcast_to(units, shape)[heavy]
+    gg = np.broadcast_to(g, shape)[heavy]
+    out = np.empty(eps.size)
+    # the per-ε scalars exactly as the one-point function forms them
+    bigs = [math.exp(float(e)) for e in eps]
+    shifts = np.stack([_clone_shift(gg, kappa, float(e)) for e in eps])
+    theta = s[None, :] / 2.0 + shifts
+    excess = excess_half(np.broadcast_to(s, theta.shape), theta, upper=True)
+    for j, big in enumerate(bigs):
+        h = np.full(shape, 2.0)
+        h[heavy] = excess[j] * (2.0 * kappa * (1.0 + big) / gg)
+        with np.errstate(divide="ignore"):
+            rows = rowwise_logsumexp(log_mass + np.log(h))
+        rows = np.logaddexp(rows, log_out + math.log(2.0))
+        total = float(rowwise_logsumexp((log_w + rows)[None, :])[0])
+        out[j] = float(np.logaddexp(total, c_tail + math.log(2.0)))
+    return out
+
+
+def _top_log_deltas(
+    n: int, eps0: float, log_lo: float, eps: FloatArray, log_tail: float
+) -> FloatArray:
+    """:func:`~crowdhide.accounting.shuffle.variation_ratio._top_log_delta` at every ε: the
+    one-rate system with an always-informative target and ``c_inf(e^log_lo)`` clones."""
+    c_inf = clone_rates(math.exp(log_lo), eps0)[0]
+    m, log_w, _, s_end, log_mass, log_out, c_tail = _clone_layout(
+        n, c_inf, rate_up(1.0), log_tail, TOP_POINTS, S_POINTS
+    )
+    units = np.broadcast_to(m[:, None], s_end.shape)
+    layout = (log_w, log_mass, s_end, units, log_out, c_tail)
+    return _beyond(clone_blocks_log_deltas(layout, kappa_up(eps0), eps, log_tail), eps, eps0)
+
+
+def _beyond(values: FloatArray, eps: FloatArray, eps0: float) -> FloatArray:
+    """``values`` with −inf where a clone system's target is fully revealed no more
+    (``ε >= 2 atanh κ``), as the one-point functions return there."""
+    kappa = kappa_up(eps0)
+    if kappa < 1.0:
+        values = np.where(eps >= 2.0 * math.atanh(kappa), -np.inf, values)
+    return np.asarray(values, dtype=np.float64)
+
+
+def _cell_log_deltas(
+    n: int, eps0: float, cell: tuple[float, float], tier: int, eps: FloatArray, log_tail: float
+) -> FloatArray:
+    """:func:`~crowdhide.accounting.shuffle.variation_ratio._cell_log_delta` at every ε (the
+    same three bounds, the same floats); cells its fast path does not cover (μ or the
+    informative share within rounding of 1, no informative clones) point by point."""
+    log_lo, log_hi = cell
+    kappa = kappa_up(eps0)
+    tv_bound = log_hi + math.log(kappa)
+    c_inf = clone_rates(math.exp(log_lo), eps0)[0]
+    mu = rate_up(math.exp(log_hi), ulps=PARAMETER_ULPS) if log_hi < 0.0 else 1.0
+    c_zero = clone_rates(math.exp(log_hi), eps0)[1] if log_hi < 0.0 else 0.0
+    if c_inf < 1e-300 or (log_hi < 0.0 and (mu >= 1.0 or c_inf / (c_inf + c_zero) >= 1.0)):
+        return np.array(
+            [_cell_log_delta(n, eps0, *cell, float(e), log_tail, tier=tier) for e in eps]
+        )
+    mixture = np.full(eps.size, np.inf)
+    if log_hi >= math.log(MIXTURE_ABOVE):
+        mixture = _top_log_deltas(n, eps0, log_lo, eps, log_tail) + min(log_hi, 0.0)
+    if log_hi >= 0.0:
+        return np.asarray(np.minimum(mixture, tv_bound), dtype=np.float64)
+    c_points, s_points, eta = SPLIT_TIERS[tier]
+    log_w, s_end, g_low, log_mass, log_out, c_tail = _layout(
+        n, mu, c_inf, c_zero, log_tail, c_points, s_points, eta
+    )
+    split = clone_blocks_log_deltas(
+        (log_w, log_mass, s_end, g_low, log_out, c_tail), kappa, eps, log_tail
+    )
+    return np.asarray(np.minimum(np.minimum(_beyond(split, eps, eps0), mixture), tv_bound))
+
+
+def _bottom_log_deltas(
+    n: int, eps0: float, mu_b: float, eps: FloatArray, log_tail: float
+) -> FloatArray:
+    """:func:`~crowdhide.accounting.shuffle.variation_ratio._bottom_log_delta` at every ε:
+    the one-rate system with ``mu2 = mu_b`` and clone probability ``e^{-ε0}``, or one
+    report's variation."""
+    kappa = kappa_up(eps0)
+    m, log_w, _, s_end, log_mass, log_out, c_tail = _clone_layout(
+        n, math.exp(-eps0), rate_up(mu_b), log_tail, CLONE_POINTS, S_POINTS
+    )
+    units = np.broadcast_to(m[:, None], s_end.shape)
+    layout = (log_w, log_mass, s_end, units, log_out, c_tail)
+    value = _beyond(clone_blocks_log_deltas(layout, kappa, eps, log_tail), eps, eps0)
+    return np.asarray(np.minimum(value, math.log(mu_b * kappa)), dtype=np.float64)
