@@ -428,9 +428,15 @@ def betainc_error(tail: FloatArray, size: FloatArray | float) -> FloatArray:
     True
     """
     tail = np.asarray(tail, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        magnitude = np.where(tail > 0.0, -np.log(np.where(tail > 0.0, tail, 1.0)), 0.0)
-    rtol = MACHINE_EPSILON * (np.maximum(magnitude, 0.0) + 40.0) * (16.0 + 0.25 * np.sqrt(size))
+    # The same floats as ``ε (max(−ln tail, 0) + 40)(16 + √size/4)`` with −ln 0 read as 0, in
+    # place (a variation-ratio query makes ~10^4 of these on arrays of up to 3·10^4 tails)
+    magnitude = np.zeros(tail.shape)
+    np.log(tail, out=magnitude, where=tail > 0.0)
+    np.negative(magnitude, out=magnitude)
+    np.maximum(magnitude, 0.0, out=magnitude)
+    magnitude += 40.0
+    magnitude *= MACHINE_EPSILON
+    rtol = magnitude * (16.0 + 0.25 * np.sqrt(size))
     return np.asarray(tail * rtol, dtype=np.float64)
 
 

@@ -72,7 +72,7 @@ import math
 from collections.abc import Callable
 
 from crowdhide.accounting.logmath import kappa_up
-from crowdhide.accounting.shuffle._krr_fast import clone_noise_log_delta
+from crowdhide.accounting.shuffle._krr_fast import CLONE_EXACT, clone_noise_log_delta
 from crowdhide.accounting.shuffle._split_clone import (
     split_clone_log_delta,
     uninformative_share,
@@ -139,6 +139,18 @@ TOP_POINTS = 1024
 #: μ = 1 (six queries, ε0 in {0.5 ... 8}, n in {1e3 ... 1e9}: 260 cells with μ_hi in
 #: [0.98, 0.9999]), and each costs a top system of its own: only the top cells take it.
 MIXTURE_ABOVE = 0.9995
+#: An initial cell tried one tier coarser first is kept there if its bound is at most the
+#: reference plus this (in log δ). 0: no cell kept coarse is above the reference, which the
+#: supremum is about (the top cell alone is at least it), so the result is that of the finer
+#: tiers (tests/accounting/test_variation_ratio_refinement.py; 1 % more changes it).
+COARSE_MARGIN = 0.0
+#: ... and only where the mean clone count is at most this: beyond, the informative counts'
+#: windows are narrow against the counts, every tier takes a few blocks of them and costs
+#: about the same (n = 1e9, ε0 <= 4: 0.5-0.8x with the coarser first try).
+COARSE_MAX_CLONES = 1e6
+#: The initial cells of a start tier stop being tried one tier coarser first
+#: (:func:`_initial_heap`) once fewer than this share of those tried were kept there.
+COARSE_KEPT = 0.5
 #: Cells narrower than this ratio are not split further.
 MIN_CELL_RATIO = 1.0 + 1e-7
 #: A cell above the level is split into as many equal parts (in log μ) as its estimated
@@ -400,16 +412,9 @@ def _supremum(
         mu_b *= BOTTOM_FACTOR
         bottom = _bottom_log_delta(n, eps0, mu_b, eps, log_tail)
     log_top = math.log(mu_max)
-    evaluations = 0
     at = functools.partial(_refined_cell, n, eps0, eps=eps, log_tail=log_tail, level=level)
-    heap: list[tuple[float, tuple[float, float], int]] = []
-    for cell in cells:
-        tier = 0 if cell[1] - log_top <= math.log(COARSE_BELOW) else 1
-        if cell[0] - log_top >= math.log(FINE_ABOVE):
-            tier = len(SPLIT_TIERS) - 1
-        value, tier, used = at(cell, tier)
-        evaluations += used
-        heapq.heappush(heap, (-value, cell, tier))
+    coarse = functools.partial(_coarse_first, n, eps0, log_tail=log_tail)
+    heap, evaluations = _initial_heap(cells, log_top, at, coarse, base + COARSE_MARGIN)
     rate = _width_rate(n, eps0, mu_max, eps, log_tail)
     entries = _refine(heap, at, evaluations, (level, enough), rate)
     best = max(bottom, max(-entry[0] for entry in entries))
@@ -417,6 +422,39 @@ def _supremum(
 
 
 _Entry = tuple[float, tuple[float, float], int]
+
+
+def _initial_heap(
+    cells: list[tuple[float, float]],
+    log_top: float,
+    at: Callable[..., tuple[float, int, int]],
+    coarse: Callable[[tuple[float, float]], bool],
+    base: float,
+) -> tuple[list[_Entry], int]:
+    """The initial cells evaluated (a heap of ``(-bound, cell, tier)``) and the evaluations
+    spent. A cell starts at :data:`COARSE_BELOW` / :data:`FINE_ABOVE`'s tier, or (where
+    ``coarse(cell)``) one tier coarser first, kept there if at most ``base`` (the
+    reference). Per start tier that first try is given up once it was kept in fewer than
+    :data:`COARSE_KEPT` of the cells tried (it costs an evaluation where it is not kept: at
+    ε0 = 8 the coarser tiers sit 0.02-0.2 above the finer ones in log δ). The cells go from
+    the bottom up (the lower ones are kept more often); the heap does not depend on the
+    order."""
+    heap: list[_Entry] = []
+    evaluations = 0
+    tried = [0] * len(SPLIT_TIERS)
+    kept = [0] * len(SPLIT_TIERS)
+    for cell in reversed(cells):
+        tier = 0 if cell[1] - log_top <= math.log(COARSE_BELOW) else 1
+        if cell[0] - log_top >= math.log(FINE_ABOVE):
+            tier = len(SPLIT_TIERS) - 1
+        first = tier > 0 and cell[1] < 0.0 and coarse(cell)
+        first = first and (tried[tier] < 2 or kept[tier] >= COARSE_KEPT * tried[tier])
+        value, end_tier, used = at(cell, tier, accept=base if first else -math.inf)
+        tried[tier] += first
+        kept[tier] += end_tier < tier
+        evaluations += used
+        heapq.heappush(heap, (-value, cell, end_tier))
+    return heap, evaluations
 
 
 def _refine(
@@ -485,6 +523,18 @@ def _children(value: float, level: float, width: float, rate: float) -> int:
     return min(max(math.ceil(1.25 * cost / room), 2), MAX_CHILDREN)
 
 
+def _coarse_first(n: int, eps0: float, cell: tuple[float, float], *, log_tail: float) -> bool:
+    """Whether the cell's clone-count window is wider than :data:`CLONE_EXACT` (a Bernstein
+    estimate of its width), so the coarser resolutions block it into fewer counts than the
+    finer ones (a tier-2 evaluation then costs 4-6 times a tier-1 one and 10-20 times a
+    tier-0 one, at n = 1e4-1e6; below that width all cost about the same), and the mean
+    clone count is at most :data:`COARSE_MAX_CLONES`."""
+    c_inf, c_zero = clone_rates(math.exp(cell[0]), eps0)[0], clone_rates(math.exp(cell[1]), eps0)[1]
+    p, big_l = min(c_inf + c_zero, 1.0), -log_tail
+    half = big_l / 3.0 + math.sqrt(big_l**2 / 9.0 + 2.0 * (n - 1) * p * (1.0 - p) * big_l)
+    return 2.0 * half > CLONE_EXACT and (n - 1) * p <= COARSE_MAX_CLONES
+
+
 def _refined_cell(
     n: int,
     eps0: float,
@@ -494,12 +544,23 @@ def _refined_cell(
     eps: float,
     log_tail: float,
     level: float,
+    accept: float = -math.inf,
 ) -> tuple[float, int, int]:
     """A cell's bound, the resolution it ended at and the evaluations it took: from ``tier``
     on, evaluated again at the next resolution while it lands above ``level`` by at most
-    :data:`TIER_MARGIN` (every resolution gives a valid bound: the least is kept)."""
-    value = _cell_log_delta(n, eps0, *cell, eps, log_tail, tier=tier)
-    used = 1
+    :data:`TIER_MARGIN` (every resolution gives a valid bound: the least is kept).
+
+    With ``accept`` finite (:func:`_initial_heap`) the cell is first evaluated one tier
+    coarser and kept there if that is at most ``accept`` (the reference: below it a cell
+    cannot raise the supremum, which is about there); only which valid bound a cell gets
+    depends on it."""
+    value, used = math.inf, 0
+    if tier > 0 and accept > -math.inf:
+        value, used = _cell_log_delta(n, eps0, *cell, eps, log_tail, tier=tier - 1), 1
+        if value <= accept:  # at most the reference: the cell is done, whatever tier says
+            return value, tier - 1, used
+    value = min(value, _cell_log_delta(n, eps0, *cell, eps, log_tail, tier=tier))
+    used += 1
     while tier + 1 < len(SPLIT_TIERS) and level < value <= level + TIER_MARGIN[tier]:
         tier += 1
         value = min(value, _cell_log_delta(n, eps0, *cell, eps, log_tail, tier=tier))
