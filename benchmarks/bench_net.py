@@ -36,6 +36,14 @@
     python benchmarks/bench_net.py --daemons --audit-runs 20
     python benchmarks/bench_net.py --million --rows 100000   # 10^5 users, 8 hosts (~4 min)
 
+8. ``--memory-slope 20000,50000`` (only this section): section 7 at each size in turn, then a
+   least-squares line ``peak = a + b * users`` through the busiest host's peak RSS (and each
+   host's), projected to ``--project`` users (10^6): whether 1 GB (10^9 B) per process
+   holds. ``--fit A.json B.json ...`` fits section 7 ``--json`` outputs already measured.
+
+    python benchmarks/bench_net.py --memory-slope 20000,50000,100000
+    python benchmarks/bench_net.py --fit run20k.json run50k.json
+
 Everything runs on 127.0.0.1; every process is stopped by its id. Peak memory of a host can be
 read with /usr/bin/time -v on the host command if needed.
 """
@@ -492,6 +500,61 @@ def _million_table(m: dict[str, Any]) -> None:
     )
 
 
+def memory_fit(runs: list[dict[str, Any]], project: int) -> dict[str, Any]:
+    """Least-squares ``peak = a + b * users`` through the section 7 runs (at least two
+    sizes): of the busiest host's peak RSS, and of each host's; the projection to
+    ``project`` users, against 1 GB (10^9 bytes) per process. Linear is the pessimistic
+    reading of terms that grow slower (a fit through the larger sizes weighs them more)."""
+    import numpy as np
+
+    users = np.array([r["rows"] for r in runs], dtype=float)
+    if len(set(users.tolist())) < 2:
+        raise SystemExit("--fit / --memory-slope: runs at two sizes at least")
+
+    def line(peaks: list[float]) -> dict[str, float]:
+        b, a = np.polyfit(users, np.array(peaks, dtype=float), 1)
+        return {
+            "a_mib": a / 2**20,
+            "b_bytes_per_user": b,
+            "at_project_mib": (a + b * project) / 2**20,
+        }
+
+    busiest = line([max(r["hosts_rss_each"]) for r in runs])
+    each = [
+        line([r["hosts_rss_each"][h] for r in runs]) for h in range(len(runs[0]["hosts_rss_each"]))
+    ]
+    worst = max(busiest["at_project_mib"], *(e["at_project_mib"] for e in each))
+    return {
+        "users": users.astype(int).tolist(),
+        "peaks_mib": [[round(x / 2**20) for x in r["hosts_rss_each"]] for r in runs],
+        "busiest": busiest,
+        "each": each,
+        "project": project,
+        "worst_projected_mib": worst,
+        "within_1gb": worst * 2**20 <= 1e9,
+    }
+
+
+def _fit_table(fit: dict[str, Any]) -> None:
+    print("| users | peak RSS per host (MiB, hosts 0..) | busiest |")
+    print("|---|---|---|")
+    for n, peaks in zip(fit["users"], fit["peaks_mib"], strict=True):
+        print(f"| {n:,} | {' '.join(str(p) for p in peaks)} | {max(peaks)} |")
+    b = fit["busiest"]
+    print(
+        f"busiest host: peak = {b['a_mib']:.0f} MiB + {b['b_bytes_per_user']:.0f} B x users "
+        f"-> {b['at_project_mib']:.0f} MiB at {fit['project']:,} users"
+    )
+    per = ", ".join(
+        f"h{h}: {e['b_bytes_per_user']:.0f} B/user -> {e['at_project_mib']:.0f}"
+        for h, e in enumerate(fit["each"])
+    )
+    print(f"per host (slope, MiB at {fit['project']:,}): {per}")
+    verdict = "holds" if fit["within_1gb"] else "does NOT hold"
+    worst = fit["worst_projected_mib"]
+    print(f"worst projection {worst:.0f} MiB: <= 1 GB (10^9 B = 954 MiB) per process {verdict}")
+
+
 def attack(runs: int) -> dict[str, Any]:
     """Traffic analysis of per-link frame counts: 30 users, 3 hosts, block size 1.
 
@@ -679,7 +742,29 @@ def main() -> None:
     parser.add_argument(
         "--timeout", type=float, default=3600.0, help="section 7: give up after this many s"
     )
+    parser.add_argument(
+        "--memory-slope",
+        default=None,
+        help="only section 8: comma-separated user counts, section 7 at each, fitted",
+    )
+    parser.add_argument("--fit", nargs="+", default=None, help="section 8 on --json files")
+    parser.add_argument("--project", type=int, default=10**6, help="section 8: users")
     args = parser.parse_args()
+    if args.memory_slope or args.fit:
+        hosts = 8 if args.hosts_given is None else args.hosts_given
+        if args.fit:
+            runs = [json.loads(Path(f).read_text(encoding="utf-8")) for f in args.fit]
+        else:
+            sizes = [int(float(x)) for x in args.memory_slope.split(",")]
+            runs = [million(n, hosts, args.block_size, args.timeout) for n in sizes]
+            for r in runs:
+                r.pop("plan", None)
+        fit = memory_fit(runs, args.project)
+        if args.json:
+            print(json.dumps({"runs": runs, "fit": fit}, indent=2))
+        else:
+            _fit_table(fit)
+        return
     if args.million:
         found = million(
             args.rows or 10**6,

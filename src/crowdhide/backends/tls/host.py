@@ -319,7 +319,13 @@ class Host:
     def settle(self) -> None:
         """Refuse the frames accepted since the last call that repeat an earlier frame's
         message or inner body (counted per link as duplicates; see :class:`Keys`)."""
-        for peer, slot in self.keys.settle():
+        # The least epoch a frame of any host could still be accepted in (both only grow):
+        # the message keys of earlier epochs are checked, then forgotten.
+        floor = min(
+            max(self.recv_epochs.get(h, 0), self.missed.get(h, (0, 0))[0]) + 1
+            for h in range(self.hosts)
+        )
+        for peer, slot in self.keys.settle(floor):
             self.rejected[peer]["duplicate"] += 1
             self.inbox.refuse(slot)
 

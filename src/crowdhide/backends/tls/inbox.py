@@ -33,6 +33,8 @@ _KEYS = np.dtype(f"V{KEY}")
 #: An inner body's key: this prefix (its first byte is no frame kind) and the body's first
 #: 8 bytes (its ephemeral public key's), so it never equals a message key.
 _INNER = b"\xff" * (KEY - 8)
+#: Offset of the epoch (u32, little endian) in a message key (after the 12-byte header).
+_EPOCH = KEY - 8
 #: Integers kept per real message (32 bits each): route, mode, sender block, node, index,
 #: src, order, forward.
 _WIDTH = 8
@@ -70,10 +72,24 @@ class Keys:
             self.pending += key
             self.frame_of.append(frame)
 
-    def settle(self) -> list[tuple[int, int]]:
+    def settle(self, floor: int | None = None) -> list[tuple[int, int]]:
         """``(peer, slot)`` of every pending frame that repeats a key of an earlier frame
         (accepted before, or pending and arrived earlier), in arrival order, as if each
-        frame had been checked on arrival: a repeated frame's own keys are not recorded."""
+        frame had been checked on arrival: a repeated frame's own keys are not recorded.
+
+        ``floor``: no frame of an epoch below it can be accepted any more (from any link);
+        once checked, the message keys of those epochs are dropped from the history (a
+        message key holds its epoch, so no later frame's can equal them), keeping the
+        inner bodies' keys (which hold none) for the whole run."""
+        refused = self._settle()
+        if floor is not None and len(self.history):
+            cells = self.history.view(np.uint8).reshape(-1, KEY)
+            inner = cells[:, 0] == _INNER[0]
+            epoch = cells[:, _EPOCH : _EPOCH + 4].copy().view("<u4").reshape(-1)
+            self.history = self.history[inner | (epoch >= floor)]
+        return refused
+
+    def _settle(self) -> list[tuple[int, int]]:
         if not self.peers:
             return []
         keys = np.frombuffer(self.pending, dtype=_KEYS)
