@@ -36,6 +36,14 @@
     python benchmarks/bench_net.py --daemons --audit-runs 20
     python benchmarks/bench_net.py --million --rows 100000   # 10^5 users, 8 hosts (~4 min)
 
+8. ``--memory-slope 20000,50000`` (only this section): section 7 at each size in turn, then a
+   least-squares line ``peak = a + b * users`` through the busiest host's peak RSS (and each
+   host's), projected to ``--project`` users (10^6): whether 1 GB (10^9 B) per process
+   holds. ``--fit A.json B.json ...`` fits section 7 ``--json`` outputs already measured.
+
+    python benchmarks/bench_net.py --memory-slope 20000,50000,100000
+    python benchmarks/bench_net.py --fit run20k.json run50k.json
+
 Everything runs on 127.0.0.1; every process is stopped by its id. Peak memory of a host can be
 read with /usr/bin/time -v on the host command if needed.
 """
@@ -682,7 +690,31 @@ def main() -> None:
     parser.add_argument(
         "--timeout", type=float, default=3600.0, help="section 7: give up after this many s"
     )
+    parser.add_argument(
+        "--memory-slope",
+        default=None,
+        help="only section 8: comma-separated user counts, section 7 at each, fitted",
+    )
+    parser.add_argument("--fit", nargs="+", default=None, help="section 8 on --json files")
+    parser.add_argument("--project", type=int, default=10**6, help="section 8: users")
     args = parser.parse_args()
+    if args.memory_slope or args.fit:
+        hosts = 8 if args.hosts_given is None else args.hosts_given
+        if args.fit:
+            runs = [json.loads(Path(f).read_text(encoding="utf-8")) for f in args.fit]
+        else:
+            sizes = [int(float(x)) for x in args.memory_slope.split(",")]
+            runs = [million(n, hosts, args.block_size, args.timeout) for n in sizes]
+            for r in runs:
+                r.pop("plan", None)
+        from _memory_fit import fit_table, memory_fit
+
+        fit = memory_fit(runs, args.project)
+        if args.json:
+            print(json.dumps({"runs": runs, "fit": fit}, indent=2))
+        else:
+            fit_table(fit)
+        return
     if args.million:
         found = million(
             args.rows or 10**6,

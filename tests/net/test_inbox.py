@@ -75,3 +75,44 @@ def test_the_inbox_gives_back_each_groups_messages_and_drops_refused_ones() -> N
         b"other group"
     ]
     assert len(inbox) == 0
+
+
+def _message_key(rng: np.random.Generator, epoch: int) -> bytes:
+    head = b"\x01" + bytes(rng.integers(0, 256, 11, dtype=np.uint8))
+    return head + epoch.to_bytes(4, "little") + bytes(rng.integers(0, 256, 4, dtype=np.uint8))
+
+
+def test_a_floor_forgets_only_message_keys_of_earlier_epochs_and_refuses_the_same() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(100):
+        inners = [inner_key(bytes(rng.integers(0, 256, 8, dtype=np.uint8))) for _ in range(6)]
+        rounds: list[list[tuple[int, tuple[bytes, ...]]]] = []
+        for epoch in range(1, 5):  # frames of round t carry epoch t (the host refuses others)
+            pool = [_message_key(rng, epoch) for _ in range(8)]
+            frames = []
+            for _ in range(int(rng.integers(0, 10))):
+                keys: tuple[bytes, ...] = (pool[int(rng.integers(0, len(pool)))],)
+                if rng.random() < 0.5:
+                    keys += (inners[int(rng.integers(0, len(inners)))],)
+                frames.append((0, keys))
+            rounds.append(frames)
+        store = Keys()
+        checked = zip(rounds, _reference(rounds), strict=True)
+        for epoch, (frames, expected) in enumerate(checked, start=1):
+            for number, (peer, keys) in enumerate(frames):
+                store.add(peer, number, *keys)
+            # After round t closes, epoch t's frames are no longer accepted: floor t + 1.
+            assert [slot for _, slot in store.settle(floor=epoch + 1)] == expected
+            kept = {bytes(k) for k in store.history}
+            assert all(k.startswith(b"\xff") for k in kept)  # message keys forgotten
+            accepted = {k for i, (_, ks) in enumerate(frames) if i not in expected for k in ks}
+            assert {k for k in accepted if k.startswith(b"\xff")} <= kept
+    # The floor itself is kept (epoch 3 with floor 3), the epoch below it is not.
+    store = Keys()
+    low, at = _message_key(rng, 2), _message_key(rng, 3)
+    store.add(0, 0, low)
+    store.add(0, 1, at)
+    assert store.settle(floor=3) == []
+    assert [bytes(k) for k in store.history] == [at]
+    store.add(1, 2, at)
+    assert store.settle(floor=3) == [(1, 2)]

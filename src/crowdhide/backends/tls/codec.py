@@ -177,12 +177,12 @@ def encode_many(
     """
     first = np.asarray(payload, dtype=np.int64).reshape(-1)
     count = len(first)
+    if records is None:  # every block a dummy's (a scrambler's part): one shared object
+        return [encode_values(None, 0, -1, size)] * count
     real = first >= 0
     many = np.ones(count, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
     counts = np.where(real, many, -1)
-    item = 0 if records is None else records.dtype.itemsize
-    if records is None:
-        counts = np.full(count, -1, dtype=np.int64)
+    item = records.dtype.itemsize
     widest = int(counts.max(initial=0))
     if _ROWS.size + widest * item > size:
         raise InvalidParameterError(
@@ -193,7 +193,7 @@ def encode_many(
         )
     out = np.zeros((count, size), dtype=np.uint8)
     out[:, : _ROWS.size] = counts.astype("<i4").view(np.uint8).reshape(count, _ROWS.size)
-    if records is not None and item and real.any():
+    if item and real.any():
         raw = np.ascontiguousarray(records).view(np.uint8).reshape(len(records), item)
         if widest <= 1:
             take = real & (counts == 1)

@@ -53,6 +53,7 @@ __all__ = [
     "WELCOME_MAGIC",
     "Control",
     "Sealer",
+    "frames_of",
     "link_node",
     "pack_control",
     "secure_order",
@@ -184,18 +185,16 @@ class Sealer:
         """
         if not items:
             return []
+        enc, context = self.link_context(peer, epoch)
+        return frames_of(enc, context, items, size)
+
+    def link_context(self, peer: int, epoch: int) -> tuple[bytes, hpke.Context]:
+        """``(enc, context)``: the sending HPKE context of ``peer``'s link in round
+        ``epoch`` (one encapsulation; see :meth:`seal_frames`)."""
         public = self._node_pubs.get(link_node(peer))
         if public is None:
             raise KeyError(f"no link key known for host {peer}")
-        enc, context = hpke.setup_base_s(public, LINK_INFO + epoch.to_bytes(4, "little"))
-        heads = [head for head, _ in items]
-        bodies = context.seal_many([plain for _, plain in items], heads)
-        zeros = bytes(size)
-        prefix = len(heads[0]) + hpke.ENC
-        return [
-            b"".join((head, enc, body, zeros[: size - prefix - len(body)]))
-            for head, body in zip(heads, bodies, strict=True)
-        ]
+        return hpke.setup_base_s(public, LINK_INFO + epoch.to_bytes(4, "little"))
 
     def open_frame(self, peer: int, epoch: int, seq: int, frame: bytes, length: int) -> bytes:
         """The plaintext of data frame number ``seq`` of ``peer``'s link in round ``epoch``
@@ -251,6 +250,24 @@ class Sealer:
             known = (epoch, enc, hpke.setup_base_r(private, enc, info))
             self._links_in[peer] = known
         return known[2]
+
+
+def frames_of(
+    enc: bytes, context: hpke.Context, items: Sequence[tuple[bytes, bytes]], size: int
+) -> list[bytes]:
+    """The next data frames of a link's round context (``enc``, ``context`` from
+    :meth:`Sealer.link_context`), one per ``(header, plaintext)`` item in this order: a
+    round's frames may be sealed a chunk at a time, as they are written."""
+    if not items:
+        return []
+    heads = [head for head, _ in items]
+    bodies = context.seal_many([plain for _, plain in items], heads)
+    zeros = bytes(size)
+    prefix = len(heads[0]) + hpke.ENC
+    return [
+        b"".join((head, enc, body, zeros[: size - prefix - len(body)]))
+        for head, body in zip(heads, bodies, strict=True)
+    ]
 
 
 def secure_order(count: int) -> npt.NDArray[np.intp]:

@@ -37,8 +37,6 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from crowdhide.backends.tls import codec, hpke
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls import frames as fr
@@ -50,6 +48,7 @@ from crowdhide.backends.tls._control import (
 )
 from crowdhide.backends.tls.accept import HandshakeFailures, serve_tls
 from crowdhide.backends.tls.inbox import Inbox, Keys, Onions, inner_key
+from crowdhide.backends.tls.received import parcels, stripped
 from crowdhide.errors import InvalidParameterError
 
 __all__ = ["main"]
@@ -87,6 +86,8 @@ class _Link(asyncio.Protocol):
         self.welcomed: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self.closed = False
         self.written = 0
+        self.writable = asyncio.Event()  # cleared while the transport's buffer is full
+        self.writable.set()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -107,6 +108,17 @@ class _Link(asyncio.Protocol):
         for at in range(0, len(frames), 512):
             self.transport.writelines(frames[at : at + 512])
         self.written += len(frames)
+
+    def pause_writing(self) -> None:
+        self.writable.clear()
+
+    def resume_writing(self) -> None:
+        self.writable.set()
+
+    async def drained(self) -> None:
+        """Wait until the transport takes more (at once if it does, or if the link closed)."""
+        await asyncio.sleep(0)
+        await self.writable.wait()
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
@@ -133,12 +145,14 @@ class _Link(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        self.writable.set()
         if not self.welcomed.done():
             self.welcomed.set_result(False)
         self.host.changed.set()
 
     def drop(self) -> None:
         self.closed = True
+        self.writable.set()
         if self.transport is not None:
             self.transport.abort()
 
@@ -178,7 +192,7 @@ class Host:
         self.onions = Onions()
         # Queued (header, plaintext) per peer; sealed per link and round at the flush.
         self.outbox: dict[int, list[tuple[bytes, bytes]]] = defaultdict(list)
-        self.sealed: dict[int, list[bytes]] = {}
+        self.sealed: dict[int, list[tuple[bytes, bytes]]] = {}  # shuffled, last sent first
         # Per sending host: data frames received in its current round (their positions in
         # the round's context), the epoch of its last END (frames now arriving belong to the
         # next one), and the last round closed without its END (epoch, count reported then).
@@ -296,14 +310,22 @@ class Host:
                 inbox.dummy(dst)  # a target drops a dummy once decrypted and parsed
                 keep(peer, -1 - dst, *keys)
             else:
-                slot = inbox.add((r, mode, block, dst, index, src, order, forward), inner)
+                # A values block is kept without its zero padding (restored when decoded).
+                kept = inner if mode & 0x7F == onion else stripped(inner)
+                slot = inbox.add((r, mode, block, dst, index, src, order, forward), kept)
                 keep(peer, slot, *keys)
         self.changed.set()
 
     def settle(self) -> None:
         """Refuse the frames accepted since the last call that repeat an earlier frame's
         message or inner body (counted per link as duplicates; see :class:`Keys`)."""
-        for peer, slot in self.keys.settle():
+        # The least epoch a frame of any host could still be accepted in (both only grow):
+        # the message keys of earlier epochs are checked, then forgotten.
+        floor = min(
+            max(self.recv_epochs.get(h, 0), self.missed.get(h, (0, 0))[0]) + 1
+            for h in range(self.hosts)
+        )
+        for peer, slot in self.keys.settle(floor):
             self.rejected[peer]["duplicate"] += 1
             self.inbox.refuse(slot)
 
@@ -408,30 +430,37 @@ class Host:
         return result
 
     def _seal_outbox(self, epoch: int) -> None:
-        """Seal the queued messages of every link, in a shuffled order (the order on the
-        wire says nothing about which are real), one HPKE context per link and round."""
+        """Fix every link's order for the round, shuffled (the order on the wire says
+        nothing about which are real); :meth:`_send_window` seals them in that order, one
+        HPKE context per link and round, a chunk at a time as it writes them (sealed all
+        at once, a scrambler host would hold every frame of the round twice over)."""
         for peer in list(self.outbox):
-            queued = self.outbox.pop(peer)  # freed link by link: never all queued and sealed
+            queued = self.outbox.pop(peer)  # freed link by link
             order = fr.secure_order(len(queued)).tolist()
             items = [queued[i] for i in order]
             del queued
-            self.sealed[peer] = self.sealer.seal_frames(peer, epoch, items, self.frame)
+            items.reverse()  # popped from the end: sent in the shuffled order
+            self.sealed[peer] = items
 
     async def _send_window(self, epoch: int) -> None:
-        """Every sealed frame per link, then the link's END."""
+        """Every queued frame per link, sealed and written a chunk at a time (waiting while
+        the link's transport holds more than its high-water mark), then the link's END."""
         for peer, link in self.out.items():
             queued = self.sealed.pop(peer, [])
             if link.closed:
                 continue
-            link.writelines(queued)
-            self.stats["frames_out"] += len(queued)
+            count = len(queued)
+            if queued:
+                enc, context = self.sealer.link_context(peer, epoch)
+            while queued and not link.closed:
+                chunk = [queued.pop() for _ in range(min(_SEND_CHUNK, len(queued)))]
+                link.writelines(fr.frames_of(enc, context, chunk, self.frame))
+                self.stats["frames_out"] += len(chunk)
+                del chunk
+                await link.drained()  # let the loop drain (and read) while others flush
             link.write(
-                fr.pack_control(
-                    fr.END, epoch=epoch, count=len(queued), origin=self.host, size=self.frame
-                )
+                fr.pack_control(fr.END, epoch=epoch, count=count, origin=self.host, size=self.frame)
             )
-            if len(queued) > 256:
-                await asyncio.sleep(0)  # let the loop drain while others flush
         self.sealed.clear()
 
     async def _acknowledge(self, ack_at: float) -> None:
@@ -549,18 +578,13 @@ class Host:
         return {"reports": reports, "schemas": emitted, "queued": queued}
 
     def _decode(self, group: str) -> dict[int, list[Any]]:
-        """Rebuild one batch part per route and sender block from the frames accepted for
-        ``group`` (opened on arrival, see :meth:`_accept`)."""
+        """One parcel per route, sender block and receiver block of the frames accepted for
+        ``group`` (opened on arrival, see :meth:`on_data`), decoded when the program loads
+        it (:func:`crowdhide.backends.tls.received.parcels`)."""
         first = self.offsets[group]
-        data, parts = self.inbox.take(first, first + self.job.plan.group(group).size)
-        inbox: dict[int, list[Any]] = defaultdict(list)
-        for (r, mode, sender_block), ints, spans in parts:
-            bodies = [bytes(data[a:b]) for a, b in spans.tolist()]  # one part at a time
-            items = [(*row, body) for row, body in zip(ints.tolist(), bodies, strict=True)]
-            del bodies
-            for rb, batch in _rebuild(self, group, r, mode, sender_block, items):
-                inbox[rb].append(batch)
-        return inbox
+        last, size = first + self.job.plan.group(group).size, self.job.block_size
+        data, parts = self.inbox.take(first, last, size)
+        return parcels(self, group, data, parts)
 
     def opened(self, mode: int, plain: bytes) -> None:
         """Record the length of a decrypted body (the wire tests read them from ``stats``)."""
@@ -572,86 +596,9 @@ def _inner_aad(r: int, node: int) -> bytes:
 
 
 _INNER = struct.Struct("<HI")
+#: Frames sealed and handed to a link's transport at once.
+_SEND_CHUNK = 2048
 _FIELDS = struct.Struct("<IIIii")  # codec.pack_fields: epoch, index, src, order, forward
-
-
-def _rebuild(
-    host: Host, group: str, r: int, mode: int, sender_block: int, items: list[Any]
-) -> list[tuple[int, Any]]:
-    """Batches (by receiver block) of one route and sender block from accepted frames."""
-    route = host.routes[r]
-    kind = mode & 0x7F
-    schema = host.schemas.get(r, ())
-    dtype = codec.record_dtype(schema)
-    offset = host.offsets[group]
-    size = host.job.block_size
-    # Message order of a part: its index, within each receiver block (frames may arrive in
-    # any order: the index inside the sealed body restores the sender's order).
-    items.sort(key=lambda x: ((x[0] - offset) // size, x[1]))
-    by_block: dict[int, list[Any]] = defaultdict(list)
-    for node, _, src, order, forward, inner in items:
-        if kind == fr.ONION:
-            row: tuple[Any, ...] = (
-                src,
-                node - offset,
-                order,
-                host.onions.put(inner),
-                forward,
-                None,
-            )
-        else:
-            rows, records = codec.decode_values(inner, dtype)
-            if rows < 0:
-                continue  # the target drops dummies after decryption and parsing
-            row = (src, node - offset, order, rows, -1, records)
-        by_block[(node - offset) // size].append(row)
-    return [
-        (rb, _batch(host, route, kind, mode, sender_block, rows_, schema, dtype))
-        for rb, rows_ in by_block.items()
-    ]
-
-
-def _batch(
-    host: Host,
-    route: Any,
-    kind: int,
-    mode: int,
-    sender_block: int,
-    rows_: list[Any],
-    schema: codec.Schema,
-    dtype: Any,
-) -> Any:
-    from crowdhide.engine.messages import MessageBatch
-
-    sender = host.scrambler_of[route.name] if kind == fr.FORWARD else route.sender
-    receiver = host.scrambler_of[route.name] if kind == fr.ONION else route.receiver
-    src, dst, order = (np.array([x[i] for x in rows_], dtype=np.int64) for i in range(3))
-    if kind == fr.ONION:
-        columns = {codec.HANDLE: np.array([x[3] for x in rows_], dtype=np.int64)}
-        payload = np.arange(len(rows_), dtype=np.int64)
-        forward: Any = np.array([x[4] for x in rows_], dtype=np.int64)
-        rows_arr = None
-    else:
-        counts = np.array([x[3] for x in rows_], dtype=np.int64)
-        payload = (np.cumsum(counts) - counts).astype(np.int64)
-        columns = codec.columns_of(codec.concat([x[5] for x in rows_], dtype), schema)
-        forward = None
-        rows_arr = counts if mode & codec.MULTI else None
-    return MessageBatch(
-        route=route.name,
-        round=host.levels[sender],
-        sender=sender,
-        receiver=receiver,
-        block=sender_block,
-        src=src,
-        dst=dst,
-        order=order,
-        size=route.message_size,
-        payload=payload,
-        columns=columns,
-        rows=rows_arr,
-        forward=forward,
-    )
 
 
 def _encode(host: Host, part: Any, peer: int, epoch: int) -> dict[int, Any]:

@@ -4,15 +4,17 @@ keys that detect a replayed or duplicated frame, and a scrambler's inner bodies.
 At 10^6 users one compute host receives millions of frames in a round (every forward of a
 scrambled route, two thirds of them dummies). Held as one Python tuple, one ``bytes`` body
 and two ``bytes`` keys in a set per frame, that is about 580 bytes a frame (1.6 GB on the
-busiest host); here a real message is ten machine integers and its values block in one
-``bytearray`` (about 220 bytes), a dummy is dropped on arrival once decrypted and parsed
-(only its keys stay), and a key is 20 bytes of a ``bytearray``, checked for repeats in
-bulk when the round closes (:meth:`Keys.settle`) — before any program sees the frames,
-since a group runs only after the round that brought its inputs has closed.
+busiest host); here a real message is eight 32-bit integers, an offset and its values
+block without its zero padding in one ``bytearray`` (about 70 bytes in the diabetes
+plan), a dummy is dropped on arrival once decrypted and parsed (only its keys stay),
+and a key is 20 bytes of a ``bytearray``, checked for repeats in bulk when the round
+closes (:meth:`Keys.settle`) — before any program sees the frames, since a group runs
+only after the round that brought its inputs has closed.
 """
 
 from __future__ import annotations
 
+import itertools
 from array import array
 from collections import defaultdict
 from typing import Any
@@ -31,9 +33,14 @@ _KEYS = np.dtype(f"V{KEY}")
 #: An inner body's key: this prefix (its first byte is no frame kind) and the body's first
 #: 8 bytes (its ephemeral public key's), so it never equals a message key.
 _INNER = b"\xff" * (KEY - 8)
-#: Integers kept per real message: route, mode, sender block, node, index, src, order,
-#: forward, offset of its payload.
-_WIDTH = 9
+#: Offset of the epoch (u32, little endian) in a message key (after the 12-byte header).
+_EPOCH = KEY - 8
+#: Integers kept per real message (32 bits each): route, mode, sender block, node, index,
+#: src, order, forward.
+_WIDTH = 8
+_MASK = 0xFFFFFFFF
+#: The mode of a refused message (a wire mode is one byte).
+_REFUSED = _MASK
 #: Messages of one route, mode and sender block taken from the inbox: the key, the
 #: integers (columns node, index, src, order, forward) and the payload spans.
 Part = tuple[tuple[int, int, int], npt.NDArray[np.int64], npt.NDArray[np.int64]]
@@ -65,10 +72,24 @@ class Keys:
             self.pending += key
             self.frame_of.append(frame)
 
-    def settle(self) -> list[tuple[int, int]]:
+    def settle(self, floor: int | None = None) -> list[tuple[int, int]]:
         """``(peer, slot)`` of every pending frame that repeats a key of an earlier frame
         (accepted before, or pending and arrived earlier), in arrival order, as if each
-        frame had been checked on arrival: a repeated frame's own keys are not recorded."""
+        frame had been checked on arrival: a repeated frame's own keys are not recorded.
+
+        ``floor``: no frame of an epoch below it can be accepted any more (from any link);
+        once checked, the message keys of those epochs are dropped from the history (a
+        message key holds its epoch, so no later frame's can equal them), keeping the
+        inner bodies' keys (which hold none) for the whole run."""
+        refused = self._settle()
+        if floor is not None and len(self.history):
+            cells = self.history.view(np.uint8).reshape(-1, KEY)
+            inner = cells[:, 0] == _INNER[0]
+            epoch = cells[:, _EPOCH : _EPOCH + 4].copy().view("<u4").reshape(-1)
+            self.history = self.history[inner | (epoch >= floor)]
+        return refused
+
+    def _settle(self) -> list[tuple[int, int]]:
         if not self.peers:
             return []
         keys = np.frombuffer(self.pending, dtype=_KEYS)
@@ -115,11 +136,15 @@ class Keys:
 
 
 class Inbox:
-    """Real messages accepted for this host's nodes, until their group runs (nine integers
-    and one payload each); dummies are counted per node and dropped."""
+    """Real messages accepted for this host's nodes, until their group runs (eight 32-bit
+    integers, a 64-bit payload offset and one payload each); dummies are counted per node
+    and dropped."""
 
     def __init__(self) -> None:
-        self.fields = array("q")
+        # route, mode, sender block, node, index, src (unsigned on the wire), order and
+        # forward (signed: stored as their 32-bit two's complement).
+        self.fields = array("I")
+        self.offsets = array("q")  # per message: where its payload starts
         self.payloads = bytearray()
         self.dummies: dict[int, int] = defaultdict(int)  # per receiving node
         self.live = 0  # real messages held, repeats refused
@@ -130,10 +155,10 @@ class Inbox:
 
     def add(self, fields: tuple[int, ...], payload: bytes) -> int:
         """Keep a real message (``fields``: route, mode, sender block, node, index, src,
-        order, forward); return its slot."""
-        slot = len(self.fields) // _WIDTH
-        self.fields.extend(fields)
-        self.fields.append(len(self.payloads))
+        order, forward; each fits 32 bits, as on the wire); return its slot."""
+        slot = len(self.offsets)
+        self.fields.extend([v & _MASK for v in fields])
+        self.offsets.append(len(self.payloads))
         self.payloads += payload
         self.live += 1
         return slot
@@ -147,37 +172,52 @@ class Inbox:
         if slot < 0:
             self.dummies[-1 - slot] -= 1
         else:
-            self.fields[slot * _WIDTH + 1] = -1  # mode -1: refused, skipped by take
+            self.fields[slot * _WIDTH + 1] = _REFUSED  # no wire mode: skipped by take
             self.live -= 1
 
-    def take(self, first: int, last: int) -> tuple[bytearray, list[Part]]:
+    def take(
+        self, first: int, last: int, block_size: int | None = None
+    ) -> tuple[bytearray, list[Part]]:
         """Remove the messages for nodes ``first <= node < last``: the payload store they
         point into and one :data:`Part` per ``(route, mode, sender block)``, messages in
-        arrival order."""
-        table = np.frombuffer(self.fields, dtype=np.int64).reshape(-1, _WIDTH).copy()
+        arrival order — or, given ``block_size``, by receiver block (``(node - first) //
+        block_size``) then index, the order a receiver block reads them in (sorted here,
+        while the table is in memory anyway, rather than copied again per part)."""
         for node in [n for n in self.dummies if first <= n < last]:
             del self.dummies[node]
-        mine = (table[:, 3] >= first) & (table[:, 3] < last)
-        ends = np.append(table[1:, 8], len(self.payloads))
-        data = self.payloads
-        rest, rest_ends = table[~mine], ends[~mine]
-        kept = [data[a:b] for a, b in zip(rest[:, 8].tolist(), rest_ends.tolist(), strict=True)]
-        lengths = rest_ends - rest[:, 8]
-        rest[:, 8] = np.cumsum(lengths) - lengths
-        self.fields, self.payloads = array("q", rest.ravel().tobytes()), bytearray(b"".join(kept))
-        live = mine & (table[:, 1] >= 0)
-        self.live -= int(np.count_nonzero(live))
-        chosen, stops = table[live], ends[live]
-        if not len(chosen):
+        data, table = self.payloads, np.frombuffer(self.fields, dtype=np.uint32)
+        table = table.reshape(-1, _WIDTH)
+        starts = np.frombuffer(self.offsets, dtype=np.int64)
+        ends = np.append(starts[1:], len(data))
+        nodes = table[:, 3]
+        mine = (nodes >= first) & (nodes < last)
+        rest = np.flatnonzero(~mine)
+        kept = [data[a:b] for a, b in zip(starts[rest].tolist(), ends[rest].tolist(), strict=True)]
+        lengths = ends[rest] - starts[rest]
+        live = np.flatnonzero(mine & (table[:, 1] != _REFUSED))
+        self.live -= len(live)
+        # Grouped by (route, mode, sender block), stable: arrival order within a group.
+        order = [table[live, 2], table[live, 1], table[live, 0]]
+        if block_size is not None:
+            order = [table[live, 4], (table[live, 3] - first) // block_size, *order]
+        live = live[np.lexsort(order)]
+        del order
+        keys = table[live, :3].astype(np.int64)
+        ints = table[live, 3:8].astype(np.int64)
+        ints[:, 3:] = table[live, 6:8].view(np.int32)  # order, forward: signed
+        spans = np.stack([starts[live], ends[live]], axis=1)
+        self.fields = array("I", table[rest].tobytes())
+        self.offsets = array("q", (np.cumsum(lengths) - lengths).tobytes())
+        self.payloads = bytearray(b"".join(kept))
+        del table, starts, ends, nodes, mine, rest, live
+        if not len(ints):
             return data, []
-        groups = np.lexsort((chosen[:, 2], chosen[:, 1], chosen[:, 0]))  # stable
-        chosen, stops = chosen[groups], stops[groups]
-        cut = np.flatnonzero(np.any(np.diff(chosen[:, :3], axis=0) != 0, axis=1)) + 1
+        cut = np.flatnonzero(np.any(np.diff(keys, axis=0) != 0, axis=1)) + 1
+        bounds = [0, *cut.tolist(), len(ints)]
         parts: list[Part] = []
-        for part, part_stops in zip(np.split(chosen, cut), np.split(stops, cut), strict=True):
-            spans = np.stack([part[:, 8], part_stops], axis=1)
-            r, mode, block = (int(v) for v in part[0, :3])
-            parts.append(((r, mode, block), part[:, 3:8], spans))
+        for a, b in itertools.pairwise(bounds):
+            r, mode, block = (int(v) for v in keys[a])
+            parts.append(((r, mode, block), ints[a:b], spans[a:b]))
         return data, parts
 
 
