@@ -25,7 +25,15 @@ import pytest
 from tests.net._deploy import Daemons, Deployment, _env, enrol, free_ports
 from tests.net._signals import Ended, interrupt, one_line, start
 from tests.net.conftest import assert_all_gone, sockets_of
-from tests.net.test_faults import NODES, split, write_plan
+from tests.net.test_faults import (  # cluster: daemons in network namespaces (a fixture)
+    NODES,
+    Cluster,
+    clean_run,
+    cluster,  # noqa: F401
+    split,
+    wait_connected,
+    write_plan,
+)
 
 pytestmark = pytest.mark.net
 
@@ -189,3 +197,31 @@ def test_a_daemon_stopped_by_sigterm_mid_run_is_reported_dead(site: Site) -> Non
         f"crowdhide: NODE FAILURE: node {victim} ({site.deployment.addresses[victim]}) died during "
     )
     assert "Traceback" not in site.log(victim)
+
+
+@pytest.mark.slow
+def test_daemons_drop_the_run_of_a_coordinator_cut_off_for_good(cluster: Cluster) -> None:  # noqa: F811
+    """The coordinator's link goes down mid-round and it is killed behind it: no FIN, no RST
+    reaches the daemons (network namespaces on a bridge, test_faults.py's cluster). Keepalive
+    and the user timeout drop the run on every daemon within about 25 s; once the link is
+    back, a clean run completes."""
+    closed = "the coordinator's connection closed during a run"
+    before = [cluster.log(n).count(closed) for n in range(NODES)]
+    proc = cluster.start("cut", "--round-seconds", str(ROUND))
+    wait_connected(cluster, proc, NODES - 1)
+    time.sleep(2 * ROUND)
+    cluster.bridge.link(NODES, False)
+    try:
+        proc.kill()
+        proc.communicate(timeout=30)
+        began = time.monotonic()
+        while time.monotonic() < began + 90:
+            if all(cluster.log(n).count(closed) > before[n] for n in range(NODES)):
+                break
+            time.sleep(0.5)
+        took = time.monotonic() - began
+    finally:
+        cluster.bridge.link(NODES, True)
+    print(f"cut off: every daemon dropped the run {took:.1f} s after")
+    assert took < 45, f"the daemons held a vanished coordinator's run for {took:.0f} s"
+    clean_run(cluster, "after-cut")

@@ -352,7 +352,9 @@ class _Door(asyncio.Protocol):
 #: TCP keepalive of a control connection (seconds idle, seconds between probes, probes):
 #: a daemon whose coordinator's machine vanished (no FIN, no RST) drops the run within
 #: about 10 + 3 x 5 = 25 s instead of holding it, and refusing every other coordinator,
-#: until the kernel gives up on the connection (hours).
+#: until the kernel gives up on the connection (hours). A reply left unacknowledged as long
+#: (keepalive probes only an idle connection) ends it too (``TCP_USER_TIMEOUT``, not the
+#: ~15 min of retransmissions).
 KEEPALIVE = (10, 5, 3)
 
 
@@ -364,7 +366,12 @@ def _keep_alive(transport: asyncio.BaseTransport) -> None:
         return
     idle, interval, count = KEEPALIVE
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-    options = (("TCP_KEEPIDLE", idle), ("TCP_KEEPINTVL", interval), ("TCP_KEEPCNT", count))
+    options = (
+        ("TCP_KEEPIDLE", idle),
+        ("TCP_KEEPINTVL", interval),
+        ("TCP_KEEPCNT", count),
+        ("TCP_USER_TIMEOUT", 1000 * (idle + interval * count)),
+    )
     for name, value in options:
         if hasattr(socket, name):  # Linux; elsewhere the system's defaults
             sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, name), value)
