@@ -192,6 +192,7 @@ def test_a_daemon_stopped_by_sigterm_mid_run_is_reported_dead(site: Site) -> Non
             proc.kill()
             proc.wait(10)
     line = one_line(err)
+    print(line)
     assert proc.returncode == 5, err[-3000:]
     assert line.startswith(
         f"crowdhide: NODE FAILURE: node {victim} ({site.deployment.addresses[victim]}) died during "
