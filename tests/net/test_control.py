@@ -92,6 +92,7 @@ EXAMPLES: list[Any] = [
         released=(ctl.Released("R", 0, {"sum": np.arange(3.0)}),),
     ),
     ctl.EndRun(),
+    ctl.Abandon(reason="terminated (SIGTERM)"),
     ctl.Ended(),
 ]
 

@@ -101,11 +101,16 @@ SECRET_AGE, SECRET_BMI = "17-secret", 777
             "aggregate (the plan's public domain; values not shown: the rows are private)",
         ),
         (
+            {"insulin": (7, 1e200)},  # its square overflows: the intervals' variance
+            "--csv '{csv}': column 'insulin' has values whose sum or sum of squares overflows "
+            "float64 (values up to 1.5e+153 in magnitude always fit; values not shown)",
+        ),
+        (
             {"insulin": None},
             "--csv '{csv}' lacks 1 of the plan's 3 data.columns: ['insulin'] (it has 2 column(s))",
         ),
     ],
-    ids=["outside-domain", "not-finite", "missing-column"],
+    ids=["outside-domain", "not-finite", "overflow", "missing-column"],
 )
 def test_a_table_the_daemons_would_refuse_is_refused_without_a_value(
     split: tuple[Path, Path, list[Path]],
@@ -135,6 +140,7 @@ def test_a_table_the_daemons_would_refuse_is_refused_without_a_value(
     assert result.err == f"crowdhide: error: {expected.format(csv=mine)}\n"
     assert SECRET_AGE not in result.err
     assert str(SECRET_BMI) not in result.err
+    assert "1e+200" not in result.err
     assert not out.exists()
 
 

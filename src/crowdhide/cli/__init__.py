@@ -8,8 +8,8 @@ standard error and exit code 2, never a traceback.
 Exit codes: 0 success; 2 invalid input (one line naming the option); 3 a privacy target was
 not met (unless ``--allow-unmet``); 4 a round of a tls run overran its fixed length; 5 a tls
 run lost a node or frames (``--on-missing fail``); 130 interrupted (Ctrl-C); 143
-terminated (SIGTERM, while tls hosts run); 1 a bug in crowdhide (traceback and a request to
-report it).
+terminated (SIGTERM, while tls hosts run or a coordinator drives node daemons); 1 a bug in
+crowdhide (traceback and a request to report it).
 User errors are the :mod:`crowdhide.errors` classes, click's usage errors, ``ValueError`` raised
 by crowdhide's own validation, and errors opening the user's files. Anything else is a bug and
 is never disguised as bad input.
@@ -156,8 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         The exit code: 0 success, 2 invalid input, 3 target not met, 4 a tls round overran,
-        5 a tls node died or frames were lost, 130 Ctrl-C, 143 SIGTERM while tls hosts
-        ran, 1 a bug in crowdhide.
+        5 a tls node died or frames were lost, 130 Ctrl-C, 143 SIGTERM during a tls
+        run, 1 a bug in crowdhide.
 
     See Also
     --------
@@ -174,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = command.main(args=args, prog_name="crowdhide", standalone_mode=False)
     except KeyboardInterrupt:
         return _interrupted()
-    except SystemExit as exc:  # SIGTERM while tls hosts ran (backends.tls.backend.Terminated)
+    except SystemExit as exc:  # SIGTERM during a tls run (backends.tls._signals.Terminated)
         if not hasattr(exc, "reason"):
             raise
         return _interrupted(exc)

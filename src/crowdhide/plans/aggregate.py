@@ -42,6 +42,7 @@ __all__ = [
     "domains_digest",
     "exact_answer",
     "run_sql",
+    "sums_overflow",
 ]
 
 _FUNCTIONS = {
@@ -589,20 +590,34 @@ def _check_columns(table: Table, query: AggregateQuery) -> None:
         _check_sums_fit(column, values.astype(np.float64))
 
 
-def _check_sums_fit(column: str, values: npt.NDArray[np.float64]) -> None:
-    """Refuse a column whose sum or sum of squares (the intervals' variance) overflows.
+def sums_overflow(values: npt.NDArray[np.float64]) -> float | None:
+    """``None`` if the sum and the sum of squares of ``|values|`` are finite in float64,
+    else the magnitude up to which any ``len(values)`` values always fit (for the message).
 
     A group's sum is at most the column's sum of magnitudes, so checking the whole column
-    covers every group and every partial sum of the plan.
+    covers every group and every partial sum of the plan (the intervals' variance needs the
+    sum of squares).
+
+    Examples
+    --------
+    >>> sums_overflow(np.array([1.0, -2.0])) is None
+    True
+    >>> f"{sums_overflow(np.array([1e200, 1.0])):.3g}"
+    '9.48e+153'
     """
     with np.errstate(over="ignore"):
         magnitude = np.abs(values)
         fits = bool(np.isfinite(magnitude.sum()) and np.isfinite(np.square(magnitude).sum()))
-    if not fits:
-        safe = math.sqrt(np.finfo(np.float64).max / max(len(values), 1))
+    return None if fits else math.sqrt(np.finfo(np.float64).max / max(len(values), 1))
+
+
+def _check_sums_fit(column: str, values: npt.NDArray[np.float64]) -> None:
+    """Refuse a column whose sum or sum of squares (the intervals' variance) overflows."""
+    safe = sums_overflow(values)
+    if safe is not None:
         raise DataError(
             f"data column {column!r}: its sum or sum of squares overflows float64 "
-            f"(largest |value| {float(magnitude.max()):.3g} over {len(values)} rows; "
+            f"(largest |value| {float(np.abs(values).max()):.3g} over {len(values)} rows; "
             f"values up to {safe:.3g} in magnitude always fit)"
         )
 

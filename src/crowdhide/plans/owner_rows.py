@@ -15,7 +15,6 @@ ticket.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +23,12 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide.errors import DataError, InvalidParameterError
-from crowdhide.plans.aggregate import AggregateSetup, aggregate_plan, domains_digest
+from crowdhide.plans.aggregate import (
+    AggregateSetup,
+    aggregate_plan,
+    domains_digest,
+    sums_overflow,
+)
 from crowdhide.plans.query import AggregateOverTable, load_query
 from crowdhide.plans.spec import RunSpec
 
@@ -147,11 +151,8 @@ def _not_finite(values: npt.NDArray[Any]) -> int:
 
 def _refuse_overflow(where: str, column: str, values: npt.NDArray[np.float64]) -> None:
     """The plan's sums and sums of squares must stay finite (no magnitude is shown)."""
-    with np.errstate(over="ignore"):
-        magnitude = np.abs(values)
-        fits = bool(np.isfinite(magnitude.sum()) and np.isfinite(np.square(magnitude).sum()))
-    if not fits:
-        safe = math.sqrt(np.finfo(np.float64).max / max(len(values), 1))
+    safe = sums_overflow(values)
+    if safe is not None:
         raise DataError(
             f"{where}: column {column!r} has values whose sum or sum of squares overflows "
             f"float64 (values up to {safe:.3g} in magnitude always fit; values not shown)"

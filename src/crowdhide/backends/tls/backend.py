@@ -27,11 +27,9 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +44,7 @@ from crowdhide.backends.tls import codec
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls import frames as fr
 from crowdhide.backends.tls._control import Channel, ChildGoneError, write_message
+from crowdhide.backends.tls._signals import Terminated, release_sigterm, trap_sigterm
 from crowdhide.backends.tls.placement import Placement
 from crowdhide.backends.tls.rounds import (
     Ledger,
@@ -77,24 +76,6 @@ _NO_RECORDS: IntArray = np.zeros((0, 7), dtype=np.int64)
 #: 5e-5 s, inner body 1.6e-3 s to seal), so a busy host is not taken for a hung one. Only a
 #: hung host waits this long: one that dies closes its pipe and is found at once.
 _UNMEASURED_COSTS = {"link": (5e-4, 5e-4), "inner": (2e-2, 1e-2)}
-
-
-class Terminated(SystemExit):
-    """SIGTERM reached the driver while its hosts ran: the process exits (code 143, what a
-    shell reports for a job ended by SIGTERM) after the run unwinds as on Ctrl-C — the
-    hosts terminated at once, the temporary folder with their keys removed — instead of the
-    driver dying on the spot and leaving its hosts to finish their round."""
-
-    exit_code = 128 + signal.SIGTERM
-    #: The CLI's one line: ``crowdhide: terminated (SIGTERM); ...``.
-    reason = "terminated (SIGTERM)"
-
-    def __init__(self) -> None:
-        super().__init__(self.exit_code)
-
-
-def _raise_terminated(signum: int, frame: Any) -> None:
-    raise Terminated()
 
 
 def host_of_block(block: int, hosts: int) -> int:
@@ -446,19 +427,11 @@ class TlsBackend(LedgerViews):
 
     def _trap_sigterm(self) -> None:
         """While the hosts run, SIGTERM raises :class:`Terminated` in the driver (whose
-        default action would kill it unprepared): only from the main thread, and only when
-        nobody else handles SIGTERM (an application's own handler is left alone)."""
-        if threading.current_thread() is not threading.main_thread():
-            return
-        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-            signal.signal(signal.SIGTERM, _raise_terminated)
-            self._sigterm_trapped = True
+        default action would kill it unprepared); see :func:`._signals.trap_sigterm`."""
+        self._sigterm_trapped = trap_sigterm()
 
     def _release_sigterm(self) -> None:
-        if self._sigterm_trapped:
-            with contextlib.suppress(ValueError):  # close() from another thread: leave it
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                self._sigterm_trapped = False
+        self._sigterm_trapped = release_sigterm(self._sigterm_trapped)
 
     def _address(self, host: int) -> str:
         """The address host ``host`` listens on (its namespace's, else loopback)."""

@@ -48,6 +48,7 @@ from crowdhide.errors import DataTypeError, ParameterTypeError
 
 __all__ = [
     "TYPES",
+    "Abandon",
     "Blast",
     "Blasted",
     "Connect",
@@ -223,6 +224,16 @@ class Link:
 @dataclass(frozen=True)
 class EndRun:
     """Close the session's links; the daemon keeps serving."""
+
+
+@dataclass(frozen=True)
+class Abandon:
+    """The coordinator stops mid-run (SIGTERM, Ctrl-C): the daemon drops the run's state and
+    links at once, without finishing the request in hand, closes this control connection
+    (the coordinator's acknowledgement) and keeps serving the next run. ``reason`` is for
+    the daemon's log (``terminated (SIGTERM)``, ``interrupted (Ctrl-C)``)."""
+
+    reason: str = ""
 
 
 # -- node daemon -> coordinator -----------------------------------------------------------
@@ -428,6 +439,7 @@ TYPES: dict[str, type] = {
         Prepare,
         Link,
         EndRun,
+        Abandon,
         Described,
         Prepared,
         Released,

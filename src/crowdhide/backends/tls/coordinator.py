@@ -32,6 +32,7 @@ from typing import Any
 from crowdhide._validation import check_real
 from crowdhide.backends.tls import codec, workload
 from crowdhide.backends.tls import control as ctl
+from crowdhide.backends.tls._signals import Terminated, interrupted, release_sigterm, trap_sigterm
 from crowdhide.backends.tls.daemon import Identity
 from crowdhide.backends.tls.enrol import check_address
 from crowdhide.backends.tls.placement import Placement
@@ -109,6 +110,22 @@ class _Conn:
             return ctl.decode(data)
         except ctl.ControlError as exc:
             raise NodeGoneError(f"node {self.node}: {exc}") from None
+
+    def wait_closed(self, deadline: float) -> None:
+        """Read and drop what the daemon still sends until it closes (or ``deadline``)."""
+        self.sock.settimeout(0.0)
+        while (left := deadline - time.monotonic()) > 0:
+            if not self.sock.pending():
+                ready, _, _ = select.select([self.sock], [], [], left)
+                if not ready:
+                    return
+            try:
+                if not self._read(65536):
+                    return
+            except (ssl.SSLWantReadError, BlockingIOError):
+                continue
+            except OSError:
+                return
 
     def close(self) -> None:
         self.alive = False
@@ -190,6 +207,7 @@ class Coordinator(LedgerViews):
         self._job: Job | None = None
         self._schemas: dict[int, Any] = {}
         self._closed = False
+        self._sigterm_trapped = False
         self._where = ""
         #: Longest seconds each daemon took to answer a message of this round (names the
         #: late daemon of an overrun: a stopped, cut off or throttled node).
@@ -307,6 +325,9 @@ class Coordinator(LedgerViews):
         self._job = job
         if self._frame_arg is None:
             self.frame = codec.frame_for(plan)
+        # From here SIGTERM unwinds the run like Ctrl-C: close() tells the daemons to
+        # abandon it and the CLI exits 143 with one line (the default would kill us mute).
+        self._sigterm_trapped = trap_sigterm()
         try:
             for h in range(self.hosts):
                 self.conns[h] = self._dial(h)
@@ -514,19 +535,50 @@ class Coordinator(LedgerViews):
         )
 
     def close(self) -> None:
-        """End the session on every live daemon and close the connections (idempotent)."""
+        """End the session on every live daemon and close the connections (idempotent).
+
+        Closing on a Ctrl-C or SIGTERM (or a SIGTERM while closing politely) abandons the
+        run: :meth:`_abandon`, then the signal goes on unwinding (exit 130 or 143)."""
         if self._closed:
             return
         self._closed = True
-        live = [c for c in self.conns.values() if c.alive]
-        for conn in live:
+        stop = interrupted()
+        late: Terminated | None = None
+        if stop is None:
+            try:
+                self._end_politely()
+            except Terminated as exc:
+                stop = late = exc
+        self._sigterm_trapped = release_sigterm(self._sigterm_trapped)
+        if stop is not None:
+            self._abandon(getattr(stop, "reason", "interrupted (Ctrl-C)"))
+        for conn in self.conns.values():
+            conn.close()
+        if late is not None:  # the process was asked to end: it does, once nothing is left
+            raise late
+
+    def _end_politely(self) -> None:
+        """``EndRun`` to every live daemon, each answer awaited in turn."""
+        for conn in [c for c in self.conns.values() if c.alive]:
             try:
                 conn.send(ctl.EndRun())
                 conn.recv(10.0)
             except NodeGoneError:
                 pass
-        for conn in self.conns.values():
-            conn.close()
+
+    def _abandon(self, reason: str, timeout: float = 3.0) -> None:
+        """Tell every live daemon to drop the run now (:class:`~.control.Abandon`: it does
+        not finish the request in hand, which may wait out a round) and wait, sharing one
+        ``timeout``, until each closed its end: a daemon that does not is left to notice
+        the closed connection."""
+        live = [c for c in self.conns.values() if c.alive]
+        for conn in live:
+            with contextlib.suppress(NodeGoneError, Terminated):
+                conn.send(ctl.Abandon(reason=reason))
+        deadline = time.monotonic() + timeout
+        for conn in live:
+            with contextlib.suppress(NodeGoneError, Terminated, ValueError):
+                conn.wait_closed(deadline)
 
     def __enter__(self) -> Coordinator:
         return self

@@ -349,6 +349,34 @@ class _Door(asyncio.Protocol):
             self.inner.connection_lost(exc)
 
 
+#: TCP keepalive of a control connection (seconds idle, seconds between probes, probes):
+#: a daemon whose coordinator's machine vanished (no FIN, no RST) drops the run within
+#: about 10 + 3 x 5 = 25 s instead of holding it, and refusing every other coordinator,
+#: until the kernel gives up on the connection (hours). A reply left unacknowledged as long
+#: (keepalive probes only an idle connection) ends it too (``TCP_USER_TIMEOUT``, not the
+#: ~15 min of retransmissions).
+KEEPALIVE = (10, 5, 3)
+
+
+def _keep_alive(transport: asyncio.BaseTransport) -> None:
+    import socket
+
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return
+    idle, interval, count = KEEPALIVE
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    options = (
+        ("TCP_KEEPIDLE", idle),
+        ("TCP_KEEPINTVL", interval),
+        ("TCP_KEEPCNT", count),
+        ("TCP_USER_TIMEOUT", 1000 * (idle + interval * count)),
+    )
+    for name, value in options:
+        if hasattr(socket, name):  # Linux; elsewhere the system's defaults
+            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, name), value)
+
+
 class _Control(asyncio.Protocol):
     """The coordinator's control connection: length-prefixed typed messages, answered in
     order by one worker task."""
@@ -363,6 +391,7 @@ class _Control(asyncio.Protocol):
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.closed = False
         self.task = asyncio.get_running_loop().create_task(self._work())
+        _keep_alive(transport)
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
@@ -376,17 +405,35 @@ class _Control(asyncio.Protocol):
             data_ = bytes(self.buffer[_LENGTH.size : _LENGTH.size + length])
             del self.buffer[: _LENGTH.size + length]
             try:
-                self.queue.put_nowait(ctl.decode(data_))
+                message = ctl.decode(data_)
             except ctl.ControlError:
                 self.transport.abort()  # garbage from the coordinator: end its session
                 return
+            if isinstance(message, ctl.Abandon):  # now, not after the request in hand
+                self._finish(f"the coordinator abandoned the run ({message.reason or 'no reason'})")
+                self.transport.close()  # the coordinator waits for this close
+                return
+            self.queue.put_nowait(message)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._finish("the coordinator's connection closed during a run")
+
+    def _finish(self, why: str) -> None:
+        """End this coordinator's session once: cancel the request in hand, drop the run's
+        state and links (logged with ``why`` if a run was live), free the daemon for the
+        next coordinator. A coordinator killed outright (SIGKILL) gets here through
+        :meth:`connection_lost`, its kernel closing the socket; one whose machine vanished
+        through TCP keepalive (:func:`_keep_alive`)."""
+        if self.closed:
+            return
         self.closed = True
         self.task.cancel()
-        if self.daemon.control is self:
-            self.daemon.control = None
-        self.daemon.end_session()
+        daemon = self.daemon
+        if daemon.control is self:
+            daemon.control = None
+            if daemon.session is not None:
+                print(f"node {daemon.node}: {why}; its state is dropped", file=sys.stderr)
+            daemon.end_session()
 
     async def _work(self) -> None:
         while not self.closed:
