@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import betainc, gammaln, logsumexp, xlog1py, xlogy
+from scipy.special import betainc, gammaln, xlog1py, xlogy
 
-from crowdhide.accounting.logmath import MACHINE_EPSILON, log_terms_error
+from crowdhide.accounting.logmath import MACHINE_EPSILON, log_terms_error, logsumexp
 
 __all__ = [
     "BETAINC_ATOL",
