@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -71,7 +72,7 @@ def logsumexp(
     """
     arr = np.asarray(a)
     if arr.dtype != np.float64 or arr.size == 0:  # other dtypes, empty: SciPy itself
-        return np.asarray(_scipy_logsumexp(arr, axis=axis))[()]  # type: ignore[no-any-return]
+        return cast("npt.NDArray[np.float64] | np.float64", _scipy_logsumexp(arr, axis=axis))
     if arr.ndim == 0:
         arr = arr.reshape(1)
     axes = tuple(range(arr.ndim)) if axis is None else axis
@@ -88,7 +89,7 @@ def logsumexp(
         out = np.log1p(s) + np.log(np.abs(m)) + top
         out[sign < 0] = np.nan
     out = np.squeeze(np.where(np.isfinite(out), out, out_inf), axis=axes)
-    return out[()] if out.ndim == 0 else out
+    return cast("npt.NDArray[np.float64] | np.float64", out[()] if out.ndim == 0 else out)
 
 
 def log_add(a: float, b: float) -> float:
