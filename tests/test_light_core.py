@@ -107,3 +107,63 @@ def test_net_without_cryptography_names_the_net_extra(tmp_path: Path) -> None:
     done = _crowdhide(tmp_path, "cryptography", "net", "pki", "--hosts", "2", "--out", "pki")
     _assert_missing(done, "net", "cryptography")
     assert not (tmp_path / "pki").exists()
+
+
+#: Modules the k-RR query (``shuffle epsilon --k 4``) must not load (issue 32: start-up):
+#: composition, decimal and fractions cost ~13 ms and it needs none of them; rich and
+#: dp_accounting are loaded only by the commands that print tables or compose PLDs.
+KRR_QUERY_NEEDS_NONE_OF = (
+    "crowdhide.accounting.composition",
+    "decimal",
+    "fractions",
+    "rich",
+    "dp_accounting",
+    "scipy.optimize",
+    "scipy.stats",
+    "scipy.integrate",
+)
+
+
+def test_krr_query_imports_only_what_it_uses() -> None:
+    code = """
+import sys
+from crowdhide.cli import main
+main(["shuffle", "epsilon", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "--k", "4",
+      "--json"])
+wanted = sys.argv[1].split(",")
+print("LOADED", sorted(m for m in wanted if m in sys.modules))
+"""
+    env = {**os.environ, "PYTHONPATH": SRC}
+    done = subprocess.run(
+        [sys.executable, "-c", code, ",".join(KRR_QUERY_NEEDS_NONE_OF)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.split("LOADED")[0])["epsilon"] > 0.0
+    assert done.stdout.strip().endswith("LOADED []"), done.stdout
+
+
+def test_accounting_package_names_load_on_first_use() -> None:
+    code = """
+import sys
+import crowdhide.accounting as acc
+before = "crowdhide.accounting.composition" in sys.modules
+from crowdhide.accounting import compose_curves, PrivacyStatement
+after = "crowdhide.accounting.composition" in sys.modules
+print(before, after, compose_curves.__module__, PrivacyStatement.__module__, "to_pld" in dir(acc))
+"""
+    env = {**os.environ, "PYTHONPATH": SRC}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [
+        "False",
+        "True",
+        "crowdhide.accounting.composition",
+        "crowdhide.accounting.statement",
+        "True",
+    ]

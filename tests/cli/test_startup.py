@@ -164,3 +164,33 @@ def test_commands_not_named_after_an_area_get_every_area(first: str) -> None:
     root = typer.main.get_command(_app_for([first] if first else []))
     assert isinstance(root, typer.core.TyperGroup)
     assert set(root.commands) == set(typer.main.get_command(build_app()).commands)  # type: ignore[attr-defined]
+
+
+def test_app_for_a_command_converts_that_command_only_with_the_same_help() -> None:
+    # `crowdhide shuffle epsilon ...` converts epsilon's options only (issue 32: ~5 ms per
+    # command); every command's help is the full application's, and the shared group objects
+    # keep all their commands.
+    full = build_app()
+    root = typer.main.get_command(full)
+    assert isinstance(root, typer.core.TyperGroup)
+    runner = CliRunner()
+    paths = [p for area, c in root.commands.items() if isinstance(c, typer.core.TyperGroup)
+             for p in _command_paths(c, [area]) if len(p) >= 2]  # fmt: skip
+    assert ["shuffle", "epsilon"] in paths
+    for path in paths:
+        want = runner.invoke(full, [*path, "--help"], prog_name="crowdhide")
+        got = runner.invoke(_app_for([*path, "--help"]), [*path, "--help"], prog_name="crowdhide")
+        assert (got.exit_code, got.output) == (want.exit_code, want.output), path
+    slim = typer.main.get_command(_app_for(KRR))
+    shuffle = slim.commands["shuffle"]  # type: ignore[attr-defined]
+    assert list(shuffle.commands) == ["epsilon"]
+    again = typer.main.get_command(_app_for(["shuffle", "--help"]))
+    assert set(again.commands["shuffle"].commands) == {"epsilon", "delta", "calibrate", "plot"}  # type: ignore[attr-defined]
+
+
+def test_app_for_an_unknown_command_keeps_the_group() -> None:
+    runner = CliRunner()
+    args = ["shuffle", "epsilonx"]
+    got = runner.invoke(_app_for(args), args, prog_name="crowdhide")
+    assert got.exit_code == 2
+    assert "No such command 'epsilonx'" in got.output

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import betainc, gammaln, logsumexp, xlog1py, xlogy
+from scipy.special import betainc, gammaln, xlog1py, xlogy
 
-from crowdhide.accounting.logmath import MACHINE_EPSILON, log_terms_error
+from crowdhide.accounting.logmath import MACHINE_EPSILON, log_terms_error, logsumexp
 
 __all__ = [
     "BETAINC_ATOL",
@@ -359,15 +359,20 @@ def row_log_excess_above(rows: RowWindows, theta: FloatArray, n: FloatArray) -> 
     shift = masked.max(axis=1)
     shift = np.where(np.isfinite(shift), shift, 0.0)
     rel = np.exp(masked - shift[:, None])
-    sf = np.flip(np.cumsum(np.flip(rel, axis=1), axis=1), axis=1)
-    ss = np.flip(np.cumsum(np.flip(sf, axis=1), axis=1), axis=1)
-    ss = np.concatenate([ss[:, 1:], np.zeros((lp.shape[0], 1))], axis=1)
+    # Suffix sums from the right, kept in reversed column order (column w − 1 − j holds the
+    # sum from j on): one flat gather each instead of take_along_axis and flipped copies
+    # (issue 32: ~2 ms of each k-RR lower-bound evaluation); the same additions, bit for bit.
+    sf_rev = np.cumsum(np.flip(rel, axis=1), axis=1)
+    ss_rev = np.cumsum(sf_rev, axis=1)
     floor = width * 1e-300
     inside = idx < width
     safe = np.minimum(idx, width - 1)
     start = rows.lo[:, None] + safe
-    sf_at = np.take_along_axis(sf, safe, axis=1) + floor
-    ss_at = np.take_along_axis(ss, safe, axis=1) + width * floor
+    at = np.arange(lp.shape[0])[:, None] * width + (width - 1 - safe)
+    sf_at = sf_rev.ravel()[at] + floor
+    # Σ_{j > a} P(X >= j): the suffix sum from the next column on, 0 past the last one
+    ss_next = np.where(safe < width - 1, ss_rev.ravel()[np.maximum(at - 1, 0)], 0.0)
+    ss_at = ss_next + width * floor
     body = (np.maximum(start - theta, 0.0) * sf_at + ss_at) * inside
     with np.errstate(divide="ignore"):
         return np.asarray(np.log(body) + shift[:, None], dtype=np.float64)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from fractions import Fraction
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import logsumexp
+from scipy.special import logsumexp as _scipy_logsumexp
 
 from crowdhide.errors import InvalidParameterError
 
@@ -51,6 +51,45 @@ def log1mexp(x: npt.ArrayLike) -> npt.NDArray[np.float64]:
         out[near] = np.log(-np.expm1(arr[near]))
         out[~near] = np.log1p(-np.exp(arr[~near]))
     return out
+
+
+def logsumexp(
+    a: npt.ArrayLike, axis: int | tuple[int, ...] | None = None
+) -> npt.NDArray[np.float64] | np.float64:
+    """``log Σ exp(a)`` over ``axis`` (all axes by default), SciPy's ``logsumexp`` (1.17)
+    operation for operation, so bit for bit the same value, for real input without weights.
+
+    SciPy's version spends ~0.5 ms per call on array-API dispatch (measured 585 µs against
+    10 µs for a plain sum of 100 terms), and a k-RR query makes ~50 of these sums (issue 32:
+    start-up). The arithmetic is kept identical, not improved, so every certificate is
+    unchanged; ``tests/accounting/test_logmath_logsumexp.py`` compares the two bit for bit
+    (and fails if a SciPy release changes its algorithm). Complex input goes to SciPy.
+
+    Examples
+    --------
+    >>> float(logsumexp([0.0, 0.0])) == float(np.log(2.0))
+    True
+    """
+    arr = np.asarray(a)
+    if arr.dtype != np.float64 or arr.size == 0:  # other dtypes, empty: SciPy itself
+        return cast("npt.NDArray[np.float64] | np.float64", _scipy_logsumexp(arr, axis=axis))
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    axes = tuple(range(arr.ndim)) if axis is None else axis
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out_inf = np.log(np.sum(np.exp(arr), axis=axes, keepdims=True))
+        top = np.max(arr, axis=axes, keepdims=True)
+        mask = arr == top
+        m = np.sum(mask.astype(np.float64), axis=axes, keepdims=True, dtype=np.float64)
+        rest = np.exp(np.where(mask, -np.inf, arr) - top)
+        s = np.sum(rest, axis=axes, keepdims=True, dtype=np.float64)
+        s = np.where(s == 0, s, s / m)
+        sign = np.sign(s + 1) * np.sign(m)
+        s = np.where(s < -1, -s - 2, s)
+        out = np.log1p(s) + np.log(np.abs(m)) + top
+        out[sign < 0] = np.nan
+    out = np.squeeze(np.where(np.isfinite(out), out, out_inf), axis=axes)
+    return cast("npt.NDArray[np.float64] | np.float64", out[()] if out.ndim == 0 else out)
 
 
 def log_add(a: float, b: float) -> float:
@@ -137,6 +176,8 @@ def product_up(a: float, b: float) -> float:
     >>> product_up(3, 0.3) > 3 * 0.3, product_up(3, 1.0)
     (True, 3.0)
     """
+    from fractions import Fraction  # only here: it loads decimal, ~3 ms of every start-up
+
     value = a * b
     if math.isfinite(value) and Fraction(value) < Fraction(a) * Fraction(b):
         return math.nextafter(value, math.inf)

@@ -38,7 +38,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from types import MappingProxyType
 from typing import Any, Literal, get_args
 
@@ -72,6 +71,9 @@ def format_bound(value: float, *, up: bool = True, digits: int = 4) -> str:
     plain = f"{value:.{digits}g}"
     if float(plain) == value:  # the float's own shortest form (1e-4, not 0.0001001)
         return plain
+    # decimal (and its C module) is loaded only here: a --json answer never formats a bound
+    from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+
     exact = Decimal(value)  # every float is a finite decimal: round it without error
     step = Decimal(1).scaleb(exact.adjusted() - digits + 1)
     rounded = exact.quantize(step, rounding=ROUND_CEILING if up else ROUND_FLOOR)

@@ -44,7 +44,7 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
 
 from crowdhide.accounting.binomial_tails import (
     BETAINC_ATOL,
@@ -61,7 +61,13 @@ from crowdhide.accounting.binomial_tails import (
     rowwise_logsumexp,
     window_blocks,
 )
-from crowdhide.accounting.logmath import MACHINE_EPSILON, kappa_up, rate_down, rate_up
+from crowdhide.accounting.logmath import (
+    MACHINE_EPSILON,
+    kappa_up,
+    logsumexp,
+    rate_down,
+    rate_up,
+)
 from crowdhide.errors import InvalidParameterError
 
 __all__ = [

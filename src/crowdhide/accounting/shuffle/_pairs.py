@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import betainc, logsumexp
+from scipy.special import betainc
 
 from crowdhide.accounting.binomial_tails import (
     RowWindows,
@@ -34,7 +34,7 @@ from crowdhide.accounting.binomial_tails import (
     window_blocks,
 )
 from crowdhide.accounting.curves import DiscretePairCurve
-from crowdhide.accounting.logmath import MACHINE_EPSILON, kappa_up, rate_down
+from crowdhide.accounting.logmath import MACHINE_EPSILON, kappa_up, logsumexp, rate_down
 from crowdhide.accounting.shuffle._krr_fast import binomial_excess
 
 __all__ = [
