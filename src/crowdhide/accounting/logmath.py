@@ -63,7 +63,7 @@ def logsumexp(
     10 µs for a plain sum of 100 terms), and a k-RR query makes ~50 of these sums (issue 32:
     start-up). The arithmetic is kept identical, not improved, so every certificate is
     unchanged; ``tests/accounting/test_logmath_logsumexp.py`` compares the two bit for bit
-    (and fails if a SciPy release changes its algorithm). Complex input goes to SciPy.
+    (within a few ulp) and against an exact sum. Complex input goes to SciPy.
 
     Examples
     --------
