@@ -196,17 +196,7 @@ class TlsBackend(LedgerViews):
         self.shared_seed = shared_seed
         self.placement = Placement(hosts=self.hosts, rule=placement)
         self.netns = _check_netns(netns, self.hosts, observe)
-        self._round_arg = (
-            None
-            if round_seconds is None
-            else check_real("round_seconds", round_seconds, low=0.05, high=3600.0)
-        )
-        #: The longest round's length (the given one, else the default schedule's longest).
-        self.round_seconds = self._round_arg
-        #: How the round lengths were chosen (the run report echoes it).
-        self.round_basis = "given (round_seconds): every round lasts it"
-        #: Each round's length, in order (set by ``open``; the run report echoes it).
-        self.round_schedule: tuple[float, ...] = ()
+        self._given_rounds(round_seconds)
         self._frame_arg = (
             None
             if frame_size is None

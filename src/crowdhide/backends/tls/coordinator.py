@@ -184,17 +184,7 @@ class Coordinator(LedgerViews):
         self.on_missing = on_missing
         self.deadline = check_real("deadline", deadline, low=0.1, high=3600.0)
         self.connect_timeout = check_real("connect_timeout", connect_timeout, low=0.1, high=600.0)
-        self._round_arg = (
-            None
-            if round_seconds is None
-            else check_real("round_seconds", round_seconds, low=0.05, high=3600.0)
-        )
-        #: The longest round's length (the given one, else the default schedule's longest).
-        self.round_seconds = self._round_arg
-        #: How the round lengths were chosen (the run report echoes it).
-        self.round_basis = "given (round_seconds): every round lasts it"
-        #: Each round's length, in order (set by ``open``; the run report echoes it).
-        self.round_schedule: tuple[float, ...] = ()
+        self._given_rounds(round_seconds)
         self._frame_arg = frame_size
         self.frame = 256 if frame_size is None else int(frame_size)
         self.placement = Placement(hosts=self.hosts, rule=placement)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from crowdhide._validation import check_real
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls.schedule import Round, longest
 from crowdhide.errors import InvalidParameterError, NodeFailureError, RoundOverrunError
@@ -372,9 +373,29 @@ def refuse_oversized(errors: Mapping[int, str]) -> None:
 
 
 class LedgerViews:
-    """What both coordinators report from their :class:`Ledger`."""
+    """What both coordinators report from their :class:`Ledger`, and the round options
+    they share."""
 
     ledger: Ledger
+    _round_arg: float | None
+    #: The longest round's length (the given one, else the default schedule's longest).
+    round_seconds: float | None
+    #: How the round lengths were chosen (the run report echoes it).
+    round_basis: str
+    #: Each round's length, in order (set when the run opens; the run report echoes it).
+    round_schedule: tuple[float, ...]
+
+    def _given_rounds(self, round_seconds: float | None) -> None:
+        """Check ``round_seconds`` (every round lasts it; ``None``: each round's length from
+        the plan's work, set when the run opens) and set the echoed round attributes."""
+        self._round_arg = (
+            None
+            if round_seconds is None
+            else check_real("round_seconds", round_seconds, low=0.05, high=3600.0)
+        )
+        self.round_seconds = self._round_arg
+        self.round_basis = "given (round_seconds): every round lasts it"
+        self.round_schedule = ()
 
     @property
     def missing(self) -> MissingReport:
