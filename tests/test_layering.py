@@ -18,6 +18,7 @@ LAYERS: dict[str, int] = {
     "_validation": 1,
     "_extras": 1,
     "_json": 1,
+    "_lazy": 1,
     "_output": 2,
     "_tables": 2,
     "datasets": 2,

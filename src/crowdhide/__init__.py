@@ -26,8 +26,9 @@ PrivacyStatement(ε=0.0..., δ=1e-06, kind='upper', source='...')
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from crowdhide._lazy import lazy_names
 
 __version__ = "0.4.0"
 
@@ -106,15 +107,4 @@ if TYPE_CHECKING:  # what mypy and IDEs see; at run time __getattr__ loads them
     )
 
 
-def __getattr__(name: str) -> Any:
-    """Load a top-level name from its module on first access (PEP 562)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'crowdhide' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later accesses skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

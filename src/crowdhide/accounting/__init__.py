@@ -8,8 +8,9 @@ not pull in the others (composition alone cost ~10 ms of a command's start-up; i
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from crowdhide._lazy import lazy_names
 
 _LAZY: dict[str, str] = {
     "PldCurve": "crowdhide.accounting.composition",
@@ -66,15 +67,4 @@ if TYPE_CHECKING:  # what mypy and IDEs see; at run time __getattr__ loads them
     from crowdhide.accounting.statement import KINDS, Kind, PrivacyStatement, Target
 
 
-def __getattr__(name: str) -> Any:
-    """Load a name from its module on first access (PEP 562)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'crowdhide.accounting' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later accesses skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
