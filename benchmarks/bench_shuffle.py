@@ -45,6 +45,9 @@ shape); the ratio minus the floor is what the lower bound's region counts lose. 
 * Laplace 1.20/1.36/1.58/1.79/1.84, was 1.20/1.36/1.59/1.79/2.03 before the "others on x'"
   thresholds 0.8–0.95 and the proxy's best c (floor 1.14/1.26/1.44/1.62/1.72: the
   three-point reduction puts all of a pair's evidence at ``|D| = κ``).
+  Where ``n e^{−ε0} <= 40`` the split clone cells (docs/proofs/mechanism-certificates.md,
+  section 1c) join: ε0 = 8, n = 1e4: 3.315 → 2.197; ε0 = 6, n = 1e3: 2.155 → 1.644;
+  ε0 = 10, n = 1e5: 5.154 → 3.131.
 * ε0 = 8 at n = 1e4 (``n e^{−ε0}`` about 3): every certificate but k-RR's exact blanket
   is about ε0 (its clone system leaves the target alone with probability about 0.7 %,
   above δ), the lower bounds 1.8–5.2: 1.5–4.3x.

@@ -224,6 +224,10 @@ uniform on its complement)
     ``r(Δ) = e^{−ε0}/(1 + e^{−Δε0/2})`` (x' = 1). β and r both grow with Δ: the pairs are
     split into 12 cells of Δ (finer towards 2), each bounded by (β at its upper end, r at
     its lower end); ``rho`` ranges from ``e^{−ε0}`` (Δ → 0) to ``2/(e+1)`` (Δ = 2).
+    Where ``n e^{−ε0} <= 40`` split clone cells join (``_laplace_split``; each pair's own
+    ``κ_Δ``, and uninformative reports hidden at ``e^{−ε0}(1 − u)/(u(1 + u))``, u =
+    ``e^{−Δε0/4}``, docs/proofs/mechanism-certificates.md, section 1c; ε0 = 8, n = 1e4:
+    7.99997 → 5.3026).
     Lower bound: pair (−1, 1), z = 0, regions ``y < −c`` and ``y > c`` for thresholds
     ``c ∈ {1/4, 1/2, 1, 1 + b/2, 1 + b, 1 + 2b}`` (b = 2/ε0), and the "others on x'"
     regions above.
@@ -431,6 +435,10 @@ class MechanismBound:
             cells = _reveal_cell_members(self.mechanism.reveal_cells, n, eps0)
             if cells:
                 raw = SmallestCurve([raw, _Curve(cells, eps0, lower=False)])
+        if self.kind == "upper" and self.mechanism.split_cells is not None:
+            split = self.mechanism.split_cells(n, eps0)  # Laplace: docs/proofs, section 1c
+            if split:
+                raw = SmallestCurve([raw, _Curve(split, eps0, lower=False)])
         if self.kind == "upper" and self._blanket_certifies(n, d):
             blanket = shuffle_bound_curve(bound="krr_blanket", eps0=eps0, n=n, k=d)
             raw = SmallestCurve([raw, blanket])

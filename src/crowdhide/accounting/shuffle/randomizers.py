@@ -20,6 +20,7 @@ import numpy.typing as npt
 from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.logmath import kappa_up
 from crowdhide.accounting.shuffle import _krr_fast
+from crowdhide.accounting.shuffle._laplace_split import laplace_split_members
 from crowdhide.accounting.shuffle._split_clone import uninformative_share
 from crowdhide.accounting.shuffle.generic import (
     shuffle_bound_curve,
@@ -75,6 +76,10 @@ class Mechanism:
     ``gamma`` of the remaining uninformative reports, which no input makes less likely.
     ``reveal_cells(eps0)`` (optional): the revealed-class system for mechanisms whose pairs
     differ (:func:`piecewise_reveal_cells`), the certificate being its largest cell.
+    ``split_cells(n, eps0)`` (optional): the ``log δ`` members of a split clone cell
+    certificate for mechanisms whose pairs differ (Laplace:
+    :func:`crowdhide.accounting.shuffle._laplace_split.laplace_split_members`), the
+    certificate being the largest member; empty where it is not evaluated.
     """
 
     name: str
@@ -90,6 +95,7 @@ class Mechanism:
     same_regions: Callable[[float, int, int], tuple[tuple[float, float, float], ...]] | None = None
     reveal: Callable[[float, int, int], tuple[float, float] | None] | None = None
     reveal_cells: Callable[[float], RevealCells] | None = None
+    split_cells: Callable[[int, float], list[Callable[[float, float], float]]] | None = None
 
 
 def _krr_lower_member(eps0: float, d: int, n: int, eps: float) -> float:
@@ -522,7 +528,7 @@ MECHANISMS: dict[str, Mechanism] = {
         Mechanism(
             "laplace", "Laplace noise of scale 2/eps0 on [-1, 1] (Dwork et al. 2006)", _laplace,
             needs_d=False, cells=_laplace_cells, lowers=_laplace_lowers,
-            same_regions=_laplace_same,
+            same_regions=_laplace_same, split_cells=laplace_split_members,
         ),
     )
 }  # fmt: skip
