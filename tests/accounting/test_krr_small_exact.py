@@ -303,10 +303,12 @@ def test_blanket_pruning_is_used_and_keeps_the_exact_answer(n: int, eps0: float)
 
 
 def _trim_deficit_ratios(n: int, eps0: float) -> list[float]:
-    """For every class's target laws as a trimmed search (budget 1e-3) reaches them: the mass
-    they lack against the untrimmed laws in 50 digits, over the mass they record as lost."""
+    """For every class's target laws as a trimmed search (budget D = 1e-3) reaches them: the
+    mass they lack against the untrimmed laws in 50 digits, over the mass they record as lost
+    (laws that record none must lack none, up to rounding; every record within its share of
+    D, ``D·(n − 1)/n`` before the target's report)."""
     ex = _krr_small.SmallKrrExact(eps0=eps0, n=n)
-    ex._budget = 1e-3
+    ex._budget = budget = 1e-3
     r, tiny = _krr_small.rounding_budget(n), 5.0 * (n + 1) * 2.0**-1074
     ratios = []
     for cls, p_law, q_law in ex._search(lambda p, q: False):
@@ -318,6 +320,9 @@ def _trim_deficit_ratios(n: int, eps0: float) -> list[float]:
                     # below the untrimmed law, cell by cell (trimming only removes mass)
                     assert mpmath.mpf(float(got[x, y])) <= truth[x, y] * (1 + r) + tiny
                     deficit += truth[x, y] - mpmath.mpf(float(got[x, y]))
+            assert law.lost <= budget * (n - 1) / n
+            # rounding: every cell within r relative of 50 digits, and the mass is <= 1
+            assert deficit <= law.lost * (1 + 1e-9) + r + (n + 1) ** 2 * tiny
             if law.lost > 0.0:
                 ratios.append(float(deficit) / law.lost)
     assert ex.trims > 0
