@@ -41,8 +41,8 @@ running maximum (grid: mean − 3, − 1 and 0 standard deviations of R). It hal
 stencils of an ε query at ε0 <= 2 (n = 300, ε0 = 1: 8524 -> 4357).
 
 Trimming (issue 32, s20). With an allowance D (``trim`` times δ; :class:`SmallKrrExactCurve`
-uses ``TRIM_RELATIVE = 1e-9``) a law keeps only a band of rows (values of ``c_x``): after each
-stencil the first or last row is dropped while the law's recorded loss, its parent's plus
+uses ``TRIM_RELATIVE = 1e-9``) a law keeps only a band of rows (values of ``c_x``): after every
+4th report the first or last row is dropped while the law's recorded loss, its parent's plus
 the dropped rows' sums (times ``_TRIM_SAFETY``), stays ``<= D·t/n`` (t its reports; no law
 counts more than n, so every loss is ``<= D``). Stencils are linear and positive and keep
 mass, so a trimmed law P̃ is below the untrimmed P cell by cell and lacks exactly the mass
@@ -105,13 +105,15 @@ Measure = Callable[["_Law", "_Law"], float]
 _BLANKET_GRID = (-3.0, -1.0, 0.0)
 #: Safety factor on the computed ``F(r)`` (its rounding is ~1e-13 relative; see _below).
 _F_SAFETY = 1.0 + 1e-9
-#: Largest n for the exact k = 3 worst case (an ε query 0.25-1.1 s CPU there, a δ query
-#: 0.6-2.5 s, see benchmarks/bench_krr_small_n.py; the pruned search grows like n^2.7).
+#: Largest n for the exact k = 3 worst case (as its curve runs it, trimmed: an ε query
+#: 0.05-0.53 s CPU there, a δ query at ε0/2 0.15-1.7 s, see benchmarks/bench_krr_small_ab.py;
+#: the pruned search grows like n^2.7).
 SMALL_EXACT_MAX_N = 300
-#: Largest n at which ``best`` evaluates it: a whole ``best`` query 0.14-0.26 s CPU at
-#: ε0 = 0.5-8 (as at n = 100 before the blanket pruning; n = 200: 0.24-0.39 s); calibrations
-#: and certificate curves ask many queries. Was 60 before pruning, 100 before the blanket.
-SMALL_EXACT_BEST_MAX_N = 150
+#: Largest n at which ``best`` evaluates it: a whole ``best`` query 0.12-0.31 s CPU at
+#: ε0 = 0.5-8 (as at n = 150 before the trimming; n = 300: 0.16-0.64 s); calibrations and
+#: certificate curves ask many queries. Was 60 before pruning, 100 before the blanket, 150
+#: before the trimming.
+SMALL_EXACT_BEST_MAX_N = 200
 #: Relative trimming allowance of :class:`SmallKrrExactCurve`: tails of total mass at most
 #: ``TRIM_RELATIVE`` times δ are dropped from the laws and that much is added to δ (module
 #: docstring, "Trimming").
@@ -329,9 +331,9 @@ class SmallKrrExact:
         return _Law(buf, (0, 0), 0, 0.0)
 
     def _step(self, law: _Law, w: tuple[float, float, float], dst: FloatArray) -> _Law:
-        """One more report (:func:`_stencil`), then trimmed to the running query's share of
-        its allowance: a law of t reports may have lost ``D·t/n`` (no law counts more than
-        n reports, so every law has lost at most D)."""
+        """One more report (:func:`_stencil`), then (every ``_TRIM_EVERY``-th report) trimmed
+        to the running query's share of its allowance: a law of t reports may have lost
+        ``D·t/n`` (no law counts more than n reports, so every law has lost at most D)."""
         out = _stencil(law, w, dst, self._tmp)
         if self._budget <= 0.0 or out.reports % _TRIM_EVERY:
             return out
