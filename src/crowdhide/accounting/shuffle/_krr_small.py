@@ -278,9 +278,6 @@ class SmallKrrExact:
     #: tests perturb it).
     _uniform_scale = 1.0
 
-    #: Scale of the trimming allowance added to the answer (exactly 1; the tests perturb it).
-    _allowance_factor = 1.0
-
     def __init__(self, *, eps0: float, n: int, trim: float = 0.0) -> None:
         self.eps0, self.n, self.trim = eps0, n, trim
         e = math.exp(eps0)
@@ -520,7 +517,7 @@ class SmallKrrExact:
         finally:
             self._blanket, self._budget = None, 0.0
             self._levels.clear()  # ~18 MB of level buffers at n = 300: not kept by a curve
-        return worst + self._allowance_factor * allowance
+        return worst + allowance
 
     def epsilon(self, delta: float, xtol: float) -> float:
         """Smallest ε (to ``xtol``, from above) with ``delta(ε) <= delta``: a running
@@ -528,7 +525,7 @@ class SmallKrrExact:
         Trimmed: every computed class δ is held at ``delta − D``, ``D = trim·delta``."""
         best = 0.0
         allowance = self._usable(self.trim * delta)
-        room = delta - self._allowance_factor * allowance
+        room = delta - allowance
 
         def measure(p: _Law, q: _Law) -> float:
             return self._class_delta(p, q, math.exp(best))
