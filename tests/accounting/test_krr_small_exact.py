@@ -85,7 +85,7 @@ class _Dropped(_krr_small.SmallKrrExact):
 
     def _search(
         self, prune: _krr_small.Prune
-    ) -> Iterator[tuple[tuple[int, int, int], FloatArray, FloatArray]]:
+    ) -> Iterator[tuple[tuple[int, int, int], _krr_small._Law, _krr_small._Law]]:
         return (c for c in super()._search(prune) if c[0] != self._skip)
 
 
@@ -199,9 +199,8 @@ def _within_budget(n: int, eps0: float, p_scale: float = 1.0, *, search: bool = 
     """Every entry of three classes' arrays against 50 digits (``search``: as the pruned
     search reaches them, another order of stencils)."""
     exact = _krr_small.SmallKrrExact(eps0=eps0, n=n)
-    shape = (n + 1, n + 1)
     found = (
-        ((c, p.reshape(shape), q.reshape(shape)) for c, p, q in exact._search(lambda p, q: False))
+        ((c, p.dense(), q.dense()) for c, p, q in exact._search(lambda p, q: False))
         if search
         else exact.classes()
     )
@@ -244,8 +243,7 @@ def _blanket_ratio(n: int, eps0: float, scale: float) -> float:
     ancestor, every number of extra users and a few ε (``scale``: the mutation of 3q)."""
     ex = _krr_small.SmallKrrExact(eps0=eps0, n=n)
     ex._uniform_scale = scale
-    root = np.zeros((n + 1) ** 2)
-    root[0] = 1.0
+    root = ex._root(np.zeros((n + 1) ** 2))
     ratio = math.inf
     for extra in range(1, n):
         for j, l_count in itertools.product(range(n - extra), repeat=2):
@@ -262,16 +260,18 @@ def _blanket_ratio(n: int, eps0: float, scale: float) -> float:
 
 
 def _region_ratio(
-    ex: _krr_small.SmallKrrExact, arr: FloatArray, anc: tuple[int, int, int], extra: int, eps: float
+    ex: _krr_small.SmallKrrExact,
+    arr: _krr_small._Law,
+    anc: tuple[int, int, int],
+    extra: int,
+    eps: float,
 ) -> float:
     big = math.exp(eps)
 
-    def measure(p: FloatArray, q: FloatArray) -> float:
+    def measure(p: _krr_small._Law, q: _krr_small._Law) -> float:
         return ex._class_delta(p, q, big)
 
-    p_arr, q_arr = np.empty_like(arr), np.empty_like(arr)
-    _krr_small._step_into(arr, ex._on_x, p_arr, ex._tmp)
-    _krr_small._step_into(arr, ex._on_y, q_arr, ex._tmp)
+    p_arr, q_arr = ex._targets(arr, (np.empty_like(arr.buf), np.empty_like(arr.buf)))
     bounds = list(ex._blanket_bounds(arr, extra, 1, measure(p_arr, q_arr), measure))
     truth = max(
         _brute_delta((anc[0] + a, anc[1] + b, anc[2] + extra - a - b), ex.eps0, eps)
@@ -300,3 +300,67 @@ def test_blanket_pruning_is_used_and_keeps_the_exact_answer(n: int, eps0: float)
     assert exact.blanket_skips > 0
     assert _full_delta(exact, got) <= 1e-6 * (1 + 1e-12)
     assert _full_delta(exact, got - 1e-11) > 1e-6
+
+
+def _trim_deficit_ratios(n: int, eps0: float) -> list[float]:
+    """For every class's target laws as a trimmed search (budget D = 1e-3) reaches them: the
+    mass they lack against the untrimmed laws in 50 digits, over the mass they record as lost
+    (laws that record none must lack none, up to rounding; every record within its share of
+    D, ``D·(n − 1)/n`` before the target's report)."""
+    ex = _krr_small.SmallKrrExact(eps0=eps0, n=n)
+    ex._budget = budget = 1e-3
+    r, tiny = _krr_small.rounding_budget(n), 5.0 * (n + 1) * 2.0**-1074
+    ratios = []
+    for cls, p_law, q_law in ex._search(lambda p, q: False):
+        for law, truth in zip((p_law, q_law), _mp_class(n, eps0, cls), strict=True):
+            got = law.dense()
+            deficit = mpmath.mpf(0)
+            for x in range(n + 1):
+                for y in range(n + 1 - x):
+                    # below the untrimmed law, cell by cell (trimming only removes mass)
+                    assert mpmath.mpf(float(got[x, y])) <= truth[x, y] * (1 + r) + tiny
+                    deficit += truth[x, y] - mpmath.mpf(float(got[x, y]))
+            assert law.lost <= budget * (n - 1) / n
+            # rounding: every cell within r relative of 50 digits, and the mass is <= 1
+            assert deficit <= law.lost * (1 + 1e-9) + r + (n + 1) ** 2 * tiny
+            if law.lost > 0.0:
+                ratios.append(float(deficit) / law.lost)
+    assert ex.trims > 0
+    return ratios
+
+
+@pytest.mark.parametrize(("n", "eps0"), [(10, 1.0), (12, 3.0)])
+def test_trimmed_laws_lack_at_most_the_mass_they_record(n: int, eps0: float) -> None:
+    ratios = _trim_deficit_ratios(n, eps0)
+    assert len(ratios) > 10
+    # sound: no law lacks more than it records (the allowance added to δ covers it) ...
+    assert max(ratios) <= 1.0 + 1e-9
+    # ... and the record is the trimmed mass itself (its safety factor is 1 + 1e-6): an
+    # allowance 1 % smaller than the record would not cover every law.
+    assert max(ratios) > 0.99
+
+
+@pytest.mark.parametrize(("n", "eps0"), [(30, 1.0), (40, 4.0)])
+def test_trimmed_search_brackets_the_full_enumeration(n: int, eps0: float) -> None:
+    # A large allowance (1 % of δ) trims a lot; the answers stay on the safe side of the
+    # untrimmed enumeration and within (1 + e^ε) allowances of it (a trimmed Q can raise a
+    # class's P − e^ε Q by e^ε times its lack). (An allowance 1 % off cannot be
+    # seen here: dropped tails barely move δ, measured <= 0.6 % of the allowance's 1 %; the
+    # lack of each law is checked against its record above.)
+    full = _krr_small.SmallKrrExact(eps0=eps0, n=n)
+    trimmed = _krr_small.SmallKrrExact(eps0=eps0, n=n, trim=1e-2)
+    for fraction in (0.1, 0.3, 0.6):
+        eps = fraction * eps0
+        truth = _full_delta(full, eps)
+        assert truth <= trimmed.delta(eps) <= truth * (1 + 1e-2 * (1 + math.exp(eps)) + 1e-12)
+    for delta in (1e-3, 1e-6):
+        got = trimmed.epsilon(delta, 1e-13)
+        assert _full_delta(full, got) <= delta * (1 + 1e-12)
+        assert _full_delta(full, got - 1e-11) > delta * (1 - 1e-2 * (1 + math.exp(got)))
+    assert trimmed.trims > 0
+    # the curve's own allowance (1e-9 of δ) trims too and keeps the answer on the safe side
+    curve = _krr_small.SmallKrrExactCurve(eps0=eps0, n=n)
+    got = curve.epsilon(1e-6)
+    assert curve._exact.trims > 0
+    assert _full_delta(full, got) <= 1e-6
+    assert _full_delta(full, got - 1e-9) > 1e-6 * (1 - 1e-9 * (1 + math.exp(got)))

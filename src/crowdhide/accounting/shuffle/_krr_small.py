@@ -40,6 +40,25 @@ side). :meth:`SmallKrrExact._blanket_prunes` skips a region when this is at or b
 running maximum (grid: mean − 3, − 1 and 0 standard deviations of R). It halves the
 stencils of an ε query at ε0 <= 2 (n = 300, ε0 = 1: 8524 -> 4357).
 
+Trimming (issue 32, s20). With an allowance D (``trim`` times δ; :class:`SmallKrrExactCurve`
+uses ``TRIM_RELATIVE = 1e-9``) a law keeps only a band of rows (values of ``c_x``): after every
+4th report the first or last row is dropped while the law's recorded loss, its parent's plus
+the dropped rows' sums (times ``_TRIM_SAFETY``), stays ``<= D·t/n`` (t its reports; no law
+counts more than n, so every loss is ``<= D``). Stencils are linear and positive and keep
+mass, so a trimmed law P̃ is below the untrimmed P cell by cell and lacks exactly the mass
+trimmed along its chain: ``Σ(P − P̃) <= lost``. Then, since ``Q̃ <= Q`` and
+``max(a + b, 0) <= max(a, 0) + b`` for b >= 0, ``H(P||Q) <= H(P̃||Q̃) + lost(P)`` and likewise
+backwards: every inequality of the search (a class, an ancestor check, each δ_r of the
+blanket bound, whose weights sum to 1) holds for the true laws with ``+ lost`` on the side
+of the computed ones. So :meth:`SmallKrrExact.delta` adds the largest loss of a measured
+law (at most D, 0 when nothing was trimmed; D is ``trim`` times the untrimmed seeds' δ, so
+at most ``trim`` times the answer) and :meth:`SmallKrrExact.epsilon` holds every computed
+class δ at ``δ − D``. On the other side a trimmed Q can raise ``P − e^ε Q`` by ``e^ε·lost``:
+the answer is within ``(1 + e^ε)·D`` of the exact one. Why rows: the band cuts the cells
+stenciled ~2x at ε0 <= 2 and 4-6x at ε0 >= 4 (n = 300); a 2-D box (columns too) was
+slower, numpy's per-row overhead on strided views costs 3-4x per cell. Below
+``_MIN_BUDGET = 1e-280`` nothing is trimmed.
+
 All terms are *positive* (no cancellation: every entry carries a relative error of a few
 roundings per report, see :func:`rounding_budget`, whatever the order of the stencils), and
 an ancestor's arrays (fewer reports) are within the same budget, so the caller's
@@ -70,6 +89,7 @@ from crowdhide.accounting.logmath import MACHINE_EPSILON
 __all__ = [
     "SMALL_EXACT_BEST_MAX_N",
     "SMALL_EXACT_MAX_N",
+    "TRIM_RELATIVE",
     "SmallKrrExact",
     "SmallKrrExactCurve",
     "rounding_budget",
@@ -78,20 +98,36 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 #: ``prune(P, Q)``: whether every class below an ancestor with laws P, Q may be skipped.
-Prune = Callable[[FloatArray, FloatArray], bool]
+Prune = Callable[["_Law", "_Law"], bool]
 #: ``measure(P, Q)``: a class's δ at the running ε, as the search compares it.
-Measure = Callable[[FloatArray, FloatArray], float]
+Measure = Callable[["_Law", "_Law"], float]
 #: Grid of the blanket bound, in standard deviations of R from its mean (module docstring).
 _BLANKET_GRID = (-3.0, -1.0, 0.0)
 #: Safety factor on the computed ``F(r)`` (its rounding is ~1e-13 relative; see _below).
 _F_SAFETY = 1.0 + 1e-9
-#: Largest n for the exact k = 3 worst case (an ε query 0.25-1.1 s CPU there, a δ query
-#: 0.6-2.5 s, see benchmarks/bench_krr_small_n.py; the pruned search grows like n^2.7).
+#: Largest n for the exact k = 3 worst case (as its curve runs it, trimmed: an ε query
+#: 0.05-0.53 s CPU there, a δ query at ε0/2 0.15-1.7 s, see benchmarks/bench_krr_small_ab.py;
+#: the pruned search grows like n^2.7).
 SMALL_EXACT_MAX_N = 300
-#: Largest n at which ``best`` evaluates it: a whole ``best`` query 0.14-0.26 s CPU at
-#: ε0 = 0.5-8 (as at n = 100 before the blanket pruning; n = 200: 0.24-0.39 s); calibrations
-#: and certificate curves ask many queries. Was 60 before pruning, 100 before the blanket.
-SMALL_EXACT_BEST_MAX_N = 150
+#: Largest n at which ``best`` evaluates it: a whole ``best`` query 0.12-0.31 s CPU at
+#: ε0 = 0.5-8 (as at n = 150 before the trimming; n = 300: 0.16-0.64 s); calibrations and
+#: certificate curves ask many queries. Was 60 before pruning, 100 before the blanket, 150
+#: before the trimming.
+SMALL_EXACT_BEST_MAX_N = 200
+#: Relative trimming allowance of :class:`SmallKrrExactCurve`: tails of total mass at most
+#: ``TRIM_RELATIVE`` times δ are dropped from the laws and that much is added to δ (module
+#: docstring, "Trimming").
+TRIM_RELATIVE = 1e-9
+#: Scale on a dropped edge's computed sum: its cells are within ``rounding_budget(n)`` (< 1e-12
+#: at n <= 300) of the exact trimmed law's and the sum adds < 1e-13 relative.
+_TRIM_SAFETY = 1.0 + 1e-6
+#: Below this allowance no trimming (the absolute underflow error of a dropped edge,
+#: ``(n + 1)·5(n + 1)·2^-1074 < 1e-317``, stays far below ``_TRIM_SAFETY − 1`` of it).
+_MIN_BUDGET = 1e-280
+#: Trim after every ``_TRIM_EVERY``-th report only: each check is two row sums and Python
+#: work, ~30 % of a stencil at n = 100 when done every step.
+_TRIM_EVERY = 4
+_SUM = np.add.reduce  # ndarray.sum without its Python wrapper (~1 µs a call)
 _TINY = 2.0**-1074  # the smallest subnormal: the absolute error of one rounding below 2^-1022
 
 
@@ -107,24 +143,77 @@ def underflow_allowance(n: int, eps: float) -> float:
     return (n + 1) ** 2 * (1.0 + math.exp(eps)) * 5.0 * (n + 1) * _TINY
 
 
-def _step_into(
-    src: FloatArray, w: tuple[float, float, float], dst: FloatArray, tmp: FloatArray
-) -> None:
-    """Add one report with probabilities ``(x, x', z) = w`` to the count array ``[c_x, c_x']``
-    stored flat (row-major, rows of ``n + 1``), into ``dst``; ``tmp`` is scratch.
+class _Law:
+    """A (sub-)probability law of the histogram ``[c_x, c_x']`` in a flat buffer of rows of
+    ``n + 1`` (row-major): only rows ``r0..r1`` (``rows``, inclusive) are meaningful, every
+    cell of another row is 0 whatever the buffer holds there. ``reports`` is the number of
+    reports it counts, ``lost`` an upper bound on the mass trimmed from it and its
+    ancestors (module docstring, "Trimming")."""
 
-    Flat shifts by ``n + 1`` (one more x) and 1 (one more x') are the 2-D shifts as long as
-    the last column of ``src`` is zero, i.e. ``src`` holds fewer than n reports (cell
-    ``(c_x, c_x')`` is 0.0 exactly when ``c_x + c_x'`` exceeds the reports): every step here
-    adds a report to at most n − 1, so the products and sums are those of the 2-D stencil in
-    the same order (bit for bit). Preallocated buffers: at n = 300 the temporaries of the 2-D
-    form (725 kB each) cost 8x the arithmetic (page faults of fresh allocations)."""
-    width = round(math.isqrt(src.size))
-    np.multiply(src, w[2], out=dst)
-    np.multiply(src[:-width], w[0], out=tmp[:-width])
-    np.add(dst[width:], tmp[:-width], out=dst[width:])
-    np.multiply(src[:-1], w[1], out=tmp[:-1])
-    np.add(dst[1:], tmp[:-1], out=dst[1:])
+    __slots__ = ("buf", "lost", "reports", "rows")
+
+    def __init__(self, buf: FloatArray, rows: tuple[int, int], reports: int, lost: float) -> None:
+        self.buf, self.rows, self.reports, self.lost = buf, rows, reports, lost
+
+    def view(self) -> FloatArray:
+        """The meaningful rows, flat (contiguous)."""
+        width = _width(self.buf)
+        return self.buf[self.rows[0] * width : (self.rows[1] + 1) * width]
+
+    def dense(self) -> FloatArray:
+        """A fresh ``(n + 1, n + 1)`` array, zero outside the rows."""
+        width = _width(self.buf)
+        out = np.zeros(self.buf.size)
+        out[self.rows[0] * width : (self.rows[1] + 1) * width] = self.view()
+        return out.reshape(width, width)
+
+    def copy(self) -> _Law:
+        return _Law(self.buf.copy(), self.rows, self.reports, self.lost)
+
+
+def _width(buf: FloatArray) -> int:
+    return math.isqrt(buf.size)
+
+
+def _stencil(src: _Law, w: tuple[float, float, float], dst: FloatArray, tmp: FloatArray) -> _Law:
+    """Add one report with probabilities ``(x, x', z) = w`` to ``src``, into the flat buffer
+    ``dst`` (``tmp``: scratch), one more row. Flat shifts by ``n + 1`` (one more x) and 1
+    (one more x') are the 2-D shifts because the last column of ``src`` is zero (a law of t
+    reports is 0 where ``c_x + c_x' > t``, and no law here counts n reports before a step),
+    and its new row ``r1 + 1 <= t + 1 <= n`` is inside the grid: per cell the products and
+    sums are those of the 2-D stencil in the same order (bit for bit), 5 roundings.
+    Contiguous slices: numpy on 2-D views of a box was 3-4x slower per cell (per-row
+    overhead). Preallocated buffers: fresh temporaries cost 8x the arithmetic at n = 300."""
+    width = _width(dst)
+    r0, r1 = src.rows
+    s = src.view()
+    size = s.size
+    d = dst[r0 * width : (r1 + 2) * width]
+    np.multiply(s, w[2], out=d[:size])
+    d[size:] = 0.0
+    t = tmp[:size]
+    np.multiply(s, w[0], out=t)
+    np.add(d[width:], t, out=d[width:])
+    np.multiply(s, w[1], out=t)
+    np.add(d[1 : size + 1], t, out=d[1 : size + 1])
+    return _Law(dst, (r0, r1 + 1), src.reports + 1, src.lost)
+
+
+def _trim(law: _Law, allow: float) -> _Law:
+    """Drop the first and last rows (values of ``c_x``) while the law's total trimmed mass
+    stays ``<= allow`` (each dropped row's computed sum scaled by ``_TRIM_SAFETY``). Rows
+    only: the flat stencil needs whole rows (see :func:`_stencil`)."""
+    width = _width(law.buf)
+    (r0, r1), lost, buf = law.rows, law.lost, law.buf
+    while r0 < r1:
+        low = float(_SUM(buf[r0 * width : (r0 + 1) * width])) * _TRIM_SAFETY
+        high = float(_SUM(buf[r1 * width : (r1 + 1) * width])) * _TRIM_SAFETY
+        mass, first = (low, True) if low <= high else (high, False)
+        if lost + mass > allow:
+            break
+        lost += mass
+        r0, r1 = (r0 + 1, r1) if first else (r0, r1 - 1)
+    return _Law(buf, (r0, r1), law.reports, lost)
 
 
 def _shift(point: tuple[int, int, int], by: int) -> tuple[int, int, int]:
@@ -189,15 +278,18 @@ class SmallKrrExact:
     #: tests perturb it).
     _uniform_scale = 1.0
 
-    def __init__(self, *, eps0: float, n: int) -> None:
-        self.eps0, self.n = eps0, n
+    def __init__(self, *, eps0: float, n: int, trim: float = 0.0) -> None:
+        self.eps0, self.n, self.trim = eps0, n, trim
         e = math.exp(eps0)
         p, q = e / (e + 2.0), 1.0 / (e + 2.0)
         self._on_x, self._on_y, self._on_z = (p, q, q), (q, p, q), (q, q, p)
-        self._size = (n + 1) * (n + 1)
-        self._tmp = np.empty(self._size)
+        self._shape = ((n + 1) * (n + 1),)
+        self._tmp = np.empty(self._shape)
         self._levels: list[tuple[FloatArray, FloatArray]] = []
-        self._probe = (np.empty(self._size), np.empty(self._size))
+        self._probe = (np.empty(self._shape), np.empty(self._shape))
+        self._budget = 0.0  # the trimming allowance D of the running query (0: no trimming)
+        self.trims = 0  # edges trimmed (since creation)
+        self._max_lost = 0.0  # the largest trimmed mass of a law measured in the running query
         self.pruned = 0  # classes in regions skipped by the last delta / epsilon (with overlaps)
         self.blanket_skips = 0  # regions of them skipped by the blanket bound (since creation)
         # Set by delta / epsilon while they search: the class δ at the running ε and the
@@ -210,52 +302,66 @@ class SmallKrrExact:
     def classes(self) -> Iterator[tuple[tuple[int, int, int], FloatArray, FloatArray]]:
         """``((j, l, m), P, Q)`` for every class with ``l <= j``: the laws of the n-report
         histogram (arrays ``[c_x, c_x']``) when the target holds x resp. x' (fresh copies)."""
-        shape = (self.n + 1, self.n + 1)
         for cls, p, q in self._walk():
-            yield cls, p.reshape(shape).copy(), q.reshape(shape).copy()
+            yield cls, p.dense(), q.dense()
 
-    def _walk(self) -> Iterator[tuple[tuple[int, int, int], FloatArray, FloatArray]]:
+    def _walk(self) -> Iterator[tuple[tuple[int, int, int], _Law, _Law]]:
         """:meth:`classes` as flat views into reused buffers (valid until the next item).
         Rows of fixed l start from ``a^l b^l`` (two stencils from the previous row's start)."""
         big_n = self.n - 1
-        starts = [np.zeros(self._size) for _ in range(3)]
-        starts[0][0] = 1.0
+        bufs = [np.zeros(self._shape) for _ in range(3)]
+        row_start = self._root(bufs[0])
         for l_count in range(big_n // 2 + 1):
-            row_start = starts[0]
             for i, p, q in self._cover(row_start, 0, big_n - 2 * l_count, 0):
                 j = l_count + i
                 yield (j, l_count, big_n - j - l_count), p, q
-            _step_into(row_start, self._on_x, starts[1], self._tmp)
-            _step_into(starts[1], self._on_y, starts[2], self._tmp)
-            starts = [starts[2], starts[0], starts[1]]
+            if 2 * l_count + 2 > big_n:  # no next row (its start would count > n reports)
+                break
+            one_more = self._step(row_start, self._on_x, bufs[1])
+            row_start = self._step(one_more, self._on_y, bufs[2])
+            bufs = [bufs[2], bufs[0], bufs[1]]
+
+    @staticmethod
+    def _root(buf: FloatArray) -> _Law:
+        """The law of no report (all mass on the empty histogram), in ``buf``."""
+        buf[0] = 1.0
+        return _Law(buf, (0, 0), 0, 0.0)
+
+    def _step(self, law: _Law, w: tuple[float, float, float], dst: FloatArray) -> _Law:
+        """One more report (:func:`_stencil`), then (every ``_TRIM_EVERY``-th report) trimmed
+        to the running query's share of its allowance: a law of t reports may have lost
+        ``D·t/n`` (no law counts more than n reports, so every law has lost at most D)."""
+        out = _stencil(law, w, dst, self._tmp)
+        if self._budget <= 0.0 or out.reports % _TRIM_EVERY:
+            return out
+        trimmed = _trim(out, self._budget * out.reports / self.n)
+        self.trims += trimmed.rows != out.rows
+        return trimmed
+
+    def _targets(self, law: _Law, bufs: tuple[FloatArray, FloatArray]) -> tuple[_Law, _Law]:
+        """The laws P, Q of the histogram with the target on x resp. x' (untrimmed: the same
+        box, as :meth:`_class_delta` reads them)."""
+        p_law = _stencil(law, self._on_x, bufs[0], self._tmp)
+        return p_law, _stencil(law, self._on_y, bufs[1], self._tmp)
 
     def _buffers(self, depth: int) -> tuple[FloatArray, FloatArray]:
         while len(self._levels) <= depth:
-            self._levels.append((np.empty(self._size), np.empty(self._size)))
+            self._levels.append((np.empty(self._shape), np.empty(self._shape)))
         return self._levels[depth]
 
-    def _chain(
-        self, arr: FloatArray, w: tuple[float, float, float], steps: int, depth: int
-    ) -> FloatArray:
+    def _chain(self, arr: _Law, w: tuple[float, float, float], steps: int, depth: int) -> _Law:
         """``steps`` stencils from ``arr`` in the two buffers of ``depth`` (ping-pong)."""
         one, two = self._buffers(depth)
         for _ in range(steps):
-            dst = two if arr is one else one
-            _step_into(arr, w, dst, self._tmp)
-            arr = dst
+            arr = self._step(arr, w, two if arr.buf is one else one)
         return arr
 
-    def _cover(
-        self, arr: FloatArray, i0: int, t: int, depth: int
-    ) -> Iterator[tuple[int, FloatArray, FloatArray]]:
+    def _cover(self, arr: _Law, i0: int, t: int, depth: int) -> Iterator[tuple[int, _Law, _Law]]:
         """From ``arr = a^{l+i0} b^l c^m`` reach every ``a^{l+i0+i} b^l c^{m+t−i}``, i <= t:
         halve the segment, ``t + 1`` stencils to the two halves' common ancestors. A level's
         buffers hold its chain while the deeper levels read it."""
         if t == 0:
-            p_arr, q_arr = self._buffers(depth)
-            _step_into(arr, self._on_x, p_arr, self._tmp)
-            _step_into(arr, self._on_y, q_arr, self._tmp)
-            yield i0, p_arr, q_arr
+            yield i0, *self._targets(arr, self._buffers(depth))
             return
         half = (t + 1) // 2
         left = self._chain(arr, self._on_z, t - half + 1, depth)
@@ -265,9 +371,7 @@ class SmallKrrExact:
 
     # -- the pruned search ----------------------------------------------------------------
 
-    def _search(
-        self, prune: Prune
-    ) -> Iterator[tuple[tuple[int, int, int], FloatArray, FloatArray]]:
+    def _search(self, prune: Prune) -> Iterator[tuple[tuple[int, int, int], _Law, _Law]]:
         """The classes with ``l <= j`` that no checked ancestor rules out, as flat views
         (valid until the next item). Regions of the class triangle ``j + l + m = N`` are
         upright ``T(A, s) = {A + o : o >= 0, |o| = s}`` or inverted ``I(B, s) = {B − o}``;
@@ -276,36 +380,29 @@ class SmallKrrExact:
         it (module docstring), else it is split into 3 corners of side ``s // 2`` and the
         middle region of the other orientation. The c corner comes first, then the a
         corner: the worst class was (0, 0, N) or (N, 0, 0) in most cells measured."""
-        root = np.zeros(self._size)
-        root[0] = 1.0
+        root = self._root(np.zeros(self._shape))
         big_n = self.n - 1
         # Seeds, visited again below: a high running maximum early prunes more, and an ε
         # query bisects fewer classes (ε0 = 4, n = 300: 6.3 s -> see the benchmark).
         for w, cls in ((self._on_x, (big_n, 0, 0)), (self._on_z, (0, 0, big_n))):
-            corner = self._chain(root, w, big_n, 0)
-            p_arr, q_arr = self._probe
-            _step_into(corner, self._on_x, p_arr, self._tmp)
-            _step_into(corner, self._on_y, q_arr, self._tmp)
-            yield cls, p_arr, q_arr
+            yield cls, *self._targets(self._chain(root, w, big_n, 0), self._probe)
         yield from self._region(root, (0, 0, 0), True, (0, 0, 0), big_n, 0, prune)
 
     def _region(
         self,
-        arr: FloatArray,
+        arr: _Law,
         anc: tuple[int, int, int],
         upright: bool,
         corner: tuple[int, int, int],
         side: int,
         depth: int,
         prune: Prune,
-    ) -> Iterator[tuple[tuple[int, int, int], FloatArray, FloatArray]]:
+    ) -> Iterator[tuple[tuple[int, int, int], _Law, _Law]]:
         """``arr`` holds the law of the ancestor ``anc`` (a^j b^l c^m) of the region."""
         # the largest j − l in the region (either orientation); below 0 all are mirror images
         if corner[0] - corner[1] + side < 0:
             return
-        p_arr, q_arr = self._probe
-        _step_into(arr, self._on_x, p_arr, self._tmp)
-        _step_into(arr, self._on_y, q_arr, self._tmp)
+        p_arr, q_arr = self._targets(arr, self._probe)
         if side == 0:
             yield anc, p_arr, q_arr
             return
@@ -320,14 +417,14 @@ class SmallKrrExact:
             )
 
     def _reach(
-        self, arr: FloatArray, anc: tuple[int, int, int], target: tuple[int, int, int], depth: int
-    ) -> FloatArray:
+        self, arr: _Law, anc: tuple[int, int, int], target: tuple[int, int, int], depth: int
+    ) -> _Law:
         """The law of ``target`` from that of its ancestor ``anc`` in ``depth``'s buffers."""
         for axis, w in enumerate((self._on_x, self._on_y, self._on_z)):
             arr = self._chain(arr, w, target[axis] - anc[axis], depth)
         return arr
 
-    def _blanket_prunes(self, arr: FloatArray, extra: int, depth: int) -> bool:
+    def _blanket_prunes(self, arr: _Law, extra: int, depth: int) -> bool:
         """Whether a blanket bound (module docstring) of the region whose ancestor law is
         ``arr`` and whose classes have ``extra`` more users is at or below the running
         maximum; ``self._last`` is the ancestor's δ (the failed ancestor check)."""
@@ -341,7 +438,7 @@ class SmallKrrExact:
         return False
 
     def _blanket_bounds(
-        self, arr: FloatArray, extra: int, depth: int, d0: float, measure: Measure
+        self, arr: _Law, extra: int, depth: int, d0: float, measure: Measure
     ) -> Iterator[float]:
         """Upper bounds on every class δ of the region (ancestor law ``arr``, its δ ``d0``,
         ``extra`` more users), one per grid point of ``_BLANKET_GRID`` (lazily: each needs
@@ -353,9 +450,7 @@ class SmallKrrExact:
         deltas, steps, law = [d0], [0], arr
         for r in grid:
             law = self._chain(law, (1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0), r - steps[-1], depth + 1)
-            p_arr, q_arr = self._probe
-            _step_into(law, self._on_x, p_arr, self._tmp)
-            _step_into(law, self._on_y, q_arr, self._tmp)
+            p_arr, q_arr = self._targets(law, self._probe)
             deltas.append(min(measure(p_arr, q_arr), deltas[-1]))
             steps.append(r)
             yield deltas[-1] + sum(
@@ -373,10 +468,13 @@ class SmallKrrExact:
         backward = float(np.maximum(q - big * p, 0.0).sum())
         return max(forward, backward)
 
-    def _class_delta(self, p: FloatArray, q: FloatArray, big: float) -> float:
-        """:meth:`class_delta` at ``e^ε = big`` in the scratch buffer (same roundings: the
-        product, the difference, the positive part; the sum of positive terms)."""
-        t = self._tmp
+    def _class_delta(self, p_law: _Law, q_law: _Law, big: float) -> float:
+        """:meth:`class_delta` at ``e^ε = big`` of two laws with the same rows (outside them
+        both are 0 and add nothing), in the scratch buffer (same roundings: the product, the
+        difference, the positive part; the sum of positive terms)."""
+        self._max_lost = max(self._max_lost, p_law.lost, q_law.lost)
+        p, q = p_law.view(), q_law.view()
+        t = self._tmp[: p.size]
         np.multiply(q, big, out=t)
         np.subtract(p, t, out=t)
         np.maximum(t, 0.0, out=t)
@@ -386,60 +484,79 @@ class SmallKrrExact:
         np.maximum(t, 0.0, out=t)
         return max(forward, float(t.sum()))
 
+    def _usable(self, allowance: float) -> float:
+        """``allowance`` as the trimming budget D, or 0 (no trimming) below ``_MIN_BUDGET``."""
+        return allowance if allowance >= _MIN_BUDGET else 0.0
+
     def delta(self, eps: float) -> float:
-        """The worst case over classes at ε (computed; no allowance)."""
+        """The worst case over classes at ε (computed), plus the largest mass trimmed from a
+        law it measured, at most D = ``trim`` times the larger seed's δ (the seeds are
+        searched untrimmed, so D is at most ``trim`` times the answer; 0 when nothing was
+        trimmed)."""
         if eps >= self.eps0:
             return 0.0
         big = math.exp(eps)
         worst = 0.0
 
-        def measure(p: FloatArray, q: FloatArray) -> float:
+        def measure(p: _Law, q: _Law) -> float:
             return self._class_delta(p, q, big)
 
-        def dominated(p: FloatArray, q: FloatArray) -> bool:
+        def dominated(p: _Law, q: _Law) -> bool:
             self._last = measure(p, q)
             return self._ancestor_factor * self._last <= worst
 
-        self.pruned = 0
+        self.pruned, seeds, self._max_lost = 0, 2, 0.0
         self._blanket = (measure, lambda: worst)
         try:
             for _, p, q in self._search(dominated):
                 worst = max(worst, self._class_delta(p, q, big))
+                seeds -= 1
+                if seeds == 0:  # the generator is lazy: the regions below are trimmed
+                    self._budget = self._usable(self.trim * worst)
+            allowance = self._max_lost
         finally:
-            self._blanket = None
+            self._blanket, self._budget = None, 0.0
             self._levels.clear()  # ~18 MB of level buffers at n = 300: not kept by a curve
-        return worst
+        return worst + allowance
 
     def epsilon(self, delta: float, xtol: float) -> float:
         """Smallest ε (to ``xtol``, from above) with ``delta(ε) <= delta``: a running
-        maximum of the classes' own ε; a class at or below it is skipped after one sum."""
+        maximum of the classes' own ε; a class at or below it is skipped after one sum.
+        Trimmed: every computed class δ is held at ``delta − D``, ``D = trim·delta``."""
         best = 0.0
+        allowance = self._usable(self.trim * delta)
+        room = delta - allowance
 
-        def measure(p: FloatArray, q: FloatArray) -> float:
+        def measure(p: _Law, q: _Law) -> float:
             return self._class_delta(p, q, math.exp(best))
 
-        def dominated(p: FloatArray, q: FloatArray) -> bool:
+        def dominated(p: _Law, q: _Law) -> bool:
             self._last = measure(p, q)
-            return self._ancestor_factor * self._last <= delta
+            return self._ancestor_factor * self._last <= room
 
         self.pruned = 0
-        self._blanket = (measure, lambda: delta)
+        self._blanket, self._budget = (measure, lambda: room), allowance
         try:
             for _, p, q in self._search(dominated):
-                if measure(p, q) <= delta:
+                if measure(p, q) <= room:
                     continue
-                lo, hi = best, self.eps0
-                while hi - lo > xtol:
-                    mid = 0.5 * (lo + hi)
-                    if self._class_delta(p, q, math.exp(mid)) <= delta:
-                        hi = mid
-                    else:
-                        lo = mid
-                best = hi
+                best = self._class_epsilon(p, q, room, best, xtol)
         finally:
-            self._blanket = None
+            self._blanket, self._budget = None, 0.0
             self._levels.clear()
         return best
+
+    def _class_epsilon(self, p: _Law, q: _Law, room: float, lo: float, xtol: float) -> float:
+        """The class's ε at δ = ``room`` by bisection on ``[lo, ε0]`` (to ``xtol``, from
+        above; its δ at ``lo`` exceeds ``room``)."""
+        hi = self.eps0
+        while hi - lo > xtol:
+            mid = 0.5 * (lo + hi)
+            if self._class_delta(p, q, math.exp(mid)) <= room:
+                hi = mid
+            else:
+                lo = mid
+        return hi
 
 
 class SmallKrrExactCurve(PrivacyCurve):
@@ -455,7 +572,7 @@ class SmallKrrExactCurve(PrivacyCurve):
     """
 
     def __init__(self, *, eps0: float, n: int) -> None:
-        self._exact = SmallKrrExact(eps0=eps0, n=n)
+        self._exact = SmallKrrExact(eps0=eps0, n=n, trim=TRIM_RELATIVE)
         self._eps0, self._n = eps0, n
 
     def log_delta(self, epsilon: float) -> float:
