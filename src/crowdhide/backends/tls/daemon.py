@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide._validation import check_real
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls.accept import HandshakeFailures, serve_tls
 from crowdhide.backends.tls.enrol import (
@@ -53,6 +54,7 @@ from crowdhide.backends.tls.enrol import (
     load_directory,
 )
 from crowdhide.backends.tls.host import Host, _contexts, _Link
+from crowdhide.backends.tls.idle import GRACE, Expect, check_schedule
 from crowdhide.backends.tls.placement import Placement
 from crowdhide.errors import DataError, InvalidParameterError
 
@@ -320,7 +322,7 @@ class _Door(asyncio.Protocol):
         entry = daemon.identity.entry_of(transport)
         host = daemon.session
         if entry is not None and entry.role == "coordinator" and daemon.control is None:
-            control = _Control(daemon, transport)
+            control = _Control(daemon, transport, entry)
             daemon.control = control
             self.inner = control
         elif entry is not None and entry.role == "node" and host is not None:
@@ -381,17 +383,23 @@ class _Control(asyncio.Protocol):
     """The coordinator's control connection: length-prefixed typed messages, answered in
     order by one worker task."""
 
-    def __init__(self, daemon: Daemon, transport: asyncio.BaseTransport) -> None:
+    def __init__(self, daemon: Daemon, transport: asyncio.BaseTransport, entry: NodeEntry) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.daemon = daemon
         self.transport = transport
         der = _peer_der(transport)
         self.public = public_key_der(der) if der is not None else b""
+        peer = transport.get_extra_info("peername")
+        self.who = f"(id {entry.node}, {peer[0]}:{peer[1]})" if peer else f"(id {entry.node})"
         self.buffer = bytearray()
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.closed = False
+        # Until its first message, a coordinator is expected within the setup wait.
+        self.expect = Expect(grace_floor=daemon.idle_grace, at=time.monotonic())
+        self.timer: asyncio.TimerHandle | None = None
         self.task = asyncio.get_running_loop().create_task(self._work())
         _keep_alive(transport)
+        self._arm()
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
@@ -413,7 +421,41 @@ class _Control(asyncio.Protocol):
                 self._finish(f"the coordinator abandoned the run ({message.reason or 'no reason'})")
                 self.transport.close()  # the coordinator waits for this close
                 return
+            self._disarm()  # the coordinator spoke: the request in hand is ours to answer
+            self.expect.heard(message, at=time.monotonic())
             self.queue.put_nowait(message)
+
+    def _arm(self) -> None:
+        """Give up on the coordinator if it sends nothing until its next message is due
+        plus the grace (:class:`~crowdhide.backends.tls.idle.Expect`). Armed only while
+        this daemon owes it nothing: its own slow work never counts against the
+        coordinator."""
+        self._disarm()
+        limit = self.expect.limit(now=time.monotonic(), wall=time.time())
+        self.timer = asyncio.get_running_loop().call_later(limit, self._idle)
+
+    def _disarm(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def _idle(self) -> None:
+        """A coordinator silent past its due time and the grace is stopped (SIGSTOP),
+        hung or cut off behind a live kernel (keepalive probes are still answered): drop
+        its run and connection, and serve the next coordinator."""
+        if self.closed or not self.queue.empty():
+            return
+        e = self.expect
+        waited = time.monotonic() - e.at
+        why = (
+            f"the coordinator {self.who} sent nothing for {waited:.1f} s after its "
+            f"{e.last} (the next was due {waited - e.grace:.1f} s after it, then "
+            f"{e.grace:g} s of grace): it is stopped or stuck"
+        )
+        if self.daemon.session is None:
+            print(f"node {self.daemon.node}: {why}; its connection is closed", file=sys.stderr)
+        self._finish(why)
+        self.transport.abort()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._finish("the coordinator's connection closed during a run")
@@ -427,6 +469,7 @@ class _Control(asyncio.Protocol):
         if self.closed:
             return
         self.closed = True
+        self._disarm()
         self.task.cancel()
         daemon = self.daemon
         if daemon.control is self:
@@ -445,13 +488,17 @@ class _Control(asyncio.Protocol):
             if not self.closed:
                 data = ctl.encode(reply)
                 self.transport.write(_LENGTH.pack(len(data)) + data)
+                if self.queue.empty():
+                    self._arm()
 
 
 class Daemon:
     """One node daemon (see the module docstring)."""
 
-    def __init__(self, identity: Identity, rows: NodeRows) -> None:
+    def __init__(self, identity: Identity, rows: NodeRows, *, idle_grace: float = GRACE) -> None:
         self.identity = identity
+        #: Least seconds past a coordinator's due message before its run is dropped.
+        self.idle_grace = check_real("idle_grace", idle_grace, low=0.1, high=3600.0)
         self.rows = rows
         self.node = identity.node
         self.session: Host | None = None
@@ -594,6 +641,9 @@ class Daemon:
         hosts = len(self.identity.directory.nodes)
         if message.hosts != hosts:
             return ctl.RunFailed(error=f"the directory lists {hosts} nodes, not {message.hosts}")
+        wrong = check_schedule(message.rounds, message.deadline)
+        if wrong is not None:
+            return ctl.RunFailed(error=f"node {self.node}: {wrong}")
         cfg = {
             "host": self.node,
             "hosts": hosts,
@@ -709,14 +759,18 @@ def serve(
     directory: Path,
     ca: Path,
     ready: Callable[[str], None] = print,
+    idle_grace: float = GRACE,
 ) -> None:
-    """Load the daemon's identity and rows, then serve until SIGTERM/SIGINT."""
+    """Load the daemon's identity and rows, then serve until SIGTERM/SIGINT.
+    ``idle_grace``: least seconds past a coordinator's due message before the daemon
+    drops its run (:mod:`crowdhide.backends.tls.idle`)."""
+    idle_grace = check_real("--idle-grace", idle_grace, low=0.1, high=3600.0)
     address = check_address(listen)
     identity = Identity.load(state, directory=directory, ca=ca)
     rows = NodeRows.load(data)
 
     async def main() -> None:
-        daemon = Daemon(identity, rows)
+        daemon = Daemon(identity, rows, idle_grace=idle_grace)
 
         def say(port: int) -> None:
             ready(

@@ -1,0 +1,150 @@
+"""When a node daemon gives up on a silent coordinator (the application-level idle timeout).
+
+TCP keepalive drops a coordinator whose machine vanished, but not one that is frozen
+(SIGSTOP, a hung process, a debugger): its kernel still answers the probes. A daemon
+therefore also times its coordinator's control messages. The coordinator speaks at times
+a daemon can bound from what it was told before round 1 (:class:`~.control.Prepare`: the
+schedule's round lengths and the coordinator's ``deadline``):
+
+* **patience** — after each message, the coordinator waits for *every* daemon's answer
+  before it sends the next one, at most as long as it allows the slowest (its own
+  timeouts, mirrored here from the same constants: :data:`SETUP_WAIT` for a setup step, a
+  ``Link``'s timeout plus :data:`REPLY_SLACK`, :func:`reply_wait` for a round's ``Run`` or
+  ``Flush``). Dropping the run sooner would turn another daemon's lateness, which the
+  coordinator reports as that daemon's overrun, into this daemon's death;
+* **the schedule** — a ``Flush`` fixes its round's start, and the next message of a round
+  in progress is due by the round's end (start plus its length);
+* **grace** — then the coordinator's own work between two messages (folding answers,
+  signing the plan, a loaded machine's scheduling delays) gets ``max(30 s, longest
+  round)``: a round is the most work the schedule foresees between two messages, and 30 s
+  stays above the pauses a healthy but loaded coordinator showed (a round of ``Run``
+  answers is folded in well under a second).
+
+A coordinator silent past all three is stopped or stuck: the daemon drops its run
+(:class:`Expect` says when; :mod:`~crowdhide.backends.tls.daemon` does it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from crowdhide.backends.tls import control as ctl
+
+__all__ = ["GRACE", "REPLY_SLACK", "SETUP_WAIT", "Expect", "reply_wait"]
+
+#: Seconds a coordinator waits for every daemon's answer to a setup message (``Describe``,
+#: ``Prepare``, ``LoadJob``, ``Learn``) before going on without the late ones; also how
+#: long a daemon allows before a connected coordinator's first message and after its
+#: ``EndRun`` (the coordinator then closes the connection).
+SETUP_WAIT = 60.0
+#: Seconds a coordinator adds to a wait derived from its options (a ``Link``'s connect
+#: timeout, a round's length plus ``deadline``) before it goes on without a late daemon.
+REPLY_SLACK = 30.0
+#: Least grace (seconds) past the time a coordinator's next message is due; the grace is
+#: at least the longest round (module docstring).
+GRACE = 30.0
+
+
+def reply_wait(longest: float, deadline: float) -> float:
+    """Seconds a coordinator waits for the answers to a round's ``Run`` or ``Flush``: the
+    longest round, its ``deadline`` for the ENDs, and :data:`REPLY_SLACK`.
+
+    >>> reply_wait(2.0, 10.0)
+    42.0
+    """
+    return longest + deadline + REPLY_SLACK
+
+
+@dataclass
+class Expect:
+    """What a daemon knows of when its coordinator speaks next (one per control
+    connection). ``grace_floor``: the daemon's ``--idle-grace`` (default :data:`GRACE`).
+
+    Examples
+    --------
+    >>> e = Expect()
+    >>> e.heard(ctl.Prepare(frame=256, hosts=2, rounds=(1.0, 2.0), deadline=10.0), at=0.0)
+    >>> e.heard(ctl.Run(group="C", schemas={}, epoch=1), at=100.0)
+    >>> e.due(now=100.0), e.grace  # the coordinator waits up to 2 + 10 + 30 s for answers
+    (42.0, 30.0)
+    >>> e.heard(ctl.Flush(epoch=2, alive=(0, 1), deadline=10.0, start=150.0), at=101.0)
+    >>> e.due(now=101.0)  # round 2 ends at 152, its coordinator may wait until 143
+    51.0
+    """
+
+    grace_floor: float = GRACE
+    #: The schedule's round lengths (from ``Prepare``; empty before it or unscheduled).
+    rounds: tuple[float, ...] = ()
+    #: The coordinator's wait for the answers to a round message (:func:`reply_wait`).
+    wait: float = SETUP_WAIT
+    #: Wall-clock end of the round in progress (the last ``Flush``'s start + its length).
+    round_end: float | None = None
+    #: Monotonic time the last message arrived and the seconds it lets the coordinator wait.
+    at: float = field(default=0.0)
+    patience: float = SETUP_WAIT
+    #: The last message's type name (for the log).
+    last: str = "connection"
+
+    @property
+    def grace(self) -> float:
+        """Seconds allowed past the due time: ``max(grace_floor, longest round)``."""
+        return max(self.grace_floor, max(self.rounds, default=0.0))
+
+    def heard(self, message: Any, *, at: float) -> None:
+        """Record a message that arrived at monotonic time ``at``."""
+        self.at, self.last = at, type(message).__name__
+        if isinstance(message, ctl.Prepare):
+            self.rounds = tuple(float(r) for r in message.rounds)
+            self.wait = reply_wait(max(self.rounds, default=0.0), float(message.deadline))
+            self.round_end = None
+        elif isinstance(message, ctl.Flush) and message.start is not None and self.rounds:
+            self.round_end = float(message.start) + self._length(int(message.epoch))
+        if isinstance(message, ctl.Link):
+            self.patience = float(message.timeout) + REPLY_SLACK
+        elif isinstance(message, (ctl.Run, ctl.Flush)):
+            self.patience = self.wait
+        else:
+            self.patience = SETUP_WAIT
+            if isinstance(message, ctl.EndRun):
+                self.round_end = None
+
+    def _length(self, epoch: int) -> float:
+        """Round ``epoch``'s length (from 1); past the schedule, the longest (as the
+        coordinator's ledger does)."""
+        if 1 <= epoch <= len(self.rounds):
+            return self.rounds[epoch - 1]
+        return max(self.rounds)
+
+    def due(self, *, now: float, wall: float | None = None) -> float:
+        """Seconds from monotonic ``now`` until the coordinator's next message is due (at
+        least 0): past its patience and, in a round, the round's end (``wall``: the
+        wall-clock time now; the schedule's times are wall-clock)."""
+        due = self.at + self.patience - now
+        if self.round_end is not None:
+            due = max(due, self.round_end - (now if wall is None else wall))
+        return max(due, 0.0)
+
+    def limit(self, *, now: float, wall: float | None = None) -> float:
+        """Seconds from ``now`` after which a silent coordinator is given up."""
+        return self.due(now=now, wall=wall) + self.grace
+
+
+def check_schedule(rounds: Sequence[float], deadline: float) -> str | None:
+    """Why a ``Prepare``'s schedule cannot be used (``None``: it can): every round length
+    and the deadline finite, positive and at most an hour (the coordinator's own limits).
+
+    >>> check_schedule((1.0, 2.0), 10.0) is None
+    True
+    >>> check_schedule((1.0, math.inf), 10.0)
+    'Prepare.rounds: every round length must be in (0, 3600] s, got [1.0, inf]'
+    """
+    if not all(isinstance(r, (int, float)) and 0 < r <= 3600 for r in rounds):
+        return f"Prepare.rounds: every round length must be in (0, 3600] s, got {list(rounds)}"
+    if not isinstance(deadline, (int, float)) or not (math.isfinite(deadline) and deadline > 0):
+        return f"Prepare.deadline must be a positive number of seconds, got {deadline!r}"
+    if deadline > 3600:
+        return f"Prepare.deadline must be at most 3600 s, got {deadline!r}"
+    return None
