@@ -67,7 +67,6 @@ def test_daemons_drop_the_run_of_a_frozen_coordinator(site: Site) -> None:
         time.sleep(2 * ROUND)  # mid-run
         assert proc.poll() is None, proc.communicate()
         proc.send_signal(signal.SIGSTOP)
-        stopped = time.monotonic()
         assert site.sessions() > 0  # the run is on, held by a frozen coordinator
         freed = site.wait_idle(timeout=DUE + GRACE + 60)
         print(f"SIGSTOP: every daemon freed {freed:.1f} s after the coordinator stopped")
@@ -87,7 +86,7 @@ def test_daemons_drop_the_run_of_a_frozen_coordinator(site: Site) -> None:
         assert freed <= DUE + GRACE + 5.0
         # The daemons serve the next coordinator while the frozen one is still stopped.
         site.clean_run("after")
-        assert time.monotonic() - stopped > 0 and proc.poll() is None
+        assert proc.poll() is None
         proc.send_signal(signal.SIGCONT)
         _, err = proc.communicate(timeout=120)
     finally:

@@ -58,7 +58,15 @@ from crowdhide.backends.tls.idle import GRACE, Expect, check_schedule
 from crowdhide.backends.tls.placement import Placement
 from crowdhide.errors import DataError, InvalidParameterError
 
-__all__ = ["Daemon", "Identity", "NodeRows", "check_domains", "serve", "write_rows"]
+__all__ = [
+    "Daemon",
+    "Identity",
+    "NodeRows",
+    "check_domains",
+    "not_finite",
+    "serve",
+    "write_rows",
+]
 
 _LENGTH = struct.Struct("<Q")
 #: Prefix of a data file's entries that are not columns: ``digest/<group>/<column>``.
@@ -204,7 +212,7 @@ def check_domains(
                     (f"codes 0..{universe - 1} of grouping set {g} over query.domains"),
                 )
             else:
-                bad, domain = _not_finite(values), "finite numbers to aggregate"
+                bad, domain = not_finite(values), "finite numbers to aggregate"
             if bad:
                 raise DataError(
                     f"data column {column!r} has {bad} of {len(values)} rows outside the "
@@ -236,8 +244,13 @@ def _outside_codes(values: npt.NDArray[Any], universe: int) -> int:
     return int((~ok).sum())
 
 
-def _not_finite(values: npt.NDArray[Any]) -> int:
-    """Rows that are not a finite real number."""
+def not_finite(values: npt.NDArray[Any]) -> int:
+    """Rows that are not a finite real number (a text column: every row); also what a data
+    owner's table is checked with (:mod:`crowdhide.plans.owner_rows`).
+
+    >>> not_finite(np.array([1.0, np.nan, np.inf])), not_finite(np.array(["a", "b"]))
+    (2, 2)
+    """
     if not np.issubdtype(values.dtype, np.number) or np.issubdtype(
         values.dtype, np.complexfloating
     ):
