@@ -108,3 +108,26 @@ def test_idle_grace_out_of_range_is_a_typed_error(grace: float, tmp_path: Any) -
             idle_grace=grace,
         )
     assert info.value.parameter == "--idle-grace"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        ctl.Prepare(frame=256, hosts=3, rounds=("1",), deadline=10.0),  # type: ignore[arg-type]
+        ctl.Prepare(frame=256, hosts=3, rounds=(1.0,), deadline=float("nan")),
+        ctl.Prepare(frame=256, hosts=3, rounds=7, deadline=10.0),  # type: ignore[arg-type]
+        ctl.Link(peers=(0,), timeout="soon"),  # type: ignore[arg-type]
+        ctl.Flush(epoch=1, alive=(0,), deadline=1.0, start="now"),  # type: ignore[arg-type]
+    ],
+)
+def test_a_malformed_schedule_leaves_the_setup_wait(message: Any) -> None:
+    """A coordinator's field that is not seconds never crashes the daemon's connection (its
+    message is refused by the daemon itself) nor stretches the wait."""
+    e = expect_after(PREPARE, message) if isinstance(message, ctl.Flush) else expect_after(message)
+    if isinstance(message, ctl.Flush):
+        assert e.round_end is None
+        assert e.patience == 44.0
+    else:
+        assert e.patience == 60.0
+        assert e.rounds == ()
+    assert e.limit(now=100.0) == e.patience + 30.0

@@ -94,16 +94,21 @@ class Expect:
         return max(self.grace_floor, max(self.rounds, default=0.0))
 
     def heard(self, message: Any, *, at: float) -> None:
-        """Record a message that arrived at monotonic time ``at``."""
+        """Record a message that arrived at monotonic time ``at`` (a field that is not a
+        number of seconds leaves the setup wait: the daemon refuses the message itself)."""
         self.at, self.last = at, type(message).__name__
         if isinstance(message, ctl.Prepare):
-            self.rounds = tuple(float(r) for r in message.rounds)
-            self.wait = reply_wait(max(self.rounds, default=0.0), float(message.deadline))
             self.round_end = None
-        elif isinstance(message, ctl.Flush) and message.start is not None and self.rounds:
-            self.round_end = float(message.start) + self._length(int(message.epoch))
-        if isinstance(message, ctl.Link):
-            self.patience = float(message.timeout) + REPLY_SLACK
+            if check_schedule(message.rounds, message.deadline) is None:
+                self.rounds = tuple(float(r) for r in message.rounds)
+                self.wait = reply_wait(max(self.rounds, default=0.0), float(message.deadline))
+        elif isinstance(message, ctl.Flush) and self.rounds:
+            start, epoch = _seconds(message.start), message.epoch
+            if start is not None and isinstance(epoch, int):
+                self.round_end = start + self._length(epoch)
+        timeout = _seconds(getattr(message, "timeout", None))
+        if isinstance(message, ctl.Link) and timeout is not None:
+            self.patience = timeout + REPLY_SLACK
         elif isinstance(message, (ctl.Run, ctl.Flush)):
             self.patience = self.wait
         else:
@@ -132,6 +137,12 @@ class Expect:
         return self.due(now=now, wall=wall) + self.grace
 
 
+def _seconds(value: Any) -> float | None:
+    """``value`` as finite seconds (``None``: not a finite real number)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value) if ok and math.isfinite(value) else None
+
+
 def check_schedule(rounds: Sequence[float], deadline: float) -> str | None:
     """Why a ``Prepare``'s schedule cannot be used (``None``: it can): every round length
     and the deadline finite, positive and at most an hour (the coordinator's own limits).
@@ -139,12 +150,13 @@ def check_schedule(rounds: Sequence[float], deadline: float) -> str | None:
     >>> check_schedule((1.0, 2.0), 10.0) is None
     True
     >>> check_schedule((1.0, math.inf), 10.0)
-    'Prepare.rounds: every round length must be in (0, 3600] s, got [1.0, inf]'
+    'Prepare.rounds: every round length must be in (0, 3600] s, got (1.0, inf)'
     """
-    if not all(isinstance(r, (int, float)) and 0 < r <= 3600 for r in rounds):
-        return f"Prepare.rounds: every round length must be in (0, 3600] s, got {list(rounds)}"
-    if not isinstance(deadline, (int, float)) or not (math.isfinite(deadline) and deadline > 0):
+    lengths = [_seconds(r) for r in rounds] if isinstance(rounds, (tuple, list)) else [None]
+    if not all(r is not None and 0 < r <= 3600 for r in lengths):
+        return f"Prepare.rounds: every round length must be in (0, 3600] s, got {rounds!r}"
+    if (seconds := _seconds(deadline)) is None or seconds <= 0:
         return f"Prepare.deadline must be a positive number of seconds, got {deadline!r}"
-    if deadline > 3600:
+    if seconds > 3600:
         return f"Prepare.deadline must be at most 3600 s, got {deadline!r}"
     return None
