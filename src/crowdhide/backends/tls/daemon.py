@@ -54,7 +54,7 @@ from crowdhide.backends.tls.enrol import (
     load_directory,
 )
 from crowdhide.backends.tls.host import Host, _contexts, _Link
-from crowdhide.backends.tls.idle import GRACE, Expect, check_schedule
+from crowdhide.backends.tls.idle import GRACE, Expect, check_schedule, keep_alive
 from crowdhide.backends.tls.placement import Placement
 from crowdhide.errors import DataError, InvalidParameterError
 
@@ -364,34 +364,6 @@ class _Door(asyncio.Protocol):
             self.inner.connection_lost(exc)
 
 
-#: TCP keepalive of a control connection (seconds idle, seconds between probes, probes):
-#: a daemon whose coordinator's machine vanished (no FIN, no RST) drops the run within
-#: about 10 + 3 x 5 = 25 s instead of holding it, and refusing every other coordinator,
-#: until the kernel gives up on the connection (hours). A reply left unacknowledged as long
-#: (keepalive probes only an idle connection) ends it too (``TCP_USER_TIMEOUT``, not the
-#: ~15 min of retransmissions).
-KEEPALIVE = (10, 5, 3)
-
-
-def _keep_alive(transport: asyncio.BaseTransport) -> None:
-    import socket
-
-    sock = transport.get_extra_info("socket")
-    if sock is None:
-        return
-    idle, interval, count = KEEPALIVE
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-    options = (
-        ("TCP_KEEPIDLE", idle),
-        ("TCP_KEEPINTVL", interval),
-        ("TCP_KEEPCNT", count),
-        ("TCP_USER_TIMEOUT", 1000 * (idle + interval * count)),
-    )
-    for name, value in options:
-        if hasattr(socket, name):  # Linux; elsewhere the system's defaults
-            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, name), value)
-
-
 class _Control(asyncio.Protocol):
     """The coordinator's control connection: length-prefixed typed messages, answered in
     order by one worker task."""
@@ -411,7 +383,7 @@ class _Control(asyncio.Protocol):
         self.expect = Expect(grace_floor=daemon.idle_grace, at=time.monotonic())
         self.timer: asyncio.TimerHandle | None = None
         self.task = asyncio.get_running_loop().create_task(self._work())
-        _keep_alive(transport)
+        keep_alive(transport)
         self._arm()
 
     def data_received(self, data: bytes) -> None:
@@ -478,7 +450,7 @@ class _Control(asyncio.Protocol):
         state and links (logged with ``why`` if a run was live), free the daemon for the
         next coordinator. A coordinator killed outright (SIGKILL) gets here through
         :meth:`connection_lost`, its kernel closing the socket; one whose machine vanished
-        through TCP keepalive (:func:`_keep_alive`)."""
+        through TCP keepalive (:func:`~crowdhide.backends.tls.idle.keep_alive`)."""
         if self.closed:
             return
         self.closed = True

@@ -1,10 +1,11 @@
-"""When a node daemon gives up on a silent coordinator (the application-level idle timeout).
+"""When a node daemon gives up on a silent coordinator: TCP keepalive and the idle timeout.
 
-TCP keepalive drops a coordinator whose machine vanished, but not one that is frozen
-(SIGSTOP, a hung process, a debugger): its kernel still answers the probes. A daemon
-therefore also times its coordinator's control messages. The coordinator speaks at times
-a daemon can bound from what it was told before round 1 (:class:`~.control.Prepare`: the
-schedule's round lengths and the coordinator's ``deadline``):
+TCP keepalive (:func:`keep_alive`) drops a coordinator whose machine vanished, but not one
+that is frozen (SIGSTOP, a hung process, a debugger): its kernel still answers the probes.
+A daemon therefore also times its coordinator's control messages. The coordinator speaks
+at times a daemon can bound from what it was told before round 1
+(:class:`~.control.Prepare`: the schedule's round lengths and the coordinator's
+``deadline``):
 
 * **patience** — after each message, the coordinator waits for *every* daemon's answer
   before it sends the next one, at most as long as it allows the slowest (its own
@@ -14,11 +15,12 @@ schedule's round lengths and the coordinator's ``deadline``):
   coordinator reports as that daemon's overrun, into this daemon's death;
 * **the schedule** — a ``Flush`` fixes its round's start, and the next message of a round
   in progress is due by the round's end (start plus its length);
-* **grace** — then the coordinator's own work between two messages (folding answers,
-  signing the plan, a loaded machine's scheduling delays) gets ``max(30 s, longest
-  round)``: a round is the most work the schedule foresees between two messages, and 30 s
-  stays above the pauses a healthy but loaded coordinator showed (a round of ``Run``
-  answers is folded in well under a second).
+* **grace** — then the coordinator's own work between two messages (folding a round's
+  answers, signing the plan) and a loaded machine's scheduling pauses get ``max(30 s,
+  longest round)`` (the daemon's ``--idle-grace``, default 30 s): that work is a small part
+  of a round, which the schedule sizes for the heaviest step, and 30 s is far above a
+  scheduling pause yet well below the hours a frozen coordinator would otherwise hold its
+  daemons; a fixed figure without the round would drop healthy runs of long rounds.
 
 A coordinator silent past all three is stopped or stuck: the daemon drops its run
 (:class:`Expect` says when; :mod:`~crowdhide.backends.tls.daemon` does it).
@@ -26,14 +28,25 @@ A coordinator silent past all three is stopped or stuck: the daemon drops its ru
 
 from __future__ import annotations
 
+import asyncio
 import math
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from crowdhide.backends.tls import control as ctl
 
-__all__ = ["GRACE", "REPLY_SLACK", "SETUP_WAIT", "Expect", "reply_wait"]
+__all__ = [
+    "GRACE",
+    "KEEPALIVE",
+    "REPLY_SLACK",
+    "SETUP_WAIT",
+    "Expect",
+    "check_schedule",
+    "keep_alive",
+    "reply_wait",
+]
 
 #: Seconds a coordinator waits for every daemon's answer to a setup message (``Describe``,
 #: ``Prepare``, ``LoadJob``, ``Learn``) before going on without the late ones; also how
@@ -160,3 +173,30 @@ def check_schedule(rounds: Sequence[float], deadline: float) -> str | None:
     if seconds > 3600:
         return f"Prepare.deadline must be at most 3600 s, got {deadline!r}"
     return None
+
+
+#: TCP keepalive of a control connection (seconds idle, seconds between probes, probes):
+#: a daemon whose coordinator's machine vanished (no FIN, no RST) drops the run within
+#: about 10 + 3 x 5 = 25 s instead of holding it, and refusing every other coordinator,
+#: until the kernel gives up on the connection (hours). A reply left unacknowledged as long
+#: (keepalive probes only an idle connection) ends it too (``TCP_USER_TIMEOUT``, not the
+#: ~15 min of retransmissions).
+KEEPALIVE = (10, 5, 3)
+
+
+def keep_alive(transport: asyncio.BaseTransport) -> None:
+    """TCP keepalive (:data:`KEEPALIVE`) on a daemon's control connection."""
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return
+    idle, interval, count = KEEPALIVE
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    options = (
+        ("TCP_KEEPIDLE", idle),
+        ("TCP_KEEPINTVL", interval),
+        ("TCP_KEEPCNT", count),
+        ("TCP_USER_TIMEOUT", 1000 * (idle + interval * count)),
+    )
+    for name, value in options:
+        if hasattr(socket, name):  # Linux; elsewhere the system's defaults
+            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, name), value)
