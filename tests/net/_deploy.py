@@ -90,6 +90,7 @@ class Daemons:
         *,
         listen: list[str] | None = None,
         netns: list[str] | None = None,
+        serve_args: tuple[str, ...] = (),
     ) -> None:
         self.deployment = deployment
         self.procs: list[subprocess.Popen[bytes]] = []
@@ -115,6 +116,7 @@ class Daemons:
                     str(deployment.directory),
                     "--ca",
                     str(deployment.ca),
+                    *serve_args,
                 ]
                 with (deployment.root / f"daemon{i}.log").open("wb") as log:
                     self.procs.append(

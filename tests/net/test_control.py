@@ -82,7 +82,7 @@ EXAMPLES: list[Any] = [
     ctl.Dumped(records=np.arange(14, dtype=np.int64).reshape(2, 7)),
     ctl.Describe(),
     ctl.Described(node=1, first=200, rows=200),
-    ctl.Prepare(frame=276, hosts=3),
+    ctl.Prepare(frame=276, hosts=3, rounds=(0.5, 1.25), deadline=10.0),
     ctl.Prepared(),
     ctl.Link(peers=(0, 1, 2), timeout=5.0),
     ctl.Ran(

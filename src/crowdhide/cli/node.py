@@ -171,6 +171,15 @@ def serve_command(
     state: Annotated[
         Path, typer.Option("--state", help="This node's folder (node init + cert.pem).")
     ] = Path("node-state"),
+    idle_grace: Annotated[
+        float,
+        typer.Option(
+            "--idle-grace",
+            help="Least seconds past the time a coordinator's next message is due (from the "
+            "run's schedule and its waits) before dropping its run as stopped or stuck; the "
+            "grace is at least the longest round.",
+        ),
+    ] = 30.0,
 ) -> None:
     """Serve runs until SIGTERM or Ctrl-C: authenticate the coordinator and every peer
     against the signed directory, run this node's part of a signed plan on its own
@@ -192,4 +201,12 @@ def serve_command(
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
 
-    run_daemon(listen=listen, state=state, data=data, directory=directory, ca=ca, ready=ready)
+    run_daemon(
+        listen=listen,
+        state=state,
+        data=data,
+        directory=directory,
+        ca=ca,
+        ready=ready,
+        idle_grace=idle_grace,
+    )

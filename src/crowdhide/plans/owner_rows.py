@@ -73,6 +73,10 @@ def owner_rows(spec: RunSpec, table: Mapping[str, npt.NDArray[Any]], *, where: s
     ...
     crowdhide.errors.DataError: mine: column 'g' has 1 of 3 rows outside query.domains (the...
     """
+    # The daemon's own check, one copy (the backends layer is below this one); imported
+    # here so that `net split`, which needs only source_digests, does not load the daemon.
+    from crowdhide.backends.tls.daemon import not_finite
+
     if spec.data.held_by is None:
         raise InvalidParameterError(
             "the plan must be the coordinator's (data.held_by = 'nodes': its [data] columns "
@@ -99,7 +103,7 @@ def owner_rows(spec: RunSpec, table: Mapping[str, npt.NDArray[Any]], *, where: s
         for name, domain in zip(names, domains, strict=True)
     }
     for name in setup.query.numeric_columns:
-        outside[name] = (_not_finite(np.asarray(table[name])), "finite numbers to aggregate")
+        outside[name] = (not_finite(np.asarray(table[name])), "finite numbers to aggregate")
     _refuse(where, outside, count)
     for name in setup.query.numeric_columns:
         _refuse_overflow(where, name, np.asarray(table[name], dtype=np.float64))
@@ -138,15 +142,6 @@ def _outside(values: npt.NDArray[Any], domain: npt.NDArray[Any]) -> int:
         except TypeError:  # unhashable objects: no such value is in a TOML domain
             return len(values)
     return int((~np.isin(values, domain)).sum())
-
-
-def _not_finite(values: npt.NDArray[Any]) -> int:
-    """Rows that are not a finite real number (a text column: every row)."""
-    if not np.issubdtype(values.dtype, np.number) or np.issubdtype(
-        values.dtype, np.complexfloating
-    ):
-        return len(values)
-    return int((~np.isfinite(values)).sum())
 
 
 def _refuse_overflow(where: str, column: str, values: npt.NDArray[np.float64]) -> None:

@@ -206,10 +206,16 @@ class Describe:
 
 @dataclass(frozen=True)
 class Prepare:
-    """Start a run session: frames of ``frame`` bytes between ``hosts`` daemons."""
+    """Start a run session: frames of ``frame`` bytes between ``hosts`` daemons.
+
+    ``rounds`` (the schedule's round lengths, seconds; empty: unscheduled) and ``deadline``
+    (the coordinator's, for the ENDs of a round) tell a daemon when the coordinator speaks
+    next, so that it can drop the run of a frozen one (:mod:`~crowdhide.backends.tls.idle`)."""
 
     frame: int
     hosts: int
+    rounds: tuple[float, ...] = ()
+    deadline: float = 10.0
 
 
 @dataclass(frozen=True)

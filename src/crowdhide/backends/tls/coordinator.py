@@ -35,6 +35,7 @@ from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls._signals import Terminated, interrupted, release_sigterm, trap_sigterm
 from crowdhide.backends.tls.daemon import Identity
 from crowdhide.backends.tls.enrol import check_address
+from crowdhide.backends.tls.idle import REPLY_SLACK, SETUP_WAIT, reply_wait
 from crowdhide.backends.tls.placement import Placement
 from crowdhide.backends.tls.rounds import (
     Ledger,
@@ -230,9 +231,11 @@ class Coordinator(LedgerViews):
             )
         return _Conn(node, sock)
 
-    def _all(self, make: Callable[[int], Any], timeout: float = 60.0) -> dict[int, Any]:
+    def _all(self, make: Callable[[int], Any], timeout: float = SETUP_WAIT) -> dict[int, Any]:
         """Send ``make(h)`` to every live daemon, then read every reply; a daemon that does
-        not answer is dead (counted in the ledger, named in the report)."""
+        not answer is dead (counted in the ledger, named in the report). The daemons mirror
+        these waits (:mod:`~crowdhide.backends.tls.idle`): a healthy one never gives up on
+        a coordinator that is waiting for a late one."""
         sent = []
         for h, conn in self.conns.items():
             if not conn.alive:
@@ -407,11 +410,18 @@ class Coordinator(LedgerViews):
 
     def _setup(self, job: Job, ship_job: Any) -> None:
         plan = job.plan
-        prepared = self._all(lambda h: ctl.Prepare(frame=self.frame, hosts=self.hosts))
+        # The schedule tells each daemon when this coordinator speaks next (idle timeout).
+        prepare = ctl.Prepare(
+            frame=self.frame,
+            hosts=self.hosts,
+            rounds=tuple(r.length for r in self.ledger.rounds or ()),
+            deadline=self.deadline,
+        )
+        prepared = self._all(lambda h: prepare)
         self._expect(prepared, ctl.Prepared, "starting the session")
         linked = self._all(
             lambda h: ctl.Link(peers=tuple(range(self.hosts)), timeout=self.connect_timeout),
-            timeout=self.connect_timeout + 30.0,
+            timeout=self.connect_timeout + REPLY_SLACK,
         )
         self._expect(linked, ctl.Connected, "linking the nodes")
         failed = {h: r.failed for h, r in linked.items() if r.failed}
@@ -446,7 +456,7 @@ class Coordinator(LedgerViews):
             time.sleep(max(0.0, run_at - time.time()))
         replies = self._all(
             lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch, reply_at=reply_at),
-            timeout=self.ledger.longest + self.deadline + 30.0,
+            timeout=reply_wait(self.ledger.longest, self.deadline),
         )
         errors = {
             h: getattr(r, "error", type(r).__name__)

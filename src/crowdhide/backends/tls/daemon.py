@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide._validation import check_real
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls.accept import HandshakeFailures, serve_tls
 from crowdhide.backends.tls.enrol import (
@@ -53,10 +54,19 @@ from crowdhide.backends.tls.enrol import (
     load_directory,
 )
 from crowdhide.backends.tls.host import Host, _contexts, _Link
+from crowdhide.backends.tls.idle import GRACE, Expect, check_schedule, keep_alive
 from crowdhide.backends.tls.placement import Placement
 from crowdhide.errors import DataError, InvalidParameterError
 
-__all__ = ["Daemon", "Identity", "NodeRows", "check_domains", "serve", "write_rows"]
+__all__ = [
+    "Daemon",
+    "Identity",
+    "NodeRows",
+    "check_domains",
+    "not_finite",
+    "serve",
+    "write_rows",
+]
 
 _LENGTH = struct.Struct("<Q")
 #: Prefix of a data file's entries that are not columns: ``digest/<group>/<column>``.
@@ -202,7 +212,7 @@ def check_domains(
                     (f"codes 0..{universe - 1} of grouping set {g} over query.domains"),
                 )
             else:
-                bad, domain = _not_finite(values), "finite numbers to aggregate"
+                bad, domain = not_finite(values), "finite numbers to aggregate"
             if bad:
                 raise DataError(
                     f"data column {column!r} has {bad} of {len(values)} rows outside the "
@@ -234,8 +244,13 @@ def _outside_codes(values: npt.NDArray[Any], universe: int) -> int:
     return int((~ok).sum())
 
 
-def _not_finite(values: npt.NDArray[Any]) -> int:
-    """Rows that are not a finite real number."""
+def not_finite(values: npt.NDArray[Any]) -> int:
+    """Rows that are not a finite real number (a text column: every row); also what a data
+    owner's table is checked with (:mod:`crowdhide.plans.owner_rows`).
+
+    >>> not_finite(np.array([1.0, np.nan, np.inf])), not_finite(np.array(["a", "b"]))
+    (2, 2)
+    """
     if not np.issubdtype(values.dtype, np.number) or np.issubdtype(
         values.dtype, np.complexfloating
     ):
@@ -320,7 +335,7 @@ class _Door(asyncio.Protocol):
         entry = daemon.identity.entry_of(transport)
         host = daemon.session
         if entry is not None and entry.role == "coordinator" and daemon.control is None:
-            control = _Control(daemon, transport)
+            control = _Control(daemon, transport, entry)
             daemon.control = control
             self.inner = control
         elif entry is not None and entry.role == "node" and host is not None:
@@ -349,49 +364,27 @@ class _Door(asyncio.Protocol):
             self.inner.connection_lost(exc)
 
 
-#: TCP keepalive of a control connection (seconds idle, seconds between probes, probes):
-#: a daemon whose coordinator's machine vanished (no FIN, no RST) drops the run within
-#: about 10 + 3 x 5 = 25 s instead of holding it, and refusing every other coordinator,
-#: until the kernel gives up on the connection (hours). A reply left unacknowledged as long
-#: (keepalive probes only an idle connection) ends it too (``TCP_USER_TIMEOUT``, not the
-#: ~15 min of retransmissions).
-KEEPALIVE = (10, 5, 3)
-
-
-def _keep_alive(transport: asyncio.BaseTransport) -> None:
-    import socket
-
-    sock = transport.get_extra_info("socket")
-    if sock is None:
-        return
-    idle, interval, count = KEEPALIVE
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-    options = (
-        ("TCP_KEEPIDLE", idle),
-        ("TCP_KEEPINTVL", interval),
-        ("TCP_KEEPCNT", count),
-        ("TCP_USER_TIMEOUT", 1000 * (idle + interval * count)),
-    )
-    for name, value in options:
-        if hasattr(socket, name):  # Linux; elsewhere the system's defaults
-            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, name), value)
-
-
 class _Control(asyncio.Protocol):
     """The coordinator's control connection: length-prefixed typed messages, answered in
     order by one worker task."""
 
-    def __init__(self, daemon: Daemon, transport: asyncio.BaseTransport) -> None:
+    def __init__(self, daemon: Daemon, transport: asyncio.BaseTransport, entry: NodeEntry) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.daemon = daemon
         self.transport = transport
         der = _peer_der(transport)
         self.public = public_key_der(der) if der is not None else b""
+        peer = transport.get_extra_info("peername")
+        self.who = f"(id {entry.node}, {peer[0]}:{peer[1]})" if peer else f"(id {entry.node})"
         self.buffer = bytearray()
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.closed = False
+        # Until its first message, a coordinator is expected within the setup wait.
+        self.expect = Expect(grace_floor=daemon.idle_grace, at=time.monotonic())
+        self.timer: asyncio.TimerHandle | None = None
         self.task = asyncio.get_running_loop().create_task(self._work())
-        _keep_alive(transport)
+        keep_alive(transport)
+        self._arm()
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
@@ -413,7 +406,41 @@ class _Control(asyncio.Protocol):
                 self._finish(f"the coordinator abandoned the run ({message.reason or 'no reason'})")
                 self.transport.close()  # the coordinator waits for this close
                 return
+            self._disarm()  # the coordinator spoke: the request in hand is ours to answer
+            self.expect.heard(message, at=time.monotonic())
             self.queue.put_nowait(message)
+
+    def _arm(self) -> None:
+        """Give up on the coordinator if it sends nothing until its next message is due
+        plus the grace (:class:`~crowdhide.backends.tls.idle.Expect`). Armed only while
+        this daemon owes it nothing: its own slow work never counts against the
+        coordinator."""
+        self._disarm()
+        limit = self.expect.limit(now=time.monotonic(), wall=time.time())
+        self.timer = asyncio.get_running_loop().call_later(limit, self._idle)
+
+    def _disarm(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def _idle(self) -> None:
+        """A coordinator silent past its due time and the grace is stopped (SIGSTOP),
+        hung or cut off behind a live kernel (keepalive probes are still answered): drop
+        its run and connection, and serve the next coordinator."""
+        if self.closed or not self.queue.empty():
+            return
+        e = self.expect
+        waited = time.monotonic() - e.at
+        why = (
+            f"the coordinator {self.who} sent nothing for {waited:.1f} s after its "
+            f"{e.last} (the next was due {waited - e.grace:.1f} s after it, then "
+            f"{e.grace:g} s of grace): it is stopped or stuck"
+        )
+        if self.daemon.session is None:
+            print(f"node {self.daemon.node}: {why}; its connection is closed", file=sys.stderr)
+        self._finish(why)
+        self.transport.abort()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._finish("the coordinator's connection closed during a run")
@@ -423,10 +450,11 @@ class _Control(asyncio.Protocol):
         state and links (logged with ``why`` if a run was live), free the daemon for the
         next coordinator. A coordinator killed outright (SIGKILL) gets here through
         :meth:`connection_lost`, its kernel closing the socket; one whose machine vanished
-        through TCP keepalive (:func:`_keep_alive`)."""
+        through TCP keepalive (:func:`~crowdhide.backends.tls.idle.keep_alive`)."""
         if self.closed:
             return
         self.closed = True
+        self._disarm()
         self.task.cancel()
         daemon = self.daemon
         if daemon.control is self:
@@ -445,13 +473,17 @@ class _Control(asyncio.Protocol):
             if not self.closed:
                 data = ctl.encode(reply)
                 self.transport.write(_LENGTH.pack(len(data)) + data)
+                if self.queue.empty():
+                    self._arm()
 
 
 class Daemon:
     """One node daemon (see the module docstring)."""
 
-    def __init__(self, identity: Identity, rows: NodeRows) -> None:
+    def __init__(self, identity: Identity, rows: NodeRows, *, idle_grace: float = GRACE) -> None:
         self.identity = identity
+        #: Least seconds past a coordinator's due message before its run is dropped.
+        self.idle_grace = check_real("idle_grace", idle_grace, low=0.1, high=3600.0)
         self.rows = rows
         self.node = identity.node
         self.session: Host | None = None
@@ -594,6 +626,9 @@ class Daemon:
         hosts = len(self.identity.directory.nodes)
         if message.hosts != hosts:
             return ctl.RunFailed(error=f"the directory lists {hosts} nodes, not {message.hosts}")
+        wrong = check_schedule(message.rounds, message.deadline)
+        if wrong is not None:
+            return ctl.RunFailed(error=f"node {self.node}: {wrong}")
         cfg = {
             "host": self.node,
             "hosts": hosts,
@@ -709,14 +744,18 @@ def serve(
     directory: Path,
     ca: Path,
     ready: Callable[[str], None] = print,
+    idle_grace: float = GRACE,
 ) -> None:
-    """Load the daemon's identity and rows, then serve until SIGTERM/SIGINT."""
+    """Load the daemon's identity and rows, then serve until SIGTERM/SIGINT.
+    ``idle_grace``: least seconds past a coordinator's due message before the daemon
+    drops its run (:mod:`crowdhide.backends.tls.idle`)."""
+    idle_grace = check_real("--idle-grace", idle_grace, low=0.1, high=3600.0)
     address = check_address(listen)
     identity = Identity.load(state, directory=directory, ca=ca)
     rows = NodeRows.load(data)
 
     async def main() -> None:
-        daemon = Daemon(identity, rows)
+        daemon = Daemon(identity, rows, idle_grace=idle_grace)
 
         def say(port: int) -> None:
             ready(

@@ -19,6 +19,7 @@ from typing import Any
 
 from crowdhide._validation import check_real
 from crowdhide.backends.tls import control as ctl
+from crowdhide.backends.tls.idle import reply_wait
 from crowdhide.backends.tls.schedule import Round, longest
 from crowdhide.errors import InvalidParameterError, NodeFailureError, RoundOverrunError
 
@@ -307,7 +308,7 @@ class Ledger:
         flush = ctl.Flush(
             epoch=self.epoch, alive=tuple(alive), deadline=deadline, start=start, ack_at=ack_at
         )
-        replies = broadcast(flush, self.longest + deadline + 30.0)
+        replies = broadcast(flush, reply_wait(self.longest, deadline))
         flushed = {h: r for h, r in replies.items() if isinstance(r, ctl.Flushed)}
         self.settle(queued, flushed)
 
