@@ -56,3 +56,15 @@ def test_light_blocks_are_most_blocks() -> None:
     log_w, _, _, log_mass, _, _ = _layout(1000, 0.9, c_inf, c_zero, log_tail, 64, 192)
     heavy = fast.heavy_blocks(log_w[:, None] + log_mass, log_tail)
     assert 0.2 < float(np.mean(heavy)) < 0.7
+
+
+def test_third_marginal_floor_memo_returns_the_computed_floats() -> None:
+    # The floor is kept by value (lru_cache): a kept value must be the one a fresh
+    # evaluation gives, and nearby arguments must not share an entry.
+    floor = fast.krr_third_marginal_lower_log_delta
+    for eps in (0.0, 0.05, 0.1177, 0.11770001, 0.5):
+        fresh = floor.__wrapped__(1000, 4, 1.0, eps)
+        assert floor(1000, 4, 1.0, eps) == fresh
+        assert floor(1000, 4, 1.0, eps) == fresh  # from the memo
+    assert floor(1000, 4, 1.0, 0.1) != floor(1000, 5, 1.0, 0.1)
+    assert floor(1000, 4, 1.0, 0.1) != floor(1000, 4, 1.0, 0.1 + 1e-9)

@@ -10,7 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from crowdhide.accounting.binomial_tails import gammaln_table, row_log_excess_above, row_windows
+from crowdhide.accounting.binomial_tails import (
+    RowSuffixSums,
+    gammaln_table,
+    row_log_excess_above,
+    row_windows,
+)
 
 
 def _direct(values: np.ndarray, log_pmf: np.ndarray, theta: np.ndarray) -> np.ndarray:
@@ -52,3 +57,42 @@ def test_a_changed_excess_is_detected() -> None:
     assert np.all(np.abs(got - want) <= 1e-12 * want)
     changed = got * np.array([1.0, 1.0 + 1e-10, 1.0])
     assert not np.all(np.abs(changed - want) <= 1e-12 * want)
+
+
+def test_kept_suffix_sums_give_the_same_floats() -> None:
+    # RowSuffixSums keeps rows between calls; every call must give the floats of a fresh
+    # evaluation, whichever way the thresholds (and so each row's first column) moved.
+    rng = np.random.default_rng(33)
+    table = gammaln_table(3000)
+    for _ in range(20):
+        n = np.sort(rng.integers(1, 2500, size=int(rng.integers(1, 9)))).astype(np.float64)
+        rows = row_windows(n, float(rng.uniform(0.05, 0.95)), -float(rng.uniform(5.0, 60.0)), table)
+        kept = RowSuffixSums(rows)
+        centre = rng.uniform(0.2, 0.9)
+        for _ in range(8):  # nearby thresholds (a root search), then far jumps both ways
+            centre = centre + rng.choice([1e-4, -1e-4, 0.2, -0.2]) * rng.uniform()
+            theta = n[:, None] * (centre + rng.uniform(-0.05, 0.05, size=(n.size, 7)))
+            fresh = row_log_excess_above(rows, theta, n)
+            again = row_log_excess_above(rows, theta, n, sums=kept)
+            assert np.array_equal(fresh, again)
+
+
+def test_kept_suffix_sums_recompute_only_moved_rows() -> None:
+    table = gammaln_table(1200)
+    n = np.array([400.0, 800.0, 1000.0])
+    rows = row_windows(n, 0.5, -40.0, table)
+    kept = RowSuffixSums(rows)
+    theta = n[:, None] * np.array([[0.55, 0.6]])
+    row_log_excess_above(rows, theta, n, sums=kept)
+    state = kept._state
+    row_log_excess_above(rows, theta + 1e-9, n, sums=kept)  # no first column moved
+    assert kept._state is state
+    moved = theta.copy()
+    moved[1] += 5.0  # the middle row's first column moves
+    fresh = row_log_excess_above(rows, moved, n)
+    assert np.array_equal(row_log_excess_above(rows, moved, n, sums=kept), fresh)
+    assert state is not None
+    assert kept._state is not state
+    assert kept._state is not None
+    assert np.array_equal(kept._state[1][0], state[1][0])  # untouched row kept as it was
+    assert not np.array_equal(kept._state[1][1], state[1][1])

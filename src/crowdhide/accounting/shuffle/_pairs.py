@@ -21,6 +21,7 @@ import numpy.typing as npt
 from scipy.special import betainc
 
 from crowdhide.accounting.binomial_tails import (
+    RowSuffixSums,
     RowWindows,
     _log_tail_vec,
     betainc_error,
@@ -168,7 +169,8 @@ _CHUNK_CELLS = 400_000  # cells per vectorized chunk (a few MB per array)
 #: The ε-independent rows of :func:`krr_third_log_delta` are kept for the last few
 #: (n, k, ε0, tail) when they hold at most this many cells (a root search evaluates one
 #: curve about ten times at one tail level); larger ones are rebuilt per call. A cell
-#: holds two doubles: at most 2 x 16 MB are kept.
+#: holds two doubles, and an a cell three more once evaluated (its suffix maxima and two
+#: suffix sums, :class:`RowSuffixSums`): at most about 2 x 40 MB are kept.
 _LAYOUT_CACHE_CELLS = 1_000_000
 
 
@@ -181,6 +183,8 @@ class _ThirdValueChunk:
     c_values: FloatArray
     c_log_pmf: FloatArray
     log_outside: FloatArray
+    # the a rows' suffix sums, kept between the ε of a root search (same floats)
+    a_sums: RowSuffixSums
 
 
 @dataclass(frozen=True)
@@ -210,7 +214,8 @@ def _third_value_layout(n: int, k: int, eps0: float, log_tail: float) -> _ThirdV
         a_rows = row_windows(s, 0.5, log_tail, table)
         c_rows = row_windows(n - s, p_z, log_tail, table)
         outside = row_log_outside(a_rows, s)
-        chunks.append(_ThirdValueChunk(s, a_rows, c_rows.values, c_rows.log_pmf, outside))
+        sums = RowSuffixSums(a_rows)
+        chunks.append(_ThirdValueChunk(s, a_rows, c_rows.values, c_rows.log_pmf, outside, sums))
         extras.append(c_rows.log_tail)
     c_tail = float(logsumexp(s_win.log_pmf + np.concatenate(extras)))
     rounding = row_log_pmf_error(n, 0.5) + row_log_pmf_error(n, p_z)
@@ -253,7 +258,7 @@ def krr_third_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float
     for chunk in layout.chunks:
         s, cs = chunk.s, chunk.c_values
         theta = (math.expm1(eps) * (n - cs * shrink) / em1 + big * s[:, None]) / (1.0 + big)
-        excess = row_log_excess_above(chunk.a_rows, theta, s)
+        excess = row_log_excess_above(chunk.a_rows, theta, s, sums=chunk.a_sums)
         inner = rowwise_logsumexp(chunk.c_log_pmf + excess)
         parts.append(np.logaddexp(inner, chunk.log_outside))
     log_parts = np.concatenate(parts)
