@@ -12,8 +12,8 @@ memo's history (a memo of a deterministic function).
 
 Held as two sorted key arrays (searched with ``searchsorted``; a dict's per-key lookups cost
 ~0.1 s per query at n = 1e6): a large one and a small recent one that new keys are inserted
-into (cheap copies) and that is merged into the large one when full. Bounded: emptied when
-the large one would exceed the capacity.
+into (cheap copies) and that is merged into the large one when it reaches an eighth of it.
+Bounded: emptied when the capacity would be exceeded.
 """
 
 from __future__ import annotations
@@ -95,16 +95,16 @@ class PairMemo:
 
     def _keep(self, fresh: IntArray, values: FloatArray) -> None:
         """Insert sorted new keys (none held) into the recent arrays; merge those into the
-        large ones when full; start afresh when the large ones would exceed the capacity."""
+        large ones (one linear insertion) when they reach an eighth of them (so each key is
+        copied O(1) times on average); start afresh when the capacity would be exceeded."""
         if self.size + fresh.size > self.capacity:
             self.cache_clear()
         at = np.searchsorted(self.recent_keys, fresh)
         self.recent_keys = np.insert(self.recent_keys, at, fresh)
         self.recent_held = np.insert(self.recent_held, at, values)
-        if self.recent_keys.size >= self.recent_capacity:
-            keys = np.concatenate([self.keys, self.recent_keys])
-            order = np.argsort(keys, kind="stable")
-            self.keys = keys[order]
-            self.held = np.concatenate([self.held, self.recent_held])[order]
+        if self.recent_keys.size >= max(self.recent_capacity, self.keys.size // 8):
+            at = np.searchsorted(self.keys, self.recent_keys)
+            self.keys = np.insert(self.keys, at, self.recent_keys)
+            self.held = np.insert(self.held, at, self.recent_held)
             self.recent_keys = np.zeros(0, dtype=np.int64)
             self.recent_held = np.zeros(0, dtype=np.float64)
