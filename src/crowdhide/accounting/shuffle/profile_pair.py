@@ -249,7 +249,7 @@ def _proxy_log_deltas(eps0: float, n: int, indices: IntArray) -> FloatArray:
     from crowdhide.accounting.shuffle._krr_fast import S_POINTS, _clone_layout
     from crowdhide.accounting.shuffle._profile_batch import clone_blocks_log_deltas
 
-    eps = np.asarray(indices, dtype=np.int64) * PROFILE_STEP
+    eps = np.asarray(np.asarray(indices, dtype=np.int64) * PROFILE_STEP, dtype=np.float64)
     out = np.full(eps.size, -np.inf)
     live = eps < eps0
     at = eps[live]
