@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from crowdhide.accounting import binomial_tails
+from crowdhide.accounting._half_memo import PairMemo, pair_keys
 
 
 def _direct(a: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -41,20 +42,47 @@ def test_the_memo_gives_the_same_floats_whatever_its_state(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The tails kept across calls are those an evaluation gives: from an empty memo, a full
-    one (a small memo that must start afresh) and a warm one alike."""
+    one (a small memo that must start afresh), one whose recent keys are merged into the
+    large ones, and a warm one alike."""
     rng = np.random.default_rng(3)
     s = rng.integers(1, 3000, size=5000).astype(np.float64)
     a = np.floor(s / 2.0 + rng.normal(0.0, 20.0, size=s.size)) + 1.0
     ref = _direct(a, s)
-    small = binomial_tails._TailMemo(6000)  # one call fits (4 939 pairs), two do not
-    for memo in (binomial_tails._TailMemo(1 << 17), small, binomial_tails._TailMemo(100)):
+    memos = (
+        PairMemo(1 << 20),
+        PairMemo(1 << 20, recent=1000),  # merged into the large arrays on every call
+        PairMemo(16_000),  # one call fits (about 12 000 pairs), two do not
+        PairMemo(100),  # no call fits: evaluated, not kept
+    )
+    for memo in memos:
         monkeypatch.setattr(binomial_tails, "_TAIL_MEMO", memo)
         for shift in (0.0, 1.0, 0.0, -2.0):  # nearby thresholds, as at nearby ε
             got = binomial_tails.half_tails(a + shift, s)
             for mine, want in zip(got, _direct(a + shift, s), strict=True):
                 assert np.array_equal(mine, want)
-        assert np.all(np.diff(memo.keys) > 0)  # the held keys stay sorted and distinct
-        assert memo.keys.size == memo.slots.size <= memo.capacity
+        for keys, held in ((memo.keys, memo.held), (memo.recent_keys, memo.recent_held)):
+            assert np.all(np.diff(keys) > 0)  # the held keys stay sorted and distinct
+            assert keys.size == held.size
+        assert memo.size <= memo.capacity
         memo.cache_clear()
         for mine, want in zip(binomial_tails.half_tails(a, s), ref, strict=True):
             assert np.array_equal(mine, want)
+
+
+def test_the_memo_holds_what_it_evaluated() -> None:
+    """A pair asked twice is evaluated once; held pairs decode to the (k, m) asked (the
+    memo hands the function the decoded pairs, so a wrong packing gives wrong tails)."""
+    calls: list[int] = []
+
+    def fn(k: np.ndarray, m: np.ndarray) -> np.ndarray:
+        calls.append(k.size)
+        return k * 1000.0 + m
+
+    memo = PairMemo(1 << 10, recent=4)
+    k = np.array([-1.0, 0.0, 5.0, 2.0**30])
+    m = np.array([-1.0, 3.0, 7.0, 2.0**30 - 1.0])
+    keys = pair_keys(k, m)
+    order = np.argsort(keys)
+    assert np.array_equal(memo.values(keys[order], fn), (k * 1000.0 + m)[order])
+    assert np.array_equal(memo.values(keys[order], fn), (k * 1000.0 + m)[order])
+    assert calls == [4]

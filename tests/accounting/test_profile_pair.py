@@ -326,3 +326,15 @@ def test_a_composed_shuffle_curve_offers_the_profile_pair_and_names_the_winner()
     assert shuffle_curve(eps0=1.0, n=10_000, rounds=10, k=2).members == ("clone_pair_pld",)
     sampled = shuffle_curve(eps0=1.0, n=10_000, rounds=10, sample_rate=0.5)
     assert sampled.members == ("clone_pair_pld",)
+
+
+@pytest.mark.parametrize(
+    ("eps0", "n"), [(0.5, 1000), (1.0, 10**4), (4.0, 10**6), (8.0, 1000), (40.0, 100)]
+)
+def test_the_batched_proxy_is_the_one_point_proxy(eps0: float, n: int) -> None:
+    """The placement's proxy at every candidate at once gives the one-point floats (so the
+    grid, and every ε from it, is what the one-point proxy places), past ε0 and past the
+    clone system's reach (ε >= 2 atanh κ) included."""
+    idx = np.unique(np.round(np.linspace(0, eps0 / pp.PROFILE_STEP + 5, 97)).astype(np.int64))
+    one_point = [pp._proxy_log_delta(eps0, n, int(i)) for i in idx]
+    assert np.array_equal(pp._proxy_log_deltas(eps0, n, idx), np.array(one_point))

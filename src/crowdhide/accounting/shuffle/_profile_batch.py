@@ -209,21 +209,21 @@ def clone_blocks_log_deltas(
     heavy = heavy_blocks(log_w[:, None] + log_mass, log_tail)
     s = np.broadcast_to(units, shape)[heavy]
     gg = np.broadcast_to(g, shape)[heavy]
-    out = np.empty(eps.size)
     # the per-ε scalars exactly as the one-point function forms them
-    bigs = [math.exp(float(e)) for e in eps]
+    bigs = np.array([math.exp(float(e)) for e in eps])
     shifts = np.stack([_clone_shift(gg, kappa, float(e)) for e in eps])
     theta = s[None, :] / 2.0 + shifts
     excess = excess_half(np.broadcast_to(s, theta.shape), theta, upper=True)
-    for j, big in enumerate(bigs):
-        h = np.full(shape, 2.0)
-        h[heavy] = excess[j] * (2.0 * kappa * (1.0 + big) / gg)
-        with np.errstate(divide="ignore"):
-            rows = rowwise_logsumexp(log_mass + np.log(h))
-        rows = np.logaddexp(rows, log_out + math.log(2.0))
-        total = float(rowwise_logsumexp((log_w + rows)[None, :])[0])
-        out[j] = float(np.logaddexp(total, c_tail + math.log(2.0)))
-    return out
+    # every ε at once: each elementwise operation and each row's reduction is the one-point
+    # function's on the same floats (a row sum does not depend on the other rows)
+    h = np.full((eps.size, *shape), 2.0)
+    h[:, heavy] = excess * ((2.0 * kappa * (1.0 + bigs))[:, None] / gg[None, :])
+    with np.errstate(divide="ignore"):
+        terms = (log_mass[None] + np.log(h)).reshape(eps.size * shape[0], shape[1])
+    rows = rowwise_logsumexp(terms).reshape(eps.size, shape[0])
+    rows = np.logaddexp(rows, (log_out + math.log(2.0))[None, :])
+    total = rowwise_logsumexp(log_w[None, :] + rows)
+    return np.asarray(np.logaddexp(total, c_tail + math.log(2.0)), dtype=np.float64)
 
 
 def _top_log_deltas(
