@@ -72,6 +72,8 @@ from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "alpha_pair_h",
+    "blocks_total",
+    "clone_block_h",
     "clone_blocks_log_delta",
     "heavy_blocks",
     "krr_blanket_log_delta",
@@ -337,13 +339,22 @@ def clone_blocks_log_delta(
     (:func:`heavy_blocks`) and every outcome outside an s-window (``log_out``) or the
     clone-count window (``c_tail``) at most 2 per unit of mass (``P(.|x) <= 2 Mult``). Empty
     blocks have log mass −inf."""
-    big = math.exp(eps)
-
-    def h_of(s: FloatArray, gg: FloatArray) -> FloatArray:
-        excess = excess_half(s, s / 2.0 + _clone_shift(gg, kappa, eps), upper=True)
-        return np.asarray(excess * (2.0 * kappa * (1.0 + big) / gg))
-
+    h_of = functools.partial(clone_block_h, kappa=kappa, eps=eps)
     h = on_blocks(heavy_blocks(log_w[:, None] + log_mass, log_tail), 2.0, h_of, units, g)
+    return blocks_total(log_w, log_mass, h, log_out, c_tail)
+
+
+def clone_block_h(s: FloatArray, gg: FloatArray, *, kappa: float, eps: float) -> FloatArray:
+    """``H = (2κ(1+E)/g) E[(A − s/2 − c_g)_+]`` of heavy blocks, elementwise (rounded up)."""
+    excess = excess_half(s, s / 2.0 + _clone_shift(gg, kappa, eps), upper=True)
+    return np.asarray(excess * (2.0 * kappa * (1.0 + math.exp(eps)) / gg))
+
+
+def blocks_total(
+    log_w: FloatArray, log_mass: FloatArray, h: FloatArray, log_out: FloatArray, c_tail: float
+) -> float:
+    """The reductions of :func:`clone_blocks_log_delta` given every block's bound ``h``
+    (2 for light blocks): one place, so a batched caller gets the same floats."""
     # numpy's log-sum-exp (SciPy's costs ~0.5 ms of overhead per call, and a variation-ratio
     # query makes ~10^3 of these sums); both round to a few ulps of log δ
     with np.errstate(divide="ignore"):
