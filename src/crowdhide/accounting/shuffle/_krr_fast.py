@@ -171,7 +171,9 @@ def _clone_shift(m: FloatArray, kappa: float, eps: float) -> FloatArray:
     return np.asarray(m * math.expm1(eps) / (2.0 * kappa * (1.0 + math.exp(eps))))
 
 
-def _window_edges(n: FloatArray, p: float, big_l: float) -> tuple[FloatArray, FloatArray]:
+def _window_edges(
+    n: FloatArray, p: float | FloatArray, big_l: float
+) -> tuple[FloatArray, FloatArray]:
     """Per row, ``[lo, hi]`` around ``n p`` with Bernstein half-width for tail ``e^{-L}``."""
     var = n * p * (1.0 - p)
     half = np.ceil(big_l / 3.0 + np.sqrt(big_l**2 / 9.0 + 2.0 * var * big_l)) + 1.0

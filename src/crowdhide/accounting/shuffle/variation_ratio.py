@@ -611,18 +611,19 @@ def _refined_cells(
     :func:`finer_tier` says so (every resolution gives a valid bound: the least is kept).
     Each round evaluates all the cells that need it in one :func:`_cells_log_delta` call;
     each cell ends as it would alone."""
-    state = [[cell, tier, value, used] for cell, tier, value, used in starts]
-    active = list(range(len(state)))
+    tiers = [start[1] for start in starts]
+    values = [start[2] for start in starts]
+    used = [start[3] for start in starts]
+    active = list(range(len(starts)))
     while active:
-        requests = [(state[i][0], state[i][1]) for i in active]
-        values = _cells_log_delta(n, eps0, requests, eps, log_tail)
+        requests = [(starts[i][0], tiers[i]) for i in active]
+        evaluated = _cells_log_delta(n, eps0, requests, eps, log_tail)
         again = []
-        for i, value in zip(active, values, strict=True):
-            cell_state = state[i]
-            cell_state[2] = min(cell_state[2], value)
-            cell_state[3] += 1
-            if finer_tier(cell_state[2], level, cell_state[1]):
-                cell_state[1] += 1
+        for i, value in zip(active, evaluated, strict=True):
+            values[i] = min(values[i], value)
+            used[i] += 1
+            if finer_tier(values[i], level, tiers[i]):
+                tiers[i] += 1
                 again.append(i)
         active = again
-    return [(value, tier, used) for _, tier, value, used in state]
+    return list(zip(values, tiers, used, strict=True))
