@@ -483,28 +483,24 @@ def _initial_heap(
     often); the heap does not depend on the order.
 
     ``evaluate`` is ``(refined, raw)``: :func:`_refined_cells` and :func:`_cells_log_delta`
-    bound to the query. The coarser tries of all candidates are evaluated in one call ahead
-    of the decisions, which then replay the cells in order (a try the rule gives up is
-    discarded unused: the heap and the count are those of one cell at a time)."""
+    bound to the query; the coarser tries are made in a few batched calls
+    (:func:`_coarse_tries`), then the cells not done get their own tiers in one round."""
     refined, raw = evaluate
     order = list(reversed(cells))
     tiers = [start_tier(cell, log_top) for cell in order]
     candidate = [t > 0 and c[1] < 0.0 and coarse(c) for c, t in zip(order, tiers, strict=True)]
-    tries = iter(raw([(c, t - 1) for c, t, w in zip(order, tiers, candidate, strict=True) if w]))
-    tried = [0] * len(SPLIT_TIERS)
-    kept = [0] * len(SPLIT_TIERS)
+    tries = _coarse_tries(
+        [(c, t - 1) for c, t in zip(order, tiers, strict=True)], candidate, raw, base
+    )
     results: list[tuple[float, int, int] | None] = []
     starts: list[_Start] = []
-    for cell, tier, wanted in zip(order, tiers, candidate, strict=True):
-        value = next(tries) if wanted else math.inf
-        first = wanted and (tried[tier] < 2 or kept[tier] >= COARSE_KEPT * tried[tier])
-        tried[tier] += first
+    for i, (cell, tier) in enumerate(zip(order, tiers, strict=True)):
+        first, value = i in tries, tries.get(i, math.inf)
         if first and value <= base:  # at most the reference: done, whatever tier says
-            kept[tier] += 1
             results.append((value, tier - 1, 1))
         else:
             results.append(None)
-            starts.append((cell, tier, value if first else math.inf, int(first)))
+            starts.append((cell, tier, value, int(first)))
     finished = iter(refined(starts))
     heap: list[_Entry] = []
     evaluations = 0
@@ -513,6 +509,41 @@ def _initial_heap(
         evaluations += used
         heapq.heappush(heap, (-value, cell, end_tier))
     return heap, evaluations
+
+
+def _coarse_tries(
+    coarser: Sequence[_Request],
+    candidate: Sequence[bool],
+    raw: Callable[[Sequence[_Request]], list[float]],
+    base: float,
+) -> dict[int, float]:
+    """The coarser first tries of :func:`_initial_heap` (cell index -> bound), exactly those
+    its rule makes one cell at a time: a candidate of a start tier is tried while fewer than
+    two were or at least :data:`COARSE_KEPT` of those tried were kept (at most ``base``).
+    Made in waves: per tier the next candidates the rule tries even if none of them is kept,
+    all tiers in one call; a tier whose next candidate is not tried tries none after it
+    (its counts no longer change)."""
+    tiers = [request[1] + 1 for request in coarser]
+    queues = {t: [i for i, w in enumerate(candidate) if w and tiers[i] == t] for t in set(tiers)}
+    tried = dict.fromkeys(queues, 0)
+    kept = dict.fromkeys(queues, 0)
+    values: dict[int, float] = {}
+    while True:
+        wave: list[int] = []
+        for tier, queue in queues.items():
+            m = 0
+            while m < len(queue) and (
+                tried[tier] + m < 2 or kept[tier] >= COARSE_KEPT * (tried[tier] + m)
+            ):
+                m += 1
+            wave += queue[:m]
+            queue[:] = queue[m:] if m else []
+        if not wave:
+            return values
+        for i, value in zip(wave, raw([coarser[i] for i in wave]), strict=True):
+            values[i] = value
+            tried[tiers[i]] += 1
+            kept[tiers[i]] += value <= base
 
 
 def _refine(
