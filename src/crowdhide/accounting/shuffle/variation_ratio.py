@@ -60,7 +60,11 @@ about that fraction of ε), and each cell's split system is evaluated at finer b
 (:data:`SPLIT_TIERS`) while it lands just above the level. :data:`MAX_EVALUATIONS` only
 bounds a pathological case. Refinement only changes which valid bounds are combined, never
 whether the result is one, and the result is a function of the arguments alone (no state
-carried between calls).
+carried between calls). The cells of a round (the initial cells, a split's children, the
+cells asking for a finer tier) are evaluated together (:func:`_cells_log_delta`: their
+layouts and their blocked sums each in one vectorized call, issue 32), with the floats and
+the decisions of one cell at a time. :func:`start_tier` and :func:`finer_tier` are the
+policy :mod:`crowdhide.accounting.shuffle._profile_batch` shares.
 """
 
 from __future__ import annotations
