@@ -72,8 +72,6 @@ from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "alpha_pair_h",
-    "blocks_total",
-    "clone_block_h",
     "clone_blocks_log_delta",
     "heavy_blocks",
     "krr_blanket_log_delta",
@@ -355,10 +353,8 @@ def clone_block_h(s: FloatArray, gg: FloatArray, *, kappa: float, eps: float) ->
 def blocks_total(
     log_w: FloatArray, log_mass: FloatArray, h: FloatArray, log_out: FloatArray, c_tail: float
 ) -> float:
-    """The reductions of :func:`clone_blocks_log_delta` given every block's bound ``h``
-    (2 for light blocks): one place, so a batched caller gets the same floats."""
-    # numpy's log-sum-exp (SciPy's costs ~0.5 ms of overhead per call, and a variation-ratio
-    # query makes ~10^3 of these sums); both round to a few ulps of log δ
+    """:func:`clone_blocks_log_delta`'s reductions from each block's bound ``h`` (light: 2)."""
+    # numpy's log-sum-exp (SciPy's costs ~0.5 ms per call); both round to a few ulps of log δ
     with np.errstate(divide="ignore"):
         rows = rowwise_logsumexp(log_mass + np.log(h))
     rows = np.logaddexp(rows, log_out + math.log(2.0))
