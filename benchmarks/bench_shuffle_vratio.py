@@ -66,16 +66,20 @@ def _clear_caches() -> None:
 
 
 def _counted(module: Any) -> list[int]:
-    """Count the calls of ``module._cell_log_delta`` (the split-system cell evaluations of the
-    refinement) from now on: ``[count]``, updated in place."""
+    """Count the split-system cell evaluations of the refinement from now on: the cells
+    asked of ``module._cells_log_delta`` (the batched evaluator, which the one-cell
+    ``_cell_log_delta`` calls), or in a checkout without it the calls of
+    ``module._cell_log_delta``: ``[count]``, updated in place."""
     count = [0]
-    inner = module._cell_log_delta
+    batched = hasattr(module, "_cells_log_delta")
+    name = "_cells_log_delta" if batched else "_cell_log_delta"
+    inner = getattr(module, name)
 
     def counting(*args: Any, **kwargs: Any) -> Any:
-        count[0] += 1
+        count[0] += len(args[2]) if batched else 1
         return inner(*args, **kwargs)
 
-    module._cell_log_delta = counting
+    setattr(module, name, counting)
     return count
 
 

@@ -20,22 +20,29 @@ FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
 
+def _one(p: float | FloatArray) -> float:
+    """The rate of a layout built alone (stacked layouts pass it per row: one value here)."""
+    values = np.unique(np.asarray(p))
+    assert values.size == 1
+    return float(values[0])
+
+
 def _reference(
     counts: FloatArray,
-    p: float,
+    p: float | FloatArray,
     s_start: FloatArray,
     s_end: FloatArray,
     live: BoolArray,
     shift: float,
 ) -> FloatArray:
     lo, hi = np.asarray(s_start - shift), np.asarray(s_end - shift)
-    mass = block_masses(counts, p, lo, hi, upper=True)
+    mass = block_masses(counts, _one(p), lo, hi, upper=True)
     return np.asarray(np.where(live, mass, 0.0))
 
 
 def _off_by_one(
     counts: FloatArray,
-    p: float,
+    p: float | FloatArray,
     s_start: FloatArray,
     s_end: FloatArray,
     live: BoolArray,
@@ -43,7 +50,7 @@ def _off_by_one(
 ) -> FloatArray:
     # every block's upper edge read one count too high: must be caught
     lo, hi = np.asarray(s_start - shift), np.asarray(s_end - shift + 1.0)
-    mass = block_masses(counts, p, lo, hi, upper=True)
+    mass = block_masses(counts, _one(p), lo, hi, upper=True)
     return np.asarray(np.where(live, mass, 0.0))
 
 
@@ -92,7 +99,7 @@ def test_grid_has_wide_blocks_and_both_tail_kinds(monkeypatch: pytest.MonkeyPatc
 
     def recording(
         counts: FloatArray,
-        p: float,
+        p: float | FloatArray,
         s_start: FloatArray,
         s_end: FloatArray,
         live: BoolArray,

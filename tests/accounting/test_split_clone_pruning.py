@@ -34,14 +34,17 @@ def _layout_blocks(n: int, eps0: float, cell: tuple[float, float], log_tail: flo
 
     def recording(
         counts: FloatArray,
-        p: float,
+        p: float | FloatArray,
         s_start: FloatArray,
         s_end: FloatArray,
         log_w: FloatArray,
         tail: float,
     ) -> tuple[npt.NDArray[np.bool_], FloatArray]:
         light, bound = inner(counts, p, s_start, s_end, log_w, tail)
-        seen.append((np.array(counts[:, 0]), p, s_start, s_end, light.astype(np.float64), bound))
+        rate = np.unique(np.asarray(p))  # one layout: its rate (stacked layouts: per row)
+        assert rate.size == 1
+        record = (np.array(counts[:, 0]), float(rate[0]), s_start, s_end)
+        seen.append((*record, light.astype(np.float64), bound))
         return light, bound
 
     mu = rate_up(cell[1], ulps=sc.PARAMETER_ULPS)

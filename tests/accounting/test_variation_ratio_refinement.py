@@ -119,17 +119,24 @@ def _supremum(n: int, eps0: float, eps: float, log_tail: float) -> tuple[float, 
     """The refinement's value from cold caches, and its cell evaluations per tier."""
     clear_caches()
     counts: dict[int, int] = {}
-    inner = module._cell_log_delta
+    inner = module._cells_log_delta
 
-    def counting(*args: float, tier: int = 1) -> float:
-        counts[tier] = counts.get(tier, 0) + 1
-        return inner(*args, tier=tier)  # type: ignore[arg-type]
+    def counting(
+        n: int,
+        eps0: float,
+        requests: list[tuple[tuple[float, float], int]],
+        *rest: float,
+        **named: float,
+    ) -> list[float]:
+        for _, tier in requests:  # the cells of a batched round, each at its tier
+            counts[tier] = counts.get(tier, 0) + 1
+        return inner(n, eps0, requests, *rest, **named)
 
-    module._cell_log_delta = counting  # type: ignore[assignment]
+    module._cells_log_delta = counting  # type: ignore[assignment]
     try:
         return module._supremum(n, eps0, 1.0, eps, log_tail)[0], counts
     finally:
-        module._cell_log_delta = inner
+        module._cells_log_delta = inner
         clear_caches()
 
 

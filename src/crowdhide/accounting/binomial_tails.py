@@ -269,8 +269,10 @@ def log_binom_pmf(k: npt.ArrayLike, n: float | FloatArray, p: float) -> FloatArr
     return np.where((kk < 0) | (kk > n), -np.inf, out)
 
 
-def _log_tail_vec(n: FloatArray, p: float, t: FloatArray, *, upper: bool) -> FloatArray:
-    """Vectorized :func:`log_chernoff_tail` (n > 0)."""
+def _log_tail_vec(
+    n: FloatArray, p: float | FloatArray, t: FloatArray, *, upper: bool
+) -> FloatArray:
+    """Vectorized :func:`log_chernoff_tail` (n > 0; ``p`` a float or one per element)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         x = np.clip(t / np.maximum(n, 1.0), 0.0, 1.0)
         kl = xlogy(x, x / p) + xlog1py(1.0 - x, -x) - xlog1py(1.0 - x, -p)
@@ -481,7 +483,7 @@ def betainc_error(tail: FloatArray, size: FloatArray | float) -> FloatArray:
     return np.asarray(tail * rtol, dtype=np.float64)
 
 
-def binom_sf(k: FloatArray, n: FloatArray, p: float) -> FloatArray:
+def binom_sf(k: FloatArray, n: FloatArray, p: float | FloatArray) -> FloatArray:
     """``P(Bin(n, p) >= k)`` elementwise (Boost's incomplete beta; error bounded by
     :func:`betainc_error` above underflow)."""
     inside = (k >= 1) & (k <= n)
@@ -496,13 +498,13 @@ def _complement(p: float) -> tuple[float, float]:
     return hi, (1.0 - hi) - p
 
 
-def binom_cdf(k: FloatArray, n: FloatArray, p: float) -> FloatArray:
+def binom_cdf(k: FloatArray, n: FloatArray, p: float | FloatArray) -> FloatArray:
     """``P(Bin(n, p) <= k)`` elementwise, as ``I_{1−p}(n − k, k + 1)`` (SciPy's ``betainc``
     is ~7x faster than its ``betaincc``), with ``1 − p`` rounded to a double: error bounded
     by :func:`betainc_error` plus :func:`binom_cdf_rtol` times the value."""
     inside = (k >= 0) & (k <= n - 1)
     a, b = np.where(inside, k + 1.0, 1.0), np.where(inside, n - k, 1.0)
-    out = betainc(b, a, _complement(p)[0])
+    out = betainc(b, a, 1.0 - p)  # _complement(p)[0], also for p per element
     return np.asarray(np.where(k < 0, 0.0, np.where(k >= n, 1.0, out)), dtype=np.float64)
 
 

@@ -169,7 +169,9 @@ def _clone_shift(m: FloatArray, kappa: float, eps: float) -> FloatArray:
     return np.asarray(m * math.expm1(eps) / (2.0 * kappa * (1.0 + math.exp(eps))))
 
 
-def _window_edges(n: FloatArray, p: float, big_l: float) -> tuple[FloatArray, FloatArray]:
+def _window_edges(
+    n: FloatArray, p: float | FloatArray, big_l: float
+) -> tuple[FloatArray, FloatArray]:
     """Per row, ``[lo, hi]`` around ``n p`` with Bernstein half-width for tail ``e^{-L}``."""
     var = n * p * (1.0 - p)
     half = np.ceil(big_l / 3.0 + np.sqrt(big_l**2 / 9.0 + 2.0 * var * big_l)) + 1.0
@@ -337,15 +339,22 @@ def clone_blocks_log_delta(
     (:func:`heavy_blocks`) and every outcome outside an s-window (``log_out``) or the
     clone-count window (``c_tail``) at most 2 per unit of mass (``P(.|x) <= 2 Mult``). Empty
     blocks have log mass −inf."""
-    big = math.exp(eps)
-
-    def h_of(s: FloatArray, gg: FloatArray) -> FloatArray:
-        excess = excess_half(s, s / 2.0 + _clone_shift(gg, kappa, eps), upper=True)
-        return np.asarray(excess * (2.0 * kappa * (1.0 + big) / gg))
-
+    h_of = functools.partial(clone_block_h, kappa=kappa, eps=eps)
     h = on_blocks(heavy_blocks(log_w[:, None] + log_mass, log_tail), 2.0, h_of, units, g)
-    # numpy's log-sum-exp (SciPy's costs ~0.5 ms of overhead per call, and a variation-ratio
-    # query makes ~10^3 of these sums); both round to a few ulps of log δ
+    return blocks_total(log_w, log_mass, h, log_out, c_tail)
+
+
+def clone_block_h(s: FloatArray, gg: FloatArray, *, kappa: float, eps: float) -> FloatArray:
+    """``H = (2κ(1+E)/g) E[(A − s/2 − c_g)_+]`` of heavy blocks, elementwise (rounded up)."""
+    excess = excess_half(s, s / 2.0 + _clone_shift(gg, kappa, eps), upper=True)
+    return np.asarray(excess * (2.0 * kappa * (1.0 + math.exp(eps)) / gg))
+
+
+def blocks_total(
+    log_w: FloatArray, log_mass: FloatArray, h: FloatArray, log_out: FloatArray, c_tail: float
+) -> float:
+    """:func:`clone_blocks_log_delta`'s reductions from each block's bound ``h`` (light: 2)."""
+    # numpy's log-sum-exp (SciPy's costs ~0.5 ms per call); both round to a few ulps of log δ
     with np.errstate(divide="ignore"):
         rows = rowwise_logsumexp(log_mass + np.log(h))
     rows = np.logaddexp(rows, log_out + math.log(2.0))

@@ -44,22 +44,22 @@ from crowdhide.accounting.shuffle._split_clone import PARAMETER_ULPS, _layout
 from crowdhide.accounting.shuffle.variation_ratio import (
     BOTTOM_FACTOR,
     BOTTOM_STEPS,
-    COARSE_BELOW,
     EPS_RTOL,
-    FINE_ABOVE,
     MIN_CELL_RATIO,
     MIXTURE_ABOVE,
     REFINE_FLOOR,
     SLACK_RANGE,
     SPLIT_TIERS,
-    TIER_MARGIN,
     TOP_EDGES,
     TOP_POINTS,
     _cell_log_delta,
     _children,
+    _initial_cells,
     _width_rate,
     clone_rates,
+    finer_tier,
     one_report_log_delta,
+    start_tier,
 )
 
 __all__ = ["variation_ratio_log_deltas"]
@@ -90,26 +90,13 @@ def variation_ratio_log_deltas(n: int, eps0: float, eps: FloatArray, log_tail: f
         return out
     level = _levels(n, eps0, at, log_tail)
     cells: dict[_Cell, tuple[int, FloatArray]] = {}
-    for cell in _initial():
-        cells[cell] = _escalated(n, eps0, cell, _tier(cell), at, log_tail, level)
+    for cell in _initial_cells(1.0):  # the one-point refinement's policy (variation_ratio)
+        cells[cell] = _escalated(n, eps0, cell, start_tier(cell, 0.0), at, log_tail, level)
     bottom = _bottom(n, eps0, at, log_tail, level, cells)
     _refine(n, eps0, at, log_tail, level, cells)
     best = np.maximum(bottom, np.max([v for _, v in cells.values()], axis=0))
     out[live] = np.minimum(best, 0.0)
     return out
-
-
-def _initial() -> list[_Cell]:
-    """The one-point refinement's initial cells (``mu_max = 1``), largest μ first."""
-    edges = [math.log(mu) for mu in TOP_EDGES]
-    return list(zip(edges[1:], edges[:-1], strict=True))
-
-
-def _tier(cell: _Cell) -> int:
-    """The resolution a cell starts at, as in the one-point refinement."""
-    if cell[0] >= math.log(FINE_ABOVE):
-        return len(SPLIT_TIERS) - 1
-    return 0 if cell[1] <= math.log(COARSE_BELOW) else 1
 
 
 def _levels(n: int, eps0: float, eps: FloatArray, log_tail: float) -> FloatArray:
@@ -127,12 +114,15 @@ def _escalated(
     n: int, eps0: float, cell: _Cell, tier: int, eps: FloatArray, log_tail: float, level: FloatArray
 ) -> tuple[int, FloatArray]:
     """A cell's bounds at every ε from ``tier`` on, evaluated again at the next resolution
-    while some ε lands above its level by at most :data:`TIER_MARGIN` (and none farther: a
-    wide cell is split rather); every resolution is valid, the least per ε is kept."""
+    while the ε farthest above its level asks for it (the one-point policy,
+    :func:`~crowdhide.accounting.shuffle.variation_ratio.finer_tier`: above by at most
+    :data:`~crowdhide.accounting.shuffle.variation_ratio.TIER_MARGIN`; farther, a wide cell
+    is split rather); every resolution is valid,
+    the least per ε is kept."""
     values = _cell_log_deltas(n, eps0, cell, tier, eps, log_tail)
-    while tier + 1 < len(SPLIT_TIERS):
-        excess = values - level
-        if not (excess.max() > 0.0 and excess.max() <= TIER_MARGIN[tier]):
+    while True:
+        j = int(np.argmax(values - level))
+        if not finer_tier(float(values[j]), float(level[j]), tier):
             break
         tier += 1
         values = np.minimum(values, _cell_log_deltas(n, eps0, cell, tier, eps, log_tail))

@@ -47,16 +47,22 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from crowdhide.accounting.binomial_tails import (
+    BETAINC_ATOL,
     _log_tail_vec,
+    betainc_error,
     binom_cdf,
     binom_sf,
-    masses_from_tails,
+    on_blocks,
     window_blocks,
+    window_edges,
 )
 from crowdhide.accounting.logmath import MACHINE_EPSILON, rate_down, rate_up
 from crowdhide.accounting.shuffle._krr_fast import (
@@ -64,10 +70,11 @@ from crowdhide.accounting.shuffle._krr_fast import (
     CLONE_EXACT,
     LIGHT_MARGIN,
     FloatArray,
-    _split,
     _window_edges,
-    clone_blocks_log_delta,
+    blocks_total,
+    clone_block_h,
     clone_noise_log_delta,
+    heavy_blocks,
 )
 from crowdhide.errors import InvalidParameterError
 
@@ -76,6 +83,7 @@ __all__ = [
     "effective_rates",
     "g_lower",
     "split_clone_log_delta",
+    "split_clone_log_deltas",
     "uninformative_share",
 ]
 
@@ -121,7 +129,7 @@ def effective_rates(c_inf: float, c_zero: float) -> tuple[float, float]:
     return rate_down(total, ulps=2 * PARAMETER_ULPS), mu_c
 
 
-def g_lower(s: FloatArray, counts: FloatArray, rho: float) -> FloatArray:
+def g_lower(s: FloatArray, counts: FloatArray, rho: float | FloatArray) -> FloatArray:
     """``g = s + ρ (C + 1 − s)`` rounded down: ρ carries at most 8 roundings (its formula
     and μ, μ' near 1), the sum and product two more. Exact for integer counts below 2^53.
 
@@ -139,7 +147,7 @@ def g_lower(s: FloatArray, counts: FloatArray, rho: float) -> FloatArray:
 
 def _edge_masses(
     counts: FloatArray,
-    p: float,
+    p: float | FloatArray,
     s_start: FloatArray,
     s_end: FloatArray,
     live: npt.NDArray[np.bool_],
@@ -153,11 +161,13 @@ def _edge_masses(
     j's upper tails ``P(X >= E_j − shift)``, ``P(X >= E_{j+1} − shift)`` or lower tails
     ``P(X <= E_{j+1} − 1 − shift)``, ``P(X <= E_j − 1 − shift)``, one evaluation per edge
     and kind that some live block asks for instead of two per block (tests check the floats
-    against :func:`block_masses`)."""
+    against :func:`block_masses`). ``p`` may be a column (one value per row: rows of
+    several systems stacked, :func:`_build_layouts`)."""
     lo, hi = s_start - shift, s_end - shift
     use_sf = lo > counts * p
     edges = np.concatenate([s_start[:, :1], s_end + 1.0], axis=1) - shift
     rows = np.concatenate([counts[:, :1], counts], axis=1)
+    probs = np.broadcast_to(p, edges.shape)
     tails = []
     for kind, fn, at in ((True, binom_sf, edges), (False, binom_cdf, edges - 1.0)):
         wanted = live & (use_sf == kind)
@@ -165,13 +175,37 @@ def _edge_masses(
         need[:, :-1] |= wanted  # block j's left edge
         need[:, 1:] |= wanted  # and its right edge
         table = np.zeros(edges.shape)
-        table[need] = fn(at[need], rows[need], p)
+        table[need] = fn(at[need], rows[need], probs[need])
         tails.append(table)
     sf, cdf = tails
     first = np.where(live & use_sf, sf[:, :-1], 0.0) + np.where(live & ~use_sf, cdf[:, 1:], 0.0)
     second = np.where(live & use_sf, sf[:, 1:], 0.0) + np.where(live & ~use_sf, cdf[:, :-1], 0.0)
-    mass = masses_from_tails(first, second, counts, p, lo, hi, ~use_sf, upper=True)
+    mass = masses_from_tails_rows(first, second, counts, p, lo, hi, ~use_sf)
     return np.asarray(np.where(live, mass, 0.0), dtype=np.float64)
+
+
+def masses_from_tails_rows(
+    first: FloatArray,
+    second: FloatArray,
+    n: FloatArray,
+    p: float | FloatArray,
+    lo: FloatArray,
+    hi: FloatArray,
+    use_cdf: npt.NDArray[np.bool_],
+) -> FloatArray:
+    """:func:`~crowdhide.accounting.binomial_tails.masses_from_tails` (``upper=True``) with
+    ``p`` per element (broadcast): the same floats. Its complement allowance
+    (:func:`~crowdhide.accounting.binomial_tails.binom_cdf_rtol`, only for ``p < 1/2``) is
+    added as 0 elsewhere, which leaves the error bound's float unchanged."""
+    err = betainc_error(first, n) + betainc_error(second, n) + 2.0 * BETAINC_ATOL
+    complement = 1.0 - p  # 1 − p = complement + rest exactly (binom_cdf_rtol)
+    rest = (1.0 - complement) - p
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rtol_hi = 2.0 * np.abs(rest) * np.maximum(n - hi, 0.0) / complement
+        rtol_lo = 2.0 * np.abs(rest) * np.maximum(n - (lo - 1.0), 0.0) / complement
+    lower = use_cdf & (np.asarray(p) < 0.5) & (rest != 0.0)
+    err = err + np.where(lower, first * rtol_hi + second * rtol_lo, 0.0)
+    return np.asarray(np.clip(first - second + err, 0.0, 1.0), dtype=np.float64)
 
 
 #: Relative allowance on a Chernoff exponent ``n KL``: its few roundings (``xlogy``,
@@ -181,7 +215,7 @@ CHERNOFF_RTOL = 1e-9
 
 def _chernoff_light(
     counts: FloatArray,
-    p: float,
+    p: float | FloatArray,
     s_start: FloatArray,
     s_end: FloatArray,
     log_w: FloatArray,
@@ -195,53 +229,174 @@ def _chernoff_light(
     them as light blocks (2 per unit of mass) without their exact masses: an upper bound,
     and below ``e^{log_tail}`` in all, as the light blocks were before."""
     counts = np.broadcast_to(counts, s_start.shape)
+    probs = np.broadcast_to(p, s_start.shape)  # one per row where systems are stacked
     up = s_start - 1.0 > counts * p  # else the upper tail's bound is 1: only the lower one
+    live = s_start <= s_end  # empty blocks (and stacked systems' padding) keep 0
+    down, up = live & ~up, live & up
     log_bound = np.zeros(s_start.shape)
     with np.errstate(invalid="ignore"):
-        log_bound[up] = _log_tail_vec(counts[up], p, s_start[up] - 1.0, upper=True)
-        log_bound[~up] = _log_tail_vec(counts[~up], p, s_end[~up], upper=False)
+        log_bound[up] = _log_tail_vec(counts[up], probs[up], s_start[up] - 1.0, upper=True)
+        log_bound[down] = _log_tail_vec(counts[down], probs[down], s_end[down], upper=False)
     log_bound = np.minimum(log_bound * (1.0 - CHERNOFF_RTOL), 0.0)
     light = log_w[:, None] + log_bound <= log_tail - LIGHT_MARGIN
     return np.asarray(light), np.asarray(log_bound, dtype=np.float64)
 
 
+_Layout = tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, float]
+#: A layout's arguments after ``n`` and ``log_tail``: ``(μ, c_inf, c_zero, c_points,
+#: s_points, eta)`` (μ raised as :func:`split_clone_log_deltas` raises it).
+_LayoutKey = tuple[float, float, float, int, int, float]
+
+
+class _LayoutCache:
+    """:func:`_build_layouts` per ``(n, log_tail, system)``, least recently used dropped
+    beyond ``maxsize``: a cache of a deterministic function, filled a round of cells at a
+    time. Called as the former ``_layout(n, mu, c_inf, c_zero, log_tail, c_points,
+    s_points, eta)`` for one layout."""
+
+    def __init__(self, maxsize: int) -> None:
+        self.maxsize = maxsize
+        self.held: OrderedDict[tuple[int, float, _LayoutKey], _Layout] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def cache_clear(self) -> None:
+        with self.lock:
+            self.held.clear()
+
+    def __call__(
+        self,
+        n: int,
+        mu: float,
+        c_inf: float,
+        c_zero: float,
+        log_tail: float,
+        c_points: int,
+        s_points: int,
+        eta: float = _ETA,
+    ) -> _Layout:
+        return self.many(n, [(mu, c_inf, c_zero, c_points, s_points, eta)], log_tail)[0]
+
+    def many(self, n: int, systems: Sequence[_LayoutKey], log_tail: float) -> list[_Layout]:
+        """The layouts of ``systems``, the missing ones built in one :func:`_build_layouts`."""
+        keys = [(n, log_tail, system) for system in systems]
+        with self.lock:
+            missing = list(dict.fromkeys(key for key in keys if key not in self.held))
+        built = _build_layouts(n, [key[2] for key in missing], log_tail) if missing else []
+        with self.lock:
+            self.held.update(zip(missing, built, strict=True))
+            out = []
+            for key in keys:
+                self.held.move_to_end(key)
+                out.append(self.held[key])
+            while len(self.held) > self.maxsize:
+                self.held.popitem(last=False)
+        return out
+
+
 # One variation-ratio evaluation uses up to ~60 cell evaluations at three resolutions, and an ε
 # search three evaluations at one tail level: 64 entries thrashed (4.1 s -> 1.7 s for
 # ε0 = 16.4, n = 1e9, δ = 1e-9 at 128). A full layout is ~0.3 MB.
-@functools.lru_cache(maxsize=256)
-def _layout(
-    n: int,
-    mu: float,
-    c_inf: float,
-    c_zero: float,
-    log_tail: float,
-    c_points: int,
-    s_points: int,
-    eta: float = _ETA,
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, float]:
-    """ε-independent part (cached): per C block its log weight, per s block its largest s,
-    smallest g and log mass (rounded up), the log mass outside each s window, the C tail."""
+_layout = _LayoutCache(256)
+
+
+def _clone_width(lo: int, size: int, *, c_points: int, eta: float, big_l: float) -> int:
+    """Clone-count block width: only as fine as needed (as in the one-rate evaluator): a
+    relative change η/L of the count, or of g, across a block moves log h by about η. Small
+    windows: every count. A block is taken at its smallest count: δ is non-increasing in C."""
+    points = min(c_points, max(math.ceil(size / max(1.0, eta * lo / big_l)), 1))
+    return -(-size // points) if size > max(points, CLONE_EXACT) else 1
+
+
+def _clone_windows(
+    n: int, totals: Sequence[float], widths: Sequence[Callable[[int, int], int]], log_tail: float
+) -> list[tuple[FloatArray, FloatArray, float]]:
+    """:func:`~crowdhide.accounting.binomial_tails.window_blocks` of Bin(n − 1, total) per
+    system, the block masses of all systems in one vectorized call (the same floats)."""
+    out: list[tuple[FloatArray, FloatArray, float]] = []
+    wide: list[tuple[int, FloatArray, FloatArray, float]] = []
+    for i, (total, width_of) in enumerate(zip(totals, widths, strict=True)):
+        if n - 1 == 0 or not 0.0 < total < 1.0:
+            out.append(window_blocks(n - 1, total, log_tail, width_of))
+            continue
+        lo, hi, outside = window_edges(n - 1, total, log_tail)
+        width = width_of(lo, hi - lo + 1)
+        if width <= 1:  # every count with its log-pmf (window_blocks' own path)
+            out.append(window_blocks(n - 1, total, log_tail, width_of))
+            continue
+        starts = np.arange(lo, hi + 1, width, dtype=np.float64)
+        wide.append((i, starts, np.minimum(starts + float(width - 1), float(hi)), outside))
+        out.append((starts, starts, outside))  # the masses follow
+    if wide:
+        lo_all = np.concatenate([w[1] for w in wide])
+        hi_all = np.concatenate([w[2] for w in wide])
+        p_all = np.concatenate([np.full(w[1].size, totals[w[0]]) for w in wide])
+        n_all = np.full(lo_all.shape, float(n - 1))
+        use_sf = lo_all > n_all * p_all
+        first = on_blocks(use_sf, 0.0, binom_sf, lo_all, n_all, p_all)
+        first = first + on_blocks(~use_sf, 0.0, binom_cdf, hi_all, n_all, p_all)
+        second = on_blocks(use_sf, 0.0, binom_sf, hi_all + 1.0, n_all, p_all)
+        second = second + on_blocks(~use_sf, 0.0, binom_cdf, lo_all - 1.0, n_all, p_all)
+        mass = masses_from_tails_rows(first, second, n_all, p_all, lo_all, hi_all, ~use_sf)
+        with np.errstate(divide="ignore"):
+            log_all = np.log(mass)
+        at = 0
+        for i, starts, _, outside in wide:
+            out[i] = (starts, log_all[at : at + starts.size], outside)
+            at += starts.size
+    return out
+
+
+def _split_rows(
+    lo: FloatArray, hi: FloatArray, points: FloatArray, columns: int
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`~crowdhide.accounting.shuffle._krr_fast._split` with each row's own number of
+    blocks ``points`` (the same floats), padded to ``columns``: a row's blocks past its own
+    number start past ``hi`` (``points`` blocks of the width span the row), so are empty."""
+    width = np.maximum(np.ceil((hi - lo + 1.0) / points), 1.0)
+    j = np.arange(columns, dtype=np.float64)[None, :]
+    start = lo[:, None] + j * width[:, None]
+    end = np.minimum(start + width[:, None] - 1.0, hi[:, None])
+    return start, end
+
+
+def _build_layouts(n: int, systems: Sequence[_LayoutKey], log_tail: float) -> list[_Layout]:
+    """ε-independent part of each system's sum: per C block its log weight, per s block its
+    largest s, smallest g and log mass (rounded up), the log mass outside each s window, the
+    C tail. The systems' rows are stacked (their rates per row, their s blocks padded with
+    empty ones to the widest) so each step is one vectorized call for all of them; every
+    step is elementwise or within a row, so each layout has the floats it has alone."""
     big_l = -log_tail
-
-    def width_of(lo: int, size: int) -> int:
-        # Blocks only as fine as needed (as in the one-rate evaluator): a relative change η/L
-        # of the count, or of g, across a block moves log h by about η. Small windows: every
-        # count. A block is taken at its smallest count: δ is non-increasing in C.
-        points = min(c_points, max(math.ceil(size / max(1.0, eta * lo / big_l)), 1))
-        return -(-size // points) if size > max(points, CLONE_EXACT) else 1
-
+    rates = [effective_rates(c_inf, c_zero) for _, c_inf, c_zero, _, _, _ in systems]
+    widths = [
+        functools.partial(_clone_width, c_points=c_points, eta=eta, big_l=big_l)
+        for _, _, _, c_points, _, eta in systems
+    ]
     # fewer clones of either kind is always a valid system
-    total, mu_c = effective_rates(c_inf, c_zero)
-    counts, log_w, c_tail = window_blocks(n - 1, total, log_tail, width_of)
+    windows = _clone_windows(n, [total for total, _ in rates], widths, log_tail)
+    sizes = [counts.size for counts, _, _ in windows]
+
+    def per_row(values: Sequence[float]) -> FloatArray:
+        return np.repeat(np.asarray(values, dtype=np.float64), sizes)[:, None]
+
+    counts = np.concatenate([w[0] for w in windows])
+    log_w = np.concatenate([w[1] for w in windows])
+    mu = per_row([system[0] for system in systems])
+    mu_c = per_row([m for _, m in rates])
     rho = (1.0 - mu) * mu_c / (mu * (1.0 - mu_c))
-    lo, hi = _window_edges(counts, mu_c, big_l)  # window of I ~ Bin(C, μ')
+    lo, hi = _window_edges(counts[:, None], mu_c, big_l)  # window of I ~ Bin(C, μ')
     first, last = np.maximum(lo, 1.0), hi + 1.0
-    g_min = np.minimum((1.0 - rho) * first, (1.0 - rho) * last) + rho * (counts + 1.0)
-    spread = (last - first + 1.0) * max(abs(1.0 - rho), 1.0) * big_l
-    needed = int(np.ceil(spread / np.maximum(eta * np.minimum(g_min, first), 1e-300)).max())
-    s_start, s_end = _split(first, last, min(s_points, max(needed, 1)))
+    g_min = np.minimum((1.0 - rho) * first, (1.0 - rho) * last) + rho * (counts[:, None] + 1.0)
+    spread = (last - first + 1.0) * np.maximum(np.abs(1.0 - rho), 1.0) * big_l
+    eta = per_row([system[5] for system in systems])
+    ratio = np.ceil(spread / np.maximum(eta * np.minimum(g_min, first), 1e-300))[:, 0]
+    ends = np.cumsum(sizes)
+    points = [
+        min(system[4], max(int(ratio[end - size : end].max()), 1))
+        for system, size, end in zip(systems, sizes, ends, strict=True)
+    ]
+    s_start, s_end = _split_rows(first[:, 0], last[:, 0], per_row(points)[:, 0], max(points))
     cc = np.broadcast_to(counts[:, None], s_start.shape)
-    live = s_start <= s_end
+    live = s_start <= s_end  # the padding past a system's own blocks is empty
     # Blocks certainly light (:func:`_chernoff_light`) keep a Chernoff bound on their mass
     # instead of the incomplete betas: a third to two thirds of them.
     light, log_bound = _chernoff_light(cc, mu_c, s_start, s_end, log_w, log_tail)
@@ -256,10 +411,24 @@ def _layout(
     g_low = np.minimum(g_lower(s_start, cc, rho), g_lower(s_end, cc, rho))
     g_low = np.where(live, g_low, 1.0)
     log_out = np.logaddexp(
-        _log_tail_vec(counts, mu_c, lo - 1.0, upper=False),
-        _log_tail_vec(counts, mu_c, hi + 1.0, upper=True),
+        _log_tail_vec(counts, mu_c[:, 0], lo[:, 0] - 1.0, upper=False),
+        _log_tail_vec(counts, mu_c[:, 0], hi[:, 0] + 1.0, upper=True),
     )
-    return log_w, s_end, g_low, log_mass, log_out, c_tail
+    out = []
+    for (_, _, c_tail), size, end, width in zip(windows, sizes, ends, points, strict=True):
+        rows = slice(end - size, end)
+
+        def part(x: FloatArray, rows: slice = rows, width: int = width) -> FloatArray:
+            return np.ascontiguousarray(x[rows, :width])
+
+        parts = (part(s_end), part(g_low), part(log_mass))
+        out.append((log_w[rows].copy(), *parts, log_out[rows].copy(), c_tail))
+    return out
+
+
+#: One split system of :func:`split_clone_log_deltas`: ``(μ, c_inf, c_zero, c_points,
+#: s_points, eta)``, as :func:`split_clone_log_delta` takes them.
+SplitSystem = tuple[float, float, float, int, int, float]
 
 
 def split_clone_log_delta(
@@ -291,6 +460,49 @@ def split_clone_log_delta(
     >>> 1e-7 < math.exp(log_d) < 1e-5
     True
     """
+    system = (mu, c_inf, c_zero, c_points, s_points, eta)
+    return split_clone_log_deltas(n, kappa, [system], eps, log_tail)[0]
+
+
+def split_clone_log_deltas(
+    n: int, kappa: float, systems: Sequence[SplitSystem], eps: float, log_tail: float
+) -> list[float]:
+    """:func:`split_clone_log_delta` of each of ``systems`` at one ``(ε, log_tail)``, the same
+    floats: the incomplete betas of every system's heavy blocks in one vectorized call (issue
+    32: one sum's fixed cost, ~1.4 ms, was most of a ``variation_ratio`` cell's).
+
+    Examples
+    --------
+    >>> import math
+    >>> systems = [(0.5, 0.2, 0.1, 64, 192, 0.05), (0.9, 0.3, 0.01, 16, 48, 0.05)]
+    >>> both = split_clone_log_deltas(1000, math.tanh(0.5), systems, 0.1, -60)
+    >>> both == [split_clone_log_deltas(1000, math.tanh(0.5), [s], 0.1, -60)[0] for s in systems]
+    True
+    """
+    out = [math.nan] * len(systems)
+    keys: list[_LayoutKey] = []
+    where: list[int] = []
+    for i, (mu, c_inf, c_zero, c_points, s_points, eta) in enumerate(systems):
+        _check_system(mu, c_inf, c_zero)
+        if kappa < 1.0 and eps >= 2.0 * math.atanh(kappa):  # κ = 1: a fully revealing target
+            out[i] = -math.inf
+            continue
+        mu = rate_up(mu, ulps=PARAMETER_ULPS)  # module docstring: δ is non-decreasing in μ
+        if mu >= 1.0 or c_inf / (c_inf + c_zero) >= 1.0:
+            # μ or μ' within rounding of 1 (no room for ρ): the target always informative and
+            # the informative clones alone, a valid and slightly looser system
+            c_inf = rate_down(c_inf, ulps=2 * PARAMETER_ULPS)
+            out[i] = clone_noise_log_delta(n, kappa, 1.0, c_inf, eps, log_tail)
+            continue
+        keys.append((mu, c_inf, c_zero, c_points, s_points, eta))
+        where.append(i)
+    layouts = _layout.many(n, keys, log_tail)
+    for i, value in zip(where, _blocks_log_deltas(layouts, kappa, eps, log_tail), strict=True):
+        out[i] = value
+    return out
+
+
+def _check_system(mu: float, c_inf: float, c_zero: float) -> None:
     if not (0.0 < mu < 1.0 and c_inf > 0.0 and c_zero >= 0.0 and c_inf + c_zero <= 1.0):
         raise InvalidParameterError(
             "split clone system needs 0 < mu < 1, c_inf > 0, c_zero >= 0 and "
@@ -298,17 +510,25 @@ def split_clone_log_delta(
             parameter="mu" if not 0.0 < mu < 1.0 else "c_inf, c_zero",
             value=mu if not 0.0 < mu < 1.0 else (c_inf, c_zero),
         )
-    if kappa < 1.0 and eps >= 2.0 * math.atanh(kappa):  # κ = 1: a fully revealing target
-        return -math.inf
-    mu = rate_up(mu, ulps=PARAMETER_ULPS)  # module docstring: δ is non-decreasing in μ
-    if mu >= 1.0 or c_inf / (c_inf + c_zero) >= 1.0:
-        # μ or μ' within rounding of 1 (no room for ρ): the target always informative and
-        # the informative clones alone, a valid and slightly looser system
-        c_inf = rate_down(c_inf, ulps=2 * PARAMETER_ULPS)
-        return clone_noise_log_delta(n, kappa, 1.0, c_inf, eps, log_tail)
-    log_w, s_end, g_low, log_mass, log_out, c_tail = _layout(
-        n, mu, c_inf, c_zero, log_tail, c_points, s_points, eta
-    )
-    return clone_blocks_log_delta(
-        log_w, log_mass, s_end, g_low, log_out, c_tail, kappa, eps, log_tail
-    )
+
+
+def _blocks_log_deltas(
+    layouts: Sequence[_Layout], kappa: float, eps: float, log_tail: float
+) -> list[float]:
+    """:func:`~crowdhide.accounting.shuffle._krr_fast.clone_blocks_log_delta` of each layout
+    (as :func:`_layout` gives it): the bounds of every layout's heavy blocks in one call of
+    the same elementwise function, then each layout's own reductions on its own array."""
+    masks = [heavy_blocks(lay[0][:, None] + lay[3], log_tail) for lay in layouts]
+    if not layouts:
+        return []
+    s = np.concatenate([lay[1][mask] for lay, mask in zip(layouts, masks, strict=True)])
+    g = np.concatenate([lay[2][mask] for lay, mask in zip(layouts, masks, strict=True)])
+    h_all = clone_block_h(s, g, kappa=kappa, eps=eps) if s.size else s
+    out, at = [], 0
+    for (log_w, _, _, log_mass, log_out, c_tail), mask in zip(layouts, masks, strict=True):
+        h = np.full(mask.shape, 2.0)  # light blocks: 2 per unit of mass
+        count = int(np.count_nonzero(mask))
+        h[mask] = h_all[at : at + count]
+        at += count
+        out.append(blocks_total(log_w, log_mass, h, log_out, c_tail))
+    return out

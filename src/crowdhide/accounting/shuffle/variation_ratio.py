@@ -60,7 +60,11 @@ about that fraction of ε), and each cell's split system is evaluated at finer b
 (:data:`SPLIT_TIERS`) while it lands just above the level. :data:`MAX_EVALUATIONS` only
 bounds a pathological case. Refinement only changes which valid bounds are combined, never
 whether the result is one, and the result is a function of the arguments alone (no state
-carried between calls).
+carried between calls). The cells of a round (the initial cells, a split's children, the
+cells asking for a finer tier) are evaluated together (:func:`_cells_log_delta`: their
+layouts and their blocked sums each in one vectorized call, issue 32), with the floats and
+the decisions of one cell at a time. :func:`start_tier` and :func:`finer_tier` are the
+policy :mod:`crowdhide.accounting.shuffle._profile_batch` shares.
 """
 
 from __future__ import annotations
@@ -69,12 +73,14 @@ import functools
 import heapq
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from crowdhide.accounting.logmath import kappa_up
 from crowdhide.accounting.shuffle._krr_fast import CLONE_EXACT, clone_noise_log_delta
 from crowdhide.accounting.shuffle._split_clone import (
+    SplitSystem,
     split_clone_log_delta,
+    split_clone_log_deltas,
     uninformative_share,
 )
 from crowdhide.errors import InvalidParameterError
@@ -231,27 +237,46 @@ def _cell_log_delta(
     tier: int = 1,
 ) -> float:
     """Upper bound on ``log δ(ε)`` for every pair with μ in ``[e^log_lo, e^log_hi]``
-    (``tier``: the resolution, :data:`SPLIT_TIERS`), the least of three:
-    the split system at the cell's corner rates, one report's variation, and the mixture
-    bound (:func:`_mixture_log_delta`). Proved in docs/proofs/variation-ratio.md, §6.1."""
+    (``tier``: the resolution, :data:`SPLIT_TIERS`): :func:`_cells_log_delta` of one cell."""
+    return _cells_log_delta(n, eps0, [((log_lo, log_hi), tier)], eps, log_tail)[0]
+
+
+_Request = tuple[tuple[float, float], int]
+
+
+def _cells_log_delta(
+    n: int, eps0: float, requests: Sequence[_Request], eps: float, log_tail: float
+) -> list[float]:
+    """Per ``(cell, tier)`` of ``requests`` an upper bound on ``log δ(ε)`` for every pair with
+    μ in ``[e^log_lo, e^log_hi]`` at the resolution ``tier`` (:data:`SPLIT_TIERS`), the least
+    of three: the split system at the cell's corner rates, one report's variation, and the
+    mixture bound (:func:`_mixture_log_delta`). Proved in docs/proofs/variation-ratio.md,
+    §6.1. The split systems of all cells are summed in one vectorized call
+    (:func:`~crowdhide.accounting.shuffle._split_clone.split_clone_log_deltas`): the same
+    floats as one cell at a time, without each sum's fixed cost."""
     kappa = kappa_up(eps0)
-    tv_bound = log_hi + math.log(kappa)
-    c_inf = clone_rates(math.exp(log_lo), eps0)[0]
-    if c_inf < 1e-300:  # no informative clones to speak of: one report's variation
-        return tv_bound
-    if log_hi < math.log(MIXTURE_ABOVE):  # far from μ = 1 the mixture bound is loose
-        mixture = math.inf
-    else:
-        mixture = _mixture_log_delta(n, eps0, log_lo, log_hi, eps, log_tail)
-    if log_hi >= 0.0:
-        return min(mixture, tv_bound)
-    mu_hi = math.exp(log_hi)
-    c_zero = clone_rates(mu_hi, eps0)[1]
-    c_points, s_points, eta = SPLIT_TIERS[tier]
-    value = split_clone_log_delta(
-        n, kappa, mu_hi, c_inf, c_zero, eps, log_tail, c_points=c_points, s_points=s_points, eta=eta
-    )
-    return min(value, mixture, tv_bound)
+    out: list[float] = []
+    systems: list[SplitSystem] = []
+    where: list[int] = []
+    for (log_lo, log_hi), tier in requests:
+        tv_bound = log_hi + math.log(kappa)
+        c_inf = clone_rates(math.exp(log_lo), eps0)[0]
+        if c_inf < 1e-300:  # no informative clones to speak of: one report's variation
+            out.append(tv_bound)
+            continue
+        if log_hi < math.log(MIXTURE_ABOVE):  # far from μ = 1 the mixture bound is loose
+            mixture = math.inf
+        else:
+            mixture = _mixture_log_delta(n, eps0, log_lo, log_hi, eps, log_tail)
+        out.append(min(mixture, tv_bound))
+        if log_hi < 0.0:
+            mu_hi = math.exp(log_hi)
+            systems.append((mu_hi, c_inf, clone_rates(mu_hi, eps0)[1], *SPLIT_TIERS[tier]))
+            where.append(len(out) - 1)
+    split = split_clone_log_deltas(n, kappa, systems, eps, log_tail)
+    for i, value in zip(where, split, strict=True):
+        out[i] = min(value, out[i])
+    return out
 
 
 def _initial_cells(mu_max: float) -> list[tuple[float, float]]:
@@ -412,9 +437,10 @@ def _supremum(
         mu_b *= BOTTOM_FACTOR
         bottom = _bottom_log_delta(n, eps0, mu_b, eps, log_tail)
     log_top = math.log(mu_max)
-    at = functools.partial(_refined_cell, n, eps0, eps=eps, log_tail=log_tail, level=level)
+    at = functools.partial(_refined_cells, n, eps0, eps=eps, log_tail=log_tail, level=level)
+    raw = functools.partial(_cells_log_delta, n, eps0, eps=eps, log_tail=log_tail)
     coarse = functools.partial(_coarse_first, n, eps0, log_tail=log_tail)
-    heap, evaluations = _initial_heap(cells, log_top, at, coarse, base + COARSE_MARGIN)
+    heap, evaluations = _initial_heap(cells, log_top, (at, raw), coarse, base + COARSE_MARGIN)
     rate = _width_rate(n, eps0, mu_max, eps, log_tail)
     entries = _refine(heap, at, evaluations, (level, enough), rate)
     best = max(bottom, max(-entry[0] for entry in entries))
@@ -422,52 +448,120 @@ def _supremum(
 
 
 _Entry = tuple[float, tuple[float, float], int]
+#: A cell to refine (:func:`_refined_cells`): the cell, the resolution it is evaluated at
+#: next, the least bound it has so far and the evaluations that took.
+_Start = tuple[tuple[float, float], int, float, int]
+_Refined = Callable[[Sequence[_Start]], list[tuple[float, int, int]]]
+
+
+def start_tier(cell: tuple[float, float], log_top: float) -> int:
+    """The resolution (:data:`SPLIT_TIERS`) an initial cell starts at, ``log_top`` the log of
+    ``mu_max``: :data:`COARSE_BELOW` / :data:`FINE_ABOVE` (the refinement policy, shared with
+    :mod:`crowdhide.accounting.shuffle._profile_batch`)."""
+    if cell[0] - log_top >= math.log(FINE_ABOVE):
+        return len(SPLIT_TIERS) - 1
+    return 0 if cell[1] - log_top <= math.log(COARSE_BELOW) else 1
+
+
+def finer_tier(value: float, level: float, tier: int) -> bool:
+    """Whether a cell evaluated at ``tier`` to ``value`` is evaluated again at the next
+    resolution: it lands above ``level`` by at most :data:`TIER_MARGIN` (farther above, the
+    cell is too wide rather than the blocks too coarse: it is split). The refinement policy,
+    shared with :mod:`crowdhide.accounting.shuffle._profile_batch`."""
+    return tier + 1 < len(SPLIT_TIERS) and level < value <= level + TIER_MARGIN[tier]
 
 
 def _initial_heap(
     cells: list[tuple[float, float]],
     log_top: float,
-    at: Callable[..., tuple[float, int, int]],
+    evaluate: tuple[_Refined, Callable[[Sequence[_Request]], list[float]]],
     coarse: Callable[[tuple[float, float]], bool],
     base: float,
 ) -> tuple[list[_Entry], int]:
     """The initial cells evaluated (a heap of ``(-bound, cell, tier)``) and the evaluations
-    spent. A cell starts at :data:`COARSE_BELOW` / :data:`FINE_ABOVE`'s tier, or (where
-    ``coarse(cell)``) one tier coarser first, kept there if at most ``base`` (the
-    reference). Per start tier that first try is given up once it was kept in fewer than
-    :data:`COARSE_KEPT` of the cells tried (it costs an evaluation where it is not kept: at
-    ε0 = 8 the coarser tiers sit 0.02-0.2 above the finer ones in log δ). The cells go from
-    the bottom up (the lower ones are kept more often); the heap does not depend on the
-    order."""
+    spent. A cell starts at :func:`start_tier`, or (where ``coarse(cell)``) one tier coarser
+    first, kept there if at most ``base`` (the reference). Per start tier that first try is
+    given up once it was kept in fewer than :data:`COARSE_KEPT` of the cells tried (it costs
+    an evaluation where it is not kept: at ε0 = 8 the coarser tiers sit 0.02-0.2 above the
+    finer ones in log δ). The cells go from the bottom up (the lower ones are kept more
+    often); the heap does not depend on the order.
+
+    ``evaluate`` is ``(refined, raw)``: :func:`_refined_cells` and :func:`_cells_log_delta`
+    bound to the query; the coarser tries are made in a few batched calls
+    (:func:`_coarse_tries`), then the cells not done get their own tiers in one round."""
+    refined, raw = evaluate
+    order = list(reversed(cells))
+    tiers = [start_tier(cell, log_top) for cell in order]
+    candidate = [t > 0 and c[1] < 0.0 and coarse(c) for c, t in zip(order, tiers, strict=True)]
+    tries = _coarse_tries(
+        [(c, t - 1) for c, t in zip(order, tiers, strict=True)], candidate, raw, base
+    )
+    results: list[tuple[float, int, int] | None] = []
+    starts: list[_Start] = []
+    for i, (cell, tier) in enumerate(zip(order, tiers, strict=True)):
+        first, value = i in tries, tries.get(i, math.inf)
+        if first and value <= base:  # at most the reference: done, whatever tier says
+            results.append((value, tier - 1, 1))
+        else:
+            results.append(None)
+            starts.append((cell, tier, value, int(first)))
+    finished = iter(refined(starts))
     heap: list[_Entry] = []
     evaluations = 0
-    tried = [0] * len(SPLIT_TIERS)
-    kept = [0] * len(SPLIT_TIERS)
-    for cell in reversed(cells):
-        tier = 0 if cell[1] - log_top <= math.log(COARSE_BELOW) else 1
-        if cell[0] - log_top >= math.log(FINE_ABOVE):
-            tier = len(SPLIT_TIERS) - 1
-        first = tier > 0 and cell[1] < 0.0 and coarse(cell)
-        first = first and (tried[tier] < 2 or kept[tier] >= COARSE_KEPT * tried[tier])
-        value, end_tier, used = at(cell, tier, accept=base if first else -math.inf)
-        tried[tier] += first
-        kept[tier] += end_tier < tier
+    for cell, result in zip(order, results, strict=True):
+        value, end_tier, used = result if result is not None else next(finished)
         evaluations += used
         heapq.heappush(heap, (-value, cell, end_tier))
     return heap, evaluations
 
 
+def _coarse_tries(
+    coarser: Sequence[_Request],
+    candidate: Sequence[bool],
+    raw: Callable[[Sequence[_Request]], list[float]],
+    base: float,
+) -> dict[int, float]:
+    """The coarser first tries of :func:`_initial_heap` (cell index -> bound), exactly those
+    its rule makes one cell at a time: a candidate of a start tier is tried while fewer than
+    two were or at least :data:`COARSE_KEPT` of those tried were kept (at most ``base``).
+    Made in waves: per tier the next candidates the rule tries even if none of them is kept,
+    all tiers in one call; a tier whose next candidate is not tried tries none after it
+    (its counts no longer change)."""
+    tiers = [request[1] + 1 for request in coarser]
+    queues = {t: [i for i, w in enumerate(candidate) if w and tiers[i] == t] for t in set(tiers)}
+    tried = dict.fromkeys(queues, 0)
+    kept = dict.fromkeys(queues, 0)
+    values: dict[int, float] = {}
+    while True:
+        wave: list[int] = []
+        for tier, queue in queues.items():
+            m = 0
+            while m < len(queue) and (
+                tried[tier] + m < 2 or kept[tier] >= COARSE_KEPT * (tried[tier] + m)
+            ):
+                m += 1
+            wave += queue[:m]
+            queue[:] = queue[m:] if m else []
+        if not wave:
+            return values
+        for i, value in zip(wave, raw([coarser[i] for i in wave]), strict=True):
+            values[i] = value
+            tried[tiers[i]] += 1
+            kept[tiers[i]] += value <= base
+
+
 def _refine(
     heap: list[_Entry],
-    at: Callable[[tuple[float, float], int], tuple[float, int, int]],
+    at: _Refined,
     evaluations: int,
     levels: tuple[float, float],
     rate: float,
 ) -> list[_Entry]:
     """The refinement of :func:`_supremum`: the cell with the largest bound (a heap of
-    ``(-bound, cell, tier)``) is split into :func:`_children` equal parts in log μ, each
-    evaluated by ``at(cell, tier)``, until every cell is at most the level or a budget is
-    spent. Returns the leaves."""
+    ``(-bound, cell, tier)``) is split into :func:`_children` equal parts in log μ, all
+    evaluated by one call ``at(children)`` (:func:`_refined_cells`, from the resolution the
+    parent needed), until every cell is at most the level or a budget is spent. Returns the
+    leaves."""
     level, enough = levels
     narrow: list[_Entry] = []
     tiers = len(SPLIT_TIERS)
@@ -483,8 +577,10 @@ def _refine(
         parts = max(2, min(parts, (MAX_EVALUATIONS - evaluations) // tiers))
         step = (log_hi - log_lo) / parts
         edges = [log_lo] + [log_lo + j * step for j in range(1, parts)] + [log_hi]
-        for child in itertools.pairwise(edges):  # from the resolution the parent needed
-            value, child_tier, used = at(child, tier)
+        children = list(itertools.pairwise(edges))
+        for child, (value, child_tier, used) in zip(
+            children, at([(child, tier, math.inf, 0) for child in children]), strict=True
+        ):
             evaluations += used
             heapq.heappush(heap, (-value, child, child_tier))
     return heap + narrow
@@ -535,34 +631,34 @@ def _coarse_first(n: int, eps0: float, cell: tuple[float, float], *, log_tail: f
     return 2.0 * half > CLONE_EXACT and (n - 1) * p <= COARSE_MAX_CLONES
 
 
-def _refined_cell(
+def _refined_cells(
     n: int,
     eps0: float,
-    cell: tuple[float, float],
-    tier: int,
+    starts: Sequence[_Start],
     *,
     eps: float,
     log_tail: float,
     level: float,
-    accept: float = -math.inf,
-) -> tuple[float, int, int]:
-    """A cell's bound, the resolution it ended at and the evaluations it took: from ``tier``
-    on, evaluated again at the next resolution while it lands above ``level`` by at most
-    :data:`TIER_MARGIN` (every resolution gives a valid bound: the least is kept).
-
-    With ``accept`` finite (:func:`_initial_heap`) the cell is first evaluated one tier
-    coarser and kept there if that is at most ``accept`` (the reference: below it a cell
-    cannot raise the supremum, which is about there); only which valid bound a cell gets
-    depends on it."""
-    value, used = math.inf, 0
-    if tier > 0 and accept > -math.inf:
-        value, used = _cell_log_delta(n, eps0, *cell, eps, log_tail, tier=tier - 1), 1
-        if value <= accept:  # at most the reference: the cell is done, whatever tier says
-            return value, tier - 1, used
-    value = min(value, _cell_log_delta(n, eps0, *cell, eps, log_tail, tier=tier))
-    used += 1
-    while tier + 1 < len(SPLIT_TIERS) and level < value <= level + TIER_MARGIN[tier]:
-        tier += 1
-        value = min(value, _cell_log_delta(n, eps0, *cell, eps, log_tail, tier=tier))
-        used += 1
-    return value, tier, used
+) -> list[tuple[float, int, int]]:
+    """Per ``(cell, tier, value, used)`` of ``starts`` (a bound it has so far, ``inf`` if
+    none, and the evaluations that took): the cell's bound, the resolution it ended at and
+    the evaluations it took, evaluated at ``tier`` and again at the next resolution while
+    :func:`finer_tier` says so (every resolution gives a valid bound: the least is kept).
+    Each round evaluates all the cells that need it in one :func:`_cells_log_delta` call;
+    each cell ends as it would alone."""
+    tiers = [start[1] for start in starts]
+    values = [start[2] for start in starts]
+    used = [start[3] for start in starts]
+    active = list(range(len(starts)))
+    while active:
+        requests = [(starts[i][0], tiers[i]) for i in active]
+        evaluated = _cells_log_delta(n, eps0, requests, eps, log_tail)
+        again = []
+        for i, value in zip(active, evaluated, strict=True):
+            values[i] = min(values[i], value)
+            used[i] += 1
+            if finer_tier(values[i], level, tiers[i]):
+                tiers[i] += 1
+                again.append(i)
+        active = again
+    return list(zip(values, tiers, used, strict=True))
