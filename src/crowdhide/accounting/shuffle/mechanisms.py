@@ -237,7 +237,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from crowdhide._validation import check_int, check_probability, check_real
-from crowdhide.accounting.curves import PrivacyCurve, SmallestCurve
+from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.logmath import kappa_up
 from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import safe_root
@@ -286,9 +286,17 @@ class _Curve(PrivacyCurve):
     lower-bound configurations), ε(δ) solved member by member from the safe side."""
 
     def __init__(
-        self, members: list[Callable[[float, float], float]], eps0: float, *, lower: bool
+        self,
+        members: list[Callable[[float, float], float]],
+        eps0: float,
+        *,
+        lower: bool,
+        screens: list[Callable[[float], float] | None] | None = None,
     ) -> None:
         self._members, self._eps0, self._lower = members, eps0, lower
+        self._screens = screens if screens is not None else [None] * len(members)
+        # per δ: the running answer and how many members (largest first) it has passed
+        self._progress: dict[float, tuple[float, int]] = {}
 
     def log_delta(self, epsilon: float) -> float:
         if not self._members:
@@ -296,27 +304,127 @@ class _Curve(PrivacyCurve):
         return min(max(fn(epsilon, -60.0) for fn in self._members), 0.0)
 
     def epsilon(self, delta: float) -> float:
+        return self.epsilon_until(delta, math.inf)
+
+    def epsilon_until(self, delta: float, stop: float) -> float:
+        """The running answer after at least one more member, and after as many as it takes
+        to reach ``stop`` (:meth:`epsilon` once all are taken: :meth:`finished`). It only
+        grows member by member, so it is a lower bound on :meth:`epsilon`, which is all a
+        caller taking the least of several certificates (:class:`_Least`) needs. A later
+        call for the same δ resumes where this one stopped, so the members are solved in
+        the same order from the same running answers as by one call: the same floats.
+
+        A member with a ``screen`` (``log δ`` of a cheaper bound of the same pairs, e.g.
+        one report's variation) that already meets the target at the running answer is
+        not evaluated: that answer holds for its pairs (δ is non-increasing in ε)."""
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
+        best, done = self._progress.get(delta, (0.0, 0))
+        members = list(zip(reversed(self._members), reversed(self._screens), strict=True))
+        first = True  # every call takes at least one member (if any is left)
+        while done < len(members) and (first or best < stop):
+            fn, screen = members[done]
+            done, first = done + 1, False
+            if screen is not None and not self._lower and screen(best) <= target:
+                continue
+            best = self._solve_member(fn, target, best)
+        self._progress[delta] = best, done
+        return best
+
+    def finished(self, delta: float) -> bool:
+        """Whether every member is solved for δ (:meth:`epsilon_until` is then the answer)."""
+        return self._progress.get(delta, (0.0, 0))[1] >= len(self._members)
+
+    def _solve_member(
+        self, fn: Callable[[float, float], float], target: float, best: float
+    ) -> float:
+        """The running answer after one member: unchanged if the member meets the target
+        there (one evaluation: the root search returns its lower end), else its root."""
         tail = min(-40.0, target - 40.0)  # windows' tails far below the target
         xtol = max(1e-13, 1e-10 * self._eps0)
-        best = 0.0
-        # ε of the largest member is the largest member's ε: a member already at or below
-        # the target at the running answer costs one evaluation (safe_root returns lo).
-        for fn in reversed(self._members):
 
-            def curve(eps: float, fn: Callable[[float, float], float] = fn) -> float:
-                if eps >= self._eps0:  # ε0-DP whatever the member's rounding says
-                    return -math.inf
-                return min(fn(eps, tail), 0.0)
+        def curve(eps: float) -> float:
+            if eps >= self._eps0:  # ε0-DP whatever the member's rounding says
+                return -math.inf
+            return min(fn(eps, tail), 0.0)
 
-            if self._lower:
-                best = safe_root(curve, target, best, self._eps0, xtol=xtol, lower_side=True)
-            else:
-                best = _upper_root(curve, target, best, self._eps0, xtol)
-        return best
+        if self._lower:
+            return safe_root(curve, target, best, self._eps0, xtol=xtol, lower_side=True)
+        return _upper_root(curve, target, best, self._eps0, xtol)
 
     def epsilon_upper_hint(self) -> float:
         return self._eps0
+
+
+class _Capped(PrivacyCurve):
+    """The restricted variation-ratio certificate (:func:`_capped_curve`): a bracketed search
+    that starts at its floor's ε and only goes up, so ``min(floor ε, ε0)`` is a lower bound
+    on its answer that costs one split member's root instead of the refinement."""
+
+    def __init__(self, search: BracketedCurve, floor: _Curve, eps0: float) -> None:
+        self._search, self._floor, self._eps0 = search, floor, eps0
+        self._answers: dict[float, float] = {}
+
+    def log_delta(self, epsilon: float) -> float:
+        return self._search.log_delta(epsilon)
+
+    def epsilon(self, delta: float) -> float:
+        if delta not in self._answers:
+            self._answers[delta] = self._search.epsilon(delta)
+        return self._answers[delta]
+
+    def epsilon_until(self, delta: float, stop: float) -> float:
+        """The floor's ε (capped at ε0) on the first call for δ, the answer after."""
+        if self._floor.finished(delta):
+            return self.epsilon(delta)
+        return min(self._floor.epsilon(delta), self._eps0)
+
+    def finished(self, delta: float) -> bool:
+        return delta in self._answers
+
+    def epsilon_upper_hint(self) -> float:
+        return self._eps0
+
+
+_Lazy = _Curve | _Capped
+
+
+class _Least(PrivacyCurve):
+    """The least of several certificate curves of the same pairs (as
+    :class:`~crowdhide.accounting.curves.SmallestCurve`: the same floats), solved lazily.
+    A lazy member (:class:`_Curve`, :class:`_Capped`) is advanced step by step
+    (``epsilon_until``: its answer so far, a lower bound on its answer, and the answer once
+    ``finished``); always the one with the least bound so far, up to the next least bound
+    or the least finished answer. A member whose bound reaches the least finished answer
+    cannot be below it and is left; the least is unchanged, only the time depends on the
+    order (the cheap lower bounds decide which expensive member is solved)."""
+
+    def __init__(self, members: list[PrivacyCurve]) -> None:
+        self._members = members
+
+    def log_delta(self, epsilon: float) -> float:
+        return min(m.log_delta(epsilon) for m in self._members)
+
+    def epsilon(self, delta: float) -> float:
+        best = math.inf
+        lazy: dict[int, _Lazy] = {}
+        for i, member in enumerate(self._members):
+            if isinstance(member, _Lazy) and not member.finished(delta):
+                lazy[i] = member
+            else:
+                best = min(best, member.epsilon(delta))
+        lows = dict.fromkeys(lazy, -math.inf)
+        while lows:
+            i = min(lows, key=lows.__getitem__)
+            if lows[i] >= best:  # every open member's answer is at least best
+                break
+            stop = min([best, *(low for j, low in lows.items() if j != i)])
+            lows[i] = lazy[i].epsilon_until(delta, stop)
+            if lazy[i].finished(delta):
+                best = min(best, lows.pop(i))
+        return best
+
+    def epsilon_upper_hint(self) -> float:
+        return min(m.epsilon_upper_hint() for m in self._members)
 
 
 def _upper_root(
@@ -424,17 +532,21 @@ class MechanismBound:
                 functools.partial(_lower_member, fn, n)
                 for fn in lower_members(self.mechanism, eps0, d, k)
             ]
-        raw: PrivacyCurve = _Curve(members, eps0, lower=self.kind == "lower")
-        if self.kind == "upper" and self.mechanism.variation_capped:
-            raw = SmallestCurve([raw, _capped_curve(n, eps0, self.mechanism.params(eps0, d, k)[1])])
-        if self.kind == "upper" and self.mechanism.reveal_cells is not None:
-            cells = _reveal_cell_members(self.mechanism.reveal_cells, n, eps0)
-            if cells:
-                raw = SmallestCurve([raw, _Curve(cells, eps0, lower=False)])
-        if self.kind == "upper" and self._blanket_certifies(n, d):
-            blanket = shuffle_bound_curve(bound="krr_blanket", eps0=eps0, n=n, k=d)
-            raw = SmallestCurve([raw, blanket])
-        return SafeSideCurve(raw, eps0, lower=self.kind == "lower")
+        raw = _Curve(members, eps0, lower=self.kind == "lower")
+        if self.kind == "lower":
+            return SafeSideCurve(raw, eps0, lower=True)
+        # the certificates of the same pairs, the likeliest least first (module docstring
+        # of _Least: the order costs time, never changes the answer)
+        least: list[PrivacyCurve] = [raw]
+        if self.mechanism.reveal_cells is not None:
+            cells = _reveal_cell_curve(self.mechanism.reveal_cells, n, eps0)
+            if cells is not None:
+                least.insert(0, cells)
+        if self.mechanism.variation_capped:
+            least.insert(0, _capped_curve(n, eps0, self.mechanism.params(eps0, d, k)[1]))
+        if self._blanket_certifies(n, d):
+            least.append(shuffle_bound_curve(bound="krr_blanket", eps0=eps0, n=n, k=d))
+        return SafeSideCurve(least[0] if len(least) == 1 else _Least(least), eps0, lower=False)
 
     def _blanket_certifies(self, n: int, d: int) -> bool:
         """Whether the exact k-RR blanket joins the certificate (as in ``best``)."""
@@ -450,7 +562,8 @@ def _capped_curve(n: int, eps0: float, mu_max: float) -> PrivacyCurve:
     floor_member = functools.partial(
         _clone_member, n, kappa_up(eps0), mu_max, math.exp(-eps0), rates
     )
-    return BracketedCurve(fn, eps0, _Curve([floor_member], eps0, lower=False))
+    floor = _Curve([floor_member], eps0, lower=False)  # remembers its answer per δ
+    return _Capped(BracketedCurve(fn, eps0, floor), floor, eps0)
 
 
 #: Largest ``n e^{−ε0}`` (expected clones of the one-rate system) at which the revealed-class
@@ -459,22 +572,34 @@ def _capped_curve(n: int, eps0: float, mu_max: float) -> PrivacyCurve:
 REVEAL_CELLS_MAX_LOAD = 20.0
 
 
-def _reveal_cell_members(
+def _reveal_cell_curve(
     cells_of: Callable[[float], RevealCells], n: int, eps0: float
-) -> list[Callable[[float, float], float]]:
+) -> _Curve | None:
     """The revealed-class cell certificate (``piecewise_reveal_cells``): one report's δ
     below the first cell, then one revealed-class split system per cell; the largest over
-    them certifies every pair. Empty where it is not evaluated (a performance choice)."""
+    them certifies every pair. None where it is not evaluated (a performance choice).
+
+    Each cell is screened by one report's δ at its largest μ, ``μ_hi δ_RR(ε)`` (the shuffled
+    output is a post-processing of the target's report and reports free of it, so that
+    bounds every pair of the cell too): where it meets the target, the cell's split system
+    is not evaluated (at ε0 = 8, n = 1e4, δ = 1e-6 about 20 of the 56 cells)."""
     kappa = kappa_up(eps0)
     if kappa >= 1.0 or n * math.exp(-eps0) > REVEAL_CELLS_MAX_LOAD:
-        return []
+        return None
     mu_floor, cells = cells_of(eps0)
     members: list[Callable[[float, float], float]] = [
         functools.partial(_one_report_member, mu_floor, eps0)
     ]
+    screens: list[Callable[[float], float] | None] = [None]
     for mu, c_inf, w, gamma in cells:
         members.append(functools.partial(_reveal_member, n, kappa, mu, c_inf, (w, gamma)))
-    return members
+        screens.append(functools.partial(_one_report_screen, mu, eps0))
+    return _Curve(members, eps0, lower=False, screens=screens)
+
+
+def _one_report_screen(mu2: float, eps0: float, eps: float) -> float:
+    """:func:`_one_report_member` as a screen (no tail level)."""
+    return _one_report_member(mu2, eps0, eps, 0.0)
 
 
 def _certificate_members(
