@@ -39,8 +39,9 @@ def _layout_blocks(n: int, eps0: float, cell: tuple[float, float], log_tail: flo
         s_end: FloatArray,
         log_w: FloatArray,
         tail: float,
+        live: npt.NDArray[np.bool_] | None = None,
     ) -> tuple[npt.NDArray[np.bool_], FloatArray]:
-        light, bound = inner(counts, p, s_start, s_end, log_w, tail)
+        light, bound = inner(counts, p, s_start, s_end, log_w, tail, live=live)
         seen.append((np.array(counts[:, 0]), p, s_start, s_end, light.astype(np.float64), bound))
         return light, bound
 

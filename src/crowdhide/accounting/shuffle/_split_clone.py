@@ -168,10 +168,19 @@ def _edge_masses(
         table[need] = fn(at[need], rows[need], p)
         tails.append(table)
     sf, cdf = tails
-    first = np.where(live & use_sf, sf[:, :-1], 0.0) + np.where(live & ~use_sf, cdf[:, 1:], 0.0)
-    second = np.where(live & use_sf, sf[:, 1:], 0.0) + np.where(live & ~use_sf, cdf[:, :-1], 0.0)
-    mass = masses_from_tails(first, second, counts, p, lo, hi, ~use_sf, upper=True)
-    return np.asarray(np.where(live, mass, 0.0), dtype=np.float64)
+    # Only the live blocks (often a few per cent of the grid: the rest are light or empty)
+    # go through the error model; every step is elementwise, so their floats are those of
+    # the whole grid's.
+    at_live = np.nonzero(live)
+    by_sf = use_sf[at_live]
+    first = np.where(by_sf, sf[:, :-1][at_live], cdf[:, 1:][at_live])
+    second = np.where(by_sf, sf[:, 1:][at_live], cdf[:, :-1][at_live])
+    cells = counts[at_live], lo[at_live], hi[at_live]
+    out = np.zeros(live.shape)
+    out[at_live] = masses_from_tails(
+        first, second, cells[0], p, cells[1], cells[2], ~by_sf, upper=True
+    )
+    return out
 
 
 #: Relative allowance on a Chernoff exponent ``n KL``: its few roundings (``xlogy``,
@@ -186,6 +195,7 @@ def _chernoff_light(
     s_end: FloatArray,
     log_w: FloatArray,
     log_tail: float,
+    live: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[npt.NDArray[np.bool_], FloatArray]:
     """``(light, log_bound)``: blocks of ``s = T + I`` (T in {0, 1}, ``I ~ Bin(count, p)``)
     whose joint log mass with their row is at most ``log_tail − LIGHT_MARGIN`` by a
@@ -193,15 +203,18 @@ def _chernoff_light(
     mean has mass at most ``P(I >= a − 1)`` (both shifts), below it at most ``P(I <= b)``;
     the bound is raised by :data:`CHERNOFF_RTOL`. :func:`clone_blocks_log_delta` then takes
     them as light blocks (2 per unit of mass) without their exact masses: an upper bound,
-    and below ``e^{log_tail}`` in all, as the light blocks were before."""
+    and below ``e^{log_tail}`` in all, as the light blocks were before. Only ``live``
+    blocks are bounded (elementwise: the same floats there); the others are not light."""
     counts = np.broadcast_to(counts, s_start.shape)
+    live = np.ones(s_start.shape, dtype=bool) if live is None else live
     up = s_start - 1.0 > counts * p  # else the upper tail's bound is 1: only the lower one
     log_bound = np.zeros(s_start.shape)
+    upper, lower = live & up, live & ~up
     with np.errstate(invalid="ignore"):
-        log_bound[up] = _log_tail_vec(counts[up], p, s_start[up] - 1.0, upper=True)
-        log_bound[~up] = _log_tail_vec(counts[~up], p, s_end[~up], upper=False)
+        log_bound[upper] = _log_tail_vec(counts[upper], p, s_start[upper] - 1.0, upper=True)
+        log_bound[lower] = _log_tail_vec(counts[lower], p, s_end[lower], upper=False)
     log_bound = np.minimum(log_bound * (1.0 - CHERNOFF_RTOL), 0.0)
-    light = log_w[:, None] + log_bound <= log_tail - LIGHT_MARGIN
+    light = live & (log_w[:, None] + log_bound <= log_tail - LIGHT_MARGIN)
     return np.asarray(light), np.asarray(log_bound, dtype=np.float64)
 
 
@@ -244,8 +257,7 @@ def _layout(
     live = s_start <= s_end
     # Blocks certainly light (:func:`_chernoff_light`) keep a Chernoff bound on their mass
     # instead of the incomplete betas: a third to two thirds of them.
-    light, log_bound = _chernoff_light(cc, mu_c, s_start, s_end, log_w, log_tail)
-    light &= live
+    light, log_bound = _chernoff_light(cc, mu_c, s_start, s_end, log_w, log_tail, live=live)
     exact = live & ~light
     # s = T + I: I's blocks shifted by one (T = 1) and in place (T = 0)
     mass = mu * _edge_masses(cc, mu_c, s_start, s_end, exact, 1.0)

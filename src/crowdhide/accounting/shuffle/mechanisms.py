@@ -212,7 +212,9 @@ uniform on its complement)
     disjoint have β arbitrarily close to it → ``rho = 1/e``. Revealed-class cells of the
     informative length (``piecewise_reveal_cells``; docs/proofs/mechanism-certificates.md,
     section 1b) give each range of pairs its own rates and reveal the overlap; they join
-    where ``n e^{−ε0} <= 20`` (ε0 = 8, n = 1e4: 7.99998 → 5.350). Lower bound: pairs (−a, a)
+    where ``n e^{−ε0} <= 20`` (ε0 = 8, n = 1e4: 7.99998 → 5.350), each screened by one
+    report's ``μ_hi δ_RR(ε)``; the certificates are combined lazily (``_Least``: the capped
+    search is not run where the cells are smaller). Lower bound: pairs (−a, a)
     for a ∈ {1/4, 1/2, 3/4, 1}, z = 0, regions the two informative sets, and below
     ε0 = ln 4 the pair (−1, 1) with regions that leave out z's high interval.
 ``laplace`` (Laplace noise of scale 2/ε0 on an input in [−1, 1]; ε0-LDP)
