@@ -244,6 +244,8 @@ from crowdhide.accounting.logmath import kappa_up
 from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle import _krr_fast
+from crowdhide.accounting.shuffle._lazy_least import Capped as _Capped
+from crowdhide.accounting.shuffle._lazy_least import Least as _Least
 from crowdhide.accounting.shuffle._split_clone import split_clone_log_delta
 from crowdhide.accounting.shuffle.curves import (
     BRACKET_RTOL,
@@ -355,78 +357,6 @@ class _Curve(PrivacyCurve):
 
     def epsilon_upper_hint(self) -> float:
         return self._eps0
-
-
-class _Capped(PrivacyCurve):
-    """The restricted variation-ratio certificate (:func:`_capped_curve`): a bracketed search
-    that starts at its floor's ε and only goes up, so ``min(floor ε, ε0)`` is a lower bound
-    on its answer that costs one split member's root instead of the refinement."""
-
-    def __init__(self, search: BracketedCurve, floor: _Curve, eps0: float) -> None:
-        self._search, self._floor, self._eps0 = search, floor, eps0
-        self._answers: dict[float, float] = {}
-
-    def log_delta(self, epsilon: float) -> float:
-        return self._search.log_delta(epsilon)
-
-    def epsilon(self, delta: float) -> float:
-        if delta not in self._answers:
-            self._answers[delta] = self._search.epsilon(delta)
-        return self._answers[delta]
-
-    def epsilon_until(self, delta: float, stop: float) -> float:
-        """The floor's ε (capped at ε0) on the first call for δ, the answer after."""
-        if self._floor.finished(delta):
-            return self.epsilon(delta)
-        return min(self._floor.epsilon(delta), self._eps0)
-
-    def finished(self, delta: float) -> bool:
-        return delta in self._answers
-
-    def epsilon_upper_hint(self) -> float:
-        return self._eps0
-
-
-_Lazy = _Curve | _Capped
-
-
-class _Least(PrivacyCurve):
-    """The least of several certificate curves of the same pairs (as
-    :class:`~crowdhide.accounting.curves.SmallestCurve`: the same floats), solved lazily.
-    A lazy member (:class:`_Curve`, :class:`_Capped`) is advanced step by step
-    (``epsilon_until``: its answer so far, a lower bound on its answer, and the answer once
-    ``finished``); always the one with the least bound so far, up to the next least bound
-    or the least finished answer. A member whose bound reaches the least finished answer
-    cannot be below it and is left; the least is unchanged, only the time depends on the
-    order (the cheap lower bounds decide which expensive member is solved)."""
-
-    def __init__(self, members: list[PrivacyCurve]) -> None:
-        self._members = members
-
-    def log_delta(self, epsilon: float) -> float:
-        return min(m.log_delta(epsilon) for m in self._members)
-
-    def epsilon(self, delta: float) -> float:
-        best = math.inf
-        lazy: dict[int, _Lazy] = {}
-        for i, member in enumerate(self._members):
-            if isinstance(member, _Lazy) and not member.finished(delta):
-                lazy[i] = member
-            else:
-                best = min(best, member.epsilon(delta))
-        lows = dict.fromkeys(lazy, -math.inf)
-        while lows:
-            i = min(lows, key=lows.__getitem__)
-            if lows[i] >= best:  # every open member's answer is at least best
-                break
-            stop = min([best, *(low for j, low in lows.items() if j != i)])
-            lows[i] = lazy[i].epsilon_until(delta, stop)
-            if lazy[i].finished(delta):
-                best = min(best, lows.pop(i))
-        return best
-
-    def epsilon_upper_hint(self) -> float:
-        return min(m.epsilon_upper_hint() for m in self._members)
 
 
 def _upper_root(
