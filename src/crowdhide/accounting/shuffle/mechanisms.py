@@ -212,7 +212,9 @@ uniform on its complement)
     disjoint have β arbitrarily close to it → ``rho = 1/e``. Revealed-class cells of the
     informative length (``piecewise_reveal_cells``; docs/proofs/mechanism-certificates.md,
     section 1b) give each range of pairs its own rates and reveal the overlap; they join
-    where ``n e^{−ε0} <= 20`` (ε0 = 8, n = 1e4: 7.99998 → 5.350). Lower bound: pairs (−a, a)
+    where ``n e^{−ε0} <= 20`` (ε0 = 8, n = 1e4: 7.99998 → 5.350), each screened by one
+    report's ``μ_hi δ_RR(ε)``; the certificates are combined lazily (``_Least``: the capped
+    search is not run where the cells are smaller). Lower bound: pairs (−a, a)
     for a ∈ {1/4, 1/2, 3/4, 1}, z = 0, regions the two informative sets, and below
     ε0 = ln 4 the pair (−1, 1) with regions that leave out z's high interval.
 ``laplace`` (Laplace noise of scale 2/ε0 on an input in [−1, 1]; ε0-LDP)
@@ -241,11 +243,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from crowdhide._validation import check_int, check_probability, check_real
-from crowdhide.accounting.curves import PrivacyCurve, SmallestCurve
+from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.logmath import kappa_up
 from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle import _krr_fast
+from crowdhide.accounting.shuffle._lazy_least import Capped as _Capped
+from crowdhide.accounting.shuffle._lazy_least import Least as _Least
 from crowdhide.accounting.shuffle._split_clone import split_clone_log_delta
 from crowdhide.accounting.shuffle.curves import (
     BRACKET_RTOL,
@@ -290,9 +294,17 @@ class _Curve(PrivacyCurve):
     lower-bound configurations), ε(δ) solved member by member from the safe side."""
 
     def __init__(
-        self, members: list[Callable[[float, float], float]], eps0: float, *, lower: bool
+        self,
+        members: list[Callable[[float, float], float]],
+        eps0: float,
+        *,
+        lower: bool,
+        screens: list[Callable[[float], float] | None] | None = None,
     ) -> None:
         self._members, self._eps0, self._lower = members, eps0, lower
+        self._screens = screens if screens is not None else [None] * len(members)
+        # per δ: the running answer and how many members (largest first) it has passed
+        self._progress: dict[float, tuple[float, int]] = {}
 
     def log_delta(self, epsilon: float) -> float:
         if not self._members:
@@ -300,24 +312,52 @@ class _Curve(PrivacyCurve):
         return min(max(fn(epsilon, -60.0) for fn in self._members), 0.0)
 
     def epsilon(self, delta: float) -> float:
+        return self.epsilon_until(delta, math.inf)
+
+    def epsilon_until(self, delta: float, stop: float) -> float:
+        """The running answer after at least one more member, and after as many as it takes
+        to reach ``stop`` (:meth:`epsilon` once all are taken: :meth:`finished`). It only
+        grows member by member, so it is a lower bound on :meth:`epsilon`, which is all a
+        caller taking the least of several certificates (:class:`_Least`) needs. A later
+        call for the same δ resumes where this one stopped, so the members are solved in
+        the same order from the same running answers as by one call: the same floats.
+
+        A member with a ``screen`` (``log δ`` of a cheaper bound of the same pairs, e.g.
+        one report's variation) that already meets the target at the running answer is
+        not evaluated: that answer holds for its pairs (δ is non-increasing in ε)."""
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
+        best, done = self._progress.get(delta, (0.0, 0))
+        members = list(zip(reversed(self._members), reversed(self._screens), strict=True))
+        first = True  # every call takes at least one member (if any is left)
+        while done < len(members) and (first or best < stop):
+            fn, screen = members[done]
+            done, first = done + 1, False
+            if screen is not None and not self._lower and screen(best) <= target:
+                continue
+            best = self._solve_member(fn, target, best)
+        self._progress[delta] = best, done
+        return best
+
+    def finished(self, delta: float) -> bool:
+        """Whether every member is solved for δ (:meth:`epsilon_until` is then the answer)."""
+        return self._progress.get(delta, (0.0, 0))[1] >= len(self._members)
+
+    def _solve_member(
+        self, fn: Callable[[float, float], float], target: float, best: float
+    ) -> float:
+        """The running answer after one member: unchanged if the member meets the target
+        there (one evaluation: the root search returns its lower end), else its root."""
         tail = min(-40.0, target - 40.0)  # windows' tails far below the target
         xtol = max(1e-13, 1e-10 * self._eps0)
-        best = 0.0
-        # ε of the largest member is the largest member's ε: a member already at or below
-        # the target at the running answer costs one evaluation (safe_root returns lo).
-        for fn in reversed(self._members):
 
-            def curve(eps: float, fn: Callable[[float, float], float] = fn) -> float:
-                if eps >= self._eps0:  # ε0-DP whatever the member's rounding says
-                    return -math.inf
-                return min(fn(eps, tail), 0.0)
+        def curve(eps: float) -> float:
+            if eps >= self._eps0:  # ε0-DP whatever the member's rounding says
+                return -math.inf
+            return min(fn(eps, tail), 0.0)
 
-            if self._lower:
-                best = safe_root(curve, target, best, self._eps0, xtol=xtol, lower_side=True)
-            else:
-                best = _upper_root(curve, target, best, self._eps0, xtol)
-        return best
+        if self._lower:
+            return safe_root(curve, target, best, self._eps0, xtol=xtol, lower_side=True)
+        return _upper_root(curve, target, best, self._eps0, xtol)
 
     def epsilon_upper_hint(self) -> float:
         return self._eps0
@@ -428,21 +468,25 @@ class MechanismBound:
                 functools.partial(_lower_member, fn, n)
                 for fn in lower_members(self.mechanism, eps0, d, k)
             ]
-        raw: PrivacyCurve = _Curve(members, eps0, lower=self.kind == "lower")
-        if self.kind == "upper" and self.mechanism.variation_capped:
-            raw = SmallestCurve([raw, _capped_curve(n, eps0, self.mechanism.params(eps0, d, k)[1])])
-        if self.kind == "upper" and self.mechanism.reveal_cells is not None:
-            cells = _reveal_cell_members(self.mechanism.reveal_cells, n, eps0)
-            if cells:
-                raw = SmallestCurve([raw, _Curve(cells, eps0, lower=False)])
-        if self.kind == "upper" and self.mechanism.split_cells is not None:
+        raw = _Curve(members, eps0, lower=self.kind == "lower")
+        if self.kind == "lower":
+            return SafeSideCurve(raw, eps0, lower=True)
+        # the certificates of the same pairs, the likeliest least first (module docstring
+        # of _Least: the order costs time, never changes the answer)
+        least: list[PrivacyCurve] = [raw]
+        if self.mechanism.reveal_cells is not None:
+            cells = _reveal_cell_curve(self.mechanism.reveal_cells, n, eps0)
+            if cells is not None:
+                least.insert(0, cells)
+        if self.mechanism.split_cells is not None:
             split = self.mechanism.split_cells(n, eps0)  # Laplace: docs/proofs, section 1c
             if split:
-                raw = SmallestCurve([raw, _Curve(split, eps0, lower=False)])
-        if self.kind == "upper" and self._blanket_certifies(n, d):
-            blanket = shuffle_bound_curve(bound="krr_blanket", eps0=eps0, n=n, k=d)
-            raw = SmallestCurve([raw, blanket])
-        return SafeSideCurve(raw, eps0, lower=self.kind == "lower")
+                least.insert(0, _Curve(split, eps0, lower=False))
+        if self.mechanism.variation_capped:
+            least.insert(0, _capped_curve(n, eps0, self.mechanism.params(eps0, d, k)[1]))
+        if self._blanket_certifies(n, d):
+            least.append(shuffle_bound_curve(bound="krr_blanket", eps0=eps0, n=n, k=d))
+        return SafeSideCurve(least[0] if len(least) == 1 else _Least(least), eps0, lower=False)
 
     def _blanket_certifies(self, n: int, d: int) -> bool:
         """Whether the exact k-RR blanket joins the certificate (as in ``best``)."""
@@ -458,7 +502,8 @@ def _capped_curve(n: int, eps0: float, mu_max: float) -> PrivacyCurve:
     floor_member = functools.partial(
         _clone_member, n, kappa_up(eps0), mu_max, math.exp(-eps0), rates
     )
-    return BracketedCurve(fn, eps0, _Curve([floor_member], eps0, lower=False))
+    floor = _Curve([floor_member], eps0, lower=False)  # remembers its answer per δ
+    return _Capped(BracketedCurve(fn, eps0, floor), floor, eps0)
 
 
 #: Largest ``n e^{−ε0}`` (expected clones of the one-rate system) at which the revealed-class
@@ -467,22 +512,34 @@ def _capped_curve(n: int, eps0: float, mu_max: float) -> PrivacyCurve:
 REVEAL_CELLS_MAX_LOAD = 20.0
 
 
-def _reveal_cell_members(
+def _reveal_cell_curve(
     cells_of: Callable[[float], RevealCells], n: int, eps0: float
-) -> list[Callable[[float, float], float]]:
+) -> _Curve | None:
     """The revealed-class cell certificate (``piecewise_reveal_cells``): one report's δ
     below the first cell, then one revealed-class split system per cell; the largest over
-    them certifies every pair. Empty where it is not evaluated (a performance choice)."""
+    them certifies every pair. None where it is not evaluated (a performance choice).
+
+    Each cell is screened by one report's δ at its largest μ, ``μ_hi δ_RR(ε)`` (the shuffled
+    output is a post-processing of the target's report and reports free of it, so that
+    bounds every pair of the cell too): where it meets the target, the cell's split system
+    is not evaluated (at ε0 = 8, n = 1e4, δ = 1e-6 about 20 of the 56 cells)."""
     kappa = kappa_up(eps0)
     if kappa >= 1.0 or n * math.exp(-eps0) > REVEAL_CELLS_MAX_LOAD:
-        return []
+        return None
     mu_floor, cells = cells_of(eps0)
     members: list[Callable[[float, float], float]] = [
         functools.partial(_one_report_member, mu_floor, eps0)
     ]
+    screens: list[Callable[[float], float] | None] = [None]
     for mu, c_inf, w, gamma in cells:
         members.append(functools.partial(_reveal_member, n, kappa, mu, c_inf, (w, gamma)))
-    return members
+        screens.append(functools.partial(_one_report_screen, mu, eps0))
+    return _Curve(members, eps0, lower=False, screens=screens)
+
+
+def _one_report_screen(mu2: float, eps0: float, eps: float) -> float:
+    """:func:`_one_report_member` as a screen (no tail level)."""
+    return _one_report_member(mu2, eps0, eps, 0.0)
 
 
 def _certificate_members(

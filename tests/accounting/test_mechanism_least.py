@@ -1,0 +1,107 @@
+"""The lazy least of a mechanism's certificates and the cell screens (issue 32: piecewise
+queries where the revealed-class cells join took 0.4-2.3 s).
+
+:class:`~crowdhide.accounting.shuffle.mechanisms._Least` must give the same floats as
+solving every certificate in full and taking the least (the former ``SmallestCurve``), and
+must not run the restricted variation-ratio search where the cells are the least. The
+screen of a piecewise cell, one report's ``μ_hi δ_RR(ε)``, must be at least the exact δ of
+one report of every pair in the cell: it equals that of the cell's widest pair, so a 1 %
+smaller μ fails.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from crowdhide.accounting.curves import SmallestCurve
+from crowdhide.accounting.shuffle import mechanisms as mech
+from crowdhide.accounting.shuffle import variation_ratio
+from crowdhide.accounting.shuffle.mechanisms import _one_report_screen, mechanism_curve
+from crowdhide.accounting.shuffle.randomizers import MECHANISMS, piecewise_reveal_cells
+from tests.accounting import _mechanism_matrices as mm
+
+
+def _full_least(eps0: float, n: int, delta: float) -> float:
+    """Every piecewise certificate solved in full (fresh curves), the least taken."""
+    pw = MECHANISMS["piecewise"]
+    raw = mech._Curve(mech._certificate_members(pw, n, eps0, 0, 1), eps0, lower=False)
+    parts: list[mech.PrivacyCurve] = [raw, mech._capped_curve(n, eps0, pw.params(eps0, 0, 1)[1])]
+    cells = mech._reveal_cell_curve(piecewise_reveal_cells, n, eps0)
+    if cells is not None:
+        parts.append(cells)
+    return SmallestCurve(parts).epsilon(delta)
+
+
+@pytest.mark.parametrize(
+    ("eps0", "n", "delta"),
+    [(8.0, 10_000, 1e-6), (4.0, 1_000, 1e-6), (1.0, 10_000, 1e-6), (8.0, 1_000, 1e-300)],
+)
+def test_lazy_least_is_the_least_of_every_certificate(eps0: float, n: int, delta: float) -> None:
+    least = mech._Least(
+        [
+            mech._capped_curve(n, eps0, MECHANISMS["piecewise"].params(eps0, 0, 1)[1]),
+            *(
+                [c]
+                if (c := mech._reveal_cell_curve(piecewise_reveal_cells, n, eps0)) is not None
+                else []
+            ),
+            mech._Curve(
+                mech._certificate_members(MECHANISMS["piecewise"], n, eps0, 0, 1), eps0, lower=False
+            ),
+        ]
+    )
+    assert least.epsilon(delta) == _full_least(eps0, n, delta)
+
+
+def test_cells_least_skips_the_variation_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ε0 = 8, n = 1e4: the cells give 5.35, the capped search's floor is about ε0, so the
+    search (a variation-ratio refinement per ε) is never run."""
+    calls: list[float] = []
+    original = variation_ratio.VariationRatio.__call__
+
+    def counted(self: variation_ratio.VariationRatio, eps: float, tail: float) -> float:
+        calls.append(eps)
+        return original(self, eps, tail)
+
+    monkeypatch.setattr(variation_ratio.VariationRatio, "__call__", counted)
+    eps = mechanism_curve(mechanism="piecewise", eps0=8.0, n=10_000).epsilon(1e-6)
+    assert 5.3 < eps < 5.4
+    assert calls == []
+
+
+def _one_report_delta(eps0: float, x: float, x2: float, eps: float) -> float:
+    """Exact δ(ε) of one piecewise report for the pair (x, x'), on the binned reports."""
+    t = math.exp(eps0 / 2.0)
+    big_c = (t + 1.0) / (t - 1.0)
+    left = [(big_c + 1.0) * v / 2.0 - (big_c - 1.0) / 2.0 for v in (x, x2)]
+    edges = sorted({e for a in left for e in (a, a + big_c - 1.0)} - {-big_c, big_c})
+    r = mm.piecewise_binned(eps0, [x, x2], edges)
+    return float(np.maximum(r[0] - math.exp(eps) * r[1], 0.0).sum())
+
+
+@pytest.mark.parametrize("eps0", [1.0, 4.0, 8.0])
+def test_cell_screen_bounds_one_report_of_its_pairs(eps0: float) -> None:
+    """The screen of each cell is at least every pair's one-report δ (pairs x = −a, x' = a
+    with their informative length at the cell's ends) and equals it at the widest pair."""
+    t = math.exp(eps0 / 2.0)
+    big_c = (t + 1.0) / (t - 1.0)
+    _, cells = piecewise_reveal_cells(eps0)
+    checked = 0
+    for mu_hi, c_inf, _, _ in cells[-12:]:
+        l_hi = mu_hi / ((t * (t - 1.0) / (2.0 * (t + 1.0))) * (1.0 + 1.0 / (t * t)))
+        l_lo = c_inf / (2.0 * (t - 1.0) / (2.0 * t * (t + 1.0)))
+        for eps in (0.1 * eps0, 0.5 * eps0):
+            screen = math.exp(_one_report_screen(mu_hi, eps0, eps))
+            widest = 0.0
+            for length in (l_lo, 0.5 * (l_lo + l_hi), l_hi):
+                a = min(length / (big_c + 1.0), 1.0)  # (C + 1) (2a)/2 = L
+                exact = _one_report_delta(eps0, -a, a, eps)
+                assert exact <= screen * (1.0 + 1e-9)
+                widest = exact
+            # tight at the widest pair: 1 % less μ would be below the exact δ
+            assert widest > 0.99 * screen * (1.0 + 1e-9)
+            checked += 1
+    assert checked == 24
