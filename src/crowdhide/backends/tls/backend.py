@@ -484,7 +484,12 @@ class TlsBackend(LedgerViews):
         plan = job.plan
         if self._frame_arg is None:  # one frame size for the run, from the plan
             self.frame = codec.frame_for(plan)
-        from crowdhide.backends.tls.workload import given_schedule, round_schedule, round_seconds
+        from crowdhide.backends.tls.workload import (
+            closes_before,
+            given_schedule,
+            round_schedule,
+            round_seconds,
+        )
 
         if self._round_arg is None:  # each round's length from its own work in the plan
             rounds, self.round_basis = round_schedule(job, self.placement)  # measures costs
@@ -493,6 +498,7 @@ class TlsBackend(LedgerViews):
             rounds = given_schedule(plan, self._round_arg)
             model = round_seconds(job, self.placement, costs=_UNMEASURED_COSTS)
         self.ledger.rounds = rounds
+        self.ledger.closes = closes_before(plan)  # the rounds close where the schedule's do
         self.round_schedule = tuple(r.length for r in rounds)
         self.round_seconds = longest(rounds) if rounds else self._round_arg
         # A host still running a group's programs is not dead: the first group runs before
@@ -538,8 +544,10 @@ class TlsBackend(LedgerViews):
         return job.for_shard(lambda group, block: self.placement.host(job, group, block) == host)
 
     def run_group(self, group: str) -> list[Any]:
-        """Close the previous round, then run ``group`` on every host; return block reports."""
-        if self.ledger.queued:
+        """Close the open round if ``group`` needs its frames (:meth:`Ledger.closes_before
+        <crowdhide.backends.tls.rounds.Ledger.closes_before>`), then run ``group`` on every
+        host; return block reports."""
+        if self.ledger.closes_before(group):
             self._flush()
         job = self._job
         epoch = self.ledger.epoch + 1  # the round in which the frames emitted now will be sent

@@ -345,6 +345,7 @@ class Coordinator(LedgerViews):
                 self.ledger.rounds, self.round_basis = self._round_length(job, described)
             else:
                 self.ledger.rounds = workload.given_schedule(plan, self._round_arg)
+            self.ledger.closes = workload.closes_before(plan)  # as the schedule's rounds
             self.round_schedule = tuple(r.length for r in self.ledger.rounds)
             self.round_seconds = self.ledger.longest or self._round_arg
             self._setup(job, ship_job)
@@ -442,11 +443,13 @@ class Coordinator(LedgerViews):
         self._expect(learned, ctl.Learned, "distributing the nodes' keys")
 
     def run_group(self, group: str) -> list[BlockReport]:
-        """Close the previous round, run ``group`` on every daemon; the reports carry the
-        released state of result blocks only."""
+        """Close the open round if ``group`` needs its frames (:meth:`Ledger.closes_before
+        <crowdhide.backends.tls.rounds.Ledger.closes_before>`), run ``group`` on every
+        daemon in its program window; the reports carry the released state of result
+        blocks only."""
         job = self._job
         assert job is not None
-        if self.ledger.queued:
+        if self.ledger.closes_before(group):
             self._close_round()
         epoch = self.ledger.epoch + 1
         self._where = f"group {group!r} (round {epoch})"
