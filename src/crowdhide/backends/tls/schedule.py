@@ -21,6 +21,7 @@ programs run in it, both at their worst case whatever the data. A length given b
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -61,7 +62,7 @@ class Round:
         if not self.windows:
             object.__setattr__(self, "windows", ((self.run, self.reply),))
         ends = [x for w in self.windows for x in w]
-        ordered = all(a <= b for a, b in zip(ends, ends[1:], strict=False))
+        ordered = all(a <= b for a, b in itertools.pairwise(ends))
         if not (
             0.0 < self.ack <= self.run <= self.reply <= self.length
             and ordered
