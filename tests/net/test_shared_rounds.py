@@ -1,7 +1,7 @@
-"""Rounds shared by independent groups: a round closes only before a group that needs the
-queued frames, so the two scrambler groups of a GROUP BY over two grouping sets send their
-forwards in one send phase (and their compute groups in one more), each group's program in
-its own window. The bound of every round stays above the work measured in every run, even
+"""Rounds shared by independent groups: a round closes only before a level of the plan that
+needs the queued frames, so the two scrambler groups of a GROUP BY over two grouping sets
+run in one program window and send their forwards in one send phase (and their compute
+groups in the next round). The bound of every round stays above the work measured in every run, even
 when every real message goes to one node of each group, and the schedule does not depend on
 the data."""
 
@@ -60,12 +60,13 @@ def test_independent_groups_share_send_phases() -> None:
     scrambler groups run in the first round and send together in the second, the two
     compute groups run in the second and send together in the third."""
     plan = _plan(*_datasets()[0])
+    assert workload.windows_of(plan, (SCR_C, SCR_D)) == [(SCR_C, SCR_D)]  # one level
     assert workload.rounds_of(plan) == [
         (("S",), (SCR_C, SCR_D)),
         ((SCR_C, SCR_D), ("C", "D")),
         (("C", "D"), ("R",)),
     ]
-    assert workload.closes_before(plan) == frozenset({SCR_C, "C", "R"})
+    assert workload.closes_before(plan) == frozenset({SCR_C, SCR_D, "C", "D", "R"})
 
 
 def _measured(plan: ExecutionPlan, placement: Placement, seed: int) -> tuple[Any, Any]:
@@ -135,7 +136,7 @@ def test_the_shared_schedule_does_not_depend_on_the_data() -> None:
     }
     assert len(schedules) == 1
     (rounds, _), *_ = schedules
-    assert [len(r.windows) for r in rounds] == [2, 2, 1]  # one program window per group
+    assert [len(r.windows) for r in rounds] == [1, 1, 1]  # one program window per level
 
 
 def test_a_shared_send_phase_is_shorter_than_two_rounds() -> None:
@@ -170,8 +171,9 @@ def test_windows_of_a_round_follow_each_other() -> None:
 
 
 def test_the_ledger_times_each_group_in_its_window() -> None:
-    """Each ``Run`` of a round leaves at its group's window and is answered at its end;
-    the round closes only before the group that needs the queued frames."""
+    """Each ``Run`` of a round (here one per scrambler group, as two levels would) leaves
+    at its window's start and is answered at its end; the round closes only before a level
+    that needs the queued frames."""
     plan = _plan(*_datasets()[0])
     job = Job(plan=plan, seed=0, block_size=BLOCK)
     placement = Placement(hosts=1)
@@ -184,17 +186,17 @@ def test_the_ledger_times_each_group_in_its_window() -> None:
         sent.append(flush)
         return {}
 
-    assert not ledger.closes_before("S")  # nothing queued yet
-    ledger.ran_group(job, "S", placement, {0: ({}, {0: 200})})
-    assert ledger.closes_before(SCR_C)
+    assert not ledger.closes_before(["S"])  # nothing queued yet
+    ledger.ran_group(job, ["S"], placement, {0: ({}, {0: 200})})
+    assert ledger.closes_before([SCR_C, SCR_D])
     ledger.close_round(broadcast, alive=[0], deadline=1.0)
     start = float(sent[0].start)  # type: ignore[arg-type]
     for k, group in enumerate((SCR_C, SCR_D)):
         assert ledger.run_at() == pytest.approx(start + ledger.rounds[0].windows[k][0])
         assert ledger.reply_at() == pytest.approx(start + ledger.rounds[0].windows[k][1])
-        ledger.ran_group(job, group, placement, {0: ({}, {0: 300 + k})})
-        assert not ledger.closes_before("D")  # D runs after C, in the same round
-    assert ledger.closes_before("C")
+        ledger.ran_group(job, [group], placement, {0: ({}, {0: 300 + k})})
+        assert not ledger.closes_before(["S"])  # S needs nothing: it would run in the round
+    assert ledger.closes_before(["C", "D"])
     ledger.close_round(broadcast, alive=[0], deadline=1.0)
     assert ledger.window == 0
     assert len(sent) == 2

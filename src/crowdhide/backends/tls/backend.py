@@ -544,15 +544,21 @@ class TlsBackend(LedgerViews):
         return job.for_shard(lambda group, block: self.placement.host(job, group, block) == host)
 
     def run_group(self, group: str) -> list[Any]:
-        """Close the open round if ``group`` needs its frames (:meth:`Ledger.closes_before
-        <crowdhide.backends.tls.rounds.Ledger.closes_before>`), then run ``group`` on every
-        host; return block reports."""
-        if self.ledger.closes_before(group):
+        """Run one group (:meth:`run_groups`)."""
+        return self.run_groups([group])
+
+    def run_groups(self, names: Sequence[str]) -> list[Any]:
+        """Close the open round if ``names`` (one level of the plan: they exchange nothing)
+        need its frames (:meth:`Ledger.closes_before
+        <crowdhide.backends.tls.rounds.Ledger.closes_before>`), then run them on every
+        host, one ``Run`` (one program window); return their block reports."""
+        group, *also = names
+        if self.ledger.closes_before(names):
             self._flush()
         job = self._job
         epoch = self.ledger.epoch + 1  # the round in which the frames emitted now will be sent
         replies = self._all(
-            lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch),
+            lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch, also=tuple(also)),
             timeout=self._run_timeout,
         )
         errors = {
@@ -561,14 +567,15 @@ class TlsBackend(LedgerViews):
             if not isinstance(r, ctl.RunDone)
         }
         if errors:
-            raise program_failed(group, errors, lambda h: f"host {h} ({self._address(h)})")
+            label = " or ".join(names)
+            raise program_failed(label, errors, lambda h: f"host {h} ({self._address(h)})")
         reports = []
         counts = {}
         for h, reply in replies.items():
             reports.extend(reply.reports)
             counts[h] = (self._link_counts(reply.reports), reply.queued)
             self._schemas.update(reply.schemas)
-        self.ledger.ran_group(job, group, self.placement, counts)
+        self.ledger.ran_group(job, names, self.placement, counts)
         self.ledger.check()
         return reports
 

@@ -209,12 +209,14 @@ class Ledger:
             return self.rounds[epoch - 1]
         return max(self.rounds, key=lambda r: r.length)
 
-    def closes_before(self, group: str) -> bool:
-        """Whether the open round closes before ``group`` runs: frames are queued and the
-        plan's schedule closes a round there (``group`` receives a hop from a group whose
-        frames are queued). Otherwise ``group`` runs in the round last closed, in its next
-        program window, and its frames join the queued ones in the next send phase."""
-        return bool(self.queued) and (self.closes is None or group in self.closes)
+    def closes_before(self, groups: Sequence[str]) -> bool:
+        """Whether the open round closes before ``groups`` (one level of the plan) run:
+        frames are queued and the plan's schedule closes a round there (one of them
+        receives a hop from a group whose frames are queued). Otherwise they run in the
+        round last closed, in its next program window, and their frames join the queued
+        ones in the next send phase."""
+        closes = self.closes
+        return bool(self.queued) and (closes is None or any(g in closes for g in groups))
 
     def ran(self, host: int, emitted: Mapping[int, int], queued: Mapping[int, int]) -> None:
         """Host ``host`` ran a group: frames its blocks emitted and frames it queued, per peer."""
@@ -340,18 +342,20 @@ class Ledger:
     def ran_group(
         self,
         job: Any,
-        group: str,
+        groups: Sequence[str],
         placement: Any,
         counts: Mapping[int, tuple[Mapping[int, int], Mapping[int, int]]],
     ) -> None:
-        """Hosts ran ``group``: ``counts[host] = (emitted, queued)`` per peer (:meth:`ran`);
-        every block of ``group`` whose host (by ``placement``) is not in ``counts`` is lost."""
-        self.window += 1  # the next group of this round gets the next program window
+        """Hosts ran ``groups`` (one ``Run``): ``counts[host] = (emitted, queued)`` per peer
+        (:meth:`ran`); every block of theirs whose host (by ``placement``) is not in
+        ``counts`` is lost."""
+        self.window += 1  # the next Run of this round gets the next program window
         for host, (emitted, queued) in counts.items():
             self.ran(host, emitted, queued)
-        for block in job.blocks(group):
-            if placement.host(job, group, block.index) not in counts:
-                self.lost_blocks.append((group, block.index))
+        for group in groups:
+            for block in job.blocks(group):
+                if placement.host(job, group, block.index) not in counts:
+                    self.lost_blocks.append((group, block.index))
 
     def settle(
         self,

@@ -23,7 +23,7 @@ measured cost of a frame, never from the messages actually sent:
 a margin times the busiest (host, half round) work, with a per-frame allowance for framing,
 TLS records, encoding and decoding. A round that overruns is reported, never stretched.
 Groups that need none of the queued frames share a round (:func:`rounds_of`): their frames
-one send phase, charged together on the hosts they share; their programs a window each.
+one send phase, charged together on the hosts they share; each level's programs a window.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ __all__ = [
     "rounds_of",
     "sized_rounds",
     "slowest",
+    "windows_of",
 ]
 
 #: ``(seal, open)`` seconds per frame.
@@ -263,14 +264,17 @@ def half_work(job: Any, placement: Any, costs: dict[str, Cost]) -> tuple[float, 
 def rounds_of(plan: Any) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     """``(groups whose frames are sent, groups whose programs run)`` per round, in order.
 
-    Mirrors the coordinators (:func:`closes_before`): groups run one by one in topological
-    order; a group's frames are queued when it runs (every group with a hop of frames
-    queues some, whatever the data) and a round closes, sending every queued frame, just
-    before a group that receives a hop from a queued group runs. A group that needs none of
-    the queued frames runs in the same round as the previous one (its program gets the next
-    window of the round's program phase), so the frames of independent groups (the two
-    scrambler groups of a GROUP BY with two grouping sets, their two compute groups) share
-    one send phase. The first group runs before any round. It depends on the plan only.
+    Mirrors the coordinators (:func:`closes_before`): the groups of one level of the plan
+    (:meth:`levels <crowdhide.engine.plan.ExecutionPlan.levels>`: they exchange nothing) run
+    together, one ``Run`` and one program window (:func:`windows_of`), levels in order; a
+    group's frames are queued when it runs (every group with a hop of frames queues some,
+    whatever the data) and a round closes, sending every queued frame, just before a level
+    with a group that receives a hop from a queued group. A level that needs none of the
+    queued frames runs in the same round as the previous one (the next window of the
+    round's program phase). So the frames of independent groups (the two scrambler groups
+    of a GROUP BY with two grouping sets, their two compute groups) share one send phase
+    and their programs one window. The first level runs before any round. It depends on
+    the plan only.
 
     >>> import numpy as np
     >>> from crowdhide.engine.library import named
@@ -292,27 +296,54 @@ def rounds_of(plan: Any) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     feeds = {(s, r) for s, r, _, _ in hops}
     rounds: list[tuple[tuple[str, ...], list[str]]] = []
     pending: list[str] = []  # groups run since the last close whose frames are queued
-    for group in plan.topological_groups():
-        if any((p, group.name) in feeds for p in pending):
+    for level in _levels(plan):
+        if any((p, g) in feeds for p in pending for g in level):
             rounds.append((tuple(pending), []))
             pending = []
         if rounds:
-            rounds[-1][1].append(group.name)
-        if group.name in sends:
-            pending.append(group.name)
+            rounds[-1][1].extend(level)
+        pending.extend(g for g in level if g in sends)
     return [(senders, tuple(ran)) for senders, ran in rounds]
+
+
+def _levels(plan: Any) -> list[tuple[str, ...]]:
+    """The plan's groups by level, in topological order (the engine runs them so)."""
+    level = plan.levels()
+    out: dict[int, list[str]] = {}
+    for group in plan.topological_groups():
+        out.setdefault(level[group.name], []).append(group.name)
+    return [tuple(names) for names in out.values()]
+
+
+def windows_of(plan: Any, ran: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The program windows of a round that runs ``ran`` (:func:`rounds_of`): one per level,
+    its groups run one after the other on each host within it.
+
+    >>> import numpy as np
+    >>> from crowdhide.engine.library import named
+    >>> from crowdhide.plans import PlanBuilder
+    >>> b = PlanBuilder()
+    >>> _ = b.sources("S", {"g": np.zeros(10, dtype=int), "h": np.zeros(10, dtype=int)})
+    >>> _ = b.compute("C", size=2, process=named("compute.count", route="S->C", size=2))
+    >>> _ = b.compute("D", size=2, process=named("compute.count", route="S->D", size=2))
+    >>> _ = b.route("S", "C", by=named("route.column", column="g"))
+    >>> _ = b.route("S", "D", by=named("route.column", column="h"))
+    >>> windows_of(b.build(), ("C", "D"))
+    [('C', 'D')]
+    """
+    return [w for w in (tuple(g for g in level if g in ran) for level in _levels(plan)) if w]
 
 
 def closes_before(plan: Any) -> frozenset[str]:
     """The groups before whose program the coordinators close the open round
-    (:func:`rounds_of`: the first group run in each round)."""
-    return frozenset(ran[0] for _, ran in rounds_of(plan))
+    (:func:`rounds_of`: the groups of the first level run in each round)."""
+    return frozenset(g for _, ran in rounds_of(plan) for g in windows_of(plan, ran)[0])
 
 
 def round_work(job: Any, placement: Any, costs: dict[str, Cost]) -> list[tuple[float, float]]:
     """Seconds of work of the busiest host in each round's send phase, and of its program
-    phase: the sum over the round's groups, whose programs run one after the other, of the
-    busiest host's work in each group's program (:func:`round_detail`)."""
+    phase: the sum over the round's program windows, one after the other, of the busiest
+    host's work in each (:func:`round_detail`)."""
     return [(send, sum(programs)) for send, programs in round_detail(job, placement, costs)]
 
 
@@ -322,8 +353,10 @@ def round_detail(
     costs: dict[str, Cost],
     rounds: list[tuple[tuple[str, ...], tuple[str, ...]]] | None = None,
 ) -> list[tuple[float, tuple[float, ...]]]:
-    """Seconds of work of the busiest host in each round's send phase, and in the program
-    of each group run in the round, whatever the data (``rounds``: :func:`rounds_of`).
+    """Seconds of work of the busiest host in each round's send phase, and in each of its
+    program windows (the groups of one level, :func:`windows_of`, run one after the other
+    on a host: their work adds up there), whatever the data (``rounds``:
+    :func:`rounds_of`).
 
     The send phase of a round holds the link sealing of the frames sent in it on their
     senders' hosts and their opening (a ``FORWARD`` down to its inner body) on arrival; a
@@ -342,7 +375,8 @@ def round_detail(
                     send[h] += (sent + made) * (costs["link"][0] + ALLOWANCE)
                     unwrap = costs["inner"][1] if mode == "forward" else 0.0
                     send[h] += got * (costs["link"][1] + unwrap + ALLOWANCE)
-        programs = tuple(_program_work(nodes_on, hops, group, costs) for group in ran)
+        windows = windows_of(job.plan, ran)
+        programs = tuple(_program_work(nodes_on, hops, window, costs) for window in windows)
         out.append((max(send.values(), default=0.0), programs))
     return out
 
@@ -367,21 +401,21 @@ def _per_host(
 def _program_work(
     nodes_on: dict[tuple[str, int], int],
     hops: list[tuple[str, str, str, dict[str, float]]],
-    group: str,
+    groups: tuple[str, ...],
     costs: dict[str, Cost],
 ) -> float:
-    """Seconds of the busiest host's work in ``group``'s program: encoding the frames it
-    emits (sealing an onion's inner body, or a scrambler dummy's) and decoding the frames
-    it received."""
+    """Seconds of the busiest host's work in the programs of ``groups`` (run one after the
+    other on each host): encoding the frames they emit (sealing an onion's inner body, or
+    a scrambler dummy's) and decoding the frames they received."""
     work: dict[int, float] = defaultdict(float)
     for sender, receiver, mode, frames in hops:
-        if group not in (sender, receiver):
+        if sender not in groups and receiver not in groups:
             continue
         for h, sent, made, got in _per_host(nodes_on, sender, receiver, frames):
-            if sender == group:
+            if sender in groups:
                 inner = sent if mode == "onion" else made
                 work[h] += (sent + made) * ALLOWANCE + inner * costs["inner"][0]
-            if receiver == group:
+            if receiver in groups:
                 work[h] += got * ALLOWANCE
     return max(work.values(), default=0.0)
 
@@ -481,7 +515,7 @@ def round_schedule(
     )
     basis = (
         f"default, per round: sends {FLOOR} s + {MARGIN} x work, programs {FLOOR} s + "
-        f"{MARGIN} x work (a window per group); work = the busiest host's worst-case (sends, "
+        f"{MARGIN} x work (a window per level); work = the busiest host's worst-case (sends, "
         f"programs) per round [{figures}] at the frame costs measured as the run began"
     )
     return sized_rounds(detail), basis
@@ -490,7 +524,7 @@ def round_schedule(
 def sized_rounds(detail: list[tuple[float, tuple[float, ...]]]) -> tuple[Round, ...]:
     """One :class:`~crowdhide.backends.tls.schedule.Round` per round of ``detail``
     (:func:`round_detail`): its send phase :data:`FLOOR` plus :data:`MARGIN` times its work,
-    and so each group's program window."""
+    and so each program window."""
     return tuple(
         Round.sized(FLOOR + MARGIN * send, [FLOOR + MARGIN * p for p in programs] or [FLOOR])
         for send, programs in detail
@@ -500,6 +534,8 @@ def sized_rounds(detail: list[tuple[float, tuple[float, ...]]]) -> tuple[Round, 
 def given_schedule(plan: Any, length: float) -> tuple[Round, ...]:
     """The schedule for a round length the user gave (``--round-seconds``): every round of
     ``plan`` (:func:`rounds_of`) lasts ``length``, its phases at fixed fractions, the
-    program phase in one window per group run in the round
+    program phase in one window per level run in the round
     (:meth:`Round.given <crowdhide.backends.tls.schedule.Round.given>`)."""
-    return tuple(Round.given(length, groups=len(ran)) for _, ran in rounds_of(plan))
+    return tuple(
+        Round.given(length, groups=len(windows_of(plan, ran))) for _, ran in rounds_of(plan)
+    )
