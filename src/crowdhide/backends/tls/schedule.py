@@ -8,9 +8,10 @@ round begins (never by the work done in it, which could depend on the data):
 2. **gap** ``[t + ack, t + run)``: the hosts' ``Flushed`` answers reach the coordinator,
    which sends the next ``Run`` at ``t + run`` (not when the answers arrived);
 3. **program** ``[t + run, t + reply)``: the node programs of the groups run in this round,
-   one window per group (:attr:`Round.windows`), one after the other: the ``Run`` of a
-   group leaves at its window's start and every host answers at its end (a program still
-   running then is an overrun); their frames wait for the next round's send phase;
+   one window per ``Run`` (the groups of one level of the plan, :attr:`Round.windows`),
+   one after the other: a ``Run`` leaves at its window's start and every host answers at
+   its end (a program still running then is an overrun); their frames wait for the next
+   round's send phase;
 4. **tail** ``[t + reply, t + L)``: the next ``Flush`` reaches every host.
 
 Each round has its own length (:func:`~crowdhide.backends.tls.workload.round_schedule`):
@@ -48,8 +49,8 @@ MIN_TAIL = 0.25
 class Round:
     """One round's length and phase offsets, seconds from its start (module docstring).
 
-    ``windows``: ``(run, reply)`` offsets of each group's program, in the order the groups
-    run (default: one window, ``(run, reply)``); they lie in ``[run, reply]``, in order,
+    ``windows``: ``(run, reply)`` offsets of each ``Run``'s programs (one level of the
+    plan), in order (default: one window, ``(run, reply)``); they lie in ``[run, reply]``, in order,
     the first starting at ``run`` and the last ending at ``reply``."""
 
     length: float
@@ -112,7 +113,7 @@ class Round:
     @classmethod
     def sized(cls, send: float, program: float | Sequence[float]) -> Round:
         """A round whose send phase lasts ``send`` seconds and whose program phase holds
-        one window of each of ``program``'s seconds (one group each, in order,
+        one window of each of ``program``'s seconds (one ``Run`` each, in order,
         :data:`MIN_GAP` apart for the answers to reach the coordinator): the gap is an
         eighth of the send phase (the answers to a send phase that carried many frames take
         longer to close), at least :data:`MIN_GAP`; the tail half the program phase's work
