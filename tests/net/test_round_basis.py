@@ -54,7 +54,7 @@ def test_the_derivation_reproduces_the_length() -> None:
         found = re.match(r"default, per round: sends (\S+) s \+ (\S+) x work, programs", basis)
         assert found is not None, basis
         floor, margin = float(found[1]), float(found[2])
-        pairs = re.findall(r"\((\S+) s, (\S+) s\)", basis)
+        pairs = re.findall(r"\((\S+) s, ([^)]+) s\)", basis)
         assert len(pairs) == len(rounds) == len(round_work(job, place, costs))
         for r, (send, program) in zip(rounds, pairs, strict=True):
             assert r.ack == pytest.approx(floor + margin * float(send), rel=5e-3)
@@ -72,12 +72,15 @@ def test_the_run_report_echoes_how_the_round_length_was_chosen(
     net = default.json()["network"]
     basis = net["round_seconds_from"]
     assert basis.startswith("default, per round: sends 0.25 s + 3.0 x work"), basis
-    pairs = re.findall(r"\((\S+) s, (\S+) s\)", basis)
+    # One round per send phase; a round running several groups shows each one's program
+    # work ("(send s, a + b s)"): a window each, MIN_GAP apart.
+    pairs = re.findall(r"\((\S+) s, ([^)]+) s\)", basis)
     assert len(net["round_schedule"]) == len(pairs) == net["rounds"]
-    for length, (send, program) in zip(net["round_schedule"], pairs, strict=True):
-        ack, window = 0.25 + 3.0 * float(send), 0.25 + 3.0 * float(program)
-        gap, tail = max(MIN_GAP, ack / 8), max(MIN_TAIL, window / 2)
-        assert length == pytest.approx(ack + gap + window + tail, abs=0.01)
+    for length, (send, programs) in zip(net["round_schedule"], pairs, strict=True):
+        windows = [0.25 + 3.0 * float(p) for p in programs.split(" + ")]
+        ack, phase = 0.25 + 3.0 * float(send), sum(windows) + MIN_GAP * (len(windows) - 1)
+        gap, tail = max(MIN_GAP, ack / 8), max(MIN_TAIL, sum(windows) / 2)
+        assert length == pytest.approx(ack + gap + phase + tail, abs=0.01)
     assert net["round_seconds"] == max(net["round_schedule"])
     given = run_cli(capsys, *common, "--out", str(tmp_path / "g"), *tls, "--round-seconds", "4.5")
     assert given.code == 0, given.err

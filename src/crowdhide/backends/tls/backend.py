@@ -484,7 +484,12 @@ class TlsBackend(LedgerViews):
         plan = job.plan
         if self._frame_arg is None:  # one frame size for the run, from the plan
             self.frame = codec.frame_for(plan)
-        from crowdhide.backends.tls.workload import given_schedule, round_schedule, round_seconds
+        from crowdhide.backends.tls.workload import (
+            closes_before,
+            given_schedule,
+            round_schedule,
+            round_seconds,
+        )
 
         if self._round_arg is None:  # each round's length from its own work in the plan
             rounds, self.round_basis = round_schedule(job, self.placement)  # measures costs
@@ -493,6 +498,7 @@ class TlsBackend(LedgerViews):
             rounds = given_schedule(plan, self._round_arg)
             model = round_seconds(job, self.placement, costs=_UNMEASURED_COSTS)
         self.ledger.rounds = rounds
+        self.ledger.closes = closes_before(plan)  # the rounds close where the schedule's do
         self.round_schedule = tuple(r.length for r in rounds)
         self.round_seconds = longest(rounds) if rounds else self._round_arg
         # A host still running a group's programs is not dead: the first group runs before
@@ -538,13 +544,21 @@ class TlsBackend(LedgerViews):
         return job.for_shard(lambda group, block: self.placement.host(job, group, block) == host)
 
     def run_group(self, group: str) -> list[Any]:
-        """Close the previous round, then run ``group`` on every host; return block reports."""
-        if self.ledger.queued:
+        """Run one group (:meth:`run_groups`)."""
+        return self.run_groups([group])
+
+    def run_groups(self, names: Sequence[str]) -> list[Any]:
+        """Close the open round if ``names`` (one level of the plan: they exchange nothing)
+        need its frames (:meth:`Ledger.closes_before
+        <crowdhide.backends.tls.rounds.Ledger.closes_before>`), then run them on every
+        host, one ``Run`` (one program window); return their block reports."""
+        group, *also = names
+        if self.ledger.closes_before(names):
             self._flush()
         job = self._job
         epoch = self.ledger.epoch + 1  # the round in which the frames emitted now will be sent
         replies = self._all(
-            lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch),
+            lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch, also=tuple(also)),
             timeout=self._run_timeout,
         )
         errors = {
@@ -553,14 +567,15 @@ class TlsBackend(LedgerViews):
             if not isinstance(r, ctl.RunDone)
         }
         if errors:
-            raise program_failed(group, errors, lambda h: f"host {h} ({self._address(h)})")
+            label = " or ".join(names)
+            raise program_failed(label, errors, lambda h: f"host {h} ({self._address(h)})")
         reports = []
         counts = {}
         for h, reply in replies.items():
             reports.extend(reply.reports)
             counts[h] = (self._link_counts(reply.reports), reply.queued)
             self._schemas.update(reply.schemas)
-        self.ledger.ran_group(job, group, self.placement, counts)
+        self.ledger.ran_group(job, names, self.placement, counts)
         self.ledger.check()
         return reports
 

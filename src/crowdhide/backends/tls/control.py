@@ -157,6 +157,9 @@ class Run:
     schemas: Mapping[int, Any]
     epoch: int
     reply_at: float | None = None
+    #: Groups run after ``group``, in order, in the same window (the groups of one level of
+    #: the plan: they exchange nothing); one answer covers them all.
+    also: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

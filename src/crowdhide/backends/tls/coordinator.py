@@ -25,7 +25,7 @@ import socket
 import ssl
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -345,6 +345,7 @@ class Coordinator(LedgerViews):
                 self.ledger.rounds, self.round_basis = self._round_length(job, described)
             else:
                 self.ledger.rounds = workload.given_schedule(plan, self._round_arg)
+            self.ledger.closes = workload.closes_before(plan)  # as the schedule's rounds
             self.round_schedule = tuple(r.length for r in self.ledger.rounds)
             self.round_seconds = self.ledger.longest or self._round_arg
             self._setup(job, ship_job)
@@ -442,22 +443,31 @@ class Coordinator(LedgerViews):
         self._expect(learned, ctl.Learned, "distributing the nodes' keys")
 
     def run_group(self, group: str) -> list[BlockReport]:
-        """Close the previous round, run ``group`` on every daemon; the reports carry the
-        released state of result blocks only."""
+        """Run one group (:meth:`run_groups`)."""
+        return self.run_groups([group])
+
+    def run_groups(self, names: Sequence[str]) -> list[BlockReport]:
+        """Close the open round if ``names`` (one level of the plan: they exchange nothing)
+        need its frames (:meth:`Ledger.closes_before
+        <crowdhide.backends.tls.rounds.Ledger.closes_before>`), run them on every daemon,
+        one ``Run`` in their program window; the reports carry the released state of
+        result blocks only."""
         job = self._job
         assert job is not None
-        if self.ledger.queued:
+        group, *also = names
+        label = " or ".join(names)
+        if self.ledger.closes_before(names):
             self._close_round()
         epoch = self.ledger.epoch + 1
-        self._where = f"group {group!r} (round {epoch})"
+        self._where = f"group {label!r} (round {epoch})"
         reply_at = self.ledger.reply_at()
         run_at = self.ledger.run_at()
         if run_at is not None:  # the request leaves at a scheduled time, as the answers do
             time.sleep(max(0.0, run_at - time.time()))
-        replies = self._all(
-            lambda h: ctl.Run(group=group, schemas=self._schemas, epoch=epoch, reply_at=reply_at),
-            timeout=reply_wait(self.ledger.longest, self.deadline),
+        run = ctl.Run(
+            group=group, schemas=self._schemas, epoch=epoch, reply_at=reply_at, also=tuple(also)
         )
+        replies = self._all(lambda h: run, timeout=reply_wait(self.ledger.longest, self.deadline))
         errors = {
             h: getattr(r, "error", type(r).__name__)
             for h, r in replies.items()
@@ -466,26 +476,35 @@ class Coordinator(LedgerViews):
         if errors:
             refuse_oversized(errors)  # a parameter error, even after a death
             if self.ledger.dead:  # what arrived after a death was not enough to go on
-                self._where = f"the run (group {group!r} then failed on what arrived: {errors})"
+                self._where = f"the run (group {label!r} then failed on what arrived: {errors})"
                 raise NodeFailureError(self.failure_text(advice="nothing was released"))
-            raise program_failed(group, errors, self._name)
-        reports = []
-        for h, reply in replies.items():
-            self._schemas.update(reply.schemas)
-            for out in reply.released:
-                if out.group != group or job.plan.group(group).role != "result":
-                    raise NodeFailureError(f"node {h} released the state of {out.group!r}")
-                block = job.blocks(group)[out.block]
-                reports.append(BlockReport(block, (), {}, {}, dict(out.state)))
+            raise program_failed(label, errors, self._name)
+        reports = self._released(job, names, replies)
         counts = {h: (reply.emitted, reply.queued) for h, reply in replies.items()}
-        self.ledger.ran_group(job, group, self.placement, counts)
+        self.ledger.ran_group(job, names, self.placement, counts)
         self.ledger.check_replies([r.late for r in replies.values()])
         self._check()
-        if len(reports) < len(job.blocks(group)) and job.plan.group(group).role == "result":
+        results = [g for g in names if job.plan.group(g).role == "result"]
+        if len(reports) < sum(len(job.blocks(g)) for g in results):
             # Even with --on-missing report: without the result there is nothing to report.
             raise NodeFailureError(
                 self.failure_text(advice="the result was not released: nothing to report")
             )
+        return reports
+
+    def _released(
+        self, job: Job, names: Sequence[str], replies: dict[int, Any]
+    ) -> list[BlockReport]:
+        """The result blocks' states the daemons released (a daemon releasing any other
+        group's state is refused)."""
+        reports = []
+        for h, reply in replies.items():
+            self._schemas.update(reply.schemas)
+            for out in reply.released:
+                if out.group not in names or job.plan.group(out.group).role != "result":
+                    raise NodeFailureError(f"node {h} released the state of {out.group!r}")
+                block = job.blocks(out.group)[out.block]
+                reports.append(BlockReport(block, (), {}, {}, dict(out.state)))
         return reports
 
     def _check(self) -> None:

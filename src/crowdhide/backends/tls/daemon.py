@@ -717,7 +717,8 @@ class Daemon:
 
     def _run(self, host: Host, message: ctl.Run) -> Any:
         try:
-            done = host.run(message.group, dict(message.schemas), message.epoch)
+            groups = (message.group, *message.also)
+            done = host.run_all(groups, dict(message.schemas), message.epoch)
         except Exception as exc:  # a program error: report it, keep serving
             return ctl.RunFailed(error=f"{type(exc).__name__}: {exc}")
         where = host.placement.node_hosts(host.job)

@@ -34,7 +34,7 @@ import struct
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from crowdhide.backends.tls import codec, hpke
@@ -577,6 +577,19 @@ class Host:
         queued = {peer: len(q) for peer, q in self.outbox.items()}
         return {"reports": reports, "schemas": emitted, "queued": queued}
 
+    def run_all(
+        self, groups: Sequence[str], schemas: dict[int, codec.Schema], epoch: int
+    ) -> dict[str, Any]:
+        """:meth:`run` each of ``groups`` in order (the groups of one level, one ``Run``):
+        their reports and payload schemas together, the queue after the last."""
+        done: dict[str, Any] = {"reports": [], "schemas": {}, "queued": {}}
+        for group in groups:
+            one = self.run(group, schemas, epoch)
+            done["reports"].extend(one["reports"])
+            done["schemas"].update(one["schemas"])
+            done["queued"] = one["queued"]
+        return done
+
     def _decode(self, group: str) -> dict[int, list[Any]]:
         """One parcel per route, sender block and receiver block of the frames accepted for
         ``group`` (opened on arrival, see :meth:`on_data`), decoded when the program loads
@@ -704,7 +717,7 @@ async def _dispatch(host: Host, msg: Any) -> Any:
         return ctl.Learned()
     if isinstance(msg, ctl.Run):
         try:
-            done = host.run(msg.group, dict(msg.schemas), msg.epoch)
+            done = host.run_all((msg.group, *msg.also), dict(msg.schemas), msg.epoch)
         except Exception as exc:  # a program error: report it, keep serving
             return ctl.RunFailed(error=f"{type(exc).__name__}: {exc}")
         return ctl.RunDone(

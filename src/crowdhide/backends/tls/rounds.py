@@ -190,6 +190,11 @@ class Ledger:
         self.current: Round | None = None
         #: Wall-clock start of every scheduled round, in order (tests check the schedule).
         self.starts: list[float] = []
+        #: Groups run since the round last closed: the next one's program window.
+        self.window = 0
+        #: Groups before which the open round closes (``workload.closes_before`` of the
+        #: plan; ``None``: before every group that follows queued frames).
+        self.closes: frozenset[str] | None = None
 
     @property
     def longest(self) -> float:
@@ -203,6 +208,15 @@ class Ledger:
         if epoch <= len(self.rounds):
             return self.rounds[epoch - 1]
         return max(self.rounds, key=lambda r: r.length)
+
+    def closes_before(self, groups: Sequence[str]) -> bool:
+        """Whether the open round closes before ``groups`` (one level of the plan) run:
+        frames are queued and the plan's schedule closes a round there (one of them
+        receives a hop from a group whose frames are queued). Otherwise they run in the
+        round last closed, in its next program window, and their frames join the queued
+        ones in the next send phase."""
+        closes = self.closes
+        return bool(self.queued) and (closes is None or any(g in closes for g in groups))
 
     def ran(self, host: int, emitted: Mapping[int, int], queued: Mapping[int, int]) -> None:
         """Host ``host`` ran a group: frames its blocks emitted and frames it queued, per peer."""
@@ -234,6 +248,7 @@ class Ledger:
         schedule). Each round starts when the previous one's scheduled length ends, whatever
         the processing took: reaching a round after its start is an overrun."""
         previous, self.current = self.current, self._round(self.epoch)
+        self.window = 0
         if self.current is None:
             return None, None
         now = time.time()
@@ -257,32 +272,44 @@ class Ledger:
 
     def run_at(self) -> float | None:
         """When the coordinator sends the ``Run`` of the round just closed (``None``: no
-        schedule): at the round's ``run`` phase, after the acknowledgements and a gap for
-        the hosts' answers. Sent as soon as the flush closed, its time would show how long
-        closing took (the frames' crypto, which differs with the plan and the load: 3 ms in
-        0.4 s, p < 10⁻⁴ between two plans on a loaded machine); at a fixed time the wire
-        shows the schedule only. The programs then have until :meth:`reply_at`."""
+        schedule): at the start of the next group's program window (the first at the
+        round's ``run`` phase, after the acknowledgements and a gap for the hosts' answers;
+        a later one a gap after the previous group's answers). Sent as soon as the flush
+        closed, its time would show how long closing took (the frames' crypto, which differs
+        with the plan and the load: 3 ms in 0.4 s, p < 10⁻⁴ between two plans on a loaded
+        machine); at a fixed time the wire shows the schedule only. The program then has
+        until :meth:`reply_at`."""
         if self.current is None or self.start_at is None:
             return None
-        return self.start_at + self.current.run
+        return self.start_at + self._window()[0]
+
+    def _window(self) -> tuple[float, float]:
+        """``(run, reply)`` offsets of the next group's program window in the round just
+        closed (the last window for a group the schedule did not foresee: its answers are
+        then late, an overrun)."""
+        assert self.current is not None
+        windows = self.current.windows
+        return windows[min(self.window, len(windows) - 1)]
 
     def reply_at(self) -> float | None:
         """When the hosts answer the ``Run`` of the round just closed (``None``: no
-        schedule): at the round's ``reply`` phase, so the answers leave at a time fixed by
+        schedule): at the end of the group's program window (the last ends at the round's
+        ``reply`` phase), so the answers leave at a time fixed by
         the schedule, not by the work (their frames wait for the next round's send phase),
         and the next ``Flush`` has the tail to reach every host before the next start."""
         if self.current is None or self.start_at is None:
             return None
-        return self.start_at + self.current.reply
+        return self.start_at + self._window()[1]
 
     def check_replies(self, late: Sequence[float]) -> None:
         """Raise :class:`RoundOverrunError` if a host's program ended past the scheduled
         answer (:meth:`reply_at`): its answer's time would show how long the work took."""
         worst = max(late, default=0.0)
         if worst > _SLACK:
-            now = self.current
-            window = "" if now is None else f" (the programs have {now.reply - now.run:.3g} s"
-            window += "" if now is None else f" of the round's {now.length} s)"
+            now, window = self.current, ""
+            if now is not None:  # the window of the group just run (ran_group counted it)
+                run, reply = now.windows[min(max(self.window, 1), len(now.windows)) - 1]
+                window = f" (the program has {reply - run:.3g} s of the round's {now.length} s)"
             raise self._overrun(
                 f"round {self.epoch}: a node's program ended {worst:.3f} s after the scheduled "
                 f"answer{window}; raise --round-seconds (run.round_seconds)"
@@ -315,17 +342,20 @@ class Ledger:
     def ran_group(
         self,
         job: Any,
-        group: str,
+        groups: Sequence[str],
         placement: Any,
         counts: Mapping[int, tuple[Mapping[int, int], Mapping[int, int]]],
     ) -> None:
-        """Hosts ran ``group``: ``counts[host] = (emitted, queued)`` per peer (:meth:`ran`);
-        every block of ``group`` whose host (by ``placement``) is not in ``counts`` is lost."""
+        """Hosts ran ``groups`` (one ``Run``): ``counts[host] = (emitted, queued)`` per peer
+        (:meth:`ran`); every block of theirs whose host (by ``placement``) is not in
+        ``counts`` is lost."""
+        self.window += 1  # the next Run of this round gets the next program window
         for host, (emitted, queued) in counts.items():
             self.ran(host, emitted, queued)
-        for block in job.blocks(group):
-            if placement.host(job, group, block.index) not in counts:
-                self.lost_blocks.append((group, block.index))
+        for group in groups:
+            for block in job.blocks(group):
+                if placement.host(job, group, block.index) not in counts:
+                    self.lost_blocks.append((group, block.index))
 
     def settle(
         self,

@@ -22,6 +22,8 @@ measured cost of a frame, never from the messages actually sent:
 :func:`round_seconds` is two halves (send and acknowledge, then process), each a floor plus
 a margin times the busiest (host, half round) work, with a per-frame allowance for framing,
 TLS records, encoding and decoding. A round that overruns is reported, never stretched.
+Groups that need none of the queued frames share a round (:func:`rounds_of`): their frames
+one send phase, charged together on the hosts they share; each level's programs a window.
 """
 
 from __future__ import annotations
@@ -34,17 +36,21 @@ from crowdhide.backends.tls.schedule import Round, longest
 
 __all__ = [
     "Cost",
+    "closes_before",
     "frame_costs",
     "given_schedule",
     "half_work",
     "host_work",
     "outlier",
     "received",
+    "round_detail",
     "round_schedule",
     "round_seconds",
     "round_work",
     "rounds_of",
+    "sized_rounds",
     "slowest",
+    "windows_of",
 ]
 
 #: ``(seal, open)`` seconds per frame.
@@ -255,76 +261,163 @@ def half_work(job: Any, placement: Any, costs: dict[str, Cost]) -> tuple[float, 
     return max((s for s, _ in work), default=0.0), max((p for _, p in work), default=0.0)
 
 
-def rounds_of(plan: Any) -> list[tuple[str, tuple[str, ...]]]:
-    """``(group whose frames are sent, groups whose programs run)`` per round, in order.
+def rounds_of(plan: Any) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """``(groups whose frames are sent, groups whose programs run)`` per round, in order.
 
-    Mirrors the coordinators: groups run one by one in topological order; running a group
-    first closes the open round if the previous group queued frames (every group with a hop
-    of frames does, whatever the data), and the group's program then runs in the round
-    just closed. The first group runs before any round.
+    Mirrors the coordinators (:func:`closes_before`): the groups of one level of the plan
+    (:meth:`levels <crowdhide.engine.plan.ExecutionPlan.levels>`: they exchange nothing) run
+    together, one ``Run`` and one program window (:func:`windows_of`), levels in order; a
+    group's frames are queued when it runs (every group with a hop of frames queues some,
+    whatever the data) and a round closes, sending every queued frame, just before a level
+    with a group that receives a hop from a queued group. A level that needs none of the
+    queued frames runs in the same round as the previous one (the next window of the
+    round's program phase). So the frames of independent groups (the two scrambler groups
+    of a GROUP BY with two grouping sets, their two compute groups) share one send phase
+    and their programs one window. The first level runs before any round. It depends on
+    the plan only.
 
     >>> import numpy as np
     >>> from crowdhide.engine.library import named
     >>> from crowdhide.plans import PlanBuilder
     >>> b = PlanBuilder()
-    >>> _ = b.sources("S", {"g": np.zeros(10, dtype=int)})
+    >>> _ = b.sources("S", {"g": np.zeros(10, dtype=int), "h": np.zeros(10, dtype=int)})
     >>> _ = b.compute("C", size=2, process=named("compute.count", route="S->C", size=2))
+    >>> _ = b.compute("D", size=2, process=named("compute.count", route="S->D", size=2))
     >>> _ = b.result("R", process=lambda inbox, rng: {})
     >>> _ = b.route("S", "C", by=named("route.column", column="g"))
+    >>> _ = b.route("S", "D", by=named("route.column", column="h"))
     >>> _ = b.route("C", "R", kind="fixed")
+    >>> _ = b.route("D", "R", kind="fixed")
     >>> rounds_of(b.build())
-    [('S', ('C',)), ('C', ('R',))]
+    [(('S',), ('C', 'D')), (('C', 'D'), ('R',))]
     """
-    sends = {s for s, _, _, f in _hops(plan) if f["total"] + f.get("dummies", 0.0) > 0}
-    rounds: list[tuple[str, list[str]]] = []
-    previous = ""
-    for group in plan.topological_groups():
-        if previous in sends:
-            rounds.append((previous, []))
+    hops = _hops(plan)
+    sends = {s for s, _, _, f in hops if f["total"] + f.get("dummies", 0.0) > 0}
+    feeds = {(s, r) for s, r, _, _ in hops}
+    rounds: list[tuple[tuple[str, ...], list[str]]] = []
+    pending: list[str] = []  # groups run since the last close whose frames are queued
+    for level in _levels(plan):
+        if any((p, g) in feeds for p in pending for g in level):
+            rounds.append((tuple(pending), []))
+            pending = []
         if rounds:
-            rounds[-1][1].append(group.name)
-        previous = group.name
-    return [(sender, tuple(ran)) for sender, ran in rounds]
+            rounds[-1][1].extend(level)
+        pending.extend(g for g in level if g in sends)
+    return [(senders, tuple(ran)) for senders, ran in rounds]
+
+
+def _levels(plan: Any) -> list[tuple[str, ...]]:
+    """The plan's groups by level, in topological order (the engine runs them so)."""
+    level = plan.levels()
+    out: dict[int, list[str]] = {}
+    for group in plan.topological_groups():
+        out.setdefault(level[group.name], []).append(group.name)
+    return [tuple(names) for names in out.values()]
+
+
+def windows_of(plan: Any, ran: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The program windows of a round that runs ``ran`` (:func:`rounds_of`): one per level,
+    its groups run one after the other on each host within it.
+
+    >>> import numpy as np
+    >>> from crowdhide.engine.library import named
+    >>> from crowdhide.plans import PlanBuilder
+    >>> b = PlanBuilder()
+    >>> _ = b.sources("S", {"g": np.zeros(10, dtype=int), "h": np.zeros(10, dtype=int)})
+    >>> _ = b.compute("C", size=2, process=named("compute.count", route="S->C", size=2))
+    >>> _ = b.compute("D", size=2, process=named("compute.count", route="S->D", size=2))
+    >>> _ = b.route("S", "C", by=named("route.column", column="g"))
+    >>> _ = b.route("S", "D", by=named("route.column", column="h"))
+    >>> windows_of(b.build(), ("C", "D"))
+    [('C', 'D')]
+    """
+    return [w for w in (tuple(g for g in level if g in ran) for level in _levels(plan)) if w]
+
+
+def closes_before(plan: Any) -> frozenset[str]:
+    """The groups before whose program the coordinators close the open round
+    (:func:`rounds_of`: the groups of the first level run in each round)."""
+    return frozenset(g for _, ran in rounds_of(plan) for g in windows_of(plan, ran)[0])
 
 
 def round_work(job: Any, placement: Any, costs: dict[str, Cost]) -> list[tuple[float, float]]:
-    """Seconds of work of the busiest host in each round's send phase and program phase
-    (:func:`rounds_of`), whatever the data.
+    """Seconds of work of the busiest host in each round's send phase, and of its program
+    phase: the sum over the round's program windows, one after the other, of the busiest
+    host's work in each (:func:`round_detail`)."""
+    return [(send, sum(programs)) for send, programs in round_detail(job, placement, costs)]
+
+
+def round_detail(
+    job: Any,
+    placement: Any,
+    costs: dict[str, Cost],
+    rounds: list[tuple[tuple[str, ...], tuple[str, ...]]] | None = None,
+) -> list[tuple[float, tuple[float, ...]]]:
+    """Seconds of work of the busiest host in each round's send phase, and in each of its
+    program windows (the groups of one level, :func:`windows_of`, run one after the other
+    on a host: their work adds up there), whatever the data (``rounds``:
+    :func:`rounds_of`).
 
     The send phase of a round holds the link sealing of the frames sent in it on their
-    senders' hosts and their opening (a ``FORWARD`` down to its inner body) on arrival; the
-    program phase holds the programs run in the round: decoding what they received and
-    encoding what they emit, with the inner bodies they seal (an ``ONION``'s, a scrambler
-    dummy's). Hops, caps and placement as in the module docstring.
+    senders' hosts and their opening (a ``FORWARD`` down to its inner body) on arrival; a
+    group's program decodes what it received and encodes what it emits, with the inner
+    bodies it seals (an ``ONION``'s, a scrambler dummy's). Hops, caps and placement as in
+    the module docstring.
     """
     nodes_on = _nodes_on(job, placement)
     hops = _hops(job.plan)
-    (link_seal, link_open), (inner_seal, inner_open) = costs["link"], costs["inner"]
     out = []
-    for sending, ran in rounds_of(job.plan):
+    for sending, ran in rounds_of(job.plan) if rounds is None else rounds:
         send: dict[int, float] = defaultdict(float)
-        program: dict[int, float] = defaultdict(float)
         for sender, receiver, mode, frames in hops:
-            for (group, h), here in nodes_on.items():
-                if group == sender and (sender == sending or sender in ran):
-                    sent = min(frames["total"], here * frames["per_node"])
-                    made = min(
-                        frames.get("dummies", 0.0), here * frames.get("dummies_per_node", 0.0)
-                    )
-                    if sender == sending:
-                        send[h] += (sent + made) * (link_seal + ALLOWANCE)
-                    if sender in ran:
-                        inner = sent if mode == "onion" else made
-                        program[h] += (sent + made) * ALLOWANCE + inner * inner_seal
-                if group == receiver and (sender == sending or receiver in ran):
-                    got = _received(frames, here)
-                    unwrap = inner_open if mode == "forward" else 0.0
-                    if sender == sending:
-                        send[h] += got * (link_open + unwrap + ALLOWANCE)
-                    if receiver in ran:
-                        program[h] += got * ALLOWANCE
-        out.append((max(send.values(), default=0.0), max(program.values(), default=0.0)))
+            if sender in sending:
+                for h, sent, made, got in _per_host(nodes_on, sender, receiver, frames):
+                    send[h] += (sent + made) * (costs["link"][0] + ALLOWANCE)
+                    unwrap = costs["inner"][1] if mode == "forward" else 0.0
+                    send[h] += got * (costs["link"][1] + unwrap + ALLOWANCE)
+        windows = windows_of(job.plan, ran)
+        programs = tuple(_program_work(nodes_on, hops, window, costs) for window in windows)
+        out.append((max(send.values(), default=0.0), programs))
     return out
+
+
+def _per_host(
+    nodes_on: dict[tuple[str, int], int], sender: str, receiver: str, frames: dict[str, float]
+) -> list[tuple[int, float, float, float]]:
+    """``(host, frames sent, dummies made, frames received)`` of one hop on each host: what
+    the sending nodes there emit (up to the hop) and what the receiving nodes there can get
+    (their caps, :func:`_received`)."""
+    out = []
+    for (group, h), here in nodes_on.items():
+        if group == sender:
+            sent = min(frames["total"], here * frames["per_node"])
+            made = min(frames.get("dummies", 0.0), here * frames.get("dummies_per_node", 0.0))
+            out.append((h, sent, made, 0.0))
+        if group == receiver:
+            out.append((h, 0.0, 0.0, _received(frames, here)))
+    return out
+
+
+def _program_work(
+    nodes_on: dict[tuple[str, int], int],
+    hops: list[tuple[str, str, str, dict[str, float]]],
+    groups: tuple[str, ...],
+    costs: dict[str, Cost],
+) -> float:
+    """Seconds of the busiest host's work in the programs of ``groups`` (run one after the
+    other on each host): encoding the frames they emit (sealing an onion's inner body, or
+    a scrambler dummy's) and decoding the frames they received."""
+    work: dict[int, float] = defaultdict(float)
+    for sender, receiver, mode, frames in hops:
+        if sender not in groups and receiver not in groups:
+            continue
+        for h, sent, made, got in _per_host(nodes_on, sender, receiver, frames):
+            if sender in groups:
+                inner = sent if mode == "onion" else made
+                work[h] += (sent + made) * ALLOWANCE + inner * costs["inner"][0]
+            if receiver in groups:
+                work[h] += got * ALLOWANCE
+    return max(work.values(), default=0.0)
 
 
 def received(job: Any, placement: Any) -> dict[tuple[str, str, int], float]:
@@ -409,28 +502,40 @@ def round_schedule(
     >>> rounds, basis = round_schedule(job, Placement(hosts=2, rule="spread"), costs=costs)
     >>> [r.length for r in rounds]
     [1.772, 0.815]
-    >>> basis.split(";")[0]
+    >>> basis.split(";")[0].split(" (")[0]
     'default, per round: sends 0.25 s + 3.0 x work, programs 0.25 s + 3.0 x work'
     """
     from crowdhide.backends.tls import codec
 
     if costs is None:
         costs = frame_costs(codec.frame_for(job.plan))
-    work = round_work(job, placement, costs)
-    rounds = tuple(
-        Round.sized(FLOOR + MARGIN * send, FLOOR + MARGIN * program) for send, program in work
+    detail = round_detail(job, placement, costs)
+    figures = ", ".join(
+        f"({s:.3g} s, {' + '.join(f'{x:.3g}' for x in p) or '0'} s)" for s, p in detail
     )
-    figures = ", ".join(f"({s:.3g} s, {p:.3g} s)" for s, p in work)
     basis = (
         f"default, per round: sends {FLOOR} s + {MARGIN} x work, programs {FLOOR} s + "
-        f"{MARGIN} x work; work = the busiest host's worst-case (sends, programs) per round "
-        f"[{figures}] at the frame costs measured as the run began"
+        f"{MARGIN} x work (a window per level); work = the busiest host's worst-case (sends, "
+        f"programs) per round [{figures}] at the frame costs measured as the run began"
     )
-    return rounds, basis
+    return sized_rounds(detail), basis
+
+
+def sized_rounds(detail: list[tuple[float, tuple[float, ...]]]) -> tuple[Round, ...]:
+    """One :class:`~crowdhide.backends.tls.schedule.Round` per round of ``detail``
+    (:func:`round_detail`): its send phase :data:`FLOOR` plus :data:`MARGIN` times its work,
+    and so each program window."""
+    return tuple(
+        Round.sized(FLOOR + MARGIN * send, [FLOOR + MARGIN * p for p in programs] or [FLOOR])
+        for send, programs in detail
+    )
 
 
 def given_schedule(plan: Any, length: float) -> tuple[Round, ...]:
     """The schedule for a round length the user gave (``--round-seconds``): every round of
-    ``plan`` (:func:`rounds_of`) lasts ``length``, its phases at fixed fractions
+    ``plan`` (:func:`rounds_of`) lasts ``length``, its phases at fixed fractions, the
+    program phase in one window per level run in the round
     (:meth:`Round.given <crowdhide.backends.tls.schedule.Round.given>`)."""
-    return tuple(Round.given(length) for _ in rounds_of(plan))
+    return tuple(
+        Round.given(length, groups=len(windows_of(plan, ran))) for _, ran in rounds_of(plan)
+    )
