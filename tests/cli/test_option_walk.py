@@ -549,6 +549,8 @@ SKIPS: dict[str, str] = {
     "node serve --directory": DAEMON,
     "node serve --ca": DAEMON,
     "node serve --state": DAEMON,
+    "node serve --idle-grace": "needs a stopped coordinator and running daemons "
+    "(tests/net/test_coordinator_idle.py; its range: tests/net/test_idle.py)",
     "net split --nodes": DAEMON,
     "net split --block-size": DAEMON,
     "net split --out": DAEMON,
