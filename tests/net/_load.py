@@ -8,9 +8,9 @@ but on a loaded CI machine (2 cores, load 10-16) they fail tests that check some
 A failed test is run again (at most :data:`ATTEMPTS` times in all) only if BOTH hold:
 
 * its failure is one of those refusals, proven by the error itself: a
-  :class:`~crowdhide.errors.RoundOverrunError`, a line of the failure's message that is
-  the CLI's ``crowdhide: ROUND OVERRUN:`` line (a test's ``assert code == 0, err``), or the
-  coordinator's outlier refusal (:data:`OUTLIER`);
+  :class:`~crowdhide.errors.RoundOverrunError`, the coordinator's outlier refusal
+  (:data:`OUTLIER`), or a line of the failure's message that is the CLI's line of either
+  (a test's ``assert code == 0, err``);
 * the machine is loaded right after it (the test's own processes are stopped by then): a
   :data:`PROBE_SECONDS` busy loop of this process gets less than :data:`BUSY_SHARE` of a CPU.
 
@@ -40,6 +40,8 @@ BUSY_SHARE = 0.75
 OUTLIER = re.compile(r"measured frame costs \S+x the other daemons' median")
 #: The CLI's line of an overrun (tests of ``crowdhide run`` see the exit code and stderr).
 CLI_OVERRUN = "crowdhide: ROUND OVERRUN: "
+#: The CLI's line of a node failure (an outlier refusal is one, :data:`OUTLIER`).
+CLI_NODE_FAILURE = "crowdhide: NODE FAILURE: "
 
 
 def cpu_share(seconds: float = PROBE_SECONDS) -> float:
@@ -66,7 +68,14 @@ def load_refusal(item: pytest.Item, report: pytest.TestReport) -> str | None:
     # A CLI run's stderr as the failure's message (``assert code == 0, err``; pytest
     # indents its lines): a line that is the CLI's, not one quoting it.
     lines = [line.lstrip() for line in str(raised).splitlines()] if raised is not None else []
-    return next((line for line in lines if line.startswith(CLI_OVERRUN)), None)
+    return next((line for line in lines if _cli_refusal(line)), None)
+
+
+def _cli_refusal(line: str) -> bool:
+    """Whether ``line`` is the CLI's line of an overrun or of an outlier refusal."""
+    return line.startswith(CLI_OVERRUN) or (
+        line.startswith(CLI_NODE_FAILURE) and OUTLIER.search(line) is not None
+    )
 
 
 @pytest.hookimpl(wrapper=True)

@@ -67,6 +67,15 @@ def test_cli_line_quoted_is_not_one():
     assert _count("quoted") > 1, "\\n".join(f"E   {line}" for line in CLI.splitlines())
 
 
+def test_cli_outlier_once():
+    line = "crowdhide: NODE FAILURE: " + OUTLIER
+    assert _count("cli-outlier") > 1, line
+
+
+def test_cli_other_node_failure():
+    assert _count("cli-death") > 1, "crowdhide: NODE FAILURE: node 1 (127.0.0.1:5) died"
+
+
 def test_outlier_once():
     if _count("outlier") == 1:
         raise NodeFailureError(OUTLIER)
@@ -114,6 +123,8 @@ def test_a_refusal_under_load_runs_again_and_nothing_else_does(tmp_path: Path) -
         "cli": 2,
         "quoted": 1,  # a line quoting the CLI's is not its stderr
         "outlier": 2,
+        "cli-outlier": 2,
+        "cli-death": 1,
         "fresh": 2,
         "death": 1,  # other failures: never again
         "other": 1,
@@ -125,9 +136,10 @@ def test_a_refusal_under_load_runs_again_and_nothing_else_does(tmp_path: Path) -
         "test_overrun_always",
         "test_cli_line_quoted_is_not_one",
         "test_other_node_failure",
+        "test_cli_other_node_failure",
         "test_other_failure",
     }, out
-    assert "6 failed, 5 passed" in out, out
+    assert "7 failed, 6 passed" in out, out
     # The last run's report names the earlier ones; the terminal says each rerun.
     assert "load reruns" in out, out
     assert "attempt 2 refused under load (a busy loop got 0.10 of a CPU)" in out, out
