@@ -203,8 +203,10 @@ def _mp_step(law: dict[tuple[int, int, int], object], w: list[object]) -> dict: 
 def test_registry_reports_exact_for_k4_up_to_the_limit() -> None:
     limit = _krr4_small.SMALL4_EXACT_MAX_N
     inside = shuffle_epsilon(eps0=2.0, n=20, delta=1e-6, k=4, bound="exact")
-    assert inside.conditions_met and inside.kind == "exact"
-    assert inside.lower is not None and inside.lower.epsilon <= inside.epsilon
+    assert inside.conditions_met
+    assert inside.kind == "exact"
+    assert inside.lower is not None
+    assert inside.lower.epsilon <= inside.epsilon
     beyond = shuffle_epsilon(eps0=2.0, n=limit + 1, delta=1e-6, k=4, bound="exact")
     assert not beyond.conditions_met
     assert str(limit) in " ".join(beyond.notes)
