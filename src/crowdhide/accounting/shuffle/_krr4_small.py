@@ -84,11 +84,12 @@ Class4 = tuple[int, int, int, int]
 Measure = Callable[[FloatArray, FloatArray], float]
 #: Grid of the blanket bound, in standard deviations of R from its mean (as for k = 3).
 _BLANKET_GRID = (-3.0, -1.0, 0.0)
-#: Largest n for the exact k = 4 worst case (``bound="exact"``); measured in
-#: benchmarks/bench_krr4_small_n.py.
+#: Largest n for the exact k = 4 worst case (``bound="exact"``): an ε query at δ = 1e-6 takes
+#: 0.2-5.0 s CPU at n = 50 (ε0 = 8 ... 0.5; benchmarks/bench_krr4_small_n.py).
 SMALL4_EXACT_MAX_N = 50
-#: Largest n at which ``best`` evaluates it (a whole ``best`` query well under a second).
-SMALL4_EXACT_BEST_MAX_N = 30
+#: Largest n at which ``best`` evaluates it: an exact ε query 0.02-0.51 s CPU at n = 25
+#: (ε0 = 8 ... 0.5); n = 30: 0.05-1.08 s.
+SMALL4_EXACT_BEST_MAX_N = 25
 #: ``k: (largest n of bound="exact", largest n in best)`` of the pruned exact searches.
 SMALL_EXACT_LIMITS = {
     3: (_krr_small.SMALL_EXACT_MAX_N, _krr_small.SMALL_EXACT_BEST_MAX_N),
