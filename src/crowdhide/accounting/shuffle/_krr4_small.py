@@ -18,11 +18,11 @@ Pruning, the k = 3 arguments of :mod:`crowdhide.accounting.shuffle._krr_small` w
 * Ancestor. A class's pair is a post-processing of the pair of any *ancestor*
   ``(j', l', m', o') <= (j, l, m, o)`` coordinate-wise: the missing users' independent
   reports, added to the histogram, are one Markov kernel applied to both laws. So every
-  class of a region ``T(A, s) = {A + d : d >= 0, |d| = s}`` has δ (both directions, every
-  ε) at most the δ of A.
+  class ``A + d`` (``d >= 0``, ``|d| = s``) has δ (both directions, every ε) at most the δ
+  of A.
 * Blanket (truthful or uniform). 4-RR reports the true value with probability
   ``λ = p − q`` and a uniform one of the 4 values otherwise (``4q = 1 − λ``). Reveal which
-  of the region's ``s`` extra users were truthful: their reports are known shifts of the
+  of a class's ``s`` users beyond A were truthful: their reports are known shifts of the
   histogram, subtracted, leaving A's histogram plus ``R`` uniform reports,
   ``R ~ Bin(s, 4q)``, R observed. The class's pair is a post-processing of that view,
   whatever the extra users' values, so ``δ <= Σ_r Pr(R = r) δ_r``, ``δ_r`` the divergence of
