@@ -162,8 +162,8 @@ def test_registry_reports_exact_for_k3_up_to_the_limit() -> None:
     best_limit = _krr_small.SMALL_EXACT_BEST_MAX_N
     assert shuffle_epsilon(eps0=2.0, n=best_limit, delta=1e-6, k=3).source == "exact"
     assert shuffle_epsilon(eps0=2.0, n=best_limit + 1, delta=1e-6, k=3).source != "exact"
-    # other k keep the n <= 14 enumeration
-    assert not shuffle_epsilon(eps0=2.0, n=15, delta=1e-6, k=4, bound="exact").conditions_met
+    # k >= 5 keeps the n <= 14 enumeration (k = 4: _krr4_small)
+    assert not shuffle_epsilon(eps0=2.0, n=15, delta=1e-6, k=5, bound="exact").conditions_met
 
 
 def test_tiny_delta_is_answered_on_the_safe_side() -> None:

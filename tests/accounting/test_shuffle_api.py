@@ -70,9 +70,12 @@ def test_invalid_bounds_are_flagged_not_raised() -> None:
     assert not r.conditions_met
     assert "give k" in "; ".join(r.notes)
     assert shuffle_epsilon(eps0=2.0, n=1000, delta=1e-6, k=2, bound="feldman2023").conditions_met
-    r = shuffle_epsilon(eps0=2.0, n=100, delta=1e-6, k=4, bound="exact")
+    r = shuffle_epsilon(eps0=2.0, n=100, delta=1e-6, k=5, bound="exact")
     assert not r.conditions_met
     assert "n <= 14" in "; ".join(r.notes)
+    r = shuffle_epsilon(eps0=2.0, n=100, delta=1e-6, k=4, bound="exact")
+    assert not r.conditions_met
+    assert "n <= 50 (k = 4)" in "; ".join(r.notes)
     r = shuffle_epsilon(eps0=2.0, n=301, delta=1e-6, k=3, bound="exact")
     assert not r.conditions_met
     assert "n <= 300 (k = 3)" in "; ".join(r.notes)
@@ -199,7 +202,7 @@ def test_invalid_inputs(kwargs: dict[str, Any], exc: type[Exception], match: str
         (lambda: calibrate_eps0(epsilon=0.0, delta=1e-6, n=10), "epsilon"),
         (lambda: calibrate_n(epsilon=1.0, delta=2.0, eps0=1.0), "delta"),
         (lambda: shuffle_bound_curve(bound="best", eps0=1.0, n=10), "bound"),
-        (lambda: shuffle_bound_curve(bound="exact", eps0=1.0, n=100, k=4), "n <= 14"),
+        (lambda: shuffle_bound_curve(bound="exact", eps0=1.0, n=100, k=5), "n <= 14"),
         (lambda: epsilon_vs_n(eps0=1.0, delta=1e-6, n_min=100, n_max=10), "n_max"),
         (lambda: epsilon_vs_n(eps0=1.0, delta=1e-6, points=1), "points"),
     ],

@@ -55,10 +55,9 @@ Bounds (:data:`SHUFFLE_BOUNDS`) and what they promise
     k-RR / binary RR only: the exact worst-case curve, ``max`` over *every* dataset of the
     other users of the exact hockey-stick divergence of the two output-histogram
     distributions: exhaustive enumeration of dataset classes for ``n <= EXHAUSTIVE_MAX_N``
-    (k = 3: ``n <= 300``, :mod:`crowdhide.accounting.shuffle._krr_small`), and for k = 2
-    all n datasets, each exactly, for ``n <= BINARY_EXACT_MAX_N``; outside
-    that range it does not apply. The worst dataset depends on ε, so no single
-    "worst pair" exists.
+    (k = 3: ``n <= 300``, ``_krr_small``; k = 4: ``n <= 50``, ``_krr4_small``, pruned
+    searches), and for k = 2 all n datasets, each exactly, for ``n <= BINARY_EXACT_MAX_N``;
+    outside that range it does not apply. The worst dataset depends on ε: no "worst pair".
 ``krr_lower``
     k-RR only: a rigorous *lower bound* (``kind="lower"``) from canonical datasets (all
     others on one third value z; all others on x'), O(1) in n beyond n = 1000.
@@ -99,7 +98,7 @@ from crowdhide.accounting.logmath import (
     probability_loss_allowance,
 )
 from crowdhide.accounting.registry import Registry, attach_lower, best_certificate
-from crowdhide.accounting.shuffle import _krr_fast, _krr_small
+from crowdhide.accounting.shuffle import _krr4_small, _krr_fast, _krr_small
 from crowdhide.accounting.shuffle import _pairs as pairs
 from crowdhide.accounting.shuffle._best import best_rows
 from crowdhide.accounting.shuffle.closed_forms import (
@@ -404,19 +403,19 @@ def _krr_blanket_curve(p: ShuffleParams) -> PrivacyCurve:
 def _exact_condition(p: ShuffleParams) -> str | None:
     if p.k == 2 and p.n > BINARY_EXACT_MAX_N:
         return f"computed only for n <= {BINARY_EXACT_MAX_N} (k = 2)"
-    if p.k == 3 and p.n > _krr_small.SMALL_EXACT_MAX_N:
-        return f"enumerated only for n <= {_krr_small.SMALL_EXACT_MAX_N} (k = 3)"
-    if p.k not in (2, 3) and p.n > EXHAUSTIVE_MAX_N:
+    limit = _krr4_small.SMALL_EXACT_LIMITS.get(int(p.k or 2), (None, None))[0]
+    if limit is not None and p.n > limit:
+        return f"enumerated only for n <= {limit} (k = {p.k})"
+    if p.k not in (2, 3, 4) and p.n > EXHAUSTIVE_MAX_N:
         return f"enumerated only for n <= {EXHAUSTIVE_MAX_N}"
     return None
 
 
 def _exact_in_best(p: ShuffleParams) -> bool:
-    """k = 3 beyond SMALL_EXACT_BEST_MAX_N a query takes seconds: best (and calibrations,
+    """k = 3, 4 beyond SMALL(4)_EXACT_BEST_MAX_N a query takes seconds: best (calibrations,
     certificate curves) keep krr_blanket there; ``bound="exact"`` still answers."""
-    if p.k == 3 and p.n > _krr_small.SMALL_EXACT_BEST_MAX_N:
-        return False
-    return _exact_condition(p) is None
+    limit = _krr4_small.SMALL_EXACT_LIMITS.get(int(p.k or 2), (None, None))[1]
+    return (limit is None or p.n <= limit) and _exact_condition(p) is None
 
 
 def _exact_loss_error(p: ShuffleParams) -> float:
@@ -425,8 +424,8 @@ def _exact_loss_error(p: ShuffleParams) -> float:
     pairwise sum over (n+1)^3 cells; k = 2: thresholds from e^ε and e^ε0 only."""
     if p.k == 2:
         return loss_allowance(p.eps0)
-    if p.k == 3:  # _krr_small's budget (its module docstring)
-        budget = _krr_small.rounding_budget(p.n)
+    if p.k in (3, 4):  # _krr_small's / _krr4_small's budget (their module docstrings)
+        budget = (_krr_small if p.k == 3 else _krr4_small).rounding_budget(p.n)
         return max(probability_loss_allowance(budget), loss_allowance(p.eps0))
     steps = 5.0 * (p.n + 1) + 3.0 * math.log2(p.n + 1) + 4.0
     return max(probability_loss_allowance(steps * MACHINE_EPSILON), loss_allowance(p.eps0))
@@ -462,8 +461,9 @@ def _exact_curve(p: ShuffleParams) -> PrivacyCurve:
             (n + 2) * 1e-300,
             "exact (k = 2) is rounded up by an underflow bound that",
         )
-    if p.k == 3:  # every class's law by stencils, O(n^4 log n): n up to SMALL_EXACT_MAX_N
-        return _krr_small.SmallKrrExactCurve(eps0=eps0, n=n)
+    if p.k in (3, 4):  # every class's law by stencils, pruned: n up to SMALL(4)_EXACT_MAX_N
+        small = _krr_small.SmallKrrExactCurve if p.k == 3 else _krr4_small.SmallKrr4ExactCurve
+        return small(eps0=eps0, n=n)
     return KrrShuffleCurve(eps0=eps0, n=n, k=int(p.k or 2), exhaustive=True)
 
 
