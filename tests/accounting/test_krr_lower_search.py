@@ -94,7 +94,8 @@ def test_mechanism_krr_lower_is_krr_lower_and_fails_an_exact_dataset(
     n, d = 60, 4
     mech = shuffle_epsilon(eps0=eps0, n=n, delta=delta, mechanism="krr", d=d).lower
     by_k = shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=d).lower
-    assert mech is not None and by_k is not None
+    assert mech is not None
+    assert by_k is not None
     got = mech.epsilon
     # the same bound as --k, less at most the reporting rounding
     assert by_k.epsilon * (1.0 - 1e-9) - 1e-12 <= got <= by_k.epsilon
