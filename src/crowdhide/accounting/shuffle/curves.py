@@ -373,9 +373,17 @@ class _LowerCurve(PrivacyCurve):
         adaptive: list[_AdaptiveCurve] | None = None,
         *,
         floor: Callable[[float], float] | None = None,
+        cut: list[_SameLower] | None = None,
     ) -> None:
         self._members = members
         self._eps0 = eps0
+        # With the floor, members cut to 0 below 1e-250 (cheapest first); together they must
+        # be all the members for the search below the cut (:meth:`_epsilon_below_cut`).
+        self._cut = list(cut or [])
+        if self._cut and (floor is None or len(members) != len(self._cut) + 1):
+            raise InvalidParameterError(
+                "cut members need a floor and must be all the other members", parameter="cut"
+            )
         # A cheap member (microseconds): where it fails the maximum fails too, so its root
         # starts the search of the expensive members' (issue 32: 3-4 evaluations, not 13).
         self._floor = floor
@@ -401,6 +409,8 @@ class _LowerCurve(PrivacyCurve):
             if not self._floor_fails(0.0, target) and self.log_delta(0.0) <= target:
                 return 0.0
             xtol = max(1e-13, 1e-10 * self._eps0)
+            if self._cut and target < _BELOW_CUT_LOG:
+                return self._epsilon_below_cut(target, xtol)
             # A lower bound that is still above the target just below ε0 (tiny δ at small n)
             # answers there at once, instead of closing in on ε0 in ~35 evaluations (7.8 s for
             # k = 3, n = 1e3, δ = 1e-300): the truth needs at least that ε.
@@ -423,8 +433,50 @@ class _LowerCurve(PrivacyCurve):
     def epsilon_upper_hint(self) -> float:
         return self._eps0
 
+    def _epsilon_below_cut(self, target: float, xtol: float) -> float:
+        """ε(δ) for δ below the cut (issue 32: 7 s at n = 1e3, δ = 1e-300). The failing set
+        of a maximum is the union of its members', so its root is the largest of theirs; a
+        cut member is either −inf or at least the cut (less its 1e-5), so it fails the
+        target exactly where it fails :data:`_BELOW_CUT_LOG`, where it is smooth. The cheap
+        members' roots are searched; the costly ones (the O(n) third-value dataset) are asked
+        once, just above the answer, and searched only if they still fail there. Each root
+        returned fails its member, hence the maximum: a lower bound either way."""
+        top = self._eps0 - xtol
+        for curve in self._adaptive:  # windows for values at the cut, not at the target
+            curve.solving_for(_BELOW_CUT_LOG)
+        best = _member_lower_root(self._floor, target, top, xtol) if self._floor else 0.0
+        # A cut member fails the target where its uncut curve is at or above the cut.
+        cheap = self._cut[0].curve.log_delta
+        best = max(best, _member_lower_root(cheap, _LOWER_BOUND_FLOOR_LOG, top, xtol))
+        for costly in self._cut[1:]:
+            above = min(top, best + max(xtol, 4.0 * BRACKET_RTOL * best))
+            if best < top and costly(above) > target:  # rare: search it from there
+                raw = costly.curve.log_delta
+                root = safe_root(
+                    raw, _LOWER_BOUND_FLOOR_LOG, above, self._eps0, xtol=xtol, lower_side=True
+                )
+                best = max(best, root)
+        return best
+
     def _floor_fails(self, eps: float, target: float) -> bool:
         return self._floor is not None and min(self._floor(eps), 0.0) > target
+
+
+#: Below this log δ, :meth:`_LowerCurve._epsilon_below_cut` answers: a nat under the cut,
+#: which the cut members' values (at least the cut less 1e-5 relative) all exceed.
+_BELOW_CUT_LOG = _LOWER_BOUND_FLOOR_LOG - 1.0
+
+
+def _member_lower_root(
+    member: Callable[[float], float], target: float, top: float, xtol: float
+) -> float:
+    """A failing ε of one non-increasing lower-bound member near its root in ``[0, top]``:
+    0 if it passes there already, ``top`` if it still fails there, else :func:`_lower_root`."""
+    if min(member(0.0), 0.0) <= target:
+        return 0.0
+    if min(member(top), 0.0) > target:
+        return top
+    return _lower_root(member, target, top, xtol)
 
 
 def _lower_root(
@@ -517,12 +569,17 @@ def _lower_root_from_floor(
 
 
 class _SameLower:
-    """Lower bound from the exact "all others on x'" curve: that evaluator is an upper bound
-    for its dataset within 1e-5 relative plus an underflow floor, removed as in
-    :class:`KrrShuffleCurve`."""
+    """Lower bound from the exact "all others on x'" curve (or, ``third``, the exact
+    third-value dataset's): that evaluator is an upper bound for its dataset within 1e-5
+    relative plus an underflow floor, removed as in :class:`KrrShuffleCurve` (the largest of
+    both, cut alike, is that curve's value: the same floats)."""
 
-    def __init__(self, eps0: float, n: int, k: int) -> None:
-        self.curve = _AdaptiveCurve(lambda e, t: pairs.krr_same_log_delta(n, k, eps0, e, t), eps0)
+    def __init__(self, eps0: float, n: int, k: int, *, third: bool = False) -> None:
+        def fn(e: float, t: float) -> float:  # looked up per call (tests count the calls)
+            evaluate = pairs.krr_third_log_delta if third else pairs.krr_same_log_delta
+            return evaluate(n, k, eps0, e, t)
+
+        self.curve = _AdaptiveCurve(fn, eps0)
 
     def __call__(self, eps: float) -> float:
         value = self.curve.log_delta(eps)
@@ -549,10 +606,10 @@ def _krr_lower_curve(eps0: float, n: int, k: int) -> PrivacyCurve:
             )
         )
         return _LowerCurve(members, eps0, adaptive)
-    if n <= KRR_FULL_LOWER_MAX_N:
-        canonical = KrrShuffleCurve(eps0=eps0, n=n, k=k, exhaustive=False)
-        members.append(canonical.log_delta)
-        adaptive += [c for c in canonical.members if isinstance(c, _AdaptiveCurve)]
+    cut: list[_SameLower] = []  # the canonical datasets, cheap one first
+    if n <= KRR_FULL_LOWER_MAX_N:  # KrrShuffleCurve(exhaustive=False), member by member
+        cut = [_SameLower(eps0, n, k)] + ([_SameLower(eps0, n, k, third=True)] if k >= 3 else [])
+        members += cut
     floor = None
     if k >= 3:
         floor = functools.partial(_krr_fast.krr_third_marginal_lower_log_delta, n, k, eps0)
@@ -560,9 +617,11 @@ def _krr_lower_curve(eps0: float, n: int, k: int) -> PrivacyCurve:
     if n > KRR_FULL_LOWER_MAX_N and k == 2:
         members.append(lambda e: _krr_fast.binary_same_lower_log_delta(n, eps0, e))
     elif n > KRR_FULL_LOWER_MAX_N and n <= KRR_SAME_LOWER_MAX_N:
-        members.append(_SameLower(eps0, n, k))
+        cut = [_SameLower(eps0, n, k)]
+        members += cut
     # The O(1) third-value count starts the search of the O(n) (or O(√n)) members.
-    return _LowerCurve(members, eps0, adaptive, floor=floor if len(members) > 1 else None)
+    floor = floor if len(members) > 1 else None
+    return _LowerCurve(members, eps0, adaptive, floor=floor, cut=cut if floor else None)
 
 
 def _ldp_lower_curve(eps0: float, n: int) -> PrivacyCurve:

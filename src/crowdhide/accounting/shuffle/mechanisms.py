@@ -264,6 +264,7 @@ from crowdhide.accounting.shuffle.generic import (
 )
 from crowdhide.accounting.shuffle.randomizers import (
     MECHANISMS,
+    CurveLowerMember,
     LowerMember,
     Mechanism,
     RevealCells,
@@ -300,9 +301,12 @@ class _Curve(PrivacyCurve):
         *,
         lower: bool,
         screens: list[Callable[[float], float] | None] | None = None,
+        solvers: list[Callable[[float], float] | None] | None = None,
     ) -> None:
         self._members, self._eps0, self._lower = members, eps0, lower
         self._screens = screens if screens is not None else [None] * len(members)
+        # lower members with their own ε(δ) from the lower side (CurveLowerMember)
+        self._solvers = solvers if solvers is not None else [None] * len(members)
         # per δ: the running answer and how many members (largest first) it has passed
         self._progress: dict[float, tuple[float, int]] = {}
 
@@ -327,12 +331,23 @@ class _Curve(PrivacyCurve):
         not evaluated: that answer holds for its pairs (δ is non-increasing in ε)."""
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
         best, done = self._progress.get(delta, (0.0, 0))
-        members = list(zip(reversed(self._members), reversed(self._screens), strict=True))
+        members = list(
+            zip(
+                reversed(self._members),
+                reversed(self._screens),
+                reversed(self._solvers),
+                strict=True,
+            )
+        )
         first = True  # every call takes at least one member (if any is left)
         while done < len(members) and (first or best < stop):
-            fn, screen = members[done]
+            fn, screen, solver = members[done]
             done, first = done + 1, False
             if screen is not None and not self._lower and screen(best) <= target:
+                continue
+            if solver is not None and self._lower:
+                # both are ε the truth needs at least (each fails its own lower bound)
+                best = max(best, solver(delta))
                 continue
             best = self._solve_member(fn, target, best)
         self._progress[delta] = best, done
@@ -464,13 +479,16 @@ class MechanismBound:
         if self.kind == "upper":
             members = _certificate_members(self.mechanism, n, eps0, d, k)
         else:
-            members = [
-                functools.partial(_lower_member, fn, n)
-                for fn in lower_members(self.mechanism, eps0, d, k)
+            lowers = lower_members(self.mechanism, eps0, d, k)
+            members = [functools.partial(_lower_member, fn, n) for fn in lowers]
+            solvers: list[Callable[[float], float] | None] = [
+                functools.partial(fn.epsilon, n) if isinstance(fn, CurveLowerMember) else None
+                for fn in lowers
             ]
-        raw = _Curve(members, eps0, lower=self.kind == "lower")
-        if self.kind == "lower":
-            return SafeSideCurve(raw, eps0, lower=True)
+            return SafeSideCurve(
+                _Curve(members, eps0, lower=True, solvers=solvers), eps0, lower=True
+            )
+        raw = _Curve(members, eps0, lower=False)
         # the certificates of the same pairs, the likeliest least first (module docstring
         # of _Least: the order costs time, never changes the answer)
         least: list[PrivacyCurve] = [raw]

@@ -1,0 +1,119 @@
+"""The k-RR lower bound's searches (issue 32): below the 1e-250 cut (member by member, the
+O(n) third-value dataset asked once) and the mechanism ``krr`` solving through ``krr_lower``.
+
+Every answer is checked against an independent exact computation: the output law of a
+canonical dataset (all others on x', or all on a third value z) built from multinomial
+pmfs (gammaln) and summed term by term in log space — no incomplete betas, no windows.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import gammaln, logsumexp
+
+from crowdhide.accounting.shuffle import _pairs, curves
+from crowdhide.accounting.shuffle.query import shuffle_epsilon
+
+CUT = math.log(1e-250)  # the lower bound's cut (curves._LOWER_BOUND_FLOOR_LOG), restated
+
+
+def _grid_log_mult(n: int, probs: list[float], dims: int) -> np.ndarray:
+    """log Mult_n over the counts of the first ``dims`` categories (the rest pooled)."""
+    axes = np.meshgrid(*[np.arange(n + 1.0)] * dims, indexing="ij")
+    used = sum(axes)
+    rest_p = 1.0 - sum(probs[:dims])
+    out = gammaln(n + 1.0) - gammaln(n - used + 1.0) + (n - used) * math.log(rest_p)
+    for ax, p in zip(axes, probs, strict=False):
+        out = out - gammaln(ax + 1.0) + ax * math.log(p)
+    return np.where(used <= n, out, -np.inf)
+
+
+def exact_log_delta(n: int, k: int, eps0: float, eps: float, others: str) -> float:
+    """Exact log δ(ε) (both directions) of one canonical dataset of n shuffled k-RR reports:
+    the counts of (x, x') — and z for ``others = "third"`` — are sufficient (the remaining
+    values are exchangeable). The target's report is one categorical, the others' counts a
+    multinomial; the law of the total is their convolution, taken term by term."""
+    e = math.exp(eps0)
+    p, q = e / (e + k - 1.0), 1.0 / (e + k - 1.0)
+    dims = 3 if others == "third" else 2
+    on_v = [q, q, p] if others == "third" else [q, p]  # the others' value: z or x'
+    base = _grid_log_mult(n - 1, on_v, dims)
+    # shift the others' counts by the target's report (one category up, or none: the rest)
+    padded = np.pad(base, [(0, 1)] * dims, constant_values=-np.inf)
+    shifted = [np.roll(padded, 1, axis=j) for j in range(dims)]
+    for j in range(dims):
+        np.moveaxis(shifted[j], j, 0)[0] = -np.inf
+
+    def law(target: list[float]) -> np.ndarray:
+        rest = 1.0 - sum(target[:dims])
+        terms = [padded + math.log(rest)] + [shifted[j] + math.log(target[j]) for j in range(dims)]
+        return np.logaddexp.reduce(np.stack(terms), axis=0)
+
+    law_x = law([p, q, q][:dims])
+    law_y = law([q, p, q][:dims])
+    out = -math.inf
+    for lp, lq in ((law_x, law_y), (law_y, law_x)):
+        keep = lp > lq + eps
+        gap = lp[keep] + np.log(-np.expm1(lq[keep] + eps - lp[keep]))
+        out = max(out, float(logsumexp(gap)) if gap.size else -math.inf)
+    return out
+
+
+@pytest.mark.parametrize("eps0", [0.5, 1.0])
+def test_below_the_cut_the_answer_sits_at_the_cut_of_the_exact_dataset(eps0: float) -> None:
+    n, k, delta = 1000, 4, 1e-300
+    calls = []
+    third = _pairs.krr_third_log_delta
+
+    def counted(*args: float) -> float:
+        calls.append(args)
+        return third(*args)  # type: ignore[arg-type]
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(_pairs, "krr_third_log_delta", counted)
+    try:
+        got = curves._krr_lower_curve(eps0, n, k).epsilon(delta)
+    finally:
+        mp.undo()
+    assert len(calls) <= 1  # the O(n) third-value dataset is asked once (was 24)
+    # sound: the exact "others on x'" dataset still fails δ there, so the truth needs more
+    at = exact_log_delta(n, k, eps0, got, "same")
+    assert at > math.log(delta)
+    # tight: got is where that dataset crosses the cut (the "same" member's root)
+    assert at >= CUT - 1e-5
+    assert exact_log_delta(n, k, eps0, got * (1.0 + 1e-4), "same") < CUT
+
+
+@pytest.mark.parametrize(("eps0", "delta"), [(1.0, 1e-6), (4.0, 1e-10), (8.0, 1e-6)])
+def test_mechanism_krr_lower_is_krr_lower_and_fails_an_exact_dataset(
+    eps0: float, delta: float
+) -> None:
+    n, d = 60, 4
+    mech = shuffle_epsilon(eps0=eps0, n=n, delta=delta, mechanism="krr", d=d).lower
+    by_k = shuffle_epsilon(eps0=eps0, n=n, delta=delta, k=d).lower
+    assert mech is not None
+    assert by_k is not None
+    got = mech.epsilon
+    # the same bound as --k, less at most the reporting rounding
+    assert by_k.epsilon * (1.0 - 1e-9) - 1e-12 <= got <= by_k.epsilon
+    # sound against the exact canonical datasets: one of them still fails δ at got
+    worst = max(exact_log_delta(n, d, eps0, got, o) for o in ("same", "third"))
+    assert worst > math.log(delta)
+    # tight: 1 % further both exact datasets meet δ
+    if got < eps0 / 1.01:
+        above = max(exact_log_delta(n, d, eps0, got * 1.01, o) for o in ("same", "third"))
+        assert above <= math.log(delta)
+
+
+@pytest.mark.parametrize("others", ["same", "third"])
+def test_the_exact_helper_matches_the_enumerated_dataset_classes(others: str) -> None:
+    # krr_config_curves convolves the users one by one over the full (x, x', z) histogram
+    n, k, eps0 = 8, 4, 1.3
+    cls = (n - 1, 0, 0) if others == "same" else (0, 0, n - 1)  # (j, l, m): x on x ~ x'
+    curve = dict(_pairs.krr_config_curves(n, k, eps0))[cls]
+    for eps in (0.0, 0.2, 0.7, 1.2):
+        want = curve.log_delta(eps)
+        assert exact_log_delta(n, k, eps0, eps, others) == pytest.approx(want, rel=1e-9)
