@@ -205,16 +205,13 @@ def masses_from_tails_rows(
     (:func:`~crowdhide.accounting.binomial_tails.binom_cdf_rtol`, only for ``p < 1/2``) is
     added as 0 elsewhere, which leaves the error bound's float unchanged."""
     err = betainc_error(first, n) + betainc_error(second, n) + 2.0 * BETAINC_ATOL
-    probs = np.broadcast_to(np.asarray(p, dtype=np.float64), err.shape)
-    complement = 1.0 - probs  # 1 − p = complement + rest exactly (binom_cdf_rtol)
-    rest = (1.0 - complement) - probs
-    lower = use_cdf & (probs < 0.5) & (rest != 0.0)
-    if lower.any():  # the allowance on those elements only (often none: p >= 1/2, or exact)
-        size = np.broadcast_to(n, err.shape)[lower]
-        scale, below = 2.0 * np.abs(rest[lower]), complement[lower]
-        rtol_hi = scale * np.maximum(size - hi[lower], 0.0) / below
-        rtol_lo = scale * np.maximum(size - (lo[lower] - 1.0), 0.0) / below
-        err[lower] = err[lower] + (first[lower] * rtol_hi + second[lower] * rtol_lo)
+    complement = 1.0 - p  # 1 − p = complement + rest exactly (binom_cdf_rtol)
+    rest = (1.0 - complement) - p
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rtol_hi = 2.0 * np.abs(rest) * np.maximum(n - hi, 0.0) / complement
+        rtol_lo = 2.0 * np.abs(rest) * np.maximum(n - (lo - 1.0), 0.0) / complement
+    lower = use_cdf & (np.asarray(p) < 0.5) & (rest != 0.0)
+    err = err + np.where(lower, first * rtol_hi + second * rtol_lo, 0.0)
     return np.asarray(np.clip(first - second + err, 0.0, 1.0), dtype=np.float64)
 
 
