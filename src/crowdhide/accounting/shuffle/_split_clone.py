@@ -163,32 +163,25 @@ def _edge_masses(
     and kind that some live block asks for instead of two per block (tests check the floats
     against :func:`block_masses`). ``p`` may be a column (one value per row: rows of
     several systems stacked, :func:`_build_layouts`)."""
-    # Every step past the tables is elementwise, so it is taken on the live blocks alone (a
-    # third to a half of the padded array): the same floats, without the dead blocks' work.
-    rows_at, cols_at = np.nonzero(live)
-    probs = np.broadcast_to(p, s_start.shape)
-    count, prob = counts[rows_at, cols_at], probs[rows_at, cols_at]
-    lo, hi = s_start[rows_at, cols_at] - shift, s_end[rows_at, cols_at] - shift
-    use_sf = lo > count * prob
+    lo, hi = s_start - shift, s_end - shift
+    use_sf = lo > counts * p
     edges = np.concatenate([s_start[:, :1], s_end + 1.0], axis=1) - shift
-    edge_rows = np.concatenate([counts[:, :1], counts], axis=1)
-    edge_probs = np.broadcast_to(p, edges.shape)
+    rows = np.concatenate([counts[:, :1], counts], axis=1)
+    probs = np.broadcast_to(p, edges.shape)
     tails = []
     for kind, fn, at in ((True, binom_sf, edges), (False, binom_cdf, edges - 1.0)):
-        wanted = use_sf == kind
+        wanted = live & (use_sf == kind)
         need = np.zeros(edges.shape, dtype=bool)
-        need[rows_at[wanted], cols_at[wanted]] = True  # block j's left edge
-        need[rows_at[wanted], cols_at[wanted] + 1] = True  # and its right edge
+        need[:, :-1] |= wanted  # block j's left edge
+        need[:, 1:] |= wanted  # and its right edge
         table = np.zeros(edges.shape)
-        table[need] = fn(at[need], edge_rows[need], edge_probs[need])
+        table[need] = fn(at[need], rows[need], probs[need])
         tails.append(table)
     sf, cdf = tails
-    left, right = (rows_at, cols_at), (rows_at, cols_at + 1)
-    first = np.where(use_sf, sf[left], cdf[right])
-    second = np.where(use_sf, sf[right], cdf[left])
-    out = np.zeros(s_start.shape)
-    out[rows_at, cols_at] = masses_from_tails_rows(first, second, count, prob, lo, hi, ~use_sf)
-    return out
+    first = np.where(live & use_sf, sf[:, :-1], 0.0) + np.where(live & ~use_sf, cdf[:, 1:], 0.0)
+    second = np.where(live & use_sf, sf[:, 1:], 0.0) + np.where(live & ~use_sf, cdf[:, :-1], 0.0)
+    mass = masses_from_tails_rows(first, second, counts, p, lo, hi, ~use_sf)
+    return np.asarray(np.where(live, mass, 0.0), dtype=np.float64)
 
 
 def masses_from_tails_rows(
