@@ -84,38 +84,51 @@ Examples
 
 from __future__ import annotations
 
-import math
+import math  # noqa: F401  (the doctests of krr_shuffle_curve and krr_dataset_curve)
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
 
-from crowdhide._validation import check_int, check_probability, check_real
+from crowdhide._validation import check_probability, check_real
 from crowdhide.accounting.curves import PrivacyCurve, RoundedCurve
-from crowdhide.accounting.logmath import (
-    MACHINE_EPSILON,
-    loss_allowance,
-    probability_loss_allowance,
-)
+from crowdhide.accounting.logmath import loss_allowance
 from crowdhide.accounting.registry import Registry, attach_lower, best_certificate
-from crowdhide.accounting.shuffle import _krr4_small, _krr_fast, _krr_small
+from crowdhide.accounting.shuffle import _bound_curves
 from crowdhide.accounting.shuffle import _pairs as pairs
 from crowdhide.accounting.shuffle._best import best_rows
+from crowdhide.accounting.shuffle._bound_curves import (
+    BINARY_EXACT_MAX_N,
+    EXHAUSTIVE_MAX_N,
+    ShuffleParams,
+    _binary_blocks_condition,
+    _binary_blocks_curve,
+    _binary_noise,
+    _blanket,
+    _clone_pair_loss,
+    _closed_form,
+    _erlingsson_condition,
+    _erlingsson_curve,
+    _exact_condition,
+    _exact_curve,
+    _exact_in_best,
+    _exact_loss_error,
+    _fmt21_closed_condition,
+    _fmt21_closed_curve,
+    _fmt21_curve,
+    _fmt23_curve,
+    _krr_blanket_curve,
+    _krr_clone_curve,
+    _variation_ratio_curve,
+)
 from crowdhide.accounting.shuffle.closed_forms import (
     _bennett_log_delta,
-    _erlingsson_epsilon,
-    _erlingsson_log_delta,
-    _fmt21_closed_epsilon,
-    _fmt21_closed_log_delta,
     _hoeffding_log_delta,
     _NotApplicableError,
 )
 from crowdhide.accounting.shuffle.curves import (
-    VARIATION_RATIO_MIN_DELTA,
-    BracketedCurve,
     KrrShuffleCurve,
     _AdaptiveCurve,
-    _FunctionCurve,
     _krr_lower_curve,
     _ldp_lower_curve,
 )
@@ -142,59 +155,18 @@ __all__ = [
     "shuffle_epsilon_all",
 ]
 
-#: Largest n for the exhaustive worst case over datasets (``exact``, k >= 3).
-EXHAUSTIVE_MAX_N = 14
-#: Largest n for ``exact`` with k = 2 (binary RR: all n datasets, each exactly).
-BINARY_EXACT_MAX_N = _krr_fast.BINARY_EXACT_MAX_N
-_MAX_N = 10**9
+# The parameters' limits (calibration checks its own arguments against them).
+_MAX_N, _MAX_EPS0 = _bound_curves._MAX_N, _bound_curves._MAX_EPS0
 #: Largest n for the exact canonical-dataset curves (:func:`krr_shuffle_curve`,
 #: :func:`krr_dataset_curve`: O(n) work).
 KRR_LOWER_MAX_N = pairs.KRR_EXACT_MAX_N
 #: ``best`` evaluates ``krr_blanket`` (k >= 3) up to this n; beyond, ``krr_clone`` is tighter.
 KRR_BLANKET_BEST_MAX_N = 100_000
-_MAX_EPS0 = 50.0
 #: Relative margin by which every reported δ is rounded away from the truth (up for
 #: certificates, down for lower bounds) and every ε is solved at a target δ moved the same
 #: way. The exact computations (``exact``, clone pairs at n = 1, k-RR at ε = 0) match the
 #: truth to ~1e-14 relative; without a margin float error could put them below it.
 _ROUNDING_MARGIN = 1e-9
-_MAX_K = 10**6
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ShuffleParams:
-    """n shuffled ε0-LDP reports: the parameters every shuffle bound is evaluated for.
-
-    Parameters
-    ----------
-    eps0
-        Local DP level of each user's randomizer, ``0 < eps0 <= 50``.
-    n
-        Number of users, ``1 <= n <= 1e9``.
-    k
-        Domain size of k-ary randomized response (``k = 2``: binary RR); ``None`` means any
-        ε0-LDP randomizer (generic bounds only).
-
-    Examples
-    --------
-    >>> ShuffleParams(eps0=1.0, n=1000, k=2)
-    ShuffleParams(eps0=1.0, n=1000, k=2)
-    >>> ShuffleParams(eps0=1.0, n=0)
-    Traceback (most recent call last):
-    ...
-    crowdhide.errors.InvalidParameterError: n must be >= 1, got 0
-    """
-
-    eps0: float
-    n: int
-    k: int | None = None
-
-    def __post_init__(self) -> None:
-        e0 = check_real("eps0", self.eps0, low=0.0, low_open=True, high=_MAX_EPS0)
-        object.__setattr__(self, "eps0", e0)
-        object.__setattr__(self, "n", check_int("n", self.n, low=1, high=_MAX_N))
-        if self.k is not None:
-            object.__setattr__(self, "k", check_int("k", self.k, low=2, high=_MAX_K))
 
 
 # --------------------------------------------------------------------------------------
@@ -224,20 +196,6 @@ class SafeSideCurve(RoundedCurve):
 
     def epsilon_upper_hint(self) -> float:
         return self._eps0
-
-
-def _closed_form(params: ShuffleParams) -> float:
-    """Loss allowance of a closed form in ε and ε0 (``expm1`` wherever two exponentials
-    would cancel): its rounding is relative, covered by the relative margin."""
-    return 0.0
-
-
-def _clone_pair_loss(params: ShuffleParams) -> float:
-    """Loss allowance of a bound that is the FMT clone pair (``feldman2021``/``2023``, and
-    ``krr_clone``/``krr_blanket`` at k = 2): :func:`_shuffle_pairs.clone_pair_log_delta`
-    computes its thresholds without cancellation (``expm1(ε0 − ε)``) and adds their
-    rounding (``theta_rtol``) itself, so it needs none; other k: the default."""
-    return 0.0 if params.k in (None, 2) else loss_allowance(params.eps0)
 
 
 def _always(params: ShuffleParams) -> bool:
@@ -295,183 +253,6 @@ class ShuffleBound:
         return SafeSideCurve(
             self.build(params), params.eps0, lower=self.kind == "lower", loss_error=loss
         )
-
-
-def _erlingsson_condition(p: ShuffleParams) -> str | None:
-    return "needs eps0 <= 0.5, n >= 1000" if p.eps0 > 0.5 or p.n < 1000 else None
-
-
-def _erlingsson_curve(p: ShuffleParams) -> PrivacyCurve:
-    eps0, n = p.eps0, p.n
-    return _FunctionCurve(
-        lambda e: _erlingsson_log_delta(e, eps0, n), eps0, lambda d: _erlingsson_epsilon(d, eps0, n)
-    )
-
-
-def _binary_blocks_condition(p: ShuffleParams) -> str | None:
-    return None if p.k == 2 else "binary RR (k = 2) only"
-
-
-def _binary_blocks_curve(p: ShuffleParams) -> PrivacyCurve:
-    from crowdhide.accounting.shuffle.binary_rr import binary_rr_tilted_curve  # k = 2 only
-
-    return binary_rr_tilted_curve(eps0=p.eps0, n=p.n)
-
-
-def _binary_noise(p: ShuffleParams) -> float:
-    """``n p q`` of binary RR: the variance of the count, in reports."""
-    return p.n / (4.0 * math.cosh(p.eps0 / 2.0) ** 2)
-
-
-def _fmt21_closed_condition(p: ShuffleParams) -> str | None:
-    if math.log(4.0) - p.n * math.exp(-p.eps0) / 16.0 >= 0.0:
-        return "needs n > 16 e^eps0 ln 4"
-    return None
-
-
-def _fmt21_closed_curve(p: ShuffleParams) -> PrivacyCurve:
-    eps0, n = p.eps0, p.n
-    return _FunctionCurve(
-        lambda e: _fmt21_closed_log_delta(e, eps0, n),
-        eps0,
-        lambda d: _fmt21_closed_epsilon(d, eps0, n),
-    )
-
-
-def _clone_curve(eps0: float, n: int, beta: float) -> PrivacyCurve:
-    return _AdaptiveCurve(lambda e, t: pairs.clone_pair_log_delta(n, eps0, beta, e, t), eps0)
-
-
-def _fmt21_curve(p: ShuffleParams) -> PrivacyCurve:
-    return _clone_curve(p.eps0, p.n, math.exp(-p.eps0))
-
-
-def _fmt23_curve(p: ShuffleParams) -> PrivacyCurve:
-    return _clone_curve(p.eps0, p.n, 2.0 / (math.exp(p.eps0) + 1.0))
-
-
-def _variation_ratio_curve(p: ShuffleParams) -> PrivacyCurve:
-    from crowdhide.accounting.shuffle.variation_ratio import VariationRatio  # k = None only
-
-    bound = VariationRatio(p.n, p.eps0)
-    # The search starts at the ε of its reference (the pair at μ = 1, blocked: 7-20 ms to
-    # solve, the FMT23 pair 11-63 ms, and closer to the certificate's); its first step takes
-    # the slope of the FMT23 pair (unblocked, smoother: with the reference's a third
-    # evaluation was needed in 5 of 48 cells).
-    floor = _StartCurve(_AdaptiveCurve(bound.reference, p.eps0), _fmt23_curve(p))
-    return BracketedCurve(bound, p.eps0, floor, min_delta=VARIATION_RATIO_MIN_DELTA)
-
-
-class _StartCurve(PrivacyCurve):
-    """Where a :class:`BracketedCurve` search starts: ε(δ) of ``start``, log δ (for the
-    first step's slope) of ``slope``. Either only decides where the search looks."""
-
-    def __init__(self, start: PrivacyCurve, slope: PrivacyCurve) -> None:
-        self._start, self._slope = start, slope
-
-    def log_delta(self, epsilon: float) -> float:
-        return self._slope.log_delta(epsilon)
-
-    def epsilon(self, delta: float) -> float:
-        return self._start.epsilon(delta)
-
-    def epsilon_upper_hint(self) -> float:
-        return self._start.epsilon_upper_hint()
-
-
-def _krr_clone_curve(p: ShuffleParams) -> PrivacyCurve:
-    eps0, n, k = p.eps0, p.n, int(p.k or 2)
-    if k == 2:  # every clone reports x or x': the k-RR clone pair is the FMT23 pair
-        return _fmt23_curve(p)
-    return _AdaptiveCurve(lambda e, t: _krr_fast.krr_clone_fast_log_delta(n, k, eps0, e, t), eps0)
-
-
-def _krr_blanket_curve(p: ShuffleParams) -> PrivacyCurve:
-    eps0, n, k = p.eps0, p.n, int(p.k or 2)
-    if k == 2:  # every uniform report is x or x': the blanket is the FMT23 pair
-        return _fmt23_curve(p)
-    # The third-value count is a lower bound on the truth, so on this certificate too: its
-    # ε (microseconds, O(1) in n) starts the search a fraction of a per cent below.
-    floor = _FunctionCurve(
-        lambda e: _krr_fast.krr_third_marginal_lower_log_delta(n, k, eps0, e), eps0
-    )
-    return BracketedCurve(
-        lambda e, t: _krr_fast.krr_blanket_log_delta(n, k, eps0, e, t), eps0, floor
-    )
-
-
-def _exact_condition(p: ShuffleParams) -> str | None:
-    if p.k == 2 and p.n > BINARY_EXACT_MAX_N:
-        return f"computed only for n <= {BINARY_EXACT_MAX_N} (k = 2)"
-    limit = _krr4_small.SMALL_EXACT_LIMITS.get(int(p.k or 2), (None, None))[0]
-    if limit is not None and p.n > limit:
-        return f"enumerated only for n <= {limit} (k = {p.k})"
-    if p.k not in (2, 3, 4) and p.n > EXHAUSTIVE_MAX_N:
-        return f"enumerated only for n <= {EXHAUSTIVE_MAX_N}"
-    return None
-
-
-def _exact_in_best(p: ShuffleParams) -> bool:
-    """k = 3, 4 beyond SMALL(4)_EXACT_BEST_MAX_N a query takes seconds: best (calibrations,
-    certificate curves) keep krr_blanket there; ``bound="exact"`` still answers."""
-    limit = _krr4_small.SMALL_EXACT_LIMITS.get(int(p.k or 2), (None, None))[1]
-    return (limit is None or p.n <= limit) and _exact_condition(p) is None
-
-
-def _exact_loss_error(p: ShuffleParams) -> float:
-    """k >= 3: the exhaustive classes' losses are logs of probabilities convolved from n
-    reports (each step a sum of 4 positive products: <= 5 roundings) and normalised by a
-    pairwise sum over (n+1)^3 cells; k = 2: thresholds from e^ε and e^ε0 only."""
-    if p.k == 2:
-        return loss_allowance(p.eps0)
-    if p.k in (3, 4):  # _krr_small's / _krr4_small's budget (their module docstrings)
-        budget = (_krr_small if p.k == 3 else _krr4_small).rounding_budget(p.n)
-        return max(probability_loss_allowance(budget), loss_allowance(p.eps0))
-    steps = 5.0 * (p.n + 1) + 3.0 * math.log2(p.n + 1) + 4.0
-    return max(probability_loss_allowance(steps * MACHINE_EPSILON), loss_allowance(p.eps0))
-
-
-class _FlooredCurve(_AdaptiveCurve):
-    """An :class:`_AdaptiveCurve` whose evaluator adds an absolute floor to every δ: an ε
-    query below it is refused before any work (it could only answer ε0)."""
-
-    def __init__(
-        self, fn: Callable[[float, float], float], eps0: float, floor: float, why: str
-    ) -> None:
-        super().__init__(fn, eps0)
-        self._floor, self._why = floor, why
-
-    def epsilon(self, delta: float) -> float:
-        if delta <= self._floor:
-            raise _NotApplicableError(
-                f"{self._why} adds up to {self._floor:.3g} to delta: no delta below it "
-                f"(got {delta:g})"
-            )
-        return super().epsilon(delta)
-
-
-def _exact_curve(p: ShuffleParams) -> PrivacyCurve:
-    eps0, n = p.eps0, p.n
-    if p.k == 2:  # binary RR: n datasets, each an exact count law (O(n · window) per δ)
-        # Its per-row underflow bound is (window + 1) · 1e-300 <= (n + 2) · 1e-300: at
-        # δ = 1e-300 it took 57 s (under load; 7.5 s CPU at n = 2500) to answer ε0.
-        return _FlooredCurve(
-            lambda e, t: _krr_fast.binary_rr_worst_log_delta(n, eps0, e, t),
-            eps0,
-            (n + 2) * 1e-300,
-            "exact (k = 2) is rounded up by an underflow bound that",
-        )
-    if p.k in (3, 4):  # every class's law by stencils, pruned: n up to SMALL(4)_EXACT_MAX_N
-        small = _krr_small.SmallKrrExactCurve if p.k == 3 else _krr4_small.SmallKrr4ExactCurve
-        return small(eps0=eps0, n=n)
-    return KrrShuffleCurve(eps0=eps0, n=n, k=int(p.k or 2), exhaustive=True)
-
-
-def _blanket(fn: Callable[..., float]) -> Callable[[ShuffleParams], PrivacyCurve]:
-    def build(p: ShuffleParams) -> PrivacyCurve:
-        return _FunctionCurve(lambda e: fn(e, p.eps0, p.n, p.k), p.eps0)
-
-    return build
 
 
 _BALLE = "Balle, Bell, Gascon, Nissim, CRYPTO 2019"
