@@ -22,8 +22,9 @@ __all__ = ["Capped", "LazyCurve", "Least"]
 @runtime_checkable
 class LazyCurve(Protocol):
     """A certificate curve solved step by step for a δ: ``epsilon_until(δ, stop)`` takes at
-    least one more step (as many as reach ``stop``) and returns a lower bound on its ε that
-    never falls between calls; once ``finished(δ)`` it is the ε."""
+    least one more step (as many as reach ``stop``), or returns ``stop`` itself once per
+    larger stop where one evaluation shows its ε is above it, and returns a lower bound on
+    its ε that never falls between calls; once ``finished(δ)`` it is the ε."""
 
     def epsilon(self, delta: float) -> float: ...
 
