@@ -54,10 +54,14 @@ class Capped(PrivacyCurve):
         """The floor's ε (capped at ε0) on the first call for δ, the answer after."""
         if self._floor.finished(delta):
             return self.epsilon(delta)
-        return min(self._floor.epsilon(delta), self._eps0)
+        return self.floor_epsilon(delta)
 
     def finished(self, delta: float) -> bool:
         return delta in self._answers
+
+    def floor_epsilon(self, delta: float) -> float:
+        """The floor's ε, capped at ε0 (remembered per δ by the floor)."""
+        return min(self._floor.epsilon(delta), self._eps0)
 
     def epsilon_upper_hint(self) -> float:
         return self._eps0

@@ -310,6 +310,7 @@ class _Curve(PrivacyCurve):
         # per δ: the running answer and how many members (largest first) it has passed
         self._progress: dict[float, tuple[float, int]] = {}
         self._probed: dict[float, float] = {}  # per δ: the largest stop probed (_fails_at)
+        self.start: Callable[[float], float] | None = None  # per δ: a floor for the answer
 
     def log_delta(self, epsilon: float) -> float:
         if not self._members:
@@ -333,6 +334,8 @@ class _Curve(PrivacyCurve):
         next member fails at ``stop`` the call returns ``stop`` instead (:meth:`_fails_at`)."""
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
         best, done = self._progress.get(delta, (0.0, 0))
+        if not done and self.start is not None:  # the search starts there, not at 0
+            best = max(best, self.start(delta))
         members = list(
             zip(
                 reversed(self._members),
@@ -364,13 +367,10 @@ class _Curve(PrivacyCurve):
         window: tuple[float, float],
         delta: float,
     ) -> bool:
-        """Whether the next member fails the target at ``stop`` (``window = (best, stop)``):
-        its root, searched from ``best`` upwards, is then above stop, and so is the curve's
-        ε. One evaluation instead of the member's root where the caller (:class:`_Least`)
-        only asks whether the ε reaches ``stop`` (issue 32: the piecewise one-rate curve was
-        solved in full, 6-8 evaluations, to lose to the capped search). Progress is not
-        recorded, so a later call solves the member from the same running answer (the same
-        floats); each δ probes only at a larger stop than before, so calls still advance."""
+        """Whether the next member fails at ``stop`` (``window = (best, stop)``), so the
+        curve's ε is above stop: one evaluation instead of its root (issue 32). Progress is
+        not recorded (a later call solves it as before: the same floats); each δ probes
+        only at a larger stop than before, so calls still advance."""
         best, stop = window
         if self._lower or not best < stop < self._eps0:
             return False
@@ -530,7 +530,9 @@ class MechanismBound:
             if split:
                 least.insert(0, _Curve(split, eps0, lower=False))
         if self.mechanism.variation_capped:
-            least.insert(0, _capped_curve(n, eps0, self.mechanism.params(eps0, d, k)[1]))
+            least.insert(0, capped := _capped_curve(n, eps0, self.mechanism.params(eps0, d, k)[1]))
+            # one rate, same μ, fewer clones: never below the floor; its search starts there
+            raw.start = capped.floor_epsilon
         if self._blanket_certifies(n, d):
             least.append(shuffle_bound_curve(bound="krr_blanket", eps0=eps0, n=n, k=d))
         return SafeSideCurve(least[0] if len(least) == 1 else _Least(least), eps0, lower=False)
@@ -540,7 +542,7 @@ class MechanismBound:
         return self.mechanism.uniform_blanket and d >= 3 and n <= KRR_BLANKET_BEST_MAX_N
 
 
-def _capped_curve(n: int, eps0: float, mu_max: float) -> PrivacyCurve:
+def _capped_curve(n: int, eps0: float, mu_max: float) -> _Capped:
     """The generic variation-ratio certificate over pairs with ``μ <= mu_max``, searched
     upwards from the split system at ``μ = mu_max`` with its own clone rates (a floor: the
     top cell uses fewer informative clones and the same target)."""
