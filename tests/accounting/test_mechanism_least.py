@@ -179,3 +179,37 @@ def test_split_floor_gives_the_former_answer(eps0: float, n: int, delta: float) 
     target = math.log(delta)
     bound = variation_ratio.VariationRatio(n, eps0, mu_max=mu_max)
     assert bound(now, min(-40.0, target - 40.0)) <= target
+
+
+@pytest.mark.parametrize("eps0", [0.5, 1.0, 2.0, 4.0, 8.0])
+def test_one_rate_is_never_below_the_capped_floor(eps0: float) -> None:
+    """The one-rate curve starts its search at the capped floor's ε: the one-rate system
+    at the same μ has fewer clones of each kind than the floor's split system (2/(e+1) >=
+    1/e informative, the same uninformative up to the floor's ulps), so its log δ is never
+    below the floor's."""
+    mu = MECHANISMS["piecewise"].params(eps0, 0, 1)[1]
+    rates = variation_ratio.clone_rates(mu, eps0)
+    kappa = mech.kappa_up(eps0)
+    checked = 0
+    for n in (1_000, 10_000, 1_000_000):
+        for frac in (0.001, 0.01, 0.05, 0.2, 0.5):
+            eps = frac * eps0
+            one = mech._clone_member(n, kappa, mu, math.exp(-eps0), None, eps, -400.0)
+            split = mech._split_member(n, kappa, mu, rates, eps, -400.0)
+            if split > -300.0:  # above the tail allowances (near them both are rounding)
+                assert one >= split - 1e-9
+                checked += 1
+    assert checked >= 8
+
+
+@pytest.mark.parametrize(
+    ("eps0", "n", "delta"),
+    [(2.0, 10_000, 1e-6), (1.0, 1_000, 1e-10), (8.0, 1_000, 1e-300), (8.0, 1_000, 1e-6)],
+)
+def test_curve_with_probe_and_start_is_the_least(eps0: float, n: int, delta: float) -> None:
+    """The mechanism's curve (probe at stop, the one-rate search from the floor) against
+    every certificate solved in full from 0: within the root tolerance, never above."""
+    got = mechanism_curve(mechanism="piecewise", eps0=eps0, n=n).inner.epsilon(delta)
+    full = _full_least(eps0, n, delta)
+    assert got <= full * (1.0 + 1e-9)
+    assert math.isclose(got, full, rel_tol=1e-8)

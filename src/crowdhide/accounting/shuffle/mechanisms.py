@@ -372,7 +372,7 @@ class _Curve(PrivacyCurve):
         not recorded (a later call solves it as before: the same floats); each δ probes
         only at a larger stop than before, so calls still advance."""
         best, stop = window
-        if self._lower or not best < stop < self._eps0:
+        if self._lower or not best <= stop < self._eps0:
             return False
         if stop <= self._probed.get(delta, -math.inf):
             return False
