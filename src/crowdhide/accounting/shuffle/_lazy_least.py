@@ -22,8 +22,9 @@ __all__ = ["Capped", "LazyCurve", "Least"]
 @runtime_checkable
 class LazyCurve(Protocol):
     """A certificate curve solved step by step for a δ: ``epsilon_until(δ, stop)`` takes at
-    least one more step (as many as reach ``stop``) and returns a lower bound on its ε that
-    never falls between calls; once ``finished(δ)`` it is the ε."""
+    least one more step (as many as reach ``stop``), or returns ``stop`` itself once per
+    larger stop where one evaluation shows its ε is above it, and returns a lower bound on
+    its ε that never falls between calls; once ``finished(δ)`` it is the ε."""
 
     def epsilon(self, delta: float) -> float: ...
 
@@ -53,10 +54,14 @@ class Capped(PrivacyCurve):
         """The floor's ε (capped at ε0) on the first call for δ, the answer after."""
         if self._floor.finished(delta):
             return self.epsilon(delta)
-        return min(self._floor.epsilon(delta), self._eps0)
+        return self.floor_epsilon(delta)
 
     def finished(self, delta: float) -> bool:
         return delta in self._answers
+
+    def floor_epsilon(self, delta: float) -> float:
+        """The floor's ε, capped at ε0 (remembered per δ by the floor)."""
+        return min(self._floor.epsilon(delta), self._eps0)
 
     def epsilon_upper_hint(self) -> float:
         return self._eps0

@@ -309,6 +309,8 @@ class _Curve(PrivacyCurve):
         self._solvers = solvers if solvers is not None else [None] * len(members)
         # per δ: the running answer and how many members (largest first) it has passed
         self._progress: dict[float, tuple[float, int]] = {}
+        self._probed: dict[float, float] = {}  # per δ: the largest stop probed (_fails_at)
+        self.start: Callable[[float], float] | None = None  # per δ: a floor for the answer
 
     def log_delta(self, epsilon: float) -> float:
         if not self._members:
@@ -328,9 +330,12 @@ class _Curve(PrivacyCurve):
 
         A member with a ``screen`` (``log δ`` of a cheaper bound of the same pairs, e.g.
         one report's variation) that already meets the target at the running answer is
-        not evaluated: that answer holds for its pairs (δ is non-increasing in ε)."""
+        not evaluated: that answer holds for its pairs (δ is non-increasing in ε). Where the
+        next member fails at ``stop`` the call returns ``stop`` instead (:meth:`_fails_at`)."""
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
         best, done = self._progress.get(delta, (0.0, 0))
+        if not done and self.start is not None:  # the search starts there, not at 0
+            best = max(best, self.start(delta))
         members = list(
             zip(
                 reversed(self._members),
@@ -339,6 +344,8 @@ class _Curve(PrivacyCurve):
                 strict=True,
             )
         )
+        if done < len(members) and self._fails_at(members[done][:2], target, (best, stop), delta):
+            return stop
         first = True  # every call takes at least one member (if any is left)
         while done < len(members) and (first or best < stop):
             fn, screen, solver = members[done]
@@ -352,6 +359,28 @@ class _Curve(PrivacyCurve):
             best = self._solve_member(fn, target, best)
         self._progress[delta] = best, done
         return best
+
+    def _fails_at(
+        self,
+        member: tuple[Callable[[float, float], float], Callable[[float], float] | None],
+        target: float,
+        window: tuple[float, float],
+        delta: float,
+    ) -> bool:
+        """Whether the next member fails at ``stop`` (``window = (best, stop)``), so the
+        curve's ε is above stop: one evaluation instead of its root (issue 32). Progress is
+        not recorded (a later call solves it as before: the same floats); each δ probes
+        only at a larger stop than before, so calls still advance."""
+        best, stop = window
+        if self._lower or not best <= stop < self._eps0:
+            return False
+        if stop <= self._probed.get(delta, -math.inf):
+            return False
+        self._probed[delta] = stop
+        fn, screen = member
+        if screen is not None and screen(stop) <= target:  # it passes there
+            return False
+        return min(fn(stop, min(-40.0, target - 40.0)), 0.0) > target
 
     def finished(self, delta: float) -> bool:
         """Whether every member is solved for δ (:meth:`epsilon_until` is then the answer)."""
@@ -501,7 +530,9 @@ class MechanismBound:
             if split:
                 least.insert(0, _Curve(split, eps0, lower=False))
         if self.mechanism.variation_capped:
-            least.insert(0, _capped_curve(n, eps0, self.mechanism.params(eps0, d, k)[1]))
+            least.insert(0, capped := _capped_curve(n, eps0, self.mechanism.params(eps0, d, k)[1]))
+            # one rate, same μ, fewer clones: never below the floor; its search starts there
+            raw.start = capped.floor_epsilon
         if self._blanket_certifies(n, d):
             least.append(shuffle_bound_curve(bound="krr_blanket", eps0=eps0, n=n, k=d))
         return SafeSideCurve(least[0] if len(least) == 1 else _Least(least), eps0, lower=False)
@@ -511,15 +542,17 @@ class MechanismBound:
         return self.mechanism.uniform_blanket and d >= 3 and n <= KRR_BLANKET_BEST_MAX_N
 
 
-def _capped_curve(n: int, eps0: float, mu_max: float) -> PrivacyCurve:
+def _capped_curve(n: int, eps0: float, mu_max: float) -> _Capped:
     """The generic variation-ratio certificate over pairs with ``μ <= mu_max``, searched
     upwards from the split system at ``μ = mu_max`` with its own clone rates (a floor: the
     top cell uses fewer informative clones and the same target)."""
     fn = VariationRatio(n, eps0, mu_max=mu_max)
     rates = clone_rates(mu_max, eps0)
-    floor_member = functools.partial(
-        _clone_member, n, kappa_up(eps0), mu_max, math.exp(-eps0), rates
-    )
+    # The split system alone (no min with the one-rate system, which has fewer clones of
+    # both kinds at the same μ, so is never below it but for rounding): the floor only
+    # starts the search and screens it in _Least, so it never decides soundness; the
+    # one-rate sum was a third of the floor's cost (issue 32).
+    floor_member = functools.partial(_split_member, n, kappa_up(eps0), mu_max, rates)
     floor = _Curve([floor_member], eps0, lower=False)  # remembers its answer per δ
     return _Capped(BracketedCurve(fn, eps0, floor), floor, eps0)
 
@@ -608,6 +641,13 @@ def _clone_member(
     if rates[0] >= rho * mu2 and rates[1] >= rho * (1.0 - mu2):
         return split
     return min(split, _krr_fast.clone_noise_log_delta(n, kappa, mu2, rho, eps, tail))
+
+
+def _split_member(
+    n: int, kappa: float, mu2: float, rates: tuple[float, float], eps: float, tail: float
+) -> float:
+    """The split clone system with the rates ``rates`` (the capped search's floor)."""
+    return split_clone_log_delta(n, kappa, mu2, rates[0], rates[1], eps, tail)
 
 
 #: Relative allowance on the revealed-class parameters (module docstring): each is the
