@@ -85,6 +85,9 @@ _Cell = tuple[float, float]
 #: n = 1e4: ε 6241 at 12, 6219 at 24, 6211 at 48; ε0 = 4, n = 1e3: profile 0.41 s CPU at
 #: 12, 0.58 s at 24, 1.0 s at 48).
 REFINE_EVALUATIONS = 24
+#: Initial cells are bounded at the coarsest resolution first (:func:`_initial`) until one
+#: such bound is above the reference at more than this share of the ε.
+COARSE_ACTIVE = 0.5
 
 
 def variation_ratio_log_deltas(n: int, eps0: float, eps: FloatArray, log_tail: float) -> FloatArray:
@@ -102,9 +105,7 @@ def variation_ratio_log_deltas(n: int, eps0: float, eps: FloatArray, log_tail: f
         out[live] = [one_report_log_delta(float(e), eps0) for e in at]
         return out
     level = _levels(n, eps0, at, log_tail)
-    cells: dict[_Cell, tuple[int, FloatArray]] = {}
-    for cell in _initial_cells(1.0):  # the one-point refinement's policy (variation_ratio)
-        cells[cell] = _started(n, eps0, cell, start_tier(cell, 0.0), at, log_tail, level)
+    cells = _initial(n, eps0, at, log_tail, level)
     bottom = _bottom(n, eps0, at, log_tail, level, cells)
     _refine(n, eps0, at, log_tail, level, cells)
     best = np.maximum(bottom, np.max([v for _, v in cells.values()], axis=0))
@@ -135,18 +136,28 @@ def _levels(n: int, eps0: float, eps: FloatArray, log_tail: float) -> _Levels:
     return _Levels(above, np.asarray(here, dtype=np.float64))
 
 
-def _started(
-    n: int, eps0: float, cell: _Cell, tier: int, eps: FloatArray, log_tail: float, level: _Levels
-) -> tuple[int, FloatArray]:
-    """An initial cell from its start ``tier`` (:func:`_escalated`), first bounded at the
-    coarsest resolution (a tenth of the cost of the finest) where it starts finer: the
-    finer evaluation is then paid only at the ε where that bound is above the reference
-    (where it is not, the cell decides nothing; a cell near μ = 1 is above at most ε, many
-    cells of μ in [0.9, 0.99] at none: ε0 = 4, n = 1e6, 7 of 13)."""
-    if tier == 0 or cell[1] >= 0.0:  # the top cell has no split system: no tiers
-        return _escalated(n, eps0, cell, tier, eps, log_tail, level)
-    coarse = _cell_log_deltas(n, eps0, cell, 0, eps, log_tail)
-    return _escalated(n, eps0, cell, tier, eps, log_tail, level, coarse)
+def _initial(
+    n: int, eps0: float, eps: FloatArray, log_tail: float, level: _Levels
+) -> dict[_Cell, tuple[int, FloatArray]]:
+    """The initial cells (the one-point refinement's, from their start tiers,
+    :func:`_escalated`). From the lowest μ up, a cell starting finer is first bounded at the
+    coarsest resolution (about a tenth of the cost of the finest at n >= 1e4): the finer
+    evaluation is then paid only at the ε where that bound is above the reference (module
+    docstring, *Active points*; many cells of μ in [0.9, 0.99] are above it at no ε:
+    ε0 = 4, n = 1e6, 7 of 13). Once a coarse bound is above it at more than
+    :data:`COARSE_ACTIVE` of the ε, the cells above (nearer μ = 1, where the finest tiers
+    are needed) start at their own tiers directly."""
+    cells: dict[_Cell, tuple[int, FloatArray]] = {}
+    coarse_first = True
+    for cell in sorted(_initial_cells(1.0)):  # the one-point refinement's policy
+        tier = start_tier(cell, 0.0)
+        if tier == 0 or cell[1] >= 0.0 or not coarse_first:  # (the top cell has no tiers)
+            cells[cell] = _escalated(n, eps0, cell, tier, eps, log_tail, level)
+            continue
+        coarse = _cell_log_deltas(n, eps0, cell, 0, eps, log_tail)
+        coarse_first = float(np.mean(coarse > level.kept)) <= COARSE_ACTIVE
+        cells[cell] = _escalated(n, eps0, cell, tier, eps, log_tail, level, coarse)
+    return {cell: cells[cell] for cell in _initial_cells(1.0)}  # the one-point order
 
 
 def _escalated(
