@@ -65,6 +65,7 @@ def _cold() -> None:
     # other modules' caches, where they have them (their layout may change; the per-point
     # cache of older versions, so the same file times both)
     for owner, name in (
+        (pp, "_composed"),
         (pp, "_certified_at"),
         (pp, "_certified_values"),
         (_krr_fast, "_clone_layout"),

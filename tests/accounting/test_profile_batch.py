@@ -99,3 +99,52 @@ def test_the_profile_values_are_the_certificate_up_to_the_refinement(eps0: float
     shallow = finite & (one > -20.0)
     assert np.all(batch[shallow] <= one[shallow] + 0.2)
     assert np.all(batch[finite] <= one[finite] + 1.5)
+
+
+def _every_point(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch as it was before active points: every cell evaluated at every ε (no bound
+    is kept under the reference)."""
+    levels = pb._levels
+
+    def everywhere(n: int, eps0: float, eps: np.ndarray, log_tail: float) -> pb._Levels:
+        above, kept = levels(n, eps0, eps, log_tail)
+        return pb._Levels(above, np.full_like(kept, -np.inf))
+
+    monkeypatch.setattr(pb, "_levels", everywhere)
+
+
+@pytest.mark.parametrize(("eps0", "n"), [(0.5, 1000), (1.0, 10_000), (4.0, 10**6), (8.0, 10_000)])
+def test_active_points_give_the_values_of_every_point(
+    monkeypatch: pytest.MonkeyPatch, eps0: float, n: int
+) -> None:
+    # cells bounded where it counts only (module docstring, *Active points*): the same
+    # profile, float for float, as evaluating every cell at every ε, where the refinement
+    # refines (δ above e^{log_tail + REFINE_FLOOR}); below, a coarser resolution's bound
+    # (as valid) may be kept where the finer one was larger (ε0 = 1, n = 1e4: one point,
+    # δ 9.93e-17 -> 9.86e-17)
+    eps = np.array(pp._placement(eps0, n)[1]) * pp.PROFILE_STEP
+    active = pb.variation_ratio_log_deltas(n, eps0, eps, TAIL)
+    with monkeypatch.context() as m:
+        _every_point(m)
+        every = pb.variation_ratio_log_deltas(n, eps0, eps, TAIL)
+    refined = every >= TAIL + vr.REFINE_FLOOR
+    assert active[refined].tolist() == every[refined].tolist()
+    assert np.all(np.abs(active[~refined] - every[~refined]) <= 0.02)
+
+
+def test_keeping_bounds_above_the_reference_changes_the_profile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the equality above is not vacuous: kept a little above the reference (1 % in δ), the
+    # coarse bounds of cells that decide the supremum stay and the profile changes
+    eps0, n = 1.0, 10_000
+    eps = np.array(pp._placement(eps0, n)[1]) * pp.PROFILE_STEP
+    active = pb.variation_ratio_log_deltas(n, eps0, eps, TAIL)
+    levels = pb._levels
+
+    def raised(n: int, eps0: float, eps: np.ndarray, log_tail: float) -> pb._Levels:
+        above, kept = levels(n, eps0, eps, log_tail)
+        return pb._Levels(above, kept + math.log(1.01))
+
+    monkeypatch.setattr(pb, "_levels", raised)
+    assert pb.variation_ratio_log_deltas(n, eps0, eps, TAIL).tolist() != active.tolist()

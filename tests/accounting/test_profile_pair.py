@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -143,7 +144,7 @@ def test_exact_composition_of_3rr_at_n8_is_below_the_certificate(eps0: float, ro
 
 
 @pytest.fixture
-def lowered(monkeypatch: pytest.MonkeyPatch) -> None:
+def lowered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The certificate's profile scaled down by 1 % before the pair is built."""
     original = pp.certified_profile
 
@@ -152,6 +153,9 @@ def lowered(monkeypatch: pytest.MonkeyPatch) -> None:
         return idx, tuple(0.99 * d for d in deltas)
 
     monkeypatch.setattr(pp, "certified_profile", scaled)
+    pp._composed.cache_clear()  # compositions kept from other tests are of the true profile
+    yield
+    pp._composed.cache_clear()  # ... and those made here of the lowered one
 
 
 @pytest.mark.parametrize("rounds", [1, 2, 3])
@@ -338,3 +342,20 @@ def test_the_batched_proxy_is_the_one_point_proxy(eps0: float, n: int) -> None:
     idx = np.unique(np.round(np.linspace(0, eps0 / pp.PROFILE_STEP + 5, 97)).astype(np.int64))
     one_point = [pp._proxy_log_delta(eps0, n, int(i)) for i in idx]
     assert np.array_equal(pp._proxy_log_deltas(eps0, n, idx), np.array(one_point))
+
+
+def test_a_composition_is_kept_across_deltas_and_answers_as_a_fresh_one() -> None:
+    # the composed PLD does not depend on δ: the second δ of one (ε0, n, rounds) reuses it
+    # and answers what a cold composition answers; another round count is its own entry
+    params = ComposedShuffleParams(eps0=1.0, n=10_000, rounds=20)
+    bound = pp.ProfilePairBound()
+    pp._composed.cache_clear()
+    first = bound.curve(params).epsilon(1e-6)
+    kept = pp._composed.cache_info()
+    again = bound.curve(params).epsilon(1e-8)
+    assert pp._composed.cache_info().hits == kept.hits + 1
+    pp._composed.cache_clear()
+    assert bound.curve(params).epsilon(1e-8) == again
+    assert bound.curve(params).epsilon(1e-6) == first
+    assert bound.curve(replace(params, rounds=21)).epsilon(1e-6) > first
+    assert pp._composed.cache_info().currsize == 2

@@ -119,6 +119,9 @@ _PROXY_C_POINTS = 128
 #: Most loss-grid points of the composed PLD (dp_accounting's FFTs; about 4 s for R = 1e4
 #: rounds at 1.5e6 points here); beyond, the grid is coarsened (losses rounded up).
 MAX_COMPOSED_POINTS = 2**20
+#: Composed PLDs kept (:func:`_composed`, per (ε0, n, rounds)): up to 8 MB each at
+#: :data:`MAX_COMPOSED_POINTS`; a query at another δ of a kept one costs its ε search only.
+COMPOSED_CACHED = 4
 
 
 def _certificate(eps0: float, n: int) -> ShuffleCertificate:
@@ -539,7 +542,7 @@ class ProfilePairBound:
     def curve(self, params: ComposedShuffleParams) -> ComposedShuffleCurve:
         if params.rounds == 1:  # nothing to compose: the profile's own certificate
             return _SingleRound(_certificate(params.eps0, params.n), params.eps0)
-        pld, coarse = _composed(params)
+        pld, coarse = _composed(params.eps0, params.n, params.rounds)
         notes: tuple[str, ...] = ()
         if coarse:
             notes = (
@@ -573,20 +576,24 @@ def composed_profile_pld(
     reason = bound.applies(replace(params, rounds=max(rounds, 2)))  # its own pair at R = 1
     if reason is not None:
         raise InvalidParameterError(reason, parameter="pair", value="profile_pair")
-    return _composed(params)[0]
+    return _composed(eps0, n, rounds)[0]
 
 
-def _composed(params: ComposedShuffleParams) -> tuple[PldCurve, int]:
-    """The pair's PLD composed ``params.rounds`` times (one: the pair itself), and the loss
-    grid in profile steps where it had to be coarser than the pair's lattice (else 0)."""
-    fine = _fine(params)
-    masses = _pair_masses(params.eps0, params.n, fine)
+@functools.lru_cache(maxsize=COMPOSED_CACHED)
+def _composed(eps0: float, n: int, rounds: int) -> tuple[PldCurve, int]:
+    """The pair's PLD composed ``rounds`` times (one: the pair itself), and the loss grid in
+    profile steps where it had to be coarser than the pair's lattice (else 0). It does not
+    depend on δ: cached per ``(eps0, n, rounds)`` (:data:`COMPOSED_CACHED`), so the queries
+    at further δ of one composition only search its ε (a PldCurve is never modified: its
+    compositions and exports make new objects)."""
+    fine = rounds < FINE_BELOW_ROUNDS
+    masses = _pair_masses(eps0, n, fine)
     assert masses is not None  # the caller checked applies()
-    coarse = _coarse_factor(masses, params.rounds)
-    pld = profile_pair_pld(params.eps0, params.n, coarse=coarse, fine=fine)
+    coarse = _coarse_factor(masses, rounds)
+    pld = profile_pair_pld(eps0, n, coarse=coarse, fine=fine)
     assert pld is not None
-    if params.rounds > 1:
-        pld = pld.self_compose(params.rounds)
+    if rounds > 1:
+        pld = pld.self_compose(rounds)
     return pld, coarse if coarse > math.gcd(*masses) else 0
 
 
