@@ -232,7 +232,8 @@ def _deep_cap(
     upper bounds, so the smaller is one. An incomplete beta carries an absolute allowance
     of :data:`~crowdhide.accounting.binomial_tails.BETAINC_ATOL` (1e-300): without the cap,
     every deep block's mass is at least that, and at δ near 1e-300 the certificate sat at
-    that floor (OUE, ε0 = 1, n = 1e6: ε0 at δ = 1e-300, 0.030 at 1e-250)."""
+    that floor (OUE, ε0 = 1, n = 1e6: ε0 at δ = 1e-300, 0.030 at 1e-250). The s blocks of
+    :func:`_build_layouts` are capped the same way by :func:`_chernoff_light`'s bound."""
     counts = np.broadcast_to(counts, lo.shape)
     probs = np.broadcast_to(p, lo.shape)
     up = lo > counts * probs
@@ -460,7 +461,6 @@ def _build_layouts(n: int, systems: Sequence[_LayoutKey], log_tail: float) -> li
     mass = mass + (1.0 - mu) * _edge_masses(cc, mu_c, s_start, s_end, exact, 0.0)
     with np.errstate(divide="ignore"):
         log_mass = np.where(exact, np.log(np.minimum(mass, 1.0)), -np.inf)
-    # deep blocks: the Chernoff bound where it is below the incomplete betas' 1e-300 floor
     log_mass = np.where(exact, np.minimum(log_mass, _chernoff_up(log_bound)), log_mass)
     log_mass = np.where(light, log_bound, log_mass)
     g_low = np.minimum(g_lower(s_start, cc, rho), g_lower(s_end, cc, rho))
