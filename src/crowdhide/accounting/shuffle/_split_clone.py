@@ -212,6 +212,60 @@ def masses_from_tails_rows(
 #: ``xlog1py``, a product by n <= 1e9) are below 1e-12 of it where it prunes (n KL >= 10).
 CHERNOFF_RTOL = 1e-9
 
+#: Absolute allowance on a Chernoff exponent where it only caps a value (:func:`_deep_cap`):
+#: the cancellation in ``KL`` (three terms of size <= |ln p| + 1, each rounded) times n <= 1e9
+#: is below 1e-6; 1e-5 holds it on the safe side at every size.
+CHERNOFF_ATOL = 1e-5
+
+
+def _chernoff_up(log_bound: FloatArray) -> FloatArray:
+    """A Chernoff exponent (<= 0) raised by its rounding allowances, capped at 0."""
+    raised = log_bound * (1.0 - CHERNOFF_RTOL) + CHERNOFF_ATOL
+    return np.asarray(np.minimum(raised, 0.0), dtype=np.float64)
+
+
+def _deep_cap(
+    log_mass: FloatArray, counts: FloatArray, p: float | FloatArray, lo: FloatArray, hi: FloatArray
+) -> FloatArray:
+    """``log_mass`` of blocks ``[lo, hi]`` of ``Bin(counts, p)`` capped by a Chernoff bound
+    on the block's mass (``P(X >= lo)`` above the mean, ``P(X <= hi)`` below it), both
+    upper bounds, so the smaller is one. An incomplete beta carries an absolute allowance
+    of :data:`~crowdhide.accounting.binomial_tails.BETAINC_ATOL` (1e-300): without the cap,
+    every deep block's mass is at least that, and at δ near 1e-300 the certificate sat at
+    that floor (OUE, ε0 = 1, n = 1e6: ε0 at δ = 1e-300, 0.030 at 1e-250). The s blocks of
+    :func:`_build_layouts` are capped the same way by :func:`_chernoff_light`'s bound."""
+    counts = np.broadcast_to(counts, lo.shape)
+    probs = np.broadcast_to(p, lo.shape)
+    up = lo > counts * probs
+    bound = np.zeros(lo.shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bound[up] = _log_tail_vec(counts[up], probs[up], lo[up], upper=True)
+        bound[~up] = _log_tail_vec(counts[~up], probs[~up], hi[~up], upper=False)
+    return np.asarray(np.minimum(log_mass, _chernoff_up(bound)), dtype=np.float64)
+
+
+def _deep_log_h(s: FloatArray, g: FloatArray, *, kappa: float, eps: float) -> FloatArray:
+    """A Chernoff bound on ``log H`` of
+    :func:`~crowdhide.accounting.shuffle._krr_fast.clone_block_h`: with
+    ``θ = s/2 + c_g`` and ``A ~ Bin(s, 1/2)``, ``E[(A − θ)_+] <= (s/2) P(A >= ⌊θ⌋)``
+    (θ >= s/2; ⌊θ⌋ rather than ⌊θ⌋ + 1 absorbs θ's rounding); −inf where ⌊θ⌋ > s."""
+    big = math.exp(eps)
+    theta = s / 2.0 + g * math.expm1(eps) / (2.0 * kappa * (1.0 + big))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tail = _chernoff_up(_log_tail_vec(s, 0.5, np.floor(theta), upper=True))
+        return np.asarray(tail + np.log(s * kappa * (1.0 + big) / g) + 1e-9, dtype=np.float64)
+
+
+def _deep_h(h: FloatArray, s: FloatArray, g: FloatArray, *, kappa: float, eps: float) -> FloatArray:
+    """``h`` capped by :func:`_deep_log_h`. The incomplete betas' absolute allowance floors
+    ``h`` near ``(s + 1)·1e-300`` otherwise (:func:`_deep_cap`). The cap is kept at least
+    1e-306 (a float, not 0: the sum of the blocks' masses times it is at most about 1e-306);
+    a block with ``⌊θ⌋ > s`` has no excess (its bound is −inf)."""
+    log_cap = _deep_log_h(s, g, kappa=kappa, eps=eps)
+    cap = np.maximum(np.exp(np.minimum(log_cap, 0.0)), 1e-306)
+    # −inf: ⌊θ⌋ > s, no excess at all; NaN (never expected) keeps h
+    return np.asarray(np.where(np.isnan(log_cap), h, np.minimum(h, cap)), dtype=np.float64)
+
 
 def _chernoff_light(
     counts: FloatArray,
@@ -338,7 +392,7 @@ def _clone_windows(
         second = second + on_blocks(~use_sf, 0.0, binom_cdf, lo_all - 1.0, n_all, p_all)
         mass = masses_from_tails_rows(first, second, n_all, p_all, lo_all, hi_all, ~use_sf)
         with np.errstate(divide="ignore"):
-            log_all = np.log(mass)
+            log_all = _deep_cap(np.log(mass), n_all, p_all, lo_all, hi_all)
         at = 0
         for i, starts, _, outside in wide:
             out[i] = (starts, log_all[at : at + starts.size], outside)
@@ -407,6 +461,7 @@ def _build_layouts(n: int, systems: Sequence[_LayoutKey], log_tail: float) -> li
     mass = mass + (1.0 - mu) * _edge_masses(cc, mu_c, s_start, s_end, exact, 0.0)
     with np.errstate(divide="ignore"):
         log_mass = np.where(exact, np.log(np.minimum(mass, 1.0)), -np.inf)
+    log_mass = np.where(exact, np.minimum(log_mass, _chernoff_up(log_bound)), log_mass)
     log_mass = np.where(light, log_bound, log_mass)
     g_low = np.minimum(g_lower(s_start, cc, rho), g_lower(s_end, cc, rho))
     g_low = np.where(live, g_low, 1.0)
@@ -523,7 +578,11 @@ def _blocks_log_deltas(
         return []
     s = np.concatenate([lay[1][mask] for lay, mask in zip(layouts, masks, strict=True)])
     g = np.concatenate([lay[2][mask] for lay, mask in zip(layouts, masks, strict=True)])
-    h_all = clone_block_h(s, g, kappa=kappa, eps=eps) if s.size else s
+    h_all = (
+        _deep_h(clone_block_h(s, g, kappa=kappa, eps=eps), s, g, kappa=kappa, eps=eps)
+        if s.size
+        else s
+    )
     out, at = [], 0
     for (log_w, _, _, log_mass, log_out, c_tail), mask in zip(layouts, masks, strict=True):
         h = np.full(mask.shape, 2.0)  # light blocks: 2 per unit of mass
