@@ -117,3 +117,75 @@ def test_the_exact_helper_matches_the_enumerated_dataset_classes(others: str) ->
     for eps in (0.0, 0.2, 0.7, 1.2):
         want = curve.log_delta(eps)
         assert exact_log_delta(n, k, eps0, eps, others) == pytest.approx(want, rel=1e-9)
+
+
+def _third_log_delta_sliced(n: int, k: int, eps0: float, eps: float) -> float:
+    """Exact log δ(ε) (both directions) of "all others on a third value z", n reports of
+    k-RR: the counts (a, b, c) of x, x', z are sufficient; the others' counts are one
+    multinomial (gammaln), the target's report shifts one of them. Summed slice by slice of
+    a (a 2-D (b, c) grid each), term by term in log space: no windows, no incomplete betas."""
+    e = math.exp(eps0)
+    p, q = e / (e + k - 1.0), 1.0 / (e + k - 1.0)
+    rest_p = (k - 3.0) * q
+    m = n - 1
+    lg = gammaln(np.arange(m + 2.0) + 1.0)  # lg[j] = log j!
+    b, c = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
+    logs = (math.log(q), math.log(p), math.log(rest_p))
+
+    def others(a: int, bb: np.ndarray, cc: np.ndarray) -> np.ndarray:
+        rest = m - a - bb - cc
+        ok = (a >= 0) & (bb >= 0) & (cc >= 0) & (rest >= 0)
+        ib, ic, ir = (np.where(ok, v, 0) for v in (bb, cc, rest))
+        val = (
+            lg[m] - lg[max(a, 0)] - lg[ib] - lg[ic] - lg[ir]
+            + (a + ib) * logs[0] + ic * logs[1] + ir * logs[2]
+        )  # fmt: skip
+        return np.where(ok, val, -np.inf)
+
+    fwd, bwd = [], []
+    for a in range(n + 1):
+        base, on_a = others(a, b, c), others(a - 1, b, c)
+        on_b, on_c = others(a, b - 1, c), others(a, b, c - 1)
+        shared = np.logaddexp(on_c + math.log(q), base + math.log(rest_p))
+        law_x = np.logaddexp(shared, np.logaddexp(on_a + math.log(p), on_b + math.log(q)))
+        law_y = np.logaddexp(shared, np.logaddexp(on_a + math.log(q), on_b + math.log(p)))
+        for lp, lq, out in ((law_x, law_y, fwd), (law_y, law_x, bwd)):
+            keep = lp > lq + eps
+            if keep.any():
+                gap = lp[keep] + np.log(-np.expm1(lq[keep] + eps - lp[keep]))
+                out.append(float(logsumexp(gap)))
+    return max((float(logsumexp(side)) for side in (fwd, bwd) if side), default=-math.inf)
+
+
+def test_the_sliced_helper_matches_the_grid_helper() -> None:
+    n, k, eps0 = 9, 5, 1.1
+    for eps in (0.0, 0.3, 0.9):
+        want = exact_log_delta(n, k, eps0, eps, "third")
+        assert _third_log_delta_sliced(n, k, eps0, eps) == pytest.approx(want, rel=1e-10)
+
+
+def test_below_the_cut_a_searched_third_value_dataset_sits_at_its_cut() -> None:
+    # k = 100, n = 200, δ = 1e-300: the third-value dataset is the binding member and is
+    # searched from the cheap members' root (secant steps; issue 32: 8 evaluations of it,
+    # the former plain search to 1e-10 took 12-14 at n = 1e3).
+    n, k, eps0, delta = 200, 100, 0.5, 1e-300
+    calls = []
+    third = _pairs.krr_third_log_delta
+
+    def counted(*args: float) -> float:
+        calls.append(args)
+        return third(*args)  # type: ignore[arg-type]
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(_pairs, "krr_third_log_delta", counted)
+    try:
+        got = curves._krr_lower_curve(eps0, n, k).epsilon(delta)
+    finally:
+        mp.undo()
+    assert 2 <= len(calls) <= 9
+    # sound: the exact third-value dataset is at or above the cut there (so above δ)
+    assert _third_log_delta_sliced(n, k, eps0, got) >= CUT - 1e-5
+    # tight: 1e-6 further (20 times the search's tolerance) it is below the cut. An answer
+    # 1 % higher fails the first check (log δ falls with ε), 1 % lower this one, as here:
+    assert _third_log_delta_sliced(n, k, eps0, got * (1.0 + 1e-6)) < CUT
+    assert _third_log_delta_sliced(n, k, eps0, got * 0.99 * (1.0 + 1e-6)) > CUT

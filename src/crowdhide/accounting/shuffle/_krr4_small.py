@@ -67,7 +67,8 @@ from crowdhide._validation import check_probability
 from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.logmath import MACHINE_EPSILON
 from crowdhide.accounting.shuffle import _krr_small
-from crowdhide.accounting.shuffle._krr_small import FloatArray, _below
+from crowdhide.accounting.shuffle._krr_small import FloatArray
+from crowdhide.accounting.shuffle._small_search import PrunedSearch, hockey_both
 
 __all__ = [
     "SMALL4_EXACT_BEST_MAX_N",
@@ -82,8 +83,8 @@ __all__ = [
 Class4 = tuple[int, int, int, int]
 #: ``measure(P, Q)``: a class's δ at the running ε, as the search compares it (flat laws).
 Measure = Callable[[FloatArray, FloatArray], float]
-#: Grid of the blanket bound, in standard deviations of R from its mean (as for k = 3).
-_BLANKET_GRID = (-3.0, -1.0, 0.0)
+#: The others' law of a region's ancestor: the flat array and its number of reports.
+Others = tuple[FloatArray, int]
 #: Largest n for the exact k = 4 worst case (``bound="exact"``): an ε query at δ = 1e-6 takes
 #: 0.2-5.0 s CPU at n = 50 (ε0 = 8 ... 0.5; benchmarks/bench_krr4_small_n.py).
 SMALL4_EXACT_MAX_N = 50
@@ -99,8 +100,6 @@ _TINY = 2.0**-1074
 _UNIFORM = (0.25, 0.25, 0.25, 0.25)
 #: A region ``(A, s, u)``: the classes ``A + d``, ``d >= 0``, ``|d| = s``, ``d <= u``.
 Region = tuple[Class4, int, Class4]
-#: ``blanket(law, reports, extra, depth)``: whether the blanket bound prunes a region.
-Blanket = Callable[[FloatArray, int, int, int], bool]
 
 
 def rounding_budget(n: int) -> float:
@@ -149,7 +148,7 @@ def _split(corner: Class4, side: int, upper: Class4) -> list[Region]:
     ]
 
 
-class SmallKrr4Exact:
+class SmallKrr4Exact(PrunedSearch[Others, FloatArray]):
     """The exact worst case of shuffled 4-RR at ε (or ε at δ) over every dataset of the
     other ``n − 1`` users, by a pruned search over dataset classes (module docstring).
 
@@ -160,14 +159,8 @@ class SmallKrr4Exact:
     0.213771
     """
 
-    #: A class's δ is at most ``_ancestor_factor`` times any ancestor's (exactly 1; the
-    #: tests perturb it).
-    _ancestor_factor = 1.0
-    #: Scale of the uniform-report probability ``4q`` in the blanket bound (exactly 1).
-    _uniform_scale = 1.0
-
     def __init__(self, *, eps0: float, n: int) -> None:
-        self.eps0, self.n = eps0, n
+        self.eps0, self.n, self.trim = eps0, n, 0.0
         e = math.exp(eps0)
         p, q = e / (e + 3.0), 1.0 / (e + 3.0)
         self._weights = ((p, q, q, q), (q, p, q, q), (q, q, p, q), (q, q, q, p))
@@ -177,8 +170,8 @@ class SmallKrr4Exact:
         self._tmp = np.empty(self._size)
         self._levels: list[tuple[FloatArray, FloatArray]] = []
         self._probe = (np.empty(self._size), np.empty(self._size))
-        self.evaluated = 0  # classes measured by the last delta / epsilon
         self.stencils = 0  # stencils done (since creation)
+        self._init_search()
 
     # -- laws --------------------------------------------------------------------------
 
@@ -234,16 +227,12 @@ class SmallKrr4Exact:
         """``(class, P, Q)`` for every class with ``l <= j`` and ``o <= m`` (no pruning;
         fresh 3-D copies ``[c_x, c_x', c_z]``)."""
         shape = (self.n + 1,) * 3
-        for cls, p, q in self._search(lambda p, q: False, None, seeds=False):
+        for cls, p, q in self._search(lambda p, q: False, seeds=False):
             yield cls, p.reshape(shape).copy(), q.reshape(shape).copy()
         self._levels.clear()
 
     def _search(
-        self,
-        prune: Callable[[FloatArray, FloatArray], bool],
-        blanket: Blanket | None,
-        *,
-        seeds: bool = True,
+        self, prune: Callable[[FloatArray, FloatArray], bool], *, seeds: bool = True
     ) -> Iterator[tuple[Class4, FloatArray, FloatArray]]:
         """The classes that no checked region rules out (flat views, valid until the next
         item). Seeds first (a high running maximum early prunes more; visited again by the
@@ -255,7 +244,7 @@ class SmallKrr4Exact:
             law = self._chain(root, 0, self._weights[axis], big_n, 0)
             yield (cls[0], cls[1], cls[2], cls[3]), *self._targets(law, big_n)
         start = _tighten((0, 0, 0, 0), big_n, (big_n,) * 4)
-        yield from self._region(root, start, 0, prune, blanket)
+        yield from self._region(root, start, 0, prune)
 
     def _region(
         self,
@@ -263,7 +252,6 @@ class SmallKrr4Exact:
         region: Region,
         depth: int,
         prune: Callable[[FloatArray, FloatArray], bool],
-        blanket: Blanket | None,
     ) -> Iterator[tuple[Class4, FloatArray, FloatArray]]:
         """``arr`` holds the others' law of the region's ancestor (its corner A)."""
         corner, side, upper = region
@@ -274,7 +262,7 @@ class SmallKrr4Exact:
         if side == 0:
             yield corner, p_arr, q_arr
             return
-        if prune(p_arr, q_arr) or (blanket is not None and blanket(arr, reports, side, depth)):
+        if prune(p_arr, q_arr) or self._blanket_prunes((arr, reports), side, depth):
             return
         for child in _split(corner, side, upper):
             law = arr
@@ -284,107 +272,38 @@ class SmallKrr4Exact:
                 )
                 reports += child[0][axis] - corner[axis]
             reports = sum(corner)
-            yield from self._region(law, child, depth + 1, prune, blanket)
+            yield from self._region(law, child, depth + 1, prune)
 
     def _blanket_bounds(
         self, arr: FloatArray, reports: int, extra: int, depth: int, d0: float, measure: Measure
     ) -> Iterator[float]:
-        """Upper bounds on every class δ of a region (ancestor law ``arr``, its δ ``d0``,
-        ``extra`` more users), one per grid point (lazily), module docstring."""
-        pi = self._uniform_scale * 4.0 * self._q
-        mean, sd = extra * pi, math.sqrt(extra * pi * max(1.0 - pi, 0.0))
-        grid = sorted({r for r in (int(mean + k * sd) for k in _BLANKET_GRID) if r > 0})
-        deltas, steps, law = [d0], [0], arr
-        for r in grid:
-            law = self._chain(law, reports + steps[-1], _UNIFORM, r - steps[-1], depth + 1)
-            deltas.append(min(measure(*self._targets(law, reports + r)), deltas[-1]))
-            steps.append(r)
-            yield deltas[-1] + sum(
-                _below(extra, pi, steps[i + 1]) * (deltas[i] - deltas[i + 1])
-                for i in range(len(steps) - 1)
-            )
+        """Upper bounds on every class δ of a region (ancestor law ``arr`` of ``reports``
+        reports, its δ ``d0``, ``extra`` more users), one per grid point (lazily), module
+        docstring; the shared core's."""
+        return self._blanket_bounds_of((arr, reports), extra, depth, d0, measure)
 
-    def _run(
-        self, measure: Measure, limit: Callable[[], float]
-    ) -> Iterator[tuple[FloatArray, FloatArray]]:
-        """Every class the pruned search cannot rule out against ``limit()`` (a running
-        maximum the caller raises), as ``(P, Q)``."""
-        last = [math.inf]
+    def _uniform_share(self) -> float:
+        return 4.0 * self._q  # Pr(uniform) = 1 − λ = 4q
 
-        def dominated(p: FloatArray, q: FloatArray) -> bool:
-            last[0] = measure(p, q)
-            return self._ancestor_factor * last[0] <= limit()
+    def _uniform_targets(
+        self, law: Others, steps: int, depth: int
+    ) -> tuple[Others, FloatArray, FloatArray]:
+        arr, reports = law
+        arr = self._chain(arr, reports, _UNIFORM, steps, depth + 1)
+        return (arr, reports + steps), *self._targets(arr, reports + steps)
 
-        def blanket(arr: FloatArray, reports: int, extra: int, depth: int) -> bool:
-            bounds = self._blanket_bounds(arr, reports, extra, depth, last[0], measure)
-            return any(self._ancestor_factor * b <= limit() for b in bounds)
-
-        self.evaluated = 0
-        try:
-            for _, p, q in self._search(dominated, blanket):
-                self.evaluated += 1
-                yield p, q
-        finally:
-            self._levels.clear()
+    def _clear(self) -> None:
+        self._levels.clear()
 
     # -- divergences -------------------------------------------------------------------
 
     def _class_delta(self, p: FloatArray, q: FloatArray, big: float) -> float:
         """``max(H_big(P||Q), H_big(Q||P))`` as computed (sums of positive terms)."""
-        t = self._tmp[: p.size]  # P and Q: prefixes of the same length
-        np.multiply(q, big, out=t)
-        np.subtract(p, t, out=t)
-        np.maximum(t, 0.0, out=t)
-        forward = float(t.sum())
-        np.multiply(p, big, out=t)
-        np.subtract(q, t, out=t)
-        np.maximum(t, 0.0, out=t)
-        return max(forward, float(t.sum()))
+        return hockey_both(p, q, big, self._tmp)
 
     def class_delta(self, p: FloatArray, q: FloatArray, eps: float) -> float:
         """:meth:`_class_delta` at ε of two arrays from :meth:`classes`."""
         return self._class_delta(p.ravel(), q.ravel(), math.exp(eps))
-
-    def delta(self, eps: float) -> float:
-        """The worst case over every class at ε (as computed)."""
-        if eps >= self.eps0:
-            return 0.0
-        big = math.exp(eps)
-        worst = [0.0]
-
-        def measure(p: FloatArray, q: FloatArray) -> float:
-            return self._class_delta(p, q, big)
-
-        for p, q in self._run(measure, lambda: worst[0]):
-            worst[0] = max(worst[0], measure(p, q))
-        return worst[0]
-
-    def epsilon(self, delta: float, xtol: float) -> float:
-        """Smallest ε (to ``xtol``, from above) with ``delta(ε) <= delta``: a running
-        maximum of the classes' own ε (a class at or below it costs one sum)."""
-        best = [0.0]
-
-        def measure(p: FloatArray, q: FloatArray) -> float:
-            return self._class_delta(p, q, math.exp(best[0]))
-
-        for p, q in self._run(measure, lambda: delta):
-            if measure(p, q) > delta:
-                best[0] = self._class_epsilon(p, q, delta, best[0], xtol)
-        return best[0]
-
-    def _class_epsilon(
-        self, p: FloatArray, q: FloatArray, room: float, lo: float, xtol: float
-    ) -> float:
-        """The class's ε at δ = ``room`` by bisection on ``[lo, ε0]`` (to ``xtol``, from
-        above; its δ at ``lo`` exceeds ``room``)."""
-        hi = self.eps0
-        while hi - lo > xtol:
-            mid = 0.5 * (lo + hi)
-            if self._class_delta(p, q, math.exp(mid)) <= room:
-                hi = mid
-            else:
-                lo = mid
-        return hi
 
 
 class SmallKrr4ExactCurve(PrivacyCurve):

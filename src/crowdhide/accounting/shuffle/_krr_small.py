@@ -85,6 +85,7 @@ import numpy.typing as npt
 from crowdhide._validation import check_probability
 from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.logmath import MACHINE_EPSILON
+from crowdhide.accounting.shuffle._small_search import PrunedSearch, hockey_both
 
 __all__ = [
     "SMALL_EXACT_BEST_MAX_N",
@@ -101,10 +102,6 @@ FloatArray = npt.NDArray[np.float64]
 Prune = Callable[["_Law", "_Law"], bool]
 #: ``measure(P, Q)``: a class's δ at the running ε, as the search compares it.
 Measure = Callable[["_Law", "_Law"], float]
-#: Grid of the blanket bound, in standard deviations of R from its mean (module docstring).
-_BLANKET_GRID = (-3.0, -1.0, 0.0)
-#: Safety factor on the computed ``F(r)`` (its rounding is ~1e-13 relative; see _below).
-_F_SAFETY = 1.0 + 1e-9
 #: Largest n for the exact k = 3 worst case (as its curve runs it, trimmed: an ε query
 #: 0.05-0.53 s CPU there, a δ query at ε0/2 0.15-1.7 s, see benchmarks/bench_krr_small_ab.py;
 #: the pruned search grows like n^2.7).
@@ -121,9 +118,6 @@ TRIM_RELATIVE = 1e-9
 #: Scale on a dropped edge's computed sum: its cells are within ``rounding_budget(n)`` (< 1e-12
 #: at n <= 300) of the exact trimmed law's and the sum adds < 1e-13 relative.
 _TRIM_SAFETY = 1.0 + 1e-6
-#: Below this allowance no trimming (the absolute underflow error of a dropped edge,
-#: ``(n + 1)·5(n + 1)·2^-1074 < 1e-317``, stays far below ``_TRIM_SAFETY − 1`` of it).
-_MIN_BUDGET = 1e-280
 #: Trim after every ``_TRIM_EVERY``-th report only: each check is two row sums and Python
 #: work, ~30 % of a stencil at n = 100 when done every step.
 _TRIM_EVERY = 4
@@ -220,19 +214,6 @@ def _shift(point: tuple[int, int, int], by: int) -> tuple[int, int, int]:
     return (point[0] + by, point[1] + by, point[2] + by)
 
 
-def _below(e: int, pi: float, r: int) -> float:
-    """An upper bound on ``F(r) = Pr(Bin(e, π) < r)`` (``π`` as computed, 1 <= r <= e).
-    Each term ``C(e, i) π^i (1 − π)^(e−i)`` is ``exp`` of a sum of logs (|exponent| < 2000
-    for e <= 600: about 1e-12 relative after exp); ``_F_SAFETY`` covers that and the few
-    ulps of π, and ``1e-300`` per term the underflow of a term."""
-    log_pi, log_rest = math.log(pi), math.log1p(-pi)
-    total = sum(
-        math.exp(math.log(math.comb(e, i)) + i * log_pi + (e - i) * log_rest) + 1e-300
-        for i in range(r)
-    )
-    return min(1.0, total * _F_SAFETY)
-
-
 def _split(
     upright: bool, corner: tuple[int, int, int], side: int
 ) -> list[tuple[bool, tuple[int, int, int], int]]:
@@ -254,7 +235,7 @@ def _split(
     return out
 
 
-class SmallKrrExact:
+class SmallKrrExact(PrunedSearch["_Law", "_Law"]):
     """The exact worst-case hockey-stick divergence of n shuffled 3-RR reports.
 
     ``log_delta(ε)`` is ``log max_classes max(H(P||Q), H(Q||P))`` as computed in floating
@@ -271,13 +252,6 @@ class SmallKrrExact:
     0.242525
     """
 
-    #: A class's δ is at most ``_ancestor_factor`` times any ancestor's (the post-processing
-    #: lemma of the module docstring: exactly 1; the tests perturb it).
-    _ancestor_factor = 1.0
-    #: Scale of the uniform-report probability ``3q`` in the blanket bound (exactly 1; the
-    #: tests perturb it).
-    _uniform_scale = 1.0
-
     def __init__(self, *, eps0: float, n: int, trim: float = 0.0) -> None:
         self.eps0, self.n, self.trim = eps0, n, trim
         e = math.exp(eps0)
@@ -287,15 +261,8 @@ class SmallKrrExact:
         self._tmp = np.empty(self._shape)
         self._levels: list[tuple[FloatArray, FloatArray]] = []
         self._probe = (np.empty(self._shape), np.empty(self._shape))
-        self._budget = 0.0  # the trimming allowance D of the running query (0: no trimming)
         self.trims = 0  # edges trimmed (since creation)
-        self._max_lost = 0.0  # the largest trimmed mass of a law measured in the running query
-        self.pruned = 0  # classes in regions skipped by the last delta / epsilon (with overlaps)
-        self.blanket_skips = 0  # regions of them skipped by the blanket bound (since creation)
-        # Set by delta / epsilon while they search: the class δ at the running ε and the
-        # running maximum it is compared with; None: no blanket pruning (_search alone).
-        self._blanket: tuple[Measure, Callable[[], float]] | None = None
-        self._last = math.inf  # the divergence the last prune check measured (its ancestor's)
+        self._init_search()
 
     # -- the enumeration ---------------------------------------------------------------
 
@@ -424,39 +391,23 @@ class SmallKrrExact:
             arr = self._chain(arr, w, target[axis] - anc[axis], depth)
         return arr
 
-    def _blanket_prunes(self, arr: _Law, extra: int, depth: int) -> bool:
-        """Whether a blanket bound (module docstring) of the region whose ancestor law is
-        ``arr`` and whose classes have ``extra`` more users is at or below the running
-        maximum; ``self._last`` is the ancestor's δ (the failed ancestor check)."""
-        if self._blanket is None:
-            return False
-        measure, limit = self._blanket
-        bounds = self._blanket_bounds(arr, extra, depth, self._last, measure)
-        if any(self._ancestor_factor * bound <= limit() for bound in bounds):
-            self.blanket_skips += 1
-            return True
-        return False
-
     def _blanket_bounds(
         self, arr: _Law, extra: int, depth: int, d0: float, measure: Measure
     ) -> Iterator[float]:
         """Upper bounds on every class δ of the region (ancestor law ``arr``, its δ ``d0``,
-        ``extra`` more users), one per grid point of ``_BLANKET_GRID`` (lazily: each needs
-        more uniform stencils, in the buffers of ``depth + 1``, free until the children
-        are reached)."""
-        pi = self._uniform_scale * 3.0 / (math.exp(self.eps0) + 2.0)  # Pr(uniform) = 1 − λ
-        mean, sd = extra * pi, math.sqrt(extra * pi * (1.0 - pi))
-        grid = sorted({r for r in (int(mean + k * sd) for k in _BLANKET_GRID) if r > 0})
-        deltas, steps, law = [d0], [0], arr
-        for r in grid:
-            law = self._chain(law, (1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0), r - steps[-1], depth + 1)
-            p_arr, q_arr = self._targets(law, self._probe)
-            deltas.append(min(measure(p_arr, q_arr), deltas[-1]))
-            steps.append(r)
-            yield deltas[-1] + sum(
-                _below(extra, pi, steps[i + 1]) * (deltas[i] - deltas[i + 1])
-                for i in range(len(steps) - 1)
-            )
+        ``extra`` more users), one per grid point, lazily (the shared core's, module
+        docstring)."""
+        return self._blanket_bounds_of(arr, extra, depth, d0, measure)
+
+    def _uniform_share(self) -> float:
+        return 3.0 / (math.exp(self.eps0) + 2.0)  # Pr(uniform) = 1 − λ = 3q
+
+    def _uniform_targets(self, law: _Law, steps: int, depth: int) -> tuple[_Law, _Law, _Law]:
+        law = self._chain(law, (1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0), steps, depth + 1)
+        return law, *self._targets(law, self._probe)
+
+    def _clear(self) -> None:
+        self._levels.clear()  # ~18 MB of level buffers at n = 300: not kept by a curve
 
     # -- divergences ---------------------------------------------------------------------
 
@@ -473,90 +424,7 @@ class SmallKrrExact:
         both are 0 and add nothing), in the scratch buffer (same roundings: the product, the
         difference, the positive part; the sum of positive terms)."""
         self._max_lost = max(self._max_lost, p_law.lost, q_law.lost)
-        p, q = p_law.view(), q_law.view()
-        t = self._tmp[: p.size]
-        np.multiply(q, big, out=t)
-        np.subtract(p, t, out=t)
-        np.maximum(t, 0.0, out=t)
-        forward = float(t.sum())
-        np.multiply(p, big, out=t)
-        np.subtract(q, t, out=t)
-        np.maximum(t, 0.0, out=t)
-        return max(forward, float(t.sum()))
-
-    def _usable(self, allowance: float) -> float:
-        """``allowance`` as the trimming budget D, or 0 (no trimming) below ``_MIN_BUDGET``."""
-        return allowance if allowance >= _MIN_BUDGET else 0.0
-
-    def delta(self, eps: float) -> float:
-        """The worst case over classes at ε (computed), plus the largest mass trimmed from a
-        law it measured, at most D = ``trim`` times the larger seed's δ (the seeds are
-        searched untrimmed, so D is at most ``trim`` times the answer; 0 when nothing was
-        trimmed)."""
-        if eps >= self.eps0:
-            return 0.0
-        big = math.exp(eps)
-        worst = 0.0
-
-        def measure(p: _Law, q: _Law) -> float:
-            return self._class_delta(p, q, big)
-
-        def dominated(p: _Law, q: _Law) -> bool:
-            self._last = measure(p, q)
-            return self._ancestor_factor * self._last <= worst
-
-        self.pruned, seeds, self._max_lost = 0, 2, 0.0
-        self._blanket = (measure, lambda: worst)
-        try:
-            for _, p, q in self._search(dominated):
-                worst = max(worst, self._class_delta(p, q, big))
-                seeds -= 1
-                if seeds == 0:  # the generator is lazy: the regions below are trimmed
-                    self._budget = self._usable(self.trim * worst)
-            allowance = self._max_lost
-        finally:
-            self._blanket, self._budget = None, 0.0
-            self._levels.clear()  # ~18 MB of level buffers at n = 300: not kept by a curve
-        return worst + allowance
-
-    def epsilon(self, delta: float, xtol: float) -> float:
-        """Smallest ε (to ``xtol``, from above) with ``delta(ε) <= delta``: a running
-        maximum of the classes' own ε; a class at or below it is skipped after one sum.
-        Trimmed: every computed class δ is held at ``delta − D``, ``D = trim·delta``."""
-        best = 0.0
-        allowance = self._usable(self.trim * delta)
-        room = delta - allowance
-
-        def measure(p: _Law, q: _Law) -> float:
-            return self._class_delta(p, q, math.exp(best))
-
-        def dominated(p: _Law, q: _Law) -> bool:
-            self._last = measure(p, q)
-            return self._ancestor_factor * self._last <= room
-
-        self.pruned = 0
-        self._blanket, self._budget = (measure, lambda: room), allowance
-        try:
-            for _, p, q in self._search(dominated):
-                if measure(p, q) <= room:
-                    continue
-                best = self._class_epsilon(p, q, room, best, xtol)
-        finally:
-            self._blanket, self._budget = None, 0.0
-            self._levels.clear()
-        return best
-
-    def _class_epsilon(self, p: _Law, q: _Law, room: float, lo: float, xtol: float) -> float:
-        """The class's ε at δ = ``room`` by bisection on ``[lo, ε0]`` (to ``xtol``, from
-        above; its δ at ``lo`` exceeds ``room``)."""
-        hi = self.eps0
-        while hi - lo > xtol:
-            mid = 0.5 * (lo + hi)
-            if self._class_delta(p, q, math.exp(mid)) <= room:
-                hi = mid
-            else:
-                lo = mid
-        return hi
+        return hockey_both(p_law.view(), q_law.view(), big, self._tmp)
 
 
 class SmallKrrExactCurve(PrivacyCurve):

@@ -170,8 +170,9 @@ _CHUNK_CELLS = 400_000  # cells per vectorized chunk (a few MB per array)
 #: (n, k, ε0, tail) when they hold at most this many cells (a root search evaluates one
 #: curve about ten times at one tail level); larger ones are rebuilt per call. A cell
 #: holds two doubles, and an a cell three more once evaluated (its suffix maxima and two
-#: suffix sums, :class:`RowSuffixSums`): at most about 2 x 40 MB are kept.
-_LAYOUT_CACHE_CELLS = 1_000_000
+#: suffix sums, :class:`RowSuffixSums`): at most about 2 x 80 MB are kept. Every layout of
+#: n <= 1000 fits (at δ = 1e-300: 0.6-2.5e6 cells, 20-100 ms to build).
+_LAYOUT_CACHE_CELLS = 2_100_000
 
 
 @dataclass(frozen=True)
@@ -231,7 +232,10 @@ def _third_value_cells(n: int, k: int, eps0: float, log_tail: float) -> int:
     big_l = -log_tail
     rows = 2.0 * math.sqrt(2.0 * n * 2.0 * q * big_l) + big_l
     width = 4.0 * math.sqrt(2.0 * n * big_l) + 2.0 * big_l
-    return int(rows * width)
+    # No window is wider than its count can go: at most n + 1 rows of s, and the a and c
+    # windows of a row hold at most s + 1 and n − s + 1 cells (issue 32: at n = 1e3 and
+    # δ = 1e-300 the unclipped estimate, 9e6, rebuilt a 1.7e6-cell layout on every call).
+    return int(min(rows, n + 1.0) * min(width, 2.0 * (n + 1.0)))
 
 
 def krr_third_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float) -> float:
