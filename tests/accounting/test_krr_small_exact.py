@@ -172,22 +172,29 @@ def test_tiny_delta_is_answered_on_the_safe_side() -> None:
     assert curve.log_delta(0.5) >= math.log(_krr_small.SmallKrrExact(eps0=1.0, n=30).delta(0.5))
 
 
+@functools.cache
 def _mp_class(n: int, eps0: float, cls: tuple[int, int, int], p_scale: float = 1.0) -> list[Any]:
-    """P and Q of one class in 50-digit arithmetic (the same laws, independently rounded)."""
+    """P and Q of one class in 50-digit arithmetic (the same laws, independently rounded),
+    as nested lists ``[x][y]`` of mpf (read-only: cached, since both ``_within_budget``
+    orders of one case compare against the same laws)."""
     with mpmath.workdps(50):
         e = mpmath.exp(mpmath.mpf(eps0))
         p, q = e / (e + 2) * mpmath.mpf(p_scale), 1 / (e + 2)
-        arr = mpmath.zeros(n + 1, n + 1)
-        arr[0, 0] = mpmath.mpf(1)
+        zero = mpmath.mpf(0)
+        arr = [[zero] * (n + 1) for _ in range(n + 1)]
+        arr[0][0] = mpmath.mpf(1)
         users = [(p, q, q)] * cls[0] + [(q, p, q)] * cls[1] + [(q, q, p)] * cls[2]
 
-        def step(a: Any, w: tuple[Any, Any, Any]) -> Any:
-            out = mpmath.zeros(n + 1, n + 1)
+        def step(a: list[list[Any]], w: tuple[Any, Any, Any]) -> list[list[Any]]:
+            # plain lists, not mpmath matrices: the same operations in the same order
+            # (identical values), without the matrices' per-item conversion cost
+            out = [[zero] * (n + 1) for _ in range(n + 1)]
             for x in range(n + 1):
                 for y in range(n + 1 - x):
-                    out[x, y] = w[2] * a[x, y]
-                    out[x, y] += w[0] * a[x - 1, y] if x else 0
-                    out[x, y] += w[1] * a[x, y - 1] if y else 0
+                    cell = w[2] * a[x][y]
+                    cell += w[0] * a[x - 1][y] if x else 0
+                    cell += w[1] * a[x][y - 1] if y else 0
+                    out[x][y] = cell
             return out
 
         for w in users:
@@ -217,7 +224,7 @@ def _within_budget(n: int, eps0: float, p_scale: float = 1.0, *, search: bool = 
         for got, truth in zip((p_arr, q_arr), _mp_class(n, eps0, cls, p_scale), strict=True):
             for x in range(n + 1):
                 for y in range(n + 1 - x):
-                    if abs(mpmath.mpf(float(got[x, y])) - truth[x, y]) > r * truth[x, y] + tiny:
+                    if abs(mpmath.mpf(float(got[x, y])) - truth[x][y]) > r * truth[x][y] + tiny:
                         return False
     return True
 

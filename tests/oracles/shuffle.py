@@ -8,6 +8,7 @@ the privacy curve of a neighbouring pair is the hockey-stick divergence of the t
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -17,29 +18,46 @@ import numpy as np
 from crowdhide.accounting import DiscretePairCurve
 
 
-def histogram_law(values: Sequence[int], k: int, eps0: float) -> np.ndarray:
-    """Probability of every histogram (dense array of shape (n+1,)*k) of k-RR reports."""
-    n = len(values)
+def _rr_probabilities(k: int, eps0: float) -> tuple[float, float]:
+    """(probability of reporting the true value, of each other value) of k-RR."""
     e = math.exp(eps0)
-    p, q = e / (e + k - 1), 1.0 / (e + k - 1)
+    return e / (e + k - 1), 1.0 / (e + k - 1)
+
+
+def _add_user(law: np.ndarray, v: int, k: int, eps0: float) -> np.ndarray:
+    """The law after one more user holding ``v`` reports (dense, counts up to the shape)."""
+    p, q = _rr_probabilities(k, eps0)
+    n = law.shape[0] - 1
+    new = np.zeros_like(law)
+    for y in range(k):
+        src = [slice(None)] * k
+        dst = [slice(None)] * k
+        src[y] = slice(0, n)
+        dst[y] = slice(1, n + 1)
+        new[tuple(dst)] += law[tuple(src)] * (p if y == v else q)
+    return new
+
+
+def _dense_law(values: Sequence[int], k: int, eps0: float, n: int) -> np.ndarray:
+    """Law of the histogram of ``values``' reports on the dense array of shape (n+1,)*k."""
     law = np.zeros((n + 1,) * k)
     law[(0,) * k] = 1.0
     for v in values:
-        new = np.zeros_like(law)
-        for y in range(k):
-            src = [slice(None)] * k
-            dst = [slice(None)] * k
-            src[y] = slice(0, n)
-            dst[y] = slice(1, n + 1)
-            new[tuple(dst)] += law[tuple(src)] * (p if y == v else q)
-        law = new
-    return law.ravel()
+        law = _add_user(law, v, k, eps0)
+    return law
+
+
+def histogram_law(values: Sequence[int], k: int, eps0: float) -> np.ndarray:
+    """Probability of every histogram (dense array of shape (n+1,)*k) of k-RR reports."""
+    return _dense_law(values, k, eps0, len(values)).ravel()
 
 
 def pair_curve(others: Sequence[int], k: int, eps0: float) -> DiscretePairCurve:
     """Curve of the neighbouring pair: target user holds 0 vs 1, others fixed."""
-    law_x = histogram_law([*others, 0], k, eps0)
-    law_y = histogram_law([*others, 1], k, eps0)
+    # the others' law is shared by both sides (the target reports last; convolution commutes)
+    base = _dense_law(others, k, eps0, len(others) + 1)
+    law_x = _add_user(base, 0, k, eps0).ravel()
+    law_y = _add_user(base, 1, k, eps0).ravel()
     keep = (law_x > 0) | (law_y > 0)
     return DiscretePairCurve.from_probabilities(law_x[keep], law_y[keep])
 
@@ -49,11 +67,22 @@ def all_datasets(n: int, k: int) -> list[tuple[int, ...]]:
     return list(itertools.combinations_with_replacement(range(k), n - 1))
 
 
+@functools.lru_cache(maxsize=4)
+def all_pair_curves(n: int, k: int, eps0: float) -> tuple[DiscretePairCurve, ...]:
+    """:func:`pair_curve` of every dataset of :func:`all_datasets`, in that order.
+
+    Cached (the curves are read-only): tests ask :func:`worst_case_delta` at many ε for the
+    same (n, k, ε0), and rebuilding every law per ε was most of their time. A few entries
+    only, so large n do not pile up.
+    """
+    return tuple(pair_curve(others, k, eps0) for others in all_datasets(n, k))
+
+
 def worst_case_delta(n: int, k: int, eps0: float, eps: float) -> tuple[float, tuple[int, ...]]:
     """Max over every dataset of the other users of δ(ε), and a maximising dataset."""
     best, arg = -1.0, ()
-    for others in all_datasets(n, k):
-        d = pair_curve(others, k, eps0).delta(eps)
+    for others, curve in zip(all_datasets(n, k), all_pair_curves(n, k, eps0), strict=True):
+        d = curve.delta(eps)
         if d > best:
             best, arg = d, others
     return best, arg
