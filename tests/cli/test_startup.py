@@ -74,12 +74,14 @@ def test_krr_query_keeps_heavy_and_rarely_used_modules_out() -> None:
     }
     reference = set(json.loads(_python(_REFERENCE)))
     assert {m for m in loaded if m.startswith("numpy.")} <= reference
-    # Only the shuffle area was imported for a shuffle command.
+    # The query is answered without typer (crowdhide.cli._fast) and without any area module.
+    assert "typer" not in loaded
     assert not {m for m in loaded if m.startswith("crowdhide.cli.")} - {
+        "crowdhide.cli._emit",
         "crowdhide.cli._engine_progress",
-        "crowdhide.cli._options",
-        "crowdhide.cli._output",
-        "crowdhide.cli.shuffle",
+        "crowdhide.cli._fast",
+        "crowdhide.cli._shuffle_answer",
+        "crowdhide.cli._values",
     }
 
 

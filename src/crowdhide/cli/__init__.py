@@ -20,29 +20,24 @@ is never disguised as bad input.
 
 from __future__ import annotations
 
-import copy
-import importlib
-import inspect
+import errno
 import os
-import pkgutil
-import re
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING
 
-import typer
-
-from crowdhide.cli._options import (
+from crowdhide._lazy import lazy_names
+from crowdhide.cli._emit import COMMAND_LINE
+from crowdhide.cli._fast import fast_command
+from crowdhide.cli._values import (
     EXIT_BUG,
-    EXIT_CODES_HELP,
     EXIT_NODE_FAILURE,
     EXIT_OVERRUN,
     EXIT_UNMET,
     EXIT_USAGE,
 )
-from crowdhide.cli._output import COMMAND_LINE
 from crowdhide.errors import (
     CrowdhideError,
     NodeFailureError,
@@ -50,7 +45,17 @@ from crowdhide.errors import (
     UnmetTargetError,
 )
 
+if TYPE_CHECKING:  # at run time loaded on first access (typer: not for the fast path)
+    from crowdhide.cli._app import _app_for as _app_for
+    from crowdhide.cli._app import _escape_markup as _escape_markup
+    from crowdhide.cli._app import build_app as build_app
+
 __all__ = ["build_app", "entry", "main"]
+
+#: Names of :mod:`crowdhide.cli._app` (it imports typer), loaded on first access: the
+#: queries of :mod:`crowdhide.cli._fast` start without typer (issue 32).
+_LAZY = dict.fromkeys(("build_app", "_app_for", "_escape_markup"), "crowdhide.cli._app")
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 #: Where crowdhide's own modules live: a ``ValueError`` raised here is input validation.
 _PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)
@@ -62,111 +67,6 @@ _PATH_ERRORS = (
     NotADirectoryError,
     PermissionError,
 )
-
-
-def build_app(areas: Sequence[str] | None = None) -> typer.Typer:
-    """Create the Typer application with every area registered (or only ``areas``).
-
-    Parameters
-    ----------
-    areas
-        Names of the command areas to register (``None``: all of them).
-
-    Returns
-    -------
-    typer.Typer
-        The application.
-
-    See Also
-    --------
-    main : Runs it on an argument list.
-    """
-    app = typer.Typer(
-        name="crowdhide",
-        help="Differential privacy for decentralized and shuffled computation.",
-        no_args_is_help=True,
-        add_completion=True,
-        pretty_exceptions_enable=False,
-        rich_markup_mode="rich",
-        epilog=EXIT_CODES_HELP,
-    )
-
-    @app.callback()
-    def _root(
-        version: Annotated[
-            bool,
-            typer.Option(
-                "--version",
-                help="Print crowdhide's version and exit.",
-                is_eager=True,
-                callback=_print_version,
-            ),
-        ] = False,
-    ) -> None:
-        """Run, hide and certify decentralized computations."""
-        del version  # handled by its eager callback
-
-    for name in _area_names() if areas is None else areas:
-        area = importlib.import_module(f"{__name__}.{name}")
-        area.register(app)
-    return app
-
-
-def _print_version(value: bool) -> None:
-    if value:
-        from crowdhide import __version__
-
-        typer.echo(f"crowdhide {__version__}")
-        raise typer.Exit(0)
-
-
-def _area_names() -> list[str]:
-    """The area modules of this package, sorted."""
-    package = sys.modules[__name__]
-    found = (m.name for m in pkgutil.iter_modules(package.__path__))
-    return sorted(name for name in found if not name.startswith("_"))
-
-
-def _app_for(args: Sequence[str]) -> typer.Typer:
-    """The application that runs ``args``.
-
-    When the command's first word is an area module that registers a command or group of
-    that name, only that area is imported and converted to click commands (start-up time:
-    the other areas' options are never built); a command that no area module is named after
-    (``--help``, a typo, ``local``) gets every area. Behaviour is the same either way.
-    """
-    first = args[0] if args else ""
-    if first in _area_names():
-        app = build_app([first])
-        provided = {g.name for g in app.registered_groups}
-        provided |= {c.name for c in app.registered_commands}
-        if first in provided:
-            if len(args) > 1:
-                _only_command(app, first, args[1])
-            return app
-    return build_app()
-
-
-def _only_command(app: typer.Typer, area: str, verb: str) -> None:
-    """Keep only the command ``verb`` in the group ``area`` of ``app`` (a fresh application),
-    when the group has a command of exactly that name and no subgroups: converting a command's
-    options to click's costs ~5 ms each (``shuffle`` has four; issue 32, start-up), and the
-    others are never run. The group's Typer object is shared by every application, so it is
-    copied, not changed. Anything else (``--help``, a typo, a subgroup) keeps the whole group:
-    its listing and its "no such command" error are the same as ever.
-    """
-    for at, info in enumerate(app.registered_groups):
-        group = info.typer_instance
-        if info.name != area or group is None or group.registered_groups:
-            continue
-        chosen = [c for c in group.registered_commands if c.name == verb]
-        if len(chosen) != 1:
-            return
-        trimmed = copy.copy(group)
-        trimmed.registered_commands = chosen
-        trimmed_info = copy.copy(info)
-        trimmed_info.typer_instance = trimmed
-        app.registered_groups[at] = trimmed_info
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -192,7 +92,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
         args = ["--help"]
-    command = typer.main.get_command(_app_for(args))
+    fast = fast_command(args)
+    if fast is not None:
+        return _run_fast(fast, args)
+    from typer.main import get_command
+
+    from crowdhide.cli._app import _app_for, _plain_help
+
+    command = get_command(_app_for(args))
     _plain_help(command)
     token = COMMAND_LINE.set(("crowdhide", *args))
     try:
@@ -210,6 +117,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     if result == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into Exit(130), returned here
         return _interrupted()
     return int(result) if isinstance(result, int) else 0
+
+
+def _run_fast(run: Callable[[], None], args: Sequence[str]) -> int:
+    """Run a query of :mod:`crowdhide.cli._fast`: what :func:`main` does around Typer's
+    ``command.main`` plus what Typer's ``main`` does around the command (``typer.core._main``:
+    Ctrl-C is exit 130, ``EOFError`` a blank line on stderr then "aborted", a broken pipe
+    exit 1 with both streams quietened), so exit codes and messages are the same."""
+    token = COMMAND_LINE.set(("crowdhide", *args))
+    try:
+        run()
+    except KeyboardInterrupt:
+        return _interrupted()
+    except EOFError:
+        import typer
+
+        typer.echo(err=True)
+        return _handle(typer.Abort(), args)
+    except SystemExit as exc:
+        if not hasattr(exc, "reason"):
+            raise
+        return _interrupted(exc)
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            return _handle(exc, args)
+        from typer._click.utils import PacifyFlushWrapper
+
+        sys.stdout = PacifyFlushWrapper(sys.stdout)
+        sys.stderr = PacifyFlushWrapper(sys.stderr)
+        sys.exit(1)
+    except Exception as exc:
+        return _handle(exc, args)
+    finally:
+        COMMAND_LINE.reset(token)
+    return 0
 
 
 def entry() -> None:
@@ -233,54 +174,6 @@ def entry() -> None:
     sys.exit(code)
 
 
-def _plain_help(command: Any) -> None:
-    """Help text is text: ``[privacy]`` is escaped from rich markup (it vanished), the lines
-    of a paragraph flow (rich mode kept the docstring's line breaks) and flags show no
-    ``<bool>`` value (they take none); walks every subcommand."""
-    escape = _escape_markup
-    for attr in ("help", "epilog", "short_help"):
-        if isinstance(getattr(command, attr, None), str):
-            setattr(command, attr, _flow(escape(getattr(command, attr))))
-    params = list(getattr(command, "params", []))
-    # The context class of the command's own click (Typer may vendor click).
-    help_option = command.get_help_option(command.context_class(command))
-    for param in [*params, *([help_option] if help_option is not None else [])]:
-        if isinstance(getattr(param, "help", None), str):
-            param.help = escape(param.help)
-        if getattr(param, "is_flag", False):
-            param.metavar = ""
-    for sub in getattr(command, "commands", {}).values():
-        _plain_help(sub)
-
-
-#: What rich reads as a markup tag: ``[`` then a letter, ``#``, ``/`` or ``@``, up to the
-#: next ``]`` with no ``[`` between, with the backslashes before it.
-_MARKUP_TAG = re.compile(r"(\\*)(\[[a-z#/@][^\[]*?\])")
-
-
-def _escape_markup(text: str) -> str:
-    r"""``text`` with every rich markup tag escaped (rich's ``markup.escape``, without
-    importing rich: every command runs this on its help, and rich costs ~20 ms of start-up;
-    a help output imports rich itself): a backslash before each tag's ``[`` with the
-    backslashes already before it doubled, and a lone trailing backslash doubled.
-
-    >>> print(_escape_markup("[privacy] and \\[bold] [1] \\"))
-    \[privacy] and \\\[bold] [1] \\
-    """
-    out = _MARKUP_TAG.sub(lambda m: f"{m.group(1) * 2}\\{m.group(2)}", text)
-    return out + "\\" if out.endswith("\\") and not out.endswith("\\\\") else out
-
-
-def _flow(text: str) -> str:
-    """Join the lines of each paragraph (paragraphs are separated by blank lines).
-
-    >>> _flow("a\\nb\\n\\nc")
-    'a b\\n\\nc'
-    """
-    paragraphs = inspect.cleandoc(text).split("\n\n")
-    return "\n\n".join(" ".join(p.split("\n")) for p in paragraphs)
-
-
 def _handle(exc: Exception, args: Sequence[str] = ()) -> int:
     """Map an exception to an exit code, printing one line for the user (or a bug report).
 
@@ -288,6 +181,8 @@ def _handle(exc: Exception, args: Sequence[str] = ()) -> int:
     ``exit_code`` and ``format_message``; they are recognised by that shape so that the CLI
     works with either flavour of Typer.
     """
+    import typer
+
     kind = type(exc).__name__
     if kind == "Exit":
         code = int(getattr(exc, "exit_code", 0))
@@ -323,6 +218,8 @@ EXIT_INTERRUPTED = 130
 def _interrupted(exc: BaseException | None = None) -> int:
     """One line, no traceback: the user stopped the command (Ctrl-C: exit 130; SIGTERM
     while tls hosts ran: ``exc`` carries its ``reason`` and ``exit_code``, 143)."""
+    import typer
+
     reason = getattr(exc, "reason", "interrupted (Ctrl-C)")
     typer.echo(f"crowdhide: {reason}; files already written are incomplete", err=True)
     return int(getattr(exc, "exit_code", EXIT_INTERRUPTED))
@@ -361,6 +258,8 @@ def _is_user_error(exc: Exception) -> bool:
 
 
 def _report_bug(exc: Exception) -> int:
+    import typer
+
     traceback.print_exception(exc, file=sys.stderr)
     typer.echo(
         "crowdhide: internal error (a bug in crowdhide, not a problem with your input): "

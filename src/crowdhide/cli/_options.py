@@ -13,7 +13,6 @@ user passed ``--allow-unmet``.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -22,6 +21,23 @@ from typing import Annotated, Any
 
 import typer
 
+from crowdhide.cli._values import (
+    EXIT_BUG,
+    EXIT_CODES_HELP,
+    EXIT_NODE_FAILURE,
+    EXIT_OK,
+    EXIT_OVERRUN,
+    EXIT_UNMET,
+    EXIT_USAGE,
+    MAX_EPSILON,
+    MAX_N,
+    MAX_SEED,
+    MIN_DELTA,
+    OptionValueError,
+    int_parser,
+    range_text,
+    real_parser,
+)
 from crowdhide.errors import (
     CrowdhideError,
     InvalidParameterError,
@@ -35,10 +51,13 @@ __all__ = [
     "EXIT_CODES_HELP",
     "EXIT_NODE_FAILURE",
     "EXIT_OK",
+    "EXIT_OVERRUN",
     "EXIT_UNMET",
     "EXIT_USAGE",
     "MAX_EPSILON",
     "MAX_N",
+    "MAX_SEED",
+    "MIN_DELTA",
     "AllowUnmetFlag",
     "check_output_dir",
     "check_output_file",
@@ -49,94 +68,18 @@ __all__ = [
     "real_option",
 ]
 
-EXIT_OK = 0
-#: A bug in crowdhide: traceback plus a request to report it.
-EXIT_BUG = 1
-#: Invalid input: one line on standard error naming the option and echoing the value.
-EXIT_USAGE = 2
-#: A run, plan or calibration certifies less privacy than its target (see ``--allow-unmet``).
-EXIT_UNMET = 3
-#: A tls run's round did not fit its fixed length (``--round-seconds``): reported, never
-#: absorbed by stretching the round.
-EXIT_OVERRUN = 4
-#: A tls run lost a node daemon or frames (``--on-missing fail``): one line naming the dead
-#: nodes and the links that lost frames.
-EXIT_NODE_FAILURE = 5
 
-EXIT_CODES_HELP = (
-    "Exit codes: 0 success · 2 invalid input (one line naming the option) · "
-    "3 privacy target not met (pass --allow-unmet to exit 0) · 4 a tls round overran "
-    "its fixed length (raise --round-seconds) · 5 a tls node died or frames were lost · "
-    "130 interrupted (Ctrl-C) · 143 terminated (SIGTERM) · 1 bug in crowdhide "
-    "(traceback; please report it)."
-)
+def _typer_parser(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``parse`` for a Typer option: its :class:`OptionValueError` becomes click's
+    ``BadParameter`` with the same message (click names the option and exits 2)."""
 
-#: Largest ε / ε0 accepted anywhere on the command line (e^50 ≈ 5e21: beyond, no privacy).
-MAX_EPSILON = 50.0
-#: Smallest δ accepted (the numerics work in log space down to 1e-300).
-MIN_DELTA = 1e-300
-#: Largest population (users, sources, rows of a sum) the accountants are built for.
-MAX_N = 10**9
-#: Largest seed (numpy seeds are non-negative integers).
-MAX_SEED = 10**18
-
-
-def _fmt(value: float) -> str:
-    """Short range ends for help texts: 1e9 rather than 1000000000."""
-    if isinstance(value, int) and abs(value) >= 10**6:
-        return f"{value:.3g}".replace("e+0", "e").replace("e+", "e")
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def _range_text(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
-    lo = "-inf" if low is None else _fmt(low)
-    hi = "inf" if high is None else _fmt(high)
-    left = "(" if low_open or low is None else "["
-    right = ")" if high_open or high is None else "]"
-    return f"{left}{lo}, {hi}{right}"
-
-
-def _real_parser(
-    low: float | None, high: float | None, low_open: bool, high_open: bool
-) -> Callable[[str], float]:
-    text_range = _range_text(low, high, low_open, high_open)
-
-    def parse(text: str) -> float:
+    def typer_parse(text: str) -> Any:
         try:
-            value = float(text)
-        except ValueError:
-            raise typer.BadParameter(f"expected a real number, got {text!r}") from None
-        ok = math.isfinite(value)
-        if ok and low is not None:
-            ok = value > low if low_open else value >= low
-        if ok and high is not None:
-            ok = value < high if high_open else value <= high
-        if not ok:
-            raise typer.BadParameter(f"must be in {text_range}, got {text}")
-        return value
+            return parse(text)
+        except OptionValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
 
-    return parse
-
-
-def _int_parser(low: int | None, high: int | None) -> Callable[[str], int]:
-    text_range = _range_text(low, high, False, False)
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            try:
-                number = float(text)
-            except ValueError:
-                number = math.nan
-            if not (math.isfinite(number) and number.is_integer()):
-                raise typer.BadParameter(f"expected an integer, got {text!r}") from None
-            value = int(number)
-        if (low is not None and value < low) or (high is not None and value > high):
-            raise typer.BadParameter(f"must be in {text_range}, got {text}")
-        return value
-
-    return parse
+    return typer_parse
 
 
 def real_option(
@@ -149,10 +92,10 @@ def real_option(
     high_open: bool = False,
 ) -> Any:
     """A ``typer.Option`` for a finite real in a documented range (shown in ``--help``)."""
-    rng = _range_text(low, high, low_open, high_open)
+    rng = range_text(low, high, low_open, high_open)
     return typer.Option(
         name,
-        parser=_real_parser(low, high, low_open, high_open),
+        parser=_typer_parser(real_parser(low, high, low_open, high_open)),
         metavar="<float>",
         help=f"{help} Range: {rng}.",
     )
@@ -160,9 +103,12 @@ def real_option(
 
 def int_option(name: str, help: str, *, low: int | None = None, high: int | None = None) -> Any:
     """A ``typer.Option`` for an integer in a documented range (``1e6`` is accepted)."""
-    rng = _range_text(low, high, False, False)
+    rng = range_text(low, high, False, False)
     return typer.Option(
-        name, parser=_int_parser(low, high), metavar="<int>", help=f"{help} Range: {rng}."
+        name,
+        parser=_typer_parser(int_parser(low, high)),
+        metavar="<int>",
+        help=f"{help} Range: {rng}.",
     )
 
 
