@@ -52,8 +52,9 @@ from crowdhide.backends.tls.enrol import (
     check_address,
     load_directory,
 )
-from crowdhide.backends.tls.host import Host, _contexts, _Link
+from crowdhide.backends.tls.host import Host
 from crowdhide.backends.tls.idle import GRACE, Expect, check_schedule, keep_alive
+from crowdhide.backends.tls.links import Link, tls_contexts
 from crowdhide.backends.tls.node_rows import NodeRows, check_domains
 from crowdhide.backends.tls.placement import Placement
 from crowdhide.errors import InvalidParameterError
@@ -104,7 +105,7 @@ class Identity:
     def contexts(self) -> tuple[Any, Any]:
         """Server and client TLS contexts (TLS 1.3, certificates required both ways)."""
         cfg = {"cert": str(self.cert), "key": str(self.key), "ca": str(self.ca)}
-        return _contexts(cfg)
+        return tls_contexts(cfg)
 
     def entry_of(self, transport: asyncio.BaseTransport | None) -> NodeEntry | None:
         """The directory entry of the certificate presented on ``transport``."""
@@ -148,7 +149,7 @@ class _Door(asyncio.Protocol):
             daemon.control = control
             self.inner = control
         elif entry is not None and entry.role == "node" and host is not None:
-            self.inner = _Link(host, outgoing=None)
+            self.inner = Link(host, outgoing=None)
             self.inner.connection_made(transport)
         else:  # unknown certificate, a second coordinator, or a peer outside a session
             if entry is None:
