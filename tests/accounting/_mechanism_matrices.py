@@ -103,10 +103,44 @@ def worst_deltas(r: Matrix, n: int, eps_grid: list[float]) -> list[float]:
     """The largest exact δ(ε) over neighbouring pairs and every dataset of the n − 1 others."""
     worst = [0.0] * len(eps_grid)
     for x, x2 in itertools.combinations(range(r.shape[0]), 2):
-        for others in itertools.combinations_with_replacement(range(r.shape[0]), n - 1):
-            deltas = pair_deltas(r, x, x2, others, eps_grid)
-            worst = [max(w, v) for w, v in zip(worst, deltas, strict=True)]
+        worst = [max(w, v) for w, v in zip(worst, pair_worst(r, x, x2, n, eps_grid), strict=True)]
     return worst
+
+
+def pair_worst(r: Matrix, x: int, x2: int, n: int, eps_grid: list[float]) -> list[float]:
+    """The largest exact δ(ε) of the pair (x, x2) over every dataset of the n − 1 others."""
+    worst = [0.0] * len(eps_grid)
+    for others in itertools.combinations_with_replacement(range(r.shape[0]), n - 1):
+        deltas = pair_deltas(r, x, x2, others, eps_grid)
+        worst = [max(w, v) for w, v in zip(worst, deltas, strict=True)]
+    return worst
+
+
+#: A pair's own bound: ``(x, x2) ↦ ((n, ε) ↦ log δ)``, its parameters computed once a pair.
+PairBound = Callable[[int, int], Callable[[int, float], float]]
+
+
+def assert_pairs_below(r: Matrix, eps_grid: list[float], log_bound: PairBound) -> None:
+    """Every pair's own bound lies above its exact δ: for each pair (x, x2) of ``r``'s
+    inputs, n = 2, 3 and ε on ``eps_grid``, the largest exact δ(ε) over every dataset of the
+    n − 1 others is at most ``exp(log_bound(x, x2)(n, ε))`` (relative slack 1e-9)."""
+    for x, x2 in itertools.combinations(range(r.shape[0]), 2):
+        member = log_bound(x, x2)
+        for n in (2, 3):
+            worst = pair_worst(r, x, x2, n, eps_grid)
+            for eps, value in zip(eps_grid, worst, strict=True):
+                assert value <= math.exp(member(n, eps)) * (1 + 1e-9), (x, x2, n, eps)
+
+
+def assert_certificate_above(r: Matrix, mechanism: str, eps0: float, eps_grid: list[float]) -> None:
+    """The mechanism's certificate at n = 2, 3 lies above the exact worst δ(ε) of ``r`` (its
+    report law on a grid of inputs, binned: a post-processing, so below the true δ)."""
+    from crowdhide.accounting.shuffle.mechanisms import mechanism_curve
+
+    for n in (2, 3):
+        cert = mechanism_curve(mechanism=mechanism, eps0=eps0, n=n)
+        for eps, value in zip(eps_grid, worst_deltas(r, n, eps_grid), strict=True):
+            assert value <= cert.delta(eps) * (1 + 1e-9), (mechanism, eps0, n, eps)
 
 
 def olh_marks(eps0: float, g: int, inputs: int = 3) -> Matrix:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -98,31 +99,18 @@ def _binned(eps0: float, inputs: list[float]) -> mm.Matrix:
 def test_each_pairs_system_above_the_exact_delta(eps0: float) -> None:
     """A pair's own split system against every dataset of the others on a grid, n = 2, 3."""
     inputs = [-1.0, -0.5, 0.0, 0.4, 1.0]
-    r = _binned(eps0, inputs)
-    eps_grid = [0.0, 0.1 * eps0, 0.3 * eps0, 0.6 * eps0]
-    for i, j in itertools.combinations(range(len(inputs)), 2):
-        delta = inputs[j] - inputs[i]
-        cell = laplace_split_cell(eps0, delta, delta)
-        for n in (2, 3):
-            worst = [0.0] * len(eps_grid)
-            for others in itertools.combinations_with_replacement(range(len(inputs)), n - 1):
-                deltas = mm.pair_deltas(r, i, j, others, eps_grid)
-                worst = [max(a, b) for a, b in zip(worst, deltas, strict=True)]
-            for eps, value in zip(eps_grid, worst, strict=True):
-                bound = math.exp(_cell_member(n, cell, eps, -60.0))
-                assert value <= bound * (1 + 1e-9), (eps0, i, j, n, eps)
+
+    def own(i: int, j: int) -> Callable[[int, float], float]:
+        cell = laplace_split_cell(eps0, inputs[j] - inputs[i], inputs[j] - inputs[i])
+        return lambda n, eps: _cell_member(n, cell, eps, -60.0)
+
+    mm.assert_pairs_below(_binned(eps0, inputs), [0.0, 0.1 * eps0, 0.3 * eps0, 0.6 * eps0], own)
 
 
 @pytest.mark.parametrize("eps0", [4.0, 8.0])
 def test_certificate_above_the_exact_worst_case_small_n(eps0: float) -> None:
-    inputs = [-1.0, -0.6, 0.0, 0.7, 1.0]
-    r = _binned(eps0, inputs)
-    eps_grid = [0.0, 0.2 * eps0, 0.4 * eps0]
-    for n in (2, 3):
-        truth = mm.worst_deltas(r, n, eps_grid)
-        cert = mechanism_curve(mechanism="laplace", eps0=eps0, n=n)
-        for eps, value in zip(eps_grid, truth, strict=True):
-            assert value <= cert.delta(eps) * (1 + 1e-9)
+    r = _binned(eps0, [-1.0, -0.6, 0.0, 0.7, 1.0])
+    mm.assert_certificate_above(r, "laplace", eps0, [0.0, 0.2 * eps0, 0.4 * eps0])
 
 
 def test_cells_tighten_the_certificate_where_clones_are_few() -> None:

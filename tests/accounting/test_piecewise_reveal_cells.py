@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -95,35 +96,22 @@ def test_each_pairs_bound_above_the_exact_delta(eps0: float) -> None:
     """The revealed-class system at a pair's own parameters against every dataset of the
     others on the grid, n = 2 and 3 (exact multiset laws)."""
     inputs = [-1.0, -0.5, 0.0, 0.4, 1.0]
-    r = _exact(eps0, inputs)
-    eps_grid = [0.0, 0.2 * eps0, 0.5 * eps0]
     kappa = kappa_up(eps0)
-    for i, j in itertools.combinations(range(len(inputs)), 2):
-        mu, c_inf, w, gamma = piecewise_reveal_cell(
-            eps0, *[_informative_length(eps0, inputs[i], inputs[j])] * 2
-        )
-        for n in (2, 3):
-            worst = [0.0] * len(eps_grid)
-            for others in itertools.combinations_with_replacement(range(len(inputs)), n - 1):
-                deltas = mm.pair_deltas(r, i, j, others, eps_grid)
-                worst = [max(a, b) for a, b in zip(worst, deltas, strict=True)]
-            for eps, value in zip(eps_grid, worst, strict=True):
-                bound = math.exp(_reveal_member(n, kappa, mu, c_inf, (w, gamma), eps, -60.0))
-                assert value <= bound * (1 + 1e-9), (eps0, i, j, n, eps)
+
+    def own(i: int, j: int) -> Callable[[int, float], float]:
+        length = _informative_length(eps0, inputs[i], inputs[j])
+        mu, c_inf, w, gamma = piecewise_reveal_cell(eps0, length, length)
+        return lambda n, eps: _reveal_member(n, kappa, mu, c_inf, (w, gamma), eps, -60.0)
+
+    mm.assert_pairs_below(_exact(eps0, inputs), [0.0, 0.2 * eps0, 0.5 * eps0], own)
 
 
 @pytest.mark.parametrize("eps0", [4.0, 8.0])
 def test_certificate_above_the_exact_worst_case_small_n(eps0: float) -> None:
     """The certificate (the cells join it at small ``n e^{−ε0}``) at n = 2, 3 against every
     pair and dataset on a grid."""
-    inputs = [-1.0, -0.6, 0.0, 0.7, 1.0]
-    r = _exact(eps0, inputs)
-    eps_grid = [0.0, 0.3 * eps0, 0.6 * eps0]
-    for n in (2, 3):
-        truth = mm.worst_deltas(r, n, eps_grid)
-        cert = mechanism_curve(mechanism="piecewise", eps0=eps0, n=n)
-        for eps, value in zip(eps_grid, truth, strict=True):
-            assert value <= cert.delta(eps) * (1 + 1e-9)
+    r = _exact(eps0, [-1.0, -0.6, 0.0, 0.7, 1.0])
+    mm.assert_certificate_above(r, "piecewise", eps0, [0.0, 0.3 * eps0, 0.6 * eps0])
 
 
 def test_cells_tighten_the_certificate_where_clones_are_few() -> None:

@@ -88,6 +88,19 @@ def test_scrambler_layer_clusters_are_parallel() -> None:
     assert plan.levels()["C0"] == 2  # source -> scrambler -> compute
 
 
+def test_groups_by_level_follow_the_levels_in_declaration_order() -> None:
+    plan = protect(_example_setup().plan, sigma=0.2, per_scrambler=30, dummies=5)
+    declared = [g.name for g in plan.groups]
+    assert declared == ["S", "C0", "C1", "R", "S->C0#scramblers", "S->C1#scramblers"]
+    # the scramblers, declared last, run between the sources and the compute groups
+    assert plan.groups_by_level() == [
+        ("S",),
+        ("S->C0#scramblers", "S->C1#scramblers"),
+        ("C0", "C1"),
+        ("R",),
+    ]
+
+
 def test_unprotected_data_route_is_not_private() -> None:
     cert = certify(_example_setup().plan, delta=1e-6, accountant=LocalBoundAccountant())
     assert math.isinf(cert.privacy.epsilon)

@@ -122,7 +122,7 @@ def _plan(case: Mapping[str, Any]) -> Any:
 # -- runs in the test --------------------------------------------------------------------------
 def split_rows(plan: Any, root: Path, nodes: int, block: int, tag: str = "") -> list[Path]:
     """One data file per daemon: contiguous whole blocks of every source group."""
-    from crowdhide.backends.tls.daemon import write_rows
+    from crowdhide.backends.tls.node_rows import write_rows
 
     sizes = {g.size for g in plan.groups if g.role == "source"}
     (rows,) = sizes

@@ -19,15 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.net._deploy import Daemons, _env, enrol, free_ports
+from tests.net._deploy import _env
 from tests.net._signals import one_line, start
-from tests.net.conftest import assert_all_gone
-from tests.net.test_coordinator_signals import Site
-from tests.net.test_faults import NODES, split, write_plan
+from tests.net._site import Site, serving
+from tests.net.test_faults import NODES
 
 pytestmark = pytest.mark.net
 
-#: Round length (s): a 2 s round fits on a loaded machine (test_coordinator_signals.py).
+#: Round length (s): a 2 s round fits on a loaded machine (as _site.ROUND).
 ROUND = 2.0
 #: The daemons' --idle-grace (s): the grace is max(this, longest round) = 2 s.
 GRACE = 2.0
@@ -44,18 +43,8 @@ LINE = re.compile(
 
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[Site]:
-    ports = free_ports(NODES)
-    dep = enrol(tmp_path, [f"127.0.0.1:{p}" for p in ports])
-    plan = write_plan(tmp_path)
-    rows = split(plan, tmp_path / "rows")
-    daemons = Daemons(dep, rows, serve_args=("--idle-grace", str(GRACE)))
-    pids = daemons.pids
-    try:
-        yield Site(tmp_path, dep, daemons, plan, ports)
-    finally:
-        daemons.terminate()
-        daemons.close()
-        assert_all_gone(pids, ports)
+    with serving(tmp_path, "--idle-grace", str(GRACE)) as running:
+        yield running
 
 
 def test_daemons_drop_the_run_of_a_frozen_coordinator(site: Site) -> None:

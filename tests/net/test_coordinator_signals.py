@@ -11,106 +11,32 @@ reports it dead in one line (exit 5). Four daemons on 127.0.0.1, fresh for each 
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.net._deploy import Daemons, Deployment, _env, enrol, free_ports
-from tests.net._signals import Ended, interrupt, one_line, start
-from tests.net.conftest import assert_all_gone, sockets_of
+from tests.net._deploy import _env
+from tests.net._signals import one_line, start
+from tests.net._site import ROUND, Site, serving
 from tests.net.test_faults import (  # cluster: daemons in network namespaces (a fixture)
     NODES,
     Cluster,
     clean_run,
     cluster,  # noqa: F401
-    split,
     wait_connected,
-    write_plan,
 )
 
 pytestmark = pytest.mark.net
 
-BLOCK = 100
-#: Fixed round length: a signal one round after the daemons were linked lands inside a round
-#: (the diabetes plan has 3 rounds since groups of one level share them).
-ROUND = 2.0
-
-
-@dataclass
-class Site:
-    root: Path
-    deployment: Deployment
-    daemons: Daemons
-    plan: Path
-    ports: list[int]
-
-    def args(self, out: str, *extra: str) -> list[str]:
-        dep = self.deployment
-        return [
-            *("run", str(self.plan), "--backend", "tls", "--directory", str(dep.directory)),
-            *("--ca", str(dep.ca), "--state", str(dep.coordinator), "--block-size", str(BLOCK)),
-            *("--out", str(self.root / out), "--allow-unmet", *extra),
-        ]
-
-    def sessions(self) -> int:
-        """Established TCP connections the daemons hold (control connections and links)."""
-        return sum(" ESTAB " in f" {line} " for line in sockets_of(self.daemons.pids))
-
-    def log(self, node: int) -> str:
-        return (self.root / f"daemon{node}.log").read_text(errors="replace")
-
-    def signal_mid_round(self, sig: int, out: str) -> Ended:
-        """``sig`` to the coordinator a round after it linked every daemon."""
-        proc = start(self.args(out, "--round-seconds", str(ROUND)), cwd=self.root, env=_env())
-        return interrupt(proc, sig, ready=self.linked, settle=ROUND)
-
-    def linked(self) -> bool:
-        """Whether the daemons are linked to each other and the coordinator (a run is on)."""
-        return self.sessions() >= NODES * NODES  # a control connection and links each
-
-    def wait_idle(self, timeout: float = 30.0) -> float:
-        """Seconds until the daemons hold no connection (the run dropped everywhere)."""
-        began = time.monotonic()
-        while self.sessions() and time.monotonic() < began + timeout:
-            time.sleep(0.05)
-        return time.monotonic() - began
-
-    def clean_run(self, out: str) -> None:
-        """A run with no fault completes on the same daemons: they were not wedged."""
-        done = subprocess.run(
-            [sys.executable, "-m", "crowdhide", *self.args(out), "--json"],
-            cwd=self.root,
-            env=_env(),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        net = json.loads(done.stdout)["network"]
-        assert net["complete"] is True
-        assert net["dead_hosts"] == []
-
 
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[Site]:
-    ports = free_ports(NODES)
-    dep = enrol(tmp_path, [f"127.0.0.1:{p}" for p in ports])
-    plan = write_plan(tmp_path)
-    daemons = Daemons(dep, split(plan, tmp_path / "rows"))
-    pids = daemons.pids
-    try:
-        yield Site(tmp_path, dep, daemons, plan, ports)
-    finally:
-        daemons.terminate()
-        daemons.close()
-        assert_all_gone(pids, ports)
+    with serving(tmp_path) as running:
+        yield running
 
 
 ABANDONED = "the coordinator abandoned the run ({}); its state is dropped"

@@ -27,8 +27,8 @@ from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls import workload
 from crowdhide.backends.tls.backend import TlsBackend
 from crowdhide.backends.tls.coordinator import Coordinator, _Conn
-from crowdhide.backends.tls.daemon import write_rows
 from crowdhide.backends.tls.enrol import EnrolmentError
+from crowdhide.backends.tls.node_rows import write_rows
 from crowdhide.engine.backend import BlockReport, Job
 from crowdhide.errors import NodeFailureError
 from crowdhide.plans import protect

@@ -23,7 +23,7 @@ import pytest
 from crowdhide.backends import execute
 from crowdhide.backends.tls import control as ctl
 from crowdhide.backends.tls.coordinator import Coordinator
-from crowdhide.backends.tls.daemon import write_rows
+from crowdhide.backends.tls.node_rows import write_rows
 from crowdhide.backends.tls.pki import make_pki, write_host_cert
 from crowdhide.engine.library import named
 from crowdhide.engine.plan import ExecutionPlan, PlanBuilder

@@ -18,7 +18,8 @@ from typing import Any
 
 from crowdhide.backends.tls import codec
 from crowdhide.backends.tls import frames as fr
-from crowdhide.backends.tls.host import Host, _Link
+from crowdhide.backends.tls.host import Host
+from crowdhide.backends.tls.links import Link
 from crowdhide.backends.tls.pki import make_pki
 
 FRAME = 256
@@ -52,7 +53,7 @@ async def _scenario(pki: Any) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     servers = [
         await loop.create_server(
-            functools.partial(_Link, h, outgoing=None), "127.0.0.1", 0, ssl=h.contexts[0]
+            functools.partial(Link, h, outgoing=None), "127.0.0.1", 0, ssl=h.contexts[0]
         )
         for h in hosts
     ]

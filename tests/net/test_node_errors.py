@@ -17,7 +17,7 @@ import pytest
 from crowdhide.backends import execute
 from crowdhide.backends.tls.backend import TlsBackend
 from crowdhide.backends.tls.coordinator import Coordinator
-from crowdhide.backends.tls.daemon import write_rows
+from crowdhide.backends.tls.node_rows import write_rows
 from crowdhide.backends.tls.rounds import LinkFailureError, NodeProgramError, program_failed
 from crowdhide.cli import _handle
 from crowdhide.cli._options import EXIT_NODE_FAILURE

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crowdhide.backends.tls.daemon import NodeRows, check_domains
+from crowdhide.backends.tls.node_rows import NodeRows, check_domains
 from crowdhide.engine.document import plan_document
 from crowdhide.plans.data import load_table, synth_diabetes, write_table
 from crowdhide.plans.runner import prepare

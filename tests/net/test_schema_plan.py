@@ -29,7 +29,7 @@ import pytest
 
 from crowdhide.backends import execute
 from crowdhide.backends.tls.coordinator import Coordinator
-from crowdhide.backends.tls.daemon import NodeRows, write_rows
+from crowdhide.backends.tls.node_rows import NodeRows, write_rows
 from crowdhide.errors import InvalidParameterError, NodeFailureError
 from crowdhide.plans.model import ExecutionPlan
 from crowdhide.plans.query import NO_EXACT

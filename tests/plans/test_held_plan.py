@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from crowdhide.backends.tls.daemon import NodeRows
+from crowdhide.backends.tls.node_rows import NodeRows
 from crowdhide.engine.blocks import BlockRows
 from crowdhide.engine.library import ref_of
 from crowdhide.errors import CrowdhideError, InvalidParameterError

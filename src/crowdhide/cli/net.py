@@ -141,7 +141,7 @@ def split_command(
     """Simulation: cut the plan's source rows into whole blocks, one contiguous range
     per node daemon, written as rows-<id>.npz (the daemon of node <id> reads only its
     own file)."""
-    from crowdhide.backends.tls.daemon import write_rows
+    from crowdhide.backends.tls.node_rows import write_rows
     from crowdhide.plans.owner_rows import source_digests
     from crowdhide.plans.query import AggregateOverTable, load_query
     from crowdhide.plans.spec import load_spec

@@ -144,7 +144,7 @@ def _write_checked(out: Path, first: int, rows: Any, spec: Any) -> Path:
     """Write the file, then load it back as a daemon does and run the daemon's own check
     of the plan's routes (codes in their universes, over the plan's domains; finite
     aggregated values): a file this writes is one a daemon accepts."""
-    from crowdhide.backends.tls.daemon import NodeRows, check_domains, write_rows
+    from crowdhide.backends.tls.node_rows import NodeRows, check_domains, write_rows
     from crowdhide.engine.document import plan_document
     from crowdhide.plans.query import load_query
 

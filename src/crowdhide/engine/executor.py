@@ -233,14 +233,11 @@ def _run_rounds(
 def _rounds(
     job: Job, transport: Backend, collector: _Collector, progress: ProgressCallback | None
 ) -> None:
-    order = job.plan.topological_groups()
-    levels = job.plan.levels()
-    rounds: dict[int, list[str]] = {}
-    for group in order:
-        rounds.setdefault(levels[group.name], []).append(group.name)
+    total = len(job.plan.groups)
     done = 0
     together = getattr(transport, "run_groups", None)
-    for names in rounds.values():
+    for level in job.plan.groups_by_level():
+        names = list(level)
         # Groups of one round exchange nothing: run them together when the backend can;
         # otherwise one by one, folding each group's reports before the next one runs.
         reports = together(names) if together is not None else None
@@ -253,7 +250,7 @@ def _rounds(
             collector.add(mine)
             done += 1
             if progress is not None:
-                progress(done, len(order), name)
+                progress(done, total, name)
         del reports
 
 

@@ -510,6 +510,12 @@ class ExecutionPlan:
         level = self.levels()
         return sorted(self.groups, key=lambda g: level[g.name])
 
+    def groups_by_level(self) -> list[tuple[str, ...]]:
+        """Group names by level, declaration order within one (as the executor runs them)."""
+        level = self.levels()
+        keys = sorted(set(level.values()))
+        return [tuple(g.name for g in self.groups if level[g.name] == k) for k in keys]
+
     def node_offsets(self) -> dict[str, int]:
         """Global node id of the first node of each group (ids are contiguous per group)."""
         offsets: dict[str, int] = {}

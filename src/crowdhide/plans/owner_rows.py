@@ -37,7 +37,8 @@ __all__ = ["OwnerRows", "owner_rows", "source_digests"]
 
 @dataclass(frozen=True)
 class OwnerRows:
-    """What a node daemon's data file holds (:func:`crowdhide.backends.tls.daemon.write_rows`)."""
+    """What a node daemon's data file holds
+    (:func:`crowdhide.backends.tls.node_rows.write_rows`)."""
 
     #: ``{group: {column: values}}`` of the plan's source group(s).
     columns: Mapping[str, Mapping[str, npt.NDArray[Any]]]
@@ -75,7 +76,7 @@ def owner_rows(spec: RunSpec, table: Mapping[str, npt.NDArray[Any]], *, where: s
     """
     # The daemon's own check, one copy (the backends layer is below this one); imported
     # here so that `net split`, which needs only source_digests, does not load the daemon.
-    from crowdhide.backends.tls.daemon import not_finite
+    from crowdhide.backends.tls.node_rows import not_finite
 
     if spec.data.held_by is None:
         raise InvalidParameterError(

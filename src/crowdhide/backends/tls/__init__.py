@@ -4,7 +4,9 @@
 * :mod:`crowdhide.backends.tls.frames` — fixed-size frames whose payload is sealed end to end for
   the target node (X25519 + ChaCha20-Poly1305);
 * :mod:`crowdhide.backends.tls.host` — a node-host process
-  (``python -m crowdhide.backends.tls.host``);
+  (``python -m crowdhide.backends.tls.host``), with its TLS links
+  (:mod:`crowdhide.backends.tls.links`) and the frames it queues to send
+  (:mod:`crowdhide.backends.tls.outgoing`);
 * :mod:`crowdhide.backends.tls.relay` — a loopback relay recording the on-path observer's view;
 * :mod:`crowdhide.backends.tls.backend` — :class:`~crowdhide.backends.tls.backend.TlsBackend`,
   the engine backend that moves every message as a frame between host processes.

@@ -2,9 +2,9 @@
 
 The unit of deployment: whoever owns a block of users' data runs one daemon. It uses only
 what is in its state folder (``crowdhide node init``: TLS key, ``cert.pem`` signed by the
-CA) and its own data file (:func:`write_rows`: the source rows ``[first, first + n)`` it
-holds), and trusts only the CA certificate and the CA-signed directory
-(:mod:`crowdhide.backends.tls.enrol`).
+CA) and its own data file (:mod:`crowdhide.backends.tls.node_rows`: the source rows
+``[first, first + n)`` it holds), and trusts only the CA certificate and the CA-signed
+directory (:mod:`crowdhide.backends.tls.enrol`).
 
 * **Who may connect.** Every TLS peer must present a certificate chaining to the CA whose
   SHA-256 fingerprint is a directory entry: an entry of role ``coordinator`` opens the
@@ -35,13 +35,12 @@ import signal
 import struct
 import sys
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from crowdhide._validation import check_real
 from crowdhide.backends.tls import control as ctl
@@ -53,209 +52,20 @@ from crowdhide.backends.tls.enrol import (
     check_address,
     load_directory,
 )
-from crowdhide.backends.tls.host import Host, _contexts, _Link
+from crowdhide.backends.tls.host import Host
 from crowdhide.backends.tls.idle import GRACE, Expect, check_schedule, keep_alive
+from crowdhide.backends.tls.links import Link, tls_contexts
+from crowdhide.backends.tls.node_rows import NodeRows, check_domains
 from crowdhide.backends.tls.placement import Placement
-from crowdhide.errors import DataError, InvalidParameterError
+from crowdhide.errors import InvalidParameterError
 
-__all__ = [
-    "Daemon",
-    "Identity",
-    "NodeRows",
-    "check_domains",
-    "not_finite",
-    "serve",
-    "write_rows",
-]
+__all__ = ["Daemon", "Identity", "serve"]
 
 _LENGTH = struct.Struct("<Q")
-#: Prefix of a data file's entries that are not columns: ``digest/<group>/<column>``.
-_DIGEST = "digest/"
 #: Largest control message a daemon reads (a plan document, schemas, keys).
 MAX_CONTROL = 1 << 28
 #: Seconds a daemon reuses its measured frame costs (per frame size) before measuring again.
 COSTS_FOR = 300.0
-
-
-def write_rows(
-    path: Path,
-    *,
-    first: int,
-    columns: Mapping[str, Mapping[str, Any]],
-    digests: Mapping[str, str] | None = None,
-) -> Path:
-    """Write a node's data file: its rows ``[first, first + n)`` of every source group
-    (``{group: {column: values}}``), as ``.npz`` (arrays only, loaded without pickle).
-    ``digests`` (``{"group/column": digest}``): the public domains coded columns are codes
-    over (:func:`crowdhide.plans.aggregate.domains_digest`), checked against the plan's.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> path = Path(tempfile.mkdtemp()) / "rows.npz"
-    >>> _ = write_rows(path, first=4, columns={"S": {"g": np.arange(3)}})
-    >>> rows = NodeRows.load(path)
-    >>> rows.first, rows.count, rows.columns["S"]["g"].tolist()
-    (4, 3, [0, 1, 2])
-    """
-    arrays: dict[str, Any] = {"first": np.asarray(int(first), dtype=np.int64)}
-    for group, cols in columns.items():
-        for name, values in cols.items():
-            arrays[f"{group}/{name}"] = np.asarray(values)
-    for where, digest in (digests or {}).items():
-        arrays[f"{_DIGEST}{where}"] = np.asarray(str(digest))
-    with Path(path).open("wb") as handle:
-        np.savez(handle, **arrays)
-    return Path(path)
-
-
-@dataclass(frozen=True)
-class NodeRows:
-    """The source rows one daemon holds: ``count`` rows from global row ``first``."""
-
-    first: int
-    count: int
-    columns: Mapping[str, Mapping[str, npt.NDArray[Any]]] = field(repr=False)
-    #: ``{"group/column": digest of the domains its codes are over}`` (may be empty).
-    digests: Mapping[str, str] = field(default_factory=dict, repr=False)
-
-    @classmethod
-    def load(cls, path: Path) -> NodeRows:
-        """Read a data file written by :func:`write_rows` (:class:`DataError` otherwise)."""
-        try:
-            with np.load(Path(path), allow_pickle=False) as npz:
-                first = int(npz["first"])
-                columns: dict[str, dict[str, npt.NDArray[Any]]] = {}
-                digests = {
-                    k[len(_DIGEST) :]: str(npz[k]) for k in npz.files if k.startswith(_DIGEST)
-                }
-                for key in npz.files:
-                    if key != "first" and not key.startswith(_DIGEST):
-                        group, _, name = key.partition("/")
-                        columns.setdefault(group, {})[name] = npz[key]
-        except (OSError, ValueError, KeyError) as exc:
-            raise DataError(f"--data {str(path)!r} is not a node data file ({exc})") from None
-        lengths = {len(v) for cols in columns.values() for v in cols.values()}
-        if len(lengths) != 1 or first < 0:
-            raise DataError(
-                f"--data {str(path)!r}: every column must have the same number of rows "
-                f"and first >= 0, got lengths {sorted(lengths)} and first {first}"
-            )
-        return cls(first, lengths.pop(), columns, digests)
-
-    def parts(self, document: Mapping[str, Any], mine: tuple[int, int]) -> dict[str, Any]:
-        """``{group: {first row of block: {column: values}}}`` of the source blocks the plan
-        puts on this node (its rows ``mine``); :class:`ValueError` naming what differs."""
-        if mine != (self.first, self.first + self.count):
-            raise DataError(
-                f"the plan places rows {mine[0]}..{mine[1] - 1} on this node, which holds "
-                f"rows {self.first}..{self.first + self.count - 1}"
-            )
-        size = int(document["run"]["block_size"])
-        out: dict[str, Any] = {}
-        for g in document["groups"]:
-            if g["role"] != "source":
-                continue
-            held = self.columns.get(g["name"], {})
-            missing = [c for c in g["columns"] or () if c not in held]
-            if missing:
-                raise DataError(f"this node's data has no column {missing} of group {g['name']!r}")
-            parts = {}
-            start = -(-mine[0] // size) * size
-            for begin in range(start, mine[1], size):
-                stop = min(begin + size, int(g["size"]))
-                if stop > mine[1]:
-                    raise DataError(f"block at row {begin} of {g['name']!r} ends past this node")
-                a, z = begin - self.first, stop - self.first
-                parts[begin] = {c: held[c][a:z] for c in g["columns"] or ()}
-            out[g["name"]] = parts
-        return out
-
-
-def check_domains(
-    document: Mapping[str, Any], parts: Mapping[str, Any], digests: Mapping[str, str] | None = None
-) -> None:
-    """Refuse this node's rows (``parts``, from :meth:`NodeRows.parts`) unless every value
-    lies in the plan's public domain: an aggregate's grouping codes ``__key<g>`` in
-    ``0 .. universe-1`` (the codes of the grouping columns over ``[query] domains``), its
-    aggregated columns finite numbers; with ``digests`` (:attr:`NodeRows.digests`), codes
-    made over the same domains as the plan's. The :class:`DataError` names the column and
-    counts the rows outside, never a value (the rows are private).
-
-    Examples
-    --------
-    >>> route = {"kind": "data", "sender": "S", "columns": ["__key0", "v"],
-    ...          "by": {"name": "aggregate.router", "params": {"g": 0, "universe": 3}}}
-    >>> doc = {"routes": [route]}
-    >>> check_domains(doc, {"S": {0: {"__key0": np.array([0, 2]), "v": np.ones(2)}}})
-    >>> check_domains(doc, {"S": {0: {"__key0": np.array([0, 7]), "v": np.ones(2)}}})
-    ... # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    crowdhide.errors.DataError: data column '__key0' has 1 of 2 rows outside the plan's public...
-    """
-    for route in document["routes"]:
-        by = route.get("by") or {}
-        if route.get("kind") != "data" or by.get("name") != "aggregate.router":
-            continue
-        g, universe = int(by["params"]["g"]), int(by["params"]["universe"])
-        held = list(parts.get(route["sender"], {}).values())
-        for column in route.get("columns") or ():
-            chunks = [np.asarray(part[column]) for part in held if column in part]
-            if not chunks:
-                continue
-            values = np.concatenate(chunks)
-            _check_digest(by["params"], (digests or {}).get(f"{route['sender']}/{column}"), column)
-            if column == f"__key{g}":
-                bad, domain = (
-                    _outside_codes(values, universe),
-                    (f"codes 0..{universe - 1} of grouping set {g} over query.domains"),
-                )
-            else:
-                bad, domain = not_finite(values), "finite numbers to aggregate"
-            if bad:
-                raise DataError(
-                    f"data column {column!r} has {bad} of {len(values)} rows outside the "
-                    f"plan's public domain ({domain})"
-                )
-
-
-def _check_digest(params: Mapping[str, Any], held: str | None, column: str) -> None:
-    """Codes over other domains than the plan's would be counted under the wrong groups."""
-    planned = params.get("domains")
-    if planned and held and planned != held and column == f"__key{params['g']}":
-        raise DataError(
-            f"data column {column!r} holds codes over other domains than the plan's "
-            f"query.domains (grouping set {params['g']}: digest {held}, the plan's {planned}); "
-            "write the rows with the plan's domains"
-        )
-
-
-def _outside_codes(values: npt.NDArray[Any], universe: int) -> int:
-    """Rows that are not an integer code in ``0 .. universe-1``."""
-    if not np.issubdtype(values.dtype, np.number) or np.issubdtype(
-        values.dtype, np.complexfloating
-    ):
-        return len(values)
-    with np.errstate(invalid="ignore"):
-        ok = (
-            np.isfinite(values) & (values >= 0) & (values < universe) & (values == np.floor(values))
-        )
-    return int((~ok).sum())
-
-
-def not_finite(values: npt.NDArray[Any]) -> int:
-    """Rows that are not a finite real number (a text column: every row); also what a data
-    owner's table is checked with (:mod:`crowdhide.plans.owner_rows`).
-
-    >>> not_finite(np.array([1.0, np.nan, np.inf])), not_finite(np.array(["a", "b"]))
-    (2, 2)
-    """
-    if not np.issubdtype(values.dtype, np.number) or np.issubdtype(
-        values.dtype, np.complexfloating
-    ):
-        return len(values)
-    return int((~np.isfinite(values)).sum())
 
 
 @dataclass(frozen=True)
@@ -295,7 +105,7 @@ class Identity:
     def contexts(self) -> tuple[Any, Any]:
         """Server and client TLS contexts (TLS 1.3, certificates required both ways)."""
         cfg = {"cert": str(self.cert), "key": str(self.key), "ca": str(self.ca)}
-        return _contexts(cfg)
+        return tls_contexts(cfg)
 
     def entry_of(self, transport: asyncio.BaseTransport | None) -> NodeEntry | None:
         """The directory entry of the certificate presented on ``transport``."""
@@ -339,7 +149,7 @@ class _Door(asyncio.Protocol):
             daemon.control = control
             self.inner = control
         elif entry is not None and entry.role == "node" and host is not None:
-            self.inner = _Link(host, outgoing=None)
+            self.inner = Link(host, outgoing=None)
             self.inner.connection_made(transport)
         else:  # unknown certificate, a second coordinator, or a peer outside a session
             if entry is None:

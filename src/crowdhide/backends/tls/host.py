@@ -4,7 +4,7 @@ Started by the driver (:class:`crowdhide.backends.tls.backend.TlsBackend`) as
 ``python -m crowdhide.backends.tls.host``; it reads its configuration and commands from stdin and
 answers on stdout (typed messages, :mod:`crowdhide.backends.tls.control`). It listens on its
 configured address (127.0.0.1 by default) and opens one TLS link to every host of the run
-(itself included, so every message crosses a socket).
+(itself included, so every message crosses a socket; :mod:`crowdhide.backends.tls.links`).
 
 * **Peers.** A peer is accepted only if its certificate chains to the run's CA (checked by
   ``ssl``) *and* its DNS name is ``host<i>`` for the id ``i`` it claims in its welcome
@@ -13,7 +13,8 @@ configured address (127.0.0.1 by default) and opens one TLS link to every host o
 * **Programs.** ``run`` executes the program of one group on every block this host serves
   (the signed plan's placement, :mod:`crowdhide.backends.tls.placement`) with
   :func:`crowdhide.engine.program.step`, on the messages decrypted from the frames it
-  received; dummies are dropped after decryption,
+  received, and queues the messages they emit as frames
+  (:mod:`crowdhide.backends.tls.outgoing`); dummies are dropped after decryption,
   except at scramblers, which cannot tell them and see opaque handles instead of payloads.
 * **Frames** are opened on arrival (epoch, duplicate and validity checks, counted per link
   when refused) whether they carry a real message or a dummy.
@@ -48,113 +49,17 @@ from crowdhide.backends.tls._control import (
 )
 from crowdhide.backends.tls.accept import HandshakeFailures, serve_tls
 from crowdhide.backends.tls.inbox import Inbox, Keys, Onions, inner_key
+from crowdhide.backends.tls.links import Link, peer_names, tls_contexts
+from crowdhide.backends.tls.outgoing import inner_aad, queue_blank, queue_part
 from crowdhide.backends.tls.received import parcels, stripped
 from crowdhide.errors import InvalidParameterError
 
 __all__ = ["main"]
 
 
-def _contexts(cfg: dict[str, Any]) -> tuple[ssl.SSLContext, ssl.SSLContext]:
-    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    client = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    for ctx in (server, client):
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_3
-        ctx.maximum_version = ssl.TLSVersion.TLSv1_3
-        ctx.load_cert_chain(cfg["cert"], cfg["key"])
-        ctx.load_verify_locations(cfg["ca"])
-        ctx.verify_mode = ssl.CERT_REQUIRED
-    # No session tickets: nothing but frames follows the handshake on the wire.
-    server.num_tickets = 0
-    return server, client
-
-
-def _names(peercert: Any) -> set[str]:
-    if not peercert:
-        return set()
-    return {value for kind, value in peercert.get("subjectAltName", ()) if kind == "DNS"}
-
-
-class _Link(asyncio.Protocol):
-    """One TLS connection carrying fixed-size frames."""
-
-    def __init__(self, host: Host, *, outgoing: int | None) -> None:
-        self.host = host
-        self.peer = outgoing  # known up front for outgoing links, after WELCOME otherwise
-        self.outgoing = outgoing is not None
-        self.transport: asyncio.Transport | None = None
-        self.buffer = bytearray()
-        self.welcomed: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self.closed = False
-        self.written = 0
-        self.writable = asyncio.Event()  # cleared while the transport's buffer is full
-        self.writable.set()
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        if not self.outgoing:
-            self.host.stats["handshakes"] += 1
-
-    def write(self, frame: bytes) -> None:
-        assert self.transport is not None
-        self.transport.write(frame)  # one write per frame: one TLS record per frame
-        self.written += 1
-
-    def writelines(self, frames: list[bytes]) -> None:
-        """Many frames, still one TLS record each (the SSL transport writes every item of
-        a ``writelines`` as its own record), in chunks: its backlog is a list it pops
-        from the front."""
-        assert self.transport is not None
-        for at in range(0, len(frames), 512):
-            self.transport.writelines(frames[at : at + 512])
-        self.written += len(frames)
-
-    def pause_writing(self) -> None:
-        self.writable.clear()
-
-    def resume_writing(self) -> None:
-        self.writable.set()
-
-    async def drained(self) -> None:
-        """Wait until the transport takes more (at once if it does, or if the link closed)."""
-        await asyncio.sleep(0)
-        await self.writable.wait()
-
-    def data_received(self, data: bytes) -> None:
-        self.buffer += data
-        size = self.host.frame
-        usable = len(self.buffer) - len(self.buffer) % size
-        # Consecutive data frames of a welcomed incoming link are opened as one batch.
-        batch = not self.outgoing and self.peer is not None
-        run: list[bytes] = []
-        for start in range(0, usable, size):
-            if self.closed:
-                return
-            frame = bytes(self.buffer[start : start + size])
-            if batch and frame[0] == fr.DATA:
-                run.append(frame)
-                continue
-            if run:
-                self.host.on_data(self, run)
-                run = []
-            self.host.on_frame(self, frame)
-            batch = not self.outgoing and self.peer is not None
-        if run and not self.closed:
-            self.host.on_data(self, run)
-        del self.buffer[:usable]
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
-        self.writable.set()
-        if not self.welcomed.done():
-            self.welcomed.set_result(False)
-        self.host.changed.set()
-
-    def drop(self) -> None:
-        self.closed = True
-        self.writable.set()
-        if self.transport is not None:
-            self.transport.abort()
+#: Frames sealed and handed to a link's transport at once.
+_SEND_CHUNK = 2048
+_FIELDS = struct.Struct("<IIIii")  # codec.pack_fields: epoch, index, src, order, forward
 
 
 class Host:
@@ -172,9 +77,9 @@ class Host:
         self.body_lengths = {fr.PLAIN: plain, fr.ONION: onion, fr.FORWARD: onion}
         self.lengths: dict[int, set[int]] = {}
         self.sealer = fr.Sealer(host=self.host)
-        self.contexts = _contexts(cfg)
-        self.out: dict[int, _Link] = {}
-        self.incoming: dict[int, _Link] = {}
+        self.contexts = tls_contexts(cfg)
+        self.out: dict[int, Link] = {}
+        self.incoming: dict[int, Link] = {}
         # Accepted data frames (route, mode, sender block, node, index, src, order, forward,
         # payload: an inner body at a scrambler, the values block elsewhere; dummies at a
         # target are dropped once parsed) and the keys that detect repeats, held compactly.
@@ -185,7 +90,7 @@ class Host:
         )
         self.claims: dict[tuple[int, int], int] = {}
         self.ack_at: float | None = None
-        self.pending_acks: list[tuple[_Link, bytes]] = []
+        self.pending_acks: list[tuple[Link, bytes]] = []
         self.late = 0.0
         # Inner bodies held by this host's scramblers by handle, until forwarded (then
         # dropped: a round's onions would otherwise stay in memory for the whole run).
@@ -216,7 +121,7 @@ class Host:
         self.peer_check: Callable[[int, asyncio.BaseTransport], bool] | None = None
 
     # -- frames --------------------------------------------------------------------------
-    def on_frame(self, link: _Link, frame: bytes) -> None:
+    def on_frame(self, link: Link, frame: bytes) -> None:
         kind = frame[0]
         if not link.outgoing and link.peer is None:
             self._welcome_incoming(link, fr.unpack_control(frame))
@@ -260,7 +165,7 @@ class Host:
             return
         self.changed.set()
 
-    def on_data(self, link: _Link, frames: list[bytes]) -> None:
+    def on_data(self, link: Link, frames: list[bytes]) -> None:
         """Consecutive data frames of an incoming link: open them on arrival (one AEAD
         call each in the link's context); keep a frame only if it is new and of this epoch.
 
@@ -296,7 +201,7 @@ class Host:
             if mode & 0x7F == forwarded:
                 try:
                     keys = (key, inner_key(inner))
-                    inner = self.sealer.open(dst, inner, _inner_aad(r, dst))
+                    inner = self.sealer.open(dst, inner, inner_aad(r, dst))
                 except (InvalidTag, ValueError, KeyError):
                     rejected["invalid"] += 1
                     continue
@@ -329,9 +234,9 @@ class Host:
             self.rejected[peer]["duplicate"] += 1
             self.inbox.refuse(slot)
 
-    def _welcome_incoming(self, link: _Link, head: fr.Control) -> None:
+    def _welcome_incoming(self, link: Link, head: fr.Control) -> None:
         assert link.transport is not None
-        names = _names(link.transport.get_extra_info("peercert"))
+        names = peer_names(link.transport.get_extra_info("peercert"))
         claimed = head.origin
         if (
             head.kind != fr.WELCOME
@@ -367,7 +272,7 @@ class Host:
             try:
                 _, link = await asyncio.wait_for(
                     loop.create_connection(
-                        lambda: _Link(self, outgoing=peer),
+                        lambda: Link(self, outgoing=peer),
                         address[0],
                         address[1],
                         ssl=client,
@@ -572,7 +477,7 @@ class Host:
                 size = job.plan.group(batch.receiver).size
                 for rb, part in split(batch, size, job.block_size):
                     peer = self.placement.host(job, batch.receiver, rb)
-                    emitted.update(_encode(self, part, peer, epoch))
+                    emitted.update(queue_part(self, part, peer, epoch))
             reports.append(report_of(job, result, self.offsets))
         queued = {peer: len(q) for peer, q in self.outbox.items()}
         return {"reports": reports, "schemas": emitted, "queued": queued}
@@ -604,78 +509,11 @@ class Host:
         self.lengths.setdefault(mode, set()).add(len(plain))
 
 
-def _inner_aad(r: int, node: int) -> bytes:
-    return _INNER.pack(r, node)
-
-
-_INNER = struct.Struct("<HI")
-#: Frames sealed and handed to a link's transport at once.
-_SEND_CHUNK = 2048
-_FIELDS = struct.Struct("<IIIii")  # codec.pack_fields: epoch, index, src, order, forward
-
-
-def _encode(host: Host, part: Any, peer: int, epoch: int) -> dict[int, Any]:
-    """Queue one frame per message of ``part`` for ``peer``; return its route's schema."""
-    r = host.route_index[part.route]
-    route = host.routes[r]
-    if part.forward is not None:
-        kind = fr.ONION
-    elif part.sender != route.sender:
-        kind = fr.FORWARD
-    else:
-        kind = fr.PLAIN
-    mode = kind | (codec.MULTI if part.rows is not None else 0)
-    wire = codec.wire_columns(part.columns) if kind != fr.FORWARD else {}
-    schema = codec.schema_of(wire)
-    records = codec.table(wire, schema) if kind != fr.FORWARD else None
-    handle_col = part.columns.get(codec.HANDLE)
-    dst_first = host.offsets[part.receiver]
-    final_first = host.offsets[route.receiver]
-    seal, values = host.sealer, host.values
-    queue = host.outbox[peer]
-    # Values blocks and fields of the whole part at once (one array each).
-    payload = part.payload.tolist()
-    blocks = codec.encode_many(records, part.payload, part.rows, values)
-    fields = codec.pack_many(epoch, part.src, part.order, part.forward)
-    head_of = fr.HEADER.pack
-    for i, node in enumerate((dst_first + part.dst).tolist()):
-        if kind == fr.FORWARD:
-            if payload[i] >= 0:
-                inner = _forwarded(host, int(handle_col[payload[i]]))
-            else:  # the scrambler's own dummy: a fresh inner body of the same length
-                inner = seal.seal(node, blocks[i], _inner_aad(r, node))
-        elif kind == fr.ONION:
-            target = final_first + int(part.forward[i])
-            inner = seal.seal(target, blocks[i], _inner_aad(r, target))
-        else:
-            inner = blocks[i]
-        head = head_of(fr.DATA, mode, r, part.block, node)
-        queue.append((head, fields[i] + inner))  # sealed per link and round at the flush
-    return {r: schema} if kind != fr.FORWARD else {}
-
-
-def _forwarded(host: Host, handle: int) -> bytes:
-    """The inner body of onion ``handle``, dropped from the scrambler's memory."""
-    return host.onions.pop(handle)
-
-
-def _blast(host: Host, peer: int, count: int) -> int:
-    """Queue ``count`` PLAIN messages for ``peer`` (benchmark): sealed, written, opened and
-    acknowledged like any other (the receiver drops them as refused: no job holds them)."""
-    blank = codec.encode_values(None, 0, -1, host.values)
-    queue = host.outbox[peer]
-    epoch = host.recv_epochs[peer] + 1
-    for i in range(count):
-        head = fr.HEADER.pack(fr.DATA, fr.PLAIN, 0, 0, 1 << 30)
-        queue.append((head, codec.pack_fields(epoch, i, 0, 0) + blank))
-    return count
-
-
 async def _serve(cfg: ctl.HostConfig) -> None:
     host = Host(dataclasses.asdict(cfg))
     loop = asyncio.get_running_loop()
     server = await serve_tls(
-        lambda: _Link(host, outgoing=None),
+        lambda: Link(host, outgoing=None),
         cfg.listen,
         0,
         host.contexts[0],
@@ -727,7 +565,7 @@ async def _dispatch(host: Host, msg: Any) -> Any:
         flushed = await host.flush(msg.epoch, list(msg.alive), msg.deadline, msg.start, msg.ack_at)
         return ctl.Flushed(**flushed)
     if isinstance(msg, ctl.Blast):  # benchmark: queue `count` plain frames for `peer`
-        return ctl.Blasted(queued=_blast(host, msg.peer, msg.count))
+        return ctl.Blasted(queued=queue_blank(host, msg.peer, msg.count))
     if isinstance(msg, ctl.GetStats):
         return ctl.Stats(
             stats={**host.stats, "failed_handshakes": host.handshake_failures.total},

@@ -296,7 +296,7 @@ def rounds_of(plan: Any) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     feeds = {(s, r) for s, r, _, _ in hops}
     rounds: list[tuple[tuple[str, ...], list[str]]] = []
     pending: list[str] = []  # groups run since the last close whose frames are queued
-    for level in _levels(plan):
+    for level in plan.groups_by_level():
         if any((p, g) in feeds for p in pending for g in level):
             rounds.append((tuple(pending), []))
             pending = []
@@ -304,15 +304,6 @@ def rounds_of(plan: Any) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
             rounds[-1][1].extend(level)
         pending.extend(g for g in level if g in sends)
     return [(senders, tuple(ran)) for senders, ran in rounds]
-
-
-def _levels(plan: Any) -> list[tuple[str, ...]]:
-    """The plan's groups by level, in topological order (the engine runs them so)."""
-    level = plan.levels()
-    out: dict[int, list[str]] = {}
-    for group in plan.topological_groups():
-        out.setdefault(level[group.name], []).append(group.name)
-    return [tuple(names) for names in out.values()]
 
 
 def windows_of(plan: Any, ran: tuple[str, ...]) -> list[tuple[str, ...]]:
@@ -331,7 +322,9 @@ def windows_of(plan: Any, ran: tuple[str, ...]) -> list[tuple[str, ...]]:
     >>> windows_of(b.build(), ("C", "D"))
     [('C', 'D')]
     """
-    return [w for w in (tuple(g for g in level if g in ran) for level in _levels(plan)) if w]
+    return [
+        w for w in (tuple(g for g in level if g in ran) for level in plan.groups_by_level()) if w
+    ]
 
 
 def closes_before(plan: Any) -> frozenset[str]:
