@@ -20,6 +20,7 @@ import pytest
 from crowdhide.accounting.curves import SmallestCurve
 from crowdhide.accounting.shuffle import mechanisms as mech
 from crowdhide.accounting.shuffle import variation_ratio
+from crowdhide.accounting.shuffle._member_curve import MemberCurve
 from crowdhide.accounting.shuffle.mechanisms import _one_report_screen, mechanism_curve
 from crowdhide.accounting.shuffle.randomizers import MECHANISMS, piecewise_reveal_cells
 from tests.accounting import _mechanism_matrices as mm
@@ -28,7 +29,7 @@ from tests.accounting import _mechanism_matrices as mm
 def _full_least(eps0: float, n: int, delta: float) -> float:
     """Every piecewise certificate solved in full (fresh curves), the least taken."""
     pw = MECHANISMS["piecewise"]
-    raw = mech._Curve(mech._certificate_members(pw, n, eps0, 0, 1), eps0, lower=False)
+    raw = MemberCurve(mech._certificate_members(pw, n, eps0, 0, 1), eps0, lower=False)
     parts: list[mech.PrivacyCurve] = [raw, mech._capped_curve(n, eps0, pw.params(eps0, 0, 1)[1])]
     cells = mech._reveal_cell_curve(piecewise_reveal_cells, n, eps0)
     if cells is not None:
@@ -49,7 +50,7 @@ def test_lazy_least_is_the_least_of_every_certificate(eps0: float, n: int, delta
                 if (c := mech._reveal_cell_curve(piecewise_reveal_cells, n, eps0)) is not None
                 else []
             ),
-            mech._Curve(
+            MemberCurve(
                 mech._certificate_members(MECHANISMS["piecewise"], n, eps0, 0, 1), eps0, lower=False
             ),
         ]
@@ -123,9 +124,9 @@ def test_probe_at_stop_keeps_the_floats() -> None:
         calls.append(eps)
         return _linear(eps, tail)
 
-    fresh = mech._Curve([_linear], 8.0, lower=False).epsilon(1e-6)
+    fresh = MemberCurve([_linear], 8.0, lower=False).epsilon(1e-6)
     assert 1.38 < fresh < 1.39
-    curve = mech._Curve([counted], 8.0, lower=False)
+    curve = MemberCurve([counted], 8.0, lower=False)
     assert curve.epsilon_until(1e-6, 1.0) == 1.0
     assert calls == [1.0]
     assert not curve.finished(1e-6)
@@ -133,7 +134,7 @@ def test_probe_at_stop_keeps_the_floats() -> None:
     assert curve.finished(1e-6)
     assert again == fresh == curve.epsilon(1e-6)
     # above the root the probe passes and the member is solved as without it
-    other = mech._Curve([_linear], 8.0, lower=False)
+    other = MemberCurve([_linear], 8.0, lower=False)
     assert other.epsilon_until(1e-6, 2.0) == fresh
     assert other.finished(1e-6)
 
@@ -163,7 +164,7 @@ def test_split_floor_gives_the_former_answer(eps0: float, n: int, delta: float) 
     tolerance of the former answer (0.5, 1e4, 1e-10: 9e-12 relative above it)."""
     mu_max = MECHANISMS["piecewise"].params(eps0, 0, 1)[1]
     rates = variation_ratio.clone_rates(mu_max, eps0)
-    old = mech._Curve(
+    old = MemberCurve(
         [
             functools.partial(
                 mech._clone_member, n, mech.kappa_up(eps0), mu_max, math.exp(-eps0), rates

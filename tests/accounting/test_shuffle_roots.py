@@ -13,7 +13,7 @@ import pytest
 
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle import curves, generic
-from crowdhide.accounting.shuffle.mechanisms import _upper_root
+from crowdhide.accounting.shuffle._member_curve import upper_root
 
 
 def test_secant_bracket_finds_the_root_of_a_smooth_curve_from_the_passing_side() -> None:
@@ -41,7 +41,7 @@ def test_upper_root_passes_and_matches_a_plain_search(eps0: float, n: int, delta
         return min(clone_noise_log_delta(n, kappa_up(eps0), 0.5, 0.3, eps, -60.0), 0.0)
 
     target = math.log(delta)
-    got = _upper_root(curve, target, 0.0, eps0, 1e-10 * eps0)
+    got = upper_root(curve, target, 0.0, eps0, 1e-10 * eps0)
     plain = safe_root(curve, target, 0.0, eps0, xtol=1e-10 * eps0)
     assert curve(got) <= target
     assert plain * (1.0 - 1e-9) <= got <= plain * (1.0 + 4e-6)

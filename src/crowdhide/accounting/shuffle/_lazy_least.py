@@ -70,7 +70,7 @@ class Capped(PrivacyCurve):
 class Least(PrivacyCurve):
     """The least of several certificate curves of the same pairs (as
     :class:`~crowdhide.accounting.curves.SmallestCurve`: the same floats), solved lazily.
-    A lazy member (``mechanisms._Curve``, :class:`Capped`) is advanced step by step
+    A lazy member (``_member_curve.MemberCurve``, :class:`Capped`) is advanced step by step
     (``epsilon_until``: its answer so far, a lower bound on its answer, and the answer once
     ``finished``); always the one with the least bound so far, up to the next least bound
     or the least finished answer. A member whose bound reaches the least finished answer
