@@ -325,8 +325,8 @@ def _trim_deficit_ratios(n: int, eps0: float) -> list[float]:
             for x in range(n + 1):
                 for y in range(n + 1 - x):
                     # below the untrimmed law, cell by cell (trimming only removes mass)
-                    assert mpmath.mpf(float(got[x, y])) <= truth[x, y] * (1 + r) + tiny
-                    deficit += truth[x, y] - mpmath.mpf(float(got[x, y]))
+                    assert mpmath.mpf(float(got[x, y])) <= truth[x][y] * (1 + r) + tiny
+                    deficit += truth[x][y] - mpmath.mpf(float(got[x, y]))
             assert law.lost <= budget * (n - 1) / n
             # rounding: every cell within r relative of 50 digits, and the mass is <= 1
             assert deficit <= law.lost * (1 + 1e-9) + r + (n + 1) ** 2 * tiny
