@@ -62,10 +62,12 @@ def exact_log_delta(n: int, k: int, eps0: float, eps: float, others: str) -> flo
     return out
 
 
-@pytest.mark.parametrize("eps0", [0.5, 1.0])
-def test_below_the_cut_the_answer_sits_at_the_cut_of_the_exact_dataset(eps0: float) -> None:
-    n, k, delta = 1000, 4, 1e-300
-    calls = []
+def _lower_epsilon_counting_third(
+    eps0: float, n: int, k: int, delta: float
+) -> tuple[float, list[tuple[float, ...]]]:
+    """The k-RR lower bound's ε at ``delta`` and the calls it made of the (costly) exact
+    third-value dataset."""
+    calls: list[tuple[float, ...]] = []
     third = _pairs.krr_third_log_delta
 
     def counted(*args: float) -> float:
@@ -75,9 +77,15 @@ def test_below_the_cut_the_answer_sits_at_the_cut_of_the_exact_dataset(eps0: flo
     mp = pytest.MonkeyPatch()
     mp.setattr(_pairs, "krr_third_log_delta", counted)
     try:
-        got = curves._krr_lower_curve(eps0, n, k).epsilon(delta)
+        return curves._krr_lower_curve(eps0, n, k).epsilon(delta), calls
     finally:
         mp.undo()
+
+
+@pytest.mark.parametrize("eps0", [0.5, 1.0])
+def test_below_the_cut_the_answer_sits_at_the_cut_of_the_exact_dataset(eps0: float) -> None:
+    n, k, delta = 1000, 4, 1e-300
+    got, calls = _lower_epsilon_counting_third(eps0, n, k, delta)
     assert len(calls) <= 1  # the O(n) third-value dataset is asked once (was 24)
     # sound: the exact "others on x'" dataset still fails δ there, so the truth needs more
     at = exact_log_delta(n, k, eps0, got, "same")
@@ -169,19 +177,7 @@ def test_below_the_cut_a_searched_third_value_dataset_sits_at_its_cut() -> None:
     # searched from the cheap members' root (secant steps; issue 32: 8 evaluations of it,
     # the former plain search to 1e-10 took 12-14 at n = 1e3).
     n, k, eps0, delta = 200, 100, 0.5, 1e-300
-    calls = []
-    third = _pairs.krr_third_log_delta
-
-    def counted(*args: float) -> float:
-        calls.append(args)
-        return third(*args)  # type: ignore[arg-type]
-
-    mp = pytest.MonkeyPatch()
-    mp.setattr(_pairs, "krr_third_log_delta", counted)
-    try:
-        got = curves._krr_lower_curve(eps0, n, k).epsilon(delta)
-    finally:
-        mp.undo()
+    got, calls = _lower_epsilon_counting_third(eps0, n, k, delta)
     assert 2 <= len(calls) <= 9
     # sound: the exact third-value dataset is at or above the cut there (so above δ)
     assert _third_log_delta_sliced(n, k, eps0, got) >= CUT - 1e-5
