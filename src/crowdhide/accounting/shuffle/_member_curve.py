@@ -45,7 +45,7 @@ class MemberCurve(PrivacyCurve):
         eps0: float,
         *,
         lower: bool,
-        screens: list[Callable[[float], float] | None] | None = None,
+        screens: list[Callable[[float, float], float] | None] | None = None,
         solvers: list[Callable[[float], float] | None] | None = None,
     ) -> None:
         self._members, self._eps0, self._lower = members, eps0, lower
@@ -95,8 +95,10 @@ class MemberCurve(PrivacyCurve):
         A member with a ``screen`` (``log δ`` of a cheaper bound of the same pairs, e.g.
         one report's variation) that already meets the target at the running answer is
         not evaluated: that answer holds for its pairs (δ is non-increasing in ε). Where the
-        next member fails at ``stop`` the call returns ``stop`` instead (:meth:`_fails_at`)."""
+        next member fails at ``stop`` the call returns ``stop`` instead (:meth:`_fails_at`).
+        A screen takes ``(ε, log_tail)`` (the tail the member would be solved with)."""
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
+        tail = _solve_tail(target)
         best, done = self._progress.get(delta, (0.0, 0))
         if not done and self.start is not None:  # the search starts there, not at 0
             best = max(best, self.start(delta))
@@ -114,7 +116,7 @@ class MemberCurve(PrivacyCurve):
         while done < len(members) and (first or best < stop):
             fn, screen, solver = members[done]
             done, first = done + 1, False
-            if screen is not None and not self._lower and screen(best) <= target:
+            if screen is not None and not self._lower and screen(best, tail) <= target:
                 continue
             if solver is not None and self._lower:
                 # both are ε the truth needs at least (each fails its own lower bound)
@@ -126,7 +128,7 @@ class MemberCurve(PrivacyCurve):
 
     def _fails_at(
         self,
-        member: tuple[Callable[[float, float], float], Callable[[float], float] | None],
+        member: tuple[Callable[[float, float], float], Callable[[float, float], float] | None],
         target: float,
         window: tuple[float, float],
         delta: float,
@@ -142,7 +144,7 @@ class MemberCurve(PrivacyCurve):
             return False
         self._probed[delta] = stop
         fn, screen = member
-        if screen is not None and screen(stop) <= target:  # it passes there
+        if screen is not None and screen(stop, _solve_tail(target)) <= target:  # it passes there
             return False
         return min(fn(stop, _solve_tail(target)), 0.0) > target
 

@@ -1,6 +1,7 @@
-"""A Laplace query skips the generic ``variation_ratio`` certificate where the start of its
-search is not below the mechanism's own answer, and the restricted search at δ = 1e-300
-takes its first slope at the members' own tail (issue 32, s22-lap).
+"""Shortcuts of the mechanism certificates (issue 32, s22-lap): a Laplace query skips the
+generic ``variation_ratio`` certificate where the start of its search is not below the
+mechanism's own answer; the restricted search at δ = 1e-300 takes its first slope at the
+members' own tail; Laplace's one-rate cells are screened by a coarse blocking of each.
 
 The skip must give the floats of evaluating the bound: the query's answer equals the best
 of the mechanism's statements and the generic bound solved in full, at a cell where the
@@ -14,6 +15,7 @@ import math
 
 import pytest
 
+from crowdhide.accounting.logmath import kappa_up
 from crowdhide.accounting.registry import best_of
 from crowdhide.accounting.shuffle import generic, query
 from crowdhide.accounting.shuffle._member_curve import MemberCurve
@@ -21,8 +23,12 @@ from crowdhide.accounting.shuffle.mechanisms import (
     MECHANISM_REGISTRY,
     MechanismParams,
     _capped_curve,
+    _certificate_members,
+    _certificate_screens,
+    _coarse_clone_screen,
 )
-from crowdhide.accounting.shuffle.randomizers import MECHANISMS
+from crowdhide.accounting.shuffle.randomizers import MECHANISMS, _laplace_cells
+from tests.accounting.test_shuffle_mechanisms import split_reference_delta
 
 
 def _full(eps0: float, n: int, delta: float) -> tuple[float, str]:
@@ -107,3 +113,37 @@ def test_deep_slope_is_the_members_own() -> None:
         assert slope() < -10_000.0  # about -2.3e4 per unit of ε there
         assert abs(floor.log_delta(eps) - math.log(delta)) < 0.1
     assert floor.log_tail == -60.0
+
+
+@pytest.mark.parametrize("eps0", [1.0, 4.0])
+def test_coarse_cell_screen_bounds_the_exact_cell(eps0: float) -> None:
+    """Each Laplace one-rate cell's coarse screen is at least the cell's exact δ (the
+    one-rate system is the split one with equal shares, summed unblocked), and equal to it
+    where every count is its own block (n = 40, ε0 = 4): a 1 % larger clone rate in the
+    screen falls below the exact δ there, so the bound is caught."""
+    kappa = kappa_up(eps0)
+    caught = False
+    for n in (40, 150):
+        for eps in (0.05 * eps0, 0.2 * eps0):
+            for mu2, rho in _laplace_cells(eps0)[::3]:  # 4 of the 12 (the sums are slow)
+                exact = split_reference_delta(n, kappa, mu2, rho * mu2, rho * (1.0 - mu2), eps)
+                screen = math.exp(_coarse_clone_screen(n, kappa, mu2, rho, eps, -60.0))
+                assert exact * (1.0 - 1e-12) <= screen <= 10.0 * exact
+                wrong = math.exp(_coarse_clone_screen(n, kappa, mu2, 1.01 * rho, eps, -60.0))
+                caught |= wrong < exact * (1.0 - 1e-9)
+    assert caught == (eps0 == 4.0)
+
+
+@pytest.mark.parametrize(
+    ("eps0", "n", "delta"), [(1.0, 1_000, 1e-6), (4.0, 10**6, 1e-10), (8.0, 10**6, 1e-6)]
+)
+def test_screened_cells_give_the_unscreened_answer(eps0: float, n: int, delta: float) -> None:
+    """The Laplace one-rate cells with their coarse screens give the floats of the cells
+    solved one by one without them."""
+    laplace = MECHANISMS["laplace"]
+    members = _certificate_members(laplace, n, eps0, 0, 1)
+    screens = _certificate_screens(laplace, n, eps0, 0, 1)
+    assert screens is not None
+    assert len(screens) == len(members) == 12
+    screened = MemberCurve(members, eps0, lower=False, screens=screens).epsilon(delta)
+    assert screened == MemberCurve(members, eps0, lower=False).epsilon(delta)
