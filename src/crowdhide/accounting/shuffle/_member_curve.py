@@ -116,7 +116,9 @@ class MemberCurve(PrivacyCurve):
         while done < len(members) and (first or best < stop):
             fn, screen, solver = members[done]
             done, first = done + 1, False
-            if screen is not None and not self._lower and screen(best, tail) <= target:
+            # (at ε0 every member passes without an evaluation: no screen then)
+            screened = screen is not None and not self._lower and best < self._eps0
+            if screened and screen is not None and screen(best, tail) <= target:
                 continue
             if solver is not None and self._lower:
                 # both are ε the truth needs at least (each fails its own lower bound)
