@@ -28,6 +28,7 @@ from crowdhide.accounting.shuffle.mechanisms import (
     _coarse_clone_screen,
 )
 from crowdhide.accounting.shuffle.randomizers import MECHANISMS, _laplace_cells
+from crowdhide.accounting.shuffle.variation_ratio import VariationRatio
 from tests.accounting.test_shuffle_mechanisms import split_reference_delta
 
 
@@ -147,3 +148,22 @@ def test_screened_cells_give_the_unscreened_answer(eps0: float, n: int, delta: f
     assert len(screens) == len(members) == 12
     screened = MemberCurve(members, eps0, lower=False, screens=screens).epsilon(delta)
     assert screened == MemberCurve(members, eps0, lower=False).epsilon(delta)
+
+
+def test_deep_search_passes_in_fewer_evaluations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At δ = 1e-300 (ε0 = 1, n = 1e6) the restricted search returns a point where its own
+    bound meets the target, after at most 7 evaluations (11 with the default tail's slope)."""
+    eps0, n, delta = 1.0, 10**6, 1e-300
+    calls: list[float] = []
+    real = VariationRatio.__call__
+
+    def counting(self: VariationRatio, eps: float, log_tail: float) -> float:
+        calls.append(eps)
+        return real(self, eps, log_tail)
+
+    monkeypatch.setattr(VariationRatio, "__call__", counting)
+    mu_max = MECHANISMS["piecewise"].params(eps0, 0, 1)[1]
+    eps = _capped_curve(n, eps0, mu_max).epsilon(delta)
+    assert len(calls) <= 7
+    tail = min(-40.0, math.log(delta) - 40.0)
+    assert VariationRatio(n, eps0, mu_max=mu_max)(eps, tail) <= math.log(delta)
