@@ -38,7 +38,7 @@ from crowdhide.accounting.shuffle.curves import (
     _FunctionCurve,
 )
 
-__all__ = ["BINARY_EXACT_MAX_N", "EXHAUSTIVE_MAX_N", "ShuffleParams"]
+__all__ = ["BINARY_EXACT_MAX_N", "EXHAUSTIVE_MAX_N", "ShuffleParams", "variation_ratio_start"]
 
 #: Largest n for the exhaustive worst case over datasets (``exact``, k >= 3).
 EXHAUSTIVE_MAX_N = 14
@@ -160,8 +160,18 @@ def _variation_ratio_curve(p: ShuffleParams) -> PrivacyCurve:
     # solve, the FMT23 pair 11-63 ms, and closer to the certificate's); its first step takes
     # the slope of the FMT23 pair (unblocked, smoother: with the reference's a third
     # evaluation was needed in 5 of 48 cells).
-    floor = _StartCurve(_AdaptiveCurve(bound.reference, p.eps0), _fmt23_curve(p))
+    floor = _StartCurve(variation_ratio_start(p.n, p.eps0), _fmt23_curve(p))
     return BracketedCurve(bound, p.eps0, floor, min_delta=VARIATION_RATIO_MIN_DELTA)
+
+
+def variation_ratio_start(n: int, eps0: float) -> PrivacyCurve:
+    """Where the ``variation_ratio`` search starts: ε(δ) of its reference (the pair at
+    μ = 1). The search only goes up from there (:class:`BracketedCurve`), so this ε, capped
+    at ε0, is a lower bound on the bound's raw ε at the same δ; a caller can skip the
+    certificate where this alone is not below another one's answer (``query.py``)."""
+    from crowdhide.accounting.shuffle.variation_ratio import VariationRatio  # k = None only
+
+    return _AdaptiveCurve(VariationRatio(n, eps0).reference, eps0)
 
 
 class _StartCurve(PrivacyCurve):

@@ -14,6 +14,7 @@ import math
 from typing import Protocol, runtime_checkable
 
 from crowdhide.accounting.curves import PrivacyCurve
+from crowdhide.accounting.shuffle._member_curve import MemberCurve
 from crowdhide.accounting.shuffle.curves import BracketedCurve
 
 __all__ = ["Capped", "LazyCurve", "Least"]
@@ -38,7 +39,7 @@ class Capped(PrivacyCurve):
     that starts at its floor's ε and only goes up, so ``min(floor ε, ε0)`` is a lower bound
     on its answer that costs one split member's root instead of the refinement."""
 
-    def __init__(self, search: BracketedCurve, floor: LazyCurve, eps0: float) -> None:
+    def __init__(self, search: BracketedCurve, floor: MemberCurve, eps0: float) -> None:
         self._search, self._floor, self._eps0 = search, floor, eps0
         self._answers: dict[float, float] = {}
 
@@ -47,7 +48,8 @@ class Capped(PrivacyCurve):
 
     def epsilon(self, delta: float) -> float:
         if delta not in self._answers:
-            self._answers[delta] = self._search.epsilon(delta)
+            with self._floor.tail_for(delta):  # the search's first slope is the floor's
+                self._answers[delta] = self._search.epsilon(delta)
         return self._answers[delta]
 
     def epsilon_until(self, delta: float, stop: float) -> float:
