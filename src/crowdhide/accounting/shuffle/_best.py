@@ -21,6 +21,7 @@ from typing import TypeVar
 
 from crowdhide.accounting.curves import PrivacyCurve, RoundedCurve
 from crowdhide.accounting.registry import Bound
+from crowdhide.accounting.shuffle._bound_curves import TinyTargetBracketedCurve
 from crowdhide.accounting.shuffle.curves import _AdaptiveCurve
 from crowdhide.accounting.statement import PrivacyStatement
 
@@ -49,16 +50,18 @@ def epsilon_above(curve: PrivacyCurve, delta: float, epsilon: float) -> bool:
     evaluation of its inner curve (False: not known).
 
     Only for a certificate's :class:`~crowdhide.accounting.curves.RoundedCurve` around a
-    plain :class:`~crowdhide.accounting.shuffle.curves._AdaptiveCurve`: that solver answers
-    ε0 or a point where its log δ (windows set for the target) meets the target, and log δ
-    is non-increasing, so log δ above the target at ``x`` puts the inner answer above ``x``
-    and the reported one (``+ η``, then capped) at or above ``x⁺ + η``, ``x⁺`` the next
-    float; ``x`` is chosen so that this is above ``epsilon``.
+    plain :class:`~crowdhide.accounting.shuffle.curves._AdaptiveCurve` (or krr_clone's
+    :class:`~crowdhide.accounting.shuffle._bound_curves.TinyTargetBracketedCurve`): those
+    solvers answer ε0 or a point where its log δ (windows set for the target) meets the
+    target, and log δ is non-increasing, so log δ above the target at ``x`` puts the inner
+    answer above ``x`` and the reported one (``+ η``, then capped) at or above ``x⁺ + η``,
+    ``x⁺`` the next float; ``x`` is chosen so that this is above ``epsilon``.
     """
     if not isinstance(curve, RoundedCurve) or curve._lower or not 0.0 < delta < 1.0:
         return False
     inner = curve.inner
-    if type(inner) is not _AdaptiveCurve or not epsilon < curve._cap:
+    solved = type(inner) in (_AdaptiveCurve, TinyTargetBracketedCurve)
+    if not (solved and isinstance(inner, _AdaptiveCurve)) or not epsilon < curve._cap:
         return False  # a capped answer is never above the cap
     loss = -curve._shift
     x = epsilon - loss
