@@ -40,7 +40,8 @@ def test_at_eps0_the_expensive_bounds_are_left_out(monkeypatch: pytest.MonkeyPat
     got = generic.shuffle_epsilon(eps0=2.0, n=1000, delta=1e-300, k=4)
     assert not calls
     assert got.epsilon == _smallest_certificate(4, 2.0, 1000, 1e-300) == 2.0
-    assert got.lower is not None and got.lower.epsilon <= got.epsilon
+    assert got.lower is not None
+    assert got.lower.epsilon <= got.epsilon
 
 
 def test_a_looser_tolerance_would_lose_the_winner(monkeypatch: pytest.MonkeyPatch) -> None:
