@@ -5,20 +5,27 @@ k = 4, n = 1e3 query that krr_blanket wins).
 
 Skipping changes no answer: a skipped bound's ε is certainly *above* a certificate's (not
 equal), so it could neither win ``best`` nor tie with the winner.
+
+An ε query that carries its lower bound also asks the lower bound first and stops once a
+certificate is within :data:`SETTLED_RTOL` of it (:func:`settled`): every certificate is at
+least the lower bound, so no answer goes down and none up by more than that (issue 32:
+δ = 1e-300 at n = 1e3-1e4, where a closed form and the lower bound both sit at ε0 and
+krr_blanket took 50-130 ms to answer ε0 too).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 from crowdhide.accounting.curves import PrivacyCurve, RoundedCurve
 from crowdhide.accounting.registry import Bound
+from crowdhide.accounting.shuffle._bound_curves import TinyTargetBracketedCurve
 from crowdhide.accounting.shuffle.curves import _AdaptiveCurve
 from crowdhide.accounting.statement import PrivacyStatement
 
-__all__ = ["SKIPPED_BELOW", "best_rows", "epsilon_above"]
+__all__ = ["SETTLED_RTOL", "SKIPPED_BELOW", "best_rows", "epsilon_above", "settled"]
 
 P = TypeVar("P")
 
@@ -32,22 +39,29 @@ SKIPPED_BELOW: dict[str, frozenset[str]] = {
     "feldman2023": frozenset({"exact", "binary_rr_blocks"}),
 }
 
+#: A certificate this close (relative) to the lower bound ends ``best``'s search
+#: (:func:`settled`): at small n and tiny δ both sit at ε0 (k = 4, ε0 = 2, n = 1e3,
+#: δ = 1e-300: krr_blanket spent 126 ms to answer ε0 after balle2019_hoeffding had).
+SETTLED_RTOL = 1e-9
+
 
 def epsilon_above(curve: PrivacyCurve, delta: float, epsilon: float) -> bool:
     """Whether ``curve.epsilon(delta)`` is certainly above ``epsilon``, told by one
     evaluation of its inner curve (False: not known).
 
     Only for a certificate's :class:`~crowdhide.accounting.curves.RoundedCurve` around a
-    plain :class:`~crowdhide.accounting.shuffle.curves._AdaptiveCurve`: that solver answers
-    ε0 or a point where its log δ (windows set for the target) meets the target, and log δ
-    is non-increasing, so log δ above the target at ``x`` puts the inner answer above ``x``
-    and the reported one (``+ η``, then capped) at or above ``x⁺ + η``, ``x⁺`` the next
-    float; ``x`` is chosen so that this is above ``epsilon``.
+    plain :class:`~crowdhide.accounting.shuffle.curves._AdaptiveCurve` (or krr_clone's
+    :class:`~crowdhide.accounting.shuffle._bound_curves.TinyTargetBracketedCurve`): those
+    solvers answer ε0 or a point where its log δ (windows set for the target) meets the
+    target, and log δ is non-increasing, so log δ above the target at ``x`` puts the inner
+    answer above ``x`` and the reported one (``+ η``, then capped) at or above ``x⁺ + η``,
+    ``x⁺`` the next float; ``x`` is chosen so that this is above ``epsilon``.
     """
     if not isinstance(curve, RoundedCurve) or curve._lower or not 0.0 < delta < 1.0:
         return False
     inner = curve.inner
-    if type(inner) is not _AdaptiveCurve or not epsilon < curve._cap:
+    solved = type(inner) in (_AdaptiveCurve, TinyTargetBracketedCurve)
+    if not (solved and isinstance(inner, _AdaptiveCurve)) or not epsilon < curve._cap:
         return False  # a capped answer is never above the cap
     loss = -curve._shift
     x = epsilon - loss
@@ -74,13 +88,26 @@ def best_rows(
     bounds: Mapping[str, Bound[P]],
     params: P,
     delta: float | None,
+    *,
+    lower: str | None = None,
 ) -> dict[str, PrivacyStatement]:
     """The statements ``best`` compares, by name: ``evaluate(name)`` for every bound in
     ``names``, those of :data:`SKIPPED_BELOW` last, except that with an ε query (``delta``
     given) one whose ε is certainly above a certificate's already found is left out
-    (``bounds[name].curve(params)`` is the curve as reported, asked where it applies)."""
+    (``bounds[name].curve(params)`` is the curve as reported, asked where it applies).
+
+    With ``lower`` (the lower bound the answer carries) an ε query evaluates it first and
+    stores it under its name; once a certificate is within :data:`SETTLED_RTOL` of it, the
+    remaining bounds are left out (:func:`settled`)."""
     rows: dict[str, PrivacyStatement] = {}
+    floor = math.nan
+    if delta is not None and lower is not None:
+        rows[lower] = evaluate(lower)
+        if rows[lower].conditions_met and rows[lower].kind == "lower":
+            floor = rows[lower].epsilon
     for name in sorted(names, key=lambda name: name in SKIPPED_BELOW):
+        if settled(rows.values(), floor):
+            break
         found = [rows[w] for w in SKIPPED_BELOW.get(name, ()) if w in rows]
         best = min((s.epsilon for s in found if s.is_certificate), default=math.inf)
         if delta is not None and math.isfinite(best):
@@ -89,3 +116,16 @@ def best_rows(
                 continue
         rows[name] = evaluate(name)
     return rows
+
+
+def settled(rows: Iterable[PrivacyStatement], floor: float) -> bool:
+    """Whether a certificate among ``rows`` has an ε within :data:`SETTLED_RTOL` of ``floor``,
+    the ε of a lower bound at the same δ (nan: none). Every certificate's ε is at least the
+    truth's, hence at least ``floor``: no bound left out could answer more than that below
+    the one found, so leaving them out never lowers an answer and raises it by at most
+    ``SETTLED_RTOL`` relative (the lower bounds answer a failing ε within 1e-10 ε0 of their
+    root, e.g. ``ε0 (1 − 1e-10)`` where the certificates answer ε0)."""
+    if not math.isfinite(floor) or floor <= 0.0:
+        return False
+    best = min((s.epsilon for s in rows if s.is_certificate), default=math.inf)
+    return best <= floor * (1.0 + SETTLED_RTOL)

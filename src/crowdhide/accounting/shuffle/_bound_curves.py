@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from crowdhide._validation import check_int, check_real
+from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.logmath import (
     MACHINE_EPSILON,
@@ -31,6 +31,7 @@ from crowdhide.accounting.shuffle.closed_forms import (
     _NotApplicableError,
 )
 from crowdhide.accounting.shuffle.curves import (
+    TINY_LOG_DELTA,
     VARIATION_RATIO_MIN_DELTA,
     BracketedCurve,
     KrrShuffleCurve,
@@ -195,7 +196,43 @@ def _krr_clone_curve(p: ShuffleParams) -> PrivacyCurve:
     eps0, n, k = p.eps0, p.n, int(p.k or 2)
     if k == 2:  # every clone reports x or x': the k-RR clone pair is the FMT23 pair
         return _fmt23_curve(p)
-    return _AdaptiveCurve(lambda e, t: _krr_fast.krr_clone_fast_log_delta(n, k, eps0, e, t), eps0)
+    return TinyTargetBracketedCurve(
+        lambda e, t: _krr_fast.krr_clone_fast_log_delta(n, k, eps0, e, t),
+        eps0,
+        _third_value_floor(eps0, n, k),
+    )
+
+
+class TinyTargetBracketedCurve(BracketedCurve):
+    """krr_clone's curve: ε(δ) by the plain search of :class:`_AdaptiveCurve` (the same floats)
+    down to δ = 1e-250; below, where the blocked sum is a step at its rounding floor and that
+    search bisected [0, ε0] in ~22 evaluations (issue 32: 0.22-0.3 s at n = 1e6, δ = 1e-300),
+    by :class:`BracketedCurve`'s search from the floor's ε — after the plain search's first
+    question, so that a curve failing just below ε0 still answers ε0. Every ε returned is ε0
+    or passes by its own evaluation."""
+
+    def epsilon(self, delta: float) -> float:
+        target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
+        if target >= TINY_LOG_DELTA:
+            return _AdaptiveCurve.epsilon(self, delta)
+        top = self._eps0 - max(1e-13, 1e-10 * self._eps0)  # as _solve_epsilon
+        if top > 0.0:
+            self.solving_for(target)
+            try:
+                fails = self.log_delta(top) > target
+            finally:
+                self.solving_for(None)
+            if fails:
+                return self._eps0
+        return super().epsilon(delta)
+
+
+def _third_value_floor(eps0: float, n: int, k: int) -> PrivacyCurve:
+    """The exact third-value count (O(1) in n): a lower bound on the k-RR curve, so every
+    k-RR certificate fails wherever it fails."""
+    return _FunctionCurve(
+        lambda e: _krr_fast.krr_third_marginal_lower_log_delta(n, k, eps0, e), eps0
+    )
 
 
 def _krr_blanket_curve(p: ShuffleParams) -> PrivacyCurve:
@@ -204,11 +241,10 @@ def _krr_blanket_curve(p: ShuffleParams) -> PrivacyCurve:
         return _fmt23_curve(p)
     # The third-value count is a lower bound on the truth, so on this certificate too: its
     # ε (microseconds, O(1) in n) starts the search a fraction of a per cent below.
-    floor = _FunctionCurve(
-        lambda e: _krr_fast.krr_third_marginal_lower_log_delta(n, k, eps0, e), eps0
-    )
     return BracketedCurve(
-        lambda e, t: _krr_fast.krr_blanket_log_delta(n, k, eps0, e, t), eps0, floor
+        lambda e, t: _krr_fast.krr_blanket_log_delta(n, k, eps0, e, t),
+        eps0,
+        _third_value_floor(eps0, n, k),
     )
 
 

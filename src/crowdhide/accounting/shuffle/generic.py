@@ -404,13 +404,14 @@ def _answer(
         if b.listed_for(params.k) and b.kind != "lower" and b.in_best(params)
     ]  # fmt: skip
     evaluate = partial(_evaluate, params=params, query=query)
-    rows = best_rows(names, evaluate, _BY_NAME, params, query.get("delta"))
+    low = lower_bound_name(params.k) if lower else None
+    rows = best_rows(names, evaluate, _BY_NAME, params, query.get("delta"), lower=low)
     # With no certificate (e.g. δ = 1 everywhere at ε0 ~ 30) the lower bound is still shown.
     return best_certificate(
         lambda name: rows.get(name) or evaluate(name),
         [name for name in names if name in rows],
         by="epsilon" if "delta" in query else "delta",
-        lower=lower_bound_name(params.k) if lower else None,
+        lower=low,
     )
 
 

@@ -1,0 +1,80 @@
+"""krr_clone below δ = 1e-250 (issue 32): searched from the third-value floor instead of a
+bisection of [0, ε0]. Each answer passes by its own evaluation of the clone evaluator, is
+never below the plain search's answer (and within 2e-6 of it), is at least the exact
+third-value lower bound, and takes fewer evaluations; a curve failing just below ε0 still
+answers ε0; above 1e-250 the floats are the plain search's."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from crowdhide.accounting.shuffle import _krr_fast
+from crowdhide.accounting.shuffle._bound_curves import (
+    ShuffleParams,
+    TinyTargetBracketedCurve,
+    _krr_clone_curve,
+)
+from crowdhide.accounting.shuffle.curves import _AdaptiveCurve
+
+TINY = 1e-300
+
+
+def _counted(k: int, eps0: float, n: int) -> tuple[TinyTargetBracketedCurve, list[float]]:
+    """krr_clone's raw curve whose evaluator records the ε of every call."""
+    calls: list[float] = []
+
+    def fn(eps: float, tail: float) -> float:
+        calls.append(eps)
+        return _krr_fast.krr_clone_fast_log_delta(n, k, eps0, eps, tail)
+
+    built = _krr_clone_curve(ShuffleParams(eps0=eps0, n=n, k=k))
+    assert isinstance(built, TinyTargetBracketedCurve)
+    return TinyTargetBracketedCurve(fn, eps0, built._floor), calls
+
+
+def _passes(curve: TinyTargetBracketedCurve, eps: float, delta: float) -> bool:
+    """Whether the clone evaluator meets ``delta`` at ``eps`` (windows set as when solving)."""
+    target = math.log(delta)
+    curve.solving_for(target)
+    try:
+        return curve.log_delta(eps) <= target
+    finally:
+        curve.solving_for(None)
+
+
+@pytest.mark.parametrize(("k", "eps0", "n"), [(4, 0.5, 10**6), (100, 1.0, 10**6)])
+def test_tiny_delta_answer_is_certified_and_close_to_the_plain_search(
+    k: int, eps0: float, n: int
+) -> None:
+    curve, calls = _counted(k, eps0, n)
+    got = curve.epsilon(TINY)
+    searched = len(calls)
+    calls.clear()
+    plain = _AdaptiveCurve.epsilon(curve, TINY)  # main's search of the same evaluator
+    assert len(calls) >= 15
+    assert searched <= 10
+    assert _passes(curve, got, TINY)
+    assert plain <= got <= plain * (1.0 + 2e-6)
+    # an answer 1 % lower would not be certified: the search is not slack by that much
+    assert not _passes(curve, 0.99 * got, TINY)
+    # the exact third-value dataset's lower bound on the truth is below it
+    lower = _krr_fast.krr_third_marginal_lower_log_delta(n, k, eps0, got)
+    assert lower <= math.log(TINY)
+
+
+def test_a_curve_failing_just_below_eps0_still_answers_eps0() -> None:
+    # k = 10, ε0 = 1, n = 1e6: the blocked sum's rounding floor is above 1e-300 near ε0
+    # (the plain search answers ε0 after one evaluation); a search from the floor would
+    # find passing points lower down and answer 0.026: an answer that moves this much
+    # is not this change's to make
+    curve, calls = _counted(10, 1.0, 10**6)
+    assert curve.epsilon(TINY) == 1.0
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("delta", [1e-6, 1e-200])
+def test_above_the_tiny_level_the_floats_are_the_plain_search(delta: float) -> None:
+    curve, _ = _counted(4, 1.0, 10**4)
+    assert curve.epsilon(delta) == _AdaptiveCurve.epsilon(curve, delta)
