@@ -78,7 +78,6 @@ def test_krr_query_keeps_heavy_and_rarely_used_modules_out() -> None:
     assert "typer" not in loaded
     assert not {m for m in loaded if m.startswith("crowdhide.cli.")} - {
         "crowdhide.cli._emit",
-        "crowdhide.cli._engine_progress",
         "crowdhide.cli._fast",
         "crowdhide.cli._shuffle_answer",
         "crowdhide.cli._values",

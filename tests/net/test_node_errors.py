@@ -20,7 +20,7 @@ from crowdhide.backends.tls.coordinator import Coordinator
 from crowdhide.backends.tls.node_rows import write_rows
 from crowdhide.backends.tls.rounds import LinkFailureError, NodeProgramError, program_failed
 from crowdhide.cli import _handle
-from crowdhide.cli._options import EXIT_NODE_FAILURE
+from crowdhide.cli._values import EXIT_NODE_FAILURE
 from crowdhide.engine.library import named
 from crowdhide.engine.plan import ExecutionPlan, PlanBuilder
 from crowdhide.errors import NodeFailureError

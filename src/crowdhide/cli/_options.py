@@ -22,15 +22,7 @@ from typing import Annotated, Any
 import typer
 
 from crowdhide.cli._values import (
-    EXIT_BUG,
-    EXIT_CODES_HELP,
-    EXIT_NODE_FAILURE,
-    EXIT_OK,
-    EXIT_OVERRUN,
-    EXIT_UNMET,
-    EXIT_USAGE,
     MAX_EPSILON,
-    MAX_N,
     MAX_SEED,
     MIN_DELTA,
     OptionValueError,
@@ -47,17 +39,6 @@ from crowdhide.errors import (
 )
 
 __all__ = [
-    "EXIT_BUG",
-    "EXIT_CODES_HELP",
-    "EXIT_NODE_FAILURE",
-    "EXIT_OK",
-    "EXIT_OVERRUN",
-    "EXIT_UNMET",
-    "EXIT_USAGE",
-    "MAX_EPSILON",
-    "MAX_N",
-    "MAX_SEED",
-    "MIN_DELTA",
     "AllowUnmetFlag",
     "check_output_dir",
     "check_output_file",

@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from crowdhide.cli._emit import emit
-from crowdhide.cli._engine_progress import progress_wanted
 from crowdhide.errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -82,6 +81,8 @@ def _table_notes(rows: list[PrivacyStatement], key: str) -> list[str]:
 @contextmanager
 def _bound_progress(as_json: bool) -> Iterator[Callable[[str, int, int], None] | None]:
     """A progress bar on stderr over the bounds of ``--bound all`` (tables on a terminal)."""
+    from crowdhide.cli._engine_progress import progress_wanted  # --bound all only
+
     if not progress_wanted(as_json):
         yield None
         return

@@ -3,8 +3,8 @@
 The commonest queries are answered without importing typer (issue 32: start-up; see
 :mod:`crowdhide.cli._fast`), so what they share with the Typer commands lives here:
 :mod:`crowdhide.cli._options` wraps these parsers into Typer options (an
-:class:`OptionValueError` becomes click's ``BadParameter`` with the same message) and
-re-exports the constants.
+:class:`OptionValueError` becomes click's ``BadParameter`` with the same message); the
+exit codes and ranges are imported from here, by every module.
 """
 
 from __future__ import annotations

@@ -10,8 +10,6 @@ import typer
 
 from crowdhide.cli._engine_progress import spinner
 from crowdhide.cli._options import (
-    MAX_EPSILON,
-    MAX_N,
     AllowUnmetFlag,
     delta_option,
     finish_target,
@@ -21,6 +19,7 @@ from crowdhide.cli._options import (
     seed_option,
 )
 from crowdhide.cli._output import JsonFlag, emit
+from crowdhide.cli._values import MAX_EPSILON, MAX_N
 from crowdhide.errors import InvalidParameterError, ResourceLimitError, UnmetTargetError
 
 if TYPE_CHECKING:

@@ -14,8 +14,9 @@ from typing import Annotated, Any
 import typer
 
 from crowdhide.cli._engine_progress import spinner
-from crowdhide.cli._options import MAX_EPSILON, MAX_N, int_option, real_option
+from crowdhide.cli._options import int_option, real_option
 from crowdhide.cli._output import JsonFlag, emit
+from crowdhide.cli._values import MAX_EPSILON, MAX_N
 from crowdhide.errors import InvalidParameterError
 
 __all__ = ["capacity", "qif_app", "register", "scrambler", "vulnerability"]

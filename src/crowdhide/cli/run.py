@@ -9,7 +9,6 @@ import typer
 
 from crowdhide.cli._engine_progress import stage_progress
 from crowdhide.cli._options import (
-    MAX_EPSILON,
     AllowUnmetFlag,
     check_output_dir,
     check_output_file,
@@ -19,6 +18,7 @@ from crowdhide.cli._options import (
     real_option,
 )
 from crowdhide.cli._output import COMMAND_LINE, JsonFlag, emit
+from crowdhide.cli._values import MAX_EPSILON
 from crowdhide.errors import InvalidParameterError
 
 if TYPE_CHECKING:

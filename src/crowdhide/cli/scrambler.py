@@ -15,7 +15,6 @@ import typer
 
 from crowdhide.cli._engine_progress import spinner
 from crowdhide.cli._options import (
-    MAX_N,
     AllowUnmetFlag,
     delta_option,
     epsilon_option,
@@ -25,6 +24,7 @@ from crowdhide.cli._options import (
     seed_option,
 )
 from crowdhide.cli._output import JsonFlag, emit
+from crowdhide.cli._values import MAX_N
 from crowdhide.errors import InvalidParameterError
 
 if TYPE_CHECKING:

@@ -16,8 +16,6 @@ import typer
 
 from crowdhide.cli._engine_progress import spinner
 from crowdhide.cli._options import (
-    MAX_EPSILON,
-    MAX_N,
     AllowUnmetFlag,
     check_output_file,
     delta_option,
@@ -29,6 +27,7 @@ from crowdhide.cli._options import (
 )
 from crowdhide.cli._output import JsonFlag, emit
 from crowdhide.cli._shuffle_answer import answer, statement_row
+from crowdhide.cli._values import MAX_EPSILON, MAX_N
 from crowdhide.errors import InvalidParameterError, OutputPathError
 
 if TYPE_CHECKING:
