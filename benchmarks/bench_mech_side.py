@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -71,8 +72,13 @@ def same_log_delta(name: str, eps0: float, n: int, eps: float) -> float:
     aa, bb = aa[ok], bb[ok]
     cc = n - aa - bb
     logp = (
-        gammaln(n + 1.0) - gammaln(aa + 1.0) - gammaln(bb + 1.0) - gammaln(cc + 1.0)
-        + aa * math.log(plus) + bb * math.log(minus) + cc * math.log(rest)
+        gammaln(n + 1.0)
+        - gammaln(aa + 1.0)
+        - gammaln(bb + 1.0)
+        - gammaln(cc + 1.0)
+        + aa * math.log(plus)
+        + bb * math.log(minus)
+        + cc * math.log(rest)
     )
     w = e * aa + bb / e + cc - math.exp(eps) * n
     pos = w > 0
@@ -92,7 +98,7 @@ def third_mc_delta(name: str, eps0: float, n: int, eps: float, samples: int, see
     return float(np.maximum(w, 0.0).mean() / n)
 
 
-def solve(fn, delta: float, hi: float) -> float:  # type: ignore[no-untyped-def]
+def solve(fn: Callable[[float], float], delta: float, hi: float) -> float:
     """Smallest ε in [0, hi] with fn(ε) <= delta (fn non-increasing), by bisection."""
     lo = 0.0
     if fn(hi) > delta:
