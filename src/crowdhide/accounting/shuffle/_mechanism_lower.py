@@ -89,7 +89,7 @@ def olh_classes(eps0: float, g: int) -> Classes:
 KEPT = ((1, 0), (0, 1), (1, 1))
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=8)  # each up to ~13 MB (4e5 cells x 4 rows)
 def _layout(n: int, classes: Classes) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """log pmf of the kept counts and the rest on their window, the counts (one row per
     kept class) and the rest's class table ``(p / P(rest), u, v)``."""
