@@ -598,7 +598,7 @@ def test_refined_third_value_regions_from_the_matrix(name: str, d: int, k: int) 
     minus = np.array([m[1] and not m[0] and not m[2] for m in marks])
     lowers = MECHANISMS[name].lowers
     assert lowers is not None
-    refined = lowers(eps0, d, k)[-1]
+    refined = lowers(eps0, d, k)[1]  # after the plain regions (k-subset, OLH: then Jensen)
     p_plus, p_minus = float(r[0][plus].sum()), float(r[0][minus].sum())
     nu = float(r[2][plus].sum() + r[2][minus].sum())
     assert math.isclose(float(r[2][plus].sum()), float(r[2][minus].sum()), rel_tol=1e-12)

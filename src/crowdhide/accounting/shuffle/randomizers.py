@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.logmath import kappa_up
-from crowdhide.accounting.shuffle import _krr_fast
+from crowdhide.accounting.shuffle import _krr_fast, _mechanism_lower
 from crowdhide.accounting.shuffle._laplace_split import laplace_split_members
 from crowdhide.accounting.shuffle._split_clone import uninformative_share
 from crowdhide.accounting.shuffle.generic import (
@@ -210,6 +210,7 @@ def _subset_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
         z = math.comb(d - 1, k - 1) * e + math.comb(d - 1, k)
         c = math.comb(d - 3, k - 1)
         members.append(_third(c * e / z, c / z, 2.0 * c / z, eps0))
+    members.append(_mechanism_lower.subset_third_mean(eps0, d, k))  # full weights, Jensen
     return tuple(members)
 
 
@@ -230,7 +231,8 @@ def _olh_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
     apart = (1.0 - 1.0 / g) ** 2
     p, q = e / (e + g - 1.0), 1.0 / (e + g - 1.0)
     refined = _third(apart * p, apart * q, 2.0 * apart * q, eps0)
-    return (_third(p_plus, p_minus, nu, eps0), refined)
+    jensen = _mechanism_lower.olh_third_mean(eps0, d)  # full weights, Jensen
+    return (_third(p_plus, p_minus, nu, eps0), refined, jensen)
 
 
 def _hadamard(eps0: float, d: int, k: int) -> Params:
