@@ -2,9 +2,10 @@
 
 Two neighbouring data sets differ in one user's row: user 0's age range is ``KEYS[0]`` in
 x and ``KEYS[1]`` in x', owned by compute nodes on different daemons. Three daemons in
-network namespaces (:class:`tests.net._daemon_rounds.Session`) serve x, then x' (daemon 0
-restarted with the other row file); each runs the job ``runs`` times with the planner's
-countermeasures (the certificate's) and ``runs`` times without any, the bridge captured.
+network namespaces (:class:`tests.net._daemon_rounds.Session`) serve x while three more, on
+a second bridge, serve x' (the same deployment otherwise); each trio runs the job ``runs``
+times with the planner's countermeasures (the certificate's, fixed-length rounds) and
+``contrast_runs`` times without any, its bridge captured.
 
 What the observer takes from the capture: per link between daemons, frame-length records
 towards the listener minus those back (welcome/welcome and ``END``/``ACK`` cancel: the data
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -120,68 +122,104 @@ def target_links(plan: Any, protected: bool) -> tuple[tuple[int, int], tuple[int
     return (sender, hosts[0]), (sender, hosts[1])
 
 
+def _data_set_runs(root: Path, tag: str, rows: list[Path], todo: list[dict[str, Any]]) -> Any:
+    """Every case of ``todo`` on data set ``tag``: its own bridge and daemons
+    (:class:`Session`, namespaces ``...a<tag>``), captured; each report with its frames per
+    link between daemons and its round features; and the bridge's prefix."""
+    root.mkdir(parents=True, exist_ok=True)
+    with Session(root, NODES, tag=f"a{tag}") as session:
+        daemons = session.bridge.addresses[:NODES]
+        coordinator = session.bridge.addresses[NODES]
+        session.start(rows)
+        pcap = root / f"audit-{tag}.pcap"
+        session.capture(pcap)
+        done = session.run(todo, timeout=60.0 * len(todo) + 300)
+        session.stop_capture()
+        prefix = session.bridge.prefix
+    gaps: list[tuple[str, int, str, int]] = []
+    records = tls_records(pcap, gaps)
+    if gaps:
+        raise RuntimeError(f"the capture lost bytes of the TCP streams {gaps}")
+    for report in done:
+        report["links"] = link_counts(records, report, daemons).tolist()
+        report["features"] = round_features(
+            records, report, daemons=daemons, coordinator=coordinator
+        )
+    return done, prefix
+
+
 def run_audit(root: Path, *, runs: int, contrast_runs: int | None = None) -> dict[str, Any]:
     """``runs`` captured runs per data set with the countermeasures, ``contrast_runs``
-    (default ``runs``) without; the audit of each score (:func:`_audit`)."""
-    counts = {True: runs, False: runs if contrast_runs is None else contrast_runs}
+    (default ``runs``) without; the audit of each score (:func:`_audit`).
 
+    The two data sets run at once, each on its own bridge with its own daemons (the runs
+    are rounds of fixed length, idle most of the time: 2 x 3 daemons' work fits in them);
+    the contrast runs without any countermeasure, fixed-length rounds included (its score
+    is the link counts, which the schedule does not change; the rounds would only wait)."""
+    counts = {True: runs, False: runs if contrast_runs is None else contrast_runs}
     root.mkdir(parents=True, exist_ok=True)
     spec = spec_path(root)
     certificate = _prepared(str(spec)).certificate.privacy
     plans = {p: audit_plan({"protected": p, "spec": str(spec)}) for p in (True, False)}
     x_rows, y_rows = neighbours(plans[False], root)
     cases = [
-        {"plan": "audit", "protected": p, "spec": str(spec), "block": BLOCK, "round_seconds": ROUND}
+        {
+            "plan": "audit",
+            "protected": p,
+            "spec": str(spec),
+            "block": BLOCK,
+            "fixed": p,
+            "round_seconds": ROUND if p else None,
+        }
         for p in (True, False)
     ]
-    reports: dict[str, list[dict[str, Any]]] = {}
-    with Session(root, NODES) as session:
-        daemons = session.bridge.addresses[:NODES]
-        coordinator = session.bridge.addresses[NODES]
-        for tag, rows in (("x", x_rows), ("y", y_rows)):
-            session.start(rows)
-            pcap = root / f"audit-{tag}.pcap"
-            session.capture(pcap)
-            todo = [c for c in cases for _ in range(counts[c["protected"]])]
-            done = session.run(todo, timeout=60.0 * len(todo) + 300)
-            session.stop_capture()
-            gaps: list[tuple[str, int, str, int]] = []
-            records = tls_records(pcap, gaps)
-            if gaps:
-                raise RuntimeError(f"the capture lost bytes of the TCP streams {gaps}")
-            for report in done:
-                report["links"] = link_counts(records, report, daemons).tolist()
-                report["features"] = round_features(
-                    records, report, daemons=daemons, coordinator=coordinator
-                )
-            reports[tag] = done
-        prefix = session.bridge.prefix
+    todo = [c for c in cases for _ in range(counts[c["protected"]])]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {
+            tag: pool.submit(_data_set_runs, root / tag, tag, rows, todo)
+            for tag, rows in (("x", x_rows), ("y", y_rows))
+        }
+    reports = {tag: f.result()[0] for tag, f in futures.items()}
+    # Both bridges' names: the same prefix, then the data set's letter.
+    (prefix,) = {f.result()[1][:-1] for f in futures.values()}
     out: dict[str, Any] = {
         "certificate": [certificate.epsilon, certificate.delta],
         "prefix": prefix,
     }
     for protected in (True, False):
-        link_x, link_y = target_links(plans[protected], protected)
-        scores = {}
-        for tag in ("x", "y"):
-            mine = [r for r in reports[tag] if r["protected"] == protected]
-            scores[tag] = {
-                "links": [
-                    np.asarray(r["links"])[link_x] - np.asarray(r["links"])[link_y] for r in mine
-                ],
-                "timing": [float(np.mean(r["features"]["period"])) for r in mine],
-                "lost": sum(r["missing"]["messages_lost"] for r in mine),
-            }
-        entry: dict[str, Any] = {"links": [link_x, link_y], "runs": counts[protected]}
-        mine = [r for tag in ("x", "y") for r in reports[tag] if r["protected"] == protected]
-        entry["wire_mismatch"] = [m for m in map(_mismatch, mine) if m is not None]
-        for score in ("links", "timing"):
-            sx = np.asarray(scores["x"][score], dtype=float)
-            sy = np.asarray(scores["y"][score], dtype=float)
-            entry[score] = {**_audit(sx, sy, certificate.delta), "x": sx.tolist(), "y": sy.tolist()}
-        entry["lost"] = scores["x"]["lost"] + scores["y"]["lost"]
-        out["protected" if protected else "unprotected"] = entry
+        key = "protected" if protected else "unprotected"
+        out[key] = _job_audit(plans[protected], protected, reports, counts, certificate.delta)
     return out
+
+
+def _job_audit(
+    plan: Any,
+    protected: bool,
+    reports: dict[str, list[dict[str, Any]]],
+    counts: dict[bool, int],
+    delta: float,
+) -> dict[str, Any]:
+    """One job's (with or without countermeasures) scores per data set and their audits."""
+    link_x, link_y = target_links(plan, protected)
+    scores = {}
+    for tag in ("x", "y"):
+        mine = [r for r in reports[tag] if r["protected"] == protected]
+        scores[tag] = {
+            "links": [
+                np.asarray(r["links"])[link_x] - np.asarray(r["links"])[link_y] for r in mine
+            ],
+            "timing": [float(np.mean(r["features"]["period"])) for r in mine],
+            "lost": sum(r["missing"]["messages_lost"] for r in mine),
+        }
+    entry: dict[str, Any] = {"links": [link_x, link_y], "runs": counts[protected]}
+    mine = [r for tag in ("x", "y") for r in reports[tag] if r["protected"] == protected]
+    entry["wire_mismatch"] = [m for m in map(_mismatch, mine) if m is not None]
+    for score in ("links", "timing"):
+        sx = np.asarray(scores["x"][score], dtype=float)
+        sy = np.asarray(scores["y"][score], dtype=float)
+        entry[score] = {**_audit(sx, sy, delta), "x": sx.tolist(), "y": sy.tolist()}
+    entry["lost"] = scores["x"]["lost"] + scores["y"]["lost"]
+    return entry
 
 
 def _audit(sx: np.ndarray, sy: np.ndarray, delta: float) -> dict[str, Any]:

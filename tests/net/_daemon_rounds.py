@@ -145,9 +145,11 @@ class Session:
 
     root: Path
     nodes: int
+    #: Suffix of the bridge's namespace names (two sessions at once need two).
+    tag: str = "r"
 
     def __post_init__(self) -> None:
-        self.bridge = Bridge(self.nodes + 1, tag="r")
+        self.bridge = Bridge(self.nodes + 1, tag=self.tag)
         self.daemons: list[subprocess.Popen[bytes]] = []
         self.dump: subprocess.Popen[bytes] | None = None
         try:

@@ -1,8 +1,9 @@
 """The traffic-analysis attack on the captured pcap of node daemons, next to the certificate.
 
 The diabetes job (``examples/diabetes.toml`` on 300 users) over three daemons in network
-namespaces, on two neighbouring data sets, 20 captured runs each with the planner's
-countermeasures and 8 without (:mod:`tests.net._daemon_audit`). The observer's scores —
+namespaces per data set, on two neighbouring data sets at once, 20 captured runs each with
+the planner's countermeasures and fixed-length rounds, and 8 without any
+(:mod:`tests.net._daemon_audit`). The observer's scores —
 frames on the links into the two candidate targets' daemons, and the mean round period —
 are audited (held-out threshold, Clopper–Pearson at 95 %).
 
@@ -33,7 +34,7 @@ from tests.net.netns import available, leftovers
 pytestmark = [pytest.mark.net, pytest.mark.slow]
 
 RUNS = 20
-#: Runs per data set without countermeasures (8 instead of 20 saves ~150 s of CI).
+#: Runs per data set without countermeasures (the contrast only has to show the attack works).
 CONTRAST_RUNS = 8
 
 
