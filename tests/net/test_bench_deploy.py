@@ -24,6 +24,8 @@ from tests.net.netns import available, leftovers
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "bench_deploy.py"
 USERS = 300
+#: Fixed 10 s rounds: the run lasts several rounds, so a signal sent 2 s in lands inside it.
+LONG_ROUNDS = ("--round-seconds", "10")
 FLAGS = ("--capture", "--json")
 
 
@@ -129,7 +131,8 @@ def _children(pid: int) -> dict[int, str]:
 def test_ctrl_c_mid_run_leaves_nothing() -> None:
     _needs_namespaces()
     proc = subprocess.Popen(
-        [sys.executable, str(SCRIPT), "--users", str(USERS), "--daemons", "3"],
+        # The model's own rounds for 300 users can all end within the 2 s wait below.
+        [sys.executable, str(SCRIPT), "--users", str(USERS), "--daemons", "3", *LONG_ROUNDS],
         cwd=ROOT,
         env=_env(),
         stdout=subprocess.PIPE,
