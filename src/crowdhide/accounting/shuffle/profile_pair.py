@@ -55,6 +55,7 @@ from crowdhide.accounting.statement import Kind, PrivacyStatement, format_bound
 from crowdhide.errors import InvalidParameterError
 
 if TYPE_CHECKING:
+    from crowdhide.accounting.shuffle._tilted_pld import TiltedPld
     from crowdhide.accounting.shuffle.certificate import ShuffleCertificate
 
 __all__ = [
@@ -506,6 +507,16 @@ def profile_pair_pld(eps0: float, n: int, *, coarse: int = 1, fine: bool = True)
     """
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution
 
+    grid = _grid_masses(eps0, n, coarse, fine)
+    if grid is None:
+        return None
+    pmf = pld_pmf.create_pmf(grid, coarse * PROFILE_STEP, 0.0, pessimistic_estimate=True)
+    return PldCurve(privacy_loss_distribution.PrivacyLossDistribution(pmf))
+
+
+def _grid_masses(eps0: float, n: int, coarse: int, fine: bool) -> dict[int, float] | None:
+    """:func:`_pair_masses` on a loss grid of ``coarse`` profile steps (grid index → mass,
+    every loss rounded up to the grid), or None when no pair was found."""
     masses = _pair_masses(eps0, n, fine)
     if masses is None:
         return None
@@ -513,8 +524,7 @@ def profile_pair_pld(eps0: float, n: int, *, coarse: int = 1, fine: bool = True)
     for j, mass in masses.items():
         i = -((-j) // coarse)  # ceil(j / coarse): every loss rounded up
         grid[i] = grid.get(i, 0.0) + mass
-    pmf = pld_pmf.create_pmf(grid, coarse * PROFILE_STEP, 0.0, pessimistic_estimate=True)
-    return PldCurve(privacy_loss_distribution.PrivacyLossDistribution(pmf))
+    return grid
 
 
 @dataclass(frozen=True, slots=True)
@@ -549,7 +559,8 @@ class ProfilePairBound:
                 f"profile pair: loss grid {coarse * PROFILE_STEP:.3g} (losses rounded up) to keep "
                 f"{params.rounds} rounds within {MAX_COMPOSED_POINTS:.0e} grid points",
             )
-        return _QuietCurve(pld, product_up(params.rounds, params.eps0), notes)
+        cap = product_up(params.rounds, params.eps0)
+        return _TiltedCurve(pld, cap, notes, (params.eps0, params.n, params.rounds))
 
 
 def composed_profile_pld(
@@ -640,6 +651,84 @@ class _QuietCurve(ComposedShuffleCurve):
         if pld.composition_error >= delta or pld.log_delta(self._cap) > target:
             return found  # the cap (or an allowance above δ): nothing smaller is certified
         return min(found, safe_root(pld.log_delta, target, 0.0, self._cap, xtol=1e-9 * self._cap))
+
+
+#: The FFT composition's absolute allowance counts (and the tilted composition is also
+#: made, :class:`_TiltedCurve`) where it is above this share of the δ in question.
+TILT_ABOVE = 0.01
+
+
+class _TiltedCurve(_QuietCurve):
+    """The composed pair, and where the FFT composition's absolute error allowance is a
+    material share of δ (above :data:`TILT_ABOVE`), also the same composition computed
+    under an exponential tilt (:mod:`crowdhide.accounting.shuffle._tilted_pld`), whose error
+    is about relative to δ: the least of the two bounds (both certificates). The tilt is
+    chosen where the answer lies (a δ query: the Rényi conversion's λ, then once more the
+    Chernoff saddle at the ε found; an ε query: the saddle at ε)."""
+
+    def __init__(
+        self, pld: PldCurve, cap: float, notes: tuple[str, ...], key: tuple[float, int, int]
+    ) -> None:
+        super().__init__(pld, cap, notes)
+        self._key = key
+
+    def _material(self, delta: float) -> bool:
+        assert self.pld is not None
+        return self.pld.composition_error > TILT_ABOVE * delta
+
+    def log_delta(self, epsilon: float) -> float:
+        plain = super().log_delta(epsilon)
+        if epsilon >= self._cap or not self._material(math.exp(plain)):
+            return plain
+        eps0, n, rounds = self._key
+        tilted = _tilted(eps0, n, rounds, _lambda(self._key, epsilon=epsilon))
+        return min(plain, tilted.log_delta(epsilon))
+
+    def delta(self, epsilon: float) -> float:
+        plain = super().delta(epsilon)
+        return min(plain, math.exp(self.log_delta(epsilon)))
+
+    def epsilon(self, delta: float) -> float:
+        found = super().epsilon(delta)
+        if not self._material(delta):
+            return found
+        eps0, n, rounds = self._key
+        lam = _lambda(self._key, delta=delta)
+        found = min(found, _tilted(eps0, n, rounds, lam).epsilon(delta, min(found, self._cap)))
+        again = _lambda(self._key, epsilon=found)
+        if again != lam:
+            found = min(found, _tilted(eps0, n, rounds, again).epsilon(delta, found))
+        return found
+
+
+def _lambda(key: tuple[float, int, int], **query: float) -> float:
+    """The tilt for a query (:func:`~crowdhide.accounting.shuffle._tilted_pld.chernoff_lambda`)
+    on the composition's own loss grid."""
+    from crowdhide.accounting.shuffle._tilted_pld import chernoff_lambda
+
+    eps0, n, rounds = key
+    grid, step = _composed_grid(eps0, n, rounds)
+    return chernoff_lambda(grid, step, rounds, **query)
+
+
+def _composed_grid(eps0: float, n: int, rounds: int) -> tuple[dict[int, float], float]:
+    """The pair's masses on the loss grid :func:`_composed` composes them on, and its step."""
+    fine = rounds < FINE_BELOW_ROUNDS
+    masses = _pair_masses(eps0, n, fine)
+    assert masses is not None  # the caller checked applies()
+    coarse = _coarse_factor(masses, rounds)
+    grid = _grid_masses(eps0, n, coarse, fine)
+    assert grid is not None
+    return grid, coarse * PROFILE_STEP
+
+
+@functools.lru_cache(maxsize=COMPOSED_CACHED)
+def _tilted(eps0: float, n: int, rounds: int, lam: float) -> TiltedPld:
+    """:func:`_composed`'s composition computed under the tilt λ, cached per argument."""
+    from crowdhide.accounting.shuffle._tilted_pld import tilted_composition
+
+    grid, step = _composed_grid(eps0, n, rounds)
+    return tilted_composition(grid, step, rounds, lam)
 
 
 #: The profile pair as a registry (one bound), for :func:`composed_shuffle`.
