@@ -20,6 +20,7 @@ from crowdhide.accounting.shuffle import profile_pair as pp
 from crowdhide.accounting.shuffle._tilted_pld import (
     TiltedPld,
     chernoff_lambda,
+    split_top,
     tilted_composition,
 )
 from crowdhide.accounting.shuffle.composition import ComposedShuffleParams, composed_shuffle
@@ -99,7 +100,8 @@ def _epsilon(start: int, probs: np.ndarray, step: float, delta: float) -> float:
 def test_masses_lowered_by_one_percent_are_caught() -> None:
     masses, rounds = _toy_masses(), 100
     start, probs = _reference(masses, rounds)
-    tilted = tilted_composition(masses, STEP, rounds, chernoff_lambda(masses, STEP, rounds, delta=1e-30))
+    lam = chernoff_lambda(masses, STEP, rounds, delta=1e-30)
+    tilted = tilted_composition(masses, STEP, rounds, lam)
     eps = np.linspace(2.0, 6.0, 41)
     assert _compare(tilted, start, probs, eps).min() >= 0.0
     lowered = replace(tilted, log_mass=tilted.log_mass + math.log(0.99), margin=0.0)
@@ -129,7 +131,8 @@ def test_composed_profile_pair_at_small_delta_is_the_reference_from_above() -> N
     start, probs = _reference(grid, rounds)
     params = ComposedShuffleParams(eps0=eps0, n=n, rounds=rounds)
     curve = pp.ProfilePairBound().curve(params)
-    assert curve.pld is not None and curve.pld.composition_error > 1e-12
+    assert curve.pld is not None
+    assert curve.pld.composition_error > 1e-12
     for delta in (1e-12, 1e-30):
         eps = curve.epsilon(delta)
         ref = _epsilon(start, probs, step, delta)
@@ -149,4 +152,34 @@ def test_composed_profile_pair_at_small_delta_is_the_reference_from_above() -> N
 def test_composed_shuffle_answers_small_delta_from_the_profile_pair() -> None:
     """δ = 1e-10 at 100 rounds (ε0 = 1, n = 1e4): no fallback to FMT21's pair."""
     result = composed_shuffle(eps0=1.0, n=10_000, delta=1e-10, rounds=100, pair="profile_pair")
-    assert result.epsilon is not None and result.epsilon < 1.0
+    assert result.source == "profile_pair"
+    assert result.epsilon is not None
+    assert result.epsilon < 1.0
+
+
+def test_a_far_atom_left_out_is_paid_by_the_union_bound_and_caught_when_lowered() -> None:
+    """The toy pair plus a far, tiny atom (loss 20, P-mass 4.9e-16): no single tilt serves
+    both it and the bulk; left out (:func:`split_top`), ``R a`` is added to δ. Against the
+    reference, which keeps the atom: never below, within 1e-3 (the union bound's slack and
+    the weight ``1 − e^{ε − 20}``), and ``R a`` lowered by 1 % falls below."""
+    masses = _toy_masses()
+    masses[400], masses[-400] = 1e-24 * math.exp(400 * STEP), 1e-24
+    masses[0] -= masses[400] + masses[-400]
+    rounds = 100
+    start, probs = _reference(masses, rounds)
+    kept, dropped = split_top(masses, rounds, 1e-13)
+    assert set(masses) - set(kept) == {400}
+    assert dropped == pytest.approx(rounds * masses[400], rel=1e-12)
+    lam = chernoff_lambda(kept, STEP, rounds, epsilon=10.0)
+    tilted = tilted_composition(kept, STEP, rounds, lam, dropped)
+    eps = np.linspace(9.0, 12.0, 13)
+    gaps = _compare(tilted, start, probs, eps)
+    assert gaps.min() >= 0.0
+    assert gaps.max() < 1e-3
+    lowered = replace(tilted, dropped=0.99 * dropped)
+    assert _compare(lowered, start, probs, eps).min() < 0.0
+    # with the atom composed, the tilt for the bulk cannot see below the FFT allowance
+    whole = tilted_composition(
+        masses, STEP, rounds, chernoff_lambda(masses, STEP, rounds, epsilon=10.0)
+    )
+    assert _compare(whole, start, probs, eps).min() >= 0.0

@@ -19,6 +19,14 @@ gives ``e_i M^R e^{−λ l_i}``, and only entries with ``l_i > ε`` enter δ(ε)
     |δ̂(ε) − δ(ε)| <= M^R e^{−λ ε} E     (λ >= 0),
 
 which for λ near the Chernoff saddle of ε is about ``E`` *times δ(ε)*: a relative error.
+
+**Far atoms.** One tilt cannot serve a PLD with a far, tiny atom (the profile pair's chord
+to ``ε0``: at ε0 = 4, n = 1e9 a mass 4.7e-17 at loss 4 beside a bulk below 0.003): any λ
+that lowers the error at ε ≈ 0.02 blows the atom up by ``e^{4λ}``. So atoms of the highest
+losses whose P-mass sums to ``a`` may be left out (:func:`split_top`): with A the event that
+some round's loss is one of them, ``δ(ε) = E[(1 − e^{ε−L})_+] <= E[(1 − e^{ε−L})_+; not A]
++ P(A)``, the first term is the composition of the remaining sub-probability PLD (composed
+here as is), and ``P(A) <= R a`` (union bound), added to δ.
 Negative FFT noise is dropped (``max(ĉ, 0)`` is nearer every non-negative entry), masses
 are summed in log space, and the rounding of the tilt, the untilt and the sum is bounded
 and added as a relative margin (:meth:`TiltedPld.log_delta`). Tests:
@@ -38,7 +46,7 @@ from crowdhide.accounting.composition import _TAIL_MASS_TRUNCATION, _compose_pmf
 from crowdhide.accounting.logmath import MACHINE_EPSILON
 from crowdhide.accounting.roots import safe_root
 
-__all__ = ["TiltedPld", "chernoff_lambda", "tilted_composition"]
+__all__ = ["TiltedPld", "chernoff_lambda", "split_top", "tilted_composition"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -62,6 +70,7 @@ class TiltedPld:
     lam: float  #: the tilt λ
     error: float  #: ℓ1 bound on the tilted composition's error
     margin: float  #: relative rounding allowance of the masses (tilt, untilt, log sum)
+    dropped: float = 0.0  #: ``R a`` (rounded up): the far atoms left out (module docstring)
 
     def log_error(self, epsilon: float) -> float:
         """``log(M^R e^{−λ ε} E)``: the composition error's share of δ(ε)."""
@@ -80,7 +89,7 @@ class TiltedPld:
         with np.errstate(divide="ignore"):
             terms = self.log_mass[keep] + np.log(-np.expm1(at - loss[keep]))
         terms = terms[np.isfinite(terms)]
-        parts = [self.log_error(at)]
+        parts = [self.log_error(at), math.log(self.dropped) if self.dropped > 0.0 else -math.inf]
         if terms.size:
             top = float(terms.max())
             sum_rounding = (terms.size + 4.0) * MACHINE_EPSILON
@@ -100,6 +109,22 @@ class TiltedPld:
         return safe_root(self.log_delta, target, 0.0, cap, xtol=1e-9 * max(cap, 1.0))
 
 
+def split_top(
+    masses: dict[int, float], rounds: int, budget: float
+) -> tuple[dict[int, float], float]:
+    """``masses`` without its atoms of the highest positive losses, as many as keep ``R a``
+    (``a`` their P-mass) at most ``budget``, and ``R a`` rounded up (module docstring, *Far
+    atoms*)."""
+    kept = dict(masses)
+    total = 0.0
+    for j in sorted((j for j in masses if j > 0), reverse=True):
+        if rounds * (total + masses[j]) * (1.0 + 4.0 * MACHINE_EPSILON * len(masses)) > budget:
+            break
+        total += masses[j]
+        del kept[j]
+    return kept, rounds * total * (1.0 + 4.0 * MACHINE_EPSILON * len(masses))
+
+
 def _log_moment(index: IntArray, log_p: FloatArray, step: float, lam: float) -> float:
     """``log Σ p_i e^{λ l_i}`` (for choosing λ only)."""
     x = log_p + lam * index * step
@@ -108,7 +133,11 @@ def _log_moment(index: IntArray, log_p: FloatArray, step: float, lam: float) -> 
 
 
 def chernoff_lambda(
-    masses: dict[int, float], step: float, rounds: int, *, delta: float | None = None,
+    masses: dict[int, float],
+    step: float,
+    rounds: int,
+    *,
+    delta: float | None = None,
     epsilon: float | None = None,
 ) -> float:
     """A tilt from :data:`LAMBDA_STEPS_PER_OCTAVE`'s grid: for an ε query the Chernoff
@@ -117,8 +146,10 @@ def chernoff_lambda(
     error term small where it is read."""
     index = np.fromiter(masses, dtype=np.int64, count=len(masses))
     log_p = np.log(np.fromiter(masses.values(), dtype=np.float64, count=len(masses)))
-    grid = 2.0 ** (np.arange(-4 * LAMBDA_STEPS_PER_OCTAVE, 20 * LAMBDA_STEPS_PER_OCTAVE + 1)
-                   / LAMBDA_STEPS_PER_OCTAVE)
+    grid = 2.0 ** (
+        np.arange(-4 * LAMBDA_STEPS_PER_OCTAVE, 20 * LAMBDA_STEPS_PER_OCTAVE + 1)
+        / LAMBDA_STEPS_PER_OCTAVE
+    )
     moments = np.array([_log_moment(index, log_p, step, float(lam)) for lam in grid])
     if epsilon is not None:
         score = rounds * moments - grid * epsilon
@@ -150,12 +181,13 @@ def _tilted_pmf(masses: dict[int, float], step: float, lam: float) -> tuple[obje
 
 
 def tilted_composition(
-    masses: dict[int, float], step: float, rounds: int, lam: float
+    masses: dict[int, float], step: float, rounds: int, lam: float, dropped: float = 0.0
 ) -> TiltedPld:
     """``rounds`` compositions of the PLD ``masses`` (grid index → mass, no mass at +inf)
     under the tilt λ (module docstring): repeated squaring, each convolution's error bound
     (:func:`~crowdhide.accounting.composition.convolution_error`) plus its truncated tail
-    mass, propagated as :func:`~crowdhide.accounting.composition._self_compose_pld` does."""
+    mass, propagated as :func:`~crowdhide.accounting.composition._self_compose_pld` does.
+    ``dropped``: ``R a`` of atoms :func:`split_top` left out of ``masses``, added to δ."""
     pmf, log_m, error = _tilted_pmf(masses, step, lam)
     result: tuple[object, float] | None = None
     base = (pmf, error)
@@ -177,7 +209,7 @@ def tilted_composition(
     # the untilt's own rounding: an exponent of magnitude up to |log_scale| + λ l
     top = float(index.max()) * step
     margin = 8.0 * MACHINE_EPSILON * (abs(log_scale) + lam * top + 750.0)  # |log ĉ| <= 745
-    return TiltedPld(step, index[keep], log_mass, log_scale, lam, total, margin)
+    return TiltedPld(step, index[keep], log_mass, log_scale, lam, total, margin, dropped)
 
 
 def _convolved(a: tuple[object, float], b: tuple[object, float]) -> tuple[object, float]:
