@@ -46,7 +46,7 @@ from crowdhide.accounting.composition import _TAIL_MASS_TRUNCATION, _compose_pmf
 from crowdhide.accounting.logmath import MACHINE_EPSILON
 from crowdhide.accounting.roots import safe_root
 
-__all__ = ["TiltedPld", "chernoff_lambda", "split_top", "tilted_composition"]
+__all__ = ["TiltedPld", "chernoff_lambda", "split_top", "tilted_composition", "without_top"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -115,14 +115,20 @@ def split_top(
     """``masses`` without its atoms of the highest positive losses, as many as keep ``R a``
     (``a`` their P-mass) at most ``budget``, and ``R a`` rounded up (module docstring, *Far
     atoms*)."""
-    kept = dict(masses)
-    total = 0.0
-    for j in sorted((j for j in masses if j > 0), reverse=True):
-        if rounds * (total + masses[j]) * (1.0 + 4.0 * MACHINE_EPSILON * len(masses)) > budget:
-            break
-        total += masses[j]
-        del kept[j]
-    return kept, rounds * total * (1.0 + 4.0 * MACHINE_EPSILON * len(masses))
+    far = sorted((j for j in masses if j > 0), reverse=True)
+    cut = 0
+    while cut < len(far) and without_top(masses, rounds, cut + 1)[1] <= budget:
+        cut += 1
+    return without_top(masses, rounds, cut)
+
+
+def without_top(masses: dict[int, float], rounds: int, cut: int) -> tuple[dict[int, float], float]:
+    """``masses`` without its ``cut`` atoms of the highest positive losses, and ``R a``
+    (``a`` their P-mass) rounded up: the union bound on drawing one in some round."""
+    far = set(sorted((j for j in masses if j > 0), reverse=True)[:cut])
+    total = sum(masses[j] for j in far)
+    kept = {j: m for j, m in masses.items() if j not in far}
+    return kept, rounds * total * (1.0 + 4.0 * MACHINE_EPSILON * (len(masses) + 2))
 
 
 def _log_moment(index: IntArray, log_p: FloatArray, step: float, lam: float) -> float:

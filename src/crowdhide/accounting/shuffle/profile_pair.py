@@ -49,13 +49,19 @@ from crowdhide.accounting.logmath import (
 from crowdhide.accounting.registry import Registry
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle._krr_fast import clone_noise_log_delta
+from crowdhide.accounting.shuffle._tilted_pld import (
+    TiltedPld,
+    chernoff_lambda,
+    split_top,
+    tilted_composition,
+    without_top,
+)
 from crowdhide.accounting.shuffle.composition import ComposedShuffleCurve, ComposedShuffleParams
 from crowdhide.accounting.shuffle.variation_ratio import one_report_log_delta
 from crowdhide.accounting.statement import Kind, PrivacyStatement, format_bound
 from crowdhide.errors import InvalidParameterError
 
 if TYPE_CHECKING:
-    from crowdhide.accounting.shuffle._tilted_pld import TiltedPld
     from crowdhide.accounting.shuffle.certificate import ShuffleCertificate
 
 __all__ = [
@@ -656,20 +662,19 @@ class _QuietCurve(ComposedShuffleCurve):
 #: The FFT composition's absolute allowance counts (and the tilted composition is also
 #: made, :class:`_TiltedCurve`) where it is above this share of the δ in question.
 TILT_ABOVE = 0.01
-#: The tilted composition leaves out far atoms whose ``R a`` is at most this share of the δ
-#: in question (:func:`~crowdhide.accounting.shuffle._tilted_pld.split_top`; ``R a`` is
-#: added to δ): ε0 = 4, n = 1e9, 100 rounds, δ = 1e-12 (``R a`` = 4.7e-15): 0.96 with
-#: none left out (share 1e-3), 0.02 with the chord's atom left out (share 0.1).
+#: Far atoms with ``R a`` up to this share of δ may be left out (``split_top``): ε0 = 4,
+#: n = 1e9, 100 rounds, δ = 1e-12 (``R a`` = 4.7e-15): 0.96 with none out, 0.019 with it.
 DROP_SHARE = 0.1
+#: A tilted answer is settled (its tilt not chosen again, no far atoms left out) when its
+#: error term is below ``e^{_SETTLED} δ`` (it could move ε by about that share of δ only).
+_SETTLED = math.log(1e-4)
 
 
 class _TiltedCurve(_QuietCurve):
-    """The composed pair, and where the FFT composition's absolute error allowance is a
-    material share of δ (above :data:`TILT_ABOVE`), also the same composition computed
-    under an exponential tilt (:mod:`crowdhide.accounting.shuffle._tilted_pld`), whose error
-    is about relative to δ: the least of the two bounds (both certificates). The tilt is
-    chosen where the answer lies (a δ query: the Rényi conversion's λ, then once more the
-    Chernoff saddle at the ε found; an ε query: the saddle at ε)."""
+    """The composed pair; where the FFT's absolute allowance is over :data:`TILT_ABOVE` of δ,
+    also the composition under a tilt (:mod:`~crowdhide.accounting.shuffle._tilted_pld`,
+    error about relative to δ; λ the Rényi conversion's, then the saddle at the ε found):
+    the least of the two bounds (both certificates)."""
 
     def __init__(
         self, pld: PldCurve, cap: float, notes: tuple[str, ...], key: tuple[float, int, int]
@@ -685,12 +690,13 @@ class _TiltedCurve(_QuietCurve):
         plain = super().log_delta(epsilon)
         if epsilon >= self._cap or not self._material(math.exp(plain)):
             return plain
-        first = _tilted(*self._key, _lambda(self._key, 0, epsilon=epsilon), 0).log_delta(epsilon)
-        # far atoms (module _tilted_pld): left out at a budget of a share of that first value
-        cut = _cut(self._key, DROP_SHARE * math.exp(first))
-        if cut:
-            again = _tilted(*self._key, _lambda(self._key, cut, epsilon=epsilon), cut)
-            first = min(first, again.log_delta(epsilon))
+        tilted = _tilted(*self._key, _lambda(self._key, 0, epsilon=epsilon), 0)
+        first = tilted.log_delta(epsilon)
+        if tilted.log_error(epsilon) > first + _SETTLED:  # far atoms (module _tilted_pld)
+            cut = _cut(self._key, DROP_SHARE * math.exp(first))
+            if cut:
+                again = _tilted(*self._key, _lambda(self._key, cut, epsilon=epsilon), cut)
+                first = min(first, again.log_delta(epsilon))
         return min(plain, first)
 
     def delta(self, epsilon: float) -> float:
@@ -701,39 +707,45 @@ class _TiltedCurve(_QuietCurve):
         found = super().epsilon(delta)
         if not self._material(delta):
             return found
-        cut = _cut(self._key, DROP_SHARE * delta)
-        lam = _lambda(self._key, cut, delta=delta)
-        found = min(found, _tilted(*self._key, lam, cut).epsilon(delta, min(found, self._cap)))
-        again = _lambda(self._key, cut, epsilon=found)
-        if again != lam:
-            found = min(found, _tilted(*self._key, again, cut).epsilon(delta, found))
+        # all atoms first; far atoms left out (module _tilted_pld) only where the error
+        # term still weighs (leaving out costs up to DROP_SHARE of δ)
+        for cut in dict.fromkeys((0, _cut(self._key, DROP_SHARE * delta))):
+            found, settled = self._tilted_epsilon(delta, cut, found)
+            if settled:
+                break
         return found
+
+    def _tilted_epsilon(self, delta: float, cut: int, found: float) -> tuple[float, bool]:
+        """The least of ``found`` and the tilted composition's ε (``cut`` far atoms left
+        out), and whether its error term is negligible there (:data:`_SETTLED`)."""
+        lam = _lambda(self._key, cut, delta=delta)
+        tilted = _tilted(*self._key, lam, cut)
+        found = min(found, tilted.epsilon(delta, min(found, self._cap)))
+        if tilted.log_error(found) < math.log(delta) + _SETTLED:
+            return found, True
+        again = _lambda(self._key, cut, epsilon=found)  # the saddle at the ε found
+        if again != lam:
+            tilted = _tilted(*self._key, again, cut)
+            found = min(found, tilted.epsilon(delta, found))
+        return found, tilted.log_error(found) < math.log(delta) + _SETTLED
 
 
 def _cut(key: tuple[float, int, int], budget: float) -> int:
     """How many far atoms :func:`~crowdhide.accounting.shuffle._tilted_pld.split_top`
     leaves out at ``budget`` (a cache key: the same count, the same composition)."""
-    from crowdhide.accounting.shuffle._tilted_pld import split_top
-
-    grid, _ = _composed_grid(*key)
+    grid = _composed_grid(*key)[0]
     return len(grid) - len(split_top(grid, key[2], budget)[0])
 
 
 def _top_split(key: tuple[float, int, int], cut: int) -> tuple[dict[int, float], float, float]:
-    """The composition's grid masses without its ``cut`` highest-loss atoms, ``R a`` of
-    those, and the grid step."""
+    """The composition's grid masses without its ``cut`` far atoms, their ``R a``, the step."""
     grid, step = _composed_grid(*key)
-    far = sorted((j for j in grid if j > 0), reverse=True)[:cut]
-    kept = {j: m for j, m in grid.items() if j not in far}
-    dropped = key[2] * sum(grid[j] for j in far) * (1.0 + 4.0 * MACHINE_EPSILON * len(grid))
-    return kept, dropped, step
+    return (*without_top(grid, key[2], cut), step)
 
 
 def _lambda(key: tuple[float, int, int], cut: int, **query: float) -> float:
     """The tilt for a query (:func:`~crowdhide.accounting.shuffle._tilted_pld.chernoff_lambda`)
     on the composition's own loss grid, ``cut`` far atoms left out."""
-    from crowdhide.accounting.shuffle._tilted_pld import chernoff_lambda
-
     kept, _, step = _top_split(key, cut)
     return chernoff_lambda(kept, step, key[2], **query)
 
@@ -753,8 +765,6 @@ def _composed_grid(eps0: float, n: int, rounds: int) -> tuple[dict[int, float], 
 def _tilted(eps0: float, n: int, rounds: int, lam: float, cut: int) -> TiltedPld:
     """:func:`_composed`'s composition computed under the tilt λ, its ``cut`` far atoms
     left out (:func:`_top_split`), cached per argument."""
-    from crowdhide.accounting.shuffle._tilted_pld import tilted_composition
-
     kept, dropped, step = _top_split((eps0, n, rounds), cut)
     return tilted_composition(kept, step, rounds, lam, dropped)
 
