@@ -183,3 +183,14 @@ def test_a_far_atom_left_out_is_paid_by_the_union_bound_and_caught_when_lowered(
         masses, STEP, rounds, chernoff_lambda(masses, STEP, rounds, epsilon=10.0)
     )
     assert _compare(whole, start, probs, eps).min() >= 0.0
+
+
+@pytest.mark.slow  # ~20 s: the fine profile at n = 1e9 and FMT21's attempt
+def test_a_billion_users_get_the_profile_pair_where_fmt21_is_too_large() -> None:
+    """n = 1e9, 10 rounds: FMT21's pair exceeds its size limit (it raised through ``best``);
+    the profile pair answers, with a note saying why FMT21 is missing."""
+    result = composed_shuffle(eps0=1.0, n=10**9, delta=1e-10, rounds=10)
+    assert result.source == "profile_pair"
+    assert "feldman2021 not composed" in result.notes[-1]
+    assert result.epsilon is not None
+    assert result.epsilon < 0.1
