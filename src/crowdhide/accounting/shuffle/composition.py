@@ -757,7 +757,12 @@ def composed_shuffle(
                 f"{name} not composed: above {FMT21_ROUNDS_MAX} rounds it is composed only "
                 f"when the profile pair is capped or does not apply (pair='{name}' asks for it)"
             )
-        result = CLONE_PAIR_REGISTRY.statement(name, params, **query)
+        try:
+            result = CLONE_PAIR_REGISTRY.statement(name, params, **query)
+        except ResourceLimitError as exc:  # n = 1e9: FMT21's pair is too large to compose
+            if not other.conditions_met:
+                raise
+            return other.with_notes(f"{name} not composed: {exc}")
         return profile.smaller(result, other, key="epsilon" if delta is not None else "delta")
     return CLONE_PAIR_REGISTRY.statement(name, params, **query)
 
