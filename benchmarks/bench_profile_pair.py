@@ -25,6 +25,7 @@ import json
 import time
 from typing import Any
 
+from crowdhide.accounting.shuffle import _profile_grid as pg
 from crowdhide.accounting.shuffle import profile_pair as pp
 from crowdhide.accounting.shuffle.composition import (
     CLONE_PAIR_REGISTRY,
@@ -61,13 +62,13 @@ def _cold() -> None:
     from crowdhide.accounting.shuffle import _krr_fast, _split_clone, variation_ratio
 
     pp.certified_profile.cache_clear()
-    pp._placement.cache_clear()
+    pg._placement.cache_clear()
     # other modules' caches, where they have them (their layout may change; the per-point
     # cache of older versions, so the same file times both)
     for owner, name in (
         (pp, "_composed"),
         (pp, "_certified_at"),
-        (pp, "_certified_values"),
+        (pg, "_certified_values"),
         (_krr_fast, "_clone_layout"),
         (_split_clone, "_layout"),
         (variation_ratio, "_supremum"),

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from crowdhide.accounting.shuffle import _profile_batch as pb
+from crowdhide.accounting.shuffle import _profile_grid as pg
 from crowdhide.accounting.shuffle import profile_pair as pp
 from crowdhide.accounting.shuffle import variation_ratio as vr
 
@@ -90,7 +91,7 @@ def test_the_profile_values_are_the_certificate_up_to_the_refinement(eps0: float
     # (measured over the benchmark grid: -2.2 to +0.17 in log δ, mostly below), up to 1.2
     # above it at deep-tail points (ε0 = 4, n = 1e3, δ ~ 1e-10), where the refinement's
     # budget (REFINE_EVALUATIONS) runs out first
-    chosen = pp._placement(eps0, n)[0]
+    chosen = pg._placement(eps0, n)[0]
     eps = np.array(chosen) * pp.PROFILE_STEP
     batch = pb.variation_ratio_log_deltas(n, eps0, eps, TAIL)
     one = np.array([vr.variation_ratio_log_delta(n, eps0, float(e), TAIL) for e in eps])
@@ -122,7 +123,7 @@ def test_active_points_give_the_values_of_every_point(
     # refines (δ above e^{log_tail + REFINE_FLOOR}); below, a coarser resolution's bound
     # (as valid) may be kept where the finer one was larger (ε0 = 1, n = 1e4: one point,
     # δ 9.93e-17 -> 9.86e-17)
-    eps = np.array(pp._placement(eps0, n)[1]) * pp.PROFILE_STEP
+    eps = np.array(pg._placement(eps0, n)[1]) * pp.PROFILE_STEP
     active = pb.variation_ratio_log_deltas(n, eps0, eps, TAIL)
     with monkeypatch.context() as m:
         _every_point(m)
@@ -138,7 +139,7 @@ def test_keeping_bounds_above_the_reference_changes_the_profile(
     # the equality above is not vacuous: kept a little above the reference (1 % in δ), the
     # coarse bounds of cells that decide the supremum stay and the profile changes
     eps0, n = 1.0, 10_000
-    eps = np.array(pp._placement(eps0, n)[1]) * pp.PROFILE_STEP
+    eps = np.array(pg._placement(eps0, n)[1]) * pp.PROFILE_STEP
     active = pb.variation_ratio_log_deltas(n, eps0, eps, TAIL)
     levels = pb._levels
 

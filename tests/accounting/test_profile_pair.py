@@ -19,6 +19,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from crowdhide.accounting.shuffle import _profile_grid as pg
 from crowdhide.accounting.shuffle import profile_pair as pp
 from crowdhide.accounting.shuffle.certificate import shuffle_curve
 from crowdhide.accounting.shuffle.composition import ComposedShuffleParams, composed_shuffle
@@ -211,7 +212,7 @@ def _single_round_gaps(eps0: float, n: int) -> list[tuple[float, float, float]]:
     mirror images ``(1/t, 1 − (1 − δ)/t)`` and ``(0, 1)`` (the true profile is convex in t
     and symmetric). The certificate is summed to the tail level the profile used."""
     idx, _ = pp.certified_profile(eps0, n)
-    with _summed_like_epsilon_at(pp._LOG_LEVEL):
+    with _summed_like_epsilon_at(pg._LOG_LEVEL):
         single = shuffle_curve(eps0=eps0, n=n)
         one = _one_round_of_the_pair(eps0, n)
         mids = [0.5 * (a + b) * pp.PROFILE_STEP for a, b in itertools.pairwise(idx)]
@@ -219,8 +220,8 @@ def _single_round_gaps(eps0: float, n: int) -> list[tuple[float, float, float]]:
         values = [(math.exp(e), single.delta(e)) for e in eps]
     # the profile's own values at the grid (the same certificate refined per (ε0, n), at
     # some points below the one-point values): also upper bounds on the true profile
-    chosen = pp._placement(eps0, n)[1]
-    grid = pp._certified_values(eps0, n, chosen)
+    chosen = pg._placement(eps0, n)[1]
+    grid = pg._certified_values(eps0, n, chosen)
     known = values + [(math.exp(i * pp.PROFILE_STEP), d) for i, d in zip(chosen, grid, strict=True)]
     points = [*known, (0.0, 1.0)] + [(1.0 / t, 1.0 - (1.0 - d) / t) for t, d in known if t > 1]
     gaps = []
@@ -302,8 +303,8 @@ def test_many_rounds_past_dp_accountings_overflow_get_a_finite_epsilon() -> None
 def test_the_grid_is_a_lattice_the_composition_keeps() -> None:
     """The grid's points are multiples of one lattice step, so the PLD composes on it (or
     a multiple) without rounding any loss; the coarse grid is part of the fine one."""
-    coarse, every, top = pp._placement(4.0, 10_000)
-    step = pp._lattice(4.0, 10_000)[0]
+    coarse, every, top = pg._placement(4.0, 10_000)
+    step = pg._lattice(4.0, 10_000)[0]
     assert step > 1
     assert all(i % step == 0 for i in (*every, top))
     assert set(coarse) <= set(every)
@@ -340,8 +341,8 @@ def test_the_batched_proxy_is_the_one_point_proxy(eps0: float, n: int) -> None:
     grid, and every ε from it, is what the one-point proxy places), past ε0 and past the
     clone system's reach (ε >= 2 atanh κ) included."""
     idx = np.unique(np.round(np.linspace(0, eps0 / pp.PROFILE_STEP + 5, 97)).astype(np.int64))
-    one_point = [pp._proxy_log_delta(eps0, n, int(i)) for i in idx]
-    assert np.array_equal(pp._proxy_log_deltas(eps0, n, idx), np.array(one_point))
+    one_point = [pg._proxy_log_delta(eps0, n, int(i)) for i in idx]
+    assert np.array_equal(pg._proxy_log_deltas(eps0, n, idx), np.array(one_point))
 
 
 def test_a_composition_is_kept_across_deltas_and_answers_as_a_fresh_one() -> None:
