@@ -30,6 +30,8 @@ import functools
 import os
 import signal
 import socket
+import sys
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -43,7 +45,7 @@ from crowdhide.engine.messages import Block, MessageBatch
 from crowdhide.engine.program import Parcel, step
 from crowdhide.errors import InvalidParameterError
 
-__all__ = ["RayBackend", "start_ray"]
+__all__ = ["RayBackend", "shutdown_ray", "start_ray"]
 
 #: Object store of a Ray instance started here (bytes); larger batches spill to disk.
 DEFAULT_OBJECT_STORE = 512 * 1024 * 1024
@@ -147,21 +149,89 @@ def start_ray(
     num_cpus: int = 2,
     object_store_memory: int = DEFAULT_OBJECT_STORE,
 ) -> None:
-    """``ray.init`` as the backend does it: on this machine, loopback only, or ``address``."""
+    """``ray.init`` as the backend does it: on this machine, loopback only, or ``address``.
+
+    Ctrl-C while Ray starts raises :class:`KeyboardInterrupt` here, with what was started
+    shut down, even when Ray lost the interrupt (see :func:`_sigint_recorded`).
+    """
     # Nothing leaves the machine: no usage statistics, no dashboard, loopback node address.
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    if address is None:
-        ray.init(
-            num_cpus=num_cpus,
-            include_dashboard=False,
-            _node_ip_address="127.0.0.1",
-            object_store_memory=object_store_memory,
-            log_to_driver=False,
-            configure_logging=False,
-        )
-    else:
-        _check_reachable(address)
-        ray.init(address=address, log_to_driver=False, configure_logging=False)
+    seen: list[int] = []
+    try:
+        with _sigint_recorded(seen):
+            if address is None:
+                ray.init(
+                    num_cpus=num_cpus,
+                    include_dashboard=False,
+                    _node_ip_address="127.0.0.1",
+                    object_store_memory=object_store_memory,
+                    log_to_driver=False,
+                    configure_logging=False,
+                )
+            else:
+                _check_reachable(address)
+                ray.init(address=address, log_to_driver=False, configure_logging=False)
+    except BaseException as exc:
+        if not seen and not isinstance(exc, KeyboardInterrupt):
+            raise
+        shutdown_ray()
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        # Ctrl-C came first: whatever it broke on its way, the user stopped the run.
+        raise KeyboardInterrupt from exc
+    if seen:  # the KeyboardInterrupt raised by the handler was swallowed on its way
+        shutdown_ray()
+        raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _sigint_recorded(seen: list[int]) -> Iterator[None]:
+    """Append each SIGINT to ``seen``, raising ``KeyboardInterrupt`` as Python's default
+    handler does; the previous handler is back on exit.
+
+    The record is what counts: ``ray.init`` spawns its processes with ``subprocess`` (a
+    ``preexec_fn``, so Python's at-fork hooks run), and a ``KeyboardInterrupt`` raised in
+    such a hook (``logging._releaseLock``) is printed as "Exception ignored" and dropped,
+    so the run went on as if Ctrl-C had not been pressed (reproduced: SIGINT 0.2 s after
+    ``gcs_server`` appeared, exit 0). While the handler is in place, such a dropped
+    ``KeyboardInterrupt`` is not printed either (``sys.unraisablehook``): it is raised again
+    once ``ray.init`` returns, and the user sees one line, not a traceback. Only Python's
+    default handler is replaced: a SIGINT the caller ignores (``SIG_IGN``) or handles its
+    own way stays so, and outside the main thread no handler can be set; nothing is
+    recorded then.
+    """
+
+    def record(signum: int, frame: object) -> None:
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.default_int_handler:
+        yield
+        return
+    hook = sys.unraisablehook
+
+    def quiet(unraisable: Any) -> None:
+        if not (seen and isinstance(unraisable.exc_value, KeyboardInterrupt)):
+            hook(unraisable)
+
+    signal.signal(signal.SIGINT, record)
+    sys.unraisablehook = quiet
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        sys.unraisablehook = hook
+
+
+def shutdown_ray() -> None:
+    """``ray.shutdown``, then stop by id the Ray processes it left below this driver."""
+    spawned = _ray_descendants()
+    ray.shutdown()
+    _stop(spawned)
 
 
 #: Seconds to wait for an existing cluster's ``HOST:PORT`` to accept a connection.
@@ -300,9 +370,7 @@ class RayBackend:
         self._streams.clear()
         self._job = None
         if self._started:
-            spawned = _ray_descendants()
-            ray.shutdown()
-            _stop(spawned)
+            shutdown_ray()
             self._started = False
 
 
