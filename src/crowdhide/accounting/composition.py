@@ -34,6 +34,7 @@ from crowdhide.accounting.statement import Kind, PrivacyStatement
 from crowdhide.errors import InvalidParameterError, ParameterTypeError
 
 __all__ = [
+    "LEAST_COMPOSITION_ERROR",
     "PldCurve",
     "advanced_composition",
     "advanced_epsilon",
@@ -210,6 +211,14 @@ _UNIT_ROUNDOFF = 2.0**-53
 _FFT_PASS_CONSTANT = 16.0
 #: Tail mass each composition may move to the safe side (dp_accounting's default).
 _TAIL_MASS_TRUNCATION = 1e-15
+#: No composed :class:`PldCurve` certifies a δ at or below this: its ε is ``inf`` there.
+#: Proof: a composed curve's allowance is the last :func:`convolution_error`, a float sum of
+#: non-negative terms, one of them ``(length + 2) * u * 1e-15`` with ``length >= 1``, so
+#: (float rounding is monotone) it is at least ``(1 + 2) * u * 1e-15`` evaluated the same
+#: way (about 3.3e-31; ``_compose_pld`` keeps the larger of two such bounds). For
+#: ``δ <= error``, :meth:`PldCurve.epsilon`'s ``raw_target = (δ − r e)/(1 + r) − e`` is ``<= 0``
+#: in floats (each step is monotone and ``δ − r e <= e``), so it returns ``inf``.
+LEAST_COMPOSITION_ERROR = (1 + 2) * _UNIT_ROUNDOFF * _TAIL_MASS_TRUNCATION
 
 
 def fft_relative_error(length: int) -> float:

@@ -80,7 +80,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_int, check_probability, check_real
-from crowdhide.accounting.composition import PldCurve, to_pld
+from crowdhide.accounting.composition import LEAST_COMPOSITION_ERROR, PldCurve, to_pld
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
 from crowdhide.accounting.logmath import product_up
 from crowdhide.accounting.registry import Registry
@@ -318,6 +318,11 @@ class ClonePairBound:
     citation: str
     certificate_without_k: bool
     kind: Kind = "upper"
+    #: The δ asked (a δ query), or None: where it is at or below
+    #: :data:`~crowdhide.accounting.composition.LEAST_COMPOSITION_ERROR` and rounds > 1, the
+    #: composed PLD would answer ``inf`` (its allowance is at least that), so ε is the cap
+    #: R·ε0 and the composition is skipped (the pair is still built: same errors raised).
+    query_delta: float | None = None
 
     def applies(self, params: ComposedShuffleParams) -> str | None:
         if not self.certificate_without_k and params.k is None:
@@ -348,6 +353,8 @@ class ClonePairBound:
             # (almost) every outcome tells the datasets apart; dp_accounting cannot hold a
             # PLD without finite losses, and δ <= 1 is the (trivial, valid) answer
             return ComposedShuffleCurve(None, cap)
+        if _uncertifiable(self.query_delta, params.rounds):
+            return ComposedShuffleCurve(None, cap, (_SKIPPED_NOTE,))
         interval, notes = _composable_interval(log_p, log_q, params)
         pld = to_pld(
             DiscretePairCurve(log_p, log_q),
@@ -358,6 +365,20 @@ class ClonePairBound:
         if params.rounds > 1:
             pld = pld.self_compose(params.rounds)
         return ComposedShuffleCurve(pld, cap, notes)
+
+
+_SKIPPED_NOTE = (
+    f"not composed: no composed PLD certifies a delta <= {LEAST_COMPOSITION_ERROR:.3g} (its "
+    "FFT error allowance is at least that), so epsilon is the cap rounds * eps0"
+)
+
+
+def _uncertifiable(delta: float | None, rounds: int) -> bool:
+    """Whether the composed pair's ε at ``delta`` is ``inf`` whatever the pair: more than one
+    round (a composition, whose allowance is >= LEAST_COMPOSITION_ERROR) and ``delta`` at or
+    below that floor (proof: :data:`~crowdhide.accounting.composition.LEAST_COMPOSITION_ERROR`).
+    One round composes nothing: no allowance, so FMT21 may answer below its cap there."""
+    return delta is not None and rounds > 1 and delta <= LEAST_COMPOSITION_ERROR
 
 
 #: Most grid points of a composed PLD's loss support: dp_accounting composes by FFT, then
@@ -594,8 +615,11 @@ def composed_shuffle(
                 f"{name} not composed: above {FMT21_ROUNDS_MAX} rounds it is composed only "
                 f"when the profile pair is capped or does not apply (pair='{name}' asks for it)"
             )
+        fmt = cast(ClonePairBound, CLONE_PAIR_REGISTRY[name])
+        if delta is not None:  # below the FFT allowance's floor: cap, no composition
+            fmt = replace(fmt, query_delta=query["delta"])
         try:
-            result = CLONE_PAIR_REGISTRY.statement(name, params, **query)
+            result = Registry([fmt], what="pair").statement(name, params, **query)
         except ResourceLimitError as exc:  # n = 1e9: FMT21's pair is too large to compose
             if not other.conditions_met:
                 raise

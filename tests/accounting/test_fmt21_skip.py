@@ -1,0 +1,103 @@
+"""s22b-skip: ``composed_shuffle`` skips FMT21's composition where δ is below the floor of
+every composed PLD's FFT allowance (LEAST_COMPOSITION_ERROR); answers must be unchanged."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import cast
+
+import pytest
+from dp_accounting.pld import pld_pmf
+
+from crowdhide.accounting.composition import LEAST_COMPOSITION_ERROR, convolution_error
+from crowdhide.accounting.shuffle import profile_pair as profile
+from crowdhide.accounting.shuffle.composition import (
+    CLONE_PAIR_REGISTRY,
+    PROFILE_PAIR,
+    ClonePairBound,
+    ComposedShuffleParams,
+    _interval_for,
+    _log_tail_for,
+    composed_shuffle,
+    shuffle_pld,
+)
+from crowdhide.accounting.statement import PrivacyStatement
+
+
+def test_floor_is_the_least_convolution_error() -> None:
+    # Two one-atom PMFs of zero mass and no error: every term of the bound is 0 except the
+    # tail-truncation term at length 1, so the bound is exactly its infimum over all inputs.
+    # The floor must not exceed it (raising LEAST_COMPOSITION_ERROR by 1 % fails here).
+    atom = pld_pmf.SparsePLDPmf({0: 0.0}, 1e-4, 0.0, True)
+    assert convolution_error(atom, atom, 0.0, 0.0) >= LEAST_COMPOSITION_ERROR
+    assert LEAST_COMPOSITION_ERROR > 0.99 * 3 * 2.0**-53 * 1e-15
+
+
+@pytest.mark.parametrize(("eps0", "n", "rounds"), [(1.0, 100, 2), (8.0, 1000, 3), (0.5, 50, 4)])
+def test_real_compositions_answer_inf_at_the_floor(eps0: float, n: int, rounds: int) -> None:
+    pld = shuffle_pld(eps0=eps0, n=n, rounds=rounds, pair="feldman2021")
+    assert pld.composition_error >= LEAST_COMPOSITION_ERROR
+    assert math.isinf(pld.epsilon(LEAST_COMPOSITION_ERROR))
+
+
+def _full(eps0: float, n: int, rounds: int, delta: float) -> PrivacyStatement:
+    """The answer before s22b-skip: FMT21 always composed, then the smaller of it and the
+    profile pair (what ``composed_shuffle`` does for best, no k, no sampling, substitute)."""
+    params = ComposedShuffleParams(
+        eps0=eps0,
+        n=n,
+        rounds=rounds,
+        discretization=_interval_for(rounds, None),
+        log_tail=_log_tail_for(delta),
+    )
+    other = profile.PROFILE_PAIR_REGISTRY.statement(PROFILE_PAIR, params, delta=delta)
+    fmt = CLONE_PAIR_REGISTRY.statement("feldman2021", params, delta=delta)
+    return profile.smaller(fmt, other, key="epsilon")
+
+
+_CELLS = [
+    (1.0, 1000, 2, 1e-300),
+    (8.0, 100, 2, 1e-300),
+    (4.0, 1000, 10, 1e-300),
+    (8.0, 1000, 10, LEAST_COMPOSITION_ERROR),
+    (2.0, 10_000, 2, 1e-12),  # not skipped: FMT21 answers 0.3966 < cap 4 here
+    (2.0, 10_000, 1, 1e-40),  # one round: not skipped, FMT21 answers 0.549 < cap 2
+]
+
+
+@pytest.mark.parametrize(("eps0", "n", "rounds", "delta"), _CELLS)
+def test_answers_equal_the_full_computation(eps0: float, n: int, rounds: int, delta: float) -> None:
+    got = composed_shuffle(eps0=eps0, n=n, rounds=rounds, delta=delta)
+    want = _full(eps0, n, rounds, delta)
+    assert (got.epsilon, got.delta, got.source) == (want.epsilon, want.delta, want.source)
+    assert got.notes[-1] == want.notes[-1]  # names both pairs' values and the winner
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [100, 1000, 10_000])
+def test_capped_cells_at_100_rounds(n: int) -> None:
+    got = composed_shuffle(eps0=8.0, n=n, rounds=100, delta=1e-300)
+    want = _full(8.0, n, 100, 1e-300)
+    assert (got.epsilon, got.source) == (want.epsilon, want.source) == (800.0, "feldman2021")
+
+
+@pytest.mark.parametrize(
+    ("eps0", "n", "rounds", "delta"), [(2.0, 10_000, 2, 1e-12), (2.0, 10_000, 1, 1e-40)]
+)
+def test_rule_keeps_cells_where_fmt21_answers_below_its_cap(
+    eps0: float, n: int, rounds: int, delta: float
+) -> None:
+    # FMT21's own answer with the skip field set must be its full answer, below the cap:
+    # a rule that skipped here (a raised floor, or one round allowed) would report the cap.
+    params = ComposedShuffleParams(
+        eps0=eps0,
+        n=n,
+        rounds=rounds,
+        discretization=_interval_for(rounds, None),
+        log_tail=_log_tail_for(delta),
+    )
+    bound = cast(ClonePairBound, CLONE_PAIR_REGISTRY["feldman2021"])
+    full = bound.curve(params).epsilon(delta)
+    ruled = replace(bound, query_delta=delta).curve(params).epsilon(delta)
+    assert ruled == full < rounds * eps0
