@@ -41,16 +41,21 @@ def test_real_compositions_answer_inf_at_the_floor(eps0: float, n: int, rounds: 
     assert math.isinf(pld.epsilon(LEAST_COMPOSITION_ERROR))
 
 
-def _full(eps0: float, n: int, rounds: int, delta: float) -> PrivacyStatement:
-    """The answer before s22b-skip: FMT21 always composed, then the smaller of it and the
-    profile pair (what ``composed_shuffle`` does for best, no k, no sampling, substitute)."""
-    params = ComposedShuffleParams(
+def _params(eps0: float, n: int, rounds: int, delta: float) -> ComposedShuffleParams:
+    """The parameters ``composed_shuffle`` builds for best, no k, no sampling."""
+    return ComposedShuffleParams(
         eps0=eps0,
         n=n,
         rounds=rounds,
         discretization=_interval_for(rounds, None),
         log_tail=_log_tail_for(delta),
     )
+
+
+def _full(eps0: float, n: int, rounds: int, delta: float) -> PrivacyStatement:
+    """The answer before s22b-skip: FMT21 always composed, then the smaller of it and the
+    profile pair (what ``composed_shuffle`` does for best, no k, no sampling, substitute)."""
+    params = _params(eps0, n, rounds, delta)
     other = profile.PROFILE_PAIR_REGISTRY.statement(PROFILE_PAIR, params, delta=delta)
     fmt = CLONE_PAIR_REGISTRY.statement("feldman2021", params, delta=delta)
     return profile.smaller(fmt, other, key="epsilon")
@@ -90,13 +95,7 @@ def test_rule_keeps_cells_where_fmt21_answers_below_its_cap(
 ) -> None:
     # FMT21's own answer with the skip field set must be its full answer, below the cap:
     # a rule that skipped here (a raised floor, or one round allowed) would report the cap.
-    params = ComposedShuffleParams(
-        eps0=eps0,
-        n=n,
-        rounds=rounds,
-        discretization=_interval_for(rounds, None),
-        log_tail=_log_tail_for(delta),
-    )
+    params = _params(eps0, n, rounds, delta)
     bound = cast(ClonePairBound, CLONE_PAIR_REGISTRY["feldman2021"])
     full = bound.curve(params).epsilon(delta)
     ruled = replace(bound, query_delta=delta).curve(params).epsilon(delta)

@@ -36,7 +36,12 @@ def trial(out: Path, word: str, delay: float) -> dict[str, Any]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    while run.poll() is None and not any(word in p for p in ray_processes()):
+    wait_until = start + 240  # Ray starts within seconds; a word that never shows stops here
+    while (
+        run.poll() is None
+        and not any(word in p for p in ray_processes())
+        and time.monotonic() < wait_until
+    ):
         time.sleep(0.05)
     seen = time.monotonic() - start
     time.sleep(delay)
