@@ -46,6 +46,8 @@ def main(path: Path) -> None:
 
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True, check=True)
     start_ray(num_cpus=2)  # one session for every workload (start-up is slow)
+    node_ip = ray.util.get_node_ip_address()
+    logs = Path(ray._private.worker._global_node.get_logs_dir_path())
     results = {}
     started = time.perf_counter()
     for name, workload in WORKLOADS.items():
@@ -60,6 +62,7 @@ def main(path: Path) -> None:
         }
     )
     ray.shutdown()
+    lookups = _route_lookups(logs)
     deadline = time.monotonic() + 20
     alive = pids
     while alive and time.monotonic() < deadline:
@@ -81,10 +84,25 @@ def main(path: Path) -> None:
                 "sockets": census,
                 "foreign": foreign,
                 "left_behind": alive,
+                "node_ip": node_ip,
+                "route_lookups": lookups,
                 "seconds": time.perf_counter() - started,
             }
         ),
         encoding="utf-8",
+    )
+
+
+#: What Ray logs when it looks for the route to 8.8.8.8:53 and the namespace has none.
+LOOKUP = "Failed to determine local IP via external connectivity"
+
+
+def _route_lookups(logs: Path) -> list[str]:
+    """Names of Ray's log files (of this session) that hold :data:`LOOKUP`."""
+    return sorted(
+        f.name
+        for f in logs.iterdir()
+        if f.is_file() and LOOKUP in f.read_text(encoding="utf-8", errors="replace")
     )
 
 

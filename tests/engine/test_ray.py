@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.engine._ray_netns import LOOKUP
 from tests.engine._workloads import WORKLOADS
 
 pytestmark = pytest.mark.ray
@@ -44,6 +45,7 @@ def netns_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    result["stderr"] = done.stderr
     return result
 
 
@@ -64,3 +66,41 @@ def test_ray_used_loopback_only_and_left_nothing_behind(netns_run: dict[str, Any
     assert any("raylet" in s["process"] or "gcs" in s["process"] for s in netns_run["sockets"])
     assert netns_run["foreign"] == []
     assert netns_run["left_behind"] == []
+
+
+def test_ray_took_the_loopback_address_without_a_route_lookup(netns_run: dict[str, Any]) -> None:
+    """Single-node mode: no look-up of the route to 8.8.8.8:53 (which, with no route, Ray
+    logged from the driver and its runtime-env agent), node address 127.0.0.1."""
+    assert LOOKUP not in netns_run["stderr"], netns_run["stderr"][-2000:]
+    assert netns_run["route_lookups"] == []
+    assert netns_run["node_ip"] == "127.0.0.1"
+
+
+def test_start_ray_never_asks_for_the_outbound_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without starting Ray: during ``ray.init`` (faked) the node address 127.0.0.1 stays
+    itself and the outbound look-up is never made (it would give the machine's external
+    address, and Ray listened on every interface); the caller's environment is back after."""
+    pytest.importorskip("ray")
+    import ray
+    from ray._private import ray_constants, services
+
+    from crowdhide.backends import ray as backend
+
+    def lookup(*args: object) -> str:
+        raise AssertionError("Ray looked up the outbound route (8.8.8.8:53)")
+
+    switch = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # Ray's single-node switch, written out
+    seen: list[str | None] = []
+
+    def init(**kwargs: Any) -> None:
+        seen.append(services.resolve_ip_for_localhost(kwargs["_node_ip_address"]))
+        seen.append(os.environ.get(switch))
+
+    monkeypatch.setattr(services, "node_ip_address_from_perspective", lookup)
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setenv(switch, "1")
+    flag = ray_constants.ENABLE_RAY_CLUSTER
+    backend.start_ray(num_cpus=1)
+    assert seen == ["127.0.0.1", "0"]
+    assert os.environ[switch] == "1"
+    assert ray_constants.ENABLE_RAY_CLUSTER is flag

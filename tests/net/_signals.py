@@ -21,6 +21,7 @@ __all__ = [
     "Ended",
     "alive",
     "children",
+    "established",
     "interrupt",
     "kill_survivors",
     "one_line",
@@ -57,6 +58,14 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def established(pids: Sequence[int]) -> dict[int, int]:
+    """Established TCP connections held by each of ``pids`` (``ss``)."""
+    out = subprocess.run(
+        ["ss", "-tnpH", "state", "established"], capture_output=True, text=True, timeout=20
+    ).stdout
+    return {pid: out.count(f"pid={pid},") for pid in pids}
 
 
 def start(
@@ -128,10 +137,19 @@ def kill_survivors(pids: Sequence[int]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+#: Established connections a host of three holds once its links are up: one each way to
+#: each other host (6 measured: the links open together, within 0.4 s).
+LINKS = 4
+#: Seconds from the links to the signal: the job's first rounds (fixed-length rounds, idle
+#: most of the time, so a host owes the driver a reply for nearly all of a round). A fixed
+#: 20 s from the hosts' start did the same, 15 s later.
+SETTLE = 3.0
+
+
 def signal_spawned_run(tmp_path: Path, sig: int, *extra: str) -> tuple[float, Ended]:
     """``crowdhide run example:diabetes --backend tls --hosts 3`` (spawned hosts, keys made
-    in ``tmp_path``), ``sig`` to the driver 20 s into the run (a round under way); the
-    seconds until no host is left, and how the driver ended."""
+    in ``tmp_path``), ``sig`` to the driver :data:`SETTLE` s after every host holds its
+    links (a round under way); the seconds until no host is left, and how the driver ended."""
     root = Path(__file__).resolve().parents[2]
     env = dict(os.environ, PYTHONPATH=f"{root / 'src'}{os.pathsep}{root}", TMPDIR=str(tmp_path))
     args = ["run", "example:diabetes", "--backend", "tls", "--hosts", "3", *extra]
@@ -139,9 +157,9 @@ def signal_spawned_run(tmp_path: Path, sig: int, *extra: str) -> tuple[float, En
     driver = start(args, cwd=tmp_path, env=env)
     hosts: list[int] = []
 
-    def ready() -> bool:
+    def ready() -> bool:  # three hosts, each linked to the two others (both directions)
         hosts[:] = children(driver.pid)
-        return len(hosts) >= 3
+        return len(hosts) >= 3 and min(established(hosts).values()) >= LINKS
 
     gone: list[float] = []
 
@@ -153,7 +171,7 @@ def signal_spawned_run(tmp_path: Path, sig: int, *extra: str) -> tuple[float, En
 
     watcher = threading.Thread(target=watch)
     try:
-        ended = interrupt(driver, sig, ready=ready, settle=20.0, on_signal=watcher.start)
+        ended = interrupt(driver, sig, ready=ready, settle=SETTLE, on_signal=watcher.start)
         watcher.join(70)
     finally:
         kill_survivors(hosts)

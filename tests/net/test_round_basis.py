@@ -82,11 +82,16 @@ def test_the_run_report_echoes_how_the_round_length_was_chosen(
         gap, tail = max(MIN_GAP, ack / 8), max(MIN_TAIL, sum(windows) / 2)
         assert length == pytest.approx(ack + gap + phase + tail, abs=0.01)
     assert net["round_seconds"] == max(net["round_schedule"])
-    given = run_cli(capsys, *common, "--out", str(tmp_path / "g"), *tls, "--round-seconds", "4.5")
+    # A given length fits every round when the default's longest did (0.5 s more: unlike any
+    # default length); a fixed 4.5 s made the run wait 3 s more per round here.
+    length = round(net["round_seconds"] + 0.5, 2)
+    given = run_cli(
+        capsys, *common, "--out", str(tmp_path / "g"), *tls, "--round-seconds", str(length)
+    )
     assert given.code == 0, given.err
     net = given.json()["network"]
-    assert net["round_seconds"] == 4.5
-    assert net["round_schedule"] == [4.5] * net["rounds"]
+    assert net["round_seconds"] == length
+    assert net["round_schedule"] == [length] * net["rounds"]
     assert net["round_seconds_from"] == "given (round_seconds): every round lasts it"
 
 

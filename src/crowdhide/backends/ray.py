@@ -160,14 +160,7 @@ def start_ray(
     try:
         with _sigint_recorded(seen):
             if address is None:
-                ray.init(
-                    num_cpus=num_cpus,
-                    include_dashboard=False,
-                    _node_ip_address="127.0.0.1",
-                    object_store_memory=object_store_memory,
-                    log_to_driver=False,
-                    configure_logging=False,
-                )
+                _single_node_init(num_cpus, object_store_memory)
             else:
                 _check_reachable(address)
                 ray.init(address=address, log_to_driver=False, configure_logging=False)
@@ -182,6 +175,45 @@ def start_ray(
     if seen:  # the KeyboardInterrupt raised by the handler was swallowed on its way
         shutdown_ray()
         raise KeyboardInterrupt
+
+
+#: Ray's switch for single-node mode (named for Windows and macOS, where it is the default):
+#: ``"0"`` makes every Ray process take 127.0.0.1 as its node address.
+_CLUSTER_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+def _single_node_init(num_cpus: int, object_store_memory: int) -> None:
+    """``ray.init`` of a loopback-only single node.
+
+    On Linux Ray replaces a node address of 127.0.0.1 by the address its route to
+    8.8.8.8:53 leaves from (``resolve_ip_for_localhost``, ray-project/ray#26293): the node
+    then listened on every interface under the machine's external address, and without a
+    route Ray logged "Failed to determine local IP via external connectivity to 8.8.8.8:53"
+    from the driver and the runtime-env agent. Single-node mode (``_CLUSTER_ENV`` = 0)
+    skips that look-up: the processes ``ray.init`` starts inherit the variable (and the
+    workers the raylet starts inherit its environment); this process read it into
+    ``ray_constants`` when Ray was imported, so it is set there too, for the call only.
+    """
+    from ray._private import ray_constants
+
+    had_env, had_flag = os.environ.get(_CLUSTER_ENV), ray_constants.ENABLE_RAY_CLUSTER
+    os.environ[_CLUSTER_ENV] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        ray.init(
+            num_cpus=num_cpus,
+            include_dashboard=False,
+            _node_ip_address="127.0.0.1",
+            object_store_memory=object_store_memory,
+            log_to_driver=False,
+            configure_logging=False,
+        )
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = had_flag
+        if had_env is None:
+            os.environ.pop(_CLUSTER_ENV, None)
+        else:
+            os.environ[_CLUSTER_ENV] = had_env
 
 
 @contextlib.contextmanager
