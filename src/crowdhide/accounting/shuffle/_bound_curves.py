@@ -240,16 +240,16 @@ class TinyTargetBracketedCurve(BracketedCurve):
 
     def epsilon(self, delta: float) -> float:
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
-        if target >= TINY_LOG_DELTA and not self._bracketed:
-            return _AdaptiveCurve.epsilon(self, delta)
         xtol = max(1e-13, 1e-10 * self._eps0)  # as _solve_epsilon
         top = self._eps0 - xtol
+        if target >= TINY_LOG_DELTA and not (self._bracketed and top > 0.0):
+            return _AdaptiveCurve.epsilon(self, delta)
         self.solving_for(target)
         try:
             log_delta = functools.cache(self.log_delta)
             if top > 0.0 and log_delta(top) > target:
                 return self._eps0
-            if top > 0.0 and target >= TINY_LOG_DELTA:
+            if target >= TINY_LOG_DELTA:
                 return self._bracketed_root(log_delta, delta, top, xtol)
         finally:
             self.solving_for(None)
