@@ -2,7 +2,8 @@
 bisection of [0, ε0]. Each answer passes by its own evaluation of the clone evaluator, is
 never below the plain search's answer (and within 2e-6 of it), is at least the exact
 third-value lower bound, and takes fewer evaluations; a curve failing just below ε0 still
-answers ε0; above 1e-250 the floats are the plain search's."""
+answers ε0; above 1e-250 with ``bracketed=False`` (n > KRR_CLONE_BRACKET_MAX_N) the floats
+are the plain search's (the bracketed search there: tests/accounting/test_krr_clone_bracket.py)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ from crowdhide.accounting.shuffle.curves import _AdaptiveCurve
 TINY = 1e-300
 
 
-def _counted(k: int, eps0: float, n: int) -> tuple[TinyTargetBracketedCurve, list[float]]:
+def _counted(
+    k: int, eps0: float, n: int, *, bracketed: bool = True
+) -> tuple[TinyTargetBracketedCurve, list[float]]:
     """krr_clone's raw curve whose evaluator records the ε of every call."""
     calls: list[float] = []
 
@@ -31,7 +34,7 @@ def _counted(k: int, eps0: float, n: int) -> tuple[TinyTargetBracketedCurve, lis
 
     built = _krr_clone_curve(ShuffleParams(eps0=eps0, n=n, k=k))
     assert isinstance(built, TinyTargetBracketedCurve)
-    return TinyTargetBracketedCurve(fn, eps0, built._floor), calls
+    return TinyTargetBracketedCurve(fn, eps0, built._floor, bracketed=bracketed), calls
 
 
 def _passes(curve: TinyTargetBracketedCurve, eps: float, delta: float) -> bool:
@@ -75,6 +78,6 @@ def test_a_curve_failing_just_below_eps0_still_answers_eps0() -> None:
 
 
 @pytest.mark.parametrize("delta", [1e-6, 1e-200])
-def test_above_the_tiny_level_the_floats_are_the_plain_search(delta: float) -> None:
-    curve, _ = _counted(4, 1.0, 10**4)
+def test_unbracketed_above_the_tiny_level_the_floats_are_the_plain_search(delta: float) -> None:
+    curve, _ = _counted(4, 1.0, 10**4, bracketed=False)
     assert curve.epsilon(delta) == _AdaptiveCurve.epsilon(curve, delta)

@@ -10,6 +10,7 @@ module docstring.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from crowdhide.accounting.logmath import (
     loss_allowance,
     probability_loss_allowance,
 )
+from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle import _krr4_small, _krr_fast, _krr_small
 from crowdhide.accounting.shuffle import _pairs as pairs
 from crowdhide.accounting.shuffle.closed_forms import (
@@ -37,6 +39,7 @@ from crowdhide.accounting.shuffle.curves import (
     KrrShuffleCurve,
     _AdaptiveCurve,
     _FunctionCurve,
+    secant_bracket,
 )
 
 __all__ = ["BINARY_EXACT_MAX_N", "EXHAUSTIVE_MAX_N", "ShuffleParams", "variation_ratio_start"]
@@ -200,31 +203,75 @@ def _krr_clone_curve(p: ShuffleParams) -> PrivacyCurve:
         lambda e, t: _krr_fast.krr_clone_fast_log_delta(n, k, eps0, e, t),
         eps0,
         _third_value_floor(eps0, n, k),
+        bracketed=n <= KRR_CLONE_BRACKET_MAX_N,
     )
 
 
+#: Up to this n krr_clone's root is searched in a bracket from the floor's ε down to
+#: δ = 1e-250 (:meth:`TinyTargetBracketedCurve._bracketed_root`). The floor's ε costs about
+#: 20 evaluations of ~1 ms (40 ms cold at n = 1e9), which pays where the certificate's own
+#: evaluations cost ~10 ms (n <= 1e7), not beyond, where they cost ~1 ms. Measured (CPU, the
+#: query with its lower bound, k in {4, 100}, ε0 in {0.5, 2, 4}, δ in {1e-6, 1e-10}, 12 per
+#: n): plain search / bracketed n = 1e5 1586 / 974 ms, 1e7 761 / 513, 1e8 447 / 486; at
+#: n = 1e9 a query took 9-15 ms plain and 50-100 ms bracketed.
+KRR_CLONE_BRACKET_MAX_N = 10**7
+
+
 class TinyTargetBracketedCurve(BracketedCurve):
-    """krr_clone's curve: ε(δ) by the plain search of :class:`_AdaptiveCurve` (the same floats)
-    down to δ = 1e-250; below, where the blocked sum is a step at its rounding floor and that
-    search bisected [0, ε0] in ~22 evaluations (issue 32: 0.22-0.3 s at n = 1e6, δ = 1e-300),
-    by :class:`BracketedCurve`'s search from the floor's ε — after the plain search's first
-    question, so that a curve failing just below ε0 still answers ε0. Every ε returned is ε0
-    or passes by its own evaluation."""
+    """krr_clone's curve. Its first question is the plain search's (log δ just below ε0: a
+    curve failing there answers ε0). Then, down to δ = 1e-250, the plain search's root
+    (Chandrupatla to ``1e-10 ε0``, a passing point) inside a bracket that secant steps from
+    the floor's ε found (:meth:`_bracketed_root`); below, where the blocked sum is a step at
+    its rounding floor and the plain search bisected [0, ε0] in ~22 evaluations (issue 32:
+    0.22-0.3 s at n = 1e6, δ = 1e-300), :class:`BracketedCurve`'s search from the floor's ε.
+    Every ε returned is ε0 or passes by its own evaluation. ``bracketed=False`` keeps the
+    plain search above δ = 1e-250 (beyond :data:`KRR_CLONE_BRACKET_MAX_N`)."""
+
+    def __init__(
+        self,
+        fn: Callable[[float, float], float],
+        eps0: float,
+        floor: PrivacyCurve,
+        *,
+        bracketed: bool = True,
+    ) -> None:
+        super().__init__(fn, eps0, floor)
+        self._bracketed = bracketed
 
     def epsilon(self, delta: float) -> float:
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
-        if target >= TINY_LOG_DELTA:
+        xtol = max(1e-13, 1e-10 * self._eps0)  # as _solve_epsilon
+        top = self._eps0 - xtol
+        if target >= TINY_LOG_DELTA and not (self._bracketed and top > 0.0):
             return _AdaptiveCurve.epsilon(self, delta)
-        top = self._eps0 - max(1e-13, 1e-10 * self._eps0)  # as _solve_epsilon
-        if top > 0.0:
-            self.solving_for(target)
-            try:
-                fails = self.log_delta(top) > target
-            finally:
-                self.solving_for(None)
-            if fails:
+        self.solving_for(target)
+        try:
+            log_delta = functools.cache(self.log_delta)
+            if top > 0.0 and log_delta(top) > target:
                 return self._eps0
+            if target >= TINY_LOG_DELTA:
+                return self._bracketed_root(log_delta, delta, top, xtol)
+        finally:
+            self.solving_for(None)
         return super().epsilon(delta)
+
+    def _bracketed_root(
+        self, log_delta: Callable[[float], float], delta: float, top: float, xtol: float
+    ) -> float:
+        """The plain search's tolerance in a narrow bracket (issue 32: about 15 evaluations
+        on [0, ε0] at n = 1e6, 0.1-0.15 s at ε0 = 4, where the root is near 0.03): ``lo`` the
+        floor's ε (the floor is a lower bound on the truth, so the certificate fails there
+        too; it is evaluated, and returned if it passes), ``hi`` the first passing secant
+        step (or ``top``, which passed). Only the bracket is taken from the secant steps,
+        never their estimate of the root, which a kink in log δ can put 2 % too high
+        (k = 10, ε0 = 4, n = 1e3, δ = 1e-10: 3.978 for 3.9085)."""
+        target = math.log(delta)
+        lo = min(self._floor.epsilon(delta), top)
+        g_lo = log_delta(lo)
+        if g_lo <= target:
+            return lo
+        lo, _, hi, _ = secant_bracket(log_delta, target, (lo, g_lo), top, self._slope(lo))
+        return safe_root(log_delta, target, lo, hi, xtol=xtol)
 
 
 def _third_value_floor(eps0: float, n: int, k: int) -> PrivacyCurve:
