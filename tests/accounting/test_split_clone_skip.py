@@ -62,8 +62,10 @@ def _former(s: FloatArray, g: FloatArray, kappa: float, eps: float) -> FloatArra
     return np.asarray(_split_clone._deep_h(h, s, g, kappa=kappa, eps=eps))
 
 
-@pytest.mark.parametrize(("eps0", "frac", "log_tail"), [(1.0, 0.5, -731.0), (4.0, 0.3, -731.0),
-                                                        (4.0, 0.8, -100.0), (2.0, 0.5, -54.0)])  # fmt: skip
+CASES = [(1.0, 0.5, -731.0), (4.0, 0.3, -731.0), (4.0, 0.8, -100.0), (2.0, 0.5, -54.0)]
+
+
+@pytest.mark.parametrize(("eps0", "frac", "log_tail"), CASES)
 def test_skipped_blocks_keep_a_bound_above_the_former_and_the_exact(
     eps0: float, frac: float, log_tail: float
 ) -> None:
