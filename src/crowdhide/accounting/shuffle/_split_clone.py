@@ -287,8 +287,8 @@ def deep_skipped_h(
 ) -> FloatArray:
     """:func:`_deep_h` of :func:`~crowdhide.accounting.shuffle._krr_fast.clone_block_h` for heavy
     blocks (joint log mass ``log_weight``), except that a block whose mass times its cap is
-    at most ``e^{log_tail − DEEP_MARGIN}`` takes the cap alone (issue 32: at δ = 1e-300 about
-    nine in ten heavy blocks, the bulk of a piecewise query's incomplete betas).
+    at most ``e^{log_tail − DEEP_MARGIN}`` takes the cap alone (issue 32: at δ = 1e-300 86-89 %
+    of the heavy blocks, the bulk of a piecewise query's incomplete betas).
 
     The cap bounds the block's H from above (:func:`_deep_log_h`), so the value stays an upper
     bound, at least :func:`_deep_h`'s ``min(h, cap)`` block by block: the sum only rises, by
