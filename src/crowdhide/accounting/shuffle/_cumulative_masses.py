@@ -20,7 +20,6 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide.accounting.binomial_tails import rowwise_logsumexp
 from crowdhide.accounting.logmath import MACHINE_EPSILON
 
 FloatArray = npt.NDArray[np.float64]
