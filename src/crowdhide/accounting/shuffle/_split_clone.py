@@ -65,6 +65,10 @@ from crowdhide.accounting.binomial_tails import (
     window_edges,
 )
 from crowdhide.accounting.logmath import MACHINE_EPSILON, rate_down, rate_up
+from crowdhide.accounting.shuffle._cumulative_masses import (
+    cumulative_log_masses,
+    cumulative_rows,
+)
 from crowdhide.accounting.shuffle._krr_fast import (
     _ETA,
     CLONE_EXACT,
@@ -218,6 +222,22 @@ CHERNOFF_RTOL = 1e-9
 CHERNOFF_ATOL = 1e-5
 
 
+#: Block masses below this (from incomplete betas) are replaced by their Chernoff bounds:
+#: SciPy's ``betainc`` (1.17) underflows to 0 well above the double range, e.g.
+#: ``P(Bin(1661, 0.6377) >= 1636) = 3.4e-276`` came back 0 (exact at 5e-253, 0 at 1e-256),
+#: and a difference of two zero tails is then only its 2e-300 allowance: below the truth.
+#: 1e-200 leaves 50 orders of magnitude to the first failure seen. Above it no change.
+BETAINC_TRUSTED = 1e-200
+
+
+def _trusted(log_mass: FloatArray, log_chernoff: FloatArray) -> FloatArray:
+    """``log_mass`` capped by the Chernoff bound ``log_chernoff`` (both upper bounds on the
+    same mass), or that bound alone where ``log_mass`` is below :data:`BETAINC_TRUSTED`."""
+    capped = np.minimum(log_mass, log_chernoff)
+    deep = log_mass < math.log(BETAINC_TRUSTED)
+    return np.asarray(np.where(deep, log_chernoff, capped), dtype=np.float64)
+
+
 def _chernoff_up(log_bound: FloatArray) -> FloatArray:
     """A Chernoff exponent (<= 0) raised by its rounding allowances, capped at 0."""
     raised = log_bound * (1.0 - CHERNOFF_RTOL) + CHERNOFF_ATOL
@@ -233,7 +253,8 @@ def _deep_cap(
     of :data:`~crowdhide.accounting.binomial_tails.BETAINC_ATOL` (1e-300): without the cap,
     every deep block's mass is at least that, and at δ near 1e-300 the certificate sat at
     that floor (OUE, ε0 = 1, n = 1e6: ε0 at δ = 1e-300, 0.030 at 1e-250). The s blocks of
-    :func:`_build_layouts` are capped the same way by :func:`_chernoff_light`'s bound."""
+    :func:`_build_layouts` are capped the same way by :func:`_chernoff_light`'s bound. Below
+    :data:`BETAINC_TRUSTED` the bound alone is kept (:func:`_trusted`)."""
     counts = np.broadcast_to(counts, lo.shape)
     probs = np.broadcast_to(p, lo.shape)
     up = lo > counts * probs
@@ -241,7 +262,7 @@ def _deep_cap(
     with np.errstate(invalid="ignore", divide="ignore"):
         bound[up] = _log_tail_vec(counts[up], probs[up], lo[up], upper=True)
         bound[~up] = _log_tail_vec(counts[~up], probs[~up], hi[~up], upper=False)
-    return np.asarray(np.minimum(log_mass, _chernoff_up(bound)), dtype=np.float64)
+    return _trusted(log_mass, _chernoff_up(bound))
 
 
 def _deep_log_h(s: FloatArray, g: FloatArray, *, kappa: float, eps: float) -> FloatArray:
@@ -453,6 +474,44 @@ def _split_rows(
     return start, end
 
 
+def _exact_log_masses(
+    counts: FloatArray,
+    rates: tuple[FloatArray, FloatArray],
+    s_range: tuple[FloatArray, FloatArray],
+    blocks: tuple[FloatArray, FloatArray],
+    exact: npt.NDArray[np.bool_],
+) -> FloatArray:
+    """Upper bounds on the log masses of the ``exact`` blocks of ``s = T + I`` (−inf
+    elsewhere), ``rates = (μ, μ')`` per row: rows whose range of I is short enough
+    (:func:`~crowdhide.accounting.shuffle._cumulative_masses.cumulative_rows`) by
+    cumulative log-ratio steps with their error bound added (docs/proofs/variation-ratio.md,
+    §7.1), the others by incomplete betas at the blocks' shared edges."""
+    mu, mu_c = rates
+    first, last = s_range
+    blocks_per_row = np.count_nonzero(exact, axis=1)
+    short = cumulative_rows(last - first + 2.0, blocks_per_row)
+    log_mass = np.full(exact.shape, -np.inf)
+    rows = short & (blocks_per_row > 0)
+    if rows.any():
+        log_mass[rows] = cumulative_log_masses(
+            counts[rows, 0],
+            mu_c[rows, 0],
+            mu[rows],
+            (first[rows], last[rows]),
+            (blocks[0][rows], blocks[1][rows]),
+            exact[rows],
+        )
+    betas = exact & ~short[:, None]
+    if betas.any():
+        s_start, s_end = blocks
+        # s = T + I: I's blocks shifted by one (T = 1) and in place (T = 0)
+        mass = mu * _edge_masses(counts, mu_c, s_start, s_end, betas, 1.0)
+        mass = mass + (1.0 - mu) * _edge_masses(counts, mu_c, s_start, s_end, betas, 0.0)
+        with np.errstate(divide="ignore"):
+            log_mass = np.where(betas, np.log(np.minimum(mass, 1.0)), log_mass)
+    return log_mass
+
+
 def _build_layouts(n: int, systems: Sequence[_LayoutKey], log_tail: float) -> list[_Layout]:
     """ε-independent part of each system's sum: per C block its log weight, per s block its
     largest s, smallest g and log mass (rounded up), the log mass outside each s window, the
@@ -496,12 +555,8 @@ def _build_layouts(n: int, systems: Sequence[_LayoutKey], log_tail: float) -> li
     light, log_bound = _chernoff_light(cc, mu_c, s_start, s_end, log_w, log_tail)
     light &= live
     exact = live & ~light
-    # s = T + I: I's blocks shifted by one (T = 1) and in place (T = 0)
-    mass = mu * _edge_masses(cc, mu_c, s_start, s_end, exact, 1.0)
-    mass = mass + (1.0 - mu) * _edge_masses(cc, mu_c, s_start, s_end, exact, 0.0)
-    with np.errstate(divide="ignore"):
-        log_mass = np.where(exact, np.log(np.minimum(mass, 1.0)), -np.inf)
-    log_mass = np.where(exact, np.minimum(log_mass, _chernoff_up(log_bound)), log_mass)
+    log_mass = _exact_log_masses(cc, (mu, mu_c), (first[:, 0], last[:, 0]), (s_start, s_end), exact)
+    log_mass = np.where(exact, _trusted(log_mass, _chernoff_up(log_bound)), log_mass)
     log_mass = np.where(light, log_bound, log_mass)
     g_low = np.minimum(g_lower(s_start, cc, rho), g_lower(s_end, cc, rho))
     g_low = np.where(live, g_low, 1.0)
