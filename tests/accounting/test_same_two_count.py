@@ -128,14 +128,23 @@ def test_rappor_lower_bound_rises_and_stays_below_the_certificate() -> None:
 
 
 @pytest.mark.parametrize("eps", [6.0, 7.5, 7.95])
-def test_the_upper_flank_keeps_the_all_informative_outcome(eps: float) -> None:
-    """RAPPOR ε0 = 8, n = 2000: beyond ε ≈ 6 δ comes from s near n (every report (0, 1),
-    probability u^{2n} ≈ e^{−73}), far outside the e^{−40} window; the flank's blocks of
-    width 1, 1, 2, 4, ... from n keep it (without them the bound is 0 here)."""
+def test_deep_tails_at_most_the_count_by_count_sum(eps: float) -> None:
+    """RAPPOR ε0 = 8, n = 2000: δ near e^{−60} … e^{−76}, from s near n."""
     n, eps0 = 2000, 8.0
     nu = rappor_same_nu(eps0)
     exact = _independent(n, nu, eps0, eps)
     bound = math.exp(two_count_same_lower_log_delta(n, nu, eps0, eps))
     assert 0.5 * exact <= bound <= exact * (1.0 + 1e-9)
-    t = math.exp(eps0 / 2.0)  # the single outcome s = n, a = 0, backwards
-    assert bound >= (t / (t + 1.0)) ** (2 * n) * (1.0 - math.exp(eps - eps0)) * 0.999
+
+
+@pytest.mark.parametrize("eps", [7.5, 7.95])
+def test_the_upper_flank_keeps_the_all_informative_outcome(eps: float) -> None:
+    """RAPPOR ε0 = 8, n = 1e4: the outcome "every report (0, 1)" alone (probability
+    u^{2n} ≈ e^{−366} under x', likelihood ratio e^{ε0}) gives δ_bwd >= u^{2n}(1 − e^{ε − ε0});
+    it lies far outside the e^{−40} window, and the flank's blocks of width 1, 1, 2, 4, ...
+    from n keep it (without them the bound is 0 here, measured)."""
+    n, eps0 = 10**4, 8.0
+    t = math.exp(eps0 / 2.0)
+    single = 2 * n * math.log(t / (t + 1.0)) + math.log(-math.expm1(eps - eps0))
+    bound = two_count_same_lower_log_delta(n, rappor_same_nu(eps0), eps0, eps)
+    assert bound >= single - 1e-6
