@@ -110,7 +110,7 @@ def two_count_same_lower_log_delta(
     --------
     >>> import math
     >>> v = two_count_same_lower_log_delta(1000, rappor_same_nu(1.0), 1.0, 0.1)
-    >>> -12.0 < v < -2.0
+    >>> -17.0 < v < -15.0   # δ(0.1) ≈ 1.2e-7
     True
     """
     if eps >= eps0 or n < 1 or not 0.0 < nu < 1.0:
