@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.logmath import kappa_up
-from crowdhide.accounting.shuffle import _krr_fast, _mechanism_lower
+from crowdhide.accounting.shuffle import _krr_fast, _mechanism_lower, _same_two_count
 from crowdhide.accounting.shuffle._laplace_split import laplace_split_members
 from crowdhide.accounting.shuffle._split_clone import uninformative_share
 from crowdhide.accounting.shuffle.generic import (
@@ -142,6 +142,21 @@ def _same(p_target: float, q: float, p_rest: float) -> LowerMember:
     return member
 
 
+def _two_count(nu: float, eps0: float, wins_below: float) -> LowerMember:
+    """OUE's or RAPPOR's "all others on x'" through both informative counts (exact δ of
+    that dataset; ``_same_two_count``, docs/proofs/mechanism-certificates.md section 1g).
+    Beyond n = 1e4 it beat the third-value regions by more than 0.1 % in ε only at
+    ε0 <= ``wins_below`` (measured: RAPPOR 1.25; OUE never, 0.0); elsewhere there it answers
+    −inf (no bound, valid) so a query does not pay for its evaluations."""
+
+    def member(n: int, eps: float) -> float:
+        if n > 10**4 and eps0 > wins_below:
+            return -math.inf
+        return _same_two_count.two_count_same_lower_log_delta(n, nu, eps0, eps)
+
+    return member
+
+
 def _krr(eps0: float, d: int, k: int) -> Params:
     e = math.exp(eps0)
     p, q = e / (e + d - 1.0), 1.0 / (e + d - 1.0)
@@ -182,22 +197,24 @@ def _subset(eps0: float, d: int, k: int) -> Params:
 
 
 def _oue_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
+    two = _two_count(0.5, eps0, 0.0)  # needs no third value
     if d < 3:
-        return ()
+        return (two,)
     _, _, _, p_plus, p_minus, nu = _oue(eps0, d, k)
     f = 1.0 / (math.exp(eps0) + 1.0)  # refined: the bit of z unset as well
     refined = _third(0.5 * (1.0 - f) ** 2, 0.5 * f * (1.0 - f), f * (1.0 - f), eps0)
-    return (_third(p_plus, p_minus, nu, eps0), refined)
+    return (_third(p_plus, p_minus, nu, eps0), refined, two)
 
 
 def _rappor_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
+    two = _two_count(_same_two_count.rappor_same_nu(eps0), eps0, 1.25)  # no third value
     if d < 3:
-        return ()
+        return (two,)
     _, _, _, p_plus, p_minus, nu = _rappor(eps0, d, k)
     t = math.exp(eps0 / 2.0)
     keep, flip = t / (t + 1.0), 1.0 / (t + 1.0)  # refined: the bit of z unset as well
     refined = _third(keep**3, keep * flip * flip, 2.0 * keep * flip * flip, eps0)
-    return (_third(p_plus, p_minus, nu, eps0), refined)
+    return (_third(p_plus, p_minus, nu, eps0), refined, two)
 
 
 def _subset_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
