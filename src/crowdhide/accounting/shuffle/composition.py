@@ -615,6 +615,14 @@ def composed_shuffle(
                 f"{name} not composed: above {FMT21_ROUNDS_MAX} rounds it is composed only "
                 f"when the profile pair is capped or does not apply (pair='{name}' asks for it)"
             )
+        if other.conditions_met and _uncertifiable(query.get("delta"), params.rounds):
+            # FMT21's ε would be its cap R·ε0 (ClonePairBound.curve, query_delta), the
+            # profile pair's cap too, so it is never below the pair's: not even built
+            return other.with_notes(
+                f"{name} not composed: at delta <= {LEAST_COMPOSITION_ERROR:.3g} its epsilon "
+                "is the cap rounds * eps0 (no composed PLD certifies less), never below the "
+                "profile pair's"
+            )
         fmt = cast(ClonePairBound, CLONE_PAIR_REGISTRY[name])
         if delta is not None:  # below the FFT allowance's floor: cap, no composition
             fmt = replace(fmt, query_delta=query["delta"])
