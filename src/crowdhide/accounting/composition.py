@@ -264,8 +264,10 @@ def convolution_error(pmf_a: Any, pmf_b: Any, error_a: float, error_b: float) ->
       L = len â + len b̂ − 1, so no wrap-around): with ``ε_F`` of
       :func:`fft_relative_error`, ``‖F x‖₂ = √N ‖x‖₂`` and ``‖F x‖_∞ <= ‖x‖₁``, the two
       forward transforms, the complex products (``√2 γ₂ < 3 u``), the inverse transform and
-      its 1/N scaling give ``‖ĉ − â * b̂‖₂ <= (2 ε_F + 4 u)(‖â‖₂ ‖b̂‖₁ + ‖â‖₁ ‖b̂‖₂)`` up to
-      second-order terms (``ε_F² √N``, covered by the factor 1.01 while ``ε_F √N < 1e-3``);
+      its 1/N scaling (a square, ``â = b̂``, is transformed once and that transform used
+      twice: the same bound per transform, so the same sum) give
+      ``‖ĉ − â * b̂‖₂ <= (2 ε_F + 4 u)(‖â‖₂ ‖b̂‖₁ + ‖â‖₁ ‖b̂‖₂)`` up to second-order terms
+      (``ε_F² √N``, covered by the factor 1.01 while ``ε_F √N < 1e-3``);
       then ``‖·‖₁ <= √L ‖·‖₂``. This error is absolute: it does not shrink with a small
       tail mass, which is why it is added to δ rather than folded into a relative margin.
     * Sparse PMFs (products summed directly): ``γ_{m+1} ‖â‖₁ ‖b̂‖₁``, m the smaller support.
