@@ -67,6 +67,7 @@ def _cold() -> None:
     # cache of older versions, so the same file times both)
     for owner, name in (
         (pp, "_composed"),
+        (pp, "_pair_items"),
         (pp, "_certified_at"),
         (pg, "_certified_values"),
         (_krr_fast, "_clone_layout"),

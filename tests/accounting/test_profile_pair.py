@@ -155,8 +155,10 @@ def lowered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     monkeypatch.setattr(pp, "certified_profile", scaled)
     pp._composed.cache_clear()  # compositions kept from other tests are of the true profile
+    pp._pair_items.cache_clear()  # (and the pairs, s23-comp)
     yield
     pp._composed.cache_clear()  # ... and those made here of the lowered one
+    pp._pair_items.cache_clear()
 
 
 @pytest.mark.parametrize("rounds", [1, 2, 3])
@@ -360,3 +362,18 @@ def test_a_composition_is_kept_across_deltas_and_answers_as_a_fresh_one() -> Non
     assert bound.curve(params).epsilon(1e-6) == first
     assert bound.curve(replace(params, rounds=21)).epsilon(1e-6) > first
     assert pp._composed.cache_info().currsize == 2
+
+
+def test_pair_masses_are_cached_as_a_fresh_dict_of_the_same_floats() -> None:
+    # s23-comp: the hull is built once per (ε0, n, fine); each caller gets its own dict
+    pp._pair_items.cache_clear()
+    first = pp._pair_masses(2.0, 10_000, fine=False)
+    assert first is not None
+    first[0] = 0.0  # a caller changing its dict does not change the cache
+    again = pp._pair_masses(2.0, 10_000, fine=False)
+    assert pp._pair_items.cache_info().hits == 1
+    assert again is not None
+    assert again[0] > 0.0
+    fresh = pp._pair_items.__wrapped__(2.0, 10_000, False)
+    assert fresh is not None
+    assert list(again.items()) == list(fresh)

@@ -603,29 +603,44 @@ def composed_shuffle(
     name = _pair_name(options.get("pair", "best"), params.k)
     single_setting = params.sample_rate >= 1.0 and params.relation == "substitute"
     if options.get("pair", "best") == "best" and params.k is None and single_setting:
-        # Any ε0-LDP randomizer, no sampling, substitute: also the profile pair of the
-        # single-round certificate (profile_pair.py); both are certificates, the smaller
-        # is reported and named. From FMT21_ROUNDS_MAX rounds on, FMT21's composition (up
-        # to ~40 s at 10^4 rounds) runs only if the profile pair is capped or unavailable.
-        from crowdhide.accounting.shuffle import profile_pair as profile
-
-        other = profile.PROFILE_PAIR_REGISTRY.statement(PROFILE_PAIR, params, **query)
-        if params.rounds > FMT21_ROUNDS_MAX and not profile.capped(other, params):
-            return other.with_notes(
-                f"{name} not composed: above {FMT21_ROUNDS_MAX} rounds it is composed only "
-                f"when the profile pair is capped or does not apply (pair='{name}' asks for it)"
-            )
-        fmt = cast(ClonePairBound, CLONE_PAIR_REGISTRY[name])
-        if delta is not None:  # below the FFT allowance's floor: cap, no composition
-            fmt = replace(fmt, query_delta=query["delta"])
-        try:
-            result = Registry([fmt], what="pair").statement(name, params, **query)
-        except ResourceLimitError as exc:  # n = 1e9: FMT21's pair is too large to compose
-            if not other.conditions_met:
-                raise
-            return other.with_notes(f"{name} not composed: {exc}")
-        return profile.smaller(result, other, key="epsilon" if delta is not None else "delta")
+        return _best_of_pairs(name, params, query)
     return CLONE_PAIR_REGISTRY.statement(name, params, **query)
+
+
+def _best_of_pairs(
+    name: str, params: ComposedShuffleParams, query: dict[str, float]
+) -> PrivacyStatement:
+    """``pair="best"`` for any ε0-LDP randomizer, no sampling, substitute: the smaller of
+    FMT21 (``name``) and the profile pair of the single-round certificate
+    (profile_pair.py), both certificates; the smaller is reported and named."""
+    # From FMT21_ROUNDS_MAX rounds on, FMT21's composition (up
+    # to ~40 s at 10^4 rounds) runs only if the profile pair is capped or unavailable.
+    from crowdhide.accounting.shuffle import profile_pair as profile
+
+    other = profile.PROFILE_PAIR_REGISTRY.statement(PROFILE_PAIR, params, **query)
+    if params.rounds > FMT21_ROUNDS_MAX and not profile.capped(other, params):
+        return other.with_notes(
+            f"{name} not composed: above {FMT21_ROUNDS_MAX} rounds it is composed only "
+            f"when the profile pair is capped or does not apply (pair='{name}' asks for it)"
+        )
+    if other.conditions_met and _uncertifiable(query.get("delta"), params.rounds):
+        # FMT21's ε would be its cap R·ε0 (ClonePairBound.curve, query_delta), the
+        # profile pair's cap too, so it is never below the pair's: not even built
+        return other.with_notes(
+            f"{name} not composed: at delta <= {LEAST_COMPOSITION_ERROR:.3g} its epsilon "
+            "is the cap rounds * eps0 (no composed PLD certifies less), never below the "
+            "profile pair's"
+        )
+    fmt = cast(ClonePairBound, CLONE_PAIR_REGISTRY[name])
+    if "delta" in query:  # below the FFT allowance's floor: cap, no composition
+        fmt = replace(fmt, query_delta=query["delta"])
+    try:
+        result = Registry([fmt], what="pair").statement(name, params, **query)
+    except ResourceLimitError as exc:  # n = 1e9: FMT21's pair is too large to compose
+        if not other.conditions_met:
+            raise
+        return other.with_notes(f"{name} not composed: {exc}")
+    return profile.smaller(result, other, key="epsilon" if "delta" in query else "delta")
 
 
 def composed_shuffle_epsilon(

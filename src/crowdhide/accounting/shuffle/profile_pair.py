@@ -238,7 +238,17 @@ def _covers(
 
 def _pair_masses(eps0: float, n: int, fine: bool = True) -> dict[int, float] | None:
     """The PLD masses (loss index → P-mass) of :func:`profile_pair` for
-    :func:`certified_profile`, each rounded up, or None when no pair was found."""
+    :func:`certified_profile`, each rounded up, or None when no pair was found (a fresh
+    dict of :func:`_pair_items`' cached items)."""
+    items = _pair_items(eps0, n, fine)
+    return None if items is None else dict(items)
+
+
+@functools.lru_cache(maxsize=64)
+def _pair_items(eps0: float, n: int, fine: bool) -> tuple[tuple[int, float], ...] | None:
+    """:func:`_pair_masses`' items, cached per ``(eps0, n, fine)`` as the profile is: a query
+    asks for them up to ~10 times (applies, the composition, each tilt's grid), and the
+    hull and its covering check cost 1-3 ms each time."""
     found = profile_pair(*certified_profile(eps0, n, fine))
     if found is None:
         return None
@@ -250,7 +260,7 @@ def _pair_masses(eps0: float, n: int, fine: bool = True) -> dict[int, float] | N
     for j, pj, qj in zip(loss.tolist(), p.tolist(), q.tolist(), strict=True):
         masses[j] = masses.get(j, 0.0) + pj * up
         masses[-j] = masses.get(-j, 0.0) + qj * up
-    return masses
+    return tuple(masses.items())
 
 
 def _coarse_factor(masses: dict[int, float], rounds: int) -> int:
