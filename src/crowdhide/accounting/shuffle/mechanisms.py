@@ -255,7 +255,12 @@ from crowdhide.accounting.shuffle import _krr_fast
 from crowdhide.accounting.shuffle._lazy_least import Capped as _Capped
 from crowdhide.accounting.shuffle._lazy_least import Least as _Least
 from crowdhide.accounting.shuffle._member_curve import MemberCurve
-from crowdhide.accounting.shuffle._split_clone import split_clone_log_delta
+from crowdhide.accounting.shuffle._split_clone import (
+    SPLIT_C_POINTS,
+    SPLIT_S_POINTS,
+    split_clone_log_delta,
+    split_clone_log_deltas,
+)
 from crowdhide.accounting.shuffle.curves import BracketedCurve
 from crowdhide.accounting.shuffle.generic import (
     KRR_BLANKET_BEST_MAX_N,
@@ -487,12 +492,10 @@ def _certificate_members(
         return [functools.partial(_one_report_member, max(mu2 for mu2, _ in cells), eps0)]
     if mechanism.split is not None and len(cells) == 1 and 0.0 < cells[0][0] < 1.0:
         (mu2, rho), rates = cells[0], mechanism.split(eps0, d, k)
-        member = functools.partial(_clone_member, n, kappa, mu2, rho, rates)
         reveal = mechanism.reveal(eps0, d, k) if mechanism.reveal is not None else None
         if reveal is None or not 0.0 < reveal[0] < 1.0 - mu2:
-            return [member]
-        revealed = functools.partial(_reveal_member, n, kappa, mu2, rates[0], reveal)
-        return [functools.partial(_smaller, member, revealed)]
+            return [functools.partial(_clone_member, n, kappa, mu2, rho, rates)]
+        return [functools.partial(_clone_or_revealed, n, kappa, (mu2, rho), rates, reveal)]
     return [functools.partial(_clone_member, n, kappa, mu2, rho, None) for mu2, rho in cells]
 
 
@@ -549,16 +552,53 @@ def _reveal_member(
 ) -> float:
     """The revealed-class split system (module docstring): ``log(1 − w)`` plus the split
     system with target ``μ/(1 − w)``, informative clones ``c_inf`` and uninformative ones
-    ``gamma``. The factor takes ``w`` lowered and the target's μ takes it raised (δ of the
-    split system is non-decreasing in μ), so both err to the safe side; gamma is lowered."""
+    ``gamma`` (:func:`_reveal_system`)."""
+    system = _reveal_system(mu2, c_inf, reveal)
+    if system is None:  # nothing left to hide: no gain over the split system
+        return 0.0
+    log_factor, (mu_cond, c_zero) = system
+    return log_factor + split_clone_log_delta(n, kappa, mu_cond, c_inf, c_zero, eps, tail)
+
+
+def _reveal_system(
+    mu2: float, c_inf: float, reveal: tuple[float, float]
+) -> tuple[float, tuple[float, float]] | None:
+    """``(log(1 − w), (μ/(1 − w), gamma))`` of the revealed-class split system (None where
+    the conditional μ reaches 1). The factor takes ``w`` lowered and the target's μ takes it
+    raised (δ of the split system is non-decreasing in μ), so both err to the safe side;
+    gamma is lowered."""
     w, gamma = reveal
     mu_cond = min(mu2 / (1.0 - w * (1.0 + _REVEAL_RTOL)) * (1.0 + _REVEAL_RTOL), 1.0)
-    if mu_cond >= 1.0:  # nothing left to hide: no gain over the split system
-        return 0.0
-    log_delta = split_clone_log_delta(
-        n, kappa, mu_cond, c_inf, gamma * (1.0 - _REVEAL_RTOL), eps, tail
-    )
-    return math.log1p(-w * (1.0 - _REVEAL_RTOL)) + log_delta
+    if mu_cond >= 1.0:
+        return None
+    return math.log1p(-w * (1.0 - _REVEAL_RTOL)), (mu_cond, gamma * (1.0 - _REVEAL_RTOL))
+
+
+def _clone_or_revealed(
+    n: int,
+    kappa: float,
+    cell: tuple[float, float],
+    rates: tuple[float, float],
+    reveal: tuple[float, float],
+    eps: float,
+    tail: float,
+) -> float:
+    """``_smaller(_clone_member, _reveal_member)`` of one cell ``(μ, ρ)``, the same floats,
+    with the cell's split system and the revealed-class one in one
+    :func:`split_clone_log_deltas` call (its values are those of one call per system; issue
+    32: k-subset and OLH evaluate both at every ε, and one call's fixed cost goes)."""
+    mu2, rho = cell
+    system = _reveal_system(mu2, rates[0], reveal)
+    systems = [(mu2, rates[0], rates[1], SPLIT_C_POINTS, SPLIT_S_POINTS, _krr_fast._ETA)]
+    if system is not None:
+        mu_cond, c_zero = system[1]
+        systems.append((mu_cond, rates[0], c_zero, SPLIT_C_POINTS, SPLIT_S_POINTS, _krr_fast._ETA))
+    values = split_clone_log_deltas(n, kappa, systems, eps, tail)
+    split = values[0]
+    if not (rates[0] >= rho * mu2 and rates[1] >= rho * (1.0 - mu2)):  # as _clone_member
+        split = min(split, _krr_fast.clone_noise_log_delta(n, kappa, mu2, rho, eps, tail))
+    revealed = 0.0 if system is None else system[0] + values[1]
+    return min(split, revealed)
 
 
 def _smaller(
