@@ -102,3 +102,19 @@ def test_a_one_percent_steeper_chernoff_exponent_is_caught(monkeypatch: pytest.M
         np.array([float(n)]), p, np.array([float(n - 5)]), np.array([float(n)]), upper=True
     )
     assert mpmath.mpf(up[0]) < _sf(n - 5, n, p)
+
+
+@pytest.mark.parametrize("tau", [0.3, 0.45, 0.93, 0.96, 0.975])
+def test_pairs_clone_excess_is_above_the_exact_value(tau: float) -> None:
+    """``E[(A − mτ)_+]``, A ~ Bin(m, ½), where ``2^-m`` underflows (m >= 1075)."""
+    from crowdhide.accounting.shuffle._pairs import _clone_excess
+
+    m = np.array([1100, 1500], dtype=np.int64)
+    value, err = _clone_excess(m, tau, 1.0 - tau, 1e-12)
+    for i, mm in enumerate(m.tolist()):
+        theta = mm * tau
+        exact = mpmath.fsum(
+            (j - mpmath.mpf(theta)) * mpmath.binomial(mm, j) / mpmath.mpf(2) ** mm
+            for j in range(math.floor(theta) + 1, mm + 1)
+        )
+        assert exact <= mpmath.mpf(value[i] + err[i]), (mm, tau)
