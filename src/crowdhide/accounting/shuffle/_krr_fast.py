@@ -49,6 +49,7 @@ from scipy.special import gammaln
 from crowdhide.accounting.binomial_tails import (
     BETAINC_ATOL,
     BETAINC_TRUSTED,
+    UNTRUSTED_ATOL,
     _log_tail_vec,
     betainc_error,
     binom_cdf,
@@ -184,25 +185,26 @@ def _deep_excess(
     above: bool = True,
 ) -> FloatArray:
     """``scale_1 · tail_1 − scale_2 · tail_2 ± err`` (``tail_2 <= tail_1``, both >= 0), where
-    an incomplete beta may have underflowed (below ``BETAINC_TRUSTED``: SciPy returns 0 for
-    true tails up to 4e-243, docs/proofs/betainc-underflow.md): an untrusted ``tail_2`` is
-    read as 0 (upper) or ``2·BETAINC_TRUSTED`` (lower); an untrusted ``tail_1`` makes the
-    value (upper) ``scale_1`` times the Chernoff bound of that tail plus θ's error ``shift``
+    an incomplete beta may be wrong (below ``BETAINC_TRUSTED``: SciPy returns 0 for true
+    tails up to 4e-243, docs/proofs/betainc-underflow.md): each such tail widens the error
+    by ``UNTRUSTED_ATOL`` times its scale; upper, where ``tail_1`` is untrusted, the value
+    is at most ``scale_1`` times the Chernoff bound of that tail plus θ's error ``shift``
     times that of the slope's tail (``laws``: their ``(n, p, t)``, ``P(X >= t)`` if
-    ``above``, else ``P(X <= t)``), or 0 (lower). ``errors = (err, shift)``."""
+    ``above``, else ``P(X <= t)``). ``errors = (err, shift)``."""
     tail_1, tail_2 = tails
     scale_1, scale_2 = scales
     err, shift = errors
-    tail_2 = np.where(tail_2 < BETAINC_TRUSTED, 0.0 if upper else 2.0 * BETAINC_TRUSTED, tail_2)
+    untrusted_1, untrusted_2 = tail_1 < BETAINC_TRUSTED, tail_2 < BETAINC_TRUSTED
+    err = err + UNTRUSTED_ATOL * (np.abs(scale_1) * untrusted_1 + np.abs(scale_2) * untrusted_2)
     value = scale_1 * tail_1 - scale_2 * tail_2 + (err if upper else -err)
-    deep = tail_1 < BETAINC_TRUSTED
+    deep = untrusted_1
     if not upper:
-        return np.asarray(np.where(deep, 0.0, value), dtype=np.float64)
+        return np.asarray(value, dtype=np.float64)
     marks = np.where(deep, 0.0, 1.0)  # 0 asks trusted_tail for the Chernoff bound
     bound = trusted_tail(marks, *laws[0], upper=above)
     slope = trusted_tail(marks, *laws[1], upper=above)
     deep_value = np.abs(scale_1) * bound + shift * slope
-    return np.asarray(np.where(deep, deep_value, value), dtype=np.float64)
+    return np.asarray(np.where(deep, np.minimum(deep_value, value), value), dtype=np.float64)
 
 
 def _clone_shift(m: FloatArray, kappa: float, eps: float) -> FloatArray:
