@@ -32,6 +32,8 @@ from crowdhide.accounting.logmath import MACHINE_EPSILON, log_terms_error, logsu
 
 __all__ = [
     "BETAINC_ATOL",
+    "BETAINC_TRUSTED",
+    "UNTRUSTED_ATOL",
     "ExcessTable",
     "RowSuffixSums",
     "Window",
@@ -47,6 +49,7 @@ __all__ = [
     "row_log_excess_above",
     "row_log_pmf_error",
     "tail_edges_many",
+    "trusted_tail",
     "window_blocks",
     "window_edges",
     "window_log_pmf_error",
@@ -56,6 +59,22 @@ FloatArray = npt.NDArray[np.float64]
 
 #: Absolute floor for underflow of the incomplete beta.
 BETAINC_ATOL = 1e-300
+
+#: Tails (and block masses) from incomplete betas below this are not trusted: SciPy 1.17's
+#: ``betainc(a, b, x)`` returns 0 (or values off by 1e-3) where ``x^a`` underflows and
+#: ``b < 40``, for true values up to 4.3e-243 (a = 3000, b = 39, x^a = e^-700; 40-digit
+#: scan over n <= 1e9 in docs/proofs/betainc-underflow.md); above 1e-200 no error beyond
+#: :func:`betainc_error` was seen. Below it an upper bound takes the Chernoff bound instead.
+BETAINC_TRUSTED = 1e-200
+
+#: Where SciPy's value is below :data:`BETAINC_TRUSTED` and wrong, the true value is below
+#: 4.3e-243 and the returned one below 1.001 times that (same scan): an absolute allowance
+#: of 1e-240 per such tail covers it (for lower bounds, which cannot use a Chernoff bound).
+UNTRUSTED_ATOL = 1e-240
+
+#: Allowances on a Chernoff exponent ``−n KL`` (its roundings: below 1e-12 relative and 1e-6
+#: absolute at n <= 1e9), as in ``shuffle._split_clone``.
+_KL_RTOL, _KL_ATOL = 1e-9, 1e-5
 
 
 def _kl(x: float, p: float) -> float:
@@ -284,6 +303,23 @@ def _log_tail_vec(
         out = np.where(t >= n * p, 0.0, out)
         out = np.where(t < 0, -np.inf, out)
     return np.asarray(out, dtype=np.float64)
+
+
+def trusted_tail(
+    tail: FloatArray, n: FloatArray, p: float, t: FloatArray, *, upper: bool
+) -> FloatArray:
+    """An upper bound on the tail ``P(X >= t)`` (``upper``) or ``P(X <= t)`` of Bin(n, p)
+    computed as ``tail``: ``tail`` itself where at least :data:`BETAINC_TRUSTED`, its
+    Chernoff bound (exponent rounded up) below, where the incomplete beta can underflow."""
+    n, t, tail = np.broadcast_arrays(np.asarray(n, float), np.asarray(t, float), tail)
+    deep = tail < BETAINC_TRUSTED
+    out = np.array(tail, dtype=np.float64)
+    if deep.any():
+        log_bound = _log_tail_vec(n[deep], p, t[deep], upper=upper)
+        # plus the smallest subnormal: exp's rounding (and underflow) in the subnormal range
+        bound = np.exp(np.minimum(log_bound * (1.0 - _KL_RTOL) + _KL_ATOL, 0.0)) + 5e-324
+        out[deep] = np.where(log_bound > -np.inf, np.minimum(bound, 1.0), 0.0)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -562,7 +598,7 @@ def tail_edges_many(
         while bool(np.any(high - low > 1.0)):
             open_ = high - low > 1.0
             mid = np.floor((low + high) / 2.0)
-            ok = small(binom_cdf(mid - 1.0, n, p))
+            ok = small(trusted_tail(binom_cdf(mid - 1.0, n, p), n, p, mid - 1.0, upper=False))
             low, high = np.where(open_ & ok, mid, low), np.where(open_ & ~ok, mid, high)
         lo = low
         # hi: the smallest value in [⌈mean⌉, n] with P(X >= hi + 1) small (true at n).
@@ -570,10 +606,11 @@ def tail_edges_many(
         while bool(np.any(high - low > 1.0)):
             open_ = high - low > 1.0
             mid = np.floor((low + high) / 2.0)
-            ok = small(binom_sf(mid + 1.0, n, p))
+            ok = small(trusted_tail(binom_sf(mid + 1.0, n, p), n, p, mid + 1.0, upper=True))
             high, low = np.where(open_ & ok, mid, high), np.where(open_ & ~ok, mid, low)
         hi = high
-    below, above = binom_cdf(lo - 1.0, n, p), binom_sf(hi + 1.0, n, p)
+    below = trusted_tail(binom_cdf(lo - 1.0, n, p), n, p, lo - 1.0, upper=False)
+    above = trusted_tail(binom_sf(hi + 1.0, n, p), n, p, hi + 1.0, upper=True)
     outside = (
         below * (1.0 + binom_cdf_rtol(lo - 1.0, n, p))
         + above
@@ -698,9 +735,19 @@ def masses_from_tails(
             first * binom_cdf_rtol(hi, n, p) + second * binom_cdf_rtol(lo - 1.0, n, p),
             0.0,
         )
+    # a tail below BETAINC_TRUSTED may be wrong by up to UNTRUSTED_ATOL
+    err = err + UNTRUSTED_ATOL * ((first < BETAINC_TRUSTED) + (second < BETAINC_TRUSTED))
     diff = first - second
-    out = diff + err if upper else diff - err
-    return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
+    out = np.clip(diff + err if upper else diff - err, 0.0, 1.0)
+    if not upper:
+        return np.asarray(out, dtype=np.float64)
+    # below BETAINC_TRUSTED the first tail may have underflowed: its Chernoff bound instead
+    deep = out < BETAINC_TRUSTED
+    # a tail of 1 keeps an entry as it is; 0 asks for the Chernoff bound
+    bound_cdf = trusted_tail(np.where(deep & use_cdf, 0.0, 1.0), n, p, hi, upper=False)
+    bound_sf = trusted_tail(np.where(deep & ~use_cdf, 0.0, 1.0), n, p, lo, upper=True)
+    bound = np.where(use_cdf, bound_cdf, bound_sf)
+    return np.asarray(np.where(deep, np.minimum(bound, out), out), dtype=np.float64)
 
 
 def window_blocks(

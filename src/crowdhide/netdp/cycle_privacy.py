@@ -26,7 +26,7 @@ from scipy import special
 
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting import DiscretePairCurve, compose_curves
-from crowdhide.accounting.binomial_tails import betainc_error
+from crowdhide.accounting.binomial_tails import betainc_error, trusted_tail
 from crowdhide.accounting.gaussian import gaussian_epsilon, gaussian_log_delta
 from crowdhide.accounting.logmath import log1mexp, log_terms_error
 from crowdhide.accounting.roots import safe_root
@@ -185,7 +185,11 @@ def _binomial_weights(r: int, p: float) -> tuple[IntArray, FloatArray, float]:
     # P(J > jmax) = I_p(jmax + 1, r − jmax), raised by the incomplete beta's error bound
     if jmax < r:
         upper = special.betainc(jmax + 1.0, r - jmax, p)
-        tail = float(upper + betainc_error(upper, float(r)))
+        # below BETAINC_TRUSTED SciPy may have underflowed (docs/proofs/betainc-underflow.md)
+        raised = np.atleast_1d(upper + betainc_error(upper, float(r)))
+        tail = float(
+            trusted_tail(raised, np.array([float(r)]), p, np.array([jmax + 1.0]), upper=True)[0]
+        )
     else:
         tail = 0.0
     small = logw < -75.0

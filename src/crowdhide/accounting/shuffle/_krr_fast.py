@@ -48,6 +48,8 @@ from scipy.special import gammaln
 
 from crowdhide.accounting.binomial_tails import (
     BETAINC_ATOL,
+    BETAINC_TRUSTED,
+    UNTRUSTED_ATOL,
     _log_tail_vec,
     betainc_error,
     binom_cdf,
@@ -57,6 +59,7 @@ from crowdhide.accounting.binomial_tails import (
     half_tails,
     on_blocks,
     rowwise_logsumexp,
+    trusted_tail,
     window_blocks,
 )
 from crowdhide.accounting.logmath import (
@@ -134,8 +137,7 @@ def alpha_pair_h(units: FloatArray, lam: FloatArray, eps: float, *, upper: bool)
     s_safe = np.where(ok, s, 1.0)
     lam_safe = np.where(ok, lam, 1.0)
     theta = s_safe / 2.0 + s_safe * math.expm1(eps) / (2.0 * lam_safe * (1.0 + big))
-    value, err = _half_excess_terms(s_safe, theta)
-    value = value + (err if upper else -err)
+    value = _half_excess_terms(s_safe, theta, upper=upper)
     scale = 2.0 * lam_safe * (1.0 + big) / s_safe
     out = np.maximum(value, 0.0) * scale
     if not upper:
@@ -153,23 +155,56 @@ def excess_half(units: FloatArray, theta: FloatArray, *, upper: bool) -> FloatAr
     """``E[(A − θ)_+]`` for ``A ~ Bin(units, 1/2)`` elementwise, rounded up (``upper``) or
     down by a bound on the error of the tail difference."""
     s = np.asarray(units, dtype=np.float64)
-    value, err = _half_excess_terms(s, np.asarray(theta, dtype=np.float64))
-    value = value + (err if upper else -err)
+    value = _half_excess_terms(s, np.asarray(theta, dtype=np.float64), upper=upper)
     return np.asarray(np.where(s >= 1.0, np.maximum(value, 0.0), 0.0), dtype=np.float64)
 
 
-def _half_excess_terms(s: FloatArray, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """``E[(A − θ)_+]`` for ``A ~ Bin(s, 1/2)`` as a difference of two tails, and a bound on
-    its error: each tail's (:func:`betainc_error`), underflow, and θ's rounding (the excess
-    is 1-Lipschitz in θ with slope ``P(A > θ)``)."""
+def _half_excess_terms(s: FloatArray, theta: FloatArray, *, upper: bool) -> FloatArray:
+    """``E[(A − θ)_+]`` for ``A ~ Bin(s, 1/2)`` as a difference of two tails, rounded up
+    (``upper``) or down by a bound on its error: each tail's (:func:`betainc_error`),
+    underflow, and θ's rounding (the excess is 1-Lipschitz in θ with slope ``P(A > θ)``);
+    tails below ``BETAINC_TRUSTED`` by :func:`_deep_excess`."""
     a_star = np.floor(theta) + 1.0
     # Σ_{a >= a*} a Bin(a; s, 1/2) = s/2 · upper_tail
     upper_tail, at_threshold, slope = half_tails(a_star, s)
-    first, second = 0.5 * s * upper_tail, theta * at_threshold
     err = 0.5 * s * betainc_error(upper_tail, s) + np.abs(theta) * betainc_error(at_threshold, s)
     err = err + (s + 1.0) * BETAINC_ATOL
-    err = err + _THETA_RTOL * np.abs(theta) * slope
-    return first - second, err
+    shift = _THETA_RTOL * np.abs(theta)
+    err = err + shift * slope
+    tails, laws = (upper_tail, at_threshold), ((s - 1.0, 0.5, a_star - 1.0), (s, 0.5, a_star - 1.0))
+    return _deep_excess(tails, (0.5 * s, theta), (err, shift), laws, upper=upper)
+
+
+def _deep_excess(
+    tails: tuple[FloatArray, FloatArray],
+    scales: tuple[FloatArray, FloatArray],
+    errors: tuple[FloatArray, FloatArray],
+    laws: tuple[tuple[FloatArray, float, FloatArray], tuple[FloatArray, float, FloatArray]],
+    *,
+    upper: bool,
+    above: bool = True,
+) -> FloatArray:
+    """``scale_1 · tail_1 − scale_2 · tail_2 ± err`` (``tail_2 <= tail_1``, both >= 0), where
+    an incomplete beta may be wrong (below ``BETAINC_TRUSTED``: SciPy returns 0 for true
+    tails up to 4e-243, docs/proofs/betainc-underflow.md): each such tail widens the error
+    by ``UNTRUSTED_ATOL`` times its scale; upper, where ``tail_1`` is untrusted, the value
+    is at most ``scale_1`` times the Chernoff bound of that tail plus θ's error ``shift``
+    times that of the slope's tail (``laws``: their ``(n, p, t)``, ``P(X >= t)`` if
+    ``above``, else ``P(X <= t)``). ``errors = (err, shift)``."""
+    tail_1, tail_2 = tails
+    scale_1, scale_2 = scales
+    err, shift = errors
+    untrusted_1, untrusted_2 = tail_1 < BETAINC_TRUSTED, tail_2 < BETAINC_TRUSTED
+    err = err + UNTRUSTED_ATOL * (np.abs(scale_1) * untrusted_1 + np.abs(scale_2) * untrusted_2)
+    value = scale_1 * tail_1 - scale_2 * tail_2 + (err if upper else -err)
+    deep = untrusted_1
+    if not upper:
+        return np.asarray(value, dtype=np.float64)
+    marks = np.where(deep, 0.0, 1.0)  # 0 asks trusted_tail for the Chernoff bound
+    bound = trusted_tail(marks, *laws[0], upper=above)
+    slope = trusted_tail(marks, *laws[1], upper=above)
+    deep_value = np.abs(scale_1) * bound + shift * slope
+    return np.asarray(np.where(deep, np.minimum(deep_value, value), value), dtype=np.float64)
 
 
 def _clone_shift(m: FloatArray, kappa: float, eps: float) -> FloatArray:
@@ -589,16 +624,18 @@ def binomial_excess(
         a_star = np.floor(theta) + 1.0
         tail_1 = binom_sf(a_star - 1.0, n - 1.0, p)  # Σ_{a >= a*} a Bin(a; n, p) = mean · this
         tail_2 = binom_sf(a_star, n, p)
-        first, second = mean * tail_1, theta * tail_2
         slope = binom_sf(a_star - 1.0, n, p)
         scale_1, scale_2 = np.abs(mean), np.abs(theta)
+        laws = ((n - 1.0, p, a_star - 1.0), (n, p, a_star - 1.0))  # tail_1's and slope's
+        scales = (mean, theta)
     else:
         b_star = np.ceil(theta) - 1.0
         tail_1 = binom_cdf(b_star, n, p)
         tail_2 = binom_cdf(b_star - 1.0, n - 1.0, p)
-        first, second = theta * tail_1, mean * tail_2
         slope = binom_cdf(b_star + 1.0, n, p) * (1.0 + binom_cdf_rtol(b_star + 1.0, n, p))
         scale_1, scale_2 = np.abs(theta), np.abs(mean)
+        laws = ((n, p, b_star), (n, p, b_star + 1.0))  # tail_1's and slope's
+        scales = (theta, mean)
     shift = _THETA_RTOL * np.abs(theta) if theta_err is None else np.asarray(theta_err)
     error = scale_1 * betainc_error(tail_1, n) + scale_2 * betainc_error(tail_2, n)
     if not above:  # the lower tails' rounded complement (binom_cdf_rtol)
@@ -606,7 +643,8 @@ def binomial_excess(
         error = error + np.abs(mean) * tail_2 * binom_cdf_rtol(b_star - 1.0, n - 1.0, p)
     error = error + (n + np.abs(theta) + 1.0) * 1e-307
     error = error + shift * slope
-    value = first - second + (error if upper else -error)
+    tails = (tail_1, tail_2)
+    value = _deep_excess(tails, scales, (error, shift), laws, upper=upper, above=above)
     return np.asarray(np.maximum(value, 0.0), dtype=np.float64)
 
 

@@ -21,6 +21,7 @@ import numpy.typing as npt
 from scipy.special import betainc
 
 from crowdhide.accounting.binomial_tails import (
+    BETAINC_TRUSTED,
     RowSuffixSums,
     RowWindows,
     _log_tail_vec,
@@ -32,6 +33,7 @@ from crowdhide.accounting.binomial_tails import (
     row_log_pmf_error,
     row_windows,
     rowwise_logsumexp,
+    trusted_tail,
     window_blocks,
 )
 from crowdhide.accounting.curves import DiscretePairCurve
@@ -106,6 +108,26 @@ def _clone_excess(
     # betainc underflows below ~1e-308: each tail is then off by at most that, times m.
     error = 0.5 * m * betainc_error(half_m, mf) + theta * betainc_error(with_theta, mf)
     error = error + m * 1e-307 + theta_rtol * theta * slope
+    # SciPy returns 0 for true tails up to 4e-243 (docs/proofs/betainc-underflow.md): below
+    # BETAINC_TRUSTED the excess is bounded by Chernoff bounds of its first tail and slope
+    tail, other = (half_m, with_theta) if tau <= 0.5 else (with_theta, half_m)
+    # the second term is >= 0: dropped where its tail is untrusted
+    value = np.asarray(np.where(other < BETAINC_TRUSTED, first, value), dtype=np.float64)
+    deep = tail < BETAINC_TRUSTED
+    if deep.any():
+        marks = np.where(deep, 0.0, 1.0)  # 0 asks trusted_tail for the Chernoff bound
+        if tau <= 0.5:  # m/2 P(Bin(m − 1, ½) >= a* − 1) + shift P(A >= a* − 1)
+            first_edge = slope_edge = (a_star - 1).astype(np.float64)
+            size, scale = mf - 1.0, 0.5 * mf
+        else:  # θ P(B <= b*) + shift P(B <= b* + 1), B = m − A
+            first_edge = (m - b_star).astype(np.float64)
+            slope_edge = first_edge - 1.0
+            size, scale = mf, np.asarray(theta, dtype=np.float64)
+        edges = (first_edge, slope_edge)
+        bound = scale * trusted_tail(marks, size, 0.5, edges[0], upper=True)
+        bound = bound + theta_rtol * theta * trusted_tail(marks, mf, 0.5, edges[1], upper=True)
+        value = np.asarray(np.where(deep, bound, value), dtype=np.float64)
+        error = np.asarray(np.where(deep, 0.0, error), dtype=np.float64)
     return value, error
 
 
