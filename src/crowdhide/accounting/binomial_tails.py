@@ -28,6 +28,7 @@ import numpy.typing as npt
 from scipy.special import betainc, gammaln, xlog1py, xlogy
 
 from crowdhide.accounting._half_memo import PairMemo, pair_keys
+from crowdhide.accounting._pmf_lower import binomial_pmf_lower
 from crowdhide.accounting.logmath import MACHINE_EPSILON, log_terms_error, logsumexp
 
 __all__ = [
@@ -739,8 +740,10 @@ def masses_from_tails(
     err = err + UNTRUSTED_ATOL * ((first < BETAINC_TRUSTED) + (second < BETAINC_TRUSTED))
     diff = first - second
     out = np.clip(diff + err if upper else diff - err, 0.0, 1.0)
-    if not upper:
-        return np.asarray(out, dtype=np.float64)
+    if not upper:  # where a tail is untrusted, at least the block's larger end point
+        ends = np.maximum(binomial_pmf_lower(n, p, lo), binomial_pmf_lower(n, p, hi))
+        untrusted = (first < BETAINC_TRUSTED) | (second < BETAINC_TRUSTED)
+        return np.asarray(np.where(untrusted, np.maximum(out, ends), out), dtype=np.float64)
     # below BETAINC_TRUSTED the first tail may have underflowed: its Chernoff bound instead
     deep = out < BETAINC_TRUSTED
     # a tail of 1 keeps an entry as it is; 0 asks for the Chernoff bound

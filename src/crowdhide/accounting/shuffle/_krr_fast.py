@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import gammaln
 
+from crowdhide.accounting._pmf_lower import binomial_pmf_lower
 from crowdhide.accounting.binomial_tails import (
     BETAINC_ATOL,
     BETAINC_TRUSTED,
@@ -172,7 +173,24 @@ def _half_excess_terms(s: FloatArray, theta: FloatArray, *, upper: bool) -> Floa
     shift = _THETA_RTOL * np.abs(theta)
     err = err + shift * slope
     tails, laws = (upper_tail, at_threshold), ((s - 1.0, 0.5, a_star - 1.0), (s, 0.5, a_star - 1.0))
-    return _deep_excess(tails, (0.5 * s, theta), (err, shift), laws, upper=upper)
+    floor = None if upper else excess_floor(s, 0.5, theta, shift, above=True)
+    return _deep_excess(tails, (0.5 * s, theta), (err, shift), laws, upper=upper, floor=floor)
+
+
+def excess_floor(
+    n: FloatArray, p: float, theta: FloatArray, shift: FloatArray, *, above: bool
+) -> FloatArray:
+    """A proven lower bound on ``E[(X − θ)_+]`` (``above``) or ``E[(θ − X)_+]`` for
+    ``X ~ Bin(n, p)`` and any true threshold within ``shift`` of ``θ``: the term of the
+    nearest outcome beyond it, ``(a − θ − shift)_+ P(X = a)``, with the point probability
+    from :func:`binomial_pmf_lower` (for where the incomplete betas are not trusted)."""
+    if above:
+        nearest = np.floor(theta) + 1.0
+        gap = nearest - theta - shift
+    else:
+        nearest = np.ceil(theta) - 1.0
+        gap = theta - shift - nearest
+    return np.asarray(np.maximum(gap, 0.0) * binomial_pmf_lower(n, p, nearest), dtype=np.float64)
 
 
 def _deep_excess(
@@ -183,6 +201,7 @@ def _deep_excess(
     *,
     upper: bool,
     above: bool = True,
+    floor: FloatArray | None = None,
 ) -> FloatArray:
     """``scale_1 · tail_1 − scale_2 · tail_2 ± err`` (``tail_2 <= tail_1``, both >= 0), where
     an incomplete beta may be wrong (below ``BETAINC_TRUSTED``: SciPy returns 0 for true
@@ -190,7 +209,9 @@ def _deep_excess(
     by ``UNTRUSTED_ATOL`` times its scale; upper, where ``tail_1`` is untrusted, the value
     is at most ``scale_1`` times the Chernoff bound of that tail plus θ's error ``shift``
     times that of the slope's tail (``laws``: their ``(n, p, t)``, ``P(X >= t)`` if
-    ``above``, else ``P(X <= t)``). ``errors = (err, shift)``."""
+    ``above``, else ``P(X <= t)``). ``errors = (err, shift)``. Rounded down, where a tail
+    is untrusted, the value is at least ``floor`` (a proven lower bound on the excess: its
+    nearest term, :func:`excess_floor`)."""
     tail_1, tail_2 = tails
     scale_1, scale_2 = scales
     err, shift = errors
@@ -199,6 +220,8 @@ def _deep_excess(
     value = scale_1 * tail_1 - scale_2 * tail_2 + (err if upper else -err)
     deep = untrusted_1
     if not upper:
+        if floor is not None:
+            value = np.where(untrusted_1 | untrusted_2, np.maximum(value, floor), value)
         return np.asarray(value, dtype=np.float64)
     marks = np.where(deep, 0.0, 1.0)  # 0 asks trusted_tail for the Chernoff bound
     bound = trusted_tail(marks, *laws[0], upper=above)
@@ -644,7 +667,8 @@ def binomial_excess(
     error = error + (n + np.abs(theta) + 1.0) * 1e-307
     error = error + shift * slope
     tails = (tail_1, tail_2)
-    value = _deep_excess(tails, scales, (error, shift), laws, upper=upper, above=above)
+    floor = None if upper else excess_floor(n, p, theta, shift, above=above)
+    value = _deep_excess(tails, scales, (error, shift), laws, upper=upper, above=above, floor=floor)
     return np.asarray(np.maximum(value, 0.0), dtype=np.float64)
 
 
