@@ -56,6 +56,7 @@ import numpy.typing as npt
 
 from crowdhide.accounting.binomial_tails import (
     BETAINC_ATOL,
+    BETAINC_TRUSTED,
     _log_tail_vec,
     betainc_error,
     binom_cdf,
@@ -222,12 +223,10 @@ CHERNOFF_RTOL = 1e-9
 CHERNOFF_ATOL = 1e-5
 
 
-#: Block masses below this (from incomplete betas) are replaced by their Chernoff bounds:
-#: SciPy's ``betainc`` (1.17) underflows to 0 well above the double range, e.g.
-#: ``P(Bin(1661, 0.6377) >= 1636) = 3.4e-276`` came back 0 (exact at 5e-253, 0 at 1e-256),
-#: and a difference of two zero tails is then only its 2e-300 allowance: below the truth.
-#: 1e-200 leaves 50 orders of magnitude to the first failure seen. Above it no change.
-BETAINC_TRUSTED = 1e-200
+# Block masses below BETAINC_TRUSTED (from incomplete betas) are replaced by their Chernoff
+# bounds: SciPy's ``betainc`` underflows to 0 well above the double range
+# (docs/proofs/betainc-underflow.md), and a difference of two zero tails is then only its
+# 2e-300 allowance: below the truth.
 
 
 def _trusted(log_mass: FloatArray, log_chernoff: FloatArray) -> FloatArray:
