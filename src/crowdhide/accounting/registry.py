@@ -57,6 +57,9 @@ __all__ = ["Bound", "Registry", "attach_lower", "best_certificate", "best_of"]
 P = TypeVar("P")
 P_contra = TypeVar("P_contra", contravariant=True)
 
+#: An upper bound on δ that underflows a double is reported as this, never as 0.
+_SMALLEST_DELTA = 5e-324
+
 
 class Bound(Protocol[P_contra]):
     """One bound or evaluator of an accountant (structural type: any object with these).
@@ -186,6 +189,10 @@ class Registry(Generic[P]):
         else:
             assert epsilon is not None
             eps, dlt = float(epsilon), curve.delta(epsilon)
+            if dlt == 0.0 and bound.kind != "lower" and curve.log_delta(eps) > -math.inf:
+                # below the smallest double (e.g. e^-1230): 0 would claim less than the truth
+                dlt = _SMALLEST_DELTA
+                notes += ("delta below the smallest positive double; rounded up to 5e-324",)
         return PrivacyStatement(
             epsilon=eps, delta=dlt, kind=bound.kind, source=bound.name, inputs=inputs, notes=notes
         )
