@@ -66,17 +66,26 @@ def _assert_classes(r: np.ndarray, c: dict[str, Any]) -> None:
         assert float(least[mask].sum()) == pytest.approx(want_c, rel=1e-12)
 
 
-@pytest.mark.parametrize("eps0", [0.7, 3.0, 8.0])
-@pytest.mark.parametrize(("d", "k"), [(4, 2), (5, 2), (5, 3)])
-def test_subset_constants_match_the_matrix(eps0: float, d: int, k: int) -> None:
-    r = mm.subset(eps0, d, k)
-    c = BENCH.subset_constants(eps0, d, k)
+def _assert_pair_constants(
+    r: np.ndarray, c: dict[str, Any]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``c_tot``, ``m_plus`` and ``mu`` against the report matrix ``r`` (rows: inputs; the
+    pair is rows 0 and 1); returns the pair's rows and its informative reports."""
     assert c["c_tot"] == pytest.approx(_least_mass(r), rel=1e-12)
     x, x2 = r[0], r[1]
     informative = ~np.isclose(x, x2, rtol=1e-12, atol=0.0)
     plus = informative & (x > x2)
     assert c["m_plus"] == pytest.approx(float(r.min(axis=0)[plus].sum()), rel=1e-12)
     assert c["mu"] == pytest.approx(float((x + x2)[informative].sum() / 2), rel=1e-12)
+    return x, x2, informative
+
+
+@pytest.mark.parametrize("eps0", [0.7, 3.0, 8.0])
+@pytest.mark.parametrize(("d", "k"), [(4, 2), (5, 2), (5, 3)])
+def test_subset_constants_match_the_matrix(eps0: float, d: int, k: int) -> None:
+    r = mm.subset(eps0, d, k)
+    c = BENCH.subset_constants(eps0, d, k)
+    x, _, informative = _assert_pair_constants(r, c)
     # informative clones: the least weight of every input on the informative reports, both sides
     assert c["c_inf"] == pytest.approx(float(r.min(axis=0)[informative].sum()), rel=1e-12)
     # hidden class: the uninformative reports where every input is at least the pair's weight
@@ -90,14 +99,7 @@ def test_subset_constants_match_the_matrix(eps0: float, d: int, k: int) -> None:
 def test_olh_constants_match_the_matrix(eps0: float, g: int) -> None:
     r = mm.olh(eps0, g)  # every hash function of three inputs
     c = BENCH.olh_constants(eps0, g, 0, inputs=3)
-    assert c["c_tot"] == pytest.approx(_least_mass(r), rel=1e-12)
-    x, x2 = r[0], r[1]
-    informative = ~np.isclose(x, x2, rtol=1e-12, atol=0.0)
-    plus = informative & (x > x2)
-    assert c["m_plus"] == pytest.approx(float(r.min(axis=0)[plus].sum()), rel=1e-12)
-    assert c["mu"] == pytest.approx(float((x + x2)[informative].sum() / 2), rel=1e-12)
-    plus = informative & (x > x2)
-    assert c["m_plus"] == pytest.approx(float(r.min(axis=0)[plus].sum()), rel=1e-12)
+    _assert_pair_constants(r, c)
     _assert_classes(r, c)
 
 

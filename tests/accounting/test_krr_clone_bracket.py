@@ -7,11 +7,8 @@ used (it is 1.8 % high at a kink); beyond the n limit the floats are the plain s
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
-from crowdhide.accounting.shuffle import _krr_fast
 from crowdhide.accounting.shuffle._bound_curves import (
     KRR_CLONE_BRACKET_MAX_N,
     ShuffleParams,
@@ -19,32 +16,7 @@ from crowdhide.accounting.shuffle._bound_curves import (
     _krr_clone_curve,
 )
 from crowdhide.accounting.shuffle.curves import BracketedCurve, _AdaptiveCurve
-
-
-def _counted(
-    k: int, eps0: float, n: int, *, bracketed: bool = True
-) -> tuple[TinyTargetBracketedCurve, list[float]]:
-    """krr_clone's raw curve whose evaluator records the ε of every call."""
-    calls: list[float] = []
-
-    def fn(eps: float, tail: float) -> float:
-        calls.append(eps)
-        return _krr_fast.krr_clone_fast_log_delta(n, k, eps0, eps, tail)
-
-    built = _krr_clone_curve(ShuffleParams(eps0=eps0, n=n, k=k))
-    assert isinstance(built, TinyTargetBracketedCurve)
-    return TinyTargetBracketedCurve(fn, eps0, built._floor, bracketed=bracketed), calls
-
-
-def _passes(curve: TinyTargetBracketedCurve, eps: float, delta: float) -> bool:
-    """Whether the clone evaluator meets ``delta`` at ``eps`` (windows set as when solving)."""
-    target = math.log(delta)
-    curve.solving_for(target)
-    try:
-        return curve.log_delta(eps) <= target
-    finally:
-        curve.solving_for(None)
-
+from tests.accounting._krr_clone_counting import _counted, _passes
 
 GRID = [
     (k, eps0, n, delta)
