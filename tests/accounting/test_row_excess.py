@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from crowdhide.accounting.binomial_tails import (
+from crowdhide.accounting.binomial_rows import (
     RowSuffixSums,
     gammaln_table,
     row_log_excess_above,

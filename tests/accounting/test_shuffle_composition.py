@@ -302,13 +302,8 @@ def test_the_pair_error_model_covers_its_log_pmfs() -> None:
     against 40-digit values, at sizes where the log-gamma cancellation is beyond 1e-10."""
     import mpmath
 
-    from crowdhide.accounting.binomial_tails import (
-        binom_window,
-        gammaln_table,
-        row_log_pmf_error,
-        row_windows,
-        window_log_pmf_error,
-    )
+    from crowdhide.accounting.binomial_rows import gammaln_table, row_log_pmf_error, row_windows
+    from crowdhide.accounting.binomial_tails import binom_window, window_log_pmf_error
 
     with mpmath.workdps(40):
         win = binom_window(10**6, 0.013, -40.0)

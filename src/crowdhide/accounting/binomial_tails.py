@@ -10,6 +10,9 @@ provides
 * :class:`ExcessTable` — ``E[(X − θ)_+]`` and ``E[(θ − X)_+]`` for ``X ~ Bin(N, p)`` and many
   thresholds θ, from suffix/prefix sums of positive terms only (no cancellation), in log space.
 
+Windows for many totals at once (one row per total: ``row_windows`` and the expected excesses
+over them) are in :mod:`crowdhide.accounting.binomial_rows`.
+
 The log-pmf on the window is built from the exact ratio recurrence
 ``pmf(j+1)/pmf(j) = (N − j) p / ((j + 1)(1 − p))`` starting at the mode and normalised to sum
 to one over the window. Normalising can only *increase* each weight (the true window mass is
@@ -29,14 +32,13 @@ from scipy.special import betainc, gammaln, xlog1py, xlogy
 
 from crowdhide.accounting._half_memo import PairMemo, pair_keys
 from crowdhide.accounting._pmf_lower import binomial_pmf_lower
-from crowdhide.accounting.logmath import MACHINE_EPSILON, log_terms_error, logsumexp
+from crowdhide.accounting.logmath import MACHINE_EPSILON, logsumexp
 
 __all__ = [
     "BETAINC_ATOL",
     "BETAINC_TRUSTED",
     "UNTRUSTED_ATOL",
     "ExcessTable",
-    "RowSuffixSums",
     "Window",
     "betainc_error",
     "binom_cdf",
@@ -47,8 +49,6 @@ __all__ = [
     "log_chernoff_tail",
     "masses_from_tails",
     "on_blocks",
-    "row_log_excess_above",
-    "row_log_pmf_error",
     "tail_edges_many",
     "trusted_tail",
     "window_blocks",
@@ -321,159 +321,6 @@ def trusted_tail(
         bound = np.exp(np.minimum(log_bound * (1.0 - _KL_RTOL) + _KL_ATOL, 0.0)) + 5e-324
         out[deep] = np.where(log_bound > -np.inf, np.minimum(bound, 1.0), 0.0)
     return out
-
-
-@dataclass(frozen=True, slots=True)
-class RowWindows:
-    """For each row r, integers ``lo[r] + 0..width-1`` of Bin(n[r], p) (entries outside
-    ``0..n[r]`` have log-pmf ``-inf``) and a bound on the mass outside the window."""
-
-    lo: FloatArray
-    values: FloatArray
-    log_pmf: FloatArray
-    log_tail: FloatArray
-
-
-def row_windows(n: FloatArray, p: float, log_tail: float, gammaln_table: FloatArray) -> RowWindows:
-    """Bernstein-sized windows of Bin(n[r], p) for many rows at once (see :class:`RowWindows`).
-
-    The half-width ``t = L/3 + sqrt(L²/9 + 2 n p(1−p) L)`` makes each Bernstein tail
-    ``<= e^{-L}``; the reported tail is the (tighter) Chernoff bound at the actual edges.
-    ``gammaln_table[j] = gammaln(j)`` must cover ``max(n) + 2``.
-    """
-    n = np.asarray(n, dtype=np.float64)
-    big_l = -log_tail
-    var = float(n.max()) * p * (1.0 - p)
-    half = math.ceil(big_l / 3.0 + math.sqrt(big_l**2 / 9.0 + 2.0 * var * big_l)) + 1
-    width = 2 * half + 1
-    lo = np.floor(n * p) - half
-    vals = lo[:, None] + np.arange(width, dtype=np.float64)[None, :]
-    inside = (vals >= 0) & (vals <= n[:, None])
-    vi = np.where(inside, vals, 0.0).astype(np.int64)
-    ni = n.astype(np.int64)[:, None]
-    if p <= 0.0 or p >= 1.0:
-        target = 0.0 if p <= 0.0 else n[:, None]
-        log_pmf = np.where(vals == target, 0.0, -np.inf)
-        return RowWindows(lo, vals, log_pmf, np.full(n.shape, -np.inf))
-    log_pmf = (
-        gammaln_table[ni + 1]
-        - gammaln_table[vi + 1]
-        - gammaln_table[np.maximum(ni - vi, 0) + 1]
-        + vals * math.log(p)
-        + (n[:, None] - vals) * math.log1p(-p)
-    )
-    log_pmf = np.where(inside, log_pmf, -np.inf)
-    tail = np.logaddexp(
-        _log_tail_vec(n, p, lo - 1.0, upper=False),
-        _log_tail_vec(n, p, lo + width, upper=True),
-    )
-    return RowWindows(lo, vals, log_pmf, tail)
-
-
-def row_log_pmf_error(largest: float, p: float) -> float:
-    """Bound on the absolute rounding error of :func:`row_windows`' log-pmfs for totals up to
-    ``largest``: each is a sum of log-gamma values and two products whose absolute values sum
-    to at most ``2 gammaln(N + 1) + N (|ln p| + |ln(1 − p)|)``, and their cancellation errs by
-    up to a few ε of that (:func:`~crowdhide.accounting.logmath.log_terms_error`: 4.9e-8 at
-    N = 2·10^6, p = 1/2, where 5.9e-9 was measured)."""
-    logs = abs(math.log(p)) + abs(math.log1p(-p)) if 0.0 < p < 1.0 else 0.0
-    return float(log_terms_error(2.0 * math.lgamma(largest + 1.0), largest * logs))
-
-
-def row_log_excess_above(
-    rows: RowWindows, theta: FloatArray, n: FloatArray, *, sums: RowSuffixSums | None = None
-) -> FloatArray:
-    """``log`` of the in-window part of ``E[(X_r − θ[r, i])_+]`` for a matrix of thresholds,
-    one row per window row (add :func:`row_log_outside` for the rest).
-
-    Uses ``E[(X − θ)_+] = (a − θ) P(X >= a) + Σ_{j > a} P(X >= j)`` (positive terms only).
-    The suffix sums are taken in linear space relative to each row's largest needed pmf
-    value; terms that underflow there (relative size < 1e-300) are replaced by a bound, so
-    the result stays an upper bound. ``sums`` (built on ``rows``) keeps the suffix sums of
-    earlier calls: the same floats, without their exponentials and cumulative sums where a
-    row's largest needed pmf value has not moved.
-    """
-    width = rows.log_pmf.shape[1]
-    a = np.floor(theta) + 1.0
-    idx = np.clip(a - rows.lo[:, None], 0, width).astype(np.int64)
-    first = np.minimum(idx.min(axis=1), width - 1)  # leftmost column needed per row
-    shift, sf_rev, ss_rev = (sums or RowSuffixSums(rows)).sums(first)
-    floor = width * 1e-300
-    inside = idx < width
-    safe = np.minimum(idx, width - 1)
-    start = rows.lo[:, None] + safe
-    at = np.arange(rows.log_pmf.shape[0])[:, None] * width + (width - 1 - safe)
-    sf_at = sf_rev.ravel()[at] + floor
-    # Σ_{j > a} P(X >= j): the suffix sum from the next column on, 0 past the last one
-    ss_next = np.where(safe < width - 1, ss_rev.ravel()[np.maximum(at - 1, 0)], 0.0)
-    ss_at = ss_next + width * floor
-    body = (np.maximum(start - theta, 0.0) * sf_at + ss_at) * inside
-    with np.errstate(divide="ignore"):
-        return np.asarray(np.log(body) + shift[:, None], dtype=np.float64)
-
-
-class RowSuffixSums:
-    """The suffix sums of :func:`row_log_excess_above` for one :class:`RowWindows`, kept
-    across calls (a root search asks nearby ε, where most rows' shifts stay put: 17 of 310
-    rows moved between the k-RR lower bound's evaluations at n = 1e3, k = 4).
-
-    Row r's sums are those of ``exp(log_pmf[r] − shift[r])`` from the right, ``shift[r]``
-    the largest log-pmf at or right of the row's first needed column. A suffix sum from
-    column j adds only columns >= j, one after another from the right, so the sums of every
-    needed column (>= first) are the same floats whether the columns left of ``first`` are
-    masked out or not: rows are kept whole and recomputed only when their shift changes.
-    """
-
-    def __init__(self, rows: RowWindows) -> None:
-        self._log_pmf = rows.log_pmf
-        self._state: tuple[FloatArray, FloatArray, FloatArray] | None = None
-        self._top: FloatArray | None = None
-
-    def sums(self, first: npt.NDArray[np.int64]) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """``(shift, sums from the right, sums of those)``, columns reversed, rows whole."""
-        lp = self._log_pmf
-        if self._top is None:  # max(log_pmf[r, j:]) for every j: exact, as any max is
-            self._top = np.flip(np.maximum.accumulate(np.flip(lp, axis=1), axis=1), axis=1)
-        shift = self._top[np.arange(lp.shape[0]), first]
-        shift = np.where(np.isfinite(shift), shift, 0.0)
-        state = self._state  # replaced whole, never changed in place (threads may share it)
-        with np.errstate(over="ignore"):  # only left of ``first``, where no sum is read
-            if state is None:
-                sf_rev = np.cumsum(np.flip(np.exp(lp - shift[:, None]), axis=1), axis=1)
-                self._state = (shift, sf_rev, np.cumsum(sf_rev, axis=1))
-                return self._state
-            stale = np.flatnonzero(state[0] != shift)
-            if stale.size == 0:
-                return state
-            rel = np.exp(lp[stale] - shift[stale, None])
-        sf_rev, ss_rev = state[1].copy(), state[2].copy()
-        sf_rev[stale] = np.cumsum(np.flip(rel, axis=1), axis=1)
-        ss_rev[stale] = np.cumsum(sf_rev[stale], axis=1)
-        self._state = (shift, sf_rev, ss_rev)
-        return self._state
-
-
-def row_log_outside(rows: RowWindows, n: FloatArray) -> FloatArray:
-    """Per row, log of a bound on the part of ``E[(X − θ)_+]`` from outside the window
-    (``tail mass × n``), valid for every θ >= 0."""
-    with np.errstate(divide="ignore"):
-        return np.asarray(rows.log_tail + np.log(np.maximum(n, 1.0)), dtype=np.float64)
-
-
-def rowwise_logsumexp(x: FloatArray) -> FloatArray:
-    """``log Σ_j exp(x[r, j])`` per row (rows of ``-inf`` give ``-inf``)."""
-    m = x.max(axis=1)
-    m = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):
-        out = np.log(np.exp(x - m[:, None]).sum(axis=1)) + m
-    return np.asarray(out, dtype=np.float64)
-
-
-def gammaln_table(size: int) -> FloatArray:
-    """``gammaln(j)`` for ``j = 0..size-1`` (``gammaln(0) = inf`` is never used)."""
-    table = gammaln(np.arange(size, dtype=np.float64))
-    table[0] = 0.0
-    return np.asarray(table, dtype=np.float64)
 
 
 def on_blocks(

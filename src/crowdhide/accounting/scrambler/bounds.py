@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import gammaln, xlog1py, xlogy
 
+from crowdhide.accounting.binomial_rows import row_log_pmf_error
 from crowdhide.accounting.binomial_tails import (
     BETAINC_TRUSTED,
     UNTRUSTED_ATOL,
@@ -37,7 +38,6 @@ from crowdhide.accounting.binomial_tails import (
     binom_window,
     block_masses,
     log_binom_pmf,
-    row_log_pmf_error,
     tail_edges_many,
     trusted_tail,
     window_edges,

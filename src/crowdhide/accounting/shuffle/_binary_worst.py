@@ -12,7 +12,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide.accounting.binomial_tails import gammaln_table, row_windows
+from crowdhide.accounting.binomial_rows import gammaln_table, row_windows
 from crowdhide.accounting.logmath import MACHINE_EPSILON
 from crowdhide.errors import InvalidParameterError
 

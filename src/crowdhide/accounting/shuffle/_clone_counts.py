@@ -19,14 +19,8 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide.accounting.binomial_tails import (
-    Window,
-    binom_window,
-    gammaln_table,
-    row_log_pmf_error,
-    row_windows,
-    window_log_pmf_error,
-)
+from crowdhide.accounting.binomial_rows import gammaln_table, row_log_pmf_error, row_windows
+from crowdhide.accounting.binomial_tails import Window, binom_window, window_log_pmf_error
 from crowdhide.accounting.logmath import MACHINE_EPSILON
 from crowdhide.errors import ResourceLimitError
 

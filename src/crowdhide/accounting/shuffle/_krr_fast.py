@@ -47,6 +47,7 @@ import numpy.typing as npt
 from scipy.special import gammaln
 
 from crowdhide.accounting._pmf_lower import binomial_pmf_lower
+from crowdhide.accounting.binomial_rows import rowwise_logsumexp
 from crowdhide.accounting.binomial_tails import (
     BETAINC_ATOL,
     BETAINC_TRUSTED,
@@ -59,7 +60,6 @@ from crowdhide.accounting.binomial_tails import (
     block_masses,
     half_tails,
     on_blocks,
-    rowwise_logsumexp,
     trusted_tail,
     window_blocks,
 )

@@ -20,19 +20,21 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import betainc
 
-from crowdhide.accounting.binomial_tails import (
-    BETAINC_TRUSTED,
+from crowdhide.accounting.binomial_rows import (
     RowSuffixSums,
     RowWindows,
-    _log_tail_vec,
-    betainc_error,
-    binom_window,
     gammaln_table,
     row_log_excess_above,
     row_log_outside,
     row_log_pmf_error,
     row_windows,
     rowwise_logsumexp,
+)
+from crowdhide.accounting.binomial_tails import (
+    BETAINC_TRUSTED,
+    _log_tail_vec,
+    betainc_error,
+    binom_window,
     trusted_tail,
     window_blocks,
 )

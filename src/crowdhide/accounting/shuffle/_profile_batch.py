@@ -45,7 +45,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide.accounting.binomial_tails import rowwise_logsumexp
+from crowdhide.accounting.binomial_rows import rowwise_logsumexp
 from crowdhide.accounting.logmath import kappa_up, rate_up
 from crowdhide.accounting.shuffle._krr_fast import (
     CLONE_POINTS,
