@@ -43,9 +43,9 @@ Everything is in convention U.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -69,8 +69,8 @@ from crowdhide.accounting.scrambler import bounds
 from crowdhide.accounting.scrambler import enumeration as brute
 from crowdhide.accounting.scrambler.curves import (
     BoundCurve,
-    PointDelta,
     PureCurve,
+    per_tail,
 )
 from crowdhide.accounting.scrambler.local import (
     _check_common,
@@ -243,31 +243,12 @@ class _ScramblerBound:
         return ("output independent of the input",) if params.trivial else ()
 
 
-class _DeltaEvaluator(Protocol):
-    """An evaluator of :mod:`~crowdhide.accounting.scrambler.bounds` (scalar δ(ε))."""
-
-    def delta(self, epsilon: float) -> float: ...
-
-
-def _per_tail(factory: Callable[[float], _DeltaEvaluator]) -> PointDelta:
-    """Point evaluator building one evaluator per truncation level and reusing it (the
-    evaluators build their lookup tables once, then every δ(ε) is cheap)."""
-    built: dict[float, _DeltaEvaluator] = {}
-
-    def point(eps: float, log_tail: float) -> float:
-        if log_tail not in built:
-            built[log_tail] = factory(log_tail)
-        return float(built[log_tail].delta(eps))
-
-    return point
-
-
 class _Lemma2Exact(_ScramblerBound):
     def nontrivial_curve(self, params: ScramblerParams) -> PrivacyCurve:
         T, s, n, d = params.targets, params.sigma, params.n, params.dummies
         curve = BoundCurve(
             eps0=params.eps0_cap,
-            point=_per_tail(
+            point=per_tail(
                 lambda tail: bounds.Lemma2Exact(targets=T, sigma=s, n=n, dummies=d, log_tail=tail)
             ),
         )
@@ -398,7 +379,7 @@ class _PairLowerBound(_ScramblerBound):
         T, s, n, d = params.targets, params.sigma, params.n, params.dummies
         curve = BoundCurve(
             eps0=params.eps0,
-            point=_per_tail(
+            point=per_tail(
                 lambda tail: bounds.ThirdTargetPair(
                     targets=T, sigma=s, n=n, dummies=d, log_tail=tail
                 )

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +35,7 @@ from crowdhide.errors import InvalidParameterError
 
 __all__ = [
     "BoundCurve",
+    "DeltaEvaluator",
     "PointDelta",
     "PureCurve",
     "VectorDelta",
@@ -41,6 +43,7 @@ __all__ = [
     "first_passing",
     "log_tail_for",
     "monotone_epsilon",
+    "per_tail",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -58,6 +61,39 @@ _DEFAULT_LOG_TAIL = -60.0
 def log_tail_for(delta: float) -> float:
     """Truncation level of binomial windows: far below the target δ, never below e^-690."""
     return max(math.log(delta) - 25.0, -690.0)
+
+
+class DeltaEvaluator(Protocol):
+    """An evaluator of :mod:`~crowdhide.accounting.scrambler.bounds` (scalar δ(ε))."""
+
+    def delta(self, epsilon: float) -> float: ...
+
+
+def per_tail(factory: Callable[[float], DeltaEvaluator]) -> PointDelta:
+    """Point evaluator building one evaluator per truncation level and reusing it (the
+    evaluators build their lookup tables once, then every δ(ε) is cheap).
+
+    The accountant's exact bounds hand this to :class:`BoundCurve`; a benchmark can build
+    the same uncapped, unrounded curve from it.
+
+    Parameters
+    ----------
+    factory
+        Builds the evaluator for one truncation level ``log_tail``.
+
+    Returns
+    -------
+    PointDelta
+        ``(ε, log_tail) -> δ`` of the evaluator built (once) for ``log_tail``.
+    """
+    built: dict[float, DeltaEvaluator] = {}
+
+    def point(eps: float, log_tail: float) -> float:
+        if log_tail not in built:
+            built[log_tail] = factory(log_tail)
+        return float(built[log_tail].delta(eps))
+
+    return point
 
 
 def _log(value: float) -> float:
