@@ -5,21 +5,22 @@ Usage::
     PYTHONPATH=src python benchmarks/bench_startup.py [--quick] [--runs 10]
 
 Each command runs ``--runs`` times as a fresh ``python -m crowdhide ...`` process (output
-discarded); the table gives the minimum and the median wall time (the minimum is the figure
-least disturbed by other work on a shared machine) and the minimum CPU time (user + system)
-of the process, which depends less on the machine's load than wall time. Reference rows: a
-bare interpreter (``python -c pass``), the command line's start-up alone (``import
-crowdhide.cli`` and build the application, no command) and the library call of the k-RR
-query timed inside one process after its imports (so that the k-RR row splits into start-up
-and computation). The last table lists the largest cumulative import times (``python -X
-importtime``) of the k-RR query, one run.
+discarded); the table gives the minimum and the median wall time and the minimum and the
+median CPU time (user + system) of the process, which depends less on the machine's load
+than wall time. The query rows: k-RR (``--k 4``), generic, one mechanism (``--mechanism oue
+--d 16``) and a composition (``--rounds 10``, generic), all at ε0 = 1, n = 1000, δ = 1e-6.
+Reference rows: a bare interpreter (``python -c pass``), the command line's start-up alone
+(``import crowdhide.cli`` and build the application, no command) and the library call of the
+k-RR query timed inside one process after its imports (so that the k-RR row splits into
+start-up and computation). The last table lists the largest cumulative import times
+(``python -X importtime``) of the k-RR query, one run.
 
-Targets. Issue 32: every command row <= 0.15 s above the reference ``python -c "import numpy,
-scipy.special"`` (crowdhide needs both; everything crowdhide adds, its own imports and the
-computation, must fit in 0.15 s), and the k-RR library call <= 0.1 s in-process. The "above
-ref" columns give each row's minimum wall and CPU time minus the reference's. The older
-target (issue 15): ``shuffle epsilon --eps0 1 --n 1000 --delta 1e-6 --k 4 --json`` takes
-<= 0.25 s as a whole process.
+Targets. Issue 32: every command row <= 0.15 s above the reference ``python -c "import
+numpy, scipy.special"`` (crowdhide needs both; everything crowdhide adds, its own imports
+and the computation, must fit in 0.15 s), and the k-RR library call <= 0.1 s in-process. The
+"above ref" columns give each row's median wall and CPU time minus the reference's (on a
+shared machine quote the CPU column). The older target (issue 15): ``shuffle epsilon --eps0
+1 --n 1000 --delta 1e-6 --k 4 --json`` takes <= 0.25 s as a whole process.
 
 The child processes write and reuse bytecode in a temporary ``PYTHONPYCACHEPREFIX``
 directory (one unmeasured warm-up run per command), as an installed package has its modules
@@ -38,6 +39,7 @@ Check one figure independently with::
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
@@ -53,7 +55,18 @@ SCRAMBLER = [
     "scrambler", "epsilon", "--targets", "20", "--sigma", "0.5", "--n", "100", "--dummies", "50",
     "--delta", "1e-4", "--method", "hoeffding", "--json",
 ]  # fmt: skip
+MECHANISM = [
+    "shuffle", "epsilon", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "--mechanism", "oue",
+    "--d", "16", "--json",
+]  # fmt: skip
+COMPOSITION = [*GENERIC[:-1], "--rounds", "10", "--json"]
 REFERENCE = "python -c 'import numpy, scipy.special'"
+QUERIES: dict[str, list[str]] = {
+    "k-RR": KRR,
+    "generic": GENERIC,
+    "--mechanism oue --d 16": MECHANISM,
+    "--rounds 10": COMPOSITION,
+}
 ROWS: dict[str, list[str]] = {
     "python -c pass": ["-c", "pass"],
     REFERENCE: ["-c", "import numpy, scipy.special"],
@@ -61,6 +74,8 @@ ROWS: dict[str, list[str]] = {
     "crowdhide --help": ["-m", "crowdhide", "--help"],
     "shuffle epsilon --k 4 (k-RR)": ["-m", "crowdhide", *KRR],
     "shuffle epsilon (generic)": ["-m", "crowdhide", *GENERIC],
+    "shuffle epsilon --mechanism oue --d 16": ["-m", "crowdhide", *MECHANISM],
+    "shuffle epsilon --rounds 10 (composition)": ["-m", "crowdhide", *COMPOSITION],
     "scrambler epsilon (hoeffding)": ["-m", "crowdhide", *SCRAMBLER],
 }
 #: The k-RR query's library call alone, timed inside one process after its imports.
@@ -71,6 +86,44 @@ t, c = time.perf_counter(), time.process_time()
 shuffle_epsilon(eps0=1.0, n=1000, delta=1e-6, k=4)
 print(time.perf_counter() - t, time.process_time() - c)
 """
+
+#: One query in a fresh process, split (CPU seconds): ``numpy`` and ``scipy.special``, every
+#: other module the query loads (``MODULES``, found by a first run, imported in load order
+#: before the clock of the query starts), the query itself (parse, compute, print).
+SPLIT = """
+import contextlib, importlib, io, json, sys, time
+P = time.process_time
+c0 = P()
+import numpy, scipy.special
+c1 = P()
+for name in json.loads(sys.argv[2]):
+    importlib.import_module(name)
+c2 = P()
+import crowdhide.cli
+mode = sys.argv[3]
+sys.argv = ["crowdhide", *json.loads(sys.argv[1])]
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        crowdhide.cli.entry()
+    except SystemExit:
+        pass
+c3 = P()
+if mode == "list":
+    sys.__stdout__.write(json.dumps(list(sys.modules)))
+else:
+    sys.__stdout__.write(json.dumps([c1 - c0, c2 - c1, c3 - c2]))
+"""
+
+
+def split_times(command: list[str], env: Mapping[str, str], runs: int) -> list[list[float]]:
+    """Per run, CPU seconds of (numpy + scipy.special, the query's other imports, the query)."""
+
+    def child(modules: list[str], mode: str) -> str:
+        argv = [sys.executable, "-c", SPLIT, json.dumps(command), json.dumps(modules), mode]
+        return subprocess.run(argv, capture_output=True, text=True, check=True, env=env).stdout
+
+    loaded = json.loads(child([], "list"))
+    return [json.loads(child(loaded, "time")) for _ in range(runs)]
 
 
 def _children_cpu() -> float:
@@ -96,7 +149,8 @@ def process_times(
 
 
 def _cells(wall: list[float], cpu: list[float]) -> str:
-    return f"{min(wall):7.3f} {statistics.median(wall):7.3f} {min(cpu):7.3f}"
+    med = statistics.median
+    return f"{min(wall):7.3f} {med(wall):7.3f} {min(cpu):7.3f} {med(cpu):7.3f}"
 
 
 def library_call_times(
@@ -144,10 +198,11 @@ LIBRARY_CALL_TARGET = 0.1
 
 
 def _above(wall: list[float], cpu: list[float], ref: tuple[list[float], list[float]] | None) -> str:
-    """Minimum wall and CPU time above the reference row's (blank before it is measured)."""
+    """Median wall and CPU time above the reference row's (blank before it is measured)."""
     if ref is None:
         return f" {'':>7s} {'':>7s}"
-    return f" {min(wall) - min(ref[0]):+7.3f} {min(cpu) - min(ref[1]):+7.3f}"
+    med = statistics.median
+    return f" {med(wall) - med(ref[0]):+7.3f} {med(cpu) - med(ref[1]):+7.3f}"
 
 
 def _row(
@@ -156,11 +211,12 @@ def _row(
     ref: tuple[list[float], list[float]] | None,
 ) -> str:
     (wall, cpu), *base = times
-    line = f"{name:40s} {_cells(wall, cpu)}{_above(wall, cpu, ref)}"
+    line = f"{name:42s} {_cells(wall, cpu)}{_above(wall, cpu, ref)}"
     if base:
         base_wall, base_cpu = base[0]
         line += f" | {_cells(base_wall, base_cpu)}"
-        line += f" | {min(wall) / min(base_wall):5.2f} {min(cpu) / min(base_cpu):5.2f}"
+        med = statistics.median
+        line += f" | {med(wall) / med(base_wall):5.2f} {med(cpu) / med(base_cpu):5.2f}"
     return line
 
 
@@ -175,15 +231,20 @@ def main() -> None:
     cache = tempfile.mkdtemp(prefix="bench_startup_pyc_")
     plain = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     envs: list[Mapping[str, str]] = [{**plain, "PYTHONPYCACHEPREFIX": f"{cache}/this"}]
-    header = f"{'command':40s} {'min s':>7s} {'med s':>7s} {'cpu s':>7s} {'>ref':>7s} {'>ref':>7s}"
+    pair = f"{'wall':>7s} {'wall':>7s} {'cpu':>7s} {'cpu':>7s}"
+    header = f"{'command':42s} {pair} {'>ref':>7s} {'>ref':>7s}"
     if opts.baseline:
         base = {"PYTHONPATH": opts.baseline, "PYTHONPYCACHEPREFIX": f"{cache}/base"}
         envs.append({**envs[0], **base})
-        header += f" | {'base':>7s} {'base':>7s} {'base':>7s} | {'ratio':>5s} {'ratio':>5s}"
-    header += f"\n{'':40s} {'':7s} {'':7s} {'':7s} {'min s':>7s} {'cpu s':>7s}"
+        header += f" | {pair} | {'ratio':>5s} {'ratio':>5s}"
+    cols = f"{'min':>7s} {'med':>7s} {'min':>7s} {'med':>7s}"
+    header += f"\n{'':42s} {cols} {'wall':>7s} {'cpu':>7s}"
     if opts.baseline:
-        header += f" | {'min s':>7s} {'med s':>7s} {'cpu s':>7s} | {'min':>5s} {'cpu':>5s}"
-    print(f"{header}   ({runs} runs each; cpu = min user+sys; >ref = min above the reference)")
+        header += f" | {cols} | {'wall':>5s} {'cpu':>5s}"
+    print(
+        f"{header}   ({runs} runs each, seconds; cpu = user+sys of the process; >ref = median "
+        "above the reference's; ratio = medians)"
+    )
     ref: tuple[list[float], list[float]] | None = None
     for name, args in ROWS.items():
         times = process_times(args, envs, runs)
@@ -192,6 +253,12 @@ def main() -> None:
             ref = times[0]
     label = "k-RR library call (in-process)"
     print(_row(label, library_call_times(envs, runs), None))
+    print("\nCPU split of each query (in one process, medians, seconds): numpy + scipy.special |")
+    print("the query's other imports | the query itself (parse, compute, print)")
+    for name, command in QUERIES.items():
+        parts = list(zip(*split_times(command, envs[0], runs), strict=True))
+        cells = " ".join(f"{statistics.median(p):7.3f}" for p in parts)
+        print(f"  {name:42s} {cells}")
     print(
         f"targets: every crowdhide row <= {ABOVE_REFERENCE_TARGET} s above the reference "
         f"(issue 32); k-RR library call <= {LIBRARY_CALL_TARGET} s in-process (issue 32); "
