@@ -185,3 +185,29 @@ def test_below_the_cut_the_third_value_dataset_is_asked_little_and_certifies_the
     assert _third_log_delta_sliced(n, k, eps0, got) >= math.log(delta)
     # and the answer is not below the dataset's own cut (it did not get looser)
     assert _third_log_delta_sliced(n, k, eps0, got) <= CUT
+
+
+@pytest.mark.slow  # 17 s: three exact third-value sums over 201 slices of 201 x 201 cells
+def test_below_the_cut_where_the_third_value_dataset_binds_the_answer_is_its_cut() -> None:
+    # k = 100, n = 200, ε0 = 1, δ = 1e-300: the cheap members' root is 0.82145, the
+    # third-value dataset still fails there and its search answers 0.82836 (0.84 % higher,
+    # 10 evaluations)
+    n, k, eps0, delta = 200, 100, 1.0, 1e-300
+    got, calls = _lower_epsilon_counting_third(eps0, n, k, delta)
+    assert 2 <= len(calls) <= 12  # searched, not asked once
+    at = _third_log_delta_sliced(n, k, eps0, got)
+    # sound: the exact third-value dataset still fails δ at the answer
+    assert at > math.log(delta)
+    # tight: the answer is where that dataset crosses the cut
+    assert at >= CUT - 1e-5
+    assert _third_log_delta_sliced(n, k, eps0, got * (1.0 + 1e-4)) < CUT
+    # the check can fail: with the dataset removed the answer is the cheap members' root,
+    # where the dataset is still above the cut 1e-4 further on
+    mp = pytest.MonkeyPatch()
+    mp.setattr(_pairs, "krr_third_log_delta", lambda *args: -math.inf)
+    try:
+        cheap = curves._krr_lower_curve(eps0, n, k).epsilon(delta)
+    finally:
+        mp.undo()
+    assert cheap < got
+    assert _third_log_delta_sliced(n, k, eps0, cheap * (1.0 + 1e-4)) >= CUT

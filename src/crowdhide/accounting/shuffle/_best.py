@@ -21,11 +21,22 @@ from typing import TypeVar
 
 from crowdhide.accounting.curves import PrivacyCurve, RoundedCurve
 from crowdhide.accounting.registry import Bound
-from crowdhide.accounting.shuffle._bound_curves import TinyTargetBracketedCurve
-from crowdhide.accounting.shuffle.curves import _AdaptiveCurve
+from crowdhide.accounting.shuffle._bound_curves import (
+    KRR_CLONE_BRACKET_MAX_N,
+    ShuffleParams,
+    TinyTargetBracketedCurve,
+)
+from crowdhide.accounting.shuffle.curves import TINY_LOG_DELTA, _AdaptiveCurve
 from crowdhide.accounting.statement import PrivacyStatement
 
-__all__ = ["SETTLED_RTOL", "SKIPPED_BELOW", "best_rows", "epsilon_above", "settled"]
+__all__ = [
+    "SETTLED_RTOL",
+    "SKIPPED_BELOW",
+    "SKIPPED_BELOW_TINY",
+    "best_rows",
+    "epsilon_above",
+    "settled",
+]
 
 P = TypeVar("P")
 
@@ -37,6 +48,16 @@ SKIPPED_BELOW: dict[str, frozenset[str]] = {
     "krr_clone": frozenset({"krr_blanket"}),
     "feldman2021": frozenset({"variation_ratio"}),
     "feldman2023": frozenset({"exact", "binary_rr_blocks"}),
+}
+
+#: More bounds whose answer can make krr_clone skipped, asked only at ``n >``
+#: :data:`~crowdhide.accounting.shuffle._bound_curves.KRR_CLONE_BRACKET_MAX_N` and
+#: ``δ < e^TINY_LOG_DELTA`` (:func:`_skippers`): there Balle et al.'s closed forms beat it
+#: (issue 32: every k >= 3 and ε0 <= 4 of the table at n = 1e9, δ = 1e-300, where its search
+#: took 32-122 ms) and one evaluation costs 2-5 ms; elsewhere it mostly wins, and at
+#: n = 1e6 the check would cost 2-6 ms for nothing.
+SKIPPED_BELOW_TINY: dict[str, frozenset[str]] = {
+    "krr_clone": frozenset({"balle2019_bennett", "balle2019_hoeffding"}),
 }
 
 #: A certificate this close (relative) to the lower bound ends ``best``'s search
@@ -93,7 +114,8 @@ def best_rows(
 ) -> dict[str, PrivacyStatement]:
     """The statements ``best`` compares, by name: ``evaluate(name)`` for every bound in
     ``names``, those of :data:`SKIPPED_BELOW` last, except that with an ε query (``delta``
-    given) one whose ε is certainly above a certificate's already found is left out
+    given) one whose ε is certainly above that of a certificate already found among its
+    skippers (:func:`_skippers`) is left out
     (``bounds[name].curve(params)`` is the curve as reported, asked where it applies).
 
     With ``lower`` (the lower bound the answer carries) an ε query evaluates it first and
@@ -108,7 +130,7 @@ def best_rows(
     for name in sorted(names, key=lambda name: name in SKIPPED_BELOW):
         if settled(rows.values(), floor):
             break
-        found = [rows[w] for w in SKIPPED_BELOW.get(name, ()) if w in rows]
+        found = [rows[w] for w in _skippers(name, params, delta) if w in rows]
         best = min((s.epsilon for s in found if s.is_certificate), default=math.inf)
         if delta is not None and math.isfinite(best):
             bound = bounds[name]
@@ -116,6 +138,16 @@ def best_rows(
                 continue
         rows[name] = evaluate(name)
     return rows
+
+
+def _skippers(name: str, params: object, delta: float | None) -> frozenset[str]:
+    """The bounds whose answer can make ``name`` skipped (:data:`SKIPPED_BELOW`, and
+    :data:`SKIPPED_BELOW_TINY` at a large n and a tiny δ)."""
+    out = SKIPPED_BELOW.get(name, frozenset())
+    large = isinstance(params, ShuffleParams) and params.n > KRR_CLONE_BRACKET_MAX_N
+    if large and delta is not None and delta > 0.0 and math.log(delta) < TINY_LOG_DELTA:
+        out = out | SKIPPED_BELOW_TINY.get(name, frozenset())
+    return out
 
 
 def settled(rows: Iterable[PrivacyStatement], floor: float) -> bool:
