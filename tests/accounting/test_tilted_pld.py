@@ -10,12 +10,14 @@ be at least the reference everywhere (soundness), within 1e-6 of it where it is 
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from crowdhide.accounting.logmath import MACHINE_EPSILON
 from crowdhide.accounting.shuffle import profile_pair as pp
 from crowdhide.accounting.shuffle._tilted_pld import (
     TiltedPld,
@@ -24,6 +26,7 @@ from crowdhide.accounting.shuffle._tilted_pld import (
     tilted_composition,
 )
 from crowdhide.accounting.shuffle.composition import ComposedShuffleParams, composed_shuffle
+from crowdhide.errors import InvalidParameterError
 
 #: A symmetric pair with losses ±0.1, ±0.25, ±1 (grid 0.05) and the rest at loss 0.
 STEP = 0.05
@@ -194,3 +197,37 @@ def test_a_billion_users_get_the_profile_pair_where_fmt21_is_too_large() -> None
     assert "feldman2021 not composed" in result.notes[-1]
     assert result.epsilon is not None
     assert result.epsilon < 0.1
+
+
+def _masked_log_delta(tilted: TiltedPld, epsilon: float) -> float:
+    """:meth:`TiltedPld.log_delta` as it was before s24-comp (the losses above ε selected
+    by a mask over all of them): the slice must give the same floats."""
+    at = max(epsilon - 4.0 * (1.0 + epsilon) * MACHINE_EPSILON, 0.0)
+    loss = tilted.index * tilted.step
+    keep = loss > at
+    with np.errstate(divide="ignore"):
+        terms = tilted.log_mass[keep] + np.log(-np.expm1(at - loss[keep]))
+    terms = terms[np.isfinite(terms)]
+    parts = [tilted.log_error(at), math.log(tilted.dropped) if tilted.dropped else -math.inf]
+    if terms.size:
+        top = float(terms.max())
+        spread = 8.0 * MACHINE_EPSILON * (float(np.abs(terms).max()) + 40.0)
+        rounding = tilted.margin + (terms.size + 4.0) * MACHINE_EPSILON + spread
+        parts.append(top + math.log(float(np.exp(terms - top).sum())) + 2.0 * math.log1p(rounding))
+    value = functools.reduce(np.logaddexp, parts, -math.inf)
+    return float(min(value + 4.0 * MACHINE_EPSILON * (abs(value) + 1.0), 0.0))
+
+
+@pytest.mark.parametrize(("key", "delta"), [((4.0, 1000, 100), 1e-30), ((1.0, 10_000, 100), 1e-10)])
+def test_log_delta_reads_the_losses_above_epsilon_as_the_mask_did(
+    key: tuple[float, int, int], delta: float
+) -> None:
+    tilted = pp._tilted(*key, pp._lambda(key, 0, delta=delta), 0)
+    picks = tilted.loss[:: max(1, tilted.loss.size // 150)]
+    # at the losses themselves (a loss equal to ε is not above it) and just below them
+    eps = np.concatenate([picks, np.nextafter(picks, 0.0), np.linspace(0.0, picks[-1], 50)])
+    for e in eps:
+        assert tilted.log_delta(float(e)) == _masked_log_delta(tilted, float(e))
+    shuffled = tilted.index[::-1].copy()
+    with pytest.raises(InvalidParameterError, match="increasing"):
+        replace(tilted, index=shuffled, log_mass=tilted.log_mass[::-1].copy())
