@@ -267,6 +267,26 @@ def _deep_cap(
     return _trusted(log_mass, bound)
 
 
+def _cap_exact(
+    log_mass: FloatArray,
+    log_bound: FloatArray,
+    exact: npt.NDArray[np.bool_],
+    counts: FloatArray,
+    mu_c: FloatArray,
+    blocks: tuple[FloatArray, FloatArray],
+) -> FloatArray:
+    """The exact blocks' log masses capped by :func:`_chernoff_light`'s Chernoff bounds
+    (rounded up), lowered to the geometric bound of the same tail where the mass is deep."""
+    s_start, s_end = blocks
+    deep = exact & (log_mass < math.log(BETAINC_TRUSTED))
+    up = s_start - 1.0 > counts * mu_c  # as in _chernoff_light
+    probs = np.broadcast_to(mu_c, s_start.shape)
+    capped = _geometric_min(
+        _chernoff_up(log_bound), deep, counts, probs, (s_start - 1.0, s_end), up
+    )
+    return np.asarray(np.where(exact, _trusted(log_mass, capped), log_mass), dtype=np.float64)
+
+
 def _geometric_min(
     log_chernoff: FloatArray,
     deep: npt.NDArray[np.bool_],
@@ -584,12 +604,7 @@ def _build_layouts(n: int, systems: Sequence[_LayoutKey], log_tail: float) -> li
     light &= live
     exact = live & ~light
     log_mass = _exact_log_masses(cc, (mu, mu_c), (first[:, 0], last[:, 0]), (s_start, s_end), exact)
-    # the light blocks' Chernoff bounds, lowered to geometric ones where the mass is deep
-    deep = exact & (log_mass < math.log(BETAINC_TRUSTED))
-    up = s_start - 1.0 > cc * mu_c  # as in _chernoff_light
-    probs = np.broadcast_to(mu_c, s_start.shape)
-    capped = _geometric_min(_chernoff_up(log_bound), deep, cc, probs, (s_start - 1.0, s_end), up)
-    log_mass = np.where(exact, _trusted(log_mass, capped), log_mass)
+    log_mass = _cap_exact(log_mass, log_bound, exact, cc, mu_c, (s_start, s_end))
     log_mass = np.where(light, log_bound, log_mass)
     g_low = np.minimum(g_lower(s_start, cc, rho), g_lower(s_end, cc, rho))
     g_low = np.where(live, g_low, 1.0)
