@@ -32,6 +32,8 @@ from scipy.special import betainc, gammaln, xlog1py, xlogy
 
 from crowdhide.accounting._half_memo import PairMemo, pair_keys
 from crowdhide.accounting._pmf_lower import binomial_pmf_lower
+from crowdhide.accounting._tail_upper import _log_tail_vec as _log_tail_vec
+from crowdhide.accounting._tail_upper import log_tail_upper
 from crowdhide.accounting.logmath import MACHINE_EPSILON, logsumexp
 
 __all__ = [
@@ -72,10 +74,6 @@ BETAINC_TRUSTED = 1e-200
 #: 4.3e-243 and the returned one below 1.001 times that (same scan): an absolute allowance
 #: of 1e-240 per such tail covers it (for lower bounds, which cannot use a Chernoff bound).
 UNTRUSTED_ATOL = 1e-240
-
-#: Allowances on a Chernoff exponent ``−n KL`` (its roundings: below 1e-12 relative and 1e-6
-#: absolute at n <= 1e9), as in ``shuffle._split_clone``.
-_KL_RTOL, _KL_ATOL = 1e-9, 1e-5
 
 
 def _kl(x: float, p: float) -> float:
@@ -289,36 +287,20 @@ def log_binom_pmf(k: npt.ArrayLike, n: float | FloatArray, p: float) -> FloatArr
     return np.where((kk < 0) | (kk > n), -np.inf, out)
 
 
-def _log_tail_vec(
-    n: FloatArray, p: float | FloatArray, t: FloatArray, *, upper: bool
-) -> FloatArray:
-    """Vectorized :func:`log_chernoff_tail` (n > 0; ``p`` a float or one per element)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x = np.clip(t / np.maximum(n, 1.0), 0.0, 1.0)
-        kl = xlogy(x, x / p) + xlog1py(1.0 - x, -x) - xlog1py(1.0 - x, -p)
-    out = -n * kl
-    if upper:
-        out = np.where(t <= n * p, 0.0, out)
-        out = np.where(t > n, -np.inf, out)
-    else:
-        out = np.where(t >= n * p, 0.0, out)
-        out = np.where(t < 0, -np.inf, out)
-    return np.asarray(out, dtype=np.float64)
-
-
 def trusted_tail(
     tail: FloatArray, n: FloatArray, p: float, t: FloatArray, *, upper: bool
 ) -> FloatArray:
     """An upper bound on the tail ``P(X >= t)`` (``upper``) or ``P(X <= t)`` of Bin(n, p)
-    computed as ``tail``: ``tail`` itself where at least :data:`BETAINC_TRUSTED`, its
-    Chernoff bound (exponent rounded up) below, where the incomplete beta can underflow."""
+    computed as ``tail``: ``tail`` itself where at least :data:`BETAINC_TRUSTED`, below it
+    (where the incomplete beta can underflow) the smaller of its Chernoff bound and its
+    first term's geometric bound, each rounded up (:func:`log_tail_upper`)."""
     n, t, tail = np.broadcast_arrays(np.asarray(n, float), np.asarray(t, float), tail)
     deep = tail < BETAINC_TRUSTED
     out = np.array(tail, dtype=np.float64)
     if deep.any():
-        log_bound = _log_tail_vec(n[deep], p, t[deep], upper=upper)
-        # plus the smallest subnormal: exp's rounding (and underflow) in the subnormal range
-        bound = np.exp(np.minimum(log_bound * (1.0 - _KL_RTOL) + _KL_ATOL, 0.0)) + 5e-324
+        log_bound = log_tail_upper(n[deep], p, t[deep], upper=upper)
+        # exp within an ulp; plus the smallest subnormal for its rounding (and underflow) there
+        bound = np.exp(log_bound) * (1.0 + 4.0 * MACHINE_EPSILON) + 5e-324
         out[deep] = np.where(log_bound > -np.inf, np.minimum(bound, 1.0), 0.0)
     return out
 

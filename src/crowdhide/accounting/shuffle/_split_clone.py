@@ -54,6 +54,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from crowdhide.accounting._tail_upper import log_geometric_tail
 from crowdhide.accounting.binomial_tails import (
     BETAINC_ATOL,
     BETAINC_TRUSTED,
@@ -261,7 +262,49 @@ def _deep_cap(
     with np.errstate(invalid="ignore", divide="ignore"):
         bound[up] = _log_tail_vec(counts[up], probs[up], lo[up], upper=True)
         bound[~up] = _log_tail_vec(counts[~up], probs[~up], hi[~up], upper=False)
-    return _trusted(log_mass, _chernoff_up(bound))
+    deep = log_mass < math.log(BETAINC_TRUSTED)
+    bound = _geometric_min(_chernoff_up(bound), deep, counts, probs, (lo, hi), up)
+    return _trusted(log_mass, bound)
+
+
+def _cap_exact(
+    log_mass: FloatArray,
+    log_bound: FloatArray,
+    exact: npt.NDArray[np.bool_],
+    counts: FloatArray,
+    mu_c: FloatArray,
+    blocks: tuple[FloatArray, FloatArray],
+) -> FloatArray:
+    """The exact blocks' log masses capped by :func:`_chernoff_light`'s Chernoff bounds
+    (rounded up), lowered to the geometric bound of the same tail where the mass is deep."""
+    s_start, s_end = blocks
+    deep = exact & (log_mass < math.log(BETAINC_TRUSTED))
+    up = s_start - 1.0 > counts * mu_c  # as in _chernoff_light
+    probs = np.broadcast_to(mu_c, s_start.shape)
+    capped = _geometric_min(
+        _chernoff_up(log_bound), deep, counts, probs, (s_start - 1.0, s_end), up
+    )
+    return np.asarray(np.where(exact, _trusted(log_mass, capped), log_mass), dtype=np.float64)
+
+
+def _geometric_min(
+    log_chernoff: FloatArray,
+    deep: npt.NDArray[np.bool_],
+    counts: FloatArray,
+    probs: FloatArray,
+    edges: tuple[FloatArray, FloatArray],
+    up: npt.NDArray[np.bool_],
+) -> FloatArray:
+    """``log_chernoff`` (a rounded-up Chernoff bound on ``P(X >= edges[0])`` where ``up``, else
+    on ``P(X <= edges[1])``, ``X ~ Bin(counts, probs)``) lowered to the tail's geometric bound
+    (:func:`~crowdhide.accounting._tail_upper.log_geometric_tail`, also an upper bound) where
+    ``deep``: only there, so that every value above :data:`BETAINC_TRUSTED` keeps its floats."""
+    out = np.array(log_chernoff, dtype=np.float64)
+    for upper, side, edge in ((True, deep & up, edges[0]), (False, deep & ~up, edges[1])):
+        if side.any():
+            geometric = log_geometric_tail(counts[side], probs[side], edge[side], upper=upper)
+            out[side] = np.minimum(out[side], geometric)
+    return out
 
 
 def _deep_log_h(s: FloatArray, g: FloatArray, *, kappa: float, eps: float) -> FloatArray:
@@ -272,7 +315,13 @@ def _deep_log_h(s: FloatArray, g: FloatArray, *, kappa: float, eps: float) -> Fl
     big = math.exp(eps)
     theta = s / 2.0 + g * math.expm1(eps) / (2.0 * kappa * (1.0 + big))
     with np.errstate(invalid="ignore", divide="ignore"):
-        tail = _chernoff_up(_log_tail_vec(s, 0.5, np.floor(theta), upper=True))
+        edge = np.floor(theta)
+        tail = _chernoff_up(_log_tail_vec(s, 0.5, edge, upper=True))
+        # deep tails: their geometric bound where smaller (only there: the rest keep their floats)
+        deep = tail < math.log(BETAINC_TRUSTED)
+        s_b = np.broadcast_to(s, tail.shape)
+        edge = np.broadcast_to(edge, tail.shape)
+        tail = _geometric_min(tail, deep, s_b, np.full(tail.shape, 0.5), (edge, edge), deep)
         return np.asarray(tail + np.log(s * kappa * (1.0 + big) / g) + 1e-9, dtype=np.float64)
 
 
@@ -555,7 +604,7 @@ def _build_layouts(n: int, systems: Sequence[_LayoutKey], log_tail: float) -> li
     light &= live
     exact = live & ~light
     log_mass = _exact_log_masses(cc, (mu, mu_c), (first[:, 0], last[:, 0]), (s_start, s_end), exact)
-    log_mass = np.where(exact, _trusted(log_mass, _chernoff_up(log_bound)), log_mass)
+    log_mass = _cap_exact(log_mass, log_bound, exact, cc, mu_c, (s_start, s_end))
     log_mass = np.where(light, log_bound, log_mass)
     g_low = np.minimum(g_lower(s_start, cc, rho), g_lower(s_end, cc, rho))
     g_low = np.where(live, g_low, 1.0)
