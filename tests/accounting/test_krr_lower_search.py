@@ -1,4 +1,4 @@
-"""The k-RR lower bound's searches (issue 32): below the 1e-250 cut (member by member, the
+"""The k-RR lower bound's searches (issue 32): below the 1e-170 cut (member by member, the
 O(n) third-value dataset asked once) and the mechanism ``krr`` solving through ``krr_lower``.
 
 Every answer is checked against an independent exact computation: the output law of a
@@ -8,16 +8,17 @@ pmfs (gammaln) and summed term by term in log space — no incomplete betas, no 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 import pytest
 from scipy.special import gammaln, logsumexp
 
-from crowdhide.accounting.shuffle import _pairs, curves
+from crowdhide.accounting.shuffle import _krr_fast, _pairs, curves
 from crowdhide.accounting.shuffle.query import shuffle_epsilon
 
-CUT = math.log(1e-250)  # the lower bound's cut (curves._LOWER_BOUND_FLOOR_LOG), restated
+CUT = math.log(1e-170)  # the lower bound's cut (curves._LOWER_BOUND_FLOOR_LOG), restated
 
 
 def _grid_log_mult(n: int, probs: list[float], dims: int) -> np.ndarray:
@@ -83,16 +84,22 @@ def _lower_epsilon_counting_third(
 
 
 @pytest.mark.parametrize("eps0", [0.5, 1.0])
-def test_below_the_cut_the_answer_sits_at_the_cut_of_the_exact_dataset(eps0: float) -> None:
+def test_below_the_cut_the_answer_is_the_larger_of_the_cut_and_floor_roots(eps0: float) -> None:
     n, k, delta = 1000, 4, 1e-300
     got, calls = _lower_epsilon_counting_third(eps0, n, k, delta)
     assert len(calls) <= 1  # the O(n) third-value dataset is asked once (was 24)
     # sound: the exact "others on x'" dataset still fails δ there, so the truth needs more
     at = exact_log_delta(n, k, eps0, got, "same")
     assert at > math.log(delta)
-    # tight: got is where that dataset crosses the cut (the "same" member's root)
-    assert at >= CUT - 1e-5
-    assert exact_log_delta(n, k, eps0, got * (1.0 + 1e-4), "same") < CUT
+    # not looser than that dataset's member: 1e-4 further on it is below the cut
+    above = got * (1.0 + 1e-4)
+    assert exact_log_delta(n, k, eps0, above, "same") < CUT
+    # tight: got is that crossing, or the root of the O(1) third-value floor (uncut, which
+    # binds beyond it since the cut rose to 1e-170: ε0 = 0.5)
+    floor = functools.partial(_krr_fast.krr_third_marginal_lower_log_delta, n, k, eps0)
+    at_cut = at >= CUT - 1e-5
+    at_floor = floor(got) > math.log(delta) >= floor(above)
+    assert at_cut or at_floor
 
 
 @pytest.mark.parametrize(("eps0", "delta"), [(1.0, 1e-6), (4.0, 1e-10), (8.0, 1e-6)])
@@ -173,18 +180,16 @@ def test_the_sliced_helper_matches_the_grid_helper() -> None:
 
 
 def test_below_the_cut_the_third_value_dataset_is_asked_little_and_certifies_the_answer() -> None:
-    # k = 100, n = 200, δ = 1e-300. Until s23 the third-value dataset was the binding member
-    # here and its search sat at its cut (8 evaluations). With the deep tails' proven floors
-    # (s23-main: point probabilities where the incomplete beta is not trusted) a cheap member
-    # binds (answer 0.39294 where the dataset's cut was at about 0.3915), and the dataset is
-    # asked once.
+    # k = 100, n = 200, δ = 1e-300: the dataset is asked little (a cheap member bound here
+    # at the 1e-250 cut; at the 1e-170 cut of session 24 the answer is the dataset's cut).
     n, k, eps0, delta = 200, 100, 0.5, 1e-300
     got, calls = _lower_epsilon_counting_third(eps0, n, k, delta)
     assert 1 <= len(calls) <= 9
     # sound: the exact third-value dataset's δ at the answer is above δ (e^-579 here)
     assert _third_log_delta_sliced(n, k, eps0, got) >= math.log(delta)
-    # and the answer is not below the dataset's own cut (it did not get looser)
-    assert _third_log_delta_sliced(n, k, eps0, got) <= CUT
+    # and the answer is not below the dataset's own cut (it did not get looser; the search's
+    # tolerance leaves it just above the cut)
+    assert _third_log_delta_sliced(n, k, eps0, got) <= CUT + 1e-4
 
 
 @pytest.mark.slow  # 17 s: three exact third-value sums over 201 slices of 201 x 201 cells

@@ -324,8 +324,17 @@ class _FunctionCurve(PrivacyCurve):
         return self._eps0
 
 
-#: In lower-bound mode, δ values below this are reported as 0 (see KrrShuffleCurve).
-_LOWER_BOUND_FLOOR_LOG = math.log(1e-250)
+#: In lower-bound mode, δ values below this are reported as 0 (see KrrShuffleCurve). The
+#: dataset evaluators are upper bounds: a tail they need below ``BETAINC_TRUSTED`` (1e-200)
+#: is the smaller of its Chernoff and geometric bounds, which exceeds the true tail (itself
+#: below ~1e-200) by at most the Chernoff bound's factor sqrt(8n) over the truth. Summed over
+#: an evaluation's terms that surplus is below e^{2 ε0} n sqrt(8n) 1e-200 <= 2e-182 in δ
+#: (ε0 <= KRR_LOWER_EXACT_MAX_EPS0 = 12, n <= KRR_SAME_LOWER_MAX_N = 1e5), so a value at or
+#: above 1e-170 is the dataset's true δ within the 1e-5 relative slack below. At 1e-250 (the
+#: cut before the incomplete beta's underflow was found) the surplus could decide a member:
+#: k = 100, ε0 = 4, n = 1e4, δ = 1e-300 gave a lower bound 1.19469 where tight tails give
+#: 1.19165 (session 24).
+_LOWER_BOUND_FLOOR_LOG = math.log(1e-170)
 _LOWER_BOUND_RELATIVE_SLACK_LOG = math.log1p(-1e-5)
 
 
@@ -334,10 +343,10 @@ class KrrShuffleCurve(PrivacyCurve):
 
     ``exhaustive=True``: the exact worst case over all datasets of the other users (max of
     the exact curves of every dataset class); ``False``: the max of the exact curves of the
-    two canonical datasets (a lower bound on the worst case). In that mode δ below 1e-250 is
+    two canonical datasets (a lower bound on the worst case). In that mode δ below 1e-170 is
     reported as 0, because the canonical-dataset evaluators add rigorous tail and underflow
-    bounds (meant for upper bounds) that can reach ~1e-290 and would otherwise make the
-    "lower" bound exceed the truth far in the tail.
+    bounds (meant for upper bounds) that can reach ~1e-187 (see _LOWER_BOUND_FLOOR_LOG) and
+    would otherwise make the "lower" bound exceed the truth far in the tail.
     """
 
     def __init__(self, *, eps0: float, n: int, k: int, exhaustive: bool) -> None:
@@ -372,7 +381,7 @@ class KrrShuffleCurve(PrivacyCurve):
             return value
         # Lower-bound mode. The canonical-dataset evaluators are upper bounds for their
         # dataset: they add bounds on the windows' tails (< 1e-6 relative) and on underflow
-        # (absolute, at most ~1e-290). Removing the relative part and reporting values in
+        # (absolute, at most ~1e-187). Removing the relative part and reporting values in
         # the underflow zone as 0 keeps the result below the datasets' true δ.
         if value < _LOWER_BOUND_FLOOR_LOG:
             return -math.inf
@@ -448,8 +457,8 @@ class _LowerCurve(PrivacyCurve):
             top = self._eps0 - xtol
             if top > 0.0 and self._floor_fails(top, target):
                 return top
-            # Below 1e-250 the members are cut to 0 (see KrrShuffleCurve): the root is that
-            # step, which secant steps do not find faster than the plain search.
+            # Below the cut (1e-170) the members are cut to 0 (see KrrShuffleCurve): the root
+            # is that step, which secant steps do not find faster than the plain search.
             start = self._floor_fails(0.0, target) and target > _LOWER_BOUND_FLOOR_LOG
             if top > 0.0 and self._floor is not None and start:
                 # It asks log δ(top) itself, only if no point below top passed.
