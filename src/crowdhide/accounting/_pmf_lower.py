@@ -14,7 +14,7 @@ from scipy.special import gammaln
 
 from crowdhide.accounting.logmath import MACHINE_EPSILON, log_terms_error
 
-__all__ = ["binomial_pmf_lower"]
+__all__ = ["binomial_pmf_lower", "log_pmf_terms"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -36,14 +36,23 @@ def binomial_pmf_lower(n: npt.ArrayLike, p: float, k: npt.ArrayLike) -> FloatArr
         return np.zeros(n_.shape, dtype=np.float64)
     inside = (k_ >= 0.0) & (k_ <= n_)
     ks = np.clip(k_, 0.0, n_)
-    terms = (
-        gammaln(n_ + 1.0),
-        -gammaln(ks + 1.0),
-        -gammaln(n_ - ks + 1.0),
-        ks * np.log(p),
-        (n_ - ks) * np.log1p(-p),
-    )
+    terms = log_pmf_terms(n_, ks, p)
     log_pmf = np.minimum(sum(terms) - log_terms_error(*terms), 0.0)
     # exp is within one ulp; in the subnormal range it may lose up to the least subnormal
     value = np.exp(log_pmf) * (1.0 - 4.0 * MACHINE_EPSILON) - 5e-324
     return np.asarray(np.where(inside, np.maximum(value, 0.0), 0.0), dtype=np.float64)
+
+
+def log_pmf_terms(
+    n: FloatArray, k: FloatArray, p: float | FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    """The five terms whose sum is ``log P(Bin(n, p) = k)`` (log-gamma values and the two
+    ``log p`` / ``log(1 − p)`` multiples), kept apart so a caller can bound their rounding
+    (:func:`~crowdhide.accounting.logmath.log_terms_error`) on its own safe side."""
+    return (
+        gammaln(n + 1.0),
+        -gammaln(k + 1.0),
+        -gammaln(n - k + 1.0),
+        k * np.log(p),
+        (n - k) * np.log1p(-p),
+    )

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import gammaln, xlog1py, xlogy
+from scipy.special import xlog1py, xlogy
 
+from crowdhide.accounting._pmf_lower import log_pmf_terms
 from crowdhide.accounting.logmath import MACHINE_EPSILON, log_terms_error
 
 __all__ = ["log_geometric_tail", "log_tail_upper"]
@@ -86,13 +87,7 @@ def log_geometric_tail(
             ratio = kk * (1.0 - pp) / ((n_ - kk + 1.0) * pp)
         ratio = ratio * (1.0 + RATIO_RTOL)
         geometric = -np.log1p(-np.minimum(ratio, 1.0))  # +inf at r >= 1
-    terms = (
-        gammaln(n_ + 1.0),
-        -gammaln(kk + 1.0),
-        -gammaln(n_ - kk + 1.0),
-        kk * np.log(pp),
-        (n_ - kk) * np.log1p(-pp),
-    )
+    terms = log_pmf_terms(n_, kk, pp)
     with np.errstate(invalid="ignore"):
         log_bound = sum(terms) + geometric + log_terms_error(*terms, geometric)
     out = np.where(inside & (ratio < 1.0), np.minimum(log_bound, 0.0), np.inf)
