@@ -206,6 +206,19 @@ def proxy_floor(name: str, eps0: float) -> float:
     return math.sqrt(s_cert / _best_dataset_signal(name, eps0, d, k))
 
 
+def laplace_family_floor(eps0: float) -> float:
+    """Large-n floor of *every* common-clone certificate for Laplace (docs/proofs/
+    mechanism-certificates.md, section 1h): ``sqrt(S_U / S_x')`` with, for the pair (−1, 1),
+    ``S_U = ∫ (f_{−1} − f_1)²/min(f_{−1}, f_1) = (4/3)e + (8/3)e^{−ε0/2} − 4`` (the best clone
+    law, ``inf_v f_v``) and ``S_x' = ∫ (f_{−1} − f_1)²/f_1 = (2/3)e + e^{−2ε0}/3 − 1`` ("all
+    others on +1", the largest single-value signal), e = e^{ε0}: 1.114, 1.204, 1.318, 1.398,
+    1.414 at ε0 = 0.5, 1, 2, 4, 8 (sqrt 2 as ε0 grows)."""
+    e = math.exp(eps0)
+    s_u = 4.0 / 3.0 * e + 8.0 / 3.0 * math.exp(-eps0 / 2.0) - 4.0
+    s_same = 2.0 / 3.0 * e + math.exp(-2.0 * eps0) / 3.0 - 1.0
+    return math.sqrt(s_u / s_same)
+
+
 def wang_beta(name: str, eps0: float) -> float:
     """β of Wang et al.'s table for the benchmark's domains (OUE, not in it: Hadamard's with
     s = K/2, its total variation; local hash of length g)."""
@@ -297,7 +310,8 @@ def _mechanism_row(name: str, eps0: float, n: int, delta: float, wang: bool) -> 
         f"{best:.6g}",
         f"{low:.6g}",
         f"{ratio:.4f}",
-        f"floor {proxy_floor(name, eps0):.4f}",
+        f"floor {proxy_floor(name, eps0):.4f}"
+        + (f" (family {laplace_family_floor(eps0):.4f})" if name == "laplace" else ""),
         label,
         _ms(t_cert),
         _ms(t_low),

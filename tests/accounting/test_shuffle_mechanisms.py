@@ -454,7 +454,8 @@ def test_laplace_lower_bound_configurations_are_exact_datasets(eps0: float) -> N
     thresholds = (0.25, 0.5, 1.0, 1.0 + b / 2.0, 1.0 + b, 1.0 + 2.0 * b)
     same = MECHANISMS["laplace"].same_regions
     assert same is not None
-    assert len(members) == len(thresholds) + len(same(eps0, 0, 1))  # then "others on x'"
+    # then the two-count "others on +1" member (test_laplace_two_count.py) and "others on x'"
+    assert len(members) == len(thresholds) + 1 + len(same(eps0, 0, 1))
     for c, member in zip(thresholds, members, strict=False):
         edges = np.array([-np.inf, -c, c, np.inf])
 

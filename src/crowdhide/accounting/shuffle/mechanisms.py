@@ -236,8 +236,10 @@ uniform on its complement)
     ``e^{−Δε0/4}``, docs/proofs/mechanism-certificates.md, section 1c; ε0 = 8, n = 1e4:
     7.99997 → 5.3026).
     Lower bound: pair (−1, 1), z = 0, regions ``y < −c`` and ``y > c`` for thresholds
-    ``c ∈ {1/4, 1/2, 1, 1 + b/2, 1 + b, 1 + 2b}`` (b = 2/ε0), and the "others on x'"
-    regions above.
+    ``c ∈ {1/4, 1/2, 1, 1 + b/2, 1 + b, 1 + 2b}`` (b = 2/ε0), the "others on x'"
+    regions above, and others on +1 through both counts ``y < −c``, ``y > c`` (OUE's
+    two-count law with e^{ε0} → p/q; docs/proofs/mechanism-certificates.md, section 1h,
+    which also gives the clone family's large-n floor 1.11–1.41 for Laplace).
 """
 
 from __future__ import annotations
