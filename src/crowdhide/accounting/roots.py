@@ -51,6 +51,7 @@ def safe_root(
     *,
     xtol: float = 1e-13,
     lower_side: bool = False,
+    rtol: float = 0.0,
 ) -> float:
     """Root of the non-increasing ``log_delta(x) = target`` in ``[lo, hi]``, from the safe side.
 
@@ -70,6 +71,9 @@ def safe_root(
         Absolute width at which to stop (plus 4 ulp relative).
     lower_side
         Return the end of the final bracket on which the target does *not* hold.
+    rtol
+        Relative width at which to stop as well (the larger of it and 4 ulp counts); the
+        end returned is on its side of the root by its own evaluation whatever the width.
 
     Returns
     -------
@@ -105,7 +109,7 @@ def safe_root(
     widths: list[float] = []
     for _ in range(_MAX_STEPS):
         width = abs(a - b)
-        tol = xtol + _RTOL * max(abs(a), abs(b))
+        tol = xtol + max(_RTOL, rtol) * max(abs(a), abs(b))
         if width <= tol:
             break
         widths.append(width)

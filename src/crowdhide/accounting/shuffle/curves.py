@@ -45,8 +45,11 @@ KRR_LOWER_EXACT_MAX_EPS0 = 12.0
 KRR_FULL_LOWER_MAX_N = 1000
 
 
-def _solve_epsilon(curve: PrivacyCurve, log_target: float, eps0: float) -> float:
-    """Smallest ε (to 1e-10 ε0) with ``log δ(ε) <= log_target``, from the safe side.
+def _solve_epsilon(
+    curve: PrivacyCurve, log_target: float, eps0: float, *, rtol: float = 0.0
+) -> float:
+    """Smallest ε (to 1e-10 ε0, or ``rtol`` relative if larger) with ``log δ(ε) <=
+    log_target``, from the safe side.
 
     Every shuffle curve has δ(ε0) = 0, so ``[0, ε0]`` brackets the root; the coarser
     tolerance than :meth:`PrivacyCurve.epsilon` saves evaluations of the O(n) curves.
@@ -62,7 +65,7 @@ def _solve_epsilon(curve: PrivacyCurve, log_target: float, eps0: float) -> float
     elif log_delta(top) > log_target:
         return eps0
     # safe_root returns 0 itself when δ(0) already meets the target (one evaluation there).
-    return safe_root(log_delta, log_target, 0.0, top, xtol=xtol)
+    return safe_root(log_delta, log_target, 0.0, top, xtol=xtol, rtol=rtol)
 
 
 #: log δ of the ε query that δ queries should agree with (set by the calibrations, see
@@ -87,11 +90,18 @@ class _AdaptiveCurve(PrivacyCurve):
     """A curve from ``fn(eps, log_tail)``: summation windows are widened until the tail
     bound added to δ is negligible (< e^{-14} ≈ 1e-6 relative), so small δ stay tight. While
     solving for ε at a target δ the windows never need tails below ``δ e^{-40}``: a value
-    computed with them that is below the target is a valid answer."""
+    computed with them that is below the target is a valid answer.
 
-    def __init__(self, fn: Callable[[float, float], float], eps0: float) -> None:
+    ``tiny_rtol``: the relative width at which its ε search stops below
+    :data:`TINY_LOG_DELTA` (0: 1e-10 ε0 absolute, as above it). The answer is a passing
+    point by its own evaluation either way; the width only bounds how far above the root."""
+
+    def __init__(
+        self, fn: Callable[[float, float], float], eps0: float, *, tiny_rtol: float = 0.0
+    ) -> None:
         self._fn = fn
         self._eps0 = eps0
+        self._tiny_rtol = tiny_rtol
         self.solving_for(None)
 
     def log_delta(self, epsilon: float) -> float:
@@ -116,8 +126,9 @@ class _AdaptiveCurve(PrivacyCurve):
     def epsilon(self, delta: float) -> float:
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
         self.solving_for(target)
+        rtol = self._tiny_rtol if target < TINY_LOG_DELTA else 0.0
         try:
-            return _solve_epsilon(self, target, self._eps0)
+            return _solve_epsilon(self, target, self._eps0, rtol=rtol)
         finally:
             self.solving_for(None)
 
