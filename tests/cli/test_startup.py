@@ -88,6 +88,43 @@ def test_krr_query_keeps_heavy_and_rarely_used_modules_out() -> None:
 _REFERENCE = "import json, sys, numpy, scipy.special; print(json.dumps([*sys.modules]))"
 
 
+def _third_party(modules: set[str]) -> set[str]:
+    """The modules neither crowdhide's nor the standard library's."""
+    own = {"crowdhide", *sys.stdlib_module_names}
+    return {m for m in modules if m.split(".")[0] not in own}
+
+
+_QUERY = ["shuffle", "epsilon", "--eps0", "1", "--n", "1000", "--delta", "1e-6"]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [[], ["--mechanism", "oue", "--d", "16"], ["--k", "10"]],
+    ids=["generic", "oue", "krr10"],
+)
+def test_single_round_queries_import_nothing_beyond_numpy_and_scipy_special(
+    extra: list[str],
+) -> None:
+    # Issue 32: what a query adds to the reference must be crowdhide's own or the standard
+    # library's (crowdhide's imports cost ~40-60 ms CPU; the rest of the excess is the
+    # bounds' computation).
+    loaded = _modules_after([*_QUERY, *extra, "--json"])
+    reference = set(json.loads(_python(_REFERENCE)))
+    assert _third_party(loaded - reference) == set()
+
+
+def test_composition_query_imports_nothing_heavy_beyond_dp_accounting() -> None:
+    # A --rounds query needs dp_accounting (its PLDs), whose import pulls scipy.signal,
+    # scipy.stats and scipy.optimize (~1-1.5 s CPU under SciPy 1.17); crowdhide itself
+    # must add no other third-party module on top.
+    loaded = _modules_after([*_QUERY, "--rounds", "2", "--json"])
+    floor = (
+        "import json, sys, numpy, scipy.special, dp_accounting; print(json.dumps([*sys.modules]))"
+    )
+    allowed = set(json.loads(_python(floor)))
+    assert _third_party(loaded - allowed) == set()
+
+
 def test_help_markup_is_escaped_as_rich_would() -> None:
     """crowdhide escapes its help text without importing rich; rich's own escape is the
     reference, on every help string of the app and on the edge cases of its tag syntax."""
