@@ -219,13 +219,18 @@ class RoundedCurve(PrivacyCurve):
     def epsilon(self, delta: float) -> float:
         d = check_probability("delta", delta, allow_zero=False, allow_one=False)
         target = d * (1.0 + self._relative if self._lower else 1.0 - self._relative)
-        eps = self.inner.epsilon(min(target, 1.0 - 1e-16))
+        eps = self._inner_epsilon(min(target, 1.0 - 1e-16), d)
         if eps == 0.0:  # δ(0) is a total variation: losses near 0 weigh nothing there
             return 0.0
         return min(max(eps - self._shift, 0.0), self._cap)
 
     def epsilon_upper_hint(self) -> float:
         return min(self.inner.epsilon_upper_hint() + abs(self._shift), self._cap)
+
+    def _inner_epsilon(self, target: float, delta: float) -> float:
+        """The inner curve's ε at ``target`` (its δ moved to the safe side of the asked
+        ``delta``); a subclass may search it from a start computed for ``delta``."""
+        return self.inner.epsilon(target)
 
 
 class DiscretePairCurve(PrivacyCurve):

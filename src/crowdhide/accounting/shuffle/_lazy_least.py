@@ -11,13 +11,15 @@ variation-ratio search that interface (its floor's ε is a lower bound on its an
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.shuffle._member_curve import MemberCurve
 from crowdhide.accounting.shuffle.curves import BracketedCurve
+from crowdhide.accounting.shuffle.generic import SafeSideCurve
 
-__all__ = ["Capped", "LazyCurve", "Least"]
+__all__ = ["Capped", "LazyCurve", "Least", "StartedCertificate"]
 
 
 @runtime_checkable
@@ -29,9 +31,9 @@ class LazyCurve(Protocol):
 
     def epsilon(self, delta: float) -> float: ...
 
-    def epsilon_until(self, delta: float, stop: float) -> float: ...
+    def epsilon_until(self, delta: float, stop: float, start: float = 0.0) -> float: ...
 
-    def finished(self, delta: float) -> bool: ...
+    def finished(self, delta: float, start: float = 0.0) -> bool: ...
 
 
 class Capped(PrivacyCurve):
@@ -52,13 +54,16 @@ class Capped(PrivacyCurve):
                 self._answers[delta] = self._search.epsilon(delta)
         return self._answers[delta]
 
-    def epsilon_until(self, delta: float, stop: float) -> float:
-        """The floor's ε (capped at ε0) on the first call for δ, the answer after."""
+    def epsilon_until(self, delta: float, stop: float, start: float = 0.0) -> float:
+        """The floor's ε (capped at ε0) on the first call for δ, the answer after. ``start``
+        is not used: the search continues from the floor's answer and its refined sums
+        are path-dependent (s24-start: piecewise, ε0 = 1, n = 1e9, δ = 1e-300 came out
+        1e-4 relative higher when the floor started at a lower bound's ε)."""
         if self._floor.finished(delta):
             return self.epsilon(delta)
         return self.floor_epsilon(delta)
 
-    def finished(self, delta: float) -> bool:
+    def finished(self, delta: float, start: float = 0.0) -> bool:
         return delta in self._answers
 
     def floor_epsilon(self, delta: float) -> float:
@@ -86,10 +91,15 @@ class Least(PrivacyCurve):
         return min(m.log_delta(epsilon) for m in self._members)
 
     def epsilon(self, delta: float) -> float:
+        return self.epsilon_from(delta, 0.0)
+
+    def epsilon_from(self, delta: float, start: float) -> float:
+        """The least ε at δ, every lazy member searched from ``start`` (a lower bound on
+        every member's ε: see ``MemberCurve.epsilon_until``)."""
         best = math.inf
         lazy: dict[int, LazyCurve] = {}
         for i, member in enumerate(self._members):
-            if isinstance(member, LazyCurve) and not member.finished(delta):
+            if isinstance(member, LazyCurve) and not member.finished(delta, start):
                 lazy[i] = member
             else:
                 best = min(best, member.epsilon(delta))
@@ -99,10 +109,36 @@ class Least(PrivacyCurve):
             if lows[i] >= best:  # every open member's answer is at least best
                 break
             stop = min([best, *(low for j, low in lows.items() if j != i)])
-            lows[i] = lazy[i].epsilon_until(delta, stop)
-            if lazy[i].finished(delta):
+            lows[i] = lazy[i].epsilon_until(delta, stop, start)
+            if lazy[i].finished(delta, start):
                 best = min(best, lows.pop(i))
         return best
 
     def epsilon_upper_hint(self) -> float:
         return min(m.epsilon_upper_hint() for m in self._members)
+
+
+class StartedCertificate(SafeSideCurve):
+    """A mechanism's certificate as reported (:class:`SafeSideCurve` of :class:`Least`),
+    its ε at δ searched from ``start(δ)`` — an explicit argument, e.g. the mechanism's lower
+    bound's ε at the same δ (issue 32: the certificate's searches from 0 cost about twice
+    the evaluations). ``start`` is a function of the asked δ alone, so the curve and every
+    query answer the same float for the same question.
+
+    A start at or below the true ε keeps the answer within the search tolerance of the
+    unstarted one: the inner curve is solved at a δ lowered by the margin, where every
+    certificate's ε is at least the truth's at δ (ε is non-increasing in δ), up to the loss
+    allowance. A start above it costs tightness only: the answer is a point where the
+    certificate's δ passes (``MemberCurve.epsilon_until``)."""
+
+    def __init__(self, inner: Least, eps0: float, start: Callable[[float], float] | None) -> None:
+        super().__init__(inner, eps0, lower=False)
+        self._least, self._start = inner, start
+
+    def start_at(self, delta: float) -> float:
+        """The start of the search at ``delta`` (0 without one, or outside ``(0, ε0)``)."""
+        value = 0.0 if self._start is None else self._start(delta)
+        return value if 0.0 < value < self._eps0 else 0.0
+
+    def _inner_epsilon(self, target: float, delta: float) -> float:
+        return self._least.epsilon_from(target, self.start_at(delta))

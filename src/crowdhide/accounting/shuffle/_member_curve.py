@@ -52,9 +52,11 @@ class MemberCurve(PrivacyCurve):
         self._screens = screens if screens is not None else [None] * len(members)
         # lower members with their own ε(δ) from the lower side (CurveLowerMember)
         self._solvers = solvers if solvers is not None else [None] * len(members)
-        # per δ: the running answer and how many members (largest first) it has passed
-        self._progress: dict[float, tuple[float, int]] = {}
-        self._probed: dict[float, float] = {}  # per δ: the largest stop probed (_fails_at)
+        # per (δ, start): the running answer and how many members (largest first) it has
+        # passed; the start is part of the key, so every answer is a function of both alone
+        self._progress: dict[tuple[float, float], tuple[float, int]] = {}
+        # per (δ, start): the largest stop probed (_fails_at)
+        self._probed: dict[tuple[float, float], float] = {}
         self.start: Callable[[float], float] | None = None  # per δ: a floor for the answer
         # the windows' tail level of log_delta (deeper while a search for a tiny δ takes
         # its slope from this curve: :meth:`tail_for`)
@@ -84,7 +86,7 @@ class MemberCurve(PrivacyCurve):
     def epsilon(self, delta: float) -> float:
         return self.epsilon_until(delta, math.inf)
 
-    def epsilon_until(self, delta: float, stop: float) -> float:
+    def epsilon_until(self, delta: float, stop: float, start: float = 0.0) -> float:
         """The running answer after at least one more member, and after as many as it takes
         to reach ``stop`` (:meth:`epsilon` once all are taken: :meth:`finished`). It only
         grows member by member, so it is a lower bound on :meth:`epsilon`, which is all a
@@ -96,12 +98,20 @@ class MemberCurve(PrivacyCurve):
         one report's variation) that already meets the target at the running answer is
         not evaluated: that answer holds for its pairs (δ is non-increasing in ε). Where the
         next member fails at ``stop`` the call returns ``stop`` instead (:meth:`_fails_at`).
-        A screen takes ``(ε, log_tail)`` (the tail the member would be solved with)."""
+        A screen takes ``(ε, log_tail)`` (the tail the member would be solved with).
+
+        ``start`` (issue 32) is where every member's search starts (a lower bound on the
+        answer, e.g. a lower bound's ε, so the members below it cost one evaluation each):
+        an explicit argument, so the same ``(δ, start)`` gives the same float whoever asks.
+        The answer is never below it, and it is returned only where every member passes
+        there (each member's search evaluates its start first), so a start above the root
+        costs tightness (the answer is the start), never soundness."""
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
         tail = _solve_tail(target)
-        best, done = self._progress.get(delta, (0.0, 0))
-        if not done and self.start is not None:  # the search starts there, not at 0
-            best = max(best, self.start(delta))
+        key = (delta, start)
+        best, done = self._progress.get(key, (0.0, 0))
+        if not done:  # the search starts there, not at 0
+            best = max(best, start, 0.0 if self.start is None else self.start(delta))
         members = list(
             zip(
                 reversed(self._members),
@@ -110,7 +120,7 @@ class MemberCurve(PrivacyCurve):
                 strict=True,
             )
         )
-        if done < len(members) and self._fails_at(members[done][:2], target, (best, stop), delta):
+        if done < len(members) and self._fails_at(members[done][:2], target, (best, stop), key):
             return stop
         first = True  # every call takes at least one member (if any is left)
         while done < len(members) and (first or best < stop):
@@ -125,7 +135,7 @@ class MemberCurve(PrivacyCurve):
                 best = max(best, solver(delta))
                 continue
             best = self._solve_member(fn, target, best)
-        self._progress[delta] = best, done
+        self._progress[key] = best, done
         return best
 
     def _fails_at(
@@ -133,7 +143,7 @@ class MemberCurve(PrivacyCurve):
         member: tuple[Callable[[float, float], float], Callable[[float, float], float] | None],
         target: float,
         window: tuple[float, float],
-        delta: float,
+        key: tuple[float, float],
     ) -> bool:
         """Whether the next member fails at ``stop`` (``window = (best, stop)``), so the
         curve's ε is above stop: one evaluation instead of its root (issue 32). Progress is
@@ -142,17 +152,18 @@ class MemberCurve(PrivacyCurve):
         best, stop = window
         if self._lower or not best <= stop < self._eps0:
             return False
-        if stop <= self._probed.get(delta, -math.inf):
+        if stop <= self._probed.get(key, -math.inf):
             return False
-        self._probed[delta] = stop
+        self._probed[key] = stop
         fn, screen = member
         if screen is not None and screen(stop, _solve_tail(target)) <= target:  # it passes there
             return False
         return min(fn(stop, _solve_tail(target)), 0.0) > target
 
-    def finished(self, delta: float) -> bool:
-        """Whether every member is solved for δ (:meth:`epsilon_until` is then the answer)."""
-        return self._progress.get(delta, (0.0, 0))[1] >= len(self._members)
+    def finished(self, delta: float, start: float = 0.0) -> bool:
+        """Whether every member is solved for δ from ``start`` (:meth:`epsilon_until` is
+        then the answer)."""
+        return self._progress.get((delta, start), (0.0, 0))[1] >= len(self._members)
 
     def _solve_member(
         self, fn: Callable[[float, float], float], target: float, best: float

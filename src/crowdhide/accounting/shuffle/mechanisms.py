@@ -256,6 +256,7 @@ from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.shuffle import _krr_fast
 from crowdhide.accounting.shuffle._lazy_least import Capped as _Capped
 from crowdhide.accounting.shuffle._lazy_least import Least as _Least
+from crowdhide.accounting.shuffle._lazy_least import StartedCertificate
 from crowdhide.accounting.shuffle._member_curve import MemberCurve
 from crowdhide.accounting.shuffle._split_clone import (
     SPLIT_C_POINTS,
@@ -362,20 +363,24 @@ class MechanismBound:
         return None
 
     def curve(self, params: MechanismParams) -> PrivacyCurve:
+        if self.kind == "lower":
+            return _lower_curve(self.mechanism.name, params)
+        start = None
+        if MechanismBound(self.mechanism, "lower").applies(params) is None:
+            start = _lower_curve(self.mechanism.name, params).epsilon
+        return self.certificate(params, start)
+
+    def certificate(
+        self, params: MechanismParams, start: Callable[[float], float] | None
+    ) -> StartedCertificate:
+        """The certificate's curve, its ε at δ searched from ``start(δ)`` (None: from 0).
+        :meth:`curve` starts it at the lower bound's ε at the same δ (a proven lower bound
+        on the truth, so on every certificate; issue 32), from the lower curve that
+        :meth:`curve` of the lower bound returns for ``params`` too, so a query asking both
+        computes the lower bound once. Any start gives a passing point
+        (:class:`~crowdhide.accounting.shuffle._lazy_least.StartedCertificate`)."""
         n, eps0, d, k = params.n, params.eps0, params.d or 0, params.k or 1
-        members: list[Callable[[float, float], float]]
-        if self.kind == "upper":
-            members = _certificate_members(self.mechanism, n, eps0, d, k)
-        else:
-            lowers = lower_members(self.mechanism, eps0, d, k)
-            members = [functools.partial(_lower_member, fn, n) for fn in lowers]
-            solvers: list[Callable[[float], float] | None] = [
-                functools.partial(fn.epsilon, n) if isinstance(fn, CurveLowerMember) else None
-                for fn in lowers
-            ]
-            return SafeSideCurve(
-                MemberCurve(members, eps0, lower=True, solvers=solvers), eps0, lower=True
-            )
+        members = _certificate_members(self.mechanism, n, eps0, d, k)
         screens = _certificate_screens(self.mechanism, n, eps0, d, k)
         raw = MemberCurve(members, eps0, lower=False, screens=screens)
         # the certificates of the same pairs, the likeliest least first (module docstring
@@ -395,11 +400,30 @@ class MechanismBound:
             raw.start = capped.floor_epsilon
         if self._blanket_certifies(n, d):
             least.append(shuffle_bound_curve(bound="krr_blanket", eps0=eps0, n=n, k=d))
-        return SafeSideCurve(least[0] if len(least) == 1 else _Least(least), eps0, lower=False)
+        # a one-member Least is that member's floats (module docstring of _lazy_least)
+        return StartedCertificate(_Least(least), eps0, start)
 
     def _blanket_certifies(self, n: int, d: int) -> bool:
         """Whether the exact k-RR blanket joins the certificate (as in ``best``)."""
         return self.mechanism.uniform_blanket and d >= 3 and n <= KRR_BLANKET_BEST_MAX_N
+
+
+@functools.lru_cache(maxsize=64)
+def _lower_curve(name: str, params: MechanismParams) -> PrivacyCurve:
+    """The lower bound's curve, one object per question's parameters (the lower bound's
+    :meth:`MechanismBound.curve` and the certificate's start share it: its members remember
+    their answer per δ, so the lower bound is computed once per δ; its answers are those
+    of a fresh curve, only the time depends on what was asked before)."""
+    n, eps0, d, k = params.n, params.eps0, params.d or 0, params.k or 1
+    lowers = lower_members(MECHANISMS[name], eps0, d, k)
+    members: list[Callable[[float, float], float]] = [
+        functools.partial(_lower_member, fn, n) for fn in lowers
+    ]
+    solvers: list[Callable[[float], float] | None] = [
+        functools.partial(fn.epsilon, n) if isinstance(fn, CurveLowerMember) else None
+        for fn in lowers
+    ]
+    return SafeSideCurve(MemberCurve(members, eps0, lower=True, solvers=solvers), eps0, lower=True)
 
 
 def _capped_curve(n: int, eps0: float, mu_max: float) -> _Capped:
