@@ -12,9 +12,11 @@ import numpy as np
 
 from crowdhide.accounting.binomial_rows import (
     RowSuffixSums,
+    RowWindows,
     gammaln_table,
     row_log_excess_above,
     row_windows,
+    rowwise_logsumexp,
 )
 
 
@@ -96,3 +98,52 @@ def test_kept_suffix_sums_recompute_only_moved_rows() -> None:
     assert kept._state is not None
     assert np.array_equal(kept._state[1][0], state[1][0])  # untouched row kept as it was
     assert not np.array_equal(kept._state[1][1], state[1][1])
+
+
+def _former_excess(rows: RowWindows, theta: np.ndarray) -> np.ndarray:
+    """``row_log_excess_above`` as written before session 25 (out of place), restated: the
+    in-place version must give the same floats."""
+    width = rows.log_pmf.shape[1]
+    idx = np.clip(np.floor(theta) + 1.0 - rows.lo[:, None], 0, width).astype(np.int64)
+    first = np.minimum(idx.min(axis=1), width - 1)
+    shift, sf_rev, ss_rev = RowSuffixSums(rows).sums(first)
+    floor = width * 1e-300
+    inside = idx < width
+    safe = np.minimum(idx, width - 1)
+    start = rows.lo[:, None] + safe
+    at = np.arange(rows.log_pmf.shape[0])[:, None] * width + (width - 1 - safe)
+    sf_at = sf_rev.ravel()[at] + floor
+    ss_next = np.where(safe < width - 1, ss_rev.ravel()[np.maximum(at - 1, 0)], 0.0)
+    body = (np.maximum(start - theta, 0.0) * sf_at + (ss_next + width * floor)) * inside
+    with np.errstate(divide="ignore"):
+        return np.asarray(np.log(body) + shift[:, None])
+
+
+def _former_logsumexp(x: np.ndarray) -> np.ndarray:
+    m = x.max(axis=1)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.asarray(np.log(np.exp(x - m[:, None]).sum(axis=1)) + m)
+
+
+def test_in_place_excess_and_logsumexp_are_bit_identical_to_the_former_code() -> None:
+    # deep windows (log tail -700, as at δ = 1e-300) and shallow ones; thresholds on and off
+    # the integers, outside the window on both sides and infinite
+    rng = np.random.default_rng(2532)
+    table = gammaln_table(3000)
+    for trial in range(40):
+        n = np.sort(rng.integers(1, 2500, size=int(rng.integers(1, 30)))).astype(np.float64)
+        p = float(rng.uniform(0.05, 0.95))
+        rows = row_windows(n, p, -700.0 if trial % 2 else -30.0, table)
+        theta = n[:, None] * rng.uniform(-0.2, 1.2, size=(n.size, 40))
+        theta[:, :8] = np.floor(theta[:, :8])
+        theta[:, 8] = np.inf
+        theta[:, 9] = -np.inf
+        got = row_log_excess_above(rows, theta, n)
+        want = _former_excess(rows, theta)
+        assert np.array_equal(got.view(np.int64), want.view(np.int64))
+        x = got + rng.normal(size=got.shape)
+        x[0] = -np.inf  # a row of -inf gives -inf
+        assert np.array_equal(
+            rowwise_logsumexp(x).view(np.int64), _former_logsumexp(x).view(np.int64)
+        )
