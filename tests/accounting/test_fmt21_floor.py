@@ -182,3 +182,17 @@ def test_capped_profile_is_never_skipped(monkeypatch: pytest.MonkeyPatch) -> Non
     capped = profile.PROFILE_PAIR_REGISTRY.statement(PROFILE_PAIR, params, delta=1e-6)
     assert capped.epsilon == pytest.approx(80.0)
     assert not composition._fmt21_loses(capped, params, 1e-6)
+
+
+def test_not_tried_where_fmt21_fails_at_once() -> None:
+    # the gate is a speed choice only; where it says no at n = 1e9, FMT21's pair is too
+    # large and fails before any work, so the floor could only have cost time
+    from crowdhide.accounting.shuffle._fmt21_floor import worth_trying
+    from crowdhide.accounting.shuffle.composition import shuffle_pld
+    from crowdhide.errors import ResourceLimitError
+
+    tail = _log_tail_for(1e-6)
+    assert not worth_trying(eps0=1.0, n=10**9, rounds=10, delta=1e-6, log_tail=tail)
+    assert worth_trying(eps0=8.0, n=10**9, rounds=10, delta=1e-6, log_tail=tail)
+    with pytest.raises(ResourceLimitError):
+        shuffle_pld(eps0=1.0, n=10**9, rounds=10, pair="feldman2021", log_tail=tail)

@@ -32,7 +32,7 @@ from crowdhide.accounting._pmf_lower import binomial_pmf_lower
 from crowdhide.accounting.composition import fft_relative_error
 from crowdhide.accounting.logmath import MACHINE_EPSILON
 
-__all__ = ["FLOOR_STEPS", "MAX_FLOOR_POINTS", "fmt21_delta_lower"]
+__all__ = ["FLOOR_STEPS", "MAX_FLOOR_POINTS", "fmt21_delta_lower", "worth_trying"]
 
 FloatArray = npt.NDArray[np.float64]
 _U = MACHINE_EPSILON / 2.0
@@ -130,6 +130,26 @@ def _hockey(loss: FloatArray, mass: FloatArray, epsilon: float) -> float:
     """A lower bound on ``Σ mass (1 − e^{ε − loss})_+`` (terms of a few u relative error)."""
     gain = -np.expm1(np.minimum(epsilon - loss, 0.0)) * (1.0 - 4.0 * _U)
     return float(np.sum(mass * gain)) * (1.0 - 2.0 * (loss.size + 4) * _U)
+
+
+#: The least δ the floor is tried at: one round (deeper windows cost ~depth² outcomes, and
+#: at δ = 1e-300 the exact FMT21 pair can beat the profile pair while its reported value is
+#: capped by its window tails, which this bound does not see), more rounds (the FFT error,
+#: ~1e-12, leaves nothing to prove below).
+_LEAST_DELTA = {True: 1e-100, False: 1e-11}
+#: FMT21's pair fails at once (ResourceLimitError) when its rows are wider than this
+#: (``_clone_counts._MAX_ROW_WIDTH``): the floor would only cost time there.
+_ROW_WIDTH = 20_001
+
+
+def worth_trying(*, eps0: float, n: int, rounds: int, delta: float, log_tail: float) -> bool:
+    """Whether the floor is worth computing (a speed choice only: without it FMT21 is
+    composed as before, so the answer is the same either way)."""
+    if delta < _LEAST_DELTA[rounds == 1]:
+        return False
+    big_l, mean = -log_tail, (n - 1) * math.exp(-eps0)
+    half = big_l / 3.0 + math.sqrt(big_l**2 / 9.0 + 0.5 * (mean + 1.0) * big_l) + 2.0
+    return 2.0 * half + 1.0 <= _ROW_WIDTH
 
 
 def fmt21_delta_lower(*, eps0: float, n: int, rounds: int, epsilon: float, delta: float) -> float:

@@ -655,15 +655,15 @@ def _fmt21_loses(other: PrivacyStatement, params: ComposedShuffleParams, delta: 
     reported one (a pessimistic PLD's, or the cap R·ε0 above it), is larger. Only below the
     cap: there FMT21 could tie, and a tie names FMT21."""
     from crowdhide.accounting.shuffle import profile_pair as profile
-    from crowdhide.accounting.shuffle._fmt21_floor import fmt21_delta_lower
+    from crowdhide.accounting.shuffle._fmt21_floor import fmt21_delta_lower, worth_trying
 
     eps = other.epsilon
     if profile.capped(other, params) or eps is None or not 0.0 < eps < math.inf:
         return False
-    floor = fmt21_delta_lower(
-        eps0=params.eps0, n=params.n, rounds=params.rounds, epsilon=eps, delta=delta
-    )
-    return floor > delta
+    e0, n, rounds = params.eps0, params.n, params.rounds
+    if not worth_trying(eps0=e0, n=n, rounds=rounds, delta=delta, log_tail=params.log_tail):
+        return False
+    return fmt21_delta_lower(eps0=e0, n=n, rounds=rounds, epsilon=eps, delta=delta) > delta
 
 
 def composed_shuffle_epsilon(
