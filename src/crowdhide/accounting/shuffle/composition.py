@@ -631,6 +631,11 @@ def _best_of_pairs(
             "is the cap rounds * eps0 (no composed PLD certifies less), never below the "
             "profile pair's"
         )
+    if "delta" in query and _fmt21_loses(other, params, query["delta"]):
+        return other.with_notes(
+            f"{name} not composed: a proven lower bound on its delta at the profile pair's "
+            "epsilon is above the delta asked, so its epsilon is larger (_fmt21_floor.py)"
+        )
     fmt = cast(ClonePairBound, CLONE_PAIR_REGISTRY[name])
     if "delta" in query:  # below the FFT allowance's floor: cap, no composition
         fmt = replace(fmt, query_delta=query["delta"])
@@ -641,6 +646,24 @@ def _best_of_pairs(
             raise
         return other.with_notes(f"{name} not composed: {exc}")
     return profile.smaller(result, other, key="epsilon" if "delta" in query else "delta")
+
+
+def _fmt21_loses(other: PrivacyStatement, params: ComposedShuffleParams, delta: float) -> bool:
+    """Whether FMT21's ε at ``delta`` is certainly above the profile pair's (``other``), so
+    ``profile.smaller`` would report ``other``: the exact composed FMT21 pair's δ at that ε
+    is above ``delta`` (a proven lower bound, :mod:`._fmt21_floor`), so its exact ε, and the
+    reported one (a pessimistic PLD's, or the cap R·ε0 above it), is larger. Only below the
+    cap: there FMT21 could tie, and a tie names FMT21."""
+    from crowdhide.accounting.shuffle import profile_pair as profile
+    from crowdhide.accounting.shuffle._fmt21_floor import fmt21_delta_lower, worth_trying
+
+    eps = other.epsilon
+    if profile.capped(other, params) or eps is None or not 0.0 < eps < math.inf:
+        return False
+    e0, n, rounds = params.eps0, params.n, params.rounds
+    if not worth_trying(eps0=e0, n=n, rounds=rounds, delta=delta, log_tail=params.log_tail):
+        return False
+    return fmt21_delta_lower(eps0=e0, n=n, rounds=rounds, epsilon=eps, delta=delta) > delta
 
 
 def composed_shuffle_epsilon(
