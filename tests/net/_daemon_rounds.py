@@ -42,17 +42,19 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 # -- runs in the coordinator's namespace -----------------------------------------------------
-def chain_plan(sigma: float, *, per_message: float) -> Any:
+def chain_plan(sigma: float, *, per_message: float, iterations: int | None = None) -> Any:
     """The rounds plan of :mod:`tests.net._wire_netns` (equal frame counts for every σ; real
-    fraction 1 − σ + σ/20), its compute nodes busy ``per_message`` s per real message."""
+    fraction 1 − σ + σ/20), its compute nodes busy ``per_message`` s per real message;
+    ``iterations`` (default that module's): 2 · iterations − 1 rounds."""
     from crowdhide.engine.library import named
     from crowdhide.engine.plan import PlanBuilder
     from crowdhide.plans.semantics import protect
     from tests.net._wire_netns import CHAIN, ITERATIONS, TARGETS
 
+    iterations = ITERATIONS if iterations is None else iterations
     b = PlanBuilder()
     g = np.arange(CHAIN) % TARGETS
-    for i in range(ITERATIONS):
+    for i in range(iterations):
         b.sources(f"src@{i}", {"g": g}, device="S")
         b.compute(
             f"C@{i}",
@@ -60,7 +62,7 @@ def chain_plan(sigma: float, *, per_message: float) -> Any:
             process=named("test.busy", route=f"src@{i}->C@{i}", per_message=per_message),
         )
         b.route(f"src@{i}", f"C@{i}", by=named("route.column", column="g"), name=f"src@{i}->C@{i}")
-        if i + 1 < ITERATIONS:
+        if i + 1 < iterations:
             b.route(f"C@{i}", f"src@{i + 1}", kind="fanout")
     return protect(b.build(), sigma=sigma)
 
@@ -113,7 +115,9 @@ def _coordinate(config: Path, out: Path) -> None:
 
 def _plan(case: Mapping[str, Any]) -> Any:
     if case["plan"] == "chain":
-        return chain_plan(case["sigma"], per_message=case["per_message"])
+        return chain_plan(
+            case["sigma"], per_message=case["per_message"], iterations=case.get("iterations")
+        )
     from tests.net._daemon_audit import audit_plan
 
     return audit_plan(case)
@@ -147,6 +151,8 @@ class Session:
     nodes: int
     #: Suffix of the bridge's namespace names (two sessions at once need two).
     tag: str = "r"
+    #: Test of the test: seconds per real message the daemons answer late (_leaky_daemons).
+    leak: float = 0.0
 
     def __post_init__(self) -> None:
         self.bridge = Bridge(self.nodes + 1, tag=self.tag)
@@ -168,7 +174,9 @@ class Session:
             command = [
                 *("ip", "netns", "exec", self.bridge.nodes[i]),
                 sys.executable,
-                *("-m", "tests.net._daemon_rounds", "serve", "node", "serve"),
+                *("-m", "tests.net._daemon_rounds", "serve"),
+                *(("--leak", str(self.leak)) if self.leak else ()),
+                *("node", "serve"),
                 *("--listen", dep.addresses[i], "--state", str(state), "--data", str(rows[i])),
                 *("--directory", str(dep.directory), "--ca", str(dep.ca)),
             ]
@@ -187,7 +195,7 @@ class Session:
     def capture(self, pcap: Path) -> None:
         self.dump = self.bridge.capture(pcap, snaplen=0)
 
-    def run(self, cases: list[dict[str, Any]], timeout: float = 600.0) -> list[dict[str, Any]]:
+    def run(self, cases: list[dict[str, Any]], timeout: float = 900.0) -> list[dict[str, Any]]:
         """Run ``cases`` from the coordinator's namespace; their reports."""
         dep = self.deployment
         config, out = self.root / "cases.json", self.root / "report.json"
@@ -352,33 +360,66 @@ def compare(x: Sequence[float], y: Sequence[float], *, length: float) -> dict[st
 ROUND = 1.6
 
 
+#: Order of the fixed-round runs of the two real fractions: short runs in alternation
+#: (ABBA ABBA), so a drift of the machine's load during the test falls on both fractions
+#: alike. Run one after the other (33 rounds each), a drift of 0.7 ms in the daemons'
+#: reply latency between the two runs once gave a permutation p = 1.5·10⁻⁴ on ``reply``.
+FIXED_ORDER = ("1.0", "0.05", "0.05", "1.0", "1.0", "0.05", "0.05", "1.0")
+#: Iterations of each of those runs (2 · 5 − 1 = 9 rounds: 36 a fraction, as before).
+FIXED_ITERATIONS = 5
+
+
 def timing_cases(per_message: float = 2e-4) -> list[dict[str, Any]]:
     """Real fractions 1.0 (σ = 0) and 0.05 (σ = 1), compute nodes busy ``per_message`` s
-    per real message, with fixed-length rounds of :data:`ROUND` seconds and, to show the
-    test can fail, without them (test hook)."""
-    cases = []
-    for fixed in (True, False):
-        for name, sigma in (("1.0", 0.0), ("0.05", 1.0)):
-            cases.append(
-                {
-                    "name": f"{'fixed' if fixed else 'unfixed'} real {name}",
-                    "plan": "chain",
-                    "sigma": sigma,
-                    "per_message": per_message,
-                    "fixed": fixed,
-                    "round_seconds": ROUND if fixed else None,
-                    "block": 20,
-                }
-            )
+    per real message, with fixed-length rounds of :data:`ROUND` seconds in alternating short
+    runs (:data:`FIXED_ORDER`: cases of one name are parts of one sample) and, to show the
+    test can fail, without them (test hook; one run each)."""
+    sigma = {"1.0": 0.0, "0.05": 1.0}
+    base = {"plan": "chain", "per_message": per_message, "block": 20}
+    cases: list[dict[str, Any]] = [
+        {
+            **base,
+            "name": f"fixed real {name}",
+            "sigma": sigma[name],
+            "fixed": True,
+            "round_seconds": ROUND,
+            "iterations": FIXED_ITERATIONS,
+        }
+        for name in FIXED_ORDER
+    ]
+    for name in ("1.0", "0.05"):
+        cases.append(
+            {
+                **base,
+                "name": f"unfixed real {name}",
+                "sigma": sigma[name],
+                "fixed": False,
+                "round_seconds": None,
+            }
+        )
     return cases
 
 
-def run_timing(root: Path, *, nodes: int = 3) -> dict[str, Any]:
-    """The four timing cases over ``nodes`` daemons, captured; features per case."""
+def merge_parts(reports: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The reports of runs of one name (parts of one sample, :data:`FIXED_ORDER`) as one
+    case: features concatenated, every part's report under ``parts``."""
+    out: dict[str, dict[str, Any]] = {}
+    for report in reports:
+        case = out.setdefault(report["name"], {"parts": [], "features": {}})
+        case["parts"].append(report)
+        for feature, values in report["features"].items():
+            case["features"].setdefault(feature, []).extend(values)
+    return out
+
+
+def run_timing(root: Path, *, nodes: int = 3, leak: float = 0.0) -> dict[str, Any]:
+    """The timing cases over ``nodes`` daemons, captured; features per case. ``leak``
+    (test of the test): daemons answer a ``Run`` that many seconds per real message of
+    the round late (:func:`_leaky_daemons`)."""
     root.mkdir(parents=True, exist_ok=True)
     cases = timing_cases()
     plan = chain_plan(0.0, per_message=0.0)  # the rows only
-    with Session(root, nodes) as session:
+    with Session(root, nodes, leak=leak) as session:
         session.start(split_rows(plan, root, nodes, cases[0]["block"]))
         pcap = root / "rounds.pcap"
         session.capture(pcap)
@@ -392,7 +433,29 @@ def run_timing(root: Path, *, nodes: int = 3) -> dict[str, Any]:
         report["features"] = round_features(
             records, report, daemons=daemons, coordinator=coordinator
         )
-    return {"cases": {r["name"]: r for r in reports}, "prefix": prefix}
+    return {"cases": merge_parts(reports), "prefix": prefix}
+
+
+def _leaky_daemons(per_message: float) -> None:
+    """Test of the test: a daemon answers a ``Run`` ``per_message`` s per real message its
+    busy programs got since the last answer after the scheduled time (a leak the reply
+    test must see); patched in this process only (``serve`` with ``--leak``)."""
+    import asyncio
+
+    from crowdhide.backends.tls import control as ctl
+    from crowdhide.backends.tls.daemon import Daemon
+    from tests.net import _programs
+
+    dispatch = Daemon.dispatch
+
+    async def leaky(self: Daemon, message: Any, coordinator: bytes) -> Any:
+        reply = await dispatch(self, message, coordinator)
+        if isinstance(message, ctl.Run) and isinstance(reply, ctl.Ran):
+            real, _programs.REAL[0] = _programs.REAL[0], 0
+            await asyncio.sleep(per_message * real)
+        return reply
+
+    Daemon.dispatch = leaky  # type: ignore[method-assign]
 
 
 if __name__ == "__main__":
@@ -400,9 +463,17 @@ if __name__ == "__main__":
         import tests.net._programs  # noqa: F401  (registers the test programs)
         from crowdhide.cli import entry
 
+        if sys.argv[2] == "--leak":
+            _leaky_daemons(float(sys.argv[3]))
+            del sys.argv[2:4]
         sys.argv = ["crowdhide", *sys.argv[2:]]
         entry()
     elif sys.argv[1] == "coordinate":
         _coordinate(Path(sys.argv[2]), Path(sys.argv[3]))
+    elif sys.argv[1] == "leak":  # test of the test: `leak DIR SECONDS_PER_REAL_MESSAGE`
+        found = run_timing(Path(sys.argv[2]), leak=float(sys.argv[3]))["cases"]
+        for feature in ("span", "period", "reply"):
+            many, few = (found[f"fixed real {r}"]["features"][feature] for r in ("1.0", "0.05"))
+            print(feature, compare(many, few, length=ROUND))
     else:
         raise SystemExit(f"unknown command {sys.argv[1]!r}")

@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Record", "tls_records"]
+__all__ = ["Record", "ip_packets", "tls_records"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,9 @@ class Record:
     dst_ip: str = ""
 
 
-def _packets(path: Path) -> list[tuple[float, bytes]]:
+def ip_packets(path: Path) -> list[tuple[float, bytes]]:
+    """``(time, IP packet)`` of every packet of a capture (a record cut short by a capture
+    still being written is kept as far as it goes)."""
     data = path.read_bytes()
     magic = struct.unpack_from("<I", data, 0)[0]
     endian = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
@@ -62,7 +64,7 @@ def tls_records(path: Path, gaps: list[tuple[str, int, str, int]] | None = None)
     streams: dict[tuple[_Key, int], dict[int, tuple[float, bytes]]] = defaultdict(dict)
     first: dict[tuple[_Key, int], int] = {}
     generation: dict[_Key, int] = {}
-    for time, ip in _packets(path):
+    for time, ip in ip_packets(path):
         if len(ip) < 20 or ip[0] >> 4 != 4 or ip[9] != 6:
             continue
         ihl = (ip[0] & 0x0F) * 4

@@ -22,7 +22,7 @@ from crowdhide.plans.semantics import protect
 from tests.net._pcap import tls_records
 from tests.net._programs import use_test_hosts
 from tests.net.conftest import BLOCK, small_plan
-from tests.net.netns import start_tcpdump, stop_tcpdump
+from tests.net.netns import loopback_mark, start_tcpdump, stop_tcpdump
 
 HOSTS = 3
 CHAIN, ITERATIONS, TARGETS, ROUND = 100, 17, 20, 0.6
@@ -118,6 +118,13 @@ def summarise(case: dict[str, Any], records: list[Any]) -> None:
         case.setdefault("handshake_records", []).append(first)
         lengths.update(seq[first:])
     counts = wire_link_counts(np.array(rows), frame_record=case["frame"] + 17, hosts=HOSTS)
+    # Frame records per link and direction (forward: welcome, data, an END a round;
+    # backward: welcome, an ACK a round), named in a failure: a lost ACK shows here.
+    per: dict[str, list[int]] = {}
+    for a, b, _, direction, kind, length, _ in rows:
+        if kind == 23 and length == case["frame"] + 17:
+            per.setdefault(f"{a}->{b}", [0, 0])[direction] += 1
+    case["link_records"] = per
     case["wire_links"] = counts.tolist()
     case["app_lengths"] = sorted(lengths)
     times = np.sort(np.array(case.get("frame_times", [])))
@@ -138,9 +145,10 @@ def main(out: Path) -> None:
             plan = chain_plan(sigma)
             cases[name] = run_case(plan, rng=1, block=50, round_seconds=ROUND)
     finally:
-        # Drain before stopping: a SIGTERM 0.5 s after the last case lost the end of its last
-        # round under CI load (its wire counts fell short of the transcript).
-        dropped = stop_tcpdump(dump, pcap)
+        # Stop only once the capture holds a marker sent after the last case: stopped on a
+        # guess (the file still for 0.5 s), it lost the last round's ACKs under load — one
+        # more data frame than the transcript on every link that lost its ACK.
+        dropped = stop_tcpdump(dump, pcap, loopback_mark)
     if dropped:
         raise RuntimeError(f"tcpdump: the kernel dropped {dropped} packets of the capture")
     gaps: list[tuple[str, int, str, int]] = []

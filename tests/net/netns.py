@@ -15,9 +15,12 @@ import os
 import re
 import shutil
 import signal
+import socket
+import struct
 import subprocess
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 __all__ = ["Bridge", "available", "leftovers"]
@@ -113,8 +116,17 @@ class Bridge:
         return proc
 
     def stop_capture(self, proc: subprocess.Popen[bytes]) -> int:
-        """Stop a capture cleanly (:func:`stop_tcpdump`); the packets the kernel dropped."""
-        return stop_tcpdump(proc, self.captures.pop(proc.pid, None))
+        """Stop a capture cleanly (:func:`stop_tcpdump`, once it holds :meth:`mark`'s
+        packet); the packets the kernel dropped."""
+        mark = self.mark if len(self.nodes) > 1 else None
+        return stop_tcpdump(proc, self.captures.pop(proc.pid, None), mark)
+
+    def mark(self) -> int:
+        """Send a marker across the bridge: a connection from the last node to port 1 of
+        the first, where nothing listens (SYN and RST); its port."""
+        knock = f"import socket; socket.socket().connect_ex(({self.addresses[0]!r}, 1))"
+        _in(self.nodes[-1], sys.executable, "-c", knock)
+        return 1
 
     def link(self, i: int, up: bool) -> None:
         """Take node ``i``'s link down or up (its bridge port)."""
@@ -154,8 +166,6 @@ class Bridge:
 def tcp_payload_bytes(pcap: Path) -> dict[tuple[str, str], int]:
     """TCP payload bytes per (source address, destination address) in a pcap file (IPv4,
     Ethernet, as written by tcpdump on the bridge)."""
-    import struct
-
     data = pcap.read_bytes()
     out: dict[tuple[str, str], int] = {}
     at = 24  # global header
@@ -186,7 +196,11 @@ def start_tcpdump(
     proc = subprocess.Popen(
         [
             *prefix,
-            *("tcpdump", "-i", interface, "-U", "-n"),
+            # --immediate-mode: packets reach tcpdump as they arrive. Without it libpcap's
+            # TPACKET_V3 ring hands them over a block at a time, a block being retired only
+            # when full or after tcpdump's 1 s timeout, so the capture's last second sat in
+            # the kernel, unread when tcpdump was stopped (see stop_tcpdump).
+            *("tcpdump", "-i", interface, "-U", "-n", "--immediate-mode"),
             # A 32 MiB kernel buffer: on a loaded 2-core machine tcpdump is starved for
             # whole rounds, and the default 2 MiB lets the kernel drop packets.
             *("-B", "32768", "-s", str(snaplen), "-w", str(out), "tcp"),
@@ -203,13 +217,25 @@ def start_tcpdump(
     return proc
 
 
-def stop_tcpdump(proc: subprocess.Popen[bytes], out: Path | None) -> int:
+def stop_tcpdump(
+    proc: subprocess.Popen[bytes], out: Path | None, mark: Callable[[], int] | None = None
+) -> int:
     """Stop a capture cleanly; the number of packets the kernel dropped (tcpdump's own
     count: a capture with drops cannot be cut into TLS records past the gap).
 
-    SIGINT ends tcpdump without reading what is still queued in its kernel buffer, so
-    first wait (at most 10 s) until ``out`` has stopped growing for half a second."""
-    if out is not None and proc.poll() is None:
+    SIGINT ends tcpdump without reading what is still queued in its kernel buffer (counted
+    as neither captured nor dropped). With ``mark`` (sends a TCP packet the capture sees,
+    returns its port, e.g. :func:`loopback_mark`) tcpdump is stopped only once ``out``
+    holds that packet: everything captured before it is then written. Without, it waits (at
+    most 10 s) until ``out`` has stopped growing for half a second — a guess, which lost
+    the last round's ACKs of test_wire_capture when tcpdump had not written for 0.5 s."""
+    if out is not None and proc.poll() is None and mark is not None:
+        port, deadline = mark(), time.monotonic() + 60
+        while not _holds_port(out, port):
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise RuntimeError(f"tcpdump did not write the marker packet (port {port})")
+            time.sleep(0.05)
+    elif out is not None and proc.poll() is None:
         size, still, deadline = -1, 0.0, time.monotonic() + 10
         while still < 0.5 and time.monotonic() < deadline:
             now = out.stat().st_size if out.exists() else 0
@@ -228,3 +254,31 @@ def stop_tcpdump(proc: subprocess.Popen[bytes], out: Path | None) -> int:
         proc.stderr.close()
     found = re.search(r"(\d+) packets? dropped by kernel", text)
     return int(found.group(1)) if found else 0
+
+
+def loopback_mark() -> int:
+    """Send a marker on 127.0.0.1 (a refused connection: SYN and RST); its port.
+
+    The port is held by a bound socket that does not listen while the marker is sent: the
+    kernel refuses the connection, and no other socket can take the port meanwhile."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        port: int = held.getsockname()[1]
+        with socket.socket() as knock:
+            knock.settimeout(5)
+            knock.connect_ex(("127.0.0.1", port))
+    return port
+
+
+def _holds_port(pcap: Path, port: int) -> bool:
+    """Whether the (possibly still growing) capture holds a TCP packet to or from ``port``."""
+    from tests.net._pcap import ip_packets
+
+    if not pcap.exists() or pcap.stat().st_size < 24:
+        return False
+    for _, ip in ip_packets(pcap):
+        if len(ip) >= 24 and ip[0] >> 4 == 4 and ip[9] == 6:
+            ihl = (ip[0] & 0x0F) * 4
+            if len(ip) >= ihl + 4 and port in struct.unpack_from("!HH", ip, ihl):
+                return True
+    return False
