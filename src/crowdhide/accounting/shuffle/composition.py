@@ -633,8 +633,9 @@ def _best_of_pairs(
         )
     if "delta" in query and _fmt21_loses(other, params, query["delta"]):
         return other.with_notes(
-            f"{name} not composed: a proven lower bound on its delta at the profile pair's "
-            "epsilon is above the delta asked, so its epsilon is larger (_fmt21_floor.py)"
+            f"{name} not composed: a proven lower bound on its delta at {PROFILE_PAIR}'s "
+            f"epsilon {other.epsilon:.6g} is above the delta asked, so its epsilon is larger "
+            "(_fmt21_floor.py)"
         )
     fmt = cast(ClonePairBound, CLONE_PAIR_REGISTRY[name])
     if "delta" in query:  # below the FFT allowance's floor: cap, no composition
