@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import copy as _copy
 import math
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -391,15 +391,29 @@ def _self_compose_pld(pld: Any, error: float, count: int) -> tuple[Any, float]:
     :func:`convolution_error` bounds. dp_accounting's own ``self_compose`` raises one FFT to
     the power ``count`` and cuts the window with a Chernoff bound computed on the rounded
     masses; neither step has an error bound as simple, so it is not used."""
-    result: tuple[Any, float] | None = None
-    base = (pld, error)
+    return repeated_squaring((pld, error), count, lambda x, y: _compose_pld(*_pair(x, y)))
+
+
+_Term = TypeVar("_Term")
+
+
+def repeated_squaring(base: _Term, count: int, combine: Callable[[_Term, _Term], _Term]) -> _Term:
+    """``base`` combined with itself ``count >= 1`` times by repeated squaring: at most
+    2 ⌊log₂ count⌋ calls of ``combine``, always as ``combine(running, power)`` and
+    ``combine(power, power)`` (the one order every composition here uses, so its floats do
+    not depend on the caller). Each caller's ``combine`` carries its own error bound along.
+
+    >>> repeated_squaring(3, 5, lambda x, y: x * y)
+    243
+    """
+    result: _Term | None = None
     while True:
         if count & 1:
-            result = base if result is None else _compose_pld(*_pair(result, base))
+            result = base if result is None else combine(result, base)
         count >>= 1
         if not count:
             break
-        base = _compose_pld(*_pair(base, base))
+        base = combine(base, base)
     assert result is not None
     return result
 

@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide.accounting._pmf_lower import binomial_pmf_lower
-from crowdhide.accounting.composition import fft_relative_error
+from crowdhide.accounting.composition import fft_relative_error, repeated_squaring
 from crowdhide.accounting.logmath import MACHINE_EPSILON
 
 __all__ = ["FLOOR_STEPS", "MAX_FLOOR_POINTS", "fmt21_delta_lower", "worth_trying"]
@@ -182,17 +182,7 @@ def fmt21_delta_lower(*, eps0: float, n: int, rounds: int, epsilon: float, delta
 
 def _power(grid: FloatArray, low: int, rounds: int) -> tuple[FloatArray, int, float]:
     """``rounds``-fold convolution by repeated squaring: (masses, index offset, ℓ1 error)."""
-    result: tuple[FloatArray, int, float] | None = None
-    base = (grid, low, 0.0)
-    while True:
-        if rounds & 1:
-            result = base if result is None else _convolve(result, base)
-        rounds >>= 1
-        if not rounds:
-            break
-        base = _convolve(base, base)
-    assert result is not None
-    return result
+    return repeated_squaring((grid, low, 0.0), rounds, _convolve)
 
 
 def _convolve(

@@ -42,7 +42,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide.accounting.composition import _TAIL_MASS_TRUNCATION, _compose_pmf
+from crowdhide.accounting.composition import (
+    _TAIL_MASS_TRUNCATION,
+    _compose_pmf,
+    repeated_squaring,
+)
 from crowdhide.accounting.logmath import MACHINE_EPSILON
 from crowdhide.accounting.roots import safe_root
 from crowdhide.errors import InvalidParameterError
@@ -207,18 +211,7 @@ def tilted_composition(
     mass, propagated as :func:`~crowdhide.accounting.composition._self_compose_pld` does.
     ``dropped``: ``R a`` of atoms :func:`split_top` left out of ``masses``, added to δ."""
     pmf, log_m, error = _tilted_pmf(masses, step, lam)
-    result: tuple[object, float] | None = None
-    base = (pmf, error)
-    count = rounds
-    while True:
-        if count & 1:
-            result = base if result is None else _convolved(result, base)
-        count >>= 1
-        if not count:
-            break
-        base = _convolved(base, base)
-    assert result is not None
-    composed, total = result
+    composed, total = repeated_squaring((pmf, error), rounds, _convolved)
     dense = composed.to_dense_pmf()  # type: ignore[attr-defined]
     index = dense._lower_loss + np.arange(dense._probs.size, dtype=np.int64)
     keep = (index > 0) & (dense._probs > 0.0)
