@@ -15,14 +15,13 @@ from crowdhide.accounting.shuffle import _fmt21_floor, composition
 from crowdhide.accounting.shuffle import profile_pair as profile
 from crowdhide.accounting.shuffle._fmt21_floor import fmt21_delta_lower
 from crowdhide.accounting.shuffle.composition import (
-    CLONE_PAIR_REGISTRY,
     PROFILE_PAIR,
     ComposedShuffleParams,
-    _interval_for,
     _log_tail_for,
     composed_shuffle,
 )
 from crowdhide.accounting.statement import PrivacyStatement
+from tests.accounting._fmt21_reference import always_composed, composed_params
 
 
 def _exact_atoms(eps0: float, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -98,24 +97,6 @@ def test_floor_proves_nothing_beyond_its_grid(monkeypatch: pytest.MonkeyPatch) -
     assert fmt21_delta_lower(eps0=2.0, n=1000, rounds=1, epsilon=0.0, delta=1e-6) == 0.0
 
 
-def _params(eps0: float, n: int, rounds: int, delta: float) -> ComposedShuffleParams:
-    return ComposedShuffleParams(
-        eps0=eps0,
-        n=n,
-        rounds=rounds,
-        discretization=_interval_for(rounds, None),
-        log_tail=_log_tail_for(delta),
-    )
-
-
-def _full(eps0: float, n: int, rounds: int, delta: float) -> PrivacyStatement:
-    """The answer without the skip: FMT21 composed, then the smaller of it and the pair."""
-    params = _params(eps0, n, rounds, delta)
-    other = profile.PROFILE_PAIR_REGISTRY.statement(PROFILE_PAIR, params, delta=delta)
-    fmt = CLONE_PAIR_REGISTRY.statement("feldman2021", params, delta=delta)
-    return profile.smaller(fmt, other, key="epsilon")
-
-
 def _same(got: PrivacyStatement, want: PrivacyStatement) -> None:
     assert (got.epsilon, got.delta, got.source) == (want.epsilon, want.delta, want.source)
     assert (got.kind, got.inputs) == (want.kind, want.inputs)
@@ -133,7 +114,7 @@ _SLOW = [
 
 def _check_cell(eps0: float, n: int, rounds: int, delta: float) -> bool:
     got = composed_shuffle(eps0=eps0, n=n, rounds=rounds, delta=delta)
-    _same(got, _full(eps0, n, rounds, delta))
+    _same(got, always_composed(eps0, n, rounds, delta))
     return got.notes[-1].startswith("feldman2021 not composed: a proven lower bound")
 
 
@@ -169,7 +150,7 @@ def test_fmt21_is_composed_where_it_wins(monkeypatch: pytest.MonkeyPatch) -> Non
     )
     got = composed_shuffle(eps0=eps0, n=n, rounds=rounds, delta=delta)
     assert got.source == "feldman2021"
-    _same(got, _full(eps0, n, rounds, delta))
+    _same(got, always_composed(eps0, n, rounds, delta))
     # a rule that always skips would answer the (inflated) profile pair here
     monkeypatch.setattr(_fmt21_floor, "fmt21_delta_lower", lambda **_: 1.0)
     mutant = composed_shuffle(eps0=eps0, n=n, rounds=rounds, delta=delta)
@@ -179,7 +160,7 @@ def test_fmt21_is_composed_where_it_wins(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_capped_profile_is_never_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
     # at the cap FMT21 may tie, and a tie names FMT21: the bound is not even asked
     monkeypatch.setattr(_fmt21_floor, "fmt21_delta_lower", lambda **_: 1.0)
-    params = _params(8.0, 1000, 10, 1e-6)
+    params = composed_params(8.0, 1000, 10, 1e-6)
     capped = profile.PROFILE_PAIR_REGISTRY.statement(PROFILE_PAIR, params, delta=1e-6)
     assert capped.epsilon == pytest.approx(80.0)
     assert not composition._fmt21_loses(capped, params, 1e-6)

@@ -13,18 +13,14 @@ from dp_accounting.pld import pld_pmf
 
 from crowdhide.accounting.composition import LEAST_COMPOSITION_ERROR, convolution_error
 from crowdhide.accounting.logmath import product_up
-from crowdhide.accounting.shuffle import profile_pair as profile
 from crowdhide.accounting.shuffle.composition import (
     CLONE_PAIR_REGISTRY,
     PROFILE_PAIR,
     ClonePairBound,
-    ComposedShuffleParams,
-    _interval_for,
-    _log_tail_for,
     composed_shuffle,
     shuffle_pld,
 )
-from crowdhide.accounting.statement import PrivacyStatement
+from tests.accounting._fmt21_reference import always_composed, composed_params
 
 
 def test_floor_is_the_least_convolution_error() -> None:
@@ -41,26 +37,6 @@ def test_real_compositions_answer_inf_at_the_floor(eps0: float, n: int, rounds: 
     pld = shuffle_pld(eps0=eps0, n=n, rounds=rounds, pair="feldman2021")
     assert pld.composition_error >= LEAST_COMPOSITION_ERROR
     assert math.isinf(pld.epsilon(LEAST_COMPOSITION_ERROR))
-
-
-def _params(eps0: float, n: int, rounds: int, delta: float) -> ComposedShuffleParams:
-    """The parameters ``composed_shuffle`` builds for best, no k, no sampling."""
-    return ComposedShuffleParams(
-        eps0=eps0,
-        n=n,
-        rounds=rounds,
-        discretization=_interval_for(rounds, None),
-        log_tail=_log_tail_for(delta),
-    )
-
-
-def _full(eps0: float, n: int, rounds: int, delta: float) -> PrivacyStatement:
-    """The answer before s22b-skip: FMT21 always composed, then the smaller of it and the
-    profile pair (what ``composed_shuffle`` does for best, no k, no sampling, substitute)."""
-    params = _params(eps0, n, rounds, delta)
-    other = profile.PROFILE_PAIR_REGISTRY.statement(PROFILE_PAIR, params, delta=delta)
-    fmt = CLONE_PAIR_REGISTRY.statement("feldman2021", params, delta=delta)
-    return profile.smaller(fmt, other, key="epsilon")
 
 
 _CELLS = [
@@ -81,7 +57,7 @@ def _skipped(eps0: float, n: int, rounds: int, delta: float) -> bool:
 @pytest.mark.parametrize(("eps0", "n", "rounds", "delta"), _CELLS)
 def test_answers_equal_the_full_computation(eps0: float, n: int, rounds: int, delta: float) -> None:
     got = composed_shuffle(eps0=eps0, n=n, rounds=rounds, delta=delta)
-    want = _full(eps0, n, rounds, delta)
+    want = always_composed(eps0, n, rounds, delta)
     assert (got.epsilon, got.delta) == (want.epsilon, want.delta)
     if not _skipped(eps0, n, rounds, delta):
         assert got.source == want.source
@@ -106,7 +82,7 @@ def test_fmt21_is_the_cap_where_it_is_skipped(
     # which is capped there too); this fails where the rule skips a cell FMT21 answers
     # below the cap (e.g. the rule raised to 1e-12 or allowed at one round: the last two
     # cells, where FMT21 answers 0.3966 and 0.549).
-    params = _params(eps0, n, rounds, delta)
+    params = composed_params(eps0, n, rounds, delta)
     fmt = CLONE_PAIR_REGISTRY.statement("feldman2021", params, delta=delta)
     assert _skipped(eps0, n, rounds, delta) == (fmt.epsilon == product_up(rounds, eps0))
 
@@ -115,7 +91,7 @@ def test_fmt21_is_the_cap_where_it_is_skipped(
 @pytest.mark.parametrize("n", [100, 1000, 10_000])
 def test_capped_cells_at_100_rounds(n: int) -> None:
     got = composed_shuffle(eps0=8.0, n=n, rounds=100, delta=1e-300)
-    want = _full(8.0, n, 100, 1e-300)
+    want = always_composed(8.0, n, 100, 1e-300)
     # s23-comp: FMT21 is not built below the floor; both are at the cap, the pair named
     assert (want.epsilon, want.source) == (800.0, "feldman2021")
     assert (got.epsilon, got.source) == (800.0, PROFILE_PAIR)
@@ -129,7 +105,7 @@ def test_rule_keeps_cells_where_fmt21_answers_below_its_cap(
 ) -> None:
     # FMT21's own answer with the skip field set must be its full answer, below the cap:
     # a rule that skipped here (a raised floor, or one round allowed) would report the cap.
-    params = _params(eps0, n, rounds, delta)
+    params = composed_params(eps0, n, rounds, delta)
     bound = cast(ClonePairBound, CLONE_PAIR_REGISTRY["feldman2021"])
     full = bound.curve(params).epsilon(delta)
     ruled = replace(bound, query_delta=delta).curve(params).epsilon(delta)
