@@ -2,22 +2,31 @@
 
 Three daemons and a coordinator in network namespaces (:mod:`tests.net._daemon_rounds`) run
 two plans with equal frame counts on every link and real fractions 1.0 and 0.05 (36 rounds
-each); the compute nodes busy-wait 0.2 ms per real message, so the daemons' work differs by
-tens of ms in every other round. From the capture alone: a round's ``span`` (its first data
-frame to its last ACK) and ``period`` (first frame to the next round's) are compared with a
-Mann–Whitney U test and a permutation test on the means. The fixed-round runs of the two
-fractions alternate in short runs (ABBA ABBA, 9 rounds each): a drift of the machine's load
-during the test then falls on both samples alike (run one after the other, a drift of the
-reply latency once failed ``reply``: means 299.39 vs 300.13 ms, p = 1.5·10⁻⁴).
+each); the compute nodes busy-wait 0.5 ms per real message, so the daemons' work differs by
+tens of ms in every other round (the rounds into the compute nodes). From the capture alone:
+a round's ``span`` (its first data frame to its last ACK) and ``period`` (first frame to the
+next round's) are compared with a Mann–Whitney U test and a permutation test on the means,
+labels permuted among rounds of one index (the observer counts rounds; a round into the
+compute nodes is then compared with its like, not with the spread between round kinds). The
+runs of the two fractions alternate in short runs (ABBA ABBA, 9 rounds each): a drift of the
+machine's load during the test then falls on both samples alike (run one after the other, a
+drift of the reply latency once failed ``reply``: means 299.39 vs 300.13 ms, p = 1.5·10⁻⁴).
 
 Tolerance: each test is two-sided at α = 10⁻³ (a false alarm once in a thousand runs per
 test when the wire is independent of the data); the difference of means must also stay
 below 1 % of the round (16 ms), which is ≈ 12 standard errors of the measured difference
 (sd ≈ 5 ms per round, 36 rounds a side) — far outside the noise, far below the injected
-work. The same measurement with the fixed-length rounds disabled (test hook) tells the two
-plans apart (a permutation p < 10⁻³ on one of the features, Bonferroni over three): the
-test can fail. ``reply``, the latency of the coordinator's ``Run`` to the daemon's answer
-on the control connections, is held to the same bar.
+work. ``reply``, the latency of the coordinator's ``Run`` to the daemon's answer on the
+control connections, is held to the same bar.
+
+The test can fail: the same runs with the fixed-length rounds disabled (test hook), through
+the same tests, must fail them. They do by far: in 9 of 9 trial runs (load 6–8 on two cores)
+``period`` had a permutation p at its floor 5·10⁻⁵ and a difference of 1.8–4.1 % of the
+round. Before (0.2 ms per real message, the runs without fixed rounds as two blocks, labels
+permuted across all rounds, a Bonferroni bar of 3.3·10⁻⁴ on the permutation p alone) the
+check missed in CI at p = 6.5·10⁻⁴; at 0.2 ms with this design, one trial run in ten was
+flagged by the difference alone (1.05 %). At 0.5 ms a round into the compute nodes took ≈ 0.1 s
+without fixed rounds, a third of the program window of a fixed round (≈ 0.3 s): no overrun.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from tests.net._daemon_rounds import ROUND, compare, run_timing
+from tests.net._daemon_rounds import compare_fractions, run_timing
 from tests.net.netns import available, leftovers
 
 pytestmark = [pytest.mark.net, pytest.mark.slow]
@@ -45,9 +54,12 @@ def timing(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def _pair(timing: dict[str, Any], kind: str, feature: str) -> dict[str, float]:
-    many = timing["cases"][f"{kind} real 1.0"]["features"][feature]
-    few = timing["cases"][f"{kind} real 0.05"]["features"][feature]
-    return compare(many, few, length=ROUND)
+    return compare_fractions(timing["cases"], kind, feature)
+
+
+def _hides(t: dict[str, float]) -> bool:
+    """The verdict of the tests below on one feature: no test sees the real fraction."""
+    return t["p_mannwhitney"] > ALPHA and t["p_permutation"] > ALPHA and t["diff_percent"] < 1.0
 
 
 def test_every_case_ran_its_rounds_without_loss(timing: dict[str, Any]) -> None:
@@ -63,7 +75,7 @@ def test_every_case_ran_its_rounds_without_loss(timing: dict[str, Any]) -> None:
             if name.startswith(f"{kind} ")
             for part in case["parts"]
         ]
-        assert len(same) == (8 if kind == "fixed" else 2)
+        assert len(same) == 8
         assert len(set(same)) == 1
 
 
@@ -77,7 +89,7 @@ def test_fixed_rounds_hide_the_real_fraction(timing: dict[str, Any], feature: st
 
 def test_without_fixed_rounds_the_same_test_sees_the_work(timing: dict[str, Any]) -> None:
     found = {f: _pair(timing, "unfixed", f) for f in ("span", "period", "reply")}
-    assert min(t["p_permutation"] for t in found.values()) < ALPHA / 3, found
+    assert not all(_hides(t) for t in found.values()), found
 
 
 def test_the_control_exchange_hides_the_real_fraction(timing: dict[str, Any]) -> None:
