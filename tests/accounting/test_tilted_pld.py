@@ -231,3 +231,47 @@ def test_log_delta_reads_the_losses_above_epsilon_as_the_mask_did(
     shuffled = tilted.index[::-1].copy()
     with pytest.raises(InvalidParameterError, match="increasing"):
         replace(tilted, index=shuffled, log_mass=tilted.log_mass[::-1].copy())
+
+
+def test_a_coarser_tilted_grid_rounds_losses_up_and_stays_above_the_reference() -> None:
+    """The tilted composition on a grid ``factor`` times coarser (``profile_pair._coarsened``,
+    every index rounded up) is at or above the fine reference everywhere and within 1e-6 of
+    the coarse pair's own reference; rounding down instead, or masses 1 % low, is caught."""
+    masses, rounds, factor = _toy_masses(), 100, 3
+    start, probs = _reference(masses, rounds)
+    coarse = pp._coarsened(masses, factor)
+    assert sorted(coarse) == [-6, -1, 0, 1, 2, 7]  # ceil(j / 3) of -20, -5, -2, 0, 2, 5, 20
+    assert math.fsum(coarse.values()) == pytest.approx(math.fsum(masses.values()), rel=1e-15)
+    lam = chernoff_lambda(coarse, factor * STEP, rounds, delta=1e-30)
+    tilted = tilted_composition(coarse, factor * STEP, rounds, lam)
+
+    def gaps(
+        curve: TiltedPld, ref: tuple[int, np.ndarray], step: float, eps: np.ndarray
+    ) -> list[float]:
+        return [curve.log_delta(float(e)) - _log_delta(*ref, step, float(e)) for e in eps]
+
+    assert min(gaps(tilted, (start, probs), STEP, np.linspace(2.0, 8.0, 41))) >= 0.0
+    own = _reference(coarse, rounds)
+    at = _epsilon(*own, factor * STEP, 1e-30)
+    near = gaps(tilted, own, factor * STEP, np.linspace(0.98 * at, 1.02 * at, 9))
+    assert min(near) >= 0.0
+    assert max(near) < 1e-6
+    lowered = replace(tilted, log_mass=tilted.log_mass + math.log(0.99), margin=0.0)
+    assert min(gaps(lowered, own, factor * STEP, np.linspace(0.98 * at, 1.02 * at, 9))) < 0.0
+    down: dict[int, float] = {}
+    for i, m in masses.items():
+        down[i // factor] = down.get(i // factor, 0.0) + m
+    wrong = tilted_composition(down, factor * STEP, rounds, lam)
+    assert min(gaps(wrong, (start, probs), STEP, np.linspace(2.0, 8.0, 41))) < 0.0
+
+
+def test_the_tilted_grid_is_coarsened_only_beyond_the_point_budget() -> None:
+    """``_tilt_factor``: 1 (the same grid, the same floats) while the tilted law's composed
+    support fits; a far atom tilted up spreads it and asks for a coarser grid, chosen where
+    the heavy atoms stay on the lattice."""
+    masses, step = _toy_masses(), 1e-4  # losses of a few grid steps
+    assert pp._tilt_factor(masses, step, 100, 1.0) == 1
+    far = {0: 0.5, 8: 0.25, -8: 0.25 - 1e-9, 40_001: 1e-9}
+    factor = pp._tilt_factor(far, step, 10_000, 3.8)  # the far atom: ~0.4 % tilted
+    assert factor > 1
+    assert factor % 8 == 0  # the atoms at ±8 keep their losses
