@@ -275,3 +275,37 @@ def test_the_tilted_grid_is_coarsened_only_beyond_the_point_budget() -> None:
     factor = pp._tilt_factor(far, step, 10_000, 3.8)  # the far atom: ~0.4 % tilted
     assert factor > 1
     assert factor % 8 == 0  # the atoms at ±8 keep their losses
+
+
+def test_the_profile_pair_on_a_coarser_tilted_grid_is_above_the_reference(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ε0 = 4, n = 1e3, 100 rounds with the point budget cut to 2^12, so that the tilted
+    compositions take coarser grids (``profile_pair._tilt_factor`` > 1, indices rounded
+    up): the answers stay at or above the one-round-at-a-time reference of the fine pair
+    (a coarse answer may sit below the fine FFT one, whose allowance is larger: both are
+    bounds on this reference)."""
+    eps0, n, rounds = 4.0, 1000, 100
+    grid, step = pp._composed_grid(eps0, n, rounds)
+    start, probs = _reference(grid, rounds)
+    factors: list[int] = []
+    spied = pp._tilt_factor
+
+    def spy(*args: object) -> int:
+        factors.append(spied(*args))  # type: ignore[arg-type]
+        return factors[-1]
+
+    monkeypatch.setattr(pp, "MAX_COMPOSED_POINTS", 2**12)
+    monkeypatch.setattr(pp, "_tilt_factor", spy)
+    pp._composed.cache_clear()
+    pp._tilted.cache_clear()
+    try:
+        curve = pp.ProfilePairBound().curve(ComposedShuffleParams(eps0=eps0, n=n, rounds=rounds))
+        for delta in (1e-12, 1e-30, 1e-100):
+            eps = curve.epsilon(delta)
+            ref = _epsilon(start, probs, step, delta)
+            assert ref <= eps <= ref * 1.05, (delta, eps, ref)
+    finally:  # the caches must not keep the coarse compositions for other tests
+        pp._composed.cache_clear()
+        pp._tilted.cache_clear()
+    assert max(factors) > 1
