@@ -543,59 +543,9 @@ def _composed_grid(eps0: float, n: int, rounds: int) -> tuple[dict[int, float], 
 @functools.lru_cache(maxsize=COMPOSED_CACHED)
 def _tilted(eps0: float, n: int, rounds: int, lam: float, cut: int) -> TiltedPld:
     """:func:`_composed`'s composition computed under the tilt λ, its ``cut`` far atoms
-    left out (:func:`_top_split`), cached per argument; on a grid :func:`_tilt_factor`
-    times coarser where the *tilted* law's support would exceed
-    :data:`MAX_COMPOSED_POINTS` (losses rounded up: a dominating PLD, as in
-    :func:`_grid_masses`; any λ >= 0 and any dominating PLD give a valid bound)."""
+    left out (:func:`_top_split`), cached per argument."""
     kept, dropped, step = _top_split((eps0, n, rounds), cut)
-    factor = _tilt_factor(kept, step, rounds, lam)
-    if factor > 1:
-        # the grid's own coarse factor (step = coarse · PROFILE_STEP, one product, as
-        # _composed_grid made it), so the coarser step is again one product of an integer
-        coarse = round(step / PROFILE_STEP)
-        kept = _coarsened(kept, factor)
-        step = (coarse * factor) * PROFILE_STEP
     return tilted_composition(kept, step, rounds, lam, dropped)
-
-
-def _tilt_factor(masses: dict[int, float], step: float, rounds: int, lam: float) -> int:
-    """How many grid steps one step of the tilted composition spans: 1 while ``rounds``
-    composed losses of the tilted law ``m_j e^{λ l_j}`` (normalised; about ``rounds |mean|
-    + 12 √rounds · spread`` plus one round's range, as :func:`_coarse_factor` reads the
-    untilted one) fit in :data:`MAX_COMPOSED_POINTS` grid points. Why: a far atom of tiny
-    P-mass (loss ε0) tilted up is drawn in tens of the 10^4 rounds, so the tilted
-    composition spans hundreds of loss units where the untilted one spans a few (ε0 = 4,
-    n = 1e9, δ = 1e-300: 2.2e6 points at step 1e-4, 3.3 s of 3.8)."""
-    index = np.fromiter(masses, dtype=np.int64, count=len(masses))
-    loss = index * step
-    log_w = np.log(np.fromiter(masses.values(), dtype=np.float64, count=len(masses)))
-    log_w = log_w + lam * loss
-    weight = np.exp(log_w - float(log_w.max()))
-    weight = weight / weight.sum()
-    mean = float(weight @ loss)
-    spread = math.sqrt(max(float(weight @ (loss - mean) ** 2), 0.0))
-    support = rounds * abs(mean) + 12.0 * math.sqrt(rounds) * spread
-    support += 2.0 * float(np.abs(loss).max())
-    least = math.ceil(support / (MAX_COMPOSED_POINTS * step))
-    if least <= 1:
-        return 1
-    # Of the factors from the least up to 4x it, the one whose rounding moves the tilted
-    # law's mean least (the composed loss, hence ε, moves by about rounds times that): a
-    # heavy atom on the coarse lattice stays put (ε0 = 4, n = 1e9: atoms at 8, 23 and
-    # 40001 steps; factor 5 moves 8 to 10, +2 in ε at 10^4 rounds; 8 keeps it)
-    factors = np.arange(least, 4 * least + 1, dtype=np.int64)
-    moved = -((-index[None, :]) // factors[:, None]) * factors[:, None] - index[None, :]
-    return int(factors[int(np.argmin(moved @ weight))])
-
-
-def _coarsened(masses: dict[int, float], factor: int) -> dict[int, float]:
-    """``masses`` (grid index → mass) on a grid ``factor`` times coarser, every index
-    rounded up (``ceil(i / factor)``: no loss moves down), masses of a cell summed."""
-    grid: dict[int, float] = {}
-    for i, mass in masses.items():
-        j = -((-i) // factor)
-        grid[j] = grid.get(j, 0.0) + mass
-    return grid
 
 
 #: The profile pair as a registry (one bound), for :func:`composed_shuffle`.
