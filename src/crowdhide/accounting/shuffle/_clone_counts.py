@@ -20,7 +20,12 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide.accounting.binomial_rows import gammaln_table, row_log_pmf_error, row_windows
-from crowdhide.accounting.binomial_tails import Window, binom_window, window_log_pmf_error
+from crowdhide.accounting.binomial_tails import (
+    Window,
+    binom_window,
+    window_edges,
+    window_log_pmf_error,
+)
 from crowdhide.accounting.logmath import MACHINE_EPSILON
 from crowdhide.errors import ResourceLimitError
 
@@ -56,6 +61,27 @@ def _blocks(
     return values[picks], np.logaddexp.reduceat(log_w, starts)
 
 
+def clone_window(candidates: int, rate: float, log_tail: float) -> tuple[Window, float]:
+    """The clone count's window (:func:`_counts_pair`'s first step) and its rows' Bernstein
+    half-width at the largest total, checked before any row is allocated: raises
+    :class:`ResourceLimitError` where the rows would be wider than :data:`_MAX_ROW_WIDTH`
+    (n = 1e9). Its ``log_tail`` is part of the pair's infinite-loss mass (:func:`_with_rest`
+    gets ``logaddexp`` of it and the rows' tails), so a caller may read that mass's floor
+    without building the rows."""
+    big_l = -log_tail
+    # the window's last count from its edges alone where binom_window takes them from
+    # window_edges (the same hi), before its log-pmf: at n = 1e9 that array is ~1e5 entries
+    # the check would throw away
+    if candidates > 0 and 0.0 < rate < 1.0:
+        largest = window_edges(candidates, rate, log_tail)[1]
+    else:  # binom_window's own special cases: all mass at 0, or at ``candidates``
+        largest = candidates if rate >= 1.0 else 0
+    half = big_l / 3.0 + math.sqrt(big_l**2 / 9.0 + 0.5 * (float(largest) + 1.0) * big_l) + 2.0
+    if 2.0 * half + 1.0 > _MAX_ROW_WIDTH:
+        raise ResourceLimitError(f"count windows of width {2.0 * half + 1.0:.3g}", parameter="n")
+    return binom_window(candidates, rate, log_tail), half
+
+
 def _counts_pair(
     candidates: int, rate: float, gamma: float, relation: str, alpha: float, log_tail: float
 ) -> tuple[FloatArray, FloatArray, float, float, npt.NDArray[np.bool_]]:
@@ -67,13 +93,8 @@ def _counts_pair(
     (:func:`_pair_error`) and the outcomes whose loss is exactly 0 as computed and in truth
     (substitute relation, ``a = N/2``: x-type and x′-type counts swap P and Q, and the two
     computations are the same floating-point operations)."""
-    win = binom_window(candidates, rate, log_tail)
+    win, half = clone_window(candidates, rate, log_tail)
     clones, log_w = win.values, win.log_pmf
-    # row_windows' width (Bernstein half-width at the largest total), checked before allocating
-    big_l = -log_tail
-    half = big_l / 3.0 + math.sqrt(big_l**2 / 9.0 + 0.5 * (float(clones[-1]) + 1.0) * big_l) + 2.0
-    if 2.0 * half + 1.0 > _MAX_ROW_WIDTH:
-        raise ResourceLimitError(f"count windows of width {2.0 * half + 1.0:.3g}", parameter="n")
     present_only = gamma >= 1.0 and relation == "substitute"
     if present_only:  # the count reveals C; fewer clones dominate (blocks take the smallest)
         rows_max = max(1, min(_MAX_CLONE_ROWS, int(MAX_PAIR_POINTS // (2.0 * half + 1.0))))

@@ -185,11 +185,7 @@ def _clone_pair(
         )
     beta = _beta(pair, e0) if rate is None else rate
     alpha = 1.0 / (1.0 + math.exp(-e0))
-    too_large = (
-        f"n and sample_rate give a reduced pair too large for composition (n={n!r}, "
-        f"sample_rate={sample_rate!r}; at most {MAX_PAIR_POINTS} outcomes): use a smaller n "
-        "or sample_rate, or one round without sampling"
-    )
+    too_large = _too_large(n, sample_rate)
     if informative < 1.0 and relation == "substitute":
         # A mechanism with μ < 1 (module docstring): the clone count C ~ Bin(n − 1, ρ) is
         # revealed, each clone is informative with probability γμ, the target with γμ.
@@ -209,6 +205,15 @@ def _clone_pair(
         raise ResourceLimitError(too_large, parameter="n", value=n) from exc
     setting = (relation, log_tail, too_large)
     return _mixture_pair(nn - 1, res_rate, clone_rate, gamma, alpha, setting)
+
+
+def _too_large(n: int, sample_rate: float) -> str:
+    """The message of a pair too large to build (every error its windows raise)."""
+    return (
+        f"n and sample_rate give a reduced pair too large for composition (n={n!r}, "
+        f"sample_rate={sample_rate!r}; at most {MAX_PAIR_POINTS} outcomes): use a smaller n "
+        "or sample_rate, or one round without sampling"
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -335,6 +340,9 @@ class ClonePairBound:
         return None
 
     def curve(self, params: ComposedShuffleParams) -> ComposedShuffleCurve:
+        if _capped_by_tails(self.name, self.query_delta, params):
+            cap = product_up(params.rounds, params.eps0)  # substitute (checked there)
+            return ComposedShuffleCurve(None, cap, (_TAILS_NOTE,))
         log_p, log_q, error, loss_error = _clone_pair(
             eps0=params.eps0,
             n=params.n,
@@ -371,6 +379,37 @@ _SKIPPED_NOTE = (
     f"not composed: no composed PLD certifies a delta <= {LEAST_COMPOSITION_ERROR:.3g} (its "
     "FFT error allowance is at least that), so epsilon is the cap rounds * eps0"
 )
+
+
+_TAILS_NOTE = (
+    "not composed: the mass its windows leave out (an outcome of infinite privacy loss) is "
+    "above the delta asked, so epsilon is the cap eps0"
+)
+
+
+def _capped_by_tails(name: str, delta: float | None, params: ComposedShuffleParams) -> bool:
+    """Whether one round of the (unsampled, substitute) pair answers ``delta`` with its cap
+    ε0 whatever the rest of it: its PLD (:func:`~crowdhide.accounting.composition.to_pld`)
+    puts the windows' left-out mass ``e^{log_bound}`` on +inf in both directions, where
+    ``log_bound = logaddexp(clone window's log_tail, rows' tails) >= the clone window's
+    log_tail``; dp_accounting's ε search returns ``inf`` when the +inf mass exceeds its
+    target (<= δ), so ε = min(inf, cap) = cap, the float the full build reports. The clone
+    window (:func:`~._clone_counts.clone_window`) is the pair's first step and raises what it
+    raises; 1 nat of room covers the floats (e^{-1} ≪ 1 − any rounding). One round only:
+    more rounds ask ``log_tail <= log δ − 30`` below e^{-90} and a composed allowance (the
+    rule would never fire); a mechanism's own pair is never asked with a δ here."""
+    from crowdhide.accounting.shuffle._clone_counts import clone_window
+
+    plain = params.sample_rate >= 1.0 and params.relation == "substitute"
+    if delta is None or params.rounds != 1 or not plain or params.informative < 1.0:
+        return False
+    beta = _beta(name, params.eps0) if params.clone_rate is None else params.clone_rate
+    try:
+        win = clone_window(params.n - 1, beta, params.log_tail)[0]
+    except ValueError as exc:  # as _clone_pair converts it (the same message)
+        too_large = _too_large(params.n, params.sample_rate)
+        raise ResourceLimitError(too_large, parameter="n", value=params.n) from exc
+    return win.log_tail > math.log(delta) + 1.0
 
 
 def _uncertifiable(delta: float | None, rounds: int) -> bool:
