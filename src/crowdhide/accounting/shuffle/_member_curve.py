@@ -5,7 +5,9 @@ A member is one certificate cell or one lower-bound configuration, a function
 ``fn(ε, log_tail) -> log δ``. :class:`MemberCurve` keeps the largest of them (an upper bound
 is only as good as its weakest cell; a lower bound as its strongest configuration), and
 :func:`upper_root` finds a certificate member's smallest passing ε from the passing side with
-a few secant steps before falling back to the bracketed search. Used by
+a few secant steps before falling back to the bracketed search; a lower bound's members
+are solved largest first (:meth:`MemberCurve._lower_epsilon`), each by :func:`lower_root`
+from the failing side. Used by
 :mod:`crowdhide.accounting.shuffle.mechanisms`.
 """
 
