@@ -278,13 +278,17 @@ def _piecewise_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
     dens = t * (t - 1.0) / (2.0 * (t + 1.0))  # density on the high interval
     low = dens / (t * t)
     half = (big_c - 1.0) / 2.0  # the high interval of z = 0 is [−half, half]
-    members = []
+    configs: dict[tuple[float, float, float], None] = {}  # ordered, without repeats
     for a in (0.25, 0.5, 0.75, 1.0):
         length = min(big_c - 1.0, (big_c + 1.0) * a)  # the informative set of (−a, a)
         start = -(big_c + 1.0) * a / 2.0 - half  # l(−a): it is [start, start + length)
         overlap = max(0.0, min(start + length, half) - max(start, -half))
         nu = 2.0 * (low * length + (dens - low) * overlap)
-        members.append(_third(dens * length, low * length, nu, eps0))
+        # at large ε0 several pairs give the same counts (length capped at C − 1): one
+        # member each (issue 32: the repeats cost a full root search apiece, 20-35
+        # evaluations, and can only return the same crossing)
+        configs[(dens * length, low * length, nu)] = None
+    members = [_third(p_plus, p_minus, nu, eps0) for p_plus, p_minus, nu in configs]
     # refined (pair (−1, 1)): the informative set without z's high interval, where the
     # others' density is p/e too, so the count no longer merges likelihood weights e and 1
     # (1.158x -> 1.114x of the certificate at ε0 = 1, n = 1e6). Below ε0 = ln 4 only.
