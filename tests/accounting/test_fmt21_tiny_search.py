@@ -10,22 +10,11 @@ import math
 
 import pytest
 
-from crowdhide.accounting.shuffle import _bound_curves, _pairs
+from crowdhide.accounting.shuffle import _bound_curves
 from crowdhide.accounting.shuffle._bound_curves import ShuffleParams, _clone_curve, _fmt21_curve
+from tests.accounting._tiny_search import count_pair_evaluations, passes
 
 CELLS = [(1.0, 10**4), (2.0, 10**4), (4.0, 10**6), (0.5, 10**9)]
-
-
-def _counted(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    calls: list[float] = []
-    evaluate = _pairs.clone_pair_log_delta
-
-    def counted(n: int, eps0: float, beta: float, eps: float, log_tail: float) -> float:
-        calls.append(eps)
-        return evaluate(n, eps0, beta, eps, log_tail)
-
-    monkeypatch.setattr(_pairs, "clone_pair_log_delta", counted)
-    return calls
 
 
 def _solve(eps0: float, n: int, delta: float, rtol: float) -> float:
@@ -33,10 +22,7 @@ def _solve(eps0: float, n: int, delta: float, rtol: float) -> float:
 
 
 def _passes(eps0: float, n: int, delta: float, eps: float) -> bool:
-    """``log δ(eps) <= log delta`` by the pair's own evaluation at the search's tail level."""
-    curve = _fmt21_curve(ShuffleParams(eps0=eps0, n=n))
-    curve.solving_for(math.log(delta))  # type: ignore[attr-defined]
-    return curve.log_delta(eps) <= math.log(delta)
+    return passes(_fmt21_curve, eps0, n, delta, eps)
 
 
 @pytest.mark.parametrize(("eps0", "n"), CELLS)
@@ -53,7 +39,7 @@ def test_tiny_delta_answer_passes_and_is_near_the_tight_one(eps0: float, n: int)
 
 
 def test_tiny_delta_search_takes_fewer_evaluations(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = _counted(monkeypatch)
+    calls = count_pair_evaluations(monkeypatch)
     _solve(1.0, 10**4, 1e-300, 0.0)
     tight = len(calls)
     calls.clear()

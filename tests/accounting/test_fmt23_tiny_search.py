@@ -12,9 +12,10 @@ import math
 import pytest
 
 from crowdhide.accounting.roots import safe_root
-from crowdhide.accounting.shuffle import _bound_curves, _pairs, curves
+from crowdhide.accounting.shuffle import _bound_curves, curves
 from crowdhide.accounting.shuffle._bound_curves import ShuffleParams, _clone_curve, _fmt23_curve
 from crowdhide.accounting.shuffle.generic import SHUFFLE_REGISTRY
+from tests.accounting._tiny_search import count_pair_evaluations, passes
 
 CELLS = [(0.5, 10**4), (2.0, 10**4), (4.0, 10**6), (8.0, 10**9)]
 ABOVE = [(1.0, 10**3, 1e-6), (0.5, 10**6, 1e-10), (2.0, 10**6, 1e-200), (8.0, 10**9, 1e-249)]
@@ -24,27 +25,12 @@ def _beta(eps0: float) -> float:
     return 2.0 / (math.exp(eps0) + 1.0)
 
 
-def _counted(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    calls: list[float] = []
-    evaluate = _pairs.clone_pair_log_delta
-
-    def counted(n: int, eps0: float, beta: float, eps: float, log_tail: float) -> float:
-        calls.append(eps)
-        return evaluate(n, eps0, beta, eps, log_tail)
-
-    monkeypatch.setattr(_pairs, "clone_pair_log_delta", counted)
-    return calls
-
-
 def _solve(eps0: float, n: int, delta: float, rtol: float) -> float:
     return _clone_curve(eps0, n, _beta(eps0), tiny_rtol=rtol).epsilon(delta)
 
 
 def _passes(eps0: float, n: int, delta: float, eps: float) -> bool:
-    """``log δ(eps) <= log delta`` by the pair's own evaluation at the search's tail level."""
-    curve = _fmt23_curve(ShuffleParams(eps0=eps0, n=n))
-    curve.solving_for(math.log(delta))  # type: ignore[attr-defined]
-    return curve.log_delta(eps) <= math.log(delta)
+    return passes(_fmt23_curve, eps0, n, delta, eps)
 
 
 def _close(got: float, tight: float, eps0: float) -> bool:
@@ -86,7 +72,7 @@ def test_the_passing_check_can_fail() -> None:
 
 
 def test_tiny_delta_search_takes_fewer_evaluations(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = _counted(monkeypatch)
+    calls = count_pair_evaluations(monkeypatch)
     _solve(8.0, 10**9, 1e-300, 0.0)
     tight = len(calls)
     calls.clear()
