@@ -8,6 +8,7 @@ one binary RR report's profile, tight — a value lowered by 1 % is caught.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -102,6 +103,20 @@ def test_the_profile_values_are_the_certificate_up_to_the_refinement(eps0: float
     assert np.all(batch[finite] <= one[finite] + 1.5)
 
 
+def _second_placement(eps0: float, n: int) -> np.ndarray:
+    return np.array(pg._placement(eps0, n)[1]) * pp.PROFILE_STEP
+
+
+@functools.cache
+def _active(eps0: float, n: int) -> np.ndarray:
+    """The unpatched batch at the second placement (cached: the two tests below compare
+    patched batches with it at ε0 = 1, n = 1e4; computed before either patches anything).
+    Read-only, so no test can change what the other compares with."""
+    values = pb.variation_ratio_log_deltas(n, eps0, _second_placement(eps0, n), TAIL)
+    values.flags.writeable = False
+    return values
+
+
 def _every_point(monkeypatch: pytest.MonkeyPatch) -> None:
     """The batch as it was before active points: every cell evaluated at every ε (no bound
     is kept under the reference)."""
@@ -123,8 +138,8 @@ def test_active_points_give_the_values_of_every_point(
     # refines (δ above e^{log_tail + REFINE_FLOOR}); below, a coarser resolution's bound
     # (as valid) may be kept where the finer one was larger (ε0 = 1, n = 1e4: one point,
     # δ 9.93e-17 -> 9.86e-17)
-    eps = np.array(pg._placement(eps0, n)[1]) * pp.PROFILE_STEP
-    active = pb.variation_ratio_log_deltas(n, eps0, eps, TAIL)
+    eps = _second_placement(eps0, n)
+    active = _active(eps0, n)
     with monkeypatch.context() as m:
         _every_point(m)
         every = pb.variation_ratio_log_deltas(n, eps0, eps, TAIL)
@@ -139,8 +154,8 @@ def test_keeping_bounds_above_the_reference_changes_the_profile(
     # the equality above is not vacuous: kept a little above the reference (1 % in δ), the
     # coarse bounds of cells that decide the supremum stay and the profile changes
     eps0, n = 1.0, 10_000
-    eps = np.array(pg._placement(eps0, n)[1]) * pp.PROFILE_STEP
-    active = pb.variation_ratio_log_deltas(n, eps0, eps, TAIL)
+    eps = _second_placement(eps0, n)
+    active = _active(eps0, n)
     levels = pb._levels
 
     def raised(n: int, eps0: float, eps: np.ndarray, log_tail: float) -> pb._Levels:
