@@ -71,8 +71,16 @@ def test_errors_are_one_family() -> None:
 # -- the same answer as the command line --------------------------------------------------
 
 
-def test_shuffle_epsilon_equals_cli(capsys: pytest.CaptureFixture[str]) -> None:
-    ours = crowdhide.shuffle_epsilon(eps0=1.0, n=1000, delta=1e-6, mechanism="oue", d=8, rounds=3)
+@pytest.fixture(scope="module")
+def oue_statement() -> crowdhide.PrivacyStatement:
+    """One query (OUE, three rounds) that two tests read: the CLI's answer and the repr."""
+    return crowdhide.shuffle_epsilon(eps0=1.0, n=1000, delta=1e-6, mechanism="oue", d=8, rounds=3)
+
+
+def test_shuffle_epsilon_equals_cli(
+    capsys: pytest.CaptureFixture[str], oue_statement: crowdhide.PrivacyStatement
+) -> None:
+    ours = oue_statement
     cli = run_cli(capsys, "shuffle", "epsilon", "--eps0", "1", "--n", "1000", "--delta", "1e-6",
                   "--mechanism", "oue", "--d", "8", "--rounds", "3", "--json")  # fmt: skip
     assert cli.code == 0, cli.err
@@ -156,13 +164,22 @@ def test_certify_plan_equals_cli_plan(capsys: pytest.CaptureFixture[str]) -> Non
     assert report == crowdhide.certify_plan(crowdhide.load_plan("example:diabetes"))
 
 
+@pytest.fixture(scope="module")
+def diabetes_run() -> Any:
+    """``run_plan("example:diabetes")`` in memory, once: two slow tests read it (a
+    deterministic run: the CLI's run gives the same report, checked below)."""
+    return crowdhide.run_plan("example:diabetes")
+
+
 @pytest.mark.slow
-def test_run_plan_equals_cli_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_plan_equals_cli_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], diabetes_run: Any
+) -> None:
     """In memory by default (no files kept); with ``out_dir`` the same files as the CLI."""
     cli = run_cli(capsys, "run", "example:diabetes", "--out", str(tmp_path / "cli"), "--json")
     assert cli.code == 0, cli.err
     expected = cli.json()
-    ours = crowdhide.run_plan("example:diabetes")
+    ours = diabetes_run
     assert dict(ours.files) == {}
     mine = _json(ours.to_dict())
     for key in ("timings", "files", "inputs", "provenance"):  # when, where, how started
@@ -186,8 +203,8 @@ def test_format_bound_never_rounds_to_the_unsafe_side(digits: int) -> None:
     assert format_bound(0.10201) == "0.1021"  # plain rounding would show 0.102 < ε
 
 
-def test_statement_repr_is_one_short_line() -> None:
-    s = crowdhide.shuffle_epsilon(eps0=1.0, n=1000, delta=1e-6, mechanism="oue", d=8, rounds=3)
+def test_statement_repr_is_one_short_line(oue_statement: crowdhide.PrivacyStatement) -> None:
+    s = oue_statement
     text = repr(s)
     assert "\n" not in text
     assert len(text) < 120
@@ -238,9 +255,9 @@ def test_run_report_repr_html_and_tables(kmeans_run: Any) -> None:
 
 @pytest.mark.slow
 def test_to_pandas_gives_the_tables_and_names_the_missing_extra(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, diabetes_run: Any
 ) -> None:
-    report = crowdhide.run_plan("example:diabetes")
+    report = diabetes_run
     assert set(report.tables()) >= {"result", "exact", "estimates", "traffic"}
     pandas = pytest.importorskip("pandas")
     frame = report.to_pandas("exact")
