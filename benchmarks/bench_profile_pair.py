@@ -75,7 +75,6 @@ def _cold() -> None:
         (variation_ratio, "_supremum"),
         (variation_ratio, "_top_log_delta"),
         (binomial_tails, "_TAIL_MEMO"),
-        (binomial_tails, "_DEEP_MEMO"),
     ):
         clear = getattr(getattr(owner, name, None), "cache_clear", None)
         if clear is not None:

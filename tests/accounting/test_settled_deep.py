@@ -1,4 +1,4 @@
-"""The half excess's deep elements: settled (``_half_deep.settled_deep``, s27-mech): where the
+"""The half excess's settled deep elements (``_half_deep.settled_deep``, s27-mech): where the
 deep tail bound is certain to be ``_deep_excess``'s minimum, it is taken without the
 incomplete betas. The answers must be the same floats as through the incomplete betas
 (``_half_excess_betainc``), element by element, on a grid of counts and thresholds that
@@ -9,8 +9,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crowdhide.accounting import binomial_tails
-from crowdhide.accounting._half_memo import PairMemo
 from crowdhide.accounting.shuffle import _half_deep, _krr_fast
 
 COUNTS = (2, 3, 10, 57, 300, 1000, 4097, 10**4, 10**5, 10**6, 10**7, 10**9)
@@ -64,24 +62,3 @@ def test_a_too_eager_settling_is_caught(monkeypatch: pytest.MonkeyPatch) -> None
     fast = _krr_fast._half_excess_terms(s, theta, upper=True)
     assert not np.array_equal(fast, reference)
     assert np.all(fast >= reference)  # still only ever up: the deep value is a bound
-
-
-def test_the_deep_bound_memo_gives_the_same_floats(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``trusted_tail``'s deep bounds of half upper tails kept across calls
-    (``binomial_tails._DEEP_MEMO``): from an empty, a warm, a too small and a constantly
-    merging memo alike the floats of the direct evaluation; other laws are not memoized."""
-    rng = np.random.default_rng(5)
-    s = rng.integers(1000, 10**7, size=4000).astype(np.float64)
-    t = np.floor(s / 2.0 + rng.uniform(0.1, 0.5, size=s.size) * s)
-    marks = np.zeros(s.size)  # every element deep
-    for memo in (PairMemo(1 << 20), PairMemo(1 << 20, recent=500), PairMemo(100)):
-        monkeypatch.setattr(binomial_tails, "_DEEP_MEMO", memo)
-        for shift in (0.0, 1.0, 0.0, -1.0):  # nearby thresholds, as at nearby ε
-            want = binomial_tails._deep_bound_values(s, 0.5, t + shift, upper=True)
-            got = binomial_tails.trusted_tail(marks, s, 0.5, t + shift, upper=True)
-            assert np.array_equal(got, want)
-            assert np.mean(want < 1e-100) > 0.5  # mostly deep tails, as asked there
-        assert memo.size <= memo.capacity
-    held = binomial_tails._DEEP_MEMO.size
-    binomial_tails.trusted_tail(marks, s, 0.3, t, upper=True)
-    assert binomial_tails._DEEP_MEMO.size == held

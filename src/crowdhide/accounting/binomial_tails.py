@@ -298,40 +298,11 @@ def trusted_tail(
     deep = tail < BETAINC_TRUSTED
     out = np.array(tail, dtype=np.float64)
     if deep.any():
-        out[deep] = _deep_bounds(n[deep], p, t[deep], upper=upper)
+        log_bound = log_tail_upper(n[deep], p, t[deep], upper=upper)
+        # exp within an ulp; plus the smallest subnormal for its rounding (and underflow) there
+        bound = np.exp(log_bound) * (1.0 + 4.0 * MACHINE_EPSILON) + 5e-324
+        out[deep] = np.where(log_bound > -np.inf, np.minimum(bound, 1.0), 0.0)
     return out
-
-
-def _deep_bound_values(n: FloatArray, p: float, t: FloatArray, *, upper: bool) -> FloatArray:
-    """:func:`trusted_tail`'s bound below :data:`BETAINC_TRUSTED`, elementwise."""
-    log_bound = log_tail_upper(n, p, t, upper=upper)
-    # exp within an ulp; plus the smallest subnormal for its rounding (and underflow) there
-    bound = np.exp(log_bound) * (1.0 + 4.0 * MACHINE_EPSILON) + 5e-324
-    return np.asarray(np.where(log_bound > -np.inf, np.minimum(bound, 1.0), 0.0))
-
-
-def _half_upper_bound(k: FloatArray, m: FloatArray) -> FloatArray:
-    """The bound on ``P(Bin(m, 1/2) >= k)`` (the memo's elementwise function)."""
-    return _deep_bound_values(m, 0.5, k, upper=True)
-
-
-def _deep_bounds(n: FloatArray, p: float, t: FloatArray, *, upper: bool) -> FloatArray:
-    """:func:`_deep_bound_values`; for upper tails of ``Bin(n, 1/2)`` at integral ``(t, n)``
-    (the half excesses' deep tails, ``_krr_fast``) once per distinct pair, kept across calls
-    (:data:`_DEEP_MEMO`, as :func:`half_tails` keeps its tails: a root search evaluates the
-    same blocks at nearby ε, where most thresholds stay put). A memo of an elementwise
-    function: the same floats, bit for bit."""
-    if (
-        p != 0.5
-        or not upper
-        or n.size < _DEDUP_MIN
-        or not bool(np.all((n >= 0.0) & (n < 2.0**30) & (n == np.floor(n))))
-        or not bool(np.all((t >= -2.0) & (t < 2.0**30) & (t == np.floor(t))))
-    ):
-        return _deep_bound_values(n, p, t, upper=upper)
-    pairs, place = _distinct(pair_keys(t, n))
-    memo = _DEEP_MEMO if pairs.size <= _DEEP_MEMO.capacity else PairMemo(pairs.size)
-    return memo.values(pairs, _half_upper_bound)[place].reshape(n.shape)
 
 
 def on_blocks(
@@ -544,9 +515,6 @@ def _distinct(key: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.ND
 #: root search of a shuffle certificate evaluates the same blocks at nearby ε, where most
 #: thresholds stay put, and a profile evaluates the same cells at ten ε and three resolutions.
 _TAIL_MEMO = PairMemo(1 << 20)
-#: :func:`trusted_tail`'s deep bounds of ``Bin(m, 1/2)`` upper tails per distinct integral
-#: ``(k, m)`` (:func:`_deep_bounds`), up to 2^20 pairs.
-_DEEP_MEMO = PairMemo(1 << 20)
 
 
 def block_masses(

@@ -49,23 +49,13 @@ def settled_deep(
     ``deep <= SETTLED_VALUE · s`` the minimum is ``deep``. Were the premise on SciPy's values
     ever wrong, the answer would be the deep value, itself an upper bound and never below
     the former minimum: only up. Candidates come from the cheap Chernoff exponent of ``T1``
-    (the bound is at most it, raised as ``log_tail_upper`` raises it), computed only where
-    the threshold is far enough out for it to be small."""
+    (the bound is at most it, raised as ``log_tail_upper`` raises it)."""
     a_star = np.floor(theta) + 1.0
-    # A Chernoff exponent −n KL(t/n ‖ ½) is at least −4 (t − n/2)²/n (KL is at most χ²), so
-    # only thresholds this far out can reach SETTLED_TAIL (at δ >= 1e-10 hardly any: their
-    # exponents are not computed). A filter: which elements pass it changes no float.
-    reach = -math.log(SETTLED_TAIL) / 4.0 * 0.99
-    gap = (a_star - 1.0) - (s - 1.0) / 2.0
-    with np.errstate(invalid="ignore"):
-        far = (gap > 0.0) & (gap * gap >= reach * (s - 1.0)) & (s >= 2.0) & (s == np.floor(s))
-    where = np.flatnonzero(far)
-    if not where.size:
-        return where, np.zeros(0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        exponent = _log_tail_vec(s[where] - 1.0, 0.5, a_star[where] - 1.0, upper=True)
+        exponent = _log_tail_vec(s - 1.0, 0.5, a_star - 1.0, upper=True)
         chernoff = exponent * (1.0 - KL_RTOL) + KL_ATOL
-    where = where[chernoff <= math.log(SETTLED_TAIL)]
+        candidate = (chernoff <= math.log(SETTLED_TAIL)) & (s >= 2.0) & (a_star >= 2.0)
+    where = np.flatnonzero(candidate & (s == np.floor(s)))  # integral counts only
     if not where.size:
         return where, np.zeros(0)
     sc, ac = s[where], a_star[where]
