@@ -77,7 +77,6 @@ from crowdhide.accounting.shuffle._binary_worst import (
     binary_core_rows,
     binary_rr_worst_log_delta,
 )
-from crowdhide.accounting.shuffle._half_deep import settled_deep
 from crowdhide.errors import InvalidParameterError
 
 __all__ = [
@@ -165,26 +164,7 @@ def _half_excess_terms(s: FloatArray, theta: FloatArray, *, upper: bool) -> Floa
     """``E[(A − θ)_+]`` for ``A ~ Bin(s, 1/2)`` as a difference of two tails, rounded up
     (``upper``) or down by a bound on its error: each tail's (:func:`betainc_error`),
     underflow, and θ's rounding (the excess is 1-Lipschitz in θ with slope ``P(A > θ)``);
-    tails below ``BETAINC_TRUSTED`` by :func:`_deep_excess`. Rounded up, the elements whose
-    deep bound is certain to be the answer take it without their incomplete betas
-    (:func:`~crowdhide.accounting.shuffle._half_deep.settled_deep`: the same floats)."""
-    if upper:
-        s_b, theta_b = np.broadcast_arrays(s, theta)
-        s_flat, theta_flat = s_b.ravel(), theta_b.ravel()
-        settled, values = settled_deep(s_flat, theta_flat, _THETA_RTOL)
-        if settled.size:
-            out = np.empty(s_flat.shape)
-            out[settled] = values
-            rest = np.ones(s_flat.shape, dtype=bool)
-            rest[settled] = False
-            if rest.any():
-                out[rest] = _half_excess_betainc(s_flat[rest], theta_flat[rest], upper=True)
-            return out.reshape(s_b.shape)
-    return _half_excess_betainc(s, theta, upper=upper)
-
-
-def _half_excess_betainc(s: FloatArray, theta: FloatArray, *, upper: bool) -> FloatArray:
-    """:func:`_half_excess_terms` through the incomplete betas, every element."""
+    tails below ``BETAINC_TRUSTED`` by :func:`_deep_excess`."""
     a_star = np.floor(theta) + 1.0
     # Σ_{a >= a*} a Bin(a; s, 1/2) = s/2 · upper_tail
     upper_tail, at_threshold, slope = half_tails(a_star, s)
