@@ -35,7 +35,7 @@ DEEP_LOG_DELTA = DEFAULT_LOG_TAIL + 14.0
 #: :func:`upper_root` answers ε0 at once where its secant steps found no passing point and
 #: their failing end is within this fraction of ε0 (s27-mech): ε0 is always a valid answer,
 #: at most this fraction above what the search of the rest would return
-#: (docs/proofs/mechanism-certificates.md, section 1l).
+#: (docs/proofs/mechanism-certificates.md, section 1k).
 TOP_GAP = 1e-3
 
 
