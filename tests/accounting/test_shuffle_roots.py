@@ -62,3 +62,63 @@ def test_bracketed_curve_answers_like_before_within_its_tolerance() -> None:
     curve = generic.shuffle_bound_curve(bound="variation_ratio", eps0=1.0, n=10_000)
     assert r.is_certificate
     assert curve.delta(r.epsilon) <= 1.01e-6  # a fresh curve refines its own cells
+
+
+def _floor_then_cliff(top: float, target: float, sliver: float) -> tuple[list[float], object]:
+    """A certificate member's curve as at δ = 1e-300 near ε0 (oue, ε0 = 1, n = 1e3): falling
+    towards a floor 15 above the target, passing only on ``[top (1 − sliver), top)`` (none
+    for sliver 0) and at ε0; the evaluations are recorded."""
+    seen: list[float] = []
+
+    def curve(eps: float) -> float:
+        seen.append(eps)
+        if eps >= top:
+            return -math.inf
+        if sliver > 0.0 and eps >= top * (1.0 - sliver):
+            return target - 1.0
+        return target + 15.0 + 100.0 * (top - eps) / top
+
+    return seen, curve
+
+
+@pytest.mark.parametrize("sliver", [0.0, 2e-4, 4e-4])
+def test_upper_root_answers_eps0_within_the_top_gap(
+    sliver: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the secant steps find nothing passing and end within TOP_GAP of ε0, the answer
+    is ε0 (always valid): what the full search gives where nothing passes below ε0, and at
+    most TOP_GAP above it otherwise; the sliver's search is no longer paid. (From 0.5 the
+    ten bisecting steps end 4.9e-4 below ε0: slivers up to that are not seen by them.)"""
+    from crowdhide.accounting.shuffle import _member_curve
+
+    top, target, gap = 1.0, math.log(1e-300), _member_curve.TOP_GAP
+    seen, curve = _floor_then_cliff(top, target, sliver)
+    got = upper_root(curve, target, 0.5, top, 1e-10)  # type: ignore[arg-type]
+    fast = len(seen)
+    monkeypatch.setattr(_member_curve, "TOP_GAP", 0.0)
+    seen.clear()
+    full = upper_root(curve, target, 0.5, top, 1e-10)  # type: ignore[arg-type]
+    assert got == top
+    assert full <= got <= full * (1.0 + gap / (1.0 - gap))
+    if sliver == 0.0:
+        assert full == top  # nothing passes below ε0: the same answer
+    else:
+        assert top * (1.0 - sliver) <= full < top  # the full search finds the sliver
+    assert fast + 8 <= len(seen)  # the sliver's search: 8 or more evaluations
+
+
+def test_upper_root_searches_where_the_secant_steps_end_far_below_eps0() -> None:
+    """A flat curve stops the secant steps at once, far below ε0: the rule does not apply
+    and the passing sliver 1 % below ε0 is found (answering ε0 there would be 1 % up). At
+    δ = 1e-6: at a tiny δ a flat curve is a rounding floor (``at_floor``), answered ε0."""
+    top, target = 2.0, math.log(1e-6)
+    seen, _ = _floor_then_cliff(top, target, 0.0)
+
+    def flat(eps: float) -> float:
+        seen.append(eps)
+        if eps >= top:
+            return -math.inf
+        return target - 1.0 if eps >= 0.99 * top else target + 15.0
+
+    got = upper_root(flat, target, 0.5, top, 1e-10)
+    assert 0.99 * top <= got <= 0.99 * top * (1.0 + 2.0 * curves.BRACKET_RTOL)

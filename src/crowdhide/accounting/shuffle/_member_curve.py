@@ -32,6 +32,13 @@ DEFAULT_LOG_TAIL = -60.0
 DEEP_LOG_DELTA = DEFAULT_LOG_TAIL + 14.0
 
 
+#: :func:`upper_root` answers ε0 at once where its secant steps found no passing point and
+#: their failing end is within this fraction of ε0 (s27-mech): ε0 is always a valid answer,
+#: at most this fraction above what the search of the rest would return
+#: (docs/proofs/mechanism-certificates.md, section 1k).
+TOP_GAP = 1e-3
+
+
 def _solve_tail(target: float) -> float:
     """The windows' tail level while solving for ``log δ = target``: far below it."""
     return min(-40.0, target - 40.0)
@@ -252,8 +259,10 @@ def upper_root(
         if probe <= left or curve(probe) > target:
             return right
         right = probe
-    if right >= top and at_floor(curve, target, left, g_left):
-        return top  # at the rounding floor of a tiny δ: no larger ε passes
+    if right >= top and (left >= (1.0 - TOP_GAP) * top or at_floor(curve, target, left, g_left)):
+        # nothing passed below ε0 and the failing end is within TOP_GAP of it (the search of
+        # that last sliver cost 8-12 evaluations), or a tiny δ's rounding floor: ε0 (valid)
+        return top
     return safe_root(curve, target, left, right, xtol=max(xtol, BRACKET_RTOL * right))
 
 
