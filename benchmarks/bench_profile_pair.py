@@ -59,7 +59,12 @@ def _params(eps0: float, n: int, rounds: int) -> ComposedShuffleParams:
 def _cold() -> None:
     """Empty the caches a first query in a fresh process would find empty."""
     from crowdhide.accounting import binomial_tails
-    from crowdhide.accounting.shuffle import _krr_fast, _split_clone, variation_ratio
+    from crowdhide.accounting.shuffle import (
+        _krr_fast,
+        _profile_batch,
+        _split_clone,
+        variation_ratio,
+    )
 
     pp.certified_profile.cache_clear()
     pg._placement.cache_clear()
@@ -75,6 +80,7 @@ def _cold() -> None:
         (variation_ratio, "_supremum"),
         (variation_ratio, "_top_log_delta"),
         (binomial_tails, "_TAIL_MEMO"),
+        (_profile_batch, "_POINT_MEMO"),
     ):
         clear = getattr(getattr(owner, name, None), "cache_clear", None)
         if clear is not None:
