@@ -75,6 +75,7 @@ def _cold() -> None:
         (pp, "_pair_items"),
         (pp, "_certified_at"),
         (pg, "_certified_values"),
+        (pg, "_others_at"),
         (_krr_fast, "_clone_layout"),
         (_split_clone, "_layout"),
         (variation_ratio, "_supremum"),

@@ -195,3 +195,22 @@ def test_keeping_bounds_above_the_reference_changes_the_profile(
 
     monkeypatch.setattr(pb, "_levels", raised)
     assert pb.variation_ratio_log_deltas(n, eps0, eps, TAIL).tolist() != active.tolist()
+
+
+def test_certified_values_after_the_fine_profile_are_the_cold_ones() -> None:
+    # the whole point set's values (the other members per point, _others_at; the
+    # variation-ratio member through the point memo) cold and after the fine profile
+    eps0, n = 0.5, 1000
+    coarse, every, _ = pg._placement(eps0, n)
+
+    def cold(points: tuple[int, ...]) -> tuple[float, ...]:
+        pg._certified_values.cache_clear()
+        pg._others_at.cache_clear()
+        pb._POINT_MEMO.cache_clear()
+        return pg._certified_values(eps0, n, points)
+
+    first = cold(coarse)
+    cold(every)
+    pg._certified_values.cache_clear()  # not the set's own cache: the per-point ones
+    assert pg._certified_values(eps0, n, coarse) == first
+    assert pg._others_at.cache_info().hits >= len(coarse)
