@@ -59,7 +59,12 @@ def _params(eps0: float, n: int, rounds: int) -> ComposedShuffleParams:
 def _cold() -> None:
     """Empty the caches a first query in a fresh process would find empty."""
     from crowdhide.accounting import binomial_tails
-    from crowdhide.accounting.shuffle import _krr_fast, _split_clone, variation_ratio
+    from crowdhide.accounting.shuffle import (
+        _krr_fast,
+        _profile_batch,
+        _split_clone,
+        variation_ratio,
+    )
 
     pp.certified_profile.cache_clear()
     pg._placement.cache_clear()
@@ -70,11 +75,13 @@ def _cold() -> None:
         (pp, "_pair_items"),
         (pp, "_certified_at"),
         (pg, "_certified_values"),
+        (pg, "_others_at"),
         (_krr_fast, "_clone_layout"),
         (_split_clone, "_layout"),
         (variation_ratio, "_supremum"),
         (variation_ratio, "_top_log_delta"),
         (binomial_tails, "_TAIL_MEMO"),
+        (_profile_batch, "_POINT_MEMO"),
     ):
         clear = getattr(getattr(owner, name, None), "cache_clear", None)
         if clear is not None:

@@ -64,3 +64,15 @@ def test_prefix_search_matches_the_loop() -> None:
     ]
     for probs in cases:
         assert composition._prefix_to_truncate(probs, 5e-16) == loop(probs, 5e-16)
+    # the running sum over chunks (s27-rounds): crossings before, at and after chunk
+    # boundaries, sums that dip below 0 (FFT noise), small and default first chunks
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        size = int(rng.integers(1, 3000))
+        probs = rng.random(size) * 10.0 ** rng.uniform(-20.0, -15.0)
+        probs[rng.random(size) < 0.2] *= -1.0
+        threshold = float(10.0 ** rng.uniform(-19.0, -13.0))
+        want, flipped = loop(probs, threshold), loop(np.flip(probs), threshold)
+        for chunk in (1, 2, 7, int(rng.integers(1, 500)), composition._PREFIX_CHUNK):
+            assert composition._prefix_to_truncate(probs, threshold, chunk) == want
+            assert composition._prefix_to_truncate(np.flip(probs), threshold, chunk) == flipped

@@ -31,15 +31,61 @@ CELLS = [
 
 @pytest.mark.parametrize(("n", "eps0"), [(10_000, 4.0), (1000, 1.0), (10**6, 0.5), (3, 2.0)])
 def test_every_piece_equals_its_one_point_function(n: int, eps0: float) -> None:
+    # each piece alone (the premise of the point memo: a value depends on its ε only), then
+    # through the memo with half of the points held from an earlier call
+    pb._POINT_MEMO.cache_clear()
     eps = EPS[eps0 > EPS]
     for cell, tier in CELLS:
-        batch = pb._cell_log_deltas(n, eps0, cell, tier, eps, TAIL)
         one = [vr._cell_log_delta(n, eps0, *cell, float(e), TAIL, tier=tier) for e in eps]
-        assert batch.tolist() == one
+        assert pb._cell_log_deltas_each(n, eps0, cell, tier, eps, TAIL).tolist() == one
+        pb._cell_log_deltas(n, eps0, cell, tier, eps[::2], TAIL)
+        assert pb._cell_log_deltas(n, eps0, cell, tier, eps, TAIL).tolist() == one
     top = [vr._top_log_delta(n, eps0, -0.002, float(e), TAIL) for e in eps]
+    assert pb._top_log_deltas_each(n, eps0, -0.002, eps, TAIL).tolist() == top
+    pb._top_log_deltas(n, eps0, -0.002, eps[1::2], TAIL)
     assert pb._top_log_deltas(n, eps0, -0.002, eps, TAIL).tolist() == top
     bottom = [vr._bottom_log_delta(n, eps0, 0.05, float(e), TAIL) for e in eps]
+    assert pb._bottom_log_deltas_each(n, eps0, 0.05, eps, TAIL).tolist() == bottom
+    pb._bottom_log_deltas(n, eps0, 0.05, eps[::3], TAIL)
     assert pb._bottom_log_deltas(n, eps0, 0.05, eps, TAIL).tolist() == bottom
+
+
+def test_the_point_memo_keys_the_resolution() -> None:
+    # one cell at two resolutions through the memo: each its own one-point values, and they
+    # differ (a memo keyed without the tier would hand the first to the second)
+    pb._POINT_MEMO.cache_clear()
+    n, eps0, cell = 10_000, 4.0, (math.log(0.9), math.log(0.92952))
+    eps = EPS[eps0 > EPS]
+    values = []
+    for tier in (0, 2):
+        one = [vr._cell_log_delta(n, eps0, *cell, float(e), TAIL, tier=tier) for e in eps]
+        assert pb._cell_log_deltas(n, eps0, cell, tier, eps, TAIL).tolist() == one
+        values.append(one)
+    assert values[0] != values[1]
+
+
+def test_a_profile_after_another_is_its_cold_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the coarse profile after the fine one (the memo holds most of its cell values, fewer
+    # are evaluated) is the coarse profile computed from empty caches, float for float
+    eps0, n = 4.0, 1000
+    coarse, every, _ = pg._placement(eps0, n)
+    at = {
+        name: np.array(points) * pp.PROFILE_STEP for name, points in (("c", coarse), ("f", every))
+    }
+    pb._POINT_MEMO.cache_clear()
+    cold = pb.variation_ratio_log_deltas(n, eps0, at["c"], TAIL)
+    pb._POINT_MEMO.cache_clear()
+    pb.variation_ratio_log_deltas(n, eps0, at["f"], TAIL)
+    asked: list[int] = []
+    each = pb._cell_log_deltas_each
+
+    def counted(*args: object) -> np.ndarray:
+        asked.append(len(args[4]))  # type: ignore[arg-type]
+        return each(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pb, "_cell_log_deltas_each", counted)
+    assert pb.variation_ratio_log_deltas(n, eps0, at["c"], TAIL).tolist() == cold.tolist()
+    assert sum(asked) <= len(coarse)  # cold: 285 (cell, ε) values; here 0
 
 
 def _exact_binary_rr_delta(n: int, eps0: float, eps: np.ndarray) -> np.ndarray:
@@ -164,3 +210,22 @@ def test_keeping_bounds_above_the_reference_changes_the_profile(
 
     monkeypatch.setattr(pb, "_levels", raised)
     assert pb.variation_ratio_log_deltas(n, eps0, eps, TAIL).tolist() != active.tolist()
+
+
+def test_certified_values_after_the_fine_profile_are_the_cold_ones() -> None:
+    # the whole point set's values (the other members per point, _others_at; the
+    # variation-ratio member through the point memo) cold and after the fine profile
+    eps0, n = 0.5, 1000
+    coarse, every, _ = pg._placement(eps0, n)
+
+    def cold(points: tuple[int, ...]) -> tuple[float, ...]:
+        pg._certified_values.cache_clear()
+        pg._others_at.cache_clear()
+        pb._POINT_MEMO.cache_clear()
+        return pg._certified_values(eps0, n, points)
+
+    first = cold(coarse)
+    cold(every)
+    pg._certified_values.cache_clear()  # not the set's own cache: the per-point ones
+    assert pg._certified_values(eps0, n, coarse) == first
+    assert pg._others_at.cache_info().hits >= len(coarse)

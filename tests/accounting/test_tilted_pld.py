@@ -231,3 +231,18 @@ def test_log_delta_reads_the_losses_above_epsilon_as_the_mask_did(
     shuffled = tilted.index[::-1].copy()
     with pytest.raises(InvalidParameterError, match="increasing"):
         replace(tilted, index=shuffled, log_mass=tilted.log_mass[::-1].copy())
+
+
+def test_log_delta_in_one_buffer_keeps_the_floats_with_empty_masses() -> None:
+    # masses of −inf (an underflowed composed mass) in the suffix: dropped as the mask did;
+    # s27-rounds computes the terms in one buffer (_suffix_terms), the same floats
+    rng = np.random.default_rng(7)
+    index = np.arange(1, 20_001, dtype=np.int64)
+    log_mass = -0.5 * ((index - 6e3) / 2e3) ** 2 - 30.0 + rng.normal(0.0, 1e-3, index.size)
+    for holes in (None, slice(None, None, 97)):
+        masses = log_mass.copy()
+        if holes is not None:
+            masses[holes] = -np.inf
+        tilted = TiltedPld(1e-3, index, masses, 3.0, 0.7, 1e-12, 1e-10, 1e-20)
+        for e in np.linspace(0.0, 21.0, 43):
+            assert tilted.log_delta(float(e)) == _masked_log_delta(tilted, float(e))

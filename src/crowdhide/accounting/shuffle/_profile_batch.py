@@ -40,6 +40,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -90,6 +93,50 @@ REFINE_EVALUATIONS = 24
 #: Initial cells are bounded at the coarsest resolution first (:func:`_initial`) until one
 #: such bound is above the reference at more than this share of the ε.
 COARSE_ACTIVE = 0.5
+
+
+class _PointMemo:
+    """Per ε values of the batched bounds below, kept across calls (the coarse profile after
+    the fine one, a superset of its points, or the reverse: each asks the cells both
+    partitions share at the same ε). Each of them is elementwise in ε: a value is the
+    one-point function's float at that ε, whatever else is in the batch (module docstring;
+    ``tests/accounting/test_profile_batch.py`` compares them), so a held value is the one a
+    new evaluation gives, bit for bit. Keyed by the bound and all its other arguments;
+    bounded (least recently used keys dropped)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.lock = threading.Lock()
+        self.held: OrderedDict[tuple[object, ...], dict[float, float]] = OrderedDict()
+
+    def cache_clear(self) -> None:
+        """Empty the memo (benchmarks of cold queries)."""
+        with self.lock:
+            self.held.clear()
+
+    def values(
+        self, key: tuple[object, ...], eps: FloatArray, evaluate: Callable[[FloatArray], FloatArray]
+    ) -> FloatArray:
+        """``evaluate(eps)``, its values at ε held under ``key`` taken from the memo and the
+        others evaluated in one call (in the order given) and kept."""
+        points = eps.tolist()
+        with self.lock:
+            known = self.held.pop(key, {})
+            self.held[key] = known  # most recently used last
+            while len(self.held) > self.capacity:
+                self.held.popitem(last=False)
+            missing = [i for i, e in enumerate(points) if e not in known]
+        if missing:
+            fresh = evaluate(eps[missing]).tolist()
+            with self.lock:
+                known.update((points[i], v) for i, v in zip(missing, fresh, strict=True))
+            if len(missing) == len(points):
+                return np.asarray(fresh, dtype=np.float64)
+        return np.array([known[e] for e in points], dtype=np.float64)
+
+
+#: :class:`_PointMemo` of the cell, top and bottom bounds: a profile asks 50-300 keys.
+_POINT_MEMO = _PointMemo(1 << 13)
 
 
 def variation_ratio_log_deltas(n: int, eps0: float, eps: FloatArray, log_tail: float) -> FloatArray:
@@ -305,7 +352,7 @@ def clone_blocks_log_deltas(
     return np.asarray(np.logaddexp(total, c_tail + math.log(2.0)), dtype=np.float64)
 
 
-def _top_log_deltas(
+def _top_log_deltas_each(
     n: int, eps0: float, log_lo: float, eps: FloatArray, log_tail: float
 ) -> FloatArray:
     """:func:`~crowdhide.accounting.shuffle.variation_ratio._top_log_delta` at every ε: the
@@ -328,7 +375,7 @@ def _beyond(values: FloatArray, eps: FloatArray, eps0: float) -> FloatArray:
     return np.asarray(values, dtype=np.float64)
 
 
-def _cell_log_deltas(
+def _cell_log_deltas_each(
     n: int, eps0: float, cell: tuple[float, float], tier: int, eps: FloatArray, log_tail: float
 ) -> FloatArray:
     """:func:`~crowdhide.accounting.shuffle.variation_ratio._cell_log_delta` at every ε (the
@@ -359,7 +406,7 @@ def _cell_log_deltas(
     return np.asarray(np.minimum(np.minimum(_beyond(split, eps, eps0), mixture), tv_bound))
 
 
-def _bottom_log_deltas(
+def _bottom_log_deltas_each(
     n: int, eps0: float, mu_b: float, eps: FloatArray, log_tail: float
 ) -> FloatArray:
     """:func:`~crowdhide.accounting.shuffle.variation_ratio._bottom_log_delta` at every ε:
@@ -373,3 +420,33 @@ def _bottom_log_deltas(
     layout = (log_w, log_mass, s_end, units, log_out, c_tail)
     value = _beyond(clone_blocks_log_deltas(layout, kappa, eps, log_tail), eps, eps0)
     return np.asarray(np.minimum(value, math.log(mu_b * kappa)), dtype=np.float64)
+
+
+def _cell_log_deltas(
+    n: int, eps0: float, cell: tuple[float, float], tier: int, eps: FloatArray, log_tail: float
+) -> FloatArray:
+    """:func:`_cell_log_deltas_each` through :data:`_POINT_MEMO`."""
+    key = ("cell", n, eps0, cell, tier, log_tail)
+    return _POINT_MEMO.values(
+        key, eps, lambda at: _cell_log_deltas_each(n, eps0, cell, tier, at, log_tail)
+    )
+
+
+def _top_log_deltas(
+    n: int, eps0: float, log_lo: float, eps: FloatArray, log_tail: float
+) -> FloatArray:
+    """:func:`_top_log_deltas_each` through :data:`_POINT_MEMO`."""
+    key = ("top", n, eps0, log_lo, log_tail)
+    return _POINT_MEMO.values(
+        key, eps, lambda at: _top_log_deltas_each(n, eps0, log_lo, at, log_tail)
+    )
+
+
+def _bottom_log_deltas(
+    n: int, eps0: float, mu_b: float, eps: FloatArray, log_tail: float
+) -> FloatArray:
+    """:func:`_bottom_log_deltas_each` through :data:`_POINT_MEMO`."""
+    key = ("bottom", n, eps0, mu_b, log_tail)
+    return _POINT_MEMO.values(
+        key, eps, lambda at: _bottom_log_deltas_each(n, eps0, mu_b, at, log_tail)
+    )

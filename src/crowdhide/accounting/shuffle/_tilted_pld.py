@@ -102,17 +102,17 @@ class TiltedPld:
         # the losses above ``at``: a suffix (increasing losses), the same entries in the
         # same order as a mask would select, so the same floats, without two full passes
         first = int(np.searchsorted(self.loss, at, side="right"))
-        with np.errstate(divide="ignore"):
-            terms = self.log_mass[first:] + np.log(-np.expm1(at - self.loss[first:]))
-        terms = terms[np.isfinite(terms)]
+        terms = _suffix_terms(self.log_mass[first:], self.loss[first:], at)
         parts = [self.log_error(at), math.log(self.dropped) if self.dropped > 0.0 else -math.inf]
         if terms.size:
-            top = float(terms.max())
+            top, bottom = float(terms.max()), float(terms.min())
             sum_rounding = (terms.size + 4.0) * MACHINE_EPSILON
             # each term's exponent is a few sums of magnitudes up to |terms| + the untilt
-            spread = 8.0 * MACHINE_EPSILON * (float(np.abs(terms).max()) + 40.0)
+            # (max |x| is max(max x, −min x), exactly)
+            spread = 8.0 * MACHINE_EPSILON * (max(top, -bottom) + 40.0)
             relative = math.log1p(self.margin + sum_rounding + spread)
-            parts.append(top + math.log(float(np.exp(terms - top).sum())) + 2.0 * relative)
+            np.subtract(terms, top, out=terms)  # the exponents, then their exp, in place
+            parts.append(top + math.log(float(np.exp(terms, out=terms).sum())) + 2.0 * relative)
         value = functools.reduce(np.logaddexp, parts, -math.inf)
         return float(min(value + 4.0 * MACHINE_EPSILON * (abs(value) + 1.0), 0.0))
 
@@ -123,6 +123,20 @@ class TiltedPld:
         if self.log_delta(cap) > target:
             return cap
         return safe_root(self.log_delta, target, 0.0, cap, xtol=1e-9 * max(cap, 1.0))
+
+
+def _suffix_terms(log_mass: FloatArray, loss: FloatArray, at: float) -> FloatArray:
+    """The finite ``log_mass + log(1 − e^{at − loss})`` in order, a fresh array: the same
+    elementwise floats as that expression, computed in one buffer (an ε search evaluates
+    it ~15 times on up to 10^7 entries; the temporaries were half its time)."""
+    terms = np.subtract(at, loss)
+    np.expm1(terms, out=terms)
+    np.negative(terms, out=terms)
+    with np.errstate(divide="ignore"):
+        np.log(terms, out=terms)
+    np.add(log_mass, terms, out=terms)
+    finite = np.isfinite(terms)
+    return terms if bool(finite.all()) else terms[finite]
 
 
 def split_top(

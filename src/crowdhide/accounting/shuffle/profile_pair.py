@@ -484,7 +484,11 @@ class _TiltedCurve(_QuietCurve):
 
     def epsilon(self, delta: float) -> float:
         found = super().epsilon(delta)
-        if not self._material(delta):
+        if not self._material(delta) or _log_delta_at_cap_lower(self._key, self._cap) > (
+            math.log(delta) + 1.0
+        ):
+            # the second test: every tilted answer would be the cap, so min(found, cap) is
+            # found (docs/proofs/profile-pair.md §8); 1 nat of room for its roundings
             return found
         # all atoms first; far atoms left out (module _tilted_pld) only where the error
         # term still weighs (leaving out costs up to DROP_SHARE of δ)
@@ -507,6 +511,22 @@ class _TiltedCurve(_QuietCurve):
             tilted = _tilted(*self._key, again, cut)
             found = min(found, tilted.epsilon(delta, found))
         return found, tilted.log_error(found) < math.log(delta) + _SETTLED
+
+
+def _log_delta_at_cap_lower(key: tuple[float, int, int], cap: float) -> float:
+    """A lower bound on ``log δ(cap)`` of the exact ``R``-fold composition of the pair's
+    rounded-up PLD (:func:`_composed_grid`, the masses every composition here bounds from
+    above): all R rounds draw the top atom (mass ``p``, loss ``L = top · step > ε0``), so
+    ``δ(cap) >= p^R (1 − e^{cap − R L})`` (docs/proofs/profile-pair.md §8). ``-inf`` where
+    ``R L`` is not above the cap (after its rounding allowance)."""
+    grid, step = _composed_grid(*key)
+    top, rounds = max(grid), key[2]
+    reach = rounds * (top * step)
+    # two roundings in ``reach`` (relative u each) and one in the difference
+    gap = reach - cap - 4.0 * MACHINE_EPSILON * (reach + cap)
+    if gap <= 0.0 or not grid[top] > 0.0:
+        return -math.inf
+    return rounds * math.log(grid[top]) + math.log(-math.expm1(-gap))
 
 
 def _cut(key: tuple[float, int, int], budget: float) -> int:
