@@ -311,17 +311,26 @@ def _deep_log_h(s: FloatArray, g: FloatArray, *, kappa: float, eps: float) -> Fl
     """A Chernoff bound on ``log H`` of
     :func:`~crowdhide.accounting.shuffle._krr_fast.clone_block_h`: with
     ``θ = s/2 + c_g`` and ``A ~ Bin(s, 1/2)``, ``E[(A − θ)_+] <= (s/2) P(A >= ⌊θ⌋)``
-    (θ >= s/2; ⌊θ⌋ rather than ⌊θ⌋ + 1 absorbs θ's rounding); −inf where ⌊θ⌋ > s."""
+    (θ >= s/2; ⌊θ⌋ rather than ⌊θ⌋ + 1 absorbs θ's rounding); −inf where ⌊θ⌋ > s.
+
+    The tail bounds are computed only where ``⌊θ⌋ <= s`` (issue 32: at large ε0 and small n
+    up to 92 % of the heavy blocks of a query have no excess at all, and their Chernoff
+    exponent and geometric bound were each −inf, at a cost); every element keeps its floats
+    (elementwise steps on a subset)."""
     big = math.exp(eps)
-    theta = s / 2.0 + g * math.expm1(eps) / (2.0 * kappa * (1.0 + big))
+    s_b, g_b = np.broadcast_arrays(np.asarray(s, dtype=np.float64), np.asarray(g, dtype=np.float64))
+    theta = s_b / 2.0 + g_b * math.expm1(eps) / (2.0 * kappa * (1.0 + big))
     with np.errstate(invalid="ignore", divide="ignore"):
         edge = np.floor(theta)
-        tail = _chernoff_up(_log_tail_vec(s, 0.5, edge, upper=True))
+        # ⌊θ⌋ > s: the tail P(A >= ⌊θ⌋) is empty, its Chernoff exponent and geometric bound −inf
+        some = ~(edge > s_b)
+        tail = np.full(edge.shape, -np.inf)
+        s_in, edge_in = s_b[some], edge[some]
+        part = _chernoff_up(_log_tail_vec(s_in, 0.5, edge_in, upper=True))
         # deep tails: their geometric bound where smaller (only there: the rest keep their floats)
-        deep = tail < math.log(BETAINC_TRUSTED)
-        s_b = np.broadcast_to(s, tail.shape)
-        edge = np.broadcast_to(edge, tail.shape)
-        tail = _geometric_min(tail, deep, s_b, np.full(tail.shape, 0.5), (edge, edge), deep)
+        deep = part < math.log(BETAINC_TRUSTED)
+        half = np.full(part.shape, 0.5)
+        tail[some] = _geometric_min(part, deep, s_in, half, (edge_in, edge_in), deep)
         return np.asarray(tail + np.log(s * kappa * (1.0 + big) / g) + 1e-9, dtype=np.float64)
 
 
