@@ -372,7 +372,39 @@ def deep_skipped_h(
     bound, at least :func:`_deep_h`'s ``min(h, cap)`` block by block: the sum only rises, by
     at most ``e^{log_tail − DEEP_MARGIN}`` per such block, less than a light block already
     adds (docs/proofs/mechanism-certificates.md, section 1d). The other blocks get
-    :func:`_deep_h`'s floats (both are elementwise)."""
+    :func:`_deep_h`'s floats (both are elementwise).
+
+    A block with no excess at all (``⌊θ⌋ > s``: its cap's log is −inf, the cap 1e-306) whose
+    log mass is at most ``log_tail − DEEP_MARGIN +`` :data:`EMPTY_ROOM` takes 1e-306 without
+    the cap's steps (issue 32: up to 92 % of a query's heavy blocks at large ε0); that is the
+    value the steps give it, whatever the ulps of ``log(1e-306)`` (about −704.6)."""
+    s, g, log_weight = np.broadcast_arrays(
+        *(np.asarray(x, dtype=np.float64) for x in (s, g, log_weight))
+    )
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        theta = s / 2.0 + g * math.expm1(eps) / (2.0 * kappa * (1.0 + math.exp(eps)))
+        scale = s * kappa * (1.0 + math.exp(eps)) / g  # positive and finite: its log is too
+        empty = (np.floor(theta) > s) & (scale > 0.0) & (scale < math.inf)
+    empty &= log_weight <= log_tail - DEEP_MARGIN + EMPTY_ROOM
+    out = np.full(s.shape, 1e-306)
+    rest = ~empty
+    if bool(np.any(rest)):
+        out[rest] = _capped_h(s[rest], g[rest], log_weight[rest], kappa, (eps, log_tail))
+    return out
+
+
+#: Below ``log(1e-306) ≈ −704.59`` by a margin no rounding reaches: a block without excess
+#: (its cap 1e-306) whose log mass is at most ``log_tail − DEEP_MARGIN`` plus this is one that
+#: :func:`deep_skipped_h`'s cap rule skips.
+EMPTY_ROOM = 700.0
+
+
+def _capped_h(
+    s: FloatArray, g: FloatArray, log_weight: FloatArray, kappa: float, at: tuple[float, float]
+) -> FloatArray:
+    """:func:`deep_skipped_h`'s value of each block from its cap (``at = (ε, log_tail)``):
+    the cap where the block's mass times it is below the margin, else ``min(h, cap)``."""
+    eps, log_tail = at
     log_cap = _deep_log_h(s, g, kappa=kappa, eps=eps)
     cap = np.maximum(np.exp(np.minimum(log_cap, 0.0)), 1e-306)
     # NaN (never expected) compares False: the block is evaluated as before
