@@ -77,10 +77,10 @@ from crowdhide.accounting.shuffle._krr_fast import (
     LIGHT_MARGIN,
     FloatArray,
     _window_edges,
-    blocks_total,
     clone_block_h,
     clone_noise_log_delta,
     heavy_blocks,
+    terms_total,
 )
 from crowdhide.errors import InvalidParameterError
 
@@ -447,6 +447,10 @@ def _chernoff_light(
 
 
 _Layout = tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, float]
+#: The ε-independent inputs of a layout's sum (:func:`_heavy_parts`): the heavy blocks' mask,
+#: their largest s, smallest g, joint log mass and log mass, and every block's log term with
+#: the light blocks' bound 2.
+_Heavy = tuple[npt.NDArray[np.bool_], FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]
 #: A layout's arguments after ``n`` and ``log_tail``: ``(μ, c_inf, c_zero, c_points,
 #: s_points, eta)`` (μ raised as :func:`split_clone_log_deltas` raises it).
 _LayoutKey = tuple[float, float, float, int, int, float]
@@ -460,7 +464,9 @@ class _LayoutCache:
 
     def __init__(self, maxsize: int) -> None:
         self.maxsize = maxsize
-        self.held: OrderedDict[tuple[int, float, _LayoutKey], _Layout] = OrderedDict()
+        self.held: OrderedDict[tuple[int, float, _LayoutKey], tuple[_Layout, _Heavy]] = (
+            OrderedDict()
+        )
         self.lock = threading.Lock()
 
     def cache_clear(self) -> None:
@@ -478,16 +484,20 @@ class _LayoutCache:
         s_points: int,
         eta: float = _ETA,
     ) -> _Layout:
-        return self.many(n, [(mu, c_inf, c_zero, c_points, s_points, eta)], log_tail)[0]
+        return self.many(n, [(mu, c_inf, c_zero, c_points, s_points, eta)], log_tail)[0][0]
 
-    def many(self, n: int, systems: Sequence[_LayoutKey], log_tail: float) -> list[_Layout]:
-        """The layouts of ``systems``, the missing ones built in one :func:`_build_layouts`."""
+    def many(
+        self, n: int, systems: Sequence[_LayoutKey], log_tail: float
+    ) -> list[tuple[_Layout, _Heavy]]:
+        """The layouts of ``systems`` with their :func:`_heavy_parts`, the missing ones built
+        in one :func:`_build_layouts`."""
         keys = [(n, log_tail, system) for system in systems]
         with self.lock:
             missing = list(dict.fromkeys(key for key in keys if key not in self.held))
         built = _build_layouts(n, [key[2] for key in missing], log_tail) if missing else []
+        parts = [(layout, _heavy_parts(layout, log_tail)) for layout in built]
         with self.lock:
-            self.held.update(zip(missing, built, strict=True))
+            self.held.update(zip(missing, parts, strict=True))
             out = []
             for key in keys:
                 self.held.move_to_end(key)
@@ -735,7 +745,7 @@ def split_clone_log_deltas(
             continue
         keys.append((mu, c_inf, c_zero, c_points, s_points, eta))
         where.append(i)
-    layouts = _layout.many(n, keys, log_tail)
+    layouts = _layout.many(n, keys, log_tail)  # with their heavy parts
     for i, value in zip(where, _blocks_log_deltas(layouts, kappa, eps, log_tail), strict=True):
         out[i] = value
     return out
@@ -751,26 +761,38 @@ def _check_system(mu: float, c_inf: float, c_zero: float) -> None:
         )
 
 
+def _heavy_parts(layout: _Layout, log_tail: float) -> _Heavy:
+    """The ε-independent inputs of :func:`_blocks_log_deltas` for one layout (:data:`_Heavy`),
+    computed once when it is built (issue 32: they were recomputed at every ε, a few passes
+    over every block), the same floats."""
+    log_w, s_end, g_low, log_mass = layout[:4]
+    weight = log_w[:, None] + log_mass
+    mask = heavy_blocks(weight, log_tail)
+    with np.errstate(divide="ignore"):
+        light = log_mass + np.log(np.full(mask.shape, 2.0))  # light blocks: 2 per unit of mass
+    return mask, s_end[mask], g_low[mask], weight[mask], log_mass[mask], light
+
+
 def _blocks_log_deltas(
-    layouts: Sequence[_Layout], kappa: float, eps: float, log_tail: float
+    layouts: Sequence[tuple[_Layout, _Heavy]], kappa: float, eps: float, log_tail: float
 ) -> list[float]:
     """:func:`~crowdhide.accounting.shuffle._krr_fast.clone_blocks_log_delta` of each layout
-    (as :func:`_layout` gives it): the bounds of every layout's heavy blocks in one call of
-    the same elementwise function, then each layout's own reductions on its own array."""
-    masks = [heavy_blocks(lay[0][:, None] + lay[3], log_tail) for lay in layouts]
+    (as :func:`_layout` gives it, with its :func:`_heavy_parts`): the bounds of every layout's
+    heavy blocks in one call of the same elementwise function, then each layout's own
+    reductions on its own array (:func:`~crowdhide.accounting.shuffle._krr_fast.blocks_total`'s
+    steps, the light blocks' terms precomputed: the same floats)."""
     if not layouts:
         return []
-    s = np.concatenate([lay[1][mask] for lay, mask in zip(layouts, masks, strict=True)])
-    g = np.concatenate([lay[2][mask] for lay, mask in zip(layouts, masks, strict=True)])
-    weight = np.concatenate(
-        [(lay[0][:, None] + lay[3])[mask] for lay, mask in zip(layouts, masks, strict=True)]
-    )
+    s = np.concatenate([heavy[1] for _, heavy in layouts])
+    g = np.concatenate([heavy[2] for _, heavy in layouts])
+    weight = np.concatenate([heavy[3] for _, heavy in layouts])
     h_all = deep_skipped_h(s, g, weight, kappa=kappa, eps=eps, log_tail=log_tail) if s.size else s
+    with np.errstate(divide="ignore"):
+        log_h = np.log(h_all)
     out, at = [], 0
-    for (log_w, _, _, log_mass, log_out, c_tail), mask in zip(layouts, masks, strict=True):
-        h = np.full(mask.shape, 2.0)  # light blocks: 2 per unit of mass
-        count = int(np.count_nonzero(mask))
-        h[mask] = h_all[at : at + count]
-        at += count
-        out.append(blocks_total(log_w, log_mass, h, log_out, c_tail))
+    for (log_w, _, _, _, log_out, c_tail), (mask, *_, mass, light) in layouts:
+        terms = light.copy()
+        terms[mask] = mass + log_h[at : at + mass.size]
+        at += mass.size
+        out.append(terms_total(log_w, terms, log_out, c_tail))
     return out
