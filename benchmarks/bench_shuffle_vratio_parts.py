@@ -7,8 +7,9 @@ Usage::
 Per cell (default: the grid's slowest kinds, ε0 in {2, 4, 6}, n in {1e3, 1e4, 1e6},
 δ = 1e-10; ``--quick``: the first and the sixth of them) one cold query (every cache of the
 modules it uses emptied first, as ``bench_shuffle_vratio.py`` does), split into: the
-split-system layouts (``_split_clone._build_layouts``: ε-independent, built once per query
-and reused by its later ε evaluations), the ε-dependent blocked sums
+split-system layouts (``_split_clone._build_layouts`` and, where it exists, ``_heavy_parts``:
+ε-independent, built once per query and reused by its later ε evaluations), the ε-dependent
+blocked sums
 (``_split_clone._blocks_log_deltas``), and the rest (the one-rate top and bottom systems,
 the reference, the refinement's own work). It also prints the ε evaluations of the root
 search (``_supremum`` calls) with their CPU ms, the first one holding every layout build of
@@ -79,6 +80,8 @@ def _instrument() -> _Parts:
 
     _timed(_split_clone, "_build_layouts", spent, on_layouts)
     _timed(_split_clone, "_blocks_log_deltas", spent, None)
+    if hasattr(_split_clone, "_heavy_parts"):  # s27-gen: a layout's sum inputs, once per layout
+        _timed(_split_clone, "_heavy_parts", spent, None)
     holder = types.SimpleNamespace(fn=variation_ratio._supremum.__wrapped__)
     _timed(holder, "fn", spent, on_supremum)
     cached = functools.lru_cache(maxsize=variation_ratio._SUPREMUM_CACHE)
@@ -96,7 +99,8 @@ def _cell(parts: _Parts, eps0: float, n: int, delta: float) -> None:
     began = time.process_time()
     res = shuffle_epsilon(eps0=eps0, n=n, delta=delta, bound="variation_ratio", lower=False)
     total = (time.process_time() - began) * 1e3
-    layouts, sums = spent["_build_layouts"] * 1e3, spent["_blocks_log_deltas"] * 1e3
+    layouts = (spent["_build_layouts"] + spent["_heavy_parts"]) * 1e3
+    sums = spent["_blocks_log_deltas"] * 1e3
     print(
         f"ε0 = {eps0:g}, n = 1e{round(math.log10(n))}, δ = {delta:g}: ε = {res.epsilon:.7g}, "
         f"{total:.0f} ms = layouts {layouts:.0f} + sums {sums:.0f} + "

@@ -19,6 +19,7 @@ import pytest
 from crowdhide.accounting.logmath import kappa_up, rate_up
 from crowdhide.accounting.shuffle import _split_clone as sc
 from crowdhide.accounting.shuffle import variation_ratio as vr
+from crowdhide.accounting.shuffle._krr_fast import blocks_total, heavy_blocks
 
 FloatArray = npt.NDArray[np.float64]
 #: (μ_lo, μ_hi) cells from the bottom to the top (different window shapes and tiers)
@@ -92,3 +93,37 @@ def test_layout_cache_keeps_the_least_recently_used() -> None:
     assert (100, -40.0, systems[0]) in cache.held
     cache.cache_clear()
     assert not cache.held
+
+
+def _former_sum(layout: sc._Layout, kappa: float, eps: float, log_tail: float) -> float:
+    """One layout's sum as ``_blocks_log_deltas`` made it before s27-gen: the heavy mask, the
+    heavy blocks' inputs and the light blocks' bound 2 taken at every ε."""
+    log_w, s_end, g_low, log_mass, log_out, c_tail = layout
+    weight = log_w[:, None] + log_mass
+    mask = heavy_blocks(weight, log_tail)
+    h = np.full(mask.shape, 2.0)
+    h[mask] = sc.deep_skipped_h(
+        s_end[mask], g_low[mask], weight[mask], kappa=kappa, eps=eps, log_tail=log_tail
+    )
+    return blocks_total(log_w, log_mass, h, log_out, c_tail)
+
+
+@pytest.mark.parametrize(("n", "eps0"), [(60, 1.0), (1000, 4.0), (10**4, 6.0), (10**9, 0.5)])
+def test_precomputed_heavy_parts_keep_the_sums_floats(n: int, eps0: float) -> None:
+    """s27-gen: each layout's heavy mask, heavy inputs and light terms are computed once with
+    the layout (``_heavy_parts``); the sums keep their floats at several ε, and the check
+    sees the heavy blocks' masses raised by 1 %."""
+    log_tail, kappa = -63.0, kappa_up(eps0)
+    layouts = sc._LayoutCache(64).many(n, _systems(eps0), log_tail)
+    for frac in (0.8, 0.3, 0.05, 1e-4):
+        eps = frac * eps0
+        got = sc._blocks_log_deltas(layouts, kappa, eps, log_tail)
+        former = [_former_sum(layout, kappa, eps, log_tail) for layout, _ in layouts]
+        assert got == former
+    # the heavy blocks' masses 1 % larger move the largest sum (at the smallest ε: above the
+    # light blocks' floor at every n)
+    top = int(np.argmax(got))
+    layout, heavy = layouts[top]
+    mass = heavy[4] + math.log(1.01)
+    moved = sc._blocks_log_deltas([(layout, (*heavy[:4], mass, heavy[5]))], kappa, eps, log_tail)
+    assert moved[0] > got[top]

@@ -169,3 +169,38 @@ def test_a_chernoff_exponent_moved_by_one_percent_is_caught(
     m_fails = bool(np.any(capped_m < exact_m - 1e-9))
     assert h_fails == (scale > 1.0)
     assert m_fails == (scale > 1.0)
+
+
+def _former_deep_log_h(s: FloatArray, g: FloatArray, *, kappa: float, eps: float) -> FloatArray:
+    """``_deep_log_h`` as it was before s27-gen: the tail bounds of every element, also
+    where ``⌊θ⌋ > s`` (there −inf)."""
+    big = math.exp(eps)
+    theta = s / 2.0 + g * math.expm1(eps) / (2.0 * kappa * (1.0 + big))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        edge = np.floor(theta)
+        tail = _split_clone._chernoff_up(_split_clone._log_tail_vec(s, 0.5, edge, upper=True))
+        deep = tail < math.log(_split_clone.BETAINC_TRUSTED)
+        s_b = np.broadcast_to(s, tail.shape)
+        edge = np.broadcast_to(edge, tail.shape)
+        half = np.full(tail.shape, 0.5)
+        tail = _split_clone._geometric_min(tail, deep, s_b, half, (edge, edge), deep)
+        return np.asarray(tail + np.log(s * kappa * (1.0 + big) / g) + 1e-9, dtype=np.float64)
+
+
+@pytest.mark.parametrize(("eps0", "frac"), [(1.0, 0.5), (4.0, 0.3), (4.0, 0.8), (8.0, 0.9)])
+def test_deep_log_h_skips_empty_tails_with_the_same_floats(eps0: float, frac: float) -> None:
+    """s27-gen: the tail bounds are computed only where ``⌊θ⌋ <= s``; every element keeps the
+    former floats, −inf where the tail is empty (which the cases reach), NaN where it was."""
+    kappa, eps = math.tanh(eps0 / 2.0), frac * eps0
+    s, g = _deep_cases(kappa, eps)
+    s = np.concatenate([s, [1.0, 2.0, 5.0, 7.0, 1.0]])
+    g = np.concatenate([g, [1.0, 1e6, 2.0, 0.0, math.nan]])  # empty tails, g = 0, NaN
+    got = _split_clone._deep_log_h(s, g, kappa=kappa, eps=eps)
+    former = _former_deep_log_h(s, g, kappa=kappa, eps=eps)
+    assert np.array_equal(got, former, equal_nan=True)
+    assert np.isneginf(got).sum() >= 2
+    assert np.isfinite(got).sum() >= 5
+    # a scalar s against an array g broadcasts as before
+    got_b = _split_clone._deep_log_h(np.float64(300.0), g[:40], kappa=kappa, eps=eps)
+    former_b = _former_deep_log_h(np.float64(300.0), g[:40], kappa=kappa, eps=eps)
+    assert np.array_equal(got_b, former_b, equal_nan=True)

@@ -420,9 +420,14 @@ def blocks_total(
     log_w: FloatArray, log_mass: FloatArray, h: FloatArray, log_out: FloatArray, c_tail: float
 ) -> float:
     """:func:`clone_blocks_log_delta`'s reductions from each block's bound ``h`` (light: 2)."""
-    # numpy's log-sum-exp (SciPy's costs ~0.5 ms per call); both round to a few ulps of log δ
     with np.errstate(divide="ignore"):
-        rows = rowwise_logsumexp(log_mass + np.log(h))
+        return terms_total(log_w, log_mass + np.log(h), log_out, c_tail)
+
+
+def terms_total(log_w: FloatArray, terms: FloatArray, log_out: FloatArray, c_tail: float) -> float:
+    """:func:`blocks_total` from each block's ``log_mass + log h`` (``terms``)."""
+    # numpy's log-sum-exp (SciPy's costs ~0.5 ms per call); both round to a few ulps of log δ
+    rows = rowwise_logsumexp(terms)
     rows = np.logaddexp(rows, log_out + math.log(2.0))
     total = float(rowwise_logsumexp((log_w + rows)[None, :])[0])
     return float(np.logaddexp(total, c_tail + math.log(2.0)))

@@ -77,10 +77,10 @@ from crowdhide.accounting.shuffle._krr_fast import (
     LIGHT_MARGIN,
     FloatArray,
     _window_edges,
-    blocks_total,
     clone_block_h,
     clone_noise_log_delta,
     heavy_blocks,
+    terms_total,
 )
 from crowdhide.errors import InvalidParameterError
 
@@ -311,17 +311,26 @@ def _deep_log_h(s: FloatArray, g: FloatArray, *, kappa: float, eps: float) -> Fl
     """A Chernoff bound on ``log H`` of
     :func:`~crowdhide.accounting.shuffle._krr_fast.clone_block_h`: with
     ``θ = s/2 + c_g`` and ``A ~ Bin(s, 1/2)``, ``E[(A − θ)_+] <= (s/2) P(A >= ⌊θ⌋)``
-    (θ >= s/2; ⌊θ⌋ rather than ⌊θ⌋ + 1 absorbs θ's rounding); −inf where ⌊θ⌋ > s."""
+    (θ >= s/2; ⌊θ⌋ rather than ⌊θ⌋ + 1 absorbs θ's rounding); −inf where ⌊θ⌋ > s.
+
+    The tail bounds are computed only where ``⌊θ⌋ <= s`` (issue 32: at large ε0 and small n
+    up to 92 % of the heavy blocks of a query have no excess at all, and their Chernoff
+    exponent and geometric bound were each −inf, at a cost); every element keeps its floats
+    (elementwise steps on a subset)."""
     big = math.exp(eps)
-    theta = s / 2.0 + g * math.expm1(eps) / (2.0 * kappa * (1.0 + big))
+    s_b, g_b = np.broadcast_arrays(np.asarray(s, dtype=np.float64), np.asarray(g, dtype=np.float64))
+    theta = s_b / 2.0 + g_b * math.expm1(eps) / (2.0 * kappa * (1.0 + big))
     with np.errstate(invalid="ignore", divide="ignore"):
         edge = np.floor(theta)
-        tail = _chernoff_up(_log_tail_vec(s, 0.5, edge, upper=True))
+        # ⌊θ⌋ > s: the tail P(A >= ⌊θ⌋) is empty, its Chernoff exponent and geometric bound −inf
+        some = ~(edge > s_b)
+        tail = np.full(edge.shape, -np.inf)
+        s_in, edge_in = s_b[some], edge[some]
+        part = _chernoff_up(_log_tail_vec(s_in, 0.5, edge_in, upper=True))
         # deep tails: their geometric bound where smaller (only there: the rest keep their floats)
-        deep = tail < math.log(BETAINC_TRUSTED)
-        s_b = np.broadcast_to(s, tail.shape)
-        edge = np.broadcast_to(edge, tail.shape)
-        tail = _geometric_min(tail, deep, s_b, np.full(tail.shape, 0.5), (edge, edge), deep)
+        deep = part < math.log(BETAINC_TRUSTED)
+        half = np.full(part.shape, 0.5)
+        tail[some] = _geometric_min(part, deep, s_in, half, (edge_in, edge_in), deep)
         return np.asarray(tail + np.log(s * kappa * (1.0 + big) / g) + 1e-9, dtype=np.float64)
 
 
@@ -363,7 +372,39 @@ def deep_skipped_h(
     bound, at least :func:`_deep_h`'s ``min(h, cap)`` block by block: the sum only rises, by
     at most ``e^{log_tail − DEEP_MARGIN}`` per such block, less than a light block already
     adds (docs/proofs/mechanism-certificates.md, section 1d). The other blocks get
-    :func:`_deep_h`'s floats (both are elementwise)."""
+    :func:`_deep_h`'s floats (both are elementwise).
+
+    A block with no excess at all (``⌊θ⌋ > s``: its cap's log is −inf, the cap 1e-306) whose
+    log mass is at most ``log_tail − DEEP_MARGIN +`` :data:`EMPTY_ROOM` takes 1e-306 without
+    the cap's steps (issue 32: up to 92 % of a query's heavy blocks at large ε0); that is the
+    value the steps give it, whatever the ulps of ``log(1e-306)`` (about −704.6)."""
+    s, g, log_weight = np.broadcast_arrays(
+        *(np.asarray(x, dtype=np.float64) for x in (s, g, log_weight))
+    )
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        theta = s / 2.0 + g * math.expm1(eps) / (2.0 * kappa * (1.0 + math.exp(eps)))
+        scale = s * kappa * (1.0 + math.exp(eps)) / g  # positive and finite: its log is too
+        empty = (np.floor(theta) > s) & (scale > 0.0) & (scale < math.inf)
+    empty &= log_weight <= log_tail - DEEP_MARGIN + EMPTY_ROOM
+    out = np.full(s.shape, 1e-306)
+    rest = ~empty
+    if bool(np.any(rest)):
+        out[rest] = _capped_h(s[rest], g[rest], log_weight[rest], kappa, (eps, log_tail))
+    return out
+
+
+#: Below ``log(1e-306) ≈ −704.59`` by a margin no rounding reaches: a block without excess
+#: (its cap 1e-306) whose log mass is at most ``log_tail − DEEP_MARGIN`` plus this is one that
+#: :func:`deep_skipped_h`'s cap rule skips.
+EMPTY_ROOM = 700.0
+
+
+def _capped_h(
+    s: FloatArray, g: FloatArray, log_weight: FloatArray, kappa: float, at: tuple[float, float]
+) -> FloatArray:
+    """:func:`deep_skipped_h`'s value of each block from its cap (``at = (ε, log_tail)``):
+    the cap where the block's mass times it is below the margin, else ``min(h, cap)``."""
+    eps, log_tail = at
     log_cap = _deep_log_h(s, g, kappa=kappa, eps=eps)
     cap = np.maximum(np.exp(np.minimum(log_cap, 0.0)), 1e-306)
     # NaN (never expected) compares False: the block is evaluated as before
@@ -406,6 +447,10 @@ def _chernoff_light(
 
 
 _Layout = tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, float]
+#: The ε-independent inputs of a layout's sum (:func:`_heavy_parts`): the heavy blocks' mask,
+#: their largest s, smallest g, joint log mass and log mass, and every block's log term with
+#: the light blocks' bound 2.
+_Heavy = tuple[npt.NDArray[np.bool_], FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]
 #: A layout's arguments after ``n`` and ``log_tail``: ``(μ, c_inf, c_zero, c_points,
 #: s_points, eta)`` (μ raised as :func:`split_clone_log_deltas` raises it).
 _LayoutKey = tuple[float, float, float, int, int, float]
@@ -419,7 +464,9 @@ class _LayoutCache:
 
     def __init__(self, maxsize: int) -> None:
         self.maxsize = maxsize
-        self.held: OrderedDict[tuple[int, float, _LayoutKey], _Layout] = OrderedDict()
+        self.held: OrderedDict[tuple[int, float, _LayoutKey], tuple[_Layout, _Heavy]] = (
+            OrderedDict()
+        )
         self.lock = threading.Lock()
 
     def cache_clear(self) -> None:
@@ -437,16 +484,20 @@ class _LayoutCache:
         s_points: int,
         eta: float = _ETA,
     ) -> _Layout:
-        return self.many(n, [(mu, c_inf, c_zero, c_points, s_points, eta)], log_tail)[0]
+        return self.many(n, [(mu, c_inf, c_zero, c_points, s_points, eta)], log_tail)[0][0]
 
-    def many(self, n: int, systems: Sequence[_LayoutKey], log_tail: float) -> list[_Layout]:
-        """The layouts of ``systems``, the missing ones built in one :func:`_build_layouts`."""
+    def many(
+        self, n: int, systems: Sequence[_LayoutKey], log_tail: float
+    ) -> list[tuple[_Layout, _Heavy]]:
+        """The layouts of ``systems`` with their :func:`_heavy_parts`, the missing ones built
+        in one :func:`_build_layouts`."""
         keys = [(n, log_tail, system) for system in systems]
         with self.lock:
             missing = list(dict.fromkeys(key for key in keys if key not in self.held))
         built = _build_layouts(n, [key[2] for key in missing], log_tail) if missing else []
+        parts = [(layout, _heavy_parts(layout, log_tail)) for layout in built]
         with self.lock:
-            self.held.update(zip(missing, built, strict=True))
+            self.held.update(zip(missing, parts, strict=True))
             out = []
             for key in keys:
                 self.held.move_to_end(key)
@@ -694,7 +745,7 @@ def split_clone_log_deltas(
             continue
         keys.append((mu, c_inf, c_zero, c_points, s_points, eta))
         where.append(i)
-    layouts = _layout.many(n, keys, log_tail)
+    layouts = _layout.many(n, keys, log_tail)  # with their heavy parts
     for i, value in zip(where, _blocks_log_deltas(layouts, kappa, eps, log_tail), strict=True):
         out[i] = value
     return out
@@ -710,26 +761,38 @@ def _check_system(mu: float, c_inf: float, c_zero: float) -> None:
         )
 
 
+def _heavy_parts(layout: _Layout, log_tail: float) -> _Heavy:
+    """The ε-independent inputs of :func:`_blocks_log_deltas` for one layout (:data:`_Heavy`),
+    computed once when it is built (issue 32: they were recomputed at every ε, a few passes
+    over every block), the same floats."""
+    log_w, s_end, g_low, log_mass = layout[:4]
+    weight = log_w[:, None] + log_mass
+    mask = heavy_blocks(weight, log_tail)
+    with np.errstate(divide="ignore"):
+        light = log_mass + np.log(np.full(mask.shape, 2.0))  # light blocks: 2 per unit of mass
+    return mask, s_end[mask], g_low[mask], weight[mask], log_mass[mask], light
+
+
 def _blocks_log_deltas(
-    layouts: Sequence[_Layout], kappa: float, eps: float, log_tail: float
+    layouts: Sequence[tuple[_Layout, _Heavy]], kappa: float, eps: float, log_tail: float
 ) -> list[float]:
     """:func:`~crowdhide.accounting.shuffle._krr_fast.clone_blocks_log_delta` of each layout
-    (as :func:`_layout` gives it): the bounds of every layout's heavy blocks in one call of
-    the same elementwise function, then each layout's own reductions on its own array."""
-    masks = [heavy_blocks(lay[0][:, None] + lay[3], log_tail) for lay in layouts]
+    (as :func:`_layout` gives it, with its :func:`_heavy_parts`): the bounds of every layout's
+    heavy blocks in one call of the same elementwise function, then each layout's own
+    reductions on its own array (:func:`~crowdhide.accounting.shuffle._krr_fast.blocks_total`'s
+    steps, the light blocks' terms precomputed: the same floats)."""
     if not layouts:
         return []
-    s = np.concatenate([lay[1][mask] for lay, mask in zip(layouts, masks, strict=True)])
-    g = np.concatenate([lay[2][mask] for lay, mask in zip(layouts, masks, strict=True)])
-    weight = np.concatenate(
-        [(lay[0][:, None] + lay[3])[mask] for lay, mask in zip(layouts, masks, strict=True)]
-    )
+    s = np.concatenate([heavy[1] for _, heavy in layouts])
+    g = np.concatenate([heavy[2] for _, heavy in layouts])
+    weight = np.concatenate([heavy[3] for _, heavy in layouts])
     h_all = deep_skipped_h(s, g, weight, kappa=kappa, eps=eps, log_tail=log_tail) if s.size else s
+    with np.errstate(divide="ignore"):
+        log_h = np.log(h_all)
     out, at = [], 0
-    for (log_w, _, _, log_mass, log_out, c_tail), mask in zip(layouts, masks, strict=True):
-        h = np.full(mask.shape, 2.0)  # light blocks: 2 per unit of mass
-        count = int(np.count_nonzero(mask))
-        h[mask] = h_all[at : at + count]
-        at += count
-        out.append(blocks_total(log_w, log_mass, h, log_out, c_tail))
+    for (log_w, _, _, _, log_out, c_tail), (mask, *_, mass, light) in layouts:
+        terms = light.copy()
+        terms[mask] = mass + log_h[at : at + mass.size]
+        at += mass.size
+        out.append(terms_total(log_w, terms, log_out, c_tail))
     return out
