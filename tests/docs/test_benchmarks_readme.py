@@ -1,8 +1,8 @@
 """benchmarks/README.md lists every script of benchmarks/ with its command, so it cannot drift.
 
 A script added without a row (or a row whose script was renamed or removed) fails here; so
-does a row without a command that runs its own script, and a shared ``_module.py`` the README
-does not name.
+does a row without a command that runs its own script, a shared ``_module.py`` the README
+does not name, and an ``--option`` a row names that its script does not take.
 """
 
 from __future__ import annotations
@@ -59,3 +59,52 @@ def test_rows_are_parsed() -> None:
     bad = "| `bench_x.py` | times x | t | r |"
     assert re.search(r"`[^`]*python benchmarks/bench_x\.py[^`]*`", _rows(good)["bench_x.py"])
     assert not re.search(r"`[^`]*python benchmarks/bench_x\.py[^`]*`", _rows(bad)["bench_x.py"])
+
+
+OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+NAMED_SCRIPT = re.compile(r"(?<![\w/])(?:benchmarks/)?(?P<name>[a-z_0-9]+\.py)")
+
+
+def _options_by_script(name: str, rest: str) -> dict[str, set[str]]:
+    """Script -> the ``--options`` a row names for it: those inside a backquoted command of
+    another script of benchmarks/ (``python benchmarks/other.py --x``, ``other.py --x``)
+    belong to that script, every other one to the row's own."""
+    named: dict[str, set[str]] = {name: set()}
+    for span in re.findall(r"`([^`]*)`", rest) or []:
+        other = NAMED_SCRIPT.search(span)
+        owner = other["name"] if other and (BENCHMARKS / other["name"]).is_file() else name
+        named.setdefault(owner, set()).update(OPTION.findall(span))
+    named[name].update(OPTION.findall(re.sub(r"`[^`]*`", " ", rest)))
+    return named
+
+
+def _undeclared(script: str, options: set[str]) -> list[str]:
+    """The options the script's source does not spell as a quoted string (its argparse)."""
+    source = (BENCHMARKS / script).read_text(encoding="utf-8")
+    return sorted(o for o in options if f'"{o}"' not in source and f"'{o}'" not in source)
+
+
+def test_every_option_a_row_names_is_one_its_script_takes() -> None:
+    """A row naming ``--warm`` for a script without that option sent readers to an error."""
+    rows = _rows((BENCHMARKS / "README.md").read_text(encoding="utf-8"))
+    wrong = {
+        f"{name} -> {script}": missing
+        for name, rest in rows.items()
+        for script, options in _options_by_script(name, rest).items()
+        if (missing := _undeclared(script, options))
+    }
+    assert wrong == {}
+
+
+def test_an_option_no_script_takes_is_found() -> None:
+    """The check above can fail: an invented option in a row is reported for its script, and
+    one inside another script's command for that script."""
+    rest = " `--warm` keeps them. Command: `python benchmarks/bench_shuffle.py --nope` | t | r |"
+    rest += " (from `bench_qif.py --table`) | t | r |"
+    named = _options_by_script("bench_shuffle_vratio.py", rest)
+    assert named == {
+        "bench_shuffle_vratio.py": {"--warm"},
+        "bench_shuffle.py": {"--nope"},
+        "bench_qif.py": {"--table"},
+    }
+    assert _undeclared("bench_shuffle_vratio.py", {"--warm", "--baseline"}) == ["--warm"]
