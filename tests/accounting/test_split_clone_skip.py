@@ -128,21 +128,6 @@ def test_the_system_with_skipped_blocks_against_the_log_space_sum(
         assert got - full <= 1e-9
 
 
-def _former_skipped_h(
-    s: FloatArray, g: FloatArray, log_weight: FloatArray, kappa: float, eps: float, log_tail: float
-) -> FloatArray:
-    """``deep_skipped_h`` as it was before s27-gen: every block's cap computed."""
-    log_cap = _split_clone._deep_log_h(s, g, kappa=kappa, eps=eps)
-    cap = np.maximum(np.exp(np.minimum(log_cap, 0.0)), 1e-306)
-    deep = log_weight + np.log(cap) <= log_tail - DEEP_MARGIN
-    out = np.array(cap, dtype=np.float64)
-    rest = ~deep
-    if bool(np.any(rest)):
-        h = clone_block_h(s[rest], g[rest], kappa=kappa, eps=eps)
-        out[rest] = np.where(np.isnan(log_cap[rest]), h, np.minimum(h, cap[rest]))
-    return out
-
-
 @pytest.mark.parametrize(("eps0", "frac", "log_tail"), [*CASES, (8.0, 0.9, -60.0)])
 def test_blocks_without_excess_keep_the_former_floats(
     eps0: float, frac: float, log_tail: float
@@ -158,6 +143,7 @@ def test_blocks_without_excess_keep_the_former_floats(
     room = log_tail - DEEP_MARGIN + _split_clone.EMPTY_ROOM
     weight[-8:] = [room - 1.0, room, room + 1e-9, room + 5.0, room + 700.0, room + 2000.0, 0.0, 0.0]
     got = deep_skipped_h(s, g, weight, kappa=kappa, eps=eps, log_tail=log_tail)
-    former = _former_skipped_h(s, g, weight, kappa, eps, log_tail)
+    # the former function is the cap steps on every block, which the new one keeps for the rest
+    former = _split_clone._capped_h(s, g, weight, kappa, (eps, log_tail))
     assert np.array_equal(got, former, equal_nan=True)
     assert np.count_nonzero(got[-8:-2] == 1e-306) >= 2  # the skipped ones
