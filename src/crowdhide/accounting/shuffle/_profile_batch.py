@@ -55,9 +55,9 @@ from crowdhide.accounting.shuffle._krr_fast import (
     S_POINTS,
     _clone_layout,
     _clone_shift,
-    excess_half,
     heavy_blocks,
 )
+from crowdhide.accounting.shuffle._profile_excess import excess_upper
 from crowdhide.accounting.shuffle._split_clone import PARAMETER_ULPS, _layout
 from crowdhide.accounting.shuffle.variation_ratio import (
     BOTTOM_FACTOR,
@@ -339,7 +339,7 @@ def clone_blocks_log_deltas(
     bigs = np.array([math.exp(float(e)) for e in eps])
     shifts = np.stack([_clone_shift(gg, kappa, float(e)) for e in eps])
     theta = s[None, :] / 2.0 + shifts
-    excess = excess_half(np.broadcast_to(s, theta.shape), theta, upper=True)
+    excess = excess_upper(s, theta)  # excess_half's floats, its pair terms formed once per pair
     # every ε at once: each elementwise operation and each row's reduction is the one-point
     # function's on the same floats (a row sum does not depend on the other rows)
     h = np.full((eps.size, *shape), 2.0)
