@@ -135,6 +135,8 @@ class _PointMemo:
         return np.array([known[e] for e in points], dtype=np.float64)
 
 
+#: ``log h`` of a light block (``h = 2``), the float ``np.log`` gives elementwise.
+_LOG_TWO = float(np.log(np.full(1, 2.0))[0])
 #: :class:`_PointMemo` of the cell, top and bottom bounds: a profile asks 50-300 keys.
 _POINT_MEMO = _PointMemo(1 << 13)
 
@@ -341,12 +343,20 @@ def clone_blocks_log_deltas(
     theta = s[None, :] / 2.0 + shifts
     excess = excess_upper(s, theta)  # excess_half's floats, its pair terms formed once per pair
     # every ε at once: each elementwise operation and each row's reduction is the one-point
-    # function's on the same floats (a row sum does not depend on the other rows)
-    h = np.full((eps.size, *shape), 2.0)
-    h[:, heavy] = excess * ((2.0 * kappa * (1.0 + bigs))[:, None] / gg[None, :])
+    # function's on the same floats (a row sum does not depend on the other rows). A light
+    # block's term is log_mass + log 2 at every ε, and a row of light blocks only has the
+    # same sum at every ε: reduced once (the same floats), the log paid for heavy blocks only
+    live = heavy.any(axis=1)
+    rows = np.empty((eps.size, shape[0]))
+    log_h = np.full((eps.size, int(live.sum()), shape[1]), _LOG_TWO)
     with np.errstate(divide="ignore"):
-        terms = (log_mass[None] + np.log(h)).reshape(eps.size * shape[0], shape[1])
-    rows = rowwise_logsumexp(terms).reshape(eps.size, shape[0])
+        log_h[:, heavy[live]] = np.log(
+            excess * ((2.0 * kappa * (1.0 + bigs))[:, None] / gg[None, :])
+        )
+        terms = (log_mass[live][None] + log_h).reshape(-1, shape[1])
+    rows[:, live] = rowwise_logsumexp(terms).reshape(eps.size, -1)
+    if not live.all():
+        rows[:, ~live] = rowwise_logsumexp(log_mass[~live] + _LOG_TWO)[None, :]
     rows = np.logaddexp(rows, (log_out + math.log(2.0))[None, :])
     total = rowwise_logsumexp(log_w[None, :] + rows)
     return np.asarray(np.logaddexp(total, c_tail + math.log(2.0)), dtype=np.float64)
