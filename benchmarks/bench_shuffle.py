@@ -420,7 +420,7 @@ def _fmt23_ratio(row: str, cert: float, eps0: float, n: int, delta: float) -> fl
 
 def _warm_imports() -> float:
     """Import what the first composition imports lazily (dp_accounting's PLD, which pulls in
-    SciPy's stats and signal modules: about 1-2 s CPU, once per process), so that the first
+    SciPy's stats and signal modules: 0.7-2 s CPU, once per process), so that the first
     cell building a PLD (an R row, or an R = 1 cell where FMT21 is composed) is not charged
     for it; the CPU seconds it took, printed apart."""
     start = time.process_time()
