@@ -82,6 +82,8 @@ from crowdhide.accounting.shuffle._krr_fast import (
     heavy_blocks,
     terms_total,
 )
+from crowdhide.accounting.shuffle._layout_columns import padded
+from crowdhide.accounting.shuffle._layout_columns import used_columns as _used_columns
 from crowdhide.errors import InvalidParameterError
 
 __all__ = [
@@ -646,7 +648,8 @@ def _build_layouts(n: int, systems: Sequence[_LayoutKey], log_tail: float) -> li
         min(system[4], max(int(ratio[end - size : end].max()), 1))
         for system, size, end in zip(systems, sizes, ends, strict=True)
     ]
-    s_start, s_end = _split_rows(first[:, 0], last[:, 0], per_row(points)[:, 0], max(points))
+    used = _used_columns(points, last[:, 0] - first[:, 0] + 1.0, ends - sizes, ends)  # rest: pad
+    s_start, s_end = _split_rows(first[:, 0], last[:, 0], per_row(used)[:, 0], max(used))
     cc = np.broadcast_to(counts[:, None], s_start.shape)
     live = s_start <= s_end  # the padding past a system's own blocks is empty
     # Blocks certainly light (:func:`_chernoff_light`) keep a Chernoff bound on their mass
@@ -666,12 +669,10 @@ def _build_layouts(n: int, systems: Sequence[_LayoutKey], log_tail: float) -> li
     out = []
     for (_, _, c_tail), size, end, width in zip(windows, sizes, ends, points, strict=True):
         rows = slice(end - size, end)
-
-        def part(x: FloatArray, rows: slice = rows, width: int = width) -> FloatArray:
-            return np.ascontiguousarray(x[rows, :width])
-
-        parts = (part(s_end), part(g_low), part(log_mass))
-        out.append((log_w[rows].copy(), *parts, log_out[rows].copy(), c_tail))
+        # past the used columns: an empty block's values (its end the row's last s, g 1, mass 0)
+        ends_s, g_s = padded(s_end[rows], width, last[rows]), padded(g_low[rows], width, 1.0)
+        mass_s = padded(log_mass[rows], width, -np.inf)
+        out.append((log_w[rows].copy(), ends_s, g_s, mass_s, log_out[rows].copy(), c_tail))
     return out
 
 
