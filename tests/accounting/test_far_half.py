@@ -82,3 +82,21 @@ def test_clone_excess_keeps_the_former_floats(tau: float, monkeypatch: pytest.Mo
     former_value, former_err = _pairs._clone_excess(m, tau, 1.0 - tau, 1e-12)
     assert np.array_equal(value, former_value)
     assert np.array_equal(err, former_err)
+
+
+def test_the_rule_steps_aside_when_every_tail_is_trusted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``BETAINC_TRUSTED`` at 0 (a test's plain incomplete betas) the former path gives
+    far elements the difference, not the deep bound: the rule must not apply then."""
+    s, theta = _grid()
+    monkeypatch.setattr(_krr_fast, "BETAINC_TRUSTED", 0.0)
+    plain = _krr_fast._half_excess_core(s, theta, upper=True)
+    assert np.array_equal(_krr_fast._half_excess_terms(s, theta, upper=True), plain)
+    m = np.unique(np.geomspace(2, 10**7, 400).astype(np.int64))
+    value, _ = _pairs._clone_excess(m, 0.9, 0.1, 1e-12)
+    monkeypatch.setattr(_pairs, "BETAINC_TRUSTED", 0.0)
+    monkeypatch.setattr(_pairs, "far_tail", lambda mf, edge: np.zeros(mf.shape, dtype=bool))
+    plain_value, _ = _pairs._clone_excess(m, 0.9, 0.1, 1e-12)
+    monkeypatch.undo()
+    monkeypatch.setattr(_pairs, "BETAINC_TRUSTED", 0.0)
+    assert np.array_equal(_pairs._clone_excess(m, 0.9, 0.1, 1e-12)[0], plain_value)
+    assert not np.array_equal(value, plain_value)  # (the plain betas differ there)

@@ -28,7 +28,7 @@ import numpy.typing as npt
 from crowdhide.accounting._tail_upper import KL_ATOL, KL_RTOL
 from crowdhide.accounting.binomial_tails import UNTRUSTED_ATOL, _log_tail_vec, trusted_tail
 
-__all__ = ["FAR_LEVEL", "far_excess", "far_mask", "far_tail"]
+__all__ = ["FAR_LEVEL", "far_excess", "far_mask", "far_rule_holds", "far_tail"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -36,6 +36,14 @@ FloatArray = npt.NDArray[np.float64]
 #: at most ``(s/2 + 4e-15 θ)`` times it, below the difference's allowance
 #: ``UNTRUSTED_ATOL (s/2 + θ)`` by a factor of 100.
 FAR_LEVEL = 1e-2 * UNTRUSTED_ATOL
+
+
+def far_rule_holds(trusted: float) -> bool:
+    """Whether the far rule gives the former floats with ``trusted`` as the caller's
+    ``BETAINC_TRUSTED``: a far first tail (true value below 1e-242, SciPy's below 1.001 times
+    that or 4.31e-243) must count as untrusted, which any level above ``UNTRUSTED_ATOL``
+    ensures (a test that sets the level to 0 gets the plain incomplete betas everywhere)."""
+    return trusted > UNTRUSTED_ATOL
 
 
 def far_mask(s: FloatArray, theta: FloatArray) -> npt.NDArray[np.bool_]:

@@ -77,7 +77,7 @@ from crowdhide.accounting.shuffle._binary_worst import (
     binary_core_rows,
     binary_rr_worst_log_delta,
 )
-from crowdhide.accounting.shuffle._far_half import far_excess, far_mask
+from crowdhide.accounting.shuffle._far_half import far_excess, far_mask, far_rule_holds
 from crowdhide.errors import InvalidParameterError
 
 __all__ = [
@@ -168,8 +168,9 @@ def _half_excess_terms(s: FloatArray, theta: FloatArray, *, upper: bool) -> Floa
     tails below ``BETAINC_TRUSTED`` by :func:`_deep_excess`. Rounded up, elements whose
     tails are far below it take their deep bound without incomplete betas (:mod:`._far_half`:
     the value the minimum of :func:`_deep_excess` gives them; issue 32, s28-tiny)."""
-    if not upper:
-        return _half_excess_core(s, theta, upper=False)
+    # (the rule gives the former floats only while tails below 1e-240 count as untrusted)
+    if not upper or not far_rule_holds(BETAINC_TRUSTED):
+        return _half_excess_core(s, theta, upper=upper)
     s, theta = np.broadcast_arrays(s, theta)
     far = far_mask(s, theta)
     if not far.any():

@@ -40,7 +40,7 @@ from crowdhide.accounting.binomial_tails import (
 )
 from crowdhide.accounting.curves import DiscretePairCurve
 from crowdhide.accounting.logmath import MACHINE_EPSILON, kappa_up, logsumexp, rate_down
-from crowdhide.accounting.shuffle._far_half import far_tail
+from crowdhide.accounting.shuffle._far_half import far_rule_holds, far_tail
 from crowdhide.accounting.shuffle._krr_fast import binomial_excess
 
 __all__ = [
@@ -89,7 +89,7 @@ def _far_sf(
     ``BETAINC_TRUSTED`` as computed, and its value and error are the deep bound and 0 from
     any tails below it (issue 32, s28-tiny: docs/proofs/betainc-underflow.md, "Far tails")."""
     out = np.zeros(k.shape)
-    near = ~far
+    near = ~far if far_rule_holds(BETAINC_TRUSTED) else np.ones(k.shape, dtype=bool)
     if near.any():
         out[near] = _sf(k[near], m[near])
     return out
