@@ -77,6 +77,7 @@ from crowdhide.accounting.shuffle._binary_worst import (
     binary_core_rows,
     binary_rr_worst_log_delta,
 )
+from crowdhide.accounting.shuffle._far_half import far_excess, far_mask, far_rule_holds
 from crowdhide.errors import InvalidParameterError
 
 __all__ = [
@@ -164,7 +165,26 @@ def _half_excess_terms(s: FloatArray, theta: FloatArray, *, upper: bool) -> Floa
     """``E[(A − θ)_+]`` for ``A ~ Bin(s, 1/2)`` as a difference of two tails, rounded up
     (``upper``) or down by a bound on its error: each tail's (:func:`betainc_error`),
     underflow, and θ's rounding (the excess is 1-Lipschitz in θ with slope ``P(A > θ)``);
-    tails below ``BETAINC_TRUSTED`` by :func:`_deep_excess`."""
+    tails below ``BETAINC_TRUSTED`` by :func:`_deep_excess`. Rounded up, elements whose
+    tails are far below it take their deep bound without incomplete betas (:mod:`._far_half`:
+    the value the minimum of :func:`_deep_excess` gives them; issue 32, s28-tiny)."""
+    # (the rule gives the former floats only while tails below 1e-240 count as untrusted)
+    if not upper or not far_rule_holds(BETAINC_TRUSTED):
+        return _half_excess_core(s, theta, upper=upper)
+    s, theta = np.broadcast_arrays(s, theta)
+    far = far_mask(s, theta)
+    if not far.any():
+        return _half_excess_core(s, theta, upper=True)
+    out = np.empty(s.shape)
+    out[far] = far_excess(s[far], theta[far], _THETA_RTOL)
+    near = ~far
+    if near.any():
+        out[near] = _half_excess_core(s[near], theta[near], upper=True)
+    return out
+
+
+def _half_excess_core(s: FloatArray, theta: FloatArray, *, upper: bool) -> FloatArray:
+    """:func:`_half_excess_terms` from the incomplete betas (every element)."""
     a_star = np.floor(theta) + 1.0
     # Σ_{a >= a*} a Bin(a; s, 1/2) = s/2 · upper_tail
     upper_tail, at_threshold, slope = half_tails(a_star, s)

@@ -40,6 +40,7 @@ from crowdhide.accounting.binomial_tails import (
 )
 from crowdhide.accounting.curves import DiscretePairCurve
 from crowdhide.accounting.logmath import MACHINE_EPSILON, kappa_up, logsumexp, rate_down
+from crowdhide.accounting.shuffle._far_half import far_rule_holds, far_tail
 from crowdhide.accounting.shuffle._krr_fast import binomial_excess
 
 __all__ = [
@@ -80,6 +81,20 @@ def _sf(k: npt.NDArray[np.int64], m: npt.NDArray[np.int64]) -> FloatArray:
     return np.where(k <= 0, 1.0, np.where(k > m, 0.0, out))
 
 
+def _far_sf(
+    k: npt.NDArray[np.int64], m: npt.NDArray[np.int64], *, far: npt.NDArray[np.bool_]
+) -> FloatArray:
+    """:func:`_sf`, and 0 where ``far``: there :func:`_clone_excess`'s slope tail has a
+    Chernoff bound of at most ``_far_half.FAR_LEVEL``, so its first tail is below
+    ``BETAINC_TRUSTED`` as computed, and its value and error are the deep bound and 0 from
+    any tails below it (issue 32, s28-tiny: docs/proofs/betainc-underflow.md, "Far tails")."""
+    out = np.zeros(k.shape)
+    near = ~far if far_rule_holds(BETAINC_TRUSTED) else np.ones(k.shape, dtype=bool)
+    if near.any():
+        out[near] = _sf(k[near], m[near])
+    return out
+
+
 def _clone_excess(
     m: npt.NDArray[np.int64], tau: float, tau_c: float, theta_rtol: float
 ) -> tuple[FloatArray, FloatArray]:
@@ -95,17 +110,20 @@ def _clone_excess(
     if tau <= 0.5:
         theta = m * tau
         a_star = np.floor(theta).astype(np.int64) + 1
-        half_m = _sf(a_star - 1, m - 1)  # Σ_{a >= a*} a Bin(a; m, 1/2) = m/2 · this
-        with_theta = _sf(a_star, m)
+        # far tails take their deep bound without incomplete betas (_far_sf)
+        sf = functools.partial(_far_sf, far=far_tail(mf, (a_star - 1).astype(np.float64)))
+        half_m = sf(a_star - 1, m - 1)  # Σ_{a >= a*} a Bin(a; m, 1/2) = m/2 · this
+        with_theta = sf(a_star, m)
         first, second = 0.5 * m * half_m, theta * with_theta
-        slope = _sf(a_star - 1, m)  # P(A >= a* − 1): covers θ moved by less than one
+        slope = sf(a_star - 1, m)  # P(A >= a* − 1): covers θ moved by less than one
     else:
         theta = m * tau_c  # E[(θ − B)_+] = Σ_{b <= b*} (θ − b) Bin(b; m, 1/2)
         b_star = np.ceil(theta).astype(np.int64) - 1
-        with_theta = _sf(m - b_star, m)  # P(B <= b*)
-        half_m = _sf(m - b_star, m - 1)  # Σ_{b <= b*} b Bin(b; m, 1/2) = m/2 · this
+        sf = functools.partial(_far_sf, far=far_tail(mf, (m - b_star - 1).astype(np.float64)))
+        with_theta = sf(m - b_star, m)  # P(B <= b*)
+        half_m = sf(m - b_star, m - 1)  # Σ_{b <= b*} b Bin(b; m, 1/2) = m/2 · this
         first, second = theta * with_theta, 0.5 * m * half_m
-        slope = _sf(m - b_star - 1, m)  # P(B <= b* + 1)
+        slope = sf(m - b_star - 1, m)  # P(B <= b* + 1)
     value = np.maximum(first - second, 0.0)
     # betainc underflows below ~1e-308: each tail is then off by at most that, times m.
     error = 0.5 * m * betainc_error(half_m, mf) + theta * betainc_error(with_theta, mf)
