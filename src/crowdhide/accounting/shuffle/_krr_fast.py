@@ -58,6 +58,7 @@ from crowdhide.accounting.binomial_tails import (
     binom_cdf_rtol,
     binom_sf,
     block_masses,
+    contiguous_block_masses,
     half_tails,
     on_blocks,
     trusted_tail,
@@ -316,7 +317,11 @@ def _clone_layout(
             s_needed = math.ceil(s_width / max(1.0, _ETA * float(lo.min()) / -log_tail))
             s_start, s_end = _split(lo, hi, min(s_points, max(s_needed, 1)))
         mm = np.broadcast_to(m[:, None], s_start.shape)
-        mass = np.where(s_start <= s_end, block_masses(mm, mu2, s_start, s_end, upper=True), 0.0)
+        if s_eta > 0.0:
+            mass = block_masses(mm, mu2, s_start, s_end, upper=True)
+        else:  # _split: contiguous blocks (their edges' tails shared)
+            mass = contiguous_block_masses(mm, mu2, s_start, s_end)
+        mass = np.where(s_start <= s_end, mass, 0.0)
         with np.errstate(divide="ignore"):
             log_mass = np.log(mass)
         log_out = np.logaddexp(
