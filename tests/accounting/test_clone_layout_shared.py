@@ -11,7 +11,12 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide.accounting.binomial_tails import block_masses, contiguous_block_masses
+from crowdhide.accounting.binomial_tails import (
+    block_masses,
+    contiguous_block_masses,
+    window_blocks,
+    window_edges,
+)
 from crowdhide.accounting.logmath import rate_up
 from crowdhide.accounting.shuffle import _krr_fast as kf
 from crowdhide.accounting.shuffle.randomizers import _laplace_cells
@@ -53,4 +58,26 @@ def test_shared_edge_masses_are_the_block_masses() -> None:
     reference = _live_masses(_reference)
     assert all(np.array_equal(a, b) for a, b in zip(mine, reference, strict=True))
     wrong = _live_masses(_off_by_one)
+    assert not all(np.array_equal(a, b) for a, b in zip(mine, wrong, strict=True))
+
+
+def _window_end(n: int, p: float, log_tail: float) -> float:
+    return float(window_edges(n, p, log_tail)[1])
+
+
+def test_window_block_masses_are_the_block_masses() -> None:
+    """:func:`window_blocks` takes its masses from :func:`contiguous_block_masses` (one row):
+    its log masses are those of :func:`block_masses` on the same blocks (and the check
+    catches block ends one count off)."""
+    mine, reference, wrong = [], [], []
+    for n, _, rho, log_tail, c_points, _ in _cases():
+        width = n // c_points + 1
+        starts, log_w, _ = window_blocks(n - 1, rho, log_tail, lambda lo, size, w=width: w)
+        ends = np.minimum(starts + float(width - 1), _window_end(n - 1, rho, log_tail))
+        rows = np.full(starts.shape, float(n - 1))
+        mine.append(log_w)
+        with np.errstate(divide="ignore"):
+            reference.append(np.log(block_masses(rows, rho, starts, ends, upper=True)))
+            wrong.append(np.log(block_masses(rows, rho, starts, ends + 1.0, upper=True)))
+    assert all(np.array_equal(a, b) for a, b in zip(mine, reference, strict=True))
     assert not all(np.array_equal(a, b) for a, b in zip(mine, wrong, strict=True))

@@ -640,7 +640,8 @@ def window_blocks(
         return win.values, win.log_pmf, win.log_tail
     starts = np.arange(lo, hi + 1, width, dtype=np.float64)
     ends = np.minimum(starts + float(width - 1), float(hi))
-    mass = block_masses(np.full(starts.shape, float(n)), p, starts, ends, upper=True)
+    # one row of contiguous blocks: block_masses' floats from the tails at shared edges
+    mass = contiguous_block_masses(np.full((1, starts.size), float(n)), p, starts[None], ends[None])
     with np.errstate(divide="ignore"):
-        log_w = np.log(mass)
+        log_w = np.log(mass[0])
     return starts, log_w, outside
