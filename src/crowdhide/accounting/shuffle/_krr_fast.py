@@ -677,7 +677,9 @@ def binomial_excess(
     error = error + (n + np.abs(theta) + 1.0) * 1e-307
     error = error + shift * slope
     tails = (tail_1, tail_2)
-    floor = None if upper else excess_floor(n, p, theta, shift, above=above)
+    # the floor counts only where a tail is untrusted (_deep_excess): none, no floor
+    untrusted = bool(((tail_1 < BETAINC_TRUSTED) | (tail_2 < BETAINC_TRUSTED)).any())
+    floor = excess_floor(n, p, theta, shift, above=above) if untrusted and not upper else None
     value = _deep_excess(tails, scales, (error, shift), laws, upper=upper, above=above, floor=floor)
     return np.asarray(np.maximum(value, 0.0), dtype=np.float64)
 
