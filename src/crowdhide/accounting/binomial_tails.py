@@ -48,6 +48,7 @@ __all__ = [
     "binom_sf",
     "binom_window",
     "block_masses",
+    "contiguous_block_masses",
     "log_chernoff_tail",
     "masses_from_tails",
     "on_blocks",
@@ -543,6 +544,34 @@ def block_masses(
     return masses_from_tails(first, second, n, p, lo, hi, use_cdf, upper=upper)
 
 
+def contiguous_block_masses(n: FloatArray, p: float, lo: FloatArray, hi: FloatArray) -> FloatArray:
+    """``block_masses(n, p, lo, hi, upper=True)`` on the live blocks (``lo <= hi``) of rows of
+    contiguous blocks (rows x blocks, n one value per row; each live block's ``hi + 1`` is
+    the next one's ``lo``, the live blocks first), the same floats for about half of the
+    incomplete betas (issue 32: the clone layouts' masses were most of their cost). A row's
+    tails are those at its edges ``E = (first lo, every hi + 1)``: block j's ``P(X >= E_j)``
+    and ``P(X >= E_{j+1})``, or ``P(X <= E_{j+1} − 1)`` and ``P(X <= E_j − 1)``, one
+    incomplete beta per edge and kind that a live block asks for. Entries of blocks that
+    are not live are not meaningful (the caller discards them)."""
+    live = lo <= hi
+    use_sf = lo > n * p
+    edges = np.concatenate([lo[:, :1], hi + 1.0], axis=1)
+    rows = np.concatenate([n[:, :1], n], axis=1)
+    tables = []
+    for kind, fn, at in ((True, binom_sf, edges), (False, binom_cdf, edges - 1.0)):
+        wanted = live & (use_sf == kind)
+        need = np.zeros(edges.shape, dtype=bool)
+        need[:, :-1] |= wanted  # block j's left edge
+        need[:, 1:] |= wanted  # and its right edge
+        table = np.zeros(edges.shape)
+        table[need] = fn(at[need], rows[need], p)
+        tables.append(table)
+    sf, cdf = tables
+    first = np.where(use_sf, sf[:, :-1], cdf[:, 1:])
+    second = np.where(use_sf, sf[:, 1:], cdf[:, :-1])
+    return masses_from_tails(first, second, n, p, lo, hi, ~use_sf, upper=True)
+
+
 def masses_from_tails(
     first: FloatArray,
     second: FloatArray,
@@ -611,7 +640,8 @@ def window_blocks(
         return win.values, win.log_pmf, win.log_tail
     starts = np.arange(lo, hi + 1, width, dtype=np.float64)
     ends = np.minimum(starts + float(width - 1), float(hi))
-    mass = block_masses(np.full(starts.shape, float(n)), p, starts, ends, upper=True)
+    # one row of contiguous blocks: block_masses' floats from the tails at shared edges
+    mass = contiguous_block_masses(np.full((1, starts.size), float(n)), p, starts[None], ends[None])
     with np.errstate(divide="ignore"):
-        log_w = np.log(mass)
+        log_w = np.log(mass[0])
     return starts, log_w, outside

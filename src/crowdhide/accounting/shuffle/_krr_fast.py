@@ -58,6 +58,7 @@ from crowdhide.accounting.binomial_tails import (
     binom_cdf_rtol,
     binom_sf,
     block_masses,
+    contiguous_block_masses,
     half_tails,
     on_blocks,
     trusted_tail,
@@ -336,7 +337,11 @@ def _clone_layout(
             s_needed = math.ceil(s_width / max(1.0, _ETA * float(lo.min()) / -log_tail))
             s_start, s_end = _split(lo, hi, min(s_points, max(s_needed, 1)))
         mm = np.broadcast_to(m[:, None], s_start.shape)
-        mass = np.where(s_start <= s_end, block_masses(mm, mu2, s_start, s_end, upper=True), 0.0)
+        if s_eta > 0.0:
+            mass = block_masses(mm, mu2, s_start, s_end, upper=True)
+        else:  # _split: contiguous blocks (their edges' tails shared)
+            mass = contiguous_block_masses(mm, mu2, s_start, s_end)
+        mass = np.where(s_start <= s_end, mass, 0.0)
         with np.errstate(divide="ignore"):
             log_mass = np.log(mass)
         log_out = np.logaddexp(
@@ -692,7 +697,9 @@ def binomial_excess(
     error = error + (n + np.abs(theta) + 1.0) * 1e-307
     error = error + shift * slope
     tails = (tail_1, tail_2)
-    floor = None if upper else excess_floor(n, p, theta, shift, above=above)
+    # the floor counts only where a tail is untrusted (_deep_excess): none, no floor
+    untrusted = bool(((tail_1 < BETAINC_TRUSTED) | (tail_2 < BETAINC_TRUSTED)).any())
+    floor = excess_floor(n, p, theta, shift, above=above) if untrusted and not upper else None
     value = _deep_excess(tails, scales, (error, shift), laws, upper=upper, above=above, floor=floor)
     return np.asarray(np.maximum(value, 0.0), dtype=np.float64)
 

@@ -351,6 +351,7 @@ def laplace_two_region(c: float, b: float) -> tuple[float, float]:
     return p + q, log_p + (1.0 + c) / b + math.log(2.0)
 
 
+@functools.lru_cache(maxsize=64)  # a grid search of ε0 alone, asked per query
 def laplace_two_count_threshold(eps0: float) -> float:
     """The c in ``[0, 3]`` (step 1/200) maximizing the two regions' large-n signal
     ``(p − q)²(1/p + 1/q)`` (the χ² of the counts against a +1-user's law; any c gives a valid
@@ -410,6 +411,7 @@ def _laplace_region(c: float, b: float) -> tuple[float, float, float]:
     return 1.0 - rest, 0.5 * math.exp(-(1.0 + c) / b), rest
 
 
+@functools.lru_cache(maxsize=64)  # a grid search of ε0 alone, asked per query
 def _laplace_proxy_threshold(eps0: float) -> float:
     """The c in ``[0, 1]`` (a grid of step 1/200) maximizing the region count's
     large-n signal-to-noise ratio ``(p − q)²/(q(1 − q))``: the Gaussian limit of its δ is

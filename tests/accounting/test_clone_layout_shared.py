@@ -1,0 +1,83 @@
+"""The one-rate clone system's layout takes its block masses from tails at shared block
+edges (:func:`binomial_tails.contiguous_block_masses`, issue 32: Laplace's cells). It must
+give the very floats of :func:`block_masses` on every live block: checked over a grid of
+Laplace layouts (both resolutions, shallow and deep tails), and the check is shown to catch
+an edge taken one count off."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import numpy.typing as npt
+
+from crowdhide.accounting.binomial_tails import (
+    block_masses,
+    contiguous_block_masses,
+    window_blocks,
+    window_edges,
+)
+from crowdhide.accounting.logmath import rate_up
+from crowdhide.accounting.shuffle import _krr_fast as kf
+from crowdhide.accounting.shuffle.randomizers import _laplace_cells
+
+FloatArray = npt.NDArray[np.float64]
+Masses = Callable[[FloatArray, float, FloatArray, FloatArray], FloatArray]
+
+
+def _cases() -> Iterator[tuple[int, float, float, float, int, int]]:
+    for eps0 in (0.5, 2.0, 8.0):
+        for n in (1_000, 10**4, 10**6, 10**9):
+            for log_tail in (-53.8, -730.8):
+                for mu2, rho in _laplace_cells(eps0)[::4]:
+                    for c_points, s_points in ((128, 48), (32, 16)):
+                        yield n, rate_up(mu2), rho, log_tail, c_points, s_points
+
+
+def _live_masses(masses: Masses) -> list[FloatArray]:
+    """Every case's block masses on its live blocks (0 elsewhere) by ``masses``."""
+    out = []
+    for n, mu2, rho, log_tail, c_points, s_points in _cases():
+        m, _, s_start, s_end, *_ = kf._clone_layout(n, rho, mu2, log_tail, c_points, s_points)
+        mm = np.broadcast_to(m[:, None], s_start.shape)
+        out.append(np.where(s_start <= s_end, masses(mm, mu2, s_start, s_end), 0.0))
+    return out
+
+
+def _reference(n: FloatArray, p: float, lo: FloatArray, hi: FloatArray) -> FloatArray:
+    return block_masses(n, p, lo, hi, upper=True)
+
+
+def _off_by_one(n: FloatArray, p: float, lo: FloatArray, hi: FloatArray) -> FloatArray:
+    # every block's upper edge read one count too high: must be caught
+    return block_masses(n, p, lo, hi + 1.0, upper=True)
+
+
+def test_shared_edge_masses_are_the_block_masses() -> None:
+    mine = _live_masses(contiguous_block_masses)
+    reference = _live_masses(_reference)
+    assert all(np.array_equal(a, b) for a, b in zip(mine, reference, strict=True))
+    wrong = _live_masses(_off_by_one)
+    assert not all(np.array_equal(a, b) for a, b in zip(mine, wrong, strict=True))
+
+
+def _window_end(n: int, p: float, log_tail: float) -> float:
+    return float(window_edges(n, p, log_tail)[1])
+
+
+def test_window_block_masses_are_the_block_masses() -> None:
+    """:func:`window_blocks` takes its masses from :func:`contiguous_block_masses` (one row):
+    its log masses are those of :func:`block_masses` on the same blocks (and the check
+    catches block ends one count off)."""
+    mine, reference, wrong = [], [], []
+    for n, _, rho, log_tail, c_points, _ in _cases():
+        width = n // c_points + 1
+        starts, log_w, _ = window_blocks(n - 1, rho, log_tail, lambda lo, size, w=width: w)
+        ends = np.minimum(starts + float(width - 1), _window_end(n - 1, rho, log_tail))
+        rows = np.full(starts.shape, float(n - 1))
+        mine.append(log_w)
+        with np.errstate(divide="ignore"):
+            reference.append(np.log(block_masses(rows, rho, starts, ends, upper=True)))
+            wrong.append(np.log(block_masses(rows, rho, starts, ends + 1.0, upper=True)))
+    assert all(np.array_equal(a, b) for a, b in zip(mine, reference, strict=True))
+    assert not all(np.array_equal(a, b) for a, b in zip(mine, wrong, strict=True))
