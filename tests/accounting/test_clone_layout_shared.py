@@ -81,3 +81,16 @@ def test_window_block_masses_are_the_block_masses() -> None:
             wrong.append(np.log(block_masses(rows, rho, starts, ends + 1.0, upper=True)))
     assert all(np.array_equal(a, b) for a, b in zip(mine, reference, strict=True))
     assert not all(np.array_equal(a, b) for a, b in zip(mine, wrong, strict=True))
+
+
+def test_blocks_that_are_not_contiguous_get_their_own_masses() -> None:
+    """A row whose live blocks leave a gap (or overlap) cannot share edges: the function
+    checks and answers :func:`block_masses`. Without the check, the gap's block would take
+    its left edge from the previous block's end and get the wrong mass (shown below)."""
+    n = np.full((2, 3), 200.0)
+    lo = np.array([[80.0, 95.0, 120.0], [10.0, 15.0, 60.0]])  # row 0: a gap; row 1: overlap
+    hi = np.array([[89.0, 119.0, 150.0], [20.0, 59.0, 90.0]])
+    reference = block_masses(n, 0.4, lo, hi, upper=True)
+    assert np.array_equal(contiguous_block_masses(n, 0.4, lo, hi), reference)
+    contiguous_lo = np.concatenate([lo[:, :1], hi[:, :-1] + 1.0], axis=1)  # what edges assume
+    assert not np.array_equal(block_masses(n, 0.4, contiguous_lo, hi, upper=True), reference)

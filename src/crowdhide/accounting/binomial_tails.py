@@ -554,6 +554,10 @@ def contiguous_block_masses(n: FloatArray, p: float, lo: FloatArray, hi: FloatAr
     incomplete beta per edge and kind that a live block asks for. Entries of blocks that
     are not live are not meaningful (the caller discards them)."""
     live = lo <= hi
+    # a live block's left edge is the previous block's hi + 1: where that is not its lo (a
+    # layout that is not contiguous), the shared edges would give it a wrong mass
+    if not ((lo[:, 1:] == hi[:, :-1] + 1.0) | ~live[:, 1:]).all():
+        return block_masses(n, p, lo, hi, upper=True)
     use_sf = lo > n * p
     edges = np.concatenate([lo[:, :1], hi + 1.0], axis=1)
     rows = np.concatenate([n[:, :1], n], axis=1)
