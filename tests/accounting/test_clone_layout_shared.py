@@ -12,8 +12,11 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide.accounting.binomial_tails import (
+    binom_cdf,
+    binom_sf,
     block_masses,
     contiguous_block_masses,
+    edge_tails,
     window_blocks,
     window_edges,
 )
@@ -94,3 +97,26 @@ def test_blocks_that_are_not_contiguous_get_their_own_masses() -> None:
     assert np.array_equal(contiguous_block_masses(n, 0.4, lo, hi), reference)
     contiguous_lo = np.concatenate([lo[:, :1], hi[:, :-1] + 1.0], axis=1)  # what edges assume
     assert not np.array_equal(block_masses(n, 0.4, contiguous_lo, hi, upper=True), reference)
+
+
+def test_edge_tails_with_a_probability_per_row_and_a_shift() -> None:
+    """:func:`edge_tails` as the split-clone layouts call it (``p`` a column, blocks shifted
+    by one): contiguous rows and rows with a gap both give each live block's own two
+    tails, the floats :func:`binom_sf` / :func:`binom_cdf` give that block alone."""
+    n = np.full((2, 3), 300.0)
+    p = np.array([[0.3], [0.55]])
+    for start, end in (
+        (np.array([[81.0, 91.0, 121.0], [151.0, 171.0, 181.0]]),
+         np.array([[90.0, 120.0, 150.0], [170.0, 180.0, 230.0]])),  # contiguous
+        (np.array([[81.0, 96.0, 121.0], [151.0, 171.0, 185.0]]),
+         np.array([[90.0, 120.0, 150.0], [170.0, 180.0, 230.0]])),  # gaps
+    ):  # fmt: skip
+        live = np.array([[True, True, False], [True, True, True]])
+        first, second, use_sf = edge_tails(n, p, start, end, live, 1.0)
+        lo, hi = start - 1.0, end - 1.0
+        pp = np.broadcast_to(p, lo.shape)
+        own_first = np.where(use_sf, binom_sf(lo, n, pp), binom_cdf(hi, n, pp))
+        own_second = np.where(use_sf, binom_sf(hi + 1.0, n, pp), binom_cdf(lo - 1.0, n, pp))
+        assert np.array_equal(first[live], own_first[live])
+        assert np.array_equal(second[live], own_second[live])
+        assert not first[~live].any()

@@ -49,6 +49,7 @@ __all__ = [
     "binom_window",
     "block_masses",
     "contiguous_block_masses",
+    "edge_tails",
     "log_chernoff_tail",
     "masses_from_tails",
     "on_blocks",
@@ -546,34 +547,58 @@ def block_masses(
 
 def contiguous_block_masses(n: FloatArray, p: float, lo: FloatArray, hi: FloatArray) -> FloatArray:
     """``block_masses(n, p, lo, hi, upper=True)`` on the live blocks (``lo <= hi``) of rows of
-    contiguous blocks (rows x blocks, n one value per row; each live block's ``hi + 1`` is
-    the next one's ``lo``, the live blocks first), the same floats for about half of the
-    incomplete betas (issue 32: the clone layouts' masses were most of their cost). A row's
-    tails are those at its edges ``E = (first lo, every hi + 1)``: block j's ``P(X >= E_j)``
-    and ``P(X >= E_{j+1})``, or ``P(X <= E_{j+1} − 1)`` and ``P(X <= E_j − 1)``, one
-    incomplete beta per edge and kind that a live block asks for. Entries of blocks that
-    are not live are not meaningful (the caller discards them)."""
-    live = lo <= hi
-    # a live block's left edge is the previous block's hi + 1: where that is not its lo (a
-    # layout that is not contiguous), the shared edges would give it a wrong mass
-    if not ((lo[:, 1:] == hi[:, :-1] + 1.0) | ~live[:, 1:]).all():
-        return block_masses(n, p, lo, hi, upper=True)
+    contiguous blocks (rows x blocks, n one value per row), the same floats for about half
+    of the incomplete betas (issue 32: the clone layouts' masses were most of their cost;
+    the tails from :func:`edge_tails`). Entries of blocks that are not live are not
+    meaningful (the caller discards them)."""
+    first, second, use_sf = edge_tails(n, p, lo, hi, lo <= hi)
+    return masses_from_tails(first, second, n, p, lo, hi, ~use_sf, upper=True)
+
+
+def edge_tails(
+    n: FloatArray,
+    p: float | FloatArray,
+    start: FloatArray,
+    end: FloatArray,
+    live: npt.NDArray[np.bool_],
+    shift: float = 0.0,
+) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]:
+    """The two tails of each ``live`` block ``[lo, hi] = [start − shift, end − shift]`` of
+    ``Bin(n, p)`` that :func:`block_masses` takes (``P(X >= lo)`` and ``P(X > hi)`` above
+    the mean, else ``P(X <= hi)`` and ``P(X < lo)``; 0 for blocks not live), and where the
+    upper ones are taken: the same floats, about half of the incomplete betas.
+
+    Rows (rows x blocks; ``n`` and ``p`` one value per row, ``p`` a float or a column) of
+    contiguous blocks share their tails at the edges ``E = (first start, every end + 1)``:
+    block j's ``P(X >= E_j − shift)`` and ``P(X >= E_{j+1} − shift)`` or ``P(X <= E_{j+1} −
+    1 − shift)`` and ``P(X <= E_j − 1 − shift)``, one incomplete beta per edge and kind
+    that a live block asks for. A row whose live block's start is not the previous block's
+    end + 1 would take a wrong edge: there every live block gets its own two tails."""
+    lo, hi = start - shift, end - shift
+    probs = np.broadcast_to(np.asarray(p, dtype=np.float64), lo.shape)
     use_sf = lo > n * p
-    edges = np.concatenate([lo[:, :1], hi + 1.0], axis=1)
+    upper_live, lower_live = live & use_sf, live & ~use_sf
+    if not ((start[:, 1:] == end[:, :-1] + 1.0) | ~live[:, 1:]).all():  # not contiguous
+        first = on_blocks(upper_live, 0.0, binom_sf, lo, n, probs)
+        first = first + on_blocks(lower_live, 0.0, binom_cdf, hi, n, probs)
+        second = on_blocks(upper_live, 0.0, binom_sf, hi + 1.0, n, probs)
+        second = second + on_blocks(lower_live, 0.0, binom_cdf, lo - 1.0, n, probs)
+        return first, second, use_sf
+    edges = np.concatenate([start[:, :1], end + 1.0], axis=1) - shift
     rows = np.concatenate([n[:, :1], n], axis=1)
+    probs = np.concatenate([probs[:, :1], probs], axis=1)  # one value per row
     tables = []
-    for kind, fn, at in ((True, binom_sf, edges), (False, binom_cdf, edges - 1.0)):
-        wanted = live & (use_sf == kind)
+    for wanted, fn, at in ((upper_live, binom_sf, edges), (lower_live, binom_cdf, edges - 1.0)):
         need = np.zeros(edges.shape, dtype=bool)
         need[:, :-1] |= wanted  # block j's left edge
         need[:, 1:] |= wanted  # and its right edge
         table = np.zeros(edges.shape)
-        table[need] = fn(at[need], rows[need], p)
+        table[need] = fn(at[need], rows[need], probs[need])
         tables.append(table)
     sf, cdf = tables
-    first = np.where(use_sf, sf[:, :-1], cdf[:, 1:])
-    second = np.where(use_sf, sf[:, 1:], cdf[:, :-1])
-    return masses_from_tails(first, second, n, p, lo, hi, ~use_sf, upper=True)
+    first = np.where(upper_live, sf[:, :-1], 0.0) + np.where(lower_live, cdf[:, 1:], 0.0)
+    second = np.where(upper_live, sf[:, 1:], 0.0) + np.where(lower_live, cdf[:, :-1], 0.0)
+    return first, second, use_sf
 
 
 def masses_from_tails(

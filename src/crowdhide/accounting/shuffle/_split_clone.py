@@ -62,6 +62,7 @@ from crowdhide.accounting.binomial_tails import (
     betainc_error,
     binom_cdf,
     binom_sf,
+    edge_tails,
     on_blocks,
     window_blocks,
     window_edges,
@@ -162,32 +163,13 @@ def _edge_masses(
     shift: float,
 ) -> FloatArray:
     """``block_masses(counts, p, s_start − shift, s_end − shift, upper=True)`` on the
-    ``live`` blocks (0 elsewhere), the same floats for a quarter of the incomplete betas.
-
-    A row's live blocks are contiguous (:func:`_split`: each one's end + 1 is the next one's
-    start), so its tails are those at the edges ``E = (first start, every end + 1)``: block
-    j's upper tails ``P(X >= E_j − shift)``, ``P(X >= E_{j+1} − shift)`` or lower tails
-    ``P(X <= E_{j+1} − 1 − shift)``, ``P(X <= E_j − 1 − shift)``, one evaluation per edge
-    and kind that some live block asks for instead of two per block (tests check the floats
+    ``live`` blocks (0 elsewhere), the same floats for a quarter of the incomplete betas: a
+    row's live blocks are contiguous (:func:`_split`), so they share the tails at their
+    edges (:func:`~crowdhide.accounting.binomial_tails.edge_tails`; tests check the floats
     against :func:`block_masses`). ``p`` may be a column (one value per row: rows of
     several systems stacked, :func:`_build_layouts`)."""
+    first, second, use_sf = edge_tails(counts, p, s_start, s_end, live, shift)
     lo, hi = s_start - shift, s_end - shift
-    use_sf = lo > counts * p
-    edges = np.concatenate([s_start[:, :1], s_end + 1.0], axis=1) - shift
-    rows = np.concatenate([counts[:, :1], counts], axis=1)
-    probs = np.broadcast_to(p, edges.shape)
-    tails = []
-    for kind, fn, at in ((True, binom_sf, edges), (False, binom_cdf, edges - 1.0)):
-        wanted = live & (use_sf == kind)
-        need = np.zeros(edges.shape, dtype=bool)
-        need[:, :-1] |= wanted  # block j's left edge
-        need[:, 1:] |= wanted  # and its right edge
-        table = np.zeros(edges.shape)
-        table[need] = fn(at[need], rows[need], probs[need])
-        tails.append(table)
-    sf, cdf = tails
-    first = np.where(live & use_sf, sf[:, :-1], 0.0) + np.where(live & ~use_sf, cdf[:, 1:], 0.0)
-    second = np.where(live & use_sf, sf[:, 1:], 0.0) + np.where(live & ~use_sf, cdf[:, :-1], 0.0)
     mass = masses_from_tails_rows(first, second, counts, p, lo, hi, ~use_sf)
     return np.asarray(np.where(live, mass, 0.0), dtype=np.float64)
 
