@@ -3,9 +3,10 @@
 Two worker processes, one per source tree (``--baseline SRC`` and this checkout's ``src``),
 each answer the same cells (``bench_shuffle._table_query``: the whole query, certificate and
 lower bound) in table order, the order of the two alternating cell by cell, so that both see
-the same load on a shared machine. Prints per cell both answers (marked ``DIFF`` where the
-certificate or lower bound differs) and CPU ms, then per row and in all the cells above
-100 ms and the total CPU seconds of each, and their ratio.
+the same load on a shared machine; each worker imports dp_accounting's PLD first (as
+``bench_shuffle.py --table`` does), so no cell is charged for it. Prints per cell both
+answers (marked ``DIFF`` where the certificate or lower bound differs) and CPU ms, then per
+row and in all the cells above 100 ms and the total CPU seconds of each, and their ratio.
 
 Command: ``PYTHONPATH=src python benchmarks/bench_shuffle_alternate.py --baseline
 /tmp/main/src --rows oue,krr --delta 1e-300`` (a baseline from ``git archive main src``).
@@ -30,6 +31,7 @@ _WORKER = f"""
 import json, sys
 sys.path.insert(0, {str(HERE)!r})
 import bench_shuffle as b
+b._warm_imports()  # dp_accounting's PLD: once per process, not charged to the first R cell
 for line in sys.stdin:
     row, eps0, n, delta = json.loads(line)
     print(json.dumps(b._table_query(row, eps0, n, delta)), flush=True)
