@@ -86,3 +86,20 @@ def test_the_memo_holds_what_it_evaluated() -> None:
     assert np.array_equal(memo.values(keys[order], fn), (k * 1000.0 + m)[order])
     assert np.array_equal(memo.values(keys[order], fn), (k * 1000.0 + m)[order])
     assert calls == [4]
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_distinct_keys_and_places_are_those_of_unique(wide: bool) -> None:
+    """``_distinct``'s packed sort (narrow keys) and its argsort (keys too wide to pack an
+    index below) both give ``np.unique``'s sorted values and inverse; a shuffled inverse
+    (the places of another order) is caught."""
+    rng = np.random.default_rng(5)
+    key = rng.integers(0, 50, size=(40, 30)).astype(np.int64)
+    if wide:
+        key = (key << 55) | rng.integers(0, 3, size=key.shape)
+    values, inverse = binomial_tails._distinct(key)
+    expected, expected_inverse = np.unique(key.ravel(), return_inverse=True)
+    assert np.array_equal(values, expected)
+    assert np.array_equal(inverse, expected_inverse.ravel())
+    assert np.array_equal(values[inverse], key.ravel())
+    assert not np.array_equal(rng.permutation(inverse), expected_inverse.ravel())

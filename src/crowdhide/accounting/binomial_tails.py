@@ -500,11 +500,21 @@ def half_tails(a_star: FloatArray, s: FloatArray) -> tuple[FloatArray, FloatArra
 
 def _distinct(key: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """The sorted distinct values of ``key`` (flattened) and each element's place among
-    them (argsort and a running count: ~1.7x faster than ``np.unique`` or a sort and a
-    ``searchsorted`` at 3e5 keys)."""
+    them. Where the keys' range and the element index fit in 62 bits together, each index is
+    packed below its key and one ``np.sort`` gives both the order and the places (about 3x an
+    ``argsort``); otherwise an argsort and a running count (~1.7x faster than ``np.unique``
+    or a sort and a ``searchsorted`` at 3e5 keys). Both give the same arrays."""
     flat = key.ravel()
-    order = np.argsort(flat)
-    ordered = flat[order]
+    low = int(flat.min()) if flat.size else 0
+    index_bits = max(flat.size - 1, 1).bit_length()
+    if flat.size and (int(flat.max()) - low).bit_length() + index_bits <= 62:
+        packed = ((flat - low) << index_bits) | np.arange(flat.size)
+        packed.sort()
+        ordered = (packed >> index_bits) + low
+        order = packed & ((1 << index_bits) - 1)
+    else:
+        order = np.argsort(flat)
+        ordered = flat[order]
     distinct = np.empty(ordered.size, dtype=bool)
     distinct[:1] = True
     np.not_equal(ordered[1:], ordered[:-1], out=distinct[1:])

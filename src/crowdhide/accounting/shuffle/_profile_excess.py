@@ -84,32 +84,17 @@ def excess_upper(s: FloatArray, theta: FloatArray) -> FloatArray:
 
 def distinct_pairs(k: IntArray, m: IntArray) -> tuple[FloatArray, FloatArray, IntArray]:
     """The distinct integer pairs ``(k, m)`` (flattened), in increasing (k, m) order, as
-    floats, and each element's place among them (what ``half_tails`` gets from an argsort
-    of packed keys: the same set, the same order). Each pair is coded in the bits its
-    ranges need and the element's index packed below the code, so that one ``np.sort``
-    (vectorized for int64, about 3x an ``argsort`` here) gives both the order and the
-    places; codes too wide for that take ``binomial_tails._distinct``."""
+    floats, and each element's place among them (what ``half_tails`` gets from its packed
+    keys: the same set, the same order). Each pair is coded in the bits its ranges need, so
+    that ``binomial_tails._distinct`` can sort the codes with their indices packed below."""
     kk, mm = k.ravel(), m.ravel()
     k_low, m_low = int(kk.min()), int(mm.min())
     span = int(mm.max()) - m_low + 1
     codes = (int(kk.max()) - k_low + 1) * span
-    index_bits = max(kk.size - 1, 1).bit_length()
     if codes.bit_length() > 62:  # (not met by half tails' pairs: both below 2^31)
         rows, inverse = np.unique(np.stack([kk, mm], axis=1), axis=0, return_inverse=True)
         return rows[:, 0].astype(np.float64), rows[:, 1].astype(np.float64), inverse.ravel()
-    code = (kk - k_low) * span + (mm - m_low)
-    if codes.bit_length() + index_bits > 62:
-        keys, inverse = _tails._distinct(code)
-    else:
-        packed = (code << index_bits) | np.arange(kk.size)
-        packed.sort()
-        ordered = packed >> index_bits
-        distinct = np.empty(ordered.size, dtype=bool)
-        distinct[:1] = True
-        np.not_equal(ordered[1:], ordered[:-1], out=distinct[1:])
-        inverse = np.empty(kk.size, dtype=np.int64)
-        inverse[packed & ((1 << index_bits) - 1)] = np.cumsum(distinct) - 1
-        keys = ordered[distinct]
+    keys, inverse = _tails._distinct((kk - k_low) * span + (mm - m_low))
     k_u, m_u = keys // span + k_low, keys % span + m_low
     return k_u.astype(np.float64), m_u.astype(np.float64), inverse
 
