@@ -63,7 +63,10 @@ whether the result is one, and the result is a function of the arguments alone (
 carried between calls). The cells of a round (the initial cells, a split's children, the
 cells asking for a finer tier) are evaluated together (:func:`_cells_log_delta`: their
 layouts and their blocked sums each in one vectorized call, issue 32), with the floats and
-the decisions of one cell at a time. :func:`start_tier` and :func:`finer_tier` are the
+the decisions of one cell at a time. Cells a refinement is likely to ask for next (the
+children of the next cells to split, the requests of a refinement at a nearby ε) are evaluated
+along in the same calls (:mod:`crowdhide.accounting.shuffle._cell_memo`: the same floats, only
+the work done ahead changes). :func:`start_tier` and :func:`finer_tier` are the
 policy :mod:`crowdhide.accounting.shuffle._profile_batch` shares.
 """
 
@@ -76,6 +79,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from crowdhide.accounting.logmath import kappa_up
+from crowdhide.accounting.shuffle import _cell_memo
 from crowdhide.accounting.shuffle._krr_fast import CLONE_EXACT, clone_noise_log_delta
 from crowdhide.accounting.shuffle._split_clone import (
     SplitSystem,
@@ -408,6 +412,7 @@ def _clear_caches() -> None:
     cached values were computed with the unpatched ones)."""
     _supremum.cache_clear()
     _top_log_delta.cache_clear()
+    _cell_memo.LOGS.clear()
 
 
 @functools.lru_cache(maxsize=_SUPREMUM_CACHE)
@@ -437,12 +442,19 @@ def _supremum(
         mu_b *= BOTTOM_FACTOR
         bottom = _bottom_log_delta(n, eps0, mu_b, eps, log_tail)
     log_top = math.log(mu_max)
-    at = functools.partial(_refined_cells, n, eps0, eps=eps, log_tail=log_tail, level=level)
-    raw = functools.partial(_cells_log_delta, n, eps0, eps=eps, log_tail=log_tail)
+    # the cells a refinement at a nearby ε asked for, evaluated ahead in batches (the same
+    # floats: _cell_memo's docstring)
+    logged = (n, eps0, mu_max, log_tail)
+    raw = _cell_memo.CellMemo(
+        functools.partial(_evaluate_cells, n, eps0, eps=eps, log_tail=log_tail),
+        _cell_memo.LOGS.nearest(logged, eps),
+    )
+    at = functools.partial(_refined_cells, raw, level=level)
     coarse = functools.partial(_coarse_first, n, eps0, log_tail=log_tail)
     heap, evaluations = _initial_heap(cells, log_top, (at, raw), coarse, base + COARSE_MARGIN)
     rate = _width_rate(n, eps0, mu_max, eps, log_tail)
-    entries = _refine(heap, at, evaluations, (level, enough), rate)
+    entries = _refine(heap, at, evaluations, (level, enough), rate, raw.hint)
+    _cell_memo.LOGS.remember(logged, eps, raw.asked)
     best = max(bottom, max(-entry[0] for entry in entries))
     return best, tuple(sorted(entry[1] for entry in entries)), mu_b
 
@@ -550,18 +562,27 @@ def _coarse_tries(
             kept[tiers[i]] += value <= base
 
 
+#: While a cell is split, the children of the next this many cells above the level are
+#: evaluated with its own (:func:`_refine`'s ``hint``): the refinement splits them next if
+#: the new children do not overtake them, and one batched call costs far less than several.
+AHEAD = 3
+
+
 def _refine(
     heap: list[_Entry],
     at: _Refined,
     evaluations: int,
     levels: tuple[float, float],
     rate: float,
+    hint: Callable[[Sequence[_Request]], None] | None = None,
 ) -> list[_Entry]:
     """The refinement of :func:`_supremum`: the cell with the largest bound (a heap of
     ``(-bound, cell, tier)``) is split into :func:`_children` equal parts in log μ, all
     evaluated by one call ``at(children)`` (:func:`_refined_cells`, from the resolution the
     parent needed), until every cell is at most the level or a budget is spent. Returns the
-    leaves."""
+    leaves. ``hint`` (:meth:`~crowdhide.accounting.shuffle._cell_memo.CellMemo.hint`) is
+    told the children of the next :data:`AHEAD` cells above the level, at their own tier,
+    before each split: it may evaluate them along (the same floats), never changes a value."""
     level, enough = levels
     narrow: list[_Entry] = []
     tiers = len(SPLIT_TIERS)
@@ -569,21 +590,36 @@ def _refine(
         if evaluations + 2 * tiers > SOFT_EVALUATIONS and -heap[0][0] <= enough:
             break  # past the soft budget only while the cells cost more than EPS_RTOL
         entry = heapq.heappop(heap)
-        (log_lo, log_hi), tier = entry[1], entry[2]
-        if log_hi - log_lo <= math.log(MIN_CELL_RATIO):
+        if entry[1][1] - entry[1][0] <= math.log(MIN_CELL_RATIO):
             narrow.append(entry)
             continue
-        parts = _children(-entry[0], level, log_hi - log_lo, rate)
-        parts = max(2, min(parts, (MAX_EVALUATIONS - evaluations) // tiers))
-        step = (log_hi - log_lo) / parts
-        edges = [log_lo] + [log_lo + j * step for j in range(1, parts)] + [log_hi]
-        children = list(itertools.pairwise(edges))
+        if hint is not None:
+            hint(
+                [
+                    (child, other[2])
+                    for other in heapq.nsmallest(AHEAD, heap)
+                    if -other[0] > level and other[1][1] - other[1][0] > math.log(MIN_CELL_RATIO)
+                    for child in _split(other, level, rate, evaluations)
+                ]
+            )
+        children = _split(entry, level, rate, evaluations)
         for child, (value, child_tier, used) in zip(
-            children, at([(child, tier, math.inf, 0) for child in children]), strict=True
+            children, at([(child, entry[2], math.inf, 0) for child in children]), strict=True
         ):
             evaluations += used
             heapq.heappush(heap, (-value, child, child_tier))
     return heap + narrow
+
+
+def _split(entry: _Entry, level: float, rate: float, evaluations: int) -> list[tuple[float, float]]:
+    """The children of a cell :func:`_refine` splits after ``evaluations`` evaluations:
+    :func:`_children` equal parts in log μ, at most as many as the budget has room for."""
+    (log_lo, log_hi), tiers = entry[1], len(SPLIT_TIERS)
+    parts = _children(-entry[0], level, log_hi - log_lo, rate)
+    parts = max(2, min(parts, (MAX_EVALUATIONS - evaluations) // tiers))
+    step = (log_hi - log_lo) / parts
+    edges = [log_lo] + [log_lo + j * step for j in range(1, parts)] + [log_hi]
+    return list(itertools.pairwise(edges))
 
 
 def _width_rate(n: int, eps0: float, mu_max: float, eps: float, log_tail: float) -> float:
@@ -631,28 +667,33 @@ def _coarse_first(n: int, eps0: float, cell: tuple[float, float], *, log_tail: f
     return 2.0 * half > CLONE_EXACT and (n - 1) * p <= COARSE_MAX_CLONES
 
 
+def _evaluate_cells(
+    n: int, eps0: float, requests: Sequence[_Request], *, eps: float, log_tail: float
+) -> list[float]:
+    """:func:`_cells_log_delta`, looked up when called (tests patch it)."""
+    return _cells_log_delta(n, eps0, requests, eps, log_tail)
+
+
 def _refined_cells(
-    n: int,
-    eps0: float,
+    evaluate: Callable[[Sequence[_Request]], list[float]],
     starts: Sequence[_Start],
     *,
-    eps: float,
-    log_tail: float,
     level: float,
 ) -> list[tuple[float, int, int]]:
     """Per ``(cell, tier, value, used)`` of ``starts`` (a bound it has so far, ``inf`` if
     none, and the evaluations that took): the cell's bound, the resolution it ended at and
     the evaluations it took, evaluated at ``tier`` and again at the next resolution while
     :func:`finer_tier` says so (every resolution gives a valid bound: the least is kept).
-    Each round evaluates all the cells that need it in one :func:`_cells_log_delta` call;
-    each cell ends as it would alone."""
+    Each round evaluates all the cells that need it in one ``evaluate`` call
+    (:func:`_cells_log_delta` of the query's ``(n, ε0, ε, log_tail)``); each cell ends as it
+    would alone."""
     tiers = [start[1] for start in starts]
     values = [start[2] for start in starts]
     used = [start[3] for start in starts]
     active = list(range(len(starts)))
     while active:
         requests = [(starts[i][0], tiers[i]) for i in active]
-        evaluated = _cells_log_delta(n, eps0, requests, eps, log_tail)
+        evaluated = evaluate(requests)
         again = []
         for i, value in zip(active, evaluated, strict=True):
             values[i] = min(values[i], value)
