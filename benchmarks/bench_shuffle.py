@@ -362,7 +362,7 @@ TARGET_MS = 100.0
 def _cold_generic_caches() -> None:
     """Empty the generic certificate's caches, so that its row is timed cold (the generic
     row asked the same question and left its values there)."""
-    from crowdhide.accounting.shuffle import _krr_fast, _split_clone, variation_ratio
+    from crowdhide.accounting.shuffle import _cell_memo, _krr_fast, _split_clone, variation_ratio
 
     for name, module in (
         ("_supremum", variation_ratio),
@@ -373,6 +373,7 @@ def _cold_generic_caches() -> None:
         cached = getattr(module, name, None)
         if cached is not None:
             cached.cache_clear()
+    _cell_memo.LOGS.clear()  # the requests earlier refinements logged: evaluated ahead
 
 
 def _table_query(row: str, eps0: float, n: int, delta: float) -> tuple[float, float, float]:
