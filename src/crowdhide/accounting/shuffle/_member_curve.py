@@ -239,7 +239,9 @@ def upper_root(
     """The smallest passing ε of a certificate member in ``[lo, top]`` from the passing side:
     secant steps (:func:`~crowdhide.accounting.shuffle.curves.secant_bracket`, started with the
     member's own slope at ``lo``) to within ``BRACKET_RTOL`` of the root, else a bracketed
-    search — 5-6 evaluations instead of about 16 for a search of ``[0, ε0]`` to 1e-10."""
+    search — 5-6 evaluations instead of about 16 for a search of ``[0, ε0]`` to 1e-10. Where
+    the first slope aims beyond ``(1 − TOP_GAP) ε0``, one evaluation there first
+    (:func:`_fails_near_top`)."""
     curve = functools.cache(curve)  # the fallback search re-evaluates the bracket's ends
     g_lo = curve(lo)
     if g_lo <= target:

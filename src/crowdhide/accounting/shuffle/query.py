@@ -25,7 +25,8 @@ bounds cannot win — except for Laplace, whose one-rate cells are not ordered a
 (measured: ε0 = 8, n = 1e5, δ = 1e-6 gives 1.196 against 1.186), so Laplace also asks
 ``variation_ratio`` (one generic bound, not all of them). Below δ = 1e-280
 (:data:`UNDERFLOW_DELTA`) the blocked certificates stop at their rounding floor, and
-``best`` also asks the FMT21 pair (``feldman2021``), which has none.
+``best`` also asks the FMT21 pair (``feldman2021``), which has none — unless one evaluation
+of its curve shows its ε above the mechanism's own (the same answer, without its search).
 
 Examples
 --------
