@@ -122,3 +122,67 @@ def test_upper_root_searches_where_the_secant_steps_end_far_below_eps0() -> None
 
     got = upper_root(flat, target, 0.5, top, 1e-10)
     assert 0.99 * top <= got <= 0.99 * top * (1.0 + 2.0 * curves.BRACKET_RTOL)
+
+
+#: The documented TOP_GAP (docs/proofs/mechanism-certificates.md, sections 1k and 1m).
+DOCUMENTED_GAP = 1e-3
+
+
+def _probe_case(sliver: float) -> tuple[float, float, int, int]:
+    """(answer, full answer, evaluations, full evaluations) of ``upper_root`` on a floor
+    whose passing sliver is ``[top (1 − sliver), top)``; the full search has no probe and
+    no TOP_GAP rule (TOP_GAP = 0)."""
+    from crowdhide.accounting.shuffle import _member_curve
+
+    top, target = 1.0, math.log(1e-300)
+    seen, curve = _floor_then_cliff(top, target, sliver)
+    got = upper_root(curve, target, 0.5, top, 1e-10)  # type: ignore[arg-type]
+    fast = len(seen)
+    gap = _member_curve.TOP_GAP
+    _member_curve.TOP_GAP = 0.0
+    try:
+        seen.clear()
+        full = upper_root(curve, target, 0.5, top, 1e-10)  # type: ignore[arg-type]
+    finally:
+        _member_curve.TOP_GAP = gap
+    return got, full, fast, len(seen)
+
+
+@pytest.mark.parametrize("sliver", [0.5 * DOCUMENTED_GAP, 0.999 * DOCUMENTED_GAP])
+def test_probe_next_to_eps0_answers_eps0_within_the_gap(sliver: float) -> None:
+    """Section 1m: where the secant's first estimate lies beyond ``(1 − TOP_GAP) ε0`` and
+    the member fails there, ε0 at once (three evaluations), at most
+    ``TOP_GAP/(1 − TOP_GAP)`` above the full search's answer (the sliver's)."""
+    got, full, fast, slow = _probe_case(sliver)
+    assert got == 1.0
+    assert 1.0 - sliver <= full < 1.0
+    assert got <= full * (1.0 + DOCUMENTED_GAP / (1.0 - DOCUMENTED_GAP))
+    assert fast == 3
+    assert slow >= fast + 8
+
+
+def test_probe_that_passes_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A passing probe (sliver 2 % wide, estimate beyond ε0) costs one evaluation and the
+    search goes on as without it: the same float."""
+    from crowdhide.accounting.shuffle import _member_curve
+
+    top, target = 1.0, math.log(1e-300)
+    seen, curve = _floor_then_cliff(top, target, 0.02)
+    got = upper_root(curve, target, 0.5, top, 1e-10)  # type: ignore[arg-type]
+    with_probe = len(seen)
+    monkeypatch.setattr(_member_curve, "_fails_near_top", lambda *args: False)
+    seen.clear()
+    assert upper_root(curve, target, 0.5, top, 1e-10) == got  # type: ignore[arg-type]
+    assert with_probe == len(seen) + 1
+    assert 0.98 <= got < 0.98 * (1.0 + 3.0 * curves.BRACKET_RTOL)
+
+
+def test_probe_one_percent_lower_breaks_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the probe (and rule) at 1.01 TOP_GAP, a sliver 1.005 TOP_GAP wide is missed and
+    ε0 is more than TOP_GAP/(1 − TOP_GAP) above the sliver: the bound above is tight."""
+    from crowdhide.accounting.shuffle import _member_curve
+
+    monkeypatch.setattr(_member_curve, "TOP_GAP", 1.01 * DOCUMENTED_GAP)
+    got, full, _, _ = _probe_case(1.005 * DOCUMENTED_GAP)
+    assert got == 1.0
+    assert got > full * (1.0 + DOCUMENTED_GAP / (1.0 - DOCUMENTED_GAP))

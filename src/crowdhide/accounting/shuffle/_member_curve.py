@@ -239,7 +239,9 @@ def upper_root(
     """The smallest passing ε of a certificate member in ``[lo, top]`` from the passing side:
     secant steps (:func:`~crowdhide.accounting.shuffle.curves.secant_bracket`, started with the
     member's own slope at ``lo``) to within ``BRACKET_RTOL`` of the root, else a bracketed
-    search — 5-6 evaluations instead of about 16 for a search of ``[0, ε0]`` to 1e-10."""
+    search — 5-6 evaluations instead of about 16 for a search of ``[0, ε0]`` to 1e-10. Where
+    the first slope aims beyond ``(1 − TOP_GAP) ε0``, one evaluation there first
+    (:func:`_fails_near_top`)."""
     curve = functools.cache(curve)  # the fallback search re-evaluates the bracket's ends
     g_lo = curve(lo)
     if g_lo <= target:
@@ -249,6 +251,8 @@ def upper_root(
     if g_step <= target:  # the root lies within the first step
         return safe_root(curve, target, lo, lo + step, xtol=xtol)
     slope = (g_step - g_lo) / step
+    if _fails_near_top(curve, target, (lo + step, g_step), slope, top):
+        return top  # the root lies in ((1 − TOP_GAP) ε0, ε0]: ε0 (valid; section 1m)
     left, g_left, right, done = secant_bracket(
         curve, target, (lo + step, g_step), top, slope, steps=10
     )
@@ -264,6 +268,29 @@ def upper_root(
         # that last sliver cost 8-12 evaluations), or a tiny δ's rounding floor: ε0 (valid)
         return top
     return safe_root(curve, target, left, right, xtol=max(xtol, BRACKET_RTOL * right))
+
+
+def _fails_near_top(
+    curve: Callable[[float], float],
+    target: float,
+    start: tuple[float, float],
+    slope: float,
+    top: float,
+) -> bool:
+    """Whether the member fails at ``(1 − TOP_GAP) ε0``, asked only where the secant's first
+    estimate from the failing ``start`` (with ``slope``) lies there or beyond (issue 32: at
+    δ = 1e-300 and n = 1e3-1e4 the member sits hundreds above the target with no slope to
+    speak of, and the ten secant steps bisected towards ε0 to answer ε0 by the
+    :data:`TOP_GAP` rule, 10-12 evaluations of 5-20 ms). Failing there, the smallest passing
+    point is above it (log δ is non-increasing), so ε0 is within ``TOP_GAP`` of it
+    (docs/proofs/mechanism-certificates.md, section 1m). Passing, the search goes on as
+    before (the value is cached: the same floats, one evaluation more)."""
+    x, g = start
+    near = (1.0 - TOP_GAP) * top
+    if x >= near:
+        return False
+    aimed = x + (target - g) / slope if math.isfinite(slope) and slope < 0.0 else math.inf
+    return aimed >= near and curve(near) > target
 
 
 def lower_root(

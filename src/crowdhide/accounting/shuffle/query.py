@@ -25,7 +25,8 @@ bounds cannot win — except for Laplace, whose one-rate cells are not ordered a
 (measured: ε0 = 8, n = 1e5, δ = 1e-6 gives 1.196 against 1.186), so Laplace also asks
 ``variation_ratio`` (one generic bound, not all of them). Below δ = 1e-280
 (:data:`UNDERFLOW_DELTA`) the blocked certificates stop at their rounding floor, and
-``best`` also asks the FMT21 pair (``feldman2021``), which has none.
+``best`` also asks the FMT21 pair (``feldman2021``), which has none — unless one evaluation
+of its curve shows its ε above the mechanism's own (the same answer, without its search).
 
 Examples
 --------
@@ -170,6 +171,8 @@ def _mechanism_single(
     for name in generic_bounds:
         if name == "variation_ratio" and _cannot_win(rows[0], params, query):
             continue
+        if name == "feldman2021" and _fmt21_cannot_win(rows[0], params, query):
+            continue
         kw = {"eps0": params["eps0"], "n": params["n"], "bound": name}
         if "delta" in query:
             rows.append(generic.shuffle_epsilon(**kw, delta=query["delta"], lower=False))
@@ -194,6 +197,29 @@ def _cannot_win(own: PrivacyStatement, params: dict[str, Any], query: dict[str, 
     if delta is None or delta < VARIATION_RATIO_MIN_DELTA or not own.is_certificate:
         return False
     return _variation_start_epsilon(params["eps0"], params["n"], delta) >= own.epsilon
+
+
+def _fmt21_cannot_win(
+    own: PrivacyStatement, params: dict[str, Any], query: dict[str, float]
+) -> bool:
+    """Whether ``feldman2021``'s ε at the asked δ is certainly above the mechanism's own
+    certificate ``own``, told by one evaluation of its curve
+    (:func:`~crowdhide.accounting.shuffle._best.epsilon_above`, as ``best`` skips krr_clone).
+    Issue 32: below :data:`UNDERFLOW_DELTA` every mechanism query also solved the FMT21 pair
+    (20-80 ms at n >= 1e4, δ = 1e-300) and it won no cell of the table: the mechanism's
+    three-point system is a post-processing of it. A skipped bound's ε is strictly above
+    ``own``'s, so ``best_of`` (which keeps ``own``) returns the same statement, bit for bit."""
+    from crowdhide.accounting.shuffle._best import epsilon_above
+    from crowdhide.accounting.shuffle.generic import SHUFFLE_REGISTRY, ShuffleParams
+
+    delta = query.get("delta")
+    if delta is None or not own.is_certificate or not math.isfinite(own.epsilon):
+        return False
+    shuffle_params = ShuffleParams(eps0=params["eps0"], n=params["n"])
+    bound = SHUFFLE_REGISTRY["feldman2021"]
+    if bound.applies(shuffle_params) is not None:
+        return False
+    return epsilon_above(bound.curve(shuffle_params), delta, own.epsilon)
 
 
 def _variation_start_epsilon(eps0: float, n: int, delta: float) -> float:
