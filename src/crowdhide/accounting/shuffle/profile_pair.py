@@ -444,6 +444,15 @@ TILT_ABOVE = 0.01
 #: Far atoms with ``R a`` up to this share of δ may be left out (``split_top``): ε0 = 4,
 #: n = 1e9, 100 rounds, δ = 1e-12 (``R a`` = 4.7e-15): 0.96 with none out, 0.019 with it.
 DROP_SHARE = 0.1
+#: Far atoms with ``R a`` up to this share of δ are left out from the start of an ε search
+#: (``_free_cut``): without them the tilted composition is short (ε0 = 8, n = 1e9, 100
+#: rounds: 5,625 FFT points instead of 4.6e6) and the one with them is not made
+#: (docs/proofs/profile-pair.md §12).
+FREE_SHARE = 0.01
+#: ... and lie at least this many times beyond the kept atoms' highest loss (at 100 rounds
+#: and δ = 1e-10 the atoms whose all-atom composition settled were within 13 times of it,
+#: those where it did not 53-3,333 times beyond).
+FAR_RATIO = 32
 #: A tilted answer is settled (its tilt not chosen again, no far atoms left out) when its
 #: error term is below ``e^{_SETTLED} δ`` (it could move ε by about that share of δ only).
 _SETTLED = math.log(1e-4)
@@ -490,9 +499,11 @@ class _TiltedCurve(_QuietCurve):
             # the second test: every tilted answer would be the cap, so min(found, cap) is
             # found (docs/proofs/profile-pair.md §8); 1 nat of room for its roundings
             return found
-        # all atoms first; far atoms left out (module _tilted_pld) only where the error
-        # term still weighs (leaving out costs up to DROP_SHARE of δ)
-        for cut in dict.fromkeys((0, _cut(self._key, DROP_SHARE * delta))):
+        # far atoms of R a within FREE_SHARE of δ and far beyond the rest left out from the
+        # start (with them the composition is long and its error term weighs: §12), else
+        # all atoms first; then far atoms up to DROP_SHARE of δ, while the error term weighs
+        first = _free_cut(self._key, delta)
+        for cut in dict.fromkeys((first, _cut(self._key, DROP_SHARE * delta))):
             found, settled = self._tilted_epsilon(delta, cut, found)
             if settled:
                 break
@@ -534,6 +545,20 @@ def _cut(key: tuple[float, int, int], budget: float) -> int:
     leaves out at ``budget`` (a cache key: the same count, the same composition)."""
     grid = _composed_grid(*key)[0]
     return len(grid) - len(split_top(grid, key[2], budget)[0])
+
+
+def _free_cut(key: tuple[float, int, int], delta: float) -> int:
+    """How many far atoms an ε search leaves out from the start (the composition with all
+    atoms then not made): those within :data:`FREE_SHARE` of δ, where they lie at least
+    :data:`FAR_RATIO` times beyond the kept atoms' highest loss (there one tilt cannot
+    serve both, and the composition with them is that much longer,
+    docs/proofs/profile-pair.md §12); else 0 (all atoms first)."""
+    cut = _cut(key, FREE_SHARE * delta)
+    if not cut:
+        return 0
+    grid, kept = _composed_grid(*key)[0], _top_split(key, cut)[0]
+    reach = max((j for j in kept if j > 0), default=1)
+    return cut if max(grid) >= FAR_RATIO * reach else 0
 
 
 def _top_split(key: tuple[float, int, int], cut: int) -> tuple[dict[int, float], float, float]:
