@@ -36,8 +36,10 @@ def test_a_coarse_cell_far_above_the_level_goes_finer_not_split() -> None:
     # its width explains the excess: split, at its own resolution
     wide = (699.0, (math.log(0.5), math.log(0.7)), 0)
     children = module._next_requests(wide, -700.0, 20.0, 0)
-    assert len(children) >= 2 and all(tier == 0 for _, tier in children)
-    assert children[0][0][0] == wide[1][0] and children[-1][0][1] == wide[1][1]
+    assert len(children) >= 2
+    assert all(tier == 0 for _, tier in children)
+    assert children[0][0][0] == wide[1][0]
+    assert children[-1][0][1] == wide[1][1]
     # at the finest resolution there is nothing finer: split
     finest = (691.0, entry[1], len(module.SPLIT_TIERS) - 1)
     assert all(tier == finest[2] for _, tier in module._next_requests(finest, -700.0, 20.0, 0))
@@ -49,7 +51,9 @@ def test_the_piecewise_query_passes_at_its_first_epsilon(monkeypatch: pytest.Mon
     clear_caches()
     assert module._supremum(N, EPS0, MU_MAX, EPS, LOG_TAIL)[0] <= TARGET
 
-    def split_only(entry: module._Entry, level: float, rate: float, evaluations: int) -> list:
+    def split_only(
+        entry: module._Entry, level: float, rate: float, evaluations: int
+    ) -> list[module._Request]:
         return [(child, entry[2]) for child in module._split(entry, level, rate, evaluations)]
 
     monkeypatch.setattr(module, "_next_requests", split_only)
