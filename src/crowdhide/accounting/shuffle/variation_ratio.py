@@ -57,7 +57,9 @@ is split (into equal parts in log μ, as many as its estimated width cost asks f
 every cell is at most the level, the value of the pair at ``μ = mu_max`` with its own rates
 plus the fall of log δ over a relative step :data:`EPS_RTOL` in ε (so the cells cost at most
 about that fraction of ε), and each cell's split system is evaluated at finer blocks
-(:data:`SPLIT_TIERS`) while it lands just above the level. :data:`MAX_EVALUATIONS` only
+(:data:`SPLIT_TIERS`) while it lands just above the level, or when its excess over the
+level is more than its width explains (:func:`_next_requests`: it is evaluated at the next
+resolution instead of split). :data:`MAX_EVALUATIONS` only
 bounds a pathological case. Refinement only changes which valid bounds are combined, never
 whether the result is one, and the result is a function of the arguments alone (no state
 carried between calls). The cells of a round (the initial cells, a split's children, the
@@ -579,10 +581,11 @@ def _refine(
     """The refinement of :func:`_supremum`: the cell with the largest bound (a heap of
     ``(-bound, cell, tier)``) is split into :func:`_children` equal parts in log μ, all
     evaluated by one call ``at(children)`` (:func:`_refined_cells`, from the resolution the
-    parent needed), until every cell is at most the level or a budget is spent. Returns the
-    leaves. ``hint`` (:meth:`~crowdhide.accounting.shuffle._cell_memo.CellMemo.hint`) is
-    told the children of the next :data:`AHEAD` cells above the level, at their own tier,
-    before each split: it may evaluate them along (the same floats), never changes a value."""
+    parent needed), or evaluated itself at the next resolution (:func:`_next_requests`),
+    until every cell is at most the level or a budget is spent. Returns the leaves. ``hint``
+    (:meth:`~crowdhide.accounting.shuffle._cell_memo.CellMemo.hint`) is told what the next
+    :data:`AHEAD` cells above the level would ask for, before each step: it may evaluate
+    them along (the same floats), never changes a value."""
     level, enough = levels
     narrow: list[_Entry] = []
     tiers = len(SPLIT_TIERS)
