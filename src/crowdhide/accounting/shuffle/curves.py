@@ -498,7 +498,11 @@ class _LowerCurve(PrivacyCurve):
         best = _member_lower_root(self._floor, target, top, xtol) if self._floor else 0.0
         # A cut member fails the target where its uncut curve is at or above the cut.
         cheap = self._cut[0].curve.log_delta
-        best = max(best, _member_lower_root(cheap, _LOWER_BOUND_FLOOR_LOG, top, xtol))
+        # Where it already passes at the floor's root, its own root lies below (it is
+        # non-increasing) and cannot raise the maximum: one evaluation instead of its
+        # search (issue 32: 14-16 evaluations, 50-114 ms at n = 1e4, δ = 1e-300).
+        if not (0.0 < best < top and min(cheap(best), 0.0) <= _LOWER_BOUND_FLOOR_LOG):
+            best = max(best, _member_lower_root(cheap, _LOWER_BOUND_FLOOR_LOG, top, xtol))
         for costly in self._cut[1:]:
             above = min(top, best + max(xtol, 4.0 * BRACKET_RTOL * best))
             raw = functools.cache(costly.curve.log_delta)
