@@ -126,10 +126,16 @@ def _layout(n: int, classes: Classes) -> tuple[np.ndarray, np.ndarray, np.ndarra
     counts = np.stack([m.ravel() for m in np.meshgrid(*axes, indexing="ij")]).astype(np.float64)
     r = n - counts.sum(axis=0)
     counts, r = counts[:, r >= 0], r[r >= 0]
-    logp = gammaln(n + 1.0) - gammaln(r + 1.0) + r * math.log(rest_p)
-    for row, p in zip(counts, kept, strict=True):
+    # gammaln of each distinct count once, gathered (the same floats, operations in the
+    # same order, as gammaln of every cell: issue 32, 85 ms of 4e5 cells x 4 rows at OLH
+    # ε0 = 4, n = 1e3); r and each row take a window's integers
+    low = float(r.min()) if r.size else 0.0
+    gr = gammaln(np.arange(low, float(r.max()) + 1.0 if r.size else 1.0) + 1.0)
+    logp = gammaln(n + 1.0) - gr[(r - low).astype(np.intp)] + r * math.log(rest_p)
+    for row, p, ax in zip(counts, kept, axes, strict=True):
         if p > 0.0:
-            logp += row * math.log(p) - gammaln(row + 1.0)
+            terms = ax.astype(np.float64) * math.log(p) - gammaln(ax.astype(np.float64) + 1.0)
+            logp += terms[(row - float(ax[0])).astype(np.intp)]
         else:  # an absent class (k-subset with k = 1): only its zero count has mass
             logp = np.where(row == 0, logp, -np.inf)
     table = np.array([(p / rest_p, u, v) for p, u, v in rest])
