@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from scipy.special import gammaln
+from scipy.special import gammaln, logsumexp
 
 from crowdhide.accounting.shuffle import _mechanism_lower as ml
 from crowdhide.accounting.shuffle._member_curve import lower_root
@@ -191,3 +191,22 @@ def test_lower_root_skips_the_hint_at_a_smooth_crossing() -> None:
     plain = lower_root(lambda x: curve(x, b), target, 0.5, 4.0, 4e-10)
     assert hinted == plain
     assert a == b
+
+
+def test_logsumexp_is_scipys() -> None:
+    """The member's log-sum-exp is scipy's to the bit (ties of the largest term, −inf terms,
+    one term, all −inf) and within 1e-12 of an exactly rounded sum (``math.fsum``)."""
+    rng = np.random.default_rng(7)
+    for trial in range(600):
+        size = int(rng.integers(1, 3000))
+        terms = rng.normal(size=size) * float(rng.choice([1e-3, 1.0, 30.0, 300.0]))
+        if trial % 3 == 0:
+            terms[rng.integers(0, size, size=max(1, size // 10))] = terms.max()
+        if trial % 5 == 0:
+            terms[rng.integers(0, size, size=max(1, size // 10))] = -np.inf
+        got = ml._logsumexp(terms)
+        assert got == float(logsumexp(terms))
+        top = float(terms.max())
+        exact = top + math.log(math.fsum(math.exp(t - top) for t in terms))
+        assert abs(got - exact) <= 1e-12 * max(1.0, abs(exact))
+    assert ml._logsumexp(np.array([-np.inf, -np.inf])) == float(logsumexp([-np.inf, -np.inf]))

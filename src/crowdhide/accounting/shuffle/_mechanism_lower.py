@@ -220,6 +220,22 @@ def cliff_below(n: int, classes: Classes, eps0: float) -> float:
     return math.log(top) + math.log1p(-slack)
 
 
+def _logsumexp(terms: np.ndarray) -> float:
+    """``scipy.special.logsumexp`` of a 1-D array, by its own steps (scipy >= 1.15: the
+    largest terms taken out of the sum, ``log1p`` of the rest's shifted sum over their
+    count, plus the log of that count and the largest), without its generic-axis passes
+    (issue 32: 13.4 against 6.9 ms for 3.9e5 terms, measured). Same floats as scipy's
+    where the largest term is finite (``test_mechanism_cliff``); elsewhere scipy's own."""
+    top = terms.max(keepdims=True)
+    if not math.isfinite(float(top[0])):
+        return float(logsumexp(terms))
+    mask = terms == top
+    count = np.array([np.count_nonzero(mask)], dtype=np.float64)
+    total = np.sum(np.exp(np.where(mask, -np.inf, terms) - top), keepdims=True)
+    total = np.where(total == 0, total, total / count)
+    return float((np.log1p(total) + np.log(count) + top)[0])
+
+
 def third_mean_log_delta(n: int, classes: Classes, eps0: float, eps: float) -> float:
     """Lower bound on log δ(ε) of "all others on z" (module docstring); −inf where the
     window is too large or no term is positive (above :func:`edge_above` without the
@@ -241,7 +257,7 @@ def third_mean_log_delta(n: int, classes: Classes, eps0: float, eps: float) -> f
     pos = w > 0.0
     if not pos.any():
         return -math.inf
-    total = float(logsumexp(logp[pos] + np.log(w[pos])))
+    total = _logsumexp(logp[pos] + np.log(w[pos]))
     return total - math.log(n) + math.log1p(-ROUND_RTOL)
 
 
