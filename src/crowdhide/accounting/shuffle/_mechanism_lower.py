@@ -224,7 +224,9 @@ def _logsumexp(terms: np.ndarray) -> float:
         return float(logsumexp(terms))
     mask = terms == top
     count = np.array([np.count_nonzero(mask)], dtype=np.float64)
-    total = np.sum(np.exp(np.where(mask, -np.inf, terms) - top), keepdims=True)
+    shifted = np.where(mask, -np.inf, terms)
+    shifted -= top
+    total = np.sum(np.exp(shifted, out=shifted), keepdims=True)
     total = np.where(total == 0, total, total / count)
     return float((np.log1p(total) + np.log(count) + top)[0])
 
@@ -246,11 +248,18 @@ def third_mean_log_delta(n: int, classes: Classes, eps0: float, eps: float) -> f
     mu -= abs(mu) * 1e-12 + 1e-300
     per = np.array([e - big_e, 1.0 - big_e * e, e * (1.0 - big_e), mu])  # KEPT, then rest
     w = per @ counts
-    w = w - np.abs(w) * 1e-12 - (e + big_e * e) * n * 1e-15  # safe side of each w's rounding
+    # safe side of each w's rounding: w − |w| 1e-12 − (e + e^ε e) n 1e-15, in place (the
+    # same floats; each fresh 3 MB temporary can cost its page faults: issue 32)
+    slack = np.abs(w)
+    slack *= 1e-12
+    w -= slack
+    w -= (e + big_e * e) * n * 1e-15
     pos = w > 0.0
     if not pos.any():
         return -math.inf
-    total = _logsumexp(logp[pos] + np.log(w[pos]))
+    terms = logp[pos]
+    terms += np.log(w[pos])
+    total = _logsumexp(terms)
     return total - math.log(n) + math.log1p(-ROUND_RTOL)
 
 
