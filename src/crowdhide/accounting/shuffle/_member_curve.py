@@ -56,11 +56,14 @@ class MemberCurve(PrivacyCurve):
         lower: bool,
         screens: list[Callable[[float, float], float] | None] | None = None,
         solvers: list[Callable[[float], float] | None] | None = None,
+        cliffs: list[Callable[[], float] | None] | None = None,
     ) -> None:
         self._members, self._eps0, self._lower = members, eps0, lower
         self._screens = screens if screens is not None else [None] * len(members)
         # lower members with their own ε(δ) from the lower side (CurveLowerMember)
         self._solvers = solvers if solvers is not None else [None] * len(members)
+        # lower members' points just below their jump to −inf (lower_root's ``cliff``)
+        self._cliffs = cliffs if cliffs is not None else [None] * len(members)
         # per (δ, start): the running answer and how many members (largest first) it has
         # passed; the start is part of the key, so every answer is a function of both alone
         self._progress: dict[tuple[float, float], tuple[float, int]] = {}
@@ -172,11 +175,11 @@ class MemberCurve(PrivacyCurve):
                 best = max(best, solver(delta))
         if not plain:
             return best
-        best = self._solve_member(self._members[plain[0]], target, best)
+        best = self._solve_member(self._members[plain[0]], target, best, self._cliffs[plain[0]])
         probe = {i: self._lower_value(i, target, best) for i in plain[1:]}
         for i in sorted(probe, key=lambda j: -probe[j]):  # stable: ties keep list order
             if probe[i] > target:  # else it passes at a smaller ε: it cannot raise the max
-                best = self._solve_member(self._members[i], target, best)
+                best = self._solve_member(self._members[i], target, best, self._cliffs[i])
         return best
 
     def _lower_value(self, i: int, target: float, at: float) -> float:
@@ -213,7 +216,11 @@ class MemberCurve(PrivacyCurve):
         return self._progress.get((delta, start), (0.0, 0))[1] >= len(self._members)
 
     def _solve_member(
-        self, fn: Callable[[float, float], float], target: float, best: float
+        self,
+        fn: Callable[[float, float], float],
+        target: float,
+        best: float,
+        cliff: Callable[[], float] | None = None,
     ) -> float:
         """The running answer after one member: unchanged if the member meets the target
         there (one evaluation: the root search returns its lower end), else its root."""
@@ -226,7 +233,7 @@ class MemberCurve(PrivacyCurve):
             return min(fn(eps, tail), 0.0)
 
         if self._lower:
-            return lower_root(curve, target, best, self._eps0, xtol)
+            return lower_root(curve, target, best, self._eps0, xtol, cliff=cliff)
         return upper_root(curve, target, best, self._eps0, xtol)
 
     def epsilon_upper_hint(self) -> float:
@@ -294,7 +301,13 @@ def _fails_near_top(
 
 
 def lower_root(
-    curve: Callable[[float], float], target: float, lo: float, top: float, xtol: float
+    curve: Callable[[float], float],
+    target: float,
+    lo: float,
+    top: float,
+    xtol: float,
+    *,
+    cliff: Callable[[], float] | None = None,
 ) -> float:
     """The largest failing ε of a lower-bound member in ``[lo, top]`` to within ``xtol``
     (the tolerance of a search of the whole bracket): ``lo`` where it passes there, else
@@ -302,7 +315,13 @@ def lower_root(
     ``BRACKET_RTOL`` and the bracketed search from the failing side inside it (issue 32:
     6-10 evaluations instead of 15-35 from ``[lo, ε0]``, where ``log δ`` is −inf at ε0).
     Every point returned failed by its own value, so it is a lower bound on the truth's ε
-    whatever the steps did."""
+    whatever the steps did.
+
+    ``cliff`` (a member that jumps to −inf: the conditional-mean member, whose last
+    positive cell ends its support) gives a point just below that jump; where the secant
+    aims at or past it and the member fails there, it is the answer (``log δ`` is −inf
+    above, so it is that member's crossing within its slack; at δ = 1e-300 the search
+    bisected the jump in ~30 evaluations; docs/proofs/mechanism-certificates.md §1o)."""
     curve = functools.cache(curve)  # the search re-evaluates the bracket's ends
     g_lo = curve(lo)
     if g_lo <= target:
@@ -314,5 +333,26 @@ def lower_root(
     if g_step <= target:  # the root lies within the first step
         return safe_root(curve, target, lo, lo + step, xtol=xtol, lower_side=True)
     slope = (g_step - g_lo) / step
+    if cliff is not None and _fails_at_cliff(curve, target, (lo + step, g_step), slope, cliff):
+        return cliff()
     left, _, right, _ = secant_bracket(curve, target, (lo + step, g_step), top, slope, steps=10)
     return safe_root(curve, target, left, right, xtol=xtol, lower_side=True)
+
+
+def _fails_at_cliff(
+    curve: Callable[[float], float],
+    target: float,
+    start: tuple[float, float],
+    slope: float,
+    cliff: Callable[[], float],
+) -> bool:
+    """Whether the member fails at its cliff point, asked only where the point lies above
+    the failing ``start`` and the secant's estimate from there (with ``slope``) lies at or
+    beyond it (else the crossing is a smooth one below: no evaluation spent). Passing, the
+    search goes on as before (the value is cached)."""
+    x, g = start
+    at = cliff()
+    if not x < at:
+        return False
+    aimed = x + (target - g) / slope if math.isfinite(slope) and slope < 0.0 else math.inf
+    return aimed >= at and curve(at) > target

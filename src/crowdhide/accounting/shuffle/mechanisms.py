@@ -257,6 +257,7 @@ from crowdhide.accounting.shuffle import _krr_fast
 from crowdhide.accounting.shuffle._lazy_least import Capped as _Capped
 from crowdhide.accounting.shuffle._lazy_least import Least as _Least
 from crowdhide.accounting.shuffle._lazy_least import StartedCertificate
+from crowdhide.accounting.shuffle._mechanism_lower import ThirdMean
 from crowdhide.accounting.shuffle._member_curve import MemberCurve
 from crowdhide.accounting.shuffle._split_clone import (
     SPLIT_C_POINTS,
@@ -423,7 +424,11 @@ def _lower_curve(name: str, params: MechanismParams) -> PrivacyCurve:
         functools.partial(fn.epsilon, n) if isinstance(fn, CurveLowerMember) else None
         for fn in lowers
     ]
-    return SafeSideCurve(MemberCurve(members, eps0, lower=True, solvers=solvers), eps0, lower=True)
+    cliffs: list[Callable[[], float] | None] = [
+        functools.partial(fn.cliff, n) if isinstance(fn, ThirdMean) else None for fn in lowers
+    ]
+    curve = MemberCurve(members, eps0, lower=True, solvers=solvers, cliffs=cliffs)
+    return SafeSideCurve(curve, eps0, lower=True)
 
 
 def _capped_curve(n: int, eps0: float, mu_max: float) -> _Capped:
