@@ -22,6 +22,7 @@ rounding error of the recurrence is ``O(window · 1e-16)`` relative.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -189,9 +190,12 @@ def window_log_pmf_error(win: Window) -> float:
     return float(win.log_pmf.size * MACHINE_EPSILON * (4.0 * step + 2.0 * span + 64.0))
 
 
+@functools.lru_cache(maxsize=4096, typed=True)
 def window_edges(n: int, p: float, log_tail: float) -> tuple[int, int, float]:
     """``(lo, hi, log outside)`` of :func:`binom_window` without its log-pmf (``0 < p < 1``):
-    for callers that sum the window in blocks.
+    for callers that sum the window in blocks. Memoized (a pure function of its arguments;
+    issue 32: the tiers and ε steps of one query asked the same windows again, each a
+    bisection of ~20 scalar Chernoff bounds).
 
     Examples
     --------
