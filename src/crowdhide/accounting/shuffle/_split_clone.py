@@ -589,14 +589,19 @@ def _exact_log_masses(
             (blocks[0][rows], blocks[1][rows]),
             exact[rows],
         )
-    betas = exact & ~short[:, None]
-    if betas.any():
-        s_start, s_end = blocks
+    # only the rows with such blocks (issue 32: elementwise steps, the same floats; edge_tails'
+    # contiguity check looks at live blocks only, so rows without any do not change it)
+    beta_rows = np.flatnonzero(~short & (blocks_per_row > 0))
+    if beta_rows.size:
+        s_start, s_end = blocks[0][beta_rows], blocks[1][beta_rows]
+        betas, c, m, t = exact[beta_rows], counts[beta_rows], mu_c[beta_rows], mu[beta_rows]
         # s = T + I: I's blocks shifted by one (T = 1) and in place (T = 0)
-        mass = mu * _edge_masses(counts, mu_c, s_start, s_end, betas, 1.0)
-        mass = mass + (1.0 - mu) * _edge_masses(counts, mu_c, s_start, s_end, betas, 0.0)
+        mass = t * _edge_masses(c, m, s_start, s_end, betas, 1.0)
+        mass = mass + (1.0 - t) * _edge_masses(c, m, s_start, s_end, betas, 0.0)
         with np.errstate(divide="ignore"):
-            log_mass = np.where(betas, np.log(np.minimum(mass, 1.0)), log_mass)
+            log_mass[beta_rows] = np.where(
+                betas, np.log(np.minimum(mass, 1.0)), log_mass[beta_rows]
+            )
     return log_mass
 
 
