@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from crowdhide.accounting.shuffle import _krr_fast, _split_clone
+from crowdhide.accounting.shuffle import _far_half, _krr_fast, _split_clone
 from crowdhide.accounting.shuffle._krr_fast import LIGHT_MARGIN, clone_block_h
 from crowdhide.accounting.shuffle._split_clone import (
     DEEP_MARGIN,
@@ -98,12 +98,15 @@ def test_a_cap_lowered_by_one_percent_in_the_skipped_blocks_is_caught(
     with monkeypatch.context() as plain:
         plain.setattr(_krr_fast, "BETAINC_TRUSTED", 0.0)
         former = _former(s, g, kappa, eps)
-    original = _split_clone._deep_log_h
+    original = _split_clone._deep_log_h_parts
 
-    def lowered(s: FloatArray, g: FloatArray, *, kappa: float, eps: float) -> FloatArray:
-        return np.asarray(original(s, g, kappa=kappa, eps=eps) + math.log(0.99))
+    def lowered(
+        s: FloatArray, g: FloatArray, *, kappa: float, eps: float
+    ) -> tuple[FloatArray, FloatArray]:
+        log_cap, exponent = original(s, g, kappa=kappa, eps=eps)
+        return np.asarray(log_cap + math.log(0.99)), exponent
 
-    monkeypatch.setattr(_split_clone, "_deep_log_h", lowered)
+    monkeypatch.setattr(_split_clone, "_deep_log_h_parts", lowered)
     got = deep_skipped_h(s, g, weight, kappa=kappa, eps=eps, log_tail=log_tail)
     assert bool(np.any(got < former))
 
@@ -147,3 +150,36 @@ def test_blocks_without_excess_keep_the_former_floats(
     former = _split_clone._capped_h(s, g, weight, kappa, (eps, log_tail))
     assert np.array_equal(got, former, equal_nan=True)
     assert np.count_nonzero(got[-8:-2] == 1e-306) >= 2  # the skipped ones
+
+
+@pytest.mark.parametrize(("eps0", "frac"), [(1.0, 0.5), (4.0, 0.3), (8.0, 0.8), (16.0, 0.5)])
+def test_block_h_with_the_shared_exponent_keeps_the_former_floats(eps0: float, frac: float) -> None:
+    """``_block_h`` (the far rule's Chernoff exponent taken from ``_deep_log_h_parts``, issue
+    32) gives ``clone_block_h``'s floats on far and near blocks alike."""
+    kappa, eps = math.tanh(eps0 / 2.0), frac * eps0
+    s_deep, g_deep = _cases(kappa, eps)
+    s_grid = np.repeat(np.unique(np.geomspace(1.0, 1e6, 60).round()), 40)
+    g_grid = s_grid * np.tile(np.geomspace(1.0, 1e4, 40), s_grid.size // 40)
+    s, g = np.concatenate([s_deep, s_grid]), np.concatenate([g_deep, g_grid])
+    _, exponent = _split_clone._deep_log_h_parts(s, g, kappa=kappa, eps=eps)
+    former = clone_block_h(s, g, kappa=kappa, eps=eps)
+    got = _split_clone._block_h(s, g, exponent, kappa=kappa, eps=eps)
+    assert np.array_equal(got, former, equal_nan=True)
+    far = _far_half.far_exponent(exponent)
+    assert far.any()
+    assert (~far).any()
+    # the exponent is used: one that calls every block far moves the near ones (upwards)
+    off = _split_clone._block_h(s, g, exponent - 1e3, kappa=kappa, eps=eps)
+    assert not np.array_equal(off, former, equal_nan=True)
+    assert np.all(off[s >= 1.0] >= former[s >= 1.0])
+
+
+def test_block_h_steps_aside_with_the_far_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``_krr_fast.BETAINC_TRUSTED`` at 0 (plain incomplete betas) ``clone_block_h``'s far
+    rule does not apply, and ``_block_h`` follows it."""
+    kappa, eps = math.tanh(2.0), 1.2
+    s, g = _cases(kappa, eps)
+    _, exponent = _split_clone._deep_log_h_parts(s, g, kappa=kappa, eps=eps)
+    monkeypatch.setattr(_krr_fast, "BETAINC_TRUSTED", 0.0)
+    former = clone_block_h(s, g, kappa=kappa, eps=eps)
+    assert np.array_equal(_split_clone._block_h(s, g, exponent, kappa=kappa, eps=eps), former)

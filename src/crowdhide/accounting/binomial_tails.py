@@ -22,6 +22,7 @@ rounding error of the recurrence is ``O(window · 1e-16)`` relative.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ __all__ = [
     "edge_tails",
     "log_chernoff_tail",
     "masses_from_tails",
+    "masses_from_tails_rows",
     "on_blocks",
     "tail_edges_many",
     "trusted_tail",
@@ -188,9 +190,12 @@ def window_log_pmf_error(win: Window) -> float:
     return float(win.log_pmf.size * MACHINE_EPSILON * (4.0 * step + 2.0 * span + 64.0))
 
 
+@functools.lru_cache(maxsize=4096, typed=True)
 def window_edges(n: int, p: float, log_tail: float) -> tuple[int, int, float]:
     """``(lo, hi, log outside)`` of :func:`binom_window` without its log-pmf (``0 < p < 1``):
-    for callers that sum the window in blocks.
+    for callers that sum the window in blocks. Memoized (a pure function of its arguments;
+    issue 32: the tiers and ε steps of one query asked the same windows again, each a
+    bisection of ~20 scalar Chernoff bounds).
 
     Examples
     --------
@@ -684,3 +689,27 @@ def window_blocks(
     with np.errstate(divide="ignore"):
         log_w = np.log(mass[0])
     return starts, log_w, outside
+
+
+def masses_from_tails_rows(
+    first: FloatArray,
+    second: FloatArray,
+    n: FloatArray,
+    p: float | FloatArray,
+    lo: FloatArray,
+    hi: FloatArray,
+    use_cdf: npt.NDArray[np.bool_],
+) -> FloatArray:
+    """:func:`masses_from_tails` (``upper=True``) with
+    ``p`` per element (broadcast): the same floats. Its complement allowance
+    (:func:`binom_cdf_rtol`, only for ``p < 1/2``) is
+    added as 0 elsewhere, which leaves the error bound's float unchanged."""
+    err = betainc_error(first, n) + betainc_error(second, n) + 2.0 * BETAINC_ATOL
+    complement = 1.0 - p  # 1 − p = complement + rest exactly (binom_cdf_rtol)
+    rest = (1.0 - complement) - p
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rtol_hi = 2.0 * np.abs(rest) * np.maximum(n - hi, 0.0) / complement
+        rtol_lo = 2.0 * np.abs(rest) * np.maximum(n - (lo - 1.0), 0.0) / complement
+    lower = use_cdf & (np.asarray(p) < 0.5) & (rest != 0.0)
+    err = err + np.where(lower, first * rtol_hi + second * rtol_lo, 0.0)
+    return np.asarray(np.clip(first - second + err, 0.0, 1.0), dtype=np.float64)

@@ -94,14 +94,25 @@ def _row_weights(
     k = start[:, None] + j
     mode = np.clip(np.floor((counts + 1.0) * p), start, last)[:, None] - start[:, None]
     odds = (p / (1.0 - p))[:, None]
+    # C − (k − 1) is (C − k) + 1 exactly (integers below 2^53): one difference for both
+    # factors, and the steps in place (issue 32: the same floats in fewer passes)
+    gap = counts[:, None] - k
     with np.errstate(divide="ignore", invalid="ignore"):
         # factor of column j: w(j)/w(j − 1) right of the mode, w(j)/w(j + 1) left of it
-        up = (counts[:, None] - (k - 1.0)) / k * odds
-        down = (k + 1.0) / (counts[:, None] - k) / odds
-    inside = (k <= last[:, None]) & (k <= counts[:, None])
-    right = np.where(j > mode, np.where(inside, up, 0.0), 1.0)
+        up = gap + 1.0
+        np.divide(up, k, out=up)
+        np.multiply(up, odds, out=up)
+        down = k + 1.0
+        np.divide(down, gap, out=down)
+        np.divide(down, odds, out=down)
+    # a row's columns inside its range are a prefix (k rises along it), so a factor right of
+    # the mode past the range only reaches running products past it, which are set to 0
+    # below: it need not be 0 itself (the same floats in the range)
+    inside = k <= np.minimum(last, counts)[:, None]
+    right = np.where(j > mode, up, 1.0)
     left = np.where(j < mode, down, 1.0)
-    weights = np.cumprod(right, axis=1) * np.cumprod(left[:, ::-1], axis=1)[:, ::-1]
+    weights = np.cumprod(right, axis=1, out=right)
+    weights *= np.cumprod(left[:, ::-1], axis=1)[:, ::-1]
     weights = np.where(inside, weights, 0.0)
     # a sequential sum (the last running sum): the padding's zeros at the end leave a row's
     # float as it is alone, unlike a pairwise sum over the padded length
@@ -111,21 +122,26 @@ def _row_weights(
 
 def _block_sums(
     weights: FloatArray, columns: tuple[FloatArray, FloatArray], live: npt.NDArray[np.bool_]
-) -> FloatArray:
-    """Per live block the sum of ``weights`` over its columns ``[begin, end]`` of its row
-    (0 elsewhere): one ``add.reduceat`` over the flattened rows, a block's start and its
-    end + 1 as consecutive indices (the pair between two blocks sums nothing used)."""
+) -> tuple[FloatArray, FloatArray]:
+    """Per live block the sums of ``weights`` over its columns ``[begin, end]`` of its row and
+    over ``[begin + 1, end + 1]`` (0 elsewhere): one ``add.reduceat`` over the flattened rows
+    (issue 32: one call for both, was one each), a block's ``begin, end + 1, begin + 1,
+    end + 2`` as consecutive indices. Each sum is a reduction over the same stretch of the
+    same array as a call of its own gives it (the same floats); the segments between (from
+    ``end + 1`` to ``begin + 1``, or to the next block) are not used."""
     rows, width = weights.shape
-    flat = np.concatenate([weights.ravel(), np.zeros(1)])
+    flat = np.concatenate([weights.ravel(), np.zeros(2)])
     base = (np.arange(rows, dtype=np.int64) * width)[:, None]
     begin = (base + columns[0].astype(np.int64))[live]
     end = (base + columns[1].astype(np.int64))[live] + 1
-    indices = np.empty(2 * begin.size, dtype=np.int64)
-    indices[0::2], indices[1::2] = begin, end
-    out = np.zeros(live.shape)
+    indices = np.empty(4 * begin.size, dtype=np.int64)
+    indices[0::4], indices[1::4] = begin, end
+    indices[2::4], indices[3::4] = begin + 1, end + 1
+    here, shifted = np.zeros(live.shape), np.zeros(live.shape)
     if begin.size:
-        out[live] = np.add.reduceat(flat, indices)[0::2]
-    return out
+        sums = np.add.reduceat(flat, indices)
+        here[live], shifted[live] = sums[0::4], sums[2::4]
+    return here, shifted
 
 
 def cumulative_log_masses(
@@ -167,8 +183,7 @@ def cumulative_log_masses(
         col = first[rows][:, None]
         s_start, s_end, alive = blocks[0][rows], blocks[1][rows], live[rows]
         # s = I + 1 (T = 1) sits at column s − first, s = I (T = 0) one column further right
-        m1 = _block_sums(weights, (s_start - col, s_end - col), alive)
-        m0 = _block_sums(weights, (s_start - col + 1.0, s_end - col + 1.0), alive)
+        m1, m0 = _block_sums(weights, (s_start - col, s_end - col), alive)
         relative, absolute = cumulative_error(points[rows])
         mass = (mu[rows] * m1 + (1.0 - mu[rows]) * m0) * (1.0 + relative[:, None])
         with np.errstate(divide="ignore"):

@@ -28,7 +28,7 @@ import numpy.typing as npt
 from crowdhide.accounting._tail_upper import KL_ATOL, KL_RTOL
 from crowdhide.accounting.binomial_tails import UNTRUSTED_ATOL, _log_tail_vec, trusted_tail
 
-__all__ = ["FAR_LEVEL", "far_excess", "far_mask", "far_rule_holds", "far_tail"]
+__all__ = ["FAR_LEVEL", "far_excess", "far_exponent", "far_mask", "far_rule_holds", "far_tail"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -58,7 +58,14 @@ def far_tail(m: FloatArray, edge: FloatArray) -> npt.NDArray[np.bool_]:
     """Where the rounded-up Chernoff bound of ``P(Bin(m, ½) >= edge)`` is at most
     :data:`FAR_LEVEL` (False where it is NaN)."""
     with np.errstate(invalid="ignore"):
-        exponent = _log_tail_vec(m, 0.5, edge, upper=True)
+        return far_exponent(_log_tail_vec(m, 0.5, edge, upper=True))
+
+
+def far_exponent(exponent: FloatArray) -> npt.NDArray[np.bool_]:
+    """:func:`far_tail` from the Chernoff exponent ``_log_tail_vec(m, 0.5, edge, upper=True)``
+    (a caller that has computed it already passes it: issue 32, the split clone system's
+    blocks computed it twice)."""
+    with np.errstate(invalid="ignore"):
         bound = np.minimum(exponent * (1.0 - KL_RTOL) + KL_ATOL, 0.0)
         return np.asarray(bound <= math.log(FAR_LEVEL))
 

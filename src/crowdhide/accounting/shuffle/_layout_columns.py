@@ -6,7 +6,8 @@ that, its blocks are one s wide and the columns past the longest range are empty
 row: they are not computed (:func:`used_columns`) but filled afterwards with the values an
 empty block gets (:func:`padded`), so the layout has the shape and the floats it had
 (tests/accounting/test_split_clone_columns.py). At n = 1e3 the piecewise mechanism's
-revealed-class systems left about two thirds of their 192 columns empty.
+revealed-class systems left about two thirds of their 192 columns empty. :func:`split_rows`
+cuts each row's s range into its blocks.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["padded", "used_columns"]
+__all__ = ["padded", "split_rows", "used_columns"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -53,3 +54,16 @@ def padded(x: FloatArray, width: int, pad: float | FloatArray) -> FloatArray:
     out[:, :used] = x[:, :used]
     out[:, used:] = pad
     return out
+
+
+def split_rows(
+    lo: FloatArray, hi: FloatArray, points: FloatArray, columns: int
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`~crowdhide.accounting.shuffle._krr_fast._split` with each row's own number of
+    blocks ``points`` (the same floats), padded to ``columns``: a row's blocks past its own
+    number start past ``hi`` (``points`` blocks of the width span the row), so are empty."""
+    width = np.maximum(np.ceil((hi - lo + 1.0) / points), 1.0)
+    j = np.arange(columns, dtype=np.float64)[None, :]
+    start = lo[:, None] + j * width[:, None]
+    end = np.minimum(start + width[:, None] - 1.0, hi[:, None])
+    return start, end

@@ -56,34 +56,38 @@ import numpy.typing as npt
 
 from crowdhide.accounting._tail_upper import log_geometric_tail
 from crowdhide.accounting.binomial_tails import (
-    BETAINC_ATOL,
     BETAINC_TRUSTED,
     _log_tail_vec,
-    betainc_error,
     binom_cdf,
     binom_sf,
     edge_tails,
+    masses_from_tails_rows,
     on_blocks,
     window_blocks,
     window_edges,
 )
 from crowdhide.accounting.logmath import MACHINE_EPSILON, rate_down, rate_up
+from crowdhide.accounting.shuffle import _krr_fast
 from crowdhide.accounting.shuffle._cumulative_masses import (
     cumulative_log_masses,
     cumulative_rows,
 )
+from crowdhide.accounting.shuffle._far_half import far_excess, far_exponent, far_rule_holds
 from crowdhide.accounting.shuffle._krr_fast import (
     _ETA,
+    _THETA_RTOL,
     CLONE_EXACT,
     LIGHT_MARGIN,
     FloatArray,
+    _clone_shift,
+    _half_excess_core,
     _window_edges,
     clone_block_h,
     clone_noise_log_delta,
     heavy_blocks,
     terms_total,
 )
-from crowdhide.accounting.shuffle._layout_columns import padded
+from crowdhide.accounting.shuffle._layout_columns import padded, split_rows
 from crowdhide.accounting.shuffle._layout_columns import used_columns as _used_columns
 from crowdhide.errors import InvalidParameterError
 
@@ -172,30 +176,6 @@ def _edge_masses(
     lo, hi = s_start - shift, s_end - shift
     mass = masses_from_tails_rows(first, second, counts, p, lo, hi, ~use_sf)
     return np.asarray(np.where(live, mass, 0.0), dtype=np.float64)
-
-
-def masses_from_tails_rows(
-    first: FloatArray,
-    second: FloatArray,
-    n: FloatArray,
-    p: float | FloatArray,
-    lo: FloatArray,
-    hi: FloatArray,
-    use_cdf: npt.NDArray[np.bool_],
-) -> FloatArray:
-    """:func:`~crowdhide.accounting.binomial_tails.masses_from_tails` (``upper=True``) with
-    ``p`` per element (broadcast): the same floats. Its complement allowance
-    (:func:`~crowdhide.accounting.binomial_tails.binom_cdf_rtol`, only for ``p < 1/2``) is
-    added as 0 elsewhere, which leaves the error bound's float unchanged."""
-    err = betainc_error(first, n) + betainc_error(second, n) + 2.0 * BETAINC_ATOL
-    complement = 1.0 - p  # 1 − p = complement + rest exactly (binom_cdf_rtol)
-    rest = (1.0 - complement) - p
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rtol_hi = 2.0 * np.abs(rest) * np.maximum(n - hi, 0.0) / complement
-        rtol_lo = 2.0 * np.abs(rest) * np.maximum(n - (lo - 1.0), 0.0) / complement
-    lower = use_cdf & (np.asarray(p) < 0.5) & (rest != 0.0)
-    err = err + np.where(lower, first * rtol_hi + second * rtol_lo, 0.0)
-    return np.asarray(np.clip(first - second + err, 0.0, 1.0), dtype=np.float64)
 
 
 #: Relative allowance on a Chernoff exponent ``n KL``: its few roundings (``xlogy``,
@@ -295,7 +275,17 @@ def _deep_log_h(s: FloatArray, g: FloatArray, *, kappa: float, eps: float) -> Fl
     """A Chernoff bound on ``log H`` of
     :func:`~crowdhide.accounting.shuffle._krr_fast.clone_block_h`: with
     ``θ = s/2 + c_g`` and ``A ~ Bin(s, 1/2)``, ``E[(A − θ)_+] <= (s/2) P(A >= ⌊θ⌋)``
-    (θ >= s/2; ⌊θ⌋ rather than ⌊θ⌋ + 1 absorbs θ's rounding); −inf where ⌊θ⌋ > s.
+    (θ >= s/2; ⌊θ⌋ rather than ⌊θ⌋ + 1 absorbs θ's rounding); −inf where ⌊θ⌋ > s."""
+    return _deep_log_h_parts(s, g, kappa=kappa, eps=eps)[0]
+
+
+def _deep_log_h_parts(
+    s: FloatArray, g: FloatArray, *, kappa: float, eps: float
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`_deep_log_h` and the Chernoff exponent of ``P(A >= ⌊θ⌋)`` before its rounding
+    allowance (−inf where ⌊θ⌋ > s): the exponent that
+    :func:`~crowdhide.accounting.shuffle._far_half.far_mask` computes for the same blocks
+    (:func:`_block_h` takes it from here, issue 32).
 
     The tail bounds are computed only where ``⌊θ⌋ <= s`` (issue 32: at large ε0 and small n
     up to 92 % of the heavy blocks of a query have no excess at all, and their Chernoff
@@ -303,19 +293,47 @@ def _deep_log_h(s: FloatArray, g: FloatArray, *, kappa: float, eps: float) -> Fl
     (elementwise steps on a subset)."""
     big = math.exp(eps)
     s_b, g_b = np.broadcast_arrays(np.asarray(s, dtype=np.float64), np.asarray(g, dtype=np.float64))
+    # θ as clone_block_h computes it (the same operations in the same order)
     theta = s_b / 2.0 + g_b * math.expm1(eps) / (2.0 * kappa * (1.0 + big))
     with np.errstate(invalid="ignore", divide="ignore"):
         edge = np.floor(theta)
         # ⌊θ⌋ > s: the tail P(A >= ⌊θ⌋) is empty, its Chernoff exponent and geometric bound −inf
         some = ~(edge > s_b)
         tail = np.full(edge.shape, -np.inf)
+        exponent = np.full(edge.shape, -np.inf)
         s_in, edge_in = s_b[some], edge[some]
-        part = _chernoff_up(_log_tail_vec(s_in, 0.5, edge_in, upper=True))
+        exponent[some] = _log_tail_vec(s_in, 0.5, edge_in, upper=True)
+        part = _chernoff_up(exponent[some])
         # deep tails: their geometric bound where smaller (only there: the rest keep their floats)
         deep = part < math.log(BETAINC_TRUSTED)
         half = np.full(part.shape, 0.5)
         tail[some] = _geometric_min(part, deep, s_in, half, (edge_in, edge_in), deep)
-        return np.asarray(tail + np.log(s * kappa * (1.0 + big) / g) + 1e-9, dtype=np.float64)
+        log_h = np.asarray(tail + np.log(s * kappa * (1.0 + big) / g) + 1e-9, dtype=np.float64)
+        return log_h, exponent
+
+
+def _block_h(
+    s: FloatArray, g: FloatArray, exponent: FloatArray, *, kappa: float, eps: float
+) -> FloatArray:
+    """:func:`~crowdhide.accounting.shuffle._krr_fast.clone_block_h` of 1-D ``s``, ``g`` with
+    the Chernoff exponent of its far rule given (:func:`_deep_log_h_parts`): its steps, the
+    same floats (tests/accounting/test_split_clone_skip.py), without computing the exponent
+    a second time."""
+    # the level _krr_fast's own steps read (a test may set it there)
+    if not far_rule_holds(float(vars(_krr_fast)["BETAINC_TRUSTED"])):
+        return clone_block_h(s, g, kappa=kappa, eps=eps)
+    theta = s / 2.0 + _clone_shift(g, kappa, eps)
+    far = far_exponent(exponent)
+    if not far.any():
+        value = _half_excess_core(s, theta, upper=True)
+    else:  # _krr_fast._half_excess_terms with its far mask
+        value = np.empty(s.shape)
+        value[far] = far_excess(s[far], theta[far], _THETA_RTOL)
+        near = ~far
+        if near.any():
+            value[near] = _half_excess_core(s[near], theta[near], upper=True)
+    excess = np.where(s >= 1.0, np.maximum(value, 0.0), 0.0)  # as excess_half
+    return np.asarray(excess * (2.0 * kappa * (1.0 + math.exp(eps)) / g))
 
 
 def _deep_h(h: FloatArray, s: FloatArray, g: FloatArray, *, kappa: float, eps: float) -> FloatArray:
@@ -389,14 +407,14 @@ def _capped_h(
     """:func:`deep_skipped_h`'s value of each block from its cap (``at = (ε, log_tail)``):
     the cap where the block's mass times it is below the margin, else ``min(h, cap)``."""
     eps, log_tail = at
-    log_cap = _deep_log_h(s, g, kappa=kappa, eps=eps)
+    log_cap, exponent = _deep_log_h_parts(s, g, kappa=kappa, eps=eps)
     cap = np.maximum(np.exp(np.minimum(log_cap, 0.0)), 1e-306)
     # NaN (never expected) compares False: the block is evaluated as before
     deep = log_weight + np.log(cap) <= log_tail - DEEP_MARGIN
     out = np.array(cap, dtype=np.float64)
     rest = ~deep
     if bool(np.any(rest)):
-        h = clone_block_h(s[rest], g[rest], kappa=kappa, eps=eps)
+        h = _block_h(s[rest], g[rest], exponent[rest], kappa=kappa, eps=eps)
         out[rest] = np.where(np.isnan(log_cap[rest]), h, np.minimum(h, cap[rest]))
     return out
 
@@ -544,19 +562,6 @@ def _clone_windows(
     return out
 
 
-def _split_rows(
-    lo: FloatArray, hi: FloatArray, points: FloatArray, columns: int
-) -> tuple[FloatArray, FloatArray]:
-    """:func:`~crowdhide.accounting.shuffle._krr_fast._split` with each row's own number of
-    blocks ``points`` (the same floats), padded to ``columns``: a row's blocks past its own
-    number start past ``hi`` (``points`` blocks of the width span the row), so are empty."""
-    width = np.maximum(np.ceil((hi - lo + 1.0) / points), 1.0)
-    j = np.arange(columns, dtype=np.float64)[None, :]
-    start = lo[:, None] + j * width[:, None]
-    end = np.minimum(start + width[:, None] - 1.0, hi[:, None])
-    return start, end
-
-
 def _exact_log_masses(
     counts: FloatArray,
     rates: tuple[FloatArray, FloatArray],
@@ -584,14 +589,19 @@ def _exact_log_masses(
             (blocks[0][rows], blocks[1][rows]),
             exact[rows],
         )
-    betas = exact & ~short[:, None]
-    if betas.any():
-        s_start, s_end = blocks
+    # only the rows with such blocks (issue 32: elementwise steps, the same floats; edge_tails'
+    # contiguity check looks at live blocks only, so rows without any do not change it)
+    beta_rows = np.flatnonzero(~short & (blocks_per_row > 0))
+    if beta_rows.size:
+        s_start, s_end = blocks[0][beta_rows], blocks[1][beta_rows]
+        betas, c, m, t = exact[beta_rows], counts[beta_rows], mu_c[beta_rows], mu[beta_rows]
         # s = T + I: I's blocks shifted by one (T = 1) and in place (T = 0)
-        mass = mu * _edge_masses(counts, mu_c, s_start, s_end, betas, 1.0)
-        mass = mass + (1.0 - mu) * _edge_masses(counts, mu_c, s_start, s_end, betas, 0.0)
+        mass = t * _edge_masses(c, m, s_start, s_end, betas, 1.0)
+        mass = mass + (1.0 - t) * _edge_masses(c, m, s_start, s_end, betas, 0.0)
         with np.errstate(divide="ignore"):
-            log_mass = np.where(betas, np.log(np.minimum(mass, 1.0)), log_mass)
+            log_mass[beta_rows] = np.where(
+                betas, np.log(np.minimum(mass, 1.0)), log_mass[beta_rows]
+            )
     return log_mass
 
 
@@ -631,7 +641,7 @@ def _build_layouts(n: int, systems: Sequence[_LayoutKey], log_tail: float) -> li
         for system, size, end in zip(systems, sizes, ends, strict=True)
     ]
     used = _used_columns(points, last[:, 0] - first[:, 0] + 1.0, ends - sizes, ends)  # rest: pad
-    s_start, s_end = _split_rows(first[:, 0], last[:, 0], per_row(used)[:, 0], max(used))
+    s_start, s_end = split_rows(first[:, 0], last[:, 0], per_row(used)[:, 0], max(used))
     cc = np.broadcast_to(counts[:, None], s_start.shape)
     live = s_start <= s_end  # the padding past a system's own blocks is empty
     # Blocks certainly light (:func:`_chernoff_light`) keep a Chernoff bound on their mass
