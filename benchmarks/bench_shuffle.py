@@ -362,9 +362,11 @@ TARGET_MS = 100.0
 def _cold_generic_caches() -> None:
     """Empty the generic certificate's caches, so that its row is timed cold (the generic
     row asked the same question and left its values there)."""
+    from crowdhide.accounting import binomial_tails
     from crowdhide.accounting.shuffle import _cell_memo, _krr_fast, _split_clone, variation_ratio
 
     for name, module in (
+        ("window_edges", binomial_tails),
         ("_supremum", variation_ratio),
         ("_top_log_delta", variation_ratio),
         ("_layout", _split_clone),

@@ -89,15 +89,14 @@ def test_a_cap_lowered_by_one_percent_in_the_skipped_blocks_is_caught(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Where the former value was the cap itself (its incomplete betas floor near 1e-300), a
-    skipped block taking 0.99 of its cap falls below it: the first check above fails."""
+    skipped block taking 0.99 of its cap falls below it, while with the cap as it is no block
+    does. Both sides use the plain incomplete betas (``BETAINC_TRUSTED`` = 0): since
+    s23b-underflow untrusted betas take Chernoff bounds that can undercut the floored value,
+    so comparing the current rule with the plain former value would show blocks below it
+    whatever the cap (the test then passed without its patch)."""
     kappa, eps, log_tail = math.tanh(2.0), 0.3 * 4.0, -731.0
     s, g = _near_floor_cases(kappa, eps)
     weight = _weights(s, g, kappa, eps, log_tail)
-    # the former value as the plain incomplete betas give it (floored near 1e-300, so the cap
-    # binds): since s23b-underflow untrusted betas take Chernoff bounds that can undercut it
-    with monkeypatch.context() as plain:
-        plain.setattr(_krr_fast, "BETAINC_TRUSTED", 0.0)
-        former = _former(s, g, kappa, eps)
     original = _split_clone._deep_log_h_parts
 
     def lowered(
@@ -106,8 +105,13 @@ def test_a_cap_lowered_by_one_percent_in_the_skipped_blocks_is_caught(
         log_cap, exponent = original(s, g, kappa=kappa, eps=eps)
         return np.asarray(log_cap + math.log(0.99)), exponent
 
-    monkeypatch.setattr(_split_clone, "_deep_log_h_parts", lowered)
-    got = deep_skipped_h(s, g, weight, kappa=kappa, eps=eps, log_tail=log_tail)
+    with monkeypatch.context() as plain:
+        plain.setattr(_krr_fast, "BETAINC_TRUSTED", 0.0)
+        former = _former(s, g, kappa, eps)
+        kept = deep_skipped_h(s, g, weight, kappa=kappa, eps=eps, log_tail=log_tail)
+        plain.setattr(_split_clone, "_deep_log_h_parts", lowered)
+        got = deep_skipped_h(s, g, weight, kappa=kappa, eps=eps, log_tail=log_tail)
+    assert np.all(kept >= former)
     assert bool(np.any(got < former))
 
 
