@@ -32,6 +32,20 @@ from crowdhide.accounting.shuffle.variation_ratio import VariationRatio
 from tests.accounting.test_shuffle_mechanisms import split_reference_delta
 
 
+def asked_bounds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The generic bounds a query asks for from now on (``generic.shuffle_epsilon`` counted;
+    ``monkeypatch.undo()`` stops counting)."""
+    asked: list[str] = []
+    real = generic.shuffle_epsilon
+
+    def counting(**kw: object) -> object:
+        asked.append(str(kw["bound"]))
+        return real(**kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(generic, "shuffle_epsilon", counting)
+    return asked
+
+
 def _full(eps0: float, n: int, delta: float) -> tuple[float, str]:
     """The mechanism's statements and ``variation_ratio`` solved in full, the best taken."""
     mp = MechanismParams(eps0=eps0, n=n)
@@ -56,14 +70,7 @@ def test_skip_gives_the_full_answer(
     eps0: float, skipped: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     n, delta = 10**6, 1e-6
-    asked: list[str] = []
-    real = generic.shuffle_epsilon
-
-    def counting(**kw: object) -> object:
-        asked.append(str(kw["bound"]))
-        return real(**kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(generic, "shuffle_epsilon", counting)
+    asked = asked_bounds(monkeypatch)
     answer = query.shuffle_epsilon(eps0=eps0, n=n, delta=delta, mechanism="laplace")
     monkeypatch.undo()
     assert ("variation_ratio" not in asked) == skipped

@@ -21,6 +21,7 @@ from crowdhide.accounting.shuffle import mechanisms as mech
 from crowdhide.accounting.shuffle.mechanisms import MECHANISM_REGISTRY, MechanismParams
 from crowdhide.accounting.shuffle.randomizers import MECHANISMS, certificate_cells
 from crowdhide.accounting.statement import PrivacyStatement
+from tests.accounting.test_mechanism_shortcuts import asked_bounds
 from tests.accounting.test_shuffle_mechanisms import split_reference_delta
 
 #: The benchmark's finite-output rows: (mechanism, d, k).
@@ -44,14 +45,7 @@ def test_fmt21_skip_gives_the_full_statement(
 ) -> None:
     d = 16 if name == "oue" else 8
     delta = 1e-300
-    asked: list[str] = []
-    real = generic.shuffle_epsilon
-
-    def counting(**kw: object) -> object:
-        asked.append(str(kw["bound"]))
-        return real(**kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(generic, "shuffle_epsilon", counting)
+    asked = asked_bounds(monkeypatch)
     answer = query.shuffle_epsilon(eps0=eps0, n=n, delta=delta, mechanism=name, d=d)
     monkeypatch.undo()
     assert "feldman2021" not in asked
