@@ -3,6 +3,7 @@ under pytest-xdist the timed tests run on one worker at normal priority (``tests
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Generator
 
 import pytest
@@ -17,6 +18,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # The suite tests what Ctrl-C does (Ray start-up, tls runs, deploy scripts). A runner
+    # started as a background job without job control (`( cmd & )`, nohup) hands every
+    # process SIGINT *ignored*, an ignored signal stays ignored across exec, and Python then
+    # keeps it ignored: those tests would fail for the runner's reason, not the code's.
+    # Python's own handler here means children (xdist workers, spawned CLIs) start with
+    # SIGINT at its default again.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_xdist.XdistPlugin(), "crowdhide-xdist")
 
