@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crowdhide.accounting import binomial_tails
+from crowdhide.accounting import _half_memo, binomial_tails
 from crowdhide.accounting._half_memo import PairMemo, pair_keys
 
 
@@ -86,6 +86,21 @@ def test_the_memo_holds_what_it_evaluated() -> None:
     assert np.array_equal(memo.values(keys[order], fn), (k * 1000.0 + m)[order])
     assert np.array_equal(memo.values(keys[order], fn), (k * 1000.0 + m)[order])
     assert calls == [4]
+
+
+def test_merged_keys_are_those_np_insert_gives() -> None:
+    """The memo's merge (a stable sort of two sorted runs) gives the arrays that inserting
+    the new keys at their ``searchsorted`` places gave, values along; empty sides too."""
+    rng = np.random.default_rng(9)
+    every = rng.permutation(np.unique(rng.integers(0, 1 << 40, 30_000)))
+    for size in (0, 1, 700, 20_000):
+        keys, more = np.sort(every[:size]), np.sort(every[size : size + 5_000])
+        held, values = rng.random(keys.size), rng.random(more.size)
+        at = np.searchsorted(keys, more)
+        got_keys, got_held = _half_memo._merged(keys, held, more, values)
+        assert np.array_equal(got_keys, np.insert(keys, at, more))
+        assert np.array_equal(got_held, np.insert(held, at, values))
+        assert np.array_equal(_half_memo._merged(more, values, keys, held)[1], got_held)
 
 
 @pytest.mark.parametrize("wide", [False, True])

@@ -88,6 +88,29 @@ def test_distinct_pairs_are_the_sorted_distinct_pairs() -> None:
         assert np.array_equal(m_u[place], m.astype(np.float64))
 
 
+def test_the_three_distinct_paths_give_unique_rows() -> None:
+    """The table of codes (a range within ``DENSE_RATIO`` of the elements), the merge of
+    sorted runs (``runs``: the three tails of sorted distinct pairs, as ``_pair_table`` asks)
+    and the packed sort give the same pairs and places as numpy's unique rows."""
+    rng = np.random.default_rng(13)
+    a = np.unique(rng.integers(0, 3000, 4000) * 5000 + rng.integers(1, 4000, 4000))
+    a_u, s_u = a // 5000, a % 5000  # distinct (a*, s) in (a*, s) order, as distinct_pairs
+    tails = (np.concatenate([a_u - 1, a_u, a_u - 1]), np.concatenate([s_u - 1, s_u, s_u]))
+    dense = (rng.integers(0, 40, 30_000), rng.integers(5, 60, 30_000))  # 2,200 codes
+    assert _profile_excess.DENSE_RATIO * 30_000 >= 40 * 55
+    for k, m in (tails, dense):
+        rows, inverse = np.unique(np.stack([k, m], axis=1), axis=0, return_inverse=True)
+        for runs in (False, True):
+            k_u, m_u, place = distinct_pairs(k, m, runs=runs)
+            assert np.array_equal(k_u, rows[:, 0].astype(np.float64))
+            assert np.array_equal(m_u, rows[:, 1].astype(np.float64))
+            assert np.array_equal(place, inverse.ravel())
+    codes = rng.permutation(rng.integers(0, 1 << 40, 5000))  # not runs: still the sorted set
+    keys, place = _profile_excess._merged_distinct(codes)
+    assert np.array_equal(keys[place], codes)
+    assert bool(np.all(np.diff(keys) > 0))
+
+
 def test_a_moved_constant_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """The comparison is sharp: θ's rounding allowance 1 % larger in the batched form only
     moves its floats (so the tests above would fail)."""
