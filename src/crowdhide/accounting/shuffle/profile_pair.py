@@ -632,7 +632,7 @@ def _saddle(key: tuple[float, int, int], cut: int, depth: int | None, epsilon: f
     return mixture_lambda(rest, a, step, top, key[2], depth, epsilon)
 
 
-@functools.lru_cache(maxsize=COMPOSED_CACHED)
+@functools.lru_cache(maxsize=2)  # a search's two tilts; each holds J + 1 vectors (~90 MB at most)
 def _mixture(eps0: float, n: int, rounds: int, lam: float, depth: int) -> FarMixture:
     """The pair's composition as a mixture over its top atom's draws (``depth`` of them
     composed apart), under the tilt λ, cached per argument (docs/proofs/profile-pair.md §13)."""
