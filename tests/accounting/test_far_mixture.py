@@ -184,3 +184,36 @@ def test_the_curve_answers_from_the_mixture_at_or_above_the_reference(
     assert eps_ref <= eps <= eps_ref * (1.0 + 1e-6), (eps, eps_ref)
     assert made
     assert all(m == "mixture" for m in made), made  # never the long composition
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        (1.0, 10_000, 3),
+        pytest.param((4.0, 10**9, 3), marks=pytest.mark.slow),
+        pytest.param((8.0, 10**9, 4), marks=pytest.mark.slow),
+    ],
+)
+def test_a_real_pair_is_composed_from_above(key: tuple[float, int, int]) -> None:
+    """The profile pair itself (its top atom at ε0 + h, its mirror raised), a few rounds,
+    against the exact composition of its grid: never below over ``[0.5, 1.5]·ε*`` under
+    either tilt, its ε within 1e-6 relative above the reference's."""
+    grid, step = pp._composed_grid(*key)
+    rounds = key[2]
+    start, probs = _reference(grid, rounds)
+    rest, top, a = fm.far_split(grid)
+    for delta in (1e-20, 1e-40):
+        depth = fm.mixture_depth(rest, a, rounds, delta)
+        assert depth is not None
+        eps_ref = _epsilon(start, probs, step, delta)
+        for lam in (
+            chernoff_lambda(grid, step, rounds, delta=delta),
+            fm.mixture_lambda(rest, a, step, top, rounds, depth, eps_ref),
+        ):
+            mixture = fm.far_mixture(rest, top, a, step, rounds, lam, depth)
+            for e in np.linspace(0.5 * eps_ref, 1.5 * eps_ref, 41):
+                ref = _log_delta(start, probs, step, float(e))
+                if ref > math.log(1e-290):
+                    assert mixture.log_delta(float(e)) >= ref
+            eps = mixture.epsilon(delta, rounds * top * step)
+            assert eps_ref <= eps <= eps_ref * (1.0 + 1e-6), (eps, eps_ref)
