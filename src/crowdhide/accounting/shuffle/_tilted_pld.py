@@ -69,13 +69,17 @@ class TiltedPld:
     docstring). Holds the composed masses at positive losses in log space (untilted)."""
 
     step: float  #: the loss grid h
-    index: IntArray  #: grid indices (loss ``index · step`` > 0) of the positive masses
+    index: IntArray  #: grid indices of the positive masses (loss ``index · step`` > 0 unless a
+    #: negative ε is read, :mod:`._far_mixture`)
     log_mass: FloatArray  #: log of the untilted composed masses there
     log_scale: float  #: ``R log M``
     lam: float  #: the tilt λ
     error: float  #: ℓ1 bound on the tilted composition's error
     margin: float  #: relative rounding allowance of the masses (tilt, untilt, log sum)
     dropped: float = 0.0  #: ``R a`` (rounded up): the far atoms left out (module docstring)
+    #: the most :meth:`log_delta` returns: ``log`` of the composed PLD's total mass, rounded
+    #: up (0 for a probability; a sub-probability's own in :mod:`._far_mixture`)
+    ceiling: float = 0.0
     #: ``index · step``, once: an ε search reads it ~15 times (up to 10^7 entries)
     loss: FloatArray = field(init=False, repr=False, compare=False)
 
@@ -94,11 +98,14 @@ class TiltedPld:
         return self.log_scale - self.lam * epsilon + math.log(self.error)
 
     def log_delta(self, epsilon: float) -> float:
-        """An upper bound on ``log δ(ε)`` of the exact composed PLD (``ε >= 0``): the
-        composed masses' hockey-stick sum plus :meth:`log_error`, each raised by its
-        rounding allowance; the losses are read at ``ε − 4 (1 + ε) u`` (a loss within ulps
-        of ε counts)."""
-        at = max(epsilon - 4.0 * (1.0 + epsilon) * MACHINE_EPSILON, 0.0)
+        """An upper bound on ``log δ(ε)`` of the exact composed PLD: the composed masses'
+        hockey-stick sum plus :meth:`log_error`, each raised by its rounding allowance, at
+        most :attr:`ceiling`; the losses are read at ``ε − 4 (1 + |ε|) u`` (a loss within
+        ulps of ε counts). A negative ε (:mod:`._far_mixture`) needs the masses at losses
+        ``<= 0`` in :attr:`index` too; for ``ε >= 0`` the losses are read from 0 up."""
+        at = epsilon - 4.0 * (1.0 + abs(epsilon)) * MACHINE_EPSILON
+        if epsilon >= 0.0:  # (the same floats as before negative ε were read)
+            at = max(at, 0.0)
         # the losses above ``at``: a suffix (increasing losses), the same entries in the
         # same order as a mask would select, so the same floats, without two full passes
         first = int(np.searchsorted(self.loss, at, side="right"))
@@ -114,7 +121,7 @@ class TiltedPld:
             np.subtract(terms, top, out=terms)  # the exponents, then their exp, in place
             parts.append(top + math.log(float(np.exp(terms, out=terms).sum())) + 2.0 * relative)
         value = functools.reduce(np.logaddexp, parts, -math.inf)
-        return float(min(value + 4.0 * MACHINE_EPSILON * (abs(value) + 1.0), 0.0))
+        return float(min(value + 4.0 * MACHINE_EPSILON * (abs(value) + 1.0), self.ceiling))
 
     def epsilon(self, delta: float, cap: float) -> float:
         """The smallest ε in ``[0, cap]`` whose :meth:`log_delta` meets ``delta``, from the

@@ -44,6 +44,14 @@ from crowdhide.accounting.composition import PldCurve
 from crowdhide.accounting.logmath import MACHINE_EPSILON, product_up
 from crowdhide.accounting.registry import Registry
 from crowdhide.accounting.roots import safe_root
+from crowdhide.accounting.shuffle._far_mixture import (
+    FarMixture,
+    far_mixture,
+    far_split,
+    mixture_depth,
+    mixture_lambda,
+    spread_ratio,
+)
 from crowdhide.accounting.shuffle._profile_grid import (
     COARSE_EVALUATIONS,
     FINE_LEVELS,
@@ -453,6 +461,12 @@ FREE_SHARE = 0.01
 #: and δ = 1e-10 the atoms whose all-atom composition settled were within 13 times of it,
 #: those where it did not 53-3,333 times beyond).
 FAR_RATIO = 32
+#: The pass with every atom composes the top atom's draws apart (``_far_mixture``,
+#: docs/proofs/profile-pair.md §13) where under its tilt the pair's spread is at least this
+#: many times the pair's without the top atom (one composition is then about that many times
+#: longer than each of the mixture's; measured: at 1-3.3 times the one composition was the
+#: faster, at 9-4,300 times the mixture).
+MIX_SPREAD = 8.0
 #: A tilted answer is settled (its tilt not chosen again, no far atoms left out) when its
 #: error term is below ``e^{_SETTLED} δ`` (it could move ε by about that share of δ only).
 _SETTLED = math.log(1e-4)
@@ -513,13 +527,14 @@ class _TiltedCurve(_QuietCurve):
         """The least of ``found`` and the tilted composition's ε (``cut`` far atoms left
         out), and whether its error term is negligible there (:data:`_SETTLED`)."""
         lam = _lambda(self._key, cut, delta=delta)
-        tilted = _tilted(*self._key, lam, cut)
+        depth = _depth(self._key, lam, cut, delta)
+        tilted = _pass(self._key, lam, cut, depth)
         found = min(found, tilted.epsilon(delta, min(found, self._cap)))
         if tilted.log_error(found) < math.log(delta) + _SETTLED:
             return found, True
-        again = _lambda(self._key, cut, epsilon=found)  # the saddle at the ε found
+        again = _saddle(self._key, cut, depth, found)  # the saddle at the ε found
         if again != lam:
-            tilted = _tilted(*self._key, again, cut)
+            tilted = _pass(self._key, again, cut, depth)
             found = min(found, tilted.epsilon(delta, found))
         return found, tilted.log_error(found) < math.log(delta) + _SETTLED
 
@@ -583,6 +598,47 @@ def _composed_grid(eps0: float, n: int, rounds: int) -> tuple[dict[int, float], 
     grid = _grid_masses(eps0, n, coarse, fine)
     assert grid is not None
     return grid, coarse * PROFILE_STEP
+
+
+def _depth(key: tuple[float, int, int], lam: float, cut: int, delta: float) -> int | None:
+    """How many draws of the top atom a tilted pass composes apart (the mixture,
+    :func:`~crowdhide.accounting.shuffle._far_mixture.mixture_depth` at δ), or None (one
+    tilted composition): only with every atom (``cut`` 0), where under λ the top atom widens
+    the pair's spread :data:`MIX_SPREAD` times."""
+    if cut:
+        return None
+    grid, step = _composed_grid(*key)
+    rest, _, a = far_split(grid)
+    if spread_ratio(grid, rest, step, lam) < MIX_SPREAD:
+        return None
+    return mixture_depth(rest, a, key[2], delta)
+
+
+def _pass(
+    key: tuple[float, int, int], lam: float, cut: int, depth: int | None
+) -> TiltedPld | FarMixture:
+    """A tilted pass's bound under λ: the mixture where ``depth`` is given, else the
+    tilted composition with ``cut`` far atoms left out."""
+    return _tilted(*key, lam, cut) if depth is None else _mixture(*key, lam, depth)
+
+
+def _saddle(key: tuple[float, int, int], cut: int, depth: int | None, epsilon: float) -> float:
+    """The tilt of a second pass at the ε found: the pair's saddle, or for the mixture its
+    dominant term's (:func:`~crowdhide.accounting.shuffle._far_mixture.mixture_lambda`)."""
+    if depth is None:
+        return _lambda(key, cut, epsilon=epsilon)
+    grid, step = _composed_grid(*key)
+    rest, top, a = far_split(grid)
+    return mixture_lambda(rest, a, step, top, key[2], depth, epsilon)
+
+
+@functools.lru_cache(maxsize=2)  # a search's two tilts; each holds J + 1 vectors (~90 MB at most)
+def _mixture(eps0: float, n: int, rounds: int, lam: float, depth: int) -> FarMixture:
+    """The pair's composition as a mixture over its top atom's draws (``depth`` of them
+    composed apart), under the tilt λ, cached per argument (docs/proofs/profile-pair.md §13)."""
+    grid, step = _composed_grid(eps0, n, rounds)
+    rest, top, a = far_split(grid)
+    return far_mixture(rest, top, a, step, rounds, lam, depth)
 
 
 @functools.lru_cache(maxsize=COMPOSED_CACHED)
