@@ -452,10 +452,13 @@ def _supremum(
         _cell_memo.LOGS.nearest(logged, eps),
     )
     at = functools.partial(_refined_cells, raw, level=level)
-    coarse = functools.partial(_coarse_first, n, eps0, log_tail=log_tail)
+    restricted = mu_max < 1.0  # the capped search of a mechanism (§1q)
+    coarse = functools.partial(_coarse_first, n, eps0, log_tail=log_tail, restricted=restricted)
     heap, evaluations = _initial_heap(cells, log_top, (at, raw), coarse, base + COARSE_MARGIN)
     rate = _width_rate(n, eps0, mu_max, eps, log_tail)
-    entries = _refine(heap, at, evaluations, (level, enough), rate, raw.hint)
+    # a split's children tried one tier coarser first (the restricted search only: §1q)
+    first = (raw, base + COARSE_MARGIN, coarse) if restricted else None
+    entries = _refine(heap, at, evaluations, (level, enough), rate, raw.hint, first)
     _cell_memo.LOGS.remember(logged, eps, raw.asked)
     best = max(bottom, max(-entry[0] for entry in entries))
     return best, tuple(sorted(entry[1] for entry in entries)), mu_b
@@ -570,6 +573,14 @@ def _coarse_tries(
 AHEAD = 3
 
 
+#: ``(evaluate, base, worth)`` of :func:`_refine`'s coarser first tries of a split's
+#: children: the raw cell evaluator, the bound at or below which a child is kept there, and
+#: whether a cell is worth the try (:func:`_coarse_first`).
+_CoarseChildren = tuple[
+    Callable[[Sequence[_Request]], list[float]], float, Callable[[tuple[float, float]], bool]
+]
+
+
 def _refine(
     heap: list[_Entry],
     at: _Refined,
@@ -577,6 +588,7 @@ def _refine(
     levels: tuple[float, float],
     rate: float,
     hint: Callable[[Sequence[_Request]], None] | None = None,
+    coarse: _CoarseChildren | None = None,
 ) -> list[_Entry]:
     """The refinement of :func:`_supremum`: the cell with the largest bound (a heap of
     ``(-bound, cell, tier)``) is split into :func:`_children` equal parts in log μ, all
@@ -602,17 +614,69 @@ def _refine(
                     request
                     for other in heapq.nsmallest(AHEAD, heap)
                     if -other[0] > level and other[1][1] - other[1][0] > math.log(MIN_CELL_RATIO)
-                    for request in _next_requests(other, level, rate, evaluations)
+                    for request in _first_requests(other, level, rate, evaluations, coarse)
                 ]
             )
         requests = _next_requests(entry, level, rate, evaluations)
-        starts = [
-            (cell, tier, -entry[0] if cell == entry[1] else math.inf, 0) for cell, tier in requests
-        ]
-        for (cell, _), (value, cell_tier, used) in zip(requests, at(starts), strict=True):
+        for (cell, _), (value, cell_tier, used) in zip(
+            requests, _evaluate_requests(entry, requests, at, coarse), strict=True
+        ):
             evaluations += used
             heapq.heappush(heap, (-value, cell, cell_tier))
     return heap + narrow
+
+
+def _coarser_children(
+    entry: _Entry, requests: Sequence[_Request], coarse: _CoarseChildren
+) -> list[int]:
+    """The requests of :func:`_next_requests` that are children of a split (not the cell
+    itself at the next resolution) with a coarser resolution worth trying first."""
+    worth = coarse[2]
+    return [
+        i
+        for i, (cell, tier) in enumerate(requests)
+        if tier > 0 and cell != entry[1] and worth(cell)
+    ]
+
+
+def _first_requests(
+    entry: _Entry, level: float, rate: float, evaluations: int, coarse: _CoarseChildren | None
+) -> list[_Request]:
+    """What :func:`_refine` evaluates first for ``entry`` (its hint for the cells ahead):
+    :func:`_next_requests`, a split's children one tier coarser where ``coarse`` is given."""
+    requests = _next_requests(entry, level, rate, evaluations)
+    if coarse is None:
+        return requests
+    tried = set(_coarser_children(entry, requests, coarse))
+    return [(cell, tier - 1 if i in tried else tier) for i, (cell, tier) in enumerate(requests)]
+
+
+def _evaluate_requests(
+    entry: _Entry, requests: Sequence[_Request], at: _Refined, coarse: _CoarseChildren | None
+) -> list[tuple[float, int, int]]:
+    """Per request of :func:`_next_requests` for ``entry``: its bound, the resolution it ended
+    at and the evaluations counted (:func:`_refined_cells`). With ``coarse`` a split's
+    children worth it (:func:`_coarse_first`) are first evaluated one tier coarser in one
+    call and kept there where at most ``base`` (the reference, as :func:`_initial_heap` keeps
+    initial cells; every resolution is a valid bound); the others go on as without the try,
+    and each child counts what it would without it, so the budget sees the same counts
+    (docs/proofs/mechanism-certificates.md §1q; issue 32: the children of the piecewise
+    mechanism's top cells at δ = 1e-300 were each a finest-tier layout)."""
+    kept: dict[int, float] = {}
+    if coarse is not None:
+        evaluate, base, _ = coarse
+        tried = _coarser_children(entry, requests, coarse)
+        values = evaluate([(requests[i][0], requests[i][1] - 1) for i in tried]) if tried else []
+        kept = {i: value for i, value in zip(tried, values, strict=True) if value <= base}
+    rest = [i for i in range(len(requests)) if i not in kept]
+    starts = [
+        (cell, tier, -entry[0] if cell == entry[1] else math.inf, 0)
+        for cell, tier in (requests[i] for i in rest)
+    ]
+    done = dict(zip(rest, at(starts), strict=True))
+    return [
+        (kept[i], requests[i][1] - 1, 1) if i in kept else done[i] for i in range(len(requests))
+    ]
 
 
 def _next_requests(entry: _Entry, level: float, rate: float, evaluations: int) -> list[_Request]:
@@ -673,16 +737,26 @@ def _children(value: float, level: float, width: float, rate: float) -> int:
     return min(max(math.ceil(1.25 * cost / room), 2), MAX_CHILDREN)
 
 
-def _coarse_first(n: int, eps0: float, cell: tuple[float, float], *, log_tail: float) -> bool:
+def _coarse_first(
+    n: int, eps0: float, cell: tuple[float, float], *, log_tail: float, restricted: bool = False
+) -> bool:
     """Whether the cell's clone-count window is wider than :data:`CLONE_EXACT` (a Bernstein
     estimate of its width), so the coarser resolutions block it into fewer counts than the
     finer ones (a tier-2 evaluation then costs 4-6 times a tier-1 one and 10-20 times a
     tier-0 one, at n = 1e4-1e6; below that width all cost about the same), and the mean
-    clone count is at most :data:`COARSE_MAX_CLONES`."""
+    clone count is at most :data:`COARSE_MAX_CLONES`. A ``restricted`` search (``mu_max <
+    1``) also tries it beyond that count where the middle resolution is held at its most
+    clone blocks (a block spans a relative change η/L of the count:
+    ``_split_clone._clone_width``), so the tiers cost about their block counts, 1 : 8 : 32
+    (issue 32: n = 1e9 at δ = 1e-300)."""
     c_inf, c_zero = clone_rates(math.exp(cell[0]), eps0)[0], clone_rates(math.exp(cell[1]), eps0)[1]
     p, big_l = min(c_inf + c_zero, 1.0), -log_tail
     half = big_l / 3.0 + math.sqrt(big_l**2 / 9.0 + 2.0 * (n - 1) * p * (1.0 - p) * big_l)
-    return 2.0 * half > CLONE_EXACT and (n - 1) * p <= COARSE_MAX_CLONES
+    if not 2.0 * half > CLONE_EXACT:
+        return False
+    mean, (points, _, eta) = (n - 1) * p, SPLIT_TIERS[1]
+    capped = 2.0 * half * big_l >= points * eta * max(mean - half, 1.0)
+    return mean <= COARSE_MAX_CLONES or (restricted and capped)
 
 
 def _evaluate_cells(
