@@ -597,7 +597,8 @@ def _refine(
     until every cell is at most the level or a budget is spent. Returns the leaves. ``hint``
     (:meth:`~crowdhide.accounting.shuffle._cell_memo.CellMemo.hint`) is told what the next
     :data:`AHEAD` cells above the level would ask for, before each step: it may evaluate
-    them along (the same floats), never changes a value."""
+    them along (the same floats), never changes a value. ``coarse`` (the restricted search):
+    a split's children are tried one tier coarser first (:func:`_evaluate_requests`)."""
     level, enough = levels
     narrow: list[_Entry] = []
     tiers = len(SPLIT_TIERS)
