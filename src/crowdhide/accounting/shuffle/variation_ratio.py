@@ -158,7 +158,8 @@ MIXTURE_ABOVE = 0.9995
 COARSE_MARGIN = 0.0
 #: ... and only where the mean clone count is at most this: beyond, the informative counts'
 #: windows are narrow against the counts, every tier takes a few blocks of them and costs
-#: about the same (n = 1e9, ε0 <= 4: 0.5-0.8x with the coarser first try).
+#: about the same (n = 1e9, ε0 <= 4: 0.5-0.8x with the coarser first try; the restricted
+#: search goes on where the tiers' blocks differ: :func:`_coarse_first`).
 COARSE_MAX_CLONES = 1e6
 #: The initial cells of a start tier stop being tried one tier coarser first
 #: (:func:`_initial_heap`) once fewer than this share of those tried were kept there.
