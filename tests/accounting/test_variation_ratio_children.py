@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from crowdhide.accounting.shuffle import _split_clone, mechanisms
+from crowdhide.accounting.shuffle import _coarse_children, _split_clone, mechanisms
 from crowdhide.accounting.shuffle import variation_ratio as module
 from crowdhide.accounting.shuffle.query import shuffle_epsilon
 from crowdhide.accounting.shuffle.variation_ratio import clone_rates, variation_ratio_log_delta
@@ -34,13 +34,13 @@ def _cap(eps0: float) -> float:
 
 
 def _kept_counter(kept: list[int]) -> Any:
-    """``_evaluate_requests`` counting the children kept one tier coarser."""
-    inner = module._evaluate_requests
+    """``evaluate_requests`` counting the children kept one tier coarser."""
+    inner = _coarse_children.evaluate_requests
 
     def counting(entry: Any, requests: Sequence[Any], at: Any, coarse: Any) -> Any:
         out = inner(entry, requests, at, coarse)
         if coarse is not None:
-            tried = module._coarser_children(entry, requests, coarse)
+            tried = coarse.tried(entry, requests)
             kept.extend(i for i in tried if out[i][1] == requests[i][1] - 1)
         return out
 
@@ -58,7 +58,7 @@ def test_children_kept_coarse_stay_above_the_exact_split_system(
     cap = _cap(eps0)
     kept: list[int] = []
     monkeypatch.setattr(module, "_coarse_first", lambda *a, **k: True)
-    monkeypatch.setattr(module, "_evaluate_requests", _kept_counter(kept))
+    monkeypatch.setattr(_coarse_children, "evaluate_requests", _kept_counter(kept))
     eps = 0.25 * eps0
     worst = max(
         split_system_delta(n, eps0, float(mu), *clone_rates(float(mu), eps0), eps)
@@ -111,11 +111,11 @@ def test_the_piecewise_answer_is_the_one_without_the_try(monkeypatch: pytest.Mon
     monkeypatch.setattr(module, "_supremum", recorded)
     kept: list[int] = []
     with monkeypatch.context() as patch:
-        patch.setattr(module, "_evaluate_requests", _kept_counter(kept))
+        patch.setattr(_coarse_children, "evaluate_requests", _kept_counter(kept))
         with_try, with_values = answer(), list(values)
     assert len(kept) == 2
     with monkeypatch.context() as patch:
-        patch.setattr(module, "_coarser_children", lambda *a: [])
+        patch.setattr(_coarse_children.CoarseChildren, "tried", lambda *a: [])
         without, without_values = answer(), list(values)
     assert with_try == without
     assert with_values == without_values
@@ -136,3 +136,30 @@ def test_the_try_is_only_where_the_middle_tier_is_held_at_its_blocks() -> None:
     assert not module._coarse_first(10**9, 4.0, cell, log_tail=deep, restricted=False)
     points, _, eta = module.SPLIT_TIERS[1]
     assert points * eta > 0.0
+
+
+@pytest.mark.slow
+def test_a_delta_query_is_the_one_without_the_try(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At (ε0, n) = (1, 1e6) and the ε that δ = 1e-300 asks, children are kept coarser above
+    every other leaf; settled at their own tier the δ answer equals the one without the try
+    to the bit (unsettled it was 1.1862e-300 against 1.1254e-300: the settle is needed)."""
+    from crowdhide.accounting.shuffle.query import shuffle_delta
+
+    def delta() -> float:
+        _clear()
+        return shuffle_delta(
+            eps0=1.0, n=10**6, epsilon=0.04310022533109225, mechanism="piecewise"
+        ).delta
+
+    kept: list[int] = []
+    with monkeypatch.context() as patch:
+        patch.setattr(_coarse_children, "evaluate_requests", _kept_counter(kept))
+        settled = delta()
+    assert kept
+    with monkeypatch.context() as patch:
+        patch.setattr(_coarse_children.CoarseChildren, "tried", lambda *a: [])
+        assert settled == delta()
+    with monkeypatch.context() as patch:
+        patch.setattr(_coarse_children.CoarseChildren, "settle", lambda self, e, f: e)
+        assert delta() > settled
+    _clear()

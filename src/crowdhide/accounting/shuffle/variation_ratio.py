@@ -81,7 +81,8 @@ import math
 from collections.abc import Callable, Sequence
 
 from crowdhide.accounting.logmath import kappa_up
-from crowdhide.accounting.shuffle import _cell_memo
+from crowdhide.accounting.shuffle import _cell_memo, _coarse_children
+from crowdhide.accounting.shuffle._coarse_children import CoarseChildren
 from crowdhide.accounting.shuffle._krr_fast import CLONE_EXACT, clone_noise_log_delta
 from crowdhide.accounting.shuffle._split_clone import (
     SplitSystem,
@@ -458,8 +459,10 @@ def _supremum(
     heap, evaluations = _initial_heap(cells, log_top, (at, raw), coarse, base + COARSE_MARGIN)
     rate = _width_rate(n, eps0, mu_max, eps, log_tail)
     # a split's children tried one tier coarser first (the restricted search only: §1q)
-    first = (raw, base + COARSE_MARGIN, coarse) if restricted else None
+    first = CoarseChildren(raw, base + COARSE_MARGIN, coarse) if restricted else None
     entries = _refine(heap, at, evaluations, (level, enough), rate, raw.hint, first)
+    if first is not None:  # a kept child above every other leaf: at its own tier after all
+        entries = first.settle(entries, bottom)
     _cell_memo.LOGS.remember(logged, eps, raw.asked)
     best = max(bottom, max(-entry[0] for entry in entries))
     return best, tuple(sorted(entry[1] for entry in entries)), mu_b
@@ -574,14 +577,6 @@ def _coarse_tries(
 AHEAD = 3
 
 
-#: ``(evaluate, base, worth)`` of :func:`_refine`'s coarser first tries of a split's
-#: children: the raw cell evaluator, the bound at or below which a child is kept there, and
-#: whether a cell is worth the try (:func:`_coarse_first`).
-_CoarseChildren = tuple[
-    Callable[[Sequence[_Request]], list[float]], float, Callable[[tuple[float, float]], bool]
-]
-
-
 def _refine(
     heap: list[_Entry],
     at: _Refined,
@@ -589,7 +584,7 @@ def _refine(
     levels: tuple[float, float],
     rate: float,
     hint: Callable[[Sequence[_Request]], None] | None = None,
-    coarse: _CoarseChildren | None = None,
+    coarse: CoarseChildren | None = None,
 ) -> list[_Entry]:
     """The refinement of :func:`_supremum`: the cell with the largest bound (a heap of
     ``(-bound, cell, tier)``) is split into :func:`_children` equal parts in log μ, all
@@ -599,7 +594,7 @@ def _refine(
     (:meth:`~crowdhide.accounting.shuffle._cell_memo.CellMemo.hint`) is told what the next
     :data:`AHEAD` cells above the level would ask for, before each step: it may evaluate
     them along (the same floats), never changes a value. ``coarse`` (the restricted search):
-    a split's children are tried one tier coarser first (:func:`_evaluate_requests`)."""
+    a split's children are tried one tier coarser first (:mod:`._coarse_children`)."""
     level, enough = levels
     narrow: list[_Entry] = []
     tiers = len(SPLIT_TIERS)
@@ -616,69 +611,25 @@ def _refine(
                     request
                     for other in heapq.nsmallest(AHEAD, heap)
                     if -other[0] > level and other[1][1] - other[1][0] > math.log(MIN_CELL_RATIO)
-                    for request in _first_requests(other, level, rate, evaluations, coarse)
+                    for request in _first_requests(other, (level, rate), evaluations, coarse)
                 ]
             )
         requests = _next_requests(entry, level, rate, evaluations)
         for (cell, _), (value, cell_tier, used) in zip(
-            requests, _evaluate_requests(entry, requests, at, coarse), strict=True
+            requests, _coarse_children.evaluate_requests(entry, requests, at, coarse), strict=True
         ):
             evaluations += used
             heapq.heappush(heap, (-value, cell, cell_tier))
     return heap + narrow
 
 
-def _coarser_children(
-    entry: _Entry, requests: Sequence[_Request], coarse: _CoarseChildren
-) -> list[int]:
-    """The requests of :func:`_next_requests` that are children of a split (not the cell
-    itself at the next resolution) with a coarser resolution worth trying first."""
-    worth = coarse[2]
-    return [
-        i
-        for i, (cell, tier) in enumerate(requests)
-        if tier > 0 and cell != entry[1] and worth(cell)
-    ]
-
-
 def _first_requests(
-    entry: _Entry, level: float, rate: float, evaluations: int, coarse: _CoarseChildren | None
+    entry: _Entry, at: tuple[float, float], evaluations: int, coarse: CoarseChildren | None
 ) -> list[_Request]:
-    """What :func:`_refine` evaluates first for ``entry`` (its hint for the cells ahead):
-    :func:`_next_requests`, a split's children one tier coarser where ``coarse`` is given."""
-    requests = _next_requests(entry, level, rate, evaluations)
-    if coarse is None:
-        return requests
-    tried = set(_coarser_children(entry, requests, coarse))
-    return [(cell, tier - 1 if i in tried else tier) for i, (cell, tier) in enumerate(requests)]
-
-
-def _evaluate_requests(
-    entry: _Entry, requests: Sequence[_Request], at: _Refined, coarse: _CoarseChildren | None
-) -> list[tuple[float, int, int]]:
-    """Per request of :func:`_next_requests` for ``entry``: its bound, the resolution it ended
-    at and the evaluations counted (:func:`_refined_cells`). With ``coarse`` a split's
-    children worth it (:func:`_coarse_first`) are first evaluated one tier coarser in one
-    call and kept there where at most ``base`` (the reference, as :func:`_initial_heap` keeps
-    initial cells; every resolution is a valid bound); the others go on as without the try,
-    and each child counts what it would without it, so the budget sees the same counts
-    (docs/proofs/mechanism-certificates.md §1q; issue 32: the children of the piecewise
-    mechanism's top cells at δ = 1e-300 were each a finest-tier layout)."""
-    kept: dict[int, float] = {}
-    if coarse is not None:
-        evaluate, base, _ = coarse
-        tried = _coarser_children(entry, requests, coarse)
-        values = evaluate([(requests[i][0], requests[i][1] - 1) for i in tried]) if tried else []
-        kept = {i: value for i, value in zip(tried, values, strict=True) if value <= base}
-    rest = [i for i in range(len(requests)) if i not in kept]
-    starts = [
-        (cell, tier, -entry[0] if cell == entry[1] else math.inf, 0)
-        for cell, tier in (requests[i] for i in rest)
-    ]
-    done = dict(zip(rest, at(starts), strict=True))
-    return [
-        (kept[i], requests[i][1] - 1, 1) if i in kept else done[i] for i in range(len(requests))
-    ]
+    """What :func:`_refine` evaluates first for ``entry`` (``at = (level, rate)``; its hint for
+    the cells ahead): :func:`_next_requests`, the tried children one tier coarser."""
+    requests = _next_requests(entry, at[0], at[1], evaluations)
+    return requests if coarse is None else coarse.first(entry, requests)
 
 
 def _next_requests(entry: _Entry, level: float, rate: float, evaluations: int) -> list[_Request]:
