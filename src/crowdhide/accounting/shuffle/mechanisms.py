@@ -259,6 +259,7 @@ from crowdhide.accounting.shuffle._lazy_least import Least as _Least
 from crowdhide.accounting.shuffle._lazy_least import StartedCertificate
 from crowdhide.accounting.shuffle._mechanism_lower import ThirdMean
 from crowdhide.accounting.shuffle._member_curve import MemberCurve
+from crowdhide.accounting.shuffle._reveal_batch import RevealBatch, RevealSystem
 from crowdhide.accounting.shuffle._split_clone import (
     SPLIT_C_POINTS,
     SPLIT_S_POINTS,
@@ -462,19 +463,31 @@ def _reveal_cell_curve(
     Each cell is screened by one report's δ at its largest μ, ``μ_hi δ_RR(ε)`` (the shuffled
     output is a post-processing of the target's report and reports free of it, so that
     bounds every pair of the cell too): where it meets the target, the cell's split system
-    is not evaluated (at ε0 = 8, n = 1e4, δ = 1e-6 about 20 of the 56 cells)."""
+    is not evaluated (at ε0 = 8, n = 1e4, δ = 1e-6 about 20 of the 56 cells). The cells
+    are :func:`_reveal_member`'s floats, evaluated ahead in batches where the curve sweeps
+    them at its answer (:class:`~crowdhide.accounting.shuffle._reveal_batch.RevealBatch`)."""
     kappa = kappa_up(eps0)
     if kappa >= 1.0 or n * math.exp(-eps0) > REVEAL_CELLS_MAX_LOAD:
         return None
     mu_floor, cells = cells_of(eps0)
+    screens: list[Callable[[float, float], float] | None] = [
+        functools.partial(_one_report_screen, mu, eps0) for mu, _, _, _ in cells
+    ]
+    systems: list[RevealSystem] = []
+    for mu, c_inf, w, gamma in cells:
+        system = _reveal_system(mu, c_inf, (w, gamma))  # as _reveal_member takes it
+        if system is None:
+            systems.append(None)
+        else:
+            log_factor, (mu_cond, c_zero) = system
+            systems.append((log_factor, (mu_cond, c_inf, c_zero)))
+    # _reveal_member's floats, the cells the curve sweeps at its answer evaluated in batches
+    batch = RevealBatch(n, kappa, systems, screens)
     members: list[Callable[[float, float], float]] = [
         functools.partial(_one_report_member, mu_floor, eps0)
     ]
-    screens: list[Callable[[float, float], float] | None] = [None]
-    for mu, c_inf, w, gamma in cells:
-        members.append(functools.partial(_reveal_member, n, kappa, mu, c_inf, (w, gamma)))
-        screens.append(functools.partial(_one_report_screen, mu, eps0))
-    return MemberCurve(members, eps0, lower=False, screens=screens)
+    members += [functools.partial(batch.value, i) for i in range(len(cells))]
+    return MemberCurve(members, eps0, lower=False, screens=[None, *screens])
 
 
 def _one_report_screen(mu2: float, eps0: float, eps: float, tail: float = 0.0) -> float:

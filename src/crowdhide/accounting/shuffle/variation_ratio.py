@@ -81,7 +81,8 @@ import math
 from collections.abc import Callable, Sequence
 
 from crowdhide.accounting.logmath import kappa_up
-from crowdhide.accounting.shuffle import _cell_memo
+from crowdhide.accounting.shuffle import _cell_memo, _coarse_children
+from crowdhide.accounting.shuffle._coarse_children import CoarseChildren
 from crowdhide.accounting.shuffle._krr_fast import CLONE_EXACT, clone_noise_log_delta
 from crowdhide.accounting.shuffle._split_clone import (
     SplitSystem,
@@ -158,7 +159,8 @@ MIXTURE_ABOVE = 0.9995
 COARSE_MARGIN = 0.0
 #: ... and only where the mean clone count is at most this: beyond, the informative counts'
 #: windows are narrow against the counts, every tier takes a few blocks of them and costs
-#: about the same (n = 1e9, ε0 <= 4: 0.5-0.8x with the coarser first try).
+#: about the same (n = 1e9, ε0 <= 4: 0.5-0.8x with the coarser first try; the restricted
+#: search goes on where the tiers' blocks differ: :func:`_coarse_first`).
 COARSE_MAX_CLONES = 1e6
 #: The initial cells of a start tier stop being tried one tier coarser first
 #: (:func:`_initial_heap`) once fewer than this share of those tried were kept there.
@@ -452,10 +454,15 @@ def _supremum(
         _cell_memo.LOGS.nearest(logged, eps),
     )
     at = functools.partial(_refined_cells, raw, level=level)
-    coarse = functools.partial(_coarse_first, n, eps0, log_tail=log_tail)
+    restricted = mu_max < 1.0  # the capped search of a mechanism (§1q)
+    coarse = functools.partial(_coarse_first, n, eps0, log_tail=log_tail, restricted=restricted)
     heap, evaluations = _initial_heap(cells, log_top, (at, raw), coarse, base + COARSE_MARGIN)
     rate = _width_rate(n, eps0, mu_max, eps, log_tail)
-    entries = _refine(heap, at, evaluations, (level, enough), rate, raw.hint)
+    # a split's children tried one tier coarser first (the restricted search only: §1q)
+    first = CoarseChildren(raw, base + COARSE_MARGIN, coarse) if restricted else None
+    entries = _refine(heap, at, evaluations, (level, enough), rate, raw.hint, first)
+    if first is not None:  # a kept child above every other leaf: at its own tier after all
+        entries = first.settle(entries, bottom)
     _cell_memo.LOGS.remember(logged, eps, raw.asked)
     best = max(bottom, max(-entry[0] for entry in entries))
     return best, tuple(sorted(entry[1] for entry in entries)), mu_b
@@ -577,6 +584,7 @@ def _refine(
     levels: tuple[float, float],
     rate: float,
     hint: Callable[[Sequence[_Request]], None] | None = None,
+    coarse: CoarseChildren | None = None,
 ) -> list[_Entry]:
     """The refinement of :func:`_supremum`: the cell with the largest bound (a heap of
     ``(-bound, cell, tier)``) is split into :func:`_children` equal parts in log μ, all
@@ -585,7 +593,8 @@ def _refine(
     until every cell is at most the level or a budget is spent. Returns the leaves. ``hint``
     (:meth:`~crowdhide.accounting.shuffle._cell_memo.CellMemo.hint`) is told what the next
     :data:`AHEAD` cells above the level would ask for, before each step: it may evaluate
-    them along (the same floats), never changes a value."""
+    them along (the same floats), never changes a value. ``coarse`` (the restricted search):
+    a split's children are tried one tier coarser first (:mod:`._coarse_children`)."""
     level, enough = levels
     narrow: list[_Entry] = []
     tiers = len(SPLIT_TIERS)
@@ -602,17 +611,25 @@ def _refine(
                     request
                     for other in heapq.nsmallest(AHEAD, heap)
                     if -other[0] > level and other[1][1] - other[1][0] > math.log(MIN_CELL_RATIO)
-                    for request in _next_requests(other, level, rate, evaluations)
+                    for request in _first_requests(other, (level, rate), evaluations, coarse)
                 ]
             )
         requests = _next_requests(entry, level, rate, evaluations)
-        starts = [
-            (cell, tier, -entry[0] if cell == entry[1] else math.inf, 0) for cell, tier in requests
-        ]
-        for (cell, _), (value, cell_tier, used) in zip(requests, at(starts), strict=True):
+        for (cell, _), (value, cell_tier, used) in zip(
+            requests, _coarse_children.evaluate_requests(entry, requests, at, coarse), strict=True
+        ):
             evaluations += used
             heapq.heappush(heap, (-value, cell, cell_tier))
     return heap + narrow
+
+
+def _first_requests(
+    entry: _Entry, at: tuple[float, float], evaluations: int, coarse: CoarseChildren | None
+) -> list[_Request]:
+    """What :func:`_refine` evaluates first for ``entry`` (``at = (level, rate)``; its hint for
+    the cells ahead): :func:`_next_requests`, the tried children one tier coarser."""
+    requests = _next_requests(entry, at[0], at[1], evaluations)
+    return requests if coarse is None else coarse.first(entry, requests)
 
 
 def _next_requests(entry: _Entry, level: float, rate: float, evaluations: int) -> list[_Request]:
@@ -673,16 +690,26 @@ def _children(value: float, level: float, width: float, rate: float) -> int:
     return min(max(math.ceil(1.25 * cost / room), 2), MAX_CHILDREN)
 
 
-def _coarse_first(n: int, eps0: float, cell: tuple[float, float], *, log_tail: float) -> bool:
+def _coarse_first(
+    n: int, eps0: float, cell: tuple[float, float], *, log_tail: float, restricted: bool = False
+) -> bool:
     """Whether the cell's clone-count window is wider than :data:`CLONE_EXACT` (a Bernstein
     estimate of its width), so the coarser resolutions block it into fewer counts than the
     finer ones (a tier-2 evaluation then costs 4-6 times a tier-1 one and 10-20 times a
     tier-0 one, at n = 1e4-1e6; below that width all cost about the same), and the mean
-    clone count is at most :data:`COARSE_MAX_CLONES`."""
+    clone count is at most :data:`COARSE_MAX_CLONES`. A ``restricted`` search (``mu_max <
+    1``) also tries it beyond that count where the middle resolution is held at its most
+    clone blocks (a block spans a relative change η/L of the count:
+    ``_split_clone._clone_width``), so the tiers cost about their block counts, 1 : 8 : 32
+    (issue 32: n = 1e9 at δ = 1e-300)."""
     c_inf, c_zero = clone_rates(math.exp(cell[0]), eps0)[0], clone_rates(math.exp(cell[1]), eps0)[1]
     p, big_l = min(c_inf + c_zero, 1.0), -log_tail
     half = big_l / 3.0 + math.sqrt(big_l**2 / 9.0 + 2.0 * (n - 1) * p * (1.0 - p) * big_l)
-    return 2.0 * half > CLONE_EXACT and (n - 1) * p <= COARSE_MAX_CLONES
+    if not 2.0 * half > CLONE_EXACT:
+        return False
+    mean, (points, _, eta) = (n - 1) * p, SPLIT_TIERS[1]
+    capped = 2.0 * half * big_l >= points * eta * max(mean - half, 1.0)
+    return mean <= COARSE_MAX_CLONES or (restricted and capped)
 
 
 def _evaluate_cells(
