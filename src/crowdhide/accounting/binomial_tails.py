@@ -50,6 +50,7 @@ __all__ = [
     "binom_window",
     "block_masses",
     "contiguous_block_masses",
+    "distinct_ranks",
     "edge_tails",
     "log_chernoff_tail",
     "masses_from_tails",
@@ -520,10 +521,19 @@ def _distinct(key: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.ND
     else:
         order = np.argsort(flat)
         ordered = flat[order]
+    return distinct_ranks(ordered, order)
+
+
+def distinct_ranks(
+    ordered: npt.NDArray[np.int64], order: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """``(distinct keys, each element's rank among them)`` from the keys sorted
+    (``ordered``) and the permutation that sorted them (``order``): a running count of where
+    the sorted keys change."""
     distinct = np.empty(ordered.size, dtype=bool)
     distinct[:1] = True
     np.not_equal(ordered[1:], ordered[:-1], out=distinct[1:])
-    inverse = np.empty(flat.size, dtype=np.int64)
+    inverse = np.empty(ordered.size, dtype=np.int64)
     inverse[order] = np.cumsum(distinct) - 1
     return ordered[distinct], inverse
 

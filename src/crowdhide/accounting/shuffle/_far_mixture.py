@@ -36,11 +36,10 @@ from crowdhide.accounting.composition import repeated_squaring
 from crowdhide.accounting.logmath import MACHINE_EPSILON
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle._tilted_pld import (
-    LAMBDA_STEPS_PER_OCTAVE,
     TiltedPld,
     _convolved,
-    _log_moment,
     _tilted_pmf,
+    log_moments,
 )
 
 __all__ = [
@@ -185,18 +184,12 @@ def spread_ratio(
 
 
 def _term_bounds(
-    rest: dict[int, float], a: float, step: float, far: int, rounds: int, depth: int
+    rest: dict[int, float], a: float, step: float, rounds: int, depth: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(λ grid, log M(λ), log C(R, K) a^K)``: the pieces of the terms' Chernoff bounds
     ``C(R, K) a^K M(λ)^{R−K} e^{−λ (ε − K L)}`` on :func:`~._tilted_pld.chernoff_lambda`'s
     grid (for choosing λ only)."""
-    index = np.fromiter(rest, dtype=np.int64, count=len(rest))
-    log_p = np.log(np.fromiter(rest.values(), dtype=np.float64, count=len(rest)))
-    grid = 2.0 ** (
-        np.arange(-4 * LAMBDA_STEPS_PER_OCTAVE, 20 * LAMBDA_STEPS_PER_OCTAVE + 1)
-        / LAMBDA_STEPS_PER_OCTAVE
-    )
-    moments = np.array([_log_moment(index, log_p, step, float(lam)) for lam in grid])
+    grid, moments = log_moments(rest, step)
     coef = np.array([_log_coefficient(rounds, k, math.log(a)) for k in range(depth + 1)])
     return grid, moments, coef
 
@@ -223,7 +216,7 @@ def mixture_lambda(
     where they are read): the bulk's Chernoff saddle of the term ``K <= J`` with the largest
     Chernoff bound at ε. The whole pair's saddle serves the far draws' count, which the
     mixture takes out exactly, and can leave the bulk untilted where one term decides."""
-    pieces = _term_bounds(rest, a, step, far, rounds, depth)
+    pieces = _term_bounds(rest, a, step, rounds, depth)
     scores, lams = _chernoff_terms(pieces, far * step, rounds, epsilon)
     return float(lams[int(np.argmax(scores))])
 

@@ -132,13 +132,7 @@ def _merged_distinct(code: IntArray) -> tuple[IntArray, IntArray]:
     sort finds the runs and merges them in linear passes (about half the packed sort's time
     on the three tails of the distinct pairs), then the same distinct codes and ranks."""
     order = np.argsort(code, kind="stable")
-    ordered = code[order]
-    distinct = np.empty(ordered.size, dtype=bool)
-    distinct[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=distinct[1:])
-    inverse = np.empty(code.size, dtype=np.int64)
-    inverse[order] = np.cumsum(distinct) - 1
-    return ordered[distinct], inverse
+    return _tails.distinct_ranks(code[order], order)
 
 
 def _pair_table(a_u: FloatArray, s_u: FloatArray) -> tuple[FloatArray, npt.NDArray[np.bool_]]:

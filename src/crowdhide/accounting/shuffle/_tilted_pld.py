@@ -51,7 +51,14 @@ from crowdhide.accounting.logmath import MACHINE_EPSILON
 from crowdhide.accounting.roots import safe_root
 from crowdhide.errors import InvalidParameterError
 
-__all__ = ["TiltedPld", "chernoff_lambda", "split_top", "tilted_composition", "without_top"]
+__all__ = [
+    "TiltedPld",
+    "chernoff_lambda",
+    "log_moments",
+    "split_top",
+    "tilted_composition",
+    "without_top",
+]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -175,6 +182,19 @@ def _log_moment(index: IntArray, log_p: FloatArray, step: float, lam: float) -> 
     return top + math.log(float(np.exp(x - top).sum()))
 
 
+def log_moments(masses: dict[int, float], step: float) -> tuple[FloatArray, FloatArray]:
+    """``(λ grid, log M(λ))``: the tilts :func:`chernoff_lambda` chooses from (``2^{k/8}``,
+    ``2^-4 … 2^20``) and the log moment generating function of ``masses`` at each."""
+    index = np.fromiter(masses, dtype=np.int64, count=len(masses))
+    log_p = np.log(np.fromiter(masses.values(), dtype=np.float64, count=len(masses)))
+    grid = 2.0 ** (
+        np.arange(-4 * LAMBDA_STEPS_PER_OCTAVE, 20 * LAMBDA_STEPS_PER_OCTAVE + 1)
+        / LAMBDA_STEPS_PER_OCTAVE
+    )
+    moments = np.array([_log_moment(index, log_p, step, float(lam)) for lam in grid])
+    return grid, moments
+
+
 def chernoff_lambda(
     masses: dict[int, float],
     step: float,
@@ -187,13 +207,7 @@ def chernoff_lambda(
     saddle ``argmin R log M(λ) − λ ε``; for a δ query the λ of the Rényi conversion
     ``argmin (R log M(λ) + log 1/δ) / λ``. Any λ >= 0 is valid; this only makes the
     error term small where it is read."""
-    index = np.fromiter(masses, dtype=np.int64, count=len(masses))
-    log_p = np.log(np.fromiter(masses.values(), dtype=np.float64, count=len(masses)))
-    grid = 2.0 ** (
-        np.arange(-4 * LAMBDA_STEPS_PER_OCTAVE, 20 * LAMBDA_STEPS_PER_OCTAVE + 1)
-        / LAMBDA_STEPS_PER_OCTAVE
-    )
-    moments = np.array([_log_moment(index, log_p, step, float(lam)) for lam in grid])
+    grid, moments = log_moments(masses, step)
     if epsilon is not None:
         score = rounds * moments - grid * epsilon
     else:
