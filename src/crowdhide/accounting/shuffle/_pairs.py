@@ -223,8 +223,12 @@ class _ThirdValueChunk:
 
     s: FloatArray
     a_rows: RowWindows
+    # The c window's columns where some row has mass, then its last column (where θ is
+    # smallest, so row_log_excess_above finds each row's first needed a column there):
+    # the values of those, the log-pmfs of the former (:func:`_third_value_inner`).
     c_values: FloatArray
     c_log_pmf: FloatArray
+    c_span: tuple[int, int, int]  # (first, end) of the kept columns and the window's width
     log_outside: FloatArray
     # the a rows' suffix sums, kept between the ε of a root search (same floats)
     a_sums: RowSuffixSums
@@ -258,7 +262,8 @@ def _third_value_layout(n: int, k: int, eps0: float, log_tail: float) -> _ThirdV
         c_rows = row_windows(n - s, p_z, log_tail, table)
         outside = row_log_outside(a_rows, s)
         sums = RowSuffixSums(a_rows)
-        chunks.append(_ThirdValueChunk(s, a_rows, c_rows.values, c_rows.log_pmf, outside, sums))
+        values, log_pmf, span = _kept_columns(c_rows)
+        chunks.append(_ThirdValueChunk(s, a_rows, values, log_pmf, span, outside, sums))
         extras.append(c_rows.log_tail)
     c_tail = float(logsumexp(s_win.log_pmf + np.concatenate(extras)))
     rounding = row_log_pmf_error(n, 0.5) + row_log_pmf_error(n, p_z)
@@ -266,6 +271,42 @@ def _third_value_layout(n: int, k: int, eps0: float, log_tail: float) -> _ThirdV
 
 
 _cached_third_value_layout = functools.lru_cache(maxsize=2)(_third_value_layout)
+
+
+def _kept_columns(rows: RowWindows) -> tuple[FloatArray, FloatArray, tuple[int, int, int]]:
+    """The c window's columns that some row has mass in (the window is Bernstein-sized for
+    the largest count and about 1.3-2x wider than the support at δ = 1e-300, n = 1e3), and
+    its last column's values after them (see :class:`_ThirdValueChunk`)."""
+    live = np.flatnonzero(np.isfinite(rows.log_pmf).any(axis=0))
+    width = rows.values.shape[1]
+    first, end = (int(live[0]), int(live[-1]) + 1) if live.size else (0, 0)
+    values = np.concatenate([rows.values[:, first:end], rows.values[:, -1:]], axis=1)
+    return values, np.ascontiguousarray(rows.log_pmf[:, first:end]), (first, end, width)
+
+
+def _third_value_inner(chunk: _ThirdValueChunk, theta: FloatArray) -> FloatArray:
+    """Per s row, ``log Σ_c Bin(c) E[(A − θ_c)_+]`` over the window: the floats of
+    ``rowwise_logsumexp(c_log_pmf + row_log_excess_above(...))`` over the whole c window,
+    computed on its kept columns (issue 32, s31-krr). Each cell's excess depends on the row's
+    first needed a column, the one of its smallest θ: θ falls with c (every operation on
+    the way is monotone), so that is the last column's, which ``theta`` ends with. A
+    dropped column's term is −inf (no mass): it adds exp(−inf) = 0 to the row's sum and
+    nothing to its maximum, so the sum is taken over a zero-filled row of the full width
+    (the same pairwise order, the same floats)."""
+    first, end, width = chunk.c_span
+    rows = chunk.s.size
+    if end == first:
+        return np.full(rows, -np.inf)
+    excess = row_log_excess_above(chunk.a_rows, theta, chunk.s, sums=chunk.a_sums)
+    terms = chunk.c_log_pmf + excess[:, :-1]
+    top = terms.max(axis=1)
+    top = np.where(np.isfinite(top), top, 0.0)
+    np.subtract(terms, top[:, None], out=terms)
+    np.exp(terms, out=terms)
+    scaled = np.zeros((rows, width))
+    scaled[:, first:end] = terms
+    with np.errstate(divide="ignore"):
+        return np.asarray(np.log(scaled.sum(axis=1)) + top, dtype=np.float64)
 
 
 def _third_value_cells(n: int, k: int, eps0: float, log_tail: float) -> int:
@@ -304,9 +345,7 @@ def krr_third_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float
     for chunk in layout.chunks:
         s, cs = chunk.s, chunk.c_values
         theta = (math.expm1(eps) * (n - cs * shrink) / em1 + big * s[:, None]) / (1.0 + big)
-        excess = row_log_excess_above(chunk.a_rows, theta, s, sums=chunk.a_sums)
-        inner = rowwise_logsumexp(chunk.c_log_pmf + excess)
-        parts.append(np.logaddexp(inner, chunk.log_outside))
+        parts.append(np.logaddexp(_third_value_inner(chunk, theta), chunk.log_outside))
     log_parts = np.concatenate(parts)
     scale = math.log(em1) + math.log1p(big) - math.log(n)
     total = float(logsumexp(layout.s_log_pmf + log_parts)) + scale
