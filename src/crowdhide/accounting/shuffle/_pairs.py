@@ -298,15 +298,24 @@ def _third_value_inner(chunk: _ThirdValueChunk, theta: FloatArray) -> FloatArray
     if end == first:
         return np.full(rows, -np.inf)
     excess = row_log_excess_above(chunk.a_rows, theta, chunk.s, sums=chunk.a_sums)
-    terms = chunk.c_log_pmf + excess[:, :-1]
-    top = terms.max(axis=1)
-    top = np.where(np.isfinite(top), top, 0.0)
-    np.subtract(terms, top[:, None], out=terms)
-    np.exp(terms, out=terms)
-    scaled = np.zeros((rows, width))
-    scaled[:, first:end] = terms
-    with np.errstate(divide="ignore"):
-        return np.asarray(np.log(scaled.sum(axis=1)) + top, dtype=np.float64)
+    out = np.empty(rows)
+    step = max(1, _BLOCK_CELLS // width)  # rows at a time, their temporaries in the cache
+    for r in range(0, rows, step):
+        block = slice(r, r + step)
+        terms = chunk.c_log_pmf[block] + excess[block, :-1]
+        top = terms.max(axis=1)
+        top = np.where(np.isfinite(top), top, 0.0)
+        np.subtract(terms, top[:, None], out=terms)
+        np.exp(terms, out=terms)
+        scaled = np.zeros((terms.shape[0], width))
+        scaled[:, first:end] = terms
+        with np.errstate(divide="ignore"):
+            out[block] = np.log(scaled.sum(axis=1)) + top
+    return out
+
+
+#: Cells per block of :func:`_third_value_inner`'s sums (128 kB per temporary).
+_BLOCK_CELLS = 16_384
 
 
 def _third_value_cells(n: int, k: int, eps0: float, log_tail: float) -> int:
@@ -344,7 +353,14 @@ def krr_third_log_delta(n: int, k: int, eps0: float, eps: float, log_tail: float
     parts = []
     for chunk in layout.chunks:
         s, cs = chunk.s, chunk.c_values
-        theta = (math.expm1(eps) * (n - cs * shrink) / em1 + big * s[:, None]) / (1.0 + big)
+        # θ = (expm1(ε) (n − c (1 − 1/e)) / (e − 1) + E s) / (1 + E), each step in place
+        # (the same floats: the same operations in the same order, one matrix)
+        theta = cs * shrink
+        np.subtract(n, theta, out=theta)
+        theta *= math.expm1(eps)
+        theta /= em1
+        theta += big * s[:, None]
+        theta /= 1.0 + big
         parts.append(np.logaddexp(_third_value_inner(chunk, theta), chunk.log_outside))
     log_parts = np.concatenate(parts)
     scale = math.log(em1) + math.log1p(big) - math.log(n)
