@@ -363,17 +363,10 @@ def _cold_generic_caches() -> None:
     """Empty the generic certificate's caches, so that its row is timed cold (the generic
     row asked the same question and left its values there)."""
     from crowdhide.accounting import binomial_tails
-    from crowdhide.accounting.shuffle import (
-        _cell_memo,
-        _far_half,
-        _krr_fast,
-        _split_clone,
-        variation_ratio,
-    )
+    from crowdhide.accounting.shuffle import _cell_memo, _krr_fast, _split_clone, variation_ratio
 
     for name, module in (
         ("window_edges", binomial_tails),
-        ("_BOUND_MEMO", _far_half),
         ("_supremum", variation_ratio),
         ("_top_log_delta", variation_ratio),
         ("_layout", _split_clone),

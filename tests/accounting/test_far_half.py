@@ -102,31 +102,34 @@ def test_the_rule_steps_aside_when_every_tail_is_trusted(monkeypatch: pytest.Mon
     assert not np.array_equal(value, plain_value)  # (the plain betas differ there)
 
 
-def test_memo_of_far_bounds_keeps_the_floats(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The far bounds come from a memo across calls (issue 32, s31-krr): whatever it holds,
-    each element's bound is the one ``trusted_tail`` gives it on its own, bit for bit (a
-    cold memo, a memo warmed by another grid, and the direct path past its packing)."""
+def test_memo_of_far_bounds_keeps_the_floats() -> None:
+    """The far bounds of a root search come from a memo (issue 32, s31-krr): whatever it
+    holds, each element's bound is the one ``trusted_tail`` gives it on its own, bit for bit
+    (a cold memo, a memo warmed by another grid, and the direct path past its packing)."""
     s, theta = _grid()
     far = _far_half.far_mask(s, theta)
     s, theta = s[far], theta[far]
-    edge = np.floor(theta)
-    marks = np.zeros(s.shape)
-    direct = np.abs(0.5 * s) * _far_half.trusted_tail(
-        marks, s - 1.0, 0.5, edge, upper=True
-    ) + 4e-15 * np.abs(theta) * _far_half.trusted_tail(marks, s, 0.5, edge, upper=True)
-    monkeypatch.setattr(_far_half, "_BOUND_MEMO", _far_half.PairMemo(1 << 20))
-    assert np.array_equal(_far_half.far_excess(s, theta, 4e-15), direct)  # cold
-    half = s.size // 2  # warmed by half the grid, asked in another order
-    _far_half.far_excess(s[:half], theta[:half] + 0.5, 4e-15)
+    direct = _far_half.far_excess(s, theta, 4e-15)
+    memo = _far_half.bound_memo()
+    assert np.array_equal(_far_half.far_excess(s, theta, 4e-15, memo=memo), direct)  # cold
+    warm = _far_half.bound_memo()
+    half = s.size // 2  # warmed by half the grid at other thresholds, asked in another order
+    _far_half.far_excess(s[:half], theta[:half] + 0.5, 4e-15, memo=warm)
     order = np.argsort(theta)
-    assert np.array_equal(_far_half.far_excess(s[order], theta[order], 4e-15), direct[order])
-    assert _far_half._BOUND_MEMO.size > 0
+    again = _far_half.far_excess(s[order], theta[order], 4e-15, memo=warm)
+    assert np.array_equal(again, direct[order])
+    assert warm.size > 0
     # beyond the packing (s >= 2^30) the bounds are evaluated directly: the same floats
     s_big = np.full(400, 2.0**31)
     t_big = 2.0**30 + np.linspace(7e5, 9e5, 400) + 0.5
-    e_big = np.floor(t_big)
-    marks = np.zeros(s_big.shape)
-    expected = np.abs(0.5 * s_big) * _far_half.trusted_tail(
-        marks, s_big - 1.0, 0.5, e_big, upper=True
-    ) + 4e-15 * np.abs(t_big) * _far_half.trusted_tail(marks, s_big, 0.5, e_big, upper=True)
-    assert np.array_equal(_far_half.far_excess(s_big, t_big, 4e-15), expected)
+    expected = _far_half.far_excess(s_big, t_big, 4e-15)
+    assert np.array_equal(_far_half.far_excess(s_big, t_big, 4e-15, memo=memo), expected)
+
+
+def test_blanket_with_its_memo_keeps_the_floats() -> None:
+    """krr_blanket's curve keeps a memo over its evaluations: the same floats as without."""
+    args = [(1000, 4, 1.0, eps, -730.78) for eps in (0.75, 0.98, 0.9827, 0.98271, 0.5)]
+    memo = _far_half.bound_memo()
+    with_memo = [_krr_fast.krr_blanket_log_delta(*a, memo=memo) for a in args]
+    assert with_memo == [_krr_fast.krr_blanket_log_delta(*a) for a in args]
+    assert memo.size > 0

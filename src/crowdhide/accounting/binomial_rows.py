@@ -175,7 +175,7 @@ def _block_excess(
     with np.errstate(divide="ignore"):
         np.log(body, out=body)
     body += shift[:, None]
-    return body
+    return np.asarray(body, dtype=np.float64)
 
 
 class RowSuffixSums:

@@ -25,6 +25,7 @@ from crowdhide.accounting.logmath import (
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle import _krr4_small, _krr_fast, _krr_small
 from crowdhide.accounting.shuffle import _pairs as pairs
+from crowdhide.accounting.shuffle._far_half import bound_memo
 from crowdhide.accounting.shuffle.closed_forms import (
     _erlingsson_epsilon,
     _erlingsson_log_delta,
@@ -313,8 +314,10 @@ def _krr_blanket_curve(p: ShuffleParams) -> PrivacyCurve:
         return _fmt23_curve(p)
     # The third-value count is a lower bound on the truth, so on this certificate too: its
     # ε (microseconds, O(1) in n) starts the search a fraction of a per cent below.
+    # The far tails' bounds are kept over the curve's evaluations (the same floats).
+    memo = bound_memo()
     return BracketedCurve(
-        lambda e, t: _krr_fast.krr_blanket_log_delta(n, k, eps0, e, t),
+        lambda e, t: _krr_fast.krr_blanket_log_delta(n, k, eps0, e, t, memo=memo),
         eps0,
         _third_value_floor(eps0, n, k),
     )

@@ -36,6 +36,7 @@ from crowdhide.accounting.binomial_tails import (
 
 __all__ = [
     "FAR_LEVEL",
+    "bound_memo",
     "far_excess",
     "far_exponent",
     "far_mask",
@@ -84,17 +85,21 @@ def far_exponent(exponent: FloatArray) -> npt.NDArray[np.bool_]:
         return np.asarray(bound <= math.log(FAR_LEVEL))
 
 
-def far_excess(s: FloatArray, theta: FloatArray, theta_rtol: float) -> FloatArray:
+def far_excess(
+    s: FloatArray, theta: FloatArray, theta_rtol: float, *, memo: PairMemo | None = None
+) -> FloatArray:
     """The deep bound ``(s/2) T̄₁ + shift · T̄₂`` of ``E[(A − θ)_+]`` with ``shift =
-    theta_rtol |θ|``: the same floats as ``_krr_fast._deep_excess`` gives it (``T̄₁``,
-    ``T̄₂`` from :func:`half_tail_bounds`)."""
+    theta_rtol |θ|``: the same floats as ``_krr_fast._deep_excess`` gives it. With a
+    ``memo`` (:func:`bound_memo`) ``T̄₁`` and ``T̄₂`` come from it: the same floats."""
     a_star = np.floor(theta) + 1.0
-    edge = a_star - 1.0
-    # both tails of an element in one call: T̄₁ at (a* − 1, s − 1), T̄₂ at (a* − 1, s)
-    both = half_tail_bounds(
-        np.concatenate([(s - 1.0).ravel(), s.ravel()]), np.concatenate([edge.ravel()] * 2)
-    )
-    bound, slope = both[: s.size].reshape(s.shape), both[s.size :].reshape(s.shape)
+    if memo is None:
+        marks = np.zeros(a_star.shape)  # 0 asks trusted_tail for the bound of every element
+        bound = trusted_tail(marks, s - 1.0, 0.5, a_star - 1.0, upper=True)
+        slope = trusted_tail(marks, s, 0.5, a_star - 1.0, upper=True)
+    else:  # both tails of an element in one call: T̄₁ at (a* − 1, s − 1), T̄₂ at (a* − 1, s)
+        units = np.concatenate([(s - 1.0).ravel(), s.ravel()])
+        both = half_tail_bounds(units, np.concatenate([(a_star - 1.0).ravel()] * 2), memo)
+        bound, slope = both[: s.size].reshape(s.shape), both[s.size :].reshape(s.shape)
     shift = theta_rtol * np.abs(theta)
     return np.asarray(np.abs(0.5 * s) * bound + shift * slope, dtype=np.float64)
 
@@ -105,24 +110,26 @@ def _tail_bound(k: FloatArray, m: FloatArray) -> FloatArray:
     return trusted_tail(np.zeros(k.shape), m, 0.5, k, upper=True)
 
 
-#: :func:`_tail_bound` per distinct integral ``(k, m)``, across calls: up to 2^20 pairs
-#: (16 MB). A root search evaluates the same blocks at nearby ε, where most thresholds
-#: stay put (issue 32: krr_blanket at k = 4, ε0 = 1, n = 1e3, δ = 1e-300 asks 0.32 M far
-#: elements over its 21 evaluations, 42 k distinct).
-_BOUND_MEMO = PairMemo(1 << 20)
+def bound_memo() -> PairMemo:
+    """A memo for :func:`far_excess` over one root search (issue 32, s31-krr): its
+    evaluations at nearby ε ask the same blocks, whose thresholds mostly stay put
+    (krr_blanket at k = 4, ε0 = 1, n = 1e3, δ = 1e-300: 0.32 M far elements over 21
+    evaluations, 42 k distinct). Kept per search, not across queries: a process-wide memo
+    grew with every query and its searches and merges cost more than they saved."""
+    return PairMemo(1 << 18)
 
 
-def half_tail_bounds(m: FloatArray, k: FloatArray) -> FloatArray:
+def half_tail_bounds(m: FloatArray, k: FloatArray, memo: PairMemo) -> FloatArray:
     """:func:`_tail_bound` of ``(k, m)`` elementwise (1-D), once per distinct integral pair
-    kept across calls (:data:`_BOUND_MEMO`): the same floats, bit for bit, as the bound of
-    each element evaluated on its own (a memo of an elementwise, deterministic function).
-    Pairs outside the memo's packing (``−2 <= k, m < 2^30``, integral) are evaluated
-    directly."""
+    kept in ``memo``: the same floats, bit for bit, as the bound of each element evaluated
+    on its own (a memo of an elementwise, deterministic function). Small arrays and pairs
+    outside the memo's packing (``−2 <= k, m < 2^30``, integral) are evaluated directly."""
     packable = (m >= -2.0) & (m < 2.0**30) & (k >= -2.0) & (k < 2.0**30)
     if m.size < _MEMO_MIN or not bool(np.all(packable & (m == np.floor(m)) & (k == np.floor(k)))):
         return _tail_bound(k, m)
     pairs, place = _distinct(pair_keys(k, m))
-    memo = _BOUND_MEMO if pairs.size <= _BOUND_MEMO.capacity else PairMemo(pairs.size)
+    if pairs.size > memo.capacity:
+        memo = PairMemo(pairs.size)
     return memo.values(pairs, _tail_bound)[place]
 
 

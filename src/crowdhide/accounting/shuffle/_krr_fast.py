@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import gammaln
 
+from crowdhide.accounting._half_memo import PairMemo
 from crowdhide.accounting._pmf_lower import binomial_pmf_lower
 from crowdhide.accounting.binomial_rows import rowwise_logsumexp
 from crowdhide.accounting.binomial_tails import (
@@ -121,7 +122,9 @@ CLONE_EXACT = 256
 LIGHT_MARGIN = 10.0
 
 
-def alpha_pair_h(units: FloatArray, lam: FloatArray, eps: float, *, upper: bool) -> FloatArray:
+def alpha_pair_h(
+    units: FloatArray, lam: FloatArray, eps: float, *, upper: bool, memo: PairMemo | None = None
+) -> FloatArray:
     """``H(λ, s)`` of the module docstring, elementwise, as an upper (``upper=True``) or lower
     bound of the exact value (the rounding error of the tail difference is added/removed).
 
@@ -140,7 +143,7 @@ def alpha_pair_h(units: FloatArray, lam: FloatArray, eps: float, *, upper: bool)
     s_safe = np.where(ok, s, 1.0)
     lam_safe = np.where(ok, lam, 1.0)
     theta = s_safe / 2.0 + s_safe * math.expm1(eps) / (2.0 * lam_safe * (1.0 + big))
-    value = _half_excess_terms(s_safe, theta, upper=upper)
+    value = _half_excess_terms(s_safe, theta, upper=upper, memo=memo)
     scale = 2.0 * lam_safe * (1.0 + big) / s_safe
     out = np.maximum(value, 0.0) * scale
     if not upper:
@@ -162,7 +165,9 @@ def excess_half(units: FloatArray, theta: FloatArray, *, upper: bool) -> FloatAr
     return np.asarray(np.where(s >= 1.0, np.maximum(value, 0.0), 0.0), dtype=np.float64)
 
 
-def _half_excess_terms(s: FloatArray, theta: FloatArray, *, upper: bool) -> FloatArray:
+def _half_excess_terms(
+    s: FloatArray, theta: FloatArray, *, upper: bool, memo: PairMemo | None = None
+) -> FloatArray:
     """``E[(A − θ)_+]`` for ``A ~ Bin(s, 1/2)`` as a difference of two tails, rounded up
     (``upper``) or down by a bound on its error: each tail's (:func:`betainc_error`),
     underflow, and θ's rounding (the excess is 1-Lipschitz in θ with slope ``P(A > θ)``);
@@ -177,7 +182,7 @@ def _half_excess_terms(s: FloatArray, theta: FloatArray, *, upper: bool) -> Floa
     if not far.any():
         return _half_excess_core(s, theta, upper=True)
     out = np.empty(s.shape)
-    out[far] = far_excess(s[far], theta[far], _THETA_RTOL)
+    out[far] = far_excess(s[far], theta[far], _THETA_RTOL, memo=memo)
     near = ~far
     if near.any():
         out[near] = _half_excess_core(s[near], theta[near], upper=True)
@@ -469,6 +474,7 @@ def krr_blanket_log_delta(
     s_points: int = BLANKET_S_POINTS,
     s_eta: float = BLANKET_S_ETA,
     refine: int = BLANKET_REFINE,
+    memo: PairMemo | None = None,
 ) -> float:
     """Upper bound on ``log δ(ε)`` of shuffled k-RR from its privacy blanket, summed exactly
     (blocked: O(c_points · s_points) incomplete-beta calls, independent of n).
@@ -511,19 +517,25 @@ def krr_blanket_log_delta(
     light = np.where(s_start <= s_end, k * (1.0 + em1) / (em1 + k), 0.0)
 
     def h_of(units: FloatArray, start: FloatArray, end: FloatArray) -> FloatArray:
-        return _blanket_h(units, start, end, gamma, em1, eps)
+        return _blanket_h(units, start, end, gamma, em1, eps, memo)
 
     h = on_blocks(heavy_blocks(weight, log_tail), light, h_of, mm, s_start, s_end)
     with np.errstate(divide="ignore"):
         cells = weight + np.log(h)
-    cells = _refine_blanket(cells, m, s_start, s_end, log_w, 2.0 / k, gamma, em1, eps, refine)
+    cells = _refine_blanket(cells, m, s_start, s_end, log_w, 2.0 / k, gamma, em1, eps, refine, memo)
     outside = log_w + log_out + math.log(k * (1.0 + em1) / (em1 + k))
     total = float(np.logaddexp(logsumexp(cells), logsumexp(outside)))
     return float(np.logaddexp(total, c_tail + math.log(2.0)))
 
 
 def _blanket_h(
-    mm: FloatArray, s_start: FloatArray, s_end: FloatArray, gamma: float, em1: float, eps: float
+    mm: FloatArray,
+    s_start: FloatArray,
+    s_end: FloatArray,
+    gamma: float,
+    em1: float,
+    eps: float,
+    memo: PairMemo | None = None,
 ) -> FloatArray:
     """Per s-block of :func:`krr_blanket_log_delta`: an upper bound on its δ share per unit
     of its ``Bin(s; M, 2/k)`` mass — H at (largest λ, fewest units) times the law's factor
@@ -531,7 +543,7 @@ def _blanket_h(
     # λ = (e−1)s/((e−1)s + 2M): no difference of exponentials, a few ulps (covered by the
     # threshold allowance of alpha_pair_h).
     lam = em1 * s_end / (em1 * s_end + 2.0 * mm)
-    h = alpha_pair_h(np.maximum(s_start, 1.0), lam, eps, upper=True)
+    h = alpha_pair_h(np.maximum(s_start, 1.0), lam, eps, upper=True, memo=memo)
     h = np.where((s_start <= s_end) & (s_end >= 1.0), h, 0.0)
     return np.asarray(h * gamma * (2.0 * mm + em1 * s_end) / (2.0 * mm) * (1.0 + 1e-14))
 
@@ -547,6 +559,7 @@ def _refine_blanket(
     em1: float,
     eps: float,
     budget: int,
+    memo: PairMemo | None = None,
 ) -> FloatArray:
     """The log bounds of the blanket's blocks, with the heaviest blocks (those holding all
     but 1e-3 of the total, at most ``budget`` values of s) replaced by exact sums over their
@@ -574,7 +587,7 @@ def _refine_blanket(
     log_pmf = log_pmf + s * math.log(mu2) + (mm - s) * math.log1p(-mu2)
     log_pmf = log_pmf + np.log1p(_pmf_rtol(int(m.max()), min(mu2, 1.0 - mu2)))
     with np.errstate(divide="ignore"):
-        single = log_w[rows][which] + log_pmf + np.log(_blanket_h(mm, s, s, gamma, em1, eps))
+        single = log_w[rows][which] + log_pmf + np.log(_blanket_h(mm, s, s, gamma, em1, eps, memo))
     kept = np.delete(flat, chosen)
     return np.concatenate([kept, single])
 
