@@ -62,12 +62,38 @@ def row_windows(n: FloatArray, p: float, log_tail: float, gammaln_table: FloatAr
     lo = np.floor(n * p) - half
     vals = lo[:, None] + np.arange(width, dtype=np.float64)[None, :]
     inside = (vals >= 0) & (vals <= n[:, None])
-    vi = np.where(inside, vals, 0.0).astype(np.int64)
-    ni = n.astype(np.int64)[:, None]
     if p <= 0.0 or p >= 1.0:
         target = 0.0 if p <= 0.0 else n[:, None]
         log_pmf = np.where(vals == target, 0.0, -np.inf)
         return RowWindows(lo, vals, log_pmf, np.full(n.shape, -np.inf))
+    # a block of rows at a time, its temporaries in the cache (issue 32, s31-krr: the
+    # k-RR third-value layout's windows, 1.7 M cells at n = 1e3, δ = 1e-300): the same floats
+    log_pmf = np.empty(vals.shape)
+    for block in _row_blocks(n.size, width):
+        log_pmf[block] = _window_log_pmf(n[block], p, vals[block], inside[block], gammaln_table)
+    tail = np.logaddexp(
+        _log_tail_vec(n, p, lo - 1.0, upper=False),
+        _log_tail_vec(n, p, lo + width, upper=True),
+    )
+    return RowWindows(lo, vals, log_pmf, tail)
+
+
+def _row_blocks(rows: int, width: int) -> list[slice]:
+    """Blocks of rows of about :data:`_BLOCK_CELLS` cells (at least one row each)."""
+    step = max(1, _BLOCK_CELLS // max(width, 1))
+    return [slice(r, r + step) for r in range(0, rows, step)]
+
+
+def _window_log_pmf(
+    n: FloatArray,
+    p: float,
+    vals: FloatArray,
+    inside: npt.NDArray[np.bool_],
+    gammaln_table: FloatArray,
+) -> FloatArray:
+    """:func:`row_windows`' log-pmfs of a block of rows (−inf outside ``0..n[r]``)."""
+    vi = np.where(inside, vals, 0.0).astype(np.int64)
+    ni = n.astype(np.int64)[:, None]
     log_pmf = (
         gammaln_table[ni + 1]
         - gammaln_table[vi + 1]
@@ -75,12 +101,7 @@ def row_windows(n: FloatArray, p: float, log_tail: float, gammaln_table: FloatAr
         + vals * math.log(p)
         + (n[:, None] - vals) * math.log1p(-p)
     )
-    log_pmf = np.where(inside, log_pmf, -np.inf)
-    tail = np.logaddexp(
-        _log_tail_vec(n, p, lo - 1.0, upper=False),
-        _log_tail_vec(n, p, lo + width, upper=True),
-    )
-    return RowWindows(lo, vals, log_pmf, tail)
+    return np.asarray(np.where(inside, log_pmf, -np.inf), dtype=np.float64)
 
 
 def row_log_pmf_error(largest: float, p: float) -> float:
@@ -110,8 +131,7 @@ def row_log_excess_above(
     # Rows are taken a block at a time, each block's temporaries small enough to stay in
     # the cache (issue 32, s31-krr: a chunk's matrices were 1-3 MB each, and the ~20 passes
     # over them ran at memory speed); each cell's floats are the same in any block.
-    step = max(1, _BLOCK_CELLS // max(theta.shape[1], 1))
-    blocks = [slice(r, r + step) for r in range(0, theta.shape[0], step)]
+    blocks = _row_blocks(theta.shape[0], theta.shape[1])
     first = np.empty(theta.shape[0], dtype=np.int64)
     for block in blocks:  # leftmost column needed per row
         first[block] = _columns(theta[block], rows.lo[block, None], width).min(axis=1)
@@ -198,15 +218,23 @@ class RowSuffixSums:
     def sums(self, first: npt.NDArray[np.int64]) -> tuple[FloatArray, FloatArray, FloatArray]:
         """``(shift, sums from the right, sums of those)``, columns reversed, rows whole."""
         lp = self._log_pmf
+        blocks = _row_blocks(lp.shape[0], lp.shape[1])  # (row by row: the same floats)
         if self._top is None:  # max(log_pmf[r, j:]) for every j: exact, as any max is
-            self._top = np.flip(np.maximum.accumulate(np.flip(lp, axis=1), axis=1), axis=1)
+            top = np.empty(lp.shape)
+            for b in blocks:
+                top[b] = np.flip(np.maximum.accumulate(np.flip(lp[b], axis=1), axis=1), axis=1)
+            self._top = top
         shift = self._top[np.arange(lp.shape[0]), first]
         shift = np.where(np.isfinite(shift), shift, 0.0)
         state = self._state  # replaced whole, never changed in place (threads may share it)
         with np.errstate(over="ignore"):  # only left of ``first``, where no sum is read
             if state is None:
-                sf_rev = np.cumsum(np.flip(np.exp(lp - shift[:, None]), axis=1), axis=1)
-                self._state = (shift, sf_rev, np.cumsum(sf_rev, axis=1))
+                sf_rev, ss_rev = np.empty(lp.shape), np.empty(lp.shape)
+                for b in blocks:
+                    rel = np.exp(lp[b] - shift[b, None])
+                    sf_rev[b] = np.cumsum(np.flip(rel, axis=1), axis=1)
+                    ss_rev[b] = np.cumsum(sf_rev[b], axis=1)
+                self._state = (shift, sf_rev, ss_rev)
                 return self._state
             stale = np.flatnonzero(state[0] != shift)
             if stale.size == 0:
