@@ -522,7 +522,7 @@ def krr_blanket_log_delta(
     h = on_blocks(heavy_blocks(weight, log_tail), light, h_of, mm, s_start, s_end)
     with np.errstate(divide="ignore"):
         cells = weight + np.log(h)
-    cells = _refine_blanket(cells, m, s_start, s_end, log_w, 2.0 / k, gamma, em1, eps, refine, memo)
+    cells = _refine_blanket(cells, m, s_start, s_end, log_w, 2.0 / k, gamma, em1, eps, refine)
     outside = log_w + log_out + math.log(k * (1.0 + em1) / (em1 + k))
     total = float(np.logaddexp(logsumexp(cells), logsumexp(outside)))
     return float(np.logaddexp(total, c_tail + math.log(2.0)))
@@ -559,7 +559,6 @@ def _refine_blanket(
     em1: float,
     eps: float,
     budget: int,
-    memo: PairMemo | None = None,
 ) -> FloatArray:
     """The log bounds of the blanket's blocks, with the heaviest blocks (those holding all
     but 1e-3 of the total, at most ``budget`` values of s) replaced by exact sums over their
@@ -587,7 +586,7 @@ def _refine_blanket(
     log_pmf = log_pmf + s * math.log(mu2) + (mm - s) * math.log1p(-mu2)
     log_pmf = log_pmf + np.log1p(_pmf_rtol(int(m.max()), min(mu2, 1.0 - mu2)))
     with np.errstate(divide="ignore"):
-        single = log_w[rows][which] + log_pmf + np.log(_blanket_h(mm, s, s, gamma, em1, eps, memo))
+        single = log_w[rows][which] + log_pmf + np.log(_blanket_h(mm, s, s, gamma, em1, eps))
     kept = np.delete(flat, chosen)
     return np.concatenate([kept, single])
 
