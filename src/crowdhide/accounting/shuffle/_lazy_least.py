@@ -44,6 +44,7 @@ class Capped(PrivacyCurve):
     def __init__(self, search: BracketedCurve, floor: MemberCurve, eps0: float) -> None:
         self._search, self._floor, self._eps0 = search, floor, eps0
         self._answers: dict[float, float] = {}
+        self._floored: set[float] = set()  # the δ whose first call (the floor's ε) was made
 
     def log_delta(self, epsilon: float) -> float:
         return self._search.log_delta(epsilon)
@@ -59,8 +60,10 @@ class Capped(PrivacyCurve):
         is not used: the search continues from the floor's answer and its refined sums
         are path-dependent (s24-start: piecewise, ε0 = 1, n = 1e9, δ = 1e-300 came out
         1e-4 relative higher when the floor started at a lower bound's ε)."""
-        if self._floor.finished(delta):
+        if delta in self._floored:
             return self.epsilon(delta)
+        # (the floor may be solved already: another member's known floor is its ε)
+        self._floored.add(delta)
         return self.floor_epsilon(delta)
 
     def finished(self, delta: float, start: float = 0.0) -> bool:
@@ -103,7 +106,10 @@ class Least(PrivacyCurve):
                 lazy[i] = member
             else:
                 best = min(best, member.epsilon(delta))
-        lows = dict.fromkeys(lazy, -math.inf)
+        # a member's answer is never below its search's own start (MemberCurve.known_floor:
+        # the one-rate curve starts at the capped search's floor): where the others' least
+        # answer is at most that, it is never probed (s31-pw: one evaluation per query)
+        lows = {i: _known_floor(member, delta, start) for i, member in lazy.items()}
         while lows:
             i = min(lows, key=lows.__getitem__)
             if lows[i] >= best:  # every open member's answer is at least best
@@ -116,6 +122,14 @@ class Least(PrivacyCurve):
 
     def epsilon_upper_hint(self) -> float:
         return min(m.epsilon_upper_hint() for m in self._members)
+
+
+def _known_floor(member: LazyCurve, delta: float, start: float) -> float:
+    """A lower bound on ``member``'s answer for ``(δ, start)`` known without evaluating it:
+    :meth:`MemberCurve.known_floor` where the member has one, else −inf."""
+    if isinstance(member, MemberCurve):
+        return member.known_floor(delta, start)
+    return -math.inf
 
 
 class StartedCertificate(SafeSideCurve):

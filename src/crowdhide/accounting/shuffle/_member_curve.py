@@ -176,10 +176,14 @@ class MemberCurve(PrivacyCurve):
         if not plain:
             return best
         best = self._solve_member(self._members[plain[0]], target, best, self._cliffs[plain[0]])
-        probe = {i: self._lower_value(i, target, best) for i in plain[1:]}
+        at = best
+        probe = {i: self._lower_value(i, target, at) for i in plain[1:]}
         for i in sorted(probe, key=lambda j: -probe[j]):  # stable: ties keep list order
             if probe[i] > target:  # else it passes at a smaller ε: it cannot raise the max
-                best = self._solve_member(self._members[i], target, best, self._cliffs[i])
+                # its value at the probe is the one its search would evaluate there first
+                # (s31-pw: the same float, one evaluation fewer)
+                known = {at: probe[i]}
+                best = self._solve_member(self._members[i], target, best, self._cliffs[i], known)
         return best
 
     def _lower_value(self, i: int, target: float, at: float) -> float:
@@ -210,6 +214,15 @@ class MemberCurve(PrivacyCurve):
             return False
         return min(fn(stop, _solve_tail(target)), 0.0) > target
 
+    def known_floor(self, delta: float, start: float = 0.0) -> float:
+        """A lower bound on :meth:`epsilon_until`'s answers for ``(δ, start)`` that costs no
+        member evaluation: the point its search starts from where a :attr:`start` is set and
+        nothing is solved yet (every answer is at least it), else −inf. Calling it computes
+        :attr:`start` (the capped search's floor, which the search needs first anyway)."""
+        if self.start is None or self._lower or (delta, start) in self._progress:
+            return -math.inf
+        return max(start, self.start(delta), 0.0)
+
     def finished(self, delta: float, start: float = 0.0) -> bool:
         """Whether every member is solved for δ from ``start`` (:meth:`epsilon_until` is
         then the answer)."""
@@ -221,13 +234,18 @@ class MemberCurve(PrivacyCurve):
         target: float,
         best: float,
         cliff: Callable[[], float] | None = None,
+        known: dict[float, float] | None = None,
     ) -> float:
         """The running answer after one member: unchanged if the member meets the target
-        there (one evaluation: the root search returns its lower end), else its root."""
+        there (one evaluation: the root search returns its lower end), else its root.
+        ``known``: values of the member's curve already evaluated (the same floats)."""
         tail = _solve_tail(target)
         xtol = max(1e-13, 1e-10 * self._eps0)
+        held = known or {}
 
         def curve(eps: float) -> float:
+            if eps in held:
+                return held[eps]
             if eps >= self._eps0:  # ε0-DP whatever the member's rounding says
                 return -math.inf
             return min(fn(eps, tail), 0.0)

@@ -76,7 +76,6 @@ from crowdhide.accounting.shuffle._far_half import far_excess, far_exponent, far
 from crowdhide.accounting.shuffle._krr_fast import (
     _ETA,
     _THETA_RTOL,
-    CLONE_EXACT,
     LIGHT_MARGIN,
     FloatArray,
     _clone_shift,
@@ -87,7 +86,8 @@ from crowdhide.accounting.shuffle._krr_fast import (
     heavy_blocks,
     terms_total,
 )
-from crowdhide.accounting.shuffle._layout_columns import padded, split_rows
+from crowdhide.accounting.shuffle._layout_columns import clone_width as _clone_width
+from crowdhide.accounting.shuffle._layout_columns import column_groups, padded, split_rows
 from crowdhide.accounting.shuffle._layout_columns import used_columns as _used_columns
 from crowdhide.errors import InvalidParameterError
 
@@ -453,6 +453,7 @@ _Layout = tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, floa
 #: their largest s, smallest g, joint log mass and log mass, and every block's log term with
 #: the light blocks' bound 2.
 _Heavy = tuple[npt.NDArray[np.bool_], FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]
+_Blocks = tuple[FloatArray, FloatArray, FloatArray]
 #: A layout's arguments after ``n`` and ``log_tail``: ``(μ, c_inf, c_zero, c_points,
 #: s_points, eta)`` (μ raised as :func:`split_clone_log_deltas` raises it).
 _LayoutKey = tuple[float, float, float, int, int, float]
@@ -513,14 +514,6 @@ class _LayoutCache:
 # search three evaluations at one tail level: 64 entries thrashed (4.1 s -> 1.7 s for
 # ε0 = 16.4, n = 1e9, δ = 1e-9 at 128). A full layout is ~0.3 MB.
 _layout = _LayoutCache(256)
-
-
-def _clone_width(lo: int, size: int, *, c_points: int, eta: float, big_l: float) -> int:
-    """Clone-count block width: only as fine as needed (as in the one-rate evaluator): a
-    relative change η/L of the count, or of g, across a block moves log h by about η. Small
-    windows: every count. A block is taken at its smallest count: δ is non-increasing in C."""
-    points = min(c_points, max(math.ceil(size / max(1.0, eta * lo / big_l)), 1))
-    return -(-size // points) if size > max(points, CLONE_EXACT) else 1
 
 
 def _clone_windows(
@@ -641,7 +634,34 @@ def _build_layouts(n: int, systems: Sequence[_LayoutKey], log_tail: float) -> li
         for system, size, end in zip(systems, sizes, ends, strict=True)
     ]
     used = _used_columns(points, last[:, 0] - first[:, 0] + 1.0, ends - sizes, ends)  # rest: pad
-    s_start, s_end = split_rows(first[:, 0], last[:, 0], per_row(used)[:, 0], max(used))
+    row_used = per_row(used)[:, 0]
+    stack = (counts, log_w, mu[:, 0], mu_c[:, 0], rho[:, 0], first[:, 0], last[:, 0], row_used)
+    parts: dict[int, tuple[FloatArray, ...]] = {}
+    for group in column_groups(used, sizes):  # systems padded alike in one stacked call each
+        rows = np.concatenate([np.arange(ends[i] - sizes[i], ends[i]) for i in group])
+        block = _block_stage([x[rows] for x in stack], max(used[i] for i in group), log_tail)
+        for i, at in zip(group, np.cumsum([0] + [sizes[i] for i in group]), strict=False):
+            parts[i] = tuple(x[at : at + sizes[i]] for x in block)
+    log_out = np.logaddexp(
+        _log_tail_vec(counts, mu_c[:, 0], lo[:, 0] - 1.0, upper=False),
+        _log_tail_vec(counts, mu_c[:, 0], hi[:, 0] + 1.0, upper=True),
+    )
+    out = []
+    for i, window in enumerate(windows):
+        rows_i, width = slice(ends[i] - sizes[i], ends[i]), points[i]
+        s_end, g_low, log_mass = parts[i]
+        # past the used columns: an empty block's values (its end the row's last s, g 1, mass 0)
+        ends_s, g_s = padded(s_end, width, last[rows_i]), padded(g_low, width, 1.0)
+        mass_s = padded(log_mass, width, -np.inf)
+        out.append((log_w[rows_i].copy(), ends_s, g_s, mass_s, log_out[rows_i].copy(), window[2]))
+    return out
+
+
+def _block_stage(stack: Sequence[FloatArray], columns: int, log_tail: float) -> _Blocks:
+    """Per s block of stacked rows (:func:`_build_layouts`): largest s, smallest g, log mass."""
+    counts, log_w, mu, mu_c, rho, first, last, used = stack
+    mu, mu_c, rho = mu[:, None], mu_c[:, None], rho[:, None]
+    s_start, s_end = split_rows(first, last, used, columns)
     cc = np.broadcast_to(counts[:, None], s_start.shape)
     live = s_start <= s_end  # the padding past a system's own blocks is empty
     # Blocks certainly light (:func:`_chernoff_light`) keep a Chernoff bound on their mass
@@ -649,23 +669,11 @@ def _build_layouts(n: int, systems: Sequence[_LayoutKey], log_tail: float) -> li
     light, log_bound = _chernoff_light(cc, mu_c, s_start, s_end, log_w, log_tail)
     light &= live
     exact = live & ~light
-    log_mass = _exact_log_masses(cc, (mu, mu_c), (first[:, 0], last[:, 0]), (s_start, s_end), exact)
+    log_mass = _exact_log_masses(cc, (mu, mu_c), (first, last), (s_start, s_end), exact)
     log_mass = _cap_exact(log_mass, log_bound, exact, cc, mu_c, (s_start, s_end))
     log_mass = np.where(light, log_bound, log_mass)
     g_low = np.minimum(g_lower(s_start, cc, rho), g_lower(s_end, cc, rho))
-    g_low = np.where(live, g_low, 1.0)
-    log_out = np.logaddexp(
-        _log_tail_vec(counts, mu_c[:, 0], lo[:, 0] - 1.0, upper=False),
-        _log_tail_vec(counts, mu_c[:, 0], hi[:, 0] + 1.0, upper=True),
-    )
-    out = []
-    for (_, _, c_tail), size, end, width in zip(windows, sizes, ends, points, strict=True):
-        rows = slice(end - size, end)
-        # past the used columns: an empty block's values (its end the row's last s, g 1, mass 0)
-        ends_s, g_s = padded(s_end[rows], width, last[rows]), padded(g_low[rows], width, 1.0)
-        mass_s = padded(log_mass[rows], width, -np.inf)
-        out.append((log_w[rows].copy(), ends_s, g_s, mass_s, log_out[rows].copy(), c_tail))
-    return out
+    return s_end, np.where(live, g_low, 1.0), log_mass
 
 
 #: One split system of :func:`split_clone_log_deltas`: ``(μ, c_inf, c_zero, c_points,
