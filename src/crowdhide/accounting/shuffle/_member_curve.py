@@ -284,15 +284,53 @@ def upper_root(
     if done:
         # the estimate trusts the secant; a blocked member can flatten and bend (log δ of
         # the split systems at ε >= ε0/2), so a point a few tolerances below must fail
-        probe = right * (1.0 - 4.0 * BRACKET_RTOL)
-        if probe <= left or curve(probe) > target:
-            return right
-        right = probe
+        return _down_from(curve, target, left, right)
+    if right < top and right - left <= NARROW * BRACKET_RTOL * right:
+        # steps that ended on a stepped log δ (δ = 1e-300): the bracket is narrow but the
+        # secant's estimates are not to be trusted, nor the interpolation's (section 1t)
+        return _down_from(curve, target, left, right)
     if right >= top and (left >= (1.0 - TOP_GAP) * top or at_floor(curve, target, left, g_left)):
         # nothing passed below ε0 and the failing end is within TOP_GAP of it (the search of
         # that last sliver cost 8-12 evaluations), or a tiny δ's rounding floor: ε0 (valid)
         return top
     return safe_root(curve, target, left, right, xtol=max(xtol, BRACKET_RTOL * right))
+
+
+#: A bracket the secant steps leave (not done) at most this many ``BRACKET_RTOL`` wide is
+#: searched by :func:`_down_from`.
+NARROW = 64.0
+#: Steps :func:`_down_from` takes down from a passing point before it bisects what is left.
+DOWN_STEPS = 6
+
+
+def _down_from(curve: Callable[[float], float], target: float, left: float, right: float) -> float:
+    """A passing point of ``curve`` in ``(left, right]`` (``right`` passing, ``left`` failing:
+    the secant steps' bracket, its root estimated close below ``right``) with a failing
+    point within ``4 BRACKET_RTOL`` of it below (``left`` counts): relative steps down from
+    ``right`` of ``4 BRACKET_RTOL``, doubled while they pass (at most :data:`DOWN_STEPS`),
+    then halvings of the last gap. A first step that fails returns ``right`` after one
+    evaluation, as before; where it passed, the former search of ``[left, step]`` crept
+    along a stepped ``log δ`` (δ = 1e-300) by half its tolerance per evaluation, 8-10 of
+    them (docs/proofs/mechanism-certificates.md, section 1t). Only points that pass by their
+    own value are returned; past the steps, the bracketed search as before."""
+    passing, scale = right, 4.0 * BRACKET_RTOL
+    for step in range(DOWN_STEPS):
+        x = passing * (1.0 - scale)  # the first is the former probe, the same float
+        if x <= left or curve(x) > target:
+            if step == 0:  # a failing point within 4 BRACKET_RTOL below: as before
+                return passing
+            left = max(left, x)
+            break
+        passing, scale = x, 2.0 * scale
+    else:
+        return safe_root(curve, target, left, passing, xtol=BRACKET_RTOL * passing)
+    while passing - left > 4.0 * BRACKET_RTOL * passing:
+        mid = 0.5 * (left + passing)
+        if curve(mid) > target:
+            left = mid
+        else:
+            passing = mid
+    return passing
 
 
 def _fails_near_top(

@@ -713,8 +713,16 @@ def _krr_lower_curve(eps0: float, n: int, k: int) -> PrivacyCurve:
 def _ldp_lower_curve(eps0: float, n: int) -> PrivacyCurve:
     """``ldp_lower``: 3-RR (others on a third value) and binary RR (others on x') are ε0-LDP
     randomizers, so their exact datasets bound the worst case over all ε0-LDP randomizers."""
+
+    def same(e: float) -> float:
+        return _krr_fast.binary_same_lower_log_delta(n, eps0, e)
+
     members: list[Callable[[float], float]] = [
         lambda e: _krr_fast.krr_third_marginal_lower_log_delta(n, 3, eps0, e),
-        lambda e: _krr_fast.binary_same_lower_log_delta(n, eps0, e),
+        same,
     ]
-    return _LowerCurve(members, eps0)
+    # binary RR's is the cheap member (under a millisecond): its root starts the search of
+    # the maximum (issue 32: from ε = 0 the first two evaluations of the 3-RR member sat at
+    # the centre of Bin(s, 1/2), where each incomplete beta costs ~15x one in the tail:
+    # 60-100 ms of a query at n = 1e9; section 1t of docs/proofs/mechanism-certificates.md)
+    return _LowerCurve(members, eps0, floor=same)
