@@ -356,6 +356,16 @@ def _fft_convolve(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> Any
     by repeated squaring: 13 of 17 convolutions at 10^4 rounds)."""
     from scipy import fft, signal
 
+    from crowdhide.accounting import _fft_spectra
+
+    kept = a is not b and _fft_spectra.held(b) and a.ndim == b.ndim == 1 and a.size > 0
+    if kept and a.dtype == b.dtype == np.float64:
+        # a chain's kept base (_fft_spectra): fftconvolve's steps, b's transform at this
+        # length computed once
+        length = a.size + b.size - 1
+        size = fft.next_fast_len(length, True)
+        product = fft.rfftn(a, [size], axes=[0]) * _fft_spectra.spectrum(b, size)
+        return fft.irfftn(product, [size], axes=[0])[:length].copy()
     if a is not b or a.ndim != 1 or a.size == 0 or a.dtype != np.float64:
         return signal.fftconvolve(a, b)
     length = 2 * a.size - 1

@@ -74,8 +74,9 @@ class Resolution(NamedTuple):
 
 #: The bound of s25-comp (docs/proofs/profile-pair.md §7).
 FINE = Resolution(FLOOR_STEPS, _BLOCKS_PER_SD, _MASS_RUNS_PER_SD, _OUTCOMES_PER_SD)
-#: Tried first (§15): 3-6x cheaper, and on the R = 10 row still 17-4.5e5 times the δ
-#: asked wherever FINE proves a skip but one cell (ε0 = 0.5, n = 1e6, δ = 1e-6: 0.86).
+#: Tried first (docs/proofs/profile-pair.md §15): 3-6x cheaper, and on the R = 10 row
+#: still 1.8-4.5e5 times the δ asked wherever FINE proves a skip, but for one cell
+#: (ε0 = 0.5, n = 1e6, δ = 1e-6: 0.86, where FINE follows).
 COARSE = Resolution(200, 1, 8, 16)
 
 
