@@ -40,6 +40,8 @@ __all__ = [
     "MAX_FLOOR_POINTS",
     "Resolution",
     "fmt21_delta_lower",
+    "hockey_lower",
+    "loss_atoms",
     "worth_trying",
 ]
 
@@ -154,6 +156,18 @@ def _loss_atoms(
         )
         masses.append(weight * least * (ends - starts + 1.0) * (1.0 - 4.0 * _U))
     return np.concatenate(losses), np.concatenate(masses)
+
+
+def loss_atoms(n: int, eps0: float, delta: float, res: Resolution) -> tuple[FloatArray, FloatArray]:
+    """One round's (losses rounded down, lower masses) of the pair T at ``res``, its windows
+    deep enough for tails of ``delta`` (any depth is valid)."""
+    return _loss_atoms(n, eps0, _depth(delta), res)
+
+
+def hockey_lower(loss: FloatArray, mass: FloatArray, epsilon: float) -> float:
+    """One round's lower bound on the FMT21 pair's δ at ε from :func:`loss_atoms` (0 where
+    nothing is proven, ε <= 0 included)."""
+    return max(_hockey(loss, mass, epsilon), 0.0) if epsilon > 0.0 else 0.0
 
 
 def _hockey(loss: FloatArray, mass: FloatArray, epsilon: float) -> float:
