@@ -178,7 +178,7 @@ def _fmt21_floor_at(eps0: float, n: int, index: int) -> float:
     return hockey_lower(loss, mass, index * PROFILE_STEP)
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=64)  # as certified_profile: the coarse profile after the fine
 def _fmt21_atoms(eps0: float, n: int) -> tuple[FloatArray, FloatArray]:
     """The one-round floor's atoms (windows to tails of ``FLOOR / 10``), once per (ε0, n)."""
     from crowdhide.accounting.shuffle._fmt21_floor import COARSE, loss_atoms
