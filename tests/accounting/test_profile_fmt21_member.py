@@ -6,6 +6,7 @@ was with the member evaluated everywhere."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -14,6 +15,16 @@ from crowdhide.accounting.shuffle import _profile_batch as pb
 from crowdhide.accounting.shuffle import _profile_grid as pg
 
 CELLS = [(0.5, 1000), (4.0, 10_000), (8.0, 10**6)]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_profiles() -> Iterator[None]:
+    """The profiles these tests build with a member or the floor replaced must not stay in
+    the caches for the tests that follow in the same process."""
+    yield
+    pg.certified_profile.cache_clear()
+    pg._certified_values.cache_clear()
+    pg._member_at.cache_clear()
 
 
 def _profile(eps0: float, n: int) -> tuple[tuple[int, ...], tuple[float, ...]]:
