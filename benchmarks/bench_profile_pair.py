@@ -76,6 +76,8 @@ def _cold() -> None:
         (pp, "_certified_at"),
         (pg, "_certified_values"),
         (pg, "_others_at"),
+        (pg, "_member_at"),
+        (pg, "_fmt21_atoms"),
         (_krr_fast, "_clone_layout"),
         (_split_clone, "_layout"),
         (variation_ratio, "_supremum"),

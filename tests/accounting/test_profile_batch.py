@@ -213,14 +213,15 @@ def test_keeping_bounds_above_the_reference_changes_the_profile(
 
 
 def test_certified_values_after_the_fine_profile_are_the_cold_ones() -> None:
-    # the whole point set's values (the other members per point, _others_at; the
+    # the whole point set's values (the other members per point, _member_at; the
     # variation-ratio member through the point memo) cold and after the fine profile
     eps0, n = 0.5, 1000
     coarse, every, _ = pg._placement(eps0, n)
 
     def cold(points: tuple[int, ...]) -> tuple[float, ...]:
         pg._certified_values.cache_clear()
-        pg._others_at.cache_clear()
+        pg._member_at.cache_clear()
+        pg._fmt21_atoms.cache_clear()
         pb._POINT_MEMO.cache_clear()
         return pg._certified_values(eps0, n, points)
 
@@ -228,4 +229,4 @@ def test_certified_values_after_the_fine_profile_are_the_cold_ones() -> None:
     cold(every)
     pg._certified_values.cache_clear()  # not the set's own cache: the per-point ones
     assert pg._certified_values(eps0, n, coarse) == first
-    assert pg._others_at.cache_info().hits >= len(coarse)
+    assert pg._member_at.cache_info().hits >= len(coarse)

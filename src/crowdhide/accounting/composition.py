@@ -311,10 +311,28 @@ def _compose_pmf(pmf_a: Any, pmf_b: Any, error_a: float, error_b: float) -> tupl
     sparse = isinstance(pmf_a, pld_pmf.SparsePLDPmf) and isinstance(pmf_b, pld_pmf.SparsePLDPmf)
     if sparse and pmf_a.size * pmf_b.size <= _MAX_SPARSE_PRODUCT:
         return pld_pmf.compose_pmfs(pmf_a, pmf_b, _TAIL_MASS_TRUNCATION), bound
-    dense_a = pmf_a.to_dense_pmf()
+    dense_a = _to_dense(pmf_a)
     # a squaring (repeated squaring's base with itself) converts once: the same object
     # twice lets _dense_compose transform it once
-    return _dense_compose(dense_a, dense_a if pmf_b is pmf_a else pmf_b.to_dense_pmf()), bound
+    return _dense_compose(dense_a, dense_a if pmf_b is pmf_a else _to_dense(pmf_b)), bound
+
+
+def _to_dense(pmf: Any) -> Any:
+    """``pmf.to_dense_pmf()``, float for float: a sparse PMF's masses placed by index instead
+    of dp_accounting's Python loop over every index of its range (``dict.get(i, 0)``: 0.18 s
+    of FMT21's 10 rounds at ε0 = 8, n = 1e3); the same offset, array, and other fields."""
+    from dp_accounting.pld import pld_pmf
+
+    masses = getattr(pmf, "_loss_probs", None)
+    if not isinstance(pmf, pld_pmf.SparsePLDPmf) or not masses:
+        return pmf.to_dense_pmf()
+    keys = np.fromiter(masses.keys(), dtype=np.int64, count=len(masses))
+    low = int(keys.min())
+    probs = np.zeros(int(keys.max()) - low + 1)
+    probs[keys - low] = np.fromiter(masses.values(), dtype=np.float64, count=len(masses))
+    return pld_pmf.DensePLDPmf(
+        pmf._discretization, low, probs, pmf._infinity_mass, pmf._pessimistic_estimate
+    )
 
 
 def _dense_compose(pmf_a: Any, pmf_b: Any) -> Any:
@@ -356,6 +374,16 @@ def _fft_convolve(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> Any
     by repeated squaring: 13 of 17 convolutions at 10^4 rounds)."""
     from scipy import fft, signal
 
+    from crowdhide.accounting import _fft_spectra
+
+    kept = a is not b and _fft_spectra.held(b) and a.ndim == b.ndim == 1 and a.size > 0
+    if kept and a.dtype == b.dtype == np.float64:
+        # a chain's kept base (_fft_spectra): fftconvolve's steps, b's transform at this
+        # length computed once
+        length = a.size + b.size - 1
+        size = fft.next_fast_len(length, True)
+        product = fft.rfftn(a, [size], axes=[0]) * _fft_spectra.spectrum(b, size)
+        return fft.irfftn(product, [size], axes=[0])[:length].copy()
     if a is not b or a.ndim != 1 or a.size == 0 or a.dtype != np.float64:
         return signal.fftconvolve(a, b)
     length = 2 * a.size - 1

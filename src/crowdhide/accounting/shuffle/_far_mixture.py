@@ -29,9 +29,11 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 
+from crowdhide.accounting._fft_spectra import spectrum_kept
 from crowdhide.accounting.composition import repeated_squaring
 from crowdhide.accounting.logmath import MACHINE_EPSILON
 from crowdhide.accounting.roots import safe_root
@@ -243,9 +245,10 @@ def far_mixture(
     base = (pmf, error)
     power = repeated_squaring(base, rounds - depth, _convolved)
     chain = [power]
-    for _ in range(depth):  # ν^{*(m+1)} = ν^{*m} * ν: one short convolution per draw
-        power = _convolved(power, base)
-        chain.append(power)
+    with spectrum_kept(cast(Any, pmf)._probs):  # ν's transform once per FFT length
+        for _ in range(depth):  # ν^{*(m+1)} = ν^{*m} * ν: one short convolution per draw
+            power = _convolved(power, base)
+            chain.append(power)
     per_round, log_a = _log_mass_per_round(rest), math.log(a)
     terms = []
     for draws in range(depth + 1):

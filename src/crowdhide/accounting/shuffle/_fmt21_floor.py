@@ -24,6 +24,7 @@ convolves the grid masses by FFT; the ℓ1 error of every convolution is bounded
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -32,7 +33,17 @@ from crowdhide.accounting._pmf_lower import binomial_pmf_lower
 from crowdhide.accounting.composition import fft_relative_error, repeated_squaring
 from crowdhide.accounting.logmath import MACHINE_EPSILON
 
-__all__ = ["FLOOR_STEPS", "MAX_FLOOR_POINTS", "fmt21_delta_lower", "worth_trying"]
+__all__ = [
+    "COARSE",
+    "FINE",
+    "FLOOR_STEPS",
+    "MAX_FLOOR_POINTS",
+    "Resolution",
+    "fmt21_delta_lower",
+    "hockey_lower",
+    "loss_atoms",
+    "worth_trying",
+]
 
 FloatArray = npt.NDArray[np.float64]
 _U = MACHINE_EPSILON / 2.0
@@ -53,6 +64,24 @@ MAX_FLOOR_POINTS = 2**21
 _UPPER_SD = 7.0
 
 
+class Resolution(NamedTuple):
+    """How finely the pair T is laid out. Every choice gives a valid lower bound (the proof
+    holds for any block widths and grid step); finer ones are tighter and slower."""
+
+    floor_steps: int
+    blocks_per_sd: int
+    mass_runs_per_sd: int
+    outcomes_per_sd: int
+
+
+#: The bound of s25-comp (docs/proofs/profile-pair.md §7).
+FINE = Resolution(FLOOR_STEPS, _BLOCKS_PER_SD, _MASS_RUNS_PER_SD, _OUTCOMES_PER_SD)
+#: Tried first (docs/proofs/profile-pair.md §15): 3-6x cheaper, and on the R = 10 row
+#: still 1.8-4.5e5 times the δ asked wherever FINE proves a skip, but for one cell
+#: (ε0 = 0.5, n = 1e6, δ = 1e-6: 0.86, where FINE follows).
+COARSE = Resolution(200, 1, 8, 16)
+
+
 def _depth(delta: float) -> float:
     """Standard deviations a window must reach for tails of mass ``delta`` (Gaussian
     scale, with room: the window only decides tightness, never validity)."""
@@ -65,7 +94,7 @@ def _blocked(lo: int, hi: int, width: int) -> tuple[npt.NDArray[np.int64], npt.N
     return starts, np.minimum(starts + width - 1, hi)
 
 
-def _levels(n: int, eps0: float, depth: float) -> tuple[FloatArray, FloatArray]:
+def _levels(n: int, eps0: float, depth: float, res: Resolution) -> tuple[FloatArray, FloatArray]:
     """Block ends ``c_j`` and lower bounds on ``P(c_{j−1} < C <= c_j)`` (the first block
     from the window's start), ``C ~ Bin(n − 1, e^{−ε0})``: a block's mass is at least its
     size times the smaller of its end points' (the binomial pmf is log-concave, so its least
@@ -77,13 +106,14 @@ def _levels(n: int, eps0: float, depth: float) -> tuple[FloatArray, FloatArray]:
     hi = min(n - 1, math.ceil(mean + _UPPER_SD * sd) + 1)
     # masses on fine runs (a run's least end value is close to its every value), summed
     # into the coarser levels
-    starts, ends = _blocked(lo, hi, max(1, int(sd / _MASS_RUNS_PER_SD)))
+    run = max(1, int(sd / res.mass_runs_per_sd))
+    starts, ends = _blocked(lo, hi, run)
     least = np.minimum(
         binomial_pmf_lower(float(n - 1), beta, starts.astype(np.float64)),
         binomial_pmf_lower(float(n - 1), beta, ends.astype(np.float64)),
     )
     runs = least * (ends - starts + 1)
-    per_level = max(1, int(sd / _BLOCKS_PER_SD) // max(1, int(sd / _MASS_RUNS_PER_SD)))
+    per_level = max(1, int(sd / res.blocks_per_sd) // run)
     first = np.arange(0, runs.size, per_level)
     last = np.minimum(first + per_level, runs.size) - 1
     # sums of non-negative floats: relative rounding below (terms + 2) u, taken off
@@ -98,9 +128,11 @@ def _outcome_masses(m: float, a: FloatArray, alpha: float, other: float) -> Floa
     return binomial_pmf_lower(m, 0.5, a) * (2.0 / m) * num * (1.0 - 32.0 * _U)
 
 
-def _loss_atoms(n: int, eps0: float, depth: float) -> tuple[FloatArray, FloatArray]:
+def _loss_atoms(
+    n: int, eps0: float, depth: float, res: Resolution
+) -> tuple[FloatArray, FloatArray]:
     """(losses rounded down, lower masses) of the pair T under P. Outcomes ``a`` are taken
-    in blocks of about σ_A / :data:`_OUTCOMES_PER_SD`: the loss rises with ``a`` (α > 1/2),
+    in blocks of about σ_A / ``res.outcomes_per_sd``: the loss rises with ``a`` (α > 1/2),
     so a block's least loss is its first one's, and ``P_c`` is log-concave in ``a`` (a
     binomial times a positive linear factor), so a block's mass is at least its size times
     the smaller end value."""
@@ -108,11 +140,11 @@ def _loss_atoms(n: int, eps0: float, depth: float) -> tuple[FloatArray, FloatArr
     alpha, other = 1.0 / (1.0 + math.exp(-eps0)), 1.0 / (1.0 + math.exp(eps0))
     losses: list[FloatArray] = []
     masses: list[FloatArray] = []
-    for c, weight in zip(*_levels(n, eps0, depth), strict=True):
+    for c, weight in zip(*_levels(n, eps0, depth, res), strict=True):
         m = c + 1.0
         half = depth * math.sqrt(m) / 2.0
         lo, hi = max(0, math.floor(m / 2 - half)), min(int(m), math.ceil(m / 2 + half))
-        width = max(1, int(math.sqrt(m) / 2.0 / _OUTCOMES_PER_SD))
+        width = max(1, int(math.sqrt(m) / 2.0 / res.outcomes_per_sd))
         starts, ends = (x.astype(np.float64) for x in _blocked(lo, hi, width))
         num = alpha * starts + other * (m - starts)
         den = other * starts + alpha * (m - starts)
@@ -124,6 +156,18 @@ def _loss_atoms(n: int, eps0: float, depth: float) -> tuple[FloatArray, FloatArr
         )
         masses.append(weight * least * (ends - starts + 1.0) * (1.0 - 4.0 * _U))
     return np.concatenate(losses), np.concatenate(masses)
+
+
+def loss_atoms(n: int, eps0: float, delta: float, res: Resolution) -> tuple[FloatArray, FloatArray]:
+    """One round's (losses rounded down, lower masses) of the pair T at ``res``, its windows
+    deep enough for tails of ``delta`` (any depth is valid)."""
+    return _loss_atoms(n, eps0, _depth(delta), res)
+
+
+def hockey_lower(loss: FloatArray, mass: FloatArray, epsilon: float) -> float:
+    """One round's lower bound on the FMT21 pair's δ at ε from :func:`loss_atoms` (0 where
+    nothing is proven, ε <= 0 included)."""
+    return max(_hockey(loss, mass, epsilon), 0.0) if epsilon > 0.0 else 0.0
 
 
 def _hockey(loss: FloatArray, mass: FloatArray, epsilon: float) -> float:
@@ -152,19 +196,21 @@ def worth_trying(*, eps0: float, n: int, rounds: int, delta: float, log_tail: fl
     return 2.0 * half + 1.0 <= _ROW_WIDTH
 
 
-def fmt21_delta_lower(*, eps0: float, n: int, rounds: int, epsilon: float, delta: float) -> float:
+def fmt21_delta_lower(
+    *, eps0: float, n: int, rounds: int, epsilon: float, delta: float, res: Resolution = FINE
+) -> float:
     """A lower bound on ``H_{e^ε}`` of ``rounds`` composed FMT21 clone pairs (module
-    docstring); ``delta`` (the δ the caller compares with) only sets how deep the windows
-    reach. 0 when nothing is proven (ε <= 0)."""
+    docstring), laid out at ``res``; ``delta`` (the δ the caller compares with) only sets
+    how deep the windows reach. 0 when nothing is proven (ε <= 0)."""
     if not epsilon > 0.0:
         return 0.0
     depth = _depth(delta / max(rounds, 1))
     if rounds == 1:
-        loss, mass = _loss_atoms(n, eps0, depth)
+        loss, mass = _loss_atoms(n, eps0, depth, res)
         return max(_hockey(loss, mass, epsilon), 0.0)
-    step = epsilon / (FLOOR_STEPS * rounds)
+    step = epsilon / (res.floor_steps * rounds)
     reach = 2.0 * epsilon
-    loss, mass = _loss_atoms(n, eps0, depth)
+    loss, mass = _loss_atoms(n, eps0, depth, res)
     keep = loss >= -reach  # dropping P-mass: a sub-measure, δ only lower
     index = np.floor(np.minimum(loss[keep], reach) / step).astype(np.int64)
     if not index.size:

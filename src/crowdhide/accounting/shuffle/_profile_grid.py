@@ -122,33 +122,68 @@ def _certified_values(eps0: float, n: int, indices: tuple[int, ...]) -> tuple[fl
 
     eps = [i * PROFILE_STEP for i in indices]
     certificate = _certificate(eps0, n)
-    out = [_others_at(eps0, n, i) for i in indices]
     if "variation_ratio" not in certificate.members:
-        return tuple(out)
+        return tuple(_others_at(eps0, n, i) for i in indices)
     # SafeSideCurve: read at ε − loss_allowance (δ = 0 from ε0 on), δ times 1 + margin
     at = np.maximum(np.asarray(eps) - loss_allowance(eps0), 0.0)
     log_delta = variation_ratio_log_deltas(n, eps0, at, -_WINDOW_LEVEL)
+    out = []
     for j, (e, value) in enumerate(zip(eps, log_delta.tolist(), strict=True)):
         if e < eps0 and at[j] < eps0:
             vr = min(math.exp(min(value, 0.0)) * (1.0 + _ROUNDING_MARGIN), 1.0)
-            out[j] = min(out[j], vr)
+            # the other members' least, min with vr: the float min(others, vr) was (§15b)
+            out.append(min(_others_at(eps0, n, indices[j], below=vr), vr))
         else:
-            out[j] = 0.0
+            out.append(0.0)
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=4096)
-def _others_at(eps0: float, n: int, index: int) -> float:
+def _others_at(eps0: float, n: int, index: int, below: float = math.inf) -> float:
     """The least of 1 and the certificate's members other than variation_ratio at
     ``index · PROFILE_STEP``, each summed to the tails of :data:`_LOG_LEVEL` (one window
-    level per point: no widening). A function of the point alone, cached per point: the
-    coarse profile's points are among the fine one's (0.02-0.1 s per profile)."""
+    level per point: no widening); or, where a proven lower bound on the ``feldman2021``
+    member is above ``min(below, the others)``, the least without that member: then
+    ``min(value, below)`` is the float it is with the member (the caller's ``below``: the
+    variation-ratio value; docs/proofs/profile-pair.md §15b). Each member's value is
+    cached per point: the coarse profile's points are among the fine one's."""
+    names = [name for name in _certificate(eps0, n)._members if name != "variation_ratio"]
+    rest = min([1.0, *(_member_at(eps0, n, index, name) for name in names if name != FMT21)])
+    if FMT21 not in names or _fmt21_floor_at(eps0, n, index) > min(below, rest):
+        return rest
+    return min(rest, _member_at(eps0, n, index, FMT21))
+
+
+#: The member whose proven lower bound may spare its evaluation (:func:`_others_at`).
+FMT21 = "feldman2021"
+
+
+@functools.lru_cache(maxsize=4096)
+def _member_at(eps0: float, n: int, index: int, name: str) -> float:
+    """One member's δ at ``index · PROFILE_STEP``, summed to the tails of :data:`_LOG_LEVEL`."""
     from crowdhide.accounting.shuffle.curves import _summed_like_epsilon_at
 
-    certificate = _certificate(eps0, n)
-    others = [c for name, c in certificate._members.items() if name != "variation_ratio"]
+    curve = _certificate(eps0, n)._members[name]
     with _summed_like_epsilon_at(_LOG_LEVEL):
-        return min([1.0, *(_member_delta(c, index * PROFILE_STEP) for c in others)])
+        return _member_delta(curve, index * PROFILE_STEP)
+
+
+def _fmt21_floor_at(eps0: float, n: int, index: int) -> float:
+    """A proven lower bound on the FMT21 clone pair's δ at ``index · PROFILE_STEP`` (one
+    round, :mod:`._fmt21_floor` at its coarse layout), hence on the ``feldman2021`` member
+    (an upper bound on that pair's δ): 4-18 ms for all points of a profile against 19-145
+    ms for the member's 22 evaluations."""
+    from crowdhide.accounting.shuffle._fmt21_floor import hockey_lower
+
+    loss, mass = _fmt21_atoms(eps0, n)
+    return hockey_lower(loss, mass, index * PROFILE_STEP)
+
+
+@functools.lru_cache(maxsize=64)  # as certified_profile: the coarse profile after the fine
+def _fmt21_atoms(eps0: float, n: int) -> tuple[FloatArray, FloatArray]:
+    """The one-round floor's atoms (windows to tails of ``FLOOR / 10``), once per (ε0, n)."""
+    from crowdhide.accounting.shuffle._fmt21_floor import COARSE, loss_atoms
+
+    return loss_atoms(n, eps0, FLOOR / 10.0, COARSE)
 
 
 def _member_delta(curve: PrivacyCurve, eps: float) -> float:

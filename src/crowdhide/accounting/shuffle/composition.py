@@ -695,7 +695,12 @@ def _fmt21_loses(other: PrivacyStatement, params: ComposedShuffleParams, delta: 
     reported one (a pessimistic PLD's, or the cap R·ε0 above it), is larger. Only below the
     cap: there FMT21 could tie, and a tie names FMT21."""
     from crowdhide.accounting.shuffle import profile_pair as profile
-    from crowdhide.accounting.shuffle._fmt21_floor import fmt21_delta_lower, worth_trying
+    from crowdhide.accounting.shuffle._fmt21_floor import (
+        COARSE,
+        FINE,
+        fmt21_delta_lower,
+        worth_trying,
+    )
 
     eps = other.epsilon
     if profile.capped(other, params) or eps is None or not 0.0 < eps < math.inf:
@@ -703,7 +708,12 @@ def _fmt21_loses(other: PrivacyStatement, params: ComposedShuffleParams, delta: 
     e0, n, rounds = params.eps0, params.n, params.rounds
     if not worth_trying(eps0=e0, n=n, rounds=rounds, delta=delta, log_tail=params.log_tail):
         return False
-    return fmt21_delta_lower(eps0=e0, n=n, rounds=rounds, epsilon=eps, delta=delta) > delta
+    # the coarse layout first (3-6x cheaper, and enough nearly everywhere); each is a proven
+    # lower bound, so either proving the skip gives the same answer (profile-pair.md §15)
+    return any(
+        fmt21_delta_lower(eps0=e0, n=n, rounds=rounds, epsilon=eps, delta=delta, res=res) > delta
+        for res in (COARSE, FINE)
+    )
 
 
 def composed_shuffle_epsilon(
