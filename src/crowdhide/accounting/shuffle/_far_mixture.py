@@ -36,12 +36,12 @@ import numpy as np
 from crowdhide.accounting._fft_spectra import spectrum_kept
 from crowdhide.accounting.composition import repeated_squaring
 from crowdhide.accounting.logmath import MACHINE_EPSILON
-from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle._tilted_pld import (
     TiltedPld,
     _convolved,
     _tilted_pmf,
     log_moments,
+    probed_root,
 )
 
 __all__ = [
@@ -93,13 +93,27 @@ class FarMixture:
         ]
         return float(functools.reduce(np.logaddexp, parts, -math.inf))
 
-    def epsilon(self, delta: float, cap: float) -> float:
+    def epsilon(self, delta: float, cap: float, *, near: bool = False) -> float:
         """The smallest ε in ``[0, cap]`` whose :meth:`log_delta` meets ``delta``, from the
         safe side; ``cap`` when none below it does (as :meth:`TiltedPld.epsilon`)."""
+        guess = None if near else self.chernoff_epsilon(delta)
+        slope = self.terms[0].lam if self.terms else None
         target = math.log(delta)
-        if self.log_delta(cap) > target:
-            return cap
-        return safe_root(self.log_delta, target, 0.0, cap, xtol=1e-9 * max(cap, 1.0))
+        return probed_root(self.log_delta, target, cap, guess=guess, slope=slope, near=near)
+
+    def chernoff_epsilon(self, delta: float) -> float | None:
+        """A start for the search (never an answer): the least ε at which every term's
+        Chernoff bound ``C(R, K) a^K M^{R−K} e^{−λ (ε − K L)}``, or its ceiling where that
+        is lower, is within ``δ/(J + 2)``, and the tail too; None where the tail is not."""
+        share = math.log(delta) - math.log(len(self.terms) + 1.0)
+        if self.log_tail > share:
+            return None
+        start = 0.0
+        for draws, (coef, term) in enumerate(zip(self.log_coef, self.terms, strict=True)):
+            if coef + term.ceiling > share and term.lam > 0.0:
+                reach = (coef + term.log_scale - share) / term.lam + draws * self.far_loss
+                start = max(start, reach)
+        return start if start > 0.0 else None
 
 
 def _log_sum_up(parts: list[float]) -> float:

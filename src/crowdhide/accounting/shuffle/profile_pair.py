@@ -535,7 +535,7 @@ class _TiltedCurve(_QuietCurve):
         again = _saddle(self._key, cut, depth, found)  # the saddle at the ε found
         if again != lam:
             tilted = _pass(self._key, again, cut, depth)
-            found = min(found, tilted.epsilon(delta, found))
+            found = min(found, tilted.epsilon(delta, found, near=True))
         return found, tilted.log_error(found) < math.log(delta) + _SETTLED
 
 
