@@ -171,7 +171,8 @@ def probed_root(
     becomes its passing end (one that fails, its failing end), then points a share
     :data:`GUESS_SHARES` (``near``: :data:`NEAR_SHARES`) below the passing end are probed
     until one fails; :func:`~crowdhide.accounting.roots.safe_root` then searches the bracket
-    to ``1e-9`` of its failing end (else its passing end; at most the former ``1e-9 cap``),
+    to ``1e-9`` of its failing end (else of ``max(1, its passing end)``, at most the former
+    ``1e-9 max(1, cap)``),
     after a secant step along ``slope`` (``−d log δ/dε``, the tilt λ). Every end is an
     evaluated point (or ``cap``), so the answer passes by its own evaluation wherever the
     search ends (docs/proofs/profile-pair.md §16); each point is evaluated once."""
@@ -205,8 +206,9 @@ def probed_root(
                 lo = probe
                 break
             hi = probe
-    # to 1e-9 of the root (its failing end where one was found, else its passing end)
-    return safe_root(value, target, lo, hi, xtol=1e-9 * max(lo if lo > 0.0 else hi, 1.0))
+    # to 1e-9 of the root (relative to its failing end where one was found, else as before
+    # but of the passing end: at most the former 1e-9 max(1, cap))
+    return safe_root(value, target, lo, hi, xtol=1e-9 * (lo if lo > 0.0 else max(hi, 1.0)))
 
 
 def _suffix_terms(log_mass: FloatArray, loss: FloatArray, at: float) -> FloatArray:
