@@ -168,14 +168,14 @@ def probed_root(
     """The smallest ε in ``[0, cap]`` with ``log_delta(ε) <= target``, from the safe side,
     ``cap`` when ``log_delta(cap)`` is above (``cap`` is an answer already: R·ε0 or an
     earlier pass's). The bracket ``[0, cap]`` is first narrowed: a ``guess`` that passes
-    becomes its passing end (one that fails, its failing end), then points a share
-    :data:`GUESS_SHARES` (``near``: :data:`NEAR_SHARES`) below the passing end are probed
-    until one fails; :func:`~crowdhide.accounting.roots.safe_root` then searches the bracket
-    to ``1e-9`` of its failing end (else of ``max(1, its passing end)``, at most the former
-    ``1e-9 max(1, cap)``),
-    after a secant step along ``slope`` (``−d log δ/dε``, the tilt λ). Every end is an
-    evaluated point (or ``cap``), so the answer passes by its own evaluation wherever the
-    search ends (docs/proofs/profile-pair.md §16); each point is evaluated once."""
+    becomes its passing end (one that fails, its failing end); a secant step from the
+    passing end along ``slope`` (``−d log δ/dε``, about the tilt λ); then points a share
+    :data:`GUESS_SHARES` (``near``: :data:`NEAR_SHARES`) below the passing end, in turn,
+    until one fails. :func:`~crowdhide.accounting.roots.safe_root` then searches the bracket
+    to ``1e-9`` of its failing end (else of ``max(1, its passing end)``: at most the former
+    ``1e-9 max(1, cap)``). Every end is an evaluated point (or ``cap``), so the answer
+    passes by its own evaluation wherever the search ends (docs/proofs/profile-pair.md
+    §16); each point is evaluated once."""
     known: dict[float, float] = {}
 
     def value(x: float) -> float:
