@@ -159,3 +159,63 @@ def test_hadamard_lower_keeps_its_order_below_tiny_delta() -> None:
     for eps0, n in [(4.0, 10**6), (0.5, 10**4)]:
         got = _hadamard_lower(eps0, n, 0).epsilon(1e-300)
         assert got == _hadamard_lower(eps0, n, None).epsilon(1e-300)
+
+
+def _kinked(root: float, seen: list[float]) -> Callable[[float], float]:
+    """``krr_blanket``'s ``log δ`` as at δ = 1e-300 (k-RR, d = 16, ε0 = 0.5, n = 1e3): a
+    slope of -4,700 far below the root, flattening to -1,800 over its last 1e-4 (relative),
+    -4,800 past it down to the windows' floor 40.86 below the target."""
+    bend = root * (1.0 - 1e-4)
+
+    def curve(eps: float) -> float:
+        seen.append(eps)
+        if eps >= root:
+            return TARGET - min(4800.0 * (eps - root), 40.86)
+        if eps >= bend:
+            return TARGET + 1800.0 * (root - eps)
+        return TARGET + 1800.0 * (root - bend) + 4700.0 * (bend - eps)
+
+    return curve
+
+
+def test_failing_side_root_lands_next_to_the_kink() -> None:
+    from crowdhide.accounting.shuffle._kink_finish import failing_side_root
+
+    root, lo, hi = 0.2744880, 0.2624394, 0.2963766
+    seen: list[float] = []
+    got = failing_side_root(_kinked(root, seen), TARGET, lo, hi)
+    assert got >= root  # passing (the curve passes exactly from the root on)
+    assert got - root <= 4.0 * BRACKET_RTOL * got  # a 1 % move up fails here
+    fast = len(seen)
+    seen.clear()
+    former = safe_root(_kinked(root, seen), TARGET, lo, hi, xtol=BRACKET_RTOL * hi)
+    assert root <= former
+    assert fast + 5 <= len(seen)
+
+
+def test_kinked_curve_is_the_bracketed_one_above_tiny_delta() -> None:
+    """Above 1e-250 the same search as BracketedCurve (the same floats); at 1e-300 a passing
+    point within 4 BRACKET_RTOL of the former answer, by its own value."""
+    from crowdhide.accounting.shuffle import _krr_fast
+    from crowdhide.accounting.shuffle._bound_curves import _third_value_floor
+    from crowdhide.accounting.shuffle._far_half import bound_memo
+    from crowdhide.accounting.shuffle._kink_finish import KinkedBracketedCurve
+    from crowdhide.accounting.shuffle.curves import BracketedCurve
+
+    eps0, n, k = 0.5, 1000, 16
+
+    def make(cls: type[BracketedCurve]) -> BracketedCurve:
+        memo = bound_memo()
+        return cls(
+            lambda e, t: _krr_fast.krr_blanket_log_delta(n, k, eps0, e, t, memo=memo),
+            eps0,
+            _third_value_floor(eps0, n, k),
+        )
+
+    assert make(KinkedBracketedCurve).epsilon(1e-10) == make(BracketedCurve).epsilon(1e-10)
+    curve = make(KinkedBracketedCurve)
+    got = curve.epsilon(1e-300)
+    former = make(BracketedCurve).epsilon(1e-300)
+    curve.solving_for(TARGET)
+    assert curve.log_delta(got) <= TARGET
+    assert abs(got - former) <= 4.0 * BRACKET_RTOL * former

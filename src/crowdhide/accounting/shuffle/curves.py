@@ -257,9 +257,16 @@ class BracketedCurve(_AdaptiveCurve):
                 lo, hi = self._creep(log_delta, target, lo, hi)
             if hi <= lo:  # the secant steps found a point close enough to the root
                 return hi
-            return safe_root(log_delta, target, lo, hi, xtol=max(1e-13, BRACKET_RTOL * hi))
+            return self._finish(log_delta, target, lo, hi)
         finally:
             self.solving_for(None)
+
+    def _finish(
+        self, log_delta: Callable[[float], float], target: float, lo: float, hi: float
+    ) -> float:
+        """The passing end of the bracket ``[lo, hi]`` searched to :data:`BRACKET_RTOL` (a
+        subclass may search it otherwise: ``_kink_finish.KinkedBracketedCurve``)."""
+        return safe_root(log_delta, target, lo, hi, xtol=max(1e-13, BRACKET_RTOL * hi))
 
     def _slope(self, eps: float) -> float:
         """The floor's ``d log δ/dε`` at ``eps`` (a forward difference; 0 if not finite)."""
