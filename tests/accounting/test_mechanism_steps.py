@@ -1,4 +1,4 @@
-"""Three schedules of the mechanism searches (s32-mech; docs/proofs/mechanism-certificates.md,
+"""Four schedules of the mechanism searches (s32-mech; docs/proofs/mechanism-certificates.md,
 section 1w).
 
 * ``upper_root``'s ``_up_from``: below ``TINY_LOG_DELTA``, where the secant steps stall on a
@@ -12,6 +12,9 @@ section 1w).
 * Hadamard's lower bound solves its nu = 1/(e + 1) member first at δ >= 1e-250: the answer
   must fail its curve and lie within the root tolerance of a plain search of the maximum;
   below 1e-250 the former order (the same floats).
+* ``krr_blanket``'s bracket below ``TINY_LOG_DELTA`` is finished by regula falsi (Illinois)
+  to ``4 BRACKET_RTOL`` (``_kink_finish``): a passing point next to a kinked root in fewer
+  evaluations than the bracketed search; above it, the same floats.
 """
 
 from __future__ import annotations

@@ -1,15 +1,15 @@
-"""The bracketed search of the k-RR blanket at a tiny δ, finished from its failing side
+"""The bracketed search of the k-RR blanket at a tiny δ, finished by regula falsi
 (internal; issue 32, docs/proofs/mechanism-certificates.md section 1w).
 
-At δ = 1e-300 and n = 1e3-1e4, ``krr_blanket``'s ``log δ`` falls almost linearly up to a
-kink at its root, where it drops steeply (k-RR, d = 16, ε0 = 0.5, n = 1e3: a slope of about
--1,800 over the last 6e-5 relative below the root, 2.5 times that just above). The bracketed
-search (:func:`~crowdhide.accounting.roots.safe_root`) interpolated through the far passing
-end, crept up from the failing side (+0.029, +0.017, +0.010, +0.007, ...) and bisected the
-passing side in turn: 20 of the query's 30 evaluations of 10-12 ms each.
-:class:`KinkedBracketedCurve` takes secant steps through its two latest *failing* points
-instead (the nearly linear side), each aimed ``2 BRACKET_RTOL`` past the estimate, and
-returns a passing point once the point ``4 BRACKET_RTOL`` below it fails, as
+At δ = 1e-300 and n = 1e3-1e4, ``krr_blanket``'s ``log δ`` bends at its root (k-RR, d = 16,
+ε0 = 0.5, n = 1e3: a slope of about -1,800 over the last 1e-4 relative below the root,
+-4,700 farther below, steeper again above) and the bracket's passing end sits on the
+windows' floor, 40.86 below the target. The bracketed search
+(:func:`~crowdhide.accounting.roots.safe_root`, Chandrupatla's interpolation) crept up from
+the failing side (+0.029, +0.017, +0.010, +0.007, ...) with bisections of the passing side
+in turn: 20 of the query's 30 evaluations of 10-12 ms each. :class:`KinkedBracketedCurve`
+finishes the bracket by regula falsi with the Illinois rule instead (18 in all there) and
+returns its passing end once it is at most ``4 BRACKET_RTOL`` wide, as
 ``_member_curve._down_from``'s tolerance. Every point it returns passed by its own value.
 """
 
@@ -22,7 +22,7 @@ from crowdhide.accounting.shuffle.curves import BRACKET_RTOL, TINY_LOG_DELTA, Br
 
 __all__ = ["KinkedBracketedCurve", "failing_side_root"]
 
-#: Secant steps :func:`failing_side_root` takes before the bracketed search of what is left.
+#: Steps :func:`failing_side_root` takes before the bracketed search of what is left.
 KINK_STEPS = 16
 
 
