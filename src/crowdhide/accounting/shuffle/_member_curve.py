@@ -171,7 +171,8 @@ class MemberCurve(PrivacyCurve):
         evaluation each: the start of their root search). The order is only a schedule:
         each member is still solved from the running answer, so the result is the largest
         member's failing point (each a proven lower bound) as before, within the root
-        tolerance. A member that passes at the first member's answer is not solved: its
+        tolerance (the first is the ``first`` member at δ >= 1e-250 where one is given:
+        section 1w). A member that passes at the first member's answer is not solved: its
         root lies below the answer (δ is non-increasing in ε), so it cannot raise the
         largest (were a member's rounding to break that, leaving it out only lowers a
         lower bound). Members with their own solver are taken first."""
