@@ -171,6 +171,8 @@ def test_probe_that_passes_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> N
     got = upper_root(curve, target, 0.5, top, 1e-10)  # type: ignore[arg-type]
     with_probe = len(seen)
     monkeypatch.setattr(_member_curve, "_fails_near_top", lambda *args: False)
+    # (and the same probe asked later in the steps, section 1w)
+    monkeypatch.setattr(_member_curve._NearTop, "__call__", lambda self, root: False)
     seen.clear()
     assert upper_root(curve, target, 0.5, top, 1e-10) == got  # type: ignore[arg-type]
     assert with_probe == len(seen) + 1

@@ -26,6 +26,7 @@ from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle import _krr4_small, _krr_fast, _krr_small
 from crowdhide.accounting.shuffle import _pairs as pairs
 from crowdhide.accounting.shuffle._far_half import bound_memo
+from crowdhide.accounting.shuffle._kink_finish import KinkedBracketedCurve
 from crowdhide.accounting.shuffle.closed_forms import (
     _erlingsson_epsilon,
     _erlingsson_log_delta,
@@ -316,7 +317,8 @@ def _krr_blanket_curve(p: ShuffleParams) -> PrivacyCurve:
     # ε (microseconds, O(1) in n) starts the search a fraction of a per cent below.
     # The far tails' bounds are kept over the curve's evaluations (the same floats).
     memo = bound_memo()
-    return BracketedCurve(
+    # (below δ = 1e-250 its bracket is finished from the failing side: section 1w)
+    return KinkedBracketedCurve(
         lambda e, t: _krr_fast.krr_blanket_log_delta(n, k, eps0, e, t, memo=memo),
         eps0,
         _third_value_floor(eps0, n, k),

@@ -21,7 +21,12 @@ from collections.abc import Callable, Iterator
 from crowdhide._validation import check_probability
 from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.roots import safe_root
-from crowdhide.accounting.shuffle.curves import BRACKET_RTOL, at_floor, secant_bracket
+from crowdhide.accounting.shuffle.curves import (
+    BRACKET_RTOL,
+    TINY_LOG_DELTA,
+    at_floor,
+    secant_bracket,
+)
 
 __all__ = ["MemberCurve", "lower_root", "upper_root"]
 
@@ -57,8 +62,11 @@ class MemberCurve(PrivacyCurve):
         screens: list[Callable[[float, float], float] | None] | None = None,
         solvers: list[Callable[[float], float] | None] | None = None,
         cliffs: list[Callable[[], float] | None] | None = None,
+        first: int | None = None,
     ) -> None:
         self._members, self._eps0, self._lower = members, eps0, lower
+        # a lower bound's member solved first at δ >= 1e-250 (None: the last; section 1w)
+        self._first = first
         self._screens = screens if screens is not None else [None] * len(members)
         # lower members with their own ε(δ) from the lower side (CurveLowerMember)
         self._solvers = solvers if solvers is not None else [None] * len(members)
@@ -163,7 +171,8 @@ class MemberCurve(PrivacyCurve):
         evaluation each: the start of their root search). The order is only a schedule:
         each member is still solved from the running answer, so the result is the largest
         member's failing point (each a proven lower bound) as before, within the root
-        tolerance. A member that passes at the first member's answer is not solved: its
+        tolerance (the first is the ``first`` member at δ >= 1e-250 where one is given:
+        section 1w). A member that passes at the first member's answer is not solved: its
         root lies below the answer (δ is non-increasing in ε), so it cannot raise the
         largest (were a member's rounding to break that, leaving it out only lowers a
         lower bound). Members with their own solver are taken first."""
@@ -175,6 +184,8 @@ class MemberCurve(PrivacyCurve):
                 best = max(best, solver(delta))
         if not plain:
             return best
+        if self._first in plain and target >= TINY_LOG_DELTA:  # (only a schedule: above)
+            plain.insert(0, plain.pop(plain.index(self._first)))
         best = self._solve_member(self._members[plain[0]], target, best, self._cliffs[plain[0]])
         at = best
         probe = {i: self._lower_value(i, target, at) for i in plain[1:]}
@@ -278,9 +289,12 @@ def upper_root(
     slope = (g_step - g_lo) / step
     if _fails_near_top(curve, target, (lo + step, g_step), slope, top):
         return top  # the root lies in ((1 − TOP_GAP) ε0, ε0]: ε0 (valid; section 1m)
+    near = _NearTop(curve, target, top)
     left, g_left, right, done = secant_bracket(
-        curve, target, (lo + step, g_step), top, slope, steps=10
+        curve, target, (lo + step, g_step), top, slope, steps=10, stop=near
     )
+    if near.failed:
+        return top  # the member fails at (1 − TOP_GAP) ε0: ε0 (valid; sections 1m, 1w)
     if done:
         # the estimate trusts the secant; a blocked member can flatten and bend (log δ of
         # the split systems at ε >= ε0/2), so a point a few tolerances below must fail
@@ -293,6 +307,9 @@ def upper_root(
         # nothing passed below ε0 and the failing end is within TOP_GAP of it (the search of
         # that last sliver cost 8-12 evaluations), or a tiny δ's rounding floor: ε0 (valid)
         return top
+    if target < TINY_LOG_DELTA and g_left - target <= STEP_GAP:
+        # the steps stalled next to the root: a stepped log δ (δ = 1e-300), section 1w
+        return _up_from(curve, target, left, right)
     return safe_root(curve, target, left, right, xtol=max(xtol, BRACKET_RTOL * right))
 
 
@@ -328,6 +345,59 @@ def _down_from(curve: Callable[[float], float], target: float, left: float, righ
         mid = 0.5 * (left + passing)
         if curve(mid) > target:
             left = mid
+        else:
+            passing = mid
+    return passing
+
+
+#: Below ``TINY_LOG_DELTA``, a failing end of the secant steps at most this far above the
+#: target in ``log δ`` (the steps not done) is followed up by :func:`_up_from`: the steps of
+#: a stepped ``log δ`` there are 0.005-0.06 high (section 1w).
+STEP_GAP = 0.1
+
+
+class _NearTop:
+    """``secant_bracket``'s ``stop`` in :func:`upper_root`: where a secant estimate (no step
+    passed yet) lies at or beyond ``(1 − TOP_GAP) ε0``, one evaluation there (once per
+    search); failing there, the steps end and the answer is ε0 (:attr:`failed`), as
+    :func:`_fails_near_top` does for the first estimate (issue 32: at δ = 1e-300 the steps
+    halved the way to ε0 ten times on a floor hundreds above the target). Passing, nothing
+    changes but the one evaluation (the value is cached: the same floats)."""
+
+    def __init__(self, curve: Callable[[float], float], target: float, top: float) -> None:
+        self._curve, self._target, self._near = curve, target, (1.0 - TOP_GAP) * top
+        self.asked = self.failed = False
+
+    def __call__(self, root: float) -> bool:
+        if self.asked or root < self._near:
+            return False
+        self.asked = True
+        self.failed = self._curve(self._near) > self._target
+        return self.failed
+
+
+def _up_from(curve: Callable[[float], float], target: float, left: float, right: float) -> float:
+    """A passing point of ``curve`` in ``(left, right]`` (``left`` failing next to the target,
+    ``right`` passing or ε0) with a failing point within ``4 BRACKET_RTOL`` of it below: the
+    mirror of :func:`_down_from`, relative steps up from ``left`` of ``4 BRACKET_RTOL``,
+    doubled while they fail, then halvings of the last gap. At δ = 1e-300 the secant steps
+    stall on a plateau of a stepped ``log δ`` a few 1e-5 below its step (their slope goes
+    to 0) and the bracketed search of ``[left, right]`` took 13-16 evaluations, ``right``
+    often ε0 (issue 32; docs/proofs/mechanism-certificates.md, section 1w). Only points that
+    pass by their own value are returned (``right`` itself where no step below it passed)."""
+    failing, passing, scale = left, right, 4.0 * BRACKET_RTOL
+    while True:
+        x = failing * (1.0 + scale)
+        if x >= passing:
+            break
+        if curve(x) <= target:
+            passing = x
+            break
+        failing, scale = x, 2.0 * scale
+    while passing - failing > 4.0 * BRACKET_RTOL * passing:
+        mid = 0.5 * (failing + passing)
+        if curve(mid) > target:
+            failing = mid
         else:
             passing = mid
     return passing

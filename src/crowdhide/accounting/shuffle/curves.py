@@ -178,13 +178,16 @@ def secant_bracket(
     *,
     rtol: float = BRACKET_RTOL,
     steps: int = BRACKET_SECANT_STEPS,
+    stop: Callable[[float], bool] | None = None,
 ) -> tuple[float, float, float, bool]:
     """Secant steps on a non-increasing ``log_delta`` from a failing ``start = (x, log δ(x))``
     with an initial ``slope``: ``(lo, log δ(lo), hi, done)`` with ``lo`` failing and ``hi``
     passing (``hi = top`` if no step passed); ``done`` when the estimated root is within
     ``2 rtol`` of ``hi``. Each step is aimed ``rtol/2`` past the
     estimated root, so it usually lands passing; the estimate only decides when to stop,
-    every point returned as passing passed by its own value."""
+    every point returned as passing passed by its own value. ``stop(root)``, asked before
+    each step while no step has passed, ends the steps where it says so (not done): the
+    caller's own shortcut (``_member_curve.upper_root``'s probe next to ``top``)."""
     (lo, g_lo), hi = start, top
     last, g_last = lo, g_lo  # the secant runs through the two latest points
     for _ in range(steps):
@@ -193,6 +196,8 @@ def secant_bracket(
         root = last + (target - g_last) / slope
         if hi < top and hi - root <= 2.0 * rtol * hi:  # the estimate is off by about rtol
             return lo, g_lo, hi, True
+        if stop is not None and hi >= top and stop(root):
+            break
         guess = root + 0.5 * rtol * root
         if not lo < guess < hi:  # the estimate left the bracket: bisect it instead
             guess = 0.5 * (lo + hi)
@@ -252,9 +257,16 @@ class BracketedCurve(_AdaptiveCurve):
                 lo, hi = self._creep(log_delta, target, lo, hi)
             if hi <= lo:  # the secant steps found a point close enough to the root
                 return hi
-            return safe_root(log_delta, target, lo, hi, xtol=max(1e-13, BRACKET_RTOL * hi))
+            return self._finish(log_delta, target, lo, hi)
         finally:
             self.solving_for(None)
+
+    def _finish(
+        self, log_delta: Callable[[float], float], target: float, lo: float, hi: float
+    ) -> float:
+        """The passing end of the bracket ``[lo, hi]`` searched to :data:`BRACKET_RTOL` (a
+        subclass may search it otherwise: ``_kink_finish.KinkedBracketedCurve``)."""
+        return safe_root(log_delta, target, lo, hi, xtol=max(1e-13, BRACKET_RTOL * hi))
 
     def _slope(self, eps: float) -> float:
         """The floor's ``d log δ/dε`` at ``eps`` (a forward difference; 0 if not finite)."""

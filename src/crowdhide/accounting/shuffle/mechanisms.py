@@ -428,7 +428,8 @@ def _lower_curve(name: str, params: MechanismParams) -> PrivacyCurve:
     cliffs: list[Callable[[], float] | None] = [
         functools.partial(fn.cliff, n) if isinstance(fn, ThirdMean) else None for fn in lowers
     ]
-    curve = MemberCurve(members, eps0, lower=True, solvers=solvers, cliffs=cliffs)
+    first = MECHANISMS[name].lower_first
+    curve = MemberCurve(members, eps0, lower=True, solvers=solvers, cliffs=cliffs, first=first)
     return SafeSideCurve(curve, eps0, lower=True)
 
 

@@ -96,6 +96,8 @@ class Mechanism:
     same_regions: Callable[[float, int, int], tuple[tuple[float, float, float], ...]] | None = None
     reveal: Callable[[float, int, int], tuple[float, float] | None] | None = None
     reveal_cells: Callable[[float], RevealCells] | None = None
+    #: the lower member solved first at δ >= 1e-250 (None: the last; section 1w)
+    lower_first: int | None = None
     split_cells: Callable[[int, float], list[Callable[[float, float], float]]] | None = None
 
 
@@ -260,6 +262,8 @@ def _hadamard(eps0: float, d: int, k: int) -> Params:
 
 
 def _hadamard_lowers(eps0: float, d: int, k: int) -> tuple[LowerMember, ...]:
+    # nu = 1/(e + 1) first (``lower_first=0``): it was the larger in all 60 cells of the
+    # table, and solved second both members were root-searched (issue 32; section 1w)
     _, _, _, p_plus, p_minus, _ = _hadamard(eps0, d, k)
     nus = ([1.0 / (math.exp(eps0) + 1.0)] if d >= 3 else []) + ([0.5] if d >= 4 else [])
     return tuple(_third(p_plus, p_minus, nu, eps0) for nu in nus)
@@ -595,7 +599,7 @@ MECHANISMS: dict[str, Mechanism] = {
             same_regions=_olh_same, reveal=_olh_reveal,
         ),
         Mechanism(
-            "hadamard", _HR, _hadamard, lowers=_hadamard_lowers,
+            "hadamard", _HR, _hadamard, lowers=_hadamard_lowers, lower_first=0,
             split=_three_point_split(_hadamard, _hadamard_zero), reveal=_hadamard_reveal,
         ),
         Mechanism(
