@@ -522,7 +522,16 @@ def _certificate_screens(
     kappa = kappa_up(eps0)
     if kappa >= 1.0 or len(cells) < 2:  # one cell: solved, not screened
         return None
-    return [functools.partial(_coarse_clone_screen, n, kappa, mu2, rho) for mu2, rho in cells]
+    order = _solve_order(cells)
+    return [functools.partial(_coarse_clone_screen, n, kappa, mu2, rho) for mu2, rho in order]
+
+
+def _solve_order(cells: tuple[tuple[float, float], ...]) -> list[tuple[float, float]]:
+    """The one-rate cells by ``μ/ρ``, smallest first: :class:`MemberCurve` solves the last
+    first, and at large n a cell's ε scales as ``sqrt(μ/ρ)`` (signal ``4μκ²/ρ``), so the
+    likeliest binding cell is solved first and the rest mostly pass at its root. Any order
+    gives a certificate (each member solved or passing at the running answer); section 1v."""
+    return sorted(cells, key=lambda cell: cell[0] / cell[1])
 
 
 def _certificate_members(
@@ -540,7 +549,8 @@ def _certificate_members(
         if reveal is None or not 0.0 < reveal[0] < 1.0 - mu2:
             return [functools.partial(_clone_member, n, kappa, mu2, rho, rates)]
         return [functools.partial(_clone_or_revealed, n, kappa, (mu2, rho), rates, reveal)]
-    return [functools.partial(_clone_member, n, kappa, mu2, rho, None) for mu2, rho in cells]
+    order = _solve_order(cells)
+    return [functools.partial(_clone_member, n, kappa, mu2, rho, None) for mu2, rho in order]
 
 
 def _one_report_member(mu2: float, eps0: float, eps: float, tail: float) -> float:
