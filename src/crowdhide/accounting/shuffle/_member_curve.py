@@ -57,8 +57,11 @@ class MemberCurve(PrivacyCurve):
         screens: list[Callable[[float, float], float] | None] | None = None,
         solvers: list[Callable[[float], float] | None] | None = None,
         cliffs: list[Callable[[], float] | None] | None = None,
+        stepped: bool = False,
     ) -> None:
         self._members, self._eps0, self._lower = members, eps0, lower
+        # certificate members whose log δ steps (upper_root's ``stepped``: Laplace's cells)
+        self._stepped = stepped
         self._screens = screens if screens is not None else [None] * len(members)
         # lower members with their own ε(δ) from the lower side (CurveLowerMember)
         self._solvers = solvers if solvers is not None else [None] * len(members)
@@ -252,21 +255,28 @@ class MemberCurve(PrivacyCurve):
 
         if self._lower:
             return lower_root(curve, target, best, self._eps0, xtol, cliff=cliff)
-        return upper_root(curve, target, best, self._eps0, xtol)
+        return upper_root(curve, target, best, self._eps0, xtol, stepped=self._stepped)
 
     def epsilon_upper_hint(self) -> float:
         return self._eps0
 
 
 def upper_root(
-    curve: Callable[[float], float], target: float, lo: float, top: float, xtol: float
+    curve: Callable[[float], float],
+    target: float,
+    lo: float,
+    top: float,
+    xtol: float,
+    *,
+    stepped: bool = False,
 ) -> float:
     """The smallest passing ε of a certificate member in ``[lo, top]`` from the passing side:
     secant steps (:func:`~crowdhide.accounting.shuffle.curves.secant_bracket`, started with the
     member's own slope at ``lo``) to within ``BRACKET_RTOL`` of the root, else a bracketed
     search — 5-6 evaluations instead of about 16 for a search of ``[0, ε0]`` to 1e-10. Where
     the first slope aims beyond ``(1 − TOP_GAP) ε0``, one evaluation there first
-    (:func:`_fails_near_top`)."""
+    (:func:`_fails_near_top`). ``stepped``: a bracket the secant steps leave below ε0 is
+    searched up from its failing end (:func:`_up_from`) instead of by the bracketed search."""
     curve = functools.cache(curve)  # the fallback search re-evaluates the bracket's ends
     g_lo = curve(lo)
     if g_lo <= target:
@@ -289,6 +299,8 @@ def upper_root(
         # steps that ended on a stepped log δ (δ = 1e-300): the bracket is narrow but the
         # secant's estimates are not to be trusted, nor the interpolation's (section 1t)
         return _down_from(curve, target, left, right)
+    if stepped and right < top and g_left - target <= FLAT_GAP:
+        return _up_from(curve, target, left, right)
     if right >= top and (left >= (1.0 - TOP_GAP) * top or at_floor(curve, target, left, g_left)):
         # nothing passed below ε0 and the failing end is within TOP_GAP of it (the search of
         # that last sliver cost 8-12 evaluations), or a tiny δ's rounding floor: ε0 (valid)
@@ -296,6 +308,11 @@ def upper_root(
     return safe_root(curve, target, left, right, xtol=max(xtol, BRACKET_RTOL * right))
 
 
+#: A stepped member's bracket (:func:`upper_root`'s ``stepped``) is searched up from its
+#: failing end where that end's ``log δ`` is at most this far above the target: the secant
+#: steps stopped on a flat stretch next to the root (Laplace at δ = 1e-300: 0.001-0.014
+#: above it; ends tens or hundreds above it are far from the root, searched as before).
+FLAT_GAP = 0.1
 #: A bracket the secant steps leave (not done) at most this many ``BRACKET_RTOL`` wide is
 #: searched by :func:`_down_from`.
 NARROW = 64.0
@@ -328,6 +345,34 @@ def _down_from(curve: Callable[[float], float], target: float, left: float, righ
         mid = 0.5 * (left + passing)
         if curve(mid) > target:
             left = mid
+        else:
+            passing = mid
+    return passing
+
+
+def _up_from(curve: Callable[[float], float], target: float, left: float, right: float) -> float:
+    """A passing point of ``curve`` in ``(left, right]`` (``left`` failing, ``right``
+    passing: the bracket the secant steps left) with a failing point within
+    ``4 BRACKET_RTOL`` of it below (as :func:`_down_from`): relative steps up from ``left``
+    of ``4 BRACKET_RTOL``, doubled while they fail, then halvings of the last gap. For a
+    stepped ``log δ`` (δ = 1e-300: flat just above the target, then a drop), whose secant
+    steps stop on the flat stretch next to the root: the bracketed search's interpolation
+    crept along it by a few tolerances per evaluation (17-21 evaluations of Laplace's
+    cells). Only points that pass by their own value are returned
+    (docs/proofs/mechanism-certificates.md, section 1v)."""
+    failing, passing, scale = left, right, 4.0 * BRACKET_RTOL
+    while True:
+        x = left * (1.0 + scale)
+        if x >= passing:
+            break
+        if curve(x) <= target:
+            passing = x
+            break
+        failing, scale = x, 2.0 * scale
+    while passing - failing > 4.0 * BRACKET_RTOL * passing:
+        mid = 0.5 * (failing + passing)
+        if curve(mid) > target:
+            failing = mid
         else:
             passing = mid
     return passing

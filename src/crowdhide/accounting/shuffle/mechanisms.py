@@ -384,7 +384,8 @@ class MechanismBound:
         n, eps0, d, k = params.n, params.eps0, params.d or 0, params.k or 1
         members = _certificate_members(self.mechanism, n, eps0, d, k)
         screens = _certificate_screens(self.mechanism, n, eps0, d, k)
-        raw = MemberCurve(members, eps0, lower=False, screens=screens)
+        stepped = self.mechanism.cells is not None  # Laplace's one-rate cells (section 1v)
+        raw = MemberCurve(members, eps0, lower=False, screens=screens, stepped=stepped)
         # the certificates of the same pairs, the likeliest least first (module docstring
         # of _Least: the order costs time, never changes the answer)
         least: list[PrivacyCurve] = [raw]
