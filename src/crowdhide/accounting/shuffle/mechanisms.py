@@ -523,15 +523,18 @@ def _certificate_screens(
     kappa = kappa_up(eps0)
     if kappa >= 1.0 or len(cells) < 2:  # one cell: solved, not screened
         return None
-    order = _solve_order(cells)
-    return [functools.partial(_coarse_clone_screen, n, kappa, mu2, rho) for mu2, rho in order]
+    screens: list[Callable[[float, float], float] | None] = [
+        functools.partial(_coarse_clone_screen, n, kappa, mu2, rho)
+        for mu2, rho in _solve_order(cells)
+    ]
+    screens[-1] = None  # solved first, from the lower bound's ε: it fails there (section 1v)
+    return screens
 
 
 def _solve_order(cells: tuple[tuple[float, float], ...]) -> list[tuple[float, float]]:
     """The one-rate cells by ``μ/ρ``, smallest first: :class:`MemberCurve` solves the last
-    first, and at large n a cell's ε scales as ``sqrt(μ/ρ)`` (signal ``4μκ²/ρ``), so the
-    likeliest binding cell is solved first and the rest mostly pass at its root. Any order
-    gives a certificate (each member solved or passing at the running answer); section 1v."""
+    first, and a cell's ε scales as ``sqrt(μ/ρ)`` at large n, so the likeliest binding cell is
+    solved first, the rest mostly pass at its root. Any order certifies (section 1v)."""
     return sorted(cells, key=lambda cell: cell[0] / cell[1])
 
 
