@@ -63,10 +63,13 @@ class MemberCurve(PrivacyCurve):
         solvers: list[Callable[[float], float] | None] | None = None,
         cliffs: list[Callable[[], float] | None] | None = None,
         first: int | None = None,
+        stepped: bool = False,
     ) -> None:
         self._members, self._eps0, self._lower = members, eps0, lower
         # a lower bound's member solved first at δ >= 1e-250 (None: the last; section 1w)
         self._first = first
+        # certificate members whose log δ steps (upper_root's ``stepped``: Laplace's cells)
+        self._stepped = stepped
         self._screens = screens if screens is not None else [None] * len(members)
         # lower members with their own ε(δ) from the lower side (CurveLowerMember)
         self._solvers = solvers if solvers is not None else [None] * len(members)
@@ -263,21 +266,28 @@ class MemberCurve(PrivacyCurve):
 
         if self._lower:
             return lower_root(curve, target, best, self._eps0, xtol, cliff=cliff)
-        return upper_root(curve, target, best, self._eps0, xtol)
+        return upper_root(curve, target, best, self._eps0, xtol, stepped=self._stepped)
 
     def epsilon_upper_hint(self) -> float:
         return self._eps0
 
 
 def upper_root(
-    curve: Callable[[float], float], target: float, lo: float, top: float, xtol: float
+    curve: Callable[[float], float],
+    target: float,
+    lo: float,
+    top: float,
+    xtol: float,
+    *,
+    stepped: bool = False,
 ) -> float:
     """The smallest passing ε of a certificate member in ``[lo, top]`` from the passing side:
     secant steps (:func:`~crowdhide.accounting.shuffle.curves.secant_bracket`, started with the
     member's own slope at ``lo``) to within ``BRACKET_RTOL`` of the root, else a bracketed
     search — 5-6 evaluations instead of about 16 for a search of ``[0, ε0]`` to 1e-10. Where
     the first slope aims beyond ``(1 − TOP_GAP) ε0``, one evaluation there first
-    (:func:`_fails_near_top`)."""
+    (:func:`_fails_near_top`). ``stepped``: a bracket the secant steps leave below ε0 is
+    searched up from its failing end (:func:`_up_from`) instead of by the bracketed search."""
     curve = functools.cache(curve)  # the fallback search re-evaluates the bracket's ends
     g_lo = curve(lo)
     if g_lo <= target:
@@ -303,6 +313,8 @@ def upper_root(
         # steps that ended on a stepped log δ (δ = 1e-300): the bracket is narrow but the
         # secant's estimates are not to be trusted, nor the interpolation's (section 1t)
         return _down_from(curve, target, left, right)
+    if stepped and right < top and g_left - target <= STEP_GAP:
+        return _up_from(curve, target, left, right)
     if right >= top and (left >= (1.0 - TOP_GAP) * top or at_floor(curve, target, left, g_left)):
         # nothing passed below ε0 and the failing end is within TOP_GAP of it (the search of
         # that last sliver cost 8-12 evaluations), or a tiny δ's rounding floor: ε0 (valid)
@@ -350,9 +362,12 @@ def _down_from(curve: Callable[[float], float], target: float, left: float, righ
     return passing
 
 
-#: Below ``TINY_LOG_DELTA``, a failing end of the secant steps at most this far above the
-#: target in ``log δ`` (the steps not done) is followed up by :func:`_up_from`: the steps of
-#: a stepped ``log δ`` there are 0.005-0.06 high (section 1w).
+#: Below ``TINY_LOG_DELTA`` (every certificate member) or for a ``stepped`` member (Laplace's
+#: cells, every δ), a failing end of the secant steps at most this far above the target in
+#: ``log δ`` (the steps not done) is followed up by :func:`_up_from`: the steps of a stepped
+#: ``log δ`` at δ = 1e-300 are 0.005-0.06 high, Laplace's flat stretches 0.001-0.014 (ends
+#: tens or hundreds above the target are far from the root, searched as before; sections 1v,
+#: 1w).
 STEP_GAP = 0.1
 
 
@@ -383,8 +398,10 @@ def _up_from(curve: Callable[[float], float], target: float, left: float, right:
     doubled while they fail, then halvings of the last gap. At δ = 1e-300 the secant steps
     stall on a plateau of a stepped ``log δ`` a few 1e-5 below its step (their slope goes
     to 0) and the bracketed search of ``[left, right]`` took 13-16 evaluations, ``right``
-    often ε0 (issue 32; docs/proofs/mechanism-certificates.md, section 1w). Only points that
-    pass by their own value are returned (``right`` itself where no step below it passed)."""
+    often ε0; Laplace's cells crept along the flat stretch by a few tolerances per
+    evaluation, 17-21 of them (issue 32; docs/proofs/mechanism-certificates.md, sections 1v
+    and 1w). Only points that pass by their own value are returned (``right`` itself where no
+    step below it passed)."""
     failing, passing, scale = left, right, 4.0 * BRACKET_RTOL
     while True:
         x = failing * (1.0 + scale)

@@ -384,7 +384,8 @@ class MechanismBound:
         n, eps0, d, k = params.n, params.eps0, params.d or 0, params.k or 1
         members = _certificate_members(self.mechanism, n, eps0, d, k)
         screens = _certificate_screens(self.mechanism, n, eps0, d, k)
-        raw = MemberCurve(members, eps0, lower=False, screens=screens)
+        stepped = self.mechanism.cells is not None  # Laplace's one-rate cells (section 1v)
+        raw = MemberCurve(members, eps0, lower=False, screens=screens, stepped=stepped)
         # the certificates of the same pairs, the likeliest least first (module docstring
         # of _Least: the order costs time, never changes the answer)
         least: list[PrivacyCurve] = [raw]
@@ -523,7 +524,19 @@ def _certificate_screens(
     kappa = kappa_up(eps0)
     if kappa >= 1.0 or len(cells) < 2:  # one cell: solved, not screened
         return None
-    return [functools.partial(_coarse_clone_screen, n, kappa, mu2, rho) for mu2, rho in cells]
+    screens: list[Callable[[float, float], float] | None] = [
+        functools.partial(_coarse_clone_screen, n, kappa, mu2, rho)
+        for mu2, rho in _solve_order(cells)
+    ]
+    screens[-1] = None  # solved first, from the lower bound's ε: it fails there (section 1v)
+    return screens
+
+
+def _solve_order(cells: tuple[tuple[float, float], ...]) -> list[tuple[float, float]]:
+    """The one-rate cells by ``μ/ρ``, smallest first: :class:`MemberCurve` solves the last
+    first, and a cell's ε scales as ``sqrt(μ/ρ)`` at large n, so the likeliest binding cell is
+    solved first, the rest mostly pass at its root. Any order certifies (section 1v)."""
+    return sorted(cells, key=lambda cell: cell[0] / cell[1])
 
 
 def _certificate_members(
@@ -541,7 +554,8 @@ def _certificate_members(
         if reveal is None or not 0.0 < reveal[0] < 1.0 - mu2:
             return [functools.partial(_clone_member, n, kappa, mu2, rho, rates)]
         return [functools.partial(_clone_or_revealed, n, kappa, (mu2, rho), rates, reveal)]
-    return [functools.partial(_clone_member, n, kappa, mu2, rho, None) for mu2, rho in cells]
+    order = _solve_order(cells)
+    return [functools.partial(_clone_member, n, kappa, mu2, rho, None) for mu2, rho in order]
 
 
 def _one_report_member(mu2: float, eps0: float, eps: float, tail: float) -> float:

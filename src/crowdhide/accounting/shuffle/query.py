@@ -196,7 +196,27 @@ def _cannot_win(own: PrivacyStatement, params: dict[str, Any], query: dict[str, 
     delta = query.get("delta")
     if delta is None or delta < VARIATION_RATIO_MIN_DELTA or not own.is_certificate:
         return False
+    if _variation_start_above(params["eps0"], params["n"], delta, own.epsilon):
+        return True  # the start's ε is above own's: the same decision, one evaluation
     return _variation_start_epsilon(params["eps0"], params["n"], delta) >= own.epsilon
+
+
+def _variation_start_above(eps0: float, n: int, delta: float, epsilon: float) -> bool:
+    """Whether the start of ``variation_ratio``'s search at ``delta`` (rounded as its answer
+    is) is certainly above ``epsilon``, told by one evaluation of its curve
+    (:func:`~crowdhide.accounting.shuffle._best.epsilon_above`; False: not known). Where it
+    is, :func:`_variation_start_epsilon` (a root search of 10-14 evaluations, 10-20 ms of
+    each Laplace query at δ >= 1e-10; issue 32) is above ``epsilon`` too, so
+    :func:`_cannot_win` decides as before (docs/proofs/mechanism-certificates.md, section
+    1v)."""
+    from crowdhide.accounting.shuffle._best import epsilon_above
+    from crowdhide.accounting.shuffle._bound_curves import variation_ratio_start
+    from crowdhide.accounting.shuffle.generic import SafeSideCurve
+
+    if not math.isfinite(epsilon):
+        return False
+    curve = SafeSideCurve(variation_ratio_start(n, eps0), eps0, lower=False)
+    return epsilon_above(curve, delta, epsilon)
 
 
 def _fmt21_cannot_win(
