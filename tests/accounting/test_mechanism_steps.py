@@ -29,7 +29,7 @@ from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle import _member_curve
 from crowdhide.accounting.shuffle._member_curve import MemberCurve, upper_root
 from crowdhide.accounting.shuffle.curves import BRACKET_RTOL
-from crowdhide.accounting.shuffle.mechanisms import _lower_member
+from crowdhide.accounting.shuffle.mechanisms import _lower_member, mechanism_curve
 from crowdhide.accounting.shuffle.randomizers import MECHANISMS, lower_members
 
 TARGET = math.log(1e-300)
@@ -222,3 +222,16 @@ def test_kinked_curve_is_the_bracketed_one_above_tiny_delta() -> None:
     curve.solving_for(TARGET)
     assert curve.log_delta(got) <= TARGET
     assert abs(got - former) <= 4.0 * BRACKET_RTOL * former
+
+
+def test_near_top_probe_is_off_above_tiny_delta(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above ``TINY_LOG_DELTA`` the steps run as before the probe: the piecewise mechanism at
+    (8, 1e3, 1e-10) has its root 8e-4 below ε0, inside the probe's sliver, and answers it
+    (the probe on every estimate answered ε0 there); forcing the probe on brings ε0 back, so
+    the check can fail."""
+    curve = mechanism_curve(mechanism="piecewise", eps0=8.0, n=1000)
+    got = curve.epsilon(1e-10)
+    assert got < 8.0 * (1.0 - 1e-4)
+    monkeypatch.setattr(_member_curve, "TINY_LOG_DELTA", 0.0)
+    fresh = mechanism_curve(mechanism="piecewise", eps0=8.0, n=1000)
+    assert fresh.epsilon(1e-10) == 8.0

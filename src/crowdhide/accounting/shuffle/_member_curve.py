@@ -377,11 +377,14 @@ class _NearTop:
     search); failing there, the steps end and the answer is ε0 (:attr:`failed`), as
     :func:`_fails_near_top` does for the first estimate (issue 32: at δ = 1e-300 the steps
     halved the way to ε0 ten times on a floor hundreds above the target). Passing, nothing
-    changes but the one evaluation (the value is cached: the same floats)."""
+    changes but the one evaluation (the value is cached: the same floats). Only below
+    ``TINY_LOG_DELTA``: above it a smooth search ends well inside the sliver (the piecewise
+    mechanism at (8, 1e3, 1e-10): 7.9933, not ε0, a 8e-4 difference the probe would give up)."""
 
     def __init__(self, curve: Callable[[float], float], target: float, top: float) -> None:
         self._curve, self._target, self._near = curve, target, (1.0 - TOP_GAP) * top
-        self.asked = self.failed = False
+        self.failed = False
+        self.asked = target >= TINY_LOG_DELTA  # never asked there: the steps as before
 
     def __call__(self, root: float) -> bool:
         if self.asked or root < self._near:
