@@ -301,7 +301,13 @@ def upper_root(
         return top  # the root lies in ((1 − TOP_GAP) ε0, ε0]: ε0 (valid; section 1m)
     near = _NearTop(curve, target, top)
     left, g_left, right, done = secant_bracket(
-        curve, target, (lo + step, g_step), top, slope, steps=10, stop=near
+        curve,
+        target,
+        (lo + step, g_step),
+        top,
+        slope,
+        steps=10,
+        stop=near if target < TINY_LOG_DELTA else None,  # above: the steps as before (1w)
     )
     if near.failed:
         return top  # the member fails at (1 − TOP_GAP) ε0: ε0 (valid; sections 1m, 1w)
@@ -353,13 +359,7 @@ def _down_from(curve: Callable[[float], float], target: float, left: float, righ
         passing, scale = x, 2.0 * scale
     else:
         return safe_root(curve, target, left, passing, xtol=BRACKET_RTOL * passing)
-    while passing - left > 4.0 * BRACKET_RTOL * passing:
-        mid = 0.5 * (left + passing)
-        if curve(mid) > target:
-            left = mid
-        else:
-            passing = mid
-    return passing
+    return _halve(curve, target, left, passing)
 
 
 #: Below ``TINY_LOG_DELTA`` (every certificate member) or for a ``stepped`` member (Laplace's
@@ -383,8 +383,7 @@ class _NearTop:
 
     def __init__(self, curve: Callable[[float], float], target: float, top: float) -> None:
         self._curve, self._target, self._near = curve, target, (1.0 - TOP_GAP) * top
-        self.failed = False
-        self.asked = target >= TINY_LOG_DELTA  # never asked there: the steps as before
+        self.asked = self.failed = False
 
     def __call__(self, root: float) -> bool:
         if self.asked or root < self._near:
@@ -414,6 +413,13 @@ def _up_from(curve: Callable[[float], float], target: float, left: float, right:
             passing = x
             break
         failing, scale = x, 2.0 * scale
+    return _halve(curve, target, failing, passing)
+
+
+def _halve(curve: Callable[[float], float], target: float, failing: float, passing: float) -> float:
+    """Halvings of ``[failing, passing]`` until it is at most ``4 BRACKET_RTOL`` wide: its
+    passing end, a point that passed by its own value (the last step of :func:`_down_from`
+    and :func:`_up_from`)."""
     while passing - failing > 4.0 * BRACKET_RTOL * passing:
         mid = 0.5 * (failing + passing)
         if curve(mid) > target:
