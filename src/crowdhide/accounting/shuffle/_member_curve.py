@@ -23,9 +23,12 @@ from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle.curves import (
     BRACKET_RTOL,
+    SETTLE_ROUNDS,
+    SETTLE_TOL,
     TINY_LOG_DELTA,
     at_floor,
     secant_bracket,
+    settling,
 )
 
 __all__ = ["MemberCurve", "lower_root", "upper_root"]
@@ -88,7 +91,44 @@ class MemberCurve(PrivacyCurve):
     def log_delta(self, epsilon: float) -> float:
         if not self._members:
             return -math.inf
+        if self.log_tail == DEFAULT_LOG_TAIL and settling():
+            return min(self._settled(epsilon), 0.0)
         return min(max(fn(epsilon, self.log_tail) for fn in self._members), 0.0)
+
+    def _value(self, epsilon: float, tail: float) -> float:
+        """``log δ`` at ``epsilon`` as an ε search summed to ``tail`` certifies it: per member
+        the least of it and its screen (a bound of the same pairs, which the search may have
+        passed instead), the largest over members (ε0-DP at ε0)."""
+        if epsilon >= self._eps0:
+            return -math.inf
+        values = []
+        for fn, screen in zip(self._members, self._screens, strict=True):
+            value = fn(epsilon, tail)
+            if screen is not None and not self._lower:
+                value = min(value, screen(epsilon, tail))
+            values.append(value)
+        return max(values)
+
+    def _settled(self, epsilon: float) -> float:
+        """A δ query (issue 32, s33-cons; docs/proofs/mechanism-certificates.md §1x): the
+        least of :meth:`_value` over the default tail and the tails an ε search at each new
+        value sums to (:func:`_solve_tail`; widened at least twofold while the value is
+        within 14 of its tail), until they move by less than ``SETTLE_TOL``. Each is an
+        upper bound on the members' δ; at an ε search's answer one of them is its value."""
+        tried = {DEFAULT_LOG_TAIL: self._value(epsilon, DEFAULT_LOG_TAIL)}
+        value = tried[DEFAULT_LOG_TAIL]
+        for _ in range(2 * SETTLE_ROUNDS):
+            if value == -math.inf:
+                break
+            deepest = min(tried)
+            tail = _solve_tail(value)
+            if tried[deepest] <= deepest + 14.0:  # mostly the mass outside the windows
+                tail = min(tail, 2.0 * deepest)
+            if min(abs(tail - done) for done in tried) < SETTLE_TOL:
+                break
+            tried[tail] = self._value(epsilon, tail)
+            value = min(tried.values())
+        return value
 
     @contextlib.contextmanager
     def tail_for(self, delta: float) -> Iterator[None]:

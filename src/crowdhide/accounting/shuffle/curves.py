@@ -32,6 +32,9 @@ __all__ = [
     "KrrShuffleCurve",
     "at_floor",
     "secant_bracket",
+    "settled_delta_query",
+    "settling",
+    "tail_level",
 ]
 
 #: ``krr_lower`` adds the "all others on x'" dataset (O(√n) incomplete-beta calls per δ) for
@@ -86,11 +89,64 @@ def _summed_like_epsilon_at(log_delta: float) -> Iterator[None]:
         _DELTA_QUERY_LEVEL.reset(token)
 
 
+#: The tails a δ query sums to first, ``e^{-FREE_TAIL_LEVEL}``: those of an ε search at
+#: δ = e^-20 (2e-9), between the usual 1e-6 and 1e-10, so that its own value's tails
+#: (:meth:`_AdaptiveCurve._settled`) are near them.
+FREE_TAIL_LEVEL = 60.0
+#: A δ query stops following its own value's tails once they move by less than this (in
+#: log δ), or after :data:`SETTLE_ROUNDS` rounds: the blocked sums' layouts change in steps
+#: of about 0.01-0.05 of it, so tails this close give the same floats but rarely.
+SETTLE_TOL = 1e-3
+SETTLE_ROUNDS = 3
+
+
+def tail_level(log_target: float) -> float:
+    """``L`` of the tails ``e^{-L}`` an ε search at ``log δ = log_target`` sums to: 40 below
+    the target, within [40, 2000].
+
+    Examples
+    --------
+    >>> tail_level(0.0), round(tail_level(math.log(1e-6)), 3), tail_level(-2500.0)
+    (40.0, 53.816, 2000.0)
+    """
+    return max(min(2000.0, -log_target + 40.0), 40.0)
+
+
+#: Whether a δ query is being answered (:func:`settled_delta_query`): only there do the
+#: adaptive curves follow their own value's tails; everywhere else (ε searches, their
+#: starts and slopes, lower bounds, calibrations) every float is as before.
+_SETTLING: ContextVar[bool] = ContextVar("_SETTLING", default=False)
+
+
+@contextmanager
+def settled_delta_query() -> Iterator[None]:
+    """Within the block, δ queries of the adaptive curves also sum to the tails an ε search
+    at their own value uses (:meth:`_AdaptiveCurve._settled`), so that δ at an ε query's
+    answer is at most the δ it was asked at (issue 32, s33-cons)."""
+    token = _SETTLING.set(True)
+    try:
+        yield
+    finally:
+        _SETTLING.reset(token)
+
+
+def settling() -> bool:
+    """Whether a δ query is being answered (:func:`settled_delta_query`)."""
+    return _SETTLING.get()
+
+
 class _AdaptiveCurve(PrivacyCurve):
     """A curve from ``fn(eps, log_tail)``: summation windows are widened until the tail
     bound added to δ is negligible (< e^{-14} ≈ 1e-6 relative), so small δ stay tight. While
-    solving for ε at a target δ the windows never need tails below ``δ e^{-40}``: a value
-    computed with them that is below the target is a valid answer.
+    solving for ε at a target δ the windows are cut at the tails of :func:`tail_level` (a
+    value computed with them that is below the target is a valid answer).
+
+    The blocked evaluators place their windows and blocks by the tail, so their floats
+    depend on it (issue 32, s33-cons: up to 0.4 % of δ at δ = 1e-10, 9x at 1e-300 between
+    the tails a δ query used to stop at and those of the ε search). A δ query therefore
+    also sums to the tails an ε search at its own value uses, again at the value that gives,
+    until they repeat, and answers the least value it computed (each one an upper bound):
+    at an ε search's answer it finds that search's value (docs/proofs/profile-pair.md, §17).
 
     ``tiny_rtol``: the relative width at which its ε search stops below
     :data:`TINY_LOG_DELTA` (0: 1e-10 ε0 absolute, as above it). The answer is a passing
@@ -107,21 +163,42 @@ class _AdaptiveCurve(PrivacyCurve):
     def log_delta(self, epsilon: float) -> float:
         if epsilon >= self._eps0:  # every shuffle of ε0-LDP reports is ε0-DP (κ rounded up
             return -math.inf  # in a clone system can leave a sliver of δ there)
-        big_l = min(self._start_l, self._max_l)
+        settle = not self._solving and _SETTLING.get()
+        big_l = min(FREE_TAIL_LEVEL if settle else self._start_l, self._max_l)
         value = self._fn(epsilon, -big_l)
         while value > -math.inf and value <= -big_l + 14.0 and big_l < self._max_l:
             big_l = min(max(-value + 30.0, 2.0 * big_l), self._max_l)
             value = self._fn(epsilon, -big_l)
+        if settle:
+            value = self._settled(epsilon, {big_l: value})
         return min(value, 0.0)
+
+    def _settled(self, epsilon: float, tried: dict[float, float]) -> float:
+        """The least value (each an upper bound) over the tails ``tried`` and those an ε
+        search at the least one found sums to (:func:`tail_level`), followed until they
+        move by less than :data:`SETTLE_TOL`."""
+        value = min(tried.values())
+        for _ in range(SETTLE_ROUNDS):
+            if value == -math.inf:
+                break
+            level = tail_level(value)
+            if min(abs(level - done) for done in tried) < SETTLE_TOL:
+                break
+            tried[level] = self._fn(epsilon, -level)
+            value = min(tried.values())
+        return value
 
     def solving_for(self, log_target: float | None) -> None:
         """Enter (``log_target`` given) or leave (None) the mode used while solving ε(δ)."""
         if log_target is None:
             log_target = _DELTA_QUERY_LEVEL.get()
+        # summed to a given level (an ε search's, or the calibrations' and profile grids' δ
+        # queries): those tails only; else a δ query follows its own value's
+        self._solving = log_target is not None
         if log_target is None:
             self._max_l, self._start_l = 2000.0, 40.0
         else:
-            self._max_l = self._start_l = max(min(2000.0, -log_target + 40.0), 40.0)
+            self._max_l = self._start_l = tail_level(log_target)
 
     def epsilon(self, delta: float) -> float:
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))

@@ -131,6 +131,7 @@ from crowdhide.accounting.shuffle.curves import (
     _AdaptiveCurve,
     _krr_lower_curve,
     _ldp_lower_curve,
+    settled_delta_query,
 )
 from crowdhide.accounting.statement import Kind, PrivacyStatement
 from crowdhide.errors import InvalidParameterError, ParameterTypeError
@@ -506,7 +507,8 @@ def shuffle_delta(
     """
     name = _check_bound(bound)
     params = ShuffleParams(eps0=eps0, n=n, k=k)
-    return _answer(name, params, _query(None, epsilon), lower=lower)
+    with settled_delta_query():  # δ at an ε query's answer is at most its δ
+        return _answer(name, params, _query(None, epsilon), lower=lower)
 
 
 def shuffle_bound_curve(*, bound: str, eps0: float, n: int, k: int | None = None) -> PrivacyCurve:

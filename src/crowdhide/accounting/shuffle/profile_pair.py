@@ -68,6 +68,7 @@ from crowdhide.accounting.shuffle._tilted_pld import (
     without_top,
 )
 from crowdhide.accounting.shuffle.composition import ComposedShuffleCurve, ComposedShuffleParams
+from crowdhide.accounting.shuffle.curves import settling
 from crowdhide.accounting.statement import Kind, PrivacyStatement, format_bound
 from crowdhide.errors import InvalidParameterError
 
@@ -472,6 +473,10 @@ MIX_SPREAD = 8.0
 _SETTLED = math.log(1e-4)
 
 
+#: A tilted pass: its tilt λ, far atoms left out, top-atom draws composed apart (or None).
+_Pass = tuple[float, int, int | None]
+
+
 class _TiltedCurve(_QuietCurve):
     """The composed pair; where the FFT's absolute allowance is over :data:`TILT_ABOVE` of δ,
     also the composition under a tilt (:mod:`~crowdhide.accounting.shuffle._tilted_pld`,
@@ -483,12 +488,44 @@ class _TiltedCurve(_QuietCurve):
     ) -> None:
         super().__init__(pld, cap, notes)
         self._key = key
+        # the passes an ε search makes, recorded while a δ query runs it (_as_searched)
+        self._passes: list[_Pass] | None = None
 
     def _material(self, delta: float) -> bool:
         assert self.pld is not None
         return self.pld.composition_error > TILT_ABOVE * delta
 
     def log_delta(self, epsilon: float) -> float:
+        value = self._own_log_delta(epsilon)
+        if settling() and epsilon < self._cap:
+            value = self._as_searched(epsilon, value)
+        return value
+
+    def _as_searched(self, epsilon: float, value: float) -> float:
+        """A δ query (docs/proofs/profile-pair.md §17): the least of ``value`` and the
+        tilted passes :meth:`epsilon` at the δ found makes (their tilts, far atoms and
+        depths depend on that δ and on the ε its first pass finds), once more at the δ they
+        give where that moved; each pass is a certificate at every ε."""
+        seen: set[_Pass] = set()
+        for _ in range(2):
+            delta = math.exp(value)
+            if not 0.0 < delta < 1.0:
+                break
+            self._passes = []
+            try:
+                self.epsilon(delta)
+                passes = [p for p in dict.fromkeys(self._passes) if p not in seen]
+            finally:
+                self._passes = None
+            if not passes:
+                break
+            seen.update(passes)
+            value = min(value, *(_pass(self._key, *p).log_delta(epsilon) for p in passes))
+        return value
+
+    def _own_log_delta(self, epsilon: float) -> float:
+        """The composed pair's δ and, where its allowance counts, the tilted composition's
+        under the saddle tilt at ``epsilon`` (and with far atoms left out where they weigh)."""
         plain = super().log_delta(epsilon)
         if epsilon >= self._cap or not self._material(math.exp(plain)):
             return plain
@@ -530,9 +567,13 @@ class _TiltedCurve(_QuietCurve):
         depth = _depth(self._key, lam, cut, delta)
         tilted = _pass(self._key, lam, cut, depth)
         found = min(found, tilted.epsilon(delta, min(found, self._cap)))
+        if self._passes is not None:  # a δ query's (_as_searched)
+            self._passes.append((lam, cut, depth))
         if tilted.log_error(found) < math.log(delta) + _SETTLED:
             return found, True
         again = _saddle(self._key, cut, depth, found)  # the saddle at the ε found
+        if self._passes is not None:
+            self._passes.append((again, cut, depth))
         if again != lam:
             tilted = _pass(self._key, again, cut, depth)
             found = min(found, tilted.epsilon(delta, found, near=True))

@@ -316,6 +316,18 @@ def _ask(query: dict[str, float], **given: Any) -> PrivacyStatement:
     rounds, rate, relation = _setting(given["rounds"], given["sample_rate"], given["relation"])
     given |= {"rounds": rounds, "sample_rate": rate, "relation": relation}
     single = rounds == 1 and rate >= 1.0 and relation == "substitute"
+    if "delta" in query:
+        return _answer(query, given, bound, single)
+    from crowdhide.accounting.shuffle.curves import settled_delta_query
+
+    with settled_delta_query():  # δ at an ε query's answer is at most its δ (§17)
+        return _answer(query, given, bound, single)
+
+
+def _answer(
+    query: dict[str, float], given: dict[str, Any], bound: str, single: bool
+) -> PrivacyStatement:
+    """The one path that answers (:func:`_ask`), its inputs echoed."""
     if not single:
         result = _composed(given, query, bound)
     elif given["mechanism"] is not None:
