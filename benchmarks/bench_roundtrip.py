@@ -14,10 +14,16 @@ the rows ``R=...`` through :func:`crowdhide.accounting.shuffle.composition.compo
 (the composition path even at R = 1). Finite answers only: a cell whose ε* is infinite or
 not a certificate is listed as skipped.
 
+``--baseline SRC`` times the δ queries instead: the ε answers are computed here first
+(untimed), then two worker processes, one on ``SRC`` (e.g. /tmp/s33-start/src, main at
+session start) and one on this checkout's ``src``, ask δ at each ε answer alternately, cell by
+cell (the order of the two alternating), and the CPU seconds of each are printed per row.
+
 Command::
 
     PYTHONPATH=src python benchmarks/bench_roundtrip.py [--rows generic,k=3,oue,R=10]
         [--delta 1e-6,1e-300] [--eps0 1,8] [--ns 1e3,1e9] [--reverse] [--json FILE]
+        [--baseline /tmp/s33-start/src]
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -98,6 +106,67 @@ def reverse_trip(row: str, eps0: float, n: int, epsilon: float) -> float:
     return float(eps_at(eps0=eps0, n=n, delta=back).epsilon) / epsilon
 
 
+_WORKER = f"""
+import json, sys, time
+sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
+import bench_roundtrip as b
+b.row_queries("R=2")[0](eps0=1.0, n=1000, delta=1e-6)  # imports and dp_accounting, untimed
+for line in sys.stdin:
+    row, eps0, n, eps = json.loads(line)
+    start = time.process_time()
+    value = b.row_queries(row)[1](eps0=eps0, n=n, epsilon=eps).delta
+    print(json.dumps([value, time.process_time() - start]), flush=True)
+"""
+
+
+def _worker(src: str) -> subprocess.Popen[str]:
+    env = dict(os.environ, PYTHONPATH=src)
+    return subprocess.Popen(
+        [sys.executable, "-c", _WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        text=True, env=env,
+    )  # fmt: skip
+
+
+def _timed(proc: subprocess.Popen[str], cell: list[Any]) -> list[float]:
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    proc.stdin.write(json.dumps(cell) + "\n")
+    proc.stdin.flush()
+    return [float(x) for x in json.loads(proc.stdout.readline())]
+
+
+def time_delta_queries(cells: list[dict[str, Any]], baseline: str) -> None:
+    """δ at each cell's ε answer asked of ``baseline`` and of this checkout alternately."""
+    here = str(Path(__file__).resolve().parent.parent / "src")
+    procs = {"base": _worker(baseline), "new": _worker(here)}
+    totals: dict[str, dict[str, float]] = {}
+    try:
+        for i, cell in enumerate(c for c in cells if math.isfinite(c["ratio"])):
+            ask = [cell["row"], cell["eps0"], cell["n"], cell["eps"]]
+            order = ("base", "new") if i % 2 == 0 else ("new", "base")
+            got = {name: _timed(procs[name], ask) for name in order}
+            row = totals.setdefault(cell["row"], {"base": 0.0, "new": 0.0})
+            for name in order:
+                row[name] += got[name][1]
+            ms = f"{got['base'][1] * 1e3:.0f} / {got['new'][1] * 1e3:.0f}"
+            where = f"{cell['row']:>10} {cell['eps0']:>4g} {cell['n']:>10} {cell['delta']:>7.0e}"
+            deltas = f"δ base {got['base'][0]:.6g} new {got['new'][0]:.6g}"
+            print(f"{where} {deltas}  ms {ms}", flush=True)
+    finally:
+        for proc in procs.values():
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait()
+    base = sum(t["base"] for t in totals.values())
+    new = sum(t["new"] for t in totals.values())
+    for row, t in totals.items():
+        print(
+            f"{row:>10} δ-query CPU s: base {t['base']:.2f} new {t['new']:.2f} "
+            f"ratio {t['new'] / t['base']:.3f}"
+        )
+    print(f"all rows: base {base:.2f} s, new {new:.2f} s, ratio {new / base:.3f}")
+
+
 def _floats(text: str, default: tuple[float, ...]) -> tuple[float, ...]:
     return tuple(float(v) for v in text.split(",") if v) or default
 
@@ -111,6 +180,7 @@ def main() -> None:
     parser.add_argument("--reverse", action="store_true", help="also ε at (δ at ε*)")
     parser.add_argument("--tolerance", type=float, default=1e-6, help="--reverse: allowed ε'/ε - 1")
     parser.add_argument("--json", default=None, help="also write the cells here")
+    parser.add_argument("--baseline", default=None, help="time δ queries against this src")
     args = parser.parse_args()
     rows = [r for r in args.rows.split(",") if r] or list(TABLE_ROWS)
     unknown = sorted(set(rows) - set(TABLE_ROWS))
@@ -143,6 +213,8 @@ def main() -> None:
                     print(line, flush=True)
                     cells.append(cell)
     _summary(cells, args.reverse, args.tolerance)
+    if args.baseline:
+        time_delta_queries(cells, args.baseline)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(cells, fh, indent=0)

@@ -174,7 +174,8 @@ def test_settled_delta_is_above_the_exact_delta(kw: dict[str, Any], matrix: Any,
             now = shuffle_delta(eps0=eps0, n=n, epsilon=eps, **kw).delta
             with _unsettled():
                 before = shuffle_delta(eps0=eps0, n=n, epsilon=eps, **kw).delta
-            assert truth <= now * (1 + 1e-9) and now <= before, (kw, n, eps0, eps)
+            assert truth <= now * (1 + 1e-9), (kw, n, eps0, eps)
+            assert now <= before, (kw, n, eps0, eps)
 
 
 def test_settled_tails_are_a_bound_for_a_blocked_sum() -> None:

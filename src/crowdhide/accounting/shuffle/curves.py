@@ -96,7 +96,7 @@ FREE_TAIL_LEVEL = 60.0
 #: A δ query stops following its own value's tails once they move by less than this (in
 #: log δ), or after :data:`SETTLE_ROUNDS` rounds: the blocked sums' layouts change in steps
 #: of about 0.01-0.05 of it, so tails this close give the same floats but rarely.
-SETTLE_TOL = 1e-3
+SETTLE_TOL = 1e-5
 SETTLE_ROUNDS = 3
 
 
