@@ -105,9 +105,9 @@ class MemberCurve(PrivacyCurve):
         """A δ query (issue 32, s33-cons; docs/proofs/mechanism-certificates.md §1x): every
         member at the default tail (all again at twice the tail while the largest is mostly
         the tail's mass), then the members within :data:`SETTLE_NEAR` of the largest again at
-        the tail an ε search at that largest value sums to
-        (:func:`_solve_tail`), until that tail moves by less than ``SETTLE_TOL``; per member the least of its values
-        and, near the largest, of its screen (a bound of the same pairs the search may have
+        the tail an ε search at that largest value sums to (:func:`_solve_tail`), until that
+        tail moves by less than ``SETTLE_TOL``; per member the least of its values and, near
+        the largest, of its screen (a bound of the same pairs the search may have
         passed instead). Each is an upper bound on that member's δ, so their largest is one
         for the curve; a member left below the largest by more than SETTLE_NEAR is below the
         δ any ε search certifying ``epsilon`` was asked at."""
