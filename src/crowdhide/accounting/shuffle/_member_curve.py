@@ -97,7 +97,7 @@ class MemberCurve(PrivacyCurve):
     def log_delta(self, epsilon: float) -> float:
         if not self._members:
             return -math.inf
-        if self.log_tail == DEFAULT_LOG_TAIL and settling():
+        if self.log_tail == DEFAULT_LOG_TAIL and settling() and not self._lower:
             return min(self._settled(epsilon), 0.0)
         return min(max(fn(epsilon, self.log_tail) for fn in self._members), 0.0)
 
@@ -115,7 +115,7 @@ class MemberCurve(PrivacyCurve):
             return -math.inf
         best = [fn(epsilon, DEFAULT_LOG_TAIL) for fn in self._members]
         tried: list[set[float]] = [{DEFAULT_LOG_TAIL} for _ in best]
-        screened = [screen is None or self._lower for screen in self._screens]
+        screened = [screen is None for screen in self._screens]
         for _ in range(4 * SETTLE_ROUNDS):
             top = max(best)
             if top == -math.inf:

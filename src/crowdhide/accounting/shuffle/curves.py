@@ -538,7 +538,11 @@ class _LowerCurve(PrivacyCurve):
     def log_delta(self, epsilon: float) -> float:
         if epsilon >= self._eps0:
             return -math.inf
-        return min(max(m(epsilon) for m in self._members), 0.0)
+        token = _SETTLING.set(False)  # a lower bound's δ: its members' own tails, as before
+        try:
+            return min(max(m(epsilon) for m in self._members), 0.0)
+        finally:
+            _SETTLING.reset(token)
 
     def epsilon(self, delta: float) -> float:
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
