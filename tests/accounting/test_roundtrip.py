@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from crowdhide.accounting.shuffle import _member_curve, curves, profile_pair
+from crowdhide.accounting.shuffle import _settle
 from crowdhide.accounting.shuffle.composition import composed_shuffle
 from crowdhide.accounting.shuffle.query import shuffle_delta, shuffle_epsilon
 from tests.accounting import _mechanism_matrices as mm
@@ -127,9 +127,7 @@ class _Off:
 def _unsettled() -> Iterator[None]:
     """δ queries as before: no tails of their own value, no passes of an ε search."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(curves, "_SETTLING", _Off())
-        for module in (_member_curve, profile_pair):
-            mp.setattr(module, "settling", lambda: False)
+        mp.setattr(_settle, "_SETTLING", _Off())
         yield
 
 

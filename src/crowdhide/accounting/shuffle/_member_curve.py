@@ -21,14 +21,12 @@ from collections.abc import Callable, Iterator
 from crowdhide._validation import check_probability
 from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.roots import safe_root
+from crowdhide.accounting.shuffle._settle import SETTLE_ROUNDS, SETTLE_TOL, settling
 from crowdhide.accounting.shuffle.curves import (
     BRACKET_RTOL,
-    SETTLE_ROUNDS,
-    SETTLE_TOL,
     TINY_LOG_DELTA,
     at_floor,
     secant_bracket,
-    settling,
 )
 
 __all__ = ["MemberCurve", "lower_root", "upper_root"]

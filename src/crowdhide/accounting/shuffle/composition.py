@@ -614,7 +614,7 @@ def composed_shuffle(
             value=(delta, epsilon),
         )
     if epsilon is not None:
-        from crowdhide.accounting.shuffle.curves import settled_delta_query
+        from crowdhide.accounting.shuffle._settle import settled_delta_query
 
         with settled_delta_query():  # δ at an ε query's answer is at most its δ (§17)
             return _composed_shuffle(None, epsilon, options)

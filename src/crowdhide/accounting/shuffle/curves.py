@@ -18,6 +18,13 @@ from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle import _krr_fast
 from crowdhide.accounting.shuffle import _pairs as pairs
+from crowdhide.accounting.shuffle._settle import (
+    FREE_TAIL_LEVEL,
+    settled_value,
+    settling,
+    tail_level,
+    unsettled,
+)
 from crowdhide.accounting.shuffle.closed_forms import _NotApplicableError
 from crowdhide.errors import InvalidParameterError
 
@@ -32,9 +39,6 @@ __all__ = [
     "KrrShuffleCurve",
     "at_floor",
     "secant_bracket",
-    "settled_delta_query",
-    "settling",
-    "tail_level",
 ]
 
 #: ``krr_lower`` adds the "all others on x'" dataset (O(√n) incomplete-beta calls per δ) for
@@ -89,52 +93,6 @@ def _summed_like_epsilon_at(log_delta: float) -> Iterator[None]:
         _DELTA_QUERY_LEVEL.reset(token)
 
 
-#: The tails a δ query sums to first, ``e^{-FREE_TAIL_LEVEL}``: those of an ε search at
-#: δ = e^-20 (2e-9), between the usual 1e-6 and 1e-10, so that its own value's tails
-#: (:meth:`_AdaptiveCurve._settled`) are near them.
-FREE_TAIL_LEVEL = 60.0
-#: A δ query stops following its own value's tails once they move by less than this (in
-#: log δ), or after :data:`SETTLE_ROUNDS` rounds: the blocked sums' layouts change in steps
-#: of about 0.01-0.05 of it, so tails this close give the same floats but rarely.
-SETTLE_TOL = 1e-5
-SETTLE_ROUNDS = 3
-
-
-def tail_level(log_target: float) -> float:
-    """``L`` of the tails ``e^{-L}`` an ε search at ``log δ = log_target`` sums to: 40 below
-    the target, within [40, 2000].
-
-    Examples
-    --------
-    >>> tail_level(0.0), round(tail_level(math.log(1e-6)), 3), tail_level(-2500.0)
-    (40.0, 53.816, 2000.0)
-    """
-    return max(min(2000.0, -log_target + 40.0), 40.0)
-
-
-#: Whether a δ query is being answered (:func:`settled_delta_query`): only there do the
-#: adaptive curves follow their own value's tails; everywhere else (ε searches, their
-#: starts and slopes, lower bounds, calibrations) every float is as before.
-_SETTLING: ContextVar[bool] = ContextVar("_SETTLING", default=False)
-
-
-@contextmanager
-def settled_delta_query() -> Iterator[None]:
-    """Within the block, δ queries of the adaptive curves also sum to the tails an ε search
-    at their own value uses (:meth:`_AdaptiveCurve._settled`), so that δ at an ε query's
-    answer is at most the δ it was asked at (issue 32, s33-cons)."""
-    token = _SETTLING.set(True)
-    try:
-        yield
-    finally:
-        _SETTLING.reset(token)
-
-
-def settling() -> bool:
-    """Whether a δ query is being answered (:func:`settled_delta_query`)."""
-    return _SETTLING.get()
-
-
 class _AdaptiveCurve(PrivacyCurve):
     """A curve from ``fn(eps, log_tail)``: summation windows are widened until the tail
     bound added to δ is negligible (< e^{-14} ≈ 1e-6 relative), so small δ stay tight. While
@@ -163,30 +121,15 @@ class _AdaptiveCurve(PrivacyCurve):
     def log_delta(self, epsilon: float) -> float:
         if epsilon >= self._eps0:  # every shuffle of ε0-LDP reports is ε0-DP (κ rounded up
             return -math.inf  # in a clone system can leave a sliver of δ there)
-        settle = not self._solving and _SETTLING.get()
+        settle = not self._solving and settling()
         big_l = min(FREE_TAIL_LEVEL if settle else self._start_l, self._max_l)
         value = self._fn(epsilon, -big_l)
         while value > -math.inf and value <= -big_l + 14.0 and big_l < self._max_l:
             big_l = min(max(-value + 30.0, 2.0 * big_l), self._max_l)
             value = self._fn(epsilon, -big_l)
-        if settle:
-            value = self._settled(epsilon, {big_l: value})
+        if settle:  # the tails an ε search at its value sums to (_settle.py)
+            value = settled_value(functools.partial(self._fn, epsilon), {big_l: value})
         return min(value, 0.0)
-
-    def _settled(self, epsilon: float, tried: dict[float, float]) -> float:
-        """The least value (each an upper bound) over the tails ``tried`` and those an ε
-        search at the least one found sums to (:func:`tail_level`), followed until they
-        move by less than :data:`SETTLE_TOL`."""
-        value = min(tried.values())
-        for _ in range(SETTLE_ROUNDS):
-            if value == -math.inf:
-                break
-            level = tail_level(value)
-            if min(abs(level - done) for done in tried) < SETTLE_TOL:
-                break
-            tried[level] = self._fn(epsilon, -level)
-            value = min(tried.values())
-        return value
 
     def solving_for(self, log_target: float | None) -> None:
         """Enter (``log_target`` given) or leave (None) the mode used while solving ε(δ)."""
@@ -538,11 +481,8 @@ class _LowerCurve(PrivacyCurve):
     def log_delta(self, epsilon: float) -> float:
         if epsilon >= self._eps0:
             return -math.inf
-        token = _SETTLING.set(False)  # a lower bound's δ: its members' own tails, as before
-        try:
+        with unsettled():  # a lower bound's δ: its members' own tails, as before
             return min(max(m(epsilon) for m in self._members), 0.0)
-        finally:
-            _SETTLING.reset(token)
 
     def epsilon(self, delta: float) -> float:
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))

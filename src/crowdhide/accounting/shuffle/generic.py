@@ -121,6 +121,7 @@ from crowdhide.accounting.shuffle._bound_curves import (
     _krr_clone_curve,
     _variation_ratio_curve,
 )
+from crowdhide.accounting.shuffle._settle import settled_delta_query
 from crowdhide.accounting.shuffle.closed_forms import (
     _bennett_log_delta,
     _hoeffding_log_delta,
@@ -131,7 +132,6 @@ from crowdhide.accounting.shuffle.curves import (
     _AdaptiveCurve,
     _krr_lower_curve,
     _ldp_lower_curve,
-    settled_delta_query,
 )
 from crowdhide.accounting.statement import Kind, PrivacyStatement
 from crowdhide.errors import InvalidParameterError, ParameterTypeError

@@ -60,6 +60,7 @@ from crowdhide.accounting.shuffle._profile_grid import (
     _certificate,
     certified_profile,
 )
+from crowdhide.accounting.shuffle._settle import settling
 from crowdhide.accounting.shuffle._tilted_pld import (
     TiltedPld,
     chernoff_lambda,
@@ -68,7 +69,6 @@ from crowdhide.accounting.shuffle._tilted_pld import (
     without_top,
 )
 from crowdhide.accounting.shuffle.composition import ComposedShuffleCurve, ComposedShuffleParams
-from crowdhide.accounting.shuffle.curves import settling
 from crowdhide.accounting.statement import Kind, PrivacyStatement, format_bound
 from crowdhide.errors import InvalidParameterError
 
@@ -532,8 +532,9 @@ class _TiltedCurve(_QuietCurve):
     def _below_passes(self, delta: float, epsilon: float) -> list[_Pass]:
         """The second passes of ε searches at δ below ``delta`` (down to :data:`BELOW_SPAN`
         times less) where the first is the mixture (§13): their tilt is the saddle of its
-        dominant term at the ε the first pass finds, which jumps as δ falls, and the search whose answer ``epsilon`` is asked at had a δ below the
-        value found (R = 10^4, ε0 = 8, n = 1e9, δ = 1e-300: 1655 times)."""
+        dominant term at the ε the first pass finds, which jumps as δ falls, and the search
+        whose answer ``epsilon`` is asked at had a δ below the value found (R = 10^4,
+        ε0 = 8, n = 1e9, δ = 1e-300: 1655 times)."""
         passes: list[_Pass] = []
         for cut in dict.fromkeys((_free_cut(self._key, delta), 0)):
             lam = _lambda(self._key, cut, delta=delta)

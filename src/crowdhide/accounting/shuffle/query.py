@@ -318,7 +318,7 @@ def _ask(query: dict[str, float], **given: Any) -> PrivacyStatement:
     single = rounds == 1 and rate >= 1.0 and relation == "substitute"
     if "delta" in query:
         return _answer(query, given, bound, single)
-    from crowdhide.accounting.shuffle.curves import settled_delta_query
+    from crowdhide.accounting.shuffle._settle import settled_delta_query
 
     with settled_delta_query():  # δ at an ε query's answer is at most its δ (§17)
         return _answer(query, given, bound, single)
