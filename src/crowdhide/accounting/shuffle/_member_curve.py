@@ -42,6 +42,8 @@ DEEP_LOG_DELTA = DEFAULT_LOG_TAIL + 14.0
 #: _settled`): between two tails a member's value moved by at most 0.01 at δ >= 1e-10
 #: (up to 0.04 at 1e-300, where the values first are the tail's mass and all are settled).
 SETTLE_NEAR = 0.05
+#: ... and sums them to tails no deeper than e^-2000 (those of every δ a float holds).
+DEEPEST_TAIL = 2000.0
 
 
 #: :func:`upper_root` answers ε0 at once where its secant steps found no passing point and
@@ -123,6 +125,7 @@ class MemberCurve(PrivacyCurve):
             wide = top <= deepest + 14.0  # mostly the mass outside the windows: every member
             if wide:
                 tail = min(tail, 2.0 * deepest)
+            tail = max(tail, -DEEPEST_TAIL)  # as the adaptive curves' deepest windows
             near = [i for i, v in enumerate(best) if wide or v >= top - SETTLE_NEAR]
             due = [i for i in near if min(abs(tail - t) for t in tried[i]) >= SETTLE_TOL]
             due += [i for i in near if not screened[i] and i not in due]
