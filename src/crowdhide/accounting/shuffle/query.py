@@ -381,7 +381,10 @@ def shuffle_epsilon(
     Returns
     -------
     PrivacyStatement
-        ``inputs`` echo every input above (and the path's own, e.g. the loss grid).
+        ``inputs`` echo every input above (and the path's own, e.g. the loss grid). Its ε is
+        one at which :func:`shuffle_delta` with the same inputs answers at most ``delta``
+        (checked on the issue-32 table, ``benchmarks/bench_roundtrip.py``; see the
+        limitations in docs/proofs/profile-pair.md §17).
 
     See Also
     --------
@@ -434,7 +437,10 @@ def shuffle_delta(
     Returns
     -------
     PrivacyStatement
-        δ at ``epsilon``, an upper bound; ``inputs`` echo every input above.
+        δ at ``epsilon``, an upper bound; ``inputs`` echo every input above. It is the
+        least of the bounds it evaluates, among them those :func:`shuffle_epsilon` at that
+        δ certifies with, so at an ε that :func:`shuffle_epsilon` returned for some δ it is
+        at most that δ (docs/proofs/profile-pair.md §17).
 
     See Also
     --------
