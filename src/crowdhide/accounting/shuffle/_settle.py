@@ -7,8 +7,9 @@ not know the δ a user may check it against, used to stop at the first tail deep
 its own value, so δ at an ε answer could come out above the δ asked. Within
 :func:`settled_delta_query` (the δ entry points) a δ query also sums to the tails an ε search
 at its own value uses, again at the value that gives, until they stop moving
-(:func:`settled_value`), and answers the least of its values: each is an upper bound, and at
-an ε answer one of them is the search's own value (to within the blocked sums' steps).
+(:func:`settled_value`), and answers the least of its values, the former answer among them:
+each is an upper bound, and at an ε answer one of them is the search's own value (to within
+the blocked sums' steps).
 Everywhere else (ε searches, their starts and slopes, lower bounds, the calibrations'
 level-summed δ queries) every float is as before.
 """
@@ -21,7 +22,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 __all__ = [
-    "FREE_TAIL_LEVEL",
     "SETTLE_ROUNDS",
     "SETTLE_TOL",
     "settled_delta_query",
@@ -31,10 +31,6 @@ __all__ = [
     "unsettled",
 ]
 
-#: The tails a δ query sums to first, ``e^{-FREE_TAIL_LEVEL}``: those of an ε search at
-#: δ = e^-20 (2e-9), between the usual 1e-6 and 1e-10, so that its own value's tails
-#: are near them.
-FREE_TAIL_LEVEL = 60.0
 #: A δ query stops following its own value's tails once they move by less than this (in
 #: log δ), or after :data:`SETTLE_ROUNDS` rounds: the blocked sums' layouts change in steps
 #: of about 1e-3-0.05 of it (measured: k-RR clone pair, k = 100, ε0 = 4, n = 1e9, δ = 1e-10:

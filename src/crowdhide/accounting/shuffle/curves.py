@@ -19,7 +19,6 @@ from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle import _krr_fast
 from crowdhide.accounting.shuffle import _pairs as pairs
 from crowdhide.accounting.shuffle._settle import (
-    FREE_TAIL_LEVEL,
     settled_value,
     settling,
     tail_level,
@@ -121,13 +120,13 @@ class _AdaptiveCurve(PrivacyCurve):
     def log_delta(self, epsilon: float) -> float:
         if epsilon >= self._eps0:  # every shuffle of ε0-LDP reports is ε0-DP (κ rounded up
             return -math.inf  # in a clone system can leave a sliver of δ there)
-        settle = not self._solving and settling()
-        big_l = min(FREE_TAIL_LEVEL if settle else self._start_l, self._max_l)
+        big_l = min(self._start_l, self._max_l)
         value = self._fn(epsilon, -big_l)
         while value > -math.inf and value <= -big_l + 14.0 and big_l < self._max_l:
             big_l = min(max(-value + 30.0, 2.0 * big_l), self._max_l)
             value = self._fn(epsilon, -big_l)
-        if settle:  # the tails an ε search at its value sums to (_settle.py)
+        if not self._solving and settling():  # also the tails an ε search at its value
+            # sums to (_settle.py): the least of these and the value as before
             value = settled_value(functools.partial(self._fn, epsilon), {big_l: value})
         return min(value, 0.0)
 
