@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from crowdhide._validation import check_probability
 from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.roots import safe_root
+from crowdhide.accounting.shuffle._settle import SETTLE_ROUNDS, SETTLE_TOL, settling
 from crowdhide.accounting.shuffle.curves import (
     BRACKET_RTOL,
     TINY_LOG_DELTA,
@@ -35,6 +36,14 @@ DEFAULT_LOG_TAIL = -60.0
 #: Below this ``log δ`` the default tail is too shallow for a slope (values within 14 of
 #: the tail are mostly the mass outside the windows).
 DEEP_LOG_DELTA = DEFAULT_LOG_TAIL + 14.0
+
+
+#: A δ query settles the members within this (in log δ) of the largest (:meth:`MemberCurve.
+#: _settled`): between two tails a member's value moved by at most 0.01 at δ >= 1e-10
+#: (up to 0.04 at 1e-300, where the values first are the tail's mass and all are settled).
+SETTLE_NEAR = 0.05
+#: ... and sums them to tails no deeper than e^-2000 (those of every δ a float holds).
+DEEPEST_TAIL = 2000.0
 
 
 #: :func:`upper_root` answers ε0 at once where its secant steps found no passing point and
@@ -88,7 +97,49 @@ class MemberCurve(PrivacyCurve):
     def log_delta(self, epsilon: float) -> float:
         if not self._members:
             return -math.inf
+        if self.log_tail == DEFAULT_LOG_TAIL and settling() and not self._lower:
+            return min(self._settled(epsilon), 0.0)
         return min(max(fn(epsilon, self.log_tail) for fn in self._members), 0.0)
+
+    def _settled(self, epsilon: float) -> float:
+        """A δ query (issue 32, s33-cons; docs/proofs/mechanism-certificates.md §1x): every
+        member at the default tail (all again at twice the tail while the largest is mostly
+        the tail's mass), then the members within :data:`SETTLE_NEAR` of the largest again at
+        the tail an ε search at that largest value sums to (:func:`_solve_tail`), until that
+        tail moves by less than ``SETTLE_TOL``; per member the least of its values and, near
+        the largest, of its screen (a bound of the same pairs the search may have
+        passed instead). Each is an upper bound on that member's δ, so their largest is one
+        for the curve; a member left below the largest by more than SETTLE_NEAR is below the
+        δ any ε search certifying ``epsilon`` was asked at."""
+        if epsilon >= self._eps0:  # ε0-DP whatever the members' rounding says
+            return -math.inf
+        best = [fn(epsilon, DEFAULT_LOG_TAIL) for fn in self._members]
+        tried: list[set[float]] = [{DEFAULT_LOG_TAIL} for _ in best]
+        screened = [screen is None for screen in self._screens]
+        for _ in range(4 * SETTLE_ROUNDS):
+            top = max(best)
+            if top == -math.inf:
+                break
+            tail = _solve_tail(top)
+            deepest = min(min(done) for done in tried)
+            wide = top <= deepest + 14.0  # mostly the mass outside the windows: every member
+            if wide:
+                tail = min(tail, 2.0 * deepest)
+            tail = max(tail, -DEEPEST_TAIL)  # as the adaptive curves' deepest windows
+            near = [i for i, v in enumerate(best) if wide or v >= top - SETTLE_NEAR]
+            due = [i for i in near if min(abs(tail - t) for t in tried[i]) >= SETTLE_TOL]
+            due += [i for i in near if not screened[i] and i not in due]
+            if not due:
+                break
+            for i in due:
+                if min(abs(tail - t) for t in tried[i]) >= SETTLE_TOL:
+                    best[i] = min(best[i], self._members[i](epsilon, tail))
+                    tried[i].add(tail)
+                screen = self._screens[i]
+                if not screened[i] and screen is not None:
+                    best[i] = min(best[i], screen(epsilon, tail))
+                    screened[i] = True
+        return max(best)
 
     @contextlib.contextmanager
     def tail_for(self, delta: float) -> Iterator[None]:

@@ -23,6 +23,7 @@ from typing import Any
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting.composition import PldCurve
 from crowdhide.accounting.curves import PrivacyCurve
+from crowdhide.accounting.shuffle._settle import settled_delta_query
 from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.errors import InvalidParameterError
 
@@ -76,13 +77,17 @@ class ShuffleCertificate(PrivacyCurve):
         return values
 
     def log_delta(self, epsilon: float) -> float:
-        return min(0.0, *self._each(lambda c: c.log_delta(epsilon), 0.0))
+        with settled_delta_query():  # as shuffle_delta (docs/proofs/profile-pair.md §17)
+            return min(0.0, *self._each(lambda c: c.log_delta(epsilon), 0.0))
 
     def delta(self, epsilon: float) -> float:
         """The least member δ(ε), each member's own (safe-side) value: no round trip
-        through ``exp(log_delta)``, which could land an ulp below it."""
+        through ``exp(log_delta)``, which could land an ulp below it. Asked as
+        :func:`~crowdhide.accounting.shuffle.query.shuffle_delta` asks it, so at an ε this
+        curve returned for some δ it is at most that δ."""
         eps = check_real("epsilon", epsilon, low=0.0)
-        return min(1.0, *self._each(lambda c: c.delta(eps), 1.0))
+        with settled_delta_query():
+            return min(1.0, *self._each(lambda c: c.delta(eps), 1.0))
 
     def epsilon(self, delta: float) -> float:
         check_probability("delta", delta, allow_zero=False, allow_one=False)

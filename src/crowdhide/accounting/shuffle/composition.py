@@ -613,6 +613,18 @@ def composed_shuffle(
             parameter="delta, epsilon",
             value=(delta, epsilon),
         )
+    if epsilon is not None:
+        from crowdhide.accounting.shuffle._settle import settled_delta_query
+
+        with settled_delta_query():  # δ at an ε query's answer is at most its δ (§17)
+            return _composed_shuffle(None, epsilon, options)
+    return _composed_shuffle(delta, None, options)
+
+
+def _composed_shuffle(
+    delta: float | None, epsilon: float | None, options: ComposedShuffleOptions
+) -> PrivacyStatement:
+    """:func:`composed_shuffle` once its query is known to be one of the two."""
     if delta is not None:
         query = {"delta": check_probability("delta", delta, allow_zero=False, allow_one=False)}
         log_tail = _log_tail_for(query["delta"])

@@ -18,6 +18,12 @@ from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle import _krr_fast
 from crowdhide.accounting.shuffle import _pairs as pairs
+from crowdhide.accounting.shuffle._settle import (
+    settled_value,
+    settling,
+    tail_level,
+    unsettled,
+)
 from crowdhide.accounting.shuffle.closed_forms import _NotApplicableError
 from crowdhide.errors import InvalidParameterError
 
@@ -89,8 +95,15 @@ def _summed_like_epsilon_at(log_delta: float) -> Iterator[None]:
 class _AdaptiveCurve(PrivacyCurve):
     """A curve from ``fn(eps, log_tail)``: summation windows are widened until the tail
     bound added to δ is negligible (< e^{-14} ≈ 1e-6 relative), so small δ stay tight. While
-    solving for ε at a target δ the windows never need tails below ``δ e^{-40}``: a value
-    computed with them that is below the target is a valid answer.
+    solving for ε at a target δ the windows are cut at the tails of :func:`tail_level` (a
+    value computed with them that is below the target is a valid answer).
+
+    The blocked evaluators place their windows and blocks by the tail, so their floats
+    depend on it (issue 32, s33-cons: up to 0.4 % of δ at δ = 1e-10, 9x at 1e-300 between
+    the tails a δ query used to stop at and those of the ε search). A δ query therefore
+    also sums to the tails an ε search at its own value uses, again at the value that gives,
+    until they repeat, and answers the least value it computed (each one an upper bound):
+    at an ε search's answer it finds that search's value (docs/proofs/profile-pair.md, §17).
 
     ``tiny_rtol``: the relative width at which its ε search stops below
     :data:`TINY_LOG_DELTA` (0: 1e-10 ε0 absolute, as above it). The answer is a passing
@@ -112,16 +125,22 @@ class _AdaptiveCurve(PrivacyCurve):
         while value > -math.inf and value <= -big_l + 14.0 and big_l < self._max_l:
             big_l = min(max(-value + 30.0, 2.0 * big_l), self._max_l)
             value = self._fn(epsilon, -big_l)
+        if not self._solving and settling():  # also the tails an ε search at its value
+            # sums to (_settle.py): the least of these and the value as before
+            value = settled_value(functools.partial(self._fn, epsilon), {big_l: value})
         return min(value, 0.0)
 
     def solving_for(self, log_target: float | None) -> None:
         """Enter (``log_target`` given) or leave (None) the mode used while solving ε(δ)."""
         if log_target is None:
             log_target = _DELTA_QUERY_LEVEL.get()
+        # summed to a given level (an ε search's, or the calibrations' and profile grids' δ
+        # queries): those tails only; else a δ query follows its own value's
+        self._solving = log_target is not None
         if log_target is None:
             self._max_l, self._start_l = 2000.0, 40.0
         else:
-            self._max_l = self._start_l = max(min(2000.0, -log_target + 40.0), 40.0)
+            self._max_l = self._start_l = tail_level(log_target)
 
     def epsilon(self, delta: float) -> float:
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
@@ -461,7 +480,8 @@ class _LowerCurve(PrivacyCurve):
     def log_delta(self, epsilon: float) -> float:
         if epsilon >= self._eps0:
             return -math.inf
-        return min(max(m(epsilon) for m in self._members), 0.0)
+        with unsettled():  # a lower bound's δ: its members' own tails, as before
+            return min(max(m(epsilon) for m in self._members), 0.0)
 
     def epsilon(self, delta: float) -> float:
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))

@@ -121,6 +121,7 @@ from crowdhide.accounting.shuffle._bound_curves import (
     _krr_clone_curve,
     _variation_ratio_curve,
 )
+from crowdhide.accounting.shuffle._settle import settled_delta_query
 from crowdhide.accounting.shuffle.closed_forms import (
     _bennett_log_delta,
     _hoeffding_log_delta,
@@ -506,7 +507,8 @@ def shuffle_delta(
     """
     name = _check_bound(bound)
     params = ShuffleParams(eps0=eps0, n=n, k=k)
-    return _answer(name, params, _query(None, epsilon), lower=lower)
+    with settled_delta_query():  # δ at an ε query's answer is at most its δ
+        return _answer(name, params, _query(None, epsilon), lower=lower)
 
 
 def shuffle_bound_curve(*, bound: str, eps0: float, n: int, k: int | None = None) -> PrivacyCurve:

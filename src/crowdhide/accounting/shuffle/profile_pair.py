@@ -60,6 +60,7 @@ from crowdhide.accounting.shuffle._profile_grid import (
     _certificate,
     certified_profile,
 )
+from crowdhide.accounting.shuffle._settle import settling
 from crowdhide.accounting.shuffle._tilted_pld import (
     TiltedPld,
     chernoff_lambda,
@@ -472,6 +473,14 @@ MIX_SPREAD = 8.0
 _SETTLED = math.log(1e-4)
 
 
+#: A δ query also tries the second passes of ε searches at δ down to this many times below
+#: its own (:meth:`_TiltedCurve._below_passes`), at this many δ spread evenly in log.
+BELOW_SPAN = 1e4
+BELOW_STEPS = 8
+#: A tilted pass: its tilt λ, far atoms left out, top-atom draws composed apart (or None).
+_Pass = tuple[float, int, int | None]
+
+
 class _TiltedCurve(_QuietCurve):
     """The composed pair; where the FFT's absolute allowance is over :data:`TILT_ABOVE` of δ,
     also the composition under a tilt (:mod:`~crowdhide.accounting.shuffle._tilted_pld`,
@@ -483,12 +492,69 @@ class _TiltedCurve(_QuietCurve):
     ) -> None:
         super().__init__(pld, cap, notes)
         self._key = key
+        # the passes an ε search makes, recorded while a δ query runs it (_as_searched)
+        self._passes: list[_Pass] | None = None
 
     def _material(self, delta: float) -> bool:
         assert self.pld is not None
         return self.pld.composition_error > TILT_ABOVE * delta
 
     def log_delta(self, epsilon: float) -> float:
+        value = self._own_log_delta(epsilon)
+        if settling() and epsilon < self._cap:
+            value = self._as_searched(epsilon, value)
+        return value
+
+    def _as_searched(self, epsilon: float, value: float) -> float:
+        """A δ query (docs/proofs/profile-pair.md §17): the least of ``value`` and the
+        tilted passes :meth:`epsilon` at the δ found makes (their tilts, far atoms and
+        depths depend on that δ and on the ε its first pass finds), once more at the δ they
+        give where that moved; each pass is a certificate at every ε."""
+        seen: set[_Pass] = set()
+        for _ in range(2):
+            delta = math.exp(value)
+            if not 0.0 < delta < 1.0:
+                break
+            self._passes = []
+            try:
+                self.epsilon(delta)
+                passes = [p for p in dict.fromkeys(self._passes) if p not in seen]
+            finally:
+                self._passes = None
+            passes += [p for p in self._below_passes(delta, epsilon) if p not in passes]
+            passes = [p for p in passes if p not in seen]
+            if not passes:
+                break
+            seen.update(passes)
+            value = min(value, *(_pass(self._key, *p).log_delta(epsilon) for p in passes))
+        return value
+
+    def _below_passes(self, delta: float, epsilon: float) -> list[_Pass]:
+        """The second passes of ε searches at δ below ``delta`` (down to :data:`BELOW_SPAN`
+        times less) where the first is the mixture (§13): their tilt is the saddle of its
+        dominant term at the ε the first pass finds, which jumps as δ falls, and the search
+        whose answer ``epsilon`` is asked at had a δ below the value found (R = 10^4,
+        ε0 = 8, n = 1e9, δ = 1e-300: 1655 times)."""
+        passes: list[_Pass] = []
+        for cut in dict.fromkeys((_free_cut(self._key, delta), 0)):
+            lam = _lambda(self._key, cut, delta=delta)
+            depth = _depth(self._key, lam, cut, delta)
+            if depth is None:  # one composition's saddle: smooth in ε, found at ε itself
+                continue
+            first = _pass(self._key, lam, cut, depth)
+            for step in range(1, BELOW_STEPS + 1):
+                lower = delta * BELOW_SPAN ** (-step / BELOW_STEPS)
+                found = first.epsilon(lower, self._cap)
+                if not epsilon < found < self._cap:
+                    continue
+                tilt = (_saddle(self._key, cut, depth, found), cut, depth)
+                if tilt not in passes and tilt[0] != lam:
+                    passes.append(tilt)
+        return passes
+
+    def _own_log_delta(self, epsilon: float) -> float:
+        """The composed pair's δ and, where its allowance counts, the tilted composition's
+        under the saddle tilt at ``epsilon`` (and with far atoms left out where they weigh)."""
         plain = super().log_delta(epsilon)
         if epsilon >= self._cap or not self._material(math.exp(plain)):
             return plain
@@ -530,9 +596,13 @@ class _TiltedCurve(_QuietCurve):
         depth = _depth(self._key, lam, cut, delta)
         tilted = _pass(self._key, lam, cut, depth)
         found = min(found, tilted.epsilon(delta, min(found, self._cap)))
+        if self._passes is not None:  # a δ query's (_as_searched)
+            self._passes.append((lam, cut, depth))
         if tilted.log_error(found) < math.log(delta) + _SETTLED:
             return found, True
         again = _saddle(self._key, cut, depth, found)  # the saddle at the ε found
+        if self._passes is not None:
+            self._passes.append((again, cut, depth))
         if again != lam:
             tilted = _pass(self._key, again, cut, depth)
             found = min(found, tilted.epsilon(delta, found, near=True))

@@ -316,6 +316,18 @@ def _ask(query: dict[str, float], **given: Any) -> PrivacyStatement:
     rounds, rate, relation = _setting(given["rounds"], given["sample_rate"], given["relation"])
     given |= {"rounds": rounds, "sample_rate": rate, "relation": relation}
     single = rounds == 1 and rate >= 1.0 and relation == "substitute"
+    if "delta" in query:
+        return _answer(query, given, bound, single)
+    from crowdhide.accounting.shuffle._settle import settled_delta_query
+
+    with settled_delta_query():  # δ at an ε query's answer is at most its δ (§17)
+        return _answer(query, given, bound, single)
+
+
+def _answer(
+    query: dict[str, float], given: dict[str, Any], bound: str, single: bool
+) -> PrivacyStatement:
+    """The one path that answers (:func:`_ask`), its inputs echoed."""
     if not single:
         result = _composed(given, query, bound)
     elif given["mechanism"] is not None:
@@ -369,7 +381,10 @@ def shuffle_epsilon(
     Returns
     -------
     PrivacyStatement
-        ``inputs`` echo every input above (and the path's own, e.g. the loss grid).
+        ``inputs`` echo every input above (and the path's own, e.g. the loss grid). Its ε is
+        one at which :func:`shuffle_delta` with the same inputs answers at most ``delta``
+        (checked on the issue-32 table, ``benchmarks/bench_roundtrip.py``; see the
+        limitations in docs/proofs/profile-pair.md §17).
 
     See Also
     --------
@@ -422,7 +437,10 @@ def shuffle_delta(
     Returns
     -------
     PrivacyStatement
-        δ at ``epsilon``, an upper bound; ``inputs`` echo every input above.
+        δ at ``epsilon``, an upper bound; ``inputs`` echo every input above. It is the
+        least of the bounds it evaluates, among them those :func:`shuffle_epsilon` at that
+        δ certifies with, so at an ε that :func:`shuffle_epsilon` returned for some δ it is
+        at most that δ (docs/proofs/profile-pair.md §17).
 
     See Also
     --------
