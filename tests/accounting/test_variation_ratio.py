@@ -218,8 +218,9 @@ def test_generic_best_is_the_variation_ratio_certificate() -> None:
 
 
 def test_below_its_rounding_floor_it_is_not_applicable_and_best_uses_fmt21() -> None:
-    """Below δ = 1e-280 ``variation_ratio`` would stop at its rounding floor (about 2e-300)
-    and answer ε0 after seconds: it says so instead, and ``best`` answers with FMT21."""
+    """Below δ = 1e-280 ``variation_ratio`` would take seconds per query (its refinement at
+    tiny δ, docs/proofs/variation-ratio.md section 7): it says it is not applicable, and
+    ``best`` answers with FMT21."""
     r = shuffle_epsilon(eps0=1.0, n=10**6, delta=1e-300, bound="variation_ratio")
     assert not r.conditions_met
     assert "1e-300" in " ".join(r.notes)

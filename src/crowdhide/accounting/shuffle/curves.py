@@ -155,9 +155,11 @@ class _AdaptiveCurve(PrivacyCurve):
         return self._eps0
 
 
-#: ``variation_ratio`` is not solved for ε below this δ: its δ stops at a rounding floor of
-#: a few times 1e-300 (measured: 2e-300 at n = 1e6, ε0 = 1), so at δ = 1e-300 it answered ε0
-#: after 2-3.6 s; the FMT21 pair, also in ``best``, answers there.
+#: ``variation_ratio`` is not solved for ε below this δ; the FMT21 pair, also in ``best``,
+#: answers there. Not for soundness or a rounding floor (its 1e-300 tail allowances no longer
+#: floor δ: it reaches e^-720 and stays above the exact FMT23 pair, s33-vrtiny) but for time:
+#: at δ = 1e-300 its refinement and ε search take 1-40 s per query at n = 1e4-1e6
+#: (docs/proofs/variation-ratio.md, section 7).
 VARIATION_RATIO_MIN_DELTA = 1e-280
 #: Relative accuracy in ε of :class:`BracketedCurve`'s search: a passing point whose
 #: estimated distance to the root is below this fraction of ε is returned (far below the
@@ -259,9 +261,9 @@ class BracketedCurve(_AdaptiveCurve):
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
         if delta < self._min_delta:
             raise _NotApplicableError(
-                f"its blocked sums add absolute rounding allowances of about 1e-300, so it is "
-                f"not solved below delta = {self._min_delta:g} (got {delta:g}); feldman2021 "
-                "has no such floor"
+                f"its refinement takes seconds per query at such small delta, so it is not "
+                f"solved below delta = {self._min_delta:g} (got {delta:g}); feldman2021 "
+                "answers there"
             )
         lo = min(self._floor.epsilon(delta), self._eps0)
         log_delta = functools.cache(self.log_delta)  # the bracket's ends are evaluated once
