@@ -73,6 +73,7 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, NotRequired, TypedDict, Unpack, cast
 
@@ -83,7 +84,7 @@ from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting.composition import LEAST_COMPOSITION_ERROR, PldCurve, to_pld
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
 from crowdhide.accounting.logmath import product_up
-from crowdhide.accounting.registry import Registry
+from crowdhide.accounting.registry import Registry, best_of
 from crowdhide.accounting.shuffle._clone_counts import (
     MAX_PAIR_POINTS,
     _beta,
@@ -642,20 +643,53 @@ def _composed_shuffle(
         log_tail=log_tail,
     )
     own = options.get("mechanism_pair")
+    single_setting = params.sample_rate >= 1.0 and params.relation == "substitute"
     if own is not None:
         source, rho, mu = own
         bound = ClonePairBound(source, "the mechanism's clone pair (module docstring)", True)
         mine = replace(params, clone_rate=rho, informative=mu)
-        return Registry([bound], what="pair").statement(source, mine, **query)
+        registry = Registry([bound], what="pair")
+        if not single_setting:
+            return registry.statement(source, mine, **query)
+        return _with_rounds_apart(lambda: registry.statement(source, mine, **query), params, query)
     if options.get("pair") == PROFILE_PAIR:  # that pair alone (fast: no FMT21 composition)
         from crowdhide.accounting.shuffle import profile_pair as profile
 
         return profile.PROFILE_PAIR_REGISTRY.statement(PROFILE_PAIR, params, **query)
     name = _pair_name(options.get("pair", "best"), params.k)
-    single_setting = params.sample_rate >= 1.0 and params.relation == "substitute"
-    if options.get("pair", "best") == "best" and params.k is None and single_setting:
-        return _best_of_pairs(name, params, query)
-    return CLONE_PAIR_REGISTRY.statement(name, params, **query)
+    if options.get("pair", "best") != "best" or not single_setting:
+        return CLONE_PAIR_REGISTRY.statement(name, params, **query)
+    if params.k is None:
+        return _with_rounds_apart(lambda: _best_of_pairs(name, params, query), params, query)
+    return _with_rounds_apart(
+        lambda: CLONE_PAIR_REGISTRY.statement(name, params, **query), params, query
+    )
+
+
+def _with_rounds_apart(
+    compose: Callable[[], PrivacyStatement],
+    params: ComposedShuffleParams,
+    query: dict[str, float],
+) -> PrivacyStatement:
+    """``best`` (n users every round, substitute): the composed pair's answer (``compose``)
+    and the rounds certified one at a time, basic composition of the FMT21 single-round
+    certificate (:mod:`._rounds_apart`), the smaller. The latter wins where the composed
+    pair's allowance or profile floor leaves it near ε0 or the cap (δ = 1e-300 and 10
+    rounds: the cap R·ε0 in every cell of issue 32's table), and answers alone where the
+    pair is too large to compose (k-RR's and a mechanism's at n = 1e6: ResourceLimitError)."""
+    from crowdhide.accounting.shuffle._rounds_apart import rounds_apart
+
+    try:
+        result = compose()
+    except ResourceLimitError as exc:
+        apart = rounds_apart(params.eps0, params.n, params.rounds, query, None)
+        if apart is None:
+            raise
+        return apart.with_notes(f"the composed pair is not made: {exc}")
+    apart = rounds_apart(params.eps0, params.n, params.rounds, query, result)
+    if apart is None:
+        return result
+    return best_of([result, apart], by="delta" if "epsilon" in query else "epsilon")
 
 
 def _best_of_pairs(

@@ -1,0 +1,123 @@
+"""Composed rounds certified one round at a time (``_rounds_apart``): basic composition of
+the FMT21 single-round certificate, checked against its own premise with exact rationals
+and against the exact R-fold composition of binary randomized response."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from crowdhide.accounting.shuffle import generic
+from crowdhide.accounting.shuffle._rounds_apart import SOURCE, rounds_apart
+from crowdhide.accounting.shuffle.query import shuffle_delta, shuffle_epsilon
+from crowdhide.accounting.statement import PrivacyStatement
+
+_NONE = PrivacyStatement(epsilon=math.inf, delta=1e-6, source="none")
+
+
+def _round_down(x: Fraction) -> float:
+    f = float(x)
+    return f if Fraction(f) <= x else math.nextafter(f, 0.0)
+
+
+@pytest.mark.parametrize("rounds", [2, 10, 10_000])
+@pytest.mark.parametrize(("eps0", "n", "delta"), [
+    (1.0, 10_000, 1e-6), (4.0, 10**6, 1e-20), (0.5, 10**9, 1e-300), (2.0, 10**6, 1e-300),
+])  # fmt: skip
+def test_each_round_meets_its_share(eps0: float, n: int, delta: float, rounds: int) -> None:
+    """The premise of basic composition, checked in exact rationals: R times the FMT21
+    certificate's δ at ε/R (rounded down) is at most the δ asked."""
+    st = rounds_apart(eps0, n, rounds, {"delta": delta}, _NONE)
+    assert st is not None
+    assert st.source == SOURCE
+    share = _round_down(Fraction(st.epsilon) / rounds)
+    one = generic.shuffle_delta(eps0=eps0, n=n, epsilon=share, bound="feldman2021", lower=False)
+    assert rounds * Fraction(one.delta) <= Fraction(delta)
+
+
+def _binary_pair(n: int, eps0: float) -> tuple[np.ndarray, np.ndarray]:
+    """Binary randomized response, n - 1 others on 0: the count of ones with the target on
+    1 (P) and on 0 (Q), exact to float rounding (the worst dataset pair for k = 2)."""
+    from scipy.stats import binom
+
+    p1 = math.exp(eps0) / (math.exp(eps0) + 1.0)
+    others = binom.pmf(np.arange(n), n - 1, 1.0 - p1)
+    p, q = np.zeros(n + 1), np.zeros(n + 1)
+    p[1:] += others * p1
+    p[:-1] += others * (1.0 - p1)
+    q[1:] += others * (1.0 - p1)
+    q[:-1] += others * p1
+    return p, q
+
+
+def _composed_delta(p: np.ndarray, q: np.ndarray, rounds: int, eps: float) -> float:
+    """δ(ε) of the R-fold product of (p, q), outcome by outcome."""
+    jp, jq = p, q
+    for _ in range(rounds - 1):
+        jp, jq = np.outer(jp, p).ravel(), np.outer(jq, q).ravel()
+    return float(np.maximum(jp - math.exp(eps) * jq, 0.0).sum())
+
+
+@pytest.mark.parametrize(("eps0", "n", "rounds", "delta"), [
+    (1.0, 300, 2, 1e-6), (2.0, 200, 2, 1e-8), (1.0, 60, 3, 1e-4), (0.5, 400, 2, 1e-5),
+])  # fmt: skip
+def test_above_the_exact_composition_of_binary_rr(
+    eps0: float, n: int, rounds: int, delta: float
+) -> None:
+    """The member's (ε, δ) for R rounds of binary RR is not below the exact R-fold
+    composition of its worst pair; and the same check flags a statement 5 % below that
+    composition's own ε (so it can fail)."""
+    st = rounds_apart(eps0, n, rounds, {"delta": delta}, _NONE)
+    assert st is not None
+    p, q = _binary_pair(n, eps0)
+    assert _composed_delta(p, q, rounds, st.epsilon) <= delta
+    lo, hi = 0.0, rounds * eps0  # the exact composition's ε at δ, by bisection
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _composed_delta(p, q, rounds, mid) > delta else (lo, mid)
+    assert _composed_delta(p, q, rounds, 0.95 * hi) > delta
+
+
+@pytest.mark.parametrize(("eps0", "n", "rounds"), [(1.0, 10**6, 10), (2.0, 10**9, 100)])
+def test_best_takes_it_where_the_composed_pair_is_loose(eps0: float, n: int, rounds: int) -> None:
+    """At δ = 1e-20 the composed pair answered about ε0 (1.0099 at ε0 = 1, n = 1e6, R = 10)
+    and 1e-300 the cap R ε0; ``best`` now reports the rounds apart, and the δ query at its
+    answer gives at most the δ asked."""
+    for delta in (1e-20, 1e-300):
+        st = shuffle_epsilon(eps0=eps0, n=n, delta=delta, rounds=rounds)
+        assert st.source == SOURCE
+        assert st.epsilon < eps0
+        back = shuffle_delta(eps0=eps0, n=n, epsilon=st.epsilon, rounds=rounds)
+        assert back.delta <= delta
+
+
+def test_not_asked_with_sampling_add_remove_or_a_named_pair() -> None:
+    """Its premise is n users in every round under ``substitute``: with sampling or
+    add/remove, or a named pair, the composed pair alone answers."""
+    from crowdhide.accounting.shuffle.composition import composed_shuffle
+
+    plain = composed_shuffle(eps0=1.0, n=10**6, delta=1e-20, rounds=10)
+    assert plain.source == SOURCE  # best takes it here
+    for extra in ({"sample_rate": 0.9}, {"relation": "add_remove"}, {"pair": "profile_pair"}):
+        n = 10**6 if "pair" in extra else 10**4  # sampled / add-remove pairs: at most 4e6 outcomes
+        other = composed_shuffle(eps0=1.0, n=n, delta=1e-20, rounds=10, **extra)  # type: ignore[arg-type]
+        assert other.source != SOURCE
+
+
+def test_mechanism_and_krr_rounds_take_it_too() -> None:
+    """Every ε0-LDP randomizer's rounds: a mechanism's pair, and the k-RR pair (FMT23),
+    whose composition at n = 1e6 is refused as too large (it answered ResourceLimitError)."""
+    for kw in ({"mechanism": "oue", "d": 8}, {"mechanism": "krr", "d": 4}, {"k": 4}):
+        st = shuffle_epsilon(eps0=1.0, n=10**6, delta=1e-300, rounds=10, **kw)  # type: ignore[arg-type]
+        assert st.source == SOURCE
+        assert shuffle_delta(eps0=1.0, n=10**6, epsilon=st.epsilon, rounds=10, **kw).delta <= 1e-300  # type: ignore[arg-type]
+
+
+def test_skipped_where_the_composed_pair_wins() -> None:
+    """At δ = 1e-6 the composed pair is far tighter (√R, not R): one evaluation skips it."""
+    composed = shuffle_epsilon(eps0=1.0, n=10_000, delta=1e-6, rounds=10)
+    assert composed.source != SOURCE
+    assert rounds_apart(1.0, 10_000, 10, {"delta": 1e-6}, composed) is None
