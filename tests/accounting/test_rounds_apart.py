@@ -121,3 +121,16 @@ def test_skipped_where_the_composed_pair_wins() -> None:
     composed = shuffle_epsilon(eps0=1.0, n=10_000, delta=1e-6, rounds=10)
     assert composed.source != SOURCE
     assert rounds_apart(1.0, 10_000, 10, {"delta": 1e-6}, composed) is None
+
+
+def test_the_composed_curve_has_the_member_too() -> None:
+    """``shuffle_curve`` of composed rounds is the least of the same members as ``best``:
+    its ε at δ = 1e-300 is the rounds-apart answer, not the cap R ε0."""
+    from crowdhide import shuffle_curve
+
+    curve = shuffle_curve(eps0=1.0, n=10**6, rounds=10)
+    asked = shuffle_epsilon(eps0=1.0, n=10**6, delta=1e-300, rounds=10)
+    assert curve.epsilon(1e-300) == asked.epsilon < 1.0
+    assert curve.delta(asked.epsilon) <= 1e-300
+    sampled = shuffle_curve(eps0=1.0, n=10_000, rounds=10, sample_rate=0.9)
+    assert "rounds_apart" not in sampled.members

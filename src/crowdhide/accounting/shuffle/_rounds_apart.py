@@ -21,11 +21,11 @@ does not win and is skipped after one evaluation of the FMT21 curve
 from __future__ import annotations
 
 import math
-from typing import Any
 
+from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.statement import PrivacyStatement
 
-__all__ = ["SOURCE", "rounds_apart"]
+__all__ = ["SOURCE", "RoundsApartCurve", "rounds_apart", "rounds_apart_curve"]
 
 #: The statement's source: which composition and which single-round certificate.
 SOURCE = "basic_composition:feldman2021"
@@ -43,6 +43,47 @@ def _down(x: float, steps: int = 2) -> float:
     return x
 
 
+class RoundsApartCurve(PrivacyCurve):
+    """``δ(ε) = R δ1(ε/R)`` and ``ε(δ) = R ε1(δ/R)`` of a single-round certificate
+    ``one`` (a safe-side curve), each quotient rounded down and each product up."""
+
+    def __init__(self, one: PrivacyCurve, rounds: int) -> None:
+        self.one, self.rounds = one, rounds
+
+    def log_delta(self, epsilon: float) -> float:
+        inner = self.one.log_delta(_down(epsilon / self.rounds))
+        # log R and the sum err by a few ulps of numbers below ~750: 1e-12 absolute covers them
+        return min(0.0, inner + math.log(self.rounds) + 1e-12)
+
+    def delta(self, epsilon: float) -> float:
+        return min(1.0, _up(self.one.delta(_down(epsilon / self.rounds)) * self.rounds))
+
+    def epsilon(self, delta: float) -> float:
+        share = _down(delta / self.rounds)  # R·share <= δ: the quotient's half ulp taken back
+        if share <= 0.0:
+            return math.inf
+        # (1 + 1e-15) then two ulps: R ε1 rounded up, with room for the δ query's quotient
+        # ε/R, rounded down, to stay at or above ε1 (the round trip of section 17)
+        return _up(self.one.epsilon(share) * self.rounds * (1.0 + 1e-15))
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return (f"basic composition of {self.rounds} rounds, each by the FMT21 clone pair's "
+                "single-round certificate",)  # fmt: skip
+
+
+def rounds_apart_curve(eps0: float, n: int, rounds: int) -> RoundsApartCurve | None:
+    """The curve of ``rounds`` rounds apart (n users each round, ``substitute``: the caller
+    asks only then), or None where the FMT21 pair does not apply."""
+    from crowdhide.accounting.shuffle.generic import SHUFFLE_REGISTRY, ShuffleParams
+
+    params = ShuffleParams(eps0=eps0, n=n)
+    bound = SHUFFLE_REGISTRY["feldman2021"]
+    if rounds < 2 or bound.applies(params) is not None:
+        return None
+    return RoundsApartCurve(bound.curve(params), rounds)
+
+
 def rounds_apart(
     eps0: float,
     n: int,
@@ -50,48 +91,26 @@ def rounds_apart(
     query: dict[str, float],
     composed: PrivacyStatement | None,
 ) -> PrivacyStatement | None:
-    """The basic composition of ``rounds`` FMT21 single-round certificates (n users in
-    every round, ``substitute``: the caller asks only then), or None where FMT21 does not
-    apply or, at an ε query, certainly does not beat ``composed`` (one evaluation tells;
-    None: no composed answer to beat)."""
-    from crowdhide.accounting.shuffle import generic
+    """The statement of :func:`rounds_apart_curve` at ``query``, or None where it does not
+    apply or, at an ε query, certainly does not beat ``composed`` (one evaluation of the
+    single-round curve tells; None: no composed answer to beat)."""
     from crowdhide.accounting.shuffle._best import epsilon_above
-    from crowdhide.accounting.shuffle.generic import SHUFFLE_REGISTRY, ShuffleParams
 
-    if rounds < 2:
+    curve = rounds_apart_curve(eps0, n, rounds)
+    if curve is None:
         return None
-    shuffle_params = ShuffleParams(eps0=eps0, n=n)
-    bound = SHUFFLE_REGISTRY["feldman2021"]
-    if bound.applies(shuffle_params) is not None:
+    if "epsilon" in query:
+        epsilon = query["epsilon"]
+        return _statement(epsilon, curve.delta(epsilon), curve)
+    delta = query["delta"]
+    share = _down(delta / rounds)
+    if share <= 0.0:
         return None
-    kw: dict[str, Any] = {"eps0": eps0, "n": n, "bound": "feldman2021"}
-    if "delta" in query:
-        delta = query["delta"]
-        # R δ1 <= δ: the quotient's rounding (at most half an ulp) taken back twice over
-        delta1 = _down(delta / rounds)
-        if delta1 <= 0.0:
-            return None
-        known = composed is not None and composed.is_certificate and math.isfinite(composed.epsilon)
-        if known and epsilon_above(bound.curve(shuffle_params), delta1, composed.epsilon / rounds):  # type: ignore[union-attr]
-            return None  # its ε is above the composed answer's: cannot win
-        one = generic.shuffle_epsilon(**kw, delta=delta1, lower=False)
-        # (1 + 1e-15) then two ulps: R ε1 rounded up, with room for the δ query's quotient
-        # ε/R, rounded down, to stay at or above ε1 (the round trip of section 17)
-        return _statement(_up(one.epsilon * rounds * (1.0 + 1e-15)), delta, rounds, one)
-    epsilon = query["epsilon"]
-    one = generic.shuffle_delta(**kw, epsilon=_down(epsilon / rounds), lower=False)
-    return _statement(epsilon, min(1.0, _up(one.delta * rounds)), rounds, one)
+    beaten = math.inf if composed is None or not composed.is_certificate else composed.epsilon
+    if math.isfinite(beaten) and epsilon_above(curve.one, share, beaten / rounds):
+        return None  # its ε is above the composed answer's: cannot win
+    return _statement(curve.epsilon(delta), delta, curve)
 
 
-def _statement(
-    epsilon: float, delta: float, rounds: int, one: PrivacyStatement
-) -> PrivacyStatement:
-    return PrivacyStatement(
-        epsilon=epsilon,
-        delta=delta,
-        source=SOURCE,
-        notes=(
-            f"basic composition of {rounds} rounds, each (epsilon={one.epsilon:.6g}, "
-            f"delta={one.delta:.3g}) by the FMT21 clone pair's single-round certificate",
-        ),
-    )
+def _statement(epsilon: float, delta: float, curve: RoundsApartCurve) -> PrivacyStatement:
+    return PrivacyStatement(epsilon=epsilon, delta=delta, source=SOURCE, notes=curve.notes)

@@ -195,7 +195,7 @@ def shuffle_curve(
     if not single:
         grid = min(1e-4, max(2e-6, 1e-2 / given["rounds"]))
         members = {"clone_pair_pld": pld(grid), **_profile_pair_member(given, grid)}
-        return ShuffleCertificate(members, inputs=given, pld=pld)
+        return ShuffleCertificate({**members, **_rounds_apart_member(given)}, inputs=given, pld=pld)
     from crowdhide.accounting.shuffle.generic import SHUFFLE_REGISTRY, ShuffleBound, ShuffleParams
 
     params = ShuffleParams(eps0=given["eps0"], n=given["n"], k=given["k"])
@@ -223,6 +223,18 @@ def _profile_pair_member(given: dict[str, Any], grid: float) -> dict[str, Privac
     if bound.applies(params) is not None:
         return {}
     return {bound.name: bound.curve(params)}
+
+
+def _rounds_apart_member(given: dict[str, Any]) -> dict[str, PrivacyCurve]:
+    """The rounds certified one at a time (n users every round, substitute: basic
+    composition of the FMT21 single-round certificate, docs/proofs/profile-pair.md §19), as
+    ``composed_shuffle``'s ``best`` asks it."""
+    from crowdhide.accounting.shuffle._rounds_apart import rounds_apart_curve
+
+    if given["sample_rate"] < 1.0 or given["relation"] != "substitute":
+        return {}
+    curve = rounds_apart_curve(given["eps0"], given["n"], given["rounds"])
+    return {} if curve is None else {"rounds_apart": curve}
 
 
 def _question(**given: Any) -> dict[str, Any]:
