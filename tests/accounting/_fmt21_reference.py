@@ -32,3 +32,11 @@ def always_composed(eps0: float, n: int, rounds: int, delta: float) -> PrivacySt
     other = profile.PROFILE_PAIR_REGISTRY.statement(PROFILE_PAIR, params, delta=delta)
     fmt = CLONE_PAIR_REGISTRY.statement("feldman2021", params, delta=delta)
     return profile.smaller(fmt, other, key="epsilon")
+
+
+def pairs_answer(eps0: float, n: int, rounds: int, delta: float) -> PrivacyStatement:
+    """``composed_shuffle``'s best of the two composed pairs, with its FMT21 skips — before
+    the rounds-apart member (docs/proofs/profile-pair.md §19), which is not under test here."""
+    from crowdhide.accounting.shuffle.composition import _best_of_pairs
+
+    return _best_of_pairs("feldman2021", composed_params(eps0, n, rounds, delta), {"delta": delta})

