@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from crowdhide._validation import check_int, check_probability, check_real
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
-from crowdhide.accounting.logmath import MACHINE_EPSILON
+from crowdhide.accounting.logmath import MACHINE_EPSILON, product_up, relative_up, sum_up
 from crowdhide.accounting.statement import Kind, PrivacyStatement
 from crowdhide.errors import InvalidParameterError, ParameterTypeError
 
@@ -86,9 +86,19 @@ def basic_composition(statements: Iterable[PrivacyStatement]) -> PrivacyStatemen
     (3.0, 3e-06, 'basic_composition')
     """
     parts = list(statements)
-    eps = sum((g.epsilon for g in parts), 0.0)
-    delta = sum((g.delta for g in parts), 0.0)
+    eps = sum_up(g.epsilon for g in parts)  # rounded up: a float sum can be an ulp low
+    delta = sum_up(g.delta for g in parts)
     return _composed(parts, epsilon=eps, delta=min(delta, 1.0), source="basic_composition")
+
+
+#: Relative rounding allowance, in units of 2^-52, of the advanced-composition formulas below.
+#: Error model: each IEEE operation (+, ×, /, sqrt) is within half a unit, each libm call
+#: (log, log1p, expm1, tanh) within one; a sum of non-negative terms carries the largest
+#: relative error of its terms plus half a unit; sqrt halves its argument's. Worst path, the
+#: √(2 Σε² ln(e + √(Σε²)/δ̃)) term of [KOV15]: the log's argument is within 2 units (float e
+#: is itself within half a unit of e), so ln, at least 1 there, within 2 + 1; the product
+#: within 4.5, its root 2.75, plus the drift 3.25 units. 8 covers every path with room.
+_ADVANCED_ULPS = 8
 
 
 def advanced_epsilon(epsilon: float, count: float, slack: float) -> float:
@@ -98,10 +108,12 @@ def advanced_epsilon(epsilon: float, count: float, slack: float) -> float:
     >>> round(advanced_epsilon(0.1, 100, 1e-6), 4), advanced_epsilon(800.0, 3, 1e-6)
     (6.3082, 2400.0)
     """
+    basic = product_up(count, epsilon)  # both candidates rounded up: each is a certificate
     if epsilon >= math.log(2.0):  # e^ε − 1 >= 1 (and e^ε overflows beyond ε ≈ 709)
-        return count * epsilon
-    advanced = math.sqrt(2.0 * count * math.log(1.0 / slack)) * epsilon
-    return min(advanced + count * epsilon * math.expm1(epsilon), count * epsilon)
+        return basic
+    advanced = math.sqrt(2.0 * count * -math.log(slack)) * epsilon
+    drift = count * epsilon * math.expm1(epsilon)
+    return min(relative_up(advanced + drift, ulps=_ADVANCED_ULPS), basic)
 
 
 def advanced_composition(
@@ -144,7 +156,7 @@ def advanced_composition(
     slack = check_probability("delta_slack", delta_slack, allow_zero=False, allow_one=False)
     return PrivacyStatement(
         epsilon=advanced_epsilon(eps, k, slack),
-        delta=min(1.0, k * d + slack),
+        delta=min(1.0, sum_up([product_up(k, d), slack])),
         source="advanced_composition",
         inputs={"epsilon": eps, "delta": d, "count": k, "delta_slack": slack},
     )
@@ -191,18 +203,35 @@ def heterogeneous_advanced_composition(
     name = "heterogeneous_advanced_composition"
     if np.isinf(eps).any():
         return _composed(guarantees, epsilon=math.inf, delta=1.0, source=name, delta_slack=slack)
-    drift = float(np.sum(eps * np.tanh(eps / 2.0)))  # ε (e^ε − 1)/(e^ε + 1) = ε tanh(ε/2)
-    sq = float(np.sum(eps**2))
+    # fsum: correctly rounded sums, so the error model of _ADVANCED_ULPS holds for any count;
+    # math's tanh and log1p (libm, within an ulp) rather than numpy's SIMD loops (a few ulps)
+    drift = math.fsum(e * math.tanh(e / 2.0) for e in eps.tolist())  # ε (e^ε − 1)/(e^ε + 1)
+    sq = math.fsum(eps * eps)
     candidates = [
-        float(eps.sum()),
-        drift + math.sqrt(2.0 * sq * math.log(math.e + math.sqrt(sq) / slack)),
-        drift + math.sqrt(2.0 * sq * math.log(1.0 / slack)),
+        sum_up(eps.tolist()),
+        relative_up(
+            drift + math.sqrt(2.0 * sq * math.log(math.e + math.sqrt(sq) / slack)),
+            ulps=_ADVANCED_ULPS,
+        ),
+        relative_up(drift + math.sqrt(2.0 * sq * -math.log(slack)), ulps=_ADVANCED_ULPS),
     ]
-    log_keep = math.log1p(-slack) + float(np.sum(np.log1p(-np.minimum(deltas, 1.0))))
-    delta = min(1.0, -math.expm1(log_keep))
     return _composed(
-        guarantees, epsilon=min(candidates), delta=delta, source=name, delta_slack=slack
+        guarantees,
+        epsilon=min(candidates),
+        delta=_failure_union(slack, deltas.tolist()),
+        source=name,
+        delta_slack=slack,
     )
+
+
+def _failure_union(slack: float, deltas: list[float]) -> float:
+    """``1 − (1 − δ̃) Π (1 − δ_i)`` rounded up: −expm1(x) for x <= 0 passes on at most x's
+    relative error, which the log1p's (an ulp each) and the fsum of same-signed terms keep
+    within 1.5 units."""
+    if max(deltas, default=0.0) >= 1.0:
+        return 1.0
+    log_keep = math.fsum(math.log1p(-d) for d in [slack, *deltas])
+    return min(1.0, relative_up(-math.expm1(log_keep), ulps=_ADVANCED_ULPS))
 
 
 #: Unit roundoff of float64 (half of ``MACHINE_EPSILON``).

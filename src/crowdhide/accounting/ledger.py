@@ -97,20 +97,26 @@ def spent(
 
 
 def _basic_epsilon(guarantees: Sequence[PrivacyStatement], delta: float) -> float:
-    total = math.fsum(g.delta for g in guarantees)
-    return math.fsum(g.epsilon for g in guarantees) if total <= delta else math.inf
+    from crowdhide.accounting.logmath import sum_up  # numpy and scipy: not at start-up
+
+    total = sum_up(g.delta for g in guarantees)  # both rounded up: certificates
+    return sum_up(g.epsilon for g in guarantees) if total <= delta else math.inf
 
 
 def _advanced_epsilon(guarantees: Sequence[PrivacyStatement], delta: float) -> float:
     from crowdhide.accounting.composition import heterogeneous_advanced_composition
+    from crowdhide.accounting.logmath import MACHINE_EPSILON
 
-    # 1 − (1 − δ̃) Π (1 − δ_i) = δ  ⇔  δ̃ = 1 − (1 − δ) / Π (1 − δ_i).
+    # 1 − (1 − δ̃) Π (1 − δ_i) = δ  ⇔  δ̃ = 1 − (1 − δ) / Π (1 − δ_i), lowered by 32 units of
+    # δ so that the composed δ, rounded up by a few units, still lands at or below δ
+    if any(g.delta >= 1.0 for g in guarantees):
+        return math.inf
     log_keep = math.fsum(math.log1p(-g.delta) for g in guarantees)
-    slack = -math.expm1(math.log1p(-delta) - log_keep)
+    slack = -math.expm1(math.log1p(-delta) - log_keep) - 32.0 * MACHINE_EPSILON * delta
     if not 0.0 < slack < 1.0:
         return math.inf
     result = heterogeneous_advanced_composition(list(guarantees), delta_slack=slack)
-    return result.epsilon if result.delta <= delta * (1 + 1e-12) else math.inf
+    return result.epsilon if result.delta <= delta else math.inf  # its own δ, rounded up
 
 
 def _pld_epsilon(

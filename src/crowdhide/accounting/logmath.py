@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import cast
 
 import numpy as np
@@ -25,6 +26,8 @@ __all__ = [
     "pure_cap_up",
     "rate_down",
     "rate_up",
+    "relative_up",
+    "sum_up",
 ]
 
 _LN2 = float(np.log(2.0))
@@ -182,6 +185,42 @@ def product_up(a: float, b: float) -> float:
     if math.isfinite(value) and Fraction(value) < Fraction(a) * Fraction(b):
         return math.nextafter(value, math.inf)
     return value
+
+
+def sum_up(values: Iterable[float]) -> float:
+    """The sum of floats rounded up: ``math.fsum`` (correctly rounded, so at most half an ulp
+    off), or the next float above it when that went below the exact sum (checked in exact
+    rational arithmetic). Sums of ε's and δ's (basic composition) are certificates: a plain
+    float sum can land an ulp below the exact one, ``0.1 + 0.2 + 0.3`` for one.
+
+    Examples
+    --------
+    >>> sum_up([0.1, 0.2, 0.3]) > 0.6, sum_up([1.0, 1.0, 1.0]), sum_up([])
+    (True, 3.0, 0.0)
+    """
+    from fractions import Fraction  # only here: it loads decimal, ~3 ms of every start-up
+
+    parts = list(values)
+    total = math.fsum(parts)
+    if math.isfinite(total) and Fraction(total) < sum(map(Fraction, parts), Fraction(0)):
+        return math.nextafter(total, math.inf)
+    return total
+
+
+def relative_up(value: float, *, ulps: int) -> float:
+    """A non-negative value computed in floating point with a relative error of at most
+    ``ulps`` units of ``2^-52`` (the caller's error model), raised past every value it can
+    stand for: ``value (1 + ulps 2^-52)``, then one float further for that product's own
+    rounding. Unlike :func:`rate_up` it is not capped at 1 (for ε's).
+
+    Examples
+    --------
+    >>> relative_up(1.0, ulps=4) == 1.0 + 5 * 2.0**-52, relative_up(0.0, ulps=4)
+    (True, 0.0)
+    """
+    if not math.isfinite(value) or value == 0.0:
+        return value
+    return math.nextafter(value * (1.0 + ulps * MACHINE_EPSILON), math.inf)
 
 
 def pure_cap_up(value: float, *, ulps: int = 16) -> float:

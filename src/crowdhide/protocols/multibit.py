@@ -19,7 +19,6 @@ run is its count of ones, as for a single bit sum.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import as_rng, check_int, check_probability, check_real
+from crowdhide.accounting.composition import advanced_epsilon
 from crowdhide.errors import DataError
 from crowdhide.protocols.bitsum import (
     BitSumRandomizer,
@@ -49,7 +49,8 @@ _CHUNK_BITS = 4_000_000
 
 def advanced_composition_epsilon(*, epsilon: float, runs: int, slack: float) -> float:
     """ε of ``runs`` (ε, ·)-DP mechanisms under advanced composition with slack δ':
-    ``ε √(2k ln(1/δ')) + k ε (e^ε − 1)``.
+    ``min(k ε, ε √(2k ln(1/δ')) + k ε (e^ε − 1))``, rounded up
+    (:func:`crowdhide.accounting.composition.advanced_epsilon`).
 
     Examples
     --------
@@ -59,7 +60,7 @@ def advanced_composition_epsilon(*, epsilon: float, runs: int, slack: float) -> 
     k = check_int("runs", runs, low=1)
     e = check_real("epsilon", epsilon, low=0.0)
     s = check_probability("slack", slack, allow_zero=False, allow_one=False)
-    return e * math.sqrt(2.0 * k * math.log(1.0 / s)) + k * e * math.expm1(e)
+    return advanced_epsilon(e, k, s)
 
 
 def per_run_budget(*, epsilon: float, delta: float, runs: int) -> tuple[float, float, str]:
