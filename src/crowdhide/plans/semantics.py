@@ -170,10 +170,12 @@ def compose_along_paths(
     for name in per_cluster:
         if name not in known:
             raise InvalidParameterError(f"per_cluster names an unknown cluster {name!r}")
+    from crowdhide.accounting.logmath import sum_up  # numpy and scipy: not at start-up
+
     rows: list[tuple[DataPath, float, float]] = []
     for path in plan.data_paths():
-        eps_sum = 0.0
-        delta_sum = 0.0
+        eps_parts: list[float] = []
+        delta_parts: list[float] = []
         for name in path.clusters:
             if name in per_cluster:
                 eps_i, delta_i = per_cluster[name]
@@ -183,9 +185,10 @@ def compose_along_paths(
                 )
             else:
                 eps_i, delta_i = 0.0, 0.0
-            eps_sum += eps_i
-            delta_sum += delta_i
-        rows.append((path, eps_sum, min(1.0, delta_sum)))
+            eps_parts.append(eps_i)
+            delta_parts.append(delta_i)
+        # rounded up: a float sum can land an ulp below the exact sum of the guarantees
+        rows.append((path, sum_up(eps_parts), min(1.0, sum_up(delta_parts))))
     eps = max((r[1] for r in rows), default=0.0)
     delta = max((r[2] for r in rows), default=0.0)
     if math.isnan(eps):
