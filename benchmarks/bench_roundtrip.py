@@ -31,8 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -41,6 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _line_worker import ask_worker, start_worker
 from bench_shuffle import MECHANISM_DOMAIN, TABLE_ROWS
 
 EPS0S = (0.5, 1.0, 2.0, 4.0, 8.0)
@@ -119,32 +118,16 @@ for line in sys.stdin:
 """
 
 
-def _worker(src: str) -> subprocess.Popen[str]:
-    env = dict(os.environ, PYTHONPATH=src)
-    return subprocess.Popen(
-        [sys.executable, "-c", _WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        text=True, env=env,
-    )  # fmt: skip
-
-
-def _timed(proc: subprocess.Popen[str], cell: list[Any]) -> list[float]:
-    assert proc.stdin is not None
-    assert proc.stdout is not None
-    proc.stdin.write(json.dumps(cell) + "\n")
-    proc.stdin.flush()
-    return [float(x) for x in json.loads(proc.stdout.readline())]
-
-
 def time_delta_queries(cells: list[dict[str, Any]], baseline: str) -> None:
     """δ at each cell's ε answer asked of ``baseline`` and of this checkout alternately."""
     here = str(Path(__file__).resolve().parent.parent / "src")
-    procs = {"base": _worker(baseline), "new": _worker(here)}
+    procs = {"base": start_worker(baseline, _WORKER), "new": start_worker(here, _WORKER)}
     totals: dict[str, dict[str, float]] = {}
     try:
         for i, cell in enumerate(c for c in cells if math.isfinite(c["ratio"])):
             ask = [cell["row"], cell["eps0"], cell["n"], cell["eps"]]
             order = ("base", "new") if i % 2 == 0 else ("new", "base")
-            got = {name: _timed(procs[name], ask) for name in order}
+            got = {name: ask_worker(procs[name], ask) for name in order}
             row = totals.setdefault(cell["row"], {"base": 0.0, "new": 0.0})
             for name in order:
                 row[name] += got[name][1]

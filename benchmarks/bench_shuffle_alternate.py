@@ -15,12 +15,10 @@ Command: ``PYTHONPATH=src python benchmarks/bench_shuffle_alternate.py --baselin
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from _line_worker import ask_worker, start_worker
 
 HERE = Path(__file__).resolve().parent
 EPS0S = (0.5, 1.0, 2.0, 4.0, 8.0)
@@ -38,22 +36,6 @@ for line in sys.stdin:
 """
 
 
-def _start(src: str) -> subprocess.Popen[str]:
-    env = dict(os.environ, PYTHONPATH=src)
-    return subprocess.Popen(
-        [sys.executable, "-c", _WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        text=True, env=env,
-    )  # fmt: skip
-
-
-def _ask(proc: subprocess.Popen[str], cell: list[object]) -> list[float]:
-    assert proc.stdin is not None
-    assert proc.stdout is not None
-    proc.stdin.write(json.dumps(cell) + "\n")
-    proc.stdin.flush()
-    return [float(x) for x in json.loads(proc.stdout.readline())]
-
-
 def _same(a: float, b: float) -> bool:
     return a == b or (math.isnan(a) and math.isnan(b))
 
@@ -64,7 +46,10 @@ def main() -> None:
     parser.add_argument("--rows", required=True, help="comma-separated rows of --table")
     parser.add_argument("--delta", type=float, nargs="+", default=[1e-300])
     args = parser.parse_args()
-    procs = {"baseline": _start(args.baseline), "this": _start(str(HERE.parent / "src"))}
+    procs = {
+        "baseline": start_worker(args.baseline, _WORKER),
+        "this": start_worker(str(HERE.parent / "src"), _WORKER),
+    }
     times: dict[tuple[str, str], list[float]] = {}
     diffs = 0
     for i, cell in enumerate(
@@ -75,7 +60,7 @@ def main() -> None:
         for d in args.delta
     ):
         order = ("baseline", "this") if i % 2 == 0 else ("this", "baseline")
-        out = {name: _ask(procs[name], cell) for name in order}
+        out = {name: ask_worker(procs[name], cell) for name in order}
         base, this = out["baseline"], out["this"]
         same = _same(base[0], this[0]) and _same(base[1], this[1])
         diffs += not same
