@@ -119,9 +119,20 @@ BOTTOM_STEPS = 12
 #: system): the cells then cost at most about that fraction of ε, whatever the slope of
 #: log δ (0.01 in log δ is 0.03 % of ε at δ = 1e-10 but 0.4 % at n = 1e9, δ = 1e-6) ...
 EPS_RTOL = 4e-4
-#: ... clipped to this range (in log δ): not finer than the blocked sums resolve, never
-#: coarser than the former fixed slack.
+#: ... clipped to this range (in log δ): not finer than the blocked sums resolve; its upper
+#: end is the widest slack where the fall is not finite (beyond the top system's reach) ...
 SLACK_RANGE = (2e-4, 0.03)
+#: ... and, where the fall is finite, not above this. It was SLACK_RANGE's 0.03 (the former
+#: fixed slack) until s34-tiny (issue 32): the fall grows with |log δ| (ε0 = 2, n = 1e4: 0.006
+#: at δ = 1e-6, 0.16 at 1e-100, 0.38 at 1e-300), and so does the width cost of a cell (the top
+#: system's slope in log μ: 8, 223, 708), so with the level held at 0.03 a tiny δ asked for
+#: ever more cells, about 1/|log δ| of EPS_RTOL in ε (2e-5 at 1e-300), and spent the budget;
+#: at the fall itself the cells cost about EPS_RTOL of ε whatever δ (docs/proofs/variation-ratio.md,
+#: §10). 1.0 is above every fall measured (0.55 at most) and only guards the estimate. Only
+#: at tail levels below :data:`DEEP_TAIL` (δ below 1e-20): above it the fall can exceed 0.03
+#: too near ε0 (ε0 = 4, n = 1e3, δ = 1e-10), and those answers and times are left as they were.
+SLACK_CAP = 1.0
+DEEP_TAIL = math.log(1e-20) - 40.0
 #: ... and exceeds ``log_tail`` by more than this: cells far below the δ being solved for
 #: (the tail level is the target's e^-40 there) need no refinement.
 REFINE_FLOOR = 14.0
@@ -305,15 +316,17 @@ def _reference(n: int, eps0: float, mu_max: float, eps: float, log_tail: float) 
 
 def _slack(n: int, eps0: float, mu_max: float, eps: float, log_tail: float) -> tuple[float, float]:
     """How far above the reference the cells may stay (:data:`EPS_RTOL`): the fall of the
-    top system's log δ over a relative step EPS_RTOL in ε, clipped to :data:`SLACK_RANGE`,
-    and unclipped (both the widest slack where the fall is not finite)."""
+    top system's log δ over a relative step EPS_RTOL in ε, at least ``SLACK_RANGE[0]`` and
+    at most :data:`SLACK_CAP` (``SLACK_RANGE[1]`` above :data:`DEEP_TAIL`), and unclipped
+    (both ``SLACK_RANGE[1]`` where the fall is not finite)."""
     log_top = math.log(mu_max)
     here = _top_log_delta(n, eps0, log_top, eps, log_tail)
     further = _top_log_delta(n, eps0, log_top, eps * (1.0 + EPS_RTOL), log_tail)
     drop = here - further
     if not math.isfinite(drop):  # -inf beyond the top system's reach: the widest slack
         return SLACK_RANGE[1], SLACK_RANGE[1]
-    return min(max(drop, SLACK_RANGE[0]), SLACK_RANGE[1]), drop
+    cap = SLACK_CAP if log_tail < DEEP_TAIL else SLACK_RANGE[1]
+    return min(max(drop, SLACK_RANGE[0]), cap), drop
 
 
 def _bottom_log_delta(n: int, eps0: float, mu_b: float, eps: float, log_tail: float) -> float:
