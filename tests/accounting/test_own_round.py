@@ -24,7 +24,8 @@ from tests.accounting.test_rounds_apart import _binary_pair, _composed_delta, _r
 def test_each_round_meets_its_share(eps0: float, n: int, rounds: int, delta: float) -> None:
     """Basic composition's premise in exact rationals: R times the single-round ``best``
     certificate's δ at ε/R (rounded down) is at most the δ asked. (With the share δ/R made
-    1 % larger in ``own_rounds`` this fails in every cell: R δ1 is then about 1.01 δ.)"""
+    1 % larger in ``RoundsApartCurve.epsilon`` this fails in every cell: R δ1 is then
+    about 1.01 δ, the single round's δ query at its ε answer being within 0.1 % of it.)"""
     st = own_rounds(eps0, n, rounds, {"delta": delta}, math.inf)
     assert st is not None
     assert st.source == OWN_SOURCE
