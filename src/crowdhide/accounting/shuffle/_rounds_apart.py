@@ -1,6 +1,7 @@
 """R shuffled rounds certified one round at a time (internal): basic composition of a
 single-round certificate — the FMT21 clone pair's, and ``best``'s own answer for any
-ε0-LDP randomizer (:mod:`._own_round`) — members of ``best`` for composed rounds.
+ε0-LDP randomizer (:mod:`._own_round`) — and advanced composition of FMT21's
+(:mod:`._advanced_rounds`), members of ``best`` for composed rounds.
 
 R adaptive rounds, each (ε1, δ1)-DP under the same neighbouring relation, are
 (R ε1, R δ1)-DP (basic composition; Dwork and Roth 2014, Theorem 3.16, adaptive form).
@@ -97,15 +98,22 @@ def rounds_apart(
     """The smaller of the two members at ``query`` — :func:`rounds_apart_curve`'s statement
     and :func:`~._own_round.own_rounds`' — or None where neither applies or each certainly
     does not beat ``composed`` (None: no composed answer to beat)."""
+    from crowdhide.accounting.shuffle._advanced_rounds import advanced_rounds
     from crowdhide.accounting.shuffle._own_round import own_rounds
 
-    fmt21 = _fmt21_rounds(eps0, n, rounds, query, composed)
-    known = [s for s in (composed, fmt21) if s is not None]
     key = "delta" if "epsilon" in query else "epsilon"
-    beaten = min((getattr(s, key) for s in known if s.is_certificate), default=math.inf)
-    own = own_rounds(eps0, n, rounds, query, beaten)
-    found = [s for s in (fmt21, own) if s is not None]
-    return min(found, key=lambda s: getattr(s, key)) if found else None
+    found = [_fmt21_rounds(eps0, n, rounds, query, composed)]
+
+    def beaten() -> float:
+        known = [s for s in (composed, *found) if s is not None and s.is_certificate]
+        return min((getattr(s, key) for s in known), default=math.inf)
+
+    found.append(own_rounds(eps0, n, rounds, query, beaten()))
+    curve = rounds_apart_curve(eps0, n, rounds)
+    if curve is not None:
+        found.append(advanced_rounds(curve.one, eps0, n, rounds, query, beaten()))
+    answers = [s for s in found if s is not None]
+    return min(answers, key=lambda s: getattr(s, key)) if answers else None
 
 
 def _fmt21_rounds(
