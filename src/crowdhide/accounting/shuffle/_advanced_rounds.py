@@ -85,11 +85,18 @@ def _total(rounds: int, t: float) -> float:
 
 
 def advanced_rounds(
-    one: PrivacyCurve, eps0: float, n: int, rounds: int, query: dict[str, float], beaten: float
+    one: PrivacyCurve,
+    eps0: float,
+    n: int,
+    rounds: int,
+    query: dict[str, float],
+    beaten: float,
+    basic: PrivacyStatement | None = None,
 ) -> PrivacyStatement | None:
     """The member's statement at ``query`` (``one``: the FMT21 single-round curve), or None
     where it certainly does not beat ``beaten`` (ε at a δ query, δ at an ε query; ``inf``:
-    nothing to beat) or certifies nothing."""
+    nothing to beat) or certifies nothing. ``basic``: the FMT21 member's statement at the
+    same δ query, if made (its per-round ε at δ/R is at most the round's ε here, t < δ/R)."""
     if "epsilon" in query:
         return _delta_query(one, eps0, n, rounds, query["epsilon"], beaten)
     delta = query["delta"]
@@ -97,16 +104,41 @@ def advanced_rounds(
     if j is None:
         return None
     t = _grid(j)
-    if math.isfinite(beaten):
-        x = _per_round_limit(beaten, rounds, _slack(rounds, t))
-        point = _up(x)  # a round's ε at or above it: kov above beaten (x's next float's is)
-        known = x > 0.0 and point < eps0
-        if known and _lower_log_delta_above(n, eps0, point, _up(math.log(t), 4)):
-            return None
+    if math.isfinite(beaten) and _cannot_win(one, eps0, n, rounds, t, beaten, basic):
+        return None
     eps1 = one.epsilon(t)
     if not math.isfinite(eps1):
         return None
     return _statement(kov_epsilon(eps1, rounds, _slack(rounds, t)), delta, rounds)
+
+
+def _cannot_win(
+    one: PrivacyCurve,
+    eps0: float,
+    n: int,
+    rounds: int,
+    t: float,
+    beaten: float,
+    basic: PrivacyStatement | None,
+) -> bool:
+    """Whether the ε query's answer at grid point ``t`` is not below ``beaten``: the largest
+    per-round ε whose ε̃ is at most ``beaten`` is below the round's ε at ``t``, told by the
+    FMT21 member's per-round ε (free; ``one``'s ε is non-increasing in δ), a rigorous lower
+    bound on the round's δ (about a millisecond), or one evaluation of ``one``."""
+    from crowdhide.accounting.shuffle._best import epsilon_above
+
+    slack = _slack(rounds, t)
+    if basic is not None and math.isfinite(basic.epsilon):
+        floor = _down(basic.epsilon / (rounds * (1.0 + 1e-14)))  # its ε1 at δ/R, or less
+        if kov_epsilon(floor, rounds, slack) >= beaten:
+            return True
+    x = _per_round_limit(beaten, rounds, slack)
+    point = _up(x)  # a round's ε at or above it: ε̃ above beaten (x's next float's is)
+    if not (x > 0.0 and point < eps0):
+        return False
+    if _lower_log_delta_above(n, eps0, point, _up(math.log(t), 4)):
+        return True
+    return epsilon_above(one, t, point)
 
 
 def _largest_index_within(rounds: int, delta: float) -> int | None:

@@ -111,7 +111,8 @@ def rounds_apart(
     found.append(own_rounds(eps0, n, rounds, query, beaten()))
     curve = rounds_apart_curve(eps0, n, rounds)
     if curve is not None:
-        found.append(advanced_rounds(curve.one, eps0, n, rounds, query, beaten()))
+        basic = found[0] if "delta" in query else None
+        found.append(advanced_rounds(curve.one, eps0, n, rounds, query, beaten(), basic))
     answers = [s for s in found if s is not None]
     return min(answers, key=lambda s: getattr(s, key)) if answers else None
 
