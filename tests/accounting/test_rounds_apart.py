@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from crowdhide.accounting.shuffle import generic
-from crowdhide.accounting.shuffle._rounds_apart import SOURCE, rounds_apart
+from crowdhide.accounting.shuffle._own_round import OWN_SOURCE
+from crowdhide.accounting.shuffle._rounds_apart import SOURCE, _fmt21_rounds, rounds_apart
 from crowdhide.accounting.shuffle.query import shuffle_delta, shuffle_epsilon
 from crowdhide.accounting.statement import PrivacyStatement
 
@@ -30,7 +31,7 @@ def _round_down(x: Fraction) -> float:
 def test_each_round_meets_its_share(eps0: float, n: int, delta: float, rounds: int) -> None:
     """The premise of basic composition, checked in exact rationals: R times the FMT21
     certificate's δ at ε/R (rounded down) is at most the δ asked."""
-    st = rounds_apart(eps0, n, rounds, {"delta": delta}, _NONE)
+    st = _fmt21_rounds(eps0, n, rounds, {"delta": delta}, _NONE)
     assert st is not None
     assert st.source == SOURCE
     share = _round_down(Fraction(st.epsilon) / rounds)
@@ -70,7 +71,7 @@ def test_above_the_exact_composition_of_binary_rr(
     """The member's (ε, δ) for R rounds of binary RR is not below the exact R-fold
     composition of its worst pair; and the same check flags a statement 5 % below that
     composition's own ε (so it can fail)."""
-    st = rounds_apart(eps0, n, rounds, {"delta": delta}, _NONE)
+    st = _fmt21_rounds(eps0, n, rounds, {"delta": delta}, _NONE)
     assert st is not None
     p, q = _binary_pair(n, eps0)
     assert _composed_delta(p, q, rounds, st.epsilon) <= delta
@@ -84,11 +85,11 @@ def test_above_the_exact_composition_of_binary_rr(
 @pytest.mark.parametrize(("eps0", "n", "rounds"), [(1.0, 10**6, 10), (2.0, 10**9, 100)])
 def test_best_takes_it_where_the_composed_pair_is_loose(eps0: float, n: int, rounds: int) -> None:
     """At δ = 1e-20 the composed pair answered about ε0 (1.0099 at ε0 = 1, n = 1e6, R = 10)
-    and 1e-300 the cap R ε0; ``best`` now reports the rounds apart, and the δ query at its
-    answer gives at most the δ asked."""
+    and 1e-300 the cap R ε0; ``best`` now reports the rounds apart (at 1e-20 the single
+    round's own certificate, §20), and the δ query at its answer gives at most the δ asked."""
     for delta in (1e-20, 1e-300):
         st = shuffle_epsilon(eps0=eps0, n=n, delta=delta, rounds=rounds)
-        assert st.source == SOURCE
+        assert st.source == (OWN_SOURCE if delta == 1e-20 else SOURCE)
         assert st.epsilon < eps0
         back = shuffle_delta(eps0=eps0, n=n, epsilon=st.epsilon, rounds=rounds)
         assert back.delta <= delta
@@ -100,11 +101,11 @@ def test_not_asked_with_sampling_add_remove_or_a_named_pair() -> None:
     from crowdhide.accounting.shuffle.composition import composed_shuffle
 
     plain = composed_shuffle(eps0=1.0, n=10**6, delta=1e-20, rounds=10)
-    assert plain.source == SOURCE  # best takes it here
+    assert plain.source == OWN_SOURCE  # best takes it here (the single round's own, §20)
     for extra in ({"sample_rate": 0.9}, {"relation": "add_remove"}, {"pair": "profile_pair"}):
         n = 10**6 if "pair" in extra else 10**4  # sampled / add-remove pairs: at most 4e6 outcomes
         other = composed_shuffle(eps0=1.0, n=n, delta=1e-20, rounds=10, **extra)  # type: ignore[arg-type]
-        assert other.source != SOURCE
+        assert other.source not in (SOURCE, OWN_SOURCE)
 
 
 def test_mechanism_and_krr_rounds_take_it_too() -> None:

@@ -1,5 +1,7 @@
-"""R shuffled rounds certified one round at a time (internal): basic composition of the
-single-round FMT21 certificate, a member of ``best`` for composed rounds.
+"""R shuffled rounds certified one round at a time (internal): basic composition of a
+single-round certificate — the FMT21 clone pair's, and ``best``'s own answer for any
+ε0-LDP randomizer (:mod:`._own_round`) — and advanced composition of FMT21's
+(:mod:`._advanced_rounds`), members of ``best`` for composed rounds.
 
 R adaptive rounds, each (ε1, δ1)-DP under the same neighbouring relation, are
 (R ε1, R δ1)-DP (basic composition; Dwork and Roth 2014, Theorem 3.16, adaptive form).
@@ -47,8 +49,10 @@ class RoundsApartCurve(PrivacyCurve):
     """``δ(ε) = R δ1(ε/R)`` and ``ε(δ) = R ε1(δ/R)`` of a single-round certificate
     ``one`` (a safe-side curve), each quotient rounded down and each product up."""
 
-    def __init__(self, one: PrivacyCurve, rounds: int) -> None:
-        self.one, self.rounds = one, rounds
+    def __init__(
+        self, one: PrivacyCurve, rounds: int, label: str = "the FMT21 clone pair's"
+    ) -> None:
+        self.one, self.rounds, self.label = one, rounds, label
 
     def log_delta(self, epsilon: float) -> float:
         inner = self.one.log_delta(_down(epsilon / self.rounds))
@@ -68,7 +72,7 @@ class RoundsApartCurve(PrivacyCurve):
 
     @property
     def notes(self) -> tuple[str, ...]:
-        return (f"basic composition of {self.rounds} rounds, each by the FMT21 clone pair's "
+        return (f"basic composition of {self.rounds} rounds, each by {self.label} "
                 "single-round certificate",)  # fmt: skip
 
 
@@ -85,6 +89,35 @@ def rounds_apart_curve(eps0: float, n: int, rounds: int) -> RoundsApartCurve | N
 
 
 def rounds_apart(
+    eps0: float,
+    n: int,
+    rounds: int,
+    query: dict[str, float],
+    composed: PrivacyStatement | None,
+) -> PrivacyStatement | None:
+    """The smaller of the two members at ``query`` — :func:`rounds_apart_curve`'s statement
+    and :func:`~._own_round.own_rounds`' — or None where neither applies or each certainly
+    does not beat ``composed`` (None: no composed answer to beat)."""
+    from crowdhide.accounting.shuffle._advanced_rounds import advanced_rounds
+    from crowdhide.accounting.shuffle._own_round import own_rounds
+
+    key = "delta" if "epsilon" in query else "epsilon"
+    found = [_fmt21_rounds(eps0, n, rounds, query, composed)]
+
+    def beaten() -> float:
+        known = [s for s in (composed, *found) if s is not None and s.is_certificate]
+        return min((getattr(s, key) for s in known), default=math.inf)
+
+    found.append(own_rounds(eps0, n, rounds, query, beaten()))
+    curve = rounds_apart_curve(eps0, n, rounds)
+    if curve is not None:
+        basic = found[0] if "delta" in query else None
+        found.append(advanced_rounds(curve.one, eps0, n, rounds, query, beaten(), basic))
+    answers = [s for s in found if s is not None]
+    return min(answers, key=lambda s: getattr(s, key)) if answers else None
+
+
+def _fmt21_rounds(
     eps0: float,
     n: int,
     rounds: int,
