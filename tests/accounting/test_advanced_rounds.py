@@ -120,3 +120,35 @@ def test_best_takes_it_at_many_rounds(delta: float, before: float) -> None:
     assert st.source == ADVANCED_SOURCE
     assert st.epsilon < before / 2
     assert composed_shuffle(eps0=1.0, n=10**9, epsilon=st.epsilon, rounds=10_000).delta <= delta
+
+
+@pytest.mark.parametrize(("eps0", "n", "rounds", "delta"), [
+    (1.0, 10**9, 10_000, 1e-300), (1.0, 10**9, 10_000, 1e-20), (0.5, 10**9, 10, 1e-300),
+])  # fmt: skip
+def test_the_composed_curve_has_it_and_answers_at_n_1e9(
+    eps0: float, n: int, rounds: int, delta: float
+) -> None:
+    """``shuffle_curve`` of composed rounds has the member, so where it (or the FMT21 rounds
+    apart) wins, the curve's ε is ``best``'s and its δ there at most δ; at n = 1e9 the clone
+    pair is too large to compose, so the curve is built without it (before s34 it raised),
+    and only exporting its PLD raises."""
+    from crowdhide import shuffle_curve
+    from crowdhide.errors import ResourceLimitError
+
+    curve = shuffle_curve(eps0=eps0, n=n, rounds=rounds)
+    assert "advanced_rounds" in curve.members
+    assert "clone_pair_pld" not in curve.members
+    asked = composed_shuffle(eps0=eps0, n=n, delta=delta, rounds=rounds)
+    assert curve.epsilon(delta) == asked.epsilon
+    assert curve.delta(asked.epsilon) <= delta
+    with pytest.raises(ResourceLimitError, match="too large for composition"):
+        curve.to_pld()
+
+
+def test_a_sampled_curve_at_n_1e9_still_names_the_limit() -> None:
+    """No member answers sampled rounds at n = 1e9 but the clone pair: the error stays."""
+    from crowdhide import shuffle_curve
+    from crowdhide.errors import ResourceLimitError
+
+    with pytest.raises(ResourceLimitError, match="too large for composition"):
+        shuffle_curve(eps0=1.0, n=10**9, rounds=10, sample_rate=0.5)

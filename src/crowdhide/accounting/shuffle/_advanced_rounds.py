@@ -29,7 +29,7 @@ from crowdhide.accounting.shuffle._own_round import _lower_log_delta_above
 from crowdhide.accounting.shuffle._rounds_apart import _down, _up
 from crowdhide.accounting.statement import PrivacyStatement
 
-__all__ = ["ADVANCED_SOURCE", "advanced_rounds", "kov_epsilon"]
+__all__ = ["ADVANCED_SOURCE", "AdvancedRoundsCurve", "advanced_rounds", "kov_epsilon"]
 
 #: The statement's source: which composition and which single-round certificate.
 ADVANCED_SOURCE = "advanced_composition:feldman2021"
@@ -201,3 +201,26 @@ def _statement(epsilon: float, delta: float, rounds: int) -> PrivacyStatement:
         "clone pair's single-round certificate at delta/(2 rounds), slack delta/2"
     )
     return PrivacyStatement(epsilon=epsilon, delta=delta, source=ADVANCED_SOURCE, notes=(note,))
+
+
+class AdvancedRoundsCurve(PrivacyCurve):
+    """The member as a curve (``shuffle_curve`` of composed rounds): ``δ(ε)`` is its δ query
+    and ``ε(δ)`` its ε query, with nothing to beat, so the curve and ``best`` agree wherever
+    this member answers; δ = 1 (ε = inf) where it certifies nothing."""
+
+    def __init__(self, one: PrivacyCurve, eps0: float, n: int, rounds: int) -> None:
+        self.one, self.eps0, self.n, self.rounds = one, eps0, n, rounds
+
+    def log_delta(self, epsilon: float) -> float:
+        answer = _delta_query(self.one, self.eps0, self.n, self.rounds, epsilon, math.inf)
+        return 0.0 if answer is None else math.log(answer.delta)
+
+    def epsilon(self, delta: float) -> float:
+        query = {"delta": delta}
+        answer = advanced_rounds(self.one, self.eps0, self.n, self.rounds, query, math.inf)
+        return math.inf if answer is None else answer.epsilon
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return (f"advanced composition (KOV15 Theorem 3.5) of {self.rounds} rounds, each by "
+                "the FMT21 clone pair's single-round certificate",)  # fmt: skip

@@ -25,7 +25,7 @@ from crowdhide.accounting.composition import PldCurve
 from crowdhide.accounting.curves import PrivacyCurve
 from crowdhide.accounting.shuffle._settle import settled_delta_query
 from crowdhide.accounting.statement import PrivacyStatement
-from crowdhide.errors import InvalidParameterError
+from crowdhide.errors import InvalidParameterError, ResourceLimitError
 
 __all__ = ["ShuffleCertificate", "shuffle_curve"]
 
@@ -193,9 +193,7 @@ def shuffle_curve(
         return ShuffleCertificate(_mechanism_members(given, single), inputs=given, pld=None)
     pld = _clone_pair_pld(given)
     if not single:
-        grid = min(1e-4, max(2e-6, 1e-2 / given["rounds"]))
-        members = {"clone_pair_pld": pld(grid), **_profile_pair_member(given, grid)}
-        return ShuffleCertificate({**members, **_rounds_apart_member(given)}, inputs=given, pld=pld)
+        return ShuffleCertificate(_composed_members(given, pld), inputs=given, pld=pld)
     from crowdhide.accounting.shuffle.generic import SHUFFLE_REGISTRY, ShuffleBound, ShuffleParams
 
     params = ShuffleParams(eps0=given["eps0"], n=given["n"], k=given["k"])
@@ -206,6 +204,23 @@ def shuffle_curve(
         and b.in_best(params) and b.applies(params) is None
     }  # fmt: skip
     return ShuffleCertificate(members, inputs=given, pld=pld)
+
+
+def _composed_members(
+    given: dict[str, Any], pld: Callable[[float], PldCurve]
+) -> dict[str, PrivacyCurve]:
+    """The certificates of composed or sampled rounds: the clone pair's PLD, the profile pair,
+    the rounds apart. A clone pair too large to compose (n = 10^9: ``ResourceLimitError``)
+    is left out where another member answers, as ``composed_shuffle``'s ``best`` does; its
+    :meth:`ShuffleCertificate.to_pld` still raises that error."""
+    grid = min(1e-4, max(2e-6, 1e-2 / given["rounds"]))
+    others = {**_profile_pair_member(given, grid), **_rounds_apart_member(given)}
+    try:
+        return {"clone_pair_pld": pld(grid), **others}
+    except ResourceLimitError:
+        if not others:
+            raise
+        return others
 
 
 def _profile_pair_member(given: dict[str, Any], grid: float) -> dict[str, PrivacyCurve]:
@@ -226,15 +241,25 @@ def _profile_pair_member(given: dict[str, Any], grid: float) -> dict[str, Privac
 
 
 def _rounds_apart_member(given: dict[str, Any]) -> dict[str, PrivacyCurve]:
-    """The rounds certified one at a time (n users every round, substitute: basic
-    composition of the FMT21 single-round certificate, docs/proofs/profile-pair.md §19), as
-    ``composed_shuffle``'s ``best`` asks it."""
+    """The rounds certified one at a time (n users every round, substitute), as
+    ``composed_shuffle``'s ``best`` asks them: basic composition of the FMT21 single-round
+    certificate (docs/proofs/profile-pair.md §19) and advanced composition of it (§20). The
+    third member of ``best`` there, basic composition of ``best``'s own single-round answer
+    (§20), is not a member of the curve: each of its points is a single-round ``best`` query
+    (0.1-0.5 s), so the curve can be looser than ``best``'s statement where it wins."""
+    from crowdhide.accounting.shuffle._advanced_rounds import AdvancedRoundsCurve
     from crowdhide.accounting.shuffle._rounds_apart import rounds_apart_curve
 
     if given["sample_rate"] < 1.0 or given["relation"] != "substitute":
         return {}
-    curve = rounds_apart_curve(given["eps0"], given["n"], given["rounds"])
-    return {} if curve is None else {"rounds_apart": curve}
+    eps0, n, rounds = given["eps0"], given["n"], given["rounds"]
+    curve = rounds_apart_curve(eps0, n, rounds)
+    if curve is None:
+        return {}
+    return {
+        "rounds_apart": curve,
+        "advanced_rounds": AdvancedRoundsCurve(curve.one, eps0, n, rounds),
+    }
 
 
 def _question(**given: Any) -> dict[str, Any]:
