@@ -321,7 +321,7 @@ def test_the_grid_is_a_lattice_the_composition_keeps() -> None:
 
 def test_a_composed_shuffle_curve_offers_the_profile_pair_and_names_the_winner() -> None:
     curve = shuffle_curve(eps0=1.0, n=10_000, rounds=10)
-    assert curve.members == ("clone_pair_pld", "profile_pair", "rounds_apart")
+    assert curve.members == ("clone_pair_pld", "profile_pair", "rounds_apart", "advanced_rounds")
     statement = curve.statement(1e-6)
     assert statement.source == "best:profile_pair"
     alone = composed_shuffle(eps0=1.0, n=10_000, delta=1e-6, rounds=10, pair="profile_pair")
@@ -330,9 +330,9 @@ def test_a_composed_shuffle_curve_offers_the_profile_pair_and_names_the_winner()
     assert statement.epsilon < clone.epsilon
     assert curve.delta(0.2) <= min(alone.delta or 1.0, 1.0)  # the least of both, pointwise
     # where the profile pair does not apply, the clone pair (and the rounds one at a time,
-    # n users every round and substitute: profile-pair.md §19)
+    # n users every round and substitute, basic and advanced: profile-pair.md §19, §20c)
     krr = shuffle_curve(eps0=1.0, n=10_000, rounds=10, k=2)
-    assert krr.members == ("clone_pair_pld", "rounds_apart")
+    assert krr.members == ("clone_pair_pld", "rounds_apart", "advanced_rounds")
     sampled = shuffle_curve(eps0=1.0, n=10_000, rounds=10, sample_rate=0.5)
     assert sampled.members == ("clone_pair_pld",)
 

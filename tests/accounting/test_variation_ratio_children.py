@@ -142,8 +142,14 @@ def test_the_try_is_only_where_the_middle_tier_is_held_at_its_blocks() -> None:
 def test_a_delta_query_is_the_one_without_the_try(monkeypatch: pytest.MonkeyPatch) -> None:
     """At (ε0, n) = (1, 1e6) and the ε that δ = 1e-300 asks, children are kept coarser above
     every other leaf; settled at their own tier the δ answer equals the one without the try
-    to the bit (unsettled it was 1.1862e-300 against 1.1254e-300: the settle is needed)."""
+    to the bit (unsettled it was 1.1862e-300 against 1.1254e-300: the settle is needed).
+    With the refinement level held at the former clip (0.03) at every tail level: since
+    s34-tiny the level follows the fall of log δ below δ = 1e-20, and no child is kept coarser
+    at this point any more (nor at 14 other (ε0, n, δ) tried); the settle is checked where
+    the try does keep children, as before."""
     from crowdhide.accounting.shuffle.query import shuffle_delta
+
+    monkeypatch.setattr(module, "DEEP_TAIL", -math.inf)
 
     def delta() -> float:
         _clear()

@@ -54,8 +54,10 @@ def advanced_composition_epsilon(*, epsilon: float, runs: int, slack: float) -> 
 
     Examples
     --------
-    >>> round(advanced_composition_epsilon(epsilon=0.1, runs=10, slack=1e-6), 4)
-    1.7673
+    >>> round(advanced_composition_epsilon(epsilon=0.1, runs=100, slack=1e-6), 4)
+    6.3082
+    >>> advanced_composition_epsilon(epsilon=0.1, runs=10, slack=1e-6)  # k ε, rounded up
+    1.0000000000000002
     """
     k = check_int("runs", runs, low=1)
     e = check_real("epsilon", epsilon, low=0.0)
