@@ -22,7 +22,7 @@ from crowdhide.accounting.shuffle._advanced_rounds import (
 from crowdhide.accounting.shuffle._rounds_apart import rounds_apart_curve
 from crowdhide.accounting.shuffle.composition import composed_shuffle
 from crowdhide.accounting.statement import PrivacyStatement
-from tests.accounting.test_rounds_apart import _binary_pair, _composed_delta
+from tests.accounting._rounds_oracles import binary_pair, composed_delta
 
 
 def _member(eps0: float, n: int, rounds: int, query: dict[str, float]) -> PrivacyStatement:
@@ -81,8 +81,8 @@ def test_above_the_exact_composition_of_binary_rr(
     """Both queries for R rounds of binary RR are not below the exact R-fold composition of
     its worst pair (outcome by outcome)."""
     st = _member(eps0, n, rounds, {"delta": delta})
-    p, q = _binary_pair(n, eps0)
-    exact = _composed_delta(p, q, rounds, st.epsilon)
+    p, q = binary_pair(n, eps0)
+    exact = composed_delta(p, q, rounds, st.epsilon)
     assert exact <= delta
     back = _member(eps0, n, rounds, {"epsilon": st.epsilon})
     assert exact <= back.delta <= delta

@@ -14,7 +14,7 @@ from crowdhide.accounting.shuffle import generic
 from crowdhide.accounting.shuffle._own_round import OWN_SOURCE, own_rounds
 from crowdhide.accounting.shuffle._rounds_apart import SOURCE
 from crowdhide.accounting.shuffle.composition import composed_shuffle
-from tests.accounting.test_rounds_apart import _binary_pair, _composed_delta, _round_down
+from tests.accounting._rounds_oracles import binary_pair, composed_delta, round_down
 
 
 @pytest.mark.parametrize(("eps0", "n", "rounds", "delta"), [
@@ -29,7 +29,7 @@ def test_each_round_meets_its_share(eps0: float, n: int, rounds: int, delta: flo
     st = own_rounds(eps0, n, rounds, {"delta": delta}, math.inf)
     assert st is not None
     assert st.source == OWN_SOURCE
-    share = _round_down(Fraction(st.epsilon) / rounds)
+    share = round_down(Fraction(st.epsilon) / rounds)
     one = generic.shuffle_delta(eps0=eps0, n=n, epsilon=share, lower=False)
     assert one.is_certificate
     assert rounds * Fraction(one.delta) <= Fraction(delta)
@@ -46,16 +46,16 @@ def test_above_the_exact_composition_of_binary_rr(
     least the composed δ; and the check flags an ε 5 % below that composition's own."""
     st = own_rounds(eps0, n, rounds, {"delta": delta}, math.inf)
     assert st is not None
-    p, q = _binary_pair(n, eps0)
-    assert _composed_delta(p, q, rounds, st.epsilon) <= delta
+    p, q = binary_pair(n, eps0)
+    assert composed_delta(p, q, rounds, st.epsilon) <= delta
     back = own_rounds(eps0, n, rounds, {"epsilon": st.epsilon}, math.inf)
     assert back is not None
-    assert _composed_delta(p, q, rounds, st.epsilon) <= back.delta <= delta
+    assert composed_delta(p, q, rounds, st.epsilon) <= back.delta <= delta
     lo, hi = 0.0, rounds * eps0  # the exact composition's ε at δ, by bisection
     for _ in range(60):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if _composed_delta(p, q, rounds, mid) > delta else (lo, mid)
-    assert _composed_delta(p, q, rounds, 0.95 * hi) > delta
+        lo, hi = (mid, hi) if composed_delta(p, q, rounds, mid) > delta else (lo, mid)
+    assert composed_delta(p, q, rounds, 0.95 * hi) > delta
 
 
 def test_the_screen_never_skips_a_winner() -> None:

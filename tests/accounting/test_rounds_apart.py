@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-import numpy as np
 import pytest
 
 from crowdhide.accounting.shuffle import generic
@@ -15,13 +14,9 @@ from crowdhide.accounting.shuffle._own_round import OWN_SOURCE
 from crowdhide.accounting.shuffle._rounds_apart import SOURCE, _fmt21_rounds, rounds_apart
 from crowdhide.accounting.shuffle.query import shuffle_delta, shuffle_epsilon
 from crowdhide.accounting.statement import PrivacyStatement
+from tests.accounting._rounds_oracles import binary_pair, composed_delta, round_down
 
 _NONE = PrivacyStatement(epsilon=math.inf, delta=1e-6, source="none")
-
-
-def _round_down(x: Fraction) -> float:
-    f = float(x)
-    return f if Fraction(f) <= x else math.nextafter(f, 0.0)
 
 
 @pytest.mark.parametrize("rounds", [2, 10, 10_000])
@@ -34,32 +29,9 @@ def test_each_round_meets_its_share(eps0: float, n: int, delta: float, rounds: i
     st = _fmt21_rounds(eps0, n, rounds, {"delta": delta}, _NONE)
     assert st is not None
     assert st.source == SOURCE
-    share = _round_down(Fraction(st.epsilon) / rounds)
+    share = round_down(Fraction(st.epsilon) / rounds)
     one = generic.shuffle_delta(eps0=eps0, n=n, epsilon=share, bound="feldman2021", lower=False)
     assert rounds * Fraction(one.delta) <= Fraction(delta)
-
-
-def _binary_pair(n: int, eps0: float) -> tuple[np.ndarray, np.ndarray]:
-    """Binary randomized response, n - 1 others on 0: the count of ones with the target on
-    1 (P) and on 0 (Q), exact to float rounding (the worst dataset pair for k = 2)."""
-    from scipy.stats import binom
-
-    p1 = math.exp(eps0) / (math.exp(eps0) + 1.0)
-    others = binom.pmf(np.arange(n), n - 1, 1.0 - p1)
-    p, q = np.zeros(n + 1), np.zeros(n + 1)
-    p[1:] += others * p1
-    p[:-1] += others * (1.0 - p1)
-    q[1:] += others * (1.0 - p1)
-    q[:-1] += others * p1
-    return p, q
-
-
-def _composed_delta(p: np.ndarray, q: np.ndarray, rounds: int, eps: float) -> float:
-    """δ(ε) of the R-fold product of (p, q), outcome by outcome."""
-    jp, jq = p, q
-    for _ in range(rounds - 1):
-        jp, jq = np.outer(jp, p).ravel(), np.outer(jq, q).ravel()
-    return float(np.maximum(jp - math.exp(eps) * jq, 0.0).sum())
 
 
 @pytest.mark.parametrize(("eps0", "n", "rounds", "delta"), [
@@ -73,13 +45,13 @@ def test_above_the_exact_composition_of_binary_rr(
     composition's own ε (so it can fail)."""
     st = _fmt21_rounds(eps0, n, rounds, {"delta": delta}, _NONE)
     assert st is not None
-    p, q = _binary_pair(n, eps0)
-    assert _composed_delta(p, q, rounds, st.epsilon) <= delta
+    p, q = binary_pair(n, eps0)
+    assert composed_delta(p, q, rounds, st.epsilon) <= delta
     lo, hi = 0.0, rounds * eps0  # the exact composition's ε at δ, by bisection
     for _ in range(60):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if _composed_delta(p, q, rounds, mid) > delta else (lo, mid)
-    assert _composed_delta(p, q, rounds, 0.95 * hi) > delta
+        lo, hi = (mid, hi) if composed_delta(p, q, rounds, mid) > delta else (lo, mid)
+    assert composed_delta(p, q, rounds, 0.95 * hi) > delta
 
 
 @pytest.mark.parametrize(("eps0", "n", "rounds"), [(1.0, 10**6, 10), (2.0, 10**9, 100)])

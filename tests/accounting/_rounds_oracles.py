@@ -1,0 +1,40 @@
+"""Exact references for composed shuffled rounds, shared by the tests of the rounds-apart
+members (basic composition of FMT21's or ``best``'s round, advanced composition): binary
+randomized response's worst pair, its R-fold product outcome by outcome, and rounding a
+rational down to a float."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+
+def round_down(x: Fraction) -> float:
+    """The largest float at most ``x``."""
+    f = float(x)
+    return f if Fraction(f) <= x else math.nextafter(f, 0.0)
+
+
+def binary_pair(n: int, eps0: float) -> tuple[np.ndarray, np.ndarray]:
+    """Binary randomized response, n - 1 others on 0: the count of ones with the target on
+    1 (P) and on 0 (Q), exact to float rounding (the worst dataset pair for k = 2)."""
+    from scipy.stats import binom
+
+    p1 = math.exp(eps0) / (math.exp(eps0) + 1.0)
+    others = binom.pmf(np.arange(n), n - 1, 1.0 - p1)
+    p, q = np.zeros(n + 1), np.zeros(n + 1)
+    p[1:] += others * p1
+    p[:-1] += others * (1.0 - p1)
+    q[1:] += others * (1.0 - p1)
+    q[:-1] += others * p1
+    return p, q
+
+
+def composed_delta(p: np.ndarray, q: np.ndarray, rounds: int, eps: float) -> float:
+    """δ(ε) of the R-fold product of (p, q), outcome by outcome."""
+    jp, jq = p, q
+    for _ in range(rounds - 1):
+        jp, jq = np.outer(jp, p).ravel(), np.outer(jq, q).ravel()
+    return float(np.maximum(jp - math.exp(eps) * jq, 0.0).sum())
