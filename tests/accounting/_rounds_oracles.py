@@ -1,7 +1,7 @@
-"""Exact references for composed shuffled rounds, shared by the tests of the rounds-apart
-members (basic composition of FMT21's or ``best``'s round, advanced composition): binary
-randomized response's worst pair, its R-fold product outcome by outcome, and rounding a
-rational down to a float."""
+"""Exact references for composed shuffled rounds, shared by the composition tests: the R-fold
+product of a privacy-loss distribution; for the rounds-apart members (basic composition of
+FMT21's or ``best``'s round, advanced composition), binary randomized response's worst pair,
+its R-fold product outcome by outcome, and rounding a rational down to a float."""
 
 from __future__ import annotations
 
@@ -38,3 +38,19 @@ def composed_delta(p: np.ndarray, q: np.ndarray, rounds: int, eps: float) -> flo
     for _ in range(rounds - 1):
         jp, jq = np.outer(jp, p).ravel(), np.outer(jq, q).ravel()
     return float(np.maximum(jp - math.exp(eps) * jq, 0.0).sum())
+
+
+def product_loss_delta(
+    loss: np.ndarray, prob: np.ndarray, rounds: int, eps: np.ndarray
+) -> np.ndarray:
+    """Exact δ(ε) at each ``eps`` of the ``rounds``-fold product of a privacy-loss
+    distribution (losses ``loss`` with probabilities ``prob``; losses added, probabilities
+    multiplied; an infinite loss counts in full)."""
+    tot_l, tot_p = np.zeros(1), np.ones(1)
+    for _ in range(rounds):
+        tot_l = (tot_l[:, None] + loss[None, :]).ravel()
+        tot_p = (tot_p[:, None] * prob[None, :]).ravel()
+    inf = np.isinf(tot_l)
+    gap = np.minimum(eps[:, None] - tot_l[None, ~inf], 0.0)
+    finite = np.sum(np.where(gap < 0.0, tot_p[None, ~inf] * -np.expm1(gap), 0.0), axis=1)
+    return np.asarray(finite + tot_p[inf].sum())

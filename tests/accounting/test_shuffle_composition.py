@@ -25,6 +25,7 @@ from crowdhide.accounting.shuffle.composition import (
     shuffle_pld,
 )
 from crowdhide.accounting.shuffle.generic import shuffle_delta
+from tests.accounting._rounds_oracles import product_loss_delta
 
 
 def _law(values: list[int], k: int, eps0: float, gamma: float) -> dict[tuple[int, ...], float]:
@@ -67,31 +68,13 @@ def _loss_list(
     return out
 
 
-def _composed_delta(loss: np.ndarray, prob: np.ndarray, rounds: int, eps: np.ndarray) -> np.ndarray:
-    """Exact δ(ε) of the ``rounds``-fold product (losses added, probabilities multiplied)."""
-    tot_l, tot_p = np.zeros(1), np.ones(1)
-    for _ in range(rounds):
-        tot_l = (tot_l[:, None] + loss[None, :]).ravel()
-        tot_p = (tot_p[:, None] * prob[None, :]).ravel()
-    inf = np.isinf(tot_l)
-    finite_part = np.sum(
-        np.where(
-            tot_l[None, ~inf] > eps[:, None],
-            tot_p[None, ~inf] * -np.expm1(np.minimum(eps[:, None] - tot_l[None, ~inf], 0.0)),
-            0.0,
-        ),
-        axis=1,
-    )
-    return np.asarray(finite_part + tot_p[inf].sum())
-
-
 def _exact_worst(
     n: int, k: int, eps0: float, gamma: float, relation: str, rounds: int, eps: np.ndarray
 ) -> np.ndarray:
     worst = np.zeros(eps.size)
     for others in itertools.combinations_with_replacement(range(k), n - 1):
         for loss, prob in _loss_list(others, k, eps0, gamma, relation):
-            worst = np.maximum(worst, _composed_delta(loss, prob, rounds, eps))
+            worst = np.maximum(worst, product_loss_delta(loss, prob, rounds, eps))
     return worst
 
 

@@ -21,6 +21,7 @@ import pytest
 
 from crowdhide.accounting.shuffle.query import shuffle_delta, shuffle_epsilon
 from crowdhide.errors import InvalidParameterError
+from tests.accounting._rounds_oracles import product_loss_delta
 
 #: One user's report law: ``law(v)`` is a vector over a finite output set.
 Law = Callable[[int], np.ndarray]
@@ -139,18 +140,6 @@ def _losses(
     return out
 
 
-def _composed_delta(loss: np.ndarray, prob: np.ndarray, rounds: int, eps: np.ndarray) -> np.ndarray:
-    """Exact δ(ε) of the ``rounds``-fold product (losses added, probabilities multiplied)."""
-    tot_l, tot_p = np.zeros(1), np.ones(1)
-    for _ in range(rounds):
-        tot_l = (tot_l[:, None] + loss[None, :]).ravel()
-        tot_p = (tot_p[:, None] * prob[None, :]).ravel()
-    inf = np.isinf(tot_l)
-    gap = np.minimum(eps[:, None] - tot_l[None, ~inf], 0.0)
-    finite = np.sum(np.where(gap < 0.0, tot_p[None, ~inf] * -np.expm1(gap), 0.0), axis=1)
-    return np.asarray(finite + tot_p[inf].sum())
-
-
 def _exact_worst(
     law: Law, values: int, n: int, gamma: float, relation: str, rounds: int, eps: np.ndarray
 ) -> np.ndarray:
@@ -165,7 +154,7 @@ def _exact_worst(
             else:
                 other = _shuffled(base, gamma)
             for loss, prob in _losses(with_x, other):
-                worst = np.maximum(worst, _composed_delta(loss, prob, rounds, eps))
+                worst = np.maximum(worst, product_loss_delta(loss, prob, rounds, eps))
             if relation == "add_remove":
                 break  # x2 plays no part
     return worst
