@@ -54,3 +54,15 @@ def product_loss_delta(
     gap = np.minimum(eps[:, None] - tot_l[None, ~inf], 0.0)
     finite = np.sum(np.where(gap < 0.0, tot_p[None, ~inf] * -np.expm1(gap), 0.0), axis=1)
     return np.asarray(finite + tot_p[inf].sum())
+
+
+def each_round_meets_its_share(
+    eps0: float, n: int, rounds: int, epsilon: float, delta: float, **bound: str
+) -> bool:
+    """The premise of basic composition in exact rationals: R times the single-round
+    certificate's δ (``best``'s, or the ``bound`` named) at ε/R rounded down is at most δ."""
+    from crowdhide.accounting.shuffle import generic
+
+    share = round_down(Fraction(epsilon) / rounds)
+    one = generic.shuffle_delta(eps0=eps0, n=n, epsilon=share, lower=False, **bound)
+    return one.is_certificate and rounds * Fraction(one.delta) <= Fraction(delta)

@@ -6,15 +6,17 @@ binary randomized response, its screen never skipping where it wins, and ``best`
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import pytest
 
-from crowdhide.accounting.shuffle import generic
 from crowdhide.accounting.shuffle._own_round import OWN_SOURCE, own_rounds
 from crowdhide.accounting.shuffle._rounds_apart import SOURCE
 from crowdhide.accounting.shuffle.composition import composed_shuffle
-from tests.accounting._rounds_oracles import binary_pair, composed_delta, round_down
+from tests.accounting._rounds_oracles import (
+    binary_pair,
+    composed_delta,
+    each_round_meets_its_share,
+)
 
 
 @pytest.mark.parametrize(("eps0", "n", "rounds", "delta"), [
@@ -29,10 +31,7 @@ def test_each_round_meets_its_share(eps0: float, n: int, rounds: int, delta: flo
     st = own_rounds(eps0, n, rounds, {"delta": delta}, math.inf)
     assert st is not None
     assert st.source == OWN_SOURCE
-    share = round_down(Fraction(st.epsilon) / rounds)
-    one = generic.shuffle_delta(eps0=eps0, n=n, epsilon=share, lower=False)
-    assert one.is_certificate
-    assert rounds * Fraction(one.delta) <= Fraction(delta)
+    assert each_round_meets_its_share(eps0, n, rounds, st.epsilon, delta)
 
 
 @pytest.mark.parametrize(("eps0", "n", "rounds", "delta"), [

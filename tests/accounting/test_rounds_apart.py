@@ -5,16 +5,18 @@ and against the exact R-fold composition of binary randomized response."""
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import pytest
 
-from crowdhide.accounting.shuffle import generic
 from crowdhide.accounting.shuffle._own_round import OWN_SOURCE
 from crowdhide.accounting.shuffle._rounds_apart import SOURCE, _fmt21_rounds, rounds_apart
 from crowdhide.accounting.shuffle.query import shuffle_delta, shuffle_epsilon
 from crowdhide.accounting.statement import PrivacyStatement
-from tests.accounting._rounds_oracles import binary_pair, composed_delta, round_down
+from tests.accounting._rounds_oracles import (
+    binary_pair,
+    composed_delta,
+    each_round_meets_its_share,
+)
 
 _NONE = PrivacyStatement(epsilon=math.inf, delta=1e-6, source="none")
 
@@ -29,9 +31,7 @@ def test_each_round_meets_its_share(eps0: float, n: int, delta: float, rounds: i
     st = _fmt21_rounds(eps0, n, rounds, {"delta": delta}, _NONE)
     assert st is not None
     assert st.source == SOURCE
-    share = round_down(Fraction(st.epsilon) / rounds)
-    one = generic.shuffle_delta(eps0=eps0, n=n, epsilon=share, bound="feldman2021", lower=False)
-    assert rounds * Fraction(one.delta) <= Fraction(delta)
+    assert each_round_meets_its_share(eps0, n, rounds, st.epsilon, delta, bound="feldman2021")
 
 
 @pytest.mark.parametrize(("eps0", "n", "rounds", "delta"), [
