@@ -47,7 +47,7 @@ import numpy.typing as npt
 from scipy.special import gammaln
 
 from crowdhide.accounting._half_memo import PairMemo
-from crowdhide.accounting._pmf_lower import binomial_pmf_lower
+from crowdhide.accounting._pmf_lower import excess_floor
 from crowdhide.accounting.binomial_rows import rowwise_logsumexp
 from crowdhide.accounting.binomial_tails import (
     BETAINC_ATOL,
@@ -199,24 +199,10 @@ def _half_excess_core(s: FloatArray, theta: FloatArray, *, upper: bool) -> Float
     shift = _THETA_RTOL * np.abs(theta)
     err = err + shift * slope
     tails, laws = (upper_tail, at_threshold), ((s - 1.0, 0.5, a_star - 1.0), (s, 0.5, a_star - 1.0))
-    floor = None if upper else excess_floor(s, 0.5, theta, shift, above=True)
+    # the floor is read only where a tail is untrusted (_deep_excess): computed there alone
+    deep = (upper_tail < BETAINC_TRUSTED) | (at_threshold < BETAINC_TRUSTED)
+    floor = None if upper else excess_floor(s, 0.5, theta, shift, above=True, where=deep)
     return _deep_excess(tails, (0.5 * s, theta), (err, shift), laws, upper=upper, floor=floor)
-
-
-def excess_floor(
-    n: FloatArray, p: float, theta: FloatArray, shift: FloatArray, *, above: bool
-) -> FloatArray:
-    """A proven lower bound on ``E[(X − θ)_+]`` (``above``) or ``E[(θ − X)_+]`` for
-    ``X ~ Bin(n, p)`` and any true threshold within ``shift`` of ``θ``: the term of the
-    nearest outcome beyond it, ``(a − θ − shift)_+ P(X = a)``, with the point probability
-    from :func:`binomial_pmf_lower` (for where the incomplete betas are not trusted)."""
-    if above:
-        nearest = np.floor(theta) + 1.0
-        gap = nearest - theta - shift
-    else:
-        nearest = np.ceil(theta) - 1.0
-        gap = theta - shift - nearest
-    return np.asarray(np.maximum(gap, 0.0) * binomial_pmf_lower(n, p, nearest), dtype=np.float64)
 
 
 def _deep_excess(
@@ -709,9 +695,9 @@ def binomial_excess(
     error = error + (n + np.abs(theta) + 1.0) * 1e-307
     error = error + shift * slope
     tails = (tail_1, tail_2)
-    # the floor counts only where a tail is untrusted (_deep_excess): none, no floor
-    untrusted = bool(((tail_1 < BETAINC_TRUSTED) | (tail_2 < BETAINC_TRUSTED)).any())
-    floor = excess_floor(n, p, theta, shift, above=above) if untrusted and not upper else None
+    # the floor counts only where a tail is untrusted (_deep_excess): computed there alone
+    untrusted = (tail_1 < BETAINC_TRUSTED) | (tail_2 < BETAINC_TRUSTED)
+    floor = None if upper else excess_floor(n, p, theta, shift, above=above, where=untrusted)
     value = _deep_excess(tails, scales, (error, shift), laws, upper=upper, above=above, floor=floor)
     return np.asarray(np.maximum(value, 0.0), dtype=np.float64)
 
