@@ -115,7 +115,12 @@ def row_log_pmf_error(largest: float, p: float) -> float:
 
 
 def row_log_excess_above(
-    rows: RowWindows, theta: FloatArray, n: FloatArray, *, sums: RowSuffixSums | None = None
+    rows: RowWindows,
+    theta: FloatArray,
+    n: FloatArray,
+    *,
+    sums: RowSuffixSums | None = None,
+    falling: bool = False,
 ) -> FloatArray:
     """``log`` of the in-window part of ``E[(X_r − θ[r, i])_+]`` for a matrix of thresholds,
     one row per window row (add :func:`row_log_outside` for the rest).
@@ -125,16 +130,22 @@ def row_log_excess_above(
     value; terms that underflow there (relative size < 1e-300) are replaced by a bound, so
     the result stays an upper bound. ``sums`` (built on ``rows``) keeps the suffix sums of
     earlier calls: the same floats, without their exponentials and cumulative sums where a
-    row's largest needed pmf value has not moved.
+    row's largest needed pmf value has not moved. ``falling``: each row of ``theta`` is
+    non-increasing, so its first needed column, the least of the row's, is its last
+    column's (the first column is non-decreasing in θ): the same integers from one column
+    instead of a pass over the matrix (issue 32, s35-lower).
     """
     width = rows.log_pmf.shape[1]
     # Rows are taken a block at a time, each block's temporaries small enough to stay in
     # the cache (issue 32, s31-krr: a chunk's matrices were 1-3 MB each, and the ~20 passes
     # over them ran at memory speed); each cell's floats are the same in any block.
     blocks = _row_blocks(theta.shape[0], theta.shape[1])
-    first = np.empty(theta.shape[0], dtype=np.int64)
-    for block in blocks:  # leftmost column needed per row
-        first[block] = _columns(theta[block], rows.lo[block, None], width).min(axis=1)
+    if falling:
+        first = _columns(theta[:, -1:], rows.lo[:, None], width)[:, 0]
+    else:
+        first = np.empty(theta.shape[0], dtype=np.int64)
+        for block in blocks:  # leftmost column needed per row
+            first[block] = _columns(theta[block], rows.lo[block, None], width).min(axis=1)
     np.minimum(first, width - 1, out=first)
     shift, sf_rev, ss_rev = (sums or RowSuffixSums(rows)).sums(first)
     out = np.empty(theta.shape)

@@ -297,18 +297,20 @@ def _third_value_inner(chunk: _ThirdValueChunk, theta: FloatArray) -> FloatArray
     rows = chunk.s.size
     if end == first:
         return np.full(rows, -np.inf)
-    excess = row_log_excess_above(chunk.a_rows, theta, chunk.s, sums=chunk.a_sums)
+    excess = row_log_excess_above(chunk.a_rows, theta, chunk.s, sums=chunk.a_sums, falling=True)
     out = np.empty(rows)
     step = max(1, _BLOCK_CELLS // width)  # rows at a time, their temporaries in the cache
+    # one zero-filled buffer for every block: only the kept columns are written, the rest
+    # stay 0 (s35-lower: the same rows summed, without a fresh matrix per block)
+    buffer = np.zeros((min(step, rows), width))
     for r in range(0, rows, step):
         block = slice(r, r + step)
         terms = chunk.c_log_pmf[block] + excess[block, :-1]
         top = terms.max(axis=1)
         top = np.where(np.isfinite(top), top, 0.0)
         np.subtract(terms, top[:, None], out=terms)
-        np.exp(terms, out=terms)
-        scaled = np.zeros((terms.shape[0], width))
-        scaled[:, first:end] = terms
+        scaled = buffer[: terms.shape[0]]
+        np.exp(terms, out=scaled[:, first:end])
         with np.errstate(divide="ignore"):
             out[block] = np.log(scaled.sum(axis=1)) + top
     return out
