@@ -199,10 +199,26 @@ def _half_excess_core(s: FloatArray, theta: FloatArray, *, upper: bool) -> Float
     shift = _THETA_RTOL * np.abs(theta)
     err = err + shift * slope
     tails, laws = (upper_tail, at_threshold), ((s - 1.0, 0.5, a_star - 1.0), (s, 0.5, a_star - 1.0))
-    # the floor is read only where a tail is untrusted (_deep_excess): computed there alone
-    deep = (upper_tail < BETAINC_TRUSTED) | (at_threshold < BETAINC_TRUSTED)
-    floor = None if upper else excess_floor(s, 0.5, theta, shift, above=True, where=deep)
+    floor = None if upper else _floor_where_read(s, 0.5, theta, shift, tails, above=True)
     return _deep_excess(tails, (0.5 * s, theta), (err, shift), laws, upper=upper, floor=floor)
+
+
+def _floor_where_read(
+    n: FloatArray,
+    p: float,
+    theta: FloatArray,
+    shift: FloatArray,
+    tails: tuple[FloatArray, FloatArray],
+    *,
+    above: bool,
+) -> FloatArray | None:
+    """:func:`excess_floor` where :func:`_deep_excess` reads it, where either tail is
+    untrusted (the same floats there; elsewhere 0, never read), or None where no tail is
+    (no floor: the value as it is). Issue 32, s35-lower: computed on every element before."""
+    untrusted = (tails[0] < BETAINC_TRUSTED) | (tails[1] < BETAINC_TRUSTED)
+    if not untrusted.any():
+        return None
+    return excess_floor(n, p, theta, shift, above=above, where=untrusted)
 
 
 def _deep_excess(
@@ -695,9 +711,7 @@ def binomial_excess(
     error = error + (n + np.abs(theta) + 1.0) * 1e-307
     error = error + shift * slope
     tails = (tail_1, tail_2)
-    # the floor counts only where a tail is untrusted (_deep_excess): computed there alone
-    untrusted = (tail_1 < BETAINC_TRUSTED) | (tail_2 < BETAINC_TRUSTED)
-    floor = None if upper else excess_floor(n, p, theta, shift, above=above, where=untrusted)
+    floor = None if upper else _floor_where_read(n, p, theta, shift, tails, above=above)
     value = _deep_excess(tails, scales, (error, shift), laws, upper=upper, above=above, floor=floor)
     return np.asarray(np.maximum(value, 0.0), dtype=np.float64)
 
