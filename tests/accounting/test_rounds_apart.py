@@ -9,7 +9,12 @@ import math
 import pytest
 
 from crowdhide.accounting.shuffle._own_round import OWN_SOURCE
-from crowdhide.accounting.shuffle._rounds_apart import SOURCE, _fmt21_rounds, rounds_apart
+from crowdhide.accounting.shuffle._rounds_apart import (
+    SOURCE,
+    _fmt21_rounds,
+    rounds_apart,
+    rounds_apart_curve,
+)
 from crowdhide.accounting.shuffle.query import shuffle_delta, shuffle_epsilon
 from crowdhide.accounting.statement import PrivacyStatement
 from tests.accounting._rounds_oracles import (
@@ -28,7 +33,9 @@ _NONE = PrivacyStatement(epsilon=math.inf, delta=1e-6, source="none")
 def test_each_round_meets_its_share(eps0: float, n: int, delta: float, rounds: int) -> None:
     """The premise of basic composition, checked in exact rationals: R times the FMT21
     certificate's δ at ε/R (rounded down) is at most the δ asked."""
-    st = _fmt21_rounds(eps0, n, rounds, {"delta": delta}, _NONE)
+    st = _fmt21_rounds(
+        eps0, n, rounds, {"delta": delta}, _NONE, rounds_apart_curve(eps0, n, rounds)
+    )
     assert st is not None
     assert st.source == SOURCE
     assert each_round_meets_its_share(eps0, n, rounds, st.epsilon, delta, bound="feldman2021")
@@ -43,7 +50,9 @@ def test_above_the_exact_composition_of_binary_rr(
     """The member's (ε, δ) for R rounds of binary RR is not below the exact R-fold
     composition of its worst pair; and the same check flags a statement 5 % below that
     composition's own ε (so it can fail)."""
-    st = _fmt21_rounds(eps0, n, rounds, {"delta": delta}, _NONE)
+    st = _fmt21_rounds(
+        eps0, n, rounds, {"delta": delta}, _NONE, rounds_apart_curve(eps0, n, rounds)
+    )
     assert st is not None
     p, q = binary_pair(n, eps0)
     assert composed_delta(p, q, rounds, st.epsilon) <= delta
@@ -107,3 +116,59 @@ def test_the_composed_curve_has_the_member_too() -> None:
     assert curve.delta(asked.epsilon) <= 1e-300
     sampled = shuffle_curve(eps0=1.0, n=10_000, rounds=10, sample_rate=0.9)
     assert "rounds_apart" not in sampled.members
+
+
+def _fmt21_member(
+    eps0: float, n: int, rounds: int, delta: float, composed: PrivacyStatement
+) -> PrivacyStatement | None:
+    return _fmt21_rounds(
+        eps0, n, rounds, {"delta": delta}, composed, rounds_apart_curve(eps0, n, rounds)
+    )
+
+
+def _beaten(epsilon: float) -> PrivacyStatement:
+    return PrivacyStatement(epsilon=epsilon, delta=1e-6, source="composed")
+
+
+@pytest.mark.parametrize("rounds", [10, 10_000])
+@pytest.mark.parametrize("delta", [1e-6, 1e-300])
+@pytest.mark.parametrize("n", [10**3, 10**6, 10**9])
+@pytest.mark.parametrize("eps0", [0.5, 2.0, 8.0])
+def test_lower_bound_screen_changes_no_answer(
+    eps0: float, n: int, delta: float, rounds: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The FMT21 member's screen by binary and 3-RR's lower bounds (§22) returns the same
+    statement as without it (the one evaluation of the curve alone), for composed answers
+    just below, at and just above the member's own ε and far from it."""
+    from crowdhide.accounting.shuffle import _own_round
+
+    own = _fmt21_member(eps0, n, rounds, delta, _NONE)
+    assert own is not None
+    answers = []
+    for screened in (True, False):
+        if not screened:
+            monkeypatch.setattr(_own_round, "_epsilon_above", lambda *args: False)
+        answers.append([
+            _fmt21_member(eps0, n, rounds, delta, _beaten(own.epsilon * factor))
+            for factor in (0.5, 1.0 - 1e-9, 1.0, 1.0 + 1e-9, 2.0)
+        ])  # fmt: skip
+    assert answers[0] == answers[1]
+    assert answers[0][3] == own  # just above its own ε: it wins, never skipped
+    assert answers[0][0] is None  # far below: skipped
+
+
+def test_lower_bound_screen_is_tight_and_alone_skips(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At ε0 = 8, n = 1e4, 2 rounds, δ = 1e-6 binary RR's lower bound is within 1.5e-6 of
+    the member's per-round ε: a composed answer 1e-9 above the member's must not make it
+    skipped, one 1e-5 below must, by the screen alone (the curve's evaluation disabled).
+    (Comparing at 0.99 times the per-round quotient instead of the quotient rounded up
+    skips the member at 1 + 1e-9 here, so this fails; the grid test above then fails in 10
+    of its 36 cells.)"""
+    from crowdhide.accounting.shuffle import _best
+
+    eps0, n, rounds, delta = 8.0, 10**4, 2, 1e-6
+    own = _fmt21_member(eps0, n, rounds, delta, _NONE)
+    assert own is not None
+    monkeypatch.setattr(_best, "epsilon_above", lambda *args: False)
+    assert _fmt21_member(eps0, n, rounds, delta, _beaten(own.epsilon * (1 + 1e-9))) == own
+    assert _fmt21_member(eps0, n, rounds, delta, _beaten(own.epsilon * (1 - 1e-5))) is None

@@ -102,14 +102,14 @@ def rounds_apart(
     from crowdhide.accounting.shuffle._own_round import own_rounds
 
     key = "delta" if "epsilon" in query else "epsilon"
-    found = [_fmt21_rounds(eps0, n, rounds, query, composed)]
+    curve = rounds_apart_curve(eps0, n, rounds)  # made once: both FMT21 members read it
+    found = [_fmt21_rounds(eps0, n, rounds, query, composed, curve)]
 
     def beaten() -> float:
         known = [s for s in (composed, *found) if s is not None and s.is_certificate]
         return min((getattr(s, key) for s in known), default=math.inf)
 
     found.append(own_rounds(eps0, n, rounds, query, beaten()))
-    curve = rounds_apart_curve(eps0, n, rounds)
     if curve is not None:
         basic = found[0] if "delta" in query else None
         found.append(advanced_rounds(curve.one, eps0, n, rounds, query, beaten(), basic))
@@ -123,13 +123,18 @@ def _fmt21_rounds(
     rounds: int,
     query: dict[str, float],
     composed: PrivacyStatement | None,
+    curve: RoundsApartCurve | None,
 ) -> PrivacyStatement | None:
-    """The statement of :func:`rounds_apart_curve` at ``query``, or None where it does not
-    apply or, at an ε query, certainly does not beat ``composed`` (one evaluation of the
-    single-round curve tells; None: no composed answer to beat)."""
+    """The statement of ``curve`` (:func:`rounds_apart_curve`, None where it does not
+    apply) at ``query``, or None where it does not apply or, at an ε query, certainly does
+    not beat ``composed`` (None: no composed answer to beat). That is told first by a
+    rigorous lower bound on every certificate's δ (binary and 3-RR's exact δ, bounded below,
+    under a few ms: :func:`~._own_round._epsilon_above`), then by one evaluation of the
+    single-round curve (1-30 ms at n >= 1e4; the lower bound told it in 58 of the 60 cells
+    of R = 10^4 in issue 32's table, docs/proofs/profile-pair.md §22)."""
     from crowdhide.accounting.shuffle._best import epsilon_above
+    from crowdhide.accounting.shuffle._own_round import _epsilon_above
 
-    curve = rounds_apart_curve(eps0, n, rounds)
     if curve is None:
         return None
     if "epsilon" in query:
@@ -140,7 +145,10 @@ def _fmt21_rounds(
     if share <= 0.0:
         return None
     beaten = math.inf if composed is None or not composed.is_certificate else composed.epsilon
-    if math.isfinite(beaten) and epsilon_above(curve.one, share, beaten / rounds):
+    if math.isfinite(beaten) and (
+        _epsilon_above(eps0, n, share, beaten / rounds)
+        or epsilon_above(curve.one, share, beaten / rounds)
+    ):
         return None  # its ε is above the composed answer's: cannot win
     return _statement(curve.epsilon(delta), delta, curve)
 

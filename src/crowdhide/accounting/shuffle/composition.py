@@ -660,6 +660,11 @@ def _composed_shuffle(
     if options.get("pair", "best") != "best" or not single_setting:
         return CLONE_PAIR_REGISTRY.statement(name, params, **query)
     if params.k is None:
+        from crowdhide.accounting.shuffle._profile_floor import rounds_apart_first
+
+        first = rounds_apart_first(params, query)  # the profile pair certainly loses
+        if first is not None:
+            return first
         return _with_rounds_apart(lambda: _best_of_pairs(name, params, query), params, query)
     return _with_rounds_apart(
         lambda: CLONE_PAIR_REGISTRY.statement(name, params, **query), params, query
