@@ -50,6 +50,7 @@ __all__ = [
     "from_privacy_parameters",
     "to_dense",
     "to_dp_accounting",
+    "with_infinity_added",
 ]
 
 FloatArray = npt.NDArray[np.float64]
