@@ -15,7 +15,7 @@ k-RR query timed inside one process after its imports (so that the k-RR row spli
 start-up and computation), ``python -c "import numpy, scipy.special, scipy.fft"``, the
 floor of the composition row (a ``--rounds`` query composes its PLDs by FFT with
 ``scipy.fft``, ~45 ms; since s35-pmf crowdhide holds and composes them itself,
-``accounting._pld_pmf``), and ``python -c "import numpy, scipy.special, dp_accounting"``,
+``accounting.pld_pmf``), and ``python -c "import numpy, scipy.special, dp_accounting"``,
 what the composition row imported before s35-pmf and what an export to dp_accounting
 (``crowdhide.interop``, ``to_pld()``) still imports: under SciPy 1.17 the scipy.stats,
 scipy.signal and scipy.optimize that dp_accounting's modules import run SciPy's

@@ -10,9 +10,9 @@ from typing import cast
 
 import pytest
 
-from crowdhide.accounting._pld_pmf import SparsePmf
 from crowdhide.accounting.composition import LEAST_COMPOSITION_ERROR, convolution_error
 from crowdhide.accounting.logmath import product_up
+from crowdhide.accounting.pld_pmf import SparsePmf
 from crowdhide.accounting.shuffle.composition import (
     CLONE_PAIR_REGISTRY,
     PROFILE_PAIR,

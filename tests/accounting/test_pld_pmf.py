@@ -1,4 +1,4 @@
-"""s35-pmf (issue 32): crowdhide's own PLD PMFs (``accounting._pld_pmf``) give dp_accounting's
+"""s35-pmf (issue 32): crowdhide's own PLD PMFs (``accounting.pld_pmf``) give dp_accounting's
 floats, exactly, for every operation crowdhide uses: composition (direct and FFT), the
 R-fold composition by repeated squaring, δ(ε) (scalar and vector), ε(δ), the PMF and
 (ε, δ)-pair constructions and the conversions both ways. dp_accounting is imported here only.
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from dp_accounting.pld import pld_pmf, privacy_loss_distribution
 
-from crowdhide.accounting import _pld_pmf as own
+from crowdhide.accounting import pld_pmf as own
 from crowdhide.accounting.composition import repeated_squaring
 
 STEPS = (1e-4, 2e-3, 0.37)

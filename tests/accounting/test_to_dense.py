@@ -1,4 +1,4 @@
-"""s31-rounds: a sparse PMF made dense by index (``_pld_pmf.to_dense``, s35-pmf: moved from
+"""s31-rounds: a sparse PMF made dense by index (``pld_pmf.to_dense``, s35-pmf: moved from
 ``composition._to_dense``) is dp_accounting's ``to_dense_pmf``, float for float, and so is
 every PLD composed through it."""
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from dp_accounting.pld import pld_pmf
 
-from crowdhide.accounting import _pld_pmf
-from crowdhide.accounting._pld_pmf import DensePmf, Pmf, SparsePmf, to_dense
+from crowdhide.accounting import pld_pmf as own_pmf
+from crowdhide.accounting.pld_pmf import DensePmf, Pmf, SparsePmf, to_dense
 from crowdhide.accounting.shuffle.composition import shuffle_pld
 
 
@@ -79,7 +79,7 @@ def test_a_composed_fmt21_pld_is_unchanged(monkeypatch: pytest.MonkeyPatch) -> N
     # the FMT21 pair (sparse, both adjacencies) over 10 rounds, as composed_shuffle does
     kw = {"eps0": 8.0, "n": 1000, "rounds": 10, "value_discretization_interval": 1e-3}
     fast = shuffle_pld(pair="feldman2021", log_tail=-30.0, **kw)
-    monkeypatch.setattr(_pld_pmf, "to_dense", _by_loop)
+    monkeypatch.setattr(own_pmf, "to_dense", _by_loop)
     slow = shuffle_pld(pair="feldman2021", log_tail=-30.0, **kw)
     for name in ("_pmf_remove", "_pmf_add"):
         a, b = getattr(fast.pld, name), getattr(slow.pld, name)

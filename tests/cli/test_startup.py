@@ -119,7 +119,7 @@ PLD_HEAVY = {"dp_accounting", "scipy.signal", "scipy.stats", "scipy.optimize"}
 
 
 def test_composition_query_imports_neither_dp_accounting_nor_scipy_signal() -> None:
-    # crowdhide holds and composes its PLDs itself (accounting._pld_pmf); its FFTs need
+    # crowdhide holds and composes its PLDs itself (accounting.pld_pmf); its FFTs need
     # scipy.fft (~45 ms), nothing else beyond the reference.
     loaded = _modules_after([*_QUERY, "--rounds", "10", "--json"])
     assert not loaded & PLD_HEAVY

@@ -8,7 +8,7 @@ Three tools, from loosest to tightest:
   closed forms live in :mod:`crowdhide.accounting.composition_theorems`, re-exported here;
 * :func:`compose_curves` — numerical composition of privacy-loss distributions (PLDs) through
   ``dp_accounting``'s algorithms (FFT on a loss grid, rounded pessimistically so the result
-  is an upper bound on the true curve), done by crowdhide's own :mod:`._pld_pmf` float for
+  is an upper bound on the true curve), done by crowdhide's own :mod:`.pld_pmf` float for
   float (issue 32: no dp_accounting import; :class:`PldCurve` exports to it).
 
 References
@@ -29,16 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_int, check_probability, check_real
-from crowdhide.accounting import _pld_pmf
-from crowdhide.accounting._pld_pmf import (
-    MAX_SPARSE_SIZE,
-    TAIL_MASS_TRUNCATION,
-    LossDistribution,
-    Pmf,
-    SparsePmf,
-    compose_pmfs,
-    create_pmf,
-)
+from crowdhide.accounting import pld_pmf
 from crowdhide.accounting.composition_theorems import (
     advanced_composition,
     advanced_epsilon,
@@ -47,6 +38,15 @@ from crowdhide.accounting.composition_theorems import (
 )
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
 from crowdhide.accounting.logmath import MACHINE_EPSILON
+from crowdhide.accounting.pld_pmf import (
+    MAX_SPARSE_SIZE,
+    TAIL_MASS_TRUNCATION,
+    LossDistribution,
+    Pmf,
+    SparsePmf,
+    compose_pmfs,
+    create_pmf,
+)
 from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.errors import InvalidParameterError, ParameterTypeError
 
@@ -112,7 +112,7 @@ def _pmf_stats(pmf: Pmf) -> tuple[float, float, int]:
 
 def convolution_error(pmf_a: Pmf, pmf_b: Pmf, error_a: float, error_b: float) -> float:
     """A bound on the ℓ1 distance (finite masses and the mass at +inf) between
-    the composition (:func:`~._pld_pmf.compose_pmfs`) of two computed PMFs â, b̂ and the
+    the composition (:func:`~.pld_pmf.compose_pmfs`) of two computed PMFs â, b̂ and the
     exact composition of the PMFs a, b they approximate (``‖â − a‖₁ <= error_a``,
     ``‖b̂ − b‖₁ <= error_b``).
 
@@ -158,7 +158,7 @@ def convolution_error(pmf_a: Pmf, pmf_b: Pmf, error_a: float, error_b: float) ->
 
 
 def _compose_pmf(pmf_a: Pmf, pmf_b: Pmf, error_a: float, error_b: float) -> tuple[Pmf, float]:
-    """The composition of two PMFs (:func:`~._pld_pmf.compose_pmfs`) with its ℓ1 error
+    """The composition of two PMFs (:func:`~.pld_pmf.compose_pmfs`) with its ℓ1 error
     bound."""
     return compose_pmfs(pmf_a, pmf_b), convolution_error(pmf_a, pmf_b, error_a, error_b)
 
@@ -231,7 +231,7 @@ class PldCurve(PrivacyCurve):
     Parameters
     ----------
     pld
-        The PLD: crowdhide's own :class:`~crowdhide.accounting._pld_pmf.LossDistribution`,
+        The PLD: crowdhide's own :class:`~crowdhide.accounting.pld_pmf.LossDistribution`,
         or a ``dp_accounting.pld.PrivacyLossDistribution`` (read into one: its δ and ε are
         the same floats as dp_accounting's).
     error
@@ -247,7 +247,7 @@ class PldCurve(PrivacyCurve):
     def __init__(self, pld: LossDistribution | object, error: float = 0.0) -> None:
         # a dp_accounting PLD given is also kept as the one .pld returns
         self._exported = None if isinstance(pld, LossDistribution) else pld
-        own = pld if isinstance(pld, LossDistribution) else _pld_pmf.from_dp_accounting(pld)
+        own = pld if isinstance(pld, LossDistribution) else pld_pmf.from_dp_accounting(pld)
         self._loss = own
         self._error = check_real("error", error, low=0.0)
 
@@ -262,7 +262,7 @@ class PldCurve(PrivacyCurve):
         :attr:`composition_error`: :meth:`to_dp_accounting` adds it). Made on first use
         (the only place, with :meth:`to_dp_accounting`, where dp_accounting is imported)."""
         if self._exported is None:
-            self._exported = _pld_pmf.to_dp_accounting(self._loss)
+            self._exported = pld_pmf.to_dp_accounting(self._loss)
         return self._exported
 
     def to_dp_accounting(self) -> object:
@@ -272,8 +272,8 @@ class PldCurve(PrivacyCurve):
         composed."""
         if self._error <= 0.0:
             return self.pld
-        raised = _pld_pmf.with_infinity_added(self._loss, self._error)
-        return _pld_pmf.to_dp_accounting(raised)
+        raised = pld_pmf.with_infinity_added(self._loss, self._error)
+        return pld_pmf.to_dp_accounting(raised)
 
     @property
     def composition_error(self) -> float:
@@ -451,7 +451,7 @@ def to_pld(
                 f"met) can be composed, got {source.kind} statement from {source.source!r} with "
                 f"epsilon={source.epsilon!r}, delta={source.delta!r}"
             )
-        return PldCurve(_pld_pmf.from_privacy_parameters(source.epsilon, source.delta, interval))
+        return PldCurve(pld_pmf.from_privacy_parameters(source.epsilon, source.delta, interval))
     if not isinstance(source, DiscretePairCurve):
         raise ParameterTypeError(
             "source must be a DiscretePairCurve, PrivacyStatement or PldCurve, "

@@ -7,7 +7,7 @@ tightest of three valid bounds (each an upper bound, so their minimum is one too
 
 * **PLD** — each (ε_i, δ_i) certificate is dominated by the worst (ε_i, δ_i)-DP pair; the
   privacy-loss distributions of those pairs are composed numerically as ``dp_accounting``
-  does (pessimistic rounding; :mod:`crowdhide.accounting._pld_pmf`, the same floats). This
+  does (pessimistic rounding; :mod:`crowdhide.accounting.pld_pmf`, the same floats). This
   *is* the optimal composition of the recorded guarantees (Kairouz, Oh, Viswanath 2015),
   computed rather than bounded;
 * **advanced** — :func:`~crowdhide.accounting.composition.heterogeneous_advanced_composition`

@@ -36,9 +36,9 @@ import numpy.typing as npt
 from scipy import sparse
 
 from crowdhide._validation import check_probability
-from crowdhide.accounting._pld_pmf import DensePmf, LossDistribution, to_dense
 from crowdhide.accounting.binomial_rows import rowwise_logsumexp
 from crowdhide.accounting.composition import PldCurve, fft_relative_error
+from crowdhide.accounting.pld_pmf import DensePmf, LossDistribution, to_dense
 from crowdhide.errors import InvalidParameterError
 from crowdhide.netdp.cycle_privacy import CycleMechanism, FloatArray, IntArray, cycle_profile
 

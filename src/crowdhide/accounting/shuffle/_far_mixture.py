@@ -33,9 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from crowdhide.accounting._fft_spectra import spectrum_kept
-from crowdhide.accounting._pld_pmf import Pmf, to_dense
 from crowdhide.accounting.composition import repeated_squaring
 from crowdhide.accounting.logmath import MACHINE_EPSILON
+from crowdhide.accounting.pld_pmf import Pmf, to_dense
 from crowdhide.accounting.shuffle._tilted_pld import (
     TiltedPld,
     _convolved,

@@ -239,7 +239,7 @@ def _convolve(
     moves every entry towards the (non-negative) exact one."""
     from scipy import fft
 
-    from crowdhide.accounting._pld_pmf import _fft_convolve
+    from crowdhide.accounting.pld_pmf import _fft_convolve
 
     a, off_a, err_a = x
     b, off_b, err_b = y

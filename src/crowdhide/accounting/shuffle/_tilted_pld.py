@@ -43,13 +43,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide.accounting._pld_pmf import DensePmf, Pmf, to_dense
 from crowdhide.accounting.composition import (
     _TAIL_MASS_TRUNCATION,
     _compose_pmf,
     repeated_squaring,
 )
 from crowdhide.accounting.logmath import MACHINE_EPSILON
+from crowdhide.accounting.pld_pmf import DensePmf, Pmf, to_dense
 from crowdhide.accounting.roots import safe_root
 from crowdhide.errors import InvalidParameterError
 

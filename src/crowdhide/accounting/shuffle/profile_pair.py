@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from crowdhide.accounting._pld_pmf import LossDistribution, create_pmf
 from crowdhide.accounting.composition import PldCurve
 from crowdhide.accounting.logmath import MACHINE_EPSILON, product_up
+from crowdhide.accounting.pld_pmf import LossDistribution, create_pmf
 from crowdhide.accounting.registry import Registry
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle._far_mixture import (
