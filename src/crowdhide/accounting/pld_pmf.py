@@ -221,8 +221,7 @@ def _deltas_for_epsilons(pmf: Pmf, epsilons: FloatArray) -> FloatArray:
         raise InvalidParameterError("epsilons must be sorted in ascending order")
     losses, probs = _losses_and_masses(pmf)
     deltas = np.zeros_like(epsilons, dtype=np.float64)
-    upper: Any = pmf.infinity_mass
-    lower: Any = 0
+    upper, lower = float(pmf.infinity_mass), 0.0  # 0.0 + x is x, as dp_accounting's 0 + x
     i, j = len(probs) - 1, len(epsilons) - 1
     while j >= 0:
         if np.isposinf(epsilons[j]):
