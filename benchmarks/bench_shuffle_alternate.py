@@ -3,8 +3,9 @@
 Two worker processes, one per source tree (``--baseline SRC`` and this checkout's ``src``),
 each answer the same cells (``bench_shuffle._table_query``: the whole query, certificate and
 lower bound) in table order, the order of the two alternating cell by cell, so that both see
-the same load on a shared machine; each worker imports dp_accounting's PLD first (as
-``bench_shuffle.py --table`` does), so no cell is charged for it. Prints per cell both
+the same load on a shared machine; each worker imports scipy.fft and dp_accounting's PLD
+first (as ``bench_shuffle.py --table`` does: a checkout before s35-pmf composes with
+dp_accounting), so no cell is charged for them. Prints per cell both
 answers (marked ``DIFF`` where the certificate or lower bound differs) and CPU ms, then per
 row and in all the cells above 100 ms and the total CPU seconds of each, and their ratio.
 

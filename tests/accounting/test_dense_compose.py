@@ -1,7 +1,8 @@
-"""``composition._dense_compose`` is dp_accounting's ``DensePLDPmf.compose`` with a
-vectorized tail search (profile pair speed, issue 32): the same PMF, float for float —
-truncated masses, offset and mass at +inf — including sums that dip below the threshold
-again (FFT noise is signed) and PMFs so light that the two tails meet."""
+"""``own_pmf._dense_compose`` (s35-pmf: moved from ``composition``) is dp_accounting's
+``DensePLDPmf.compose`` with a vectorized tail search (profile pair speed, issue 32): the
+same PMF, float for float — truncated masses, offset and mass at +inf — including sums that
+dip below the threshold again (FFT noise is signed) and PMFs so light that the two tails
+meet."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import numpy as np
 import pytest
 from dp_accounting.pld import pld_pmf
 
-from crowdhide.accounting import composition
+from crowdhide.accounting import pld_pmf as own_pmf
+from crowdhide.accounting.pld_pmf import DensePmf
 
 
 def _dense(
@@ -18,10 +20,15 @@ def _dense(
     return pld_pmf.DensePLDPmf(1e-4, lower, probs, infinity, pessimistic)
 
 
-def _same(mine: pld_pmf.DensePLDPmf, theirs: pld_pmf.DensePLDPmf) -> None:
-    assert mine._lower_loss == theirs._lower_loss
-    assert mine._infinity_mass == theirs._infinity_mass
-    assert np.array_equal(mine._probs, theirs._probs)
+def _own(pmf: pld_pmf.DensePLDPmf) -> DensePmf:
+    probs = pmf._probs.copy()
+    return DensePmf(1e-4, pmf._lower_loss, probs, pmf._infinity_mass, pmf._pessimistic_estimate)
+
+
+def _same(mine: DensePmf, theirs: pld_pmf.DensePLDPmf) -> None:
+    assert mine.lower == theirs._lower_loss
+    assert mine.infinity_mass == theirs._infinity_mass
+    assert np.array_equal(mine.probs, theirs._probs)
 
 
 @pytest.mark.parametrize("pessimistic", [True, False])
@@ -39,8 +46,8 @@ def test_dense_compose_equals_dp_accounting(seed: int, pessimistic: bool) -> Non
     for x, y in ((a, b), (b, a)):
         first = _dense(x.copy(), -7, 1e-12, pessimistic)
         second = _dense(y.copy(), 3, 2e-13, pessimistic)
-        theirs = first.compose(second, composition._TAIL_MASS_TRUNCATION)
-        _same(composition._dense_compose(first, second), theirs)
+        theirs = first.compose(second, own_pmf.TAIL_MASS_TRUNCATION)
+        _same(own_pmf._dense_compose(_own(first), _own(second)), theirs)
 
 
 def test_prefix_search_matches_the_loop() -> None:
@@ -63,7 +70,7 @@ def test_prefix_search_matches_the_loop() -> None:
         np.array([1.0]),
     ]
     for probs in cases:
-        assert composition._prefix_to_truncate(probs, 5e-16) == loop(probs, 5e-16)
+        assert own_pmf._prefix_to_truncate(probs, 5e-16) == loop(probs, 5e-16)
     # the running sum over chunks (s27-rounds): crossings before, at and after chunk
     # boundaries, sums that dip below 0 (FFT noise), small and default first chunks
     rng = np.random.default_rng(3)
@@ -73,6 +80,6 @@ def test_prefix_search_matches_the_loop() -> None:
         probs[rng.random(size) < 0.2] *= -1.0
         threshold = float(10.0 ** rng.uniform(-19.0, -13.0))
         want, flipped = loop(probs, threshold), loop(np.flip(probs), threshold)
-        for chunk in (1, 2, 7, int(rng.integers(1, 500)), composition._PREFIX_CHUNK):
-            assert composition._prefix_to_truncate(probs, threshold, chunk) == want
-            assert composition._prefix_to_truncate(np.flip(probs), threshold, chunk) == flipped
+        for chunk in (1, 2, 7, int(rng.integers(1, 500)), own_pmf._PREFIX_CHUNK):
+            assert own_pmf._prefix_to_truncate(probs, threshold, chunk) == want
+            assert own_pmf._prefix_to_truncate(np.flip(probs), threshold, chunk) == flipped

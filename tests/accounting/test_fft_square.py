@@ -1,6 +1,7 @@
 """s23-comp: a squaring in a composition transforms its input once
-(:func:`crowdhide.accounting.composition._fft_convolve`); the result must be
-``scipy.signal.fftconvolve``'s, float for float, and so must every composed PLD."""
+(:func:`crowdhide.accounting.pld_pmf._fft_convolve`, moved from ``composition`` by s35-pmf);
+the result must be ``scipy.signal.fftconvolve``'s, float for float, and so must every composed
+PLD."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import signal
 
-from crowdhide.accounting import composition
-from crowdhide.accounting.composition import _fft_convolve
+from crowdhide.accounting import pld_pmf
+from crowdhide.accounting.pld_pmf import _fft_convolve
 from crowdhide.accounting.shuffle import profile_pair
 
 
@@ -40,7 +41,7 @@ def test_composed_pld_is_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
     pld = profile_pair.profile_pair_pld(1.0, 10_000, coarse=20, fine=False)
     assert pld is not None
     fast = pld.self_compose(100)
-    monkeypatch.setattr(composition, "_fft_convolve", signal.fftconvolve)
+    monkeypatch.setattr(pld_pmf, "_fft_convolve", signal.fftconvolve)
     slow = pld.self_compose(100)
     a, b = fast.pld._pmf_remove, slow.pld._pmf_remove
     assert (a._lower_loss, a._infinity_mass) == (b._lower_loss, b._infinity_mass)

@@ -9,10 +9,10 @@ from dataclasses import replace
 from typing import cast
 
 import pytest
-from dp_accounting.pld import pld_pmf
 
 from crowdhide.accounting.composition import LEAST_COMPOSITION_ERROR, convolution_error
 from crowdhide.accounting.logmath import product_up
+from crowdhide.accounting.pld_pmf import SparsePmf
 from crowdhide.accounting.shuffle.composition import (
     CLONE_PAIR_REGISTRY,
     PROFILE_PAIR,
@@ -26,7 +26,7 @@ def test_floor_is_the_least_convolution_error() -> None:
     # Two one-atom PMFs of zero mass and no error: every term of the bound is 0 except the
     # tail-truncation term at length 1, so the bound is exactly its infimum over all inputs.
     # The floor must not exceed it (raising LEAST_COMPOSITION_ERROR by 1 % fails here).
-    atom = pld_pmf.SparsePLDPmf({0: 0.0}, 1e-4, 0.0, True)
+    atom = SparsePmf(1e-4, {0: 0.0}, 0.0, True)
     assert convolution_error(atom, atom, 0.0, 0.0) >= LEAST_COMPOSITION_ERROR
     assert LEAST_COMPOSITION_ERROR > 0.99 * 3 * 2.0**-53 * 1e-15
 

@@ -7,8 +7,9 @@ Three tools, from loosest to tightest:
   :func:`heterogeneous_advanced_composition` (Kairouz, Oh, Viswanath 2015, Thm 3.5) — these
   closed forms live in :mod:`crowdhide.accounting.composition_theorems`, re-exported here;
 * :func:`compose_curves` — numerical composition of privacy-loss distributions (PLDs) through
-  Google's ``dp_accounting`` (FFT on a loss grid, rounded pessimistically so the result is an
-  upper bound on the true curve).
+  ``dp_accounting``'s algorithms (FFT on a loss grid, rounded pessimistically so the result
+  is an upper bound on the true curve), done by crowdhide's own :mod:`.pld_pmf` float for
+  float (issue 32: no dp_accounting import; :class:`PldCurve` exports to it).
 
 References
 ----------
@@ -20,15 +21,15 @@ References
 
 from __future__ import annotations
 
-import copy as _copy
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from crowdhide._validation import check_int, check_probability, check_real
+from crowdhide.accounting import pld_pmf
 from crowdhide.accounting.composition_theorems import (
     advanced_composition,
     advanced_epsilon,
@@ -37,6 +38,15 @@ from crowdhide.accounting.composition_theorems import (
 )
 from crowdhide.accounting.curves import DiscretePairCurve, PrivacyCurve
 from crowdhide.accounting.logmath import MACHINE_EPSILON
+from crowdhide.accounting.pld_pmf import (
+    MAX_SPARSE_SIZE,
+    TAIL_MASS_TRUNCATION,
+    LossDistribution,
+    Pmf,
+    SparsePmf,
+    compose_pmfs,
+    create_pmf,
+)
 from crowdhide.accounting.statement import PrivacyStatement
 from crowdhide.errors import InvalidParameterError, ParameterTypeError
 
@@ -57,7 +67,7 @@ _UNIT_ROUNDOFF = 2.0**-53
 #: Relative ℓ2 error of one pocketfft pass, in units of u (see :func:`fft_relative_error`).
 _FFT_PASS_CONSTANT = 16.0
 #: Tail mass each composition may move to the safe side (dp_accounting's default).
-_TAIL_MASS_TRUNCATION = 1e-15
+_TAIL_MASS_TRUNCATION = TAIL_MASS_TRUNCATION
 #: No composed :class:`PldCurve` certifies a δ at or below this: its ε is ``inf`` there.
 #: Proof: a composed curve's allowance is the last :func:`convolution_error`, a float sum of
 #: non-negative terms, one of them ``(length + 2) * u * 1e-15`` with ``length >= 1``, so
@@ -88,22 +98,23 @@ def fft_relative_error(length: int) -> float:
     return _FFT_PASS_CONSTANT * _UNIT_ROUNDOFF * levels
 
 
-def _pmf_stats(pmf: Any) -> tuple[float, float, int]:
-    """(‖p‖₁, ‖p‖₂, dense length) of a dp_accounting PMF's finite masses."""
-    if hasattr(pmf, "_loss_probs"):  # SparsePLDPmf: {grid index: mass}
-        keys = list(pmf._loss_probs)
-        values = np.fromiter(pmf._loss_probs.values(), dtype=np.float64, count=len(keys))
+def _pmf_stats(pmf: Pmf) -> tuple[float, float, int]:
+    """(‖p‖₁, ‖p‖₂, dense length) of a PMF's finite masses."""
+    if isinstance(pmf, SparsePmf):  # {grid index: mass}
+        keys = list(pmf.masses)
+        values = np.fromiter(pmf.masses.values(), dtype=np.float64, count=len(keys))
         length = int(max(keys)) - int(min(keys)) + 1 if keys else 1
     else:
-        values = np.asarray(pmf._probs, dtype=np.float64)
+        values = np.asarray(pmf.probs, dtype=np.float64)
         length = max(values.size, 1)
     return float(np.abs(values).sum()), float(np.sqrt(np.sum(values * values))), length
 
 
-def convolution_error(pmf_a: Any, pmf_b: Any, error_a: float, error_b: float) -> float:
+def convolution_error(pmf_a: Pmf, pmf_b: Pmf, error_a: float, error_b: float) -> float:
     """A bound on the ℓ1 distance (finite masses and the mass at +inf) between
-    ``dp_accounting``'s composition of two computed PMFs â, b̂ and the exact composition of
-    the PMFs a, b they approximate (``‖â − a‖₁ <= error_a``, ``‖b̂ − b‖₁ <= error_b``).
+    the composition (:func:`~.pld_pmf.compose_pmfs`) of two computed PMFs â, b̂ and the
+    exact composition of the PMFs a, b they approximate (``‖â − a‖₁ <= error_a``,
+    ``‖b̂ − b‖₁ <= error_b``).
 
     * Inherited error: ``â * b̂ − a * b = (â − a) * b̂ + a * (b̂ − b)``, and
       ``‖x * y‖₁ <= ‖x‖₁ ‖y‖₁``: ``error_a ‖b̂‖₁ + error_b (‖â‖₁ + error_a)``.
@@ -126,8 +137,8 @@ def convolution_error(pmf_a: Any, pmf_b: Any, error_a: float, error_b: float) ->
     l1_b, l2_b, len_b = _pmf_stats(pmf_b)
     inherited = error_a * l1_b + error_b * (l1_a + error_a)
     length = len_a + len_b - 1
-    if pmf_a.size * pmf_b.size <= _MAX_SPARSE_PRODUCT and all(
-        hasattr(p, "_loss_probs") for p in (pmf_a, pmf_b)
+    if pmf_a.size * pmf_b.size <= MAX_SPARSE_SIZE and all(
+        isinstance(p, SparsePmf) for p in (pmf_a, pmf_b)
     ):
         terms = int(min(pmf_a.size, pmf_b.size)) + 1
         rounding = 1.01 * terms * _UNIT_ROUNDOFF * l1_a * l1_b
@@ -140,146 +151,34 @@ def convolution_error(pmf_a: Any, pmf_b: Any, error_a: float, error_b: float) ->
             raise InvalidParameterError(f"composition of {size} grid points is too long")
         spread = l2_a * l1_b + l1_a * l2_b
         rounding = 1.01 * math.sqrt(length) * (2.0 * eps_f + 4.0 * _UNIT_ROUNDOFF) * spread
-    infinite = 4.0 * _UNIT_ROUNDOFF * float(pmf_a._infinity_mass + pmf_b._infinity_mass)
+    infinite = 4.0 * _UNIT_ROUNDOFF * float(pmf_a.infinity_mass + pmf_b.infinity_mass)
     truncation = (length + 2) * _UNIT_ROUNDOFF * _TAIL_MASS_TRUNCATION
     truncation += 2.0 * _UNIT_ROUNDOFF * l1_a * l1_b
     return inherited + rounding + infinite + truncation
 
 
-#: dp_accounting composes two sparse PMFs directly while the product of sizes is at most this.
-_MAX_SPARSE_PRODUCT = 1000
+def _compose_pmf(pmf_a: Pmf, pmf_b: Pmf, error_a: float, error_b: float) -> tuple[Pmf, float]:
+    """The composition of two PMFs (:func:`~.pld_pmf.compose_pmfs`) with its ℓ1 error
+    bound."""
+    return compose_pmfs(pmf_a, pmf_b), convolution_error(pmf_a, pmf_b, error_a, error_b)
 
 
-def _compose_pmf(pmf_a: Any, pmf_b: Any, error_a: float, error_b: float) -> tuple[Any, float]:
-    """dp_accounting's composition of two PMFs with its ℓ1 error bound."""
-    from dp_accounting.pld import pld_pmf
-
-    bound = convolution_error(pmf_a, pmf_b, error_a, error_b)
-    sparse = isinstance(pmf_a, pld_pmf.SparsePLDPmf) and isinstance(pmf_b, pld_pmf.SparsePLDPmf)
-    if sparse and pmf_a.size * pmf_b.size <= _MAX_SPARSE_PRODUCT:
-        return pld_pmf.compose_pmfs(pmf_a, pmf_b, _TAIL_MASS_TRUNCATION), bound
-    dense_a = _to_dense(pmf_a)
-    # a squaring (repeated squaring's base with itself) converts once: the same object
-    # twice lets _dense_compose transform it once
-    return _dense_compose(dense_a, dense_a if pmf_b is pmf_a else _to_dense(pmf_b)), bound
-
-
-def _to_dense(pmf: Any) -> Any:
-    """``pmf.to_dense_pmf()``, float for float: a sparse PMF's masses placed by index instead
-    of dp_accounting's Python loop over every index of its range (``dict.get(i, 0)``: 0.18 s
-    of FMT21's 10 rounds at ε0 = 8, n = 1e3); the same offset, array, and other fields."""
-    from dp_accounting.pld import pld_pmf
-
-    masses = getattr(pmf, "_loss_probs", None)
-    if not isinstance(pmf, pld_pmf.SparsePLDPmf) or not masses:
-        return pmf.to_dense_pmf()
-    keys = np.fromiter(masses.keys(), dtype=np.int64, count=len(masses))
-    low = int(keys.min())
-    probs = np.zeros(int(keys.max()) - low + 1)
-    probs[keys - low] = np.fromiter(masses.values(), dtype=np.float64, count=len(masses))
-    return pld_pmf.DensePLDPmf(
-        pmf._discretization, low, probs, pmf._infinity_mass, pmf._pessimistic_estimate
-    )
-
-
-def _dense_compose(pmf_a: Any, pmf_b: Any) -> Any:
-    """``DensePLDPmf.compose`` with :data:`_TAIL_MASS_TRUNCATION`, step for step, but its
-    tail search (a Python loop over the composed masses, up to half the time of a composed
-    profile pair) vectorized: :func:`_prefix_to_truncate` finds the same index, so the
-    result is the same PMF, float for float (tests compare them)."""
-    from dp_accounting.pld import pld_pmf
-
-    pmf_a.validate_composable(pmf_b)
-    lower_loss = pmf_a._lower_loss + pmf_b._lower_loss
-    probs = _fft_convolve(pmf_a._probs, pmf_b._probs)
-    infinity = pmf_a._infinity_mass + pmf_b._infinity_mass
-    infinity -= pmf_a._infinity_mass * pmf_b._infinity_mass
-    half = _TAIL_MASS_TRUNCATION / 2
-    left = _prefix_to_truncate(probs, half)
-    right = len(probs) - _prefix_to_truncate(np.flip(probs), half)
-    right = max(right, left + 1)  # as dp_accounting: at least one mass is kept
-    left_mass, right_mass = np.sum(probs[:left]), np.sum(probs[right:])
-    kept = probs[left:right]
-    pessimistic = pmf_a._pessimistic_estimate
-    if pessimistic:
-        kept[0] += left_mass
-    else:
-        kept[-1] += right_mass
-        right_mass = 0
-    return pld_pmf.DensePLDPmf(
-        pmf_a._discretization, lower_loss + left, kept, infinity + right_mass, pessimistic
-    )
-
-
-def _fft_convolve(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> Any:
-    """``scipy.signal.fftconvolve(a, b)`` (full, 1-D), float for float: for a square (``a``
-    is ``b``) the same steps with one forward transform instead of two. fftconvolve
-    transforms each input with ``rfftn`` at ``next_fast_len(len a + len b − 1, real)``,
-    multiplies, inverts and copies the first ``len a + len b − 1``; the transform is
-    deterministic, so the second transform of the same array is the first one's floats and
-    the product is the same (a squaring is two thirds of the transforms of a composition
-    by repeated squaring: 13 of 17 convolutions at 10^4 rounds)."""
-    from scipy import fft, signal
-
-    from crowdhide.accounting import _fft_spectra
-
-    kept = a is not b and _fft_spectra.held(b) and a.ndim == b.ndim == 1 and a.size > 0
-    if kept and a.dtype == b.dtype == np.float64:
-        # a chain's kept base (_fft_spectra): fftconvolve's steps, b's transform at this
-        # length computed once
-        length = a.size + b.size - 1
-        size = fft.next_fast_len(length, True)
-        product = fft.rfftn(a, [size], axes=[0]) * _fft_spectra.spectrum(b, size)
-        return fft.irfftn(product, [size], axes=[0])[:length].copy()
-    if a is not b or a.ndim != 1 or a.size == 0 or a.dtype != np.float64:
-        return signal.fftconvolve(a, b)
-    length = 2 * a.size - 1
-    size = fft.next_fast_len(length, True)
-    spectrum = fft.rfftn(a, [size], axes=[0])
-    return fft.irfftn(spectrum * spectrum, [size], axes=[0])[:length].copy()
-
-
-#: First chunk of :func:`_prefix_to_truncate`'s running sum (doubled per chunk).
-_PREFIX_CHUNK = 1 << 12
-
-
-def _prefix_to_truncate(
-    probs: npt.NDArray[np.float64], threshold: float, chunk: int = _PREFIX_CHUNK
-) -> int:
-    """The longest prefix whose running sum stays at most ``threshold`` (dp_accounting's
-    ``_find_prefix_to_truncate``): ``np.cumsum`` adds in the same order as its loop, so the
-    running sums, and the index (the first sum above, or the length), are the same. The
-    sum runs over chunks of doubling size, stopping at the first sum above (the tails cut
-    are 5e-16: usually within the first chunk of a 10^6-point composition, where a whole
-    cumsum was ~9 % of it); a chunk continues the running sum exactly, its first element
-    taken as ``previous sum + element``, the loop's own next addition."""
-    start, running = 0, None
-    while start < probs.size:
-        part = probs[start : start + chunk]
-        if running is not None:
-            part = part.copy()
-            part[0] += running
-        sums = np.cumsum(part)
-        above = sums > threshold
-        if bool(above.any()):
-            return start + int(np.argmax(above))
-        running, start, chunk = sums[-1], start + part.size, 2 * chunk
-    return int(probs.size)
-
-
-def _compose_pld(first: Any, second: Any, error_a: float, error_b: float) -> tuple[Any, float]:
+def _compose_pld(
+    first: LossDistribution, second: LossDistribution, error_a: float, error_b: float
+) -> tuple[LossDistribution, float]:
     """Both adjacencies of two PLDs composed (one PMF when both are symmetric)."""
-    from dp_accounting.pld import privacy_loss_distribution
+    remove, bound = _compose_pmf(first.remove, second.remove, error_a, error_b)
+    if first.symmetric and second.symmetric:
+        return LossDistribution(remove), bound
+    add_a = first.remove if first.add is None else first.add
+    add_b = second.remove if second.add is None else second.add
+    add, bound_add = _compose_pmf(add_a, add_b, error_a, error_b)
+    return LossDistribution(remove, add), max(bound, bound_add)
 
-    remove, bound = _compose_pmf(first._pmf_remove, second._pmf_remove, error_a, error_b)
-    if first._symmetric and second._symmetric:
-        return privacy_loss_distribution.PrivacyLossDistribution(remove), bound
-    add, bound_add = _compose_pmf(first._pmf_add, second._pmf_add, error_a, error_b)
-    pld = privacy_loss_distribution.PrivacyLossDistribution(remove, add)
-    return pld, max(bound, bound_add)
 
-
-def _self_compose_pld(pld: Any, error: float, count: int) -> tuple[Any, float]:
+def _self_compose_pld(
+    pld: LossDistribution, error: float, count: int
+) -> tuple[LossDistribution, float]:
     """``count``-fold composition by repeated squaring (2 ⌊log₂ count⌋ convolutions at
     most), each a plain FFT convolution with a tail truncation whose error
     :func:`convolution_error` bounds. dp_accounting's own ``self_compose`` raises one FFT to
@@ -312,12 +211,15 @@ def repeated_squaring(base: _Term, count: int, combine: Callable[[_Term, _Term],
     return result
 
 
-def _pair(x: tuple[Any, float], y: tuple[Any, float]) -> tuple[Any, Any, float, float]:
+_Held = tuple[LossDistribution, float]
+
+
+def _pair(x: _Held, y: _Held) -> tuple[LossDistribution, LossDistribution, float, float]:
     return x[0], y[0], x[1], y[1]
 
 
 class PldCurve(PrivacyCurve):
-    """A privacy curve held as a ``dp_accounting`` privacy-loss distribution.
+    """A privacy curve held as a privacy-loss distribution (PLD) on a loss grid.
 
     Built by :func:`to_pld` / :func:`compose_curves`; the PLD is rounded pessimistically, so
     δ(ε) here is an upper bound on the true curve. Compositions made through this class
@@ -329,7 +231,9 @@ class PldCurve(PrivacyCurve):
     Parameters
     ----------
     pld
-        The ``dp_accounting.pld.PrivacyLossDistribution`` it wraps.
+        The PLD: crowdhide's own :class:`~crowdhide.accounting.pld_pmf.LossDistribution`,
+        or a ``dp_accounting.pld.PrivacyLossDistribution`` (read into one: its δ and ε are
+        the same floats as dp_accounting's).
     error
         A bound on the ℓ1 distance between the PLD's masses and those of the exactly
         computed pessimistic PLD (0 for a PLD built directly from a pair or a certificate).
@@ -340,32 +244,36 @@ class PldCurve(PrivacyCurve):
     compose_curves : Composes curves into one.
     """
 
-    def __init__(self, pld: Any, error: float = 0.0) -> None:
-        self._pld = pld
+    def __init__(self, pld: LossDistribution | object, error: float = 0.0) -> None:
+        # a dp_accounting PLD given is also kept as the one .pld returns
+        self._exported = None if isinstance(pld, LossDistribution) else pld
+        own = pld if isinstance(pld, LossDistribution) else pld_pmf.from_dp_accounting(pld)
+        self._loss = own
         self._error = check_real("error", error, low=0.0)
 
     @property
-    def pld(self) -> Any:
-        """The underlying ``dp_accounting.pld.PrivacyLossDistribution``."""
-        return self._pld
+    def loss_distribution(self) -> LossDistribution:
+        """The PLD crowdhide composes and reads (δ(ε), ε(δ) below)."""
+        return self._loss
 
-    def to_dp_accounting(self) -> Any:
+    @property
+    def pld(self) -> object:
+        """The PLD as a ``dp_accounting.pld.PrivacyLossDistribution`` (without
+        :attr:`composition_error`: :meth:`to_dp_accounting` adds it). Made on first use
+        (the only place, with :meth:`to_dp_accounting`, where dp_accounting is imported)."""
+        if self._exported is None:
+            self._exported = pld_pmf.to_dp_accounting(self._loss)
+        return self._exported
+
+    def to_dp_accounting(self) -> object:
         """The PLD for use in ``dp_accounting`` itself: :attr:`composition_error` is added to
         each PMF's mass at +inf (weight 1 in every δ), so the exported PLD's δ(ε) stays an
         upper bound after the composition's rounding; the PLD as is when nothing was
         composed."""
         if self._error <= 0.0:
-            return self._pld
-        from dp_accounting.pld import privacy_loss_distribution
-
-        def raised(pmf: Any) -> Any:
-            copy = _copy.copy(pmf)
-            copy._infinity_mass = min(1.0, float(pmf._infinity_mass) + self._error)
-            return copy
-
-        remove = raised(self._pld._pmf_remove)
-        add = None if self._pld._symmetric else raised(self._pld._pmf_add)
-        return privacy_loss_distribution.PrivacyLossDistribution(remove, add)
+            return self.pld
+        raised = pld_pmf.with_infinity_added(self._loss, self._error)
+        return pld_pmf.to_dp_accounting(raised)
 
     @property
     def composition_error(self) -> float:
@@ -383,21 +291,18 @@ class PldCurve(PrivacyCurve):
         )
 
     def _relative_allowance(self) -> float:
-        """Relative error bound of ``dp_accounting``'s δ(ε) = ``Σ −expm1(ε − L_i) p_i`` (one
+        """Relative error bound of the PLD's δ(ε) = ``Σ −expm1(ε − L_i) p_i`` (one
         dot product over N support points, losses ``L_i = i h``): ``(N + 4)`` roundings
         (relative to ``Σ |w_i p_i|``, which masses made negative by FFT noise raise by at
         most twice the composition error). A loss near ε is also off by a few ulps of ε,
         which no relative margin covers when ``L_i − ε`` is tiny (issue 28): :meth:`delta`
         reads the curve at ``ε − 4 (1 + ε)`` ulps, as
         :class:`~crowdhide.accounting.curves.RoundedCurve` does."""
-        size = 0
-        for name in ("_pmf_remove", "_pmf_add"):
-            pmf = getattr(self._pld, name, None)
-            size = max(size, int(getattr(pmf, "size", 0) or 0))
+        size = max(pmf.size for pmf in self._loss.pmfs)
         return (size + 4.0) * MACHINE_EPSILON
 
     def _raw_delta(self, epsilon: float) -> float:
-        return float(self._pld.get_delta_for_epsilon(epsilon))
+        return self._loss.delta_for_epsilon(epsilon)
 
     def delta(self, epsilon: float) -> float:
         eps = check_real("epsilon", epsilon, low=0.0)
@@ -411,7 +316,7 @@ class PldCurve(PrivacyCurve):
         return math.log(value) if value > 0.0 else -math.inf
 
     def epsilon(self, delta: float) -> float:
-        """Smallest ε whose safe-side δ (:meth:`delta`) meets ``delta``: dp_accounting's
+        """Smallest ε whose safe-side δ (:meth:`delta`) meets ``delta``: the PLD's
         ε at a target lowered by the allowances, checked against :meth:`delta` and raised
         (a few steps) where its own rounding left it a hair too small; ``inf`` when
         ``delta`` is below the composition's error allowance."""
@@ -420,7 +325,7 @@ class PldCurve(PrivacyCurve):
         raw_target = (target - relative * self._error) / (1.0 + relative) - self._error
         if raw_target <= 0.0:
             return math.inf
-        eps = max(0.0, float(self._pld.get_epsilon_for_delta(raw_target / (1.0 + relative))))
+        eps = max(0.0, self._loss.epsilon_for_delta(raw_target / (1.0 + relative)))
         step = 8.0 * (1.0 + eps) * MACHINE_EPSILON
         for _ in range(64):  # bounded: each step doubles
             if not math.isfinite(eps) or self.delta(eps) <= target:
@@ -432,12 +337,12 @@ class PldCurve(PrivacyCurve):
         """This curve composed with ``count`` copies of ``other``."""
         k = check_int("count", count, low=1)
         block = other.self_compose(k) if k > 1 else other
-        return PldCurve(*_compose_pld(self._pld, block.pld, self._error, block._error))
+        return PldCurve(*_compose_pld(self._loss, block._loss, self._error, block._error))
 
     def self_compose(self, count: int) -> PldCurve:
         """``count``-fold composition of this curve with itself."""
         k = check_int("count", count, low=1)
-        return PldCurve(*_self_compose_pld(self._pld, self._error, k))
+        return PldCurve(*_self_compose_pld(self._loss, self._error, k))
 
 
 def _rounded_loss_pmf(
@@ -452,7 +357,7 @@ def _rounded_loss_pmf(
     within those distances of the given one.
 
     Every finite loss ``L`` lands on the grid index ``i`` with ``i · interval >= L`` as
-    evaluated in floating point (the way dp_accounting reads the grid back): no rounding
+    evaluated in floating point (the way δ(ε) reads the grid back): no rounding
     slack is forgiven. The quotient ``L / interval`` can round below an integer it exceeds,
     so the ceiling is checked by multiplying back and bumped once where it falls short."""
     loss = _loss_rounded_up(log_p, log_q, loss_error)
@@ -503,7 +408,7 @@ def to_pld(
     A :class:`DiscretePairCurve` becomes the PLD of its pair (losses rounded up to the grid,
     so the PLD dominates the pair); a certificate
     (:class:`~crowdhide.accounting.statement.PrivacyStatement`) becomes the PLD of the worst
-    (ε, δ)-DP pair (``dp_accounting.from_privacy_parameters``).
+    (ε, δ)-DP pair (as ``dp_accounting.from_privacy_parameters``).
 
     ``log_error`` (pairs only): a bound on the absolute error of every log-probability of
     the pair as computed. Masses are raised by it and losses by ``loss_error`` (a bound on
@@ -534,8 +439,6 @@ def to_pld(
     compose_curves : Composes several such PLDs.
     crowdhide.interop.to_dp_accounting : The same conversion, to a dp_accounting object.
     """
-    from dp_accounting.pld import pld_pmf, privacy_loss_distribution
-
     interval = check_real(
         "value_discretization_interval", value_discretization_interval, low=0.0, low_open=True
     )
@@ -548,14 +451,7 @@ def to_pld(
                 f"met) can be composed, got {source.kind} statement from {source.source!r} with "
                 f"epsilon={source.epsilon!r}, delta={source.delta!r}"
             )
-        params = privacy_loss_distribution.common.DifferentialPrivacyParameters(
-            source.epsilon, source.delta
-        )
-        return PldCurve(
-            privacy_loss_distribution.from_privacy_parameters(
-                params, value_discretization_interval=interval
-            )
-        )
+        return PldCurve(pld_pmf.from_privacy_parameters(source.epsilon, source.delta, interval))
     if not isinstance(source, DiscretePairCurve):
         raise ParameterTypeError(
             "source must be a DiscretePairCurve, PrivacyStatement or PldCurve, "
@@ -572,12 +468,12 @@ def to_pld(
     if np.isnan(shift).any() or (shift < 0).any():
         raise InvalidParameterError("loss_error must be >= 0 (no NaN)")
     remove, inf_remove = _rounded_loss_pmf(log_p, log_q, interval, error, shift)
-    pmf_remove = pld_pmf.create_pmf(remove, interval, inf_remove, pessimistic_estimate=True)
+    pmf_remove = create_pmf(remove, interval, inf_remove, pessimistic=True)
     pmf_add = None
     if source.symmetric:
         add, inf_add = _rounded_loss_pmf(log_q, log_p, interval, error, shift)
-        pmf_add = pld_pmf.create_pmf(add, interval, inf_add, pessimistic_estimate=True)
-    return PldCurve(privacy_loss_distribution.PrivacyLossDistribution(pmf_remove, pmf_add))
+        pmf_add = create_pmf(add, interval, inf_add, pessimistic=True)
+    return PldCurve(LossDistribution(pmf_remove, pmf_add))
 
 
 def compose_curves(

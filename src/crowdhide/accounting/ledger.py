@@ -6,9 +6,10 @@ certificate under its population and answers "how much has been spent at δ_B?" 
 tightest of three valid bounds (each an upper bound, so their minimum is one too):
 
 * **PLD** — each (ε_i, δ_i) certificate is dominated by the worst (ε_i, δ_i)-DP pair; the
-  privacy-loss distributions of those pairs are composed numerically by ``dp_accounting``
-  (pessimistic rounding). This *is* the optimal composition of the recorded guarantees
-  (Kairouz, Oh, Viswanath 2015), computed rather than bounded;
+  privacy-loss distributions of those pairs are composed numerically as ``dp_accounting``
+  does (pessimistic rounding; :mod:`crowdhide.accounting.pld_pmf`, the same floats). This
+  *is* the optimal composition of the recorded guarantees (Kairouz, Oh, Viswanath 2015),
+  computed rather than bounded;
 * **advanced** — :func:`~crowdhide.accounting.composition.heterogeneous_advanced_composition`
   with the slack δ̃ that fills δ_B;
 * **basic** — Σ ε_i, valid when Σ δ_i ≤ δ_B.

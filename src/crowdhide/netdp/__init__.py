@@ -13,7 +13,8 @@ each user sees only the token values it receives and sends. This package provide
 * :mod:`~crowdhide.netdp.sgd_guarantees` — network DP-SGD: Lemma 1 RDP, Theorem 4, σ
   calibration, the authors' ``findSigma``;
 * :mod:`~crowdhide.netdp.cycle_privacy` — the privacy profile of one cycle of a hidden walk;
-* :mod:`~crowdhide.netdp.walk_pld` — per-cycle ``dp_accounting`` PLDs and their composition;
+* :mod:`~crowdhide.netdp.walk_pld` — per-cycle PLDs (dp_accounting's algorithms) and their
+  composition;
 * :mod:`~crowdhide.netdp.walk_accounting` — per-pair accounting of a realised walk.
 """
 

@@ -10,7 +10,8 @@ lengths: all ``n − 1`` pairs ``(·, v)`` share one composition, and cycles of 
 one PLD (they are grouped with counts).
 
 Each cycle's certificate is :func:`~crowdhide.netdp.cycle_privacy.cycle_profile`; its PLD and
-the per-observer composition are :mod:`crowdhide.netdp.walk_pld` (``dp_accounting`` PLDs).
+the per-observer composition are :mod:`crowdhide.netdp.walk_pld` (PLDs composed as
+dp_accounting does).
 Heterogeneous advanced composition (Kairouz et al. 2015) of per-cycle (ε_i, δ_i) points is
 reported for comparison. Local-DP baseline: v sees every contribution of u: exact composition
 of u's contributions (Gaussian: closed form; k-RR: grouped ``compose_curves``).
@@ -434,10 +435,10 @@ def observer_epsilon_reference(
     delta: float,
     step: float,
 ) -> float:
-    """ε of every pair (·, ``observer``) through ``dp_accounting``'s composition (reference).
+    """ε of every pair (·, ``observer``) through the plain PLD composition (reference).
 
     Same per-cycle certificates as :func:`account_walk` (one PLD per distinct cycle length, no
-    grouping of lengths, lattice ``step``), composed by ``dp_accounting``
+    grouping of lengths, lattice ``step``), composed by :class:`PldCurve`
     (:func:`~crowdhide.netdp.walk_pld.observer_epsilons` with ``accelerated=False``) — cycles
     of equal length are one part with a count. Used to cross-check the accelerated path.
     """

@@ -1,7 +1,7 @@
 """Privacy-loss distributions of walk cycles and their per-observer composition.
 
 Every per-cycle privacy profile of :mod:`crowdhide.netdp.cycle_privacy` is turned into a
-``dp_accounting`` privacy-loss distribution (:class:`~crowdhide.accounting.composition.PldCurve`)
+privacy-loss distribution (:class:`~crowdhide.accounting.composition.PldCurve`)
 on a common loss lattice ``k h`` by "connecting the dots" (Doroshenko, Ghazi, Kamath, Kumar,
 Manurangsi 2022): its hockey-stick curve equals the profile at lattice points and lies above it
 in between (a profile is convex in e^ε), so it dominates the cycle under composition. Observer
@@ -10,8 +10,9 @@ for every observer.
 
 Two ways of composing the *same* PLDs are offered:
 
-* ``accelerated=False`` — ``dp_accounting``'s own ``compose`` / ``self_compose`` /
-  ``get_epsilon_for_delta`` (observers with equal cycle counts share one composition). This is
+* ``accelerated=False`` — :class:`~crowdhide.accounting.composition.PldCurve`'s ``compose`` /
+  ``self_compose`` / ``epsilon`` (dp_accounting's algorithms; observers with equal cycle
+  counts share one composition). This is
   the reference path; it costs one chain of FFT convolutions per distinct observer.
 * ``accelerated=True`` (default) — the same convolutions for all observers at once: the
   spectrum of every cycle PLD is computed once, and an observer costs one row of a matrix
@@ -29,7 +30,6 @@ Two ways of composing the *same* PLDs are offered:
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +38,7 @@ from scipy import sparse
 from crowdhide._validation import check_probability
 from crowdhide.accounting.binomial_rows import rowwise_logsumexp
 from crowdhide.accounting.composition import PldCurve, fft_relative_error
+from crowdhide.accounting.pld_pmf import DensePmf, LossDistribution, to_dense
 from crowdhide.errors import InvalidParameterError
 from crowdhide.netdp.cycle_privacy import CycleMechanism, FloatArray, IntArray, cycle_profile
 
@@ -64,7 +65,7 @@ def _symmetric_connect_dots(d: FloatArray, step: float) -> tuple[FloatArray, flo
 
 
 def pld_from_profile(profile: npt.ArrayLike, *, step: float) -> PldCurve:
-    """Dominating ``dp_accounting`` PLD of a symmetric profile given at ε = 0, h, …, K h.
+    """Dominating PLD of a symmetric profile given at ε = 0, h, …, K h.
 
     The PLD's δ equals the profile at every lattice point and lies above it in between.
     Negative masses from round-off are clipped and any shortfall at a lattice point is added to
@@ -78,15 +79,12 @@ def pld_from_profile(profile: npt.ArrayLike, *, step: float) -> PldCurve:
     >>> bool(curve.delta(0.5) >= float(np.exp(gaussian_log_delta(0.5, mu=0.1))))
     True
     """
-    from dp_accounting.pld import pld_pmf, privacy_loss_distribution
-
     d = np.minimum(np.asarray(profile, dtype=np.float64), 1.0)
     masses, inf_mass = _symmetric_connect_dots(d, step)
     big_k = d.size - 1
 
-    def build(infinite: float) -> Any:
-        pmf = pld_pmf.DensePLDPmf(step, -big_k, masses, min(1.0, infinite), True)
-        return privacy_loss_distribution.PrivacyLossDistribution(pmf)
+    def build(infinite: float) -> LossDistribution:
+        return LossDistribution(DensePmf(step, -big_k, masses, min(1.0, infinite), True))
 
     # δ of the lattice PLD at ε = jh, j = 0..K (tail sums, vectorized): clipping round-off may
     # leave it a hair below the profile, and the shortfall then goes to the +inf mass.
@@ -104,19 +102,15 @@ _Lattice = tuple[float, IntArray, FloatArray, float, float]
 
 def _lattice(curve: PldCurve) -> _Lattice:
     """(step, lattice indices, masses, +inf mass, ℓ1 error carried from a composition) of
-    a symmetric ``dp_accounting`` PLD.
-
-    ``dp_accounting`` exposes no public accessor for a PMF's masses; this is the one place that
-    reads them (``DensePLDPmf`` of dp_accounting >= 0.4), for the accelerated composition.
-    """
-    pmf = curve.pld._pmf_remove.to_dense_pmf()
-    probs = np.asarray(pmf._probs, dtype=np.float64)
-    k = np.arange(probs.size, dtype=np.int64) + int(pmf._lower_loss)
+    a symmetric PLD (its remove PMF in dense form), for the accelerated composition."""
+    pmf = to_dense(curve.loss_distribution.remove)
+    probs = np.asarray(pmf.probs, dtype=np.float64)
+    k = np.arange(probs.size, dtype=np.int64) + int(pmf.lower)
     return (
-        float(pmf._discretization),
+        float(pmf.step),
         k,
         probs,
-        float(pmf._infinity_mass),
+        float(pmf.infinity_mass),
         curve.composition_error,
     )
 
@@ -162,7 +156,7 @@ def observer_epsilons(
 
 
 def _compose_dp_accounting(c: sparse.csr_matrix, plds: list[PldCurve], d: float) -> FloatArray:
-    """Reference path: ``dp_accounting`` composition, one per distinct row of counts."""
+    """Reference path: :class:`PldCurve` composition, one per distinct row of counts."""
     rows, inverse = np.unique(c.toarray(), axis=0, return_inverse=True)
     eps = np.zeros(rows.shape[0])
     for i, row in enumerate(rows):

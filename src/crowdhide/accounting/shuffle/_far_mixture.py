@@ -29,13 +29,13 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, cast
 
 import numpy as np
 
 from crowdhide.accounting._fft_spectra import spectrum_kept
 from crowdhide.accounting.composition import repeated_squaring
 from crowdhide.accounting.logmath import MACHINE_EPSILON
+from crowdhide.accounting.pld_pmf import Pmf, to_dense
 from crowdhide.accounting.shuffle._tilted_pld import (
     TiltedPld,
     _convolved,
@@ -256,10 +256,10 @@ def far_mixture(
     """The mixture of ``rounds`` compositions of ``rest + a·1_{top·step}`` with ``depth``
     draws of the far atom composed apart (module docstring), all under the tilt λ."""
     pmf, log_m, error = _tilted_pmf(rest, step, lam)
-    base = (pmf, error)
+    base: tuple[Pmf, float] = (pmf, error)
     power = repeated_squaring(base, rounds - depth, _convolved)
     chain = [power]
-    with spectrum_kept(cast(Any, pmf)._probs):  # ν's transform once per FFT length
+    with spectrum_kept(pmf.probs):  # ν's transform once per FFT length
         for _ in range(depth):  # ν^{*(m+1)} = ν^{*m} * ν: one short convolution per draw
             power = _convolved(power, base)
             chain.append(power)
@@ -275,15 +275,15 @@ def far_mixture(
 
 
 def _untilted(
-    composed: tuple[object, float], step: float, log_scale: float, lam: float, ceiling: float
+    composed: tuple[Pmf, float], step: float, log_scale: float, lam: float, ceiling: float
 ) -> TiltedPld:
     """A composed tilted PMF as a :class:`TiltedPld` keeping *every* loss (a shifted term
     reads negative ones), with :func:`~._tilted_pld.tilted_composition`'s untilt margin."""
     pmf, total = composed
-    dense = pmf.to_dense_pmf()  # type: ignore[attr-defined]
-    index = dense._lower_loss + np.arange(dense._probs.size, dtype=np.int64)
-    keep = dense._probs > 0.0
-    log_mass = np.log(dense._probs[keep]) + log_scale - lam * (index[keep] * step)
+    dense = to_dense(pmf)
+    index = dense.lower + np.arange(dense.probs.size, dtype=np.int64)
+    keep = dense.probs > 0.0
+    log_mass = np.log(dense.probs[keep]) + log_scale - lam * (index[keep] * step)
     reach = float(max(abs(int(index[0])), abs(int(index[-1])))) * step
     margin = 8.0 * MACHINE_EPSILON * (abs(log_scale) + lam * reach + 750.0)  # |log ĉ| <= 745
     return TiltedPld(step, index[keep], log_mass, log_scale, lam, total, margin, 0.0, ceiling)

@@ -237,7 +237,9 @@ def _convolve(
     """FFT convolution with the ℓ1 bound of ``convolution_error`` (inherited errors plus
     ``1.01 √L (2 ε_F + 4u)(‖a‖₂‖b‖₁ + ‖a‖₁‖b‖₂)``); negative values are set to 0, which
     moves every entry towards the (non-negative) exact one."""
-    from scipy import fft, signal
+    from scipy import fft
+
+    from crowdhide.accounting.pld_pmf import _fft_convolve
 
     a, off_a, err_a = x
     b, off_b, err_b = y
@@ -248,5 +250,5 @@ def _convolve(
     spread = l2_a * l1_b + l1_a * l2_b
     rounding = 1.01 * math.sqrt(length) * (2.0 * eps_f + 4.0 * _U) * spread
     error = err_a * l1_b + err_b * (l1_a + err_a) + rounding * (1.0 + 1e-6)
-    out = np.maximum(signal.fftconvolve(a, b), 0.0)
+    out = np.maximum(_fft_convolve(a, b), 0.0)  # fftconvolve's floats, no scipy.signal
     return out, off_a + off_b, error

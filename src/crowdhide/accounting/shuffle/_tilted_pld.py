@@ -49,6 +49,7 @@ from crowdhide.accounting.composition import (
     repeated_squaring,
 )
 from crowdhide.accounting.logmath import MACHINE_EPSILON
+from crowdhide.accounting.pld_pmf import DensePmf, Pmf, to_dense
 from crowdhide.accounting.roots import safe_root
 from crowdhide.errors import InvalidParameterError
 
@@ -288,12 +289,10 @@ def chernoff_lambda(
     return float(grid[int(np.argmin(score))])
 
 
-def _tilted_pmf(masses: dict[int, float], step: float, lam: float) -> tuple[object, float, float]:
-    """The tilted single-round PMF (dense, dp_accounting's), ``log M`` and the ℓ1 bound on
+def _tilted_pmf(masses: dict[int, float], step: float, lam: float) -> tuple[DensePmf, float, float]:
+    """The tilted single-round PMF (dense), ``log M`` and the ℓ1 bound on
     its rounding: each mass is ``exp`` of a rounded sum of three terms, off by a relative
     ``4 u (|log p| + λ |l| + |log M| + 1)``."""
-    from dp_accounting.pld import pld_pmf
-
     index = np.fromiter(masses, dtype=np.int64, count=len(masses))
     log_p = np.log(np.fromiter(masses.values(), dtype=np.float64, count=len(masses)))
     log_m = _log_moment(index, log_p, step, lam)
@@ -305,7 +304,7 @@ def _tilted_pmf(masses: dict[int, float], step: float, lam: float) -> tuple[obje
     lo = int(index.min())
     dense = np.zeros(int(index.max()) - lo + 1)
     dense[index - lo] = probs
-    pmf = pld_pmf.DensePLDPmf(step, lo, dense, 0.0, True)
+    pmf = DensePmf(step, lo, dense, 0.0, True)
     return pmf, log_m, error
 
 
@@ -318,20 +317,21 @@ def tilted_composition(
     mass, propagated as :func:`~crowdhide.accounting.composition._self_compose_pld` does.
     ``dropped``: ``R a`` of atoms :func:`split_top` left out of ``masses``, added to δ."""
     pmf, log_m, error = _tilted_pmf(masses, step, lam)
-    composed, total = repeated_squaring((pmf, error), rounds, _convolved)
-    dense = composed.to_dense_pmf()  # type: ignore[attr-defined]
-    index = dense._lower_loss + np.arange(dense._probs.size, dtype=np.int64)
-    keep = (index > 0) & (dense._probs > 0.0)
+    base: tuple[Pmf, float] = (pmf, error)
+    composed, total = repeated_squaring(base, rounds, _convolved)
+    dense = to_dense(composed)
+    index = dense.lower + np.arange(dense.probs.size, dtype=np.int64)
+    keep = (index > 0) & (dense.probs > 0.0)
     log_scale = rounds * log_m
-    log_mass = np.log(dense._probs[keep]) + log_scale - lam * (index[keep] * step)
+    log_mass = np.log(dense.probs[keep]) + log_scale - lam * (index[keep] * step)
     # the untilt's own rounding: an exponent of magnitude up to |log_scale| + λ l
     top = float(index.max()) * step
     margin = 8.0 * MACHINE_EPSILON * (abs(log_scale) + lam * top + 750.0)  # |log ĉ| <= 745
     return TiltedPld(step, index[keep], log_mass, log_scale, lam, total, margin, dropped)
 
 
-def _convolved(a: tuple[object, float], b: tuple[object, float]) -> tuple[object, float]:
+def _convolved(a: tuple[Pmf, float], b: tuple[Pmf, float]) -> tuple[Pmf, float]:
     """One convolution with its error: the FFT's bound and, in the tilted domain, the tail
-    mass dp_accounting moves (at most ``1e-15``, each moved unit counted twice)."""
+    mass the truncation moves (at most ``1e-15``, each moved unit counted twice)."""
     pmf, bound = _compose_pmf(a[0], b[0], a[1], b[1])
     return pmf, bound + 2.0 * _TAIL_MASS_TRUNCATION

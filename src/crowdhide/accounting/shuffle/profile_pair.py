@@ -42,6 +42,7 @@ import numpy.typing as npt
 
 from crowdhide.accounting.composition import PldCurve
 from crowdhide.accounting.logmath import MACHINE_EPSILON, product_up
+from crowdhide.accounting.pld_pmf import LossDistribution, create_pmf
 from crowdhide.accounting.registry import Registry
 from crowdhide.accounting.roots import safe_root
 from crowdhide.accounting.shuffle._far_mixture import (
@@ -289,7 +290,7 @@ def _coarse_factor(masses: dict[int, float], rounds: int) -> int:
 
 
 def profile_pair_pld(eps0: float, n: int, *, coarse: int = 1, fine: bool = True) -> PldCurve | None:
-    """The dp_accounting PLD of :func:`profile_pair` for :func:`certified_profile` (masses
+    """The PLD of :func:`profile_pair` for :func:`certified_profile` (masses
     rounded up), on a loss grid of ``coarse`` profile steps (losses rounded up to it: a
     pessimistic PLD), or None when no pair was found.
 
@@ -299,13 +300,11 @@ def profile_pair_pld(eps0: float, n: int, *, coarse: int = 1, fine: bool = True)
     >>> round(pld.epsilon(1e-6), 3)     # one round: the certificate's 0.0432, up to the grid
     0.044
     """
-    from dp_accounting.pld import pld_pmf, privacy_loss_distribution
-
     grid = _grid_masses(eps0, n, coarse, fine)
     if grid is None:
         return None
-    pmf = pld_pmf.create_pmf(grid, coarse * PROFILE_STEP, 0.0, pessimistic_estimate=True)
-    return PldCurve(privacy_loss_distribution.PrivacyLossDistribution(pmf))
+    pmf = create_pmf(grid, coarse * PROFILE_STEP, 0.0, pessimistic=True)
+    return PldCurve(LossDistribution(pmf))
 
 
 def _grid_masses(eps0: float, n: int, coarse: int, fine: bool) -> dict[int, float] | None:
