@@ -127,7 +127,10 @@ class ShuffleCertificate(PrivacyCurve):
                 parameter="mechanism",
                 value=self.inputs.get("mechanism"),
             )
-        return self._pld(value_discretization_interval).pld
+        # to_dp_accounting, not .pld: a composed PLD's δ(ε) is only an upper bound once the
+        # FFT compositions' rounding allowance is added (at +inf mass, where dp_accounting
+        # keeps it through its own compositions)
+        return self._pld(value_discretization_interval).to_dp_accounting()
 
 
 def shuffle_curve(
