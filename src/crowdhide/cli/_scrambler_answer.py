@@ -5,6 +5,7 @@ commands in :mod:`crowdhide.cli.scrambler` call the same :func:`answer`)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from crowdhide.cli._emit import emit
@@ -13,7 +14,7 @@ from crowdhide.cli._engine_progress import spinner
 if TYPE_CHECKING:
     from crowdhide.accounting.statement import PrivacyStatement
 
-__all__ = ["answer", "record"]
+__all__ = ["answer", "query", "record"]
 
 _COLUMNS = ["source", "kind", "epsilon", "delta", "is_certificate", "notes"]
 
@@ -31,6 +32,27 @@ def record(statement: PrivacyStatement, extra: dict[str, Any] | None = None) -> 
     return out
 
 
+def query(
+    *,
+    targets: int,
+    sigma: float,
+    n: int,
+    dummies: int,
+    capped: bool,
+    method: str,
+    samples: int,
+    seed: int,
+    as_json: bool,
+    **target: float,
+) -> None:
+    """``scrambler epsilon`` (``target`` is ``delta=δ``) or ``scrambler delta``
+    (``epsilon=ε``) with the commands' options: :func:`answer` of them."""
+    common: dict[str, Any] = {"targets": targets, "sigma": sigma, "n": n, "dummies": dummies}
+    common.update(target)
+    common.update(capped=capped, samples=samples, rng=seed)
+    answer(method, common, as_json=as_json)
+
+
 def answer(method: str, common: dict[str, Any], *, as_json: bool) -> None:
     """Run one scrambler query with evaluator ``method`` and print it: ``common`` holds the
     accountant's keyword arguments, ``delta`` (ε(δ)) or ``epsilon`` (δ(ε)) among them, in
@@ -42,6 +64,8 @@ def answer(method: str, common: dict[str, Any], *, as_json: bool) -> None:
     # The accountant imports numpy: loaded when a query runs, not when the app is built.
     from crowdhide.accounting.scrambler import accountant
 
+    one: Callable[..., PrivacyStatement]
+    every: Callable[..., Sequence[PrivacyStatement]]
     if "delta" in common:
         what, one, every = "ε(δ)", accountant.scrambler_epsilon, accountant.scrambler_epsilon_all
     else:

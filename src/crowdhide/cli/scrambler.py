@@ -22,7 +22,7 @@ from crowdhide.cli._options import (
     seed_option,
 )
 from crowdhide.cli._output import JsonFlag, emit
-from crowdhide.cli._scrambler_answer import answer, record
+from crowdhide.cli._scrambler_answer import query, record
 from crowdhide.cli._values import MAX_N
 from crowdhide.errors import InvalidParameterError
 
@@ -136,9 +136,18 @@ def epsilon_command(
     """Smallest ε with a (ε, δ) guarantee, per evaluator."""
     _only_for_montecarlo(ctx, method)
 
-    common = {"targets": targets, "sigma": sigma, "n": n, "dummies": dummies, "delta": delta}
-    common.update(capped=capped, samples=samples, rng=seed)
-    answer(method, common, as_json=as_json)
+    query(
+        targets=targets,
+        sigma=sigma,
+        n=n,
+        dummies=dummies,
+        delta=delta,
+        capped=capped,
+        method=method,
+        samples=samples,
+        seed=seed,
+        as_json=as_json,
+    )
 
 
 @scrambler.command("delta")
@@ -158,9 +167,18 @@ def delta_command(
     """δ(ε) per evaluator (best = smallest certified δ)."""
     _only_for_montecarlo(ctx, method)
 
-    common = {"targets": targets, "sigma": sigma, "n": n, "dummies": dummies, "epsilon": epsilon}
-    common.update(capped=capped, samples=samples, rng=seed)
-    answer(method, common, as_json=as_json)
+    query(
+        targets=targets,
+        sigma=sigma,
+        n=n,
+        dummies=dummies,
+        epsilon=epsilon,
+        capped=capped,
+        method=method,
+        samples=samples,
+        seed=seed,
+        as_json=as_json,
+    )
 
 
 @scrambler.command("calibrate")
