@@ -175,6 +175,7 @@ def fast_command(args: Sequence[str]) -> Callable[[], None] | None:
 
 
 def _scrambler_query(values: dict[str, Any]) -> None:
+    # Imported when the query runs: a parse that falls back to Typer loads no more than it.
     from crowdhide.cli._scrambler_answer import query
 
     query(**values)
