@@ -1,5 +1,6 @@
-"""``shuffle epsilon`` / ``delta`` without typer (``crowdhide.cli._fast``) behave exactly as
-through Typer: the same options, values, refusals, output, messages and exit codes."""
+"""``shuffle epsilon`` / ``delta`` and ``scrambler epsilon`` / ``delta`` without typer
+(``crowdhide.cli._fast``) behave exactly as through Typer: the same options, values,
+refusals, output, messages and exit codes."""
 
 from __future__ import annotations
 
@@ -15,7 +16,12 @@ import typer.main
 import crowdhide.cli
 from crowdhide.cli import _fast, build_app, main
 
-COMMANDS = [("shuffle", "epsilon"), ("shuffle", "delta")]
+COMMANDS = [
+    ("shuffle", "epsilon"),
+    ("shuffle", "delta"),
+    ("scrambler", "epsilon"),
+    ("scrambler", "delta"),
+]
 #: Values tried on every option: the edges of every range, near misses, forms.
 VALUES = [
     "0", "-0", "1e-300", "9e-301", "1e-6", "0.5", "1", "1.0", " 1 ", "1_000", "1e3", "2",
@@ -25,7 +31,7 @@ VALUES = [
 
 
 def _click_command(command: tuple[str, str]) -> Any:
-    root = typer.main.get_command(build_app(["shuffle"]))
+    root = typer.main.get_command(build_app([command[0]]))
     return root.commands[command[0]].commands[command[1]]  # type: ignore[attr-defined]
 
 
@@ -78,6 +84,11 @@ def test_a_changed_range_would_be_caught() -> None:
 
 
 KRR = ["shuffle", "epsilon", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "--k", "4"]
+SCRAMBLER = [
+    "scrambler", "epsilon", "--targets", "20", "--sigma", "0.5", "--n", "100", "--dummies", "50",
+    "--delta", "1e-4",
+]  # fmt: skip
+SCRAMBLER_DELTA = ["scrambler", "delta", *SCRAMBLER[2:-2], "--epsilon", "1"]
 
 
 @pytest.mark.parametrize(
@@ -97,6 +108,12 @@ KRR = ["shuffle", "epsilon", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "-
         ["shuffle", "calibrate", "--epsilon", "1", "--delta", "1e-6", "--n", "100"],
         ["shuffle"],
         ["--help"],
+        [*SCRAMBLER, "--samples", "10"],  # Monte-Carlo only: Typer refuses it
+        [*SCRAMBLER, "--method", "hoeffding", "--seed=3"],
+        [*SCRAMBLER, "--capped", "--capped"],
+        [*SCRAMBLER[:-2]],  # --delta missing
+        [*SCRAMBLER_DELTA, "--delta", "1e-4"],
+        ["scrambler", "calibrate", "--targets", "20", "--epsilon", "1", "--delta", "1e-6"],
     ],
 )
 def test_anything_but_valid_known_options_goes_to_typer(args: list[str]) -> None:
@@ -141,6 +158,17 @@ def _both(
         [*KRR[:8], "--mechanism", "oue", "--json"],  # --d needed: named
         [*KRR[:8], "--mechanism", "krr", "--d", "4", "--k", "4", "--json"],
         [*KRR[:3], "0", *KRR[4:]],  # refused by click, through Typer in both
+        [*SCRAMBLER, "--json"],
+        [*SCRAMBLER, "--method", "hoeffding"],  # table
+        [*SCRAMBLER, "--method", "all", "--json"],
+        [*SCRAMBLER, "--method", "all"],  # table with every input echoed
+        [*SCRAMBLER, "--method=montecarlo", "--samples", "200", "--seed", "3", "--json"],
+        [*SCRAMBLER, "--method", "all", "--samples", "100", "--capped", "--json"],
+        [*SCRAMBLER, "--method", "nosuch", "--json"],  # the library refuses: same message
+        [*SCRAMBLER, "--method", "exact", "--samples", "10"],  # Typer refuses in both
+        [*SCRAMBLER_DELTA, "--json"],
+        [*SCRAMBLER_DELTA, "--method", "bennett", "--capped"],
+        [*SCRAMBLER_DELTA[:5], "1.5", *SCRAMBLER_DELTA[6:]],  # σ > 1: refused by click
     ],
 )
 def test_same_output_and_exit_code_as_through_typer(

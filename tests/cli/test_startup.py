@@ -252,3 +252,27 @@ def test_app_for_an_unknown_command_keeps_the_group() -> None:
     got = runner.invoke(_app_for(args), args, prog_name="crowdhide")
     assert got.exit_code == 2
     assert "No such command 'epsilonx'" in got.output
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [*SCRAMBLER, "--method", "hoeffding"],
+        ["scrambler", "delta", *SCRAMBLER[2:-3], "--epsilon", "1", "--method", "all", "--json"],
+        [*SCRAMBLER, "--method", "montecarlo", "--samples", "100", "--seed", "3"],
+    ],
+    ids=["epsilon", "delta-all", "montecarlo"],
+)
+def test_scrambler_query_is_answered_without_typer(argv: list[str]) -> None:
+    # Issue 32: typer, its click and the option conversion cost ~30-45 ms CPU, most of
+    # what the scrambler query added above the target (cli._fast answers it).
+    loaded = _modules_after(argv)
+    assert "crowdhide.accounting.scrambler.bounds" in loaded  # it did the work
+    assert "typer" not in loaded
+    assert not {m for m in loaded if m.startswith("crowdhide.cli.")} - {
+        "crowdhide.cli._emit",
+        "crowdhide.cli._engine_progress",
+        "crowdhide.cli._fast",
+        "crowdhide.cli._scrambler_answer",
+        "crowdhide.cli._values",
+    }

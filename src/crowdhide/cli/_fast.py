@@ -1,14 +1,17 @@
-"""``shuffle epsilon`` and ``shuffle delta`` answered without importing typer (issue 32).
+"""``shuffle epsilon``/``delta`` and ``scrambler epsilon``/``delta`` answered without
+importing typer (issue 32).
 
 Typer, its click and the conversion of a command's options to click's cost ~30-45 ms of CPU
 per process, a fifth of what a k-RR query adds to ``import numpy, scipy.special``. A
-command line of one of these two commands whose every option is one this module knows,
-given once, as ``--name value`` or ``--name=value`` with a value its option accepts, is
-parsed here with the parsers the Typer options use (:mod:`crowdhide.cli._values`) and
-answered by the same call (:func:`crowdhide.cli._shuffle_answer.answer`). Anything else —
-``--help``, an unknown or repeated option, a missing or refused value, a value that starts
-with ``-``, shell completion — returns ``None`` and goes through Typer, which then prints
-its usual message: a refusal never comes from here, so every message is Typer's.
+command line of one of these commands whose every option is one this module knows, given
+once, as ``--name value`` or ``--name=value`` with a value its option accepts, is parsed
+here with the parsers the Typer options use (:mod:`crowdhide.cli._values`) and answered by
+the same call (:func:`crowdhide.cli._shuffle_answer.answer`,
+:func:`crowdhide.cli._scrambler_answer.query`). Anything else — ``--help``, an unknown or
+repeated option, a missing or refused value, a value that starts with ``-``, ``--samples``
+or ``--seed`` of a scrambler query whose ``--method`` is not Monte-Carlo (Typer refuses
+those), shell completion — returns ``None`` and goes through Typer, which then prints its
+usual message: a refusal never comes from here, so every message is Typer's.
 
 ``tests/cli/test_fast.py`` checks that these tables match the Typer commands' options
 (names, defaults, flags, what each value parses to or whether it is refused).
@@ -23,6 +26,7 @@ from typing import Any
 from crowdhide.cli._values import (
     MAX_EPSILON,
     MAX_N,
+    MAX_SEED,
     MIN_DELTA,
     OptionValueError,
     int_parser,
@@ -58,18 +62,44 @@ QUERY_OPTIONS: dict[str, tuple[str, Parser, Any]] = {
     "--sample-rate": ("sample_rate", real_parser(0.0, 1.0, True, False), 1.0),
     "--relation": ("relation", str, "substitute"),
 }
-#: Command -> its query option (inserted after ``--n``, as in the signature).
-_COMMANDS: dict[tuple[str, str], tuple[str, str, Parser]] = {
-    ("shuffle", "epsilon"): ("--delta", "delta", real_parser(MIN_DELTA, 1.0, False, True)),
-    ("shuffle", "delta"): ("--epsilon", "epsilon", real_parser(0.0, MAX_EPSILON, False, False)),
+#: ``scrambler epsilon`` / ``delta`` options in signature order (see
+#: ``crowdhide.cli.scrambler.epsilon_command``), the query option added after ``--dummies``.
+SCRAMBLER_OPTIONS: dict[str, tuple[str, Parser, Any]] = {
+    "--targets": ("targets", _N, REQUIRED),
+    "--sigma": ("sigma", real_parser(0.0, 1.0, False, False), REQUIRED),
+    "--n": ("n", _N, REQUIRED),
+    "--dummies": ("dummies", int_parser(0, MAX_N), REQUIRED),
+    "--capped": ("capped", None, False),
+    "--method": ("method", str, "best"),
+    "--samples": ("samples", int_parser(2, 10**6), 5000),
+    "--seed": ("seed", int_parser(0, MAX_SEED), 0),
+    "--json": ("as_json", None, False),
 }
+_DELTA = ("--delta", "delta", real_parser(MIN_DELTA, 1.0, False, True))
+_EPSILON = ("--epsilon", "epsilon", real_parser(0.0, MAX_EPSILON, False, False))
+#: Command -> its query option.
+_COMMANDS: dict[tuple[str, str], tuple[str, str, Parser]] = {
+    ("shuffle", "epsilon"): _DELTA,
+    ("shuffle", "delta"): _EPSILON,
+    ("scrambler", "epsilon"): _DELTA,
+    ("scrambler", "delta"): _EPSILON,
+}
+#: Area -> its commands' other options and how many of them precede the query option.
+_AREAS: dict[str, tuple[dict[str, tuple[str, Parser, Any]], int]] = {
+    "shuffle": (QUERY_OPTIONS, 2),
+    "scrambler": (SCRAMBLER_OPTIONS, 4),
+}
+#: Scrambler options that steer the Monte-Carlo evaluator only: with another ``--method``
+#: Typer refuses them (``crowdhide.cli.scrambler._only_for_montecarlo``).
+_MONTE_CARLO_ONLY = ("--samples", "--seed")
 
 
 def command_options(command: tuple[str, str]) -> dict[str, tuple[str, Parser, Any]]:
     """The options of ``command`` (one of :data:`_COMMANDS`), in signature order."""
     flag, name, parse = _COMMANDS[command]
-    items = list(QUERY_OPTIONS.items())
-    return dict([*items[:2], (flag, (name, parse, REQUIRED)), *items[2:]])
+    options, before = _AREAS[command[0]]
+    items = list(options.items())
+    return dict([*items[:before], (flag, (name, parse, REQUIRED)), *items[before:]])
 
 
 def parse_options(
@@ -128,6 +158,11 @@ def fast_command(args: Sequence[str]) -> Callable[[], None] | None:
     values = parse_options(options, args[2:])
     if values is None:
         return None
+    if command[0] == "scrambler":
+        given = {arg.partition("=")[0] for arg in args[2:]}
+        if given & set(_MONTE_CARLO_ONLY) and values["method"] not in ("montecarlo", "all"):
+            return None
+        return lambda: _scrambler_query(values)
     query_name = _COMMANDS[command][1]
 
     def run() -> None:
@@ -137,3 +172,10 @@ def fast_command(args: Sequence[str]) -> Callable[[], None] | None:
         answer(query, **values)
 
     return run
+
+
+def _scrambler_query(values: dict[str, Any]) -> None:
+    # Imported when the query runs: a parse that falls back to Typer loads no more than it.
+    from crowdhide.cli._scrambler_answer import query
+
+    query(**values)

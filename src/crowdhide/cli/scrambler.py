@@ -7,9 +7,7 @@ probability σ a source sends to a target drawn uniformly among all T targets. T
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -24,11 +22,9 @@ from crowdhide.cli._options import (
     seed_option,
 )
 from crowdhide.cli._output import JsonFlag, emit
+from crowdhide.cli._scrambler_answer import query, record
 from crowdhide.cli._values import MAX_N
 from crowdhide.errors import InvalidParameterError
-
-if TYPE_CHECKING:
-    from crowdhide.accounting.statement import PrivacyStatement
 
 __all__ = ["local", "register", "scrambler"]
 
@@ -107,50 +103,6 @@ CalibrateSources = Annotated[
 Capped = Annotated[bool, typer.Option("--capped", help="Capped scrambler (at most n per target).")]
 CappedShort = Annotated[bool, typer.Option("--capped", help="Capped scrambler.")]
 
-_COLUMNS = ["source", "kind", "epsilon", "delta", "is_certificate", "notes"]
-
-
-def _record(statement: PrivacyStatement, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The statement's JSON form, with whether it is a certificate, its notes joined for
-    the table and the ``extra`` inputs it was computed with."""
-    record = statement.to_dict()
-    record["inputs"] |= extra or {}
-    for key in ("epsilon", "delta"):  # a bound that does not apply has no numbers
-        if math.isnan(record[key]):
-            record[key] = None
-    record["is_certificate"] = statement.is_certificate
-    record["notes"] = "; ".join(statement.notes)
-    return record
-
-
-def _emit(
-    what: str,
-    one: Callable[..., PrivacyStatement],
-    every: Callable[..., Sequence[PrivacyStatement]],
-    method: str,
-    common: dict[str, Any],
-    *,
-    as_json: bool,
-) -> None:
-    """Run one scrambler query (``one`` evaluator, or ``every`` one) and print it.
-
-    The Monte-Carlo ``samples`` and ``seed`` join each statement's echoed ``inputs`` when
-    that evaluator runs; ``all`` prints every input under its table (issue 28: at ε = 50
-    every row reads δ = 0, so a changed ``--dummies`` printed the same table)."""
-    mc = {"samples": common["samples"], "seed": common["rng"]}
-    if method == "all":
-        with spinner(not as_json, f"scrambler {what}: every evaluator"):
-            rows = [_record(s, mc if s.source == "montecarlo" else {}) for s in every(**common)]
-        shown = {key: value for key, value in common.items() if key not in ("rng", "samples")}
-        inputs = ", ".join(f"{key}={value}" for key, value in (shown | mc).items())
-        title = f"scrambler {what}, every evaluator"
-        emit(rows, as_json=as_json, title=title, columns=_COLUMNS, notes=[f"inputs: {inputs}"])
-        return
-    with spinner(not as_json, f"scrambler {what}: {method}"):
-        statement = one(method=method, **common)
-    record = _record(statement, mc if method == "montecarlo" else {})
-    emit(record, as_json=as_json, title=f"scrambler {what}")
-
 
 def _only_for_montecarlo(ctx: typer.Context, method: str) -> None:
     """``--samples`` and ``--seed`` steer the Monte-Carlo estimate only: typed with another
@@ -182,13 +134,20 @@ def epsilon_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Smallest ε with a (ε, δ) guarantee, per evaluator."""
-    from crowdhide.accounting.scrambler.accountant import scrambler_epsilon, scrambler_epsilon_all
-
     _only_for_montecarlo(ctx, method)
 
-    common = {"targets": targets, "sigma": sigma, "n": n, "dummies": dummies, "delta": delta}
-    common.update(capped=capped, samples=samples, rng=seed)
-    _emit("ε(δ)", scrambler_epsilon, scrambler_epsilon_all, method, common, as_json=as_json)
+    query(
+        targets=targets,
+        sigma=sigma,
+        n=n,
+        dummies=dummies,
+        delta=delta,
+        capped=capped,
+        method=method,
+        samples=samples,
+        seed=seed,
+        as_json=as_json,
+    )
 
 
 @scrambler.command("delta")
@@ -206,13 +165,20 @@ def delta_command(
     as_json: JsonFlag = False,
 ) -> None:
     """δ(ε) per evaluator (best = smallest certified δ)."""
-    from crowdhide.accounting.scrambler.accountant import scrambler_delta, scrambler_delta_all
-
     _only_for_montecarlo(ctx, method)
 
-    common = {"targets": targets, "sigma": sigma, "n": n, "dummies": dummies, "epsilon": epsilon}
-    common.update(capped=capped, samples=samples, rng=seed)
-    _emit("δ(ε)", scrambler_delta, scrambler_delta_all, method, common, as_json=as_json)
+    query(
+        targets=targets,
+        sigma=sigma,
+        n=n,
+        dummies=dummies,
+        epsilon=epsilon,
+        capped=capped,
+        method=method,
+        samples=samples,
+        seed=seed,
+        as_json=as_json,
+    )
 
 
 @scrambler.command("calibrate")
@@ -276,7 +242,7 @@ def local_epsilon_command(
     from crowdhide.accounting.scrambler.local import local_randomizer_statement
 
     statement = local_randomizer_statement(targets=targets, sigma=sigma, dummies=dummies)
-    emit(_record(statement), as_json=as_json, title="local randomizer ε")
+    emit(record(statement), as_json=as_json, title="local randomizer ε")
 
 
 def register(app: typer.Typer) -> None:
