@@ -98,7 +98,12 @@ def test_a_run_follows_its_default_per_round_schedule(backends: Any) -> None:
     assert run.states["C"]["count"].tolist() == local.states["C"]["count"].tolist()
     schedule = backend.round_schedule
     assert len(schedule) == backend.ledger.epoch == 2
-    assert len(set(schedule)) == 2, schedule
+    # each round is sized from its own work: round 2's sends are scramblers' forwards, opened
+    # down to their inner bodies on arrival, so its send phase differs from round 1's; the
+    # lengths alone may coincide (1.111 s twice in one CI run: round 1 sends less and runs
+    # more, round 2 the reverse)
+    phases = {(r.ack, r.run, r.reply, r.length) for r in backend.ledger.rounds}
+    assert len(phases) == 2, backend.ledger.rounds
     assert backend.round_seconds == max(schedule)
     starts = backend.ledger.starts
     assert np.diff(starts).tolist() == pytest.approx(list(schedule[:-1]), abs=1e-6)
