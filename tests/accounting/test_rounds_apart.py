@@ -147,7 +147,7 @@ def test_lower_bound_screen_changes_no_answer(
     answers = []
     for screened in (True, False):
         if not screened:
-            monkeypatch.setattr(_own_round, "_epsilon_above", lambda *args: False)
+            monkeypatch.setattr(_own_round, "lower_bound_epsilon_above", lambda *args: False)
         answers.append([
             _fmt21_member(eps0, n, rounds, delta, _beaten(own.epsilon * factor))
             for factor in (0.5, 1.0 - 1e-9, 1.0, 1.0 + 1e-9, 2.0)

@@ -86,15 +86,19 @@ def own_rounds(
     share = _down(delta / rounds)
     if share < VARIATION_RATIO_MIN_DELTA:
         return None
-    if math.isfinite(beaten) and _epsilon_above(eps0, n, share, beaten / rounds):
+    if math.isfinite(beaten) and lower_bound_epsilon_above(eps0, n, share, beaten / rounds):
         return None
     return _statement(curve.epsilon(delta), delta, curve)
 
 
-def _epsilon_above(eps0: float, n: int, share: float, per_round: float) -> bool:
+def lower_bound_epsilon_above(eps0: float, n: int, share: float, per_round: float) -> bool:
     """Whether every certificate's ε at ``share`` is above ``per_round`` (a quotient, so
     moved up two ulps first): binary RR's exact δ there, bounded below, is above ``share``,
-    so its ε at ``share`` — at most any certificate's — is above that point."""
+    so its ε at ``share`` — at most any certificate's — is above that point.
+
+    Told by the lower bounds alone, for any ε0-LDP certificate; its near-namesake
+    :func:`~._best.epsilon_above` tells it for one given certificate curve, by one
+    evaluation of that curve."""
     point = _up(per_round)
     if not point < eps0:
         return False

@@ -129,11 +129,11 @@ def _fmt21_rounds(
     apply) at ``query``, or None where it does not apply or, at an ε query, certainly does
     not beat ``composed`` (None: no composed answer to beat). That is told first by a
     rigorous lower bound on every certificate's δ (binary and 3-RR's exact δ, bounded below,
-    under a few ms: :func:`~._own_round._epsilon_above`), then by one evaluation of the
-    single-round curve (1-30 ms at n >= 1e4; the lower bound told it in 58 of the 60 cells
+    under a few ms: :func:`~._own_round.lower_bound_epsilon_above`), then by one evaluation
+    of the single-round curve (1-30 ms at n >= 1e4; the lower bound told it in 58 of the 60 cells
     of R = 10^4 in issue 32's table, docs/proofs/profile-pair.md §22)."""
     from crowdhide.accounting.shuffle._best import epsilon_above
-    from crowdhide.accounting.shuffle._own_round import _epsilon_above
+    from crowdhide.accounting.shuffle._own_round import lower_bound_epsilon_above
 
     if curve is None:
         return None
@@ -146,7 +146,7 @@ def _fmt21_rounds(
         return None
     beaten = math.inf if composed is None or not composed.is_certificate else composed.epsilon
     if math.isfinite(beaten) and (
-        _epsilon_above(eps0, n, share, beaten / rounds)
+        lower_bound_epsilon_above(eps0, n, share, beaten / rounds)
         or epsilon_above(curve.one, share, beaten / rounds)
     ):
         return None  # its ε is above the composed answer's: cannot win
