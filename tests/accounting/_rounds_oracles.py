@@ -66,3 +66,40 @@ def each_round_meets_its_share(
     share = round_down(Fraction(epsilon) / rounds)
     one = generic.shuffle_delta(eps0=eps0, n=n, epsilon=share, lower=False, **bound)
     return one.is_certificate and rounds * Fraction(one.delta) <= Fraction(delta)
+
+
+def third_value_pair(n: int, eps0: float) -> tuple[np.ndarray, np.ndarray]:
+    """3-RR, the n - 1 others on a third value z: the probabilities of the counts (a, b) of
+    reports x and x' with the target on x (P) and on x' (Q), outcome by outcome (flattened),
+    from the others' multinomial and the target's three reports."""
+    from scipy.stats import multinomial
+
+    e = math.exp(eps0)
+    q, keep = 1.0 / (e + 2.0), e / (e + 2.0)
+    pairs = [(a, b) for a in range(n + 1) for b in range(n + 1 - a)]
+    others = {
+        (a, b): float(multinomial.pmf([a, b, n - 1 - a - b], n - 1, [q, q, keep]))
+        for a in range(n) for b in range(n - a)
+    }  # fmt: skip
+
+    def m(a: int, b: int) -> float:
+        return others.get((a, b), 0.0)
+
+    p = np.array([keep * m(a - 1, b) + q * m(a, b - 1) + q * m(a, b) for a, b in pairs])
+    r = np.array([q * m(a - 1, b) + keep * m(a, b - 1) + q * m(a, b) for a, b in pairs])
+    return p, r
+
+
+def two_round_delta(p: np.ndarray, q: np.ndarray, eps: float) -> float:
+    """δ(ε) of the two-fold product of (p, q) (q > 0 wherever p > 0), by sorted suffix sums
+    of one round's losses: ``Σ_o p(o) h(ε − L(o))`` with ``h(t) = Σ_{L > t} p (1 − e^{t − L})``."""
+    live = p > 0.0
+    loss, mass = np.log(p[live]) - np.log(q[live]), p[live]
+    order = np.argsort(loss)
+    loss, mass = loss[order], mass[order]
+    upper = np.append(np.cumsum(mass[::-1])[::-1], 0.0)
+    tilted = np.append(np.cumsum((mass * np.exp(-loss))[::-1])[::-1], 0.0)
+    t = eps - loss
+    index = np.searchsorted(loss, t, side="right")
+    h = np.maximum(upper[index] - np.exp(t) * tilted[index], 0.0)
+    return float(np.dot(mass, h))
