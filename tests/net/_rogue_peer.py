@@ -4,7 +4,11 @@
 ``ADDRESS`` and prints one word: ``answered`` if the daemon replied to a control
 ``Describe``, ``refused`` if it closed the connection or failed the handshake. ``MODE``:
 ``tls`` presents ``STATE/cert.pem`` and ``STATE/tls.key`` (the rogue does not check the
-daemon's certificate); ``garbage`` sends random bytes over plain TCP.
+daemon's certificate); ``garbage`` sends random bytes over plain TCP. Two more modes print
+the type of each message the daemon sent back instead (``nothing``: it closed first):
+``first`` sends a ``Describe`` as ``tls`` does; ``hold`` sends one, prints, holds the
+connection until its standard input closes, then sends another and prints again (a
+coordinator's control connection that a test keeps open).
 """
 
 from __future__ import annotations
@@ -35,6 +39,42 @@ def _tls(address: tuple[str, int], state: Path) -> str:
     return "answered" if len(head) == 8 else "refused"
 
 
+def _reply(tls: ssl.SSLSocket) -> str:
+    """Send a ``Describe``; the type of the daemon's next message, or ``nothing``."""
+    data = ctl.encode(ctl.Describe())
+    try:
+        tls.sendall(len(data).to_bytes(8, "little") + data)
+        body = b""
+        head = tls.recv(8)
+        while len(head) == 8 and len(body) < int.from_bytes(head, "little"):
+            chunk = tls.recv(65536)
+            if not chunk:
+                return "nothing"
+            body += chunk
+    except (OSError, ssl.SSLError):
+        return "nothing"
+    return type(ctl.decode(body)).__name__ if len(head) == 8 else "nothing"
+
+
+def _typed(address: tuple[str, int], state: Path, *, hold: bool) -> None:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.load_cert_chain(state / "cert.pem", state / "tls.key")
+    with socket.create_connection(address, timeout=10) as raw:
+        try:
+            tls = context.wrap_socket(raw, server_hostname="host0")
+        except (OSError, ssl.SSLError):
+            print("nothing", flush=True)
+            return
+        with tls:
+            tls.settimeout(20)
+            print(_reply(tls), flush=True)
+            if hold:
+                sys.stdin.read()  # until the test lets go
+                print(_reply(tls), flush=True)
+
+
 def _garbage(address: tuple[str, int]) -> str:
     with socket.create_connection(address, timeout=10) as raw:
         try:
@@ -50,4 +90,7 @@ def _garbage(address: tuple[str, int]) -> str:
 if __name__ == "__main__":
     host, port = sys.argv[1].rsplit(":", 1)
     target = (host, int(port))
-    print(_tls(target, Path(sys.argv[3])) if sys.argv[2] == "tls" else _garbage(target))
+    if sys.argv[2] in ("first", "hold"):
+        _typed(target, Path(sys.argv[3]), hold=sys.argv[2] == "hold")
+    else:
+        print(_tls(target, Path(sys.argv[3])) if sys.argv[2] == "tls" else _garbage(target))

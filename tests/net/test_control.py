@@ -82,6 +82,7 @@ EXAMPLES: list[Any] = [
     ctl.Dumped(records=np.arange(14, dtype=np.int64).reshape(2, 7)),
     ctl.Describe(),
     ctl.Described(node=1, first=200, rows=200),
+    ctl.Busy(peer="10.0.0.9:40312", since=1.7e9, heard=2.5, running=True),
     ctl.Prepare(frame=276, hosts=3, rounds=(0.5, 1.25), deadline=10.0),
     ctl.Prepared(),
     ctl.Link(peers=(0, 1, 2), timeout=5.0),
@@ -221,3 +222,23 @@ def test_deep_nesting_is_a_control_error() -> None:
     data = len(doc).to_bytes(4, "little") + doc
     with pytest.raises(ctl.ControlError):
         ctl.decode(data)
+
+
+def test_busy_says_why_in_one_line_whatever_its_fields() -> None:
+    """The refusal a daemon sends a second coordinator: its text names the other
+    connection; fields of the wrong type (a broken daemon) still give one line, not an
+    exception in the coordinator."""
+    busy = ctl.decode(
+        ctl.encode(ctl.Busy(peer="10.0.0.9:1", since=0.0, heard=61.25, running=False))
+    )
+    assert busy.why() == (
+        "it is serving another coordinator connection (from 10.0.0.9:1 since 00:00:00 UTC, "
+        "last message 61.2 s ago, no run in progress)"
+    )
+    odd = ctl.Busy(peer="a\nb" * 100, since=float("nan"), heard="x", running=1)  # type: ignore[arg-type]
+    text = odd.why()
+    assert "\n" not in text
+    assert "since nan," in text
+    assert "last message 'x' ago" in text
+    assert "no run in progress" in text  # only True says a run is on
+    assert len(text) < 300

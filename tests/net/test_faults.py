@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,11 +127,19 @@ def split(plan: Path, out: Path) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with serving(tmp_path_factory.mktemp("faults"), tag="f") as made:
+        yield made
+
+
+@contextmanager
+def serving(root: Path, *, tag: str) -> Iterator[Cluster]:
+    """Daemons in namespaces 0..NODES-1 on a fresh bridge, the coordinator's namespace last;
+    afterwards every daemon is stopped and nothing of theirs or the bridge's is left.
+    Skips the test where namespaces cannot be made (not root, no iproute2)."""
     why = available()
     if why is not None:
         pytest.skip(why)
-    root = tmp_path_factory.mktemp("faults")
-    bridge = Bridge(NODES + 1, tag="f")
+    bridge = Bridge(NODES + 1, tag=tag)
     pids: list[int] = []
     try:
         addresses = [f"{a}:{PORT}" for a in bridge.addresses[:NODES]]
@@ -288,9 +297,9 @@ def test_a_rate_limited_link_completes_or_is_an_overrun(cluster: Cluster) -> Non
         unlimit(cluster)
     # The overrun coordinator's close may still sit behind the throttled link's backlog: the
     # daemon holds that connection until its FIN arrives and meanwhile refuses a second
-    # coordinator (seen once in CI: "node 1 died during describing the nodes", the daemon's
-    # log "refused ... a second coordinator connection"). Wait, bounded, for the release;
-    # a daemon that never lets go still fails here.
+    # coordinator (seen once in CI, then reported as "node 1 died during describing the
+    # nodes"; now "node 1 (ADDR) refused this coordinator: ...", tests/net/test_busy_daemon.py).
+    # Wait, bounded, for the release; a daemon that never lets go still fails here.
     released_by = time.monotonic() + 90
     while any(cluster.connected(h) for h in range(NODES)) and time.monotonic() < released_by:
         time.sleep(0.5)

@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import struct
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +53,7 @@ __all__ = [
     "Abandon",
     "Blast",
     "Blasted",
+    "Busy",
     "Connect",
     "Connected",
     "ControlError",
@@ -261,6 +264,45 @@ class Described:
 
 
 @dataclass(frozen=True)
+class Busy:
+    """The daemon refuses this control connection: it serves another coordinator's
+    connection (a run, or one whose close has not reached it yet, e.g. a FIN behind a slow
+    link's backlog). Sent unasked, as the only message, and only to a peer that
+    authenticated with a coordinator certificate of the directory; the daemon then closes.
+    ``peer``: the other connection's address; ``since``: when it opened (the daemon's wall
+    clock, seconds since the epoch); ``heard``: seconds since its last message;
+    ``running``: whether a run's session is live on it.
+
+    >>> busy = Busy(peer="10.0.0.9:40312", since=3725.0, heard=2.04, running=True)
+    >>> print(busy.why().replace(", l", ",\\nl"))
+    it is serving another coordinator connection (from 10.0.0.9:40312 since 01:02:05 UTC,
+    last message 2.0 s ago, a run in progress)
+    """
+
+    peer: str
+    since: float
+    heard: float
+    running: bool
+
+    def why(self) -> str:
+        """One line for the coordinator's error (a field of the wrong type, which only a
+        broken daemon sends, is shown as sent rather than raising)."""
+        peer = " ".join(str(self.peer).split())[:80]
+        real = (int, float)
+        since = (
+            time.strftime("%H:%M:%S UTC", time.gmtime(self.since))
+            if isinstance(self.since, real) and math.isfinite(self.since) and self.since >= 0
+            else repr(self.since)[:40]
+        )
+        heard = f"{self.heard:.1f} s" if isinstance(self.heard, real) else repr(self.heard)[:40]
+        state = "a run in progress" if self.running is True else "no run in progress"
+        return (
+            f"it is serving another coordinator connection (from {peer} since {since}, "
+            f"last message {heard} ago, {state})"
+        )
+
+
+@dataclass(frozen=True)
 class Prepared:
     """Session started."""
 
@@ -450,6 +492,7 @@ TYPES: dict[str, type] = {
         EndRun,
         Abandon,
         Described,
+        Busy,
         Prepared,
         Released,
         Ran,

@@ -288,10 +288,15 @@ class Coordinator(LedgerViews):
         self.ledger.dead.add(node)
 
     def _expect(self, replies: dict[int, Any], kind: type, what: str) -> None:
-        """Raise one line unless every daemon answered ``kind``: dead nodes first (named
-        with their addresses), then refusals."""
-        if len(replies) < self.hosts:
+        """Raise one line unless every daemon answered ``kind``: daemons serving another
+        coordinator first (:meth:`_turned_away`), then dead nodes (named with their
+        addresses), then refusals."""
+        busy = {h: r for h, r in replies.items() if isinstance(r, ctl.Busy)}
+        if busy or len(replies) < self.hosts:
             self._where = what
+        if busy:
+            raise NodeFailureError(self._turned_away(busy, dead=len(replies) < self.hosts))
+        if len(replies) < self.hosts:
             raise NodeFailureError(self.failure_text())
         bad = {
             h: getattr(r, "error", None) or getattr(r, "failed", None) or type(r).__name__
@@ -300,6 +305,23 @@ class Coordinator(LedgerViews):
         }
         if bad:
             raise NodeFailureError(f"{what} failed: {bad}")
+
+    def _turned_away(self, busy: dict[int, ctl.Busy], *, dead: bool) -> str:
+        """One line for daemons that refused this coordinator (:class:`~.control.Busy`,
+        their first and only message): each named with why, then any that died. Their
+        connections are closed here: they close their ends and expect nothing more."""
+        for h in busy:
+            self.conns[h].close()
+        told = [
+            f"{self._name(h)} refused this coordinator: {r.why()}" for h, r in sorted(busy.items())
+        ]
+        if any(r.running is True for r in busy.values()):
+            advice = "wait for that run to end or restart the daemon"
+        else:  # a coordinator gone quiet, or a close still on its way: the idle timeout ends it
+            advice = "wait for that connection to end (a daemon drops a silent coordinator) or "
+            advice += "restart the daemon"
+        advice += "s" if len(busy) > 1 else ""
+        return "; ".join([*told, self.failure_text(advice=advice) if dead else advice])
 
     # -- backend contract ----------------------------------------------------------------
     def open(self, job: Job) -> None:

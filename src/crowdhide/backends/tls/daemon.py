@@ -11,7 +11,9 @@ directory (:mod:`crowdhide.backends.tls.enrol`).
   *control* connection (typed messages of :mod:`crowdhide.backends.tls.control`, JSON plus
   raw buffers, never a pickle), an entry of role ``node`` a *frame* link
   (:class:`~crowdhide.backends.tls.host.Host`), and only under the id the directory gives
-  it. Anything else is dropped after the handshake. Peers are dialled at the directory's
+  it. A coordinator arriving while another's connection is served is told so in one typed
+  message (:class:`~crowdhide.backends.tls.control.Busy`) and closed; anything else is
+  dropped after the handshake, told nothing. Peers are dialled at the directory's
   addresses, never at addresses the coordinator names.
 * **What it accepts.** A plan document signed with the key of the coordinator's certificate
   (:mod:`crowdhide.backends.tls.shipping`); the daemon fills in the rows of the source blocks
@@ -66,6 +68,9 @@ _LENGTH = struct.Struct("<Q")
 MAX_CONTROL = 1 << 28
 #: Seconds a daemon reuses its measured frame costs (per frame size) before measuring again.
 COSTS_FOR = 300.0
+#: Seconds a coordinator turned away (:class:`~crowdhide.backends.tls.control.Busy`) has to
+#: read why and close before the daemon cuts its connection.
+TURN_AWAY = 10.0
 
 
 @dataclass(frozen=True)
@@ -139,23 +144,33 @@ class _Door(asyncio.Protocol):
     def __init__(self, daemon: Daemon) -> None:
         self.daemon = daemon
         self.inner: asyncio.Protocol | None = None
+        #: Cuts a turned-away coordinator's connection that is not closed in time.
+        self.cut: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         daemon = self.daemon
         entry = daemon.identity.entry_of(transport)
-        host = daemon.session
-        if entry is not None and entry.role == "coordinator" and daemon.control is None:
+        host, control = daemon.session, daemon.control
+        if entry is not None and entry.role == "coordinator" and control is None:
             control = _Control(daemon, transport, entry)
             daemon.control = control
             self.inner = control
+        elif entry is not None and entry.role == "coordinator" and control is not None:
+            # An authorised coordinator is told why (its user would otherwise read the
+            # refusal as this daemon's death); an unknown peer below learns nothing.
+            busy = control.busy()
+            daemon.refuse(
+                transport,
+                f"a second coordinator connection (id {entry.node}); told it this daemon "
+                f"serves {busy.peer}",
+            )
+            self.cut = _turn_away(transport, busy)
         elif entry is not None and entry.role == "node" and host is not None:
             self.inner = Link(host, outgoing=None)
             self.inner.connection_made(transport)
-        else:  # unknown certificate, a second coordinator, or a peer outside a session
+        else:  # unknown certificate, or a peer outside a session
             if entry is None:
                 why = "its certificate is not the directory's"
-            elif entry.role == "coordinator":
-                why = f"a second coordinator connection (id {entry.node})"
             else:
                 why = f"node {entry.node} outside a run"
             daemon.refuse(transport, why)
@@ -170,8 +185,25 @@ class _Door(asyncio.Protocol):
         return None  # close the transport
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self.cut is not None:
+            self.cut.cancel()
         if self.inner is not None:
             self.inner.connection_lost(exc)
+
+
+def _turn_away(
+    transport: asyncio.BaseTransport, reply: ctl.Busy, timeout: float = TURN_AWAY
+) -> asyncio.TimerHandle:
+    """Write ``reply`` and close; cut the connection after ``timeout`` seconds if the
+    coordinator has not closed its end by then. ``close()``, not ``abort()``: an abort drops
+    what is not yet written, and closing a socket with unread input (the coordinator's
+    ``Describe``) answers with a reset instead of an orderly end; ``close()`` sends the reply
+    and the TLS close first and reads, and drops, what arrives until the coordinator closes."""
+    assert isinstance(transport, asyncio.Transport)
+    data = ctl.encode(reply)
+    transport.write(_LENGTH.pack(len(data)) + data)
+    transport.close()
+    return asyncio.get_running_loop().call_later(timeout, transport.abort)
 
 
 class _Control(asyncio.Protocol):
@@ -186,6 +218,8 @@ class _Control(asyncio.Protocol):
         self.public = public_key_der(der) if der is not None else b""
         peer = transport.get_extra_info("peername")
         self.who = f"(id {entry.node}, {peer[0]}:{peer[1]})" if peer else f"(id {entry.node})"
+        self.peer = f"{peer[0]}:{peer[1]}" if peer else "an unknown address"
+        self.opened = time.time()
         self.buffer = bytearray()
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.closed = False
@@ -219,6 +253,15 @@ class _Control(asyncio.Protocol):
             self._disarm()  # the coordinator spoke: the request in hand is ours to answer
             self.expect.heard(message, at=time.monotonic())
             self.queue.put_nowait(message)
+
+    def busy(self) -> ctl.Busy:
+        """What a second coordinator is told of this connection (:class:`_Door`)."""
+        return ctl.Busy(
+            peer=self.peer,
+            since=self.opened,
+            heard=time.monotonic() - self.expect.at,
+            running=self.daemon.session is not None,
+        )
 
     def _arm(self) -> None:
         """Give up on the coordinator if it sends nothing until its next message is due
