@@ -72,6 +72,32 @@ def test_at_most_the_exact_and_close_to_it(dataset: str, n: int, eps0: float, ro
     assert worst >= 0.999
 
 
+#: Where the exact root at δ is well inside (0, R ε0).
+_ROOTS = [
+    (_lower_round_pmfs.DATASETS[0], 40, 1.0, 1, 1e-6),
+    (_lower_round_pmfs.DATASETS[0], 60, 1.0, 2, 1e-6),
+    (_lower_round_pmfs.DATASETS[1], 200, 1.0, 1, 1e-6),
+    (_lower_round_pmfs.DATASETS[1], 300, 0.5, 2, 1e-10),
+    (_lower_round_pmfs.DATASETS[1], 60, 1.0, 3, 1e-6),
+]
+
+
+@pytest.mark.parametrize(("dataset", "n", "eps0", "rounds", "delta"), _ROOTS)
+def test_its_epsilon_is_close_below_the_exact_root(
+    dataset: str, n: int, eps0: float, rounds: int, delta: float
+) -> None:
+    """The ε found at δ for one dataset is at most the exact root (bisection on the exact δ)
+    and within 1 % of it."""
+    composed_lower._rounds_pmfs.cache_clear()
+    held = composed_lower._rounds_pmfs(eps0, n, rounds, dataset)
+    found = max(composed_lower._epsilon_lower(h, delta) for h in held)
+    lo, hi = 0.0, rounds * eps0
+    for _ in range(30):
+        mid = (lo + hi) / 2.0
+        lo, hi = (mid, hi) if _exact(dataset, n, eps0, rounds, mid) > delta else (lo, mid)
+    assert 0.99 * lo <= found <= hi
+
+
 @pytest.mark.parametrize("where", ["masses", "losses"])
 @pytest.mark.parametrize(("dataset", "n", "eps0", "rounds"), [_CASES[1], _CASES[4]])
 def test_the_check_catches_one_percent_up(
