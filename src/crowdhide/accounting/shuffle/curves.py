@@ -155,12 +155,12 @@ class _AdaptiveCurve(PrivacyCurve):
         return self._eps0
 
 
-#: ``variation_ratio`` is not solved for ε below this δ; the FMT21 pair, also in ``best``,
-#: answers there. Not for soundness or a rounding floor (its 1e-300 tail allowances no longer
-#: floor δ: it reaches e^-720 and stays above the exact FMT23 pair, s33-vrtiny) but for time:
-#: at δ = 1e-300 its refinement and ε search take 1-40 s per query at n = 1e4-1e6
-#: (docs/proofs/variation-ratio.md, section 7).
-VARIATION_RATIO_MIN_DELTA = 1e-280
+#: ``variation_ratio`` is not solved for ε below this δ (the FMT21 pair, also in ``best``,
+#: answers there). It was 1e-280, for time (1-40 s per query at δ = 1e-300, n = 1e4-1e6,
+#: docs/proofs/variation-ratio.md, section 7); since the split cells' deep excesses take their
+#: own geometric bound (s36-deep, section 11) a query at δ = 1e-300 takes 0.1-2.1 s and
+#: answers within 1.0025x the FMT23 pair's ε, so it is solved at every δ.
+VARIATION_RATIO_MIN_DELTA = 0.0
 #: Relative accuracy in ε of :class:`BracketedCurve`'s search: a passing point whose
 #: estimated distance to the root is below this fraction of ε is returned (far below the
 #: certificates' own blocking error of about 1e-3, but the calibrations settle on the ε

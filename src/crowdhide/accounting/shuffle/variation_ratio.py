@@ -83,6 +83,7 @@ from collections.abc import Callable, Sequence
 from crowdhide.accounting.logmath import kappa_up
 from crowdhide.accounting.shuffle import _cell_memo, _coarse_children
 from crowdhide.accounting.shuffle._coarse_children import CoarseChildren
+from crowdhide.accounting.shuffle._deep_excess import DEEP_EXCESS_TAIL
 from crowdhide.accounting.shuffle._krr_fast import CLONE_EXACT, clone_noise_log_delta
 from crowdhide.accounting.shuffle._split_clone import (
     SplitSystem,
@@ -107,6 +108,14 @@ TOP_EDGES = (
     1.0, 0.9995, 0.999, 0.99766, 0.99633, 0.995, 0.99166, 0.98832, 0.985, 0.9766, 0.96826,
     0.96, 0.92952, 0.9, 0.82, 0.7, 0.5, 0.3, 0.15, 0.05,
 )  # fmt: skip
+#: Below the tail level ``_deep_excess.DEEP_EXCESS_TAIL`` (δ below 1e-280) the split cells
+#: deep blocks take their excesses' own geometric bound and sit several units of log δ below
+#: the reference (the one-rate top system keeps its looser deep bound), so the supremum is the
+#: top cell's mixture bound, ``μ_hi δ_top(c_inf(μ_lo))``: these edges make it narrow (about
+#: 700 · 1e-5 above the reference at δ = 1e-300) whatever the level, which varied with the
+#: top system's staircase in ε and made the ε search take 13 suprema
+#: (docs/proofs/variation-ratio.md, §11).
+DEEP_TOP_EDGES = (0.99999, 0.9999)
 #: Cells starting at or above this μ start at the finest resolution (the cells near μ = 1
 #: needed it in every query measured: starting coarser costs an evaluation each).
 FINE_ABOVE = 0.985
@@ -298,10 +307,11 @@ def _cells_log_delta(
     return out
 
 
-def _initial_cells(mu_max: float) -> list[tuple[float, float]]:
+def _initial_cells(mu_max: float, log_tail: float = 0.0) -> list[tuple[float, float]]:
     """Cells as ``(log_lo, log_hi)`` from ``mu_max`` down to the bottom edge, largest μ
-    first."""
-    edges = [math.log(mu_max * mu) for mu in TOP_EDGES]
+    first; below :data:`DEEP_EXCESS_TAIL` with the :data:`DEEP_TOP_EDGES` as well."""
+    deep = DEEP_TOP_EDGES if log_tail < DEEP_EXCESS_TAIL else ()
+    edges = [math.log(mu_max * mu) for mu in TOP_EDGES[:1] + deep + TOP_EDGES[1:]]
     return list(zip(edges[1:], edges[:-1], strict=True))
 
 
@@ -447,7 +457,7 @@ def _supremum(
     base = max(_reference(n, eps0, mu_max, eps, log_tail), log_tail + REFINE_FLOOR)
     slack, drop = _slack(n, eps0, mu_max, eps, log_tail)
     level, enough = base + slack, base + max(slack, drop)
-    cells = _initial_cells(mu_max)
+    cells = _initial_cells(mu_max, log_tail)
     # The bottom region [0, μ_b]: lowered (and the released range handed to the cells)
     # while its one-rate bound is above the level.
     mu_b = mu_max * TOP_EDGES[-1]
