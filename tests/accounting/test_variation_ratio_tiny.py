@@ -107,3 +107,19 @@ def test_the_comparison_catches_a_certificate_for_too_many_users() -> None:
     n, eps0, eps = 3000, 0.5, 0.37161
     exact = exact_fmt23_log_delta(n, eps0, eps)
     assert VariationRatio(int(n * 1.1), eps0)(eps, exact - 40.0) < exact - ORACLE_ATOL
+
+
+@pytest.mark.parametrize("eps0", [0.5, 2.0])
+def test_the_answer_at_delta_1e_300_is_above_the_exact_fmt23_root(eps0: float) -> None:
+    """With the floor removed (s36-deep, docs/proofs/variation-ratio.md §11) an ε query at
+    δ = 1e-300 answers with the certificate: at its ε the exact FMT23 pair (the split system
+    at μ = 1, a lower bound on the supremum) has δ at most 1e-300, and within 1 % of that
+    pair's root (the certificate's ε is 1.0065-1.009x the exact root at n = 1e4)."""
+    from crowdhide.accounting.shuffle.generic import shuffle_epsilon
+
+    n = 10_000
+    got = shuffle_epsilon(eps0=eps0, n=n, delta=1e-300, bound="variation_ratio", lower=False)
+    assert got.conditions_met
+    target = math.log(1e-300)
+    assert exact_fmt23_log_delta(n, eps0, got.epsilon) <= target + ORACLE_ATOL
+    assert exact_fmt23_log_delta(n, eps0, got.epsilon / 1.01) > target
