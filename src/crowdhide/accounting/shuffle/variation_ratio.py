@@ -116,6 +116,12 @@ TOP_EDGES = (
 #: top system's staircase in ε and made the ε search take 13 suprema
 #: (docs/proofs/variation-ratio.md, §11).
 DEEP_TOP_EDGES = (0.99999, 0.9999)
+#: Below that tail level no cell is evaluated at the coarsest resolution (``SPLIT_TIERS[0]``):
+#: there its blocks sit 30-60 above the next resolution's in log δ (ε0 = 2, n = 1e4,
+#: δ = 1e-300, μ near 0.77: −690.7 against −730.2), and cells refined at it until they were
+#: just below the level set the supremum, a staircase in ε on which the ε search took 11
+#: suprema (§11).
+DEEP_LOWEST_TIER = 1
 #: Cells starting at or above this μ start at the finest resolution (the cells near μ = 1
 #: needed it in every query measured: starting coarser costs an evaluation each).
 FINE_ABOVE = 0.985
@@ -479,10 +485,13 @@ def _supremum(
     at = functools.partial(_refined_cells, raw, level=level)
     restricted = mu_max < 1.0  # the capped search of a mechanism (§1q)
     coarse = functools.partial(_coarse_first, n, eps0, log_tail=log_tail, restricted=restricted)
-    heap, evaluations = _initial_heap(cells, log_top, (at, raw), coarse, base + COARSE_MARGIN)
+    lowest = lowest_tier(log_tail)
+    heap, evaluations = _initial_heap(
+        cells, log_top, (at, raw), coarse, base + COARSE_MARGIN, lowest=lowest
+    )
     rate = _width_rate(n, eps0, mu_max, eps, log_tail)
     # a split's children tried one tier coarser first (the restricted search only: §1q)
-    first = CoarseChildren(raw, base + COARSE_MARGIN, coarse) if restricted else None
+    first = CoarseChildren(raw, base + COARSE_MARGIN, coarse, lowest) if restricted else None
     entries = _refine(heap, at, evaluations, (level, enough), rate, raw.hint, first)
     if first is not None:  # a kept child above every other leaf: at its own tier after all
         entries = first.settle(entries, bottom)
@@ -507,6 +516,12 @@ def start_tier(cell: tuple[float, float], log_top: float) -> int:
     return 0 if cell[1] - log_top <= math.log(COARSE_BELOW) else 1
 
 
+def lowest_tier(log_tail: float) -> int:
+    """The coarsest resolution a cell is evaluated at: below ``DEEP_EXCESS_TAIL`` the
+    second (:data:`DEEP_LOWEST_TIER`), else the first. A choice of bounds, never of validity."""
+    return DEEP_LOWEST_TIER if log_tail < DEEP_EXCESS_TAIL else 0
+
+
 def finer_tier(value: float, level: float, tier: int) -> bool:
     """Whether a cell evaluated at ``tier`` to ``value`` is evaluated again at the next
     resolution: it lands above ``level`` by at most :data:`TIER_MARGIN` (farther above, the
@@ -521,6 +536,8 @@ def _initial_heap(
     evaluate: tuple[_Refined, Callable[[Sequence[_Request]], list[float]]],
     coarse: Callable[[tuple[float, float]], bool],
     base: float,
+    *,
+    lowest: int = 0,
 ) -> tuple[list[_Entry], int]:
     """The initial cells evaluated (a heap of ``(-bound, cell, tier)``) and the evaluations
     spent. A cell starts at :func:`start_tier`, or (where ``coarse(cell)``) one tier coarser
@@ -535,8 +552,8 @@ def _initial_heap(
     (:func:`_coarse_tries`), then the cells not done get their own tiers in one round."""
     refined, raw = evaluate
     order = list(reversed(cells))
-    tiers = [start_tier(cell, log_top) for cell in order]
-    candidate = [t > 0 and c[1] < 0.0 and coarse(c) for c, t in zip(order, tiers, strict=True)]
+    tiers = [max(start_tier(cell, log_top), lowest) for cell in order]
+    candidate = [t > lowest and c[1] < 0.0 and coarse(c) for c, t in zip(order, tiers, strict=True)]
     tries = _coarse_tries(
         [(c, t - 1) for c, t in zip(order, tiers, strict=True)], candidate, raw, base
     )
