@@ -4,8 +4,9 @@
 The split clone system's blocks bound ``H = (2κ(1 + E)/g) E[(A − θ)_+]``, ``A ~ Bin(s, ½)``,
 ``θ = s/2 + g (E − 1)/(2κ(1 + E))``. Where the tail at θ lies below the trusted incomplete
 betas, their bound was ``(s/2) P(Bin(s − 1, ½) >= ⌊θ⌋)`` (``_far_half.far_excess``) or
-``(s/2) P(A >= ⌊θ⌋)`` (``_split_clone._deep_log_h``): both drop the ``−θ`` of the excess, so
-they overstate it by about ``θ (1 − r)`` — 8 in log δ at s ≈ 1800, ε0 = 2, n = 1e4,
+``(s/2) P(A >= ⌊θ⌋)`` (``_split_clone._deep_log_h``): both drop the ``−θ`` of the excess (and
+start a count early), so they overstate it by a factor of about ``(s/2)(1 − r)/r`` (r the term
+ratio at θ) — 8 in log δ at s ≈ 1800, ε0 = 2, n = 1e4,
 δ = 1e-300 (docs/proofs/variation-ratio.md, §11). This module bounds the excess itself by
 its first term times a geometric series:
 
