@@ -13,9 +13,9 @@ and warm (the caches the queries of the row's previous δ left, asked in order, 
 a calibration asks one (ε0, n) several times; the first δ of a row is as cold), the
 certificate's ε and its ratio to the FMT23 clone pair's ε (issue 32: within 1.001; computed
 untimed), and the split-system cell evaluations of the cold query (both refinements of its
-root search). Then ``cells > 100 ms: X of Y`` (cold). Below δ = 1e-280 the certificate
-declares itself not applicable (``VARIATION_RATIO_MIN_DELTA``): those cells time the refusal
-and show ε as nan.
+root search). Then ``cells > 100 ms: X of Y`` (cold). Until s36-deep the certificate declared
+itself not applicable below δ = 1e-280 (``VARIATION_RATIO_MIN_DELTA``, now 0): a baseline
+from before times the refusal there and shows ε as nan.
 
 ``--tiny`` takes the tiny-δ grid instead (issue 32, s34-tiny): ε0 in {0.5, 1, 2, 4, 8},
 n in {1e3, 1e4, 1e6, 1e9}, δ in {1e-20, 1e-50, 1e-100, 1e-200, 1e-250, 1e-300}.

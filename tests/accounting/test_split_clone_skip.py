@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from crowdhide.accounting.shuffle import _far_half, _krr_fast, _split_clone
+from crowdhide.accounting.shuffle._deep_excess import deep_log_h
 from crowdhide.accounting.shuffle._krr_fast import LIGHT_MARGIN, clone_block_h
 from crowdhide.accounting.shuffle._split_clone import (
     DEEP_MARGIN,
@@ -57,9 +58,17 @@ def _cases(kappa: float, eps: float) -> tuple[FloatArray, FloatArray]:
     return np.concatenate([s1, s2]), np.concatenate([g1, g2])
 
 
-def _former(s: FloatArray, g: FloatArray, kappa: float, eps: float) -> FloatArray:
+def _former(
+    s: FloatArray, g: FloatArray, kappa: float, eps: float, log_tail: float = 0.0
+) -> FloatArray:
+    """Every heavy block evaluated, capped; below ``DEEP_EXCESS_TAIL`` also by the excess's own
+    geometric bound (s36-deep), as ``_capped_h`` caps it (floored at 1e-306)."""
     h = clone_block_h(s, g, kappa=kappa, eps=eps)
-    return np.asarray(_split_clone._deep_h(h, s, g, kappa=kappa, eps=eps))
+    value = np.asarray(_split_clone._deep_h(h, s, g, kappa=kappa, eps=eps))
+    if log_tail < _split_clone.DEEP_EXCESS_TAIL:
+        deep = np.exp(np.minimum(deep_log_h(s, g, kappa=kappa, eps=eps), 0.0))
+        value = np.minimum(value, np.maximum(deep, 1e-306))
+    return value
 
 
 CASES = [(1.0, 0.5, -731.0), (4.0, 0.3, -731.0), (4.0, 0.8, -100.0), (2.0, 0.5, -54.0)]
@@ -73,7 +82,7 @@ def test_skipped_blocks_keep_a_bound_above_the_former_and_the_exact(
     s, g = _cases(kappa, eps)
     weight = _weights(s, g, kappa, eps, log_tail)
     got = deep_skipped_h(s, g, weight, kappa=kappa, eps=eps, log_tail=log_tail)
-    former = _former(s, g, kappa, eps)
+    former = _former(s, g, kappa, eps, log_tail)
     moved = got != former
     # evaluated blocks: the former floats; skipped ones: never below them, and each raised
     # by at most e^{log_tail − DEEP_MARGIN} in mass times bound
@@ -107,6 +116,8 @@ def test_a_cap_lowered_by_one_percent_in_the_skipped_blocks_is_caught(
 
     with monkeypatch.context() as plain:
         plain.setattr(_krr_fast, "BETAINC_TRUSTED", 0.0)
+        # the Chernoff cap's rule alone (below DEEP_EXCESS_TAIL a tighter cap hides it)
+        plain.setattr(_split_clone, "DEEP_EXCESS_TAIL", -math.inf)
         former = _former(s, g, kappa, eps)
         kept = deep_skipped_h(s, g, weight, kappa=kappa, eps=eps, log_tail=log_tail)
         plain.setattr(_split_clone, "_deep_log_h_parts", lowered)

@@ -47,7 +47,10 @@ def test_a_coarse_cell_far_above_the_level_goes_finer_not_split() -> None:
 
 def test_the_piecewise_query_passes_at_its_first_epsilon(monkeypatch: pytest.MonkeyPatch) -> None:
     """With the rule the certificate meets δ = 1e-300 at the floor's ε; splitting alone (the
-    rule off) leaves it above, at the coarse cells' artefact."""
+    rule off) leaves it above, at the coarse cells' artefact. Since s36-deep no cell is
+    evaluated at the coarsest resolution at such a tail level (``DEEP_LOWEST_TIER``): it is
+    allowed here again, so the rule is tested where it matters (above δ = 1e-280)."""
+    monkeypatch.setattr(module, "DEEP_LOWEST_TIER", 0)
     clear_caches()
     assert module._supremum(N, EPS0, MU_MAX, EPS, LOG_TAIL)[0] <= TARGET
 
@@ -62,3 +65,25 @@ def test_the_piecewise_query_passes_at_its_first_epsilon(monkeypatch: pytest.Mon
         assert module._supremum(N, EPS0, MU_MAX, EPS, LOG_TAIL)[0] > TARGET + 20.0
     finally:
         clear_caches()  # no value of the patched refinement outlives the patch
+
+
+def test_below_delta_1e_280_no_cell_is_at_the_coarsest_resolution_and_splitting_suffices(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``DEEP_LOWEST_TIER`` (s36-deep): at δ = 1e-300 the piecewise query's supremum meets
+    the target at its first ε with the split-only refinement too (no coarse artefact to
+    climb out of). With ``DEEP_LOWEST_TIER = 0`` it does not (the test above)."""
+    assert module.lowest_tier(LOG_TAIL) == module.DEEP_LOWEST_TIER == 1
+    assert module.lowest_tier(math.log(1e-280) - 40.0) == 0  # at δ = 1e-280: as before
+
+    def split_only(
+        entry: module._Entry, level: float, rate: float, evaluations: int
+    ) -> list[module._Request]:
+        return [(child, entry[2]) for child in module._split(entry, level, rate, evaluations)]
+
+    monkeypatch.setattr(module, "_next_requests", split_only)
+    clear_caches()
+    try:
+        assert module._supremum(N, EPS0, MU_MAX, EPS, LOG_TAIL)[0] <= TARGET
+    finally:
+        clear_caches()

@@ -107,3 +107,44 @@ def test_the_comparison_catches_a_certificate_for_too_many_users() -> None:
     n, eps0, eps = 3000, 0.5, 0.37161
     exact = exact_fmt23_log_delta(n, eps0, eps)
     assert VariationRatio(int(n * 1.1), eps0)(eps, exact - 40.0) < exact - ORACLE_ATOL
+
+
+@pytest.mark.parametrize("eps0", [0.5, 2.0])
+def test_the_answer_at_delta_1e_300_is_above_the_exact_fmt23_root(eps0: float) -> None:
+    """With the floor removed (s36-deep, docs/proofs/variation-ratio.md §11) an ε query at
+    δ = 1e-300 answers with the certificate: at its ε the exact FMT23 pair (the split system
+    at μ = 1, a lower bound on the supremum) has δ at most 1e-300, and within 1 % of that
+    pair's root (the certificate's ε is 1.0065-1.009x the exact root at n = 1e4)."""
+    from crowdhide.accounting.shuffle.generic import shuffle_epsilon
+
+    n = 10_000
+    got = shuffle_epsilon(eps0=eps0, n=n, delta=1e-300, bound="variation_ratio", lower=False)
+    assert got.conditions_met
+    target = math.log(1e-300)
+    assert exact_fmt23_log_delta(n, eps0, got.epsilon) <= target + ORACLE_ATOL
+    assert exact_fmt23_log_delta(n, eps0, got.epsilon / 1.01) > target
+
+
+def test_the_search_at_delta_1e_300_takes_a_few_suprema_and_returns_a_passing_point(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Below δ = 1e-280 the ε search stops at ``VARIATION_RATIO_DEEP_RTOL`` (s36-deep): at
+    ε0 = 2, n = 1e4 it took 25 suprema creeping along the top system's staircase at
+    ``BRACKET_RTOL``; now a handful, and the answer's own bound meets the target."""
+    from crowdhide.accounting.shuffle import variation_ratio as vr
+    from crowdhide.accounting.shuffle.generic import shuffle_epsilon
+
+    vr._clear_caches()
+    calls: list[float] = []
+    inner = vr._supremum
+
+    def counted(n: int, eps0: float, mu_max: float, eps: float, log_tail: float) -> object:
+        calls.append(eps)
+        return inner(n, eps0, mu_max, eps, log_tail)
+
+    monkeypatch.setattr(vr, "_supremum", counted)
+    got = shuffle_epsilon(eps0=2.0, n=10_000, delta=1e-300, bound="variation_ratio", lower=False)
+    assert got.conditions_met
+    assert len(calls) <= 8
+    target = math.log(1e-300)
+    assert VariationRatio(10_000, 2.0)(got.epsilon, target - 40.0) <= target

@@ -192,7 +192,18 @@ def _variation_ratio_curve(p: ShuffleParams) -> PrivacyCurve:
     # the slope of the FMT23 pair (unblocked, smoother: with the reference's a third
     # evaluation was needed in 5 of 48 cells).
     floor = _StartCurve(variation_ratio_start(p.n, p.eps0), _fmt23_curve(p))
-    return BracketedCurve(bound, p.eps0, floor, min_delta=VARIATION_RATIO_MIN_DELTA)
+    return BracketedCurve(
+        bound,
+        p.eps0,
+        floor,
+        min_delta=VARIATION_RATIO_MIN_DELTA,
+        deep_rtol=VARIATION_RATIO_DEEP_RTOL,
+    )
+
+
+#: The relative width at which ``variation_ratio``'s ε search stops below δ = 1e-280
+#: (``curves.DEEP_RTOL_DELTA``): a quarter of the refinement's own ``EPS_RTOL`` (s36-deep).
+VARIATION_RATIO_DEEP_RTOL = 1e-4
 
 
 def variation_ratio_start(n: int, eps0: float) -> PrivacyCurve:

@@ -42,8 +42,10 @@ class CoarseChildren:
         evaluate: Callable[[Sequence[_Request]], list[float]],
         base: float,
         worth: Callable[[tuple[float, float]], bool],
+        lowest: int = 0,
     ) -> None:
         self.evaluate, self.base, self.worth = evaluate, base, worth
+        self.lowest = lowest  # no try below this resolution (variation_ratio.lowest_tier)
         self.kept: dict[tuple[float, float], int] = {}
 
     def tried(self, entry: _Entry, requests: Sequence[_Request]) -> list[int]:
@@ -52,7 +54,7 @@ class CoarseChildren:
         return [
             i
             for i, (cell, tier) in enumerate(requests)
-            if tier > 0 and cell != entry[1] and self.worth(cell)
+            if tier > self.lowest and cell != entry[1] and self.worth(cell)
         ]
 
     def first(self, entry: _Entry, requests: Sequence[_Request]) -> list[_Request]:

@@ -16,10 +16,10 @@ randomized response is ε0-LDP, so the exact δ of its "others on x'" dataset
 (:func:`~._krr_fast.binary_same_lower_log_delta`, a rigorous lower bound, O(1) at any n) is
 at most the round's δ under any certificate; where that alone puts ``R ε1`` (or ``R δ1``)
 above the best answer already found, the member cannot win and is not asked (under a
-millisecond). Below :data:`~.curves.VARIATION_RATIO_MIN_DELTA` per round it is not asked
-either: there the member that wins above (variation_ratio) does not apply, and ``best``
-answers FMT21's certificate (the FMT21 member's) or a closed form's at ε0 (a cost choice:
-skipping a member never makes an answer unsound).
+millisecond). Below :data:`OWN_ROUND_MIN_DELTA` per round it is not asked either (the
+single-round floor of ``variation_ratio`` until s36-deep: its per-round searches cost 0.1-2 s
+there), and ``best`` answers FMT21's certificate (the FMT21 member's) or a closed form's at ε0
+(a cost choice: skipping a member never makes an answer unsound).
 """
 
 from __future__ import annotations
@@ -32,13 +32,15 @@ from crowdhide.accounting.shuffle._krr_fast import (
     krr_third_marginal_lower_log_delta,
 )
 from crowdhide.accounting.shuffle._rounds_apart import RoundsApartCurve, _down, _up
-from crowdhide.accounting.shuffle.curves import VARIATION_RATIO_MIN_DELTA
 from crowdhide.accounting.statement import PrivacyStatement
 
 __all__ = ["OWN_SOURCE", "OwnRoundCurve", "own_rounds"]
 
 #: The statement's source: basic composition of the single-round ``best`` certificate.
 OWN_SOURCE = "basic_composition:best"
+#: Per-round δ below which the member is not asked (module docstring): a cost choice, kept at
+#: the former single-round floor of ``variation_ratio`` when that floor was removed (s36-deep).
+OWN_ROUND_MIN_DELTA = 1e-280
 
 
 class OwnRoundCurve(PrivacyCurve):
@@ -77,14 +79,14 @@ def own_rounds(
     if "epsilon" in query:
         epsilon = query["epsilon"]
         per_round = _down(epsilon / rounds)
-        if beaten < rounds * VARIATION_RATIO_MIN_DELTA or _delta_above(
+        if beaten < rounds * OWN_ROUND_MIN_DELTA or _delta_above(
             eps0, n, per_round, beaten, rounds
         ):
             return None
         return _statement(epsilon, curve.delta(epsilon), curve)
     delta = query["delta"]
     share = _down(delta / rounds)
-    if share < VARIATION_RATIO_MIN_DELTA:
+    if share < OWN_ROUND_MIN_DELTA:
         return None
     if math.isfinite(beaten) and lower_bound_epsilon_above(eps0, n, share, beaten / rounds):
         return None

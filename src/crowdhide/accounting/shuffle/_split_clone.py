@@ -72,6 +72,7 @@ from crowdhide.accounting.shuffle._cumulative_masses import (
     cumulative_log_masses,
     cumulative_rows,
 )
+from crowdhide.accounting.shuffle._deep_excess import DEEP_EXCESS_TAIL, deep_log_h
 from crowdhide.accounting.shuffle._far_half import far_excess, far_exponent, far_rule_holds
 from crowdhide.accounting.shuffle._krr_fast import (
     _ETA,
@@ -188,15 +189,12 @@ CHERNOFF_RTOL = 1e-9
 CHERNOFF_ATOL = 1e-5
 
 
-# Block masses below BETAINC_TRUSTED (from incomplete betas) are replaced by their Chernoff
-# bounds: SciPy's ``betainc`` underflows to 0 well above the double range
-# (docs/proofs/betainc-underflow.md), and a difference of two zero tails is then only its
-# 2e-300 allowance: below the truth.
-
-
 def _trusted(log_mass: FloatArray, log_chernoff: FloatArray) -> FloatArray:
     """``log_mass`` capped by the Chernoff bound ``log_chernoff`` (both upper bounds on the
-    same mass), or that bound alone where ``log_mass`` is below :data:`BETAINC_TRUSTED`."""
+    same mass), or that bound alone where ``log_mass`` is below :data:`BETAINC_TRUSTED`:
+    SciPy's ``betainc`` underflows to 0 well above the double range
+    (docs/proofs/betainc-underflow.md), and a difference of two zero tails is then only its
+    2e-300 allowance: below the truth."""
     capped = np.minimum(log_mass, log_chernoff)
     deep = log_mass < math.log(BETAINC_TRUSTED)
     return np.asarray(np.where(deep, log_chernoff, capped), dtype=np.float64)
@@ -408,6 +406,8 @@ def _capped_h(
     the cap where the block's mass times it is below the margin, else ``min(h, cap)``."""
     eps, log_tail = at
     log_cap, exponent = _deep_log_h_parts(s, g, kappa=kappa, eps=eps)
+    if log_tail < DEEP_EXCESS_TAIL:  # the excess's own geometric bound (variation-ratio.md §11)
+        log_cap = np.fmin(log_cap, deep_log_h(s, g, kappa=kappa, eps=eps))
     cap = np.maximum(np.exp(np.minimum(log_cap, 0.0)), 1e-306)
     # NaN (never expected) compares False: the block is evaluated as before
     deep = log_weight + np.log(cap) <= log_tail - DEEP_MARGIN

@@ -155,12 +155,17 @@ class _AdaptiveCurve(PrivacyCurve):
         return self._eps0
 
 
-#: ``variation_ratio`` is not solved for ε below this δ; the FMT21 pair, also in ``best``,
-#: answers there. Not for soundness or a rounding floor (its 1e-300 tail allowances no longer
-#: floor δ: it reaches e^-720 and stays above the exact FMT23 pair, s33-vrtiny) but for time:
-#: at δ = 1e-300 its refinement and ε search take 1-40 s per query at n = 1e4-1e6
-#: (docs/proofs/variation-ratio.md, section 7).
-VARIATION_RATIO_MIN_DELTA = 1e-280
+#: ``variation_ratio`` is not solved for ε below this δ (the FMT21 pair, also in ``best``,
+#: answers there). It was 1e-280, for time (1-40 s per query at δ = 1e-300, n = 1e4-1e6,
+#: docs/proofs/variation-ratio.md, section 7); since the split cells' deep excesses take their
+#: own geometric bound (s36-deep, section 11) a query at δ = 1e-300 takes 0.1-2.1 s and
+#: answers within 1.0025x the FMT23 pair's ε, so it is solved at every δ.
+VARIATION_RATIO_MIN_DELTA = 0.0
+#: Below this δ a :class:`BracketedCurve` made with ``deep_rtol`` stops its search at that
+#: relative width instead (``variation_ratio``: its supremum is a staircase in ε there, on
+#: which a search to BRACKET_RTOL crept for 25 suprema; docs/proofs/variation-ratio.md, §11).
+#: Every δ at or above it keeps its search, so its answers keep their floats.
+DEEP_RTOL_DELTA = 1e-280
 #: Relative accuracy in ε of :class:`BracketedCurve`'s search: a passing point whose
 #: estimated distance to the root is below this fraction of ε is returned (far below the
 #: certificates' own blocking error of about 1e-3, but the calibrations settle on the ε
@@ -252,10 +257,13 @@ class BracketedCurve(_AdaptiveCurve):
         floor: PrivacyCurve,
         *,
         min_delta: float = 0.0,
+        deep_rtol: float = BRACKET_RTOL,
     ) -> None:
         super().__init__(fn, eps0)
         self._floor = floor
         self._min_delta = min_delta
+        self._deep_rtol = max(deep_rtol, BRACKET_RTOL)
+        self._rtol = BRACKET_RTOL  # of the search under way (:meth:`epsilon`)
 
     def epsilon(self, delta: float) -> float:
         target = math.log(check_probability("delta", delta, allow_zero=False, allow_one=False))
@@ -267,6 +275,7 @@ class BracketedCurve(_AdaptiveCurve):
             )
         lo = min(self._floor.epsilon(delta), self._eps0)
         log_delta = functools.cache(self.log_delta)  # the bracket's ends are evaluated once
+        self._rtol = self._deep_rtol if delta < DEEP_RTOL_DELTA else BRACKET_RTOL
 
         self.solving_for(target)
         try:
@@ -287,7 +296,7 @@ class BracketedCurve(_AdaptiveCurve):
     ) -> float:
         """The passing end of the bracket ``[lo, hi]`` searched to :data:`BRACKET_RTOL` (a
         subclass may search it otherwise: ``_kink_finish.KinkedBracketedCurve``)."""
-        return safe_root(log_delta, target, lo, hi, xtol=max(1e-13, BRACKET_RTOL * hi))
+        return safe_root(log_delta, target, lo, hi, xtol=max(1e-13, self._rtol * hi))
 
     def _slope(self, eps: float) -> float:
         """The floor's ``d log δ/dε`` at ``eps`` (a forward difference; 0 if not finite)."""
@@ -327,7 +336,7 @@ class BracketedCurve(_AdaptiveCurve):
         """Failing and passing ends ``(lo, hi)`` of a bracket (``hi = ε0`` if none passed), or
         ``(p, p)`` for a passing p within :data:`BRACKET_RTOL` of the root."""
         lo, g_lo, hi, done = secant_bracket(
-            log_delta, target, (lo, g_lo), self._eps0, self._slope(lo)
+            log_delta, target, (lo, g_lo), self._eps0, self._slope(lo), rtol=self._rtol
         )
         if done:
             return hi, hi

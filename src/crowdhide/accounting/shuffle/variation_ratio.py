@@ -83,6 +83,7 @@ from collections.abc import Callable, Sequence
 from crowdhide.accounting.logmath import kappa_up
 from crowdhide.accounting.shuffle import _cell_memo, _coarse_children
 from crowdhide.accounting.shuffle._coarse_children import CoarseChildren
+from crowdhide.accounting.shuffle._deep_excess import DEEP_EXCESS_TAIL
 from crowdhide.accounting.shuffle._krr_fast import CLONE_EXACT, clone_noise_log_delta
 from crowdhide.accounting.shuffle._split_clone import (
     SplitSystem,
@@ -107,6 +108,20 @@ TOP_EDGES = (
     1.0, 0.9995, 0.999, 0.99766, 0.99633, 0.995, 0.99166, 0.98832, 0.985, 0.9766, 0.96826,
     0.96, 0.92952, 0.9, 0.82, 0.7, 0.5, 0.3, 0.15, 0.05,
 )  # fmt: skip
+#: Below the tail level ``_deep_excess.DEEP_EXCESS_TAIL`` (δ below 1e-280) the split cells
+#: deep blocks take their excesses' own geometric bound and sit several units of log δ below
+#: the reference (the one-rate top system keeps its looser deep bound), so the supremum is the
+#: top cell's mixture bound, ``μ_hi δ_top(c_inf(μ_lo))``: these edges make it narrow (about
+#: 700 · 1e-5 above the reference at δ = 1e-300) whatever the level, which varied with the
+#: top system's staircase in ε and made the ε search take 13 suprema
+#: (docs/proofs/variation-ratio.md, §11).
+DEEP_TOP_EDGES = (0.99999, 0.9999)
+#: Below that tail level no cell is evaluated at the coarsest resolution (``SPLIT_TIERS[0]``):
+#: there its blocks sit 30-60 above the next resolution's in log δ (ε0 = 2, n = 1e4,
+#: δ = 1e-300, μ near 0.77: −690.7 against −730.2), and cells refined at it until they were
+#: just below the level set the supremum, a staircase in ε on which the ε search took 11
+#: suprema (§11).
+DEEP_LOWEST_TIER = 1
 #: Cells starting at or above this μ start at the finest resolution (the cells near μ = 1
 #: needed it in every query measured: starting coarser costs an evaluation each).
 FINE_ABOVE = 0.985
@@ -298,10 +313,11 @@ def _cells_log_delta(
     return out
 
 
-def _initial_cells(mu_max: float) -> list[tuple[float, float]]:
+def _initial_cells(mu_max: float, log_tail: float = 0.0) -> list[tuple[float, float]]:
     """Cells as ``(log_lo, log_hi)`` from ``mu_max`` down to the bottom edge, largest μ
-    first."""
-    edges = [math.log(mu_max * mu) for mu in TOP_EDGES]
+    first; below :data:`DEEP_EXCESS_TAIL` with the :data:`DEEP_TOP_EDGES` as well."""
+    deep = DEEP_TOP_EDGES if log_tail < DEEP_EXCESS_TAIL else ()
+    edges = [math.log(mu_max * mu) for mu in TOP_EDGES[:1] + deep + TOP_EDGES[1:]]
     return list(zip(edges[1:], edges[:-1], strict=True))
 
 
@@ -447,7 +463,7 @@ def _supremum(
     base = max(_reference(n, eps0, mu_max, eps, log_tail), log_tail + REFINE_FLOOR)
     slack, drop = _slack(n, eps0, mu_max, eps, log_tail)
     level, enough = base + slack, base + max(slack, drop)
-    cells = _initial_cells(mu_max)
+    cells = _initial_cells(mu_max, log_tail)
     # The bottom region [0, μ_b]: lowered (and the released range handed to the cells)
     # while its one-rate bound is above the level.
     mu_b = mu_max * TOP_EDGES[-1]
@@ -469,10 +485,13 @@ def _supremum(
     at = functools.partial(_refined_cells, raw, level=level)
     restricted = mu_max < 1.0  # the capped search of a mechanism (§1q)
     coarse = functools.partial(_coarse_first, n, eps0, log_tail=log_tail, restricted=restricted)
-    heap, evaluations = _initial_heap(cells, log_top, (at, raw), coarse, base + COARSE_MARGIN)
+    lowest = lowest_tier(log_tail)
+    heap, evaluations = _initial_heap(
+        cells, log_top, (at, raw), coarse, base + COARSE_MARGIN, lowest=lowest
+    )
     rate = _width_rate(n, eps0, mu_max, eps, log_tail)
     # a split's children tried one tier coarser first (the restricted search only: §1q)
-    first = CoarseChildren(raw, base + COARSE_MARGIN, coarse) if restricted else None
+    first = CoarseChildren(raw, base + COARSE_MARGIN, coarse, lowest) if restricted else None
     entries = _refine(heap, at, evaluations, (level, enough), rate, raw.hint, first)
     if first is not None:  # a kept child above every other leaf: at its own tier after all
         entries = first.settle(entries, bottom)
@@ -497,6 +516,12 @@ def start_tier(cell: tuple[float, float], log_top: float) -> int:
     return 0 if cell[1] - log_top <= math.log(COARSE_BELOW) else 1
 
 
+def lowest_tier(log_tail: float) -> int:
+    """The coarsest resolution a cell is evaluated at: below ``DEEP_EXCESS_TAIL`` the
+    second (:data:`DEEP_LOWEST_TIER`), else the first. A choice of bounds, never of validity."""
+    return DEEP_LOWEST_TIER if log_tail < DEEP_EXCESS_TAIL else 0
+
+
 def finer_tier(value: float, level: float, tier: int) -> bool:
     """Whether a cell evaluated at ``tier`` to ``value`` is evaluated again at the next
     resolution: it lands above ``level`` by at most :data:`TIER_MARGIN` (farther above, the
@@ -511,6 +536,8 @@ def _initial_heap(
     evaluate: tuple[_Refined, Callable[[Sequence[_Request]], list[float]]],
     coarse: Callable[[tuple[float, float]], bool],
     base: float,
+    *,
+    lowest: int = 0,
 ) -> tuple[list[_Entry], int]:
     """The initial cells evaluated (a heap of ``(-bound, cell, tier)``) and the evaluations
     spent. A cell starts at :func:`start_tier`, or (where ``coarse(cell)``) one tier coarser
@@ -525,8 +552,8 @@ def _initial_heap(
     (:func:`_coarse_tries`), then the cells not done get their own tiers in one round."""
     refined, raw = evaluate
     order = list(reversed(cells))
-    tiers = [start_tier(cell, log_top) for cell in order]
-    candidate = [t > 0 and c[1] < 0.0 and coarse(c) for c, t in zip(order, tiers, strict=True)]
+    tiers = [max(start_tier(cell, log_top), lowest) for cell in order]
+    candidate = [t > lowest and c[1] < 0.0 and coarse(c) for c, t in zip(order, tiers, strict=True)]
     tries = _coarse_tries(
         [(c, t - 1) for c, t in zip(order, tiers, strict=True)], candidate, raw, base
     )
