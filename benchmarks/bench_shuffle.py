@@ -76,7 +76,8 @@ randomizer, k-RR with k in {2, 3, 4, 10, 100}, the 8 mechanisms and R in {1, 10,
 composed rounds of the generic randomizer (the composition path even at R = 1), over
 ε0 in {0.5, 1, 2, 4, 8}, n in {1e3, 1e4, 1e6, 1e9}, δ in {1e-6, 1e-10, 1e-300}: the
 certificate's ε, the lower bound's ε (``ldp_lower``, ``krr_lower`` or the mechanism's; for
-R > 1 ``composed_lower_epsilon``, ldp_lower's datasets composed), their ratio and the CPU ms of the query (the lower bound, when not part of
+R > 1 ``composed_lower_epsilon``, ldp_lower's datasets composed), their ratio and the CPU
+ms of the query (the lower bound, when not part of
 the answer, is computed untimed). It ends with a line per row (cells above 100 ms, median,
 90th and 99th percentile and maximum ms, and whether the median is <= 100 ms and the 99th
 percentile <= 1 s, the measure proposed next to the issue's) and the count of queries above
@@ -381,7 +382,6 @@ def _cold_generic_caches() -> None:
 
 def _table_query(row: str, eps0: float, n: int, delta: float) -> tuple[float, float, float]:
     """(certificate ε, lower ε or nan, CPU seconds of the certificate query) of one cell."""
-    from crowdhide.accounting.shuffle.composed_lower import composed_lower_epsilon
     from crowdhide.accounting.shuffle.composition import composed_shuffle
     from crowdhide.accounting.shuffle.query import shuffle_epsilon as ask
 
@@ -401,6 +401,8 @@ def _table_query(row: str, eps0: float, n: int, delta: float) -> tuple[float, fl
         if rounds == 1:
             lower = shuffle_epsilon(eps0=eps0, n=n, delta=delta, bound="ldp_lower").epsilon
         else:  # the same two datasets composed (not timed: 0.1-3 s per (ε0, n, R))
+            from crowdhide.accounting.shuffle.composed_lower import composed_lower_epsilon
+
             lower = composed_lower_epsilon(eps0=eps0, n=n, rounds=rounds, delta=delta).epsilon
         return res.epsilon, lower, seconds
     if row == "generic" or row.startswith("k="):

@@ -24,7 +24,7 @@ MIN_RUN: dict[str, int] = {
     "qif.md": 17,
     "scrambler.md": 12,
     "shuffle.md": 17,
-    "shuffle_composition.md": 3,
+    "shuffle_composition.md": 7,
     "tutorials/plan-certify-run.md": 12,
     "tutorials/protocol-dataframe.md": 20,
     "tutorials/shuffle-tour.md": 12,
