@@ -60,6 +60,8 @@ _CASES = [
     (_lower_round_pmfs.DATASETS[1], 200, 1.0, 1),
     (_lower_round_pmfs.DATASETS[1], 300, 0.5, 2),
     (_lower_round_pmfs.DATASETS[1], 40, 4.0, 3),
+    (_lower_round_pmfs.DATASETS[0], 30, 8.0, 1),
+    (_lower_round_pmfs.DATASETS[0], 20, 30.0, 2),
 ]
 
 
@@ -118,7 +120,9 @@ def test_the_check_catches_one_percent_up(
 
 
 @pytest.mark.parametrize("rounds", [2, 10])
-@pytest.mark.parametrize(("eps0", "n", "delta"), [(1.0, 1000, 1e-6), (4.0, 10_000, 1e-10)])
+@pytest.mark.parametrize(
+    ("eps0", "n", "delta"), [(1.0, 1000, 1e-6), (4.0, 10_000, 1e-10), (50.0, 10**9, 1e-6)]
+)
 def test_below_the_composed_certificate(eps0: float, n: int, delta: float, rounds: int) -> None:
     """A lower bound and a certificate of the same rounds: lower <= certificate."""
     lower = composed_lower.composed_lower_epsilon(eps0=eps0, n=n, rounds=rounds, delta=delta)
