@@ -72,6 +72,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -597,8 +598,9 @@ def composed_shuffle(
         composition, which dominates the time at many rounds (44 s against 0.3 s at
         10^4 rounds, ε0 = 1, n = 1e4).
     value_discretization_interval
-        Loss grid of the PLD (smaller: tighter and slower). Default: ``1e-2/rounds`` clipped
-        to ``[2e-6, 1e-4]`` — pessimistic rounding costs up to one grid step per round, so a
+        Loss grid of the FMT21/FMT23 pairs' PLD (smaller: tighter and slower; an answer of
+        the profile pair, with its own grid, says so in a note). Default: ``1e-2/rounds``
+        clipped to ``[2e-6, 1e-4]`` — pessimistic rounding costs up to one grid step per round, so a
         fixed 1e-4 grid is 60 % looser at 1e4 rounds (n = 1e5, γ = 0.01, ε0 = 3).
 
     Returns
@@ -614,12 +616,12 @@ def composed_shuffle(
             parameter="delta, epsilon",
             value=(delta, epsilon),
         )
-    if epsilon is not None:
-        from crowdhide.accounting.shuffle._settle import settled_delta_query
+    from crowdhide.accounting.shuffle._settle import settled_delta_query
+    from crowdhide.accounting.shuffle.profile_pair import echo_unused_grid
 
-        with settled_delta_query():  # δ at an ε query's answer is at most its δ (§17)
-            return _composed_shuffle(None, epsilon, options)
-    return _composed_shuffle(delta, None, options)
+    with settled_delta_query() if epsilon is not None else contextlib.nullcontext():
+        result = _composed_shuffle(delta, epsilon, options)  # δ at an ε answer <= its δ (§17)
+    return echo_unused_grid(result, options.get("value_discretization_interval"))
 
 
 def _composed_shuffle(

@@ -69,7 +69,11 @@ from crowdhide.accounting.shuffle._tilted_pld import (
     tilted_composition,
     without_top,
 )
-from crowdhide.accounting.shuffle.composition import ComposedShuffleCurve, ComposedShuffleParams
+from crowdhide.accounting.shuffle.composition import (
+    PROFILE_PAIR,
+    ComposedShuffleCurve,
+    ComposedShuffleParams,
+)
 from crowdhide.accounting.statement import Kind, PrivacyStatement, format_bound
 from crowdhide.errors import InvalidParameterError
 
@@ -86,6 +90,7 @@ __all__ = [
     "capped",
     "certified_profile",
     "composed_profile_pld",
+    "echo_unused_grid",
     "profile_pair",
     "profile_pair_pld",
     "smaller",
@@ -745,4 +750,17 @@ def smaller(first: PrivacyStatement, second: PrivacyStatement, *, key: str) -> P
     return win.with_notes(
         f"{key} = {shown(min(a, b))} from {win.source}: the smaller of {first.source} "
         f"({shown(a)}) and {second.source} ({shown(b)}), both certificates"
+    )
+
+
+def echo_unused_grid(statement: PrivacyStatement, interval: float | None) -> PrivacyStatement:
+    """``statement`` with a note where the user gave ``value_discretization_interval`` and the
+    answer is the profile pair's, which composes on its own grid (multiples of
+    ``PROFILE_STEP``): the option set only the FMT21/FMT23 pairs' grid, so it is echoed as
+    not applying rather than left silently unused."""
+    if interval is None or statement.source != PROFILE_PAIR:
+        return statement
+    return statement.with_notes(
+        f"value_discretization_interval={interval:.3g} does not apply to profile_pair (its "
+        f"losses are multiples of {PROFILE_STEP:g}); it sets the FMT21/FMT23 pairs' grid"
     )
