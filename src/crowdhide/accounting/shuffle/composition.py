@@ -415,10 +415,9 @@ def _capped_by_tails(name: str, delta: float | None, params: ComposedShufflePara
 
 
 def _uncertifiable(delta: float | None, rounds: int) -> bool:
-    """Whether the composed pair's ε at ``delta`` is ``inf`` whatever the pair: more than one
-    round (a composition, whose allowance is >= LEAST_COMPOSITION_ERROR) and ``delta`` at or
-    below that floor (proof: :data:`~crowdhide.accounting.composition.LEAST_COMPOSITION_ERROR`).
-    One round composes nothing: no allowance, so FMT21 may answer below its cap there."""
+    """Whether the composed pair's ε at ``delta`` is ``inf`` whatever the pair: several rounds
+    (a composition: allowance >= :data:`~crowdhide.accounting.composition.LEAST_COMPOSITION_ERROR`,
+    proof there) and ``delta`` at or below it. One round has no allowance: FMT21 may answer."""
     return delta is not None and rounds > 1 and delta <= LEAST_COMPOSITION_ERROR
 
 
@@ -547,9 +546,8 @@ def _interval_for(rounds: int, value: float | None) -> float:
 
 
 def _log_tail_for(delta: float) -> float:
-    """Windows' tail: far below the δ asked for (the outside mass is added to δ), but not
-    beyond e^-120: dp_accounting truncates composed tails near 1e-15 anyway (pessimistically),
-    so far smaller δ fall back to the basic-composition cap."""
+    """Windows' tail: far below δ (the outside mass is added to δ), not beyond e^-120 (composed
+    tails are truncated near 1e-15 anyway: far smaller δ fall back to the basic-composition cap)."""
     return max(-120.0, min(-50.0, math.log(delta) - 30.0))
 
 
@@ -598,10 +596,9 @@ def composed_shuffle(
         composition, which dominates the time at many rounds (44 s against 0.3 s at
         10^4 rounds, ε0 = 1, n = 1e4).
     value_discretization_interval
-        Loss grid of the FMT21/FMT23 pairs' PLD (smaller: tighter and slower; an answer of
-        the profile pair, with its own grid, says so in a note). Default: ``1e-2/rounds``
-        clipped to ``[2e-6, 1e-4]`` — pessimistic rounding costs up to one grid step per round, so a
-        fixed 1e-4 grid is 60 % looser at 1e4 rounds (n = 1e5, γ = 0.01, ε0 = 3).
+        The FMT21/FMT23 pairs' loss grid (smaller: tighter, slower; the profile pair's is its
+        own, its answer says so). Default ``1e-2/rounds`` clipped to ``[2e-6, 1e-4]``: a round
+        costs up to a step (a fixed 1e-4 is 60 % looser at 1e4 rounds, n = 1e5, γ = 0.01, ε0 = 3).
 
     Returns
     -------
@@ -617,11 +614,15 @@ def composed_shuffle(
             value=(delta, epsilon),
         )
     from crowdhide.accounting.shuffle._settle import settled_delta_query
-    from crowdhide.accounting.shuffle.profile_pair import echo_unused_grid
 
     with settled_delta_query() if epsilon is not None else contextlib.nullcontext():
         result = _composed_shuffle(delta, epsilon, options)  # δ at an ε answer <= its δ (§17)
-    return echo_unused_grid(result, options.get("value_discretization_interval"))
+    grid = options.get("value_discretization_interval")
+    if grid is None or result.source != PROFILE_PAIR:
+        return result
+    from crowdhide.accounting.shuffle.profile_pair import echo_unused_grid  # ~90 ms to import
+
+    return echo_unused_grid(result, grid)
 
 
 def _composed_shuffle(
