@@ -138,6 +138,21 @@ def test_cli_audit_explains_an_infinite_network_epsilon_below_the_fft_floor(
     assert two.code == 2
 
 
+def test_cli_audit_known_peers_with_an_infinite_epsilon_and_no_plain_pair(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Known peers, 3 users: an observer may have no pair left to account with its own ε,
+    which is inf below the FFT floor; its 0·inf made the network mean nan (a RuntimeWarning,
+    an internal error under warnings-as-errors; found by the CLI fuzz test)."""
+    argv = ["netdp", "audit", "--topology", "complete", "--n", "3", "--steps", "13"]
+    res = run_cli(
+        capsys, *argv, "--eps0", "0.5", "--delta", "1e-12", "--colluders", "1", "--known-peers",
+        "--group-ratio", "0.0", "--json",
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    assert res.json()["network_mean"] is None  # inf, not nan
+
+
 def test_cli_histogram_at_large_eps0_does_not_overflow(capsys: pytest.CaptureFixture[str]) -> None:
     args = ("netdp", "epsilon", "--topology", "complete", "--task", "histogram", "--n", "10")
     result = run_cli(capsys, *args, "--eps0", "30", "--steps", "1", "--delta", "1e-6", "--json")

@@ -534,8 +534,9 @@ def _known_peer_summary(
     base_eps: FloatArray, pairs: IntArray, pair_eps: FloatArray, n: int
 ) -> dict[str, float]:
     plain_pairs = (n - 1) - np.bincount(pairs // n, minlength=n)
-    mean = (float(np.sum(base_eps * plain_pairs)) + float(pair_eps.sum())) / (n * (n - 1))
-    has_plain = plain_pairs > 0
+    has_plain = plain_pairs > 0  # an observer with none adds nothing (its ε may be inf: 0·inf)
+    plain = float(np.sum(base_eps[has_plain] * plain_pairs[has_plain]))
+    mean = (plain + float(pair_eps.sum())) / (n * (n - 1))
     candidates_worst = [float(base_eps[has_plain].max())] if has_plain.any() else [0.0]
     candidates_best = [float(base_eps[has_plain].min())] if has_plain.any() else [math.inf]
     if pair_eps.size:
