@@ -30,6 +30,13 @@ def clear_caches() -> None:
     _split_clone._layout.cache_clear()
 
 
+def _split_only(
+    entry: module._Entry, level: float, rate: float, evaluations: int
+) -> list[module._Request]:
+    """The refinement with the re-tier rule off: every cell only split."""
+    return [(child, entry[2]) for child in module._split(entry, level, rate, evaluations)]
+
+
 def test_a_coarse_cell_far_above_the_level_goes_finer_not_split() -> None:
     entry = (691.0, (math.log(0.8991), math.log(0.8992)), 0)  # bound -691 at tier 0
     assert module._next_requests(entry, -700.0, 20.0, 0) == [(entry[1], 1)]
@@ -54,12 +61,7 @@ def test_the_piecewise_query_passes_at_its_first_epsilon(monkeypatch: pytest.Mon
     clear_caches()
     assert module._supremum(N, EPS0, MU_MAX, EPS, LOG_TAIL)[0] <= TARGET
 
-    def split_only(
-        entry: module._Entry, level: float, rate: float, evaluations: int
-    ) -> list[module._Request]:
-        return [(child, entry[2]) for child in module._split(entry, level, rate, evaluations)]
-
-    monkeypatch.setattr(module, "_next_requests", split_only)
+    monkeypatch.setattr(module, "_next_requests", _split_only)
     clear_caches()
     try:
         assert module._supremum(N, EPS0, MU_MAX, EPS, LOG_TAIL)[0] > TARGET + 20.0
@@ -76,12 +78,7 @@ def test_below_delta_1e_280_no_cell_is_at_the_coarsest_resolution_and_splitting_
     assert module.lowest_tier(LOG_TAIL) == module.DEEP_LOWEST_TIER == 1
     assert module.lowest_tier(math.log(1e-280) - 40.0) == 0  # at δ = 1e-280: as before
 
-    def split_only(
-        entry: module._Entry, level: float, rate: float, evaluations: int
-    ) -> list[module._Request]:
-        return [(child, entry[2]) for child in module._split(entry, level, rate, evaluations)]
-
-    monkeypatch.setattr(module, "_next_requests", split_only)
+    monkeypatch.setattr(module, "_next_requests", _split_only)
     clear_caches()
     try:
         assert module._supremum(N, EPS0, MU_MAX, EPS, LOG_TAIL)[0] <= TARGET
